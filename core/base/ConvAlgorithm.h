@@ -1,0 +1,49 @@
+// The interface of every convolution algorithm (direct, gemm, fft-fftw, fft-own,
+// cudnn:*...). The engine finds algorithms by name through the Registry and never
+// includes a kernels/ header. One instance serves one layer, so an algorithm may
+// cache plans or buffers sized for its problem.
+//
+// Contract for all three passes:
+//  - tensors use problem.layout; the filter is shape problem.filter();
+//  - outputs are overwritten, never accumulated into;
+//  - `workspace` holds at least workspace_bytes(problem) bytes, 64-byte aligned
+//    (may be null when that is 0);
+//  - every kernel launched is recorded on call.exec.tracer (when not null) with a
+//    name "<algorithm>.<fwd|bwd_data|bwd_filter>[.<step>]".
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "core/base/ConvProblem.h"
+#include "core/base/ExecContext.h"
+#include "core/base/Tensor.h"
+
+namespace tunescope {
+
+struct ConvCall {
+  const ConvProblem& problem;
+  const ExecContext& exec;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+};
+
+class ConvAlgorithm {
+ public:
+  virtual ~ConvAlgorithm() = default;
+
+  virtual std::string name() const = 0;
+  // Empty when the algorithm can run `problem`; otherwise the reason it cannot.
+  virtual std::string unsupported_reason(const ConvProblem& problem) const = 0;
+  bool supports(const ConvProblem& problem) const { return unsupported_reason(problem).empty(); }
+  virtual size_t workspace_bytes(const ConvProblem& problem) const = 0;
+
+  // y = conv(x, w)
+  virtual void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) = 0;
+  // dx = d(loss)/dx given dy
+  virtual void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) = 0;
+  // dw = d(loss)/dw given x and dy
+  virtual void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) = 0;
+};
+
+}  // namespace tunescope

@@ -1,0 +1,36 @@
+// One 2-D convolution, float32: the key of every per-layer measurement and of the
+// tuning cache. Filters are logical (k = out_channels, c, r = kernel_h, s = kernel_w)
+// and stored in the problem's layout (NCHW -> KCRS, NHWC -> KRSC).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/base/Layout.h"
+#include "core/base/Shape4.h"
+
+namespace tunescope {
+
+struct ConvProblem {
+  Shape4 input;
+  int64_t out_channels = 1;
+  int64_t kernel_h = 1;
+  int64_t kernel_w = 1;
+  int64_t stride_h = 1;
+  int64_t stride_w = 1;
+  int64_t pad_h = 0;
+  int64_t pad_w = 0;
+  Layout layout = Layout::NCHW;
+
+  Shape4 output() const;
+  Shape4 filter() const { return {out_channels, input.c, kernel_h, kernel_w}; }
+  // Multiply-adds x 2 of the forward pass; backward-data and backward-filter cost the same.
+  double flops() const;
+  // Stable text key, e.g. "n128c3h32w32_k16r3s3_u1v1_p1q1_nchw_f32".
+  std::string key() const;
+  // Throws Error(usage) naming the field when sizes are non-positive or the output is empty.
+  void validate() const;
+  bool operator==(const ConvProblem&) const = default;
+};
+
+}  // namespace tunescope

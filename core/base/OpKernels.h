@@ -1,0 +1,121 @@
+// The non-convolution kernels of a backend. Every method works natively on NCHW and
+// NHWC tensors (all tensor arguments of one call share a layout unless stated), records
+// itself on ctx.tracer as a kernel named as below, and overwrites its outputs unless
+// its name says "accumulate". Per-channel parameters are tensors of shape {1, C, 1, 1}.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "core/base/ExecContext.h"
+#include "core/base/Tensor.h"
+
+namespace tunescope {
+
+struct PoolParams {
+  int64_t kernel_h = 2, kernel_w = 2;
+  int64_t stride_h = 2, stride_w = 2;
+  int64_t pad_h = 0, pad_w = 0;
+
+  Shape4 output(const Shape4& input) const;
+};
+
+struct BatchNormParams {
+  float momentum = 0.1f;  // running = (1 - momentum) * running + momentum * batch
+  float epsilon = 1e-5f;
+};
+
+// Statistics of one training forward pass, kept for the backward pass.
+struct BatchNormSaved {
+  Tensor mean;     // {1, C, 1, 1}
+  Tensor inv_std;  // {1, C, 1, 1}: 1 / sqrt(biased batch variance + epsilon)
+};
+
+struct SgdParams {
+  float learning_rate = 0.01f;
+  float momentum = 0.9f;
+  float weight_decay = 0.0f;
+};
+
+class OpKernels {
+ public:
+  virtual ~OpKernels() = default;
+
+  // "bn.fwd": batch statistics over (n, h, w) per channel; updates running mean and
+  // running (unbiased) variance; fills `saved`.
+  virtual void batchnorm_forward_train(const ExecContext& ctx, const BatchNormParams& params,
+                                       const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                       Tensor& running_mean, Tensor& running_var,
+                                       BatchNormSaved& saved, Tensor& y) = 0;
+  // "bn.fwd_infer": uses the running statistics.
+  virtual void batchnorm_forward_infer(const ExecContext& ctx, const BatchNormParams& params,
+                                       const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                       const Tensor& running_mean, const Tensor& running_var,
+                                       Tensor& y) = 0;
+  // "bn.bwd": dx, dgamma, dbeta of the training forward pass.
+  virtual void batchnorm_backward(const ExecContext& ctx, const Tensor& x, const Tensor& dy,
+                                  const Tensor& gamma, const BatchNormSaved& saved, Tensor& dx,
+                                  Tensor& dgamma, Tensor& dbeta) = 0;
+
+  // "relu.fwd" / "relu.bwd" (y may alias x; dx may alias dy).
+  virtual void relu_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) = 0;
+  virtual void relu_backward(const ExecContext& ctx, const Tensor& y, const Tensor& dy,
+                             Tensor& dx) = 0;
+
+  // "maxpool.fwd" / "maxpool.bwd": padding never wins the max; backward recomputes the
+  // arg-max from x (first maximum in scan order wins ties) and routes dy there.
+  virtual void maxpool_forward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
+                               Tensor& y) = 0;
+  virtual void maxpool_backward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
+                                const Tensor& dy, Tensor& dx) = 0;
+
+  // "avgpool.fwd" / "avgpool.bwd": divides by the full kernel area (padding counts as 0).
+  virtual void avgpool_forward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
+                               Tensor& y) = 0;
+  virtual void avgpool_backward(const ExecContext& ctx, const PoolParams& params,
+                                const Tensor& dy, Tensor& dx) = 0;
+
+  // "gap.fwd" / "gap.bwd": global average pool, y is {N, C, 1, 1}.
+  virtual void global_avgpool_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) = 0;
+  virtual void global_avgpool_backward(const ExecContext& ctx, const Tensor& dy, Tensor& dx) = 0;
+
+  // "fc.fwd" / "fc.bwd_data" / "fc.bwd_weight": fully connected layer.
+  // x is {N, C, H, W}; weight is {OUT, C, H, W} in x's layout, so both flatten in the
+  // same physical order and the layer means the same thing in either layout;
+  // bias and y are {1, OUT, 1, 1} and {N, OUT, 1, 1}. y = flat(x) * flat(weight)^T + bias.
+  virtual void fc_forward(const ExecContext& ctx, const Tensor& x, const Tensor& weight,
+                          const Tensor& bias, Tensor& y) = 0;
+  virtual void fc_backward_data(const ExecContext& ctx, const Tensor& dy, const Tensor& weight,
+                                Tensor& dx) = 0;
+  virtual void fc_backward_weight(const ExecContext& ctx, const Tensor& x, const Tensor& dy,
+                                  Tensor& dweight, Tensor& dbias) = 0;
+
+  // "bias.fwd": y[n,c,h,w] += bias[c] in place. "bias.bwd": dbias[c] = sum over n,h,w of dy.
+  virtual void bias_forward(const ExecContext& ctx, const Tensor& bias, Tensor& y) = 0;
+  virtual void bias_backward(const ExecContext& ctx, const Tensor& dy, Tensor& dbias) = 0;
+
+  // "add": y = a + b (residual join; y may alias a or b).
+  virtual void add(const ExecContext& ctx, const Tensor& a, const Tensor& b, Tensor& y) = 0;
+  // "accumulate": y += x (gradient of a tensor with several consumers).
+  virtual void accumulate(const ExecContext& ctx, const Tensor& x, Tensor& y) = 0;
+  // "zero": fills with 0.
+  virtual void zero(const ExecContext& ctx, Tensor& y) = 0;
+
+  // "softmax_xent": mean cross-entropy of softmax(logits) against labels; logits are
+  // {N, K, 1, 1}. When dlogits is not null it receives d(mean loss)/d(logits).
+  // `correct` (when not null) receives the number of rows whose arg-max equals the label.
+  // Labels outside [0, K) throw Error(input).
+  virtual float softmax_cross_entropy(const ExecContext& ctx, const Tensor& logits,
+                                      std::span<const int32_t> labels, Tensor* dlogits,
+                                      int64_t* correct) = 0;
+
+  // "sgd": velocity = momentum * velocity + (grad + weight_decay * weight);
+  //        weight -= learning_rate * velocity.
+  virtual void sgd_update(const ExecContext& ctx, const SgdParams& params, Tensor& weight,
+                          const Tensor& grad, Tensor& velocity) = 0;
+
+  // "transpose.nchw_to_nhwc" / "transpose.nhwc_to_nchw": y has the other layout, same shape.
+  virtual void transpose(const ExecContext& ctx, const Tensor& x, Tensor& y) = 0;
+};
+
+}  // namespace tunescope

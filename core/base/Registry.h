@@ -1,0 +1,56 @@
+// Name -> factory tables for backends and convolution algorithms. Implementations
+// register themselves with the static registration objects below from their own .cpp
+// (kernels are linked as object libraries so those objects are never dropped).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/base/Backend.h"
+#include "core/base/ConvAlgorithm.h"
+
+namespace tunescope {
+
+class Registry {
+ public:
+  using BackendFactory = std::function<std::unique_ptr<Backend>()>;
+  using ConvFactory = std::function<std::unique_ptr<ConvAlgorithm>()>;
+
+  // The process-wide table filled during static initialisation; read-only afterwards.
+  static Registry& instance();
+
+  void add_backend(const std::string& name, BackendFactory factory);
+  void add_conv_algorithm(const std::string& backend, const std::string& name,
+                          ConvFactory factory);
+
+  std::vector<std::string> backends() const;
+  // Registered names for `backend`, sorted.
+  std::vector<std::string> conv_algorithms(const std::string& backend) const;
+
+  // Throw Error(usage) listing the known names when `name` is unknown.
+  std::unique_ptr<Backend> make_backend(const std::string& name) const;
+  std::unique_ptr<ConvAlgorithm> make_conv_algorithm(const std::string& backend,
+                                                     const std::string& name) const;
+
+ private:
+  std::map<std::string, BackendFactory> backends_;
+  std::map<std::string, std::map<std::string, ConvFactory>> conv_;
+};
+
+struct BackendRegistration {
+  BackendRegistration(const std::string& name, Registry::BackendFactory factory) {
+    Registry::instance().add_backend(name, std::move(factory));
+  }
+};
+
+struct ConvAlgorithmRegistration {
+  ConvAlgorithmRegistration(const std::string& backend, const std::string& name,
+                            Registry::ConvFactory factory) {
+    Registry::instance().add_conv_algorithm(backend, name, std::move(factory));
+  }
+};
+
+}  // namespace tunescope

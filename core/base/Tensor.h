@@ -1,0 +1,65 @@
+// A dense float32 tensor in host memory with logical (n, c, h, w) indexing and a
+// physical layout (NCHW or NHWC). Storage is 64-byte aligned and zero-initialised.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "core/base/Layout.h"
+#include "core/base/Shape4.h"
+
+namespace tunescope {
+
+// Distance in elements between neighbours along each logical dimension.
+struct Strides4 {
+  int64_t n, c, h, w;
+};
+
+Strides4 strides_for(const Shape4& shape, Layout layout);
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(Shape4 shape, Layout layout);
+  Tensor(const Tensor& other);
+  Tensor& operator=(const Tensor& other);
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(Tensor&&) noexcept = default;
+
+  const Shape4& shape() const { return shape_; }
+  Layout layout() const { return layout_; }
+  const Strides4& strides() const { return strides_; }
+  int64_t size() const { return shape_.count(); }
+  size_t bytes() const { return static_cast<size_t>(size()) * sizeof(float); }
+  bool empty() const { return size() == 0 || !data_; }
+
+  float* data() { return data_.get(); }
+  const float* data() const { return data_.get(); }
+
+  int64_t offset(int64_t n, int64_t c, int64_t h, int64_t w) const {
+    return n * strides_.n + c * strides_.c + h * strides_.h + w * strides_.w;
+  }
+  float& at(int64_t n, int64_t c, int64_t h, int64_t w) { return data_.get()[offset(n, c, h, w)]; }
+  float at(int64_t n, int64_t c, int64_t h, int64_t w) const { return data_.get()[offset(n, c, h, w)]; }
+
+  void fill(float value);
+  void zero() { fill(0.0f); }
+
+ private:
+  struct FreeAligned {
+    void operator()(float* p) const;
+  };
+  Shape4 shape_{0, 0, 0, 0};
+  Layout layout_ = Layout::NCHW;
+  Strides4 strides_{0, 0, 0, 0};
+  std::unique_ptr<float[], FreeAligned> data_;
+};
+
+// Copies src into dst element by element by logical index; dst may have the other
+// layout but must have the same shape. The one layout conversion of the code base:
+// the traced transpose kernel of every backend's ops calls this on the host.
+class ThreadPool;
+void convert_layout(const Tensor& src, Tensor& dst, ThreadPool* pool = nullptr);
+
+}  // namespace tunescope

@@ -1,0 +1,105 @@
+#include "core/base/ThreadPool.h"
+
+#include <algorithm>
+
+#include "core/base/Error.h"
+
+namespace tunescope {
+
+namespace {
+// True on a thread currently executing a chunk of some pool: nested regions run inline.
+thread_local bool in_parallel_region = false;
+}  // namespace
+
+ThreadPool::ThreadPool(int threads) {
+  if (threads < 1) fail(ErrorKind::usage, "thread count must be >= 1, got ", threads);
+  workers_.reserve(threads - 1);
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::run_chunks() {
+  const bool was_nested = in_parallel_region;
+  in_parallel_region = true;
+  for (;;) {
+    int64_t chunk;
+    {
+      std::lock_guard lock(mutex_);
+      if (next_chunk_ >= chunks_total_) break;
+      chunk = next_chunk_++;
+    }
+    const int64_t begin = chunk * chunk_;
+    const int64_t end = std::min(count_, begin + chunk_);
+    try {
+      (*body_)(begin, end);
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+  in_parallel_region = was_nested;
+}
+
+void ThreadPool::worker_loop() {
+  uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+      ++workers_busy_;
+    }
+    run_chunks();
+    {
+      std::lock_guard lock(mutex_);
+      --workers_busy_;
+    }
+    done_.notify_all();
+  }
+}
+
+void ThreadPool::parallel_for(int64_t count,
+                              const std::function<void(int64_t, int64_t)>& body,
+                              int64_t grain) {
+  if (count <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  if (workers_.empty() || in_parallel_region || count <= grain) {
+    body(0, count);
+    return;
+  }
+  std::lock_guard region(region_mutex_);
+  // About four chunks per thread balances uneven chunks without much locking.
+  const int64_t target_chunks = static_cast<int64_t>(size()) * 4;
+  const int64_t chunk = std::max(grain, (count + target_chunks - 1) / target_chunks);
+  {
+    std::lock_guard lock(mutex_);
+    body_ = &body;
+    count_ = count;
+    chunk_ = chunk;
+    next_chunk_ = 0;
+    chunks_total_ = (count + chunk - 1) / chunk;
+    error_ = nullptr;
+    ++generation_;
+  }
+  wake_.notify_all();
+  run_chunks();
+  std::exception_ptr error;
+  {
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return workers_busy_ == 0 && next_chunk_ >= chunks_total_; });
+    body_ = nullptr;
+    error = error_;
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace tunescope

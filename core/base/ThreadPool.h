@@ -1,0 +1,54 @@
+// An explicit pool of worker threads for data-parallel loops inside one kernel.
+// The calling thread takes part, so a pool of size 1 runs everything inline.
+// One parallel region runs at a time per pool; a parallel_for called from inside
+// a running region (nested) runs serially in the caller, so kernels may call
+// helpers that are themselves parallel without deadlock.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tunescope {
+
+class ThreadPool {
+ public:
+  // threads >= 1: total threads including the caller; threads - 1 workers are started.
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Calls body(begin, end) on disjoint chunks covering [0, count), each chunk at
+  // least `grain` long (but the last). Blocks until all chunks ran. The first
+  // exception thrown by a chunk is rethrown in the caller after the others finish.
+  void parallel_for(int64_t count, const std::function<void(int64_t begin, int64_t end)>& body,
+                    int64_t grain = 1);
+
+ private:
+  void worker_loop();
+  void run_chunks();
+
+  std::vector<std::thread> workers_;
+  std::mutex region_mutex_;  // one parallel region at a time
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  const std::function<void(int64_t, int64_t)>* body_ = nullptr;
+  int64_t count_ = 0;
+  int64_t chunk_ = 1;
+  int64_t next_chunk_ = 0;     // guarded by mutex_
+  int64_t chunks_total_ = 0;
+  int workers_busy_ = 0;
+  uint64_t generation_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace tunescope

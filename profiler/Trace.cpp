@@ -1,0 +1,31 @@
+#include "profiler/Trace.h"
+
+#include <array>
+#include <stdexcept>
+
+namespace tunescope::profiler {
+
+namespace {
+constexpr std::array kActivityKindNames{"kernel", "memcpy", "memset", "sync", "overhead"};
+constexpr std::array kRangeCategoryNames{"run", "candidate", "iteration", "layer", "phase"};
+
+template <typename Enum, size_t N>
+Enum parse_name(const std::array<const char*, N>& names, const std::string& text, const char* what) {
+  for (size_t i = 0; i < N; ++i)
+    if (text == names[i]) return static_cast<Enum>(i);
+  throw std::invalid_argument("unknown " + std::string(what) + " '" + text + "'");
+}
+}  // namespace
+
+std::string to_string(ActivityKind kind) { return kActivityKindNames.at(static_cast<size_t>(kind)); }
+std::string to_string(RangeCategory category) {
+  return kRangeCategoryNames.at(static_cast<size_t>(category));
+}
+ActivityKind parse_activity_kind(const std::string& text) {
+  return parse_name<ActivityKind>(kActivityKindNames, text, "activity kind");
+}
+RangeCategory parse_range_category(const std::string& text) {
+  return parse_name<RangeCategory>(kRangeCategoryNames, text, "range category");
+}
+
+}  // namespace tunescope::profiler
