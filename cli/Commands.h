@@ -1,0 +1,18 @@
+// The subcommands of the `tunescope` CLI. Each adds its options to the subcommand it
+// is given and returns the action to run after parsing; actions throw
+// tunescope::Error on failure.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace tunescope::cli {
+
+using Action = std::function<void()>;
+
+Action add_train_command(CLI::App& command);
+Action add_profile_command(CLI::App& command);
+Action add_list_algorithms_command(CLI::App& command);
+
+}  // namespace tunescope::cli

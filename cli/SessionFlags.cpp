@@ -1,0 +1,45 @@
+#include "cli/SessionFlags.h"
+
+#include "core/engine/Models.h"
+
+namespace tunescope::cli {
+
+void SessionFlags::add_to(CLI::App& command) {
+  command.add_option("--model", options.model, "Model to train: lenet5 | resnet18-small")
+      ->check(CLI::IsMember(model_names()))
+      ->capture_default_str();
+  command.add_option("--data", options.data,
+                     "Training data: fashion-mnist | fake | PATH to a folder of MNIST-format IDX files")
+      ->capture_default_str();
+  command.add_option("--data-dir", options.data_dir,
+                     "Folder of Fashion-MNIST (default $TUNESCOPE_DATA_DIR or /usr/share/datasets/fashion-mnist)");
+  command.add_option("--batch", options.batch, "Mini-batch size")->capture_default_str();
+  command.add_option("--layout", layout, "Tensor layout: nchw | nhwc")->capture_default_str();
+  command.add_option("--conv", conv,
+                     "Convolution algorithm: ALGO or ALGO,LAYER=ALGO,... (see list-algorithms)")
+      ->capture_default_str();
+  command.add_option("--threads", options.threads, "Worker threads (0: one per hardware thread)")
+      ->capture_default_str();
+  command.add_option("--lr", options.sgd.learning_rate, "SGD learning rate")->capture_default_str();
+  command.add_option("--momentum", options.sgd.momentum, "SGD momentum")->capture_default_str();
+  command.add_option("--weight-decay", options.sgd.weight_decay, "SGD weight decay")->capture_default_str();
+  command.add_option("--seed", options.seed, "Seed for weights, shuffling and fake data")->capture_default_str();
+  command.add_option("--prefetch", options.prefetch, "Batches prepared ahead by the input thread (0: none)")
+      ->capture_default_str();
+  command.add_option("--train-limit", options.train_limit, "Use only the first N training examples (0: all)");
+  command.add_option("--test-limit", options.test_limit, "Use only the first N test examples (0: all)");
+  command.add_option("--fake-count", options.fake_train_count, "Training examples of fake data")
+      ->capture_default_str();
+  command.add_option("--fake-channels", options.fake_channels,
+                     "Channels of fake data (0: the model's usual: lenet5 1, resnet18-small 3)");
+  command.add_option("--backend", options.backend, "Compute backend")->capture_default_str();
+}
+
+SessionOptions SessionFlags::resolve() const {
+  SessionOptions resolved = options;
+  resolved.layout = parse_layout(layout);
+  resolved.conv = parse_conv_choice(conv);
+  return resolved;
+}
+
+}  // namespace tunescope::cli

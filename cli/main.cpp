@@ -1,0 +1,55 @@
+// `tunescope`: the headless front end. Parses the command line, runs one subcommand
+// and maps failures to one clear line and an exit code: 0 ok, 2 usage or input error,
+// 1 runtime failure.
+#include <cstdio>
+#include <exception>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/Commands.h"
+#include "core/base/Error.h"
+
+int main(int argc, char** argv) {
+  using namespace tunescope;
+  CLI::App app{"tunescope: profiler and auto-tuner for convolutional-network training"};
+  app.require_subcommand(1);
+  struct Command {
+    const char* name;
+    const char* help;
+    cli::Action (*add)(CLI::App&);
+  };
+  const Command commands[] = {
+      {"train", "Train a model for some epochs; print throughput and test accuracy", cli::add_train_command},
+      {"profile", "Time training steps with the tracer on; print the kernel table, write a trace",
+       cli::add_profile_command},
+      {"list-algorithms", "List backends and convolution algorithms", cli::add_list_algorithms_command},
+  };
+  std::map<CLI::App*, cli::Action> actions;
+  for (const Command& command : commands) {
+    CLI::App* sub = app.add_subcommand(command.name, command.help);
+    actions[sub] = command.add(*sub);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "tunescope: %s\nRun with --help for usage.\n", e.what());
+    return 2;
+  }
+
+  try {
+    for (CLI::App* command : app.get_subcommands()) actions.at(command)();
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "tunescope: error: %s\n", e.what());
+    return e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input ? 2 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tunescope: error: %s\n", e.what());
+    return 1;
+  }
+}

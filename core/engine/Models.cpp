@@ -1,0 +1,121 @@
+#include "core/engine/Models.h"
+
+#include <set>
+
+#include "core/base/Error.h"
+#include "core/engine/layers/BatchNormLayer.h"
+#include "core/engine/layers/Conv2dLayer.h"
+#include "core/engine/layers/ElementwiseLayers.h"
+#include "core/engine/layers/LinearLayer.h"
+#include "core/engine/layers/PoolingLayers.h"
+
+namespace tunescope {
+
+namespace {
+
+class ModelBuilder {
+ public:
+  ModelBuilder(const ModelSpec& spec) : spec_(spec), net_(std::make_unique<Network>(spec.name)) {}
+
+  int conv(const std::string& name, int from, Conv2dSpec conv) {
+    used_.insert(name);
+    return net_->add(std::make_unique<Conv2dLayer>(name, conv, spec_.conv.for_layer(name)), {from});
+  }
+  template <typename L, typename... Args>
+  int layer(int from, Args&&... args) {
+    return net_->add(std::make_unique<L>(std::forward<Args>(args)...), {from});
+  }
+  int add(const std::string& name, int a, int b) {
+    return net_->add(std::make_unique<AddLayer>(name), {a, b});
+  }
+
+  std::unique_ptr<Network> finish() {
+    for (const auto& [layer, algorithm] : spec_.conv.per_layer)
+      if (!used_.count(layer)) {
+        std::string known;
+        for (const auto& name : used_) known += (known.empty() ? "" : ", ") + name;
+        fail(ErrorKind::usage, "--conv: model ", spec_.name, " has no conv layer '", layer,
+             "' (conv layers: ", known, ")");
+      }
+    net_->build(spec_.input, spec_.setup);
+    return std::move(net_);
+  }
+
+ private:
+  const ModelSpec& spec_;
+  std::unique_ptr<Network> net_;
+  std::set<std::string> used_;
+};
+
+// conv 5x5 6 -> pool -> conv 5x5 16 -> pool -> fc 120 -> fc 84 -> fc classes, ReLU between.
+std::unique_ptr<Network> lenet5(const ModelSpec& spec) {
+  ModelBuilder b(spec);
+  int x = b.conv("conv1", Network::kInput, {6, 5, 1, 0, true});
+  x = b.layer<ReluLayer>(x, "relu1");
+  x = b.layer<MaxPoolLayer>(x, "pool1", PoolParams{});
+  x = b.conv("conv2", x, {16, 5, 1, 0, true});
+  x = b.layer<ReluLayer>(x, "relu2");
+  x = b.layer<MaxPoolLayer>(x, "pool2", PoolParams{});
+  x = b.layer<LinearLayer>(x, "fc1", 120);
+  x = b.layer<ReluLayer>(x, "relu3");
+  x = b.layer<LinearLayer>(x, "fc2", 84);
+  x = b.layer<ReluLayer>(x, "relu4");
+  b.layer<LinearLayer>(x, "fc3", spec.classes);
+  return b.finish();
+}
+
+// Basic block: conv3x3-bn-relu-conv3x3-bn, plus identity or 1x1 projection, then relu.
+int basic_block(ModelBuilder& b, const std::string& name, int x, int64_t in_channels,
+                int64_t out_channels, int64_t stride) {
+  int y = b.conv(name + ".conv1", x, {out_channels, 3, stride, 1, false});
+  y = b.layer<BatchNormLayer>(y, name + ".bn1");
+  y = b.layer<ReluLayer>(y, name + ".relu1");
+  y = b.conv(name + ".conv2", y, {out_channels, 3, 1, 1, false});
+  y = b.layer<BatchNormLayer>(y, name + ".bn2");
+  int shortcut = x;
+  if (stride != 1 || in_channels != out_channels) {
+    shortcut = b.conv(name + ".proj", x, {out_channels, 1, stride, 0, false});
+    shortcut = b.layer<BatchNormLayer>(shortcut, name + ".proj_bn");
+  }
+  const int sum = b.add(name + ".add", y, shortcut);
+  return b.layer<ReluLayer>(sum, name + ".relu2");
+}
+
+// 18 weight layers: stem conv + 4 stages x 2 basic blocks x 2 convs + fc; filter banks
+// 16, 32, 64, 128 on 32x32 inputs (the net of problem 1).
+std::unique_ptr<Network> resnet18_small(const ModelSpec& spec) {
+  ModelBuilder b(spec);
+  int x = b.conv("conv1", Network::kInput, {16, 3, 1, 1, false});
+  x = b.layer<BatchNormLayer>(x, "bn1");
+  x = b.layer<ReluLayer>(x, "relu1");
+  int64_t channels = 16;
+  const int64_t widths[] = {16, 32, 64, 128};
+  for (int stage = 0; stage < 4; ++stage) {
+    for (int block = 0; block < 2; ++block) {
+      const int64_t stride = (stage > 0 && block == 0) ? 2 : 1;
+      x = basic_block(b, cat("s", stage + 1, "b", block + 1), x, channels, widths[stage], stride);
+      channels = widths[stage];
+    }
+  }
+  x = b.layer<GlobalAvgPoolLayer>(x, "pool");
+  b.layer<LinearLayer>(x, "fc", spec.classes);
+  return b.finish();
+}
+
+}  // namespace
+
+std::vector<std::string> model_names() { return {"lenet5", "resnet18-small"}; }
+
+int64_t model_input_size(const std::string& name) {
+  for (const auto& known : model_names())
+    if (name == known) return 32;
+  fail(ErrorKind::usage, "unknown model '", name, "' (known: lenet5, resnet18-small)");
+}
+
+std::unique_ptr<Network> build_model(const ModelSpec& spec) {
+  if (spec.name == "lenet5") return lenet5(spec);
+  if (spec.name == "resnet18-small") return resnet18_small(spec);
+  fail(ErrorKind::usage, "unknown model '", spec.name, "' (known: lenet5, resnet18-small)");
+}
+
+}  // namespace tunescope

@@ -1,0 +1,29 @@
+#include "core/engine/ParameterInit.h"
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "core/engine/Layer.h"
+
+namespace tunescope {
+
+void init_he_normal(Tensor& weight, int64_t fan_in, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, std::sqrt(2.0f / static_cast<float>(fan_in)));
+  const Shape4 s = weight.shape();
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t c = 0; c < s.c; ++c)
+      for (int64_t h = 0; h < s.h; ++h)
+        for (int64_t w = 0; w < s.w; ++w) weight.at(n, c, h, w) = normal(rng);
+}
+
+Parameter make_parameter(const std::string& name, Shape4 shape, Layout layout) {
+  return Parameter{name, Tensor(shape, layout), Tensor(shape, layout), Tensor(shape, layout)};
+}
+
+uint64_t parameter_seed(uint64_t model_seed, const std::string& parameter_name) {
+  return model_seed * 0x9E3779B97F4A7C15ull ^ std::hash<std::string>{}(parameter_name);
+}
+
+}  // namespace tunescope

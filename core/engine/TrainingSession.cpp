@@ -1,0 +1,167 @@
+#include "core/engine/TrainingSession.h"
+
+#include <algorithm>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/Error.h"
+#include "core/base/Registry.h"
+#include "core/engine/Models.h"
+
+namespace tunescope {
+
+namespace {
+
+std::shared_ptr<const data::Dataset> first_items(data::Dataset set, int64_t limit) {
+  if (limit > 0 && limit < set.count) {
+    set.count = limit;
+    set.images.resize(static_cast<size_t>(limit * set.image_bytes()));
+    set.labels.resize(static_cast<size_t>(limit));
+  }
+  return std::make_shared<const data::Dataset>(std::move(set));
+}
+
+int64_t usual_channels(const std::string& model) { return model == "lenet5" ? 1 : 3; }
+
+}  // namespace
+
+void SessionOptions::validate() const {
+  auto at_least = [](int64_t value, int64_t minimum, const char* option) {
+    if (value < minimum) fail(ErrorKind::usage, option, " must be >= ", minimum, ", got ", value);
+  };
+  at_least(batch, 1, "--batch");
+  at_least(threads, 0, "--threads");
+  at_least(prefetch, 0, "--prefetch");
+  at_least(train_limit, 0, "--train-limit");
+  at_least(test_limit, 0, "--test-limit");
+  at_least(fake_channels, 0, "--fake-channels");
+  at_least(fake_train_count, 1, "--fake-count");
+  at_least(fake_test_count, 1, "--fake-test-count");
+  if (!(sgd.learning_rate > 0)) fail(ErrorKind::usage, "--lr must be > 0, got ", sgd.learning_rate);
+  if (sgd.momentum < 0 || sgd.momentum >= 1) fail(ErrorKind::usage, "--momentum must be in [0, 1), got ", sgd.momentum);
+  if (sgd.weight_decay < 0) fail(ErrorKind::usage, "--weight-decay must be >= 0, got ", sgd.weight_decay);
+}
+
+TrainingSession::TrainingSession(const SessionOptions& options) : options_(options) {
+  options_.validate();
+  const int64_t size = model_input_size(options_.model);
+  if (options_.threads == 0) options_.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  backend_ = Registry::instance().make_backend(options_.backend);
+  pool_ = std::make_unique<ThreadPool>(options_.threads);
+
+  data::DataSourceOptions source;
+  source.data_dir = options_.data_dir;
+  source.fake.train_count = options_.fake_train_count;
+  source.fake.test_count = options_.fake_test_count;
+  source.fake.channels = options_.fake_channels ? options_.fake_channels : usual_channels(options_.model);
+  source.fake.height = size;
+  source.fake.width = size;
+  source.fake.seed = options_.seed;
+  auto train = first_items(data::load_dataset(options_.data, data::Split::train, source), options_.train_limit);
+  auto test = first_items(data::load_dataset(options_.data, data::Split::test, source), options_.test_limit);
+  if (train->height > size || train->width > size)
+    fail(ErrorKind::input, "data '", options_.data, "': images are ", train->height, "x", train->width,
+         " but model ", options_.model, " takes at most ", size, "x", size);
+  if (train->count < options_.batch)
+    fail(ErrorKind::usage, "--batch ", options_.batch, " is larger than the ", train->count,
+         " training examples of '", options_.data, "'");
+
+  data::DataLoaderOptions loader;
+  loader.batch_size = options_.batch;
+  loader.layout = options_.layout;
+  loader.target_height = size;
+  loader.target_width = size;
+  loader.shuffle = true;
+  loader.seed = options_.seed;
+  loader.drop_last = true;
+  loader.prefetch = options_.prefetch;
+  train_loader_ = std::make_unique<data::DataLoader>(train, loader);
+  loader.normalization = train_loader_->normalization();
+  loader.shuffle = false;
+  loader.drop_last = false;
+  test_loader_ = std::make_unique<data::DataLoader>(test, loader);
+
+  ModelSpec spec;
+  spec.name = options_.model;
+  spec.input = {options_.batch, train->channels, size, size};
+  spec.classes = std::max(train->num_classes, test->num_classes);
+  spec.conv = options_.conv;
+  spec.setup = LayerSetup{options_.layout, options_.backend, options_.seed};
+  network_ = build_model(spec);
+  trainer_ = std::make_unique<Trainer>(*network_, backend_->ops(), *pool_, &tracer_, options_.sgd);
+}
+
+TrainingSession::~TrainingSession() = default;
+
+std::optional<data::Batch> TrainingSession::next_training_batch() {
+  if (!epoch_open_) {
+    train_loader_->start_epoch();
+    epoch_open_ = true;
+  }
+  auto batch = train_loader_->next();
+  if (!batch) epoch_open_ = false;
+  return batch;
+}
+
+EpochResult TrainingSession::train_steps(int64_t count, const Progress& progress) {
+  EpochResult result;
+  const auto wait_before = train_loader_->wait_time();
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t step = 0; step < count;) {
+    auto batch = next_training_batch();
+    if (!batch) continue;  // epoch ended: the next call starts a new one
+    result.stats += trainer_->train_step(batch->images, batch->labels);
+    ++step;
+    if (progress) progress(step, count, result.stats);
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.examples_per_second = result.seconds > 0 ? static_cast<double>(result.stats.examples) / result.seconds : 0;
+  result.data_wait = train_loader_->wait_time() - wait_before;
+  return result;
+}
+
+EpochResult TrainingSession::train_epoch(const Progress& progress) {
+  epoch_open_ = false;  // a whole epoch starts afresh
+  return train_steps(train_loader_->batches_per_epoch(), progress);
+}
+
+StepStats TrainingSession::evaluate(const Progress& progress) {
+  StepStats total;
+  test_loader_->start_epoch();
+  const int64_t steps = test_loader_->batches_per_epoch();
+  int64_t step = 0;
+  while (auto batch = test_loader_->next()) {
+    total += trainer_->eval_step(batch->images, batch->labels);
+    if (progress) progress(++step, steps, total);
+  }
+  return total;
+}
+
+std::string TrainingSession::description() const {
+  const auto& train = train_loader_->dataset();
+  const auto& test = test_loader_->dataset();
+  const Shape4 in = network_->input_shape();
+  return cat(options_.model, " on ", options_.data, " (", train.count, " train / ", test.count, " test, ",
+             in.c, "x", in.h, "x", in.w, "), batch ", options_.batch, ", ", to_string(options_.layout),
+             ", conv ", options_.conv.str(), ", ", options_.threads, " thread", options_.threads == 1 ? "" : "s",
+             ", backend ", options_.backend);
+}
+
+std::string TrainingSession::config_json() const {
+  nlohmann::json config = {
+      {"model", options_.model},
+      {"data", options_.data},
+      {"batch", options_.batch},
+      {"layout", to_string(options_.layout)},
+      {"conv", {{"default", options_.conv.default_algorithm}, {"per_layer", options_.conv.per_layer}}},
+      {"threads", options_.threads},
+      {"backend", options_.backend},
+      {"sgd", {{"lr", options_.sgd.learning_rate}, {"momentum", options_.sgd.momentum},
+               {"weight_decay", options_.sgd.weight_decay}}},
+      {"seed", options_.seed},
+  };
+  return config.dump();
+}
+
+}  // namespace tunescope

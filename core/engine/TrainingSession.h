@@ -1,0 +1,91 @@
+// Everything one training run needs, assembled from options: backend, thread pool,
+// tracer, data loaders, model and trainer. Shared by `tunescope train`, `profile` and
+// (later) the tuner, so they build runs the same way.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/base/Backend.h"
+#include "core/base/ThreadPool.h"
+#include "core/engine/ConvChoice.h"
+#include "core/engine/Network.h"
+#include "core/engine/Trainer.h"
+#include "core/engine/data/DataLoader.h"
+#include "profiler/Tracer.h"
+
+namespace tunescope {
+
+struct SessionOptions {
+  std::string backend = "cpu";
+  std::string model = "lenet5";
+  std::string data = "fashion-mnist";  // fashion-mnist | fake | PATH to IDX files
+  std::filesystem::path data_dir;      // overrides where "fashion-mnist" is looked for
+  int64_t batch = 128;
+  Layout layout = Layout::NCHW;
+  ConvChoice conv;
+  int threads = 0;                     // 0: one per hardware thread
+  SgdParams sgd{0.05f, 0.9f, 5e-4f};
+  uint64_t seed = 1;
+  int prefetch = 2;                    // batches prepared ahead by the input thread
+  int64_t train_limit = 0;             // use the first N training examples; 0: all
+  int64_t test_limit = 0;              // likewise for the test set
+  int64_t fake_channels = 0;           // fake data channels; 0: the model's usual (lenet5 1, resnet 3)
+  int64_t fake_train_count = 60000;
+  int64_t fake_test_count = 10000;
+
+  // Throws Error(usage) naming the option for values out of range.
+  void validate() const;
+};
+
+struct EpochResult {
+  StepStats stats;
+  double seconds = 0;
+  double examples_per_second = 0;
+  std::chrono::nanoseconds data_wait{0};  // time the trainer waited for input
+};
+
+class TrainingSession {
+ public:
+  using Progress = std::function<void(int64_t step, int64_t steps, const StepStats& so_far)>;
+
+  explicit TrainingSession(const SessionOptions& options);
+  ~TrainingSession();
+
+  // One pass over the training set (full batches only: the model is built for one batch size).
+  EpochResult train_epoch(const Progress& progress = {});
+  // `count` training steps, continuing the current epoch and starting new ones as needed.
+  EpochResult train_steps(int64_t count, const Progress& progress = {});
+  // Loss and accuracy over the whole test set, in inference mode.
+  StepStats evaluate(const Progress& progress = {});
+
+  const SessionOptions& options() const { return options_; }
+  Backend& backend() { return *backend_; }
+  ThreadPool& pool() { return *pool_; }
+  profiler::Tracer& tracer() { return tracer_; }
+  Network& network() { return *network_; }
+  data::DataLoader& train_loader() { return *train_loader_; }
+  data::DataLoader& test_loader() { return *test_loader_; }
+  // "lenet5 on fashion-mnist (60000 train / 10000 test, 1x32x32), batch 128, nchw, conv direct, 2 threads"
+  std::string description() const;
+  // The run's settings as the JSON text kept in trace metadata.
+  std::string config_json() const;
+
+ private:
+  std::optional<data::Batch> next_training_batch();
+
+  SessionOptions options_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<ThreadPool> pool_;
+  profiler::Tracer tracer_;
+  std::unique_ptr<data::DataLoader> train_loader_;
+  std::unique_ptr<data::DataLoader> test_loader_;
+  std::unique_ptr<Network> network_;
+  std::unique_ptr<Trainer> trainer_;
+  bool epoch_open_ = false;
+};
+
+}  // namespace tunescope

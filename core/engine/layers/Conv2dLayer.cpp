@@ -1,0 +1,63 @@
+#include "core/engine/layers/Conv2dLayer.h"
+
+#include "core/base/Error.h"
+#include "core/base/Registry.h"
+#include "core/engine/ParameterInit.h"
+
+namespace tunescope {
+
+Conv2dLayer::Conv2dLayer(std::string name, Conv2dSpec spec, std::string algorithm)
+    : Layer(std::move(name)), spec_(spec), algorithm_name_(std::move(algorithm)) {}
+
+std::string Conv2dLayer::describe() const {
+  return cat(spec_.kernel, "x", spec_.kernel, "/", spec_.stride, " ", problem_.input.c, "->",
+             spec_.out_channels, " ", algorithm_name_);
+}
+
+Shape4 Conv2dLayer::configure(const std::vector<Shape4>& inputs, const LayerSetup& setup) {
+  if (inputs.size() != 1) fail(ErrorKind::usage, "layer ", name(), ": conv takes one input");
+  problem_ = ConvProblem{inputs[0],    spec_.out_channels, spec_.kernel, spec_.kernel, spec_.stride,
+                         spec_.stride, spec_.pad,          spec_.pad,    setup.layout};
+  try {
+    problem_.validate();
+  } catch (const Error& e) {
+    fail(ErrorKind::usage, "layer ", name(), ": ", e.what());
+  }
+  algorithm_ = Registry::instance().make_conv_algorithm(setup.backend, algorithm_name_);
+  if (const std::string why = algorithm_->unsupported_reason(problem_); !why.empty())
+    fail(ErrorKind::unsupported, "layer ", name(), ": algorithm '", algorithm_name_,
+         "' does not support ", problem_.key(), ": ", why);
+
+  weight_ = make_parameter(name() + ".weight", problem_.filter(), setup.layout);
+  init_he_normal(weight_.value, problem_.input.c * spec_.kernel * spec_.kernel,
+                 parameter_seed(setup.seed, weight_.name));
+  if (spec_.bias) bias_ = make_parameter(name() + ".bias", {1, spec_.out_channels, 1, 1}, setup.layout);
+  return problem_.output();
+}
+
+ConvCall Conv2dLayer::call(const LayerContext& ctx) const {
+  return ConvCall{problem_, ctx.exec, ctx.workspace, ctx.workspace_bytes};
+}
+
+void Conv2dLayer::forward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
+                          Tensor& output, bool) {
+  algorithm_->forward(call(ctx), *inputs[0], weight_.value, output);
+  if (spec_.bias) ctx.ops.bias_forward(ctx.exec, bias_.value, output);
+}
+
+void Conv2dLayer::backward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
+                           const Tensor&, const Tensor& doutput,
+                           const std::vector<Tensor*>& dinputs) {
+  if (spec_.bias) ctx.ops.bias_backward(ctx.exec, doutput, bias_.grad);
+  algorithm_->backward_filter(call(ctx), *inputs[0], doutput, weight_.grad);
+  if (dinputs[0]) algorithm_->backward_data(call(ctx), doutput, weight_.value, *dinputs[0]);
+}
+
+std::vector<Parameter*> Conv2dLayer::parameters() {
+  if (spec_.bias) return {&weight_, &bias_};
+  return {&weight_};
+}
+
+size_t Conv2dLayer::workspace_bytes() const { return algorithm_->workspace_bytes(problem_); }
+
+}  // namespace tunescope

@@ -1,0 +1,50 @@
+// 2-D convolution (+ optional per-channel bias) running the ConvAlgorithm named in the
+// run config, found through the Registry.
+#pragma once
+
+#include <memory>
+
+#include "core/base/ConvAlgorithm.h"
+#include "core/engine/Layer.h"
+
+namespace tunescope {
+
+struct Conv2dSpec {
+  int64_t out_channels = 1;
+  int64_t kernel = 3;
+  int64_t stride = 1;
+  int64_t pad = 0;
+  bool bias = false;
+};
+
+class Conv2dLayer : public Layer {
+ public:
+  Conv2dLayer(std::string name, Conv2dSpec spec, std::string algorithm);
+
+  std::string kind() const override { return "conv"; }
+  std::string describe() const override;
+  Shape4 configure(const std::vector<Shape4>& inputs, const LayerSetup& setup) override;
+  void forward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs, Tensor& output,
+               bool training) override;
+  void backward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
+                const Tensor& output, const Tensor& doutput,
+                const std::vector<Tensor*>& dinputs) override;
+  std::vector<Parameter*> parameters() override;
+  size_t workspace_bytes() const override;
+  double forward_flops() const override { return problem_.flops(); }
+
+  const ConvProblem& problem() const { return problem_; }
+  const std::string& algorithm_name() const { return algorithm_name_; }
+
+ private:
+  ConvCall call(const LayerContext& ctx) const;
+
+  Conv2dSpec spec_;
+  std::string algorithm_name_;
+  ConvProblem problem_;
+  std::unique_ptr<ConvAlgorithm> algorithm_;
+  Parameter weight_;
+  Parameter bias_;
+};
+
+}  // namespace tunescope

@@ -1,0 +1,32 @@
+#include "core/engine/ConvChoice.h"
+
+#include <gtest/gtest.h>
+
+#include "core/base/Error.h"
+
+namespace tunescope {
+namespace {
+
+TEST(ConvChoice, ParsesDefaultAndOverrides) {
+  const ConvChoice c = parse_conv_choice("gemm,conv1=direct,s1b1.conv2=fft-fftw");
+  EXPECT_EQ(c.default_algorithm, "gemm");
+  EXPECT_EQ(c.for_layer("conv1"), "direct");
+  EXPECT_EQ(c.for_layer("s1b1.conv2"), "fft-fftw");
+  EXPECT_EQ(c.for_layer("conv2"), "gemm");
+  EXPECT_EQ(parse_conv_choice(c.str()), c);
+}
+
+TEST(ConvChoice, RejectsMalformed) {
+  for (const char* bad : {"", "gemm,", "gemm,conv1", "gemm,=direct", "gemm,conv1=", "gemm,a=x,a=y"}) {
+    try {
+      parse_conv_choice(bad);
+      FAIL() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage) << bad;
+      EXPECT_NE(std::string(e.what()).find("--conv"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tunescope
