@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh Debian machine: installs what is missing, builds
+# everything (tests and benchmarks included, so they cannot rot) and runs CTest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh build-test
+cd build-test
+ctest --output-on-failure -j"$(nproc)" --timeout 300
