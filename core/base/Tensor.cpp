@@ -1,41 +1,31 @@
 #include "core/base/Tensor.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include "core/base/Error.h"
 #include "core/base/ThreadPool.h"
 
 namespace tunescope {
 
-namespace {
-constexpr size_t kAlignment = 64;
-}
-
 Strides4 strides_for(const Shape4& s, Layout layout) {
   if (layout == Layout::NCHW) return {s.c * s.h * s.w, s.h * s.w, s.w, 1};
   return {s.h * s.w * s.c, 1, s.w * s.c, s.c};
 }
 
-void Tensor::FreeAligned::operator()(float* p) const { std::free(p); }
-
 Tensor::Tensor(Shape4 shape, Layout layout)
     : shape_(shape), layout_(layout), strides_(strides_for(shape, layout)) {
   if (shape.n < 0 || shape.c < 0 || shape.h < 0 || shape.w < 0)
     fail(ErrorKind::usage, "tensor shape ", shape.str(), " has a negative dimension");
-  const size_t bytes = static_cast<size_t>(shape.count()) * sizeof(float);
-  if (bytes == 0) return;
-  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded);
-  if (!p) fail(ErrorKind::runtime, "cannot allocate ", rounded, " bytes for tensor ", shape.str());
-  std::memset(p, 0, rounded);
-  data_.reset(static_cast<float*>(p));
+  try {
+    storage_ = AlignedBuffer(static_cast<size_t>(shape.count()) * sizeof(float));
+  } catch (const Error& e) {
+    fail(ErrorKind::runtime, "tensor ", shape.str(), ": ", e.what());
+  }
 }
 
 Tensor::Tensor(const Tensor& other) : Tensor(other.shape_, other.layout_) {
-  if (other.data_) std::memcpy(data_.get(), other.data_.get(), other.bytes());
+  if (other.storage_.data()) std::memcpy(data(), other.data(), other.bytes());
 }
 
 Tensor& Tensor::operator=(const Tensor& other) {
@@ -43,7 +33,7 @@ Tensor& Tensor::operator=(const Tensor& other) {
   return *this;
 }
 
-void Tensor::fill(float value) { std::fill_n(data_.get(), size(), value); }
+void Tensor::fill(float value) { std::fill_n(data(), size(), value); }
 
 void convert_layout(const Tensor& src, Tensor& dst, ThreadPool* pool) {
   if (!(src.shape() == dst.shape()))

@@ -4,8 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
+#include "core/base/AlignedBuffer.h"
 #include "core/base/Layout.h"
 #include "core/base/Shape4.h"
 
@@ -32,28 +32,25 @@ class Tensor {
   const Strides4& strides() const { return strides_; }
   int64_t size() const { return shape_.count(); }
   size_t bytes() const { return static_cast<size_t>(size()) * sizeof(float); }
-  bool empty() const { return size() == 0 || !data_; }
+  bool empty() const { return size() == 0 || !storage_.data(); }
 
-  float* data() { return data_.get(); }
-  const float* data() const { return data_.get(); }
+  float* data() { return static_cast<float*>(storage_.data()); }
+  const float* data() const { return static_cast<const float*>(storage_.data()); }
 
   int64_t offset(int64_t n, int64_t c, int64_t h, int64_t w) const {
     return n * strides_.n + c * strides_.c + h * strides_.h + w * strides_.w;
   }
-  float& at(int64_t n, int64_t c, int64_t h, int64_t w) { return data_.get()[offset(n, c, h, w)]; }
-  float at(int64_t n, int64_t c, int64_t h, int64_t w) const { return data_.get()[offset(n, c, h, w)]; }
+  float& at(int64_t n, int64_t c, int64_t h, int64_t w) { return data()[offset(n, c, h, w)]; }
+  float at(int64_t n, int64_t c, int64_t h, int64_t w) const { return data()[offset(n, c, h, w)]; }
 
   void fill(float value);
   void zero() { fill(0.0f); }
 
  private:
-  struct FreeAligned {
-    void operator()(float* p) const;
-  };
   Shape4 shape_{0, 0, 0, 0};
   Layout layout_ = Layout::NCHW;
   Strides4 strides_{0, 0, 0, 0};
-  std::unique_ptr<float[], FreeAligned> data_;
+  AlignedBuffer storage_;
 };
 
 // Copies src into dst element by element by logical index; dst may have the other

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <memory>
 
 #include "core/base/Error.h"
 
@@ -12,7 +11,6 @@ namespace tunescope {
 namespace {
 using profiler::RangeCategory;
 using profiler::RangeScope;
-constexpr size_t kWorkspaceAlignment = 64;
 }  // namespace
 
 StepStats& StepStats::operator+=(const StepStats& other) {
@@ -28,16 +26,12 @@ Trainer::Trainer(Network& net, OpKernels& ops, ThreadPool& pool, profiler::Trace
       pool_(pool),
       tracer_(tracer),
       sgd_(sgd),
-      workspace_(net.workspace_bytes() + kWorkspaceAlignment),
+      workspace_(net.workspace_bytes()),
       dlogits_(net.output_shape(), net.layout()),
       eval_input_(net.input_shape(), net.layout()) {}
 
 LayerContext Trainer::context() {
-  // std::vector<std::byte> is only 16-byte aligned; the contract promises 64.
-  void* base = workspace_.data();
-  size_t space = workspace_.size();
-  void* aligned = std::align(kWorkspaceAlignment, net_.workspace_bytes(), base, space);
-  return LayerContext{ops_, ExecContext{pool_, tracer_, 0, 0}, aligned, net_.workspace_bytes()};
+  return LayerContext{ops_, ExecContext{pool_, tracer_, 0, 0}, workspace_.data(), workspace_.bytes()};
 }
 
 StepStats Trainer::train_step(const Tensor& images, std::span<const int32_t> labels) {

@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "core/base/AlignedBuffer.h"
 #include "core/base/Backend.h"
 #include "core/base/ThreadPool.h"
 #include "core/engine/Network.h"
@@ -45,7 +46,7 @@ class Trainer {
   ThreadPool& pool_;
   profiler::Tracer* tracer_;
   SgdParams sgd_;
-  std::vector<std::byte> workspace_;
+  AlignedBuffer workspace_;
   Tensor dlogits_;
   Tensor eval_input_;
   int64_t step_ = 0;

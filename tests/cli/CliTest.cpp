@@ -1,0 +1,101 @@
+// Runs the `tunescope` binary as a user would: exit codes, messages naming the bad
+// value, and a profile run whose trace file reads back.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "profiler/ChromeTraceReader.h"
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+Result run(const std::string& args) {
+  const std::string command = std::string(TUNESCOPE_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  std::array<char, 4096> buffer;
+  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+const char* kFakeSmall = "--data fake --fake-count 64 --batch 16 --threads 1 --test-limit 16";
+
+TEST(Cli, ListAlgorithmsNamesEveryCpuAlgorithm) {
+  const Result r = run("list-algorithms");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* name : {"backend cpu", "direct", "gemm", "fft-fftw"})
+    EXPECT_NE(r.output.find(name), std::string::npos) << name << " missing in\n" << r.output;
+}
+
+TEST(Cli, UsageErrorsExitTwoAndNameTheValue) {
+  struct Case {
+    std::string args;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {"train --bogus", "--bogus"},
+      {"train --layout nwhc", "nwhc"},
+      {"train --model alexnet", "alexnet"},
+      {"train --conv winograd " + std::string(kFakeSmall), "winograd"},
+      {"train --conv gemm,conv7=direct " + std::string(kFakeSmall), "conv7"},
+      {"train --epochs 0 " + std::string(kFakeSmall), "--epochs"},
+      {"train --batch -4", "--batch"},
+      {"train --data /no/such/folder", "/no/such/folder"},
+      {"profile --steps 0 " + std::string(kFakeSmall), "--steps"},
+      {"", "subcommand"},
+  };
+  for (const Case& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.expected), std::string::npos) << c.args << "\n" << r.output;
+  }
+}
+
+TEST(Cli, TrainPrintsThroughputAndAccuracy) {
+  const Result r = run("train --epochs 1 " + std::string(kFakeSmall));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ex/s"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("test loss"), std::string::npos) << r.output;
+}
+
+TEST(Cli, ProfileWritesTraceThatReadsBack) {
+  const auto path = std::filesystem::temp_directory_path() / "tunescope-cli-test-trace.json.gz";
+  std::filesystem::remove(path);
+  const Result r = run("profile --warmup 1 --steps 2 --conv gemm --layout nhwc --trace " + path.string() +
+                       " " + kFakeSmall);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("gemm.fwd"), std::string::npos) << "kernel table lacks conv kernels:\n" << r.output;
+  const auto trace = tunescope::profiler::read_chrome_trace(path);
+  std::set<std::string> passes;
+  for (const auto& a : trace.activities)
+    if (a.name.rfind("gemm.", 0) == 0) passes.insert(a.name.substr(0, a.name.find('.', 5)));
+  EXPECT_EQ(passes, (std::set<std::string>{"gemm.fwd", "gemm.bwd_data", "gemm.bwd_filter"}));
+  size_t steps = 0, conv1 = 0;
+  for (const auto& range : trace.ranges) {
+    steps += range.name == "train_step";
+    conv1 += range.name == "conv1";
+  }
+  EXPECT_EQ(steps, 2u);
+  EXPECT_EQ(conv1, 4u) << "conv1 forward and backward in each of 2 steps";
+  EXPECT_EQ(trace.metadata.backend, "cpu");
+  std::filesystem::remove(path);
+}
+
+TEST(Cli, UnwritableTraceIsAnInputError) {
+  const Result r = run("profile --warmup 0 --steps 1 --trace /proc/no/such/dir/t.json " + std::string(kFakeSmall));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("/proc/no/such/dir/t.json"), std::string::npos) << r.output;
+}
+
+}  // namespace
