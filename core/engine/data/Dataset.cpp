@@ -2,7 +2,6 @@
 #include "core/engine/data/Dataset.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <numbers>

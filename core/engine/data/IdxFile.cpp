@@ -97,6 +97,7 @@ class RawSource final : public ByteSource {
   }
 
   size_t read(uint8_t* dst, size_t n) override {
+    if (n == 0) return 0;  // dst may be the null data() of an empty vector
     const size_t got = std::fread(dst, 1, n, file_.get());
     if (got < n && std::ferror(file_.get())) bad_file(path_, "read error: ", std::strerror(errno));
     consumed_ += static_cast<int64_t>(got);
@@ -106,7 +107,7 @@ class RawSource final : public ByteSource {
   int64_t size_hint() const override { return size_ < 0 ? -1 : size_ - consumed_; }
 
  private:
-  const fs::path& path_;
+  const fs::path path_;
   FilePtr file_;
   int64_t size_ = -1;
   int64_t consumed_ = 0;
@@ -181,7 +182,7 @@ class GzipSource final : public ByteSource {
     hint_ = std::min(isize, compressed * 1032);
   }
 
-  const fs::path& path_;
+  const fs::path path_;
   FilePtr file_;
   z_stream stream_{};
   std::array<uint8_t, 256 * 1024> buffer_{};
@@ -321,7 +322,8 @@ void write_idx(const fs::path& path, const IdxArray& array, IdxCompression compr
   FilePtr out(std::fopen(path.c_str(), "wb"));
   if (!out) io_error(std::strerror(errno));
   bool ok = std::fwrite(header.data(), 1, header.size(), out.get()) == header.size() &&
-            std::fwrite(array.data.data(), 1, array.data.size(), out.get()) == array.data.size();
+            (array.data.empty() ||  // an empty vector's data() may be null, which fwrite forbids
+             std::fwrite(array.data.data(), 1, array.data.size(), out.get()) == array.data.size());
   if (std::fclose(out.release()) != 0 || !ok) io_error(std::strerror(errno));
 }
 
