@@ -1,7 +1,9 @@
 #include "profiler/Trace.h"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
+#include <tuple>
 
 namespace tunescope::profiler {
 
@@ -26,6 +28,19 @@ ActivityKind parse_activity_kind(const std::string& text) {
 }
 RangeCategory parse_range_category(const std::string& text) {
   return parse_name<RangeCategory>(kRangeCategoryNames, text, "range category");
+}
+
+void sort_by_start(Trace& trace) {
+  // The ends are compared swapped so that a longer record sorts first at the same start.
+  std::stable_sort(trace.activities.begin(), trace.activities.end(),
+                   [](const Activity& a, const Activity& b) {
+                     return std::tie(a.start_ns, b.end_ns, a.device, a.stream) <
+                            std::tie(b.start_ns, a.end_ns, b.device, b.stream);
+                   });
+  std::stable_sort(trace.ranges.begin(), trace.ranges.end(), [](const Range& a, const Range& b) {
+    return std::tie(a.start_ns, b.end_ns, a.device, a.lane) <
+           std::tie(b.start_ns, a.end_ns, b.device, b.lane);
+  });
 }
 
 }  // namespace tunescope::profiler

@@ -54,4 +54,8 @@ struct Trace {
   std::vector<Range> ranges;         // sorted by start_ns after collection
 };
 
+// Sorts both lists by start time; at equal starts the enclosing (longer) record comes
+// first, as nesting-aware consumers expect; full ties keep their order.
+void sort_by_start(Trace& trace);
+
 }  // namespace tunescope::profiler

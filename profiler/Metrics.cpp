@@ -1,0 +1,248 @@
+// Metrics of a Trace: kernel table, lane busy time, concurrency and idle gaps, all
+// built on one sweep over interval start/end events.
+#include "profiler/Metrics.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+namespace tunescope::profiler {
+
+static_assert(static_cast<size_t>(ActivityKind::overhead) + 1 == kActivityKindCount,
+              "kActivityKindCount must follow ActivityKind");
+
+namespace {
+
+// The part of [start, end) inside the window, or nothing. A zero-length record is
+// inside when its instant is, so that it still counts as a call. A negative duration
+// (a corrupt record) is treated as zero rather than subtracting time.
+std::optional<Interval> clip(int64_t start, int64_t end, const std::optional<Interval>& window) {
+  end = std::max(end, start);
+  if (!window) return Interval{start, end};
+  if (start == end) {
+    if (start >= window->start_ns && start < window->end_ns) return Interval{start, end};
+    return std::nullopt;
+  }
+  const int64_t s = std::max(start, window->start_ns);
+  const int64_t e = std::min(end, window->end_ns);
+  if (s >= e) return std::nullopt;
+  return Interval{s, e};
+}
+
+// Calls visit(activity, clipped interval) for every activity of the scope.
+template <typename Visit>
+void for_each_in_scope(const Trace& trace, const MetricsScope& scope, Visit visit) {
+  for (const Activity& a : trace.activities) {
+    if (!scope.kinds.contains(a.kind)) continue;
+    if (auto part = clip(a.start_ns, a.end_ns, scope.window)) visit(a, *part);
+  }
+}
+
+// The one sweep line behind busy time, concurrency and gaps: calls
+// visit(piece, in_flight) for each maximal piece of time, in order, during which a
+// constant non-zero number of intervals is in flight. Ends and starts at the same
+// instant are applied together, so back-to-back intervals never count as overlapping.
+template <typename Visit>
+void sweep(const std::vector<Interval>& intervals, Visit visit) {
+  std::vector<std::pair<int64_t, int>> events;
+  events.reserve(2 * intervals.size());
+  for (const Interval& i : intervals) {
+    if (i.end_ns <= i.start_ns) continue;
+    events.emplace_back(i.start_ns, +1);
+    events.emplace_back(i.end_ns, -1);
+  }
+  std::sort(events.begin(), events.end());
+  int in_flight = 0;
+  for (size_t k = 0; k < events.size();) {
+    const int64_t now = events[k].first;
+    for (; k < events.size() && events[k].first == now; ++k) in_flight += events[k].second;
+    // Every interval ends after it starts, so in_flight is 0 after the last instant.
+    if (in_flight > 0 && k < events.size()) visit(Interval{now, events[k].first}, in_flight);
+  }
+}
+
+struct LaneData {
+  size_t activities = 0;
+  Interval span{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+  std::vector<Interval> busy;  // merged: sorted and disjoint
+};
+
+std::map<LaneKey, LaneData> lanes_of(const Trace& trace, const MetricsScope& scope) {
+  std::map<LaneKey, LaneData> lanes;
+  for_each_in_scope(trace, scope, [&](const Activity& a, const Interval& part) {
+    LaneData& lane = lanes[LaneKey{a.device, a.stream}];
+    ++lane.activities;
+    lane.span.start_ns = std::min(lane.span.start_ns, part.start_ns);
+    lane.span.end_ns = std::max(lane.span.end_ns, part.end_ns);
+    lane.busy.push_back(part);
+  });
+  for (auto& [key, lane] : lanes) lane.busy = merge_intervals(std::move(lane.busy));
+  return lanes;
+}
+
+int64_t total_duration(const std::vector<Interval>& intervals) {
+  int64_t total = 0;
+  for (const Interval& i : intervals) total += i.duration_ns();
+  return total;
+}
+
+std::vector<LaneStats> lane_stats_of(const std::map<LaneKey, LaneData>& lanes, Interval span) {
+  std::vector<LaneStats> rows;
+  rows.reserve(lanes.size());
+  for (const auto& [key, lane] : lanes) {
+    LaneStats row;
+    row.lane = key;
+    row.activities = lane.activities;
+    row.busy_ns = total_duration(lane.busy);
+    row.span = lane.span;
+    row.utilisation = span.duration_ns() > 0 ? static_cast<double>(row.busy_ns) /
+                                                   static_cast<double>(span.duration_ns())
+                                             : 0.0;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::vector<LaneGaps> idle_gaps_of(const std::map<LaneKey, LaneData>& lanes, int64_t threshold_ns) {
+  std::vector<LaneGaps> rows;
+  rows.reserve(lanes.size());
+  for (const auto& [key, lane] : lanes) {
+    LaneGaps row;
+    row.lane = key;
+    for (size_t i = 1; i < lane.busy.size(); ++i) {
+      const Interval gap{lane.busy[i - 1].end_ns, lane.busy[i].start_ns};
+      ++row.count;
+      row.total_ns += gap.duration_ns();
+      row.largest_ns = std::max(row.largest_ns, gap.duration_ns());
+      if (gap.duration_ns() > threshold_ns) row.long_gaps.push_back(gap);
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+Interval measured_span(const Trace& trace, const std::optional<Interval>& window) {
+  if (window) return *window;
+  if (trace.activities.empty()) return {};
+  Interval span{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+  for (const Activity& a : trace.activities) {
+    span.start_ns = std::min(span.start_ns, a.start_ns);
+    span.end_ns = std::max(span.end_ns, std::max(a.end_ns, a.start_ns));
+  }
+  return span;
+}
+
+std::vector<Interval> merge_intervals(std::vector<Interval> intervals) {
+  std::vector<Interval> merged;
+  sweep(intervals, [&](const Interval& piece, int) {
+    if (!merged.empty() && merged.back().end_ns == piece.start_ns)
+      merged.back().end_ns = piece.end_ns;
+    else
+      merged.push_back(piece);
+  });
+  return merged;
+}
+
+std::vector<KernelStats> kernel_table(const Trace& trace, const MetricsScope& scope, size_t top_n) {
+  // Keyed by views into the trace's names: no string copies per activity.
+  std::array<std::unordered_map<std::string_view, KernelStats>, kActivityKindCount> by_kind;
+  int64_t grand_total = 0;
+  for_each_in_scope(trace, scope, [&](const Activity& a, const Interval& part) {
+    auto [it, inserted] = by_kind[static_cast<size_t>(a.kind)].try_emplace(a.name);
+    KernelStats& row = it->second;
+    const int64_t ns = part.duration_ns();
+    if (inserted) {
+      row.kind = a.kind;
+      row.min_ns = ns;
+      row.max_ns = ns;
+    }
+    ++row.calls;
+    row.total_ns += ns;
+    row.min_ns = std::min(row.min_ns, ns);
+    row.max_ns = std::max(row.max_ns, ns);
+    grand_total += ns;
+  });
+
+  std::vector<KernelStats> rows;
+  for (auto& kind_rows : by_kind) {
+    for (auto& [name, row] : kind_rows) {
+      row.name = std::string(name);
+      row.mean_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.calls);
+      row.share_pct = grand_total > 0 ? 100.0 * static_cast<double>(row.total_ns) /
+                                            static_cast<double>(grand_total)
+                                      : 0.0;
+      rows.push_back(std::move(row));
+    }
+  }
+  std::sort(rows.begin(), rows.end(), [](const KernelStats& a, const KernelStats& b) {
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    if (a.name != b.name) return a.name < b.name;
+    return a.kind < b.kind;
+  });
+  if (top_n > 0 && rows.size() > top_n) rows.resize(top_n);
+  return rows;
+}
+
+std::vector<LaneStats> lane_stats(const Trace& trace, const MetricsScope& scope) {
+  return lane_stats_of(lanes_of(trace, scope), measured_span(trace, scope.window));
+}
+
+Concurrency concurrency(const Trace& trace, const MetricsScope& scope) {
+  std::vector<Interval> intervals;
+  for_each_in_scope(trace, scope,
+                    [&](const Activity&, const Interval& part) { intervals.push_back(part); });
+
+  Concurrency result;
+  double weighted_ns = 0;  // integral of in-flight count over time
+  sweep(intervals, [&](const Interval& piece, int in_flight) {
+    const int64_t ns = piece.duration_ns();
+    result.busy_ns += ns;
+    if (in_flight >= 2) result.concurrent_ns += ns;
+    weighted_ns += static_cast<double>(in_flight) * static_cast<double>(ns);
+    result.max_in_flight = std::max(result.max_in_flight, in_flight);
+  });
+  if (result.busy_ns > 0) {
+    const auto busy = static_cast<double>(result.busy_ns);
+    result.concurrent_share = static_cast<double>(result.concurrent_ns) / busy;
+    result.mean_in_flight = weighted_ns / busy;
+  }
+  return result;
+}
+
+std::vector<LaneGaps> idle_gaps(const Trace& trace, int64_t threshold_ns,
+                                const MetricsScope& scope) {
+  return idle_gaps_of(lanes_of(trace, scope), threshold_ns);
+}
+
+TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
+  const MetricsScope& scope = options.scope;
+  TraceSummary summary;
+  summary.span = measured_span(trace, scope.window);
+
+  for (const Activity& a : trace.activities) {
+    if (auto part = clip(a.start_ns, a.end_ns, scope.window)) {
+      ++summary.activities;
+      summary.time_by_kind_ns[static_cast<size_t>(a.kind)] += part->duration_ns();
+    }
+  }
+  for (const Range& r : trace.ranges)
+    if (clip(r.start_ns, r.end_ns, scope.window)) ++summary.ranges;
+
+  summary.kernels = kernel_table(trace, scope);
+  summary.kernel_rows = summary.kernels.size();
+  if (options.top_n > 0 && summary.kernels.size() > options.top_n)
+    summary.kernels.resize(options.top_n);
+
+  const auto lanes = lanes_of(trace, scope);
+  summary.lanes = lane_stats_of(lanes, summary.span);
+  summary.gaps = idle_gaps_of(lanes, options.gap_threshold_ns);
+  summary.concurrency = concurrency(trace, scope);
+  return summary;
+}
+
+}  // namespace tunescope::profiler

@@ -1,0 +1,33 @@
+// Terminal rendering of trace metrics as aligned text tables, used by `tunescope
+// profile`. Column widths follow the content; nothing here computes a metric.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "profiler/Metrics.h"
+
+namespace tunescope::profiler {
+
+// Longer kernel names are cut with "..." so one templated name cannot push the
+// numbers off the screen.
+constexpr size_t kDefaultMaxNameWidth = 60;
+
+// Columns: name, calls, total ms, mean us, share % (and kind, when rows mix kinds).
+std::string format_kernel_table(const std::vector<KernelStats>& rows,
+                                size_t max_name_width = kDefaultMaxNameWidth);
+
+// Columns: device, lane, activities, busy ms, util %; with gaps (rows matched by lane)
+// also gaps, idle ms, largest gap us.
+std::string format_lane_table(const std::vector<LaneStats>& lanes,
+                              const std::vector<LaneGaps>& gaps = {});
+
+// One line: share of busy time with >= 2 in flight, mean and max in flight.
+std::string format_concurrency(const Concurrency& concurrency);
+
+// The whole report: span and time per kind, kernel table, lane table, concurrency.
+std::string format_summary(const TraceSummary& summary,
+                           size_t max_name_width = kDefaultMaxNameWidth);
+
+}  // namespace tunescope::profiler

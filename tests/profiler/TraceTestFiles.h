@@ -1,0 +1,141 @@
+// Helpers shared by the trace file tests: a scratch directory, a sample trace that
+// exercises every field, and field-by-field equality for readable failures.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "profiler/Trace.h"
+
+namespace tunescope::profiler::test_files {
+
+// A fresh directory per test, removed afterwards.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = std::filesystem::temp_directory_path() /
+            ("tunescope-" + std::string(info->test_suite_name()) + "-" + info->name() + "-" +
+             std::to_string(::getpid()));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// Every kind and category, two devices, several lanes, nested ranges, names that need
+// escaping, and host-clock timestamps large enough to lose nanoseconds in a double.
+inline Trace sample_trace() {
+  constexpr int64_t t0 = 987'654'321'012'345'677;  // ns, odd on purpose
+  Trace trace;
+  trace.metadata.machine = "Test CPU @ 3.0GHz x 16";
+  trace.metadata.backend = "cpu";
+  trace.metadata.config = "{\"schema\": \"tunescope.config/1\",\n \"layout\": \"NHWC\"}";
+  trace.metadata.extra["model"] = "resnet18";
+  trace.metadata.extra["note"] = "quote \" backslash \\ tab \t";
+
+  const char* kinds_names[] = {"conv \"fwd\" <3x3>", "memcpy HtoD", "memset", "stream wait",
+                               "launch"};
+  int64_t t = t0;
+  for (int i = 0; i < 5; ++i) {
+    Activity a;
+    a.kind = static_cast<ActivityKind>(i);
+    a.name = kinds_names[i];
+    a.device = i % 2;
+    a.stream = i;
+    a.start_ns = t;
+    a.end_ns = t + 1001 + i;
+    a.correlation = 100 + static_cast<uint64_t>(i);
+    a.flops = i * 1.5e9 + 0.1;
+    a.bytes = i * 4096.0;
+    trace.activities.push_back(a);
+    t += 333;
+  }
+  Activity unicode;
+  unicode.name = "r\xc3\xa9sum\xc3\xa9 \xe2\x86\x92 pad";  // UTF-8
+  unicode.device = 1;
+  unicode.stream = 7;
+  unicode.start_ns = t0 + 5000;
+  unicode.end_ns = t0 + 5000;  // zero length
+  trace.activities.push_back(unicode);
+
+  const auto range = [&](const char* name, RangeCategory category, int64_t start, int64_t end,
+                         int lane) {
+    Range r;
+    r.name = name;
+    r.category = category;
+    r.start_ns = start;
+    r.end_ns = end;
+    r.device = 0;
+    r.lane = lane;
+    trace.ranges.push_back(r);
+  };
+  range("run", RangeCategory::run, t0 - 10, t0 + 9000, 0);
+  range("candidate 3", RangeCategory::candidate, t0 - 5, t0 + 8000, 0);
+  range("iteration 0", RangeCategory::iteration, t0, t0 + 4000, 0);
+  range("conv1", RangeCategory::layer, t0 + 1, t0 + 2000, 0);
+  range("forward", RangeCategory::phase, t0 + 2, t0 + 1000, 1);
+  sort_by_start(trace);
+  return trace;
+}
+
+inline void expect_same_trace(const Trace& expected, const Trace& actual) {
+  EXPECT_EQ(expected.metadata.machine, actual.metadata.machine);
+  EXPECT_EQ(expected.metadata.backend, actual.metadata.backend);
+  EXPECT_EQ(expected.metadata.config, actual.metadata.config);
+  EXPECT_EQ(expected.metadata.extra, actual.metadata.extra);
+  ASSERT_EQ(expected.activities.size(), actual.activities.size());
+  for (size_t i = 0; i < expected.activities.size(); ++i) {
+    SCOPED_TRACE("activity " + std::to_string(i));
+    const Activity& e = expected.activities[i];
+    const Activity& a = actual.activities[i];
+    EXPECT_EQ(e.kind, a.kind);
+    EXPECT_EQ(e.name, a.name);
+    EXPECT_EQ(e.device, a.device);
+    EXPECT_EQ(e.stream, a.stream);
+    EXPECT_EQ(e.start_ns, a.start_ns);
+    EXPECT_EQ(e.end_ns, a.end_ns);
+    EXPECT_EQ(e.correlation, a.correlation);
+    EXPECT_EQ(e.flops, a.flops);
+    EXPECT_EQ(e.bytes, a.bytes);
+  }
+  ASSERT_EQ(expected.ranges.size(), actual.ranges.size());
+  for (size_t i = 0; i < expected.ranges.size(); ++i) {
+    SCOPED_TRACE("range " + std::to_string(i));
+    const Range& e = expected.ranges[i];
+    const Range& a = actual.ranges[i];
+    EXPECT_EQ(e.name, a.name);
+    EXPECT_EQ(e.category, a.category);
+    EXPECT_EQ(e.start_ns, a.start_ns);
+    EXPECT_EQ(e.end_ns, a.end_ns);
+    EXPECT_EQ(e.device, a.device);
+    EXPECT_EQ(e.lane, a.lane);
+  }
+}
+
+}  // namespace tunescope::profiler::test_files
