@@ -100,6 +100,8 @@ class OpKernels {
   virtual void accumulate(const ExecContext& ctx, const Tensor& x, Tensor& y) = 0;
   // "zero": fills with 0.
   virtual void zero(const ExecContext& ctx, Tensor& y) = 0;
+  // "copy": y = x, same shape and layout (gradient passed through a residual join).
+  virtual void copy(const ExecContext& ctx, const Tensor& x, Tensor& y) = 0;
 
   // "softmax_xent": mean cross-entropy of softmax(logits) against labels; logits are
   // {N, K, 1, 1}. When dlogits is not null it receives d(mean loss)/d(logits).

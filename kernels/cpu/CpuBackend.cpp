@@ -1,0 +1,59 @@
+// The "cpu" backend: the CPU op kernels plus a description of the machine and the
+// numeric libraries it runs on. Registered by name; nobody includes this file.
+#include <cblas.h>
+#include <fftw3.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "core/base/Backend.h"
+#include "core/base/Error.h"
+#include "core/base/Registry.h"
+#include "kernels/cpu/CpuOps.h"
+
+namespace tunescope::cpu {
+namespace {
+
+std::string trim(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return {};
+  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+// The first "model name" of /proc/cpuinfo (x86 and most ARM kernels provide one).
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string model = trim(line.substr(colon + 1));
+    if (!model.empty()) return model;
+  }
+  return "unknown CPU";
+}
+
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+
+  std::string device_description() const override {
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    return cat(cpu_model_name(), ", ", cores, " logical cores, ", trim(openblas_get_config()),
+               ", ", fftwf_version);
+  }
+
+  OpKernels& ops() override { return ops_; }
+
+ private:
+  CpuOps ops_;
+};
+
+const BackendRegistration registration("cpu", [] { return std::make_unique<CpuBackend>(); });
+
+}  // namespace
+}  // namespace tunescope::cpu

@@ -1,0 +1,171 @@
+// Shared building blocks of the CPU op kernels: argument checks, shape-fixed work
+// partitions, the per-channel reduction and per-channel elementwise loops used by batch
+// norm and bias for both layouts, and sgemm split over the pool. Private to kernels/cpu.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/base/Tensor.h"
+#include "core/base/ThreadPool.h"
+
+namespace tunescope::cpu::ops {
+
+// Elements one chunk of a parallel loop should at least cover: below this, waking the
+// pool's workers costs more than the work they would take over.
+inline constexpr int64_t kElementGrain = 16384;
+// Elements per partial sum of a reduction. Smaller than kElementGrain so that a
+// reduction still has some chunks to spread once the whole tensor is worth it.
+inline constexpr int64_t kReductionChunk = 4096;
+
+// Each throws Error(runtime) "<op>: <name> ..." naming the shapes involved.
+void check_present(const char* op, const char* name, const Tensor& t);
+void check_shape(const char* op, const char* name, const Tensor& t, const Shape4& expected);
+// Same shape and same layout as `ref`.
+void check_like(const char* op, const char* name, const Tensor& t, const char* ref_name,
+                const Tensor& ref);
+// A per-channel parameter: {1, channels, 1, 1}, either layout (both store it the same way).
+void check_channel_param(const char* op, const char* name, const Tensor& t, int64_t channels);
+
+// [0, count) cut into chunks whose size depends on count alone, never on the pool
+// size, so partial results and the order they are combined in are reproducible.
+struct Chunks {
+  int64_t count = 0;
+  int64_t size = 1;
+  int64_t number = 0;
+  int64_t begin(int64_t i) const { return i * size; }
+  int64_t end(int64_t i) const { return std::min(count, (i + 1) * size); }
+};
+Chunks fixed_chunks(int64_t count, int64_t min_size, int64_t max_chunks = 64);
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The parallel_for grain for items of `item_elements` elements each: enough items per
+// chunk to cover kElementGrain elements.
+inline int64_t grain_for(int64_t item_elements) {
+  return std::max<int64_t>(1, kElementGrain / std::max<int64_t>(1, item_elements));
+}
+
+// Sums K quantities term(i) -> std::array<float, K> over i in [begin, end). Eight
+// independent double lanes keep the loop free of a serial dependency chain while the
+// order stays fixed.
+template <size_t K, typename Term>
+std::array<double, K> sum_run(int64_t begin, int64_t end, const Term& term) {
+  constexpr int64_t kLanes = 8;
+  double lanes[K][kLanes] = {};
+  int64_t i = begin;
+  for (; i + kLanes <= end; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) {
+      const auto v = term(i + j);
+      for (size_t k = 0; k < K; ++k) lanes[k][j] += v[k];
+    }
+  std::array<double, K> out{};
+  for (size_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < kLanes; ++j) out[k] += lanes[k][j];
+  for (; i < end; ++i) {
+    const auto v = term(i);
+    for (size_t k = 0; k < K; ++k) out[k] += v[k];
+  }
+  return out;
+}
+
+// Per-channel sums over (n, h, w) of K quantities term(i, c) -> std::array<float, K>,
+// where i is the physical offset of an element of channel c in a tensor of shape s and
+// `layout` (the same offset in every tensor of that shape and layout).
+// Chunks are runs of consecutive segments, the contiguous pieces of memory: channel
+// planes in NCHW (summed by sum_run), rows of all channels in NHWC (added into a
+// per-channel vector). Each chunk sweeps memory in order, which the prefetchers need;
+// its partial sums are combined in chunk order, so the result is the same for any pool.
+template <size_t K, typename Term>
+std::array<std::vector<double>, K> sum_per_channel(ThreadPool& pool, const Shape4& s,
+                                                   Layout layout, const Term& term) {
+  const int64_t channels = s.c, plane = s.h * s.w;
+  const bool planar = layout == Layout::NCHW;
+  const int64_t segments = planar ? s.n * channels : s.n * plane;
+  const int64_t segment_length = planar ? plane : channels;
+  const Chunks chunks = fixed_chunks(segments, ceil_div(kReductionChunk, std::max<int64_t>(1, segment_length)));
+  std::vector<double> partial(chunks.number * K * channels, 0.0);
+  pool.parallel_for(
+      chunks.number,
+      [&](int64_t first, int64_t last) {
+        for (int64_t chunk = first; chunk < last; ++chunk) {
+          double* acc = &partial[chunk * K * channels];
+          for (int64_t segment = chunks.begin(chunk); segment < chunks.end(chunk); ++segment) {
+            const int64_t base = segment * segment_length;
+            if (planar) {
+              const int64_t c = segment % channels;
+              const auto run = sum_run<K>(base, base + plane, [&](int64_t i) { return term(i, c); });
+              for (size_t k = 0; k < K; ++k) acc[k * channels + c] += run[k];
+            } else {
+              for (int64_t c = 0; c < channels; ++c) {
+                const auto v = term(base + c, c);
+                for (size_t k = 0; k < K; ++k) acc[k * channels + c] += v[k];
+              }
+            }
+          }
+        }
+      },
+      grain_for(chunks.size * segment_length));
+  std::array<std::vector<double>, K> sums;
+  for (size_t k = 0; k < K; ++k) {
+    sums[k].assign(channels, 0.0);
+    for (int64_t chunk = 0; chunk < chunks.number; ++chunk) {
+      const double* acc = &partial[(chunk * K + k) * channels];
+      for (int64_t c = 0; c < channels; ++c) sums[k][c] += acc[c];
+    }
+  }
+  return sums;
+}
+
+// out[c] = sum over (n, h, w) of t: the bias gradient, shared by bias.bwd and fc.bwd_weight.
+void channel_sums(ThreadPool& pool, const Tensor& t, float* out);
+
+// Calls f(i, c) for every physical offset i of a tensor of shape s and `layout`, with
+// c its channel: channel planes in NCHW, rows of contiguous channels in NHWC. f must
+// only touch offset i of its tensors, so chunks run in parallel.
+template <typename F>
+void for_each_with_channel(ThreadPool& pool, const Shape4& s, Layout layout, const F& f) {
+  const int64_t channels = s.c, plane = s.h * s.w;
+  if (layout == Layout::NCHW) {
+    pool.parallel_for(
+        s.n * channels,
+        [&](int64_t first, int64_t last) {
+          for (int64_t p = first; p < last; ++p) {
+            const int64_t c = p % channels, base = p * plane;
+            for (int64_t i = base; i < base + plane; ++i) f(i, c);
+          }
+        },
+        grain_for(plane));
+  } else {
+    pool.parallel_for(
+        s.n * plane,
+        [&](int64_t first, int64_t last) {
+          for (int64_t row = first; row < last; ++row) {
+            const int64_t base = row * channels;
+            for (int64_t c = 0; c < channels; ++c) f(base + c, c);
+          }
+        },
+        grain_for(channels));
+  }
+}
+
+// C = op(A) * op(B) + beta * C in row-major storage (BLAS argument meanings). OpenBLAS
+// runs single-threaded, so the product is cut into row or column panels of C, fixed by
+// the shape, one sgemm call each.
+struct Gemm {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  const float* a = nullptr;
+  int64_t lda = 0;
+  const float* b = nullptr;
+  int64_t ldb = 0;
+  float beta = 0.0f;
+  float* c = nullptr;
+  int64_t ldc = 0;
+};
+void parallel_sgemm(ThreadPool& pool, const Gemm& g);
+
+}  // namespace tunescope::cpu::ops

@@ -1,0 +1,98 @@
+// The fully connected layer on the CPU: three sgemm calls on flattened items. x and the
+// weight share a layout, so a row of either is one contiguous run in the same physical
+// order and no layout needs a transpose. The products are split into panels over the
+// pool by parallel_sgemm because OpenBLAS itself runs single-threaded.
+#include <algorithm>
+
+#include "core/base/Error.h"
+#include "kernels/cpu/CpuOps.h"
+#include "kernels/cpu/CpuOpsSupport.h"
+#include "profiler/Tracer.h"
+
+namespace tunescope::cpu {
+
+using namespace ops;
+
+namespace {
+
+// Checks that `data` ({N, C, H, W}) and `weight` ({OUT, C, H, W}) belong to one layer.
+void check_weight(const char* op, const char* data_name, const Tensor& data,
+                  const char* weight_name, const Tensor& weight) {
+  check_present(op, data_name, data);
+  check_present(op, weight_name, weight);
+  const Shape4 d = data.shape(), w = weight.shape();
+  if (d.c != w.c || d.h != w.h || d.w != w.w || data.layout() != weight.layout())
+    fail(ErrorKind::runtime, op, ": ", weight_name, " ", w.str(), " ", to_string(weight.layout()),
+         " does not match ", data_name, " ", d.str(), " ", to_string(data.layout()),
+         " (expected OUTx", d.c, "x", d.h, "x", d.w, " in the same layout)");
+}
+
+// Checks the {N, OUT, 1, 1} side of the layer (y or dy) against the data tensor's layout.
+void check_outputs(const char* op, const char* name, const Tensor& t, int64_t batch,
+                   int64_t outputs, Layout layout) {
+  check_shape(op, name, t, Shape4{batch, outputs, 1, 1});
+  if (t.layout() != layout)
+    fail(ErrorKind::runtime, op, ": ", name, " is ", to_string(t.layout()), " but the data is ",
+         to_string(layout));
+}
+
+double gemm_flops(int64_t batch, int64_t outputs, int64_t features) {
+  return 2.0 * static_cast<double>(batch) * static_cast<double>(outputs) * static_cast<double>(features);
+}
+
+}  // namespace
+
+void CpuOps::fc_forward(const ExecContext& ctx, const Tensor& x, const Tensor& weight,
+                        const Tensor& bias, Tensor& y) {
+  check_weight("fc.fwd", "x", x, "weight", weight);
+  const int64_t batch = x.shape().n, outputs = weight.shape().n, features = x.shape().item_count();
+  check_channel_param("fc.fwd", "bias", bias, outputs);
+  check_outputs("fc.fwd", "y", y, batch, outputs, x.layout());
+  profiler::KernelScope scope(ctx.tracer, "fc.fwd", ctx.device, ctx.lane,
+                              gemm_flops(batch, outputs, features),
+                              static_cast<double>(x.bytes() + weight.bytes() + y.bytes()));
+  // Seeding y with the bias lets sgemm add it for free (beta = 1).
+  float* yd = y.data();
+  for (int64_t n = 0; n < batch; ++n) std::copy_n(bias.data(), outputs, yd + n * outputs);
+  parallel_sgemm(ctx.pool, Gemm{.trans_a = false, .trans_b = true,
+                                .m = batch, .n = outputs, .k = features,
+                                .a = x.data(), .lda = features,
+                                .b = weight.data(), .ldb = features,
+                                .beta = 1.0f, .c = yd, .ldc = outputs});
+}
+
+void CpuOps::fc_backward_data(const ExecContext& ctx, const Tensor& dy, const Tensor& weight,
+                              Tensor& dx) {
+  check_weight("fc.bwd_data", "dx", dx, "weight", weight);
+  const int64_t batch = dx.shape().n, outputs = weight.shape().n, features = dx.shape().item_count();
+  check_outputs("fc.bwd_data", "dy", dy, batch, outputs, dx.layout());
+  profiler::KernelScope scope(ctx.tracer, "fc.bwd_data", ctx.device, ctx.lane,
+                              gemm_flops(batch, outputs, features),
+                              static_cast<double>(dx.bytes() + weight.bytes() + dy.bytes()));
+  // dx[N, D] = dy[N, OUT] * weight[OUT, D]
+  parallel_sgemm(ctx.pool, Gemm{.trans_a = false, .trans_b = false,
+                                .m = batch, .n = features, .k = outputs,
+                                .a = dy.data(), .lda = outputs,
+                                .b = weight.data(), .ldb = features,
+                                .beta = 0.0f, .c = dx.data(), .ldc = features});
+}
+
+void CpuOps::fc_backward_weight(const ExecContext& ctx, const Tensor& x, const Tensor& dy,
+                                Tensor& dweight, Tensor& dbias) {
+  check_weight("fc.bwd_weight", "x", x, "dweight", dweight);
+  const int64_t batch = x.shape().n, outputs = dweight.shape().n, features = x.shape().item_count();
+  check_outputs("fc.bwd_weight", "dy", dy, batch, outputs, x.layout());
+  check_channel_param("fc.bwd_weight", "dbias", dbias, outputs);
+  profiler::KernelScope scope(ctx.tracer, "fc.bwd_weight", ctx.device, ctx.lane,
+                              gemm_flops(batch, outputs, features),
+                              static_cast<double>(x.bytes() + dweight.bytes() + dy.bytes()));
+  // dweight[OUT, D] = dy[N, OUT]^T * x[N, D]
+  parallel_sgemm(ctx.pool, Gemm{.trans_a = true, .trans_b = false,
+                                .m = outputs, .n = features, .k = batch,
+                                .a = dy.data(), .lda = outputs,
+                                .b = x.data(), .ldb = features,
+                                .beta = 0.0f, .c = dweight.data(), .ldc = features});
+  channel_sums(ctx.pool, dy, dbias.data());
+}
+
+}  // namespace tunescope::cpu
