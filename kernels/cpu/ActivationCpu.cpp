@@ -16,7 +16,9 @@ void CpuOps::relu_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) {
   const float* xd = x.data();
   float* yd = y.data();
   ctx.pool.parallel_for(x.size(), [=](int64_t first, int64_t last) {
-    for (int64_t i = first; i < last; ++i) yd[i] = xd[i] > 0.0f ? xd[i] : 0.0f;
+    // !(x <= 0) keeps NaN, so a diverging run shows up as a NaN loss instead of
+    // being silently clamped to 0 here.
+    for (int64_t i = first; i < last; ++i) yd[i] = !(xd[i] <= 0.0f) ? xd[i] : 0.0f;
   }, kElementGrain);
 }
 

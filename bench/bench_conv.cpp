@@ -1,0 +1,178 @@
+// GFLOP/s of every CPU convolution algorithm (forward, backward data, backward filter)
+// on every conv layer of LeNet-5 and resnet18-small at batch 128, NCHW and NHWC, each
+// layer beside a pool-parallel cblas_sgemm of its equivalent GEMM (M = N*P*Q, N = K,
+// K = C*R*S) as the roofline reference.
+//
+// Threads: --threads=N or TUNESCOPE_BENCH_THREADS=N (default: hardware concurrency).
+// Names are <model>.<layer>/<layout>/<algorithm>/<pass>; filter with --benchmark_filter.
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/base/AlignedBuffer.h"
+#include "core/base/ConvProblem.h"
+#include "core/base/Registry.h"
+#include "core/base/Tensor.h"
+#include "core/base/ThreadPool.h"
+
+namespace tunescope {
+namespace {
+
+constexpr int64_t kBatch = 128;
+
+struct Layer {
+  const char* name;
+  ConvProblem problem;
+};
+
+ConvProblem conv(int64_t c, int64_t hw, int64_t k, int64_t kernel, int64_t stride, int64_t pad) {
+  ConvProblem p;
+  p.input = {kBatch, c, hw, hw};
+  p.out_channels = k;
+  p.kernel_h = p.kernel_w = kernel;
+  p.stride_h = p.stride_w = stride;
+  p.pad_h = p.pad_w = pad;
+  return p;
+}
+
+const std::vector<Layer>& layers() {
+  static const std::vector<Layer> all = {
+      {"lenet.conv1", conv(1, 32, 6, 5, 1, 0)},
+      {"lenet.conv2", conv(6, 14, 16, 5, 1, 0)},
+      {"resnet.stem", conv(3, 32, 16, 3, 1, 1)},
+      {"resnet.s1_16x16", conv(16, 32, 16, 3, 1, 1)},
+      {"resnet.s2_16to32_s2", conv(16, 32, 32, 3, 2, 1)},
+      {"resnet.s2_32x32", conv(32, 16, 32, 3, 1, 1)},
+      {"resnet.s3_32to64_s2", conv(32, 16, 64, 3, 2, 1)},
+      {"resnet.s3_64x64", conv(64, 8, 64, 3, 1, 1)},
+      {"resnet.s4_64to128_s2", conv(64, 8, 128, 3, 2, 1)},
+      {"resnet.s4_128x128", conv(128, 4, 128, 3, 1, 1)},
+      {"resnet.proj_16to32", conv(16, 32, 32, 1, 2, 0)},
+      {"resnet.proj_32to64", conv(32, 16, 64, 1, 2, 0)},
+      {"resnet.proj_64to128", conv(64, 8, 128, 1, 2, 0)},
+  };
+  return all;
+}
+
+int g_threads = 1;
+
+ThreadPool& pool() {
+  static ThreadPool shared(g_threads);
+  return shared;
+}
+
+void fill(Tensor& t, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int64_t i = 0; i < t.size(); ++i) t.data()[i] = dist(rng);
+}
+
+void set_rate(benchmark::State& state, const ConvProblem& p) {
+  state.counters["FLOPS"] = benchmark::Counter(p.flops(), benchmark::Counter::kIsIterationInvariantRate,
+                                               benchmark::Counter::OneK::kIs1000);
+}
+
+enum class Pass { fwd, bwd_data, bwd_filter };
+
+void run_conv(benchmark::State& state, const std::string& algorithm, ConvProblem p, Pass pass) {
+  auto algo = Registry::instance().make_conv_algorithm("cpu", algorithm);
+  if (!algo->supports(p)) {
+    state.SkipWithError(algo->unsupported_reason(p).c_str());
+    return;
+  }
+  Tensor x(p.input, p.layout), w(p.filter(), p.layout), y(p.output(), p.layout);
+  Tensor dx(p.input, p.layout), dw(p.filter(), p.layout);
+  fill(x, 1);
+  fill(w, 2);
+  fill(y, 3);  // doubles as dy
+  const size_t bytes = algo->workspace_bytes(p);
+  AlignedBuffer workspace(bytes);
+  const ExecContext exec{pool()};
+  const ConvCall call{p, exec, workspace.data(), bytes};
+  for (auto _ : state) {
+    switch (pass) {
+      case Pass::fwd: algo->forward(call, x, w, y); break;
+      case Pass::bwd_data: algo->backward_data(call, y, w, dx); break;
+      case Pass::bwd_filter: algo->backward_filter(call, x, y, dw); break;
+    }
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, p);
+  state.counters["workspace_MiB"] = static_cast<double>(bytes) / (1 << 20);
+}
+
+// The layer's GEMM (M = N*P*Q, N = K, K = C*R*S) with M split across the pool, as a
+// single-threaded OpenBLAS is used by the algorithms: what im2col-free GEMM would reach.
+void run_sgemm(benchmark::State& state, ConvProblem p) {
+  const Shape4 out = p.output();
+  const int64_t M = out.n * out.h * out.w, N = p.out_channels, K = p.input.c * p.kernel_h * p.kernel_w;
+  std::vector<float> a(static_cast<size_t>(M * K), 0.5f), b(static_cast<size_t>(K * N), 0.25f),
+      c(static_cast<size_t>(M * N));
+  for (auto _ : state) {
+    pool().parallel_for(M, [&](int64_t begin, int64_t end) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(end - begin),
+                  static_cast<int>(N), static_cast<int>(K), 1.0f, a.data() + begin * K,
+                  static_cast<int>(K), b.data(), static_cast<int>(N), 0.0f, c.data() + begin * N,
+                  static_cast<int>(N));
+    }, 256);
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, p);
+}
+
+void register_all() {
+  const std::vector<std::string> algorithms = Registry::instance().conv_algorithms("cpu");
+  const std::pair<Pass, const char*> passes[] = {
+      {Pass::fwd, "fwd"}, {Pass::bwd_data, "bwd_data"}, {Pass::bwd_filter, "bwd_filter"}};
+  for (const Layer& layer : layers())
+    for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+      ConvProblem p = layer.problem;
+      p.layout = layout;
+      const std::string prefix = std::string(layer.name) + "/" + to_string(layout) + "/";
+      benchmark::RegisterBenchmark((prefix + "sgemm-roofline").c_str(), run_sgemm, p)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+      for (const std::string& algorithm : algorithms)
+        for (const auto& [pass, tag] : passes)
+          benchmark::RegisterBenchmark((prefix + algorithm + "/" + tag).c_str(), run_conv, algorithm,
+                                       p, pass)
+              ->Unit(benchmark::kMillisecond)
+              ->UseRealTime();
+    }
+}
+
+// Takes --threads=N out of argv (Google Benchmark rejects unknown flags).
+int threads_from(int& argc, char** argv) {
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (const char* env = std::getenv("TUNESCOPE_BENCH_THREADS")) threads = std::max(1, std::atoi(env));
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--threads=", 10) == 0)
+      threads = std::max(1, std::atoi(argv[i] + 10));
+    else
+      argv[kept++] = argv[i];
+  }
+  argc = kept;
+  return threads;
+}
+
+}  // namespace
+}  // namespace tunescope
+
+int main(int argc, char** argv) {
+  tunescope::g_threads = tunescope::threads_from(argc, argv);
+  benchmark::AddCustomContext("threads", std::to_string(tunescope::g_threads));
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  tunescope::register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,79 @@
+// FFT convolution (after Mathieu, Henaff & LeCun) for any FftTransform: every pass is
+// r2c of its operands, a complex matrix product per frequency bin over channels, and
+// c2r with a crop. Algorithms differ only in their transform: fft-fftw is this class
+// with FftwTransformFactory, and fft-own will be this class with our own FFT.
+//
+// Inputs are zero-padded to rows x cols >= (H + 2 pad) x (W + 2 pad), the transform's
+// good size: large enough that the circular correlation equals the linear one on every
+// output we keep. Strides are handled in the spatial domain: forward keeps every u-th
+// row of the stride-1 output, and dy is spread onto the stride-1 grid (zeros between)
+// for both backward passes, so all strides cost the same transforms.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/base/ConvAlgorithm.h"
+#include "kernels/cpu/FftTransform.h"
+
+namespace tunescope::cpu {
+
+// Kernel names must outlive the tracer, so each algorithm passes string literals:
+// TUNESCOPE_FFT_KERNEL_NAMES("fft-fftw") builds them from one literal prefix.
+struct FftKernelNames {
+  struct Pass {
+    const char* r2c_in;      // x (forward, backward filter) or dy (backward data)
+    const char* r2c_second;  // w (forward, backward data) or dy (backward filter)
+    const char* cgemm;
+    const char* c2r;
+  };
+  Pass fwd, bwd_data, bwd_filter;
+};
+
+#define TUNESCOPE_FFT_KERNEL_NAMES(algo)                                                  \
+  ::tunescope::cpu::FftKernelNames {                                                      \
+    {algo ".fwd.r2c_x", algo ".fwd.r2c_w", algo ".fwd.cgemm", algo ".fwd.c2r"},           \
+        {algo ".bwd_data.r2c_dy", algo ".bwd_data.r2c_w", algo ".bwd_data.cgemm",         \
+         algo ".bwd_data.c2r"},                                                           \
+        {algo ".bwd_filter.r2c_x", algo ".bwd_filter.r2c_dy", algo ".bwd_filter.cgemm",   \
+         algo ".bwd_filter.c2r"},                                                         \
+  }
+
+class FftConvolution : public ConvAlgorithm {
+ public:
+  // Spectra and padded planes of one chunk of images stay below chunk_budget_bytes
+  // (at least one image per chunk); larger batches run chunk by chunk.
+  static constexpr int64_t kDefaultChunkBudgetBytes = int64_t{64} << 20;
+
+  FftConvolution(std::string name, FftKernelNames kernel_names,
+                 std::unique_ptr<FftTransformFactory> transforms,
+                 int64_t chunk_budget_bytes = kDefaultChunkBudgetBytes);
+  ~FftConvolution() override;
+
+  std::string name() const override { return name_; }
+  std::string unsupported_reason(const ConvProblem& problem) const override;
+  size_t workspace_bytes(const ConvProblem& problem) const override;
+
+  void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override;
+  void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override;
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override;
+
+ private:
+  struct Plan;
+  Plan make_plan(const ConvProblem& problem) const;
+  // The transform for `shape`, created on first use and kept: one instance serves one
+  // layer, so the shape rarely changes.
+  FftTransform& transform_for(const FftShape& shape);
+
+  const std::string name_;
+  const FftKernelNames kernel_names_;
+  const std::unique_ptr<FftTransformFactory> transforms_;
+  const int64_t chunk_budget_bytes_;
+  std::mutex mutex_;  // guards the cached transform
+  FftShape cached_shape_;
+  std::unique_ptr<FftTransform> cached_transform_;
+};
+
+}  // namespace tunescope::cpu

@@ -1,0 +1,144 @@
+// The ConvAlgorithm contract for every registered "cpu" algorithm: refusals come with a
+// reason, mismatched tensors and short workspaces throw tunescope::Error, and every
+// kernel is traced under "<algorithm>.<pass>[.<step>]".
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <set>
+
+#include "ConvTestSupport.h"
+#include "core/base/AlignedBuffer.h"
+#include "core/base/Error.h"
+#include "core/base/Registry.h"
+#include "profiler/Tracer.h"
+
+namespace tunescope::conv_test {
+namespace {
+
+class AlgorithmContract : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<ConvAlgorithm> algo = Registry::instance().make_conv_algorithm("cpu", GetParam());
+  ThreadPool pool{2};
+  ExecContext exec{pool};
+  ConvProblem problem = make_problem(2, 3, 8, 9, 4, 3, 3, 1, 1, 1, 1);
+};
+
+TEST_P(AlgorithmContract, IsRegisteredUnderItsName) { EXPECT_EQ(algo->name(), GetParam()); }
+
+TEST_P(AlgorithmContract, RefusesAnInvalidProblemWithAReason) {
+  ConvProblem bad = problem;
+  bad.kernel_h = 11;  // larger than the padded input
+  EXPECT_FALSE(algo->supports(bad));
+  EXPECT_NE(algo->unsupported_reason(bad), "");
+  bad = problem;
+  bad.out_channels = 0;
+  EXPECT_NE(algo->unsupported_reason(bad), "");
+}
+
+TEST_P(AlgorithmContract, WrongTensorsThrow) {
+  for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+    const ConvProblem p = with_layout(problem, layout);
+    const Layout other = layout == Layout::NCHW ? Layout::NHWC : Layout::NCHW;
+    const ConvOperands ops = random_operands(p, 61);
+    const size_t bytes = algo->workspace_bytes(p);
+    AlignedBuffer workspace(bytes);
+    const ConvCall call{p, exec, workspace.data(), bytes};
+    Tensor y(p.output(), p.layout), dx(p.input, p.layout), dw(p.filter(), p.layout);
+    Tensor wrong_y({2, 4, 8, 8}, p.layout);
+    Tensor wrong_layout_x(p.input, other);
+    Tensor wrong_dx({2, 3, 8, 10}, p.layout);
+    Tensor wrong_w({4, 3, 3, 2}, p.layout);
+    Tensor no_storage;
+    EXPECT_THROW(algo->forward(call, ops.x, ops.w, wrong_y), Error);
+    EXPECT_THROW(algo->forward(call, wrong_layout_x, ops.w, y), Error);
+    EXPECT_THROW(algo->forward(call, ops.x, wrong_w, y), Error);
+    EXPECT_THROW(algo->backward_data(call, ops.dy, ops.w, wrong_dx), Error);
+    EXPECT_THROW(algo->backward_data(call, ops.x, ops.w, dx), Error);  // x given as dy
+    EXPECT_THROW(algo->backward_filter(call, ops.x, ops.dy, wrong_w), Error);
+    EXPECT_THROW(algo->backward_filter(call, no_storage, ops.dy, dw), Error);
+    // The message names the algorithm and the problem.
+    try {
+      algo->forward(call, ops.x, ops.w, wrong_y);
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find(GetParam()), std::string::npos) << error.what();
+      EXPECT_NE(std::string(error.what()).find(p.key()), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST_P(AlgorithmContract, ShortWorkspaceThrows) {
+  const ConvOperands ops = random_operands(problem, 62);
+  const size_t bytes = algo->workspace_bytes(problem);
+  if (bytes == 0) GTEST_SKIP() << GetParam() << " needs no workspace";
+  AlignedBuffer workspace(bytes);
+  Tensor y(problem.output(), problem.layout), dx(problem.input, problem.layout),
+      dw(problem.filter(), problem.layout);
+  const ConvCall short_call{problem, exec, workspace.data(), bytes - 1};
+  EXPECT_THROW(algo->forward(short_call, ops.x, ops.w, y), Error);
+  EXPECT_THROW(algo->backward_data(short_call, ops.dy, ops.w, dx), Error);
+  EXPECT_THROW(algo->backward_filter(short_call, ops.x, ops.dy, dw), Error);
+  const ConvCall no_workspace{problem, exec, nullptr, 0};
+  EXPECT_THROW(algo->forward(no_workspace, ops.x, ops.w, y), Error);
+}
+
+TEST_P(AlgorithmContract, TracesEveryKernelUnderItsPass) {
+  profiler::Tracer tracer;
+  const ExecContext traced{pool, &tracer, 3, 2};
+  for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+    const ConvProblem p = with_layout(problem, layout);
+    const ConvOperands ops = random_operands(p, 63);
+    const size_t bytes = algo->workspace_bytes(p);
+    AlignedBuffer workspace(bytes);
+    const ConvCall call{p, traced, workspace.data(), bytes};
+    Tensor y(p.output(), p.layout), dx(p.input, p.layout), dw(p.filter(), p.layout);
+    const std::pair<const char*, std::function<void()>> passes[] = {
+        {"fwd", [&] { algo->forward(call, ops.x, ops.w, y); }},
+        {"bwd_data", [&] { algo->backward_data(call, ops.dy, ops.w, dx); }},
+        {"bwd_filter", [&] { algo->backward_filter(call, ops.x, ops.dy, dw); }},
+    };
+    for (const auto& [tag, run] : passes) {
+      tracer.start();
+      run();
+      tracer.stop();
+      const profiler::Trace trace = tracer.collect({});
+      ASSERT_FALSE(trace.activities.empty()) << GetParam() << " " << tag;
+      const std::string prefix = GetParam() + "." + tag;
+      double flops = 0;
+      for (const profiler::Activity& a : trace.activities) {
+        EXPECT_TRUE(a.name == prefix || a.name.rfind(prefix + ".", 0) == 0) << a.name;
+        EXPECT_EQ(a.device, 3);
+        EXPECT_EQ(a.stream, 2);
+        EXPECT_LE(a.start_ns, a.end_ns);
+        flops += a.flops;
+      }
+      EXPECT_GT(flops, 0) << prefix;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCpuAlgorithms, AlgorithmContract,
+                         ::testing::ValuesIn(Registry::instance().conv_algorithms("cpu")),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
+
+TEST(CpuConvAlgorithms, TheThreeAreRegistered) {
+  const auto names = Registry::instance().conv_algorithms("cpu");
+  const std::set<std::string> have(names.begin(), names.end());
+  for (const char* name : {"direct", "gemm", "fft-fftw"}) EXPECT_TRUE(have.count(name)) << name;
+}
+
+TEST(FftFftw, RefusesTransformsTooLargeForMemory) {
+  auto fft = Registry::instance().make_conv_algorithm("cpu", "fft-fftw");
+  const ConvProblem huge = make_problem(1, 4096, 8192, 8192, 4096, 3, 3, 1, 1, 1, 1);
+  EXPECT_FALSE(fft->supports(huge));
+  EXPECT_NE(fft->unsupported_reason(huge).find("workspace"), std::string::npos)
+      << fft->unsupported_reason(huge);
+  EXPECT_EQ(fft->workspace_bytes(huge), 0u);
+}
+
+}  // namespace
+}  // namespace tunescope::conv_test

@@ -1,0 +1,169 @@
+// Reference convolution and helpers for the convolution tests (see ConvTestSupport.h).
+#include "ConvTestSupport.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "core/base/AlignedBuffer.h"
+#include "core/base/ExecContext.h"
+
+namespace tunescope::conv_test {
+
+void fill_uniform(Tensor& t, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int64_t i = 0; i < t.size(); ++i) t.data()[i] = dist(rng);
+}
+
+ConvOperands random_operands(const ConvProblem& p, uint32_t seed) {
+  ConvOperands ops{Tensor(p.input, p.layout), Tensor(p.filter(), p.layout),
+                   Tensor(p.output(), p.layout)};
+  fill_uniform(ops.x, seed);
+  fill_uniform(ops.w, seed + 1);
+  fill_uniform(ops.dy, seed + 2);
+  return ops;
+}
+
+namespace {
+
+// Calls visit(n, k, p, q, c, r, s, h, w) for every tap that reads inside the input.
+template <typename Visit>
+void for_each_tap(const ConvProblem& pr, Visit visit) {
+  const Shape4 out = pr.output();
+  for (int64_t n = 0; n < pr.input.n; ++n)
+    for (int64_t k = 0; k < pr.out_channels; ++k)
+      for (int64_t p = 0; p < out.h; ++p)
+        for (int64_t q = 0; q < out.w; ++q)
+          for (int64_t c = 0; c < pr.input.c; ++c)
+            for (int64_t r = 0; r < pr.kernel_h; ++r)
+              for (int64_t s = 0; s < pr.kernel_w; ++s) {
+                const int64_t h = p * pr.stride_h + r - pr.pad_h;
+                const int64_t w = q * pr.stride_w + s - pr.pad_w;
+                if (h >= 0 && h < pr.input.h && w >= 0 && w < pr.input.w)
+                  visit(n, k, p, q, c, r, s, h, w);
+              }
+}
+
+// Accumulates in double by logical index, then stores into a float tensor.
+struct DoubleTensor {
+  Shape4 shape;
+  std::vector<double> values;
+  explicit DoubleTensor(Shape4 s) : shape(s), values(static_cast<size_t>(s.count()), 0.0) {}
+  double& at(int64_t n, int64_t c, int64_t h, int64_t w) {
+    return values[static_cast<size_t>(((n * shape.c + c) * shape.h + h) * shape.w + w)];
+  }
+  Tensor to_tensor(Layout layout) {
+    Tensor t(shape, layout);
+    for (int64_t n = 0; n < shape.n; ++n)
+      for (int64_t c = 0; c < shape.c; ++c)
+        for (int64_t h = 0; h < shape.h; ++h)
+          for (int64_t w = 0; w < shape.w; ++w) t.at(n, c, h, w) = static_cast<float>(at(n, c, h, w));
+    return t;
+  }
+};
+
+template <typename Pass>
+Tensor run_pass(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool, Shape4 out_shape,
+                Pass pass) {
+  Tensor out(out_shape, p.layout);
+  out.fill(std::numeric_limits<float>::quiet_NaN());
+  const size_t bytes = algo.workspace_bytes(p);
+  AlignedBuffer workspace(bytes);
+  const ExecContext exec{pool};
+  const ConvCall call{p, exec, bytes ? workspace.data() : nullptr, bytes};
+  pass(call, out);
+  return out;
+}
+
+}  // namespace
+
+Tensor reference_forward(const ConvProblem& p, const Tensor& x, const Tensor& w) {
+  DoubleTensor y(p.output());
+  for_each_tap(p, [&](int64_t n, int64_t k, int64_t op, int64_t oq, int64_t c, int64_t r, int64_t s,
+                      int64_t h, int64_t iw) {
+    y.at(n, k, op, oq) += static_cast<double>(x.at(n, c, h, iw)) * w.at(k, c, r, s);
+  });
+  return y.to_tensor(p.layout);
+}
+
+Tensor reference_backward_data(const ConvProblem& p, const Tensor& dy, const Tensor& w) {
+  DoubleTensor dx(p.input);
+  for_each_tap(p, [&](int64_t n, int64_t k, int64_t op, int64_t oq, int64_t c, int64_t r,
+                      int64_t s, int64_t h, int64_t iw) {
+    dx.at(n, c, h, iw) += static_cast<double>(dy.at(n, k, op, oq)) * w.at(k, c, r, s);
+  });
+  return dx.to_tensor(p.layout);
+}
+
+Tensor reference_backward_filter(const ConvProblem& p, const Tensor& x, const Tensor& dy) {
+  DoubleTensor dw(p.filter());
+  for_each_tap(p, [&](int64_t n, int64_t k, int64_t op, int64_t oq, int64_t c, int64_t r,
+                      int64_t s, int64_t h, int64_t iw) {
+    dw.at(k, c, r, s) += static_cast<double>(dy.at(n, k, op, oq)) * x.at(n, c, h, iw);
+  });
+  return dw.to_tensor(p.layout);
+}
+
+Tensor run_forward(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool, const Tensor& x,
+                   const Tensor& w) {
+  return run_pass(algo, p, pool, p.output(),
+                  [&](const ConvCall& call, Tensor& y) { algo.forward(call, x, w, y); });
+}
+
+Tensor run_backward_data(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool,
+                         const Tensor& dy, const Tensor& w) {
+  return run_pass(algo, p, pool, p.input,
+                  [&](const ConvCall& call, Tensor& dx) { algo.backward_data(call, dy, w, dx); });
+}
+
+Tensor run_backward_filter(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool,
+                           const Tensor& x, const Tensor& dy) {
+  return run_pass(algo, p, pool, p.filter(),
+                  [&](const ConvCall& call, Tensor& dw) { algo.backward_filter(call, x, dy, dw); });
+}
+
+double relative_error(const Tensor& a, const Tensor& reference) {
+  if (!(a.shape() == reference.shape())) return std::numeric_limits<double>::infinity();
+  const Shape4 s = a.shape();
+  double max_diff = 0.0, max_ref = 0.0;
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t c = 0; c < s.c; ++c)
+      for (int64_t h = 0; h < s.h; ++h)
+        for (int64_t w = 0; w < s.w; ++w) {
+          const double got = a.at(n, c, h, w), want = reference.at(n, c, h, w);
+          if (!std::isfinite(got)) return std::numeric_limits<double>::infinity();
+          max_diff = std::max(max_diff, std::abs(got - want));
+          max_ref = std::max(max_ref, std::abs(want));
+        }
+  return max_ref > 0 ? max_diff / max_ref : max_diff;
+}
+
+Tensor to_layout(const Tensor& t, Layout layout) {
+  Tensor out(t.shape(), layout);
+  convert_layout(t, out);
+  return out;
+}
+
+ConvProblem with_layout(ConvProblem problem, Layout layout) {
+  problem.layout = layout;
+  return problem;
+}
+
+ConvProblem make_problem(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r,
+                         int64_t s, int64_t stride_h, int64_t stride_w, int64_t pad_h,
+                         int64_t pad_w) {
+  ConvProblem p;
+  p.input = {n, c, h, w};
+  p.out_channels = k;
+  p.kernel_h = r;
+  p.kernel_w = s;
+  p.stride_h = stride_h;
+  p.stride_w = stride_w;
+  p.pad_h = pad_h;
+  p.pad_w = pad_w;
+  return p;
+}
+
+}  // namespace tunescope::conv_test

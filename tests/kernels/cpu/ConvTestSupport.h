@@ -1,0 +1,59 @@
+// Shared pieces of the convolution tests: a naive reference convolution on logical
+// indices (double accumulation), random tensors, a runner that gives an algorithm its
+// workspace, and the normalised error every comparison uses.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/base/ConvAlgorithm.h"
+#include "core/base/ConvProblem.h"
+#include "core/base/Tensor.h"
+#include "core/base/ThreadPool.h"
+
+namespace tunescope::conv_test {
+
+// The three tensors of one problem's passes, filled with uniform values in [-1, 1).
+struct ConvOperands {
+  Tensor x, w, dy;
+};
+ConvOperands random_operands(const ConvProblem& problem, uint32_t seed);
+
+void fill_uniform(Tensor& t, uint32_t seed);
+
+// Naive 7-deep loops straight from the definition, in double.
+Tensor reference_forward(const ConvProblem& p, const Tensor& x, const Tensor& w);
+Tensor reference_backward_data(const ConvProblem& p, const Tensor& dy, const Tensor& w);
+Tensor reference_backward_filter(const ConvProblem& p, const Tensor& x, const Tensor& dy);
+
+// Runs one pass of `algo` with a fresh workspace of workspace_bytes() on `pool`;
+// outputs are pre-filled with NaN so a pass that skips an element fails.
+Tensor run_forward(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool, const Tensor& x,
+                   const Tensor& w);
+Tensor run_backward_data(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool,
+                         const Tensor& dy, const Tensor& w);
+Tensor run_backward_filter(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool,
+                           const Tensor& x, const Tensor& dy);
+
+// max |a - b| / max |reference| over logical indices (layouts may differ); infinite when
+// shapes differ or a value is not finite.
+double relative_error(const Tensor& a, const Tensor& reference);
+
+// The same logical tensor in `layout`.
+Tensor to_layout(const Tensor& t, Layout layout);
+
+// problem with `layout` set.
+ConvProblem with_layout(ConvProblem problem, Layout layout);
+
+// Compact problem list used by parameterised tests, with a readable name per entry.
+struct NamedProblem {
+  std::string name;
+  ConvProblem problem;  // layout NCHW; tests run both layouts
+};
+
+ConvProblem make_problem(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r,
+                         int64_t s, int64_t stride_h, int64_t stride_w, int64_t pad_h,
+                         int64_t pad_w);
+
+}  // namespace tunescope::conv_test
