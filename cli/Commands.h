@@ -14,5 +14,6 @@ using Action = std::function<void()>;
 Action add_train_command(CLI::App& command);
 Action add_profile_command(CLI::App& command);
 Action add_list_algorithms_command(CLI::App& command);
+Action add_tune_command(CLI::App& command);
 
 }  // namespace tunescope::cli

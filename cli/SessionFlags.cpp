@@ -1,11 +1,12 @@
 #include "cli/SessionFlags.h"
 
 #include "core/engine/Models.h"
+#include "core/engine/RunConfig.h"
 
 namespace tunescope::cli {
 
-void SessionFlags::add_to(CLI::App& command) {
-  command.add_option("--model", options.model, "Model to train: lenet5 | resnet18-small")
+void SessionFlags::add_to(CLI::App& command, bool tuned_knobs) {
+  model_option_ = command.add_option("--model", options.model, "Model to train: lenet5 | resnet18-small")
       ->check(CLI::IsMember(model_names()))
       ->capture_default_str();
   command.add_option("--data", options.data,
@@ -13,13 +14,18 @@ void SessionFlags::add_to(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--data-dir", options.data_dir,
                      "Folder of Fashion-MNIST (default $TUNESCOPE_DATA_DIR or /usr/share/datasets/fashion-mnist)");
-  command.add_option("--batch", options.batch, "Mini-batch size")->capture_default_str();
-  command.add_option("--layout", layout, "Tensor layout: nchw | nhwc")->capture_default_str();
-  command.add_option("--conv", conv,
-                     "Convolution algorithm: ALGO or ALGO,LAYER=ALGO,... (see list-algorithms)")
-      ->capture_default_str();
-  command.add_option("--threads", options.threads, "Worker threads (0: one per hardware thread)")
-      ->capture_default_str();
+  batch_option_ = command.add_option("--batch", options.batch, "Mini-batch size")->capture_default_str();
+  if (tuned_knobs) {
+    layout_option_ = command.add_option("--layout", layout, "Tensor layout: nchw | nhwc")->capture_default_str();
+    conv_option_ = command.add_option("--conv", conv,
+                                      "Convolution algorithm: ALGO or ALGO,LAYER=ALGO,... (see list-algorithms)")
+                       ->capture_default_str();
+    threads_option_ = command.add_option("--threads", options.threads, "Worker threads (0: one per hardware thread)")
+                          ->capture_default_str();
+    command.add_option("--config", config_path,
+                       "Run a tuned config (tunescope.config/1 JSON from `tunescope tune`); --model, --batch, "
+                       "--layout, --conv, --threads given explicitly override its values");
+  }
   command.add_option("--lr", options.sgd.learning_rate, "SGD learning rate")->capture_default_str();
   command.add_option("--momentum", options.sgd.momentum, "SGD momentum")->capture_default_str();
   command.add_option("--weight-decay", options.sgd.weight_decay, "SGD weight decay")->capture_default_str();
@@ -37,8 +43,16 @@ void SessionFlags::add_to(CLI::App& command) {
 
 SessionOptions SessionFlags::resolve() const {
   SessionOptions resolved = options;
-  resolved.layout = parse_layout(layout);
-  resolved.conv = parse_conv_choice(conv);
+  const auto given = [](const CLI::Option* option) { return option && option->count() > 0; };
+  if (!config_path.empty()) apply_run_config(load_run_config(config_path, options.backend), resolved);
+  // Without --config every flag applies (its default when not given); with it, only
+  // the flags the user typed replace the file's values.
+  const bool all = config_path.empty();
+  if (all || given(model_option_)) resolved.model = options.model;
+  if (all || given(batch_option_)) resolved.batch = options.batch;
+  if (all || given(layout_option_)) resolved.layout = parse_layout(layout);
+  if (all || given(conv_option_)) resolved.conv = parse_conv_choice(conv);
+  if (all || given(threads_option_)) resolved.threads = options.threads;
   return resolved;
 }
 

@@ -1,4 +1,6 @@
-// The command-line options shared by `train` and `profile`, bound to SessionOptions.
+// The command-line options shared by `train`, `profile` and `tune`, bound to SessionOptions.
+// `--config FILE` loads a tuned RunConfig; flags given explicitly on the command line
+// override the file's values (so a tuned config can be tried at another batch size).
 #pragma once
 
 #include <string>
@@ -13,10 +15,22 @@ struct SessionFlags {
   SessionOptions options;
   std::string layout = "nchw";
   std::string conv = "direct";
+  std::string config_path;
 
-  void add_to(CLI::App& command);
-  // SessionOptions with the text flags parsed; throws Error(usage) naming a bad value.
+  // `tuned_knobs`: false for `tune`, which chooses layout, conv and threads itself and
+  // so must not offer --layout, --conv, --threads or --config.
+  void add_to(CLI::App& command, bool tuned_knobs = true);
+  // SessionOptions with the text flags parsed and the config file applied; throws
+  // Error(usage) naming a bad value, Error(input) naming a bad config file.
   SessionOptions resolve() const;
+
+ private:
+  // Set by add_to: which options the user gave explicitly (they beat --config).
+  CLI::Option* model_option_ = nullptr;
+  CLI::Option* batch_option_ = nullptr;
+  CLI::Option* layout_option_ = nullptr;
+  CLI::Option* conv_option_ = nullptr;
+  CLI::Option* threads_option_ = nullptr;
 };
 
 }  // namespace tunescope::cli

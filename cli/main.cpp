@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
       {"train", "Train a model for some epochs; print throughput and test accuracy", cli::add_train_command},
       {"profile", "Time training steps with the tracer on; print the kernel table, write a trace",
        cli::add_profile_command},
+      {"tune", "Measure layout x threads x conv algorithm candidates; write the fastest correct config",
+       cli::add_tune_command},
       {"list-algorithms", "List backends and convolution algorithms", cli::add_list_algorithms_command},
   };
   std::map<CLI::App*, cli::Action> actions;

@@ -1,0 +1,199 @@
+// RunConfig <-> `tunescope.config/1` JSON with strict validation: a tuned config that
+// silently dropped a misspelt key would run a different setup than the one measured.
+#include "core/engine/RunConfig.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/Error.h"
+#include "core/base/Registry.h"
+#include "core/engine/TrainingSession.h"
+
+namespace tunescope {
+
+namespace {
+
+using nlohmann::json;
+
+// Validation helpers bound to one source so every message names the file and the key.
+class Checker {
+ public:
+  explicit Checker(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void reject(const std::string& key, const std::string& why) const {
+    fail(ErrorKind::input, "config ", source_, ": key '", key, "': ", why);
+  }
+
+  void only_keys(const json& object, const std::string& where, std::initializer_list<const char*> known) const {
+    const std::set<std::string> allowed(known.begin(), known.end());
+    for (const auto& [key, value] : object.items())
+      if (!allowed.count(key)) {
+        std::string list;
+        for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        reject(where + key, "unknown key (known: " + list + ")");
+      }
+  }
+
+  const json& required(const json& object, const std::string& where, const char* key) const {
+    auto it = object.find(key);
+    if (it == object.end()) reject(where + key, "missing");
+    return *it;
+  }
+
+  std::string string(const json& value, const std::string& key) const {
+    if (!value.is_string()) reject(key, cat("expected a string, got ", value.type_name()));
+    return value.get<std::string>();
+  }
+
+  int64_t positive_integer(const json& value, const std::string& key) const {
+    if (!value.is_number_integer()) reject(key, cat("expected an integer, got ", value.type_name()));
+    const auto number = value.get<int64_t>();
+    if (number < 1) reject(key, cat("must be >= 1, got ", number));
+    return number;
+  }
+
+  double number(const json& value, const std::string& key) const {
+    if (!value.is_number()) reject(key, cat("expected a number, got ", value.type_name()));
+    return value.get<double>();
+  }
+
+  const json& object(const json& value, const std::string& key) const {
+    if (!value.is_object()) reject(key, cat("expected an object, got ", value.type_name()));
+    return value;
+  }
+
+  std::string algorithm(const json& value, const std::string& key, const std::string& backend) const {
+    std::string name = string(value, key);
+    const auto known = Registry::instance().conv_algorithms(backend);
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      reject(key, cat("unknown convolution algorithm '", name, "' for backend ", backend, " (known: ", list, ")"));
+    }
+    return name;
+  }
+
+ private:
+  std::string source_;
+};
+
+}  // namespace
+
+std::string RunConfig::label() const {
+  return cat(to_string(layout), " conv=", conv.str(), " threads=", threads);
+}
+
+std::string to_json_text(const RunConfig& config) {
+  json out = {
+      {"schema", kRunConfigSchema},
+      {"model", config.model},
+      {"batch", config.batch},
+      {"layout", to_string(config.layout)},
+      {"conv", {{"default", config.conv.default_algorithm}, {"per_layer", config.conv.per_layer}}},
+      {"threads", config.threads},
+  };
+  if (config.measured) {
+    const MeasuredFigures& m = *config.measured;
+    out["measured"] = {{"examples_per_second", m.examples_per_second},
+                       {"spread", m.spread},
+                       {"speedup_vs_baseline", m.speedup_vs_baseline},
+                       {"strategy", m.strategy},
+                       {"machine", m.machine}};
+  }
+  return out.dump(2) + "\n";
+}
+
+RunConfig run_config_from_json_text(const std::string& text, const std::string& source, const std::string& backend) {
+  const Checker check(source);
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    fail(ErrorKind::input, "config ", source, ": not JSON: ", e.what());
+  }
+  if (!root.is_object()) fail(ErrorKind::input, "config ", source, ": expected a JSON object, got ", root.type_name());
+  check.only_keys(root, "", {"schema", "model", "batch", "layout", "conv", "threads", "measured"});
+  const std::string schema = check.string(check.required(root, "", "schema"), "schema");
+  if (schema != kRunConfigSchema) check.reject("schema", cat("expected '", kRunConfigSchema, "', got '", schema, "'"));
+
+  RunConfig config;
+  config.model = check.string(check.required(root, "", "model"), "model");
+  config.batch = check.positive_integer(check.required(root, "", "batch"), "batch");
+  const std::string layout = check.string(check.required(root, "", "layout"), "layout");
+  if (layout == "nchw") config.layout = Layout::NCHW;
+  else if (layout == "nhwc") config.layout = Layout::NHWC;
+  else check.reject("layout", "unknown layout '" + layout + "' (known: nchw, nhwc)");
+  const int64_t threads = check.positive_integer(check.required(root, "", "threads"), "threads");
+  if (threads > 4096) check.reject("threads", cat("must be <= 4096, got ", threads));
+  config.threads = static_cast<int>(threads);
+
+  const json& conv = check.object(check.required(root, "", "conv"), "conv");
+  check.only_keys(conv, "conv.", {"default", "per_layer"});
+  config.conv.default_algorithm = check.algorithm(check.required(conv, "conv.", "default"), "conv.default", backend);
+  config.conv.per_layer.clear();
+  if (auto it = conv.find("per_layer"); it != conv.end()) {
+    const json& per_layer = check.object(*it, "conv.per_layer");
+    for (const auto& [layer, algorithm] : per_layer.items())
+      config.conv.per_layer[layer] = check.algorithm(algorithm, "conv.per_layer." + layer, backend);
+  }
+
+  if (auto it = root.find("measured"); it != root.end()) {
+    const json& measured = check.object(*it, "measured");
+    check.only_keys(measured, "measured.", {"examples_per_second", "spread", "speedup_vs_baseline", "strategy", "machine"});
+    MeasuredFigures m;
+    auto optional_number = [&](const char* key, double& into) {
+      if (auto f = measured.find(key); f != measured.end()) into = check.number(*f, cat("measured.", key));
+    };
+    auto optional_string = [&](const char* key, std::string& into) {
+      if (auto f = measured.find(key); f != measured.end()) into = check.string(*f, cat("measured.", key));
+    };
+    optional_number("examples_per_second", m.examples_per_second);
+    optional_number("spread", m.spread);
+    optional_number("speedup_vs_baseline", m.speedup_vs_baseline);
+    optional_string("strategy", m.strategy);
+    optional_string("machine", m.machine);
+    config.measured = m;
+  }
+  return config;
+}
+
+RunConfig load_run_config(const std::filesystem::path& path, const std::string& backend) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ErrorKind::input, "config ", path.string(), ": cannot open");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return run_config_from_json_text(text.str(), path.string(), backend);
+}
+
+void save_run_config(const RunConfig& config, const std::filesystem::path& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << to_json_text(config);
+  out.close();
+  if (!out) fail(ErrorKind::input, "config ", path.string(), ": cannot write");
+}
+
+void apply_run_config(const RunConfig& config, SessionOptions& options) {
+  options.model = config.model;
+  options.batch = config.batch;
+  options.layout = config.layout;
+  options.conv = config.conv;
+  options.threads = config.threads;
+}
+
+RunConfig run_config_of(const SessionOptions& options) {
+  RunConfig config;
+  config.model = options.model;
+  config.batch = options.batch;
+  config.layout = options.layout;
+  config.conv = options.conv;
+  config.threads = options.threads > 0 ? options.threads
+                                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return config;
+}
+
+}  // namespace tunescope

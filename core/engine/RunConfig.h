@@ -1,0 +1,62 @@
+// The configuration the tuner chooses and `train --config` runs: a `tunescope.config/1`
+// JSON file. Only knobs the engine really has are here (layout, conv algorithm per
+// layer, threads); streams, replicas, micro-batches and async update join when the
+// executor grows them, so a config never promises what a run cannot do.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "core/base/Layout.h"
+#include "core/engine/ConvChoice.h"
+
+namespace tunescope {
+
+struct SessionOptions;
+
+inline constexpr const char* kRunConfigSchema = "tunescope.config/1";
+
+// What the tuner measured for the config it wrote (informational; never applied).
+struct MeasuredFigures {
+  double examples_per_second = 0;  // median over the timed steps
+  double spread = 0;               // (p90 - p10) / median of the step times
+  double speedup_vs_baseline = 0;  // vs nchw + direct with the same threads
+  std::string strategy;
+  std::string machine;
+  bool operator==(const MeasuredFigures&) const = default;
+};
+
+struct RunConfig {
+  std::string model = "lenet5";
+  int64_t batch = 128;
+  Layout layout = Layout::NCHW;
+  ConvChoice conv;
+  int threads = 1;
+  std::optional<MeasuredFigures> measured;
+
+  // "nchw conv=gemm,conv2=direct threads=2": the short form used in tables and logs.
+  std::string label() const;
+  // Per-layer overrides: the tie-break measure of simplicity.
+  size_t override_count() const { return conv.per_layer.size(); }
+  bool operator==(const RunConfig&) const = default;
+};
+
+std::string to_json_text(const RunConfig& config);
+// Throws Error(input) naming `source` (a file name or "<text>") and the offending key
+// for malformed JSON, a wrong schema, unknown keys, wrong types, non-positive sizes, an
+// unknown layout, or an algorithm not registered for `backend`. Layer names in
+// conv.per_layer are checked when the model is built (they depend on the model).
+RunConfig run_config_from_json_text(const std::string& text, const std::string& source,
+                                    const std::string& backend = "cpu");
+RunConfig load_run_config(const std::filesystem::path& path, const std::string& backend = "cpu");
+// Throws Error(input) naming the file when it cannot be written.
+void save_run_config(const RunConfig& config, const std::filesystem::path& path);
+
+// Sets the config's knobs (model, batch, layout, conv, threads) on `options`; the rest
+// (data, seed, SGD parameters) stays as it was.
+void apply_run_config(const RunConfig& config, SessionOptions& options);
+// The config a session with these options runs.
+RunConfig run_config_of(const SessionOptions& options);
+
+}  // namespace tunescope

@@ -1,0 +1,247 @@
+// Candidate measurement: numerics check, warm-up, individually timed traced steps, and
+// the conversion of anything a candidate throws into a failed disposition.
+#include "core/tuner/Measurement.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <new>
+#include <optional>
+
+#include "core/base/Error.h"
+#include "profiler/Metrics.h"
+
+namespace tunescope::tuner {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One live session of a candidate, from its first (checked) step to its timed steps.
+class CandidateRun {
+ public:
+  CandidateRun(const SessionOptions& base, const RunConfig& config) : config_(config) {
+    SessionOptions options = base;
+    apply_run_config(config, options);
+    session_ = std::make_unique<TrainingSession>(options);
+  }
+
+  std::string check(const NumericsSample& reference, const MeasureOptions& options) {
+    return compare_numerics(reference, first_step_numerics(*session_, options.samples_per_parameter), options);
+  }
+  void warm_up(int64_t steps) {
+    if (steps > 0) session_->train_steps(steps);
+  }
+  void start_tracing() { session_->tracer().start(); }
+  double time_step() {
+    const auto start = Clock::now();
+    session_->train_steps(1);
+    step_seconds_.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    return step_seconds_.back();
+  }
+  TrialResult finish(const MeasureOptions& options) {
+    profiler::Tracer& tracer = session_->tracer();
+    tracer.stop();
+    profiler::TraceMetadata metadata{session_->backend().device_description(), session_->backend().name(),
+                                     to_json_text(config_), {{"candidate", config_.label()}}};
+    auto trace = std::make_shared<profiler::Trace>(tracer.collect(std::move(metadata)));
+    TrialResult result;
+    result.config = config_;
+    result.status = TrialStatus::ok;
+    result.figures = figures_of(step_seconds_, config_.batch);
+    for (const auto& row : profiler::kernel_table(*trace, {}, options.top_kernels))
+      result.kernels.push_back({row.name, row.calls, static_cast<double>(row.total_ns) / 1e6, row.share_pct});
+    result.trace = std::move(trace);
+    return result;
+  }
+
+ private:
+  RunConfig config_;
+  std::unique_ptr<TrainingSession> session_;
+  std::vector<double> step_seconds_;
+};
+
+// Runs `body`, turning every exception into a failed result naming the candidate: one
+// bad candidate (bad_alloc, NaN loss, a throwing kernel) must not end the sweep.
+template <typename Body>
+std::optional<std::string> failure_of(Body&& body) {
+  try {
+    body();
+    return std::nullopt;
+  } catch (const std::bad_alloc&) {
+    return std::string("allocation failed (std::bad_alloc)");
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  } catch (...) {
+    return std::string("unknown exception");
+  }
+}
+
+TrialResult disposition(const RunConfig& config, TrialStatus status, std::string reason) {
+  TrialResult result;
+  result.config = config;
+  result.status = status;
+  result.reason = std::move(reason);
+  return result;
+}
+
+double percentile(const std::vector<double>& sorted, double p) {
+  const double position = p * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<size_t>(std::floor(position));
+  const size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (position - static_cast<double>(below)) * (sorted[above] - sorted[below]);
+}
+
+// Entries at evenly spaced logical indices, so NCHW and NHWC tensors sample alike.
+std::vector<float> sample_logical(const Tensor& tensor, size_t count) {
+  const Shape4 s = tensor.shape();
+  const auto total = static_cast<size_t>(s.count());
+  count = std::min(count, total);
+  std::vector<float> values;
+  values.reserve(count);
+  for (size_t j = 0; j < count; ++j) {
+    auto index = static_cast<int64_t>(j * total / count);
+    const int64_t w = index % s.w;
+    index /= s.w;
+    const int64_t h = index % s.h;
+    index /= s.h;
+    const int64_t c = index % s.c;
+    values.push_back(tensor.at(index / s.c, c, h, w));
+  }
+  return values;
+}
+
+}  // namespace
+
+std::string to_string(TrialStatus status) {
+  switch (status) {
+    case TrialStatus::ok: return "ok";
+    case TrialStatus::invalid: return "invalid";
+    case TrialStatus::failed: return "failed";
+    case TrialStatus::skipped: return "skipped";
+  }
+  return "?";
+}
+
+TrialStatus parse_trial_status(const std::string& text) {
+  for (TrialStatus s : {TrialStatus::ok, TrialStatus::invalid, TrialStatus::failed, TrialStatus::skipped})
+    if (to_string(s) == text) return s;
+  fail(ErrorKind::input, "unknown trial status '", text, "'");
+}
+
+NumericsSample first_step_numerics(TrainingSession& session, size_t samples_per_parameter) {
+  NumericsSample sample;
+  sample.loss = session.train_steps(1).stats.mean_loss();
+  // The update does not clear gradients: they still hold this step's values.
+  for (const Parameter* p : session.network().parameters())
+    sample.gradients.push_back({p->name, sample_logical(p->grad, samples_per_parameter)});
+  return sample;
+}
+
+std::string compare_numerics(const NumericsSample& reference, const NumericsSample& candidate,
+                             const MeasureOptions& options) {
+  if (!(std::abs(candidate.loss - reference.loss) <= options.loss_tolerance * std::max(1.0, std::abs(reference.loss))))
+    return cat("first-step loss ", candidate.loss, " differs from the reference's ", reference.loss,
+               " (tolerance ", options.loss_tolerance, " relative)");
+  if (candidate.gradients.size() != reference.gradients.size())
+    return cat(candidate.gradients.size(), " parameters, the reference has ", reference.gradients.size());
+  for (size_t i = 0; i < reference.gradients.size(); ++i) {
+    const auto& ref = reference.gradients[i];
+    const auto& got = candidate.gradients[i];
+    if (ref.parameter != got.parameter || ref.values.size() != got.values.size())
+      return cat("parameter ", got.parameter, " does not match the reference's ", ref.parameter);
+    double scale = 0, error = 0;
+    for (size_t j = 0; j < ref.values.size(); ++j) {
+      scale = std::max(scale, static_cast<double>(std::abs(ref.values[j])));
+      const double diff = std::abs(static_cast<double>(got.values[j]) - ref.values[j]);
+      error = std::isnan(diff) ? INFINITY : std::max(error, diff);
+    }
+    if (!(error <= options.gradient_tolerance * std::max(scale, 1e-12)))
+      return cat("gradient of ", ref.parameter, " after one step differs from the reference by ", error,
+                 " (max |ref| ", scale, ", tolerance ", options.gradient_tolerance, " relative)");
+  }
+  return {};
+}
+
+RunConfig reference_config(const SessionOptions& base) {
+  RunConfig config = run_config_of(base);
+  config.layout = Layout::NCHW;
+  config.conv = ConvChoice{};
+  config.conv.default_algorithm = "direct";
+  return config;
+}
+
+NumericsSample reference_numerics(const SessionOptions& base, const MeasureOptions& options) {
+  SessionOptions reference = base;
+  apply_run_config(reference_config(base), reference);
+  TrainingSession session(reference);
+  return first_step_numerics(session, options.samples_per_parameter);
+}
+
+TimingFigures figures_of(std::vector<double> step_seconds, int64_t batch) {
+  TimingFigures figures;
+  if (step_seconds.empty()) return figures;
+  std::sort(step_seconds.begin(), step_seconds.end());
+  const double median = percentile(step_seconds, 0.5);
+  figures.steps = static_cast<int64_t>(step_seconds.size());
+  figures.median_step_ms = median * 1e3;
+  figures.min_step_ms = step_seconds.front() * 1e3;
+  figures.median_eps = median > 0 ? static_cast<double>(batch) / median : 0;
+  figures.spread = median > 0 ? (percentile(step_seconds, 0.9) - percentile(step_seconds, 0.1)) / median : 0;
+  return figures;
+}
+
+TrialResult measure(const SessionOptions& base, const RunConfig& config, const NumericsSample& reference,
+                    const MeasureOptions& options) {
+  const auto start = Clock::now();
+  TrialResult result = disposition(config, TrialStatus::failed, "");
+  std::string mismatch;
+  const auto failure = failure_of([&] {
+    CandidateRun run(base, config);
+    mismatch = run.check(reference, options);
+    if (!mismatch.empty()) return;  // a fast wrong candidate is never timed
+    run.warm_up(options.warmup);
+    run.start_tracing();
+    for (int64_t i = 0; i < options.steps; ++i) run.time_step();
+    result = run.finish(options);
+  });
+  if (failure) result = disposition(config, TrialStatus::failed, *failure);
+  else if (!mismatch.empty()) result = disposition(config, TrialStatus::invalid, mismatch);
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+std::pair<TrialResult, TrialResult> measure_interleaved(const SessionOptions& base, const RunConfig& a,
+                                                        const RunConfig& b, const NumericsSample& reference,
+                                                        const MeasureOptions& options) {
+  const auto start = Clock::now();
+  std::pair<TrialResult, TrialResult> results{disposition(a, TrialStatus::failed, ""),
+                                              disposition(b, TrialStatus::failed, "")};
+  std::string mismatch;
+  const auto failure = failure_of([&] {
+    CandidateRun run_a(base, a), run_b(base, b);
+    for (CandidateRun* run : {&run_a, &run_b})
+      if (mismatch = run->check(reference, options); !mismatch.empty()) return;
+    run_a.warm_up(options.warmup);
+    run_b.warm_up(options.warmup);
+    run_a.start_tracing();
+    run_b.start_tracing();
+    for (int64_t i = 0; i < options.steps; ++i) {
+      run_a.time_step();
+      run_b.time_step();
+    }
+    results = {run_a.finish(options), run_b.finish(options)};
+  });
+  // Both were measured fine alone; a problem now is reported on both, not guessed at.
+  const std::string why = failure ? *failure : mismatch;
+  if (!why.empty()) {
+    const TrialStatus status = failure ? TrialStatus::failed : TrialStatus::invalid;
+    results = {disposition(a, status, "interleaved re-measurement: " + why),
+               disposition(b, status, "interleaved re-measurement: " + why)};
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  results.first.seconds = results.second.seconds = seconds;
+  return results;
+}
+
+}  // namespace tunescope::tuner

@@ -1,0 +1,95 @@
+// Measuring one candidate, cutlass-profiler style: build it, verify its numerics
+// against the reference config (nchw + direct) BEFORE timing, warm up, then time N
+// steps one by one with the tracer on. Every outcome has a disposition and a reason;
+// nothing a candidate throws escapes measure(), so one bad candidate never ends a sweep.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/engine/RunConfig.h"
+#include "core/engine/TrainingSession.h"
+#include "profiler/Trace.h"
+
+namespace tunescope::tuner {
+
+enum class TrialStatus { ok, invalid, failed, skipped };
+std::string to_string(TrialStatus status);
+// Throws Error(input) for an unknown name.
+TrialStatus parse_trial_status(const std::string& text);
+
+struct MeasureOptions {
+  int64_t warmup = 2;  // untimed steps after the numerics check
+  int64_t steps = 5;   // individually timed steps
+  // Numerics: |loss - ref| <= loss_tolerance * max(1, |ref|), and for every parameter's
+  // gradient sample max|g - ref| <= gradient_tolerance * max|ref|. Loose enough for
+  // float reassociation (gemm, FFT, thread count, layout), tight enough that a wrong
+  // kernel (errors of order 1) cannot pass.
+  double loss_tolerance = 1e-4;
+  double gradient_tolerance = 2e-3;
+  size_t samples_per_parameter = 256;
+  size_t top_kernels = 5;
+};
+
+// The loss and gradient samples after the first step of a session.
+struct NumericsSample {
+  struct Gradient {
+    std::string parameter;
+    std::vector<float> values;  // evenly spaced logical entries (layout-independent)
+  };
+  double loss = 0;
+  std::vector<Gradient> gradients;
+};
+
+// Runs one step of `session` and samples its numerics.
+NumericsSample first_step_numerics(TrainingSession& session, size_t samples_per_parameter);
+// Empty when `candidate` matches `reference` within the options' tolerances, else why not.
+std::string compare_numerics(const NumericsSample& reference, const NumericsSample& candidate,
+                             const MeasureOptions& options);
+
+// The reference every candidate is checked against: `base` with nchw and `direct` on
+// every conv layer. Throws whatever building or stepping it throws.
+RunConfig reference_config(const SessionOptions& base);
+NumericsSample reference_numerics(const SessionOptions& base, const MeasureOptions& options);
+
+struct KernelShare {
+  std::string name;
+  size_t calls = 0;
+  double total_ms = 0;
+  double share_pct = 0;
+  bool operator==(const KernelShare&) const = default;
+};
+
+struct TimingFigures {
+  int64_t steps = 0;
+  double median_eps = 0;      // batch / median step time
+  double median_step_ms = 0;
+  double min_step_ms = 0;
+  double spread = 0;          // (p90 - p10) / median of the step times
+};
+// Figures of individually timed steps (seconds each). Empty input: all zero.
+TimingFigures figures_of(std::vector<double> step_seconds, int64_t batch);
+
+struct TrialResult {
+  RunConfig config;
+  TrialStatus status = TrialStatus::failed;
+  std::string reason;
+  TimingFigures figures;
+  std::vector<KernelShare> kernels;
+  std::shared_ptr<const profiler::Trace> trace;  // of the timed steps (ok trials only)
+  double seconds = 0;                             // wall time the measurement took
+  bool remeasured = false;  // figures come from the interleaved winner/runner-up re-measurement
+};
+
+// Measures `config` applied onto `base` (data, seed, SGD settings come from base).
+TrialResult measure(const SessionOptions& base, const RunConfig& config, const NumericsSample& reference,
+                    const MeasureOptions& options);
+// Measures two configs with their timed steps interleaved (a, b, a, b, ...) so slow
+// drift of the machine hits both alike: the final word between a winner and its runner-up.
+std::pair<TrialResult, TrialResult> measure_interleaved(const SessionOptions& base, const RunConfig& a,
+                                                        const RunConfig& b, const NumericsSample& reference,
+                                                        const MeasureOptions& options);
+
+}  // namespace tunescope::tuner

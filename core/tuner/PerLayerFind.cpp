@@ -1,0 +1,115 @@
+// Per-layer algorithm timing outside the network (see PerLayerFind.h).
+#include "core/tuner/PerLayerFind.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+#include "core/base/AlignedBuffer.h"
+#include "core/base/Error.h"
+#include "core/base/Registry.h"
+#include "core/base/ThreadPool.h"
+
+namespace tunescope::tuner {
+
+namespace {
+
+// Inputs, filters and gradients of one layer, filled with a fixed pseudo-random pattern.
+struct LayerTensors {
+  Tensor x, w, dy;
+  LayerTensors(const ConvProblem& p) : x(p.input, p.layout), w(p.filter(), p.layout), dy(p.output(), p.layout) {
+    uint32_t state = 12345;
+    for (Tensor* t : {&x, &w, &dy})
+      for (int64_t i = 0; i < t->size(); ++i) {
+        state = state * 1664525u + 1013904223u;
+        t->data()[i] = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) - 0.5f;
+      }
+  }
+};
+
+struct Outputs {
+  Tensor y, dx, dw;
+  explicit Outputs(const ConvProblem& p) : y(p.output(), p.layout), dx(p.input, p.layout), dw(p.filter(), p.layout) {}
+};
+
+double relative_error(const Tensor& got, const Tensor& want) {
+  double scale = 0, error = 0;
+  for (int64_t i = 0; i < want.size(); ++i) {
+    scale = std::max(scale, static_cast<double>(std::abs(want.data()[i])));
+    const double diff = std::abs(static_cast<double>(got.data()[i]) - want.data()[i]);
+    error = std::isnan(diff) ? INFINITY : std::max(error, diff);
+  }
+  return error / std::max(scale, 1e-12);
+}
+
+}  // namespace
+
+std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, int threads,
+                                      const FindOptions& options) {
+  const std::string& backend = space.options().backend;
+  ThreadPool pool(threads);
+  const ExecContext exec{pool, nullptr, 0, 0};
+  std::vector<LayerFind> out;
+  for (const ConvLayerInfo& layer : space.layers()) {
+    ConvProblem problem = layer.problem;
+    problem.layout = layout;
+    LayerFind find{layer.name, layout, threads, {}, {}};
+    const LayerTensors in(problem);
+    // `direct` on the same inputs is the reference every other algorithm must match.
+    Outputs reference(problem);
+    {
+      auto direct = Registry::instance().make_conv_algorithm(backend, "direct");
+      AlignedBuffer workspace(direct->workspace_bytes(problem));
+      const ConvCall call{problem, exec, workspace.data(), workspace.bytes()};
+      direct->forward(call, in.x, in.w, reference.y);
+      direct->backward_data(call, in.dy, in.w, reference.dx);
+      direct->backward_filter(call, in.x, in.dy, reference.dw);
+    }
+    double best_ms = INFINITY;
+    for (const std::string& name : space.algorithms()) {
+      AlgorithmTiming timing{name, 0, space.unsupported_reason(layer, layout, name)};
+      if (timing.skip_reason.empty()) {
+        try {
+          auto algorithm = Registry::instance().make_conv_algorithm(backend, name);
+          AlignedBuffer workspace(algorithm->workspace_bytes(problem));
+          const ConvCall call{problem, exec, workspace.data(), workspace.bytes()};
+          Outputs got(problem);
+          auto run_all = [&] {
+            algorithm->forward(call, in.x, in.w, got.y);
+            algorithm->backward_data(call, in.dy, in.w, got.dx);
+            algorithm->backward_filter(call, in.x, in.dy, got.dw);
+          };
+          run_all();  // first run: plans, caches, page faults; also the one checked
+          const double err = std::max({relative_error(got.y, reference.y), relative_error(got.dx, reference.dx),
+                                       relative_error(got.dw, reference.dw)});
+          if (!(err <= options.tolerance)) {
+            timing.skip_reason = cat("wrong results: relative error ", err, " vs direct (tolerance ", options.tolerance, ")");
+          } else {
+            std::vector<double> ms;
+            for (int r = 0; r < std::max(1, options.repetitions); ++r) {
+              const auto start = std::chrono::steady_clock::now();
+              run_all();
+              ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+            }
+            std::sort(ms.begin(), ms.end());
+            timing.median_ms = ms[ms.size() / 2];
+          }
+        } catch (const std::exception& e) {
+          timing.skip_reason = cat("failed: ", e.what());
+        }
+      }
+      if (timing.skip_reason.empty() && timing.median_ms < best_ms) {
+        best_ms = timing.median_ms;
+        find.best = name;
+      }
+      find.timings.push_back(std::move(timing));
+    }
+    if (find.best.empty())
+      fail(ErrorKind::runtime, "per-layer find: no algorithm passed for layer ", layer.name, " (", problem.key(), ")");
+    out.push_back(std::move(find));
+  }
+  return out;
+}
+
+}  // namespace tunescope::tuner

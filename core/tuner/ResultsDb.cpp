@@ -1,0 +1,263 @@
+// SQLite storage of tuning results through the C API, with one RAII statement type.
+#include "core/tuner/ResultsDb.h"
+
+#include <sqlite3.h>
+
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/Error.h"
+#include "core/base/Registry.h"
+
+namespace tunescope::tuner {
+
+namespace {
+
+constexpr int kApplicationId = 0x54534350;  // "TSCP": marks the file as a tunescope results DB
+
+const char* kSchema = R"sql(
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE machines (
+  id INTEGER PRIMARY KEY, cpu TEXT NOT NULL, cores INTEGER NOT NULL, backend TEXT NOT NULL,
+  backend_description TEXT NOT NULL, UNIQUE (cpu, cores, backend, backend_description));
+CREATE TABLE problems (
+  id INTEGER PRIMARY KEY, model TEXT NOT NULL, input_shape TEXT NOT NULL, batch INTEGER NOT NULL,
+  UNIQUE (model, input_shape, batch));
+CREATE TABLE trials (
+  id INTEGER PRIMARY KEY, problem_id INTEGER NOT NULL REFERENCES problems(id),
+  machine_id INTEGER NOT NULL REFERENCES machines(id), config TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('ok', 'invalid', 'failed', 'skipped')), reason TEXT NOT NULL,
+  median_eps REAL, median_step_ms REAL, min_step_ms REAL, spread REAL, steps INTEGER NOT NULL,
+  kernels TEXT NOT NULL, created_at TEXT NOT NULL);
+)sql";
+
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& sql, const std::filesystem::path& path) : db_(db), path_(path) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK) error("prepare");
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& bind(int i, const std::string& v) {
+    check(sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  Statement& bind(int i, int64_t v) {
+    check(sqlite3_bind_int64(stmt_, i, v));
+    return *this;
+  }
+  Statement& bind(int i, double v) {
+    check(sqlite3_bind_double(stmt_, i, v));
+    return *this;
+  }
+  // True while a row is available.
+  bool step() {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc != SQLITE_DONE) error("step");
+    return false;
+  }
+  int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double real(int col) const { return sqlite3_column_double(stmt_, col); }
+  std::string text(int col) const {
+    const auto* p = sqlite3_column_text(stmt_, col);
+    return p ? reinterpret_cast<const char*>(p) : "";
+  }
+
+ private:
+  void check(int rc) {
+    if (rc != SQLITE_OK) error("bind");
+  }
+  [[noreturn]] void error(const char* what) {
+    fail(ErrorKind::input, "results DB ", path_.string(), ": ", what, ": ", sqlite3_errmsg(db_));
+  }
+  sqlite3* db_;
+  const std::filesystem::path& path_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0)
+      if (auto colon = line.find(':'); colon != std::string::npos)
+        return line.substr(line.find_first_not_of(' ', colon + 1));
+  return "unknown CPU";
+}
+
+}  // namespace
+
+MachineSignature MachineSignature::local(const std::string& backend) {
+  MachineSignature m;
+  m.cpu = cpu_model();
+  m.cores = static_cast<int>(std::thread::hardware_concurrency());
+  m.backend = backend;
+  m.backend_description = Registry::instance().make_backend(backend)->device_description();
+  return m;
+}
+
+std::string MachineSignature::str() const {
+  return cat(cpu, ", ", cores, " hardware threads; ", backend, ": ", backend_description);
+}
+
+std::string kernels_to_json(const std::vector<KernelShare>& kernels) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& k : kernels)
+    out.push_back({{"name", k.name}, {"calls", k.calls}, {"total_ms", k.total_ms}, {"share_pct", k.share_pct}});
+  return out.dump();
+}
+
+TrialRecord record_of(const TrialResult& result) {
+  TrialRecord r;
+  r.config_json = to_json_text(result.config);
+  r.status = result.status;
+  r.reason = result.reason;
+  r.figures = result.figures;
+  r.kernels_json = kernels_to_json(result.kernels);
+  return r;
+}
+
+ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+    const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    fail(ErrorKind::input, "results DB ", path.string(), ": cannot open: ", why);
+  }
+  try {
+    sqlite3_busy_timeout(db_, 5000);
+    // The first read of the header tells SQLite from anything else ("file is not a database").
+    int64_t application_id = 0, tables = 0;
+    {
+      Statement id(db_, "PRAGMA application_id", path_);
+      if (id.step()) application_id = id.integer(0);
+      Statement count(db_, "SELECT count(*) FROM sqlite_master", path_);
+      if (count.step()) tables = count.integer(0);
+    }
+    if (application_id == 0 && tables == 0) {
+      exec("PRAGMA journal_mode=WAL");
+      exec("BEGIN");
+      exec(kSchema);
+      exec(cat("PRAGMA application_id=", kApplicationId));
+      Statement meta(db_, "INSERT INTO meta(key, value) VALUES ('schema_version', ?1), ('created_at', ?2)", path_);
+      meta.bind(1, std::to_string(kResultsSchemaVersion)).bind(2, utc_now()).step();
+      exec("COMMIT");
+    } else if (application_id != kApplicationId) {
+      fail(ErrorKind::input, "results DB ", path.string(), ": an SQLite database of another application (",
+           tables, " tables, application_id ", application_id, "), not a tunescope results DB");
+    } else {
+      exec("PRAGMA journal_mode=WAL");
+      Statement version(db_, "SELECT value FROM meta WHERE key = 'schema_version'", path_);
+      const std::string v = version.step() ? version.text(0) : "";
+      if (v != std::to_string(kResultsSchemaVersion))
+        fail(ErrorKind::input, "results DB ", path.string(), ": schema version '", v, "', this build reads ",
+             kResultsSchemaVersion);
+    }
+    exec("PRAGMA foreign_keys=ON");
+  } catch (...) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+ResultsDb::~ResultsDb() { sqlite3_close(db_); }
+
+void ResultsDb::fail_sqlite(const std::string& what) const {
+  fail(ErrorKind::input, "results DB ", path_.string(), ": ", what, ": ", sqlite3_errmsg(db_));
+}
+
+void ResultsDb::exec(const std::string& sql) const {
+  char* message = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+    const std::string why = message ? message : sqlite3_errmsg(db_);
+    sqlite3_free(message);
+    fail(ErrorKind::input, "results DB ", path_.string(), ": ", why, " (in: ", sql.substr(0, 60), ")");
+  }
+}
+
+int64_t ResultsDb::machine_id(const MachineSignature& m) {
+  Statement insert(db_,
+                   "INSERT OR IGNORE INTO machines(cpu, cores, backend, backend_description) VALUES (?1, ?2, ?3, ?4)",
+                   path_);
+  insert.bind(1, m.cpu).bind(2, int64_t{m.cores}).bind(3, m.backend).bind(4, m.backend_description).step();
+  Statement select(db_, "SELECT id FROM machines WHERE cpu = ?1 AND cores = ?2 AND backend = ?3 AND "
+                        "backend_description = ?4", path_);
+  select.bind(1, m.cpu).bind(2, int64_t{m.cores}).bind(3, m.backend).bind(4, m.backend_description);
+  if (!select.step()) fail_sqlite("machine row vanished");
+  return select.integer(0);
+}
+
+int64_t ResultsDb::problem_id(const ProblemKey& p) {
+  Statement insert(db_, "INSERT OR IGNORE INTO problems(model, input_shape, batch) VALUES (?1, ?2, ?3)", path_);
+  insert.bind(1, p.model).bind(2, p.input_shape).bind(3, p.batch).step();
+  Statement select(db_, "SELECT id FROM problems WHERE model = ?1 AND input_shape = ?2 AND batch = ?3", path_);
+  select.bind(1, p.model).bind(2, p.input_shape).bind(3, p.batch);
+  if (!select.step()) fail_sqlite("problem row vanished");
+  return select.integer(0);
+}
+
+int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const TrialResult& result) {
+  const TrialRecord r = record_of(result);
+  exec("BEGIN IMMEDIATE");
+  try {
+    Statement insert(db_,
+                     "INSERT INTO trials(problem_id, machine_id, config, status, reason, median_eps, median_step_ms, "
+                     "min_step_ms, spread, steps, kernels, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+                     "?10, ?11, ?12)",
+                     path_);
+    insert.bind(1, problem_id).bind(2, machine_id).bind(3, r.config_json).bind(4, to_string(r.status));
+    insert.bind(5, r.reason).bind(6, r.figures.median_eps).bind(7, r.figures.median_step_ms);
+    insert.bind(8, r.figures.min_step_ms).bind(9, r.figures.spread).bind(10, r.figures.steps);
+    insert.bind(11, r.kernels_json).bind(12, utc_now()).step();
+    exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::vector<TrialRecord> ResultsDb::trials(int64_t problem_id) const {
+  Statement select(db_,
+                   "SELECT id, problem_id, machine_id, config, status, reason, median_eps, median_step_ms, "
+                   "min_step_ms, spread, steps, kernels, created_at FROM trials WHERE ?1 = 0 OR problem_id = ?1 "
+                   "ORDER BY id",
+                   path_);
+  select.bind(1, problem_id);
+  std::vector<TrialRecord> out;
+  while (select.step()) {
+    TrialRecord r;
+    r.id = select.integer(0);
+    r.problem_id = select.integer(1);
+    r.machine_id = select.integer(2);
+    r.config_json = select.text(3);
+    r.status = parse_trial_status(select.text(4));
+    r.reason = select.text(5);
+    r.figures.median_eps = select.real(6);
+    r.figures.median_step_ms = select.real(7);
+    r.figures.min_step_ms = select.real(8);
+    r.figures.spread = select.real(9);
+    r.figures.steps = select.integer(10);
+    r.kernels_json = select.text(11);
+    r.created_at = select.text(12);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace tunescope::tuner

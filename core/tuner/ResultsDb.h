@@ -1,0 +1,78 @@
+// The tuning results database (SQLite, WAL): machine signatures, problems and one row
+// per trial, each trial committed in its own transaction so that a killed tune loses at
+// most the trial in flight. Marked as ours by PRAGMA application_id and a meta table;
+// any other file is refused with Error(input) naming it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/tuner/Measurement.h"
+
+struct sqlite3;
+
+namespace tunescope::tuner {
+
+inline constexpr int kResultsSchemaVersion = 1;
+
+struct MachineSignature {
+  std::string cpu;      // model name from /proc/cpuinfo
+  int cores = 0;        // hardware threads
+  std::string backend;  // "cpu"
+  std::string backend_description;  // Backend::device_description(): library versions
+  // The local machine as seen through `backend`.
+  static MachineSignature local(const std::string& backend);
+  std::string str() const;
+};
+
+struct ProblemKey {
+  std::string model;
+  std::string input_shape;  // per-example "c x h x w", e.g. "1x32x32"
+  int64_t batch = 0;
+};
+
+// A trial as stored: the config as JSON text so a row reads without the code.
+struct TrialRecord {
+  int64_t id = 0;
+  int64_t problem_id = 0;
+  int64_t machine_id = 0;
+  std::string config_json;
+  TrialStatus status = TrialStatus::failed;
+  std::string reason;
+  TimingFigures figures;
+  std::string kernels_json;  // [{"name", "calls", "total_ms", "share_pct"}]
+  std::string created_at;    // UTC, ISO 8601
+};
+
+TrialRecord record_of(const TrialResult& result);
+std::string kernels_to_json(const std::vector<KernelShare>& kernels);
+
+class ResultsDb {
+ public:
+  // Opens or creates `path`. Throws Error(input) naming the file when it is not SQLite,
+  // is another application's SQLite database, or has a newer schema.
+  explicit ResultsDb(const std::filesystem::path& path);
+  ~ResultsDb();
+  ResultsDb(const ResultsDb&) = delete;
+  ResultsDb& operator=(const ResultsDb&) = delete;
+
+  int64_t machine_id(const MachineSignature& machine);
+  int64_t problem_id(const ProblemKey& problem);
+  // Inserts one trial in its own transaction; returns its id.
+  int64_t add_trial(int64_t problem_id, int64_t machine_id, const TrialResult& result);
+  // Trials of a problem (all problems when problem_id is 0), in insertion order.
+  std::vector<TrialRecord> trials(int64_t problem_id = 0) const;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  void exec(const std::string& sql) const;
+  [[noreturn]] void fail_sqlite(const std::string& what) const;
+
+  std::filesystem::path path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace tunescope::tuner

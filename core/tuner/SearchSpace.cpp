@@ -1,0 +1,117 @@
+// Enumeration of the tuning space; support is asked of each algorithm for each layer's
+// problem in the candidate's layout (ConvAlgorithm::unsupported_reason).
+#include "core/tuner/SearchSpace.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/base/Error.h"
+#include "core/base/Registry.h"
+#include "core/engine/layers/Conv2dLayer.h"
+
+namespace tunescope::tuner {
+
+std::vector<ConvLayerInfo> conv_layers(const Network& network) {
+  std::vector<ConvLayerInfo> layers;
+  for (int node = 1; node <= network.layer_count(); ++node)
+    if (const auto* conv = dynamic_cast<const Conv2dLayer*>(&network.layer(node)))
+      layers.push_back({conv->name(), conv->problem()});
+  return layers;
+}
+
+SearchSpace::SearchSpace(SpaceOptions options, std::vector<ConvLayerInfo> layers)
+    : options_(std::move(options)), layers_(std::move(layers)) {
+  if (options_.layouts.empty()) fail(ErrorKind::usage, "--layouts: the list is empty");
+  if (options_.threads.empty()) fail(ErrorKind::usage, "--threads-list: the list is empty");
+  for (int t : options_.threads)
+    if (t < 1) fail(ErrorKind::usage, "--threads-list: thread counts must be >= 1, got ", t);
+  if (options_.batch < 1) fail(ErrorKind::usage, "--batch must be >= 1, got ", options_.batch);
+  const auto registered = Registry::instance().conv_algorithms(options_.backend);
+  algorithms_ = options_.algorithms.empty() ? registered : options_.algorithms;
+  if (algorithms_.empty()) fail(ErrorKind::usage, "backend ", options_.backend, " has no conv algorithms");
+  for (const auto& name : algorithms_)
+    Registry::instance().make_conv_algorithm(options_.backend, name);  // throws Error(usage) naming it
+}
+
+std::string SearchSpace::unsupported_reason(const ConvLayerInfo& layer, Layout layout,
+                                            const std::string& algorithm) const {
+  ConvProblem problem = layer.problem;
+  problem.layout = layout;
+  const auto instance = Registry::instance().make_conv_algorithm(options_.backend, algorithm);
+  if (std::string why = instance->unsupported_reason(problem); !why.empty())
+    return cat("layer ", layer.name, ": ", algorithm, " does not support ", problem.key(), ": ", why);
+  return {};
+}
+
+RunConfig SearchSpace::base_config(Layout layout, int threads) const {
+  RunConfig config;
+  config.model = options_.model;
+  config.batch = options_.batch;
+  config.layout = layout;
+  config.threads = threads;
+  return config;
+}
+
+Candidate SearchSpace::global(Layout layout, int threads, const std::string& algorithm) const {
+  Candidate candidate{base_config(layout, threads), {}};
+  candidate.config.conv.default_algorithm = algorithm;
+  for (const auto& layer : layers_)
+    if (candidate.skip_reason = unsupported_reason(layer, layout, algorithm); !candidate.skip_reason.empty()) break;
+  return candidate;
+}
+
+Candidate SearchSpace::per_layer(Layout layout, int threads, const std::vector<std::string>& chosen) const {
+  if (chosen.size() != layers_.size())
+    fail(ErrorKind::runtime, "per-layer choice names ", chosen.size(), " algorithms for ", layers_.size(), " conv layers");
+  Candidate candidate{base_config(layout, threads), {}};
+  // The most used algorithm becomes the default (ties: the earliest layer's), so equal
+  // configs have one form and the override count measures how unusual a config is.
+  std::map<std::string, int> uses;
+  for (const auto& name : chosen) ++uses[name];
+  std::string common = chosen.empty() ? "direct" : chosen.front();
+  for (const auto& name : chosen)
+    if (uses[name] > uses[common]) common = name;
+  candidate.config.conv.default_algorithm = common;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (chosen[i] != common) candidate.config.conv.per_layer[layers_[i].name] = chosen[i];
+    if (candidate.skip_reason.empty()) candidate.skip_reason = unsupported_reason(layers_[i], layout, chosen[i]);
+  }
+  return candidate;
+}
+
+std::vector<Candidate> SearchSpace::enumerate() const {
+  std::vector<Candidate> out;
+  for (Layout layout : options_.layouts)
+    for (int threads : options_.threads) {
+      if (!options_.per_layer_product || layers_.empty()) {
+        for (const auto& algorithm : algorithms_) out.push_back(global(layout, threads, algorithm));
+        continue;
+      }
+      // Per-layer product: only supporting algorithms enter a layer's options; one
+      // skipped entry per (layer, algorithm) records why the others were left out.
+      std::vector<std::vector<std::string>> options(layers_.size());
+      for (size_t i = 0; i < layers_.size(); ++i)
+        for (const auto& algorithm : algorithms_) {
+          if (std::string why = unsupported_reason(layers_[i], layout, algorithm); why.empty()) {
+            options[i].push_back(algorithm);
+          } else {
+            Candidate skipped{base_config(layout, threads), why};
+            skipped.config.conv.default_algorithm = algorithm;
+            out.push_back(std::move(skipped));
+          }
+        }
+      if (std::any_of(options.begin(), options.end(), [](const auto& o) { return o.empty(); })) continue;
+      std::vector<size_t> index(layers_.size(), 0);
+      while (true) {
+        std::vector<std::string> chosen;
+        for (size_t i = 0; i < layers_.size(); ++i) chosen.push_back(options[i][index[i]]);
+        out.push_back(per_layer(layout, threads, chosen));
+        size_t i = layers_.size();
+        while (i > 0 && ++index[i - 1] == options[i - 1].size()) index[--i] = 0;
+        if (i == 0) break;
+      }
+    }
+  return out;
+}
+
+}  // namespace tunescope::tuner

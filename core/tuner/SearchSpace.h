@@ -1,0 +1,73 @@
+// The candidates of a tune: every combination of layout x threads x conv algorithm
+// (one global algorithm, or optionally every per-layer combination) that the registered
+// algorithms can run. A combination that cannot run is not dropped silently: it is kept
+// as a skipped candidate with the reason, so the results say why it was never timed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/base/ConvProblem.h"
+#include "core/engine/Network.h"
+#include "core/engine/RunConfig.h"
+
+namespace tunescope::tuner {
+
+// A conv layer of a model and its problem (the layout is set per candidate).
+struct ConvLayerInfo {
+  std::string name;
+  ConvProblem problem;
+};
+
+// The conv layers of a built network, in graph order.
+std::vector<ConvLayerInfo> conv_layers(const Network& network);
+
+struct SpaceOptions {
+  std::string model = "lenet5";
+  int64_t batch = 128;
+  std::string backend = "cpu";
+  std::vector<Layout> layouts{Layout::NCHW, Layout::NHWC};
+  std::vector<std::string> algorithms;  // empty: every algorithm registered for the backend
+  std::vector<int> threads{1};
+  // false: one algorithm for all conv layers; true: every per-layer combination
+  // (the product of each layer's supporting algorithms).
+  bool per_layer_product = false;
+};
+
+struct Candidate {
+  RunConfig config;
+  std::string skip_reason;  // empty: runnable
+  bool runnable() const { return skip_reason.empty(); }
+};
+
+class SearchSpace {
+ public:
+  // Throws Error(usage) for empty lists, non-positive threads or an algorithm name not
+  // registered for the backend.
+  SearchSpace(SpaceOptions options, std::vector<ConvLayerInfo> layers);
+
+  const SpaceOptions& options() const { return options_; }
+  const std::vector<ConvLayerInfo>& layers() const { return layers_; }
+  // The algorithms considered (the option list, or all registered ones).
+  const std::vector<std::string>& algorithms() const { return algorithms_; }
+
+  // Every candidate, runnable or skipped, in a stable order (layout, threads, algorithms).
+  std::vector<Candidate> enumerate() const;
+  // The config with `algorithm` on every conv layer, skipped with a reason when some
+  // layer does not support it.
+  Candidate global(Layout layout, int threads, const std::string& algorithm) const;
+  // A config from one algorithm per conv layer (in layers() order), normalised so the
+  // most common algorithm is the default and the rest are overrides.
+  Candidate per_layer(Layout layout, int threads, const std::vector<std::string>& per_layer_algorithms) const;
+  // Empty when `algorithm` runs `layer` in `layout`, else why not.
+  std::string unsupported_reason(const ConvLayerInfo& layer, Layout layout, const std::string& algorithm) const;
+
+ private:
+  RunConfig base_config(Layout layout, int threads) const;
+
+  SpaceOptions options_;
+  std::vector<ConvLayerInfo> layers_;
+  std::vector<std::string> algorithms_;
+};
+
+}  // namespace tunescope::tuner

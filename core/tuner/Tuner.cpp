@@ -1,0 +1,227 @@
+// The tune loop: reference, strategy's candidates, measurement with dispositions and
+// recording, budget, interleaved confirmation and the tie rule.
+#include "core/tuner/Tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "core/base/Error.h"
+
+namespace tunescope::tuner {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void add_unique(std::vector<Candidate>& list, Candidate candidate) {
+  for (const Candidate& c : list)
+    if (c.config == candidate.config) return;
+  list.push_back(std::move(candidate));
+}
+
+}  // namespace
+
+std::string to_string(Strategy strategy) {
+  return strategy == Strategy::exhaustive ? "exhaustive" : "per-layer";
+}
+
+Strategy parse_strategy(const std::string& text) {
+  if (text == "exhaustive") return Strategy::exhaustive;
+  if (text == "per-layer") return Strategy::per_layer;
+  fail(ErrorKind::usage, "--strategy: unknown strategy '", text, "' (known: exhaustive, per-layer)");
+}
+
+bool simpler(const RunConfig& a, const RunConfig& b) {
+  auto key = [](const RunConfig& c) { return std::tuple(c.override_count(), c.layout != Layout::NCHW, c.threads); };
+  return key(a) < key(b);
+}
+
+const TrialResult& TuneReport::winner() const {
+  if (!best) fail(ErrorKind::runtime, "the tune has no winner");
+  return trials[*best];
+}
+
+RunConfig TuneReport::tuned_config(const std::string& strategy) const {
+  const TrialResult& w = winner();
+  RunConfig config = w.config;
+  MeasuredFigures m;
+  m.examples_per_second = w.figures.median_eps;
+  m.spread = w.figures.spread;
+  if (const TrialResult* base = baseline_trial(); base && base->figures.median_eps > 0)
+    m.speedup_vs_baseline = w.figures.median_eps / base->figures.median_eps;
+  m.strategy = strategy;
+  m.machine = machine.str();
+  config.measured = m;
+  return config;
+}
+
+Tuner::Tuner(TuneOptions options, ResultsDb* db) : options_(std::move(options)), db_(db) {
+  if (options_.threads.empty()) fail(ErrorKind::usage, "--threads-list: the list is empty");
+  for (int t : options_.threads)
+    if (t < 1) fail(ErrorKind::usage, "--threads-list: thread counts must be >= 1, got ", t);
+  if (options_.measure.steps < 1) fail(ErrorKind::usage, "--steps must be >= 1, got ", options_.measure.steps);
+  if (options_.measure.warmup < 0) fail(ErrorKind::usage, "--warmup must be >= 0, got ", options_.measure.warmup);
+  if (options_.budget_seconds < 0) fail(ErrorKind::usage, "--budget must be >= 0, got ", options_.budget_seconds);
+  options_.base.threads = options_.threads.front();
+}
+
+std::vector<Candidate> Tuner::candidates(const SearchSpace& space, TuneReport& report) const {
+  // The baseline goes first: it is the yardstick of every ratio and is never cut by the budget.
+  std::vector<Candidate> list{{reference_config(options_.base), {}}};
+  if (options_.strategy == Strategy::exhaustive) {
+    for (Candidate& c : space.enumerate()) add_unique(list, std::move(c));
+    return list;
+  }
+  // per-layer: per (layout, threads), the config of each layer's fastest algorithm,
+  // plus the global configs of the algorithms it picked (a uniform one may be as fast
+  // and is simpler).
+  for (Layout layout : options_.layouts)
+    for (int threads : options_.threads) {
+      std::vector<LayerFind> finds = find_per_layer(space, layout, threads, options_.find);
+      std::vector<std::string> picks;
+      for (const LayerFind& f : finds) picks.push_back(f.best);
+      add_unique(list, space.per_layer(layout, threads, picks));
+      std::sort(picks.begin(), picks.end());
+      picks.erase(std::unique(picks.begin(), picks.end()), picks.end());
+      for (const std::string& algorithm : picks) add_unique(list, space.global(layout, threads, algorithm));
+      for (LayerFind& f : finds) report.finds.push_back(std::move(f));
+    }
+  return list;
+}
+
+TuneReport Tuner::run(const Progress& progress) {
+  const auto start = Clock::now();
+  TuneReport report;
+  const SessionOptions& base = options_.base;
+
+  // The reference: its first step is what every candidate must reproduce, and its
+  // network gives the conv layers the space is built over.
+  NumericsSample reference;
+  std::vector<ConvLayerInfo> layers;
+  try {
+    SessionOptions ref_options = base;
+    apply_run_config(reference_config(base), ref_options);
+    TrainingSession session(ref_options);
+    layers = conv_layers(session.network());
+    reference = first_step_numerics(session, options_.measure.samples_per_parameter);
+    const Shape4 in = session.network().input_shape();
+    report.problem = {base.model, cat(in.c, "x", in.h, "x", in.w), base.batch};
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+    fail(ErrorKind::runtime, "the reference config (nchw + direct) failed: ", e.what());
+  }
+  report.machine = MachineSignature::local(base.backend);
+
+  SpaceOptions space_options{base.model, base.batch, base.backend, options_.layouts, options_.algorithms,
+                             options_.threads, options_.per_layer_product};
+  const SearchSpace space(space_options, layers);
+  const std::vector<Candidate> list = candidates(space, report);
+
+  int64_t problem_id = 0, machine_id = 0;
+  if (db_) {
+    problem_id = db_->problem_id(report.problem);
+    machine_id = db_->machine_id(report.machine);
+  }
+  auto record = [&](const TrialResult& trial) {
+    if (db_) db_->add_trial(problem_id, machine_id, trial);
+  };
+  auto best_index = [&]() -> std::optional<size_t> {
+    std::optional<size_t> best;
+    for (size_t i = 0; i < report.trials.size(); ++i)
+      if (report.trials[i].status == TrialStatus::ok &&
+          (!best || report.trials[i].figures.median_eps > report.trials[*best].figures.median_eps))
+        best = i;
+    return best;
+  };
+
+  const size_t total = static_cast<size_t>(std::count_if(list.begin(), list.end(), [](const Candidate& c) { return c.runnable(); }));
+  size_t index = 0;
+  for (const Candidate& candidate : list) {
+    TrialResult trial;
+    if (!candidate.runnable()) {
+      trial.config = candidate.config;
+      trial.status = TrialStatus::skipped;
+      trial.reason = candidate.skip_reason;
+    } else if (index > 0 && options_.budget_seconds > 0 && seconds_since(start) > options_.budget_seconds) {
+      report.budget_exhausted = true;
+      ++index;
+      trial.config = candidate.config;
+      trial.status = TrialStatus::skipped;
+      trial.reason = cat("not started: --budget ", options_.budget_seconds, " s exhausted after ",
+                         seconds_since(start), " s");
+    } else {
+      ++index;
+      if (progress) {
+        auto best = best_index();
+        progress({index, total, candidate.config.label(), nullptr, best ? &report.trials[*best] : nullptr});
+      }
+      trial = measure(base, candidate.config, reference, options_.measure);
+    }
+    record(trial);
+    report.trials.push_back(std::move(trial));
+    if (index == 1 && candidate.runnable()) report.baseline = report.trials.size() - 1;
+    // Only the traces of the baseline and the best so far are worth keeping in memory.
+    const auto best = best_index();
+    for (size_t i = 0; i + 1 < report.trials.size(); ++i)
+      if (i != best && i != report.baseline) report.trials[i].trace.reset();
+    if (progress && report.trials.back().status != TrialStatus::skipped)
+      progress({index, total, report.trials.back().config.label(), &report.trials.back(),
+                best ? &report.trials[*best] : nullptr});
+  }
+
+  // Rank the ok trials; the top two are re-measured interleaved before a winner is declared.
+  std::vector<size_t> ranked;
+  for (size_t i = 0; i < report.trials.size(); ++i)
+    if (report.trials[i].status == TrialStatus::ok) ranked.push_back(i);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
+    return report.trials[a].figures.median_eps > report.trials[b].figures.median_eps;
+  });
+  if (ranked.empty()) {
+    std::string reasons;
+    for (const auto& t : report.trials)
+      if (reasons.size() < 2000) reasons += cat("\n  ", t.config.label(), ": ", to_string(t.status), ": ", t.reason);
+    fail(ErrorKind::runtime, "no candidate succeeded (", report.trials.size(), " tried):", reasons);
+  }
+  report.best = ranked.front();
+  if (ranked.size() == 1) {
+    report.decision = "only one candidate succeeded";
+  } else {
+    const size_t first = ranked[0], second = ranked[1];
+    auto [a, b] = measure_interleaved(base, report.trials[first].config, report.trials[second].config, reference,
+                                      options_.measure);
+    record(a);
+    record(b);
+    if (a.status != TrialStatus::ok || b.status != TrialStatus::ok) {
+      report.decision = cat("interleaved re-measurement failed (", a.reason, "); the sweep's fastest wins");
+    } else {
+      const double fast = std::max(a.figures.median_eps, b.figures.median_eps);
+      const double gap = std::abs(a.figures.median_eps - b.figures.median_eps) / fast;
+      const double noise = std::max(a.figures.spread, b.figures.spread);
+      if (gap <= noise) {
+        report.best = simpler(b.config, a.config) ? second : first;
+        report.decision = cat("tie within noise (gap ", gap * 100, "% <= spread ", noise * 100,
+                              "%): the simpler config wins");
+      } else {
+        report.best = b.figures.median_eps > a.figures.median_eps ? second : first;
+        report.decision = cat("confirmed by interleaved re-measurement (gap ", gap * 100, "% > spread ",
+                              noise * 100, "%)");
+      }
+      // The interleaved figures are the fairer comparison: they replace the sweep's.
+      for (auto [index, fresh] : {std::pair{first, &a}, std::pair{second, &b}}) {
+        const double seconds = report.trials[index].seconds;
+        report.trials[index] = std::move(*fresh);
+        report.trials[index].seconds += seconds;
+        report.trials[index].remeasured = true;
+      }
+    }
+  }
+  report.seconds = seconds_since(start);
+  return report;
+}
+
+}  // namespace tunescope::tuner

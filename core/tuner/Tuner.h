@@ -1,0 +1,86 @@
+// A whole tune: the reference, the candidates of a strategy, one measurement each
+// (recorded in the results DB as it finishes), the interleaved re-measurement of the
+// winner against the runner-up, and the decision. Front ends (CLI, GUI) watch it
+// through the progress callback.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/tuner/Measurement.h"
+#include "core/tuner/PerLayerFind.h"
+#include "core/tuner/ResultsDb.h"
+#include "core/tuner/SearchSpace.h"
+
+namespace tunescope::tuner {
+
+enum class Strategy { exhaustive, per_layer };
+std::string to_string(Strategy strategy);
+// Throws Error(usage) naming the value.
+Strategy parse_strategy(const std::string& text);
+
+struct TuneOptions {
+  SessionOptions base;  // model, data, batch, backend, seed...; its layout/conv/threads are ignored
+  std::vector<Layout> layouts{Layout::NCHW, Layout::NHWC};
+  std::vector<std::string> algorithms;  // empty: all registered for the backend
+  std::vector<int> threads{1};
+  Strategy strategy = Strategy::exhaustive;
+  bool per_layer_product = false;  // exhaustive: also every per-layer combination
+  MeasureOptions measure;
+  FindOptions find;
+  double budget_seconds = 0;  // 0: unbounded; else no candidate starts after this
+};
+
+struct TuneProgress {
+  size_t index = 0;  // 1-based among the candidates that run
+  size_t total = 0;
+  std::string candidate;
+  const TrialResult* last = nullptr;  // the trial just finished (null when starting)
+  const TrialResult* best = nullptr;  // best ok trial so far (may be null)
+};
+
+struct TuneReport {
+  // Every candidate, in the order measured; the top two ok trials carry the figures of
+  // their interleaved re-measurement (remeasured = true) when it succeeded.
+  std::vector<TrialResult> trials;
+  std::optional<size_t> baseline;   // index of nchw + direct
+  std::optional<size_t> best;       // index of the declared winner
+  std::string decision;             // how the winner was declared
+  std::vector<LayerFind> finds;     // per-layer strategy: each layer's timings
+  bool budget_exhausted = false;
+  double seconds = 0;
+  MachineSignature machine;
+  ProblemKey problem;
+
+  const TrialResult* best_trial() const { return best ? &trials[*best] : nullptr; }
+  const TrialResult* baseline_trial() const { return baseline ? &trials[*baseline] : nullptr; }
+  // The winner (its figures from the interleaved re-measurement when there was one).
+  const TrialResult& winner() const;
+  // The tuned config with the measured figures inside.
+  RunConfig tuned_config(const std::string& strategy) const;
+};
+
+// Simpler first: fewer per-layer overrides, then nchw, then fewer threads. Ties within
+// noise go to the simpler config.
+bool simpler(const RunConfig& a, const RunConfig& b);
+
+class Tuner {
+ public:
+  using Progress = std::function<void(const TuneProgress&)>;
+
+  // `db` may be null (no recording).
+  Tuner(TuneOptions options, ResultsDb* db = nullptr);
+  // Throws Error(runtime) when the reference config cannot run, and when no candidate
+  // succeeds (an empty tune is an error, not a silent success).
+  TuneReport run(const Progress& progress = {});
+
+ private:
+  std::vector<Candidate> candidates(const SearchSpace& space, TuneReport& report) const;
+
+  TuneOptions options_;
+  ResultsDb* db_;
+};
+
+}  // namespace tunescope::tuner

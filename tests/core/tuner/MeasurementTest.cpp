@@ -1,0 +1,128 @@
+// Measurement dispositions: ok with figures and kernels, invalid for a wrong algorithm
+// (never timed), failed for a throwing one and a NaN loss; numerics comparison; figures.
+#include "core/tuner/Measurement.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "TestAlgorithms.h"
+#include "core/base/Error.h"
+
+namespace tunescope::tuner {
+namespace {
+
+MeasureOptions quick() {
+  MeasureOptions o;
+  o.warmup = 1;
+  o.steps = 2;
+  return o;
+}
+
+RunConfig config_with(const SessionOptions& base, Layout layout, const std::string& algorithm) {
+  RunConfig c = run_config_of(base);
+  c.layout = layout;
+  c.conv.default_algorithm = algorithm;
+  return c;
+}
+
+class MeasurementTest : public ::testing::Test {
+ protected:
+  SessionOptions base = testing::tiny_session();
+  NumericsSample reference = reference_numerics(base, quick());
+};
+
+TEST_F(MeasurementTest, CorrectCandidateIsOkWithFiguresKernelsAndTrace) {
+  for (const char* algorithm : {"direct", "gemm", "fft-fftw"})
+    for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+      const TrialResult r = measure(base, config_with(base, layout, algorithm), reference, quick());
+      ASSERT_EQ(r.status, TrialStatus::ok) << algorithm << " " << to_string(layout) << ": " << r.reason;
+      EXPECT_EQ(r.figures.steps, 2);
+      EXPECT_GT(r.figures.median_eps, 0);
+      EXPECT_GT(r.figures.min_step_ms, 0);
+      EXPECT_LE(r.figures.min_step_ms, r.figures.median_step_ms);
+      ASSERT_FALSE(r.kernels.empty());
+      ASSERT_TRUE(r.trace);
+      bool conv_kernel = false;
+      for (const auto& a : r.trace->activities) conv_kernel |= a.name.rfind(std::string(algorithm) + ".", 0) == 0;
+      EXPECT_TRUE(conv_kernel) << algorithm << ": the trace shows no kernel of the candidate's algorithm";
+    }
+}
+
+TEST_F(MeasurementTest, WrongAlgorithmIsInvalidAndNotTimed) {
+  const TrialResult r = measure(base, config_with(base, Layout::NCHW, testing::kWrong), reference, quick());
+  EXPECT_EQ(r.status, TrialStatus::invalid) << r.reason;
+  EXPECT_NE(r.reason.find("loss"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.figures.steps, 0);
+  EXPECT_FALSE(r.trace);
+}
+
+TEST_F(MeasurementTest, ThrowingAlgorithmIsFailedWithTheReason) {
+  const TrialResult thrown = measure(base, config_with(base, Layout::NCHW, testing::kThrows), reference, quick());
+  EXPECT_EQ(thrown.status, TrialStatus::failed);
+  EXPECT_NE(thrown.reason.find("deliberate failure"), std::string::npos) << thrown.reason;
+}
+
+TEST_F(MeasurementTest, NanConvOutputIsNeverOk) {
+  // NaN conv outputs reach the loss (ReLU keeps NaN), so the candidate fails or is invalid.
+  const TrialResult nan = measure(base, config_with(base, Layout::NHWC, testing::kNan), reference, quick());
+  EXPECT_NE(nan.status, TrialStatus::ok);
+  EXPECT_FALSE(nan.reason.empty());
+}
+
+TEST_F(MeasurementTest, DivergingCandidateIsFailedWithTheNanLoss) {
+  SessionOptions diverging = base;
+  diverging.sgd.learning_rate = 1e30f;  // step 1 matches (loss precedes the update); step 2 is not finite
+  const NumericsSample ref = reference_numerics(diverging, quick());
+  const TrialResult r = measure(diverging, config_with(diverging, Layout::NCHW, "gemm"), ref, quick());
+  EXPECT_EQ(r.status, TrialStatus::failed);
+  EXPECT_NE(r.reason.find("loss is"), std::string::npos) << r.reason;
+}
+
+TEST_F(MeasurementTest, UnbuildableCandidateIsFailedNotThrown) {
+  RunConfig c = config_with(base, Layout::NCHW, "direct");
+  c.conv.per_layer["conv9"] = "gemm";  // lenet5 has no such layer
+  const TrialResult r = measure(base, c, reference, quick());
+  EXPECT_EQ(r.status, TrialStatus::failed);
+  EXPECT_NE(r.reason.find("conv9"), std::string::npos) << r.reason;
+}
+
+TEST(Numerics, ComparisonCatchesLossAndGradientDifferences) {
+  NumericsSample ref{2.0, {{"conv1.weight", {1.0f, -2.0f, 0.5f}}}};
+  const MeasureOptions o;
+  EXPECT_EQ(compare_numerics(ref, ref, o), "");
+  NumericsSample close = ref;
+  close.gradients[0].values[1] = -2.001f;  // 5e-4 of max |ref|: reassociation-sized
+  EXPECT_EQ(compare_numerics(ref, close, o), "");
+  NumericsSample grad = ref;
+  grad.gradients[0].values[2] = 0.7f;
+  EXPECT_NE(compare_numerics(ref, grad, o).find("conv1.weight"), std::string::npos);
+  NumericsSample loss = ref;
+  loss.loss = 2.01;
+  EXPECT_NE(compare_numerics(ref, loss, o).find("loss"), std::string::npos);
+  NumericsSample nan = ref;
+  nan.gradients[0].values[0] = std::nanf("");
+  EXPECT_NE(compare_numerics(ref, nan, o), "");
+}
+
+TEST(Figures, MedianMinAndSpreadOfStepTimes) {
+  // 10 steps of 10..19 ms at batch 8.
+  std::vector<double> seconds;
+  for (int i = 19; i >= 10; --i) seconds.push_back(i / 1000.0);
+  const TimingFigures f = figures_of(seconds, 8);
+  EXPECT_EQ(f.steps, 10);
+  EXPECT_NEAR(f.median_step_ms, 14.5, 1e-9);
+  EXPECT_NEAR(f.min_step_ms, 10.0, 1e-9);
+  EXPECT_NEAR(f.median_eps, 8 / 0.0145, 1e-6);
+  EXPECT_NEAR(f.spread, (18.1 - 10.9) / 14.5, 1e-9);  // interpolated p90 and p10
+  EXPECT_EQ(figures_of({}, 8).steps, 0);
+}
+
+TEST(TrialStatusNames, RoundTrip) {
+  for (TrialStatus s : {TrialStatus::ok, TrialStatus::invalid, TrialStatus::failed, TrialStatus::skipped})
+    EXPECT_EQ(parse_trial_status(to_string(s)), s);
+  EXPECT_THROW(parse_trial_status("great"), Error);
+}
+
+}  // namespace
+}  // namespace tunescope::tuner

@@ -1,0 +1,107 @@
+// tunescope.config/1: round trips (text and file) and every rejection, each naming the
+// source and the offending key.
+#include "core/engine/RunConfig.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/base/Error.h"
+#include "core/engine/TrainingSession.h"
+
+namespace tunescope {
+namespace {
+
+RunConfig sample_config() {
+  RunConfig c;
+  c.model = "lenet5";
+  c.batch = 8;
+  c.layout = Layout::NHWC;
+  c.conv.default_algorithm = "gemm";
+  c.conv.per_layer = {{"conv2", "direct"}};
+  c.threads = 2;
+  return c;
+}
+
+TEST(RunConfig, JsonRoundTripKeepsEveryField) {
+  RunConfig c = sample_config();
+  EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
+  c.measured = MeasuredFigures{1234.5, 0.05, 1.7, "exhaustive", "some cpu"};
+  EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
+}
+
+TEST(RunConfig, FileRoundTripAndApply) {
+  const auto path = std::filesystem::temp_directory_path() / "tunescope-runconfig-test.json";
+  save_run_config(sample_config(), path);
+  const RunConfig loaded = load_run_config(path);
+  EXPECT_EQ(loaded, sample_config());
+  SessionOptions options;
+  options.data = "fake";
+  apply_run_config(loaded, options);
+  EXPECT_EQ(options.layout, Layout::NHWC);
+  EXPECT_EQ(options.conv.for_layer("conv2"), "direct");
+  EXPECT_EQ(options.conv.for_layer("conv1"), "gemm");
+  EXPECT_EQ(options.threads, 2);
+  EXPECT_EQ(options.batch, 8);
+  EXPECT_EQ(options.data, "fake");  // not a tuned knob: untouched
+  EXPECT_EQ(run_config_of(options), loaded);
+  std::filesystem::remove(path);
+}
+
+TEST(RunConfig, MissingFileIsAnInputErrorNamingIt) {
+  try {
+    load_run_config("/no/such/tuned.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::input);
+    EXPECT_NE(std::string(e.what()).find("/no/such/tuned.json"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RunConfig, EveryRejectionNamesTheSourceAndTheKey) {
+  const std::string valid = to_json_text(sample_config());
+  // Replaces the first occurrence of `from` in the valid text.
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = valid;
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  struct Case {
+    std::string text;
+    std::string expected;  // besides the source name
+  };
+  const Case cases[] = {
+      {"{not json", "not JSON"},
+      {"[1, 2]", "expected a JSON object"},
+      {with("tunescope.config/1", "tunescope.config/2"), "'schema'"},
+      {with("\"schema\": \"tunescope.config/1\",", ""), "'schema': missing"},
+      {with("\"threads\": 2", "\"threads\": 2, \"streams\": 4"), "'streams': unknown key"},
+      {with("\"per_layer\"", "\"per_layr\""), "'conv.per_layr': unknown key"},
+      {with("\"threads\": 2", "\"threads\": \"2\""), "'threads': expected an integer"},
+      {with("\"threads\": 2", "\"threads\": 0"), "'threads': must be >= 1"},
+      {with("\"batch\": 8", "\"batch\": -8"), "'batch': must be >= 1"},
+      {with("\"batch\": 8", "\"batch\": 8.5"), "'batch': expected an integer"},
+      {with("\"model\": \"lenet5\"", "\"model\": 5"), "'model': expected a string"},
+      {with("\"nhwc\"", "\"nwhc\""), "'layout': unknown layout 'nwhc'"},
+      {with("\"default\": \"gemm\"", "\"default\": \"winograd\""), "'conv.default': unknown convolution algorithm 'winograd'"},
+      {with("\"conv2\": \"direct\"", "\"conv2\": \"fast\""), "'conv.per_layer.conv2': unknown convolution algorithm"},
+      {with("\"conv2\": \"direct\"", "\"conv2\": 3"), "'conv.per_layer.conv2': expected a string"},
+      {with("\"conv\": {", "\"conv\": 1, \"measured\": {"), "'conv': expected an object"},
+  };
+  for (const Case& c : cases) {
+    try {
+      run_config_from_json_text(c.text, "tuned.json");
+      ADD_FAILURE() << "accepted:\n" << c.text;
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(e.kind(), ErrorKind::input) << message;
+      EXPECT_NE(message.find("tuned.json"), std::string::npos) << message;
+      EXPECT_NE(message.find(c.expected), std::string::npos) << "expected '" << c.expected << "' in: " << message;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tunescope

@@ -1,0 +1,114 @@
+// SearchSpace enumeration on lenet5's two conv layers: counts, skip reasons, per-layer
+// normalisation. Covers layouts {nchw, nhwc} x threads {1, 2} x algorithms.
+#include "core/tuner/SearchSpace.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "TestAlgorithms.h"
+#include "core/base/Error.h"
+#include "core/engine/Models.h"
+
+namespace tunescope::tuner {
+namespace {
+
+std::vector<ConvLayerInfo> lenet5_layers() {
+  ModelSpec spec;
+  spec.input = {8, 1, 32, 32};
+  return conv_layers(*build_model(spec));
+}
+
+SpaceOptions options(std::vector<std::string> algorithms, bool product = false) {
+  SpaceOptions o;
+  o.batch = 8;
+  o.layouts = {Layout::NCHW, Layout::NHWC};
+  o.threads = {1, 2};
+  o.algorithms = std::move(algorithms);
+  o.per_layer_product = product;
+  return o;
+}
+
+size_t runnable(const std::vector<Candidate>& list) {
+  return static_cast<size_t>(std::count_if(list.begin(), list.end(), [](const Candidate& c) { return c.runnable(); }));
+}
+
+TEST(SearchSpace, FindsLenetConvLayers) {
+  const auto layers = lenet5_layers();
+  ASSERT_EQ(layers.size(), 2u);
+  EXPECT_EQ(layers[0].name, "conv1");
+  EXPECT_EQ(layers[0].problem.input.c, 1);
+  EXPECT_EQ(layers[1].name, "conv2");
+  EXPECT_EQ(layers[1].problem.input.c, 6);
+}
+
+TEST(SearchSpace, GlobalCandidatesAreLayoutTimesThreadsTimesAlgorithms) {
+  const SearchSpace space(options({"direct", "gemm"}), lenet5_layers());
+  const auto list = space.enumerate();
+  EXPECT_EQ(list.size(), 8u);
+  EXPECT_EQ(runnable(list), 8u);
+  EXPECT_EQ(list.front().config.label(), "nchw conv=direct threads=1");
+  for (const auto& c : list) EXPECT_TRUE(c.config.conv.per_layer.empty());
+}
+
+TEST(SearchSpace, UnsupportedGlobalAlgorithmIsSkippedWithTheLayerAndWhy) {
+  const SearchSpace space(options({"direct", testing::kConv1Only}), lenet5_layers());
+  const auto list = space.enumerate();
+  EXPECT_EQ(list.size(), 8u);
+  EXPECT_EQ(runnable(list), 4u);
+  for (const auto& c : list) {
+    if (c.runnable()) continue;
+    EXPECT_EQ(c.config.conv.default_algorithm, testing::kConv1Only);
+    EXPECT_NE(c.skip_reason.find("layer conv2"), std::string::npos) << c.skip_reason;
+    EXPECT_NE(c.skip_reason.find("only one input channel"), std::string::npos) << c.skip_reason;
+  }
+}
+
+TEST(SearchSpace, PerLayerProductUsesOnlySupportingAlgorithms) {
+  const SearchSpace space(options({"direct", "gemm", testing::kConv1Only}, true), lenet5_layers());
+  const auto list = space.enumerate();
+  // Per (layout, threads): conv1 has 3 options, conv2 2 -> 6 combinations, plus one
+  // skipped entry saying why test-conv1-only is out for conv2.
+  EXPECT_EQ(list.size(), 4u * 7u);
+  EXPECT_EQ(runnable(list), 4u * 6u);
+  size_t with_override = 0;
+  for (const auto& c : list) {
+    if (!c.runnable()) {
+      EXPECT_NE(c.skip_reason.find("layer conv2"), std::string::npos) << c.skip_reason;
+      continue;
+    }
+    with_override += c.config.override_count() > 0;
+    EXPECT_NE(c.config.conv.for_layer("conv2"), testing::kConv1Only) << c.config.label();
+  }
+  EXPECT_EQ(with_override, 4u * 4u);  // 2 of the 6 combinations are uniform
+}
+
+TEST(SearchSpace, PerLayerConfigIsNormalisedAroundTheCommonAlgorithm) {
+  const SearchSpace space(options({"direct", "gemm"}), lenet5_layers());
+  const Candidate mixed = space.per_layer(Layout::NCHW, 1, {"gemm", "direct"});
+  EXPECT_TRUE(mixed.runnable());
+  EXPECT_EQ(mixed.config.conv.default_algorithm, "gemm");  // tie: the first layer's
+  EXPECT_EQ(mixed.config.conv.per_layer, (std::map<std::string, std::string>{{"conv2", "direct"}}));
+  const Candidate uniform = space.per_layer(Layout::NCHW, 1, {"direct", "direct"});
+  EXPECT_EQ(uniform.config, space.global(Layout::NCHW, 1, "direct").config);
+}
+
+TEST(SearchSpace, RejectsBadOptions) {
+  EXPECT_THROW(SearchSpace(options({"winograd"}), lenet5_layers()), Error);
+  SpaceOptions no_threads = options({"direct"});
+  no_threads.threads = {};
+  EXPECT_THROW(SearchSpace(no_threads, lenet5_layers()), Error);
+  SpaceOptions zero_threads = options({"direct"});
+  zero_threads.threads = {0};
+  EXPECT_THROW(SearchSpace(zero_threads, lenet5_layers()), Error);
+}
+
+TEST(SearchSpace, DefaultAlgorithmsAreEveryRegisteredOne) {
+  const SearchSpace space(options({}), lenet5_layers());
+  const auto& algorithms = space.algorithms();
+  for (const char* name : {"direct", "gemm", testing::kSlow})
+    EXPECT_NE(std::find(algorithms.begin(), algorithms.end(), name), algorithms.end()) << name;
+}
+
+}  // namespace
+}  // namespace tunescope::tuner

@@ -1,0 +1,79 @@
+// Registration of the test-only convolution algorithms (see TestAlgorithms.h); each
+// delegates to `direct` so only its deliberate defect differs.
+#include "TestAlgorithms.h"
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <thread>
+
+#include "core/base/Error.h"
+#include "core/base/Registry.h"
+
+namespace tunescope::tuner::testing {
+
+namespace {
+
+enum class Defect { wrong, throws, nan, slow, conv1_only };
+
+class DefectiveConv final : public ConvAlgorithm {
+ public:
+  DefectiveConv(std::string name, Defect defect)
+      : name_(std::move(name)), defect_(defect), direct_(Registry::instance().make_conv_algorithm("cpu", "direct")) {}
+
+  std::string name() const override { return name_; }
+  std::string unsupported_reason(const ConvProblem& p) const override {
+    if (defect_ == Defect::conv1_only && p.input.c != 1) return "only one input channel";
+    return direct_->unsupported_reason(p);
+  }
+  size_t workspace_bytes(const ConvProblem& p) const override { return direct_->workspace_bytes(p); }
+
+  void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
+    if (defect_ == Defect::throws) fail(ErrorKind::runtime, name_, ": deliberate failure in forward");
+    pause();
+    direct_->forward(call, x, w, y);
+    if (defect_ == Defect::wrong)
+      for (int64_t i = 0; i < y.size(); ++i) y.data()[i] *= 1.5f;
+    if (defect_ == Defect::nan) y.fill(std::nanf(""));
+  }
+  void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override {
+    pause();
+    direct_->backward_data(call, dy, w, dx);
+  }
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override {
+    pause();
+    direct_->backward_filter(call, x, dy, dw);
+  }
+
+ private:
+  void pause() const {
+    if (defect_ == Defect::slow) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::string name_;
+  Defect defect_;
+  std::unique_ptr<ConvAlgorithm> direct_;
+};
+
+ConvAlgorithmRegistration make(const char* name, Defect defect) {
+  return ConvAlgorithmRegistration("cpu", name, [name, defect] { return std::make_unique<DefectiveConv>(name, defect); });
+}
+
+const ConvAlgorithmRegistration registrations[] = {
+    make(kWrong, Defect::wrong), make(kThrows, Defect::throws), make(kNan, Defect::nan),
+    make(kSlow, Defect::slow),   make(kConv1Only, Defect::conv1_only),
+};
+
+}  // namespace
+
+SessionOptions tiny_session() {
+  SessionOptions options;
+  options.model = "lenet5";
+  options.data = "fake";
+  options.fake_train_count = 64;
+  options.fake_test_count = 16;
+  options.batch = 8;
+  options.threads = 1;
+  return options;
+}
+
+}  // namespace tunescope::tuner::testing

@@ -1,0 +1,19 @@
+// Test-only convolution algorithms registered in the test_tuner binary (never in the
+// product): deliberately wrong, throwing, NaN-producing, slow, and partially supporting
+// ones, to drive the tuner's dispositions. Plus small shared fixtures.
+#pragma once
+
+#include "core/engine/TrainingSession.h"
+
+namespace tunescope::tuner::testing {
+
+inline constexpr const char* kWrong = "test-wrong";          // forward output scaled by 1.5
+inline constexpr const char* kThrows = "test-throws";        // forward throws Error(runtime)
+inline constexpr const char* kNan = "test-nan";              // forward writes NaN
+inline constexpr const char* kSlow = "test-slow";            // direct + 20 ms sleep per pass
+inline constexpr const char* kConv1Only = "test-conv1-only";  // direct, only for 1 input channel
+
+// lenet5 on a few fake examples, batch 8, one thread: a step takes about a millisecond.
+SessionOptions tiny_session();
+
+}  // namespace tunescope::tuner::testing

@@ -1,0 +1,157 @@
+// Whole tunes on tiny lenet5: the sweep survives bad candidates and records them, the
+// clearly slower candidate loses (ordering with a huge margin, no time thresholds), the
+// per-layer strategy's find never picks the slow or the wrong algorithm, the budget
+// stops new candidates, and a tune with no success is an error.
+#include "core/tuner/Tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "TestAlgorithms.h"
+#include "core/base/Error.h"
+
+namespace tunescope::tuner {
+namespace {
+
+TuneOptions tiny_tune(std::vector<std::string> algorithms) {
+  TuneOptions o;
+  o.base = testing::tiny_session();
+  o.layouts = {Layout::NCHW};
+  o.threads = {1};
+  o.algorithms = std::move(algorithms);
+  o.measure.warmup = 0;
+  o.measure.steps = 2;
+  o.find.repetitions = 2;
+  return o;
+}
+
+const TrialResult* find_trial(const TuneReport& report, const std::string& algorithm) {
+  for (const auto& t : report.trials)
+    if (t.config.conv.default_algorithm == algorithm && t.config.conv.per_layer.empty()) return &t;
+  return nullptr;
+}
+
+TEST(Tuner, SweepGoesOnPastWrongThrowingAndUnsupportedCandidatesAndRecordsThem) {
+  const auto path = std::filesystem::temp_directory_path() / "tunescope-tuner-sweep.sqlite";
+  std::filesystem::remove(path);
+  ResultsDb db(path);
+  TuneOptions o = tiny_tune({testing::kWrong, testing::kThrows, testing::kConv1Only, "gemm", "direct"});
+  const TuneReport report = Tuner(o, &db).run();
+
+  ASSERT_NE(find_trial(report, testing::kWrong), nullptr);
+  EXPECT_EQ(find_trial(report, testing::kWrong)->status, TrialStatus::invalid);
+  EXPECT_EQ(find_trial(report, testing::kThrows)->status, TrialStatus::failed);
+  EXPECT_EQ(find_trial(report, testing::kConv1Only)->status, TrialStatus::skipped);
+  EXPECT_EQ(find_trial(report, "gemm")->status, TrialStatus::ok);  // measured after the failures
+  ASSERT_TRUE(report.baseline_trial());
+  EXPECT_EQ(report.baseline_trial()->config.conv.default_algorithm, "direct");
+  ASSERT_TRUE(report.best_trial());
+  EXPECT_EQ(report.best_trial()->status, TrialStatus::ok);
+  const std::string winner = report.winner().config.conv.default_algorithm;
+  EXPECT_TRUE(winner == "gemm" || winner == "direct") << winner;
+  EXPECT_TRUE(report.winner().remeasured);
+  EXPECT_TRUE(report.winner().trace);
+  EXPECT_TRUE(report.baseline_trial()->trace);
+
+  // One row per candidate plus the two interleaved re-measurements.
+  const auto rows = db.trials();
+  EXPECT_EQ(rows.size(), report.trials.size() + 2);
+  size_t invalid = 0;
+  for (const auto& r : rows) invalid += r.status == TrialStatus::invalid;
+  EXPECT_EQ(invalid, 1u);
+  const RunConfig tuned = report.tuned_config("exhaustive");
+  ASSERT_TRUE(tuned.measured);
+  EXPECT_GT(tuned.measured->speedup_vs_baseline, 0);
+  std::filesystem::remove(path);
+}
+
+TEST(Tuner, ExhaustivePicksTheFastestWhenOneIsClearlySlower) {
+  // test-slow sleeps 20 ms in each of its 6 conv passes per step; direct's step takes ~1 ms.
+  const TuneReport report = Tuner(tiny_tune({testing::kSlow, "direct"})).run();
+  EXPECT_EQ(report.winner().config.conv.default_algorithm, "direct");
+  const TrialResult* slow = find_trial(report, testing::kSlow);
+  ASSERT_TRUE(slow && slow->status == TrialStatus::ok);
+  EXPECT_LT(slow->figures.median_eps, report.winner().figures.median_eps);
+}
+
+TEST(Tuner, PerLayerFindNeverPicksTheSlowOrTheWrongAlgorithm) {
+  TuneOptions o = tiny_tune({testing::kSlow, testing::kWrong, testing::kConv1Only, "direct"});
+  o.strategy = Strategy::per_layer;
+  const TuneReport report = Tuner(o).run();
+  ASSERT_EQ(report.finds.size(), 2u);  // conv1, conv2 for the one (layout, threads)
+  for (const LayerFind& f : report.finds) {
+    EXPECT_NE(f.best, testing::kSlow) << f.layer;
+    EXPECT_NE(f.best, testing::kWrong) << f.layer;
+    for (const AlgorithmTiming& t : f.timings) {
+      if (t.algorithm == testing::kWrong) {
+        EXPECT_NE(t.skip_reason.find("wrong results"), std::string::npos) << t.skip_reason;
+      }
+      if (t.algorithm == testing::kConv1Only && f.layer == "conv2") {
+        EXPECT_NE(t.skip_reason.find("only one input channel"), std::string::npos) << t.skip_reason;
+      }
+    }
+  }
+  for (const auto& t : report.trials) {
+    EXPECT_NE(t.config.conv.for_layer("conv1"), testing::kSlow);
+    EXPECT_NE(t.config.conv.for_layer("conv2"), testing::kSlow);
+  }
+  EXPECT_EQ(report.winner().status, TrialStatus::ok);
+}
+
+TEST(Tuner, BudgetStopsNewCandidatesButTheBaselineRuns) {
+  TuneOptions o = tiny_tune({"direct", "gemm", "fft-fftw"});
+  o.layouts = {Layout::NCHW, Layout::NHWC};
+  o.budget_seconds = 1e-9;
+  const TuneReport report = Tuner(o).run();
+  EXPECT_TRUE(report.budget_exhausted);
+  size_t ok = 0, budget_skipped = 0;
+  for (const auto& t : report.trials) {
+    ok += t.status == TrialStatus::ok;
+    budget_skipped += t.reason.find("--budget") != std::string::npos;
+  }
+  EXPECT_EQ(ok, 1u);
+  EXPECT_EQ(budget_skipped, report.trials.size() - 1);
+  EXPECT_EQ(report.winner().config, report.baseline_trial()->config);
+}
+
+TEST(Tuner, NoSuccessfulCandidateIsAnError) {
+  TuneOptions o = tiny_tune({"direct", "gemm"});
+  o.base.sgd.learning_rate = 1e30f;  // the first step checks out, the next ones diverge
+  o.measure.warmup = 2;
+  try {
+    Tuner(o).run();
+    FAIL() << "a tune without success returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::runtime);
+    EXPECT_NE(std::string(e.what()).find("no candidate succeeded"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Tuner, TiesGoToTheSimplerConfig) {
+  RunConfig plain;
+  RunConfig overridden = plain;
+  overridden.conv.per_layer["conv2"] = "gemm";
+  RunConfig nhwc = plain;
+  nhwc.layout = Layout::NHWC;
+  RunConfig threads = plain;
+  threads.threads = 2;
+  EXPECT_TRUE(simpler(plain, overridden));
+  EXPECT_TRUE(simpler(nhwc, overridden));
+  EXPECT_TRUE(simpler(plain, nhwc));
+  EXPECT_TRUE(simpler(threads, nhwc));
+  EXPECT_TRUE(simpler(plain, threads));
+  EXPECT_FALSE(simpler(plain, plain));
+}
+
+TEST(Tuner, RejectsBadOptions) {
+  EXPECT_THROW(parse_strategy("random"), Error);
+  TuneOptions o = tiny_tune({"direct"});
+  o.measure.steps = 0;
+  EXPECT_THROW(Tuner{o}, Error);
+  o = tiny_tune({"winograd"});
+  EXPECT_THROW(Tuner(o).run(), Error);
+}
+
+}  // namespace
+}  // namespace tunescope::tuner
