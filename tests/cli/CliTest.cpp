@@ -2,37 +2,23 @@
 // value, and a profile run whose trace file reads back.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <string>
+
+#include "tests/cli/RunCli.h"
 
 #include "profiler/ChromeTraceReader.h"
 
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
-
-Result run(const std::string& args) {
-  const std::string command = std::string(TUNESCOPE_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buffer;
-  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using tunescope::testing::run_cli;
+using Result = tunescope::testing::CliResult;
 
 const char* kFakeSmall = "--data fake --fake-count 64 --batch 16 --threads 1 --test-limit 16";
 
 TEST(Cli, ListAlgorithmsNamesEveryCpuAlgorithm) {
-  const Result r = run("list-algorithms");
+  const Result r = run_cli("list-algorithms");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   for (const char* name : {"backend cpu", "direct", "gemm", "fft-fftw"})
     EXPECT_NE(r.output.find(name), std::string::npos) << name << " missing in\n" << r.output;
@@ -56,14 +42,14 @@ TEST(Cli, UsageErrorsExitTwoAndNameTheValue) {
       {"", "subcommand"},
   };
   for (const Case& c : cases) {
-    const Result r = run(c.args);
+    const Result r = run_cli(c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
     EXPECT_NE(r.output.find(c.expected), std::string::npos) << c.args << "\n" << r.output;
   }
 }
 
 TEST(Cli, TrainPrintsThroughputAndAccuracy) {
-  const Result r = run("train --epochs 1 " + std::string(kFakeSmall));
+  const Result r = run_cli("train --epochs 1 " + std::string(kFakeSmall));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("ex/s"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("test loss"), std::string::npos) << r.output;
@@ -72,7 +58,7 @@ TEST(Cli, TrainPrintsThroughputAndAccuracy) {
 TEST(Cli, ProfileWritesTraceThatReadsBack) {
   const auto path = std::filesystem::temp_directory_path() / "tunescope-cli-test-trace.json.gz";
   std::filesystem::remove(path);
-  const Result r = run("profile --warmup 1 --steps 2 --conv gemm --layout nhwc --trace " + path.string() +
+  const Result r = run_cli("profile --warmup 1 --steps 2 --conv gemm --layout nhwc --trace " + path.string() +
                        " " + kFakeSmall);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("gemm.fwd"), std::string::npos) << "kernel table lacks conv kernels:\n" << r.output;
@@ -93,7 +79,7 @@ TEST(Cli, ProfileWritesTraceThatReadsBack) {
 }
 
 TEST(Cli, UnwritableTraceIsAnInputError) {
-  const Result r = run("profile --warmup 0 --steps 1 --trace /proc/no/such/dir/t.json " + std::string(kFakeSmall));
+  const Result r = run_cli("profile --warmup 0 --steps 1 --trace /proc/no/such/dir/t.json " + std::string(kFakeSmall));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("/proc/no/such/dir/t.json"), std::string::npos) << r.output;
 }

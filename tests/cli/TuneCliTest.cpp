@@ -3,33 +3,19 @@
 // files exit 2 naming the culprit.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "tests/cli/RunCli.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
-
-Result run(const std::string& args) {
-  const std::string command = std::string(TUNESCOPE_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buffer;
-  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using tunescope::testing::run_cli;
+using Result = tunescope::testing::CliResult;
 
 std::string read(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -55,7 +41,7 @@ struct TuneDir {
 
 TEST(TuneCli, WritesConfigDbAndTracesThatTrainAccepts) {
   const TuneDir d;
-  const Result tune = run("tune " + kTinyData + " --layouts nchw,nhwc --algorithms direct,gemm --threads-list 1 "
+  const Result tune = run_cli("tune " + kTinyData + " --layouts nchw,nhwc --algorithms direct,gemm --threads-list 1 "
                           "--steps 2 --warmup 1 --db " + d.at("results.sqlite") + " -o " + d.at("tuned.json") +
                           " --trace-dir " + d.at("traces"));
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
@@ -70,13 +56,13 @@ TEST(TuneCli, WritesConfigDbAndTracesThatTrainAccepts) {
   EXPECT_TRUE(fs::exists(d.at("traces/best.json")));
   EXPECT_TRUE(fs::exists(d.at("traces/baseline.json")));
 
-  const Result train = run("train --config " + d.at("tuned.json") +
+  const Result train = run_cli("train --config " + d.at("tuned.json") +
                            " --data fake --fake-count 64 --test-limit 16 --epochs 1");
   ASSERT_EQ(train.exit_code, 0) << train.output;
   EXPECT_NE(train.output.find("batch 8"), std::string::npos) << "the config's batch was not applied:\n" << train.output;
 
   // An explicit flag beats the file.
-  const Result override = run("train --config " + d.at("tuned.json") +
+  const Result override = run_cli("train --config " + d.at("tuned.json") +
                               " --batch 16 --data fake --fake-count 64 --test-limit 16 --epochs 1");
   ASSERT_EQ(override.exit_code, 0) << override.output;
   EXPECT_NE(override.output.find("batch 16"), std::string::npos) << override.output;
@@ -104,7 +90,7 @@ TEST(TuneCli, BadOptionsAndFilesExitTwoNamingThem) {
       {"train --config " + d.at("missing.json") + " --data fake --fake-count 64", "missing.json"},
   };
   for (const Case& c : cases) {
-    const Result r = run(c.args);
+    const Result r = run_cli(c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
     EXPECT_NE(r.output.find(c.expected), std::string::npos) << c.args << "\n" << r.output;
   }

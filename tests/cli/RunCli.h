@@ -1,0 +1,28 @@
+// Runs the built `tunescope` binary with arguments, as a user would, for the CLI tests.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace tunescope::testing {
+
+struct CliResult {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+inline CliResult run_cli(const std::string& args) {
+  const std::string command = std::string(TUNESCOPE_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return {-1, "popen failed for: " + command};
+  std::string output;
+  std::array<char, 4096> buffer;
+  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+}  // namespace tunescope::testing
