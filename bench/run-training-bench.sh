@@ -11,8 +11,11 @@ threads="${THREADS:-$(nproc)}"
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) cores, $threads threads"
 echo
-echo "| model | layout | conv | epoch s | ex/s | test acc % |"
-echo "|---|---|---|---:|---:|---:|"
+# The peer of every row is the first row of its table (nchw + direct), measured in the same run.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
+echo "| model | layout | conv | epoch s | ex/s | vs nchw direct | test acc % |"
+echo "|---|---|---|---:|---:|---:|---:|"
+base=""
 for layout in nchw nhwc; do
   for conv in direct gemm fft-fftw; do
     out=$("$cli" train --model lenet5 --data fashion-mnist --epochs 1 --layout "$layout" \
@@ -20,12 +23,14 @@ for layout in nchw nhwc; do
     secs=$(sed -E 's/^epoch 1: ([0-9.]+) s.*/\1/' <<<"$out")
     rate=$(sed -E 's/.*s, ([0-9.]+) ex\/s.*/\1/' <<<"$out")
     acc=$(sed -E 's/.*test loss [0-9.]+  acc ([0-9.]+)%.*/\1/' <<<"$out")
-    echo "| lenet5 | $layout | $conv | $secs | $rate | $acc |"
+    base=${base:-$rate}
+    echo "| lenet5 | $layout | $conv | $secs | $rate | $(ratio "$rate" "$base") | $acc |"
   done
 done
 echo
-echo "| model | layout | conv | ms/step | ex/s |"
-echo "|---|---|---|---:|---:|"
+echo "| model | layout | conv | ms/step | ex/s | vs nchw direct |"
+echo "|---|---|---|---:|---:|---:|"
+base=""
 # fft-fftw runs stride-1 layers only; the stride-2 convs and projections fall back to gemm.
 strided="s2b1.conv1=gemm,s3b1.conv1=gemm,s4b1.conv1=gemm,s2b1.proj=gemm,s3b1.proj=gemm,s4b1.proj=gemm"
 for layout in nchw nhwc; do
@@ -35,6 +40,7 @@ for layout in nchw nhwc; do
           | grep 'traced steps:')
     rate=$(sed -E 's/.*s, ([0-9.]+) ex\/s.*/\1/' <<<"$out")
     ms=$(sed -E 's/.*ex\/s, ([0-9.]+) ms\/step.*/\1/' <<<"$out")
-    echo "| resnet18-small | $layout | ${conv%%,*} | $ms | $rate |"
+    base=${base:-$rate}
+    echo "| resnet18-small | $layout | ${conv%%,*} | $ms | $rate | $(ratio "$rate" "$base") |"
   done
 done
