@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
+  qt6-base-dev xvfb xauth
 )
 
 missing=()

@@ -1,0 +1,111 @@
+// tunescope-gui-bench: times what opening and painting a large trace costs in the GUI
+// — read + document build of a generated 1M-event trace, the LOD pass of every lane,
+// and a whole TimelineView paint (offscreen), for the full view and zoomed views.
+#include <QApplication>
+#include <QImage>
+#include <QElapsedTimer>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include "models/LodBuilder.h"
+#include "models/TraceDocument.h"
+#include "profiler/ChromeTraceWriter.h"
+#include "widgets/TimelineView.h"
+
+using namespace tunescope;
+
+namespace {
+
+profiler::Trace generateTrace(size_t events, int lanes) {
+  profiler::Trace trace;
+  trace.metadata.backend = "cpu";
+  trace.metadata.machine = "generated";
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<int64_t> duration(200, 20'000), gap(50, 5'000);
+  const char* names[] = {"direct.fwd", "gemm.bwd_data", "fft-own.bwd_filter", "bn.fwd", "relu.fwd", "sgd"};
+  const size_t perLane = events / static_cast<size_t>(lanes);
+  for (int lane = 0; lane < lanes; ++lane) {
+    int64_t t = 1'000'000'000;
+    for (size_t i = 0; i < perLane; ++i) {
+      profiler::Activity a;
+      a.name = names[(i * 7 + static_cast<size_t>(lane)) % 6];
+      a.stream = lane;
+      a.start_ns = t;
+      a.end_ns = t + duration(rng);
+      a.flops = 1e6;
+      t = a.end_ns + gap(rng);
+      trace.activities.push_back(std::move(a));
+    }
+  }
+  profiler::sort_by_start(trace);
+  return trace;
+}
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Mean time of one LOD pass over every lane, and the boxes it drew.
+void timeLod(const gui::TraceDocument& doc, double fraction, int width) {
+  gui::TimelineData tl;
+  tl.setWidth(width);
+  tl.setBounds(doc.extent().start_ns, doc.extent().end_ns);
+  tl.zoomAround(width / 2.0, 1.0 / fraction);
+  const int repeats = 50;
+  size_t boxes = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < repeats; ++r) {
+    boxes = 0;
+    for (const gui::ActivityLane& lane : doc.lanes()) boxes += gui::buildLod(lane.series, tl).size();
+  }
+  std::printf("LOD %-14s %8.3f ms per frame (%zu lanes, %zu boxes, %d px)\n",
+              fraction == 1.0 ? "full view" : QStringLiteral("zoom %1%").arg(fraction * 100).toUtf8().constData(),
+              msSince(t0) / repeats, doc.lanes().size(), boxes, width);
+}
+
+// Mean time of a full repaint of the timeline widget (ruler, ranges, lanes, legend).
+void timePaint(const gui::TraceDocumentPtr& doc, double fraction) {
+  gui::TimelineView view;
+  view.resize(1600 + gui::TimelineView::kHeaderWidth, 600);
+  view.setDocument(doc);
+  const double centre = (doc->extent().start_ns + doc->extent().end_ns) / 2.0;
+  const double span = doc->extent().duration_ns() * fraction;
+  view.showWindow(centre - span / 2, centre + span / 2);
+  QImage image(view.size(), QImage::Format_ARGB32_Premultiplied);
+  const int repeats = 20;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < repeats; ++r) view.render(&image);
+  std::printf("paint %-12s %8.2f ms per frame (TimelineView %dx%d)\n",
+              fraction == 1.0 ? "full view" : QStringLiteral("zoom %1%").arg(fraction * 100).toUtf8().constData(),
+              msSince(t0) / repeats, view.width(), view.height());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  const size_t events = argc > 1 ? std::stoul(argv[1]) : 1'000'000;
+  const auto path = std::filesystem::temp_directory_path() / "tunescope-gui-bench.json";
+
+  auto t0 = std::chrono::steady_clock::now();
+  profiler::Trace trace = generateTrace(events, 4);
+  std::printf("generated %zu events in %.0f ms\n", trace.activities.size(), msSince(t0));
+  profiler::ChromeTraceWriter().write(trace, path);
+  std::printf("trace file %s: %.1f MB\n", path.c_str(), std::filesystem::file_size(path) / 1e6);
+
+  t0 = std::chrono::steady_clock::now();
+  auto doc = gui::TraceDocument::load(QString::fromStdString(path.string()));
+  std::printf("load-to-document (read JSON + lanes + kernel table): %.0f ms\n", msSince(t0));
+
+  t0 = std::chrono::steady_clock::now();
+  gui::TraceDocument rebuilt(trace, QStringLiteral("memory"));
+  std::printf("document build only (lanes + range rows + summary): %.0f ms\n", msSince(t0));
+
+  for (double fraction : {1.0, 0.1, 0.01, 0.0001}) timeLod(*doc, fraction, 1600);
+  for (double fraction : {1.0, 0.01, 0.0001}) timePaint(doc, fraction);
+  std::filesystem::remove(path);
+  return 0;
+}

@@ -1,0 +1,163 @@
+// Main window wiring: menus, docks, loading and error reporting.
+#include "widgets/MainWindow.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTextBrowser>
+
+#include "models/KernelTableModel.h"
+#include "models/SelectionStats.h"
+#include "models/TimeFormat.h"
+#include "models/TraceLoader.h"
+#include "widgets/KernelDock.h"
+#include "widgets/TimelineView.h"
+
+namespace tunescope::gui {
+
+namespace {
+const QString kRecentKey = QStringLiteral("recentFiles");
+const QString kHint = QStringLiteral("<p style='color:#777'>Shift+drag or right-drag on the timeline to select a "
+                                     "time window; its statistics appear here.</p>");
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent),
+      timeline_(new TimelineView),
+      kernels_(new KernelDock(this)),
+      selectionPanel_(new QTextBrowser),
+      loader_(new TraceLoader(this)) {
+  setWindowTitle(tr("tunescope"));
+  setCentralWidget(timeline_);
+  addDockWidget(Qt::BottomDockWidgetArea, kernels_);
+
+  auto* selectionDock = new QDockWidget(tr("Selection"), this);
+  selectionDock->setObjectName(QStringLiteral("selectionDock"));
+  selectionPanel_->setHtml(kHint);
+  selectionPanel_->setMinimumWidth(280);
+  selectionDock->setWidget(selectionPanel_);
+  addDockWidget(Qt::RightDockWidgetArea, selectionDock);
+  resizeDocks({kernels_}, {380}, Qt::Vertical);
+  resizeDocks({selectionDock}, {340}, Qt::Horizontal);
+
+  connect(loader_, &TraceLoader::loaded, this, &MainWindow::showDocument);
+  connect(loader_, &TraceLoader::failed, this, &MainWindow::showLoadError);
+  connect(loader_, &TraceLoader::started, this,
+          [this](const QString& path) { statusBar()->showMessage(tr("Loading %1…").arg(path)); });
+  connect(timeline_, &TimelineView::selectionChanged, this, &MainWindow::showSelection);
+  connect(timeline_, &TimelineView::selectionCleared, this, &MainWindow::showWholeTrace);
+  connect(kernels_, &KernelDock::kernelSelected, timeline_, &TimelineView::setHighlightedKernel);
+  connect(kernels_, &KernelDock::nextInstanceRequested, timeline_, &TimelineView::focusNextInstance);
+  connect(kernels_, &KernelDock::previousInstanceRequested, timeline_, &TimelineView::focusPreviousInstance);
+  connect(timeline_, &TimelineView::instanceFocused, kernels_, &KernelDock::showInstancePosition);
+  createMenus();
+  statusBar()->showMessage(tr("Open a Chrome trace written by tunescope (Ctrl+O)"));
+  resize(1500, 900);
+}
+
+void MainWindow::createMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openDialog);
+  recentMenu_ = file->addMenu(tr("Open &Recent"));
+  file->addAction(tr("&Export Timeline PNG…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportDialog);
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(tr("Zoom &In (W, +)"), timeline_, &TimelineView::zoomIn);
+  view->addAction(tr("Zoom &Out (S, -)"), timeline_, &TimelineView::zoomOut);
+  view->addAction(tr("&Fit All (F, Home)"), timeline_, &TimelineView::fitAll);
+  view->addAction(tr("Next Instance (N)"), timeline_, &TimelineView::focusNextInstance);
+  view->addAction(tr("Previous Instance (P)"), timeline_, &TimelineView::focusPreviousInstance);
+  rebuildRecentMenu();
+}
+
+void MainWindow::openFile(const QString& path) { loader_->load(path); }
+
+void MainWindow::openDialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open trace"), QString(),
+                                                    tr("Chrome traces (*.json *.json.gz *.gz);;All files (*)"));
+  if (!path.isEmpty()) openFile(path);
+}
+
+void MainWindow::exportDialog() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export timeline"), QStringLiteral("timeline.png"),
+                                                    tr("PNG images (*.png)"));
+  if (!path.isEmpty() && !exportTimelinePng(path))
+    QMessageBox::warning(this, tr("Export failed"), tr("Could not write %1").arg(path));
+}
+
+bool MainWindow::exportTimelinePng(const QString& path) { return timeline_->grab().save(path, "PNG"); }
+
+void MainWindow::showDocument(TraceDocumentPtr document, qint64 elapsedMs) {
+  document_ = std::move(document);
+  timeline_->setDocument(document_);
+  kernels_->model()->setRows(document_->kernelTable());
+  kernels_->showInstancePosition(0, 0);
+  showWholeTrace();
+  const QFileInfo info(document_->filePath());
+  setWindowTitle(tr("%1 — tunescope").arg(info.fileName()));
+  const auto& meta = document_->trace().metadata;
+  statusBar()->showMessage(tr("%1: %2 activities, %3 ranges, lanes: %4, span %5 · %6 · loaded in %7 ms")
+                               .arg(info.fileName())
+                               .arg(document_->trace().activities.size())
+                               .arg(document_->trace().ranges.size())
+                               .arg(document_->lanes().size())
+                               .arg(formatDuration(static_cast<double>(document_->extent().duration_ns())))
+                               .arg(QString::fromStdString(meta.backend.empty() ? "?" : meta.backend))
+                               .arg(elapsedMs));
+  addRecentFile(document_->filePath());
+  timeline_->setFocus();
+  emit documentLoaded();
+}
+
+void MainWindow::showLoadError(const QString& path, const QString& message) {
+  statusBar()->showMessage(tr("Could not open %1").arg(path));
+  // Non-blocking, so a scripted or tested session never hangs on it.
+  auto* box = new QMessageBox(QMessageBox::Critical, tr("Cannot open trace"),
+                              tr("Could not open %1").arg(QFileInfo(path).fileName()), QMessageBox::Ok, this);
+  box->setInformativeText(message);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->setObjectName(QStringLiteral("loadErrorDialog"));
+  box->open();
+  emit loadFailed(message);
+}
+
+void MainWindow::showSelection(qint64 startNs, qint64 endNs) {
+  if (!document_) return;
+  const SelectionStats stats = computeSelectionStats(document_->trace(), {startNs, endNs});
+  selectionPanel_->setHtml(selectionStatsHtml(stats, document_->extent().start_ns, tr("Selection")));
+}
+
+void MainWindow::showWholeTrace() {
+  if (!document_) return selectionPanel_->setHtml(kHint);
+  const profiler::Interval extent = document_->extent();
+  const SelectionStats whole{extent, document_->summary()};
+  selectionPanel_->setHtml(kHint + selectionStatsHtml(whole, extent.start_ns, tr("Whole trace")));
+}
+
+QStringList MainWindow::recentFiles() const { return QSettings().value(kRecentKey).toStringList(); }
+
+void MainWindow::addRecentFile(const QString& path) {
+  QStringList files = recentFiles();
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  files.removeAll(absolute);
+  files.prepend(absolute);
+  while (files.size() > kMaxRecentFiles) files.removeLast();
+  QSettings().setValue(kRecentKey, files);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recentMenu_->clear();
+  const QStringList files = recentFiles();
+  for (const QString& f : files) recentMenu_->addAction(f, this, [this, f] { openFile(f); });
+  recentMenu_->setEnabled(!files.isEmpty());
+}
+
+}  // namespace tunescope::gui

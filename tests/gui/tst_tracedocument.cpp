@@ -1,0 +1,150 @@
+// Loading a trace written by ChromeTraceWriter fills TraceDocument lanes, range rows
+// and the kernel table model with the right counts; the table sorts numerically and
+// filters by name; kernel names classify into the families the timeline colours.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "GuiTestTraces.h"
+#include "models/KernelKind.h"
+#include "models/KernelTableModel.h"
+#include "models/TraceDocument.h"
+
+using namespace tunescope;
+using namespace tunescope::gui;
+
+class TraceDocumentTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void lanesAndRangeRows() {
+    QTemporaryDir dir;
+    const auto doc = TraceDocument::load(testing::writeTrace(dir, testing::smallTrace()));
+    QCOMPARE(doc->trace().activities.size(), size_t(8));
+    QCOMPARE(doc->lanes().size(), size_t(3));
+    const auto& lanes = doc->lanes();
+    QCOMPARE(lanes[0].key, (profiler::LaneKey{0, 0}));
+    QCOMPARE(lanes[0].series.size(), size_t(4));
+    QCOMPARE(lanes[1].key, (profiler::LaneKey{0, 1}));
+    QCOMPARE(lanes[1].series.size(), size_t(2));
+    QCOMPARE(lanes[2].key, (profiler::LaneKey{1, 0}));
+    QCOMPARE(lanes[2].series.size(), size_t(2));
+    QCOMPARE(lanes[0].series.maxDurationNs, int64_t(1000));
+    QVERIFY(std::is_sorted(lanes[0].series.starts.begin(), lanes[0].series.starts.end()));
+    QCOMPARE(lanes[0].label, QStringLiteral("CPU 0 · lane 0"));
+
+    // run (depth 0) > two iterations (depth 1) > one layer (depth 2)
+    const auto& rows = doc->rangeRows();
+    QCOMPARE(rows.size(), size_t(3));
+    QCOMPARE(rows[0].depth, 0);
+    QCOMPARE(rows[0].label, QStringLiteral("run"));
+    QCOMPARE(rows[1].series.size(), size_t(2));
+    QCOMPARE(rows[1].label, QStringLiteral("iteration"));
+    QCOMPARE(rows[2].label, QStringLiteral("layer"));
+
+    QCOMPARE(doc->extent().start_ns, int64_t(1'000'000));
+    QCOMPARE(doc->extent().end_ns, int64_t(1'003'600));
+    QCOMPARE(doc->instancesOf("direct.fwd").size(), size_t(3));
+    QVERIFY(doc->instancesOf("nope").empty());
+  }
+
+  void kernelModelCounts() {
+    QTemporaryDir dir;
+    const auto doc = TraceDocument::load(testing::writeTrace(dir, testing::smallTrace()));
+    // The document's table is profiler::kernel_table's, row for row.
+    const auto expected = profiler::kernel_table(doc->trace());
+    QCOMPARE(doc->kernelTable().size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      QCOMPARE(doc->kernelTable()[i].name, expected[i].name);
+      QCOMPARE(doc->kernelTable()[i].total_ns, expected[i].total_ns);
+    }
+    QCOMPARE(doc->summary().activities, size_t(8));
+    KernelTableModel model;
+    model.setRows(doc->kernelTable());
+    QCOMPARE(model.rowCount(), 4);
+    QCOMPARE(model.columnCount(), int(KernelTableModel::ColumnCount));
+    // kernel_table sorts by total descending: direct.fwd first with 3 calls.
+    QCOMPARE(model.index(0, KernelTableModel::NameColumn).data().toString(), QStringLiteral("direct.fwd"));
+    QCOMPARE(model.index(0, KernelTableModel::CallsColumn).data().toULongLong(), 3ull);
+    QCOMPARE(model.index(0, KernelTableModel::TotalColumn).data(KernelTableModel::SortRole).toLongLong(), 3000ll);
+    QCOMPARE(model.index(0, KernelTableModel::TotalColumn).data().toString(), QStringLiteral("3.00 us"));
+    QCOMPARE(model.headerData(KernelTableModel::ShareColumn, Qt::Horizontal, Qt::DisplayRole).toString(),
+             QStringLiteral("Share"));
+  }
+
+  void sortsByTotalNumerically() {
+    // Totals whose text sorts differently from their value ("9 ns" > "18 ns" > "10.0 us").
+    auto stat = [](std::string name, int64_t total, size_t calls) {
+      profiler::KernelStats k;
+      k.name = std::move(name);
+      k.total_ns = total;
+      k.calls = calls;
+      return k;
+    };
+    std::vector<profiler::KernelStats> rows{stat("a", 9, 1), stat("b", 10'000, 2), stat("c", 18, 3)};
+    KernelTableModel model;
+    model.setRows(rows);
+    KernelTableProxyModel proxy;
+    proxy.setSourceModel(&model);
+    proxy.sort(KernelTableModel::TotalColumn, Qt::DescendingOrder);
+    auto order = [&] {
+      QString s;
+      for (int r = 0; r < proxy.rowCount(); ++r) s += proxy.index(r, 0).data().toString();
+      return s;
+    };
+    QCOMPARE(order(), QStringLiteral("bca"));
+    proxy.sort(KernelTableModel::TotalColumn, Qt::AscendingOrder);
+    QCOMPARE(order(), QStringLiteral("acb"));
+    proxy.sort(KernelTableModel::CallsColumn, Qt::DescendingOrder);
+    QCOMPARE(order(), QStringLiteral("cba"));
+  }
+
+  void filtersByName() {
+    QTemporaryDir dir;
+    const auto doc = TraceDocument::load(testing::writeTrace(dir, testing::smallTrace()));
+    KernelTableModel model;
+    model.setRows(doc->kernelTable());
+    KernelTableProxyModel proxy;
+    proxy.setSourceModel(&model);
+    proxy.setFilterFixedString(QStringLiteral("FWD"));  // case-insensitive
+    QCOMPARE(proxy.rowCount(), 2);
+    proxy.setFilterFixedString(QStringLiteral("sgd"));
+    QCOMPARE(proxy.rowCount(), 1);
+    QCOMPARE(proxy.index(0, KernelTableModel::CallsColumn).data().toULongLong(), 2ull);
+    proxy.setFilterFixedString(QString());
+    QCOMPARE(proxy.rowCount(), 4);
+  }
+
+  void classifiesKernels_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<int>("family");
+    QTest::addColumn<int>("algorithm");
+    using F = KernelFamily;
+    using A = ConvAlgorithmFamily;
+    QTest::newRow("direct fwd") << "direct.fwd" << int(F::convForward) << int(A::direct);
+    QTest::newRow("gemm bwd data") << "gemm.bwd_data" << int(F::convBackwardData) << int(A::gemm);
+    QTest::newRow("fft-own bwd filter") << "fft-own.bwd_filter" << int(F::convBackwardFilter) << int(A::fft);
+    QTest::newRow("fft-fftw fwd") << "fft-fftw.fwd" << int(F::convForward) << int(A::fft);
+    QTest::newRow("bn") << "bn.bwd" << int(F::batchNorm) << int(A::none);
+    QTest::newRow("relu") << "relu.fwd" << int(F::relu) << int(A::none);
+    QTest::newRow("pool") << "maxpool.fwd" << int(F::pooling) << int(A::none);
+    QTest::newRow("gap") << "gap.bwd" << int(F::pooling) << int(A::none);
+    QTest::newRow("fc") << "fc.bwd_weight" << int(F::fullyConnected) << int(A::none);
+    QTest::newRow("sgd") << "sgd" << int(F::update) << int(A::none);
+    QTest::newRow("transpose") << "transpose.nchw_to_nhwc" << int(F::transpose) << int(A::none);
+    QTest::newRow("copy") << "copy" << int(F::memory) << int(A::none);
+    QTest::newRow("unknown") << "mystery_kernel" << int(F::other) << int(A::none);
+  }
+  void classifiesKernels() {
+    QFETCH(QString, name);
+    QFETCH(int, family);
+    QFETCH(int, algorithm);
+    const KernelClass k = classifyKernel(profiler::ActivityKind::kernel, name.toStdString());
+    QCOMPARE(int(k.family), family);
+    QCOMPARE(int(k.algorithm), algorithm);
+  }
+  void memcpyIsMemory() {
+    QCOMPARE(classifyKernel(profiler::ActivityKind::memcpy, "direct.fwd").family, KernelFamily::memory);
+  }
+};
+
+QTEST_GUILESS_MAIN(TraceDocumentTest)
+#include "tst_tracedocument.moc"
