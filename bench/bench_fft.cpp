@@ -1,0 +1,167 @@
+// Own batched 2-D r2c FFT (OwnFft2d) against FFTW's plan_many (FFTW_MEASURE, planned
+// before timing) for n x n planes, n = 8..128, batch 256..16384, forward only.
+//
+// Fairness: both run on the same ThreadPool with the same split — the batch is cut into
+// one contiguous chunk per thread (a multiple of 8 planes) and each thread executes on
+// its chunk; FFTW runs one plan_many per chunk size via fftwf_execute_dft_r2c (new-array
+// execution, thread-safe), not fftwf_threads.
+// GFLOP/s counts 2.5 N log2 N flops per real transform of N = n * n points (the usual
+// 5 N log2 N complex-FFT convention, halved for real input).
+// Batches whose planes and spectra exceed kMaxBytes are skipped.
+// Threads: --threads=N or TUNESCOPE_BENCH_THREADS=N (default: hardware concurrency).
+// Names are fft/<impl>/<n>/<batch>; the ratio own/FFTW is time(own) / time(fftw).
+#include <benchmark/benchmark.h>
+#include <fftw3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "BenchThreads.h"
+#include "core/base/AlignedBuffer.h"
+#include "core/base/ThreadPool.h"
+#include "kernels/cpu/OwnFft.h"
+
+namespace tunescope {
+namespace {
+
+using cfloat = std::complex<float>;
+
+constexpr int64_t kMaxBytes = int64_t{640} << 20;
+int g_threads = 1;
+
+ThreadPool& pool() {
+  static ThreadPool shared(g_threads);
+  return shared;
+}
+
+// Planes of n x n reals and their spectra, contiguous, filled with noise.
+struct Batch {
+  int64_t n, count, real_stride, complex_stride;
+  AlignedBuffer real, spectrum;
+  Batch(int64_t n_, int64_t count_)
+      : n(n_), count(count_), real_stride(n_ * n_), complex_stride(n_ * (n_ / 2 + 1)),
+        real(static_cast<size_t>(count_ * real_stride) * sizeof(float)),
+        spectrum(static_cast<size_t>(count_ * complex_stride) * sizeof(cfloat)) {}
+  float* x() { return static_cast<float*>(real.data()); }
+  cfloat* X() { return static_cast<cfloat*>(spectrum.data()); }
+  void fill() {
+    std::mt19937 rng(42);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::generate_n(x(), count * real_stride, [&] { return dist(rng); });
+  }
+};
+
+// [begin, end) of thread t's chunk: count split over the pool in multiples of 8 planes.
+std::pair<int64_t, int64_t> chunk_of(int64_t count, int threads, int64_t t) {
+  const int64_t groups = (count + 7) / 8, per = (groups + threads - 1) / threads;
+  return {std::min(count, t * per * 8), std::min(count, (t + 1) * per * 8)};
+}
+
+void set_counters(benchmark::State& state, int64_t n, int64_t count) {
+  const double points = static_cast<double>(n * n);
+  const double flops = 2.5 * points * std::log2(points) * static_cast<double>(count);
+  state.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["planes/s"] = benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void bm_own(benchmark::State& state) {
+  const int64_t n = state.range(0), count = state.range(1);
+  Batch b(n, count);
+  b.fill();
+  const cpu::OwnFft2d fft(n, n);
+  ThreadPool& p = pool();
+  // The same chunks as FFTW below, one per thread.
+  auto run = [&] {
+    p.parallel_for(p.size(), [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const auto [first, last] = chunk_of(count, p.size(), t);
+        fft.forward(b.x() + first * b.real_stride, b.real_stride, b.X() + first * b.complex_stride,
+                    b.complex_stride, last - first);
+      }
+    });
+  };
+  run();  // warm the twiddle tables and per-thread scratch
+  for (auto _ : state) {
+    run();
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, n, count);
+}
+
+// One FFTW_MEASURE plan per (n, planes), kept for the whole run: FFTW's wisdom would make
+// re-planning cheap, but keeping them also keeps planning out of every repetition.
+fftwf_plan fftw_plan_for(int64_t n, int64_t planes) {
+  static std::map<std::pair<int64_t, int64_t>, fftwf_plan> plans;
+  auto& plan = plans[{n, planes}];
+  if (!plan) {
+    Batch scratch(n, planes);  // MEASURE overwrites its arrays, so plan on scratch ones
+    const int dims[2] = {static_cast<int>(n), static_cast<int>(n)};
+    plan = fftwf_plan_many_dft_r2c(2, dims, static_cast<int>(planes), scratch.x(), nullptr, 1,
+                                   static_cast<int>(scratch.real_stride),
+                                   reinterpret_cast<fftwf_complex*>(scratch.X()), nullptr, 1,
+                                   static_cast<int>(scratch.complex_stride), FFTW_MEASURE);
+  }
+  return plan;
+}
+
+void bm_fftw(benchmark::State& state) {
+  const int64_t n = state.range(0), count = state.range(1);
+  ThreadPool& p = pool();
+  std::vector<fftwf_plan> plans(static_cast<size_t>(p.size()), nullptr);
+  for (int64_t t = 0; t < p.size(); ++t) {
+    const auto [first, last] = chunk_of(count, p.size(), t);
+    if (last > first) plans[static_cast<size_t>(t)] = fftw_plan_for(n, last - first);
+  }
+  Batch b(n, count);
+  b.fill();
+  auto run = [&] {
+    p.parallel_for(p.size(), [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const auto [first, last] = chunk_of(count, p.size(), t);
+        if (last > first)
+          fftwf_execute_dft_r2c(plans[static_cast<size_t>(t)], b.x() + first * b.real_stride,
+                                reinterpret_cast<fftwf_complex*>(b.X() + first * b.complex_stride));
+      }
+    });
+  };
+  run();
+  for (auto _ : state) {
+    run();
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, n, count);
+}
+
+void register_all() {
+  for (int64_t n : {8, 16, 32, 64, 128})
+    for (int64_t count : {256, 1024, 4096, 16384}) {
+      const int64_t bytes = count * (n * n * 4 + n * (n / 2 + 1) * 8);
+      if (bytes > kMaxBytes) continue;
+      using Fn = void (*)(benchmark::State&);
+      for (auto [impl, fn] : {std::pair<const char*, Fn>{"own", bm_own}, {"fftw", bm_fftw}})
+        benchmark::RegisterBenchmark(
+            (std::string("fft/") + impl).c_str(), fn)  // Args append /<n>/<batch>
+            ->Args({n, count})
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+    }
+}
+
+}  // namespace
+}  // namespace tunescope
+
+int main(int argc, char** argv) {
+  tunescope::g_threads = tunescope::bench_threads_from(argc, argv);
+  benchmark::AddCustomContext("threads", std::to_string(tunescope::g_threads));
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  tunescope::register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,16 @@
+// FftTransform on tunescope's own FFT (OwnFft2d): the transform of `fft-own`.
+#pragma once
+
+#include "kernels/cpu/FftTransform.h"
+
+namespace tunescope::cpu {
+
+class OwnFftTransformFactory final : public FftTransformFactory {
+ public:
+  // The next power of two: the only lengths OwnFft2d transforms. Lengths beyond
+  // OwnFft2d::kMaxSize are returned as well, and make() then refuses them.
+  int64_t good_size(int64_t n) const override;
+  std::unique_ptr<FftTransform> make(const FftShape& shape) const override;
+};
+
+}  // namespace tunescope::cpu
