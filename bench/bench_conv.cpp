@@ -8,14 +8,12 @@
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "bench/BenchThreads.h"
 #include "core/base/AlignedBuffer.h"
 #include "core/base/ConvProblem.h"
 #include "core/base/Registry.h"
@@ -148,26 +146,11 @@ void register_all() {
     }
 }
 
-// Takes --threads=N out of argv (Google Benchmark rejects unknown flags).
-int threads_from(int& argc, char** argv) {
-  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (const char* env = std::getenv("TUNESCOPE_BENCH_THREADS")) threads = std::max(1, std::atoi(env));
-  int kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--threads=", 10) == 0)
-      threads = std::max(1, std::atoi(argv[i] + 10));
-    else
-      argv[kept++] = argv[i];
-  }
-  argc = kept;
-  return threads;
-}
-
 }  // namespace
 }  // namespace tunescope
 
 int main(int argc, char** argv) {
-  tunescope::g_threads = tunescope::threads_from(argc, argv);
+  tunescope::g_threads = tunescope::bench_threads_from(argc, argv);
   benchmark::AddCustomContext("threads", std::to_string(tunescope::g_threads));
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
