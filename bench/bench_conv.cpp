@@ -26,13 +26,14 @@ namespace {
 constexpr int64_t kBatch = 128;
 
 struct Layer {
-  const char* name;
+  std::string name;
   ConvProblem problem;
 };
 
-ConvProblem conv(int64_t c, int64_t hw, int64_t k, int64_t kernel, int64_t stride, int64_t pad) {
+ConvProblem conv(int64_t c, int64_t hw, int64_t k, int64_t kernel, int64_t stride, int64_t pad,
+                 int64_t batch = kBatch) {
   ConvProblem p;
-  p.input = {kBatch, c, hw, hw};
+  p.input = {batch, c, hw, hw};
   p.out_channels = k;
   p.kernel_h = p.kernel_w = kernel;
   p.stride_h = p.stride_w = stride;
@@ -40,8 +41,20 @@ ConvProblem conv(int64_t c, int64_t hw, int64_t k, int64_t kernel, int64_t strid
   return p;
 }
 
+// Where FFT convolution starts to win: 16 -> 16 channels, "same" padding, batch 32, kernel
+// 3..13 on 32x32 and 64x64 maps (names "xover.k<kernel>_<size>").
+std::vector<Layer> crossover_layers() {
+  std::vector<Layer> out;
+  for (int64_t size : {32, 64})
+    for (int64_t kernel : {3, 5, 7, 11, 13})
+      out.push_back({"xover.k" + std::to_string(kernel) + "_" + std::to_string(size),
+                     conv(16, size, 16, kernel, 1, kernel / 2, 32)});
+  return out;
+}
+
 const std::vector<Layer>& layers() {
-  static const std::vector<Layer> all = {
+  static const std::vector<Layer> all = [] {
+    std::vector<Layer> model_layers = {
       {"lenet.conv1", conv(1, 32, 6, 5, 1, 0)},
       {"lenet.conv2", conv(6, 14, 16, 5, 1, 0)},
       {"resnet.stem", conv(3, 32, 16, 3, 1, 1)},
@@ -55,7 +68,10 @@ const std::vector<Layer>& layers() {
       {"resnet.proj_16to32", conv(16, 32, 32, 1, 2, 0)},
       {"resnet.proj_32to64", conv(32, 16, 64, 1, 2, 0)},
       {"resnet.proj_64to128", conv(64, 8, 128, 1, 2, 0)},
-  };
+    };
+    for (const Layer& layer : crossover_layers()) model_layers.push_back(layer);
+    return model_layers;
+  }();
   return all;
 }
 
