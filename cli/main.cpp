@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
       {"tune", "Measure layout x threads x conv algorithm candidates; write the fastest correct config",
        cli::add_tune_command},
       {"list-algorithms", "List backends and convolution algorithms", cli::add_list_algorithms_command},
+      {"export", "Convert a trace (tunescope/PyTorch JSON, nsys SQLite) to chrome, kineto or nsys-sqlite", cli::add_export_command},
+      {"report", "Print the kernel table, lane utilisation and concurrency of any supported trace", cli::add_report_command},
   };
   std::map<CLI::App*, cli::Action> actions;
   for (const Command& command : commands) {

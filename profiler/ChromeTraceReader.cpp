@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <istream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -131,6 +132,10 @@ class EventCollector {
     const json* other = member(document, "otherData");
     if (!other) other = member(document, "metadata");
     int64_t origin = 0;
+    // Kineto writes times relative to baseTimeNanoseconds (PyTorch >= 2.0); older
+    // Kineto and the legacy profiler write them absolute or relative to their start.
+    if (const json* base = member(document, "baseTimeNanoseconds"))
+      origin = integer(*base, [] { return std::string("'baseTimeNanoseconds'"); });
     if (other) {
       trace_.metadata.machine = text_of(*other, kMachineKey);
       trace_.metadata.backend = text_of(*other, kBackendKey);
@@ -140,6 +145,8 @@ class EventCollector {
           trace_.metadata.extra[key] = value.is_string() ? value.get<std::string>() : value.dump();
       if (const json* value = member(*other, kTimeOriginKey))
         origin = integer(*value, [] { return std::string("otherData '") + kTimeOriginKey + "'"; });
+    } else if (pytorch_events_ > 0) {
+      describe_pytorch_trace(document);
     }
     for (Activity& a : trace_.activities) {
       a.start_ns += origin;
@@ -213,15 +220,18 @@ class EventCollector {
 
   void convert(const json& e) {
     const json* ph = member(e, "ph");
+    if (!ph || !ph->is_string() || ph->get_ref<const std::string&>() != "X") return;
     const json* cat = member(e, "cat");
-    if (!ph || !cat || !ph->is_string() || !cat->is_string() ||
-        ph->get_ref<const std::string&>() != "X")
-      return;
-    const std::string& category = cat->get_ref<const std::string&>();
     const json* args = member(e, "args");
     if (args && !args->is_object()) args = nullptr;
 
-    const Category& known = category_of(category);
+    if (!cat) {
+      convert_legacy_pytorch(e);
+      return;
+    }
+    if (!cat->is_string()) return;
+    const Category& known = category_of(cat->get_ref<const std::string&>());
+    if (known.pytorch) ++pytorch_events_;
     if (known.kind) {
       Activity a;
       a.kind = *known.kind;
@@ -237,15 +247,28 @@ class EventCollector {
       trace_.activities.push_back(std::move(a));
     } else if (known.range) {
       Range r;
-      r.category = *known.range;
       r.name = string_of(e, "name");
-      r.device = static_cast<int>(arg_or_field(e, args, "device", "pid"));
-      if (const json* lane = args ? member(*args, "lane") : nullptr) {
-        r.lane = static_cast<int>(integer_of(*lane, "lane"));
+      r.category = *known.range;
+      if (known.pytorch) {
+        // Kineto annotations: ours carry our category, device and lane in args; those
+        // of PyTorch are named by what they are, on OS threads mapped to dense lanes.
+        if (const json* category = args ? member(*args, "category") : nullptr)
+          r.category = range_category_arg(*category);
+        else
+          r.category = pytorch_range_category(cat->get_ref<const std::string&>(), r.name);
+        const json* device = args ? member(*args, "device") : nullptr;
+        r.device = device ? static_cast<int>(integer_of(*device, "device")) : 0;
+        const json* lane = args ? member(*args, "lane") : nullptr;
+        r.lane = lane ? static_cast<int>(integer_of(*lane, "lane")) : dense_lane(e);
       } else {
-        // A foreign file: its tid is the lane, unless it follows our range tid scheme.
-        const int64_t tid = integer_of(required(e, "tid"), "tid") % kTrackStride;
-        r.lane = static_cast<int>(tid >= kRangeTidBase ? tid - kRangeTidBase : tid);
+        r.device = static_cast<int>(arg_or_field(e, args, "device", "pid"));
+        if (const json* lane = args ? member(*args, "lane") : nullptr) {
+          r.lane = static_cast<int>(integer_of(*lane, "lane"));
+        } else {
+          // A foreign file: its tid is the lane, unless it follows our range tid scheme.
+          const int64_t tid = integer_of(required(e, "tid"), "tid") % kTrackStride;
+          r.lane = static_cast<int>(tid >= kRangeTidBase ? tid - kRangeTidBase : tid);
+        }
       }
       r.start_ns = nanoseconds(e, "ts");
       r.end_ns = r.start_ns + nanoseconds(e, "dur");
@@ -253,9 +276,83 @@ class EventCollector {
     }
   }
 
+  // Our category in a Kineto annotation's args; a bad one is a format error of the file.
+  RangeCategory range_category_arg(const json& value) const {
+    try {
+      if (value.is_string()) return parse_range_category(value.get<std::string>());
+    } catch (const std::invalid_argument&) {
+    }
+    throw FormatError(where("category") + " is not a range category: " + value.dump());
+  }
+
+  // The legacy (pre-Kineto) profiler of PyTorch 1.x, still what a build without Kineto
+  // writes: a bare list of events without cat; CPU ops in pid "CPU functions", kernels
+  // in pid "CUDA functions" with the device as tid (torch/autograd/profiler_util.py).
+  void convert_legacy_pytorch(const json& e) {
+    const json* pid = member(e, "pid");
+    if (!pid || !pid->is_string()) return;
+    const std::string& process = pid->get_ref<const std::string&>();
+    if (process == "CPU functions") {
+      ++pytorch_events_;
+      Range r;
+      r.name = string_of(e, "name");
+      r.category = pytorch_range_category("", r.name);
+      r.lane = dense_lane(e);
+      r.start_ns = nanoseconds(e, "ts");
+      r.end_ns = r.start_ns + nanoseconds(e, "dur");
+      trace_.ranges.push_back(std::move(r));
+    } else if (process == "CUDA functions") {
+      ++pytorch_events_;
+      Activity a;
+      a.name = string_of(e, "name");
+      a.device = static_cast<int>(integer_of(required(e, "tid"), "tid"));
+      a.start_ns = nanoseconds(e, "ts");
+      a.end_ns = a.start_ns + nanoseconds(e, "dur");
+      trace_.activities.push_back(std::move(a));
+    }
+  }
+
+  // ProfilerStep#N is the profiler's iteration; "aten::..." and other namespaced names
+  // are operators (finest level we have: layer); the rest are record_function labels.
+  static RangeCategory pytorch_range_category(const std::string& cat, const std::string& name) {
+    if (name.rfind("ProfilerStep#", 0) == 0) return RangeCategory::iteration;
+    if (cat == "cpu_op" || name.find("::") != std::string::npos) return RangeCategory::layer;
+    return RangeCategory::phase;
+  }
+
+  // PyTorch's pids and tids are OS ids (or names): lanes are numbered by first
+  // appearance of each (pid, tid).
+  int dense_lane(const json& e) {
+    const json* pid = member(e, "pid");
+    const json* tid = member(e, "tid");
+    const std::string key = (pid ? pid->dump() : "") + "/" + (tid ? tid->dump() : "");
+    return lanes_.emplace(key, static_cast<int>(lanes_.size())).first->second;
+  }
+
+  // Without our otherData: say where the trace came from, and what ran it as far as
+  // deviceProperties tell.
+  void describe_pytorch_trace(const json& document) {
+    const bool kineto = member(document, "schemaVersion") != nullptr;
+    trace_.metadata.extra["source"] = kineto ? "pytorch-profiler (kineto)" : "pytorch-profiler (legacy)";
+    const json* devices = member(document, "deviceProperties");
+    const bool has_gpu = (devices && devices->is_array() && !devices->empty()) ||
+                         !trace_.activities.empty();
+    trace_.metadata.backend = has_gpu ? "cuda" : "cpu";
+    if (devices && devices->is_array()) {
+      std::map<std::string, int> names;
+      for (const json& device : *devices)
+        if (const json* name = member(device, "name"); name && name->is_string())
+          ++names[name->get<std::string>()];
+      for (const auto& [name, count] : names)
+        trace_.metadata.machine += (trace_.metadata.machine.empty() ? "" : ", ") + name +
+                                   (count > 1 ? " x" + std::to_string(count) : "");
+    }
+  }
+
   struct Category {
     std::optional<ActivityKind> kind;
     std::optional<RangeCategory> range;
+    bool pytorch = false;  // a Kineto category (libkineto/src/ActivityType.cpp)
   };
 
   // Trace.h's parsers are the one list of names; their exceptions are paid once per
@@ -272,12 +369,20 @@ class EventCollector {
         category.range = parse_range_category(text);
       } catch (const std::invalid_argument&) {
       }
+      // "kernel" and "overhead" are both ours and Kineto's, with the same meaning.
+      if (text == "gpu_memcpy") category = {ActivityKind::memcpy, std::nullopt, true};
+      if (text == "gpu_memset") category = {ActivityKind::memset, std::nullopt, true};
+      if (text == "cuda_sync") category = {ActivityKind::sync, std::nullopt, true};
+      if (text == "cpu_op" || text == "user_annotation" || text == "gpu_user_annotation")
+        category = {std::nullopt, RangeCategory::phase, true};
       it = categories_.emplace(text, category).first;
     }
     return it->second;
   }
 
   std::unordered_map<std::string, Category> categories_;
+  std::unordered_map<std::string, int> lanes_;  // dense lanes of PyTorch threads
+  size_t pytorch_events_ = 0;
   Trace trace_;
   std::string top_key_;
   bool in_events_ = false;

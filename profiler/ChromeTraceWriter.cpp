@@ -1,25 +1,14 @@
-// Chrome trace-event JSON writer: streams the events through zlib (gzip or
-// transparent) into a temp file next to the target, then renames it into place.
+// Chrome trace-event JSON writer in tunescope's own layout; the output, atomic
+// replacement and nesting tracks are shared with the other writers (TraceFileOutput).
 #include "profiler/ChromeTraceWriter.h"
 
-#include <unistd.h>
-#include <zlib.h>
-
-#include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <charconv>
 #include <climits>
-#include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
-#include <stdexcept>
 #include <string>
-#include <string_view>
-#include <vector>
+
+#include "profiler/TraceFileOutput.h"
 
 namespace tunescope::profiler {
 
@@ -28,148 +17,16 @@ using namespace chrome_trace;
 
 namespace {
 
-// Buffered output through a gzFile; the same code writes plain files because zlib's
-// "T" mode writes them uncompressed. Throws std::runtime_error with the bare reason.
-class Output {
- public:
-  Output(const fs::path& path, bool gzip) {
-    errno = 0;
-    file_ = gzopen(path.c_str(), gzip ? "wb6" : "wbT");
-    if (!file_) throw std::runtime_error(errno ? std::strerror(errno) : "cannot open for writing");
-    gzbuffer(file_, 1 << 17);
-    buffer_.reserve(kFlushBytes + 4096);
-  }
-  ~Output() {
-    if (file_) gzclose(file_);
-  }
-  Output(const Output&) = delete;
-  Output& operator=(const Output&) = delete;
-
-  Output& raw(std::string_view text) {
-    buffer_.append(text);
-    if (buffer_.size() >= kFlushBytes) flush();
-    return *this;
-  }
-
-  Output& string(std::string_view text) {
-    // Names are almost always plain ASCII: write them directly; anything else (quotes,
-    // control characters, non-ASCII) goes through nlohmann, which escapes it and
-    // replaces invalid UTF-8 so that the file stays parseable.
-    const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
-      return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
-    });
-    if (plain) return raw("\"").raw(text).raw("\"");
-    return raw(nlohmann::json(std::string(text))
-                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  }
-
-  Output& integer(int64_t value) {
-    char text[24];
-    const auto end = std::to_chars(text, text + sizeof text, value).ptr;
-    return raw(std::string_view(text, static_cast<size_t>(end - text)));
-  }
-
-  // Microseconds with exactly three decimals, from integers: no rounding on the way.
-  Output& microseconds(int64_t ns) {
-    if (ns < 0) {
-      raw("-");
-      ns = -ns;
-    }
-    char fraction[4] = {static_cast<char>('0' + ns / 100 % 10),
-                        static_cast<char>('0' + ns / 10 % 10), static_cast<char>('0' + ns % 10), 0};
-    return integer(ns / 1000).raw(".").raw(fraction);
-  }
-
-  // Shortest text that reads back to the same double; JSON has no NaN or infinity.
-  Output& number(double value) {
-    if (!std::isfinite(value)) return raw("0");
-    char text[32];
-    const auto end = std::to_chars(text, text + sizeof text, value).ptr;
-    return raw(std::string_view(text, static_cast<size_t>(end - text)));
-  }
-
-  void close() {
-    flush();
-    const int status = gzclose(std::exchange(file_, nullptr));
-    if (status != Z_OK)
-      throw std::runtime_error(status == Z_ERRNO ? std::strerror(errno) : "zlib error on close");
-  }
-
- private:
-  static constexpr size_t kFlushBytes = 1 << 20;
-
-  void flush() {
-    if (buffer_.empty()) return;
-    if (gzwrite(file_, buffer_.data(), static_cast<unsigned>(buffer_.size())) == 0) {
-      int code = Z_OK;
-      const char* message = gzerror(file_, &code);
-      throw std::runtime_error(code == Z_ERRNO ? std::strerror(errno) : message);
-    }
-    buffer_.clear();
-  }
-
-  gzFile file_ = nullptr;
-  std::string buffer_;
-};
-
-// Viewers draw complete events on one tid as a stack, so records there must nest or be
-// disjoint. Given intervals sorted by start (longer first at equal start), returns
-// for each the lowest track on which it nests; a partial overlap opens a new track.
-std::vector<int> nesting_tracks(const std::vector<std::pair<int64_t, int64_t>>& sorted) {
-  std::vector<std::vector<int64_t>> open_ends;  // per track: ends of enclosing records
-  std::vector<int> tracks;
-  tracks.reserve(sorted.size());
-  for (const auto& [start, end] : sorted) {
-    size_t track = 0;
-    for (; track < open_ends.size(); ++track) {
-      auto& ends = open_ends[track];
-      while (!ends.empty() && ends.back() <= start) ends.pop_back();
-      if (ends.empty() || end <= ends.back()) break;
-    }
-    if (track == open_ends.size()) open_ends.emplace_back();
-    open_ends[track].push_back(end);
-    tracks.push_back(static_cast<int>(track));
-  }
-  return tracks;
-}
-
-// For each record of `records`, the track within its (device, lane) group.
-template <typename Record, typename LaneOf>
-std::vector<int> tracks_per_lane(const std::vector<Record>& records, LaneOf lane_of) {
-  std::map<std::pair<int, int>, std::vector<size_t>> by_lane;
-  for (size_t i = 0; i < records.size(); ++i)
-    by_lane[{records[i].device, lane_of(records[i])}].push_back(i);
-
-  std::vector<int> tracks(records.size(), 0);
-  for (auto& [lane, indices] : by_lane) {
-    std::stable_sort(indices.begin(), indices.end(), [&](size_t a, size_t b) {
-      const Record& x = records[a];
-      const Record& y = records[b];
-      return x.start_ns < y.start_ns || (x.start_ns == y.start_ns && x.end_ns > y.end_ns);
-    });
-    std::vector<std::pair<int64_t, int64_t>> intervals;
-    intervals.reserve(indices.size());
-    for (size_t i : indices)
-      intervals.emplace_back(records[i].start_ns, std::max(records[i].end_ns, records[i].start_ns));
-    const std::vector<int> lane_tracks = nesting_tracks(intervals);
-    for (size_t k = 0; k < indices.size(); ++k) tracks[indices[k]] = lane_tracks[k];
-  }
-  return tracks;
-}
-
-std::string device_name(const std::string& backend, int device) {
-  if (device < 0) return "host";
-  if (backend == "cpu") return device == 0 ? "CPU" : "CPU " + std::to_string(device);
-  if (backend == "cuda") return "GPU " + std::to_string(device);
-  return "device " + std::to_string(device);
-}
+using trace_output::device_name;
+using trace_output::tracks_per_lane;
+using Output = trace_output::TextOutput;
 
 class EventWriter {
  public:
   EventWriter(Output& out, const Trace& trace) : out_(out), trace_(trace) {}
 
   void write() {
-    origin_ = time_origin();
+    origin_ = trace_output::time_origin(trace_);
     out_.raw("{\"displayTimeUnit\":\"ns\",\n\"otherData\":");
     write_other_data();
     out_.raw(",\n\"traceEvents\":[");
@@ -179,13 +36,6 @@ class EventWriter {
   }
 
  private:
-  int64_t time_origin() const {
-    int64_t origin = INT64_MAX;
-    for (const Activity& a : trace_.activities) origin = std::min(origin, a.start_ns);
-    for (const Range& r : trace_.ranges) origin = std::min(origin, r.start_ns);
-    return origin == INT64_MAX ? 0 : origin;
-  }
-
   void write_other_data() {
     const TraceMetadata& m = trace_.metadata;
     out_.raw("{").string(kSchemaKey).raw(":").string(kSchema);
@@ -290,32 +140,14 @@ class EventWriter {
   std::map<std::pair<int, int64_t>, Thread> threads_;  // (pid, tid) used
 };
 
-// Unique among concurrent writers in this process and across processes.
-fs::path temp_path_next_to(const fs::path& path) {
-  static std::atomic<unsigned> counter{0};
-  std::string name = ".";
-  name.append(path.filename().string()).append(".tmp-").append(std::to_string(::getpid()));
-  name.append("-").append(std::to_string(counter.fetch_add(1)));
-  return path.parent_path() / name;
-}
-
 }  // namespace
 
 void ChromeTraceWriter::write(const Trace& trace, const fs::path& path) const {
-  const fs::path temp = temp_path_next_to(path);
-  try {
+  trace_output::write_atomically(path, [&](const fs::path& temp) {
     Output out(temp, path.extension() == ".gz");
     EventWriter(out, trace).write();
     out.close();
-    fs::rename(temp, path);
-  } catch (const std::exception& e) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    // filesystem_error's what() already names both paths; give only its reason.
-    const auto* fs_error = dynamic_cast<const fs::filesystem_error*>(&e);
-    throw std::runtime_error(path.string() + ": cannot write trace: " +
-                             (fs_error ? fs_error->code().message() : std::string(e.what())));
-  }
+  });
 }
 
 }  // namespace tunescope::profiler

@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
   qt6-base-dev xvfb xauth
+  python3-venv
 )
 
 missing=()

@@ -1,0 +1,220 @@
+// Kineto-layout Chrome trace writer: the field names and categories of PyTorch
+// profiler traces, filled from our Trace.
+#include "profiler/KinetoTraceWriter.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "profiler/ChromeTraceWriter.h"
+#include "profiler/TraceFileOutput.h"
+
+namespace tunescope::profiler {
+
+namespace fs = std::filesystem;
+using Output = trace_output::TextOutput;
+
+std::string kineto::category_of(ActivityKind kind) {
+  switch (kind) {
+    case ActivityKind::kernel: return "kernel";
+    case ActivityKind::memcpy: return "gpu_memcpy";
+    case ActivityKind::memset: return "gpu_memset";
+    case ActivityKind::sync: return "cuda_sync";
+    case ActivityKind::overhead: return "overhead";
+  }
+  return "kernel";
+}
+
+namespace {
+
+// Kineto puts device d's activities in pid d; host-side (negative) devices get pids
+// above the range process so they never collide with a device.
+int64_t pid_of_device(int device) {
+  return device >= 0 ? int64_t{device} : int64_t{kineto::kHostPid} - device;
+}
+
+class KinetoEventWriter {
+ public:
+  KinetoEventWriter(Output& out, const Trace& trace) : out_(out), trace_(trace) {}
+
+  void write() {
+    origin_ = trace_output::time_origin(trace_);
+    out_.raw("{\n\"schemaVersion\":").integer(kineto::kSchemaVersion);
+    write_device_properties();
+    // HTA reads the rank from here; a single-process run is rank 0 of 1.
+    out_.raw(",\n\"distributedInfo\":{\"rank\": 0, \"world_size\": 1}");
+    out_.raw(",\n\"displayTimeUnit\":\"ms\"");
+    out_.raw(",\n\"baseTimeNanoseconds\":").integer(origin_);
+    out_.raw(",\n\"otherData\":");
+    write_other_data();
+    out_.raw(",\n\"traceEvents\":[");
+    write_activities();
+    write_ranges();
+    write_names();
+    out_.raw("\n]}\n");
+  }
+
+ private:
+  // Kineto lists CUDA device properties; we know each device's id and name only.
+  void write_device_properties() {
+    std::set<int> devices;
+    for (const Activity& a : trace_.activities)
+      if (a.device >= 0) devices.insert(a.device);
+    out_.raw(",\n\"deviceProperties\":[");
+    bool first = true;
+    for (int device : devices) {
+      out_.raw(first ? "" : ",").raw("{\"id\":").integer(device).raw(",\"name\":");
+      out_.string(trace_output::device_name(trace_.metadata.backend, device)).raw("}");
+      first = false;
+    }
+    out_.raw("]");
+  }
+
+  // The same keys as ChromeTraceWriter's otherData, so one reader takes both.
+  void write_other_data() {
+    using namespace chrome_trace;
+    const TraceMetadata& m = trace_.metadata;
+    out_.raw("{").string(kSchemaKey).raw(":").string("tunescope.kineto/1");
+    out_.raw(",").string(kMachineKey).raw(":").string(m.machine);
+    out_.raw(",").string(kBackendKey).raw(":").string(m.backend);
+    out_.raw(",").string(kConfigKey).raw(":").string(m.config);
+    out_.raw(",").string(kExtraKey).raw(":{");
+    bool first = true;
+    for (const auto& [key, value] : m.extra) {
+      out_.raw(first ? "" : ",").string(key).raw(":").string(value);
+      first = false;
+    }
+    out_.raw("}}");
+  }
+
+  void begin_event() {
+    out_.raw(first_event_ ? "\n" : ",\n");
+    first_event_ = false;
+  }
+
+  void complete_event(const std::string& name, const std::string& category, int64_t pid,
+                      int64_t tid, int64_t start_ns, int64_t end_ns) {
+    begin_event();
+    out_.raw("{\"ph\":\"X\",\"cat\":").string(category).raw(",\"name\":").string(name);
+    out_.raw(",\"pid\":").integer(pid).raw(",\"tid\":").integer(tid);
+    out_.raw(",\"ts\":").microseconds(start_ns - origin_);
+    out_.raw(",\"dur\":").microseconds(std::max<int64_t>(end_ns - start_ns, 0));
+  }
+
+  void write_activities() {
+    const auto tracks =
+        trace_output::tracks_per_lane(trace_.activities, [](const Activity& a) { return a.stream; });
+    // Launches by correlation, to draw the launch -> kernel flows.
+    std::unordered_map<uint64_t, size_t> launch_of;
+    for (size_t i = 0; i < trace_.activities.size(); ++i) {
+      const Activity& a = trace_.activities[i];
+      if (a.kind == ActivityKind::overhead && a.correlation != 0) launch_of.emplace(a.correlation, i);
+    }
+    std::vector<int64_t> tids(trace_.activities.size());
+    for (size_t i = 0; i < trace_.activities.size(); ++i) {
+      const Activity& a = trace_.activities[i];
+      const int64_t pid = pid_of_device(a.device);
+      tids[i] = int64_t{a.stream} + int64_t{kineto::kTrackStride} * tracks[i];
+      threads_[{pid, tids[i]}] = Thread{a.device, false, a.stream, tracks[i]};
+      complete_event(a.name, kineto::category_of(a.kind), pid, tids[i], a.start_ns, a.end_ns);
+      out_.raw(",\"args\":{\"device\":").integer(a.device).raw(",\"stream\":").integer(a.stream);
+      out_.raw(",\"correlation\":").integer(static_cast<int64_t>(a.correlation));
+      out_.raw(",\"flops\":").number(a.flops).raw(",\"bytes\":").number(a.bytes).raw("}}");
+    }
+    for (size_t i = 0; i < trace_.activities.size(); ++i) {
+      const Activity& kernel = trace_.activities[i];
+      if (kernel.kind != ActivityKind::kernel || kernel.correlation == 0) continue;
+      const auto launch = launch_of.find(kernel.correlation);
+      if (launch == launch_of.end()) continue;
+      const Activity& from = trace_.activities[launch->second];
+      flow_event('s', from, tids[launch->second]);
+      flow_event('f', kernel, tids[i]);
+    }
+  }
+
+  // Kineto's launch -> kernel link: a flow start bound to the enclosing launch slice,
+  // a flow end bound ("bp":"e") to the kernel slice.
+  void flow_event(char phase, const Activity& a, int64_t tid) {
+    begin_event();
+    out_.raw("{\"ph\":\"").raw(std::string(1, phase)).raw("\",\"id\":");
+    out_.integer(static_cast<int64_t>(a.correlation));
+    out_.raw(",\"pid\":").integer(pid_of_device(a.device)).raw(",\"tid\":").integer(tid);
+    out_.raw(",\"ts\":").microseconds(a.start_ns - origin_);
+    out_.raw(",\"cat\":\"ac2g\",\"name\":\"ac2g\"").raw(phase == 'f' ? ",\"bp\":\"e\"}" : "}");
+  }
+
+  void write_ranges() {
+    const auto tracks =
+        trace_output::tracks_per_lane(trace_.ranges, [](const Range& r) { return r.lane; });
+    for (size_t i = 0; i < trace_.ranges.size(); ++i) {
+      const Range& r = trace_.ranges[i];
+      // Ranges of every device share the host process; devices get their own tid block.
+      const int64_t tid = int64_t{r.lane} + 1 + int64_t{kineto::kTrackStride} * tracks[i] +
+                          int64_t{1000} * r.device;
+      threads_[{kineto::kHostPid, tid}] = Thread{r.device, true, r.lane, tracks[i]};
+      complete_event(r.name, "user_annotation", kineto::kHostPid, tid, r.start_ns, r.end_ns);
+      out_.raw(",\"args\":{\"device\":").integer(r.device).raw(",\"lane\":").integer(r.lane);
+      out_.raw(",\"category\":").string(to_string(r.category)).raw("}}");
+    }
+  }
+
+  // Kineto's metadata events carry a ts; ours are placed at the origin.
+  void metadata_event(const char* what, int64_t pid, int64_t tid, const char* arg_key) {
+    begin_event();
+    out_.raw("{\"ph\":\"M\",\"name\":\"").raw(what).raw("\",\"ts\":0.000,\"pid\":").integer(pid);
+    out_.raw(",\"tid\":").integer(tid).raw(",\"args\":{\"").raw(arg_key).raw("\":");
+  }
+
+  void write_names() {
+    const std::string lane_word = trace_.metadata.backend == "cuda" ? "stream " : "lane ";
+    std::optional<int64_t> last_pid;
+    for (const auto& [key, thread] : threads_) {
+      const auto& [pid, tid] = key;
+      if (pid != last_pid) {
+        metadata_event("process_name", pid, 0, "name");
+        out_.string(pid == kineto::kHostPid ? std::string("host (ranges)")
+                                            : trace_output::device_name(trace_.metadata.backend,
+                                                                        thread.device))
+            .raw("}}");
+        metadata_event("process_sort_index", pid, 0, "sort_index");
+        out_.integer(pid).raw("}}");
+        last_pid = pid;
+      }
+      std::string name = lane_word + std::to_string(thread.lane);
+      if (thread.ranges)
+        name = (thread.device == 0 ? "" : "device " + std::to_string(thread.device) + " ") + name +
+               " ranges";
+      if (thread.track > 0) name += " (" + std::to_string(thread.track + 1) + ")";
+      metadata_event("thread_name", pid, tid, "name");
+      out_.string(name).raw("}}");
+      metadata_event("thread_sort_index", pid, tid, "sort_index");
+      out_.integer(tid).raw("}}");
+    }
+  }
+
+  struct Thread {
+    int device = 0;
+    bool ranges = false;
+    int lane = 0;
+    int track = 0;
+  };
+
+  Output& out_;
+  const Trace& trace_;
+  int64_t origin_ = 0;
+  bool first_event_ = true;
+  std::map<std::pair<int64_t, int64_t>, Thread> threads_;  // (pid, tid) used
+};
+
+}  // namespace
+
+void KinetoTraceWriter::write(const Trace& trace, const fs::path& path) const {
+  trace_output::write_atomically(path, [&](const fs::path& temp) {
+    Output out(temp, path.extension() == ".gz");
+    KinetoEventWriter(out, trace).write();
+    out.close();
+  });
+}
+
+}  // namespace tunescope::profiler

@@ -1,0 +1,253 @@
+// Nsight Systems SQLite reader: queries the nsys tables present in the file, adapting
+// to the columns each nsys version exports, and applies tunescope's side tables when
+// the file is one of ours.
+#include "profiler/NsysSqliteReader.h"
+
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "profiler/ChromeTraceWriter.h"
+#include "profiler/NsysSqlite.h"
+#include "profiler/SqliteDatabase.h"
+
+namespace tunescope::profiler {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct SideRecord {
+  std::string name;
+  int device = 0;
+  int lane = 0;
+  std::string category;
+  double flops = 0;
+  double bytes = 0;
+};
+
+class NsysImport {
+ public:
+  explicit NsysImport(SqliteDatabase& db) : db_(db) {}
+
+  Trace read() {
+    const bool has_records = db_.has_table(nsys::kStringIds) &&
+                             (db_.has_table(nsys::kKernel) || db_.has_table(nsys::kMemcpy) ||
+                              db_.has_table(nsys::kMemset) || db_.has_table(nsys::kNvtx));
+    if (!has_records)
+      throw std::runtime_error(
+          "not an Nsight Systems export: no StringIds with CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS "
+          "tables");
+    read_metadata();
+    read_side_records();
+    read_device_table(nsys::kKernel, ActivityKind::kernel);
+    read_device_table(nsys::kMemcpy, ActivityKind::memcpy);
+    read_device_table(nsys::kMemset, ActivityKind::memset);
+    read_device_table(nsys::kSync, ActivityKind::sync);
+    read_runtime();
+    read_nvtx();
+    for (Activity& a : trace_.activities) {
+      a.start_ns += origin_;
+      a.end_ns += origin_;
+    }
+    for (Range& r : trace_.ranges) {
+      r.start_ns += origin_;
+      r.end_ns += origin_;
+    }
+    sort_by_start(trace_);
+    return std::move(trace_);
+  }
+
+ private:
+  void read_metadata() {
+    if (!db_.has_table(nsys::kMetadataTable)) {
+      // A real nsys export: CUDA, machine named by its GPUs.
+      trace_.metadata.backend = "cuda";
+      trace_.metadata.extra["source"] = "nsys-sqlite";
+      if (db_.has_table("TARGET_INFO_GPU") && db_.columns("TARGET_INFO_GPU").count("name")) {
+        SqliteStatement gpus = db_.prepare(
+            "SELECT name, count(*) FROM TARGET_INFO_GPU GROUP BY name ORDER BY name");
+        while (gpus.step()) {
+          const int64_t count = gpus.integer(1);
+          trace_.metadata.machine += (trace_.metadata.machine.empty() ? "" : ", ") + gpus.text(0) +
+                                     (count > 1 ? " x" + std::to_string(count) : "");
+        }
+      }
+      return;
+    }
+    const std::string extra_prefix = std::string(chrome_trace::kExtraKey) + ".";
+    SqliteStatement meta = db_.prepare("SELECT name, value FROM TUNESCOPE_METADATA");
+    while (meta.step()) {
+      const std::string name = meta.text(0), value = meta.text(1);
+      if (name == chrome_trace::kMachineKey) trace_.metadata.machine = value;
+      else if (name == chrome_trace::kBackendKey) trace_.metadata.backend = value;
+      else if (name == chrome_trace::kConfigKey) trace_.metadata.config = value;
+      else if (name == chrome_trace::kTimeOriginKey) origin_ = parse_origin(value);
+      else if (name.rfind(extra_prefix, 0) == 0)
+        trace_.metadata.extra[name.substr(extra_prefix.size())] = value;
+    }
+  }
+
+  static int64_t parse_origin(const std::string& value) {
+    size_t used = 0;
+    try {
+      const int64_t origin = std::stoll(value, &used);
+      if (used == value.size()) return origin;
+    } catch (const std::logic_error&) {
+    }
+    throw std::runtime_error("TUNESCOPE_METADATA: bad time origin '" + value + "'");
+  }
+
+  void read_side_records() {
+    if (!db_.has_table(nsys::kRecordsTable)) return;
+    SqliteStatement rows = db_.prepare(
+        "SELECT sourceTable, sourceRowId, name, device, lane, category, flops, bytes "
+        "FROM TUNESCOPE_RECORDS");
+    while (rows.step())
+      side_[rows.text(0)][rows.integer(1)] =
+          SideRecord{rows.text(2), static_cast<int>(rows.integer(3)), static_cast<int>(rows.integer(4)),
+                     rows.text(5), rows.real(6), rows.real(7)};
+  }
+
+  const SideRecord* side(const char* table, int64_t row) const {
+    const auto t = side_.find(table);
+    if (t == side_.end()) return nullptr;
+    const auto r = t->second.find(row);
+    return r == t->second.end() ? nullptr : &r->second;
+  }
+
+  // `column` if the table has it, else the SQL fallback (older nsys versions lack some).
+  static std::string column_or(const std::set<std::string>& columns, const std::string& column,
+                               const std::string& fallback) {
+    return columns.count(column) ? column : fallback;
+  }
+
+  void read_device_table(const char* table, ActivityKind kind) {
+    if (!db_.has_table(table)) return;
+    const std::set<std::string> columns = db_.columns(table);
+    std::string name = "NULL";
+    if (kind == ActivityKind::kernel) {
+      const std::string id = columns.count("shortName")       ? "shortName"
+                             : columns.count("demangledName") ? "demangledName"
+                                                              : column_or(columns, "name", "NULL");
+      name = "(SELECT value FROM StringIds WHERE id = t." + id + ")";
+    } else if (kind == ActivityKind::memcpy) {
+      name = column_or(columns, "copyKind", "0");
+    }
+    const std::string sql =
+        "SELECT t.rowid, t.start, t.end, " + column_or(columns, "deviceId", "0") + ", " +
+        column_or(columns, "streamId", "0") + ", " + column_or(columns, "correlationId", "0") + ", " +
+        column_or(columns, "bytes", "0") + ", " + name + " FROM " + table + " AS t";
+    SqliteStatement rows = db_.prepare(sql);
+    while (rows.step()) {
+      Activity a;
+      a.kind = kind;
+      a.start_ns = rows.integer(1);
+      a.end_ns = rows.integer(2);
+      a.device = static_cast<int>(rows.integer(3));
+      a.stream = static_cast<int>(rows.integer(4));
+      a.correlation = static_cast<uint64_t>(rows.integer(5));
+      a.bytes = static_cast<double>(rows.integer(6));
+      switch (kind) {
+        case ActivityKind::kernel: a.name = rows.text(7); break;
+        case ActivityKind::memcpy: a.name = "Memcpy " + nsys::copy_kind_name(rows.integer(7)); break;
+        case ActivityKind::memset: a.name = "Memset"; break;
+        default: a.name = "Synchronize"; break;
+      }
+      apply_side(table, rows.integer(0), a);
+      trace_.activities.push_back(std::move(a));
+    }
+  }
+
+  void apply_side(const char* table, int64_t row, Activity& a) const {
+    if (const SideRecord* s = side(table, row)) {
+      a.name = s->name;
+      a.device = s->device;
+      a.stream = s->lane;
+      a.flops = s->flops;
+      a.bytes = s->bytes;
+    }
+  }
+
+  // nsys tids are OS thread ids: lanes are numbered by each thread's first record.
+  int lane_of_thread(int64_t global_tid) {
+    return threads_.emplace(nsys::tid_of(global_tid), static_cast<int>(threads_.size())).first->second;
+  }
+
+  void read_runtime() {
+    if (!db_.has_table(nsys::kRuntime)) return;
+    const std::set<std::string> columns = db_.columns(nsys::kRuntime);
+    SqliteStatement rows = db_.prepare(
+        "SELECT t.rowid, t.start, t.end, " + column_or(columns, "globalTid", "0") + ", " +
+        column_or(columns, "correlationId", "0") + ", (SELECT value FROM StringIds WHERE id = t." +
+        column_or(columns, "nameId", "NULL") + ") FROM CUPTI_ACTIVITY_KIND_RUNTIME AS t");
+    while (rows.step()) {
+      Activity a;
+      a.kind = ActivityKind::overhead;
+      a.start_ns = rows.integer(1);
+      a.end_ns = rows.integer(2);
+      a.device = -1;  // host
+      a.stream = lane_of_thread(rows.integer(3));
+      a.correlation = static_cast<uint64_t>(rows.integer(4));
+      a.name = rows.text(5);
+      apply_side(nsys::kRuntime, rows.integer(0), a);
+      trace_.activities.push_back(std::move(a));
+    }
+  }
+
+  void read_nvtx() {
+    if (!db_.has_table(nsys::kNvtx)) return;
+    const std::set<std::string> columns = db_.columns(nsys::kNvtx);
+    const std::string text_id = columns.count("textId")
+                                    ? "(SELECT value FROM StringIds WHERE id = t.textId)"
+                                    : "NULL";
+    SqliteStatement rows = db_.prepare(
+        "SELECT t.rowid, t.start, t.end, " + column_or(columns, "globalTid", "0") +
+        ", COALESCE(t.text, " + text_id + ", '') FROM NVTX_EVENTS AS t "
+        "WHERE t.end IS NOT NULL AND t.eventType IN (" + std::to_string(nsys::kNvtxPushPopRange) +
+        ", " + std::to_string(nsys::kNvtxStartEndRange) + ")");
+    while (rows.step()) {
+      Range r;
+      r.category = RangeCategory::phase;
+      r.start_ns = rows.integer(1);
+      r.end_ns = rows.integer(2);
+      r.lane = lane_of_thread(rows.integer(3));
+      r.name = rows.text(4);
+      if (const SideRecord* s = side(nsys::kNvtx, rows.integer(0))) {
+        r.name = s->name;
+        r.device = s->device;
+        r.lane = s->lane;
+        r.category = parse_range_category(s->category);
+      }
+      trace_.ranges.push_back(std::move(r));
+    }
+  }
+
+  SqliteDatabase& db_;
+  Trace trace_;
+  int64_t origin_ = 0;
+  std::unordered_map<std::string, std::unordered_map<int64_t, SideRecord>> side_;
+  std::map<int64_t, int> threads_;
+};
+
+}  // namespace
+
+Trace read_nsys_sqlite(const fs::path& path) {
+  const auto error = [&](const std::string& problem) {
+    return std::runtime_error(path.string() + ": " + problem);
+  };
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw error("cannot open: No such file or directory");
+  if (fs::is_directory(path, ec)) throw error("cannot read trace: is a directory");
+  if (!has_sqlite_header(path)) throw error("not an SQLite database");
+  try {
+    SqliteDatabase db(path, SqliteDatabase::Mode::read_only);
+    return NsysImport(db).read();
+  } catch (const std::invalid_argument& e) {
+    throw error(std::string("bad TUNESCOPE_RECORDS category: ") + e.what());
+  } catch (const std::exception& e) {
+    throw error(e.what());
+  }
+}
+
+}  // namespace tunescope::profiler
