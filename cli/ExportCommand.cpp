@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "cli/Commands.h"
+#include "cli/TraceFileCommands.h"
 #include "core/base/Error.h"
 #include "profiler/TraceFiles.h"
 
@@ -31,20 +32,8 @@ Action add_export_command(CLI::App& command) {
       ->required();
 
   return [flags] {
-    profiler::Trace trace;
-    // Readers and writers report problems as std::runtime_error naming the file: a bad
-    // file given by the user, hence exit code 2.
-    try {
-      trace = profiler::read_trace_file(flags->input);
-    } catch (const std::runtime_error& e) {
-      fail(ErrorKind::input, e.what());
-    }
-    const profiler::TraceFormat format = profiler::parse_trace_format(flags->format);
-    try {
-      profiler::make_trace_writer(format)->write(trace, flags->output);
-    } catch (const std::runtime_error& e) {
-      fail(ErrorKind::input, "-o: ", e.what());
-    }
+    const profiler::Trace trace = read_trace_argument(flags->input);
+    write_trace_argument(trace, profiler::parse_trace_format(flags->format), flags->output, "-o");
     std::printf("%s: %zu activities, %zu ranges -> %s (%s)\n", flags->input.c_str(),
                 trace.activities.size(), trace.ranges.size(), flags->output.c_str(),
                 flags->format.c_str());

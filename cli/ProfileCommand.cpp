@@ -2,13 +2,12 @@
 // prints the kernel table, lane utilisation and concurrency, and writes the trace.
 #include <cstdio>
 #include <memory>
-#include <stdexcept>
 
 #include "cli/Commands.h"
 #include "cli/SessionFlags.h"
+#include "cli/TraceFileCommands.h"
 #include "cli/TrainingProgress.h"
 #include "core/base/Error.h"
-#include "profiler/ChromeTraceWriter.h"
 #include "profiler/MetricsReport.h"
 
 namespace tunescope::cli {
@@ -67,11 +66,7 @@ Action add_profile_command(CLI::App& command) {
                 std::chrono::duration<double>(timed.data_wait).count());
     std::printf("%s", profiler::format_summary(profiler::summarize(trace, summary_options)).c_str());
     if (!flags->trace_path.empty()) {
-      try {
-        profiler::ChromeTraceWriter().write(trace, flags->trace_path);
-      } catch (const std::runtime_error& e) {
-        fail(ErrorKind::input, "--trace: ", e.what());
-      }
+      write_trace_argument(trace, profiler::TraceFormat::chrome, flags->trace_path, "--trace");
       std::printf("\ntrace: %s (%zu activities, %zu ranges; open in https://ui.perfetto.dev)\n",
                   flags->trace_path.c_str(), trace.activities.size(), trace.ranges.size());
     }

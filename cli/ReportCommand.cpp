@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "cli/Commands.h"
+#include "cli/TraceFileCommands.h"
 #include "core/base/Error.h"
 #include "profiler/MetricsReport.h"
 #include "profiler/TraceFiles.h"
@@ -29,13 +30,7 @@ Action add_report_command(CLI::App& command) {
       ->check(CLI::NonNegativeNumber);
 
   return [flags] {
-    profiler::Trace trace;
-    // A reader's std::runtime_error names the file: a bad input, exit code 2.
-    try {
-      trace = profiler::read_trace_file(flags->input);
-    } catch (const std::runtime_error& e) {
-      fail(ErrorKind::input, e.what());
-    }
+    const profiler::Trace trace = read_trace_argument(flags->input);
     const profiler::TraceMetadata& m = trace.metadata;
     std::printf("trace: %s\n", flags->input.c_str());
     if (!m.machine.empty()) std::printf("machine: %s\n", m.machine.c_str());

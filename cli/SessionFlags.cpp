@@ -22,9 +22,28 @@ void SessionFlags::add_to(CLI::App& command, bool tuned_knobs) {
                        ->capture_default_str();
     threads_option_ = command.add_option("--threads", options.threads, "Worker threads (0: one per hardware thread)")
                           ->capture_default_str();
+    Concurrency& c = options.concurrency;
+    streams_option_ = command.add_option("--streams", c.streams,
+                                         "Ordered execution lanes per replica: with >= 2, backward-filter and the "
+                                         "weight update run on their own lanes")
+                          ->capture_default_str();
+    replicas_option_ = command.add_option("--replicas", c.replicas,
+                                          "Data-parallel replicas, each taking batch/replicas examples on its own "
+                                          "lanes; gradients are all-reduced before the update")
+                           ->capture_default_str();
+    micro_option_ = command.add_option("--micro-batches", c.micro_batches,
+                                       "Gradient accumulation: each replica runs its share in this many sequential "
+                                       "micro-batches before one update")
+                        ->capture_default_str();
+    async_option_ = command.add_flag("--async-update", c.async_update,
+                                     "Overlap the weight update of a step with the next step's forward pass "
+                                     "(layer L's forward waits only for layer L's update)");
+    lane_threads_option_ = command.add_option("--threads-per-lane", c.threads_per_lane,
+                                              "Threads of each lane's pool (0: --threads shared out over the lanes)")
+                               ->capture_default_str();
     command.add_option("--config", config_path,
                        "Run a tuned config (tunescope.config/1 JSON from `tunescope tune`); --model, --batch, "
-                       "--layout, --conv, --threads given explicitly override its values");
+                       "--layout, --conv, --threads and the concurrency flags given explicitly override its values");
   }
   command.add_option("--lr", options.sgd.learning_rate, "SGD learning rate")->capture_default_str();
   command.add_option("--momentum", options.sgd.momentum, "SGD momentum")->capture_default_str();
@@ -53,6 +72,12 @@ SessionOptions SessionFlags::resolve() const {
   if (all || given(layout_option_)) resolved.layout = parse_layout(layout);
   if (all || given(conv_option_)) resolved.conv = parse_conv_choice(conv);
   if (all || given(threads_option_)) resolved.threads = options.threads;
+  const Concurrency& c = options.concurrency;
+  if (all || given(streams_option_)) resolved.concurrency.streams = c.streams;
+  if (all || given(replicas_option_)) resolved.concurrency.replicas = c.replicas;
+  if (all || given(micro_option_)) resolved.concurrency.micro_batches = c.micro_batches;
+  if (all || given(async_option_)) resolved.concurrency.async_update = c.async_update;
+  if (all || given(lane_threads_option_)) resolved.concurrency.threads_per_lane = c.threads_per_lane;
   return resolved;
 }
 

@@ -17,8 +17,9 @@ struct SessionFlags {
   std::string conv = "direct";
   std::string config_path;
 
-  // `tuned_knobs`: false for `tune`, which chooses layout, conv and threads itself and
-  // so must not offer --layout, --conv, --threads or --config.
+  // `tuned_knobs`: false for `tune`, which chooses layout, conv, threads and the
+  // concurrency knobs itself and so must not offer --layout, --conv, --threads,
+  // --streams, --replicas, --micro-batches, --async-update, --threads-per-lane or --config.
   void add_to(CLI::App& command, bool tuned_knobs = true);
   // SessionOptions with the text flags parsed and the config file applied; throws
   // Error(usage) naming a bad value, Error(input) naming a bad config file.
@@ -31,6 +32,11 @@ struct SessionFlags {
   CLI::Option* layout_option_ = nullptr;
   CLI::Option* conv_option_ = nullptr;
   CLI::Option* threads_option_ = nullptr;
+  CLI::Option* streams_option_ = nullptr;
+  CLI::Option* replicas_option_ = nullptr;
+  CLI::Option* micro_option_ = nullptr;
+  CLI::Option* async_option_ = nullptr;
+  CLI::Option* lane_threads_option_ = nullptr;
 };
 
 }  // namespace tunescope::cli

@@ -1,6 +1,7 @@
 // `tunescope tune`: measures the candidates of a strategy over layout x threads x conv
-// algorithm, records every trial in the results DB, prints the ranking, writes the tuned
-// config and the Chrome traces of the winner and the baseline (nchw + direct).
+// algorithm x concurrency knobs, records every trial in the results DB, prints the
+// ranking, writes the tuned config and the Chrome traces of the winner and the
+// baseline (nchw + direct).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -24,6 +25,11 @@ struct TuneFlags {
   std::vector<std::string> layouts{"nchw", "nhwc"};
   std::vector<std::string> algorithms;
   std::vector<int> threads{1};
+  std::vector<int> streams{1};
+  std::vector<int> replicas{1};
+  std::vector<int> micro_batches{1};
+  std::vector<std::string> async_update{"off"};
+  std::vector<int> threads_per_lane{0};
   std::string strategy = "exhaustive";
   bool per_layer_product = false;
   int64_t steps = 5;
@@ -89,6 +95,17 @@ Action add_tune_command(CLI::App& command) {
       ->delimiter(',');
   command.add_option("--threads-list", flags->threads, "Thread counts to try (comma-separated)")
       ->delimiter(',')->capture_default_str();
+  command.add_option("--streams-list", flags->streams, "Streams (lanes per replica) to try (comma-separated): 1,2,4")
+      ->delimiter(',')->capture_default_str();
+  command.add_option("--replicas-list", flags->replicas, "Data-parallel replica counts to try (comma-separated)")
+      ->delimiter(',')->capture_default_str();
+  command.add_option("--micro-batches-list", flags->micro_batches, "Micro-batch counts to try (comma-separated)")
+      ->delimiter(',')->capture_default_str();
+  command.add_option("--async-update-list", flags->async_update, "Asynchronous update settings to try: off,on")
+      ->delimiter(',')->check(CLI::IsMember({"off", "on"}))->capture_default_str();
+  command.add_option("--threads-per-lane-list", flags->threads_per_lane,
+                     "Threads per lane to try (comma-separated; 0: the candidate's threads shared out over its lanes)")
+      ->delimiter(',')->capture_default_str();
   command.add_option("--strategy", flags->strategy,
                      "exhaustive: every candidate; per-layer: time each conv layer's algorithms alone, then "
                      "measure the per-layer pick and its global variants")
@@ -113,6 +130,12 @@ Action add_tune_command(CLI::App& command) {
     for (const auto& layout : flags->layouts) options.layouts.push_back(parse_layout(layout));
     options.algorithms = flags->algorithms;
     options.threads = flags->threads;
+    options.streams = flags->streams;
+    options.replicas = flags->replicas;
+    options.micro_batches = flags->micro_batches;
+    options.async_update.clear();
+    for (const auto& setting : flags->async_update) options.async_update.push_back(setting == "on");
+    options.threads_per_lane = flags->threads_per_lane;
     options.strategy = tuner::parse_strategy(flags->strategy);
     options.per_layer_product = flags->per_layer_product;
     options.measure.steps = flags->steps;

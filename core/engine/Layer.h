@@ -59,6 +59,11 @@ class Layer {
                         const Tensor& output, const Tensor& doutput,
                         const std::vector<Tensor*>& dinputs) = 0;
 
+  // True for layers whose parameter gradients do not depend on the input gradients
+  // (conv, fc): an executor may then run backward_parameters() and backward_data() on
+  // different lanes. Such layers derive from SeparableLayer.
+  virtual bool separable_backward() const { return false; }
+
   virtual std::vector<Parameter*> parameters() { return {}; }
   virtual size_t workspace_bytes() const { return 0; }
   // Multiply-adds x 2 of one forward pass (for reports).
@@ -66,6 +71,25 @@ class Layer {
 
  private:
   std::string name_;
+};
+
+// A layer whose backward pass is two independent parts: the input gradients (written
+// to dinputs as in backward()) and the parameter gradients (overwritten). Both only
+// read the forward state, so they may run concurrently on different lanes.
+class SeparableLayer : public Layer {
+ public:
+  using Layer::Layer;
+
+  bool separable_backward() const final { return true; }
+  void backward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs, const Tensor& output,
+                const Tensor& doutput, const std::vector<Tensor*>& dinputs) final {
+    backward_parameters(ctx, inputs, output, doutput);
+    backward_data(ctx, inputs, output, doutput, dinputs);
+  }
+  virtual void backward_data(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
+                             const Tensor& output, const Tensor& doutput, const std::vector<Tensor*>& dinputs) = 0;
+  virtual void backward_parameters(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
+                                   const Tensor& output, const Tensor& doutput) = 0;
 };
 
 }  // namespace tunescope

@@ -55,68 +55,95 @@ void Network::build(Shape4 input, const LayerSetup& setup) {
     node.grad = Tensor(node.shape, setup.layout);
     if (node.consumers > 1) node.grad_scratch = Tensor(node.shape, setup.layout);
   }
+  plan_backward();
   built_ = true;
+}
+
+void Network::plan_backward() {
+  backward_steps_.clear();
+  std::vector<bool> written(nodes_.size(), false);
+  for (size_t i = nodes_.size() - 1; i >= 1; --i) {
+    const bool is_last = i == nodes_.size() - 1;
+    if (!is_last && !written[i]) continue;  // does not reach the loss
+    BackwardStep step;
+    step.node = static_cast<int>(i);
+    for (int in : nodes_[i].inputs) {
+      if (in == kInput) {
+        step.dinputs.push_back(nullptr);
+      } else if (!written[in]) {
+        step.dinputs.push_back(&nodes_[in].grad);
+        written[in] = true;
+      } else {
+        step.dinputs.push_back(&nodes_[in].grad_scratch);
+        step.accumulate_into.push_back(in);
+      }
+    }
+    backward_steps_.push_back(std::move(step));
+  }
 }
 
 const Tensor& Network::output_of(int node, const Tensor& input) const {
   return node == kInput ? input : nodes_[node].output;
 }
 
+std::vector<const Tensor*> Network::inputs_for(int node, const Tensor& input) const {
+  std::vector<const Tensor*> inputs;
+  for (int in : nodes_[node].inputs) inputs.push_back(&output_of(in, input));
+  return inputs;
+}
+
+const Tensor& Network::output_gradient(int node, const Tensor& dlogits) const {
+  return node == static_cast<int>(nodes_.size()) - 1 ? dlogits : nodes_[node].grad;
+}
+
+void Network::forward_node(const LayerContext& ctx, int node, const Tensor& input, bool training) {
+  Node& n = nodes_.at(node);
+  RangeScope layer(ctx.exec.tracer, traced_name(ctx.exec, n.layer->name()), RangeCategory::layer, ctx.exec.device,
+                   ctx.exec.lane);
+  n.layer->forward(ctx, inputs_for(node, input), n.output, training);
+}
+
+void Network::backward_step(const LayerContext& ctx, const BackwardStep& step, const Tensor& input,
+                            const Tensor& dlogits, BackwardPart part) {
+  Node& node = nodes_.at(step.node);
+  Layer& layer = *node.layer;
+  if (part != BackwardPart::all && !layer.separable_backward())
+    fail(ErrorKind::runtime, "layer ", layer.name(), ": its backward pass cannot be split into data and parameters");
+  RangeScope range(ctx.exec.tracer, traced_name(ctx.exec, layer.name()), RangeCategory::layer, ctx.exec.device,
+                   ctx.exec.lane);
+  const auto inputs = inputs_for(step.node, input);
+  const Tensor& doutput = output_gradient(step.node, dlogits);
+  switch (part) {
+    case BackwardPart::all: layer.backward(ctx, inputs, node.output, doutput, step.dinputs); break;
+    case BackwardPart::data:
+      static_cast<SeparableLayer&>(layer).backward_data(ctx, inputs, node.output, doutput, step.dinputs);
+      break;
+    case BackwardPart::parameters:
+      static_cast<SeparableLayer&>(layer).backward_parameters(ctx, inputs, node.output, doutput);
+      return;  // the fan-out accumulation belongs to the input gradients
+  }
+  for (int in : step.accumulate_into) ctx.ops.accumulate(ctx.exec, nodes_[in].grad_scratch, nodes_[in].grad);
+}
+
 const Tensor& Network::forward(const LayerContext& ctx, const Tensor& input, bool training) {
   if (!built_) fail(ErrorKind::runtime, "model ", model_name_, ": forward before build");
+  check_input(input);
+  RangeScope phase(ctx.exec.tracer, "forward", RangeCategory::phase, ctx.exec.device, ctx.exec.lane);
+  for (int node = 1; node < static_cast<int>(nodes_.size()); ++node) forward_node(ctx, node, input, training);
+  return nodes_.back().output;
+}
+
+void Network::check_input(const Tensor& input) const {
   if (!(input.shape() == input_shape_) || input.layout() != layout_)
     fail(ErrorKind::runtime, "model ", model_name_, ": input ", input.shape().str(), " ",
          to_string(input.layout()), " does not match the built ", input_shape_.str(), " ",
          to_string(layout_));
-  RangeScope phase(ctx.exec.tracer, "forward", RangeCategory::phase, ctx.exec.device, ctx.exec.lane);
-  std::vector<const Tensor*> inputs;
-  for (size_t i = 1; i < nodes_.size(); ++i) {
-    Node& node = nodes_[i];
-    inputs.clear();
-    for (int in : node.inputs) inputs.push_back(&output_of(in, input));
-    RangeScope layer(ctx.exec.tracer, traced_name(ctx.exec, node.layer->name()), RangeCategory::layer,
-                     ctx.exec.device, ctx.exec.lane);
-    node.layer->forward(ctx, inputs, node.output, training);
-  }
-  return nodes_.back().output;
 }
 
 void Network::backward(const LayerContext& ctx, const Tensor& input, const Tensor& dlogits) {
   if (!built_) fail(ErrorKind::runtime, "model ", model_name_, ": backward before build");
   RangeScope phase(ctx.exec.tracer, "backward", RangeCategory::phase, ctx.exec.device, ctx.exec.lane);
-  // A node's gradient is overwritten by the first consumer visited (in reverse order)
-  // and accumulated by the others through its scratch buffer.
-  std::vector<bool> written(nodes_.size(), false);
-  std::vector<const Tensor*> inputs;
-  std::vector<Tensor*> dinputs;
-  std::vector<int> pending_accumulate;
-  for (size_t i = nodes_.size() - 1; i >= 1; --i) {
-    Node& node = nodes_[i];
-    const bool is_last = i == nodes_.size() - 1;
-    if (!is_last && !written[i]) continue;  // does not reach the loss
-    const Tensor& doutput = is_last ? dlogits : node.grad;
-    inputs.clear();
-    dinputs.clear();
-    pending_accumulate.clear();
-    for (int in : node.inputs) {
-      inputs.push_back(&output_of(in, input));
-      if (in == kInput) {
-        dinputs.push_back(nullptr);
-      } else if (!written[in]) {
-        dinputs.push_back(&nodes_[in].grad);
-        written[in] = true;
-      } else {
-        dinputs.push_back(&nodes_[in].grad_scratch);
-        pending_accumulate.push_back(in);
-      }
-    }
-    {
-      RangeScope layer(ctx.exec.tracer, traced_name(ctx.exec, node.layer->name()),
-                       RangeCategory::layer, ctx.exec.device, ctx.exec.lane);
-      node.layer->backward(ctx, inputs, node.output, doutput, dinputs);
-      for (int in : pending_accumulate) ctx.ops.accumulate(ctx.exec, nodes_[in].grad_scratch, nodes_[in].grad);
-    }
-  }
+  for (const BackwardStep& step : backward_steps_) backward_step(ctx, step, input, dlogits, BackwardPart::all);
 }
 
 std::vector<Parameter*> Network::parameters() {

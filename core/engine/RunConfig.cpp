@@ -57,6 +57,11 @@ class Checker {
     return number;
   }
 
+  bool boolean(const json& value, const std::string& key) const {
+    if (!value.is_boolean()) reject(key, cat("expected true or false, got ", value.type_name()));
+    return value.get<bool>();
+  }
+
   double number(const json& value, const std::string& key) const {
     if (!value.is_number()) reject(key, cat("expected a number, got ", value.type_name()));
     return value.get<double>();
@@ -85,7 +90,7 @@ class Checker {
 }  // namespace
 
 std::string RunConfig::label() const {
-  return cat(to_string(layout), " conv=", conv.str(), " threads=", threads);
+  return cat(to_string(layout), " conv=", conv.str(), " threads=", threads, concurrency.label());
 }
 
 std::string to_json_text(const RunConfig& config) {
@@ -96,6 +101,11 @@ std::string to_json_text(const RunConfig& config) {
       {"layout", to_string(config.layout)},
       {"conv", {{"default", config.conv.default_algorithm}, {"per_layer", config.conv.per_layer}}},
       {"threads", config.threads},
+      {"streams", config.concurrency.streams},
+      {"replicas", config.concurrency.replicas},
+      {"micro_batches", config.concurrency.micro_batches},
+      {"async_update", config.concurrency.async_update},
+      {"threads_per_lane", config.concurrency.threads_per_lane},
   };
   if (config.measured) {
     const MeasuredFigures& m = *config.measured;
@@ -117,7 +127,8 @@ RunConfig run_config_from_json_text(const std::string& text, const std::string& 
     fail(ErrorKind::input, "config ", source, ": not JSON: ", e.what());
   }
   if (!root.is_object()) fail(ErrorKind::input, "config ", source, ": expected a JSON object, got ", root.type_name());
-  check.only_keys(root, "", {"schema", "model", "batch", "layout", "conv", "threads", "measured"});
+  check.only_keys(root, "", {"schema", "model", "batch", "layout", "conv", "threads", "streams", "replicas",
+                             "micro_batches", "async_update", "threads_per_lane", "measured"});
   const std::string schema = check.string(check.required(root, "", "schema"), "schema");
   if (schema != kRunConfigSchema) check.reject("schema", cat("expected '", kRunConfigSchema, "', got '", schema, "'"));
 
@@ -131,6 +142,23 @@ RunConfig run_config_from_json_text(const std::string& text, const std::string& 
   const int64_t threads = check.positive_integer(check.required(root, "", "threads"), "threads");
   if (threads > 4096) check.reject("threads", cat("must be <= 4096, got ", threads));
   config.threads = static_cast<int>(threads);
+  // Optional: a config from before the concurrency knobs runs single-lane.
+  auto optional_count = [&](const char* key, int& into, int64_t minimum) {
+    auto it = root.find(key);
+    if (it == root.end()) return;
+    if (!it->is_number_integer()) check.reject(key, cat("expected an integer, got ", it->type_name()));
+    const auto value = it->get<int64_t>();
+    if (value < minimum || value > 4096) check.reject(key, cat("must be in ", minimum, "..4096, got ", value));
+    into = static_cast<int>(value);
+  };
+  optional_count("streams", config.concurrency.streams, 1);
+  optional_count("replicas", config.concurrency.replicas, 1);
+  optional_count("micro_batches", config.concurrency.micro_batches, 1);
+  optional_count("threads_per_lane", config.concurrency.threads_per_lane, 0);
+  if (auto it = root.find("async_update"); it != root.end()) config.concurrency.async_update = check.boolean(*it, "async_update");
+  const int64_t parts = static_cast<int64_t>(config.concurrency.replicas) * config.concurrency.micro_batches;
+  if (config.batch % parts != 0)
+    check.reject("replicas", cat("replicas x micro_batches = ", parts, " does not divide the batch ", config.batch));
 
   const json& conv = check.object(check.required(root, "", "conv"), "conv");
   check.only_keys(conv, "conv.", {"default", "per_layer"});
@@ -183,6 +211,7 @@ void apply_run_config(const RunConfig& config, SessionOptions& options) {
   options.layout = config.layout;
   options.conv = config.conv;
   options.threads = config.threads;
+  options.concurrency = config.concurrency;
 }
 
 RunConfig run_config_of(const SessionOptions& options) {
@@ -193,6 +222,7 @@ RunConfig run_config_of(const SessionOptions& options) {
   config.conv = options.conv;
   config.threads = options.threads > 0 ? options.threads
                                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  config.concurrency = options.concurrency;
   return config;
 }
 

@@ -1,10 +1,14 @@
+// The step schedule: what each lane runs and which events order it (see Trainer.h).
+// The host only submits and waits; every kernel runs on a lane.
 #include "core/engine/Trainer.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "core/base/Error.h"
+#include "core/engine/Collectives.h"
 
 namespace tunescope {
 
@@ -20,55 +24,313 @@ StepStats& StepStats::operator+=(const StepStats& other) {
   return *this;
 }
 
-Trainer::Trainer(Network& net, OpKernels& ops, ThreadPool& pool, profiler::Tracer* tracer, SgdParams sgd)
-    : net_(net),
-      ops_(ops),
-      pool_(pool),
-      tracer_(tracer),
-      sgd_(sgd),
-      workspace_(net.workspace_bytes()),
-      dlogits_(net.output_shape(), net.layout()),
-      eval_input_(net.input_shape(), net.layout()) {}
+struct Trainer::Replica {
+  Network* net = nullptr;
+  std::vector<Parameter*> parameters;  // net->parameters(): the same order in every replica
+  Tensor input;                        // the shard, when the batch is split
+  Tensor dlogits;
+  std::vector<float> loss;             // per micro-batch, written by its loss task
+  std::vector<int64_t> correct;
+  std::vector<Tensor> accumulated;     // per parameter: the sum over micro-batches (micro_batches > 1)
+  std::vector<std::unique_ptr<Event>> shard_done;  // per gradient lane: done reading this shard
+  std::unique_ptr<Event> compute_done = std::make_unique<Event>();
+};
 
-LayerContext Trainer::context() {
-  return LayerContext{ops_, ExecContext{pool_, tracer_, 0, 0}, workspace_.data(), workspace_.bytes()};
+struct Trainer::ParameterLayer {
+  int node = 0;
+  std::string name;
+  bool separate = false;        // parameter gradients on a gradient lane, apart from backward-data
+  int gradient_lane_offset = 0; // within the replica's lanes (0: the compute lane)
+  std::vector<size_t> parameters;  // indices into Replica::parameters
+  std::vector<std::unique_ptr<Event>> doutput_ready;    // per replica
+  std::vector<std::unique_ptr<Event>> gradients_ready;  // per replica
+  // Per replica, separate layers only: backward-data, which reads the weights, is done.
+  std::vector<std::unique_ptr<Event>> weights_read;
+  std::unique_ptr<Event> updated = std::make_unique<Event>();
+};
+
+Trainer::Trainer(std::vector<Network*> replicas, OpKernels& ops, profiler::Tracer* tracer, SgdParams sgd,
+                 Concurrency concurrency, int threads)
+    : ops_(ops), tracer_(tracer), sgd_(sgd), concurrency_(concurrency) {
+  if (static_cast<int>(replicas.size()) != concurrency_.replicas || replicas.empty())
+    fail(ErrorKind::runtime, "trainer: ", replicas.size(), " networks for ", concurrency_.replicas, " replicas");
+  Network& main = *replicas.front();
+  shard_ = main.input_shape().n;
+  concurrency_.validate(shard_ * concurrency_.replicas * concurrency_.micro_batches);
+  const int micro = concurrency_.micro_batches;
+
+  for (Network* net : replicas) {
+    if (!(net->input_shape() == main.input_shape()) || net->layout() != main.layout() ||
+        net->model_name() != main.model_name())
+      fail(ErrorKind::runtime, "trainer: replicas of ", main.model_name(), " are not built alike");
+    Replica replica;
+    replica.net = net;
+    replica.parameters = net->parameters();
+    if (concurrency_.replicas * micro > 1) replica.input = Tensor(net->input_shape(), net->layout());
+    replica.dlogits = Tensor(net->output_shape(), net->layout());
+    replica.loss.assign(static_cast<size_t>(micro), 0.0f);
+    replica.correct.assign(static_cast<size_t>(micro), 0);
+    if (micro > 1)
+      for (const Parameter* p : replica.parameters) replica.accumulated.emplace_back(p->grad.shape(), p->grad.layout());
+    replica.shard_done.resize(gradient_lanes(0).size());
+    for (auto& event : replica.shard_done) event = std::make_unique<Event>();
+    replicas_.push_back(std::move(replica));
+  }
+
+  std::map<const Parameter*, size_t> index_of;
+  for (size_t i = 0; i < replicas_.front().parameters.size(); ++i) index_of[replicas_.front().parameters[i]] = i;
+  const int gradient_lane_count = static_cast<int>(gradient_lanes(0).size());
+  int separable_seen = 0;
+  for (int node = 1; node <= main.layer_count(); ++node) {
+    Layer& layer = main.layer(node);
+    const auto params = layer.parameters();
+    if (params.empty()) continue;
+    ParameterLayer entry;
+    entry.node = node;
+    entry.name = layer.name();
+    entry.separate = gradient_lane_count > 0 && layer.separable_backward();
+    if (entry.separate) entry.gradient_lane_offset = 1 + separable_seen++ % gradient_lane_count;
+    for (const Parameter* p : params) entry.parameters.push_back(index_of.at(p));
+    for (size_t r = 0; r < replicas_.size(); ++r) {
+      entry.doutput_ready.push_back(std::make_unique<Event>());
+      entry.gradients_ready.push_back(std::make_unique<Event>());
+      entry.weights_read.push_back(std::make_unique<Event>());
+    }
+    parameter_layers_.push_back(std::move(entry));
+  }
+
+  eval_input_ = Tensor(main.input_shape(), main.layout());
+  const int lanes = concurrency_.lanes();
+  for (int i = 0; i < lanes; ++i) workspaces_.emplace_back(main.workspace_bytes());
+  phase_start_ns_.assign(static_cast<size_t>(lanes), 0);
+  parameter_layer_of_node_.assign(static_cast<size_t>(main.layer_count() + 1), nullptr);
+  for (ParameterLayer& layer : parameter_layers_) parameter_layer_of_node_[static_cast<size_t>(layer.node)] = &layer;
+  executor_ = std::make_unique<Executor>(lanes, concurrency_.lane_threads(threads), tracer_);
+}
+
+Trainer::~Trainer() = default;
+
+Network& Trainer::network() { return *replicas_.front().net; }
+
+std::vector<int> Trainer::gradient_lanes(int replica) const {
+  const int streams = concurrency_.streams;
+  const int base = replica * streams;
+  if (streams == 1) return {};
+  if (streams == 2) return {base + 1};
+  std::vector<int> lanes;
+  for (int i = 1; i <= streams - 2; ++i) lanes.push_back(base + i);  // the last lane updates
+  return lanes;
+}
+
+LayerContext Trainer::context(const ExecContext& exec) {
+  AlignedBuffer& workspace = workspaces_[static_cast<size_t>(exec.lane)];
+  return LayerContext{ops_, exec, workspace.data(), workspace.bytes()};
+}
+
+void Trainer::submit_phase(int lane, const char* name, bool begin) {
+  if (!tracer_) return;
+  // A phase spans many tasks of one lane: its start is kept per lane (only that lane touches it).
+  if (begin) {
+    executor_->submit(lane, [this](const ExecContext& exec) {
+      phase_start_ns_[static_cast<size_t>(exec.lane)] = profiler::now_ns();
+    });
+  } else {
+    executor_->submit(lane, [this, name](const ExecContext& exec) {
+      if (tracer_->recording())
+        tracer_->record_range(name, RangeCategory::phase, exec.device, exec.lane,
+                              phase_start_ns_[static_cast<size_t>(exec.lane)], profiler::now_ns());
+    });
+  }
+}
+
+void Trainer::submit_shard(int r, int micro, const Tensor& images, std::span<const int32_t> labels) {
+  Replica& rep = replicas_[static_cast<size_t>(r)];
+  Network& net = *rep.net;
+  const int lane = compute_lane(r);
+  const std::vector<int> gradient = gradient_lanes(r);
+  const int micro_count = concurrency_.micro_batches;
+  const bool split = concurrency_.replicas * micro_count > 1;
+  const int64_t first = (static_cast<int64_t>(r) * micro_count + micro) * shard_;
+
+  // The previous shard's parameter gradients read this replica's activations and
+  // output gradients, which this shard overwrites.
+  for (size_t k = 0; k < gradient.size(); ++k) executor_->wait(lane, *rep.shard_done[k]);
+  if (split)
+    executor_->submit(lane, [&rep, &images, first](const ExecContext& exec) { scatter_rows(exec, images, first, rep.input); });
+  const Tensor& input = split ? rep.input : images;
+
+  submit_phase(lane, "forward", true);
+  auto layer_entry = parameter_layers_.begin();
+  for (int node = 1; node <= net.layer_count(); ++node) {
+    if (layer_entry != parameter_layers_.end() && layer_entry->node == node) {
+      // The only wait on the previous step: this layer's weights are updated.
+      if (micro == 0) executor_->wait(lane, *layer_entry->updated);
+      ++layer_entry;
+    }
+    executor_->submit(lane, [this, &net, &input, node](const ExecContext& exec) {
+      net.forward_node(context(exec), node, input, true);
+    });
+  }
+  submit_phase(lane, "forward", false);
+
+  const int64_t step = step_;
+  executor_->submit(lane, [this, &rep, micro, step, shard_labels = labels.subspan(first, shard_)](const ExecContext& exec) {
+    const auto m = static_cast<size_t>(micro);
+    const float loss = ops_.softmax_cross_entropy(exec, rep.net->logits(), shard_labels, &rep.dlogits, &rep.correct[m]);
+    if (!std::isfinite(loss))
+      fail(ErrorKind::runtime, "model ", rep.net->model_name(), ": loss is ", loss, " at step ", step,
+           " (training diverged)");
+    rep.loss[m] = loss;
+  });
+
+  // Micro-batches add their parameter gradients up, on the lane that computed them.
+  auto accumulate = [this, &rep, micro](const ExecContext& exec, const ParameterLayer& layer) {
+    if (concurrency_.micro_batches == 1) return;
+    for (size_t i : layer.parameters) {
+      const Tensor& grad = rep.parameters[i]->grad;
+      if (micro == 0) ops_.copy(exec, grad, rep.accumulated[i]);
+      else ops_.accumulate(exec, grad, rep.accumulated[i]);
+    }
+  };
+  const bool last_contribution = r == concurrency_.replicas - 1 && micro == micro_count - 1;
+  submit_phase(lane, "backward", true);
+  for (const Network::BackwardStep& bstep : net.backward_steps()) {
+    const Tensor& dlogits = rep.dlogits;
+    ParameterLayer* found = parameter_layer_of_node_[static_cast<size_t>(bstep.node)];
+    if (!found) {
+      executor_->submit(lane, [this, &net, &input, &dlogits, &bstep](const ExecContext& exec) {
+        net.backward_step(context(exec), bstep, input, dlogits, Network::BackwardPart::all);
+      });
+      continue;
+    }
+    ParameterLayer& layer = *found;
+    Event& ready = *layer.gradients_ready[static_cast<size_t>(r)];
+    if (layer.separate) {
+      const int side = r * concurrency_.streams + layer.gradient_lane_offset;
+      Event& doutput = *layer.doutput_ready[static_cast<size_t>(r)];
+      executor_->record(lane, doutput);
+      executor_->wait(side, doutput);
+      executor_->submit(side, [this, &net, &input, &dlogits, &bstep, &layer, accumulate](const ExecContext& exec) {
+        net.backward_step(context(exec), bstep, input, dlogits, Network::BackwardPart::parameters);
+        accumulate(exec, layer);
+      });
+      executor_->record(side, ready);
+      executor_->submit(lane, [this, &net, &input, &dlogits, &bstep](const ExecContext& exec) {
+        net.backward_step(context(exec), bstep, input, dlogits, Network::BackwardPart::data);
+      });
+      executor_->record(lane, *layer.weights_read[static_cast<size_t>(r)]);
+    } else {
+      executor_->submit(lane, [this, &net, &input, &dlogits, &bstep, &layer, accumulate](const ExecContext& exec) {
+        net.backward_step(context(exec), bstep, input, dlogits, Network::BackwardPart::all);
+        accumulate(exec, layer);
+      });
+      executor_->record(lane, ready);
+    }
+    // Synchronous update: layer L's update overlaps the backward pass of L-1.
+    if (!concurrency_.async_update && last_contribution) submit_update(layer);
+  }
+  submit_phase(lane, "backward", false);
+  for (size_t k = 0; k < gradient.size(); ++k) executor_->record(gradient[k], *rep.shard_done[k]);
+  executor_->record(lane, *rep.compute_done);
+}
+
+void Trainer::submit_update(ParameterLayer& layer) {
+  const int lane = update_lane();
+  // The update overwrites the weights: every replica must be done with the gradients
+  // and with backward-data, the last reader of the weights in this step.
+  for (size_t r = 0; r < replicas_.size(); ++r) {
+    executor_->wait(lane, *layer.gradients_ready[r]);
+    if (layer.separate) executor_->wait(lane, *layer.weights_read[r]);
+  }
+  executor_->submit(lane, [this, &layer](const ExecContext& exec) {
+    RangeScope phase(tracer_, "update", RangeCategory::phase, exec.device, exec.lane);
+    RangeScope range(tracer_, tracer_ ? tracer_->intern(layer.name) : nullptr, RangeCategory::layer, exec.device,
+                     exec.lane);
+    const int parts = concurrency_.replicas * concurrency_.micro_batches;
+    std::vector<const Tensor*> sources;
+    std::vector<Tensor*> copies;
+    for (size_t i : layer.parameters) {
+      Parameter& p = *replicas_.front().parameters[i];
+      if (parts > 1) {
+        // Each shard's gradient is of its own mean loss: the batch's mean is their mean.
+        sources.clear();
+        for (Replica& rep : replicas_)
+          sources.push_back(concurrency_.micro_batches > 1 ? &rep.accumulated[i] : &rep.parameters[i]->grad);
+        allreduce_sum(exec, sources, 1.0f / static_cast<float>(parts), p.grad);
+      }
+      ops_.sgd_update(exec, sgd_, p.value, p.grad, p.velocity);
+      copies.clear();
+      for (size_t r = 1; r < replicas_.size(); ++r) copies.push_back(&replicas_[r].parameters[i]->value);
+      broadcast(exec, p.value, copies);
+    }
+  });
+  executor_->record(lane, *layer.updated);
 }
 
 StepStats Trainer::train_step(const Tensor& images, std::span<const int32_t> labels) {
   RangeScope iteration(tracer_, "train_step", RangeCategory::iteration);
-  const LayerContext ctx = context();
-  const Tensor& logits = net_.forward(ctx, images, true);
-  int64_t correct = 0;
-  const float loss = ops_.softmax_cross_entropy(ctx.exec, logits, labels, &dlogits_, &correct);
-  if (!std::isfinite(loss))
-    fail(ErrorKind::runtime, "model ", net_.model_name(), ": loss is ", loss, " at step ", step_,
-         " (training diverged)");
-  net_.backward(ctx, images, dlogits_);
-  {
-    RangeScope update(tracer_, "update", RangeCategory::phase);
-    for (Parameter* p : net_.parameters()) ops_.sgd_update(ctx.exec, sgd_, p->value, p->grad, p->velocity);
+  const int64_t batch = shard_ * concurrency_.replicas * concurrency_.micro_batches;
+  Network& main = network();
+  const Shape4 expected{batch, main.input_shape().c, main.input_shape().h, main.input_shape().w};
+  if (!(images.shape() == expected) || images.layout() != main.layout() || static_cast<int64_t>(labels.size()) != batch)
+    fail(ErrorKind::runtime, "model ", main.model_name(), ": batch ", images.shape().str(), " ",
+         to_string(images.layout()), " with ", labels.size(), " labels does not match the built ", expected.str(),
+         " ", to_string(main.layout()));
+  for (int r = 0; r < concurrency_.replicas; ++r)
+    for (int m = 0; m < concurrency_.micro_batches; ++m) submit_shard(r, m, images, labels);
+  if (concurrency_.async_update)
+    for (ParameterLayer& layer : parameter_layers_) submit_update(layer);  // forward order: the next step needs layer 1 first
+
+  // The lanes are done with `images` and `labels` once the gradients are; with async
+  // update the updates may still run when this returns.
+  for (int r = 0; r < concurrency_.replicas; ++r) {
+    Replica& rep = replicas_[static_cast<size_t>(r)];
+    executor_->host_wait(*rep.compute_done);
+    for (auto& done : rep.shard_done) executor_->host_wait(*done);
   }
+  if (!concurrency_.async_update) executor_->synchronize();
   ++step_;
-  const auto n = static_cast<int64_t>(labels.size());
-  return StepStats{static_cast<double>(loss) * static_cast<double>(n), correct, n};
+
+  StepStats stats;
+  for (const Replica& rep : replicas_)
+    for (size_t m = 0; m < rep.loss.size(); ++m) {
+      stats.loss_sum += static_cast<double>(rep.loss[m]) * static_cast<double>(shard_);
+      stats.correct += rep.correct[m];
+    }
+  stats.examples = batch;
+  return stats;
 }
 
+void Trainer::synchronize() { executor_->synchronize(); }
+
 StepStats Trainer::eval_step(const Tensor& images, std::span<const int32_t> labels) {
+  synchronize();  // the last asynchronous update must land first
   RangeScope iteration(tracer_, "eval_step", RangeCategory::iteration);
-  const Shape4 full = net_.input_shape();
-  const Tensor* input = &images;
-  if (!(images.shape() == full)) {
-    if (images.shape().n > full.n || images.shape().item_count() != full.item_count() ||
-        images.layout() != net_.layout())
-      fail(ErrorKind::runtime, "model ", net_.model_name(), ": eval batch ", images.shape().str(),
-           " does not fit the model's input ", full.str());
-    // The batch is the outermost dimension in both layouts: rows copy as one block.
-    eval_input_.zero();
-    std::memcpy(eval_input_.data(), images.data(), images.bytes());
-    input = &eval_input_;
+  Network& net = network();
+  const Shape4 shard = net.input_shape();
+  const int64_t rows = images.shape().n;
+  if (images.shape().item_count() != shard.item_count() || images.layout() != net.layout() ||
+      static_cast<int64_t>(labels.size()) > rows ||
+      rows > shard.n * concurrency_.replicas * concurrency_.micro_batches)
+    fail(ErrorKind::runtime, "model ", net.model_name(), ": eval batch ", images.shape().str(),
+         " does not fit the model's input ", shard.str());
+  StepStats total;
+  for (int64_t first = 0; first < static_cast<int64_t>(labels.size()); first += shard.n) {
+    const int64_t count = std::min(shard.n, rows - first);
+    executor_->submit(0, [this, &net, &images, first, count](const ExecContext& exec) {
+      // The batch is the outermost dimension in both layouts: rows copy as one block;
+      // a partial shard is padded with zero images.
+      if (count < eval_input_.shape().n) eval_input_.zero();
+      const size_t row_floats = static_cast<size_t>(eval_input_.shape().item_count());
+      std::memcpy(eval_input_.data(), images.data() + first * static_cast<int64_t>(row_floats),
+                  static_cast<size_t>(count) * row_floats * sizeof(float));
+      net.forward(context(exec), eval_input_, false);
+    });
+    executor_->synchronize();
+    const int64_t scored = std::min<int64_t>(count, static_cast<int64_t>(labels.size()) - first);
+    total += score_logits(net.logits(), labels.subspan(static_cast<size_t>(first), static_cast<size_t>(scored)));
   }
-  const Tensor& logits = net_.forward(context(), *input, false);
-  return score_logits(logits, labels);
+  return total;
 }
 
 StepStats score_logits(const Tensor& logits, std::span<const int32_t> labels) {

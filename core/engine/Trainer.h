@@ -1,14 +1,33 @@
-// Runs training and evaluation steps of a Network on one lane: forward, loss, backward,
-// SGD update, each traced as ranges (iteration, phase, layer) around the kernels.
+// Runs training and evaluation steps of a model on an Executor's lanes: forward, loss,
+// backward, gradient all-reduce and SGD update, traced as ranges (iteration on the
+// host; phase and layer on the lanes) around the kernels.
+//
+// Which lane runs what (S = streams, lanes of replica r are r*S .. r*S+S-1):
+//  - compute lane (r*S): input scatter, forward, loss, backward input gradients;
+//  - parameter-gradient lanes: with S >= 2 the parameter gradients of conv and fc
+//    layers (backward-filter) run on lane r*S+1 (S = 2) or round robin over lanes
+//    r*S+1 .. r*S+S-2 (S >= 3), concurrently with the compute lane's backward-data;
+//  - update lane (S-1 of replica 0; lane 0 when S = 1): per layer, the all-reduce of
+//    the replicas' and micro-batches' gradients, SGD, and the broadcast of the new
+//    weights to the other replicas. Without async update the update of layer L is
+//    queued as soon as its gradients are (overlapping the backward pass of L-1) and
+//    train_step returns when all lanes are idle. With async update the updates are
+//    queued after the backward pass in forward order and train_step returns once the
+//    gradients are done; the next step's forward of layer L waits only for layer L's
+//    update event, so the update overlaps the next forward pass.
+// Every dependency is an Event, so the result is the single-lane result up to the
+// reassociation of float sums (the trajectory does not change with async update).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "core/base/AlignedBuffer.h"
 #include "core/base/Backend.h"
-#include "core/base/ThreadPool.h"
+#include "core/engine/Concurrency.h"
+#include "core/engine/Executor.h"
 #include "core/engine/Network.h"
 #include "profiler/Tracer.h"
 
@@ -26,30 +45,55 @@ struct StepStats {
 
 class Trainer {
  public:
-  Trainer(Network& net, OpKernels& ops, ThreadPool& pool, profiler::Tracer* tracer, SgdParams sgd);
+  // `replicas` holds concurrency.replicas networks built alike (same model, seed and
+  // layout) for concurrency.shard(batch) examples; replica 0 is the one evaluated and
+  // the one whose parameters hold the step's gradient (the full batch's mean) and the
+  // weights. `threads`: the run's threads in all (see Concurrency::lane_threads).
+  Trainer(std::vector<Network*> replicas, OpKernels& ops, profiler::Tracer* tracer, SgdParams sgd,
+          Concurrency concurrency, int threads);
+  ~Trainer();
 
-  // One SGD step on a full batch. Throws Error(runtime) naming the step when the loss
-  // is not finite (a diverging configuration).
+  // One SGD step on a full batch (replicas x micro-batches x shard examples). Throws
+  // Error(runtime) naming the step when the loss is not finite (a diverging
+  // configuration); an exception on any lane is rethrown here.
   StepStats train_step(const Tensor& images, std::span<const int32_t> labels);
-  // Inference on up to a full batch: a smaller final batch is padded with zero images
-  // and only its real rows are scored.
+  // Inference on up to a full batch, shard by shard on replica 0: a smaller final batch
+  // is padded with zero images and only its real rows are scored.
   StepStats eval_step(const Tensor& images, std::span<const int32_t> labels);
+  // Waits for work still in flight (the last asynchronous update): call before reading
+  // the weights.
+  void synchronize();
 
   int64_t steps_done() const { return step_; }
-  Network& network() { return net_; }
+  Network& network();
+  const Concurrency& concurrency() const { return concurrency_; }
+  int lane_count() const { return executor_->lane_count(); }
 
  private:
-  LayerContext context();
+  struct Replica;
+  struct ParameterLayer;
 
-  Network& net_;
+  LayerContext context(const ExecContext& exec);
+  int compute_lane(int replica) const { return replica * concurrency_.streams; }
+  int update_lane() const { return concurrency_.streams - 1; }
+  std::vector<int> gradient_lanes(int replica) const;
+  void submit_shard(int replica, int micro, const Tensor& images, std::span<const int32_t> labels);
+  void submit_update(ParameterLayer& layer);
+  void submit_phase(int lane, const char* name, bool begin);
+
+  std::vector<Replica> replicas_;
+  std::vector<ParameterLayer> parameter_layers_;  // graph order
+  std::vector<ParameterLayer*> parameter_layer_of_node_;  // null for layers without parameters
   OpKernels& ops_;
-  ThreadPool& pool_;
   profiler::Tracer* tracer_;
   SgdParams sgd_;
-  AlignedBuffer workspace_;
-  Tensor dlogits_;
+  Concurrency concurrency_;
+  int64_t shard_ = 0;
+  std::vector<AlignedBuffer> workspaces_;  // one per lane: layers of a lane run one at a time
+  std::vector<int64_t> phase_start_ns_;    // per lane, written only by that lane
   Tensor eval_input_;
   int64_t step_ = 0;
+  std::unique_ptr<Executor> executor_;     // last: its lanes stop before the state they use goes
 };
 
 // Cross-entropy and arg-max accuracy of the first labels.size() rows of logits

@@ -38,6 +38,7 @@ void SessionOptions::validate() const {
   at_least(fake_channels, 0, "--fake-channels");
   at_least(fake_train_count, 1, "--fake-count");
   at_least(fake_test_count, 1, "--fake-test-count");
+  concurrency.validate(batch);
   if (!(sgd.learning_rate > 0)) fail(ErrorKind::usage, "--lr must be > 0, got ", sgd.learning_rate);
   if (sgd.momentum < 0 || sgd.momentum >= 1) fail(ErrorKind::usage, "--momentum must be in [0, 1), got ", sgd.momentum);
   if (sgd.weight_decay < 0) fail(ErrorKind::usage, "--weight-decay must be >= 0, got ", sgd.weight_decay);
@@ -48,7 +49,6 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   const int64_t size = model_input_size(options_.model);
   if (options_.threads == 0) options_.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   backend_ = Registry::instance().make_backend(options_.backend);
-  pool_ = std::make_unique<ThreadPool>(options_.threads);
 
   data::DataSourceOptions source;
   source.data_dir = options_.data_dir;
@@ -84,12 +84,18 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
 
   ModelSpec spec;
   spec.name = options_.model;
-  spec.input = {options_.batch, train->channels, size, size};
+  // Each replica takes its shard of every micro-batch: batch / (replicas x micro-batches).
+  spec.input = {options_.concurrency.shard(options_.batch), train->channels, size, size};
   spec.classes = std::max(train->num_classes, test->num_classes);
   spec.conv = options_.conv;
   spec.setup = LayerSetup{options_.layout, options_.backend, options_.seed};
-  network_ = build_model(spec);
-  trainer_ = std::make_unique<Trainer>(*network_, backend_->ops(), *pool_, &tracer_, options_.sgd);
+  std::vector<Network*> replicas;
+  for (int r = 0; r < options_.concurrency.replicas; ++r) {
+    replicas_.push_back(build_model(spec));  // the same seed: every replica starts from the same weights
+    replicas.push_back(replicas_.back().get());
+  }
+  trainer_ = std::make_unique<Trainer>(std::move(replicas), backend_->ops(), &tracer_, options_.sgd,
+                                       options_.concurrency, options_.threads);
 }
 
 TrainingSession::~TrainingSession() = default;
@@ -115,6 +121,7 @@ EpochResult TrainingSession::train_steps(int64_t count, const Progress& progress
     ++step;
     if (progress) progress(step, count, result.stats);
   }
+  trainer_->synchronize();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.examples_per_second = result.seconds > 0 ? static_cast<double>(result.stats.examples) / result.seconds : 0;
   result.data_wait = train_loader_->wait_time() - wait_before;
@@ -141,11 +148,11 @@ StepStats TrainingSession::evaluate(const Progress& progress) {
 std::string TrainingSession::description() const {
   const auto& train = train_loader_->dataset();
   const auto& test = test_loader_->dataset();
-  const Shape4 in = network_->input_shape();
+  const Shape4 in = replicas_.front()->input_shape();
   return cat(options_.model, " on ", options_.data, " (", train.count, " train / ", test.count, " test, ",
              in.c, "x", in.h, "x", in.w, "), batch ", options_.batch, ", ", to_string(options_.layout),
              ", conv ", options_.conv.str(), ", ", options_.threads, " thread", options_.threads == 1 ? "" : "s",
-             ", backend ", options_.backend);
+             options_.concurrency.label(), ", backend ", options_.backend);
 }
 
 std::string TrainingSession::config_json() const {
@@ -156,6 +163,11 @@ std::string TrainingSession::config_json() const {
       {"layout", to_string(options_.layout)},
       {"conv", {{"default", options_.conv.default_algorithm}, {"per_layer", options_.conv.per_layer}}},
       {"threads", options_.threads},
+      {"streams", options_.concurrency.streams},
+      {"replicas", options_.concurrency.replicas},
+      {"micro_batches", options_.concurrency.micro_batches},
+      {"async_update", options_.concurrency.async_update},
+      {"threads_per_lane", options_.concurrency.lane_threads(options_.threads)},
       {"backend", options_.backend},
       {"sgd", {{"lr", options_.sgd.learning_rate}, {"momentum", options_.sgd.momentum},
                {"weight_decay", options_.sgd.weight_decay}}},

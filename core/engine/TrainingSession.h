@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/base/Backend.h"
-#include "core/base/ThreadPool.h"
+#include "core/engine/Concurrency.h"
 #include "core/engine/ConvChoice.h"
 #include "core/engine/Network.h"
 #include "core/engine/Trainer.h"
@@ -27,7 +27,8 @@ struct SessionOptions {
   int64_t batch = 128;
   Layout layout = Layout::NCHW;
   ConvChoice conv;
-  int threads = 0;                     // 0: one per hardware thread
+  int threads = 0;                     // 0: one per hardware thread; shared out over the lanes
+  Concurrency concurrency;             // streams, replicas x micro-batches, async update
   SgdParams sgd{0.02f, 0.9f, 5e-4f};  // LeNet-5 reaches ~86% on Fashion-MNIST in one epoch
   uint64_t seed = 1;
   int prefetch = 2;                    // batches prepared ahead by the input thread
@@ -37,7 +38,8 @@ struct SessionOptions {
   int64_t fake_train_count = 60000;
   int64_t fake_test_count = 10000;
 
-  // Throws Error(usage) naming the option for values out of range.
+  // Throws Error(usage) naming the option for values out of range or a batch split
+  // that does not divide the batch.
   void validate() const;
 };
 
@@ -58,15 +60,19 @@ class TrainingSession {
   // One pass over the training set (full batches only: the model is built for one batch size).
   EpochResult train_epoch(const Progress& progress = {});
   // `count` training steps, continuing the current epoch and starting new ones as needed.
+  // With async update a step's update overlaps the next step; the last one has landed
+  // when this returns, so the weights and the trace are settled.
   EpochResult train_steps(int64_t count, const Progress& progress = {});
   // Loss and accuracy over the whole test set, in inference mode.
   StepStats evaluate(const Progress& progress = {});
 
   const SessionOptions& options() const { return options_; }
   Backend& backend() { return *backend_; }
-  ThreadPool& pool() { return *pool_; }
   profiler::Tracer& tracer() { return tracer_; }
-  Network& network() { return *network_; }
+  // Replica 0: after a step its parameters hold the weights and the step's gradient
+  // (the whole batch's, all-reduced over replicas and micro-batches).
+  Network& network() { return *replicas_.front(); }
+  Trainer& trainer() { return *trainer_; }
   data::DataLoader& train_loader() { return *train_loader_; }
   data::DataLoader& test_loader() { return *test_loader_; }
   // "lenet5 on fashion-mnist (60000 train / 10000 test, 1x32x32), batch 128, nchw, conv direct, 2 threads"
@@ -79,11 +85,10 @@ class TrainingSession {
 
   SessionOptions options_;
   std::unique_ptr<Backend> backend_;
-  std::unique_ptr<ThreadPool> pool_;
   profiler::Tracer tracer_;
   std::unique_ptr<data::DataLoader> train_loader_;
   std::unique_ptr<data::DataLoader> test_loader_;
-  std::unique_ptr<Network> network_;
+  std::vector<std::unique_ptr<Network>> replicas_;  // built for batch / (replicas x micro-batches)
   std::unique_ptr<Trainer> trainer_;
   bool epoch_open_ = false;
 };

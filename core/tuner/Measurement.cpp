@@ -33,11 +33,16 @@ class CandidateRun {
     if (steps > 0) session_->train_steps(steps);
   }
   void start_tracing() { session_->tracer().start(); }
-  double time_step() {
-    const auto start = Clock::now();
-    session_->train_steps(1);
-    step_seconds_.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-    return step_seconds_.back();
+  // One call of `count` steps timed step by step from the progress callback: an
+  // asynchronous update overlaps the next step only within one train_steps call, so
+  // timing steps one call each would drain the pipeline after every step.
+  void time_steps(int64_t count) {
+    auto last = Clock::now();
+    session_->train_steps(count, [&](int64_t, int64_t, const StepStats&) {
+      const auto now = Clock::now();
+      step_seconds_.push_back(std::chrono::duration<double>(now - last).count());
+      last = now;
+    });
   }
   TrialResult finish(const MeasureOptions& options) {
     profiler::Tracer& tracer = session_->tracer();
@@ -132,7 +137,9 @@ TrialStatus parse_trial_status(const std::string& text) {
 NumericsSample first_step_numerics(TrainingSession& session, size_t samples_per_parameter) {
   NumericsSample sample;
   sample.loss = session.train_steps(1).stats.mean_loss();
-  // The update does not clear gradients: they still hold this step's values.
+  // The update does not clear gradients: they still hold this step's values (of the
+  // whole batch: replica 0's gradients are the all-reduced ones). The first step is the
+  // same with and without async update, which only changes when an update runs.
   for (const Parameter* p : session.network().parameters())
     sample.gradients.push_back({p->name, sample_logical(p->grad, samples_per_parameter)});
   return sample;
@@ -168,6 +175,7 @@ RunConfig reference_config(const SessionOptions& base) {
   config.layout = Layout::NCHW;
   config.conv = ConvChoice{};
   config.conv.default_algorithm = "direct";
+  config.concurrency = Concurrency{};  // one lane, the whole batch at once
   return config;
 }
 
@@ -202,7 +210,7 @@ TrialResult measure(const SessionOptions& base, const RunConfig& config, const N
     if (!mismatch.empty()) return;  // a fast wrong candidate is never timed
     run.warm_up(options.warmup);
     run.start_tracing();
-    for (int64_t i = 0; i < options.steps; ++i) run.time_step();
+    run.time_steps(options.steps);
     result = run.finish(options);
   });
   if (failure) result = disposition(config, TrialStatus::failed, *failure);
@@ -226,9 +234,10 @@ std::pair<TrialResult, TrialResult> measure_interleaved(const SessionOptions& ba
     run_b.warm_up(options.warmup);
     run_a.start_tracing();
     run_b.start_tracing();
+    // Alternating single steps: each includes draining its own pipeline, alike for both.
     for (int64_t i = 0; i < options.steps; ++i) {
-      run_a.time_step();
-      run_b.time_step();
+      run_a.time_steps(1);
+      run_b.time_steps(1);
     }
     results = {run_a.finish(options), run_b.finish(options)};
   });

@@ -50,7 +50,7 @@ std::string compare_numerics(const NumericsSample& reference, const NumericsSamp
                              const MeasureOptions& options);
 
 // The reference every candidate is checked against: `base` with nchw and `direct` on
-// every conv layer. Throws whatever building or stepping it throws.
+// every conv layer, one lane, no batch split, synchronous update. Throws whatever building or stepping it throws.
 RunConfig reference_config(const SessionOptions& base);
 NumericsSample reference_numerics(const SessionOptions& base, const MeasureOptions& options);
 

@@ -26,6 +26,16 @@ SearchSpace::SearchSpace(SpaceOptions options, std::vector<ConvLayerInfo> layers
   for (int t : options_.threads)
     if (t < 1) fail(ErrorKind::usage, "--threads-list: thread counts must be >= 1, got ", t);
   if (options_.batch < 1) fail(ErrorKind::usage, "--batch must be >= 1, got ", options_.batch);
+  auto check_list = [](const std::vector<int>& list, const char* flag, int minimum) {
+    if (list.empty()) fail(ErrorKind::usage, flag, ": the list is empty");
+    for (int value : list)
+      if (value < minimum) fail(ErrorKind::usage, flag, ": values must be >= ", minimum, ", got ", value);
+  };
+  check_list(options_.streams, "--streams-list", 1);
+  check_list(options_.replicas, "--replicas-list", 1);
+  check_list(options_.micro_batches, "--micro-batches-list", 1);
+  check_list(options_.threads_per_lane, "--threads-per-lane-list", 0);
+  if (options_.async_update.empty()) fail(ErrorKind::usage, "--async-update-list: the list is empty");
   const auto registered = Registry::instance().conv_algorithms(options_.backend);
   algorithms_ = options_.algorithms.empty() ? registered : options_.algorithms;
   if (algorithms_.empty()) fail(ErrorKind::usage, "backend ", options_.backend, " has no conv algorithms");
@@ -79,12 +89,36 @@ Candidate SearchSpace::per_layer(Layout layout, int threads, const std::vector<s
   return candidate;
 }
 
+std::vector<Candidate> SearchSpace::with_concurrency(const Candidate& candidate) const {
+  std::vector<Candidate> out;
+  for (int streams : options_.streams)
+    for (int replicas : options_.replicas)
+      for (int micro : options_.micro_batches)
+        for (bool async : options_.async_update)
+          for (int lane_threads : options_.threads_per_lane) {
+            Candidate variant = candidate;
+            variant.config.concurrency = Concurrency{streams, replicas, micro, async, lane_threads};
+            if (variant.skip_reason.empty()) {
+              try {
+                variant.config.concurrency.validate(variant.config.batch);
+              } catch (const Error& e) {
+                variant.skip_reason = e.what();
+              }
+            }
+            out.push_back(std::move(variant));
+          }
+  return out;
+}
+
 std::vector<Candidate> SearchSpace::enumerate() const {
   std::vector<Candidate> out;
+  auto add = [&](const Candidate& candidate) {
+    for (Candidate& variant : with_concurrency(candidate)) out.push_back(std::move(variant));
+  };
   for (Layout layout : options_.layouts)
     for (int threads : options_.threads) {
       if (!options_.per_layer_product || layers_.empty()) {
-        for (const auto& algorithm : algorithms_) out.push_back(global(layout, threads, algorithm));
+        for (const auto& algorithm : algorithms_) add(global(layout, threads, algorithm));
         continue;
       }
       // Per-layer product: only supporting algorithms enter a layer's options; one
@@ -105,7 +139,7 @@ std::vector<Candidate> SearchSpace::enumerate() const {
       while (true) {
         std::vector<std::string> chosen;
         for (size_t i = 0; i < layers_.size(); ++i) chosen.push_back(options[i][index[i]]);
-        out.push_back(per_layer(layout, threads, chosen));
+        add(per_layer(layout, threads, chosen));
         size_t i = layers_.size();
         while (i > 0 && ++index[i - 1] == options[i - 1].size()) index[--i] = 0;
         if (i == 0) break;

@@ -1,6 +1,7 @@
 // The candidates of a tune: every combination of layout x threads x conv algorithm
 // (one global algorithm, or optionally every per-layer combination) that the registered
-// algorithms can run. A combination that cannot run is not dropped silently: it is kept
+// algorithms can run, each crossed with the concurrency knobs (streams x replicas x
+// micro-batches x async update x threads per lane). A combination that cannot run is not dropped silently: it is kept
 // as a skipped candidate with the reason, so the results say why it was never timed.
 #pragma once
 
@@ -32,6 +33,12 @@ struct SpaceOptions {
   // false: one algorithm for all conv layers; true: every per-layer combination
   // (the product of each layer's supporting algorithms).
   bool per_layer_product = false;
+  // The concurrency knobs; the defaults keep a tune single-lane (and short).
+  std::vector<int> streams{1};
+  std::vector<int> replicas{1};
+  std::vector<int> micro_batches{1};
+  std::vector<bool> async_update{false};
+  std::vector<int> threads_per_lane{0};  // 0: the candidate's threads shared out over its lanes
 };
 
 struct Candidate {
@@ -42,8 +49,9 @@ struct Candidate {
 
 class SearchSpace {
  public:
-  // Throws Error(usage) for empty lists, non-positive threads or an algorithm name not
-  // registered for the backend.
+  // Throws Error(usage) for empty lists, non-positive threads, streams, replicas or
+  // micro-batches, negative threads per lane, or an algorithm name not registered for
+  // the backend.
   SearchSpace(SpaceOptions options, std::vector<ConvLayerInfo> layers);
 
   const SpaceOptions& options() const { return options_; }
@@ -51,7 +59,8 @@ class SearchSpace {
   // The algorithms considered (the option list, or all registered ones).
   const std::vector<std::string>& algorithms() const { return algorithms_; }
 
-  // Every candidate, runnable or skipped, in a stable order (layout, threads, algorithms).
+  // Every candidate, runnable or skipped, in a stable order (layout, threads, algorithms,
+  // concurrency).
   std::vector<Candidate> enumerate() const;
   // The config with `algorithm` on every conv layer, skipped with a reason when some
   // layer does not support it.
@@ -59,6 +68,10 @@ class SearchSpace {
   // A config from one algorithm per conv layer (in layers() order), normalised so the
   // most common algorithm is the default and the rest are overrides.
   Candidate per_layer(Layout layout, int threads, const std::vector<std::string>& per_layer_algorithms) const;
+  // `candidate` once per combination of the concurrency knobs (the first combination
+  // first); a split that does not divide the batch is kept as skipped with the reason,
+  // and a skipped candidate stays skipped.
+  std::vector<Candidate> with_concurrency(const Candidate& candidate) const;
   // Empty when `algorithm` runs `layer` in `layout`, else why not.
   std::string unsupported_reason(const ConvLayerInfo& layer, Layout layout, const std::string& algorithm) const;
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 
 #include "core/base/Error.h"
 
@@ -37,7 +38,11 @@ Strategy parse_strategy(const std::string& text) {
 }
 
 bool simpler(const RunConfig& a, const RunConfig& b) {
-  auto key = [](const RunConfig& c) { return std::tuple(c.override_count(), c.layout != Layout::NCHW, c.threads); };
+  auto key = [](const RunConfig& c) {
+    const Concurrency& k = c.concurrency;
+    return std::tuple(c.override_count(), c.layout != Layout::NCHW, c.threads, k.lanes(), k.micro_batches,
+                      k.async_update, k.threads_per_lane);
+  };
   return key(a) < key(b);
 }
 
@@ -85,10 +90,14 @@ std::vector<Candidate> Tuner::candidates(const SearchSpace& space, TuneReport& r
       std::vector<LayerFind> finds = find_per_layer(space, layout, threads, options_.find);
       std::vector<std::string> picks;
       for (const LayerFind& f : finds) picks.push_back(f.best);
-      add_unique(list, space.per_layer(layout, threads, picks));
+      // The concurrency knobs are independent of the algorithm picks: each config is tried with each.
+      auto add = [&](const Candidate& c) {
+        for (Candidate& variant : space.with_concurrency(c)) add_unique(list, std::move(variant));
+      };
+      add(space.per_layer(layout, threads, picks));
       std::sort(picks.begin(), picks.end());
       picks.erase(std::unique(picks.begin(), picks.end()), picks.end());
-      for (const std::string& algorithm : picks) add_unique(list, space.global(layout, threads, algorithm));
+      for (const std::string& algorithm : picks) add(space.global(layout, threads, algorithm));
       for (LayerFind& f : finds) report.finds.push_back(std::move(f));
     }
   return list;
@@ -103,11 +112,14 @@ TuneReport Tuner::run(const Progress& progress) {
   // network gives the conv layers the space is built over.
   NumericsSample reference;
   std::vector<ConvLayerInfo> layers;
+  bool has_batch_norm = false;
   try {
     SessionOptions ref_options = base;
     apply_run_config(reference_config(base), ref_options);
     TrainingSession session(ref_options);
     layers = conv_layers(session.network());
+    for (int node = 1; node <= session.network().layer_count(); ++node)
+      has_batch_norm = has_batch_norm || session.network().layer(node).kind() == "bn";
     reference = first_step_numerics(session, options_.measure.samples_per_parameter);
     const Shape4 in = session.network().input_shape();
     report.problem = {base.model, cat(in.c, "x", in.h, "x", in.w), base.batch};
@@ -117,8 +129,10 @@ TuneReport Tuner::run(const Progress& progress) {
   }
   report.machine = MachineSignature::local(base.backend);
 
-  SpaceOptions space_options{base.model, base.batch, base.backend, options_.layouts, options_.algorithms,
-                             options_.threads, options_.per_layer_product};
+  SpaceOptions space_options{base.model,       base.batch,         base.backend,
+                             options_.layouts, options_.algorithms, options_.threads,
+                             options_.per_layer_product, options_.streams, options_.replicas,
+                             options_.micro_batches, options_.async_update, options_.threads_per_lane};
   const SearchSpace space(space_options, layers);
   const std::vector<Candidate> list = candidates(space, report);
 
@@ -127,6 +141,25 @@ TuneReport Tuner::run(const Progress& progress) {
     problem_id = db_->problem_id(report.problem);
     machine_id = db_->machine_id(report.machine);
   }
+  // Batch norm normalises over what one replica sees, so a split changes the maths (as
+  // in real data-parallel training): such candidates are checked against the reference
+  // run with the same split. Without batch norm a split must reproduce the whole batch.
+  std::map<std::pair<int, int>, NumericsSample> split_references;
+  auto reference_for = [&](const RunConfig& config) -> const NumericsSample& {
+    const Concurrency& c = config.concurrency;
+    if (!has_batch_norm || c.replicas * c.micro_batches == 1) return reference;
+    auto key = std::pair(c.replicas, c.micro_batches);
+    auto it = split_references.find(key);
+    if (it == split_references.end()) {
+      SessionOptions split = base;
+      apply_run_config(reference_config(base), split);
+      split.concurrency.replicas = c.replicas;
+      split.concurrency.micro_batches = c.micro_batches;
+      TrainingSession session(split);
+      it = split_references.emplace(key, first_step_numerics(session, options_.measure.samples_per_parameter)).first;
+    }
+    return it->second;
+  };
   auto record = [&](const TrialResult& trial) {
     if (db_) db_->add_trial(problem_id, machine_id, trial);
   };
@@ -160,7 +193,15 @@ TuneReport Tuner::run(const Progress& progress) {
         auto best = best_index();
         progress({index, total, candidate.config.label(), nullptr, best ? &report.trials[*best] : nullptr});
       }
-      trial = measure(base, candidate.config, reference, options_.measure);
+      const NumericsSample* check = nullptr;
+      try {
+        check = &reference_for(candidate.config);
+      } catch (const std::exception& e) {
+        trial.config = candidate.config;
+        trial.status = TrialStatus::failed;
+        trial.reason = cat("the reference with the same split failed: ", e.what());
+      }
+      if (check) trial = measure(base, candidate.config, *check, options_.measure);
     }
     record(trial);
     report.trials.push_back(std::move(trial));

@@ -22,12 +22,18 @@ std::string to_string(Strategy strategy);
 Strategy parse_strategy(const std::string& text);
 
 struct TuneOptions {
-  SessionOptions base;  // model, data, batch, backend, seed...; its layout/conv/threads are ignored
+  SessionOptions base;  // model, data, batch, backend, seed...; its layout/conv/threads/concurrency are ignored
   std::vector<Layout> layouts{Layout::NCHW, Layout::NHWC};
   std::vector<std::string> algorithms;  // empty: all registered for the backend
   std::vector<int> threads{1};
   Strategy strategy = Strategy::exhaustive;
   bool per_layer_product = false;  // exhaustive: also every per-layer combination
+  // Concurrency knobs crossed with every config (see SpaceOptions).
+  std::vector<int> streams{1};
+  std::vector<int> replicas{1};
+  std::vector<int> micro_batches{1};
+  std::vector<bool> async_update{false};
+  std::vector<int> threads_per_lane{0};
   MeasureOptions measure;
   FindOptions find;
   double budget_seconds = 0;  // 0: unbounded; else no candidate starts after this
@@ -62,8 +68,8 @@ struct TuneReport {
   RunConfig tuned_config(const std::string& strategy) const;
 };
 
-// Simpler first: fewer per-layer overrides, then nchw, then fewer threads. Ties within
-// noise go to the simpler config.
+// Simpler first: fewer per-layer overrides, then nchw, then fewer threads, fewer lanes,
+// fewer micro-batches, synchronous update. Ties within noise go to the simpler config.
 bool simpler(const RunConfig& a, const RunConfig& b);
 
 class Tuner {

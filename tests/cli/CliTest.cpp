@@ -39,6 +39,8 @@ TEST(Cli, UsageErrorsExitTwoAndNameTheValue) {
       {"train --batch -4", "--batch"},
       {"train --data /no/such/folder", "/no/such/folder"},
       {"profile --steps 0 " + std::string(kFakeSmall), "--steps"},
+      {"train --replicas 3 " + std::string(kFakeSmall), "does not split into 3 replicas"},
+      {"train --streams 0 " + std::string(kFakeSmall), "--streams"},
       {"", "subcommand"},
   };
   for (const Case& c : cases) {
@@ -73,8 +75,20 @@ TEST(Cli, ProfileWritesTraceThatReadsBack) {
     conv1 += range.name == "conv1";
   }
   EXPECT_EQ(steps, 2u);
-  EXPECT_EQ(conv1, 4u) << "conv1 forward and backward in each of 2 steps";
+  EXPECT_EQ(conv1, 6u) << "conv1 forward, backward and update in each of 2 steps";
   EXPECT_EQ(trace.metadata.backend, "cpu");
+  std::filesystem::remove(path);
+}
+
+TEST(Cli, ProfileWithStreamsAndAsyncUpdateTracesSeveralLanes) {
+  const auto path = std::filesystem::temp_directory_path() / "tunescope-cli-test-lanes.json.gz";
+  const Result r = run_cli("profile --warmup 1 --steps 2 --streams 2 --async-update --trace " + path.string() + " " +
+                           kFakeSmall);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("concurrency:"), std::string::npos) << r.output;
+  std::set<int> lanes;
+  for (const auto& a : tunescope::profiler::read_chrome_trace(path).activities) lanes.insert(a.stream);
+  EXPECT_EQ(lanes, (std::set<int>{0, 1}));
   std::filesystem::remove(path);
 }
 

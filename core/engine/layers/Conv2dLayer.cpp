@@ -7,7 +7,7 @@
 namespace tunescope {
 
 Conv2dLayer::Conv2dLayer(std::string name, Conv2dSpec spec, std::string algorithm)
-    : Layer(std::move(name)), spec_(spec), algorithm_name_(std::move(algorithm)) {}
+    : SeparableLayer(std::move(name)), spec_(spec), algorithm_name_(std::move(algorithm)) {}
 
 std::string Conv2dLayer::describe() const {
   return cat(spec_.kernel, "x", spec_.kernel, "/", spec_.stride, " ", problem_.input.c, "->",
@@ -45,11 +45,14 @@ void Conv2dLayer::forward(const LayerContext& ctx, const std::vector<const Tenso
   if (spec_.bias) ctx.ops.bias_forward(ctx.exec, bias_.value, output);
 }
 
-void Conv2dLayer::backward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
-                           const Tensor&, const Tensor& doutput,
-                           const std::vector<Tensor*>& dinputs) {
+void Conv2dLayer::backward_parameters(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
+                                      const Tensor&, const Tensor& doutput) {
   if (spec_.bias) ctx.ops.bias_backward(ctx.exec, doutput, bias_.grad);
   algorithm_->backward_filter(call(ctx), *inputs[0], doutput, weight_.grad);
+}
+
+void Conv2dLayer::backward_data(const LayerContext& ctx, const std::vector<const Tensor*>&, const Tensor&,
+                                const Tensor& doutput, const std::vector<Tensor*>& dinputs) {
   if (dinputs[0]) algorithm_->backward_data(call(ctx), doutput, weight_.value, *dinputs[0]);
 }
 

@@ -17,7 +17,7 @@ struct Conv2dSpec {
   bool bias = false;
 };
 
-class Conv2dLayer : public Layer {
+class Conv2dLayer : public SeparableLayer {
  public:
   Conv2dLayer(std::string name, Conv2dSpec spec, std::string algorithm);
 
@@ -26,9 +26,10 @@ class Conv2dLayer : public Layer {
   Shape4 configure(const std::vector<Shape4>& inputs, const LayerSetup& setup) override;
   void forward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs, Tensor& output,
                bool training) override;
-  void backward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
-                const Tensor& output, const Tensor& doutput,
-                const std::vector<Tensor*>& dinputs) override;
+  void backward_data(const LayerContext& ctx, const std::vector<const Tensor*>& inputs, const Tensor& output,
+                     const Tensor& doutput, const std::vector<Tensor*>& dinputs) override;
+  void backward_parameters(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
+                           const Tensor& output, const Tensor& doutput) override;
   std::vector<Parameter*> parameters() override;
   size_t workspace_bytes() const override;
   double forward_flops() const override { return problem_.flops(); }

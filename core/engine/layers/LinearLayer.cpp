@@ -23,10 +23,13 @@ void LinearLayer::forward(const LayerContext& ctx, const std::vector<const Tenso
   ctx.ops.fc_forward(ctx.exec, *inputs[0], weight_.value, bias_.value, output);
 }
 
-void LinearLayer::backward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
-                           const Tensor&, const Tensor& doutput,
-                           const std::vector<Tensor*>& dinputs) {
+void LinearLayer::backward_parameters(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
+                                      const Tensor&, const Tensor& doutput) {
   ctx.ops.fc_backward_weight(ctx.exec, *inputs[0], doutput, weight_.grad, bias_.grad);
+}
+
+void LinearLayer::backward_data(const LayerContext& ctx, const std::vector<const Tensor*>&, const Tensor&,
+                                const Tensor& doutput, const std::vector<Tensor*>& dinputs) {
   if (dinputs[0]) ctx.ops.fc_backward_data(ctx.exec, doutput, weight_.value, *dinputs[0]);
 }
 

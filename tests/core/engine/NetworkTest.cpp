@@ -107,7 +107,7 @@ INSTANTIATE_TEST_SUITE_P(BothLayouts, NetworkLayouts, ::testing::Values(Layout::
 // The same model, weights and data in NCHW and NHWC give the same loss and gradients
 // up to float reassociation (relative 1e-4).
 TEST(Models, LayoutsGiveSameLossAndGradients) {
-  for (const std::string model : model_names()) {
+  for (const std::string& model : model_names()) {
     Harness h;
     std::vector<float> losses;
     std::vector<Tensor> first_grads;

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/base/Error.h"
 #include "core/engine/TrainingSession.h"
 
@@ -27,8 +29,26 @@ RunConfig sample_config() {
 TEST(RunConfig, JsonRoundTripKeepsEveryField) {
   RunConfig c = sample_config();
   EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
+  c.concurrency = Concurrency{4, 2, 2, true, 1};
+  EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
   c.measured = MeasuredFigures{1234.5, 0.05, 1.7, "exhaustive", "some cpu"};
   EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
+}
+
+TEST(RunConfig, ConfigWithoutConcurrencyKeysRunsSingleLane) {
+  nlohmann::json json = nlohmann::json::parse(to_json_text(sample_config()));
+  for (const char* key : {"streams", "replicas", "micro_batches", "async_update", "threads_per_lane"})
+    ASSERT_EQ(json.erase(key), 1u) << key;
+  EXPECT_EQ(run_config_from_json_text(json.dump(), "<text>"), sample_config());
+}
+
+TEST(RunConfig, LabelNamesOnlyNonDefaultConcurrency) {
+  RunConfig c = sample_config();
+  EXPECT_EQ(c.label(), "nhwc conv=gemm,conv2=direct threads=2");
+  c.concurrency.streams = 2;
+  c.concurrency.async_update = true;
+  c.concurrency.micro_batches = 2;
+  EXPECT_EQ(c.label(), "nhwc conv=gemm,conv2=direct threads=2 streams=2 async micro=2");
 }
 
 TEST(RunConfig, FileRoundTripAndApply) {
@@ -77,7 +97,13 @@ TEST(RunConfig, EveryRejectionNamesTheSourceAndTheKey) {
       {"[1, 2]", "expected a JSON object"},
       {with("tunescope.config/1", "tunescope.config/2"), "'schema'"},
       {with("\"schema\": \"tunescope.config/1\",", ""), "'schema': missing"},
-      {with("\"threads\": 2", "\"threads\": 2, \"streams\": 4"), "'streams': unknown key"},
+      {with("\"threads\": 2", "\"threads\": 2, \"stream\": 4"), "'stream': unknown key"},
+      {with("\"streams\": 1", "\"streams\": 0"), "'streams': must be in 1..4096"},
+      {with("\"replicas\": 1", "\"replicas\": \"2\""), "'replicas': expected an integer"},
+      {with("\"replicas\": 1", "\"replicas\": 3"), "'replicas': replicas x micro_batches = 3 does not divide the batch 8"},
+      {with("\"micro_batches\": 1", "\"micro_batches\": -1"), "'micro_batches': must be in 1..4096"},
+      {with("\"async_update\": false", "\"async_update\": 1"), "'async_update': expected true or false"},
+      {with("\"threads_per_lane\": 0", "\"threads_per_lane\": -2"), "'threads_per_lane': must be in 0..4096"},
       {with("\"per_layer\"", "\"per_layr\""), "'conv.per_layr': unknown key"},
       {with("\"threads\": 2", "\"threads\": \"2\""), "'threads': expected an integer"},
       {with("\"threads\": 2", "\"threads\": 0"), "'threads': must be >= 1"},

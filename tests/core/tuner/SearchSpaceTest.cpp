@@ -110,5 +110,31 @@ TEST(SearchSpace, DefaultAlgorithmsAreEveryRegisteredOne) {
     EXPECT_NE(std::find(algorithms.begin(), algorithms.end(), name), algorithms.end()) << name;
 }
 
+TEST(SearchSpace, ConcurrencyKnobsMultiplyTheCandidatesAndBadSplitsAreSkipped) {
+  SpaceOptions o = options({"direct"});
+  o.layouts = {Layout::NCHW};
+  o.threads = {1};
+  o.streams = {1, 2};
+  o.replicas = {1, 3};  // 3 does not divide 8
+  o.async_update = {false, true};
+  const SearchSpace space(o, lenet5_layers());
+  const auto list = space.enumerate();
+  ASSERT_EQ(list.size(), 2u * 2u * 2u);
+  EXPECT_EQ(runnable(list), 4u);
+  EXPECT_EQ(list.front().config.concurrency, Concurrency{});  // the plain config first
+  for (const Candidate& c : list) {
+    EXPECT_EQ(c.runnable(), c.config.concurrency.replicas == 1) << c.config.label();
+    if (!c.runnable()) {
+      EXPECT_NE(c.skip_reason.find("does not split into 3 replicas"), std::string::npos) << c.skip_reason;
+    }
+  }
+  SpaceOptions bad = o;
+  bad.streams = {};
+  EXPECT_THROW(SearchSpace(bad, lenet5_layers()), Error);
+  bad = o;
+  bad.micro_batches = {0};
+  EXPECT_THROW(SearchSpace(bad, lenet5_layers()), Error);
+}
+
 }  // namespace
 }  // namespace tunescope::tuner

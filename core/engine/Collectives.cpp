@@ -1,0 +1,67 @@
+// Parallel loops over the flat float storage: shapes and layouts are checked once, so
+// the loops need no logical indexing.
+#include "core/engine/Collectives.h"
+
+#include <cstring>
+
+#include "core/base/Error.h"
+#include "core/base/ThreadPool.h"
+#include "profiler/Tracer.h"
+
+namespace tunescope {
+
+namespace {
+
+using profiler::KernelScope;
+
+constexpr int64_t kGrain = 16384;  // floats per chunk: small tensors stay on one thread
+
+void check_alike(const char* what, const Tensor& a, const Tensor& b) {
+  if (!(a.shape() == b.shape()) || a.layout() != b.layout())
+    fail(ErrorKind::runtime, what, ": ", a.shape().str(), " ", to_string(a.layout()), " does not match ",
+         b.shape().str(), " ", to_string(b.layout()));
+}
+
+}  // namespace
+
+void scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t first, Tensor& shard) {
+  const Shape4 b = batch.shape(), s = shard.shape();
+  if (b.c != s.c || b.h != s.h || b.w != s.w || batch.layout() != shard.layout() || first < 0 || first + s.n > b.n)
+    fail(ErrorKind::runtime, "scatter: rows ", first, "..", first + s.n, " of ", b.str(), " do not fit ", s.str());
+  KernelScope kernel(ctx.tracer, "scatter", ctx.device, ctx.lane, 0, 2.0 * static_cast<double>(shard.bytes()),
+                     profiler::ActivityKind::memcpy);
+  const float* from = batch.data() + first * s.item_count();
+  float* to = shard.data();
+  ctx.pool.parallel_for(shard.size(), [&](int64_t begin, int64_t end) {
+    std::memcpy(to + begin, from + begin, static_cast<size_t>(end - begin) * sizeof(float));
+  }, kGrain);
+}
+
+void allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale, Tensor& out) {
+  if (sources.empty()) fail(ErrorKind::runtime, "allreduce: no sources");
+  for (const Tensor* source : sources) check_alike("allreduce", *source, out);
+  KernelScope kernel(ctx.tracer, "allreduce", ctx.device, ctx.lane, static_cast<double>(out.size() * sources.size()),
+                     static_cast<double>(out.bytes() * (sources.size() + 1)));
+  float* result = out.data();
+  ctx.pool.parallel_for(out.size(), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      // Summed in replica order whatever the lanes did, so a run is reproducible.
+      float sum = 0;
+      for (const Tensor* source : sources) sum += source->data()[i];
+      result[i] = scale * sum;
+    }
+  }, kGrain);
+}
+
+void broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* const> targets) {
+  for (const Tensor* target : targets) check_alike("broadcast", source, *target);
+  if (targets.empty()) return;
+  KernelScope kernel(ctx.tracer, "broadcast", ctx.device, ctx.lane, 0,
+                     static_cast<double>(source.bytes() * (targets.size() + 1)), profiler::ActivityKind::memcpy);
+  ctx.pool.parallel_for(source.size(), [&](int64_t begin, int64_t end) {
+    for (Tensor* target : targets)
+      std::memcpy(target->data() + begin, source.data() + begin, static_cast<size_t>(end - begin) * sizeof(float));
+  }, kGrain);
+}
+
+}  // namespace tunescope

@@ -1,0 +1,33 @@
+// The concurrency knobs of a run (problem 1 of DESIGN.md): streams (ordered lanes per
+// replica), the batch split into data-parallel replicas x sequential micro-batches, the
+// asynchronous weight update and the threads of each lane. Plain data shared by
+// SessionOptions, RunConfig and the tuner's search space.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tunescope {
+
+struct Concurrency {
+  int streams = 1;        // lanes per replica: compute, parameter gradients, update
+  int replicas = 1;       // data-parallel copies of the model, each batch / replicas examples
+  int micro_batches = 1;  // gradient accumulation steps per replica before one update
+  bool async_update = false;  // the update of step k overlaps the forward pass of step k+1
+  int threads_per_lane = 0;   // 0: the run's threads shared out over the lanes
+
+  int lanes() const { return streams * replicas; }
+  // Examples each replica takes per micro-batch.
+  int64_t shard(int64_t batch) const { return batch / (static_cast<int64_t>(replicas) * micro_batches); }
+  // The pool size of each lane for a run of `threads` threads in all.
+  int lane_threads(int threads) const;
+  // Throws Error(usage) naming the flag: values < 1 (threads_per_lane < 0), or a split
+  // that does not divide `batch` evenly.
+  void validate(int64_t batch) const;
+  // " streams=2 async replicas=2 micro=2 threads/lane=1": the non-default knobs, for
+  // labels (empty for the defaults, so single-lane labels stay as they were).
+  std::string label() const;
+  bool operator==(const Concurrency&) const = default;
+};
+
+}  // namespace tunescope

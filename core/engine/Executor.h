@@ -1,0 +1,98 @@
+// CPU streams: ordered execution lanes with their own thread pools, and events for
+// dependencies between lanes (record on one lane, wait on another), with the semantics
+// of CUDA streams and events so the same schedule maps onto cudaStream_t later.
+//
+// A lane is one worker thread that runs the tasks submitted to it in order; kernels of
+// a task parallelise on the lane's ThreadPool, which the lane thread joins. Only one
+// thread (the host) submits. A task that throws poisons the executor: every lane skips
+// its remaining tasks, waits are released, and the first exception is rethrown on the
+// host by synchronize() or host_wait(); the executor is usable again afterwards.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/base/ExecContext.h"
+#include "core/base/ThreadPool.h"
+
+namespace tunescope {
+
+class Executor;
+
+// A point in a lane's task order. Recording it again moves the point; a wait binds to
+// the most recent record made before the wait was submitted (as cudaStreamWaitEvent).
+// Belongs to one executor; all fields are guarded by the executor's mutex.
+class Event {
+ public:
+  Event() = default;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+ private:
+  friend class Executor;
+  uint64_t recorded_ = 0;   // records submitted
+  uint64_t completed_ = 0;  // highest record reached by its lane
+};
+
+class Executor {
+ public:
+  using Task = std::function<void(const ExecContext&)>;
+
+  // `lanes` lanes, each with a pool of `threads_per_lane` threads (the lane thread
+  // included). Kernels run by a task see ExecContext{pool, tracer, device, lane id}.
+  Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, int device = 0);
+  // Lets running tasks finish, drops the ones not started, joins the lanes.
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  int lane_count() const { return static_cast<int>(lanes_.size()); }
+  int threads_per_lane() const { return threads_per_lane_; }
+
+  void submit(int lane, Task task);
+  // Marks the current end of `lane`'s queue: the event completes when the lane reaches it.
+  void record(int lane, Event& event);
+  // `lane` runs nothing submitted after this until `event`'s latest record has completed.
+  // An event never recorded is complete.
+  void wait(int lane, const Event& event);
+  // Blocks the host until `event`'s latest record has completed; rethrows a task's error.
+  void host_wait(const Event& event);
+  // Blocks the host until every lane has run out of tasks; rethrows a task's error.
+  void synchronize();
+
+ private:
+  struct Item {
+    enum class Kind { run, record, wait } kind;
+    Task task;
+    Event* event = nullptr;
+    uint64_t target = 0;
+  };
+  struct Lane {
+    std::deque<Item> queue;
+    bool busy = false;  // running a task outside the lock
+    std::unique_ptr<ThreadPool> pool;
+    std::thread thread;
+  };
+
+  void lane_loop(int lane);
+  bool ready(const Item& item) const;  // under mutex_
+  void rethrow_failure(std::unique_lock<std::mutex>& lock);
+
+  profiler::Tracer* tracer_;
+  int device_;
+  int threads_per_lane_;
+  std::vector<Lane> lanes_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;  // any queue, event or failure change
+  std::exception_ptr failure_;
+  bool stopping_ = false;
+};
+
+}  // namespace tunescope
