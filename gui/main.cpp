@@ -1,6 +1,7 @@
-// tunescope-gui [trace.json[.gz]] [--screenshot FILE.png]: the timeline viewer.
-// --screenshot renders the main window to a PNG once the trace is loaded and exits
-// (used by scripts/gui-screenshot.sh under Xvfb).
+// tunescope-gui [trace.json[.gz] | results.sqlite] [--compare B.json] [--screenshot FILE.png]:
+// the timeline, candidates and compare viewer. --screenshot renders the main window to
+// a PNG once the file is loaded (the trace, the results DB or both compared traces) and
+// exits (used by scripts/gui-screenshot.sh under Xvfb).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTableView>
@@ -9,6 +10,9 @@
 #include <optional>
 
 #include "models/KernelTableModel.h"
+#include "models/CandidatesModel.h"
+#include "widgets/CandidatesChart.h"
+#include "widgets/CandidatesView.h"
 #include "widgets/KernelDock.h"
 #include "widgets/MainWindow.h"
 #include "widgets/TimelineView.h"
@@ -23,7 +27,13 @@ int main(int argc, char** argv) {
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("Timeline viewer for tunescope traces"));
   parser.addHelpOption();
-  parser.addPositionalArgument(QStringLiteral("trace"), QStringLiteral("Chrome trace JSON (plain or gzip)"));
+  parser.addPositionalArgument(QStringLiteral("file"),
+                               QStringLiteral("Chrome trace JSON (plain or gzip) or a tunescope results DB"));
+  QCommandLineOption compare(QStringLiteral("compare"),
+                             QStringLiteral("Compare the trace with this second trace (Compare tab)."),
+                             QStringLiteral("trace"));
+  QCommandLineOption row(QStringLiteral("row"), QStringLiteral("Results DB: select this ranked trial (1-based)."),
+                         QStringLiteral("n"));
   QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                 QStringLiteral("Save the window as PNG after loading, then exit."),
                                 QStringLiteral("file"));
@@ -37,7 +47,7 @@ int main(int argc, char** argv) {
                             QStringLiteral("from,to"));
   QCommandLineOption view(QStringLiteral("view"), QStringLiteral("Show the window FROM,TO after loading (as --select)."),
                           QStringLiteral("from,to"));
-  parser.addOptions({screenshot, size, highlight, select, view});
+  parser.addOptions({screenshot, size, highlight, select, view, compare, row});
   parser.process(app);
 
   tunescope::gui::MainWindow window;
@@ -51,8 +61,28 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tunescope-gui: --screenshot needs a trace file\n");
     return 2;
   }
+  // Let layouts settle before grabbing.
+  auto grabLater = [&] {
+    QTimer::singleShot(300, &window, [&] {
+      const bool ok = window.grab().save(shot, "PNG");
+      std::fprintf(ok ? stdout : stderr, "tunescope-gui: %s %s\n", ok ? "wrote" : "could not write",
+                   qPrintable(shot));
+      QApplication::exit(ok ? 0 : 1);
+    });
+  };
+  const bool comparing = parser.isSet(compare) && !args.isEmpty();
   if (!shot.isEmpty()) {
+    QObject::connect(&window, &tunescope::gui::MainWindow::resultsLoaded, &window, [&] {
+      if (parser.isSet(row)) {
+        const int r = parser.value(row).toInt() - 1;
+        window.candidatesView()->table()->selectRow(r);
+        window.candidatesView()->chart()->setCurrentRow(r);
+      }
+      grabLater();
+    });
+    QObject::connect(&window, &tunescope::gui::MainWindow::compareReady, &window, grabLater);
     QObject::connect(&window, &tunescope::gui::MainWindow::documentLoaded, &window, [&] {
+      if (comparing) return;  // the Compare tab is the picture
       if (parser.isSet(highlight)) {
         const QAbstractItemModel* proxy = window.kernelDock()->proxy();
         for (int r = 0; r < proxy->rowCount(); ++r)
@@ -75,19 +105,16 @@ int main(int argc, char** argv) {
       };
       if (auto w = parseWindow(parser.value(view))) window.timelineView()->showWindow(double(w->start_ns), double(w->end_ns));
       if (auto w = parseWindow(parser.value(select))) window.timelineView()->setSelection(*w);
-      // Let layouts settle before grabbing.
-      QTimer::singleShot(300, &window, [&] {
-        const bool ok = window.grab().save(shot, "PNG");
-        std::fprintf(ok ? stdout : stderr, "tunescope-gui: %s %s\n", ok ? "wrote" : "could not write",
-                     qPrintable(shot));
-        QApplication::exit(ok ? 0 : 1);
-      });
+      grabLater();
     });
     QObject::connect(&window, &tunescope::gui::MainWindow::loadFailed, &window, [](const QString& message) {
       std::fprintf(stderr, "tunescope-gui: %s\n", qPrintable(message));
       QApplication::exit(1);
     });
   }
-  if (!args.isEmpty()) window.openFile(args.first());
+  if (comparing)
+    window.compareFiles(args.first(), parser.value(compare));
+  else if (!args.isEmpty())
+    window.openFile(args.first());
   return app.exec();
 }

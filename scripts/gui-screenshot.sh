@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Renders tunescope-gui on a real profile trace under Xvfb and saves the window to
-# docs/gui-timeline.png (the README's screenshot). Builds what it needs if missing.
+# docs/gui-timeline.png (the README's screenshot); then runs a tiny real tune and saves
+# its Candidates tab to docs/gui-candidates.png and its baseline vs best Compare tab to
+# docs/gui-compare.png. Builds what it needs if missing.
 # Usage: scripts/gui-screenshot.sh [output.png]
 # Env: BUILD_DIR (default build), GUI_BUILD_DIR (default BUILD_DIR), HIGHLIGHT (a kernel
 # to select in the table; none by default), SELECT (the rubber-band window, default the
-# backward pass of the first step), TRACE (where the trace goes).
+# backward pass of the first step), TRACE (where the trace goes), CANDIDATES_OUT and
+# COMPARE_OUT (the other two pictures; empty skips the tune).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 OUT=${1:-docs/gui-timeline.png}
 TRACE=${TRACE:-/tmp/tunescope-gui-screenshot.json}
+CANDIDATES_OUT=${CANDIDATES_OUT-docs/gui-candidates.png}
+COMPARE_OUT=${COMPARE_OUT-docs/gui-compare.png}
 
 GUI_BUILD_DIR=${GUI_BUILD_DIR:-$BUILD_DIR}
 for target in "$BUILD_DIR:tunescope" "$GUI_BUILD_DIR:tunescope-gui"; do
@@ -29,3 +34,23 @@ XDG_CONFIG_HOME=$(mktemp -d) xvfb-run -a -s "-screen 0 1920x1200x24" \
   "$GUI_BUILD_DIR/tunescope-gui" --size 1600x1000 ${HIGHLIGHT:+--highlight "$HIGHLIGHT"} --select "${SELECT:-19%,49%}" \
   --screenshot "$OUT" "$TRACE"
 echo "gui-screenshot: $OUT"
+
+if [ -n "$CANDIDATES_OUT$COMPARE_OUT" ]; then
+  # A fresh DB each time: ResultsDb appends, and the picture should show one tune.
+  TUNE_DIR=$(mktemp -d)
+  trap 'rm -rf "$TUNE_DIR"' EXIT
+  "$BUILD_DIR/tunescope" tune --model lenet5 --data fake --batch 32 --fake-count 512 --steps 5 --warmup 1 \
+    --threads-list 1,2 --db "$TUNE_DIR/results.sqlite" --trace-dir "$TUNE_DIR/traces" -o "$TUNE_DIR/tuned.json" >/dev/null
+  if [ -n "$CANDIDATES_OUT" ]; then
+    # The DB's folder holds traces/best.json and baseline.json: the view maps them itself.
+    XDG_CONFIG_HOME=$(mktemp -d) xvfb-run -a -s "-screen 0 1920x1200x24" \
+      "$GUI_BUILD_DIR/tunescope-gui" --size 1600x1000 --row 1 --screenshot "$CANDIDATES_OUT" "$TUNE_DIR/results.sqlite"
+    echo "gui-screenshot: $CANDIDATES_OUT"
+  fi
+  if [ -n "$COMPARE_OUT" ]; then
+    XDG_CONFIG_HOME=$(mktemp -d) xvfb-run -a -s "-screen 0 1920x1200x24" \
+      "$GUI_BUILD_DIR/tunescope-gui" --size 1600x1000 --compare "$TUNE_DIR/traces/best.json" \
+      --screenshot "$COMPARE_OUT" "$TUNE_DIR/traces/baseline.json"
+    echo "gui-screenshot: $COMPARE_OUT"
+  fi
+fi

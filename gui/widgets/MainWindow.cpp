@@ -1,21 +1,26 @@
-// Main window wiring: menus, docks, loading and error reporting.
+// Main window wiring: tabs, menus, docks, loading and error reporting.
 #include "widgets/MainWindow.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTextBrowser>
 
+#include "models/CandidatesModel.h"
 #include "models/KernelTableModel.h"
 #include "models/SelectionStats.h"
 #include "models/TimeFormat.h"
 #include "models/TraceLoader.h"
+#include "widgets/CandidatesView.h"
+#include "widgets/CompareView.h"
 #include "widgets/KernelDock.h"
 #include "widgets/TimelineView.h"
 
@@ -30,14 +35,23 @@ const QString kHint = QStringLiteral("<p style='color:#777'>Shift+drag or right-
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       timeline_(new TimelineView),
+      candidates_(new CandidatesView),
+      compare_(new CompareView),
+      tabs_(new QTabWidget),
       kernels_(new KernelDock(this)),
       selectionPanel_(new QTextBrowser),
-      loader_(new TraceLoader(this)) {
+      loader_(new TraceLoader(this)),
+      compareLoaders_{new TraceLoader(this), new TraceLoader(this)} {
   setWindowTitle(tr("tunescope"));
-  setCentralWidget(timeline_);
+  tabs_->setDocumentMode(true);
+  tabs_->addTab(timeline_, tr("Timeline"));
+  tabs_->addTab(candidates_, tr("Candidates"));
+  tabs_->addTab(compare_, tr("Compare"));
+  setCentralWidget(tabs_);
   addDockWidget(Qt::BottomDockWidgetArea, kernels_);
 
   auto* selectionDock = new QDockWidget(tr("Selection"), this);
+  selectionDock_ = selectionDock;
   selectionDock->setObjectName(QStringLiteral("selectionDock"));
   selectionPanel_->setHtml(kHint);
   selectionPanel_->setMinimumWidth(280);
@@ -47,7 +61,8 @@ MainWindow::MainWindow(QWidget* parent)
   resizeDocks({selectionDock}, {340}, Qt::Horizontal);
 
   connect(loader_, &TraceLoader::loaded, this, &MainWindow::showDocument);
-  connect(loader_, &TraceLoader::failed, this, &MainWindow::showLoadError);
+  connect(loader_, &TraceLoader::failed, this,
+          [this](const QString& path, const QString& message) { showLoadError(path, message); });
   connect(loader_, &TraceLoader::started, this,
           [this](const QString& path) { statusBar()->showMessage(tr("Loading %1…").arg(path)); });
   connect(timeline_, &TimelineView::selectionChanged, this, &MainWindow::showSelection);
@@ -56,8 +71,17 @@ MainWindow::MainWindow(QWidget* parent)
   connect(kernels_, &KernelDock::nextInstanceRequested, timeline_, &TimelineView::focusNextInstance);
   connect(kernels_, &KernelDock::previousInstanceRequested, timeline_, &TimelineView::focusPreviousInstance);
   connect(timeline_, &TimelineView::instanceFocused, kernels_, &KernelDock::showInstancePosition);
+  connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::tabChanged);
+  connect(candidates_, &CandidatesView::traceRequested, this, &MainWindow::openFile);
+  connect(candidates_, &CandidatesView::compareRequested, this, &MainWindow::compareFiles);
+  for (int side : {0, 1}) {
+    connect(compareLoaders_[side], &TraceLoader::loaded, this,
+            [this, side](TraceDocumentPtr document, qint64) { compareLoaded(side, std::move(document)); });
+    connect(compareLoaders_[side], &TraceLoader::failed, this,
+            [this](const QString& path, const QString& message) { showLoadError(path, message); });
+  }
   createMenus();
-  statusBar()->showMessage(tr("Open a Chrome trace written by tunescope (Ctrl+O)"));
+  statusBar()->showMessage(tr("Open a Chrome trace or a results DB written by tunescope (Ctrl+O)"));
   resize(1500, 900);
 }
 
@@ -65,6 +89,7 @@ void MainWindow::createMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openDialog);
   recentMenu_ = file->addMenu(tr("Open &Recent"));
+  file->addAction(tr("&Compare…"), QKeySequence(tr("Ctrl+K")), this, &MainWindow::compareDialog);
   file->addAction(tr("&Export Timeline PNG…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportDialog);
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
@@ -77,11 +102,88 @@ void MainWindow::createMenus() {
   rebuildRecentMenu();
 }
 
-void MainWindow::openFile(const QString& path) { loader_->load(path); }
+bool MainWindow::isSqliteFile(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return false;
+  return file.read(16) == QByteArray("SQLite format 3\0", 16);
+}
+
+void MainWindow::openFile(const QString& path) {
+  // By content rather than extension, so a DB named .sqlite3 or a trace named .db
+  // still reaches the right reader (and its error names the file either way).
+  const QString lower = path.toLower();
+  const bool dbName = lower.endsWith(QLatin1String(".sqlite")) || lower.endsWith(QLatin1String(".db")) ||
+                      lower.endsWith(QLatin1String(".sqlite3"));
+  if (isSqliteFile(path) || (dbName && !QFileInfo(path).isFile()))
+    openResults(path);
+  else
+    loader_->load(path);
+}
+
+void MainWindow::openResults(const QString& path) {
+  QString error;
+  if (!candidates_->openDb(path, &error)) {
+    showLoadError(path, error, tr("Cannot open results DB"));
+    return;
+  }
+  tabs_->setCurrentWidget(candidates_);
+  setWindowTitle(tr("%1 — tunescope").arg(QFileInfo(path).fileName()));
+  statusBar()->showMessage(tr("%1: %2 configs").arg(path).arg(candidates_->model()->rowCount()));
+  addRecentFile(path);
+  emit resultsLoaded();
+}
+
+void MainWindow::compareFiles(const QString& pathA, const QString& pathB) {
+  comparePending_[0].reset();
+  comparePending_[1].reset();
+  compareLoaders_[0]->load(pathA);
+  compareLoaders_[1]->load(pathB);
+}
+
+void MainWindow::compareWithCurrent(const QString& pathB) {
+  if (!document_) return;
+  comparePending_[0] = document_;
+  comparePending_[1].reset();
+  compareLoaders_[1]->load(pathB);
+}
+
+void MainWindow::compareLoaded(int side, TraceDocumentPtr document) {
+  comparePending_[side] = std::move(document);
+  if (!comparePending_[0] || !comparePending_[1]) return;
+  compare_->setDocuments(comparePending_[0], comparePending_[1]);
+  tabs_->setCurrentWidget(compare_);
+  statusBar()->showMessage(tr("Comparing %1 (A) with %2 (B)")
+                               .arg(QFileInfo(comparePending_[0]->filePath()).fileName(),
+                                    QFileInfo(comparePending_[1]->filePath()).fileName()));
+  emit compareReady();
+}
+
+void MainWindow::compareDialog() {
+  const QString filter = tr("Chrome traces (*.json *.json.gz *.gz);;All files (*)");
+  if (document_) {
+    const QString b = QFileDialog::getOpenFileName(this, tr("Compare %1 with").arg(QFileInfo(document_->filePath()).fileName()),
+                                                   QFileInfo(document_->filePath()).absolutePath(), filter);
+    if (!b.isEmpty()) compareWithCurrent(b);
+    return;
+  }
+  const QString a = QFileDialog::getOpenFileName(this, tr("Compare: first trace (A)"), QString(), filter);
+  if (a.isEmpty()) return;
+  const QString b = QFileDialog::getOpenFileName(this, tr("Compare: second trace (B)"), QFileInfo(a).absolutePath(), filter);
+  if (!b.isEmpty()) compareFiles(a, b);
+}
+
+void MainWindow::tabChanged(int index) {
+  // The kernel table and selection panel describe the timeline's trace only.
+  const bool timeline = index == TimelineTab;
+  kernels_->setVisible(timeline);
+  selectionDock_->setVisible(timeline);
+}
 
 void MainWindow::openDialog() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open trace"), QString(),
-                                                    tr("Chrome traces (*.json *.json.gz *.gz);;All files (*)"));
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open trace or results DB"), QString(),
+      tr("Traces and results DBs (*.json *.json.gz *.gz *.sqlite *.sqlite3 *.db);;Chrome traces (*.json *.json.gz "
+         "*.gz);;Results DBs (*.sqlite *.sqlite3 *.db);;All files (*)"));
   if (!path.isEmpty()) openFile(path);
 }
 
@@ -96,6 +198,7 @@ bool MainWindow::exportTimelinePng(const QString& path) { return timeline_->grab
 
 void MainWindow::showDocument(TraceDocumentPtr document, qint64 elapsedMs) {
   document_ = std::move(document);
+  tabs_->setCurrentWidget(timeline_);
   timeline_->setDocument(document_);
   kernels_->model()->setRows(document_->kernelTable());
   kernels_->showInstancePosition(0, 0);
@@ -116,10 +219,10 @@ void MainWindow::showDocument(TraceDocumentPtr document, qint64 elapsedMs) {
   emit documentLoaded();
 }
 
-void MainWindow::showLoadError(const QString& path, const QString& message) {
+void MainWindow::showLoadError(const QString& path, const QString& message, const QString& title) {
   statusBar()->showMessage(tr("Could not open %1").arg(path));
   // Non-blocking, so a scripted or tested session never hangs on it.
-  auto* box = new QMessageBox(QMessageBox::Critical, tr("Cannot open trace"),
+  auto* box = new QMessageBox(QMessageBox::Critical, title.isEmpty() ? tr("Cannot open trace") : title,
                               tr("Could not open %1").arg(QFileInfo(path).fileName()), QMessageBox::Ok, this);
   box->setInformativeText(message);
   box->setAttribute(Qt::WA_DeleteOnClose);

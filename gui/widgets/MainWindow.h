@@ -1,5 +1,6 @@
-// The main window: timeline in the centre, kernel table and selection statistics in
-// docks; File menu with Open, recent files (QSettings) and Export PNG. Loads go
+// The main window: Timeline, Candidates and Compare tabs in the centre, kernel table
+// and selection statistics in docks (shown with the timeline); File menu with Open
+// (traces and results DBs), Compare, recent files (QSettings) and Export PNG. Loads go
 // through TraceLoader; a bad file gets a (non-blocking) error dialog, never a crash.
 #pragma once
 
@@ -7,11 +8,15 @@
 
 #include "models/TraceDocument.h"
 
+class QDockWidget;
 class QMenu;
+class QTabWidget;
 class QTextBrowser;
 
 namespace tunescope::gui {
 
+class CandidatesView;
+class CompareView;
 class KernelDock;
 class TimelineView;
 class TraceLoader;
@@ -23,21 +28,39 @@ class MainWindow : public QMainWindow {
 
   explicit MainWindow(QWidget* parent = nullptr);
 
+  enum Tab { TimelineTab, CandidatesTab, CompareTab };
+
+  // A results DB (recognised by SQLite's header, whatever the extension) goes to the
+  // Candidates tab, anything else is loaded as a trace.
   void openFile(const QString& path);
+  void openResults(const QString& path);
+  // Loads both traces and shows them in the Compare tab (A above B).
+  void compareFiles(const QString& pathA, const QString& pathB);
+  // Compares the trace on the timeline (A) with `pathB`.
+  void compareWithCurrent(const QString& pathB);
+  static bool isSqliteFile(const QString& path);
   bool exportTimelinePng(const QString& path);
   TimelineView* timelineView() const { return timeline_; }
   KernelDock* kernelDock() const { return kernels_; }
+  CandidatesView* candidatesView() const { return candidates_; }
+  CompareView* compareView() const { return compare_; }
+  QTabWidget* tabs() const { return tabs_; }
   TraceDocumentPtr document() const { return document_; }
   QStringList recentFiles() const;
 
  signals:
   void documentLoaded();
   void loadFailed(const QString& message);
+  void resultsLoaded();
+  void compareReady();
 
  private:
   void createMenus();
   void showDocument(TraceDocumentPtr document, qint64 elapsedMs);
-  void showLoadError(const QString& path, const QString& message);
+  void showLoadError(const QString& path, const QString& message, const QString& title = {});
+  void compareLoaded(int side, TraceDocumentPtr document);
+  void compareDialog();
+  void tabChanged(int index);
   void showSelection(qint64 startNs, qint64 endNs);
   void showWholeTrace();
   void addRecentFile(const QString& path);
@@ -46,9 +69,15 @@ class MainWindow : public QMainWindow {
   void exportDialog();
 
   TimelineView* timeline_;
+  CandidatesView* candidates_;
+  CompareView* compare_;
+  QTabWidget* tabs_;
   KernelDock* kernels_;
+  QDockWidget* selectionDock_ = nullptr;
   QTextBrowser* selectionPanel_;
   TraceLoader* loader_;
+  TraceLoader* compareLoaders_[2];
+  TraceDocumentPtr comparePending_[2];
   QMenu* recentMenu_ = nullptr;
   TraceDocumentPtr document_;
 };

@@ -129,6 +129,11 @@ void TimelineView::panRight() {
   timeline_.panByPixels(-timeline_.width * kKeyPanFraction);
   windowChanged();
 }
+void TimelineView::setTimeBounds(qint64 startNs, qint64 endNs) {
+  timeline_.setBounds(startNs, endNs);
+  windowChanged();
+}
+
 void TimelineView::showWindow(double startNs, double endNs) {
   timeline_.showWindow(startNs, endNs);
   windowChanged();

@@ -41,6 +41,9 @@ class TimelineView : public QWidget {
   void panRight();
   void fitAll();
   void showWindow(double startNs, double endNs);
+  // Widens the navigable time range beyond the document's extent (and shows all of it):
+  // the Compare view gives two traces the same span so that their windows stay aligned.
+  void setTimeBounds(qint64 startNs, qint64 endNs);
 
   QSize sizeHint() const override { return {1200, 420}; }
 

@@ -1,0 +1,280 @@
+// The Candidates model fills from a results DB written through the tuner's ResultsDb:
+// counts, ranking order, statuses, ratios, re-measurements and the trace mapping; a
+// file that is not our DB fails with a message naming it. The Candidates tab opens
+// through MainWindow and a click on a mapped trial loads its trace.
+#include <QDir>
+#include <QMessageBox>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTabWidget>
+#include <QtTest>
+#include <sqlite3.h>
+
+#include "GuiTestResults.h"
+#include "GuiTestTraces.h"
+#include "models/CandidatesModel.h"
+#include "widgets/CandidatesChart.h"
+#include "widgets/CandidatesView.h"
+#include "widgets/MainWindow.h"
+
+using namespace tunescope;
+using namespace tunescope::gui;
+
+namespace {
+// A trace whose metadata names `c` as its config, as Measurement.cpp writes them.
+QString writeTuneTrace(const QString& dir, const QString& name, const RunConfig& c) {
+  QDir().mkpath(dir);
+  profiler::Trace t = testing::smallTrace();
+  t.metadata.config = to_json_text(c);
+  t.metadata.extra["candidate"] = c.label();
+  const QString path = QDir(dir).filePath(name);
+  profiler::ChromeTraceWriter().write(t, path.toStdString());
+  return path;
+}
+}  // namespace
+
+class CandidatesModelTest : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir dir_;
+  QString db_;
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("tunescope-test"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_candidatesmodel"));
+    db_ = testing::writeResultsDb(dir_);
+  }
+
+  void countsAndProblems() {
+    CandidatesModel model;
+    QString error;
+    QVERIFY2(model.load(db_, &error), qPrintable(error));
+    QCOMPARE(model.problems().size(), size_t(1));
+    QCOMPARE(model.problems().front().label, QStringLiteral("lenet5 · batch 32"));
+    // 8 DB rows, 6 distinct configs (two re-measured).
+    QCOMPARE(model.rowCount(), 6);
+    QCOMPARE(model.columnCount(), int(CandidatesModel::ColumnCount));
+    int ok = 0;
+    for (const CandidateRow& r : model.rows()) ok += r.ok();
+    QCOMPARE(ok, 3);
+  }
+
+  void ranking_data() {
+    QTest::addColumn<int>("row");
+    QTest::addColumn<QString>("label");
+    QTest::addColumn<QString>("status");
+    QTest::addColumn<double>("eps");
+    QTest::addColumn<QString>("ratio");
+    QTest::addColumn<int>("measurements");
+    QTest::newRow("best: the re-measured fastest") << 0 << "nhwc conv=gemm threads=2" << "ok" << 1450.0 << "1.46×" << 2;
+    QTest::newRow("baseline, latest figures") << 1 << "nchw conv=direct threads=1" << "ok" << 990.0 << "1.00×" << 2;
+    QTest::newRow("slower than baseline") << 2 << "nhwc conv=direct threads=2 streams=2" << "ok" << 800.0 << "0.81×" << 1;
+    QTest::newRow("invalid after ok") << 3 << "nchw conv=fft threads=2" << "invalid" << 0.0 << "–" << 1;
+    QTest::newRow("failed after invalid") << 4 << "nchw conv=winograd threads=1" << "failed" << 0.0 << "–" << 1;
+    QTest::newRow("skipped last") << 5 << "nhwc conv=fft threads=1" << "skipped" << 0.0 << "–" << 1;
+  }
+  void ranking() {
+    QFETCH(int, row);
+    QFETCH(QString, label);
+    QFETCH(QString, status);
+    QFETCH(double, eps);
+    QFETCH(QString, ratio);
+    QFETCH(int, measurements);
+    CandidatesModel model;
+    QVERIFY(model.load(db_, nullptr));
+    const CandidateRow& r = model.rows()[size_t(row)];
+    QCOMPARE(r.label, label);
+    QCOMPARE(r.status, status);
+    QCOMPARE(r.medianEps, eps);
+    QCOMPARE(r.measurements, measurements);
+    QCOMPARE(model.index(row, CandidatesModel::StatusColumn).data().toString(), status);
+    QCOMPARE(model.index(row, CandidatesModel::RatioColumn).data().toString(), ratio);
+    QCOMPARE(model.index(row, CandidatesModel::RankColumn).data().toInt(), row + 1);
+    QCOMPARE(r.best, row == 0);
+    QCOMPARE(r.baseline, row == 1);
+  }
+
+  void reasonsAndRatio() {
+    CandidatesModel model;
+    QVERIFY(model.load(db_, nullptr));
+    QCOMPARE(model.index(3, CandidatesModel::ReasonColumn).data().toString(),
+             QStringLiteral("loss differs from the reference"));
+    QCOMPARE(model.index(4, CandidatesModel::ReasonColumn).data().toString(), QStringLiteral("out of memory"));
+    QCOMPARE(model.ratioToBaseline(model.rows()[0]), 1450.0 / 990.0);
+    QCOMPARE(model.index(0, CandidatesModel::SpreadColumn).data().toString(), QStringLiteral("6.0%"));
+    QVERIFY(model.index(0, CandidatesModel::ConfigColumn).data().toString().endsWith(QStringLiteral("(best)")));
+  }
+
+  void notOurDb_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::newRow("another application's SQLite") << "foreign";
+    QTest::newRow("not SQLite at all") << "text";
+    QTest::newRow("empty file") << "empty";
+    QTest::newRow("missing file") << "missing";
+  }
+  void notOurDb() {
+    QFETCH(QString, kind);
+    const QString path = dir_.filePath(QStringLiteral("bad-%1.db").arg(kind));
+    if (kind == QLatin1String("foreign")) {
+      sqlite3* db = nullptr;
+      QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+      QCOMPARE(sqlite3_exec(db, "CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('x');", nullptr, nullptr,
+                            nullptr),
+               SQLITE_OK);
+      sqlite3_close(db);
+    } else if (kind != QLatin1String("missing")) {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      if (kind == QLatin1String("text")) f.write("this is not a database, it is a text file of some length\n");
+    }
+    const QByteArray before = QFile::exists(path) ? [&] {
+      QFile f(path);
+      f.open(QIODevice::ReadOnly);
+      return f.readAll();
+    }() : QByteArray();
+    CandidatesModel model;
+    QVERIFY(model.load(db_, nullptr));
+    QString error;
+    QVERIFY(!model.load(path, &error));
+    QVERIFY2(error.contains(path), qPrintable(error));
+    QCOMPARE(model.rowCount(), 6);  // the previous DB stays shown
+    QCOMPARE(model.dbPath(), db_);
+    if (kind == QLatin1String("missing")) QVERIFY(!QFile::exists(path));  // never created
+    if (kind == QLatin1String("empty")) QCOMPARE(QFileInfo(path).size(), qint64(0));  // never written
+    if (kind == QLatin1String("foreign")) {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::ReadOnly));
+      QCOMPARE(f.readAll(), before);
+    }
+  }
+
+  void mapsTuneTraces() {
+    QTemporaryDir dir;
+    const QString db = testing::writeResultsDb(dir);
+    // `tune --trace-dir traces` next to the DB: found on load.
+    const QString best = writeTuneTrace(dir.filePath(QStringLiteral("traces")), QStringLiteral("best.json"),
+                                        testing::config(Layout::NHWC, "gemm", 2));
+    const QString base = writeTuneTrace(dir.filePath(QStringLiteral("traces")), QStringLiteral("baseline.json"),
+                                        testing::config(Layout::NCHW, "direct", 1));
+    CandidatesModel model;
+    QVERIFY(model.load(db, nullptr));
+    QVERIFY(model.bestRow() && model.baselineRow());
+    QCOMPARE(model.bestRow()->tracePath, best);
+    QCOMPARE(model.baselineRow()->tracePath, base);
+    QCOMPARE(model.index(0, CandidatesModel::TraceColumn).data().toString(), QStringLiteral("best.json"));
+    QVERIFY(model.rows()[2].tracePath.isEmpty());
+    // Any other folder, any file name: matched by the config each trace carries.
+    QTemporaryDir other;
+    const QString slow = writeTuneTrace(other.path(), QStringLiteral("slow.json"),
+                                        testing::config(Layout::NHWC, "direct", 2, 2));
+    QFile junk(other.filePath(QStringLiteral("notes.json")));
+    QVERIFY(junk.open(QIODevice::WriteOnly));
+    junk.write("{\"not\": \"a trace\"}");
+    junk.close();
+    QCOMPARE(model.mapTraceDirectory(other.path()), 1);
+    QCOMPARE(model.rows()[2].tracePath, slow);
+    QCOMPARE(model.rowOfConfig(QString::fromStdString(to_json_text(testing::config(Layout::NHWC, "direct", 2, 2)))), 2);
+  }
+
+  void declaredWinnerLeads() {
+    // A tie within noise may crown a slower, simpler config; best.json says which.
+    QTemporaryDir dir;
+    const QString db = testing::writeResultsDb(dir);
+    writeTuneTrace(dir.path(), QStringLiteral("best.json"), testing::config(Layout::NCHW, "direct", 1));
+    CandidatesModel model;
+    QVERIFY(model.load(db, nullptr));
+    QCOMPARE(model.rows()[0].label, QStringLiteral("nchw conv=direct threads=1"));
+    QVERIFY(model.rows()[0].best && model.rows()[0].baseline);
+    QVERIFY(model.index(0, CandidatesModel::ConfigColumn).data().toString().endsWith(QStringLiteral("(best, baseline)")));
+    QCOMPARE(model.rows()[1].label, QStringLiteral("nhwc conv=gemm threads=2"));
+  }
+
+  void onlyTheFirstBaselineShapedConfigIsTheBaseline() {
+    // A tune over threads 1,2 measures nchw + direct twice; the yardstick is the first.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("threads.sqlite"));
+    {
+      tuner::ResultsDb db(path.toStdString());
+      const int64_t m = db.machine_id({"test CPU", 4, "cpu", "test backend"});
+      const int64_t p = db.problem_id({"lenet5", "1x28x28", 32});
+      db.add_trial(p, m, testing::trial(testing::config(Layout::NCHW, "direct", 1), tuner::TrialStatus::ok, 1000));
+      db.add_trial(p, m, testing::trial(testing::config(Layout::NCHW, "direct", 2), tuner::TrialStatus::ok, 1200));
+    }
+    CandidatesModel model;
+    QVERIFY(model.load(path, nullptr));
+    QCOMPARE(model.rowCount(), 2);
+    QVERIFY(!model.rows()[0].baseline);
+    QVERIFY(model.rows()[1].baseline);
+    QCOMPARE(model.baselineRow()->label, QStringLiteral("nchw conv=direct threads=1"));
+    QCOMPARE(model.ratioToBaseline(model.rows()[0]), 1.2);
+  }
+
+  void configLabelMatchesRunConfig_data() {
+    QTest::addColumn<int>("variant");
+    for (int i = 0; i < 4; ++i) QTest::newRow(qPrintable(QStringLiteral("variant %1").arg(i))) << i;
+  }
+  void configLabelMatchesRunConfig() {
+    QFETCH(int, variant);
+    RunConfig c = testing::config(variant % 2 ? Layout::NHWC : Layout::NCHW, variant < 2 ? "gemm" : "fft", variant + 1);
+    if (variant == 1) c.conv.per_layer = {{"conv1", "direct"}, {"conv2", "fft"}};
+    if (variant == 2) {
+      c.concurrency.streams = 2;
+      c.concurrency.async_update = true;
+    }
+    if (variant == 3) {
+      c.concurrency.replicas = 2;
+      c.concurrency.micro_batches = 2;
+      c.concurrency.threads_per_lane = 1;
+    }
+    QCOMPARE(configLabel(QString::fromStdString(to_json_text(c))), QString::fromStdString(c.label()));
+  }
+
+  void windowOpensDbAndTrace() {
+    QTemporaryDir dir;
+    const QString db = testing::writeResultsDb(dir);
+    writeTuneTrace(dir.filePath(QStringLiteral("traces")), QStringLiteral("best.json"),
+                   testing::config(Layout::NHWC, "gemm", 2));
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QSignalSpy results(&w, &MainWindow::resultsLoaded);
+    w.openFile(db);
+    QCOMPARE(results.count(), 1);
+    QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::CandidatesTab));
+    QCOMPARE(w.candidatesView()->table()->model()->rowCount(), 6);
+    QVERIFY(!w.candidatesView()->openRow(2));  // no trace for it
+    QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+    // A click on the best bar opens its trace in the timeline.
+    CandidatesChart* chart = w.candidatesView()->chart();
+    int y = 0;
+    while (y < chart->height() && chart->rowAt(y) != 0) ++y;
+    QTest::mouseClick(chart, Qt::LeftButton, {}, QPoint(chart->width() / 2, y + 3));
+    QVERIFY(loaded.wait(10'000));
+    QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::TimelineTab));
+    QVERIFY(w.document()->filePath().endsWith(QStringLiteral("best.json")));
+    QVERIFY(w.recentFiles().contains(QFileInfo(db).absoluteFilePath()));
+    const QImage shot = w.candidatesView()->chart()->grab().toImage();
+    QVERIFY(!shot.isNull());
+  }
+
+  void windowShowsErrorNamingTheDb() {
+    const QString path = dir_.filePath(QStringLiteral("bad-foreign.db"));
+    QVERIFY(QFile::exists(path));  // written by notOurDb
+    MainWindow w;
+    w.show();
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    w.openFile(path);
+    QCOMPARE(failed.count(), 1);
+    QVERIFY(failed.first().first().toString().contains(path));
+    auto* box = w.findChild<QMessageBox*>(QStringLiteral("loadErrorDialog"));
+    QVERIFY(box);
+    QVERIFY(box->text().contains(QStringLiteral("bad-foreign.db")));
+    QCOMPARE(box->windowTitle(), QStringLiteral("Cannot open results DB"));
+  }
+};
+
+QTEST_MAIN(CandidatesModelTest)
+#include "tst_candidatesmodel.moc"
