@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/base/BackendChoice.h"
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/engine/Models.h"
@@ -48,6 +49,7 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   options_.validate();
   const int64_t size = model_input_size(options_.model);
   if (options_.threads == 0) options_.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options_.backend = choose_backend(options_.backend).name;  // resolves "auto"
   backend_ = Registry::instance().make_backend(options_.backend);
 
   data::DataSourceOptions source;

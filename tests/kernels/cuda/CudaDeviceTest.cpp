@@ -1,0 +1,116 @@
+// The device probe, the "cuda" backend's registration and the device description:
+// without a device the backend must refuse with "no CUDA device: <driver message>"
+// (usage, CLI exit 2); with one, refuse as unsupported while its kernels are missing.
+#include "kernels/cuda/CudaDevice.h"
+
+#include <cudnn.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "CudaTestSupport.h"
+#include "core/base/BackendChoice.h"
+#include "core/base/Error.h"
+#include "core/base/Registry.h"
+
+namespace tunescope::cuda {
+namespace {
+
+TEST(CudaVersions, FormatAsTheLibrariesNumberThemselves) {
+  EXPECT_EQ(format_cuda_version(13000), "13.0");
+  EXPECT_EQ(format_cuda_version(12080), "12.8");
+  EXPECT_EQ(format_cuda_version(0), "unknown");
+  EXPECT_EQ(format_cudnn_version(91900), "9.19.0");
+  EXPECT_EQ(format_cudnn_version(8907), "8.9.7");
+  EXPECT_EQ(format_nccl_version(22809), "2.28.9");
+  EXPECT_EQ(format_nccl_version(2804), "2.8.4");
+  EXPECT_EQ(format_cublas_version(130100), "13.1.0");
+  EXPECT_EQ(format_cufft_version(12000), "12.0.0");
+  EXPECT_EQ(format_cufft_version(11203), "11.2.3");
+}
+
+TEST(CudaVersions, LibrariesAnswerWithoutADevice) {
+  // cuDNN, cuBLAS, cuFFT and NCCL report their versions from the host library alone.
+  const CudaLibraryVersions v = query_library_versions();
+  EXPECT_EQ(v.cudnn / 10000, size_t{CUDNN_MAJOR});
+  EXPECT_GT(v.cublas, 0);
+  EXPECT_GT(v.cufft, 0);
+  EXPECT_GT(v.nccl, 0);
+  EXPECT_GT(v.runtime, 0);
+}
+
+TEST(CudaDescription, NamesDeviceResourcesAndVersions) {
+  CudaDeviceInfo device;
+  device.index = 1;
+  device.name = "NVIDIA H200";
+  device.sm_count = 132;
+  device.memory_bytes = size_t{150} * 1024 * 1024 * 1024;
+  device.compute_major = 9;
+  device.compute_minor = 0;
+  CudaLibraryVersions v;
+  v.driver = 13000;
+  v.runtime = 13000;
+  v.cudnn = 91900;
+  v.cublas = 130100;
+  v.cufft = 12000;
+  v.nccl = 22809;
+  EXPECT_EQ(describe_cuda_device(device, v),
+            "NVIDIA H200 (device 1), 132 SMs, 150.0 GiB, compute capability 9.0; driver 13.0, runtime 13.0, "
+            "cuDNN 9.19.0, cuBLAS 13.1.0, cuFFT 12.0.0, NCCL 2.28.9");
+}
+
+TEST(CudaBackend, IsRegisteredAndRefusesHonestly) {
+  const auto names = Registry::instance().backends();
+  ASSERT_NE(std::find(names.begin(), names.end(), "cuda"), names.end());
+  const std::string reason = cuda_unavailable_reason();
+  try {
+    Registry::instance().make_backend("cuda");
+    FAIL() << "the cuda backend has no kernels yet and must not construct";
+  } catch (const Error& e) {
+    if (!reason.empty()) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage);
+      EXPECT_EQ(std::string(e.what()), reason);
+      EXPECT_EQ(reason.rfind("no CUDA device: ", 0), 0u) << reason;
+    } else {
+      EXPECT_EQ(e.kind(), ErrorKind::unsupported);
+      EXPECT_NE(std::string(e.what()).find("CUDA training kernels are not implemented yet"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(CudaBackend, AutoChoosesCpuWhileCudaCannotStart) {
+  const BackendChoice choice = choose_backend("auto");
+  EXPECT_EQ(choice.name, "cpu");
+  ASSERT_FALSE(choice.passed_over.empty());
+  EXPECT_EQ(choice.passed_over[0].rfind("cuda: ", 0), 0u) << choice.passed_over[0];
+}
+
+TEST(CudaDevice, DescribesDeviceZero) {
+  TS_SKIP_WITHOUT_CUDA_DEVICE();
+  EXPECT_GE(require_cuda_devices(), 1);
+  const CudaDeviceInfo device = query_cuda_device(0);
+  EXPECT_FALSE(device.name.empty());
+  EXPECT_GT(device.sm_count, 0);
+  EXPECT_GT(device.memory_bytes, size_t{1} << 30);
+  EXPECT_GE(device.compute_major, 7);
+  const std::string text = describe_cuda_device(device, query_library_versions());
+  EXPECT_EQ(text.find("unknown"), std::string::npos) << text;
+  std::printf("device: %s\n", text.c_str());
+}
+
+TEST(CudaDevice, WithoutADeviceTheProbeSaysWhy) {
+  const std::string reason = cuda_unavailable_reason();
+  if (reason.empty()) GTEST_SKIP() << "a CUDA device is present";
+  try {
+    require_cuda_devices();
+    FAIL() << "require_cuda_devices() returned without a device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+    EXPECT_EQ(std::string(e.what()), reason);
+  }
+}
+
+}  // namespace
+}  // namespace tunescope::cuda
