@@ -11,6 +11,12 @@ namespace tunescope::cli {
 
 using Action = std::function<void()>;
 
+// Thrown by an action that has printed its own outcome and must end the process with a
+// particular status (e.g. 130 after an interrupted tune printed its best so far).
+struct ExitCode {
+  int code;
+};
+
 Action add_train_command(CLI::App& command);
 Action add_profile_command(CLI::App& command);
 Action add_list_algorithms_command(CLI::App& command);

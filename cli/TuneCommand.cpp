@@ -1,8 +1,14 @@
 // `tunescope tune`: measures the candidates of a strategy over layout x threads x conv
 // algorithm x concurrency knobs, records every trial in the results DB, prints the
 // ranking, writes the tuned config and the Chrome traces of the winner and the
-// baseline (nchw + direct).
+// baseline (nchw + direct). SIGINT/SIGTERM stop it after the trial in flight with the
+// best-so-far table (exit 128 + signal); `--resume` reuses the DB's trials.
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -35,14 +41,59 @@ struct TuneFlags {
   int64_t steps = 5;
   int64_t warmup = 2;
   double budget = 0;
+  double memory_limit_mb = 0;
   std::string db_path;
+  bool resume = false;
   std::string out_path;
   std::string trace_dir;
 };
 
+// Set by the signal handler, read by the tuner between candidates. Lock-free, so
+// storing to it is async-signal-safe.
+std::atomic<bool> g_stop{false};
+volatile std::sig_atomic_t g_signal = 0;
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void on_stop_signal(int signal) {
+  g_signal = signal;
+  g_stop.store(true);
+  // write(2) is async-signal-safe; printf is not.
+  constexpr char message[] =
+      "\ntunescope: interrupted: finishing the trial in flight (interrupt again to abort at once)\n";
+  ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
+  (void)ignored;
+}
+
+// Installs the handler for SIGINT and SIGTERM while a tune runs; SA_RESETHAND makes a
+// second signal take the default action (the trials already finished are committed).
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop.store(false);
+    g_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
 std::string trial_note(const tuner::TrialResult& trial) {
-  if (trial.status != tuner::TrialStatus::ok) return trial.reason;
-  std::string note = trial.remeasured ? "re-measured interleaved; " : "";
+  const std::string from_db = trial.reused ? "from the results DB; " : "";
+  if (trial.status != tuner::TrialStatus::ok) return from_db + trial.reason;
+  std::string note = from_db + (trial.remeasured ? "re-measured interleaved; " : "");
   if (!trial.kernels.empty())
     note += cat("top kernel ", trial.kernels.front().name, " ", static_cast<int>(trial.kernels.front().share_pct + 0.5), "%");
   return note;
@@ -117,7 +168,14 @@ Action add_tune_command(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--budget", flags->budget, "Seconds after which no new candidate starts (0: none)")
       ->capture_default_str();
+  command.add_option("--memory-limit-mb", flags->memory_limit_mb,
+                     "Host memory one candidate may allocate (MiB; 0: no limit); beyond it the candidate "
+                     "is recorded as failed and the tune goes on")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   command.add_option("--db", flags->db_path, "Results database (SQLite), created if missing");
+  command.add_flag("--resume", flags->resume,
+                   "Reuse the trials in --db for this machine, problem and config instead of measuring them "
+                   "again (continues an interrupted tune)");
   command.add_option("-o,--out", flags->out_path, "Where to write the tuned config (tunescope.config/1 JSON)")
       ->required();
   command.add_option("--trace-dir", flags->trace_dir,
@@ -141,6 +199,10 @@ Action add_tune_command(CLI::App& command) {
     options.measure.steps = flags->steps;
     options.measure.warmup = flags->warmup;
     options.budget_seconds = flags->budget;
+    options.measure.memory_limit_bytes = static_cast<size_t>(flags->memory_limit_mb * 1024 * 1024);
+    options.resume = flags->resume;
+    options.stop = &g_stop;
+    if (flags->resume && flags->db_path.empty()) fail(ErrorKind::usage, "--resume needs --db");
     if (!flags->trace_dir.empty()) std::filesystem::create_directories(flags->trace_dir);
 
     std::optional<tuner::ResultsDb> db;
@@ -151,14 +213,29 @@ Action add_tune_command(CLI::App& command) {
     std::fflush(stdout);
 
     std::unique_ptr<ProgressBar> bar;
-    const tuner::TuneReport report = tuner.run([&](const tuner::TuneProgress& p) {
-      if (!bar) bar = std::make_unique<ProgressBar>("tune", static_cast<int64_t>(p.total));
-      const std::string best = p.best ? cat("best ", format_rate(p.best->figures.median_eps)) : "best -";
-      bar->update(static_cast<int64_t>(p.last ? p.index : p.index - 1), cat(p.candidate, "  ", best));
-    });
-    if (bar) bar->finish(cat(report.trials.size(), " trials"));
+    const tuner::TuneReport report = [&] {
+      const StopSignals signals;
+      return tuner.run([&](const tuner::TuneProgress& p) {
+        if (!bar) bar = std::make_unique<ProgressBar>("tune", static_cast<int64_t>(p.total));
+        const std::string best = p.best ? cat("best ", format_rate(p.best->figures.median_eps)) : "best -";
+        bar->update(static_cast<int64_t>(p.last ? p.index : p.index - 1), cat(p.candidate, "  ", best));
+      });
+    }();
+    if (bar) bar->finish(cat(report.trials.size(), " trials", report.interrupted ? ", interrupted" : ""));
 
     print_ranking(report);
+    if (report.reused > 0) std::printf("\n%zu trials reused from %s\n", report.reused, db->path().c_str());
+    if (report.interrupted) {
+      // No config and no traces: a partial tune must not leave files that look like a result.
+      if (const tuner::TrialResult* best = report.best_trial())
+        std::printf("\ninterrupted: best so far: %s, %.1f ex/s (%s)\n", best->config.label().c_str(),
+                    best->figures.median_eps, report.decision.c_str());
+      else
+        std::printf("\ninterrupted: no candidate finished ok yet (%s)\n", report.decision.c_str());
+      if (db) std::printf("results: %s (continue with --resume)\n", db->path().c_str());
+      std::fflush(stdout);
+      throw ExitCode{128 + (g_signal ? static_cast<int>(g_signal) : SIGINT)};
+    }
     const tuner::TrialResult& winner = report.winner();
     std::printf("\nwinner: %s, %.1f ex/s (%s)\n", winner.config.label().c_str(), winner.figures.median_eps,
                 report.decision.c_str());

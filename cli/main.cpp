@@ -1,6 +1,6 @@
 // `tunescope`: the headless front end. Parses the command line, runs one subcommand
 // and maps failures to one clear line and an exit code: 0 ok, 2 usage or input error,
-// 1 runtime failure.
+// 1 runtime failure, 128 + signal for an interrupted command.
 #include <cstdio>
 #include <exception>
 #include <map>
@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
   try {
     for (CLI::App* command : app.get_subcommands()) actions.at(command)();
     return 0;
+  } catch (const cli::ExitCode& e) {
+    return e.code;
   } catch (const Error& e) {
     std::fprintf(stderr, "tunescope: error: %s\n", e.what());
     return e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input ? 2 : 1;

@@ -11,6 +11,7 @@ packages=(
   dataset-fashion-mnist
   qt6-base-dev xvfb xauth
   python3-venv
+  clang libclang-rt-14-dev  # scripts/run-fuzz.sh: libFuzzer
 )
 
 missing=()

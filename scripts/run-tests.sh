@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: installs what is missing, builds
-# everything (tests and benchmarks included, so they cannot rot) and runs CTest.
+# everything (tests and benchmarks included, so they cannot rot) and runs CTest; then a
+# named subset again under AddressSanitizer + UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh build-test
-cd build-test
-ctest --output-on-failure -j"$(nproc)" --timeout 300
+(cd build-test && ctest --output-on-failure -j"$(nproc)" --timeout 300)
+# Separate build folder; the subset and its wall time are in the script.
+scripts/run-sanitizer-tests.sh build-asan

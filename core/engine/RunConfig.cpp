@@ -123,7 +123,9 @@ RunConfig run_config_from_json_text(const std::string& text, const std::string& 
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // Not only parse_error: a number too large for a double is out_of_range (found by
+    // fuzz/fuzz_run_config).
     fail(ErrorKind::input, "config ", source, ": not JSON: ", e.what());
   }
   if (!root.is_object()) fail(ErrorKind::input, "config ", source, ": expected a JSON object, got ", root.type_name());

@@ -8,6 +8,7 @@
 #include <new>
 #include <optional>
 
+#include "core/base/AllocationCap.h"
 #include "core/base/Error.h"
 #include "profiler/Metrics.h"
 
@@ -205,6 +206,7 @@ TrialResult measure(const SessionOptions& base, const RunConfig& config, const N
   TrialResult result = disposition(config, TrialStatus::failed, "");
   std::string mismatch;
   const auto failure = failure_of([&] {
+    const ScopedAllocationCap cap(options.memory_limit_bytes);
     CandidateRun run(base, config);
     mismatch = run.check(reference, options);
     if (!mismatch.empty()) return;  // a fast wrong candidate is never timed
@@ -227,6 +229,7 @@ std::pair<TrialResult, TrialResult> measure_interleaved(const SessionOptions& ba
                                               disposition(b, TrialStatus::failed, "")};
   std::string mismatch;
   const auto failure = failure_of([&] {
+    const ScopedAllocationCap cap(options.memory_limit_bytes * 2);  // two candidates live at once
     CandidateRun run_a(base, a), run_b(base, b);
     for (CandidateRun* run : {&run_a, &run_b})
       if (mismatch = run->check(reference, options); !mismatch.empty()) return;
@@ -245,8 +248,11 @@ std::pair<TrialResult, TrialResult> measure_interleaved(const SessionOptions& ba
   const std::string why = failure ? *failure : mismatch;
   if (!why.empty()) {
     const TrialStatus status = failure ? TrialStatus::failed : TrialStatus::invalid;
-    results = {disposition(a, status, "interleaved re-measurement: " + why),
-               disposition(b, status, "interleaved re-measurement: " + why)};
+    results = {disposition(a, status, cat(kRemeasureReason, ": ", why)),
+               disposition(b, status, cat(kRemeasureReason, ": ", why))};
+  } else {
+    results.first.reason = cat(kRemeasureReason, " with ", b.label());
+    results.second.reason = cat(kRemeasureReason, " with ", a.label());
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   results.first.seconds = results.second.seconds = seconds;

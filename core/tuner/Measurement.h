@@ -31,6 +31,9 @@ struct MeasureOptions {
   double gradient_tolerance = 2e-3;
   size_t samples_per_parameter = 256;
   size_t top_kernels = 5;
+  // Host memory a candidate may allocate on top of what is held when it starts (0: no
+  // cap); beyond it the candidate fails with the reason instead of exhausting the machine.
+  size_t memory_limit_bytes = 0;
 };
 
 // The loss and gradient samples after the first step of a session.
@@ -81,7 +84,12 @@ struct TrialResult {
   std::shared_ptr<const profiler::Trace> trace;  // of the timed steps (ok trials only)
   double seconds = 0;                             // wall time the measurement took
   bool remeasured = false;  // figures come from the interleaved winner/runner-up re-measurement
+  bool reused = false;      // taken from the results DB by a resumed tune, not measured now
 };
+
+// Every trial of the interleaved re-measurement carries a reason starting with this, so
+// the results DB tells those rows from the sweep's (a resumed tune reuses only the latter).
+inline constexpr const char* kRemeasureReason = "interleaved re-measurement";
 
 // Measures `config` applied onto `base` (data, seed, SGD settings come from base).
 TrialResult measure(const SessionOptions& base, const RunConfig& config, const NumericsSample& reference,

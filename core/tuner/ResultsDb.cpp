@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <thread>
@@ -131,6 +132,23 @@ TrialRecord record_of(const TrialResult& result) {
   return r;
 }
 
+TrialResult result_of(const TrialRecord& record, const std::string& backend) {
+  TrialResult t;
+  t.config = run_config_from_json_text(record.config_json, cat("results DB trial ", record.id), backend);
+  t.status = record.status;
+  t.reason = record.reason;
+  t.figures = record.figures;
+  t.reused = true;
+  try {
+    for (const auto& k : nlohmann::json::parse(record.kernels_json))
+      t.kernels.push_back({k.at("name").get<std::string>(), k.at("calls").get<size_t>(),
+                           k.at("total_ms").get<double>(), k.at("share_pct").get<double>()});
+  } catch (const nlohmann::json::exception& e) {
+    fail(ErrorKind::input, "results DB trial ", record.id, ": kernels: ", e.what());
+  }
+  return t;
+}
+
 ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
     const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
@@ -232,31 +250,57 @@ int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const Trial
   return sqlite3_last_insert_rowid(db_);
 }
 
-std::vector<TrialRecord> ResultsDb::trials(int64_t problem_id) const {
+namespace {
+
+constexpr const char* kTrialColumns =
+    "SELECT id, problem_id, machine_id, config, status, reason, median_eps, median_step_ms, min_step_ms, spread, "
+    "steps, kernels, created_at FROM trials ";
+
+TrialRecord read_trial(const Statement& select) {
+  TrialRecord r;
+  r.id = select.integer(0);
+  r.problem_id = select.integer(1);
+  r.machine_id = select.integer(2);
+  r.config_json = select.text(3);
+  r.status = parse_trial_status(select.text(4));
+  r.reason = select.text(5);
+  r.figures.median_eps = select.real(6);
+  r.figures.median_step_ms = select.real(7);
+  r.figures.min_step_ms = select.real(8);
+  r.figures.spread = select.real(9);
+  r.figures.steps = select.integer(10);
+  r.kernels_json = select.text(11);
+  r.created_at = select.text(12);
+  return r;
+}
+
+}  // namespace
+
+std::optional<TrialRecord> ResultsDb::earliest_trial(int64_t problem_id, int64_t machine_id,
+                                                     const std::string& config_json,
+                                                     const std::vector<TrialStatus>& statuses) const {
+  // Re-measurement rows repeat a config with other figures; the sweep's row comes first
+  // within a tune, and the prefix tells them apart across tunes.
   Statement select(db_,
-                   "SELECT id, problem_id, machine_id, config, status, reason, median_eps, median_step_ms, "
-                   "min_step_ms, spread, steps, kernels, created_at FROM trials WHERE ?1 = 0 OR problem_id = ?1 "
-                   "ORDER BY id",
+                   cat(kTrialColumns,
+                       "WHERE problem_id = ?1 AND machine_id = ?2 AND config = ?3 AND substr(reason, 1, ?4) <> ?5 "
+                       "ORDER BY id"),
                    path_);
+  const std::string prefix = kRemeasureReason;
+  select.bind(1, problem_id).bind(2, machine_id).bind(3, config_json);
+  select.bind(4, static_cast<int64_t>(prefix.size())).bind(5, prefix);
+  while (select.step()) {
+    TrialRecord r = read_trial(select);
+    if (std::find(statuses.begin(), statuses.end(), r.status) != statuses.end()) return r;
+  }
+  return std::nullopt;
+}
+
+std::vector<TrialRecord> ResultsDb::trials(int64_t problem_id) const {
+  Statement select(db_, cat(kTrialColumns, "WHERE ?1 = 0 OR problem_id = ?1 ORDER BY id"), path_);
   select.bind(1, problem_id);
   std::vector<TrialRecord> out;
-  while (select.step()) {
-    TrialRecord r;
-    r.id = select.integer(0);
-    r.problem_id = select.integer(1);
-    r.machine_id = select.integer(2);
-    r.config_json = select.text(3);
-    r.status = parse_trial_status(select.text(4));
-    r.reason = select.text(5);
-    r.figures.median_eps = select.real(6);
-    r.figures.median_step_ms = select.real(7);
-    r.figures.min_step_ms = select.real(8);
-    r.figures.spread = select.real(9);
-    r.figures.steps = select.integer(10);
-    r.kernels_json = select.text(11);
-    r.created_at = select.text(12);
-    out.push_back(std::move(r));
-  }
+  while (select.step()) out.push_back(read_trial(select));
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ struct TrialRecord {
 };
 
 TrialRecord record_of(const TrialResult& result);
+// The trial a stored row describes (no trace; `reused` set), its config parsed for
+// `backend`. Throws Error(input) naming the DB row when the row does not parse.
+TrialResult result_of(const TrialRecord& record, const std::string& backend);
 std::string kernels_to_json(const std::vector<KernelShare>& kernels);
 
 class ResultsDb {
@@ -64,6 +68,10 @@ class ResultsDb {
   int64_t add_trial(int64_t problem_id, int64_t machine_id, const TrialResult& result);
   // Trials of a problem (all problems when problem_id is 0), in insertion order.
   std::vector<TrialRecord> trials(int64_t problem_id = 0) const;
+  // The earliest sweep trial (not an interleaved re-measurement) of `config_json` for
+  // this problem and machine whose status is one of `statuses`: what a resumed tune reuses.
+  std::optional<TrialRecord> earliest_trial(int64_t problem_id, int64_t machine_id, const std::string& config_json,
+                                            const std::vector<TrialStatus>& statuses) const;
 
   const std::filesystem::path& path() const { return path_; }
 

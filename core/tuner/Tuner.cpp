@@ -73,6 +73,7 @@ Tuner::Tuner(TuneOptions options, ResultsDb* db) : options_(std::move(options)),
   if (options_.measure.warmup < 0) fail(ErrorKind::usage, "--warmup must be >= 0, got ", options_.measure.warmup);
   if (options_.budget_seconds < 0) fail(ErrorKind::usage, "--budget must be >= 0, got ", options_.budget_seconds);
   options_.base.threads = options_.threads.front();
+  if (options_.resume && !db_) fail(ErrorKind::usage, "--resume needs a results DB (--db)");
 }
 
 std::vector<Candidate> Tuner::candidates(const SearchSpace& space, TuneReport& report) const {
@@ -163,6 +164,19 @@ TuneReport Tuner::run(const Progress& progress) {
   auto record = [&](const TrialResult& trial) {
     if (db_) db_->add_trial(problem_id, machine_id, trial);
   };
+  auto stopped = [&] { return options_.stop && options_.stop->load(); };
+  // Resume: the DB's earlier verdict on this config, if any. A runnable candidate reuses
+  // a measured verdict (a skipped row may be a budget skip: measure it); one that cannot
+  // run reuses its skipped row so that it is not recorded twice.
+  auto earlier = [&](const Candidate& candidate) -> std::optional<TrialResult> {
+    if (!options_.resume) return std::nullopt;
+    const auto statuses = candidate.runnable()
+                              ? std::vector{TrialStatus::ok, TrialStatus::invalid, TrialStatus::failed}
+                              : std::vector{TrialStatus::skipped};
+    auto row = db_->earliest_trial(problem_id, machine_id, to_json_text(candidate.config), statuses);
+    if (!row) return std::nullopt;
+    return result_of(*row, base.backend);
+  };
   auto best_index = [&]() -> std::optional<size_t> {
     std::optional<size_t> best;
     for (size_t i = 0; i < report.trials.size(); ++i)
@@ -175,8 +189,18 @@ TuneReport Tuner::run(const Progress& progress) {
   const size_t total = static_cast<size_t>(std::count_if(list.begin(), list.end(), [](const Candidate& c) { return c.runnable(); }));
   size_t index = 0;
   for (const Candidate& candidate : list) {
+    if (stopped()) {
+      report.interrupted = true;
+      break;
+    }
     TrialResult trial;
-    if (!candidate.runnable()) {
+    bool fresh = true;  // false: reused from the DB, already recorded
+    if (std::optional<TrialResult> reused = earlier(candidate)) {
+      trial = std::move(*reused);
+      fresh = false;
+      ++report.reused;
+      if (candidate.runnable()) ++index;
+    } else if (!candidate.runnable()) {
       trial.config = candidate.config;
       trial.status = TrialStatus::skipped;
       trial.reason = candidate.skip_reason;
@@ -203,7 +227,7 @@ TuneReport Tuner::run(const Progress& progress) {
       }
       if (check) trial = measure(base, candidate.config, *check, options_.measure);
     }
-    record(trial);
+    if (fresh) record(trial);
     report.trials.push_back(std::move(trial));
     if (index == 1 && candidate.runnable()) report.baseline = report.trials.size() - 1;
     // Only the traces of the baseline and the best so far are worth keeping in memory.
@@ -222,6 +246,16 @@ TuneReport Tuner::run(const Progress& progress) {
   std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
     return report.trials[a].figures.median_eps > report.trials[b].figures.median_eps;
   });
+  // Interrupted (before or after the sweep): the best so far, without the re-measurement
+  // (the user asked to stop), and no error when nothing finished yet.
+  if (report.interrupted || stopped()) {
+    report.interrupted = true;
+    if (!ranked.empty()) report.best = ranked.front();
+    report.decision = cat("interrupted after ", report.trials.size(), " of ", list.size(),
+                          " candidates: the sweep's best so far, not re-measured");
+    report.seconds = seconds_since(start);
+    return report;
+  }
   if (ranked.empty()) {
     std::string reasons;
     for (const auto& t : report.trials)

@@ -4,6 +4,7 @@
 // through the progress callback.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <string>
@@ -37,6 +38,16 @@ struct TuneOptions {
   MeasureOptions measure;
   FindOptions find;
   double budget_seconds = 0;  // 0: unbounded; else no candidate starts after this
+  // Set (e.g. by a SIGINT handler; a lock-free atomic is async-signal-safe) to stop the
+  // tune: no further candidate starts, the trial in flight finishes and is recorded,
+  // the interleaved re-measurement is skipped and run() returns the best so far with
+  // `interrupted` set instead of throwing.
+  const std::atomic<bool>* stop = nullptr;
+  // Reuse the trials of the results DB for the same machine signature, problem and
+  // config instead of measuring them again (ok, invalid and failed ones; skipped ones
+  // only for candidates that cannot run anyway), so an interrupted tune completes
+  // where it stopped. Needs a DB.
+  bool resume = false;
 };
 
 struct TuneProgress {
@@ -56,6 +67,8 @@ struct TuneReport {
   std::string decision;             // how the winner was declared
   std::vector<LayerFind> finds;     // per-layer strategy: each layer's timings
   bool budget_exhausted = false;
+  bool interrupted = false;  // options.stop was set: `best` is the sweep's best so far (may be empty)
+  size_t reused = 0;         // trials taken from the results DB (resume)
   double seconds = 0;
   MachineSignature machine;
   ProblemKey problem;
@@ -79,7 +92,8 @@ class Tuner {
   // `db` may be null (no recording).
   Tuner(TuneOptions options, ResultsDb* db = nullptr);
   // Throws Error(runtime) when the reference config cannot run, and when no candidate
-  // succeeds (an empty tune is an error, not a silent success).
+  // succeeds (an empty tune is an error, not a silent success) unless interrupted.
+  // Throws Error(usage) for resume without a DB.
   TuneReport run(const Progress& progress = {});
 
  private:
