@@ -1,5 +1,6 @@
 #include "cli/SessionFlags.h"
 
+#include "core/base/BackendChoice.h"
 #include "core/engine/Models.h"
 #include "core/engine/RunConfig.h"
 
@@ -57,13 +58,16 @@ void SessionFlags::add_to(CLI::App& command, bool tuned_knobs) {
       ->capture_default_str();
   command.add_option("--fake-channels", options.fake_channels,
                      "Channels of fake data (0: the model's usual: lenet5 1, resnet18-small 3)");
-  command.add_option("--backend", options.backend, "Compute backend")->capture_default_str();
+  command.add_option("--backend", options.backend, "Compute backend: cpu | cuda | auto (cuda when a device is usable, else cpu)")->capture_default_str();
 }
 
 SessionOptions SessionFlags::resolve() const {
   SessionOptions resolved = options;
+  // "auto" is resolved here, before anything (config validation, the tuner's per-layer
+  // find, the machine signature) looks up algorithms by backend name.
+  resolved.backend = choose_backend(options.backend).name;
   const auto given = [](const CLI::Option* option) { return option && option->count() > 0; };
-  if (!config_path.empty()) apply_run_config(load_run_config(config_path, options.backend), resolved);
+  if (!config_path.empty()) apply_run_config(load_run_config(config_path, resolved.backend), resolved);
   // Without --config every flag applies (its default when not given); with it, only
   // the flags the user typed replace the file's values.
   const bool all = config_path.empty();

@@ -99,3 +99,18 @@ TEST(Cli, UnwritableTraceIsAnInputError) {
 }
 
 }  // namespace
+
+namespace {
+
+// "auto" must be resolved before the tuner looks algorithms up by backend name.
+TEST(Cli, AutoBackendWorksForTrainAndTune) {
+  EXPECT_EQ(run_cli("train --backend auto --epochs 1 " + std::string(kFakeSmall)).exit_code, 0);
+  const auto config = std::filesystem::temp_directory_path() / "tunescope-cli-auto-backend.json";
+  const Result tune = run_cli("tune --backend auto --algorithms direct --layouts nchw --steps 1 --warmup 0 -o " +
+                              config.string() + " --data fake --fake-count 64 --batch 16 --test-limit 16");
+  EXPECT_EQ(tune.exit_code, 0) << tune.output;
+  EXPECT_TRUE(std::filesystem::exists(config));
+  std::filesystem::remove(config);
+}
+
+}  // namespace
