@@ -153,6 +153,15 @@ struct FftConvolution::Plan {
   int64_t single_image_bytes = 0;
 };
 
+struct FftConvolution::PassSetup {
+  Plan plan;
+  FftTransform& transform;
+  cfloat* spec_a;
+  cfloat* spec_b;
+  cfloat* spec_filter;
+  float* real;
+};
+
 FftConvolution::FftConvolution(std::string name, FftKernelNames kernel_names,
                                std::unique_ptr<FftTransformFactory> transforms,
                                int64_t chunk_budget_bytes)
@@ -261,21 +270,35 @@ double cgemm_flops(int64_t I, int64_t J, int64_t L, const FftShape& s) {
 
 }  // namespace
 
+FftConvolution::PassSetup FftConvolution::begin_pass(const ConvCall& call, ConvPass pass,
+                                                     const Tensor& a, const Tensor& b,
+                                                     const Tensor& out) {
+  const ConvProblem& p = call.problem;
+  check_conv_args(name_, pass, p, a, b, out);
+  if (std::string reason = unsupported_reason(p); !reason.empty()) fail(ErrorKind::unsupported, reason);
+  Plan plan = make_plan(p);
+  check_workspace(name_, call, plan.bytes);
+  FftTransform& transform = transform_for(plan.shape);
+  auto spectrum = [&](size_t offset) {
+    return reinterpret_cast<cfloat*>(WorkspaceLayout::at(call.workspace, offset));
+  };
+  return PassSetup{plan, transform, spectrum(plan.spec_a), spectrum(plan.spec_b),
+                   spectrum(plan.spec_filter), WorkspaceLayout::at(call.workspace, plan.real)};
+}
+
 void FftConvolution::forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) {
   const ConvProblem& p = call.problem;
-  check_conv_args(name_, ConvPass::forward, p, x, w, y);
-  if (std::string reason = unsupported_reason(p); !reason.empty()) fail(ErrorKind::unsupported, reason);
-  const Plan plan = make_plan(p);
-  check_workspace(name_, call, plan.bytes);
+  const PassSetup setup = begin_pass(call, ConvPass::forward, x, w, y);
+  const Plan& plan = setup.plan;
   const FftShape& s = plan.shape;
-  FftTransform& transform = transform_for(s);
+  FftTransform& transform = setup.transform;
   const ExecContext& ex = call.exec;
   const FftKernelNames::Pass& names = kernel_names_.fwd;
   const int64_t C = p.input.c, K = p.out_channels, cs = s.complex_stride;
-  auto* spec_x = reinterpret_cast<cfloat*>(WorkspaceLayout::at(call.workspace, plan.spec_a));
-  auto* spec_y = reinterpret_cast<cfloat*>(WorkspaceLayout::at(call.workspace, plan.spec_b));
-  auto* spec_w = reinterpret_cast<cfloat*>(WorkspaceLayout::at(call.workspace, plan.spec_filter));
-  float* real = WorkspaceLayout::at(call.workspace, plan.real);
+  cfloat* spec_x = setup.spec_a;
+  cfloat* spec_y = setup.spec_b;
+  cfloat* spec_w = setup.spec_filter;
+  float* real = setup.real;
 
   transform_planes(ex, names.r2c_second, transform, s, w, 0, K * C, real, spec_w, 0, 0, 1, 1);
   for (int64_t n0 = 0; n0 < p.input.n; n0 += plan.chunk) {
@@ -298,19 +321,17 @@ void FftConvolution::forward(const ConvCall& call, const Tensor& x, const Tensor
 void FftConvolution::backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w,
                                    Tensor& dx) {
   const ConvProblem& p = call.problem;
-  check_conv_args(name_, ConvPass::backward_data, p, dy, w, dx);
-  if (std::string reason = unsupported_reason(p); !reason.empty()) fail(ErrorKind::unsupported, reason);
-  const Plan plan = make_plan(p);
-  check_workspace(name_, call, plan.bytes);
+  const PassSetup setup = begin_pass(call, ConvPass::backward_data, dy, w, dx);
+  const Plan& plan = setup.plan;
   const FftShape& s = plan.shape;
-  FftTransform& transform = transform_for(s);
+  FftTransform& transform = setup.transform;
   const ExecContext& ex = call.exec;
   const FftKernelNames::Pass& names = kernel_names_.bwd_data;
   const int64_t C = p.input.c, K = p.out_channels, cs = s.complex_stride;
-  auto* spec_dy = reinterpret_cast<cfloat*>(WorkspaceLayout::at(call.workspace, plan.spec_a));
-  auto* spec_dx = reinterpret_cast<cfloat*>(WorkspaceLayout::at(call.workspace, plan.spec_b));
-  auto* spec_w = reinterpret_cast<cfloat*>(WorkspaceLayout::at(call.workspace, plan.spec_filter));
-  float* real = WorkspaceLayout::at(call.workspace, plan.real);
+  cfloat* spec_dy = setup.spec_a;
+  cfloat* spec_dx = setup.spec_b;
+  cfloat* spec_w = setup.spec_filter;
+  float* real = setup.real;
 
   transform_planes(ex, names.r2c_second, transform, s, w, 0, K * C, real, spec_w, 0, 0, 1, 1);
   for (int64_t n0 = 0; n0 < p.input.n; n0 += plan.chunk) {
@@ -335,19 +356,17 @@ void FftConvolution::backward_data(const ConvCall& call, const Tensor& dy, const
 void FftConvolution::backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
                                      Tensor& dw) {
   const ConvProblem& p = call.problem;
-  check_conv_args(name_, ConvPass::backward_filter, p, x, dy, dw);
-  if (std::string reason = unsupported_reason(p); !reason.empty()) fail(ErrorKind::unsupported, reason);
-  const Plan plan = make_plan(p);
-  check_workspace(name_, call, plan.bytes);
+  const PassSetup setup = begin_pass(call, ConvPass::backward_filter, x, dy, dw);
+  const Plan& plan = setup.plan;
   const FftShape& s = plan.shape;
-  FftTransform& transform = transform_for(s);
+  FftTransform& transform = setup.transform;
   const ExecContext& ex = call.exec;
   const FftKernelNames::Pass& names = kernel_names_.bwd_filter;
   const int64_t C = p.input.c, K = p.out_channels, cs = s.complex_stride;
-  auto* spec_x = reinterpret_cast<cfloat*>(WorkspaceLayout::at(call.workspace, plan.spec_a));
-  auto* spec_dy = reinterpret_cast<cfloat*>(WorkspaceLayout::at(call.workspace, plan.spec_b));
-  auto* spec_dw = reinterpret_cast<cfloat*>(WorkspaceLayout::at(call.workspace, plan.spec_filter));
-  float* real = WorkspaceLayout::at(call.workspace, plan.real);
+  cfloat* spec_x = setup.spec_a;
+  cfloat* spec_dy = setup.spec_b;
+  cfloat* spec_dw = setup.spec_filter;
+  float* real = setup.real;
 
   for (int64_t n0 = 0; n0 < p.input.n; n0 += plan.chunk) {
     const int64_t images = std::min(plan.chunk, p.input.n - n0);

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/base/ConvAlgorithm.h"
+#include "kernels/cpu/ConvArgs.h"
 #include "kernels/cpu/FftTransform.h"
 
 namespace tunescope::cpu {
@@ -62,7 +63,12 @@ class FftConvolution : public ConvAlgorithm {
 
  private:
   struct Plan;
+  struct PassSetup;
   Plan make_plan(const ConvProblem& problem) const;
+  // What every pass does first: checks the tensors, the problem and the workspace, then
+  // plans the chunks and carves the workspace into spectra and padded planes.
+  PassSetup begin_pass(const ConvCall& call, ConvPass pass, const Tensor& a, const Tensor& b,
+                       const Tensor& out);
   // The transform for `shape`, created on first use and kept: one instance serves one
   // layer, so the shape rarely changes.
   FftTransform& transform_for(const FftShape& shape);
