@@ -133,6 +133,17 @@ class ConvGemm final : public ConvAlgorithm {
     return make_plan(problem).bytes;
   }
 
+  // Unfolds `images` images starting at x0 into their column matrices, one per image.
+  static void im2col_wave(const ExecContext& ex, const char* kernel, const ConvProblem& p,
+                          const Dims& d, const GemmPlan& plan, const float* x0, int64_t images,
+                          float* cols) {
+    profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 0,
+                            images * (d.image_in + plan.col_elements) * 4.0);
+    ex.pool.parallel_for(images, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) im2col(p, x0 + i * d.image_in, cols + i * plan.col_elements);
+    });
+  }
+
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
     const ConvProblem& p = call.problem;
     check_conv_args(name(), ConvPass::forward, p, x, w, y);
@@ -144,14 +155,7 @@ class ConvGemm final : public ConvAlgorithm {
     for (int64_t first = 0; first < p.input.n; first += plan.wave) {
       const int64_t images = std::min(plan.wave, p.input.n - first);
       const float* x0 = x.data() + first * d.image_in;
-      if (plan.col_elements > 0) {
-        profiler::KernelScope k(ex.tracer, "gemm.fwd.im2col", ex.device, ex.lane, 0,
-                                images * (d.image_in + plan.col_elements) * 4.0);
-        ex.pool.parallel_for(images, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i)
-            im2col(p, x0 + i * d.image_in, cols + i * plan.col_elements);
-        });
-      }
+      if (plan.col_elements > 0) im2col_wave(ex, "gemm.fwd.im2col", p, d, plan, x0, images, cols);
       profiler::KernelScope k(ex.tracer, "gemm.fwd.sgemm", ex.device, ex.lane,
                               p.flops() * images / p.input.n,
                               images * (d.CRS * d.PQ + d.image_out) * 4.0 + w.bytes());
@@ -209,14 +213,7 @@ class ConvGemm final : public ConvAlgorithm {
     for (int64_t first = 0; first < p.input.n; first += plan.wave) {
       const int64_t images = std::min(plan.wave, p.input.n - first);
       const float* x0 = x.data() + first * d.image_in;
-      if (plan.col_elements > 0) {
-        profiler::KernelScope k(ex.tracer, "gemm.bwd_filter.im2col", ex.device, ex.lane, 0,
-                                images * (d.image_in + plan.col_elements) * 4.0);
-        ex.pool.parallel_for(images, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i)
-            im2col(p, x0 + i * d.image_in, cols + i * plan.col_elements);
-        });
-      }
+      if (plan.col_elements > 0) im2col_wave(ex, "gemm.bwd_filter.im2col", p, d, plan, x0, images, cols);
       profiler::KernelScope k(ex.tracer, "gemm.bwd_filter.sgemm", ex.device, ex.lane,
                               p.flops() * images / p.input.n,
                               images * (d.CRS * d.PQ + d.image_out) * 4.0 + dw.bytes());
