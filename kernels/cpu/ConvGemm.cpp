@@ -133,6 +133,16 @@ class ConvGemm final : public ConvAlgorithm {
     return make_plan(problem).bytes;
   }
 
+  // What every pass does first: checks the tensors and the workspace, then plans the
+  // waves of images whose column matrices fit the workspace.
+  GemmPlan begin_pass(const ConvCall& call, ConvPass pass, const Tensor& a, const Tensor& b,
+                      const Tensor& out) const {
+    check_conv_args(name(), pass, call.problem, a, b, out);
+    GemmPlan plan = make_plan(call.problem);
+    check_workspace(name(), call, plan.bytes);
+    return plan;
+  }
+
   // Unfolds `images` images starting at x0 into their column matrices, one per image.
   static void im2col_wave(const ExecContext& ex, const char* kernel, const ConvProblem& p,
                           const Dims& d, const GemmPlan& plan, const float* x0, int64_t images,
@@ -146,9 +156,7 @@ class ConvGemm final : public ConvAlgorithm {
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
     const ConvProblem& p = call.problem;
-    check_conv_args(name(), ConvPass::forward, p, x, w, y);
-    const GemmPlan plan = make_plan(p);
-    check_workspace(name(), call, plan.bytes);
+    const GemmPlan plan = begin_pass(call, ConvPass::forward, x, w, y);
     const Dims d(p);
     const ExecContext& ex = call.exec;
     float* cols = WorkspaceLayout::at(call.workspace, plan.col_offset);
@@ -168,9 +176,7 @@ class ConvGemm final : public ConvAlgorithm {
 
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override {
     const ConvProblem& p = call.problem;
-    check_conv_args(name(), ConvPass::backward_data, p, dy, w, dx);
-    const GemmPlan plan = make_plan(p);
-    check_workspace(name(), call, plan.bytes);
+    const GemmPlan plan = begin_pass(call, ConvPass::backward_data, dy, w, dx);
     const Dims d(p);
     const ExecContext& ex = call.exec;
     float* cols = WorkspaceLayout::at(call.workspace, plan.col_offset);
@@ -200,9 +206,7 @@ class ConvGemm final : public ConvAlgorithm {
 
   void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override {
     const ConvProblem& p = call.problem;
-    check_conv_args(name(), ConvPass::backward_filter, p, x, dy, dw);
-    const GemmPlan plan = make_plan(p);
-    check_workspace(name(), call, plan.bytes);
+    const GemmPlan plan = begin_pass(call, ConvPass::backward_filter, x, dy, dw);
     const Dims d(p);
     const ExecContext& ex = call.exec;
     const int64_t filter_elements = p.filter().count();
