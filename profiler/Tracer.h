@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "profiler/Clock.h"
+#include "profiler/Nvtx.h"
 #include "profiler/Trace.h"
 
 namespace tunescope::profiler {
@@ -37,6 +38,24 @@ class Tracer {
                        int64_t start_ns, int64_t end_ns, double flops = 0, double bytes = 0);
   void record_range(const char* name, RangeCategory category, int device, int lane,
                     int64_t start_ns, int64_t end_ns);
+
+  // A range opened and closed on one thread, possibly by different tasks of one lane (the
+  // trainer's phases). begin_range returns its start, or kRangeNotOpened when not
+  // recording; an opened range is also an NVTX push, so end_range (which pops it and
+  // records the range) must run on the same thread, and runs even if recording stopped
+  // in between, to keep the NVTX stack balanced.
+  static constexpr int64_t kRangeNotOpened = -1;
+  int64_t begin_range(const char* name, RangeCategory category) {
+    if (!recording()) return kRangeNotOpened;
+    nvtx::push_range(name, category);
+    return now_ns();
+  }
+  void end_range(const char* name, RangeCategory category, int device, int lane, int64_t start_ns) {
+    if (start_ns == kRangeNotOpened) return;
+    const int64_t end_ns = now_ns();
+    nvtx::pop_range();
+    record_range(name, category, device, lane, start_ns, end_ns);
+  }
 
   // Merges every thread's records into a Trace sorted by start time, with the given
   // metadata. Call after stop() and after recording threads are quiescent. Buffers are
@@ -82,15 +101,15 @@ class KernelScope {
   int64_t start_;
 };
 
-// RAII: records one range (run, iteration, layer, phase) from construction to destruction.
+// RAII: records one range (run, iteration, layer, phase) from construction to destruction,
+// and pushes it as an NVTX range meanwhile (Tracer::begin_range).
 class RangeScope {
  public:
   RangeScope(Tracer* tracer, const char* name, RangeCategory category, int device = 0, int lane = 0)
-      : tracer_(tracer && tracer->recording() ? tracer : nullptr),
-        name_(name), category_(category), device_(device), lane_(lane),
-        start_(tracer_ ? now_ns() : 0) {}
+      : tracer_(tracer), name_(name), category_(category), device_(device), lane_(lane),
+        start_(tracer ? tracer->begin_range(name, category) : Tracer::kRangeNotOpened) {}
   ~RangeScope() {
-    if (tracer_) tracer_->record_range(name_, category_, device_, lane_, start_, now_ns());
+    if (tracer_) tracer_->end_range(name_, category_, device_, lane_, start_);
   }
   RangeScope(const RangeScope&) = delete;
   RangeScope& operator=(const RangeScope&) = delete;

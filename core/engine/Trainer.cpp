@@ -131,14 +131,13 @@ void Trainer::submit_phase(int lane, const char* name, bool begin) {
   if (!tracer_) return;
   // A phase spans many tasks of one lane: its start is kept per lane (only that lane touches it).
   if (begin) {
-    executor_->submit(lane, [this](const ExecContext& exec) {
-      phase_start_ns_[static_cast<size_t>(exec.lane)] = profiler::now_ns();
+    executor_->submit(lane, [this, name](const ExecContext& exec) {
+      phase_start_ns_[static_cast<size_t>(exec.lane)] = tracer_->begin_range(name, RangeCategory::phase);
     });
   } else {
     executor_->submit(lane, [this, name](const ExecContext& exec) {
-      if (tracer_->recording())
-        tracer_->record_range(name, RangeCategory::phase, exec.device, exec.lane,
-                              phase_start_ns_[static_cast<size_t>(exec.lane)], profiler::now_ns());
+      tracer_->end_range(name, RangeCategory::phase, exec.device, exec.lane,
+                         phase_start_ns_[static_cast<size_t>(exec.lane)]);
     });
   }
 }
