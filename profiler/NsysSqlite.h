@@ -1,7 +1,19 @@
 // The Nsight Systems SQLite layout shared by NsysSqliteWriter and NsysSqliteReader:
-// table and column names of `nsys export --type sqlite` (NVIDIA, "SQLite Export Schema
-// Reference" of the Nsight Systems exporter docs), the NVTX event types, the
+// table and column names of `nsys export --type sqlite`, the NVTX event types, the
 // serialised process/thread ids, and tunescope's own side tables.
+//
+// Checked (2026-12) against NVIDIA's "SQLite Schema Reference", Nsight Systems Analysis
+// Guide, https://docs.nvidia.com/nsight-systems/AnalysisGuide/index.html#sqlite-schema-reference
+// (schema 3.28.1, release 2026.4; earlier: https://docs.nvidia.com/nsight-systems/2021.5/
+// nsys-exporter/exported_data.html), and the `.schema` of an nsys 2024.6.2 export
+// (schema 3.16.1): every column we write or read (StringIds; CUPTI_ACTIVITY_KIND_KERNEL
+// start, end, deviceId, contextId, streamId, correlationId, globalPid, demangledName and
+// shortName as StringIds ids, grid/block dims; MEMCPY bytes, copyKind; MEMSET value,
+// bytes; SYNCHRONIZATION syncType, eventId; RUNTIME eventClass, globalTid, correlationId,
+// nameId, returnValue; NVTX_EVENTS start, end, eventType, rangeId, category, color, text,
+// globalTid, endGlobalTid, textId, domainId; META_DATA_EXPORT; TARGET_INFO_GPU;
+// TARGET_INFO_SESSION_START_TIME) exists there under the same name. Newer exports add
+// columns (greenContextId, ...); readers look columns up by name, so those are ignored.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +29,7 @@ inline constexpr const char* kSync = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
 inline constexpr const char* kRuntime = "CUPTI_ACTIVITY_KIND_RUNTIME";
 inline constexpr const char* kNvtx = "NVTX_EVENTS";
 
-// NVTX_EVENTS.eventType (ENUM_NSYS_EVENT_TYPE): push/pop and start/end ranges.
+// NVTX_EVENTS.eventType (ENUM_NSYS_EVENT_TYPE: 59 NvtxPushPopRange, 60 NvtxStartEndRange).
 inline constexpr int kNvtxPushPopRange = 59;
 inline constexpr int kNvtxStartEndRange = 60;
 
