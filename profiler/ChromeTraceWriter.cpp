@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "profiler/ChromeEventOutput.h"
 #include "profiler/TraceFileOutput.h"
 
 namespace tunescope::profiler {
@@ -23,12 +24,12 @@ using Output = trace_output::TextOutput;
 
 class EventWriter {
  public:
-  EventWriter(Output& out, const Trace& trace) : out_(out), trace_(trace) {}
+  EventWriter(Output& out, const Trace& trace)
+      : out_(out), trace_(trace), events_(out, trace_output::time_origin(trace)) {}
 
   void write() {
-    origin_ = trace_output::time_origin(trace_);
     out_.raw("{\"displayTimeUnit\":\"ns\",\n\"otherData\":");
-    write_other_data();
+    write_other_data(out_, kSchema, trace_.metadata, events_.origin_ns());
     out_.raw(",\n\"traceEvents\":[");
     write_records();
     write_names();
@@ -36,36 +37,6 @@ class EventWriter {
   }
 
  private:
-  void write_other_data() {
-    const TraceMetadata& m = trace_.metadata;
-    out_.raw("{").string(kSchemaKey).raw(":").string(kSchema);
-    out_.raw(",").string(kMachineKey).raw(":").string(m.machine);
-    out_.raw(",").string(kBackendKey).raw(":").string(m.backend);
-    out_.raw(",").string(kConfigKey).raw(":").string(m.config);
-    out_.raw(",").string(kTimeOriginKey).raw(":").integer(origin_);
-    out_.raw(",").string(kExtraKey).raw(":{");
-    bool first = true;
-    for (const auto& [key, value] : m.extra) {
-      out_.raw(first ? "" : ",").string(key).raw(":").string(value);
-      first = false;
-    }
-    out_.raw("}}");
-  }
-
-  void begin_event() {
-    out_.raw(first_event_ ? "\n" : ",\n");
-    first_event_ = false;
-  }
-
-  void complete_event(const std::string& name, const std::string& category, int pid, int64_t tid,
-                      int64_t start_ns, int64_t end_ns) {
-    begin_event();
-    out_.raw("{\"ph\":\"X\",\"name\":").string(name).raw(",\"cat\":").string(category);
-    out_.raw(",\"pid\":").integer(pid).raw(",\"tid\":").integer(tid);
-    out_.raw(",\"ts\":").microseconds(start_ns - origin_);
-    out_.raw(",\"dur\":").microseconds(std::max<int64_t>(end_ns - start_ns, 0));
-  }
-
   void write_records() {
     const auto activity_tracks =
         tracks_per_lane(trace_.activities, [](const Activity& a) { return a.stream; });
@@ -74,8 +45,8 @@ class EventWriter {
       const int pid = pid_of_device(a.device);
       const int64_t tid = activity_tid(a.stream, activity_tracks[i]);
       threads_[{pid, tid}] = {a.device, false, a.stream, activity_tracks[i]};
-      complete_event(a.name, to_string(a.kind), pid, tid, a.start_ns, a.end_ns);
-      out_.raw(",\"args\":{\"device\":").integer(a.device).raw(",\"stream\":").integer(a.stream);
+      events_.complete(a.name, to_string(a.kind), pid, tid, a.start_ns, a.end_ns)
+          .raw(",\"args\":{\"device\":").integer(a.device).raw(",\"stream\":").integer(a.stream);
       out_.raw(",\"correlation\":").integer(static_cast<int64_t>(a.correlation));
       out_.raw(",\"flops\":").number(a.flops).raw(",\"bytes\":").number(a.bytes).raw("}}");
     }
@@ -85,8 +56,8 @@ class EventWriter {
       const int pid = pid_of_device(r.device);
       const int64_t tid = range_tid(r.lane, range_tracks[i]);
       threads_[{pid, tid}] = {r.device, true, r.lane, range_tracks[i]};
-      complete_event(r.name, to_string(r.category), pid, tid, r.start_ns, r.end_ns);
-      out_.raw(",\"args\":{\"device\":")
+      events_.complete(r.name, to_string(r.category), pid, tid, r.start_ns, r.end_ns)
+          .raw(",\"args\":{\"device\":")
           .integer(r.device)
           .raw(",\"lane\":")
           .integer(r.lane)
@@ -96,8 +67,7 @@ class EventWriter {
 
   // Process metadata carries no tid: a made-up one would become a thread of its own.
   void metadata_event(const char* what, int pid, std::optional<int64_t> tid, const char* arg_key) {
-    begin_event();
-    out_.raw("{\"ph\":\"M\",\"name\":\"").raw(what).raw("\",\"pid\":").integer(pid);
+    events_.begin().raw("{\"ph\":\"M\",\"name\":\"").raw(what).raw("\",\"pid\":").integer(pid);
     if (tid) out_.raw(",\"tid\":").integer(*tid);
     out_.raw(",\"args\":{\"").raw(arg_key).raw("\":");
   }
@@ -135,8 +105,7 @@ class EventWriter {
 
   Output& out_;
   const Trace& trace_;
-  int64_t origin_ = 0;
-  bool first_event_ = true;
+  EventList events_;
   std::map<std::pair<int, int64_t>, Thread> threads_;  // (pid, tid) used
 };
 

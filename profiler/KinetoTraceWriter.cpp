@@ -7,7 +7,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "profiler/ChromeTraceWriter.h"
+#include "profiler/ChromeEventOutput.h"
 #include "profiler/TraceFileOutput.h"
 
 namespace tunescope::profiler {
@@ -36,18 +36,19 @@ int64_t pid_of_device(int device) {
 
 class KinetoEventWriter {
  public:
-  KinetoEventWriter(Output& out, const Trace& trace) : out_(out), trace_(trace) {}
+  KinetoEventWriter(Output& out, const Trace& trace)
+      : out_(out), trace_(trace), events_(out, trace_output::time_origin(trace)) {}
 
   void write() {
-    origin_ = trace_output::time_origin(trace_);
     out_.raw("{\n\"schemaVersion\":").integer(kineto::kSchemaVersion);
     write_device_properties();
     // HTA reads the rank from here; a single-process run is rank 0 of 1.
     out_.raw(",\n\"distributedInfo\":{\"rank\": 0, \"world_size\": 1}");
     out_.raw(",\n\"displayTimeUnit\":\"ms\"");
-    out_.raw(",\n\"baseTimeNanoseconds\":").integer(origin_);
+    out_.raw(",\n\"baseTimeNanoseconds\":").integer(events_.origin_ns());
+    // The same keys as ChromeTraceWriter's otherData, so one reader takes both.
     out_.raw(",\n\"otherData\":");
-    write_other_data();
+    chrome_trace::write_other_data(out_, "tunescope.kineto/1", trace_.metadata, std::nullopt);
     out_.raw(",\n\"traceEvents\":[");
     write_activities();
     write_ranges();
@@ -71,37 +72,6 @@ class KinetoEventWriter {
     out_.raw("]");
   }
 
-  // The same keys as ChromeTraceWriter's otherData, so one reader takes both.
-  void write_other_data() {
-    using namespace chrome_trace;
-    const TraceMetadata& m = trace_.metadata;
-    out_.raw("{").string(kSchemaKey).raw(":").string("tunescope.kineto/1");
-    out_.raw(",").string(kMachineKey).raw(":").string(m.machine);
-    out_.raw(",").string(kBackendKey).raw(":").string(m.backend);
-    out_.raw(",").string(kConfigKey).raw(":").string(m.config);
-    out_.raw(",").string(kExtraKey).raw(":{");
-    bool first = true;
-    for (const auto& [key, value] : m.extra) {
-      out_.raw(first ? "" : ",").string(key).raw(":").string(value);
-      first = false;
-    }
-    out_.raw("}}");
-  }
-
-  void begin_event() {
-    out_.raw(first_event_ ? "\n" : ",\n");
-    first_event_ = false;
-  }
-
-  void complete_event(const std::string& name, const std::string& category, int64_t pid,
-                      int64_t tid, int64_t start_ns, int64_t end_ns) {
-    begin_event();
-    out_.raw("{\"ph\":\"X\",\"cat\":").string(category).raw(",\"name\":").string(name);
-    out_.raw(",\"pid\":").integer(pid).raw(",\"tid\":").integer(tid);
-    out_.raw(",\"ts\":").microseconds(start_ns - origin_);
-    out_.raw(",\"dur\":").microseconds(std::max<int64_t>(end_ns - start_ns, 0));
-  }
-
   void write_activities() {
     const auto tracks =
         trace_output::tracks_per_lane(trace_.activities, [](const Activity& a) { return a.stream; });
@@ -117,8 +87,8 @@ class KinetoEventWriter {
       const int64_t pid = pid_of_device(a.device);
       tids[i] = int64_t{a.stream} + int64_t{kineto::kTrackStride} * tracks[i];
       threads_[{pid, tids[i]}] = Thread{a.device, false, a.stream, tracks[i]};
-      complete_event(a.name, kineto::category_of(a.kind), pid, tids[i], a.start_ns, a.end_ns);
-      out_.raw(",\"args\":{\"device\":").integer(a.device).raw(",\"stream\":").integer(a.stream);
+      events_.complete(a.name, kineto::category_of(a.kind), pid, tids[i], a.start_ns, a.end_ns)
+          .raw(",\"args\":{\"device\":").integer(a.device).raw(",\"stream\":").integer(a.stream);
       out_.raw(",\"correlation\":").integer(static_cast<int64_t>(a.correlation));
       out_.raw(",\"flops\":").number(a.flops).raw(",\"bytes\":").number(a.bytes).raw("}}");
     }
@@ -136,11 +106,10 @@ class KinetoEventWriter {
   // Kineto's launch -> kernel link: a flow start bound to the enclosing launch slice,
   // a flow end bound ("bp":"e") to the kernel slice.
   void flow_event(char phase, const Activity& a, int64_t tid) {
-    begin_event();
-    out_.raw("{\"ph\":\"").raw(std::string(1, phase)).raw("\",\"id\":");
+    events_.begin().raw("{\"ph\":\"").raw(std::string(1, phase)).raw("\",\"id\":");
     out_.integer(static_cast<int64_t>(a.correlation));
     out_.raw(",\"pid\":").integer(pid_of_device(a.device)).raw(",\"tid\":").integer(tid);
-    out_.raw(",\"ts\":").microseconds(a.start_ns - origin_);
+    out_.raw(",\"ts\":").microseconds(a.start_ns - events_.origin_ns());
     out_.raw(",\"cat\":\"ac2g\",\"name\":\"ac2g\"").raw(phase == 'f' ? ",\"bp\":\"e\"}" : "}");
   }
 
@@ -153,16 +122,15 @@ class KinetoEventWriter {
       const int64_t tid = int64_t{r.lane} + 1 + int64_t{kineto::kTrackStride} * tracks[i] +
                           int64_t{1000} * r.device;
       threads_[{kineto::kHostPid, tid}] = Thread{r.device, true, r.lane, tracks[i]};
-      complete_event(r.name, "user_annotation", kineto::kHostPid, tid, r.start_ns, r.end_ns);
-      out_.raw(",\"args\":{\"device\":").integer(r.device).raw(",\"lane\":").integer(r.lane);
+      events_.complete(r.name, "user_annotation", kineto::kHostPid, tid, r.start_ns, r.end_ns)
+          .raw(",\"args\":{\"device\":").integer(r.device).raw(",\"lane\":").integer(r.lane);
       out_.raw(",\"category\":").string(to_string(r.category)).raw("}}");
     }
   }
 
   // Kineto's metadata events carry a ts; ours are placed at the origin.
   void metadata_event(const char* what, int64_t pid, int64_t tid, const char* arg_key) {
-    begin_event();
-    out_.raw("{\"ph\":\"M\",\"name\":\"").raw(what).raw("\",\"ts\":0.000,\"pid\":").integer(pid);
+    events_.begin().raw("{\"ph\":\"M\",\"name\":\"").raw(what).raw("\",\"ts\":0.000,\"pid\":").integer(pid);
     out_.raw(",\"tid\":").integer(tid).raw(",\"args\":{\"").raw(arg_key).raw("\":");
   }
 
@@ -202,8 +170,7 @@ class KinetoEventWriter {
 
   Output& out_;
   const Trace& trace_;
-  int64_t origin_ = 0;
-  bool first_event_ = true;
+  chrome_trace::EventList events_;
   std::map<std::pair<int64_t, int64_t>, Thread> threads_;  // (pid, tid) used
 };
 

@@ -1,0 +1,37 @@
+// The trace-event JSON skeleton ChromeTraceWriter and KinetoTraceWriter share:
+// tunescope's metadata object (otherData) and the event list, whose complete events
+// are timed in microseconds relative to the trace's origin.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "profiler/Trace.h"
+#include "profiler/TraceFileOutput.h"
+
+namespace tunescope::profiler::chrome_trace {
+
+// {"schema":…,"machine":…,"backend":…,"config":…[,"time_origin_ns":…],"extra":{…}}
+void write_other_data(trace_output::TextOutput& out, std::string_view schema, const TraceMetadata& metadata,
+                      std::optional<int64_t> time_origin_ns);
+
+// The elements of "traceEvents": each begin() places the separator.
+class EventList {
+ public:
+  EventList(trace_output::TextOutput& out, int64_t origin_ns) : out_(out), origin_ns_(origin_ns) {}
+
+  trace_output::TextOutput& begin();
+  // {"ph":"X","cat":…,"name":…,"pid":…,"tid":…,"ts":…,"dur":… left open for the caller's
+  // args and closing brace.
+  trace_output::TextOutput& complete(std::string_view name, std::string_view category, int64_t pid, int64_t tid,
+                                     int64_t start_ns, int64_t end_ns);
+  int64_t origin_ns() const { return origin_ns_; }
+
+ private:
+  trace_output::TextOutput& out_;
+  const int64_t origin_ns_;
+  bool first_ = true;
+};
+
+}  // namespace tunescope::profiler::chrome_trace
