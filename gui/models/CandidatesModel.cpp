@@ -206,8 +206,10 @@ void CandidatesModel::rebuildRows() {
 
 int CandidatesModel::mapTraceDirectory(const QString& dirPath, bool onlyTuneNames) {
   const QDir dir(dirPath);
-  QStringList names = onlyTuneNames ? QStringList{QStringLiteral("best.json"), QStringLiteral("baseline.json"),
-                                                  QStringLiteral("best.json.gz"), QStringLiteral("baseline.json.gz")}
+  // best.json last: when the baseline wins, both files hold its config, and its row
+  // should name the winner's trace.
+  QStringList names = onlyTuneNames ? QStringList{QStringLiteral("baseline.json"), QStringLiteral("baseline.json.gz"),
+                                                  QStringLiteral("best.json"), QStringLiteral("best.json.gz")}
                                     : dir.entryList(QDir::Files, QDir::Name);
   int mapped = 0;
   for (const QString& name : names) {

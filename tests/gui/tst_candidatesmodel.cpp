@@ -192,6 +192,19 @@ class CandidatesModelTest : public QObject {
     QCOMPARE(model.rows()[1].label, QStringLiteral("nhwc conv=gemm threads=2"));
   }
 
+  void baselineThatWinsNamesTheBestTrace() {
+    // The baseline won: the tune writes its config to both files; its row names best.json.
+    QTemporaryDir dir;
+    const QString db = testing::writeResultsDb(dir);
+    const QString traces = dir.filePath(QStringLiteral("traces"));
+    const QString best = writeTuneTrace(traces, QStringLiteral("best.json"), testing::config(Layout::NCHW, "direct", 1));
+    writeTuneTrace(traces, QStringLiteral("baseline.json"), testing::config(Layout::NCHW, "direct", 1));
+    CandidatesModel model;
+    QVERIFY(model.load(db, nullptr));
+    QVERIFY(model.rows()[0].best && model.rows()[0].baseline);
+    QCOMPARE(model.rows()[0].tracePath, best);
+  }
+
   void onlyTheFirstBaselineShapedConfigIsTheBaseline() {
     // A tune over threads 1,2 measures nchw + direct twice; the yardstick is the first.
     QTemporaryDir dir;

@@ -1,0 +1,36 @@
+#include "models/TuneRequest.h"
+
+#include <QDir>
+#include <QProcess>
+
+namespace tunescope::gui {
+
+QStringList TuneRequest::arguments() const {
+  QStringList args{QStringLiteral("tune"),      QStringLiteral("--model"), model,
+                   QStringLiteral("--data"),    data,                      QStringLiteral("--batch"),
+                   QString::number(batch),      QStringLiteral("--strategy"), strategy,
+                   QStringLiteral("--steps"),   QString::number(steps),    QStringLiteral("--warmup"),
+                   QString::number(warmup),     QStringLiteral("--threads-list"), threads,
+                   QStringLiteral("--streams-list"), streams};
+  if (!layouts.isEmpty()) args << QStringLiteral("--layouts") << layouts.join(QLatin1Char(','));
+  if (!algorithms.isEmpty()) args << QStringLiteral("--algorithms") << algorithms.join(QLatin1Char(','));
+  if (budgetSeconds > 0) args << QStringLiteral("--budget") << QString::number(budgetSeconds);
+  if (!dbPath.isEmpty()) args << QStringLiteral("--db") << dbPath;
+  // Without a path the CLI's own "--out is required" is the message.
+  if (!outPath.isEmpty()) args << QStringLiteral("-o") << outPath;
+  if (!traceDir.isEmpty()) args << QStringLiteral("--trace-dir") << traceDir;
+  args << QProcess::splitCommand(extraArguments);
+  args << QStringLiteral("--progress") << QStringLiteral("jsonl");
+  return args;
+}
+
+TuneRequest TuneRequest::inFolder(const QString& dir) {
+  TuneRequest request;
+  const QDir folder(dir);
+  request.dbPath = folder.filePath(QStringLiteral("results.sqlite"));
+  request.outPath = folder.filePath(QStringLiteral("tuned.json"));
+  request.traceDir = folder.filePath(QStringLiteral("traces"));
+  return request;
+}
+
+}  // namespace tunescope::gui
