@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QProcess>
+#include <QThread>
 
 namespace tunescope::gui {
 
@@ -22,6 +23,11 @@ QStringList TuneRequest::arguments() const {
   args << QProcess::splitCommand(extraArguments);
   args << QStringLiteral("--progress") << QStringLiteral("jsonl");
   return args;
+}
+
+QString TuneRequest::defaultThreads() {
+  const int n = QThread::idealThreadCount();
+  return n > 1 ? QStringLiteral("1,%1").arg(n) : QStringLiteral("1");
 }
 
 TuneRequest TuneRequest::inFolder(const QString& dir) {

@@ -16,7 +16,7 @@ struct TuneRequest {
   double budgetSeconds = 0;                          // 0: no budget
   QStringList layouts{QStringLiteral("nchw"), QStringLiteral("nhwc")};
   QStringList algorithms;  // empty: every algorithm the backend registers
-  QString threads = QStringLiteral("1");  // comma-separated, as --threads-list
+  QString threads = defaultThreads();     // comma-separated, as --threads-list
   QString streams = QStringLiteral("1");  // comma-separated, as --streams-list
   int steps = 5;
   int warmup = 2;
@@ -28,6 +28,8 @@ struct TuneRequest {
   // `tune ... --progress jsonl`; values are passed as given, so the CLI (not the GUI)
   // judges them and its message names the option.
   QStringList arguments() const;
+  // "1,N" for N hardware threads (one thread and all of them), "1" on one core.
+  static QString defaultThreads();
   // A request whose files all go to `dir` (results.sqlite, tuned.json, traces/).
   static TuneRequest inFolder(const QString& dir);
 };

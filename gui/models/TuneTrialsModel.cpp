@@ -11,10 +11,27 @@ void TuneTrialsModel::clear() {
   beginResetModel();
   rows_.clear();
   best_.clear();
+  bestFinalEps_ = 0;
   endResetModel();
 }
 
+void TuneTrialsModel::setBest(const QString& candidate, double finalEps) {
+  if (candidate == best_ && finalEps == bestFinalEps_) return;
+  best_ = candidate;
+  bestFinalEps_ = finalEps;
+  // The bold row moves.
+  if (rowCount() > 0) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1), {Qt::FontRole, Qt::BackgroundRole});
+}
+
+double TuneTrialsModel::ratioToBaseline(const TuneEvent& row) const {
+  const auto ok = [](const TuneEvent& r) { return r.kind == TuneEvent::Kind::Trial && r.status == QLatin1String("ok"); };
+  if (rows_.empty() || rows_.front().index != 1 || !ok(rows_.front()) || !ok(row) || rows_.front().medianEps <= 0)
+    return 0;
+  return row.medianEps / rows_.front().medianEps;
+}
+
 void TuneTrialsModel::apply(const TuneEvent& event) {
+  if (event.kind == TuneEvent::Kind::Done) return setBest(event.bestCandidate, event.bestEps);
   if (event.kind != TuneEvent::Kind::TrialStart && event.kind != TuneEvent::Kind::Trial) return;
   const bool replacesRunning = !rows_.empty() && isRunning(rows_.back()) && rows_.back().index == event.index;
   if (replacesRunning) {
@@ -27,11 +44,7 @@ void TuneTrialsModel::apply(const TuneEvent& event) {
     rows_.push_back(event);
     endInsertRows();
   }
-  if (event.kind == TuneEvent::Kind::Trial && event.bestCandidate != best_) {
-    best_ = event.bestCandidate;
-    // The bold row moves.
-    emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1), {Qt::FontRole});
-  }
+  if (event.kind == TuneEvent::Kind::Trial) setBest(event.bestCandidate);
 }
 
 void TuneTrialsModel::abandonRunning(const QString& why) {
@@ -66,10 +79,18 @@ QVariant TuneTrialsModel::data(const QModelIndex& index, int role) const {
       case StatusColumn: return running ? tr("running…") : r.reused ? tr("%1 (from DB)").arg(r.status) : r.status;
       case EpsColumn: return ok ? QStringLiteral("%L1").arg(r.medianEps, 0, 'f', 1) : QStringLiteral("–");
       case SpreadColumn: return ok ? QStringLiteral("%1%").arg(r.spread * 100, 0, 'f', 1) : QStringLiteral("–");
+      case RatioColumn: {
+        const double ratio = ratioToBaseline(r);
+        return ratio > 0 ? QStringLiteral("%1×").arg(ratio, 0, 'f', 2) : QStringLiteral("–");
+      }
       case SecondsColumn:
         if (running) return QStringLiteral("…");
         return r.kind == TuneEvent::Kind::Trial ? QStringLiteral("%1 s").arg(r.seconds, 0, 'f', 1) : QStringLiteral("–");
-      case ReasonColumn: return r.reason;
+      case ReasonColumn:
+        // The sweep's figure is in the row; the winner's final word may differ.
+        if (ok && r.candidate == best_ && bestFinalEps_ > 0 && bestFinalEps_ != r.medianEps)
+          return tr("winner: %L1 ex/s when re-measured against the runner-up").arg(bestFinalEps_, 0, 'f', 1);
+        return r.reason;
       default: return {};
     }
   }
@@ -101,6 +122,7 @@ QVariant TuneTrialsModel::headerData(int section, Qt::Orientation orientation, i
     case StatusColumn: return tr("Status");
     case EpsColumn: return tr("Median ex/s");
     case SpreadColumn: return tr("Spread");
+    case RatioColumn: return tr("vs baseline");
     case SecondsColumn: return tr("Took");
     case ReasonColumn: return tr("Reason");
     default: return {};

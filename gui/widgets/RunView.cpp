@@ -270,7 +270,6 @@ QWidget* RunView::createProgressPane() {
 
   log_ = new QPlainTextEdit;
   log_->setReadOnly(true);
-  log_->setLineWrapMode(QPlainTextEdit::NoWrap);
   log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   log_->setPlaceholderText(tr("The CLI's messages (its stderr) appear here."));
 
@@ -417,9 +416,10 @@ void RunView::applyEvent(const TuneEvent& e) {
       if (!e.traces.value(QStringLiteral("best")).isEmpty()) bestTrace_ = e.traces.value(QStringLiteral("best"));
       if (!e.dbPath.isEmpty()) resultsDb_ = e.dbPath;
       if (!e.bestCandidate.isEmpty())
-        best_->setText(tr("%1: <b>%2</b> — %L3 ex/s")
+        best_->setText(tr("%1: <b>%2</b> — %L3 ex/s<br><span style='color:#777; font-size:small'>%4</span>")
                            .arg(e.interrupted ? tr("Best so far") : tr("Winner"), e.bestCandidate.toHtmlEscaped())
-                           .arg(e.bestEps, 0, 'f', 1));
+                           .arg(e.bestEps, 0, 'f', 1)
+                           .arg(e.decision.toHtmlEscaped()));
       break;
   }
   tick();
@@ -433,7 +433,7 @@ void RunView::showOutcome(const TuneOutcome& outcome) {
       progress_->setValue(progress_->maximum());
       progress_->setFormat(tr("%1 candidates · took %2").arg(progress_->maximum()).arg(seconds(done.tuneSeconds)));
       status_->setStyleSheet(kDoneStyle);
-      status_->setText(tr("Done: %1 written (%2).").arg(done.outPath, done.decision));
+      status_->setText(tr("Done: the tuned config is in %1").arg(done.outPath));
       break;
     }
     case TuneOutcome::Result::Interrupted:

@@ -32,6 +32,7 @@ TuneRequest tinyTune(const QString& dir, const QStringList& algorithms, int step
   r.batch = 8;
   r.layouts = {QStringLiteral("nchw"), QStringLiteral("nhwc")};
   r.algorithms = algorithms;
+  r.threads = QStringLiteral("1");
   r.steps = steps;
   r.warmup = 1;
   r.extraArguments = QStringLiteral("--fake-count 64 --test-limit 16");

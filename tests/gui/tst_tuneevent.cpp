@@ -1,6 +1,7 @@
 // The Run tab's models without a child process: progress lines of the CLI's schema
 // (tunescope.tune-progress/1) parse into events, foreign lines are refused with a
 // message, and the trials table turns a running row into its finished trial.
+#include <QFont>
 #include <QtTest>
 
 #include "models/TuneEvent.h"
@@ -78,6 +79,7 @@ class TuneEventTest : public QObject {
     QCOMPARE(model.index(0, TuneTrialsModel::StatusColumn).data().toString(), QStringLiteral("invalid"));
     QCOMPARE(model.index(0, TuneTrialsModel::EpsColumn).data().toString(), QStringLiteral("–"));
     QCOMPARE(model.bestCandidate(), QStringLiteral("nchw conv=direct threads=1"));
+    QCOMPARE(model.index(0, TuneTrialsModel::RatioColumn).data().toString(), QStringLiteral("–"));  // no baseline row
 
     // A tune stopped at once leaves its running row marked, not counted as measured.
     TuneEvent next = parsed(kTrialStart);
@@ -88,6 +90,33 @@ class TuneEventTest : public QObject {
     QCOMPARE(model.finishedCount(), 1);
     QCOMPARE(model.index(1, TuneTrialsModel::StatusColumn).data().toString(), QStringLiteral("not finished"));
     QCOMPARE(model.index(1, TuneTrialsModel::ReasonColumn).data().toString(), QStringLiteral("stopped"));
+  }
+
+  void ratiosAgainstTheFirstCandidateAndTheDeclaredWinner() {
+    TuneTrialsModel model;
+    auto ok = [](int index, const char* candidate, double eps) {
+      TuneEvent e = parsed(kTrial);
+      e.index = index;
+      e.candidate = QString::fromLatin1(candidate);
+      e.status = QStringLiteral("ok");
+      e.medianEps = eps;
+      e.bestCandidate = QStringLiteral("nhwc conv=gemm threads=1");
+      return e;
+    };
+    model.apply(ok(1, "nchw conv=direct threads=1", 1000));
+    model.apply(ok(2, "nhwc conv=gemm threads=1", 1500));
+    QCOMPARE(model.index(0, TuneTrialsModel::RatioColumn).data().toString(), QStringLiteral("1.00×"));
+    QCOMPARE(model.index(1, TuneTrialsModel::RatioColumn).data().toString(), QStringLiteral("1.50×"));
+    QVERIFY(model.index(1, 0).data(Qt::FontRole).value<QFont>().bold());
+    // A tie within noise crowned the simpler baseline: done says so, and the bold row moves.
+    TuneEvent done = parsed(R"({"event":"done","interrupted":false,"trials":2,)"
+                            R"("winner":{"candidate":"nchw conv=direct threads=1","median_eps":1010,"spread":0.1}})");
+    model.apply(done);
+    QCOMPARE(model.bestCandidate(), QStringLiteral("nchw conv=direct threads=1"));
+    QVERIFY(model.index(0, 0).data(Qt::FontRole).value<QFont>().bold());
+    QVERIFY(!model.index(1, 0).data(Qt::FontRole).value<QFont>().bold());
+    QCOMPARE(model.index(0, TuneTrialsModel::ReasonColumn).data().toString(),
+             QStringLiteral("winner: %L1 ex/s when re-measured against the runner-up").arg(1010.0, 0, 'f', 1));
   }
 };
 
