@@ -97,7 +97,8 @@ void TuneProcess::processEnded(int exitCode, QProcess::ExitStatus status) {
   outcome.done = done_;
   if (status == QProcess::CrashExit) {
     outcome.result = cancels_ > 0 ? TuneOutcome::Result::Interrupted : TuneOutcome::Result::Failed;
-    outcome.message = cancels_ > 1 ? tr("stopped at once: the trials finished before are in the results DB")
+    // Killed by a repeated SIGINT (or one that came before the CLI could catch it).
+    outcome.message = cancels_ > 0 ? tr("stopped at once: the trials finished before are in the results DB")
                                    : tr("tunescope ended abnormally (%1)").arg(process_->errorString());
   } else {
     outcome.exitCode = exitCode;

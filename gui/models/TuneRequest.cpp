@@ -11,8 +11,10 @@ QStringList TuneRequest::arguments() const {
                    QStringLiteral("--data"),    data,                      QStringLiteral("--batch"),
                    QString::number(batch),      QStringLiteral("--strategy"), strategy,
                    QStringLiteral("--steps"),   QString::number(steps),    QStringLiteral("--warmup"),
-                   QString::number(warmup),     QStringLiteral("--threads-list"), threads,
-                   QStringLiteral("--streams-list"), streams};
+                   QString::number(warmup)};
+  // Empty lists leave the CLI's defaults.
+  if (!threads.isEmpty()) args << QStringLiteral("--threads-list") << threads;
+  if (!streams.isEmpty()) args << QStringLiteral("--streams-list") << streams;
   if (!layouts.isEmpty()) args << QStringLiteral("--layouts") << layouts.join(QLatin1Char(','));
   if (!algorithms.isEmpty()) args << QStringLiteral("--algorithms") << algorithms.join(QLatin1Char(','));
   if (budgetSeconds > 0) args << QStringLiteral("--budget") << QString::number(budgetSeconds);

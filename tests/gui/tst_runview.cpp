@@ -1,8 +1,8 @@
 // The Run tab against the real `tunescope` CLI (built in this tree), offscreen: a tiny
 // tune runs to completion while the GUI stays live, fills the trials table, and its
 // results open in the Candidates and Timeline tabs; Cancel after the first trial makes
-// the CLI exit 130 with the finished trials in the DB; a bad option shows the CLI's own
-// message and Start comes back.
+// the CLI exit 130 with the finished trials in the DB (a second Cancel ends it at once);
+// a bad option shows the CLI's own message and Start comes back.
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProgressBar>
@@ -158,6 +158,38 @@ class RunViewTest : public QObject {
     run->openButton()->click();
     QCOMPARE(resultsLoaded.count(), 1);
     QCOMPARE(window_->candidatesView()->model()->rowCount(), db.rowCount());
+  }
+
+  void secondCancelStopsAtOnce() {
+    QTemporaryDir dir;
+    RunView* run = freshRunView();
+    run->setRequest(tinyTune(dir.path(),
+                             {QStringLiteral("direct"), QStringLiteral("gemm"), QStringLiteral("fft-fftw"),
+                              QStringLiteral("fft-own")},
+                             40));
+    // After the first trial, the next one starts: cancel, and once the CLI said it got
+    // the signal (two pending SIGINTs would merge into one), cancel again.
+    connect(run->process(), &TuneProcess::event, run, [run](const TuneEvent& e) {
+      if (e.kind == TuneEvent::Kind::TrialStart && e.index == 2 && run->process()->cancelRequests() == 0) {
+        run->cancel();
+        QVERIFY(run->cancelButton()->isEnabled());
+        QCOMPARE(run->cancelButton()->text(), QStringLiteral("Stop now"));
+      }
+    });
+    connect(run->process(), &TuneProcess::logText, run, [run](const QString& text) {
+      if (text.contains(QStringLiteral("tunescope: interrupted")) && run->process()->cancelRequests() == 1) run->cancel();
+    });
+    QVERIFY(run->start());
+    QTRY_VERIFY_WITH_TIMEOUT(outcome_.has_value(), 100'000);
+    QCOMPARE(int(outcome_->result), int(TuneOutcome::Result::Interrupted));
+    QCOMPARE(outcome_->exitCode, -1);  // ended by the second SIGINT, not by exit()
+    QVERIFY(!outcome_->done);
+    QCOMPARE(run->trialsModel()->finishedCount(), 1);
+    QCOMPARE(run->trialsModel()->rowCount(), 2);  // the trial in flight, marked not finished
+    CandidatesModel db;
+    QVERIFY(db.load(QDir(dir.path()).filePath(QStringLiteral("results.sqlite")), nullptr));
+    QVERIFY(db.rowCount() >= 1);
+    QVERIFY(run->startButton()->isEnabled());
   }
 
   void badOptionShowsTheCliErrorAndStartComesBack() {
