@@ -370,7 +370,7 @@ void RunView::setRunning(bool running) {
   start_->setEnabled(!running);
   cancel_->setEnabled(running);
   cancel_->setText(tr("Cancel"));
-  open_->setEnabled(!running && !resultsDb_.isEmpty());
+  open_->setEnabled(!running && (!resultsDb_.isEmpty() || !bestTrace_.isEmpty()));
   for (QWidget* w : std::initializer_list<QWidget*>{model_, data_, batch_, strategy_, budget_, nchw_, nhwc_,
                                                     algorithms_, threads_, streams_, steps_, warmup_, db_, out_,
                                                     traceDir_, extra_})
