@@ -21,6 +21,14 @@ TuneProcess::TuneProcess(QObject* parent) : QObject(parent), process_(new QProce
   connect(process_, &QProcess::errorOccurred, this, &TuneProcess::processError);
 }
 
+TuneProcess::~TuneProcess() {
+  if (!isRunning()) return;
+  // No signals into an owner that is being destroyed.
+  process_->disconnect(this);
+  process_->kill();
+  process_->waitForFinished(5000);
+}
+
 QString TuneProcess::locateCli() {
   const QFileInfo beside(QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("tunescope")));
   if (beside.isFile() && beside.isExecutable()) return beside.absoluteFilePath();

@@ -27,6 +27,9 @@ class TuneProcess : public QObject {
   Q_OBJECT
  public:
   explicit TuneProcess(QObject* parent = nullptr);
+  // Closing the GUI stops a running tune at once (as a second Ctrl-C would): the trials
+  // finished so far are already committed to the results DB.
+  ~TuneProcess() override;
 
   // `tunescope` next to this executable, else the one on PATH; empty when neither.
   static QString locateCli();

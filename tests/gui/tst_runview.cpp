@@ -11,6 +11,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cerrno>
+#include <csignal>
 #include <optional>
 #include <set>
 
@@ -190,6 +192,20 @@ class RunViewTest : public QObject {
     QVERIFY(db.load(QDir(dir.path()).filePath(QStringLiteral("results.sqlite")), nullptr));
     QVERIFY(db.rowCount() >= 1);
     QVERIFY(run->startButton()->isEnabled());
+  }
+
+  void closingTheWindowStopsTheTune() {
+    QTemporaryDir dir;
+    RunView* run = freshRunView();
+    run->setRequest(tinyTune(dir.path(), {QStringLiteral("direct"), QStringLiteral("gemm")}, 40));
+    QVERIFY(run->start());
+    QTRY_VERIFY_WITH_TIMEOUT(run->trialsModel()->rowCount() > 0, 60'000);
+    const auto pid = static_cast<pid_t>(run->process()->processId());
+    QVERIFY(pid > 0);
+    window_.reset();
+    QCOMPARE(::kill(pid, 0), -1);  // gone and reaped
+    QCOMPARE(errno, ESRCH);
+    QVERIFY(!outcome_);
   }
 
   void badOptionShowsTheCliErrorAndStartComesBack() {
