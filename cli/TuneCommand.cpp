@@ -3,6 +3,7 @@
 // ranking, writes the tuned config and the Chrome traces of the winner and the
 // baseline (nchw + direct). SIGINT/SIGTERM stop it after the trial in flight with the
 // best-so-far table (exit 128 + signal); `--resume` reuses the DB's trials.
+// `--progress jsonl` streams the progress as JSON lines instead (cli/TuneJsonProgress.h).
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,12 +12,14 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 
 #include "cli/Commands.h"
 #include "cli/SessionFlags.h"
+#include "cli/TuneJsonProgress.h"
 #include "cli/TrainingProgress.h"
 #include "core/base/Error.h"
 #include "core/tuner/Tuner.h"
@@ -46,6 +49,7 @@ struct TuneFlags {
   bool resume = false;
   std::string out_path;
   std::string trace_dir;
+  std::string progress = "bar";
 };
 
 // Set by the signal handler, read by the tuner between candidates. Lock-free, so
@@ -124,14 +128,16 @@ void print_ranking(const tuner::TuneReport& report) {
   }
 }
 
-void write_trace(const std::shared_ptr<const profiler::Trace>& trace, const std::filesystem::path& path) {
-  if (!trace) return;
+// Returns the path written, or "" when there is no trace to write.
+std::string write_trace(const std::shared_ptr<const profiler::Trace>& trace, const std::filesystem::path& path) {
+  if (!trace) return {};
   try {
     profiler::ChromeTraceWriter().write(*trace, path);
   } catch (const std::runtime_error& e) {
     fail(ErrorKind::input, "--trace-dir: ", e.what());
   }
   std::printf("trace: %s\n", path.c_str());
+  return path.string();
 }
 
 }  // namespace
@@ -180,6 +186,11 @@ Action add_tune_command(CLI::App& command) {
       ->required();
   command.add_option("--trace-dir", flags->trace_dir,
                      "Folder for Chrome traces of the best and the baseline config (best.json, baseline.json)");
+  command.add_option("--progress", flags->progress,
+                     "bar: a progress bar on stderr; jsonl: one JSON object per line on stdout (start, "
+                     "trial_start, trial, done; schema tunescope.tune-progress/1 in README) and the report "
+                     "on stderr")
+      ->check(CLI::IsMember({"bar", "jsonl"}))->capture_default_str();
 
   return [flags] {
     tuner::TuneOptions options;
@@ -208,6 +219,10 @@ Action add_tune_command(CLI::App& command) {
     std::optional<tuner::ResultsDb> db;
     if (!flags->db_path.empty()) db.emplace(flags->db_path);
     tuner::Tuner tuner(options, db ? &*db : nullptr);
+    std::optional<TuneJsonProgress> json;
+    if (flags->progress == "jsonl")
+      json.emplace(TuneJsonProgress::Run{options.base.model, options.base.batch, options.base.data, flags->strategy,
+                                         flags->db_path});
     std::printf("tunescope tune: %s, batch %lld on %s, strategy %s\n", options.base.model.c_str(),
                 static_cast<long long>(options.base.batch), options.base.data.c_str(), flags->strategy.c_str());
     std::fflush(stdout);
@@ -216,6 +231,7 @@ Action add_tune_command(CLI::App& command) {
     const tuner::TuneReport report = [&] {
       const StopSignals signals;
       return tuner.run([&](const tuner::TuneProgress& p) {
+        if (json) return json->update(p);
         if (!bar) bar = std::make_unique<ProgressBar>("tune", static_cast<int64_t>(p.total));
         const std::string best = p.best ? cat("best ", format_rate(p.best->figures.median_eps)) : "best -";
         bar->update(static_cast<int64_t>(p.last ? p.index : p.index - 1), cat(p.candidate, "  ", best));
@@ -234,6 +250,7 @@ Action add_tune_command(CLI::App& command) {
         std::printf("\ninterrupted: no candidate finished ok yet (%s)\n", report.decision.c_str());
       if (db) std::printf("results: %s (continue with --resume)\n", db->path().c_str());
       std::fflush(stdout);
+      if (json) json->done(report, {}, {});
       throw ExitCode{128 + (g_signal ? static_cast<int>(g_signal) : SIGINT)};
     }
     const tuner::TrialResult& winner = report.winner();
@@ -244,10 +261,14 @@ Action add_tune_command(CLI::App& command) {
     save_run_config(report.tuned_config(flags->strategy), flags->out_path);
     std::printf("config: %s\n", flags->out_path.c_str());
     if (db) std::printf("results: %s\n", db->path().c_str());
+    std::map<std::string, std::string> traces;
     if (!flags->trace_dir.empty()) {
-      write_trace(winner.trace, std::filesystem::path(flags->trace_dir) / "best.json");
-      if (const auto* base = report.baseline_trial()) write_trace(base->trace, std::filesystem::path(flags->trace_dir) / "baseline.json");
+      traces["best"] = write_trace(winner.trace, std::filesystem::path(flags->trace_dir) / "best.json");
+      if (const auto* base = report.baseline_trial())
+        traces["baseline"] = write_trace(base->trace, std::filesystem::path(flags->trace_dir) / "baseline.json");
+      std::erase_if(traces, [](const auto& entry) { return entry.second.empty(); });
     }
+    if (json) json->done(report, flags->out_path, traces);
   };
 }
 

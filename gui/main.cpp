@@ -1,7 +1,8 @@
-// tunescope-gui [trace.json[.gz] | results.sqlite] [--compare B.json] [--screenshot FILE.png]:
-// the timeline, candidates and compare viewer. --screenshot renders the main window to
-// a PNG once the file is loaded (the trace, the results DB or both compared traces) and
-// exits (used by scripts/gui-screenshot.sh under Xvfb).
+// tunescope-gui [trace.json[.gz] | results.sqlite] [--compare B.json] [--run-tune DIR]
+// [--screenshot FILE.png]: the timeline, candidates, compare and run viewer.
+// --screenshot renders the main window to a PNG once the file is loaded (the trace, the
+// results DB, both compared traces, or the tune of --run-tune finished) and exits (used
+// by scripts/gui-screenshot.sh under Xvfb).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTableView>
@@ -15,6 +16,7 @@
 #include "widgets/CandidatesView.h"
 #include "widgets/KernelDock.h"
 #include "widgets/MainWindow.h"
+#include "widgets/RunView.h"
 #include "widgets/TimelineView.h"
 
 using namespace tunescope;
@@ -47,7 +49,14 @@ int main(int argc, char** argv) {
                             QStringLiteral("from,to"));
   QCommandLineOption view(QStringLiteral("view"), QStringLiteral("Show the window FROM,TO after loading (as --select)."),
                           QStringLiteral("from,to"));
-  parser.addOptions({screenshot, size, highlight, select, view, compare, row});
+  QCommandLineOption runTune(QStringLiteral("run-tune"),
+                             QStringLiteral("Start a tune in the Run tab with its default form, writing results.sqlite, "
+                                            "tuned.json and traces/ to this folder."),
+                             QStringLiteral("dir"));
+  QCommandLineOption runOptions(QStringLiteral("run-options"),
+                                QStringLiteral("More `tunescope tune` options for --run-tune (the form's Other options)."),
+                                QStringLiteral("options"));
+  parser.addOptions({screenshot, size, highlight, select, view, compare, row, runTune, runOptions});
   parser.process(app);
 
   tunescope::gui::MainWindow window;
@@ -57,8 +66,8 @@ int main(int argc, char** argv) {
 
   const QStringList args = parser.positionalArguments();
   const QString shot = parser.value(screenshot);
-  if (!shot.isEmpty() && args.isEmpty()) {
-    std::fprintf(stderr, "tunescope-gui: --screenshot needs a trace file\n");
+  if (!shot.isEmpty() && args.isEmpty() && !parser.isSet(runTune)) {
+    std::fprintf(stderr, "tunescope-gui: --screenshot needs a trace file or --run-tune\n");
     return 2;
   }
   // Let layouts settle before grabbing.
@@ -112,7 +121,23 @@ int main(int argc, char** argv) {
       QApplication::exit(1);
     });
   }
-  if (comparing)
+  if (parser.isSet(runTune)) {
+    tunescope::gui::RunView* run = window.runView();
+    tunescope::gui::TuneRequest request = tunescope::gui::TuneRequest::inFolder(parser.value(runTune));
+    request.extraArguments = parser.value(runOptions);
+    run->setRequest(request);
+    window.tabs()->setCurrentWidget(run);
+    if (!shot.isEmpty()) {
+      run->setOpenWhenDone(false);  // the finished Run tab is the picture
+      QObject::connect(run, &tunescope::gui::RunView::runFinished, &window,
+                       [&](const tunescope::gui::TuneOutcome& outcome) {
+                         if (outcome.result == tunescope::gui::TuneOutcome::Result::Completed) return grabLater();
+                         std::fprintf(stderr, "tunescope-gui: the tune failed: %s\n", qPrintable(outcome.message));
+                         QApplication::exit(1);
+                       });
+    }
+    run->start();
+  } else if (comparing)
     window.compareFiles(args.first(), parser.value(compare));
   else if (!args.isEmpty())
     window.openFile(args.first());

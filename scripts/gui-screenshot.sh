@@ -2,12 +2,14 @@
 # Renders tunescope-gui on a real profile trace under Xvfb and saves the window to
 # docs/gui-timeline.png (the README's screenshot); then runs a tiny real tune and saves
 # its Candidates tab to docs/gui-candidates.png and its baseline vs best Compare tab to
-# docs/gui-compare.png. Builds what it needs if missing.
+# docs/gui-compare.png; finally runs a tune from the Run tab and saves the finished tab to
+# docs/gui-run.png. Builds what it needs if missing.
 # Usage: scripts/gui-screenshot.sh [output.png]
 # Env: BUILD_DIR (default build), GUI_BUILD_DIR (default BUILD_DIR), HIGHLIGHT (a kernel
 # to select in the table; none by default), SELECT (the rubber-band window, default the
 # backward pass of the first step), TRACE (where the trace goes), CANDIDATES_OUT and
-# COMPARE_OUT (the other two pictures; empty skips the tune).
+# COMPARE_OUT (the other two pictures; empty skips the tune), RUN_OUT (the Run tab; empty
+# skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -15,6 +17,7 @@ OUT=${1:-docs/gui-timeline.png}
 TRACE=${TRACE:-/tmp/tunescope-gui-screenshot.json}
 CANDIDATES_OUT=${CANDIDATES_OUT-docs/gui-candidates.png}
 COMPARE_OUT=${COMPARE_OUT-docs/gui-compare.png}
+RUN_OUT=${RUN_OUT-docs/gui-run.png}
 
 GUI_BUILD_DIR=${GUI_BUILD_DIR:-$BUILD_DIR}
 for target in "$BUILD_DIR:tunescope" "$GUI_BUILD_DIR:tunescope-gui"; do
@@ -53,4 +56,15 @@ if [ -n "$CANDIDATES_OUT$COMPARE_OUT" ]; then
       --screenshot "$COMPARE_OUT" "$TUNE_DIR/traces/baseline.json"
     echo "gui-screenshot: $COMPARE_OUT"
   fi
+fi
+
+if [ -n "$RUN_OUT" ]; then
+  # The Run tab runs the CLI found next to tunescope-gui, else on PATH. A fixed folder,
+  # emptied first, so the form shows short paths and the DB holds this tune only.
+  RUN_DIR=/tmp/tunescope-run
+  rm -rf "$RUN_DIR"
+  PATH="$(cd "$BUILD_DIR" && pwd):$PATH" XDG_CONFIG_HOME=$(mktemp -d) xvfb-run -a -s "-screen 0 1920x1200x24" \
+    "$GUI_BUILD_DIR/tunescope-gui" --size 1600x1000 --run-tune "$RUN_DIR" --run-options "--fake-count 512" \
+    --screenshot "$RUN_OUT"
+  echo "gui-screenshot: $RUN_OUT"
 fi

@@ -11,6 +11,7 @@
 #include <exception>
 #include <map>
 #include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "core/tuner/ResultsDb.h"
@@ -61,7 +62,30 @@ bool isTraceName(const QString& name) {
   return name.endsWith(QLatin1String(".json")) || name.endsWith(QLatin1String(".json.gz"));
 }
 
+// Keys of tunescope.config/1 that configLabel() spells out or that are not knobs.
+const std::set<std::string> kKnownKeys{"schema", "model", "batch", "layout", "conv", "threads", "streams",
+                                       "replicas", "micro_batches", "async_update", "threads_per_lane", "measured"};
+
+json canonicalConfig(json c) {
+  c.erase("schema");
+  c.erase("measured");  // informational figures of a written tuned config
+  // RunConfig's defaults (core/engine/RunConfig.h, Concurrency.h).
+  for (const auto& [key, fallback] : {std::pair<const char*, json>{"threads", 1}, {"streams", 1}, {"replicas", 1},
+                                      {"micro_batches", 1}, {"async_update", false}, {"threads_per_lane", 0}})
+    if (!c.contains(key) || c[key].is_null()) c[key] = fallback;
+  if (c.contains("conv") && c["conv"].is_object() && !c["conv"].contains("per_layer"))
+    c["conv"]["per_layer"] = json::object();
+  return c;
+}
+
 }  // namespace
+
+QString configKey(const QString& configJson) {
+  const json c = parseConfig(configJson);
+  // Not ours to interpret: the text itself is the identity.
+  if (!c.is_object()) return configJson;
+  return QString::fromStdString(canonicalConfig(c).dump());
+}
 
 QString configLabel(const QString& configJson) {
   const json c = parseConfig(configJson);
@@ -80,6 +104,10 @@ QString configLabel(const QString& configJson) {
   if (const int r = value<int>(c, "replicas", 1); r != 1) out += QStringLiteral(" replicas=%1").arg(r);
   if (const int m = value<int>(c, "micro_batches", 1); m != 1) out += QStringLiteral(" micro=%1").arg(m);
   if (const int t = value<int>(c, "threads_per_lane", 0); t != 0) out += QStringLiteral(" threads/lane=%1").arg(t);
+  for (const auto& [key, v] : c.items())  // json objects iterate in key order
+    if (!kKnownKeys.count(key))
+      out += QStringLiteral(" %1=%2").arg(QString::fromStdString(key),
+                                           QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump()));
   return out;
 }
 
@@ -112,6 +140,7 @@ bool CandidatesModel::load(const QString& dbPath, QString* error) {
     row.trialId = r.id;
     row.problemId = r.problem_id;
     row.configJson = QString::fromStdString(r.config_json);
+    row.configKey = configKey(row.configJson);
     row.label = configLabel(row.configJson);
     row.status = QString::fromStdString(tuner::to_string(r.status));
     row.reason = QString::fromStdString(r.reason);
@@ -125,7 +154,7 @@ bool CandidatesModel::load(const QString& dbPath, QString* error) {
                                                   .arg(value<int64_t>(config, "batch", 0))};
     if (isBaselineConfig(config) && !baselineTrial.count(r.problem_id)) baselineTrial[r.problem_id] = r.id;
 
-    const auto key = std::pair(r.problem_id, row.configJson);
+    const auto key = std::pair(r.problem_id, row.configKey);
     if (auto it = byConfig.find(key); it != byConfig.end()) {
       // The same config again: the interleaved re-measurement of the top two, or a later
       // tune. The latest ok measurement is the final word; a failed re-measurement does
@@ -146,10 +175,10 @@ bool CandidatesModel::load(const QString& dbPath, QString* error) {
   std::map<int64_t, QString> baselineConfig;
   for (const tuner::TrialRecord& r : records)
     if (baselineTrial.count(r.problem_id) && baselineTrial[r.problem_id] == r.id)
-      baselineConfig[r.problem_id] = QString::fromStdString(r.config_json);
+      baselineConfig[r.problem_id] = configKey(QString::fromStdString(r.config_json));
   for (CandidateRow& row : all) {
     const auto it = baselineConfig.find(row.problemId);
-    row.baseline = it != baselineConfig.end() && it->second == row.configJson;
+    row.baseline = it != baselineConfig.end() && it->second == row.configKey;
   }
 
   beginResetModel();
@@ -178,10 +207,7 @@ void CandidatesModel::setProblem(int64_t problemId) {
 }
 
 void CandidatesModel::rebuildRows() {
-  // Keep the trace mapping across a rebuild.
-  std::map<QString, QString> traces;
-  for (const CandidateRow& r : all_)
-    if (!r.tracePath.isEmpty()) traces[r.configJson] = r.tracePath;
+  // Copies of all_, so the mapped trace paths come along.
   rows_.clear();
   for (const CandidateRow& r : all_)
     if (r.problemId == problem_) rows_.push_back(r);
@@ -190,7 +216,7 @@ void CandidatesModel::rebuildRows() {
   for (size_t i = 0; i < rows_.size(); ++i) {
     rows_[i].best = false;
     if (!rows_[i].ok()) continue;
-    if (!bestConfig_.isEmpty() && rows_[i].configJson == bestConfig_) {
+    if (!bestConfig_.isEmpty() && rows_[i].configKey == bestConfig_) {
       best = i;
       break;
     }
@@ -206,8 +232,10 @@ void CandidatesModel::rebuildRows() {
 
 int CandidatesModel::mapTraceDirectory(const QString& dirPath, bool onlyTuneNames) {
   const QDir dir(dirPath);
-  QStringList names = onlyTuneNames ? QStringList{QStringLiteral("best.json"), QStringLiteral("baseline.json"),
-                                                  QStringLiteral("best.json.gz"), QStringLiteral("baseline.json.gz")}
+  // best.json last: when the baseline wins, both files hold its config, and its row
+  // should name the winner's trace.
+  QStringList names = onlyTuneNames ? QStringList{QStringLiteral("baseline.json"), QStringLiteral("baseline.json.gz"),
+                                                  QStringLiteral("best.json"), QStringLiteral("best.json.gz")}
                                     : dir.entryList(QDir::Files, QDir::Name);
   int mapped = 0;
   for (const QString& name : names) {
@@ -220,10 +248,10 @@ int CandidatesModel::mapTraceDirectory(const QString& dirPath, bool onlyTuneName
       continue;  // not a trace: a folder may hold other JSON (tuned configs, reports)
     }
     if (config.empty()) continue;
-    const QString configText = QString::fromStdString(config);
-    if (name.startsWith(QLatin1String("best.json"))) bestConfig_ = configText;
+    const QString key = configKey(QString::fromStdString(config));
+    if (name.startsWith(QLatin1String("best.json"))) bestConfig_ = key;
     for (CandidateRow& r : all_)
-      if (r.configJson == configText) {
+      if (r.configKey == key) {
         r.tracePath = path;
         ++mapped;
       }
@@ -241,7 +269,7 @@ int CandidatesModel::mapTraceDirectory(const QString& dirPath, bool onlyTuneName
 void CandidatesModel::setTracePath(int row, const QString& path) {
   if (row < 0 || row >= rowCount()) return;
   for (CandidateRow& r : all_)
-    if (r.problemId == rows_[static_cast<size_t>(row)].problemId && r.configJson == rows_[static_cast<size_t>(row)].configJson)
+    if (r.problemId == rows_[static_cast<size_t>(row)].problemId && r.configKey == rows_[static_cast<size_t>(row)].configKey)
       r.tracePath = path;
   rows_[static_cast<size_t>(row)].tracePath = path;
   emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
@@ -249,8 +277,9 @@ void CandidatesModel::setTracePath(int row, const QString& path) {
 }
 
 int CandidatesModel::rowOfConfig(const QString& configJson) const {
+  const QString key = configKey(configJson);
   for (size_t i = 0; i < rows_.size(); ++i)
-    if (rows_[i].configJson == configJson) return static_cast<int>(i);
+    if (rows_[i].configKey == key) return static_cast<int>(i);
   return -1;
 }
 

@@ -14,6 +14,7 @@ struct CandidateRow {
   int64_t trialId = 0;     // the latest DB row of this config (a re-measurement wins)
   int64_t problemId = 0;
   QString configJson;      // exactly as stored: traces carry the same text in metadata.config
+  QString configKey;       // configKey(configJson): equal for configs that run the same
   QString label;           // "nchw conv=gemm threads=2 streams=2", as RunConfig::label()
   QString status;          // ok, invalid, failed, skipped
   QString reason;
@@ -57,7 +58,7 @@ class CandidatesModel : public QAbstractTableModel {
   int mapTraceDirectory(const QString& dir, bool onlyTuneNames = false);
   // Maps one trace file to `row` (the trace the user picked for it).
   void setTracePath(int row, const QString& path);
-  // The trial whose config equals the trace's metadata.config, or -1.
+  // The trial whose config runs as the trace's metadata.config, or -1.
   int rowOfConfig(const QString& configJson) const;
 
   const QString& dbPath() const { return dbPath_; }
@@ -87,11 +88,17 @@ class CandidatesModel : public QAbstractTableModel {
   std::vector<ProblemInfo> problems_;
   int64_t problem_ = 0;
   std::vector<CandidateRow> rows_;
-  QString bestConfig_;  // metadata.config of a mapped best.json: the tune's declared winner
+  QString bestConfig_;  // configKey of a mapped best.json's metadata.config: the tune's declared winner
 };
 
 // RunConfig::label() from the stored JSON, without building a RunConfig (that would need
-// the conv algorithms registered, i.e. the kernels, which the GUI does not link).
+// the conv algorithms registered, i.e. the kernels, which the GUI does not link). Keys
+// this GUI does not know (a knob added after it was built) are appended as " key=value",
+// so that the label stays complete: configs with different labels never share a row.
 QString configLabel(const QString& configJson);
+// The identity of a config: its knobs with RunConfig's defaults filled in, without the
+// schema tag and the measured figures. Equal for the same config written by different
+// tunescope versions (rows written before the concurrency keys existed lack them).
+QString configKey(const QString& configJson);
 
 }  // namespace tunescope::gui

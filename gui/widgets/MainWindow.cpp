@@ -22,6 +22,7 @@
 #include "widgets/CandidatesView.h"
 #include "widgets/CompareView.h"
 #include "widgets/KernelDock.h"
+#include "widgets/RunView.h"
 #include "widgets/TimelineView.h"
 
 namespace tunescope::gui {
@@ -37,6 +38,7 @@ MainWindow::MainWindow(QWidget* parent)
       timeline_(new TimelineView),
       candidates_(new CandidatesView),
       compare_(new CompareView),
+      run_(new RunView),
       tabs_(new QTabWidget),
       kernels_(new KernelDock(this)),
       selectionPanel_(new QTextBrowser),
@@ -47,6 +49,7 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(timeline_, tr("Timeline"));
   tabs_->addTab(candidates_, tr("Candidates"));
   tabs_->addTab(compare_, tr("Compare"));
+  tabs_->addTab(run_, tr("Run"));
   setCentralWidget(tabs_);
   addDockWidget(Qt::BottomDockWidgetArea, kernels_);
 
@@ -74,6 +77,12 @@ MainWindow::MainWindow(QWidget* parent)
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::tabChanged);
   connect(candidates_, &CandidatesView::traceRequested, this, &MainWindow::openFile);
   connect(candidates_, &CandidatesView::compareRequested, this, &MainWindow::compareFiles);
+  // A finished tune: its trials in Candidates, then (loaded off the GUI thread) the
+  // best config's trace in the Timeline.
+  connect(run_, &RunView::resultsReady, this, [this](const QString& dbPath, const QString& bestTrace) {
+    if (!dbPath.isEmpty()) openResults(dbPath);
+    if (!bestTrace.isEmpty()) loader_->load(bestTrace);
+  });
   for (int side : {0, 1}) {
     connect(compareLoaders_[side], &TraceLoader::loaded, this,
             [this, side](TraceDocumentPtr document, qint64) { compareLoaded(side, std::move(document)); });

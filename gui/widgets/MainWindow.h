@@ -1,4 +1,4 @@
-// The main window: Timeline, Candidates and Compare tabs in the centre, kernel table
+// The main window: Timeline, Candidates, Compare and Run tabs in the centre, kernel table
 // and selection statistics in docks (shown with the timeline); File menu with Open
 // (traces and results DBs), Compare, recent files (QSettings) and Export PNG. Loads go
 // through TraceLoader; a bad file gets a (non-blocking) error dialog, never a crash.
@@ -18,6 +18,7 @@ namespace tunescope::gui {
 class CandidatesView;
 class CompareView;
 class KernelDock;
+class RunView;
 class TimelineView;
 class TraceLoader;
 
@@ -28,7 +29,7 @@ class MainWindow : public QMainWindow {
 
   explicit MainWindow(QWidget* parent = nullptr);
 
-  enum Tab { TimelineTab, CandidatesTab, CompareTab };
+  enum Tab { TimelineTab, CandidatesTab, CompareTab, RunTab };
 
   // A results DB (recognised by SQLite's header, whatever the extension) goes to the
   // Candidates tab, anything else is loaded as a trace.
@@ -44,6 +45,7 @@ class MainWindow : public QMainWindow {
   KernelDock* kernelDock() const { return kernels_; }
   CandidatesView* candidatesView() const { return candidates_; }
   CompareView* compareView() const { return compare_; }
+  RunView* runView() const { return run_; }
   QTabWidget* tabs() const { return tabs_; }
   TraceDocumentPtr document() const { return document_; }
   QStringList recentFiles() const;
@@ -71,6 +73,7 @@ class MainWindow : public QMainWindow {
   TimelineView* timeline_;
   CandidatesView* candidates_;
   CompareView* compare_;
+  RunView* run_;
   QTabWidget* tabs_;
   KernelDock* kernels_;
   QDockWidget* selectionDock_ = nullptr;

@@ -192,6 +192,19 @@ class CandidatesModelTest : public QObject {
     QCOMPARE(model.rows()[1].label, QStringLiteral("nhwc conv=gemm threads=2"));
   }
 
+  void baselineThatWinsNamesTheBestTrace() {
+    // The baseline won: the tune writes its config to both files; its row names best.json.
+    QTemporaryDir dir;
+    const QString db = testing::writeResultsDb(dir);
+    const QString traces = dir.filePath(QStringLiteral("traces"));
+    const QString best = writeTuneTrace(traces, QStringLiteral("best.json"), testing::config(Layout::NCHW, "direct", 1));
+    writeTuneTrace(traces, QStringLiteral("baseline.json"), testing::config(Layout::NCHW, "direct", 1));
+    CandidatesModel model;
+    QVERIFY(model.load(db, nullptr));
+    QVERIFY(model.rows()[0].best && model.rows()[0].baseline);
+    QCOMPARE(model.rows()[0].tracePath, best);
+  }
+
   void onlyTheFirstBaselineShapedConfigIsTheBaseline() {
     // A tune over threads 1,2 measures nchw + direct twice; the yardstick is the first.
     QTemporaryDir dir;
@@ -210,6 +223,57 @@ class CandidatesModelTest : public QObject {
     QVERIFY(model.rows()[1].baseline);
     QCOMPARE(model.baselineRow()->label, QStringLiteral("nchw conv=direct threads=1"));
     QCOMPARE(model.ratioToBaseline(model.rows()[0]), 1.2);
+  }
+
+  void labelsAreUniqueAndComplete() {
+    // Same knobs written by two tunescope versions (before the concurrency keys existed,
+    // and now): one config, one row. A knob this GUI does not know keeps its configs
+    // apart and is named in the label. Every label of a problem is then unique.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("versions.sqlite"));
+    const RunConfig nhwc2 = testing::config(Layout::NHWC, "direct", 2);
+    {
+      tuner::ResultsDb db(path.toStdString());
+      const int64_t m = db.machine_id({"test CPU", 4, "cpu", "test backend"});
+      const int64_t p = db.problem_id({"lenet5", "1x28x28", 32});
+      for (double eps : {900.0, 1000.0, 1100.0, 1200.0})
+        db.add_trial(p, m, testing::trial(nhwc2, tuner::TrialStatus::ok, eps));
+    }
+    auto setConfig = [&](int id, const char* text) {
+      sqlite3* db = nullptr;
+      QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+      sqlite3_stmt* stmt = nullptr;
+      QCOMPARE(sqlite3_prepare_v2(db, "UPDATE trials SET config = ?1 WHERE id = ?2", -1, &stmt, nullptr), SQLITE_OK);
+      sqlite3_bind_text(stmt, 1, text, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int(stmt, 2, id);
+      QCOMPARE(sqlite3_step(stmt), SQLITE_DONE);
+      sqlite3_finalize(stmt);
+      sqlite3_close(db);
+    };
+    // Row 1 as written before commit 5d2d63c: no concurrency keys, other key order.
+    setConfig(1, R"({"schema": "tunescope.config/1", "threads": 2, "model": "lenet5", "batch": 32,
+                    "layout": "nhwc", "conv": {"default": "direct"}})");
+    // Rows 3 and 4: a knob from a newer tunescope, with two values.
+    std::string newer = to_json_text(nhwc2);
+    newer.insert(newer.rfind('}'), ", \"fft_workspace\": \"cache\"");
+    setConfig(3, newer.c_str());
+    newer.replace(newer.find("cache"), 5, "reuse");
+    setConfig(4, newer.c_str());
+
+    CandidatesModel model;
+    QString error;
+    QVERIFY2(model.load(path, &error), qPrintable(error));
+    QCOMPARE(model.rowCount(), 3);
+    QStringList labels;
+    for (const CandidateRow& r : model.rows()) labels << r.label;
+    labels.sort();
+    QCOMPARE(labels, (QStringList{QStringLiteral("nhwc conv=direct threads=2"),
+                                  QStringLiteral("nhwc conv=direct threads=2 fft_workspace=cache"),
+                                  QStringLiteral("nhwc conv=direct threads=2 fft_workspace=reuse")}));
+    const int merged = model.rowOfConfig(QString::fromStdString(to_json_text(nhwc2)));
+    QVERIFY(merged >= 0);
+    QCOMPARE(model.rows()[size_t(merged)].measurements, 2);
+    QCOMPARE(model.rows()[size_t(merged)].medianEps, 1000.0);  // the latest of the two
   }
 
   void configLabelMatchesRunConfig_data() {

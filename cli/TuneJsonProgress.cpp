@@ -1,0 +1,104 @@
+#include "cli/TuneJsonProgress.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "core/base/Error.h"
+
+namespace tunescope::cli {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json path_or_null(const std::string& path) { return path.empty() ? Json(nullptr) : Json(path); }
+
+Json best_of(const tuner::TrialResult* best) {
+  if (!best) return nullptr;
+  return Json{{"candidate", best->config.label()}, {"median_eps", best->figures.median_eps}};
+}
+
+}  // namespace
+
+TuneJsonProgress::TuneJsonProgress(Run run) : run_(std::move(run)) {
+  std::fflush(stdout);
+  const int json_fd = dup(STDOUT_FILENO);
+  if (json_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+    fail(ErrorKind::runtime, "--progress jsonl: cannot redirect stdout: ", std::strerror(errno));
+  out_ = fdopen(json_fd, "w");
+  if (!out_) fail(ErrorKind::runtime, "--progress jsonl: cannot open stdout: ", std::strerror(errno));
+}
+
+TuneJsonProgress::~TuneJsonProgress() { std::fclose(out_); }
+
+double TuneJsonProgress::elapsed() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void TuneJsonProgress::emit(const std::string& line) {
+  std::fputs(line.c_str(), out_);
+  std::fputc('\n', out_);
+  std::fflush(out_);
+}
+
+void TuneJsonProgress::update(const tuner::TuneProgress& p) {
+  if (!started_) {
+    started_ = true;
+    emit(Json{{"event", "start"},
+              {"schema", kTuneProgressSchema},
+              {"model", run_.model},
+              {"batch", run_.batch},
+              {"data", run_.data},
+              {"strategy", run_.strategy},
+              {"total", p.total},
+              {"db", path_or_null(run_.db_path)}}
+             .dump());
+  }
+  if (!p.last) {
+    emit(Json{{"event", "trial_start"}, {"index", p.index}, {"total", p.total}, {"candidate", p.candidate}}.dump());
+    return;
+  }
+  const tuner::TrialResult& t = *p.last;
+  const bool ok = t.status == tuner::TrialStatus::ok;
+  const double seconds = elapsed();
+  // The mean pace so far (reference run included) times the candidates left.
+  const double eta = p.index > 0 ? seconds * static_cast<double>(p.total - p.index) / static_cast<double>(p.index) : 0;
+  emit(Json{{"event", "trial"},
+            {"index", p.index},
+            {"total", p.total},
+            {"candidate", p.candidate},
+            {"status", tuner::to_string(t.status)},
+            {"reason", t.reason},
+            {"reused", t.reused},
+            {"median_eps", ok ? t.figures.median_eps : 0.0},
+            {"spread", ok ? t.figures.spread : 0.0},
+            {"seconds", t.seconds},
+            {"elapsed", seconds},
+            {"eta", eta},
+            {"best", best_of(p.best)}}
+           .dump());
+}
+
+void TuneJsonProgress::done(const tuner::TuneReport& report, const std::string& out_path,
+                            const std::map<std::string, std::string>& traces) {
+  Json winner = nullptr;
+  if (const tuner::TrialResult* best = report.best_trial())
+    winner = {{"candidate", best->config.label()},
+              {"median_eps", best->figures.median_eps},
+              {"spread", best->figures.spread}};
+  emit(Json{{"event", "done"},
+            {"interrupted", report.interrupted},
+            {"trials", report.trials.size()},
+            {"winner", winner},
+            {"decision", report.decision},
+            {"out", path_or_null(out_path)},
+            {"traces", Json(traces)},
+            {"db", path_or_null(run_.db_path)},
+            {"seconds", report.seconds}}
+           .dump());
+}
+
+}  // namespace tunescope::cli

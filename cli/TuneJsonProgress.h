@@ -1,0 +1,74 @@
+// `tunescope tune --progress jsonl`: the tune's progress as JSON Lines on stdout, one
+// object per line, flushed as it happens, for programs that drive the CLI (the GUI's
+// Run tab). Every stdout line is JSON: the human-readable output (header, ranking,
+// winner) moves to stderr, as do errors ("tunescope: error: ...", exit 1 or 2).
+//
+// Schema "tunescope.tune-progress/1" (fields in this order; numbers are JSON numbers,
+// a missing value is null):
+//   {"event":"start","schema":"tunescope.tune-progress/1","model":"lenet5","batch":8,
+//    "data":"fake","strategy":"exhaustive","total":4,"db":"results.sqlite"|null}
+//     Before the first trial (after the reference run); total = candidates that run.
+//   {"event":"trial_start","index":1,"total":4,"candidate":"nchw conv=direct threads=1"}
+//     A candidate starts measuring (not sent for trials reused by --resume).
+//   {"event":"trial","index":1,"total":4,"candidate":"...","status":"ok"|"invalid"|"failed",
+//    "reason":"...","reused":false,"median_eps":5843.0,"spread":0.27,"seconds":1.9,
+//    "elapsed":4.2,"eta":12.6,"best":{"candidate":"...","median_eps":5843.0}|null}
+//     A candidate finished. median_eps (examples/s) and spread ((p90-p10)/median of the
+//     step times) are 0 unless ok; seconds: this trial's wall time; elapsed: since the
+//     tune started; eta: seconds left at the mean pace so far; best: the best ok so far.
+//   {"event":"done","interrupted":false,"trials":4,"winner":{"candidate":"...",
+//    "median_eps":5843.0,"spread":0.27}|null,"decision":"...","out":"tuned.json"|null,
+//    "traces":{"best":"dir/best.json","baseline":"dir/baseline.json"},"db":"..."|null,
+//    "seconds":13.1}
+//     The tune ended. Interrupted (SIGINT/SIGTERM, exit 130/143): winner is the best so
+//     far (or null), out null and traces {} (a partial tune writes no result files).
+// Skipped candidates (unsupported, or not started within --budget) send no event; they
+// are in the results DB and the ranking. A tune that fails sends no done event.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "core/tuner/Tuner.h"
+
+namespace tunescope::cli {
+
+inline constexpr const char* kTuneProgressSchema = "tunescope.tune-progress/1";
+
+class TuneJsonProgress {
+ public:
+  struct Run {
+    std::string model;
+    int64_t batch = 0;
+    std::string data;
+    std::string strategy;
+    std::string db_path;  // empty: no DB
+  };
+
+  // Takes over stdout for the JSON lines and points the process's fd 1 at stderr, so
+  // that nothing else (our printf or a library's) can put a non-JSON line on stdout.
+  explicit TuneJsonProgress(Run run);
+  ~TuneJsonProgress();
+  TuneJsonProgress(const TuneJsonProgress&) = delete;
+  TuneJsonProgress& operator=(const TuneJsonProgress&) = delete;
+
+  // The tuner's progress callback: trial_start or trial (and start before the first).
+  void update(const tuner::TuneProgress& progress);
+  // `out_path` empty when no config was written; `traces` maps "best"/"baseline" to
+  // the files written.
+  void done(const tuner::TuneReport& report, const std::string& out_path,
+            const std::map<std::string, std::string>& traces);
+
+ private:
+  void emit(const std::string& line);
+  double elapsed() const;
+
+  Run run_;
+  std::FILE* out_;
+  bool started_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace tunescope::cli

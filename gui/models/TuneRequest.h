@@ -1,0 +1,37 @@
+// What the Run tab asks `tunescope tune` to do: the form's values, turned into the
+// CLI's arguments (always with --progress jsonl, which the Run tab reads). Plain data,
+// so the argument list is tested without a window or a child process.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+namespace tunescope::gui {
+
+struct TuneRequest {
+  QString model = QStringLiteral("lenet5");
+  QString data = QStringLiteral("fake");  // fake | fashion-mnist | a folder of IDX files
+  int batch = 32;
+  QString strategy = QStringLiteral("exhaustive");  // exhaustive | per-layer
+  double budgetSeconds = 0;                          // 0: no budget
+  QStringList layouts{QStringLiteral("nchw"), QStringLiteral("nhwc")};
+  QStringList algorithms;  // empty: every algorithm the backend registers
+  QString threads = defaultThreads();     // comma-separated, as --threads-list
+  QString streams = QStringLiteral("1");  // comma-separated, as --streams-list
+  int steps = 5;
+  int warmup = 2;
+  QString dbPath;
+  QString outPath;
+  QString traceDir;  // empty: no traces
+  QString extraArguments;  // more CLI options, split as a shell would ("--fake-count 256")
+
+  // `tune ... --progress jsonl`; values are passed as given, so the CLI (not the GUI)
+  // judges them and its message names the option.
+  QStringList arguments() const;
+  // "1,N" for N hardware threads (one thread and all of them), "1" on one core.
+  static QString defaultThreads();
+  // A request whose files all go to `dir` (results.sqlite, tuned.json, traces/).
+  static TuneRequest inFolder(const QString& dir);
+};
+
+}  // namespace tunescope::gui

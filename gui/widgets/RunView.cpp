@@ -1,0 +1,468 @@
+// Run tab wiring: the form builds a TuneRequest, TuneProcess runs it, and its events
+// drive the progress bar, the best-so-far line, the trials table and the log.
+#include "widgets/RunView.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollBar>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableView>
+#include <QTextCursor>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "models/TuneTrialsModel.h"
+
+namespace tunescope::gui {
+
+namespace {
+
+QStringList commaList(const QString& text) {
+  QStringList out;
+  for (const QString& part : text.split(QLatin1Char(','), Qt::SkipEmptyParts))
+    if (!part.trimmed().isEmpty()) out << part.trimmed();
+  return out;
+}
+
+// "12 s", "3 min 04 s"
+QString seconds(double s) {
+  if (!std::isfinite(s) || s < 0) return QStringLiteral("?");
+  if (s < 60) return QStringLiteral("%1 s").arg(s, 0, 'f', s < 10 ? 1 : 0);
+  const auto whole = static_cast<qint64>(s);
+  return QStringLiteral("%1 min %2 s").arg(whole / 60).arg(whole % 60, 2, 10, QLatin1Char('0'));
+}
+
+QString defaultRunFolder() { return QDir::home().filePath(QStringLiteral("tunescope-runs")); }
+
+const QString kErrorStyle = QStringLiteral("color: #c0392b; font-weight: bold");
+const QString kDoneStyle = QStringLiteral("color: #1e8449; font-weight: bold");
+
+}  // namespace
+
+RunView::RunView(QWidget* parent)
+    : QWidget(parent),
+      process_(new TuneProcess(this)),
+      trials_(new TuneTrialsModel(this)),
+      ticker_(new QTimer(this)) {
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(createForm());
+  split->addWidget(createProgressPane());
+  split->setStretchFactor(0, 0);
+  split->setStretchFactor(1, 1);
+  split->setChildrenCollapsible(false);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(6, 6, 6, 6);
+  layout->addWidget(split);
+
+  ticker_->setInterval(1000);
+  connect(ticker_, &QTimer::timeout, this, &RunView::tick);
+  connect(process_, &TuneProcess::started, this, [this](const QString& commandLine) {
+    log_->appendPlainText(QStringLiteral("$ %1").arg(commandLine));
+  });
+  connect(process_, &TuneProcess::event, this, &RunView::applyEvent);
+  connect(process_, &TuneProcess::logText, this, [this](const QString& text) {
+    // insertPlainText keeps the CLI's own line breaks (appendPlainText would add more).
+    log_->moveCursor(QTextCursor::End);
+    log_->insertPlainText(text);
+    log_->verticalScrollBar()->setValue(log_->verticalScrollBar()->maximum());
+  });
+  connect(process_, &TuneProcess::finished, this, &RunView::showOutcome);
+  setRequest(TuneRequest::inFolder(defaultRunFolder()));
+  setRunning(false);
+}
+
+QLineEdit* RunView::pathEdit(const QString& placeholder) {
+  auto* edit = new QLineEdit;
+  edit->setPlaceholderText(placeholder);
+  edit->setMinimumWidth(260);
+  return edit;
+}
+
+QWidget* RunView::withBrowse(QLineEdit* edit, bool folder, bool save) {
+  auto* box = new QWidget;
+  auto* row = new QHBoxLayout(box);
+  row->setContentsMargins(0, 0, 0, 0);
+  row->addWidget(edit, 1);
+  auto* browse = new QToolButton;
+  browse->setText(QStringLiteral("…"));
+  browse->setToolTip(folder ? tr("Choose a folder") : tr("Choose a file"));
+  row->addWidget(browse);
+  connect(browse, &QToolButton::clicked, this, [this, edit, folder, save] {
+    const QString start = edit->text().isEmpty() ? defaultRunFolder() : edit->text();
+    const QString path = folder ? QFileDialog::getExistingDirectory(this, tr("Choose a folder"), start)
+                         : save ? QFileDialog::getSaveFileName(this, tr("Choose a file"), start)
+                                : QFileDialog::getOpenFileName(this, tr("Choose a file"), start);
+    if (!path.isEmpty()) edit->setText(path);
+  });
+  return box;
+}
+
+QWidget* RunView::createForm() {
+  model_ = new QComboBox;
+  model_->setEditable(true);
+  model_->addItems({QStringLiteral("lenet5"), QStringLiteral("resnet18-small")});
+  data_ = new QComboBox;
+  data_->setEditable(true);
+  data_->addItems({QStringLiteral("fake"), QStringLiteral("fashion-mnist")});
+  data_->setToolTip(tr("fake (synthetic, no input pipeline), fashion-mnist, or a folder of MNIST-format IDX files"));
+  auto* dataBox = new QWidget;
+  {
+    auto* row = new QHBoxLayout(dataBox);
+    row->setContentsMargins(0, 0, 0, 0);
+    row->addWidget(data_, 1);
+    auto* browse = new QToolButton;
+    browse->setText(QStringLiteral("…"));
+    browse->setToolTip(tr("Choose a folder of IDX files"));
+    row->addWidget(browse);
+    connect(browse, &QToolButton::clicked, this, [this] {
+      const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder of MNIST-format IDX files"));
+      if (!dir.isEmpty()) data_->setCurrentText(dir);
+    });
+  }
+  // 0 is allowed on purpose: the CLI judges values and its message names the option.
+  batch_ = new QSpinBox;
+  batch_->setRange(0, 1 << 20);
+  strategy_ = new QComboBox;
+  strategy_->addItems({QStringLiteral("exhaustive"), QStringLiteral("per-layer")});
+  strategy_->setToolTip(tr("exhaustive: every candidate; per-layer: time each conv layer's algorithms alone, then "
+                           "the per-layer pick and its global variants"));
+  budget_ = new QDoubleSpinBox;
+  budget_->setRange(0, 7 * 24 * 3600);
+  budget_->setDecimals(0);
+  budget_->setSuffix(tr(" s"));
+  budget_->setSpecialValueText(tr("none"));
+  budget_->setToolTip(tr("Seconds after which no new candidate starts"));
+  nchw_ = new QCheckBox(QStringLiteral("nchw"));
+  nhwc_ = new QCheckBox(QStringLiteral("nhwc"));
+  auto* layouts = new QWidget;
+  {
+    auto* row = new QHBoxLayout(layouts);
+    row->setContentsMargins(0, 0, 0, 0);
+    row->addWidget(nchw_);
+    row->addWidget(nhwc_);
+    row->addStretch(1);
+  }
+  algorithms_ = new QLineEdit;
+  algorithms_->setPlaceholderText(tr("all registered (direct,gemm,fft-fftw,fft-own)"));
+  threads_ = new QLineEdit;
+  threads_->setToolTip(tr("Thread counts to try, comma-separated"));
+  streams_ = new QLineEdit;
+  streams_->setToolTip(tr("Streams (lanes per replica) to try, comma-separated"));
+  steps_ = new QSpinBox;
+  steps_->setRange(1, 100000);
+  steps_->setToolTip(tr("Timed steps per candidate"));
+  warmup_ = new QSpinBox;
+  warmup_->setRange(0, 100000);
+  warmup_->setToolTip(tr("Untimed steps per candidate after the numerics check"));
+  db_ = pathEdit(tr("no results DB"));
+  out_ = pathEdit(tr("required"));
+  traceDir_ = pathEdit(tr("no traces"));
+  extra_ = new QLineEdit;
+  extra_->setPlaceholderText(tr("e.g. --fake-count 512 --replicas-list 1,2"));
+  extra_->setToolTip(tr("More `tunescope tune` options (see tunescope tune --help)"));
+
+  auto* tune = new QGroupBox(tr("Tune"));
+  auto* form = new QFormLayout(tune);
+  form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+  form->addRow(tr("Model"), model_);
+  form->addRow(tr("Data"), dataBox);
+  form->addRow(tr("Batch"), batch_);
+  form->addRow(tr("Strategy"), strategy_);
+  form->addRow(tr("Budget"), budget_);
+  form->addRow(tr("Layouts"), layouts);
+  form->addRow(tr("Algorithms"), algorithms_);
+  form->addRow(tr("Threads"), threads_);
+  form->addRow(tr("Streams"), streams_);
+  form->addRow(tr("Timed steps"), steps_);
+  form->addRow(tr("Warm-up steps"), warmup_);
+  form->addRow(tr("Other options"), extra_);
+
+  auto* files = new QGroupBox(tr("Output"));
+  auto* fileForm = new QFormLayout(files);
+  fileForm->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+  fileForm->addRow(tr("Results DB"), withBrowse(db_, false, true));
+  fileForm->addRow(tr("Tuned config"), withBrowse(out_, false, true));
+  fileForm->addRow(tr("Trace folder"), withBrowse(traceDir_, true, false));
+  openWhenDone_ = new QCheckBox(tr("Open the results when done"));
+  openWhenDone_->setChecked(true);
+  openWhenDone_->setToolTip(tr("The results DB in the Candidates tab and the best config's trace in the Timeline"));
+  fileForm->addRow(openWhenDone_);
+
+  cli_ = new QLabel;
+  cli_->setWordWrap(true);
+  cli_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  cli_->setStyleSheet(QStringLiteral("color: #666"));
+  const QString program = process_->program();
+  cli_->setText(program.isEmpty() ? tr("tunescope CLI: not found next to tunescope-gui nor on PATH")
+                                  : tr("tunescope CLI: %1").arg(program));
+
+  start_ = new QPushButton(tr("Start"));
+  start_->setDefault(true);
+  cancel_ = new QPushButton(tr("Cancel"));
+  cancel_->setToolTip(tr("Interrupt as Ctrl-C does: the trial in flight finishes and every finished trial stays in "
+                         "the results DB"));
+  open_ = new QPushButton(tr("Open results"));
+  open_->setToolTip(tr("The results DB in the Candidates tab and the best config's trace in the Timeline"));
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(start_);
+  buttons->addWidget(cancel_);
+  buttons->addStretch(1);
+  buttons->addWidget(open_);
+  connect(start_, &QPushButton::clicked, this, &RunView::start);
+  connect(cancel_, &QPushButton::clicked, this, &RunView::cancel);
+  connect(open_, &QPushButton::clicked, this, &RunView::openResults);
+
+  auto* pane = new QWidget;
+  auto* column = new QVBoxLayout(pane);
+  column->setContentsMargins(0, 0, 6, 0);
+  column->addWidget(tune);
+  column->addWidget(files);
+  column->addLayout(buttons);
+  column->addWidget(cli_);
+  column->addStretch(1);
+  pane->setMinimumWidth(420);
+  pane->setMaximumWidth(560);
+  return pane;
+}
+
+QWidget* RunView::createProgressPane() {
+  status_ = new QLabel(tr("Fill in the form and press Start."));
+  status_->setWordWrap(true);
+  best_ = new QLabel;
+  best_->setTextFormat(Qt::RichText);
+  best_->setWordWrap(true);
+  QFont big = best_->font();
+  big.setPointSizeF(big.pointSizeF() * 1.15);
+  best_->setFont(big);
+  progress_ = new QProgressBar;
+  progress_->setRange(0, 1);
+  progress_->setValue(0);
+  progress_->setTextVisible(true);
+  progress_->setMinimumHeight(24);
+
+  table_ = new QTableView;
+  table_->setModel(trials_);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setAlternatingRowColors(true);
+  table_->verticalHeader()->hide();
+  table_->verticalHeader()->setDefaultSectionSize(22);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setSectionResizeMode(TuneTrialsModel::ReasonColumn, QHeaderView::Stretch);
+  table_->setWordWrap(false);
+  connect(trials_, &QAbstractItemModel::rowsInserted, table_, [this] { table_->scrollToBottom(); });
+
+  log_ = new QPlainTextEdit;
+  log_->setReadOnly(true);
+  log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  log_->setPlaceholderText(tr("The CLI's messages (its stderr) appear here."));
+
+  auto* trialsBox = new QGroupBox(tr("Trials"));
+  (new QVBoxLayout(trialsBox))->addWidget(table_);
+  auto* logBox = new QGroupBox(tr("Log"));
+  (new QVBoxLayout(logBox))->addWidget(log_);
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(trialsBox);
+  split->addWidget(logBox);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+
+  auto* pane = new QWidget;
+  auto* column = new QVBoxLayout(pane);
+  column->setContentsMargins(6, 0, 0, 0);
+  column->addWidget(status_);
+  column->addWidget(progress_);
+  column->addWidget(best_);
+  column->addWidget(split, 1);
+  return pane;
+}
+
+TuneRequest RunView::request() const {
+  TuneRequest r;
+  r.model = model_->currentText().trimmed();
+  r.data = data_->currentText().trimmed();
+  r.batch = batch_->value();
+  r.strategy = strategy_->currentText();
+  r.budgetSeconds = budget_->value();
+  r.layouts.clear();
+  if (nchw_->isChecked()) r.layouts << QStringLiteral("nchw");
+  if (nhwc_->isChecked()) r.layouts << QStringLiteral("nhwc");
+  r.algorithms = commaList(algorithms_->text());
+  r.threads = threads_->text().trimmed();
+  r.streams = streams_->text().trimmed();
+  r.steps = steps_->value();
+  r.warmup = warmup_->value();
+  r.dbPath = db_->text().trimmed();
+  r.outPath = out_->text().trimmed();
+  r.traceDir = traceDir_->text().trimmed();
+  r.extraArguments = extra_->text().trimmed();
+  return r;
+}
+
+void RunView::setRequest(const TuneRequest& r) {
+  model_->setCurrentText(r.model);
+  data_->setCurrentText(r.data);
+  batch_->setValue(r.batch);
+  strategy_->setCurrentText(r.strategy);
+  budget_->setValue(r.budgetSeconds);
+  nchw_->setChecked(r.layouts.contains(QStringLiteral("nchw")));
+  nhwc_->setChecked(r.layouts.contains(QStringLiteral("nhwc")));
+  algorithms_->setText(r.algorithms.join(QLatin1Char(',')));
+  threads_->setText(r.threads);
+  streams_->setText(r.streams);
+  steps_->setValue(r.steps);
+  warmup_->setValue(r.warmup);
+  db_->setText(r.dbPath);
+  out_->setText(r.outPath);
+  traceDir_->setText(r.traceDir);
+  extra_->setText(r.extraArguments);
+}
+
+void RunView::setOpenWhenDone(bool open) { openWhenDone_->setChecked(open); }
+
+bool RunView::start() {
+  if (process_->isRunning()) return false;
+  const TuneRequest r = request();
+  // The CLI creates the trace folder; the DB's and the config's folders must exist.
+  for (const QString& file : {r.dbPath, r.outPath})
+    if (!file.isEmpty()) QDir().mkpath(QFileInfo(file).absolutePath());
+  trials_->clear();
+  resultsDb_.clear();
+  bestTrace_.clear();
+  etaAtLastTrial_ = -1;
+  best_->clear();
+  log_->clear();
+  status_->setStyleSheet({});
+  status_->setText(tr("Checking the reference config (nchw + direct)…"));
+  progress_->setRange(0, 0);  // busy until the CLI says how many candidates
+  clock_.start();
+  setRunning(true);
+  return process_->start(r);
+}
+
+void RunView::cancel() {
+  if (!process_->isRunning()) return;
+  process_->cancel();
+  if (process_->cancelRequests() == 1) {
+    status_->setText(tr("Cancelling: the trial in flight finishes, the finished ones stay in the results DB…"));
+    cancel_->setText(tr("Stop now"));
+    cancel_->setToolTip(tr("Interrupt again: stop at once (the trial in flight is lost, finished ones stay)"));
+  }
+}
+
+void RunView::setRunning(bool running) {
+  start_->setEnabled(!running);
+  cancel_->setEnabled(running);
+  cancel_->setText(tr("Cancel"));
+  open_->setEnabled(!running && (!resultsDb_.isEmpty() || !bestTrace_.isEmpty()));
+  for (QWidget* w : std::initializer_list<QWidget*>{model_, data_, batch_, strategy_, budget_, nchw_, nhwc_,
+                                                    algorithms_, threads_, streams_, steps_, warmup_, db_, out_,
+                                                    traceDir_, extra_})
+    w->setEnabled(!running);
+  if (running)
+    ticker_->start();
+  else
+    ticker_->stop();
+}
+
+void RunView::tick() {
+  if (progress_->maximum() == 0) return;
+  const double elapsed = static_cast<double>(clock_.elapsed()) / 1000;
+  QString text = tr("%1 of %2 candidates · elapsed %3").arg(progress_->value()).arg(progress_->maximum()).arg(seconds(elapsed));
+  if (etaAtLastTrial_ >= 0) {
+    const double left = etaAtLastTrial_ - static_cast<double>(clock_.elapsed() - lastTrialAtMs_) / 1000;
+    text += tr(" · ETA %1").arg(left > 0 ? seconds(left) : tr("any moment"));
+  }
+  progress_->setFormat(text);
+}
+
+void RunView::applyEvent(const TuneEvent& e) {
+  trials_->apply(e);
+  switch (e.kind) {
+    case TuneEvent::Kind::Start:
+      progress_->setRange(0, std::max(e.total, 1));
+      progress_->setValue(0);
+      resultsDb_ = e.dbPath;
+      break;
+    case TuneEvent::Kind::TrialStart:
+      status_->setText(tr("Measuring %1 of %2: %3").arg(e.index).arg(e.total).arg(e.candidate));
+      break;
+    case TuneEvent::Kind::Trial:
+      progress_->setValue(e.index);
+      etaAtLastTrial_ = e.eta;
+      lastTrialAtMs_ = clock_.elapsed();
+      if (e.index == e.total)
+        status_->setText(tr("All %1 candidates measured; re-measuring the fastest two interleaved…").arg(e.total));
+      if (!e.bestCandidate.isEmpty())
+        best_->setText(tr("Best so far: <b>%1</b> — %L2 ex/s").arg(e.bestCandidate.toHtmlEscaped()).arg(e.bestEps, 0, 'f', 1));
+      break;
+    case TuneEvent::Kind::Done:
+      if (!e.traces.value(QStringLiteral("best")).isEmpty()) bestTrace_ = e.traces.value(QStringLiteral("best"));
+      if (!e.dbPath.isEmpty()) resultsDb_ = e.dbPath;
+      if (!e.bestCandidate.isEmpty())
+        best_->setText(tr("%1: <b>%2</b> — %L3 ex/s<br><span style='color:#777; font-size:small'>%4</span>")
+                           .arg(e.interrupted ? tr("Best so far") : tr("Winner"), e.bestCandidate.toHtmlEscaped())
+                           .arg(e.bestEps, 0, 'f', 1)
+                           .arg(e.decision.toHtmlEscaped()));
+      break;
+  }
+  tick();
+}
+
+void RunView::showOutcome(const TuneOutcome& outcome) {
+  if (progress_->maximum() == 0) progress_->setRange(0, 1);  // never started measuring
+  switch (outcome.result) {
+    case TuneOutcome::Result::Completed: {
+      const TuneEvent& done = *outcome.done;
+      progress_->setValue(progress_->maximum());
+      progress_->setFormat(tr("%1 candidates · took %2").arg(progress_->maximum()).arg(seconds(done.tuneSeconds)));
+      status_->setStyleSheet(kDoneStyle);
+      status_->setText(tr("Done: the tuned config is in %1").arg(done.outPath));
+      break;
+    }
+    case TuneOutcome::Result::Interrupted:
+      trials_->abandonRunning(tr("stopped before it finished"));
+      progress_->setFormat(tr("cancelled after %1 of %2 candidates").arg(trials_->finishedCount()).arg(progress_->maximum()));
+      status_->setStyleSheet(kErrorStyle);
+      status_->setText(resultsDb_.isEmpty()
+                           ? tr("Cancelled: %1 trials finished.").arg(trials_->finishedCount())
+                           : tr("Cancelled: %1 trials kept in %2 (the CLI's --resume continues the tune).")
+                                 .arg(trials_->finishedCount())
+                                 .arg(resultsDb_));
+      if (!outcome.message.isEmpty()) log_->appendPlainText(outcome.message);
+      break;
+    case TuneOutcome::Result::Failed:
+      trials_->abandonRunning(tr("the tune failed"));
+      progress_->setFormat(tr("failed"));
+      status_->setStyleSheet(kErrorStyle);
+      status_->setText(outcome.message);
+      break;
+  }
+  // A DB that never got a trial has nothing to show.
+  if (trials_->finishedCount() == 0) resultsDb_.clear();
+  setRunning(false);
+  emit runFinished(outcome);
+  if (outcome.result == TuneOutcome::Result::Completed && openWhenDone_->isChecked()) openResults();
+}
+
+void RunView::openResults() {
+  if (!resultsDb_.isEmpty() || !bestTrace_.isEmpty()) emit resultsReady(resultsDb_, bestTrace_);
+}
+
+}  // namespace tunescope::gui

@@ -1,0 +1,242 @@
+// The Run tab against the real `tunescope` CLI (built in this tree), offscreen: a tiny
+// tune runs to completion while the GUI stays live, fills the trials table, and its
+// results open in the Candidates and Timeline tabs; Cancel after the first trial makes
+// the CLI exit 130 with the finished trials in the DB (a second Cancel ends it at once);
+// a bad option shows the CLI's own message and Start comes back.
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cerrno>
+#include <csignal>
+#include <optional>
+#include <set>
+
+#include "models/CandidatesModel.h"
+#include "models/TuneTrialsModel.h"
+#include "widgets/CandidatesView.h"
+#include "widgets/MainWindow.h"
+#include "widgets/RunView.h"
+
+using namespace tunescope::gui;
+
+namespace {
+
+// lenet5 on a little fake data, batch 8: 2 layouts x the given algorithms.
+TuneRequest tinyTune(const QString& dir, const QStringList& algorithms, int steps) {
+  TuneRequest r = TuneRequest::inFolder(dir);
+  r.model = QStringLiteral("lenet5");
+  r.data = QStringLiteral("fake");
+  r.batch = 8;
+  r.layouts = {QStringLiteral("nchw"), QStringLiteral("nhwc")};
+  r.algorithms = algorithms;
+  r.threads = QStringLiteral("1");
+  r.steps = steps;
+  r.warmup = 1;
+  r.extraArguments = QStringLiteral("--fake-count 64 --test-limit 16");
+  return r;
+}
+
+}  // namespace
+
+class RunViewTest : public QObject {
+  Q_OBJECT
+ private:
+  std::unique_ptr<MainWindow> window_;
+  std::optional<TuneOutcome> outcome_;
+
+  RunView* freshRunView() {
+    window_ = std::make_unique<MainWindow>();
+    window_->resize(1400, 900);
+    window_->show();
+    RunView* run = window_->runView();
+    run->process()->setProgram(QStringLiteral(TUNESCOPE_CLI_PATH));
+    outcome_.reset();
+    connect(run, &RunView::runFinished, this, [this](const TuneOutcome& o) { outcome_ = o; });
+    return run;
+  }
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // QSettings (recent files) go to a test location
+    QCoreApplication::setOrganizationName(QStringLiteral("tunescope-test"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_runview"));
+  }
+
+  void formRoundTripsTheRequest() {
+    RunView* run = freshRunView();
+    TuneRequest r = tinyTune(QStringLiteral("/tmp/x"), {QStringLiteral("direct"), QStringLiteral("gemm")}, 3);
+    r.strategy = QStringLiteral("per-layer");
+    r.budgetSeconds = 60;
+    r.streams = QStringLiteral("1,2");
+    run->setRequest(r);
+    QCOMPARE(run->request().arguments(), r.arguments());
+  }
+
+  void tinyTuneRunsToCompletionAndOpensItsResults() {
+    QTemporaryDir dir;
+    RunView* run = freshRunView();
+    QSignalSpy resultsLoaded(window_.get(), &MainWindow::resultsLoaded);
+    QSignalSpy documentLoaded(window_.get(), &MainWindow::documentLoaded);
+    run->setRequest(tinyTune(dir.path(), {QStringLiteral("direct"), QStringLiteral("gemm")}, 2));
+
+    QVERIFY(run->start());
+    // start() returned at once: the child runs while the event loop does.
+    QVERIFY(run->process()->isRunning() || outcome_);
+    QVERIFY(!run->startButton()->isEnabled());
+    QVERIFY(run->cancelButton()->isEnabled());
+    QVERIFY(!run->start());  // one tune at a time
+    QTRY_VERIFY_WITH_TIMEOUT(outcome_.has_value(), 100'000);
+
+    QCOMPARE(int(outcome_->result), int(TuneOutcome::Result::Completed));
+    QCOMPARE(outcome_->exitCode, 0);
+    TuneTrialsModel* trials = run->trialsModel();
+    QCOMPARE(trials->rowCount(), 4);
+    QCOMPARE(trials->finishedCount(), 4);
+    std::set<QString> labels;
+    for (const TuneEvent& t : trials->rows()) {
+      QCOMPARE(t.status, QStringLiteral("ok"));
+      QVERIFY(t.medianEps > 0);
+      labels.insert(t.candidate);
+    }
+    QCOMPARE(labels.size(), size_t(4));
+    QCOMPARE(run->progressBar()->maximum(), 4);
+    QCOMPARE(run->progressBar()->value(), 4);
+    QVERIFY(run->bestLabel()->text().contains(outcome_->done->bestCandidate));
+    QVERIFY(run->logView()->toPlainText().contains(QStringLiteral("winner: ")));
+    QVERIFY(run->startButton()->isEnabled());
+    QVERIFY(!run->cancelButton()->isEnabled());
+    QVERIFY(run->openButton()->isEnabled());
+
+    // Opened by itself: the DB in Candidates, the best trace on the timeline.
+    QCOMPARE(resultsLoaded.count(), 1);
+    const CandidatesModel* candidates = window_->candidatesView()->model();
+    QCOMPARE(candidates->rowCount(), 4);
+    std::set<QString> candidateLabels;
+    for (const CandidateRow& row : candidates->rows()) candidateLabels.insert(row.label);
+    QCOMPARE(candidateLabels, labels);
+    QVERIFY(candidates->bestRow());
+    const QString bestTrace = QDir(dir.path()).filePath(QStringLiteral("traces/best.json"));
+    QCOMPARE(candidates->bestRow()->tracePath, bestTrace);
+    QTRY_COMPARE_WITH_TIMEOUT(documentLoaded.count(), 1, 20'000);
+    QCOMPARE(window_->document()->filePath(), bestTrace);
+  }
+
+  void cancelAfterTheFirstTrialKeepsTheFinishedTrials() {
+    QTemporaryDir dir;
+    RunView* run = freshRunView();
+    QSignalSpy resultsLoaded(window_.get(), &MainWindow::resultsLoaded);
+    run->setRequest(tinyTune(dir.path(),
+                             {QStringLiteral("direct"), QStringLiteral("gemm"), QStringLiteral("fft-fftw"),
+                              QStringLiteral("fft-own")},
+                             12));
+    connect(run->process(), &TuneProcess::event, run, [run](const TuneEvent& e) {
+      if (e.kind == TuneEvent::Kind::Trial && run->process()->cancelRequests() == 0) run->cancel();
+    });
+    QVERIFY(run->start());
+    QTRY_VERIFY_WITH_TIMEOUT(outcome_.has_value(), 100'000);
+
+    QCOMPARE(int(outcome_->result), int(TuneOutcome::Result::Interrupted));
+    QCOMPARE(outcome_->exitCode, 130);  // SIGINT handled by the CLI, not a kill
+    QVERIFY(outcome_->done && outcome_->done->interrupted);
+    const int finished = run->trialsModel()->finishedCount();
+    QVERIFY(finished >= 1);
+    QVERIFY2(finished < 8, "the tune was not stopped");
+    QVERIFY(run->statusLabel()->text().contains(QStringLiteral("Cancelled")));
+    QVERIFY(run->startButton()->isEnabled());
+    QCOMPARE(resultsLoaded.count(), 0);  // a partial tune is not opened by itself
+    QVERIFY(!QFileInfo::exists(QDir(dir.path()).filePath(QStringLiteral("tuned.json"))));
+
+    // The DB keeps every finished trial, and the Open button shows it.
+    CandidatesModel db;
+    QString error;
+    QVERIFY2(db.load(QDir(dir.path()).filePath(QStringLiteral("results.sqlite")), &error), qPrintable(error));
+    QVERIFY(db.rowCount() >= finished);
+    QVERIFY(run->openButton()->isEnabled());
+    run->openButton()->click();
+    QCOMPARE(resultsLoaded.count(), 1);
+    QCOMPARE(window_->candidatesView()->model()->rowCount(), db.rowCount());
+  }
+
+  void secondCancelStopsAtOnce() {
+    QTemporaryDir dir;
+    RunView* run = freshRunView();
+    run->setRequest(tinyTune(dir.path(),
+                             {QStringLiteral("direct"), QStringLiteral("gemm"), QStringLiteral("fft-fftw"),
+                              QStringLiteral("fft-own")},
+                             40));
+    // After the first trial, the next one starts: cancel, and once the CLI said it got
+    // the signal (two pending SIGINTs would merge into one), cancel again.
+    connect(run->process(), &TuneProcess::event, run, [run](const TuneEvent& e) {
+      if (e.kind == TuneEvent::Kind::TrialStart && e.index == 2 && run->process()->cancelRequests() == 0) {
+        run->cancel();
+        QVERIFY(run->cancelButton()->isEnabled());
+        QCOMPARE(run->cancelButton()->text(), QStringLiteral("Stop now"));
+      }
+    });
+    connect(run->process(), &TuneProcess::logText, run, [run](const QString& text) {
+      if (text.contains(QStringLiteral("tunescope: interrupted")) && run->process()->cancelRequests() == 1) run->cancel();
+    });
+    QVERIFY(run->start());
+    QTRY_VERIFY_WITH_TIMEOUT(outcome_.has_value(), 100'000);
+    QCOMPARE(int(outcome_->result), int(TuneOutcome::Result::Interrupted));
+    QCOMPARE(outcome_->exitCode, -1);  // ended by the second SIGINT, not by exit()
+    QVERIFY(!outcome_->done);
+    QCOMPARE(run->trialsModel()->finishedCount(), 1);
+    QCOMPARE(run->trialsModel()->rowCount(), 2);  // the trial in flight, marked not finished
+    CandidatesModel db;
+    QVERIFY(db.load(QDir(dir.path()).filePath(QStringLiteral("results.sqlite")), nullptr));
+    QVERIFY(db.rowCount() >= 1);
+    QVERIFY(run->startButton()->isEnabled());
+  }
+
+  void closingTheWindowStopsTheTune() {
+    QTemporaryDir dir;
+    RunView* run = freshRunView();
+    run->setRequest(tinyTune(dir.path(), {QStringLiteral("direct"), QStringLiteral("gemm")}, 40));
+    QVERIFY(run->start());
+    QTRY_VERIFY_WITH_TIMEOUT(run->trialsModel()->rowCount() > 0, 60'000);
+    const auto pid = static_cast<pid_t>(run->process()->processId());
+    QVERIFY(pid > 0);
+    window_.reset();
+    QCOMPARE(::kill(pid, 0), -1);  // gone and reaped
+    QCOMPARE(errno, ESRCH);
+    QVERIFY(!outcome_);
+  }
+
+  void badOptionShowsTheCliErrorAndStartComesBack() {
+    QTemporaryDir dir;
+    RunView* run = freshRunView();
+    TuneRequest r = tinyTune(dir.path(), {QStringLiteral("direct")}, 1);
+    r.batch = 0;
+    run->setRequest(r);
+    QVERIFY(run->start());
+    QTRY_VERIFY_WITH_TIMEOUT(outcome_.has_value(), 30'000);
+    QCOMPARE(int(outcome_->result), int(TuneOutcome::Result::Failed));
+    QCOMPARE(outcome_->exitCode, 2);
+    QCOMPARE(outcome_->message, QStringLiteral("tunescope: error: --batch must be >= 1, got 0"));
+    QCOMPARE(run->statusLabel()->text(), outcome_->message);
+    QVERIFY(run->logView()->toPlainText().contains(outcome_->message));
+    QCOMPARE(run->trialsModel()->rowCount(), 0);
+    QVERIFY(run->startButton()->isEnabled());
+    QVERIFY(!run->cancelButton()->isEnabled());
+    QVERIFY(!run->openButton()->isEnabled());
+
+    // A CLI that is not there: the message names it.
+    outcome_.reset();
+    run->process()->setProgram(dir.filePath(QStringLiteral("no-such-tunescope")));
+    QVERIFY(run->start());
+    QTRY_VERIFY_WITH_TIMEOUT(outcome_.has_value(), 10'000);
+    QCOMPARE(int(outcome_->result), int(TuneOutcome::Result::Failed));
+    QVERIFY2(outcome_->message.contains(QStringLiteral("no-such-tunescope")), qPrintable(outcome_->message));
+    QCOMPARE(run->statusLabel()->text(), outcome_->message);
+    QVERIFY(run->startButton()->isEnabled());
+  }
+};
+
+QTEST_MAIN(RunViewTest)
+#include "tst_runview.moc"
