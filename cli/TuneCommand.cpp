@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "cli/Commands.h"
+#include "cli/RankingTable.h"
 #include "cli/SessionFlags.h"
 #include "cli/TrainingProgress.h"
 #include "core/base/Error.h"
@@ -90,40 +91,6 @@ class StopSignals {
   struct sigaction old_term_ {};
 };
 
-std::string trial_note(const tuner::TrialResult& trial) {
-  const std::string from_db = trial.reused ? "from the results DB; " : "";
-  if (trial.status != tuner::TrialStatus::ok) return from_db + trial.reason;
-  std::string note = from_db + (trial.remeasured ? "re-measured interleaved; " : "");
-  if (!trial.kernels.empty())
-    note += cat("top kernel ", trial.kernels.front().name, " ", static_cast<int>(trial.kernels.front().share_pct + 0.5), "%");
-  return note;
-}
-
-void print_ranking(const tuner::TuneReport& report) {
-  std::vector<const tuner::TrialResult*> rows;
-  for (const auto& t : report.trials) rows.push_back(&t);
-  // ok by speed, then invalid, failed, skipped, each in measurement order.
-  // The winner leads (a tie within noise may crown a slightly slower, simpler config).
-  std::stable_sort(rows.begin(), rows.end(), [&](const auto* a, const auto* b) {
-    if ((a == report.best_trial()) != (b == report.best_trial())) return a == report.best_trial();
-    if (a->status != b->status) return a->status < b->status;
-    return a->status == tuner::TrialStatus::ok && a->figures.median_eps > b->figures.median_eps;
-  });
-  const double base = report.baseline_trial() ? report.baseline_trial()->figures.median_eps : 0;
-  std::printf("\n| # | config | status | median ex/s | spread | vs baseline | note |\n");
-  std::printf("|---|--------|--------|------------:|-------:|------------:|------|\n");
-  int rank = 0;
-  for (const auto* t : rows) {
-    const bool ok = t->status == tuner::TrialStatus::ok;
-    const std::string mark = t == report.best_trial() ? " (best)" : t == report.baseline_trial() ? " (baseline)" : "";
-    std::printf("| %d | %s%s | %s | %s | %s | %s | %s |\n", ++rank, t->config.label().c_str(), mark.c_str(),
-                to_string(t->status).c_str(), ok ? cat(static_cast<int64_t>(t->figures.median_eps + 0.5)).c_str() : "-",
-                ok ? cat(static_cast<int>(t->figures.spread * 1000 + 0.5) / 10.0, "%").c_str() : "-",
-                ok && base > 0 ? cat(static_cast<int>(t->figures.median_eps / base * 100 + 0.5) / 100.0, "x").c_str() : "-",
-                trial_note(*t).c_str());
-  }
-}
-
 void write_trace(const std::shared_ptr<const profiler::Trace>& trace, const std::filesystem::path& path) {
   if (!trace) return;
   try {
@@ -159,11 +126,12 @@ Action add_tune_command(CLI::App& command) {
       ->delimiter(',')->capture_default_str();
   command.add_option("--strategy", flags->strategy,
                      "exhaustive: every candidate; per-layer: time each conv layer's algorithms alone, then "
-                     "measure the per-layer pick and its global variants")
+                     "measure the per-layer pick and its global variants; halving: time every candidate "
+                     "briefly, race the fastest third on with 3x the steps each round (the last round --steps)")
       ->capture_default_str();
   command.add_flag("--per-layer-product", flags->per_layer_product,
                    "exhaustive: also try every per-layer combination of algorithms");
-  command.add_option("--steps", flags->steps, "Timed steps per candidate")->capture_default_str();
+  command.add_option("--steps", flags->steps, "Timed steps per candidate (halving: in its last round)")->capture_default_str();
   command.add_option("--warmup", flags->warmup, "Untimed steps per candidate after the numerics check")
       ->capture_default_str();
   command.add_option("--budget", flags->budget, "Seconds after which no new candidate starts (0: none)")
@@ -218,7 +186,8 @@ Action add_tune_command(CLI::App& command) {
       return tuner.run([&](const tuner::TuneProgress& p) {
         if (!bar) bar = std::make_unique<ProgressBar>("tune", static_cast<int64_t>(p.total));
         const std::string best = p.best ? cat("best ", format_rate(p.best->figures.median_eps)) : "best -";
-        bar->update(static_cast<int64_t>(p.last ? p.index : p.index - 1), cat(p.candidate, "  ", best));
+        const std::string round = options.strategy == tuner::Strategy::halving ? cat("round ", p.round + 1, ": ") : "";
+        bar->update(static_cast<int64_t>(p.last ? p.index : p.index - 1), cat(round, p.candidate, "  ", best));
       });
     }();
     if (bar) bar->finish(cat(report.trials.size(), " trials", report.interrupted ? ", interrupted" : ""));
