@@ -195,6 +195,26 @@ ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
 
 ResultsDb::~ResultsDb() { sqlite3_close(db_); }
 
+bool has_sqlite_header(const std::filesystem::path& path) {
+  char header[16] = {};
+  std::ifstream in(path, std::ios::binary);
+  return in.read(header, sizeof header) && std::string(header, sizeof header) == std::string("SQLite format 3\0", 16);
+}
+
+bool ResultsDb::is_results_db(const std::filesystem::path& path) {
+  if (!has_sqlite_header(path)) return false;
+  sqlite3* db = nullptr;
+  int64_t application_id = 0;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW)
+      application_id = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return application_id == kApplicationId;
+}
+
 void ResultsDb::fail_sqlite(const std::string& what) const {
   fail(ErrorKind::input, "results DB ", path_.string(), ": ", what, ": ", sqlite3_errmsg(db_));
 }
@@ -302,6 +322,28 @@ std::vector<TrialRecord> ResultsDb::trials(int64_t problem_id) const {
   std::vector<TrialRecord> out;
   while (select.step()) out.push_back(read_trial(select));
   return out;
+}
+
+std::vector<std::pair<int64_t, int64_t>> ResultsDb::tuned_pairs() const {
+  Statement select(db_, "SELECT machine_id, problem_id FROM trials GROUP BY machine_id, problem_id ORDER BY min(id)",
+                   path_);
+  std::vector<std::pair<int64_t, int64_t>> out;
+  while (select.step()) out.emplace_back(select.integer(0), select.integer(1));
+  return out;
+}
+
+MachineSignature ResultsDb::machine(int64_t machine_id) const {
+  Statement select(db_, "SELECT cpu, cores, backend, backend_description FROM machines WHERE id = ?1", path_);
+  select.bind(1, machine_id);
+  if (!select.step()) fail(ErrorKind::input, "results DB ", path_.string(), ": no machine ", machine_id);
+  return {select.text(0), static_cast<int>(select.integer(1)), select.text(2), select.text(3)};
+}
+
+ProblemKey ResultsDb::problem(int64_t problem_id) const {
+  Statement select(db_, "SELECT model, input_shape, batch FROM problems WHERE id = ?1", path_);
+  select.bind(1, problem_id);
+  if (!select.step()) fail(ErrorKind::input, "results DB ", path_.string(), ": no problem ", problem_id);
+  return {select.text(0), select.text(1), select.integer(2)};
 }
 
 }  // namespace tunescope::tuner
