@@ -17,6 +17,9 @@ struct sqlite3;
 
 namespace tunescope::tuner {
 
+// Columns added to a table later (trials.concurrent_share, trials.mean_in_flight) do not
+// change the version: opening an older file adds them (older rows keep NULL), and an
+// older build reads and writes a newer file by naming its columns.
 inline constexpr int kResultsSchemaVersion = 1;
 
 struct MachineSignature {
@@ -45,6 +48,7 @@ struct TrialRecord {
   std::string reason;
   TimingFigures figures;
   std::string kernels_json;  // [{"name", "calls", "total_ms", "share_pct"}]
+  std::optional<ConcurrencyFigures> concurrency;  // NULL columns: not measured, or an older build's row
   std::string created_at;    // UTC, ISO 8601
 };
 
@@ -90,6 +94,8 @@ class ResultsDb {
 
  private:
   void exec(const std::string& sql) const;
+  // Adds the trials columns a file written before them lacks.
+  void add_missing_columns();
   [[noreturn]] void fail_sqlite(const std::string& what) const;
 
   std::filesystem::path path_;
