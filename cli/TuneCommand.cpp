@@ -2,7 +2,9 @@
 // algorithm x concurrency knobs, records every trial in the results DB, prints the
 // ranking, writes the tuned config and the Chrome traces of the winner and the
 // baseline (nchw + direct). SIGINT/SIGTERM stop it after the trial in flight with the
-// best-so-far table (exit 128 + signal); `--resume` reuses the DB's trials.
+// best-so-far table (exit 128 + signal). With --db a tune reuses the trials the DB holds
+// for this machine, problem and config (so a re-run continues an interrupted tune)
+// unless --fresh.
 #include <signal.h>
 #include <unistd.h>
 
@@ -45,6 +47,7 @@ struct TuneFlags {
   double memory_limit_mb = 0;
   std::string db_path;
   bool resume = false;
+  bool fresh = false;
   std::string out_path;
   std::string trace_dir;
 };
@@ -142,8 +145,11 @@ Action add_tune_command(CLI::App& command) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   command.add_option("--db", flags->db_path, "Results database (SQLite), created if missing");
   command.add_flag("--resume", flags->resume,
-                   "Reuse the trials in --db for this machine, problem and config instead of measuring them "
-                   "again (continues an interrupted tune)");
+                   "Continue an interrupted tune from --db: what a tune with --db does unless --fresh, "
+                   "stated (an error without --db)");
+  command.add_flag("--fresh", flags->fresh,
+                   "Measure every candidate again, even those --db holds for this machine, problem and config "
+                   "(by default they are reused)");
   command.add_option("-o,--out", flags->out_path, "Where to write the tuned config (tunescope.config/1 JSON)")
       ->required();
   command.add_option("--trace-dir", flags->trace_dir,
@@ -168,9 +174,10 @@ Action add_tune_command(CLI::App& command) {
     options.measure.warmup = flags->warmup;
     options.budget_seconds = flags->budget;
     options.measure.memory_limit_bytes = static_cast<size_t>(flags->memory_limit_mb * 1024 * 1024);
-    options.resume = flags->resume;
+    options.resume = !flags->db_path.empty() && !flags->fresh;
     options.stop = &g_stop;
     if (flags->resume && flags->db_path.empty()) fail(ErrorKind::usage, "--resume needs --db");
+    if (flags->resume && flags->fresh) fail(ErrorKind::usage, "--resume and --fresh contradict each other");
     if (!flags->trace_dir.empty()) std::filesystem::create_directories(flags->trace_dir);
 
     std::optional<tuner::ResultsDb> db;

@@ -47,7 +47,8 @@ struct TuneOptions {
   // Reuse the trials of the results DB for the same machine signature, problem and
   // config instead of measuring them again (ok, invalid and failed ones; skipped ones
   // only for candidates that cannot run anyway), so an interrupted tune completes
-  // where it stopped. Needs a DB.
+  // where it stopped and a re-tune measures only what is new. Needs a DB. The CLI sets
+  // it whenever it has a DB, unless --fresh.
   bool resume = false;
 };
 

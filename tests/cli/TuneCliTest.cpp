@@ -147,6 +147,49 @@ TEST(TuneCli, ReportRefusesAForeignOrNewerSqliteFileNamingIt) {
   EXPECT_NE(newer.output.find("schema version '99'"), std::string::npos) << newer.output;
 }
 
+int64_t trial_rows(const std::string& path) {
+  sqlite3* db = nullptr;
+  int64_t rows = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM trials", -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW)
+      rows = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return rows;
+}
+
+TEST(TuneCli, ARetuneReusesTheDbsTrialsUnlessFresh) {
+  const TuneDir d;
+  const std::string path = d.at("results.sqlite");
+  const std::string tune = "tune " + kTinyData + " --layouts nchw,nhwc --algorithms direct,gemm --steps 2 --warmup 1 "
+                           "--db " + path + " -o " + d.at("t.json");
+  const Result first = run_cli(tune);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(first.output.find("reused"), std::string::npos) << first.output;
+  const int64_t candidates = trial_rows(path) - 2;  // one row each, and the interleaved pair
+  ASSERT_EQ(candidates, 4);
+
+  // The same tune again: every candidate's verdict comes from the DB; only the
+  // interleaved re-measurement of the top two runs (and adds its two rows).
+  const Result again = run_cli(tune);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("4 trials reused from " + path), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("from the results DB"), std::string::npos) << again.output;
+  EXPECT_EQ(trial_rows(path), candidates + 4);
+
+  const Result fresh = run_cli(tune + " --fresh");
+  ASSERT_EQ(fresh.exit_code, 0) << fresh.output;
+  EXPECT_EQ(fresh.output.find("reused"), std::string::npos) << fresh.output;
+  EXPECT_EQ(trial_rows(path), 2 * candidates + 6);
+
+  const Result both = run_cli(tune + " --fresh --resume");
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_NE(both.output.find("--resume and --fresh"), std::string::npos) << both.output;
+}
+
 TEST(TuneCli, BadOptionsAndFilesExitTwoNamingThem) {
   const TuneDir d;
   std::ofstream(d.at("not-a-db.sqlite")) << "plain text, not a database at all.......................\n";
