@@ -294,9 +294,11 @@ TuneReport Tuner::run(const Progress& progress) {
       // A candidate that failed in a longer round leaves the race.
       std::erase_if(racing, [&](size_t i) { return report.trials[i].status != TrialStatus::ok; });
     }
-    std::sort(unrecorded.begin(), unrecorded.end());
-    for (size_t i : unrecorded) record(report.trials[i]);
   }
+  // However the race ended (one left, budget, interrupt), its candidates are recorded
+  // with their last round's figures.
+  std::sort(unrecorded.begin(), unrecorded.end());
+  for (size_t i : unrecorded) record(report.trials[i]);
 
   // Rank the ok trials; the top two are re-measured interleaved before a winner is declared.
   const std::vector<size_t> ranked = rank_ok_trials(report.trials);

@@ -5,6 +5,7 @@
 // Only orderings are asserted, never a time.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -137,6 +138,25 @@ TEST(TunerHalving, PicksTheWinnerExhaustivePicksAndRecordsEveryCandidateOnceWith
   EXPECT_EQ(steps_of.size(), halving.trials.size());
   EXPECT_EQ(steps_of.at(to_json_text(trial_of(halving, "test-sleep-20ms").config)), 2);
   EXPECT_EQ(steps_of.at(to_json_text(trial_of(halving, testing::kWrong).config)), 0);
+  std::filesystem::remove(path);
+}
+
+TEST(TunerHalving, AnInterruptedRaceRecordsEveryFinishedTrial) {
+  const auto path = std::filesystem::temp_directory_path() / "tunescope-tuner-halving-stop.sqlite";
+  std::filesystem::remove(path);
+  ResultsDb db(path);
+  TuneOptions o = field(Strategy::halving);
+  std::atomic<bool> stop{false};
+  o.stop = &stop;
+  size_t finished = 0;
+  const TuneReport report = Tuner(o, &db).run([&](const TuneProgress& p) {
+    if (p.last && ++finished == 3) stop.store(true);  // in the first round
+  });
+  ASSERT_TRUE(report.interrupted);
+  EXPECT_EQ(db.trials().size(), report.trials.size());
+  size_t ok = 0;
+  for (const auto& r : db.trials()) ok += r.status == TrialStatus::ok;
+  EXPECT_GE(ok, 2u);
   std::filesystem::remove(path);
 }
 
