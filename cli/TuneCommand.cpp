@@ -39,7 +39,9 @@ struct TuneFlags {
   std::vector<int> micro_batches{1};
   std::vector<std::string> async_update{"off"};
   std::vector<int> threads_per_lane{0};
-  std::string strategy = "exhaustive";
+  // The strategy that reached a pick within noise of exhaustive's at the least cost
+  // (docs/BENCHMARKS.md, "Tuner strategies").
+  std::string strategy = "per-layer";
   bool per_layer_product = false;
   int64_t steps = 5;
   int64_t warmup = 2;

@@ -28,6 +28,8 @@ struct TuneOptions {
   std::vector<Layout> layouts{Layout::NCHW, Layout::NHWC};
   std::vector<std::string> algorithms;  // empty: all registered for the backend
   std::vector<int> threads{1};
+  // exhaustive: the reference every other strategy is judged against. The CLI's default
+  // is per-layer, the cheapest to reach a pick as good (docs/BENCHMARKS.md).
   Strategy strategy = Strategy::exhaustive;
   bool per_layer_product = false;  // exhaustive: also every per-layer combination
   // Concurrency knobs crossed with every config (see SpaceOptions).

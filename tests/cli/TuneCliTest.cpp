@@ -115,8 +115,8 @@ TEST(TuneCli, ReportOfTheResultsDbReprintsEachTunesRanking) {
 TEST(TuneCli, ReportOfAPartialResultsDbRanksWhatExists) {
   const TuneDir d;
   const std::string path = d.at("results.sqlite");
-  const Result tune = run_cli("tune " + kTinyData + " --layouts nchw --algorithms direct,gemm,fft-fftw --steps 2 "
-                              "--warmup 1 --db " + path + " -o " + d.at("t.json"));
+  const Result tune = run_cli("tune " + kTinyData + " --strategy exhaustive --layouts nchw --algorithms "
+                              "direct,gemm,fft-fftw --steps 2 --warmup 1 --db " + path + " -o " + d.at("t.json"));
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   // What a tune killed after its first two trials leaves behind.
   sql(path, "DELETE FROM trials WHERE id > 2");
@@ -164,7 +164,8 @@ int64_t trial_rows(const std::string& path) {
 TEST(TuneCli, ARetuneReusesTheDbsTrialsUnlessFresh) {
   const TuneDir d;
   const std::string path = d.at("results.sqlite");
-  const std::string tune = "tune " + kTinyData + " --layouts nchw,nhwc --algorithms direct,gemm --steps 2 --warmup 1 "
+  const std::string tune = "tune " + kTinyData + " --strategy exhaustive --layouts nchw,nhwc --algorithms direct,gemm "
+                           "--steps 2 --warmup 1 "
                            "--db " + path + " -o " + d.at("t.json");
   const Result first = run_cli(tune);
   ASSERT_EQ(first.exit_code, 0) << first.output;
