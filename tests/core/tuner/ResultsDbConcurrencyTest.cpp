@@ -4,23 +4,12 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include <filesystem>
 
+#include "TempResultsDb.h"
 #include "core/tuner/ResultsDb.h"
 
 namespace tunescope::tuner {
 namespace {
-
-namespace fs = std::filesystem;
-
-struct TempDb {
-  fs::path path;
-  explicit TempDb(const std::string& name) : path(fs::temp_directory_path() / ("tunescope-" + name)) { remove(); }
-  ~TempDb() { remove(); }
-  void remove() const {
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
-  }
-};
 
 const MachineSignature kMachine{"Test CPU", 2, "cpu", "OpenBLAS x"};
 const ProblemKey kProblem{"lenet5", "1x32x32", 8};
@@ -59,7 +48,7 @@ INSERT INTO trials VALUES (1, 1, 1, '{"schema": "tunescope.config/1", "model": "
 )sql";
 
 TEST(ResultsDbConcurrency, RoundTripsAndStaysEmptyWhenUnknown) {
-  TempDb file("results-concurrency.sqlite");
+  testing::TempResultsDb file("results-concurrency.sqlite");
   {
     ResultsDb db(file.path);
     const int64_t p = db.problem_id(kProblem), m = db.machine_id(kMachine);
@@ -75,7 +64,7 @@ TEST(ResultsDbConcurrency, RoundTripsAndStaysEmptyWhenUnknown) {
 }
 
 TEST(ResultsDbConcurrency, AFileOfTheFirstSchemaOpensAndGainsTheColumns) {
-  TempDb file("results-first-schema.sqlite");
+  testing::TempResultsDb file("results-first-schema.sqlite");
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(file.path.c_str(), &raw), SQLITE_OK);
   char* message = nullptr;

@@ -4,24 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <filesystem>
 
+#include "TempResultsDb.h"
 #include "TestAlgorithms.h"
 #include "core/tuner/StoredTune.h"
 
 namespace tunescope::tuner {
 namespace {
-
-namespace fs = std::filesystem;
-
-struct TempDb {
-  fs::path path;
-  explicit TempDb(const std::string& name) : path(fs::temp_directory_path() / ("tunescope-stored-" + name)) { remove(); }
-  ~TempDb() { remove(); }
-  void remove() const {
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
-  }
-};
 
 // Every disposition: ok (direct, gemm, test-slow), invalid, failed, skipped.
 TuneOptions space() {
@@ -60,7 +49,7 @@ void expect_same_ranking(const TuneReport& stored, const TuneReport& tuned) {
 }
 
 TEST(StoredTune, AFinishedTuneReadsBackWithItsRankingAndInterleavedVerdict) {
-  TempDb file("finished.sqlite");
+  testing::TempResultsDb file("stored-finished.sqlite");
   ResultsDb db(file.path);
   const TuneReport tuned = Tuner(space(), &db).run();
   ASSERT_TRUE(tuned.winner().remeasured);
@@ -77,7 +66,7 @@ TEST(StoredTune, AFinishedTuneReadsBackWithItsRankingAndInterleavedVerdict) {
 }
 
 TEST(StoredTune, AnInterruptedTuneReadsBackAsFarAsItGot) {
-  TempDb file("interrupted.sqlite");
+  testing::TempResultsDb file("stored-interrupted.sqlite");
   ResultsDb db(file.path);
   TuneOptions o = space();
   std::atomic<bool> stop{false};
@@ -97,7 +86,7 @@ TEST(StoredTune, AnInterruptedTuneReadsBackAsFarAsItGot) {
 }
 
 TEST(StoredTune, ProblemsOfOneDbStayApart) {
-  TempDb file("two-problems.sqlite");
+  testing::TempResultsDb file("stored-two-problems.sqlite");
   ResultsDb db(file.path);
   TuneOptions small = space();
   small.algorithms = {"direct", "gemm"};

@@ -5,8 +5,9 @@
 // candidate only the agreement with the metrics on its trace is asserted.
 #include <gtest/gtest.h>
 
-#include <filesystem>
+#include <algorithm>
 
+#include "TempResultsDb.h"
 #include "TestAlgorithms.h"
 #include "core/tuner/Tuner.h"
 #include "profiler/Metrics.h"
@@ -15,9 +16,8 @@ namespace tunescope::tuner {
 namespace {
 
 TEST(TunerConcurrency, OkTrialsCarryTheirTracesConcurrencyIntoTheResultsDb) {
-  const auto path = std::filesystem::temp_directory_path() / "tunescope-tuner-concurrency.sqlite";
-  std::filesystem::remove(path);
-  ResultsDb db(path);
+  const testing::TempResultsDb file("tuner-concurrency.sqlite");
+  ResultsDb db(file.path);
   TuneOptions o;
   o.base = testing::tiny_session();
   o.layouts = {Layout::NCHW};
@@ -55,7 +55,6 @@ TEST(TunerConcurrency, OkTrialsCarryTheirTracesConcurrencyIntoTheResultsDb) {
     ASSERT_NE(row, rows.rend());
     EXPECT_EQ(row->concurrency, t.concurrency);
   }
-  std::filesystem::remove(path);
 }
 
 }  // namespace

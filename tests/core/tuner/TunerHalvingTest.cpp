@@ -7,10 +7,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <filesystem>
 #include <map>
 #include <thread>
 
+#include "TempResultsDb.h"
 #include "TestAlgorithms.h"
 #include "core/base/Registry.h"
 #include "core/tuner/SuccessiveHalving.h"
@@ -88,9 +88,8 @@ TEST(TunerHalving, PicksTheWinnerExhaustivePicksAndRecordsEveryCandidateOnceWith
   ASSERT_TRUE(registered);
   const TuneReport exhaustive = Tuner(field(Strategy::exhaustive)).run();
 
-  const auto path = std::filesystem::temp_directory_path() / "tunescope-tuner-halving.sqlite";
-  std::filesystem::remove(path);
-  ResultsDb db(path);
+  const testing::TempResultsDb file("tuner-halving.sqlite");
+  ResultsDb db(file.path);
   size_t progress_calls = 0, last_total = 0, max_round = 0;
   const TuneReport halving = Tuner(field(Strategy::halving), &db).run([&](const TuneProgress& p) {
     ++progress_calls;
@@ -138,13 +137,11 @@ TEST(TunerHalving, PicksTheWinnerExhaustivePicksAndRecordsEveryCandidateOnceWith
   EXPECT_EQ(steps_of.size(), halving.trials.size());
   EXPECT_EQ(steps_of.at(to_json_text(trial_of(halving, "test-sleep-20ms").config)), 2);
   EXPECT_EQ(steps_of.at(to_json_text(trial_of(halving, testing::kWrong).config)), 0);
-  std::filesystem::remove(path);
 }
 
 TEST(TunerHalving, AnInterruptedRaceRecordsEveryFinishedTrial) {
-  const auto path = std::filesystem::temp_directory_path() / "tunescope-tuner-halving-stop.sqlite";
-  std::filesystem::remove(path);
-  ResultsDb db(path);
+  const testing::TempResultsDb file("tuner-halving-stop.sqlite");
+  ResultsDb db(file.path);
   TuneOptions o = field(Strategy::halving);
   std::atomic<bool> stop{false};
   o.stop = &stop;
@@ -157,7 +154,6 @@ TEST(TunerHalving, AnInterruptedRaceRecordsEveryFinishedTrial) {
   size_t ok = 0;
   for (const auto& r : db.trials()) ok += r.status == TrialStatus::ok;
   EXPECT_GE(ok, 2u);
-  std::filesystem::remove(path);
 }
 
 TEST(TunerHalving, BudgetStopsTheRaceAfterTheBaseline) {
