@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <map>
 #include <set>
 
+#include "TempResultsDb.h"
 #include "TestAlgorithms.h"
 #include "core/base/Error.h"
 
@@ -35,9 +35,8 @@ const TrialResult* find_trial(const TuneReport& report, const std::string& algor
 }
 
 TEST(Tuner, SweepGoesOnPastWrongThrowingAndUnsupportedCandidatesAndRecordsThem) {
-  const auto path = std::filesystem::temp_directory_path() / "tunescope-tuner-sweep.sqlite";
-  std::filesystem::remove(path);
-  ResultsDb db(path);
+  const testing::TempResultsDb file("tuner-sweep.sqlite");
+  ResultsDb db(file.path);
   TuneOptions o = tiny_tune({testing::kWrong, testing::kThrows, testing::kConv1Only, "gemm", "direct"});
   const TuneReport report = Tuner(o, &db).run();
 
@@ -65,7 +64,6 @@ TEST(Tuner, SweepGoesOnPastWrongThrowingAndUnsupportedCandidatesAndRecordsThem) 
   const RunConfig tuned = report.tuned_config("exhaustive");
   ASSERT_TRUE(tuned.measured);
   EXPECT_GT(tuned.measured->speedup_vs_baseline, 0);
-  std::filesystem::remove(path);
 }
 
 TEST(Tuner, ExhaustivePicksTheFastestWhenOneIsClearlySlower) {
