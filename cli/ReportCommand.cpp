@@ -1,12 +1,15 @@
 // `tunescope report`: the kernel table, lane utilisation and concurrency of any trace
-// tunescope reads (its own, PyTorch profiler traces, Nsight Systems SQLite exports).
+// tunescope reads (its own, PyTorch profiler traces, Nsight Systems SQLite exports), or
+// the ranking of every tune in a tunescope results DB.
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
 
 #include "cli/Commands.h"
+#include "cli/RankingTable.h"
 #include "cli/TraceFileCommands.h"
 #include "core/base/Error.h"
+#include "core/tuner/StoredTune.h"
 #include "profiler/MetricsReport.h"
 #include "profiler/TraceFiles.h"
 
@@ -18,19 +21,50 @@ struct ReportFlags {
   size_t top = 25;
   double gap_us = 0;
 };
+
+// Each (machine, problem) of the DB: the ranked table the end of its tune printed.
+void report_results_db(const std::string& path) {
+  const tuner::ResultsDb db(path);
+  const auto tunes = db.tuned_pairs();
+  std::printf("results DB: %s (%zu tuned problem%s)\n", path.c_str(), tunes.size(), tunes.size() == 1 ? "" : "s");
+  for (const auto& [machine_id, problem_id] : tunes) {
+    const tuner::TuneReport report = tuner::stored_tune(db, machine_id, problem_id);
+    const tuner::ProblemKey& p = report.problem;
+    std::printf("\n%s, input %s, batch %lld on %s: %zu configs\n", p.model.c_str(), p.input_shape.c_str(),
+                static_cast<long long>(p.batch), report.machine.str().c_str(), report.trials.size());
+    print_ranking(report);
+    if (const tuner::TrialResult* best = report.best_trial())
+      std::printf("\nbest: %s, %.1f ex/s (%s)\n", best->config.label().c_str(), best->figures.median_eps,
+                  report.decision.c_str());
+    else
+      std::printf("\nno best: %s\n", report.decision.c_str());
+  }
+}
+
 }  // namespace
 
 Action add_report_command(CLI::App& command) {
   auto flags = std::make_shared<ReportFlags>();
   command.add_option("trace", flags->input,
-                     "Trace to read: tunescope or PyTorch-profiler JSON (.json/.json.gz), nsys SQLite")
+                     "Trace to read: tunescope or PyTorch-profiler JSON (.json/.json.gz), nsys SQLite; or a "
+                     "tunescope results DB (tune --db) to reprint the ranking of its tunes")
       ->required();
   command.add_option("--top", flags->top, "Rows of the kernel table (0: all)")->capture_default_str();
   command.add_option("--gaps-us", flags->gap_us, "List idle gaps longer than this (microseconds; 0: none)")
       ->check(CLI::NonNegativeNumber);
 
   return [flags] {
-    const profiler::Trace trace = read_trace_argument(flags->input);
+    if (tuner::ResultsDb::is_results_db(flags->input)) return report_results_db(flags->input);
+    const profiler::Trace trace = [&] {
+      try {
+        return read_trace_argument(flags->input);
+      } catch (const Error& e) {
+        // An SQLite file here is either an nsys export or a results DB: say it is neither.
+        if (e.kind() == ErrorKind::input && tuner::has_sqlite_header(flags->input))
+          fail(ErrorKind::input, e.what(), "; nor a tunescope results DB (no tunescope application_id)");
+        throw;
+      }
+    }();
     const profiler::TraceMetadata& m = trace.metadata;
     std::printf("trace: %s\n", flags->input.c_str());
     if (!m.machine.empty()) std::printf("machine: %s\n", m.machine.c_str());

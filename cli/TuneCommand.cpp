@@ -2,12 +2,13 @@
 // algorithm x concurrency knobs, records every trial in the results DB, prints the
 // ranking, writes the tuned config and the Chrome traces of the winner and the
 // baseline (nchw + direct). SIGINT/SIGTERM stop it after the trial in flight with the
-// best-so-far table (exit 128 + signal); `--resume` reuses the DB's trials.
-// `--progress jsonl` streams the progress as JSON lines instead (cli/TuneJsonProgress.h).
+// best-so-far table (exit 128 + signal). With --db a tune reuses the trials the DB holds
+// for this machine, problem and config (so a re-run continues an interrupted tune)
+// unless --fresh. `--progress jsonl` streams the progress as JSON lines instead
+// (cli/TuneJsonProgress.h).
 #include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include <stdexcept>
 
 #include "cli/Commands.h"
+#include "cli/RankingTable.h"
 #include "cli/SessionFlags.h"
 #include "cli/TuneJsonProgress.h"
 #include "cli/TrainingProgress.h"
@@ -39,7 +41,9 @@ struct TuneFlags {
   std::vector<int> micro_batches{1};
   std::vector<std::string> async_update{"off"};
   std::vector<int> threads_per_lane{0};
-  std::string strategy = "exhaustive";
+  // The strategy that reached a pick within noise of exhaustive's at the least cost
+  // (docs/BENCHMARKS.md, "Tuner strategies").
+  std::string strategy = "per-layer";
   bool per_layer_product = false;
   int64_t steps = 5;
   int64_t warmup = 2;
@@ -47,6 +51,7 @@ struct TuneFlags {
   double memory_limit_mb = 0;
   std::string db_path;
   bool resume = false;
+  bool fresh = false;
   std::string out_path;
   std::string trace_dir;
   std::string progress = "bar";
@@ -94,40 +99,6 @@ class StopSignals {
   struct sigaction old_term_ {};
 };
 
-std::string trial_note(const tuner::TrialResult& trial) {
-  const std::string from_db = trial.reused ? "from the results DB; " : "";
-  if (trial.status != tuner::TrialStatus::ok) return from_db + trial.reason;
-  std::string note = from_db + (trial.remeasured ? "re-measured interleaved; " : "");
-  if (!trial.kernels.empty())
-    note += cat("top kernel ", trial.kernels.front().name, " ", static_cast<int>(trial.kernels.front().share_pct + 0.5), "%");
-  return note;
-}
-
-void print_ranking(const tuner::TuneReport& report) {
-  std::vector<const tuner::TrialResult*> rows;
-  for (const auto& t : report.trials) rows.push_back(&t);
-  // ok by speed, then invalid, failed, skipped, each in measurement order.
-  // The winner leads (a tie within noise may crown a slightly slower, simpler config).
-  std::stable_sort(rows.begin(), rows.end(), [&](const auto* a, const auto* b) {
-    if ((a == report.best_trial()) != (b == report.best_trial())) return a == report.best_trial();
-    if (a->status != b->status) return a->status < b->status;
-    return a->status == tuner::TrialStatus::ok && a->figures.median_eps > b->figures.median_eps;
-  });
-  const double base = report.baseline_trial() ? report.baseline_trial()->figures.median_eps : 0;
-  std::printf("\n| # | config | status | median ex/s | spread | vs baseline | note |\n");
-  std::printf("|---|--------|--------|------------:|-------:|------------:|------|\n");
-  int rank = 0;
-  for (const auto* t : rows) {
-    const bool ok = t->status == tuner::TrialStatus::ok;
-    const std::string mark = t == report.best_trial() ? " (best)" : t == report.baseline_trial() ? " (baseline)" : "";
-    std::printf("| %d | %s%s | %s | %s | %s | %s | %s |\n", ++rank, t->config.label().c_str(), mark.c_str(),
-                to_string(t->status).c_str(), ok ? cat(static_cast<int64_t>(t->figures.median_eps + 0.5)).c_str() : "-",
-                ok ? cat(static_cast<int>(t->figures.spread * 1000 + 0.5) / 10.0, "%").c_str() : "-",
-                ok && base > 0 ? cat(static_cast<int>(t->figures.median_eps / base * 100 + 0.5) / 100.0, "x").c_str() : "-",
-                trial_note(*t).c_str());
-  }
-}
-
 // Returns the path written, or "" when there is no trace to write.
 std::string write_trace(const std::shared_ptr<const profiler::Trace>& trace, const std::filesystem::path& path) {
   if (!trace) return {};
@@ -165,11 +136,12 @@ Action add_tune_command(CLI::App& command) {
       ->delimiter(',')->capture_default_str();
   command.add_option("--strategy", flags->strategy,
                      "exhaustive: every candidate; per-layer: time each conv layer's algorithms alone, then "
-                     "measure the per-layer pick and its global variants")
+                     "measure the per-layer pick and its global variants; halving: time every candidate "
+                     "briefly, race the fastest third on with 3x the steps each round (the last round --steps)")
       ->capture_default_str();
   command.add_flag("--per-layer-product", flags->per_layer_product,
                    "exhaustive: also try every per-layer combination of algorithms");
-  command.add_option("--steps", flags->steps, "Timed steps per candidate")->capture_default_str();
+  command.add_option("--steps", flags->steps, "Timed steps per candidate (halving: in its last round)")->capture_default_str();
   command.add_option("--warmup", flags->warmup, "Untimed steps per candidate after the numerics check")
       ->capture_default_str();
   command.add_option("--budget", flags->budget, "Seconds after which no new candidate starts (0: none)")
@@ -180,8 +152,11 @@ Action add_tune_command(CLI::App& command) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   command.add_option("--db", flags->db_path, "Results database (SQLite), created if missing");
   command.add_flag("--resume", flags->resume,
-                   "Reuse the trials in --db for this machine, problem and config instead of measuring them "
-                   "again (continues an interrupted tune)");
+                   "Continue an interrupted tune from --db: what a tune with --db does unless --fresh, "
+                   "stated (an error without --db)");
+  command.add_flag("--fresh", flags->fresh,
+                   "Measure every candidate again, even those --db holds for this machine, problem and config "
+                   "(by default they are reused)");
   command.add_option("-o,--out", flags->out_path, "Where to write the tuned config (tunescope.config/1 JSON)")
       ->required();
   command.add_option("--trace-dir", flags->trace_dir,
@@ -211,9 +186,10 @@ Action add_tune_command(CLI::App& command) {
     options.measure.warmup = flags->warmup;
     options.budget_seconds = flags->budget;
     options.measure.memory_limit_bytes = static_cast<size_t>(flags->memory_limit_mb * 1024 * 1024);
-    options.resume = flags->resume;
+    options.resume = !flags->db_path.empty() && !flags->fresh;
     options.stop = &g_stop;
     if (flags->resume && flags->db_path.empty()) fail(ErrorKind::usage, "--resume needs --db");
+    if (flags->resume && flags->fresh) fail(ErrorKind::usage, "--resume and --fresh contradict each other");
     if (!flags->trace_dir.empty()) std::filesystem::create_directories(flags->trace_dir);
 
     std::optional<tuner::ResultsDb> db;
@@ -234,7 +210,8 @@ Action add_tune_command(CLI::App& command) {
         if (json) return json->update(p);
         if (!bar) bar = std::make_unique<ProgressBar>("tune", static_cast<int64_t>(p.total));
         const std::string best = p.best ? cat("best ", format_rate(p.best->figures.median_eps)) : "best -";
-        bar->update(static_cast<int64_t>(p.last ? p.index : p.index - 1), cat(p.candidate, "  ", best));
+        const std::string round = options.strategy == tuner::Strategy::halving ? cat("round ", p.round + 1, ": ") : "";
+        bar->update(static_cast<int64_t>(p.last ? p.index : p.index - 1), cat(round, p.candidate, "  ", best));
       });
     }();
     if (bar) bar->finish(cat(report.trials.size(), " trials", report.interrupted ? ", interrupted" : ""));

@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
        cli::add_tune_command},
       {"list-algorithms", "List backends and convolution algorithms", cli::add_list_algorithms_command},
       {"export", "Convert a trace (tunescope/PyTorch JSON, nsys SQLite) to chrome, kineto or nsys-sqlite", cli::add_export_command},
-      {"report", "Print the kernel table, lane utilisation and concurrency of any supported trace", cli::add_report_command},
+      {"report", "Print the kernel table, lane utilisation and concurrency of any supported trace, "
+                  "or the ranking of each tune in a results DB", cli::add_report_command},
   };
   std::map<CLI::App*, cli::Action> actions;
   for (const Command& command : commands) {

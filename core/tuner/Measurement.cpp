@@ -55,6 +55,8 @@ class CandidateRun {
     result.config = config_;
     result.status = TrialStatus::ok;
     result.figures = figures_of(step_seconds_, config_.batch);
+    const profiler::Concurrency overlap = profiler::concurrency(*trace);
+    result.concurrency = ConcurrencyFigures{overlap.concurrent_share, overlap.mean_in_flight};
     for (const auto& row : profiler::kernel_table(*trace, {}, options.top_kernels))
       result.kernels.push_back({row.name, row.calls, static_cast<double>(row.total_ns) / 1e6, row.share_pct});
     result.trace = std::move(trace);

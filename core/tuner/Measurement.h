@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,11 +76,19 @@ struct TimingFigures {
 // Figures of individually timed steps (seconds each). Empty input: all zero.
 TimingFigures figures_of(std::vector<double> step_seconds, int64_t batch);
 
+// How much the timed steps overlapped (profiler::concurrency over the trial's trace).
+struct ConcurrencyFigures {
+  double concurrent_share = 0;  // share of busy time with >= 2 kernels in flight, in [0, 1]
+  double mean_in_flight = 0;    // time-weighted mean of kernels in flight over busy time
+  bool operator==(const ConcurrencyFigures&) const = default;
+};
+
 struct TrialResult {
   RunConfig config;
   TrialStatus status = TrialStatus::failed;
   std::string reason;
   TimingFigures figures;
+  std::optional<ConcurrencyFigures> concurrency;  // ok trials (none in rows of an older results DB)
   std::vector<KernelShare> kernels;
   std::shared_ptr<const profiler::Trace> trace;  // of the timed steps (ok trials only)
   double seconds = 0;                             // wall time the measurement took

@@ -32,8 +32,13 @@ CREATE TABLE trials (
   machine_id INTEGER NOT NULL REFERENCES machines(id), config TEXT NOT NULL,
   status TEXT NOT NULL CHECK (status IN ('ok', 'invalid', 'failed', 'skipped')), reason TEXT NOT NULL,
   median_eps REAL, median_step_ms REAL, min_step_ms REAL, spread REAL, steps INTEGER NOT NULL,
-  kernels TEXT NOT NULL, created_at TEXT NOT NULL);
+  kernels TEXT NOT NULL, created_at TEXT NOT NULL, concurrent_share REAL, mean_in_flight REAL);
 )sql";
+
+// Columns of `trials` newer than the first schema, with their types: added on opening a
+// file without them.
+const std::pair<const char*, const char*> kAddedTrialColumns[] = {{"concurrent_share", "REAL"},
+                                                                   {"mean_in_flight", "REAL"}};
 
 class Statement {
  public:
@@ -56,6 +61,11 @@ class Statement {
     check(sqlite3_bind_double(stmt_, i, v));
     return *this;
   }
+  Statement& bind(int i, const std::optional<double>& v) {
+    if (v) return bind(i, *v);
+    check(sqlite3_bind_null(stmt_, i));
+    return *this;
+  }
   // True while a row is available.
   bool step() {
     const int rc = sqlite3_step(stmt_);
@@ -65,6 +75,7 @@ class Statement {
   }
   int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
   double real(int col) const { return sqlite3_column_double(stmt_, col); }
+  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   std::string text(int col) const {
     const auto* p = sqlite3_column_text(stmt_, col);
     return p ? reinterpret_cast<const char*>(p) : "";
@@ -129,6 +140,7 @@ TrialRecord record_of(const TrialResult& result) {
   r.reason = result.reason;
   r.figures = result.figures;
   r.kernels_json = kernels_to_json(result.kernels);
+  r.concurrency = result.concurrency;
   return r;
 }
 
@@ -138,6 +150,7 @@ TrialResult result_of(const TrialRecord& record, const std::string& backend) {
   t.status = record.status;
   t.reason = record.reason;
   t.figures = record.figures;
+  t.concurrency = record.concurrency;
   t.reused = true;
   try {
     for (const auto& k : nlohmann::json::parse(record.kernels_json))
@@ -184,6 +197,7 @@ ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
       if (v != std::to_string(kResultsSchemaVersion))
         fail(ErrorKind::input, "results DB ", path.string(), ": schema version '", v, "', this build reads ",
              kResultsSchemaVersion);
+      add_missing_columns();
     }
     exec("PRAGMA foreign_keys=ON");
   } catch (...) {
@@ -195,8 +209,39 @@ ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
 
 ResultsDb::~ResultsDb() { sqlite3_close(db_); }
 
+bool has_sqlite_header(const std::filesystem::path& path) {
+  char header[16] = {};
+  std::ifstream in(path, std::ios::binary);
+  return in.read(header, sizeof header) && std::string(header, sizeof header) == std::string("SQLite format 3\0", 16);
+}
+
+bool ResultsDb::is_results_db(const std::filesystem::path& path) {
+  if (!has_sqlite_header(path)) return false;
+  sqlite3* db = nullptr;
+  int64_t application_id = 0;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW)
+      application_id = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return application_id == kApplicationId;
+}
+
 void ResultsDb::fail_sqlite(const std::string& what) const {
   fail(ErrorKind::input, "results DB ", path_.string(), ": ", what, ": ", sqlite3_errmsg(db_));
+}
+
+void ResultsDb::add_missing_columns() {
+  std::vector<std::string> present;
+  {
+    Statement columns(db_, "PRAGMA table_info(trials)", path_);
+    while (columns.step()) present.push_back(columns.text(1));
+  }
+  for (const auto& [name, type] : kAddedTrialColumns)
+    if (std::find(present.begin(), present.end(), name) == present.end())
+      exec(cat("ALTER TABLE trials ADD COLUMN ", name, " ", type));
 }
 
 void ResultsDb::exec(const std::string& sql) const {
@@ -235,13 +280,16 @@ int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const Trial
   try {
     Statement insert(db_,
                      "INSERT INTO trials(problem_id, machine_id, config, status, reason, median_eps, median_step_ms, "
-                     "min_step_ms, spread, steps, kernels, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-                     "?10, ?11, ?12)",
+                     "min_step_ms, spread, steps, kernels, created_at, concurrent_share, mean_in_flight) VALUES (?1, "
+                     "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                      path_);
     insert.bind(1, problem_id).bind(2, machine_id).bind(3, r.config_json).bind(4, to_string(r.status));
     insert.bind(5, r.reason).bind(6, r.figures.median_eps).bind(7, r.figures.median_step_ms);
     insert.bind(8, r.figures.min_step_ms).bind(9, r.figures.spread).bind(10, r.figures.steps);
-    insert.bind(11, r.kernels_json).bind(12, utc_now()).step();
+    insert.bind(11, r.kernels_json).bind(12, utc_now());
+    const auto& c = r.concurrency;
+    insert.bind(13, c ? std::optional(c->concurrent_share) : std::nullopt);
+    insert.bind(14, c ? std::optional(c->mean_in_flight) : std::nullopt).step();
     exec("COMMIT");
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -254,7 +302,7 @@ namespace {
 
 constexpr const char* kTrialColumns =
     "SELECT id, problem_id, machine_id, config, status, reason, median_eps, median_step_ms, min_step_ms, spread, "
-    "steps, kernels, created_at FROM trials ";
+    "steps, kernels, created_at, concurrent_share, mean_in_flight FROM trials ";
 
 TrialRecord read_trial(const Statement& select) {
   TrialRecord r;
@@ -271,6 +319,7 @@ TrialRecord read_trial(const Statement& select) {
   r.figures.steps = select.integer(10);
   r.kernels_json = select.text(11);
   r.created_at = select.text(12);
+  if (!select.is_null(13) && !select.is_null(14)) r.concurrency = ConcurrencyFigures{select.real(13), select.real(14)};
   return r;
 }
 
@@ -302,6 +351,28 @@ std::vector<TrialRecord> ResultsDb::trials(int64_t problem_id) const {
   std::vector<TrialRecord> out;
   while (select.step()) out.push_back(read_trial(select));
   return out;
+}
+
+std::vector<std::pair<int64_t, int64_t>> ResultsDb::tuned_pairs() const {
+  Statement select(db_, "SELECT machine_id, problem_id FROM trials GROUP BY machine_id, problem_id ORDER BY min(id)",
+                   path_);
+  std::vector<std::pair<int64_t, int64_t>> out;
+  while (select.step()) out.emplace_back(select.integer(0), select.integer(1));
+  return out;
+}
+
+MachineSignature ResultsDb::machine(int64_t machine_id) const {
+  Statement select(db_, "SELECT cpu, cores, backend, backend_description FROM machines WHERE id = ?1", path_);
+  select.bind(1, machine_id);
+  if (!select.step()) fail(ErrorKind::input, "results DB ", path_.string(), ": no machine ", machine_id);
+  return {select.text(0), static_cast<int>(select.integer(1)), select.text(2), select.text(3)};
+}
+
+ProblemKey ResultsDb::problem(int64_t problem_id) const {
+  Statement select(db_, "SELECT model, input_shape, batch FROM problems WHERE id = ?1", path_);
+  select.bind(1, problem_id);
+  if (!select.step()) fail(ErrorKind::input, "results DB ", path_.string(), ": no problem ", problem_id);
+  return {select.text(0), select.text(1), select.integer(2)};
 }
 
 }  // namespace tunescope::tuner

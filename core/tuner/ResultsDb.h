@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/tuner/Measurement.h"
@@ -16,6 +17,9 @@ struct sqlite3;
 
 namespace tunescope::tuner {
 
+// Columns added to a table later (trials.concurrent_share, trials.mean_in_flight) do not
+// change the version: opening an older file adds them (older rows keep NULL), and an
+// older build reads and writes a newer file by naming its columns.
 inline constexpr int kResultsSchemaVersion = 1;
 
 struct MachineSignature {
@@ -44,6 +48,7 @@ struct TrialRecord {
   std::string reason;
   TimingFigures figures;
   std::string kernels_json;  // [{"name", "calls", "total_ms", "share_pct"}]
+  std::optional<ConcurrencyFigures> concurrency;  // NULL columns: not measured, or an older build's row
   std::string created_at;    // UTC, ISO 8601
 };
 
@@ -53,8 +58,15 @@ TrialRecord record_of(const TrialResult& result);
 TrialResult result_of(const TrialRecord& record, const std::string& backend);
 std::string kernels_to_json(const std::vector<KernelShare>& kernels);
 
+// True when `path` starts with SQLite's file header (a missing file: false).
+bool has_sqlite_header(const std::filesystem::path& path);
+
 class ResultsDb {
  public:
+  // True when `path` is an SQLite file marked as a tunescope results DB (any schema
+  // version: opening it tells a newer one apart). Reads only; false for anything else,
+  // a missing file included.
+  static bool is_results_db(const std::filesystem::path& path);
   // Opens or creates `path`. Throws Error(input) naming the file when it is not SQLite,
   // is another application's SQLite database, or has a newer schema.
   explicit ResultsDb(const std::filesystem::path& path);
@@ -68,6 +80,11 @@ class ResultsDb {
   int64_t add_trial(int64_t problem_id, int64_t machine_id, const TrialResult& result);
   // Trials of a problem (all problems when problem_id is 0), in insertion order.
   std::vector<TrialRecord> trials(int64_t problem_id = 0) const;
+  // Every (machine_id, problem_id) with trials, in the order of their first trial.
+  std::vector<std::pair<int64_t, int64_t>> tuned_pairs() const;
+  // Throw Error(input) naming the DB when there is no such row.
+  MachineSignature machine(int64_t machine_id) const;
+  ProblemKey problem(int64_t problem_id) const;
   // The earliest sweep trial (not an interleaved re-measurement) of `config_json` for
   // this problem and machine whose status is one of `statuses`: what a resumed tune reuses.
   std::optional<TrialRecord> earliest_trial(int64_t problem_id, int64_t machine_id, const std::string& config_json,
@@ -77,6 +94,8 @@ class ResultsDb {
 
  private:
   void exec(const std::string& sql) const;
+  // Adds the trials columns a file written before them lacks.
+  void add_missing_columns();
   [[noreturn]] void fail_sqlite(const std::string& what) const;
 
   std::filesystem::path path_;

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <map>
 
 #include "core/base/Error.h"
+#include "core/tuner/SuccessiveHalving.h"
 
 namespace tunescope::tuner {
 
@@ -28,22 +28,18 @@ void add_unique(std::vector<Candidate>& list, Candidate candidate) {
 }  // namespace
 
 std::string to_string(Strategy strategy) {
-  return strategy == Strategy::exhaustive ? "exhaustive" : "per-layer";
+  switch (strategy) {
+    case Strategy::exhaustive: return "exhaustive";
+    case Strategy::per_layer: return "per-layer";
+    case Strategy::halving: return "halving";
+  }
+  return "?";
 }
 
 Strategy parse_strategy(const std::string& text) {
-  if (text == "exhaustive") return Strategy::exhaustive;
-  if (text == "per-layer") return Strategy::per_layer;
-  fail(ErrorKind::usage, "--strategy: unknown strategy '", text, "' (known: exhaustive, per-layer)");
-}
-
-bool simpler(const RunConfig& a, const RunConfig& b) {
-  auto key = [](const RunConfig& c) {
-    const Concurrency& k = c.concurrency;
-    return std::tuple(c.override_count(), c.layout != Layout::NCHW, c.threads, k.lanes(), k.micro_batches,
-                      k.async_update, k.threads_per_lane);
-  };
-  return key(a) < key(b);
+  for (Strategy s : {Strategy::exhaustive, Strategy::per_layer, Strategy::halving})
+    if (to_string(s) == text) return s;
+  fail(ErrorKind::usage, "--strategy: unknown strategy '", text, "' (known: exhaustive, per-layer, halving)");
 }
 
 const TrialResult& TuneReport::winner() const {
@@ -79,7 +75,7 @@ Tuner::Tuner(TuneOptions options, ResultsDb* db) : options_(std::move(options)),
 std::vector<Candidate> Tuner::candidates(const SearchSpace& space, TuneReport& report) const {
   // The baseline goes first: it is the yardstick of every ratio and is never cut by the budget.
   std::vector<Candidate> list{{reference_config(options_.base), {}}};
-  if (options_.strategy == Strategy::exhaustive) {
+  if (options_.strategy != Strategy::per_layer) {  // exhaustive, and the field halving races
     for (Candidate& c : space.enumerate()) add_unique(list, std::move(c));
     return list;
   }
@@ -178,15 +174,37 @@ TuneReport Tuner::run(const Progress& progress) {
     return result_of(*row, base.backend);
   };
   auto best_index = [&]() -> std::optional<size_t> {
-    std::optional<size_t> best;
+    const std::vector<size_t> ranked = rank_ok_trials(report.trials);
+    return ranked.empty() ? std::nullopt : std::optional(ranked.front());
+  };
+  // Only the traces of the baseline and the best so far are worth keeping in memory.
+  auto drop_traces = [&](size_t keep) {
+    const auto best = best_index();
     for (size_t i = 0; i < report.trials.size(); ++i)
-      if (report.trials[i].status == TrialStatus::ok &&
-          (!best || report.trials[i].figures.median_eps > report.trials[*best].figures.median_eps))
-        best = i;
-    return best;
+      if (i != best && i != report.baseline && i != keep) report.trials[i].trace.reset();
+  };
+  auto over_budget = [&] { return options_.budget_seconds > 0 && seconds_since(start) > options_.budget_seconds; };
+  // The one place a candidate is measured: checked against the reference of its split.
+  auto measure_candidate = [&](const RunConfig& config, const MeasureOptions& measure_options) {
+    try {
+      return measure(base, config, reference_for(config), measure_options);
+    } catch (const std::exception& e) {  // only the split reference can throw: measure() never does
+      TrialResult trial;
+      trial.config = config;
+      trial.status = TrialStatus::failed;
+      trial.reason = cat("the reference with the same split failed: ", e.what());
+      return trial;
+    }
   };
 
-  const size_t total = static_cast<size_t>(std::count_if(list.begin(), list.end(), [](const Candidate& c) { return c.runnable(); }));
+  const bool halving = options_.strategy == Strategy::halving;
+  const size_t runnable =
+      static_cast<size_t>(std::count_if(list.begin(), list.end(), [](const Candidate& c) { return c.runnable(); }));
+  // Halving's first round times a fraction of --steps; its later rounds are the rest of the work.
+  MeasureOptions sweep_measure = options_.measure;
+  if (halving) sweep_measure.steps = halving_steps(runnable, options_.measure.steps);
+  const size_t total = halving ? std::max(runnable, halving_work(runnable)) : runnable;
+  std::vector<size_t> unrecorded;  // halving: ok trials still racing, recorded when they leave
   size_t index = 0;
   for (const Candidate& candidate : list) {
     if (stopped()) {
@@ -204,7 +222,7 @@ TuneReport Tuner::run(const Progress& progress) {
       trial.config = candidate.config;
       trial.status = TrialStatus::skipped;
       trial.reason = candidate.skip_reason;
-    } else if (index > 0 && options_.budget_seconds > 0 && seconds_since(start) > options_.budget_seconds) {
+    } else if (index > 0 && over_budget()) {
       report.budget_exhausted = true;
       ++index;
       trial.config = candidate.config;
@@ -215,42 +233,81 @@ TuneReport Tuner::run(const Progress& progress) {
       ++index;
       if (progress) {
         auto best = best_index();
-        progress({index, total, candidate.config.label(), nullptr, best ? &report.trials[*best] : nullptr});
+        progress({index, total, 0, candidate.config.label(), nullptr, best ? &report.trials[*best] : nullptr});
       }
-      const NumericsSample* check = nullptr;
-      try {
-        check = &reference_for(candidate.config);
-      } catch (const std::exception& e) {
-        trial.config = candidate.config;
-        trial.status = TrialStatus::failed;
-        trial.reason = cat("the reference with the same split failed: ", e.what());
-      }
-      if (check) trial = measure(base, candidate.config, *check, options_.measure);
+      trial = measure_candidate(candidate.config, sweep_measure);
     }
-    if (fresh) record(trial);
+    if (fresh && halving && trial.status == TrialStatus::ok) unrecorded.push_back(report.trials.size());
+    else if (fresh) record(trial);
     report.trials.push_back(std::move(trial));
     if (index == 1 && candidate.runnable()) report.baseline = report.trials.size() - 1;
-    // Only the traces of the baseline and the best so far are worth keeping in memory.
+    drop_traces(report.trials.size() - 1);
     const auto best = best_index();
-    for (size_t i = 0; i + 1 < report.trials.size(); ++i)
-      if (i != best && i != report.baseline) report.trials[i].trace.reset();
     if (progress && report.trials.back().status != TrialStatus::skipped)
-      progress({index, total, report.trials.back().config.label(), &report.trials.back(),
+      progress({index, total, 0, report.trials.back().config.label(), &report.trials.back(),
                 best ? &report.trials[*best] : nullptr});
   }
 
+  // Successive halving: the fastest 1/eta of each round go on to a round timed eta times
+  // longer (the last one --steps). A kill loses the racing candidates' unrecorded rounds;
+  // an interrupt records them.
+  if (halving && !report.interrupted) {
+    auto faster = [&](size_t a, size_t b) { return report.trials[a].figures.median_eps > report.trials[b].figures.median_eps; };
+    std::vector<size_t> racing;
+    for (size_t i = 0; i < report.trials.size(); ++i)
+      if (report.trials[i].status == TrialStatus::ok) racing.push_back(i);
+    report.rounds = racing.empty() ? 0 : 1;
+    // The progress total assumed every runnable candidate races on; fewer did.
+    index = total - (racing.size() > 1 ? halving_work(racing.size()) - racing.size() : 0);
+    while (racing.size() > 1 && !report.budget_exhausted && !report.interrupted) {
+      std::stable_sort(racing.begin(), racing.end(), faster);
+      racing.resize(halving_keep(racing.size()));
+      if (racing.size() == 1) break;
+      MeasureOptions round = options_.measure;
+      round.steps = halving_steps(racing.size(), options_.measure.steps);
+      for (size_t i : racing) {
+        if (stopped()) {
+          report.interrupted = true;
+          break;
+        }
+        if (over_budget()) {
+          report.budget_exhausted = true;
+          break;
+        }
+        ++index;
+        if (progress) {
+          auto best = best_index();
+          progress({index, total, report.rounds, report.trials[i].config.label(), nullptr,
+                    best ? &report.trials[*best] : nullptr});
+        }
+        TrialResult trial = measure_candidate(report.trials[i].config, round);
+        trial.seconds += report.trials[i].seconds;  // the candidate's cost over all its rounds
+        report.trials[i] = std::move(trial);
+        if (std::find(unrecorded.begin(), unrecorded.end(), i) == unrecorded.end()) unrecorded.push_back(i);
+        drop_traces(i);
+        const auto best = best_index();
+        if (progress)
+          progress({index, total, report.rounds, report.trials[i].config.label(), &report.trials[i],
+                    best ? &report.trials[*best] : nullptr});
+      }
+      ++report.rounds;
+      // A candidate that failed in a longer round leaves the race.
+      std::erase_if(racing, [&](size_t i) { return report.trials[i].status != TrialStatus::ok; });
+    }
+  }
+  // However the race ended (one left, budget, interrupt), its candidates are recorded
+  // with their last round's figures.
+  std::sort(unrecorded.begin(), unrecorded.end());
+  for (size_t i : unrecorded) record(report.trials[i]);
+
   // Rank the ok trials; the top two are re-measured interleaved before a winner is declared.
-  std::vector<size_t> ranked;
-  for (size_t i = 0; i < report.trials.size(); ++i)
-    if (report.trials[i].status == TrialStatus::ok) ranked.push_back(i);
-  std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
-    return report.trials[a].figures.median_eps > report.trials[b].figures.median_eps;
-  });
+  const std::vector<size_t> ranked = rank_ok_trials(report.trials);
   // Interrupted (before or after the sweep): the best so far, without the re-measurement
   // (the user asked to stop), and no error when nothing finished yet.
   if (report.interrupted || stopped()) {
     report.interrupted = true;
     if (!ranked.empty()) report.best = ranked.front();
+    report.ranking = ranked;
     report.decision = cat("interrupted after ", report.trials.size(), " of ", list.size(),
                           " candidates: the sweep's best so far, not re-measured");
     report.seconds = seconds_since(start);
@@ -274,18 +331,9 @@ TuneReport Tuner::run(const Progress& progress) {
     if (a.status != TrialStatus::ok || b.status != TrialStatus::ok) {
       report.decision = cat("interleaved re-measurement failed (", a.reason, "); the sweep's fastest wins");
     } else {
-      const double fast = std::max(a.figures.median_eps, b.figures.median_eps);
-      const double gap = std::abs(a.figures.median_eps - b.figures.median_eps) / fast;
-      const double noise = std::max(a.figures.spread, b.figures.spread);
-      if (gap <= noise) {
-        report.best = simpler(b.config, a.config) ? second : first;
-        report.decision = cat("tie within noise (gap ", gap * 100, "% <= spread ", noise * 100,
-                              "%): the simpler config wins");
-      } else {
-        report.best = b.figures.median_eps > a.figures.median_eps ? second : first;
-        report.decision = cat("confirmed by interleaved re-measurement (gap ", gap * 100, "% > spread ",
-                              noise * 100, "%)");
-      }
+      const InterleavedVerdict verdict = interleaved_verdict(a, b);
+      report.best = verdict.second_wins ? second : first;
+      report.decision = verdict.decision;
       // The interleaved figures are the fairer comparison: they replace the sweep's.
       for (auto [index, fresh] : {std::pair{first, &a}, std::pair{second, &b}}) {
         const double seconds = report.trials[index].seconds;
@@ -295,6 +343,7 @@ TuneReport Tuner::run(const Progress& progress) {
       }
     }
   }
+  report.ranking = ranking_led_by(report.trials, *report.best);
   report.seconds = seconds_since(start);
   return report;
 }

@@ -12,12 +12,13 @@
 
 #include "core/tuner/Measurement.h"
 #include "core/tuner/PerLayerFind.h"
+#include "core/tuner/Ranking.h"
 #include "core/tuner/ResultsDb.h"
 #include "core/tuner/SearchSpace.h"
 
 namespace tunescope::tuner {
 
-enum class Strategy { exhaustive, per_layer };
+enum class Strategy { exhaustive, per_layer, halving };
 std::string to_string(Strategy strategy);
 // Throws Error(usage) naming the value.
 Strategy parse_strategy(const std::string& text);
@@ -27,6 +28,8 @@ struct TuneOptions {
   std::vector<Layout> layouts{Layout::NCHW, Layout::NHWC};
   std::vector<std::string> algorithms;  // empty: all registered for the backend
   std::vector<int> threads{1};
+  // exhaustive: the reference every other strategy is judged against. The CLI's default
+  // is per-layer, the cheapest to reach a pick as good (docs/BENCHMARKS.md).
   Strategy strategy = Strategy::exhaustive;
   bool per_layer_product = false;  // exhaustive: also every per-layer combination
   // Concurrency knobs crossed with every config (see SpaceOptions).
@@ -46,29 +49,34 @@ struct TuneOptions {
   // Reuse the trials of the results DB for the same machine signature, problem and
   // config instead of measuring them again (ok, invalid and failed ones; skipped ones
   // only for candidates that cannot run anyway), so an interrupted tune completes
-  // where it stopped. Needs a DB.
+  // where it stopped and a re-tune measures only what is new. Needs a DB. The CLI sets
+  // it whenever it has a DB, unless --fresh.
   bool resume = false;
 };
 
 struct TuneProgress {
-  size_t index = 0;  // 1-based among the candidates that run
+  size_t index = 0;  // 1-based among the measurements planned (halving: over all its rounds)
   size_t total = 0;
+  size_t round = 0;  // halving: the round (0: the first, brief one); other strategies: 0
   std::string candidate;
   const TrialResult* last = nullptr;  // the trial just finished (null when starting)
   const TrialResult* best = nullptr;  // best ok trial so far (may be null)
 };
 
 struct TuneReport {
-  // Every candidate, in the order measured; the top two ok trials carry the figures of
+  // Every candidate, in the order measured, with the figures of its last measurement
+  // (halving: of the last round it ran in); the top two ok trials carry the figures of
   // their interleaved re-measurement (remeasured = true) when it succeeded.
   std::vector<TrialResult> trials;
   std::optional<size_t> baseline;   // index of nchw + direct
   std::optional<size_t> best;       // index of the declared winner
+  std::vector<size_t> ranking;      // the ok trials, best first (rank_ok_trials; the winner leads)
   std::string decision;             // how the winner was declared
   std::vector<LayerFind> finds;     // per-layer strategy: each layer's timings
   bool budget_exhausted = false;
   bool interrupted = false;  // options.stop was set: `best` is the sweep's best so far (may be empty)
   size_t reused = 0;         // trials taken from the results DB (resume)
+  size_t rounds = 0;         // halving: rounds raced (the first, brief one included)
   double seconds = 0;
   MachineSignature machine;
   ProblemKey problem;
@@ -80,10 +88,6 @@ struct TuneReport {
   // The tuned config with the measured figures inside.
   RunConfig tuned_config(const std::string& strategy) const;
 };
-
-// Simpler first: fewer per-layer overrides, then nchw, then fewer threads, fewer lanes,
-// fewer micro-batches, synchronous update. Ties within noise go to the simpler config.
-bool simpler(const RunConfig& a, const RunConfig& b);
 
 class Tuner {
  public:

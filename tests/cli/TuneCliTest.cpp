@@ -1,12 +1,14 @@
 // `tunescope tune` as a user runs it: on tiny fake data it writes the tuned config, the
-// results DB and both traces; `train --config` accepts that config; bad options and bad
-// files exit 2 naming the culprit.
+// results DB and both traces; `train --config` accepts that config; `report` on the DB
+// reprints the tune's ranking; bad options and bad files exit 2 naming the culprit.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/cli/RunCli.h"
 
@@ -66,6 +68,127 @@ TEST(TuneCli, WritesConfigDbAndTracesThatTrainAccepts) {
                               " --batch 16 --data fake --fake-count 64 --test-limit 16 --epochs 1");
   ASSERT_EQ(override.exit_code, 0) << override.output;
   EXPECT_NE(override.output.find("batch 16"), std::string::npos) << override.output;
+}
+
+// The rows of the ranked table(s) in a command's output.
+std::vector<std::string> table_rows(const std::string& output) {
+  std::vector<std::string> rows;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("| ", 0) == 0) rows.push_back(line);
+  return rows;
+}
+
+void sql(const std::string& path, const std::string& statement) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK) << path;
+  char* message = nullptr;
+  const int rc = sqlite3_exec(db, statement.c_str(), nullptr, nullptr, &message);
+  const std::string why = message ? message : "";
+  sqlite3_free(message);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << statement << ": " << why;
+}
+
+TEST(TuneCli, ReportOfTheResultsDbReprintsEachTunesRanking) {
+  const TuneDir d;
+  const std::string db = " --db " + d.at("results.sqlite");
+  // Two problems in one DB: a halving tune (it records ok trials as they leave the race,
+  // so the DB order differs from the tune's) and an exhaustive one at another batch.
+  const Result halving = run_cli("tune " + kTinyData + " --algorithms direct,gemm,fft-fftw --streams-list 1,2 "
+                                 "--strategy halving --steps 3 --warmup 1" + db + " -o " + d.at("h.json"));
+  ASSERT_EQ(halving.exit_code, 0) << halving.output;
+  const Result exhaustive = run_cli("tune --model lenet5 --data fake --fake-count 64 --test-limit 16 --batch 16 "
+                                    "--algorithms direct,gemm --steps 2 --warmup 1" + db + " -o " + d.at("e.json"));
+  ASSERT_EQ(exhaustive.exit_code, 0) << exhaustive.output;
+
+  const Result report = run_cli("report " + d.at("results.sqlite"));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  std::vector<std::string> expected = table_rows(halving.output);
+  for (const std::string& row : table_rows(exhaustive.output)) expected.push_back(row);
+  ASSERT_GT(expected.size(), 2u);
+  EXPECT_EQ(table_rows(report.output), expected) << report.output;
+  EXPECT_NE(report.output.find("2 tuned problems"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("batch 16"), std::string::npos) << report.output;
+}
+
+TEST(TuneCli, ReportOfAPartialResultsDbRanksWhatExists) {
+  const TuneDir d;
+  const std::string path = d.at("results.sqlite");
+  const Result tune = run_cli("tune " + kTinyData + " --strategy exhaustive --layouts nchw --algorithms "
+                              "direct,gemm,fft-fftw --steps 2 --warmup 1 --db " + path + " -o " + d.at("t.json"));
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  // What a tune killed after its first two trials leaves behind.
+  sql(path, "DELETE FROM trials WHERE id > 2");
+  const Result report = run_cli("report " + path);
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const std::vector<std::string> rows = table_rows(report.output);
+  ASSERT_EQ(rows.size(), 3u) << report.output;  // the header and two trials
+  EXPECT_NE(rows[1].find("(best)"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("not re-measured"), std::string::npos) << report.output;
+  EXPECT_EQ(report.output.find("fft-fftw"), std::string::npos) << report.output;  // the third was never recorded
+}
+
+TEST(TuneCli, ReportRefusesAForeignOrNewerSqliteFileNamingIt) {
+  const TuneDir d;
+  sql(d.at("foreign.sqlite"), "CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT)");
+  const Result foreign = run_cli("report " + d.at("foreign.sqlite"));
+  EXPECT_EQ(foreign.exit_code, 2) << foreign.output;
+  EXPECT_NE(foreign.output.find(d.at("foreign.sqlite")), std::string::npos) << foreign.output;
+  EXPECT_NE(foreign.output.find("nor a tunescope results DB"), std::string::npos) << foreign.output;
+
+  const Result tune = run_cli("tune " + kTinyData + " --layouts nchw --algorithms direct --steps 1 --warmup 0 --db " +
+                              d.at("newer.sqlite") + " -o " + d.at("t.json"));
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  sql(d.at("newer.sqlite"), "UPDATE meta SET value = '99' WHERE key = 'schema_version'");
+  const Result newer = run_cli("report " + d.at("newer.sqlite"));
+  EXPECT_EQ(newer.exit_code, 2) << newer.output;
+  EXPECT_NE(newer.output.find(d.at("newer.sqlite")), std::string::npos) << newer.output;
+  EXPECT_NE(newer.output.find("schema version '99'"), std::string::npos) << newer.output;
+}
+
+int64_t trial_rows(const std::string& path) {
+  sqlite3* db = nullptr;
+  int64_t rows = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM trials", -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW)
+      rows = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return rows;
+}
+
+TEST(TuneCli, ARetuneReusesTheDbsTrialsUnlessFresh) {
+  const TuneDir d;
+  const std::string path = d.at("results.sqlite");
+  const std::string tune = "tune " + kTinyData + " --strategy exhaustive --layouts nchw,nhwc --algorithms direct,gemm "
+                           "--steps 2 --warmup 1 "
+                           "--db " + path + " -o " + d.at("t.json");
+  const Result first = run_cli(tune);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(first.output.find("reused"), std::string::npos) << first.output;
+  const int64_t candidates = trial_rows(path) - 2;  // one row each, and the interleaved pair
+  ASSERT_EQ(candidates, 4);
+
+  // The same tune again: every candidate's verdict comes from the DB; only the
+  // interleaved re-measurement of the top two runs (and adds its two rows).
+  const Result again = run_cli(tune);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("4 trials reused from " + path), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("from the results DB"), std::string::npos) << again.output;
+  EXPECT_EQ(trial_rows(path), candidates + 4);
+
+  const Result fresh = run_cli(tune + " --fresh");
+  ASSERT_EQ(fresh.exit_code, 0) << fresh.output;
+  EXPECT_EQ(fresh.output.find("reused"), std::string::npos) << fresh.output;
+  EXPECT_EQ(trial_rows(path), 2 * candidates + 6);
+
+  const Result both = run_cli(tune + " --fresh --resume");
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_NE(both.output.find("--resume and --fresh"), std::string::npos) << both.output;
 }
 
 TEST(TuneCli, BadOptionsAndFilesExitTwoNamingThem) {

@@ -48,12 +48,13 @@ struct Dir {
 };
 
 // 2 layouts x 4 algorithms x 2 thread counts (some skipped) with enough timed steps
-// that the sweep lasts well beyond the moment the test signals it.
+// that the sweep lasts well beyond the moment the test signals it. Exhaustive: its
+// candidates do not depend on timings, so the resumed and the fresh tune share them.
 std::vector<std::string> tune_args(const std::string& db, const std::string& out) {
   return {"tune",       "--model",       "lenet5", "--data",         "fake", "--fake-count", "64",
           "--test-limit", "16",          "--batch", "8",             "--layouts", "nchw,nhwc", "--algorithms",
           "direct,gemm,fft-fftw,fft-own", "--threads-list", "1,2",   "--steps", "12", "--warmup", "1",
-          "--db",       db,              "-o",     out};
+          "--strategy", "exhaustive",    "--db",   db,             "-o",     out};
 }
 
 std::string joined(const std::vector<std::string>& args) {

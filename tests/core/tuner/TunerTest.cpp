@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
+#include <map>
+#include <set>
 
+#include "TempResultsDb.h"
 #include "TestAlgorithms.h"
 #include "core/base/Error.h"
 
@@ -33,9 +35,8 @@ const TrialResult* find_trial(const TuneReport& report, const std::string& algor
 }
 
 TEST(Tuner, SweepGoesOnPastWrongThrowingAndUnsupportedCandidatesAndRecordsThem) {
-  const auto path = std::filesystem::temp_directory_path() / "tunescope-tuner-sweep.sqlite";
-  std::filesystem::remove(path);
-  ResultsDb db(path);
+  const testing::TempResultsDb file("tuner-sweep.sqlite");
+  ResultsDb db(file.path);
   TuneOptions o = tiny_tune({testing::kWrong, testing::kThrows, testing::kConv1Only, "gemm", "direct"});
   const TuneReport report = Tuner(o, &db).run();
 
@@ -63,7 +64,6 @@ TEST(Tuner, SweepGoesOnPastWrongThrowingAndUnsupportedCandidatesAndRecordsThem) 
   const RunConfig tuned = report.tuned_config("exhaustive");
   ASSERT_TRUE(tuned.measured);
   EXPECT_GT(tuned.measured->speedup_vs_baseline, 0);
-  std::filesystem::remove(path);
 }
 
 TEST(Tuner, ExhaustivePicksTheFastestWhenOneIsClearlySlower) {
@@ -97,6 +97,30 @@ TEST(Tuner, PerLayerFindNeverPicksTheSlowOrTheWrongAlgorithm) {
     EXPECT_NE(t.config.conv.for_layer("conv2"), testing::kSlow);
   }
   EXPECT_EQ(report.winner().status, TrialStatus::ok);
+}
+
+TEST(Tuner, PerLayerCrossesItsPicksWithTheConcurrencyKnobs) {
+  TuneOptions o = tiny_tune({"direct", "gemm"});
+  o.strategy = Strategy::per_layer;
+  o.streams = {1, 2};
+  o.async_update = {false, true};
+  const TuneReport report = Tuner(o).run();
+  // Every algorithm choice the find led to is measured with each of the 4 knob settings.
+  std::map<std::string, std::set<std::pair<int, bool>>> knobs_of;
+  for (const auto& t : report.trials) {
+    RunConfig choice = t.config;
+    choice.concurrency = {};
+    knobs_of[choice.label()].insert({t.config.concurrency.streams, t.config.concurrency.async_update});
+  }
+  // The baseline (nchw direct, one lane) is measured alone when the find did not pick direct.
+  const std::string baseline = report.baseline_trial()->config.label();
+  size_t crossed = 0;
+  for (const auto& [choice, knobs] : knobs_of) {
+    if (choice == baseline && knobs.size() == 1) continue;
+    ++crossed;
+    EXPECT_EQ(knobs.size(), 4u) << choice;
+  }
+  EXPECT_GE(crossed, 1u);
 }
 
 TEST(Tuner, BudgetStopsNewCandidatesButTheBaselineRuns) {

@@ -1,0 +1,77 @@
+// Rebuilding a tune's ranking and decision from its stored trials.
+#include "core/tuner/StoredTune.h"
+
+#include <map>
+
+namespace tunescope::tuner {
+
+namespace {
+
+bool is_remeasurement(const TrialRecord& row) { return row.reason.rfind(kRemeasureReason, 0) == 0; }
+
+// The tune's yardstick: reference_config() of some base, i.e. nchw, `direct` everywhere,
+// one lane and the whole batch at once.
+bool is_reference(const RunConfig& config) {
+  RunConfig reference = config;
+  reference.layout = Layout::NCHW;
+  reference.conv = ConvChoice{};
+  reference.conv.default_algorithm = "direct";
+  reference.concurrency = Concurrency{};
+  return config == reference;
+}
+
+}  // namespace
+
+TuneReport stored_tune(const ResultsDb& db, int64_t machine_id, int64_t problem_id) {
+  TuneReport report;
+  report.machine = db.machine(machine_id);
+  report.problem = db.problem(problem_id);
+
+  std::map<std::string, size_t> index_of;   // config JSON -> trial
+  std::map<size_t, int64_t> row_of;         // trial -> id of the row it shows
+  std::optional<TrialRecord> last_pair[2];  // the latest interleaved re-measurement
+  for (const TrialRecord& row : db.trials(problem_id)) {
+    if (row.machine_id != machine_id) continue;
+    if (is_remeasurement(row)) {
+      last_pair[0] = std::move(last_pair[1]);
+      last_pair[1] = row;
+    }
+    TrialResult trial = result_of(row, report.machine.backend);
+    trial.reused = false;  // every row is from the DB: no need to say so on each
+    trial.remeasured = is_remeasurement(row);
+    auto [at, added] = index_of.emplace(row.config_json, report.trials.size());
+    if (added) {
+      report.trials.push_back(std::move(trial));
+    } else if (trial.status == TrialStatus::skipped || (trial.remeasured && trial.status != TrialStatus::ok)) {
+      continue;  // the tune kept the measured figures, so does the report
+    } else {
+      report.trials[at->second] = std::move(trial);
+    }
+    row_of[at->second] = row.id;
+  }
+  for (size_t i = 0; i < report.trials.size() && !report.baseline; ++i)
+    if (is_reference(report.trials[i].config)) report.baseline = i;
+
+  const std::vector<size_t> ranked = rank_ok_trials(report.trials);
+  if (ranked.empty()) {
+    report.decision = "no trial finished ok";
+    return report;
+  }
+  report.best = ranked.front();
+  report.decision = "the best so far, not re-measured (an interrupted or unfinished tune)";
+  if (ranked.size() == 1) report.decision = "only one candidate succeeded";
+  // The tune's own verdict, when its interleaved pair (recorded first, then second) is
+  // still what the DB shows for the top two.
+  auto shows = [&](size_t trial, const std::optional<TrialRecord>& row) { return row && row_of[trial] == row->id; };
+  if (ranked.size() >= 2)
+    for (auto [first, second] : {std::pair(ranked[0], ranked[1]), std::pair(ranked[1], ranked[0])})
+      if (shows(first, last_pair[0]) && shows(second, last_pair[1])) {
+        const InterleavedVerdict verdict = interleaved_verdict(report.trials[first], report.trials[second]);
+        report.best = verdict.second_wins ? second : first;
+        report.decision = verdict.decision;
+      }
+  report.ranking = ranking_led_by(report.trials, *report.best);
+  return report;
+}
+
+}  // namespace tunescope::tuner

@@ -1,0 +1,20 @@
+// A tune as the results DB remembers it, for `tunescope report results.db`: what the
+// tune itself would rank and declare, rebuilt from the stored rows of one machine and
+// problem, whether the tune finished, was interrupted or was resumed.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tuner/ResultsDb.h"
+#include "core/tuner/Tuner.h"
+
+namespace tunescope::tuner {
+
+// Each config's latest row (neither a skipped row nor a failed re-measurement hides a
+// measured one; an ok interleaved re-measurement marks the trial re-measured), in the order the configs were first
+// recorded; the baseline (nchw + direct on one lane); the ranking of the tune
+// (rank_ok_trials), and the winner: the interleaved verdict when the top two are the
+// last re-measured pair, else the top of the ranking. No traces; seconds stay 0.
+TuneReport stored_tune(const ResultsDb& db, int64_t machine_id, int64_t problem_id);
+
+}  // namespace tunescope::tuner

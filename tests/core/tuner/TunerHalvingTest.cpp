@@ -1,0 +1,175 @@
+// The `halving` strategy on tiny lenet5, in a space where one candidate (direct) is
+// clearly the fastest: test-only algorithms that are `direct` plus a sleep in every
+// forward pass (3 to 20 ms, against a step of about a millisecond) make a field of
+// slow candidates with margins far above any noise, next to wrong and throwing ones.
+// Only orderings are asserted, never a time.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "TempResultsDb.h"
+#include "TestAlgorithms.h"
+#include "core/base/Registry.h"
+#include "core/tuner/SuccessiveHalving.h"
+#include "core/tuner/Tuner.h"
+
+namespace tunescope::tuner {
+namespace {
+
+class SleepyConv final : public ConvAlgorithm {
+ public:
+  SleepyConv(std::string name, int sleep_ms)
+      : name_(std::move(name)), sleep_ms_(sleep_ms), direct_(Registry::instance().make_conv_algorithm("cpu", "direct")) {}
+  std::string name() const override { return name_; }
+  std::string unsupported_reason(const ConvProblem& p) const override { return direct_->unsupported_reason(p); }
+  size_t workspace_bytes(const ConvProblem& p) const override { return direct_->workspace_bytes(p); }
+  void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms_));
+    direct_->forward(call, x, w, y);
+  }
+  void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override {
+    direct_->backward_data(call, dy, w, dx);
+  }
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override {
+    direct_->backward_filter(call, x, dy, dw);
+  }
+
+ private:
+  std::string name_;
+  int sleep_ms_;
+  std::unique_ptr<ConvAlgorithm> direct_;
+};
+
+const std::vector<std::pair<std::string, int>> kSleepy = {
+    {"test-sleep-3ms", 3}, {"test-sleep-5ms", 5}, {"test-sleep-8ms", 8}, {"test-sleep-12ms", 12}, {"test-sleep-20ms", 20}};
+
+const bool registered = [] {
+  for (const auto& [name, ms] : kSleepy)
+    ConvAlgorithmRegistration("cpu", name, [name, ms] { return std::make_unique<SleepyConv>(name, ms); });
+  return true;
+}();
+
+// direct, five sleepy ones and test-slow (7 ok), one wrong, one throwing: 9 runnable.
+TuneOptions field(Strategy strategy) {
+  TuneOptions o;
+  o.base = testing::tiny_session();
+  o.layouts = {Layout::NCHW};
+  o.algorithms = {"direct", testing::kSlow, testing::kWrong, testing::kThrows};
+  for (const auto& entry : kSleepy) o.algorithms.push_back(entry.first);
+  o.strategy = strategy;
+  o.measure.warmup = 1;
+  o.measure.steps = 4;
+  return o;
+}
+
+const TrialResult& trial_of(const TuneReport& report, const std::string& algorithm) {
+  for (const auto& t : report.trials)
+    if (t.config.conv.default_algorithm == algorithm) return t;
+  throw std::runtime_error("no trial of " + algorithm);
+}
+
+TEST(SuccessiveHalving, KeepsAThirdAndTimesTheLastRoundWithTheFullSteps) {
+  EXPECT_EQ(halving_keep(16), 6u);
+  EXPECT_EQ(halving_keep(2), 1u);
+  EXPECT_EQ(halving_rounds(16), 3u);  // 16 -> 6 -> 2 -> 1
+  EXPECT_EQ(halving_rounds(1), 0u);
+  EXPECT_EQ(halving_steps(16, 10), 2);  // ceil(10 / 9)
+  EXPECT_EQ(halving_steps(6, 10), 4);   // ceil(10 / 3)
+  EXPECT_EQ(halving_steps(2, 10), 10);
+  EXPECT_EQ(halving_steps(1000, 5), 1);
+  EXPECT_EQ(halving_work(16), 16u + 6u + 2u);
+  EXPECT_EQ(halving_work(1), 0u);
+}
+
+TEST(TunerHalving, PicksTheWinnerExhaustivePicksAndRecordsEveryCandidateOnceWithItsLastRound) {
+  ASSERT_TRUE(registered);
+  const TuneReport exhaustive = Tuner(field(Strategy::exhaustive)).run();
+
+  const testing::TempResultsDb file("tuner-halving.sqlite");
+  ResultsDb db(file.path);
+  size_t progress_calls = 0, last_total = 0, max_round = 0;
+  const TuneReport halving = Tuner(field(Strategy::halving), &db).run([&](const TuneProgress& p) {
+    ++progress_calls;
+    last_total = p.total;
+    max_round = std::max(max_round, p.round);
+    EXPECT_LE(p.index, p.total);
+  });
+
+  EXPECT_EQ(exhaustive.winner().config.conv.default_algorithm, "direct");
+  EXPECT_EQ(halving.winner().config, exhaustive.winner().config);
+  EXPECT_EQ(halving.rounds, 2u);  // 7 ok -> 3 -> 1
+  EXPECT_EQ(max_round, 1u);
+  EXPECT_EQ(last_total, halving_work(9));  // planned for the 9 runnable candidates
+  EXPECT_GT(progress_calls, 0u);
+
+  // Wrong numerics never race on; the throwing one is failed.
+  EXPECT_EQ(trial_of(halving, testing::kWrong).status, TrialStatus::invalid);
+  EXPECT_EQ(trial_of(halving, testing::kThrows).status, TrialStatus::failed);
+  // Round 0 timed ceil(4 / 3) = 2 steps; the three survivors were timed 4 in round 1,
+  // and the two best of those again in the interleaved re-measurement (4 steps).
+  size_t first_round = 0, second_round = 0;
+  for (const auto& t : halving.trials) {
+    if (t.status != TrialStatus::ok) continue;
+    first_round += t.figures.steps == 2;
+    second_round += t.figures.steps == 4;
+  }
+  EXPECT_EQ(first_round, 4u);
+  EXPECT_EQ(second_round, 3u);
+  EXPECT_EQ(trial_of(halving, "direct").figures.steps, 4);
+  EXPECT_EQ(trial_of(halving, "test-sleep-20ms").figures.steps, 2);  // eliminated in round 0
+  // The ranking puts the round-1 finishers above everyone eliminated in round 0.
+  ASSERT_EQ(halving.ranking.size(), 7u);
+  EXPECT_EQ(halving.ranking.front(), *halving.best);
+  for (size_t r = 0; r < 3; ++r) EXPECT_EQ(halving.trials[halving.ranking[r]].figures.steps, 4) << r;
+
+  // One row per candidate with the figures of its last round, plus the two interleaved rows.
+  const auto rows = db.trials();
+  ASSERT_EQ(rows.size(), halving.trials.size() + 2);
+  std::map<std::string, int64_t> steps_of;
+  for (const auto& r : rows)
+    if (r.reason.rfind(kRemeasureReason, 0) != 0) {
+      EXPECT_EQ(steps_of.count(r.config_json), 0u) << "recorded twice: " << r.config_json;
+      steps_of[r.config_json] = r.figures.steps;
+    }
+  EXPECT_EQ(steps_of.size(), halving.trials.size());
+  EXPECT_EQ(steps_of.at(to_json_text(trial_of(halving, "test-sleep-20ms").config)), 2);
+  EXPECT_EQ(steps_of.at(to_json_text(trial_of(halving, testing::kWrong).config)), 0);
+}
+
+TEST(TunerHalving, AnInterruptedRaceRecordsEveryFinishedTrial) {
+  const testing::TempResultsDb file("tuner-halving-stop.sqlite");
+  ResultsDb db(file.path);
+  TuneOptions o = field(Strategy::halving);
+  std::atomic<bool> stop{false};
+  o.stop = &stop;
+  size_t finished = 0;
+  const TuneReport report = Tuner(o, &db).run([&](const TuneProgress& p) {
+    if (p.last && ++finished == 3) stop.store(true);  // in the first round
+  });
+  ASSERT_TRUE(report.interrupted);
+  EXPECT_EQ(db.trials().size(), report.trials.size());
+  size_t ok = 0;
+  for (const auto& r : db.trials()) ok += r.status == TrialStatus::ok;
+  EXPECT_GE(ok, 2u);
+}
+
+TEST(TunerHalving, BudgetStopsTheRaceAfterTheBaseline) {
+  TuneOptions o = field(Strategy::halving);
+  o.budget_seconds = 1e-9;
+  const TuneReport report = Tuner(o).run();
+  EXPECT_TRUE(report.budget_exhausted);
+  size_t ok = 0;
+  for (const auto& t : report.trials) {
+    ok += t.status == TrialStatus::ok;
+    if (&t != report.baseline_trial() && t.status != TrialStatus::skipped) ADD_FAILURE() << t.config.label();
+  }
+  EXPECT_EQ(ok, 1u);
+  EXPECT_EQ(report.rounds, 1u);
+  EXPECT_EQ(report.winner().config, report.baseline_trial()->config);
+}
+
+}  // namespace
+}  // namespace tunescope::tuner
