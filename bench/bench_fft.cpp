@@ -1,5 +1,6 @@
 // Own batched 2-D r2c FFT (OwnFft2d) against FFTW's plan_many (FFTW_MEASURE, planned
-// before timing) for n x n planes, n = 8..128, batch 256..16384, forward only.
+// before timing) for n x n planes, n = 8..128 (powers of two, batch 256..16384, and
+// 2^a 3^b 5^c sizes, batch 1024 and 4096), forward only.
 //
 // Fairness: both run on the same ThreadPool with the same split — the batch is cut into
 // one contiguous chunk per thread (a multiple of 8 planes) and each thread executes on
@@ -138,18 +139,24 @@ void bm_fftw(benchmark::State& state) {
 }
 
 void register_all() {
+  std::vector<std::pair<int64_t, int64_t>> cases;  // (n, batch)
   for (int64_t n : {8, 16, 32, 64, 128})
-    for (int64_t count : {256, 1024, 4096, 16384}) {
-      const int64_t bytes = count * (n * n * 4 + n * (n / 2 + 1) * 8);
-      if (bytes > kMaxBytes) continue;
-      using Fn = void (*)(benchmark::State&);
-      for (auto [impl, fn] : {std::pair<const char*, Fn>{"own", bm_own}, {"fftw", bm_fftw}})
-        benchmark::RegisterBenchmark(
-            (std::string("fft/") + impl).c_str(), fn)  // Args append /<n>/<batch>
-            ->Args({n, count})
-            ->Unit(benchmark::kMicrosecond)
-            ->UseRealTime();
-    }
+    for (int64_t count : {256, 1024, 4096, 16384}) cases.push_back({n, count});
+  // Mixed-radix sizes (radix 3 and 5 stages), the paddings convolutions now get
+  // (34 -> 36, 18 -> 18, 10 -> 10), beside the powers of two above.
+  for (int64_t n : {10, 12, 18, 20, 24, 36, 40, 48, 72, 80, 96})
+    for (int64_t count : {1024, 4096}) cases.push_back({n, count});
+  for (auto [n, count] : cases) {
+    const int64_t bytes = count * (n * n * 4 + n * (n / 2 + 1) * 8);
+    if (bytes > kMaxBytes) continue;
+    using Fn = void (*)(benchmark::State&);
+    for (auto [impl, fn] : {std::pair<const char*, Fn>{"own", bm_own}, {"fftw", bm_fftw}})
+      benchmark::RegisterBenchmark(
+          (std::string("fft/") + impl).c_str(), fn)  // Args append /<n>/<batch>
+          ->Args({n, count})
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+  }
 }
 
 }  // namespace

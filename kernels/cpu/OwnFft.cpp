@@ -19,17 +19,31 @@
 
 namespace tunescope::cpu {
 
-// Twiddles of a complex FFT of length n, as (re, im) float pairs computed in double:
-// `stages` holds, for each radix-4 stage of sub-length m = n, n/4, ... >= 4 and each
-// p < m/4, W_m^p, W_m^2p, W_m^3p (W_m = exp(-2 pi i / m)); `roots` holds W_n^k, k < n/2.
+// Twiddles of a complex FFT of length n, as (re, im) float pairs computed in double.
+// `radices` is the Stockham stage order (4s, then one 2 when the power of two is odd,
+// then 3s, then 5s); `stages` holds, for each stage of radix r on sub-length m (n, n/r,
+// ...) and each p < m/r, W_m^p, ..., W_m^((r-1)p) (W_m = exp(-2 pi i / m)); `roots`
+// holds W_n^k, k < n/2.
 struct OwnFftTwiddles {
   int64_t n = 0;
+  std::vector<int> radices;
   std::vector<float> stages, roots;
 };
 
 namespace {
 
 using cfloat = std::complex<float>;
+
+// The radices of n in stage order; empty when n has a prime factor other than 2, 3, 5.
+std::vector<int> radices_of(int64_t n) {
+  std::vector<int> radices;
+  for (; n % 4 == 0; n /= 4) radices.push_back(4);
+  if (n % 2 == 0) radices.push_back(2), n /= 2;
+  for (; n % 3 == 0; n /= 3) radices.push_back(3);
+  for (; n % 5 == 0; n /= 5) radices.push_back(5);
+  if (n != 1) radices.clear();
+  return radices;
+}
 
 const OwnFftTwiddles* twiddles_for(int64_t n) {
   // Built once per length and never freed, so plans hold plain pointers; the mutex makes
@@ -41,14 +55,18 @@ const OwnFftTwiddles* twiddles_for(int64_t n) {
   if (!slot) {
     auto t = std::make_unique<OwnFftTwiddles>();
     t->n = n;
+    t->radices = radices_of(n);
     const double two_pi = 2.0 * std::acos(-1.0);
     auto push = [](std::vector<float>& v, double angle) {
       v.push_back(static_cast<float>(std::cos(angle)));
       v.push_back(static_cast<float>(-std::sin(angle)));
     };
-    for (int64_t m = n; m >= 4; m /= 4)
-      for (int64_t p = 0; p < m / 4; ++p)
-        for (int64_t k = 1; k <= 3; ++k) push(t->stages, two_pi * static_cast<double>(k * p) / m);
+    int64_t m = n;
+    for (int r : t->radices) {
+      for (int64_t p = 0; p < m / r; ++p)
+        for (int64_t k = 1; k < r; ++k) push(t->stages, two_pi * static_cast<double>(k * p) / m);
+      m /= r;
+    }
     for (int64_t k = 0; k < n / 2; ++k) push(t->roots, two_pi * static_cast<double>(k) / n);
     slot = std::move(t);
   }
@@ -76,70 +94,112 @@ inline V splat(float x) {
   return V{} + x;
 }
 
+// In-register DFT of R points (re[k], im[k]) -> (re[j], im[j]), R in {2, 3, 4, 5}: the
+// Stockham butterflies. The inverse is the same with i replaced by -i.
+template <int R, bool Inverse, class V>
+inline void butterfly(V* re, V* im) {
+  // (xr, xi) times -i (forward) or +i (inverse).
+  const auto rot = [](V xr, V xi, V& outr, V& outi) {
+    if constexpr (Inverse) outr = -xi, outi = xr;
+    else outr = xi, outi = -xr;
+  };
+  if constexpr (R == 2) {
+    const V ar = re[0], ai = im[0];
+    re[0] = ar + re[1], im[0] = ai + im[1];
+    re[1] = ar - re[1], im[1] = ai - im[1];
+  } else if constexpr (R == 4) {
+    const V apcr = re[0] + re[2], apci = im[0] + im[2], amcr = re[0] - re[2], amci = im[0] - im[2];
+    const V bpdr = re[1] + re[3], bpdi = im[1] + im[3];
+    V jr, ji;  // -i (b - d) forward, +i (b - d) inverse
+    rot(re[1] - re[3], im[1] - im[3], jr, ji);
+    re[0] = apcr + bpdr, im[0] = apci + bpdi;
+    re[1] = amcr + jr, im[1] = amci + ji;
+    re[2] = apcr - bpdr, im[2] = apci - bpdi;
+    re[3] = amcr - jr, im[3] = amci - ji;
+  } else if constexpr (R == 3) {
+    const V half = splat<V>(0.5f), s3 = splat<V>(0.86602540378443864676f);  // sin(2 pi / 3)
+    const V tr = re[1] + re[2], ti = im[1] + im[2];
+    V jr, ji;  // -i sin(2 pi / 3) (b - c) forward
+    rot(s3 * (re[1] - re[2]), s3 * (im[1] - im[2]), jr, ji);
+    const V mr = re[0] - half * tr, mi = im[0] - half * ti;
+    re[0] = re[0] + tr, im[0] = im[0] + ti;
+    re[1] = mr + jr, im[1] = mi + ji;
+    re[2] = mr - jr, im[2] = mi - ji;
+  } else {
+    static_assert(R == 5);
+    const V c1 = splat<V>(0.30901699437494742410f), c2 = splat<V>(-0.80901699437494742410f);
+    const V s1 = splat<V>(0.95105651629515357212f), s2 = splat<V>(0.58778525229247312917f);
+    const V t1r = re[1] + re[4], t1i = im[1] + im[4], t2r = re[2] + re[3], t2i = im[2] + im[3];
+    const V t3r = re[1] - re[4], t3i = im[1] - im[4], t4r = re[2] - re[3], t4i = im[2] - im[3];
+    const V m1r = re[0] + c1 * t1r + c2 * t2r, m1i = im[0] + c1 * t1i + c2 * t2i;
+    const V m2r = re[0] + c2 * t1r + c1 * t2r, m2i = im[0] + c2 * t1i + c1 * t2i;
+    V n1r, n1i, n2r, n2i;  // -i (s1 t3 + s2 t4) and -i (s2 t3 - s1 t4) forward
+    rot(s1 * t3r + s2 * t4r, s1 * t3i + s2 * t4i, n1r, n1i);
+    rot(s2 * t3r - s1 * t4r, s2 * t3i - s1 * t4i, n2r, n2i);
+    re[0] = re[0] + t1r + t2r, im[0] = im[0] + t1i + t2i;
+    re[1] = m1r + n1r, im[1] = m1i + n1i;
+    re[4] = m1r - n1r, im[4] = m1i - n1i;
+    re[2] = m2r + n2r, im[2] = m2i + n2i;
+    re[3] = m2r - n2r, im[3] = m2i - n2i;
+  }
+}
+
+// One Stockham stage of radix R on sub-length m with stride s between the interleaved
+// sub-sequences: y[q + s (R p + j)] = W_m^(j p) * DFT_R(x[q + s (p + k m / R)], k < R)[j].
+template <int R, class V, bool Inverse>
+void stockham_stage(int64_t m, int64_t s, const float* tw, const float* xr, const float* xi,
+                    float* yr, float* yi) {
+  using L = Lanes<V>;
+  constexpr int W = L::W;
+  const int64_t qr = m / R;
+  // Inverse transforms use the conjugate twiddles.
+  const float sign = Inverse ? -1.0f : 1.0f;
+  for (int64_t p = 0; p < qr; ++p) {
+    const float* w = tw + 2 * (R - 1) * p;
+    V wr[R], wi[R];
+    for (int j = 1; j < R; ++j) wr[j] = splat<V>(w[2 * j - 2]), wi[j] = splat<V>(sign * w[2 * j - 1]);
+    for (int64_t q = 0; q < s; ++q) {
+      V re[R], im[R];
+      for (int k = 0; k < R; ++k) {
+        const int64_t i = (q + s * (p + k * qr)) * W;
+        re[k] = L::load(xr + i), im[k] = L::load(xi + i);
+      }
+      butterfly<R, Inverse>(re, im);
+      const int64_t o = (q + s * R * p) * W, os = s * W;
+      L::store(yr + o, re[0]), L::store(yi + o, im[0]);
+      for (int j = 1; j < R; ++j) {
+        if (p == 0) {  // every twiddle is 1
+          L::store(yr + o + j * os, re[j]), L::store(yi + o + j * os, im[j]);
+        } else {
+          L::store(yr + o + j * os, re[j] * wr[j] - im[j] * wi[j]);
+          L::store(yi + o + j * os, re[j] * wi[j] + im[j] * wr[j]);
+        }
+      }
+    }
+  }
+}
+
 // Complex FFT of length n on split arrays (xr, xi), lane-interleaved, with scratch
 // (yr, yi) of the same size. Stockham: each stage reads one buffer and writes the other
 // in an order that leaves the result sorted. Returns true when the result ended in y.
 template <class V, bool Inverse>
 bool complex_fft(int64_t n, const OwnFftTwiddles& tw, float* xr, float* xi, float* yr, float* yi) {
-  using L = Lanes<V>;
-  constexpr int W = L::W;
   const float* t = tw.stages.data();
   int64_t s = 1;  // stride between the interleaved sub-sequences
-  bool in_y = false;
   int64_t m = n;
-  for (; m >= 4; m /= 4) {
-    const int64_t q4 = m / 4;
-    for (int64_t p = 0; p < q4; ++p) {
-      const float* w = t + 6 * p;
-      // Inverse transforms use the conjugate twiddles and the opposite rotation by j.
-      const float sign = Inverse ? -1.0f : 1.0f;
-      const V w1r = splat<V>(w[0]), w1i = splat<V>(sign * w[1]);
-      const V w2r = splat<V>(w[2]), w2i = splat<V>(sign * w[3]);
-      const V w3r = splat<V>(w[4]), w3i = splat<V>(sign * w[5]);
-      for (int64_t q = 0; q < s; ++q) {
-        const int64_t ia = (q + s * p) * W, ib = ia + s * q4 * W, ic = ib + s * q4 * W,
-                      id = ic + s * q4 * W;
-        const V ar = L::load(xr + ia), ai = L::load(xi + ia);
-        const V br = L::load(xr + ib), bi = L::load(xi + ib);
-        const V cr = L::load(xr + ic), ci = L::load(xi + ic);
-        const V dr = L::load(xr + id), di = L::load(xi + id);
-        const V apcr = ar + cr, apci = ai + ci, amcr = ar - cr, amci = ai - ci;
-        const V bpdr = br + dr, bpdi = bi + di;
-        // j * (b - d), or -j * (b - d) for the inverse.
-        V jr = di - bi, ji = br - dr;
-        if constexpr (Inverse) jr = -jr, ji = -ji;
-        const int64_t o = (q + s * 4 * p) * W, os = s * W;
-        L::store(yr + o, apcr + bpdr);
-        L::store(yi + o, apci + bpdi);
-        const V y1r = amcr - jr, y1i = amci - ji;
-        const V y2r = apcr - bpdr, y2i = apci - bpdi;
-        const V y3r = amcr + jr, y3i = amci + ji;
-        if (p == 0) {  // all three twiddles are 1
-          L::store(yr + o + os, y1r), L::store(yi + o + os, y1i);
-          L::store(yr + o + 2 * os, y2r), L::store(yi + o + 2 * os, y2i);
-          L::store(yr + o + 3 * os, y3r), L::store(yi + o + 3 * os, y3i);
-        } else {
-          L::store(yr + o + os, y1r * w1r - y1i * w1i), L::store(yi + o + os, y1r * w1i + y1i * w1r);
-          L::store(yr + o + 2 * os, y2r * w2r - y2i * w2i);
-          L::store(yi + o + 2 * os, y2r * w2i + y2i * w2r);
-          L::store(yr + o + 3 * os, y3r * w3r - y3i * w3i);
-          L::store(yi + o + 3 * os, y3r * w3i + y3i * w3r);
-        }
-      }
+  bool in_y = false;
+  for (int r : tw.radices) {
+    switch (r) {
+      case 4: stockham_stage<4, V, Inverse>(m, s, t, xr, xi, yr, yi); break;
+      case 2: stockham_stage<2, V, Inverse>(m, s, t, xr, xi, yr, yi); break;
+      case 3: stockham_stage<3, V, Inverse>(m, s, t, xr, xi, yr, yi); break;
+      default: stockham_stage<5, V, Inverse>(m, s, t, xr, xi, yr, yi); break;
     }
-    t += 6 * q4;
+    t += 2 * (r - 1) * (m / r);
     std::swap(xr, yr), std::swap(xi, yi);
     in_y = !in_y;
-    s *= 4;
-  }
-  if (m == 2) {  // odd log2: one final radix-2 stage, its twiddle is 1
-    for (int64_t q = 0; q < s; ++q) {
-      const int64_t a = q * W, b = (q + s) * W;
-      const V ar = L::load(xr + a), ai = L::load(xi + a), br = L::load(xr + b), bi = L::load(xi + b);
-      L::store(yr + a, ar + br), L::store(yi + a, ai + bi);
-      L::store(yr + b, ar - br), L::store(yi + b, ai - bi);
-    }
-    in_y = !in_y;
+    s *= r;
+    m /= r;
   }
   return in_y;
 }
@@ -351,10 +411,15 @@ void prefetch_span(const void* p, int64_t bytes) {
 
 }  // namespace
 
+bool OwnFft2d::supports(int64_t n) {
+  return n == 1 || (n >= 2 && n <= kMaxSize && n % 2 == 0 && !radices_of(n).empty());
+}
+
 OwnFft2d::OwnFft2d(int64_t rows, int64_t cols) : rows_(rows), cols_(cols) {
   if (!supports(rows) || !supports(cols))
     fail(ErrorKind::unsupported, "own fft: ", rows, "x", cols,
-         " is not a power-of-two size in 1..", kMaxSize);
+         " is not a size it transforms (1, or even with no prime factor but 2, 3 and 5, up to ",
+         kMaxSize, ")");
   row_twiddles_ = twiddles_for(std::max<int64_t>(cols / 2, 1));
   col_twiddles_ = twiddles_for(rows);
   real_twiddles_ = twiddles_for(cols);

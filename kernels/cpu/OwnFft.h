@@ -1,10 +1,12 @@
-// tunescope's own batched 2-D real FFT for the many small power-of-two transforms of FFT
-// convolution (DESIGN.md problem 2): library FFTs parallelise one large transform, we
-// need thousands of 8x8..128x128 ones. Eight planes are transformed at once, one per
-// SIMD lane (Vec8), so every butterfly is plain vector arithmetic with no shuffles;
-// rows first (real-to-half-complex), then columns (complex), each a Stockham radix-4
-// FFT with one radix-2 stage when log2(n) is odd — Stockham auto-sorts, so there is no
-// bit-reversal pass. Layout and scaling are FFTW's (see FftShape in FftTransform.h).
+// tunescope's own batched 2-D real FFT for the many small transforms of FFT convolution
+// (DESIGN.md problem 2): library FFTs parallelise one large transform, we need
+// thousands of 8x8..128x128 ones. Eight planes are transformed at once, one per SIMD
+// lane (Vec8), so every butterfly is plain vector arithmetic with no shuffles; rows
+// first (real-to-half-complex), then columns (complex), each a mixed-radix Stockham FFT
+// (radix 4, one radix 2 when the power of two is odd, then radix 3 and 5) — Stockham
+// auto-sorts, so there is no bit-reversal pass. Sizes are 2^a 3^b 5^c, so a convolution
+// pads 34 to 36 rather than 64. Layout and scaling are FFTW's (see FftShape in
+// FftTransform.h).
 #pragma once
 
 #include <complex>
@@ -23,13 +25,15 @@ enum class OwnFftPath { vector, scalar };
 
 struct OwnFftTwiddles;
 
-// Transforms of one size: rows x cols reals <-> rows x (cols / 2 + 1) bins, both powers
-// of two in [1, kMaxSize]. Cheap to construct (twiddle tables are built once per length
+// Transforms of one size: rows x cols reals <-> rows x (cols / 2 + 1) bins, both sizes
+// that supports() accepts. Cheap to construct (twiddle tables are built once per length
 // for the whole process and shared); const methods are safe to call concurrently.
 class OwnFft2d {
  public:
   static constexpr int64_t kMaxSize = 4096;
-  static bool supports(int64_t n) { return n >= 1 && n <= kMaxSize && (n & (n - 1)) == 0; }
+  // 1, or an even n <= kMaxSize with no prime factor but 2, 3 and 5. Even because rows
+  // are transformed as complex sequences of half their length.
+  static bool supports(int64_t n);
 
   // Throws Error(unsupported) unless supports(rows) and supports(cols).
   OwnFft2d(int64_t rows, int64_t cols);

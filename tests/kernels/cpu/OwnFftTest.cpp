@@ -1,5 +1,6 @@
 // OwnFft2d against a naive double-precision DFT and against FFTW on every power-of-two
-// size 4..128 (square and non-square, plus the degenerate 1 and 2), batches 1, 7 and 64
+// size 4..128, the mixed-radix sizes (2^a 3^b 5^c) convolutions pad to, square and
+// non-square, plus the degenerate 1 and 2, batches 1, 7 and 64
 // (scalar leftovers only, vector groups plus leftovers), padded plane strides; the round
 // trip, vector path vs scalar path, and 1 vs 3 threads.
 #include <fftw3.h>
@@ -25,8 +26,9 @@ using cdouble = std::complex<double>;
 
 // Stated error bound: max |own - reference| / max |reference| <= kRelTolPerLog2 * log2(rows * cols).
 // Float round-off of an FFT grows with the number of stages; the largest measured value
-// over all cases here is 6e-8 per log2 (1x8 round trip; 128x128 forward: 4e-8), so the
-// bound has over 3x headroom and still catches any wrong twiddle or index (errors ~1).
+// over all cases here, mixed radix included, is 6.2e-8 per log2 (1x6 inverse and round
+// trip; 1x8 round trip 6.0e-8; 128x128 forward 4e-8), so the bound has over 3x headroom
+// and still catches any wrong twiddle or index (errors ~1).
 constexpr double kRelTolPerLog2 = 2e-7;
 
 double tolerance(int64_t rows, int64_t cols) {
@@ -45,8 +47,13 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
 std::vector<Case> all_cases() {
   std::vector<std::pair<int64_t, int64_t>> shapes;
   for (int64_t n = 4; n <= 128; n *= 2) shapes.push_back({n, n});
+  // Radix 3 and 5 alone, with 2 and 4, and all together; odd half lengths (6, 10, 18,
+  // 30, 50, 90: the packed row FFT has no radix 2 at all).
+  for (int64_t n : {6, 10, 12, 18, 20, 24, 30, 36, 40, 48, 50, 60, 72, 90, 96, 100, 120})
+    shapes.push_back({n, n});
   for (auto s : std::vector<std::pair<int64_t, int64_t>>{
-           {4, 128}, {128, 4}, {8, 32}, {64, 16}, {16, 8}, {32, 128}, {1, 1}, {1, 8}, {8, 1}, {2, 2}, {2, 16}})
+           {4, 128}, {128, 4}, {8, 32}, {64, 16}, {16, 8}, {32, 128}, {1, 1}, {1, 8}, {8, 1}, {2, 2}, {2, 16},
+           {36, 18}, {18, 36}, {6, 10}, {10, 6}, {1, 6}, {6, 1}, {2, 30}, {90, 12}, {48, 80}})
     shapes.push_back(s);
   std::vector<Case> cases;
   for (auto [r, c] : shapes)
@@ -231,21 +238,28 @@ TEST_P(OwnFftTest, OneAndThreeThreadsAreIdentical) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, OwnFftTest, testing::ValuesIn(all_cases()), case_name);
 
-TEST(OwnFftSizes, RefusesNonPowersOfTwo) {
-  for (int64_t n : std::vector<int64_t>{0, 3, 6, 12, 100, 2 * OwnFft2d::kMaxSize}) {
+TEST(OwnFftSizes, RefusesOddAndOtherPrimeFactors) {
+  for (int64_t n : std::vector<int64_t>{0, 3, 7, 9, 14, 15, 22, 45, 2 * OwnFft2d::kMaxSize}) {
     EXPECT_FALSE(OwnFft2d::supports(n)) << n;
     EXPECT_THROW(OwnFft2d(n, 8), Error) << n;
     EXPECT_THROW(OwnFft2d(8, n), Error) << n;
   }
 }
 
-TEST(OwnFftSizes, TransformPicksTheNextPowerOfTwo) {
+TEST(OwnFftSizes, AcceptsEvenProductsOf2And3And5) {
+  for (int64_t n : std::vector<int64_t>{1, 2, 6, 10, 18, 30, 36, 50, 90, 250, 4096})
+    EXPECT_TRUE(OwnFft2d::supports(n)) << n;
+}
+
+TEST(OwnFftSizes, TransformPicksTheNextSupportedSize) {
   const OwnFftTransformFactory factory;
-  EXPECT_EQ(factory.good_size(1), 1);
-  EXPECT_EQ(factory.good_size(5), 8);
-  EXPECT_EQ(factory.good_size(8), 8);
-  EXPECT_EQ(factory.good_size(33), 64);
-  EXPECT_EQ(factory.good_size(100), 128);
+  // The padded sizes of the model layers: 32 + 2 -> 36 (was 64), 16 + 2 -> 18, 42 -> 48.
+  const std::vector<std::pair<int64_t, int64_t>> expected = {
+      {1, 1}, {3, 4}, {5, 6}, {7, 8}, {8, 8}, {11, 12}, {14, 16}, {17, 18}, {18, 18},
+      {33, 36}, {34, 36}, {42, 48}, {44, 48}, {100, 100}, {101, 108}};
+  for (auto [n, good] : expected) EXPECT_EQ(factory.good_size(n), good) << n;
+  // Beyond the largest size it transforms, the length is returned for make() to refuse.
+  EXPECT_EQ(factory.good_size(OwnFft2d::kMaxSize + 1), OwnFft2d::kMaxSize + 1);
 }
 
 }  // namespace
