@@ -8,6 +8,10 @@
 // output we keep. Strides are handled in the spatial domain: forward keeps every u-th
 // row of the stride-1 output, and dy is spread onto the stride-1 grid (zeros between)
 // for both backward passes, so all strides cost the same transforms.
+//
+// Given ConvCall::saved (the engine's fft_workspace=cache policy), forward keeps the
+// spectra of the whole batch's x and of w there instead of in the workspace, and the
+// backward passes skip their r2c of w (backward data) and of x (backward filter).
 #pragma once
 
 #include <cstdint>
@@ -56,6 +60,8 @@ class FftConvolution : public ConvAlgorithm {
   std::string name() const override { return name_; }
   std::string unsupported_reason(const ConvProblem& problem) const override;
   size_t workspace_bytes(const ConvProblem& problem) const override;
+  // The spectra of x (N x C planes) and of w (K x C planes).
+  size_t saved_bytes(const ConvProblem& problem) const override;
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override;
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override;
@@ -64,6 +70,7 @@ class FftConvolution : public ConvAlgorithm {
  private:
   struct Plan;
   struct PassSetup;
+  struct SavedSpectra;
   Plan make_plan(const ConvProblem& problem) const;
   // What every pass does first: checks the tensors, the problem and the workspace, then
   // plans the chunks and carves the workspace into spectra and padded planes.
@@ -72,14 +79,21 @@ class FftConvolution : public ConvAlgorithm {
   // The transform for `shape`, created on first use and kept: one instance serves one
   // layer, so the shape rarely changes.
   FftTransform& transform_for(const FftShape& shape);
+  // Where in call.saved the spectra of x and w go; null pointers when call.saved is null.
+  SavedSpectra saved_spectra(const ConvCall& call, const Plan& plan) const;
 
   const std::string name_;
   const FftKernelNames kernel_names_;
   const std::unique_ptr<FftTransformFactory> transforms_;
   const int64_t chunk_budget_bytes_;
-  std::mutex mutex_;  // guards the cached transform
+  std::mutex mutex_;  // guards the cached transform and the saved tensors below
   FftShape cached_shape_;
   std::unique_ptr<FftTransform> cached_transform_;
+  // Which buffer the last forward filled, and from which x and w: a backward pass reuses
+  // a spectrum only when it is handed the same buffer and the same tensor.
+  const void* saved_by_forward_ = nullptr;
+  const float* saved_x_ = nullptr;
+  const float* saved_w_ = nullptr;
 };
 
 }  // namespace tunescope::cpu
