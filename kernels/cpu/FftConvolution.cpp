@@ -253,6 +253,12 @@ FftConvolution::SavedSpectra FftConvolution::saved_spectra(const ConvCall& call,
   return {at(layout.x), at(layout.w)};
 }
 
+bool FftConvolution::holds_forward_spectra(const ConvCall& call, const float* x, const float* w) {
+  std::lock_guard lock(mutex_);
+  return call.saved && saved_by_forward_ == call.saved && (!x || saved_x_ == x) &&
+         (!w || saved_w_ == w);
+}
+
 FftTransform& FftConvolution::transform_for(const FftShape& shape) {
   std::lock_guard lock(mutex_);
   if (!cached_transform_ || cached_shape_.rows != shape.rows || cached_shape_.cols != shape.cols ||
@@ -383,11 +389,7 @@ void FftConvolution::backward_data(const ConvCall& call, const Tensor& dy, const
   cfloat* spec_dx = setup.spec_b;
   float* real = setup.real;
   const SavedSpectra saved = saved_spectra(call, plan);
-  bool reuse_w;
-  {
-    std::lock_guard lock(mutex_);
-    reuse_w = saved.w && saved_by_forward_ == call.saved && saved_w_ == w.data();
-  }
+  const bool reuse_w = saved.w && holds_forward_spectra(call, nullptr, w.data());
   cfloat* spec_w = reuse_w ? saved.w : setup.spec_filter;
   if (!reuse_w)
     transform_planes(ex, names.r2c_second, transform, s, w, 0, K * C, real, spec_w, 0, 0, 1, 1);
@@ -424,11 +426,7 @@ void FftConvolution::backward_filter(const ConvCall& call, const Tensor& x, cons
   cfloat* spec_dw = setup.spec_filter;
   float* real = setup.real;
   const SavedSpectra saved = saved_spectra(call, plan);
-  bool reuse_x;
-  {
-    std::lock_guard lock(mutex_);
-    reuse_x = saved.x && saved_by_forward_ == call.saved && saved_x_ == x.data();
-  }
+  const bool reuse_x = saved.x && holds_forward_spectra(call, x.data(), nullptr);
 
   for (int64_t n0 = 0; n0 < p.input.n; n0 += plan.chunk) {
     const int64_t images = std::min(plan.chunk, p.input.n - n0);

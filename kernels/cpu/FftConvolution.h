@@ -1,7 +1,8 @@
 // FFT convolution (after Mathieu, Henaff & LeCun) for any FftTransform: every pass is
 // r2c of its operands, a complex matrix product per frequency bin over channels, and
 // c2r with a crop. Algorithms differ only in their transform: fft-fftw is this class
-// with FftwTransformFactory, and fft-own will be this class with our own FFT.
+// with FftwTransformFactory, and fft-own is this class with our own FFT
+// (OwnFftTransformFactory).
 //
 // Inputs are zero-padded to rows x cols >= (H + 2 pad) x (W + 2 pad), the transform's
 // good size: large enough that the circular correlation equals the linear one on every
@@ -81,6 +82,8 @@ class FftConvolution : public ConvAlgorithm {
   FftTransform& transform_for(const FftShape& shape);
   // Where in call.saved the spectra of x and w go; null pointers when call.saved is null.
   SavedSpectra saved_spectra(const ConvCall& call, const Plan& plan) const;
+  // Whether call.saved holds what the last forward kept from x and w (null: any).
+  bool holds_forward_spectra(const ConvCall& call, const float* x, const float* w);
 
   const std::string name_;
   const FftKernelNames kernel_names_;
