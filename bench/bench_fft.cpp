@@ -1,5 +1,6 @@
 // Own batched 2-D r2c FFT (OwnFft2d) against FFTW's plan_many (FFTW_MEASURE, planned
-// before timing) for n x n planes, n = 8..128, batch 256..16384, forward only.
+// before timing) for n x n planes, n = 8..128 (powers of two, batch 256..16384, and
+// 2^a 3^b 5^c sizes, batch 1024 and 4096), forward only.
 //
 // Fairness: both run on the same ThreadPool with the same split — the batch is cut into
 // one contiguous chunk per thread (a multiple of 8 planes) and each thread executes on
@@ -10,6 +11,8 @@
 // Batches whose planes and spectra exceed kMaxBytes are skipped.
 // Threads: --threads=N or TUNESCOPE_BENCH_THREADS=N (default: hardware concurrency).
 // Names are fft/<impl>/<n>/<batch>; the ratio own/FFTW is time(own) / time(fftw).
+// fft/own runs the instruction-set path OwnFft2d picks (TUNESCOPE_FFT_ISA, else the
+// widest the CPU has); fft/own-<isa> rows force each path this CPU runs.
 #include <benchmark/benchmark.h>
 #include <fftw3.h>
 
@@ -17,6 +20,7 @@
 #include <cmath>
 #include <complex>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,6 +29,7 @@
 #include "core/base/AlignedBuffer.h"
 #include "core/base/ThreadPool.h"
 #include "kernels/cpu/OwnFft.h"
+#include "kernels/cpu/OwnFftIsa.h"
 
 namespace tunescope {
 namespace {
@@ -69,11 +74,12 @@ void set_counters(benchmark::State& state, int64_t n, int64_t count) {
   state.counters["planes/s"] = benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void bm_own(benchmark::State& state) {
+// `isa`: the instruction-set path to force; none: the one OwnFft2d picks.
+void bm_own(benchmark::State& state, std::optional<cpu::OwnFftIsa> isa) {
   const int64_t n = state.range(0), count = state.range(1);
   Batch b(n, count);
   b.fill();
-  const cpu::OwnFft2d fft(n, n);
+  const cpu::OwnFft2d fft = isa ? cpu::OwnFft2d(n, n, *isa) : cpu::OwnFft2d(n, n);
   ThreadPool& p = pool();
   // The same chunks as FFTW below, one per thread.
   auto run = [&] {
@@ -138,18 +144,34 @@ void bm_fftw(benchmark::State& state) {
 }
 
 void register_all() {
+  std::vector<std::pair<int64_t, int64_t>> cases;  // (n, batch)
   for (int64_t n : {8, 16, 32, 64, 128})
-    for (int64_t count : {256, 1024, 4096, 16384}) {
-      const int64_t bytes = count * (n * n * 4 + n * (n / 2 + 1) * 8);
-      if (bytes > kMaxBytes) continue;
-      using Fn = void (*)(benchmark::State&);
-      for (auto [impl, fn] : {std::pair<const char*, Fn>{"own", bm_own}, {"fftw", bm_fftw}})
-        benchmark::RegisterBenchmark(
-            (std::string("fft/") + impl).c_str(), fn)  // Args append /<n>/<batch>
-            ->Args({n, count})
-            ->Unit(benchmark::kMicrosecond)
-            ->UseRealTime();
-    }
+    for (int64_t count : {256, 1024, 4096, 16384}) cases.push_back({n, count});
+  // Mixed-radix sizes (radix 3 and 5 stages), the paddings convolutions now get
+  // (34 -> 36, 18 -> 18, 10 -> 10), beside the powers of two above.
+  for (int64_t n : {10, 12, 18, 20, 24, 36, 40, 48, 72, 80, 96})
+    for (int64_t count : {1024, 4096}) cases.push_back({n, count});
+  for (auto [n, count] : cases) {
+    const int64_t bytes = count * (n * n * 4 + n * (n / 2 + 1) * 8);
+    if (bytes > kMaxBytes) continue;
+    // Args append /<n>/<batch> to the names.
+    benchmark::RegisterBenchmark("fft/own", bm_own, std::optional<cpu::OwnFftIsa>{})
+        ->Args({n, count})
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("fft/fftw", bm_fftw)
+        ->Args({n, count})
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+  }
+  // Each instruction-set path this CPU runs, forced: fft/own-<isa>/<n>/<batch>.
+  for (cpu::OwnFftIsa isa : cpu::supported_own_fft_isas())
+    for (int64_t n : {16, 32, 36, 64})
+      benchmark::RegisterBenchmark((std::string("fft/own-") + cpu::to_string(isa)).c_str(), bm_own,
+                                   std::optional<cpu::OwnFftIsa>{isa})
+          ->Args({n, 1024})
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // `tunescope profile`: warms up, then times K training steps with the tracer on,
 // prints the kernel table, lane utilisation and concurrency, and writes the trace.
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include "cli/Commands.h"
@@ -54,8 +55,10 @@ Action add_profile_command(CLI::App& command) {
       bar.finish("");
     }
     tracer.stop();
+    std::map<std::string, std::string> extra = session.conv_memory_metadata();
+    extra["model"] = session.options().model;
     profiler::TraceMetadata metadata{session.backend().device_description(), session.backend().name(),
-                                     session.config_json(), {{"model", session.options().model}}};
+                                     session.config_json(), std::move(extra)};
     const profiler::Trace trace = tracer.collect(metadata);
 
     profiler::SummaryOptions summary_options;
@@ -64,6 +67,7 @@ Action add_profile_command(CLI::App& command) {
                 static_cast<long long>(flags->steps), timed.seconds, timed.examples_per_second,
                 1000 * timed.seconds / static_cast<double>(flags->steps),
                 std::chrono::duration<double>(timed.data_wait).count());
+    std::printf("%s\n\n", session.conv_memory_line().c_str());
     std::printf("%s", profiler::format_summary(profiler::summarize(trace, summary_options)).c_str());
     if (!flags->trace_path.empty()) {
       write_trace_argument(trace, profiler::TraceFormat::chrome, flags->trace_path, "--trace");

@@ -1,6 +1,7 @@
 #include "cli/SessionFlags.h"
 
 #include "core/base/BackendChoice.h"
+#include "core/base/Error.h"
 #include "core/engine/Models.h"
 #include "core/engine/RunConfig.h"
 
@@ -42,6 +43,11 @@ void SessionFlags::add_to(CLI::App& command, bool tuned_knobs) {
     lane_threads_option_ = command.add_option("--threads-per-lane", c.threads_per_lane,
                                               "Threads of each lane's pool (0: --threads shared out over the lanes)")
                                ->capture_default_str();
+    fft_workspace_option_ =
+        command.add_option("--fft-workspace", fft_workspace,
+                           "FFT conv memory policy: reuse (one workspace per lane, sized by the largest layer) | "
+                           "cache (also keep each FFT layer's forward spectra of x and w for its backward passes)")
+            ->capture_default_str();
     command.add_option("--config", config_path,
                        "Run a tuned config (tunescope.config/1 JSON from `tunescope tune`); --model, --batch, "
                        "--layout, --conv, --threads and the concurrency flags given explicitly override its values");
@@ -82,6 +88,12 @@ SessionOptions SessionFlags::resolve() const {
   if (all || given(micro_option_)) resolved.concurrency.micro_batches = c.micro_batches;
   if (all || given(async_option_)) resolved.concurrency.async_update = c.async_update;
   if (all || given(lane_threads_option_)) resolved.concurrency.threads_per_lane = c.threads_per_lane;
+  if (all || given(fft_workspace_option_)) {
+    const auto policy = parse_fft_workspace(fft_workspace);
+    if (!policy)
+      fail(ErrorKind::usage, "--fft-workspace: unknown policy '", fft_workspace, "' (known: ", kFftWorkspaceValues, ")");
+    resolved.fft_workspace = *policy;
+  }
   return resolved;
 }
 

@@ -19,7 +19,7 @@ Action add_train_command(CLI::App& command) {
   return [flags, epochs] {
     if (*epochs < 1) fail(ErrorKind::usage, "--epochs must be >= 1, got ", *epochs);
     TrainingSession session(flags->resolve());
-    std::printf("tunescope train: %s\n", session.description().c_str());
+    std::printf("tunescope train: %s\n%s\n", session.description().c_str(), session.conv_memory_line().c_str());
     std::fflush(stdout);
     for (int64_t epoch = 1; epoch <= *epochs; ++epoch) {
       ProgressBar bar(cat("epoch ", epoch, "/", *epochs), session.train_loader().batches_per_epoch());

@@ -9,7 +9,13 @@
 //  - `workspace` holds at least workspace_bytes(problem) bytes, 64-byte aligned
 //    (may be null when that is 0);
 //  - every kernel launched is recorded on call.exec.tracer (when not null) with a
-//    name "<algorithm>.<fwd|bwd_data|bwd_filter>[.<step>]".
+//    name "<algorithm>.<fwd|bwd_data|bwd_filter>[.<step>]";
+//  - `saved`, when not null, holds saved_bytes(problem) bytes, 64-byte aligned, owned by
+//    the layer and passed to all three passes: forward fills it with what the backward
+//    passes of the same step would otherwise recompute (FFT: the spectra of x and w),
+//    and they reuse it while x (backward filter) or w (backward data) is the tensor that
+//    forward saw. The caller changes neither between the forward and backward passes
+//    of a step.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +32,8 @@ struct ConvCall {
   const ExecContext& exec;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+  void* saved = nullptr;
+  size_t saved_bytes = 0;
 };
 
 class ConvAlgorithm {
@@ -37,6 +45,9 @@ class ConvAlgorithm {
   virtual std::string unsupported_reason(const ConvProblem& problem) const = 0;
   bool supports(const ConvProblem& problem) const { return unsupported_reason(problem).empty(); }
   virtual size_t workspace_bytes(const ConvProblem& problem) const = 0;
+  // What forward can keep for the backward passes in ConvCall::saved; 0: nothing worth
+  // keeping (the backward passes recompute nothing forward had).
+  virtual size_t saved_bytes(const ConvProblem&) const { return 0; }
 
   // y = conv(x, w)
   virtual void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) = 0;

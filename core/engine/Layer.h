@@ -8,6 +8,7 @@
 #include "core/base/Backend.h"
 #include "core/base/ExecContext.h"
 #include "core/base/Tensor.h"
+#include "core/engine/FftWorkspace.h"
 
 namespace tunescope {
 
@@ -33,6 +34,7 @@ struct LayerSetup {
   Layout layout = Layout::NCHW;
   std::string backend = "cpu";
   uint64_t seed = 1;  // parameter initialisation
+  FftWorkspace fft_workspace = FftWorkspace::reuse;
 };
 
 class Layer {
@@ -66,6 +68,9 @@ class Layer {
 
   virtual std::vector<Parameter*> parameters() { return {}; }
   virtual size_t workspace_bytes() const { return 0; }
+  // Memory the layer keeps from its forward to its backward pass beyond its output (the
+  // FFT spectra of fft_workspace=cache).
+  virtual size_t saved_bytes() const { return 0; }
   // Multiply-adds x 2 of one forward pass (for reports).
   virtual double forward_flops() const { return 0; }
 

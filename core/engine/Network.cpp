@@ -159,6 +159,12 @@ size_t Network::workspace_bytes() const {
   return most;
 }
 
+size_t Network::saved_bytes() const {
+  size_t total = 0;
+  for (size_t i = 1; i < nodes_.size(); ++i) total += nodes_[i].layer->saved_bytes();
+  return total;
+}
+
 double Network::forward_flops() const {
   double total = 0;
   for (size_t i = 1; i < nodes_.size(); ++i) total += nodes_[i].layer->forward_flops();

@@ -62,6 +62,8 @@ class Network {
   std::vector<Parameter*> parameters();
   // The largest workspace any layer needs: layers of one lane run one at a time and share it.
   size_t workspace_bytes() const;
+  // What the layers keep from forward to backward (Layer::saved_bytes), summed.
+  size_t saved_bytes() const;
   double forward_flops() const;
 
   const std::string& model_name() const { return model_name_; }

@@ -90,7 +90,8 @@ class Checker {
 }  // namespace
 
 std::string RunConfig::label() const {
-  return cat(to_string(layout), " conv=", conv.str(), " threads=", threads, concurrency.label());
+  return cat(to_string(layout), " conv=", conv.str(), " threads=", threads, concurrency.label(),
+             fft_workspace == FftWorkspace::reuse ? "" : cat(" fft=", to_string(fft_workspace)));
 }
 
 std::string to_json_text(const RunConfig& config) {
@@ -106,6 +107,7 @@ std::string to_json_text(const RunConfig& config) {
       {"micro_batches", config.concurrency.micro_batches},
       {"async_update", config.concurrency.async_update},
       {"threads_per_lane", config.concurrency.threads_per_lane},
+      {"fft_workspace", to_string(config.fft_workspace)},
   };
   if (config.measured) {
     const MeasuredFigures& m = *config.measured;
@@ -130,7 +132,7 @@ RunConfig run_config_from_json_text(const std::string& text, const std::string& 
   }
   if (!root.is_object()) fail(ErrorKind::input, "config ", source, ": expected a JSON object, got ", root.type_name());
   check.only_keys(root, "", {"schema", "model", "batch", "layout", "conv", "threads", "streams", "replicas",
-                             "micro_batches", "async_update", "threads_per_lane", "measured"});
+                             "micro_batches", "async_update", "threads_per_lane", "fft_workspace", "measured"});
   const std::string schema = check.string(check.required(root, "", "schema"), "schema");
   if (schema != kRunConfigSchema) check.reject("schema", cat("expected '", kRunConfigSchema, "', got '", schema, "'"));
 
@@ -158,6 +160,11 @@ RunConfig run_config_from_json_text(const std::string& text, const std::string& 
   optional_count("micro_batches", config.concurrency.micro_batches, 1);
   optional_count("threads_per_lane", config.concurrency.threads_per_lane, 0);
   if (auto it = root.find("async_update"); it != root.end()) config.concurrency.async_update = check.boolean(*it, "async_update");
+  if (auto it = root.find("fft_workspace"); it != root.end()) {
+    const std::string policy = check.string(*it, "fft_workspace");
+    if (auto parsed = parse_fft_workspace(policy)) config.fft_workspace = *parsed;
+    else check.reject("fft_workspace", cat("unknown policy '", policy, "' (known: ", kFftWorkspaceValues, ")"));
+  }
   const int64_t parts = static_cast<int64_t>(config.concurrency.replicas) * config.concurrency.micro_batches;
   if (config.batch % parts != 0)
     check.reject("replicas", cat("replicas x micro_batches = ", parts, " does not divide the batch ", config.batch));
@@ -214,6 +221,7 @@ void apply_run_config(const RunConfig& config, SessionOptions& options) {
   options.conv = config.conv;
   options.threads = config.threads;
   options.concurrency = config.concurrency;
+  options.fft_workspace = config.fft_workspace;
 }
 
 RunConfig run_config_of(const SessionOptions& options) {
@@ -225,6 +233,7 @@ RunConfig run_config_of(const SessionOptions& options) {
   config.threads = options.threads > 0 ? options.threads
                                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   config.concurrency = options.concurrency;
+  config.fft_workspace = options.fft_workspace;
   return config;
 }
 

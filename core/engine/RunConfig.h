@@ -1,7 +1,8 @@
 // The configuration the tuner chooses and `train --config` runs: a `tunescope.config/1`
 // JSON file. Only knobs the engine really has are here: layout, conv algorithm per
-// layer, threads, and the concurrency knobs (streams, replicas, micro-batches, async
-// update, threads per lane), so a config never promises what a run cannot do.
+// layer, threads, the concurrency knobs (streams, replicas, micro-batches, async
+// update, threads per lane) and the FFT workspace policy, so a config never promises
+// what a run cannot do.
 #pragma once
 
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "core/base/Layout.h"
 #include "core/engine/Concurrency.h"
 #include "core/engine/ConvChoice.h"
+#include "core/engine/FftWorkspace.h"
 
 namespace tunescope {
 
@@ -35,10 +37,11 @@ struct RunConfig {
   ConvChoice conv;
   int threads = 1;
   Concurrency concurrency;
+  FftWorkspace fft_workspace = FftWorkspace::reuse;
   std::optional<MeasuredFigures> measured;
 
-  // "nchw conv=gemm,conv2=direct threads=2 streams=2 async": the short form used in
-  // tables and logs (concurrency knobs only when not the default).
+  // "nchw conv=gemm,conv2=direct threads=2 streams=2 async fft=cache": the short form
+  // used in tables and logs (concurrency and FFT knobs only when not the default).
   std::string label() const;
   // Per-layer overrides: the tie-break measure of simplicity.
   size_t override_count() const { return conv.per_layer.size(); }
@@ -48,9 +51,10 @@ struct RunConfig {
 std::string to_json_text(const RunConfig& config);
 // Throws Error(input) naming `source` (a file name or "<text>") and the offending key
 // for malformed JSON, a wrong schema, unknown keys, wrong types, non-positive sizes, an
-// unknown layout, an algorithm not registered for `backend`, or a split (replicas x
-// micro_batches) that does not divide the batch. The concurrency keys are optional
-// (configs written before they existed run single-lane). Layer names in
+// unknown layout, an algorithm not registered for `backend`, an fft_workspace other than
+// reuse or cache, or a split (replicas x micro_batches) that does not divide the batch.
+// The concurrency keys and fft_workspace are optional (configs written before they
+// existed run single-lane with `reuse`). Layer names in
 // conv.per_layer are checked when the model is built (they depend on the model).
 RunConfig run_config_from_json_text(const std::string& text, const std::string& source,
                                     const std::string& backend = "cpu");
@@ -58,7 +62,7 @@ RunConfig load_run_config(const std::filesystem::path& path, const std::string& 
 // Throws Error(input) naming the file when it cannot be written.
 void save_run_config(const RunConfig& config, const std::filesystem::path& path);
 
-// Sets the config's knobs (model, batch, layout, conv, threads, concurrency) on `options`; the rest
+// Sets the config's knobs (model, batch, layout, conv, threads, concurrency, fft_workspace) on `options`; the rest
 // (data, seed, SGD parameters) stays as it was.
 void apply_run_config(const RunConfig& config, SessionOptions& options);
 // The config a session with these options runs.

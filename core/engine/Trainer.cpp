@@ -112,6 +112,12 @@ Trainer::~Trainer() = default;
 
 Network& Trainer::network() { return *replicas_.front().net; }
 
+size_t Trainer::workspace_bytes() const {
+  size_t total = 0;
+  for (const AlignedBuffer& workspace : workspaces_) total += workspace.bytes();
+  return total;
+}
+
 std::vector<int> Trainer::gradient_lanes(int replica) const {
   const int streams = concurrency_.streams;
   const int base = replica * streams;

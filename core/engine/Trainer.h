@@ -68,6 +68,8 @@ class Trainer {
   Network& network();
   const Concurrency& concurrency() const { return concurrency_; }
   int lane_count() const { return executor_->lane_count(); }
+  // The conv workspaces of all lanes together (each sized by the network's largest layer).
+  size_t workspace_bytes() const;
 
  private:
   struct Replica;

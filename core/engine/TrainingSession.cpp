@@ -1,6 +1,7 @@
 #include "core/engine/TrainingSession.h"
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -90,7 +91,7 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   spec.input = {options_.concurrency.shard(options_.batch), train->channels, size, size};
   spec.classes = std::max(train->num_classes, test->num_classes);
   spec.conv = options_.conv;
-  spec.setup = LayerSetup{options_.layout, options_.backend, options_.seed};
+  spec.setup = LayerSetup{options_.layout, options_.backend, options_.seed, options_.fft_workspace};
   std::vector<Network*> replicas;
   for (int r = 0; r < options_.concurrency.replicas; ++r) {
     replicas_.push_back(build_model(spec));  // the same seed: every replica starts from the same weights
@@ -154,7 +155,8 @@ std::string TrainingSession::description() const {
   return cat(options_.model, " on ", options_.data, " (", train.count, " train / ", test.count, " test, ",
              in.c, "x", in.h, "x", in.w, "), batch ", options_.batch, ", ", to_string(options_.layout),
              ", conv ", options_.conv.str(), ", ", options_.threads, " thread", options_.threads == 1 ? "" : "s",
-             options_.concurrency.label(), ", backend ", options_.backend);
+             options_.concurrency.label(), ", fft_workspace ", to_string(options_.fft_workspace),
+             ", backend ", options_.backend);
 }
 
 std::string TrainingSession::config_json() const {
@@ -170,12 +172,35 @@ std::string TrainingSession::config_json() const {
       {"micro_batches", options_.concurrency.micro_batches},
       {"async_update", options_.concurrency.async_update},
       {"threads_per_lane", options_.concurrency.lane_threads(options_.threads)},
+      {"fft_workspace", to_string(options_.fft_workspace)},
       {"backend", options_.backend},
       {"sgd", {{"lr", options_.sgd.learning_rate}, {"momentum", options_.sgd.momentum},
                {"weight_decay", options_.sgd.weight_decay}}},
       {"seed", options_.seed},
   };
   return config.dump();
+}
+
+ConvMemory TrainingSession::conv_memory() const {
+  ConvMemory memory;
+  memory.workspace_bytes = trainer_->workspace_bytes();
+  for (const auto& replica : replicas_) memory.saved_bytes += replica->saved_bytes();
+  return memory;
+}
+
+std::string TrainingSession::conv_memory_line() const {
+  const ConvMemory m = conv_memory();
+  const auto mib = [](size_t bytes) { return cat(std::round(static_cast<double>(bytes) / (1 << 20) * 10) / 10, " MiB"); };
+  return cat("conv memory ", mib(m.peak_bytes()), " (workspace ", mib(m.workspace_bytes), " + cached spectra ",
+             mib(m.saved_bytes), ", fft_workspace ", to_string(options_.fft_workspace), ")");
+}
+
+std::map<std::string, std::string> TrainingSession::conv_memory_metadata() const {
+  const ConvMemory m = conv_memory();
+  return {{"fft_workspace", to_string(options_.fft_workspace)},
+          {"conv_workspace_bytes", std::to_string(m.workspace_bytes)},
+          {"fft_cached_spectra_bytes", std::to_string(m.saved_bytes)},
+          {"conv_memory_peak_bytes", std::to_string(m.peak_bytes())}};
 }
 
 }  // namespace tunescope

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -29,6 +30,7 @@ struct SessionOptions {
   ConvChoice conv;
   int threads = 0;                     // 0: one per hardware thread; shared out over the lanes
   Concurrency concurrency;             // streams, replicas x micro-batches, async update
+  FftWorkspace fft_workspace = FftWorkspace::reuse;
   SgdParams sgd{0.02f, 0.9f, 5e-4f};  // LeNet-5 reaches ~86% on Fashion-MNIST in one epoch
   uint64_t seed = 1;
   int prefetch = 2;                    // batches prepared ahead by the input thread
@@ -41,6 +43,14 @@ struct SessionOptions {
   // Throws Error(usage) naming the option for values out of range or a batch split
   // that does not divide the batch.
   void validate() const;
+};
+
+// Conv memory beyond parameters and activations, held for the whole run: the lanes'
+// workspaces and the spectra FFT layers keep under fft_workspace=cache.
+struct ConvMemory {
+  size_t workspace_bytes = 0;
+  size_t saved_bytes = 0;
+  size_t peak_bytes() const { return workspace_bytes + saved_bytes; }
 };
 
 struct EpochResult {
@@ -79,6 +89,11 @@ class TrainingSession {
   std::string description() const;
   // The run's settings as the JSON text kept in trace metadata.
   std::string config_json() const;
+  ConvMemory conv_memory() const;
+  // "conv memory 12.3 MiB (workspace 4.1 MiB + cached spectra 8.2 MiB, fft_workspace cache)"
+  std::string conv_memory_line() const;
+  // The same figures as trace-metadata entries (bytes, as decimal text).
+  std::map<std::string, std::string> conv_memory_metadata() const;
 
  private:
   std::optional<data::Batch> next_training_batch();

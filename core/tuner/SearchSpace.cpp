@@ -36,6 +36,7 @@ SearchSpace::SearchSpace(SpaceOptions options, std::vector<ConvLayerInfo> layers
   check_list(options_.micro_batches, "--micro-batches-list", 1);
   check_list(options_.threads_per_lane, "--threads-per-lane-list", 0);
   if (options_.async_update.empty()) fail(ErrorKind::usage, "--async-update-list: the list is empty");
+  if (options_.fft_workspace.empty()) fail(ErrorKind::usage, "--fft-workspace-list: the list is empty");
   const auto registered = Registry::instance().conv_algorithms(options_.backend);
   algorithms_ = options_.algorithms.empty() ? registered : options_.algorithms;
   if (algorithms_.empty()) fail(ErrorKind::usage, "backend ", options_.backend, " has no conv algorithms");
@@ -89,24 +90,39 @@ Candidate SearchSpace::per_layer(Layout layout, int threads, const std::vector<s
   return candidate;
 }
 
+bool SearchSpace::has_fft_layer(const RunConfig& config) const {
+  for (const auto& layer : layers_) {
+    ConvProblem problem = layer.problem;
+    problem.layout = config.layout;
+    const auto instance =
+        Registry::instance().make_conv_algorithm(options_.backend, config.conv.for_layer(layer.name));
+    if (instance->supports(problem) && instance->saved_bytes(problem) > 0) return true;
+  }
+  return false;
+}
+
 std::vector<Candidate> SearchSpace::with_concurrency(const Candidate& candidate) const {
   std::vector<Candidate> out;
-  for (int streams : options_.streams)
-    for (int replicas : options_.replicas)
-      for (int micro : options_.micro_batches)
-        for (bool async : options_.async_update)
-          for (int lane_threads : options_.threads_per_lane) {
-            Candidate variant = candidate;
-            variant.config.concurrency = Concurrency{streams, replicas, micro, async, lane_threads};
-            if (variant.skip_reason.empty()) {
-              try {
-                variant.config.concurrency.validate(variant.config.batch);
-              } catch (const Error& e) {
-                variant.skip_reason = e.what();
+  const std::vector<FftWorkspace> policies =
+      has_fft_layer(candidate.config) ? options_.fft_workspace : std::vector<FftWorkspace>{FftWorkspace::reuse};
+  for (FftWorkspace policy : policies)
+    for (int streams : options_.streams)
+      for (int replicas : options_.replicas)
+        for (int micro : options_.micro_batches)
+          for (bool async : options_.async_update)
+            for (int lane_threads : options_.threads_per_lane) {
+              Candidate variant = candidate;
+              variant.config.concurrency = Concurrency{streams, replicas, micro, async, lane_threads};
+              variant.config.fft_workspace = policy;
+              if (variant.skip_reason.empty()) {
+                try {
+                  variant.config.concurrency.validate(variant.config.batch);
+                } catch (const Error& e) {
+                  variant.skip_reason = e.what();
+                }
               }
+              out.push_back(std::move(variant));
             }
-            out.push_back(std::move(variant));
-          }
   return out;
 }
 

@@ -1,7 +1,8 @@
 // The candidates of a tune: every combination of layout x threads x conv algorithm
 // (one global algorithm, or optionally every per-layer combination) that the registered
 // algorithms can run, each crossed with the concurrency knobs (streams x replicas x
-// micro-batches x async update x threads per lane). A combination that cannot run is not dropped silently: it is kept
+// micro-batches x async update x threads per lane) and, for configs with an FFT layer,
+// with the FFT workspace policies. A combination that cannot run is not dropped silently: it is kept
 // as a skipped candidate with the reason, so the results say why it was never timed.
 #pragma once
 
@@ -39,6 +40,9 @@ struct SpaceOptions {
   std::vector<int> micro_batches{1};
   std::vector<bool> async_update{false};
   std::vector<int> threads_per_lane{0};  // 0: the candidate's threads shared out over its lanes
+  // Tried only on configs where some layer's algorithm keeps spectra (fft-*); other
+  // configs run `reuse`, for them the policies are the same run.
+  std::vector<FftWorkspace> fft_workspace{FftWorkspace::reuse};
 };
 
 struct Candidate {
@@ -68,10 +72,14 @@ class SearchSpace {
   // A config from one algorithm per conv layer (in layers() order), normalised so the
   // most common algorithm is the default and the rest are overrides.
   Candidate per_layer(Layout layout, int threads, const std::vector<std::string>& per_layer_algorithms) const;
-  // `candidate` once per combination of the concurrency knobs (the first combination
-  // first); a split that does not divide the batch is kept as skipped with the reason,
-  // and a skipped candidate stays skipped.
+  // `candidate` once per combination of the concurrency knobs and, when it has an FFT
+  // layer, of the FFT workspace policies (the first combination first); a split that
+  // does not divide the batch is kept as skipped with the reason, and a skipped
+  // candidate stays skipped.
   std::vector<Candidate> with_concurrency(const Candidate& candidate) const;
+  // Whether some conv layer of `config` runs an algorithm that keeps its forward
+  // spectra under fft_workspace=cache (ConvAlgorithm::saved_bytes > 0).
+  bool has_fft_layer(const RunConfig& config) const;
   // Empty when `algorithm` runs `layer` in `layout`, else why not.
   std::string unsupported_reason(const ConvLayerInfo& layer, Layout layout, const std::string& algorithm) const;
 

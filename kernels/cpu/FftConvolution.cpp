@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstdint>
 
 #include "core/base/Error.h"
 #include "core/base/ThreadPool.h"
@@ -211,6 +212,53 @@ size_t FftConvolution::workspace_bytes(const ConvProblem& problem) const {
   return make_plan(problem).bytes;
 }
 
+struct FftConvolution::SavedSpectra {
+  cfloat* x = nullptr;  // N x C planes, image-major
+  cfloat* w = nullptr;  // K x C planes, as forward transforms w
+};
+
+namespace {
+
+// The layout of ConvCall::saved: one WorkspaceLayout for sizing and slicing.
+struct SavedLayout {
+  size_t x = 0, w = 0, bytes = 0;
+  SavedLayout(const ConvProblem& p, const FftShape& s) {
+    WorkspaceLayout layout;
+    x = layout.add_floats(2 * p.input.n * p.input.c * s.complex_stride);
+    w = layout.add_floats(2 * p.out_channels * p.input.c * s.complex_stride);
+    bytes = layout.total_bytes();
+  }
+};
+
+}  // namespace
+
+size_t FftConvolution::saved_bytes(const ConvProblem& problem) const {
+  if (!unsupported_reason(problem).empty()) return 0;
+  return SavedLayout(problem, make_plan(problem).shape).bytes;
+}
+
+FftConvolution::SavedSpectra FftConvolution::saved_spectra(const ConvCall& call,
+                                                           const Plan& plan) const {
+  if (!call.saved) return {};
+  const SavedLayout layout(call.problem, plan.shape);
+  if (call.saved_bytes < layout.bytes)
+    fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(), ": saved-spectra buffer of ",
+         call.saved_bytes, " bytes, needs ", layout.bytes);
+  if (reinterpret_cast<std::uintptr_t>(call.saved) % WorkspaceLayout::kAlign != 0)
+    fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(),
+         ": saved-spectra buffer is not 64-byte aligned");
+  auto at = [&](size_t offset) {
+    return reinterpret_cast<cfloat*>(WorkspaceLayout::at(call.saved, offset));
+  };
+  return {at(layout.x), at(layout.w)};
+}
+
+bool FftConvolution::holds_forward_spectra(const ConvCall& call, const float* x, const float* w) {
+  std::lock_guard lock(mutex_);
+  return call.saved && saved_by_forward_ == call.saved && (!x || saved_x_ == x) &&
+         (!w || saved_w_ == w);
+}
+
 FftTransform& FftConvolution::transform_for(const FftShape& shape) {
   std::lock_guard lock(mutex_);
   if (!cached_transform_ || cached_shape_.rows != shape.rows || cached_shape_.cols != shape.cols ||
@@ -295,14 +343,19 @@ void FftConvolution::forward(const ConvCall& call, const Tensor& x, const Tensor
   const ExecContext& ex = call.exec;
   const FftKernelNames::Pass& names = kernel_names_.fwd;
   const int64_t C = p.input.c, K = p.out_channels, cs = s.complex_stride;
-  cfloat* spec_x = setup.spec_a;
+  const SavedSpectra saved = saved_spectra(call, plan);
+  {
+    std::lock_guard lock(mutex_);
+    saved_by_forward_ = nullptr;  // until this pass has filled it
+  }
   cfloat* spec_y = setup.spec_b;
-  cfloat* spec_w = setup.spec_filter;
+  cfloat* spec_w = saved.w ? saved.w : setup.spec_filter;
   float* real = setup.real;
 
   transform_planes(ex, names.r2c_second, transform, s, w, 0, K * C, real, spec_w, 0, 0, 1, 1);
   for (int64_t n0 = 0; n0 < p.input.n; n0 += plan.chunk) {
     const int64_t images = std::min(plan.chunk, p.input.n - n0);
+    cfloat* spec_x = saved.x ? saved.x + n0 * C * cs : setup.spec_a;
     transform_planes(ex, names.r2c_in, transform, s, x, n0, images * C, real, spec_x, p.pad_h,
                      p.pad_w, 1, 1);
     {
@@ -315,6 +368,10 @@ void FftConvolution::forward(const ConvCall& call, const Tensor& x, const Tensor
     }
     inverse_planes(ex, names.c2r, transform, s, spec_y, images * K, real, y, n0, 0, 0, p.stride_h,
                    p.stride_w);
+  }
+  if (call.saved) {
+    std::lock_guard lock(mutex_);
+    saved_by_forward_ = call.saved, saved_x_ = x.data(), saved_w_ = w.data();
   }
 }
 
@@ -330,10 +387,12 @@ void FftConvolution::backward_data(const ConvCall& call, const Tensor& dy, const
   const int64_t C = p.input.c, K = p.out_channels, cs = s.complex_stride;
   cfloat* spec_dy = setup.spec_a;
   cfloat* spec_dx = setup.spec_b;
-  cfloat* spec_w = setup.spec_filter;
   float* real = setup.real;
-
-  transform_planes(ex, names.r2c_second, transform, s, w, 0, K * C, real, spec_w, 0, 0, 1, 1);
+  const SavedSpectra saved = saved_spectra(call, plan);
+  const bool reuse_w = saved.w && holds_forward_spectra(call, nullptr, w.data());
+  cfloat* spec_w = reuse_w ? saved.w : setup.spec_filter;
+  if (!reuse_w)
+    transform_planes(ex, names.r2c_second, transform, s, w, 0, K * C, real, spec_w, 0, 0, 1, 1);
   for (int64_t n0 = 0; n0 < p.input.n; n0 += plan.chunk) {
     const int64_t images = std::min(plan.chunk, p.input.n - n0);
     // dy spread onto the stride-1 output grid: its zeros stand for the skipped positions.
@@ -363,15 +422,18 @@ void FftConvolution::backward_filter(const ConvCall& call, const Tensor& x, cons
   const ExecContext& ex = call.exec;
   const FftKernelNames::Pass& names = kernel_names_.bwd_filter;
   const int64_t C = p.input.c, K = p.out_channels, cs = s.complex_stride;
-  cfloat* spec_x = setup.spec_a;
   cfloat* spec_dy = setup.spec_b;
   cfloat* spec_dw = setup.spec_filter;
   float* real = setup.real;
+  const SavedSpectra saved = saved_spectra(call, plan);
+  const bool reuse_x = saved.x && holds_forward_spectra(call, x.data(), nullptr);
 
   for (int64_t n0 = 0; n0 < p.input.n; n0 += plan.chunk) {
     const int64_t images = std::min(plan.chunk, p.input.n - n0);
-    transform_planes(ex, names.r2c_in, transform, s, x, n0, images * C, real, spec_x, p.pad_h,
-                     p.pad_w, 1, 1);
+    cfloat* spec_x = reuse_x ? saved.x + n0 * C * cs : setup.spec_a;
+    if (!reuse_x)
+      transform_planes(ex, names.r2c_in, transform, s, x, n0, images * C, real, spec_x, p.pad_h,
+                       p.pad_w, 1, 1);
     transform_planes(ex, names.r2c_second, transform, s, dy, n0, images * K, real, spec_dy, 0, 0,
                      p.stride_h, p.stride_w);
     // DW[k][c] += sum_n conj(DY[n][k]) X[n][c]: the correlation of x with dy, summed

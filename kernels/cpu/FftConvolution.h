@@ -1,13 +1,18 @@
 // FFT convolution (after Mathieu, Henaff & LeCun) for any FftTransform: every pass is
 // r2c of its operands, a complex matrix product per frequency bin over channels, and
 // c2r with a crop. Algorithms differ only in their transform: fft-fftw is this class
-// with FftwTransformFactory, and fft-own will be this class with our own FFT.
+// with FftwTransformFactory, and fft-own is this class with our own FFT
+// (OwnFftTransformFactory).
 //
 // Inputs are zero-padded to rows x cols >= (H + 2 pad) x (W + 2 pad), the transform's
 // good size: large enough that the circular correlation equals the linear one on every
 // output we keep. Strides are handled in the spatial domain: forward keeps every u-th
 // row of the stride-1 output, and dy is spread onto the stride-1 grid (zeros between)
 // for both backward passes, so all strides cost the same transforms.
+//
+// Given ConvCall::saved (the engine's fft_workspace=cache policy), forward keeps the
+// spectra of the whole batch's x and of w there instead of in the workspace, and the
+// backward passes skip their r2c of w (backward data) and of x (backward filter).
 #pragma once
 
 #include <cstdint>
@@ -56,6 +61,8 @@ class FftConvolution : public ConvAlgorithm {
   std::string name() const override { return name_; }
   std::string unsupported_reason(const ConvProblem& problem) const override;
   size_t workspace_bytes(const ConvProblem& problem) const override;
+  // The spectra of x (N x C planes) and of w (K x C planes).
+  size_t saved_bytes(const ConvProblem& problem) const override;
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override;
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override;
@@ -64,6 +71,7 @@ class FftConvolution : public ConvAlgorithm {
  private:
   struct Plan;
   struct PassSetup;
+  struct SavedSpectra;
   Plan make_plan(const ConvProblem& problem) const;
   // What every pass does first: checks the tensors, the problem and the workspace, then
   // plans the chunks and carves the workspace into spectra and padded planes.
@@ -72,14 +80,23 @@ class FftConvolution : public ConvAlgorithm {
   // The transform for `shape`, created on first use and kept: one instance serves one
   // layer, so the shape rarely changes.
   FftTransform& transform_for(const FftShape& shape);
+  // Where in call.saved the spectra of x and w go; null pointers when call.saved is null.
+  SavedSpectra saved_spectra(const ConvCall& call, const Plan& plan) const;
+  // Whether call.saved holds what the last forward kept from x and w (null: any).
+  bool holds_forward_spectra(const ConvCall& call, const float* x, const float* w);
 
   const std::string name_;
   const FftKernelNames kernel_names_;
   const std::unique_ptr<FftTransformFactory> transforms_;
   const int64_t chunk_budget_bytes_;
-  std::mutex mutex_;  // guards the cached transform
+  std::mutex mutex_;  // guards the cached transform and the saved tensors below
   FftShape cached_shape_;
   std::unique_ptr<FftTransform> cached_transform_;
+  // Which buffer the last forward filled, and from which x and w: a backward pass reuses
+  // a spectrum only when it is handed the same buffer and the same tensor.
+  const void* saved_by_forward_ = nullptr;
+  const float* saved_x_ = nullptr;
+  const float* saved_w_ = nullptr;
 };
 
 }  // namespace tunescope::cpu

@@ -1,9 +1,6 @@
-// tunescope's own batched 2-D real FFT: see OwnFft.h.
-//
-// Every kernel is a template over the lane type V: Vec8 (eight planes, one per lane) or
-// float (one plane). Data being transformed lives in lane-interleaved float buffers:
-// element i of an array holds its W lanes at p[i * W .. i * W + W). Planes are moved in
-// and out of that layout with 8x8 transposes, the only shuffles on the vector path.
+// tunescope's own batched 2-D real FFT: see OwnFft.h. This file holds what does not
+// depend on the instruction set (twiddles, scratch, the split over threads); the
+// kernels are in OwnFftKernels.h, built once per instruction set.
 #include "kernels/cpu/OwnFft.h"
 
 #include <algorithm>
@@ -15,21 +12,35 @@
 
 #include "core/base/Error.h"
 #include "core/base/ThreadPool.h"
-#include "kernels/cpu/Vec8.h"
+#include "kernels/cpu/OwnFftKernelTable.h"
 
 namespace tunescope::cpu {
 
-// Twiddles of a complex FFT of length n, as (re, im) float pairs computed in double:
-// `stages` holds, for each radix-4 stage of sub-length m = n, n/4, ... >= 4 and each
-// p < m/4, W_m^p, W_m^2p, W_m^3p (W_m = exp(-2 pi i / m)); `roots` holds W_n^k, k < n/2.
+// Twiddles of a complex FFT of length n, as (re, im) float pairs computed in double.
+// `radices` is the Stockham stage order (4s, then one 2 when the power of two is odd,
+// then 3s, then 5s); `stages` holds, for each stage of radix r on sub-length m (n, n/r,
+// ...) and each p < m/r, W_m^p, ..., W_m^((r-1)p) (W_m = exp(-2 pi i / m)); `roots`
+// holds W_n^k, k < n/2.
 struct OwnFftTwiddles {
   int64_t n = 0;
+  std::vector<int> radices;
   std::vector<float> stages, roots;
 };
 
 namespace {
 
 using cfloat = std::complex<float>;
+
+// The radices of n in stage order; empty when n has a prime factor other than 2, 3, 5.
+std::vector<int> radices_of(int64_t n) {
+  std::vector<int> radices;
+  for (; n % 4 == 0; n /= 4) radices.push_back(4);
+  if (n % 2 == 0) radices.push_back(2), n /= 2;
+  for (; n % 3 == 0; n /= 3) radices.push_back(3);
+  for (; n % 5 == 0; n /= 5) radices.push_back(5);
+  if (n != 1) radices.clear();
+  return radices;
+}
 
 const OwnFftTwiddles* twiddles_for(int64_t n) {
   // Built once per length and never freed, so plans hold plain pointers; the mutex makes
@@ -41,358 +52,75 @@ const OwnFftTwiddles* twiddles_for(int64_t n) {
   if (!slot) {
     auto t = std::make_unique<OwnFftTwiddles>();
     t->n = n;
+    t->radices = radices_of(n);
     const double two_pi = 2.0 * std::acos(-1.0);
     auto push = [](std::vector<float>& v, double angle) {
       v.push_back(static_cast<float>(std::cos(angle)));
       v.push_back(static_cast<float>(-std::sin(angle)));
     };
-    for (int64_t m = n; m >= 4; m /= 4)
-      for (int64_t p = 0; p < m / 4; ++p)
-        for (int64_t k = 1; k <= 3; ++k) push(t->stages, two_pi * static_cast<double>(k * p) / m);
+    int64_t m = n;
+    for (int r : t->radices) {
+      for (int64_t p = 0; p < m / r; ++p)
+        for (int64_t k = 1; k < r; ++k) push(t->stages, two_pi * static_cast<double>(k * p) / m);
+      m /= r;
+    }
     for (int64_t k = 0; k < n / 2; ++k) push(t->roots, two_pi * static_cast<double>(k) / n);
     slot = std::move(t);
   }
   return slot.get();
 }
 
-template <class V>
-struct Lanes;
-template <>
-struct Lanes<float> {
-  static constexpr int W = 1;
-  static float load(const float* p) { return *p; }
-  static void store(float* p, float v) { *p = v; }
-};
-template <>
-struct Lanes<Vec8> {
-  static constexpr int W = 8;
-  static Vec8 load(const float* p) { return load8(p); }
-  static void store(float* p, Vec8 v) { store8(p, v); }
-};
-
-// Broadcast: `V{} + x` is x for float and eight copies of x for Vec8.
-template <class V>
-inline V splat(float x) {
-  return V{} + x;
+OwnFftFactors factors_of(const OwnFftTwiddles& t) {
+  return {t.n, t.radices.data(), static_cast<int64_t>(t.radices.size()), t.stages.data(),
+          t.roots.data()};
 }
 
-// Complex FFT of length n on split arrays (xr, xi), lane-interleaved, with scratch
-// (yr, yi) of the same size. Stockham: each stage reads one buffer and writes the other
-// in an order that leaves the result sorted. Returns true when the result ended in y.
-template <class V, bool Inverse>
-bool complex_fft(int64_t n, const OwnFftTwiddles& tw, float* xr, float* xi, float* yr, float* yi) {
-  using L = Lanes<V>;
-  constexpr int W = L::W;
-  const float* t = tw.stages.data();
-  int64_t s = 1;  // stride between the interleaved sub-sequences
-  bool in_y = false;
-  int64_t m = n;
-  for (; m >= 4; m /= 4) {
-    const int64_t q4 = m / 4;
-    for (int64_t p = 0; p < q4; ++p) {
-      const float* w = t + 6 * p;
-      // Inverse transforms use the conjugate twiddles and the opposite rotation by j.
-      const float sign = Inverse ? -1.0f : 1.0f;
-      const V w1r = splat<V>(w[0]), w1i = splat<V>(sign * w[1]);
-      const V w2r = splat<V>(w[2]), w2i = splat<V>(sign * w[3]);
-      const V w3r = splat<V>(w[4]), w3i = splat<V>(sign * w[5]);
-      for (int64_t q = 0; q < s; ++q) {
-        const int64_t ia = (q + s * p) * W, ib = ia + s * q4 * W, ic = ib + s * q4 * W,
-                      id = ic + s * q4 * W;
-        const V ar = L::load(xr + ia), ai = L::load(xi + ia);
-        const V br = L::load(xr + ib), bi = L::load(xi + ib);
-        const V cr = L::load(xr + ic), ci = L::load(xi + ic);
-        const V dr = L::load(xr + id), di = L::load(xi + id);
-        const V apcr = ar + cr, apci = ai + ci, amcr = ar - cr, amci = ai - ci;
-        const V bpdr = br + dr, bpdi = bi + di;
-        // j * (b - d), or -j * (b - d) for the inverse.
-        V jr = di - bi, ji = br - dr;
-        if constexpr (Inverse) jr = -jr, ji = -ji;
-        const int64_t o = (q + s * 4 * p) * W, os = s * W;
-        L::store(yr + o, apcr + bpdr);
-        L::store(yi + o, apci + bpdi);
-        const V y1r = amcr - jr, y1i = amci - ji;
-        const V y2r = apcr - bpdr, y2i = apci - bpdi;
-        const V y3r = amcr + jr, y3i = amci + ji;
-        if (p == 0) {  // all three twiddles are 1
-          L::store(yr + o + os, y1r), L::store(yi + o + os, y1i);
-          L::store(yr + o + 2 * os, y2r), L::store(yi + o + 2 * os, y2i);
-          L::store(yr + o + 3 * os, y3r), L::store(yi + o + 3 * os, y3i);
-        } else {
-          L::store(yr + o + os, y1r * w1r - y1i * w1i), L::store(yi + o + os, y1r * w1i + y1i * w1r);
-          L::store(yr + o + 2 * os, y2r * w2r - y2i * w2i);
-          L::store(yi + o + 2 * os, y2r * w2i + y2i * w2r);
-          L::store(yr + o + 3 * os, y3r * w3r - y3i * w3i);
-          L::store(yi + o + 3 * os, y3r * w3i + y3i * w3r);
-        }
-      }
-    }
-    t += 6 * q4;
-    std::swap(xr, yr), std::swap(xi, yi);
-    in_y = !in_y;
-    s *= 4;
-  }
-  if (m == 2) {  // odd log2: one final radix-2 stage, its twiddle is 1
-    for (int64_t q = 0; q < s; ++q) {
-      const int64_t a = q * W, b = (q + s) * W;
-      const V ar = L::load(xr + a), ai = L::load(xi + a), br = L::load(xr + b), bi = L::load(xi + b);
-      L::store(yr + a, ar + br), L::store(yi + a, ai + bi);
-      L::store(yr + b, ar - br), L::store(yi + b, ai - bi);
-    }
-    in_y = !in_y;
-  }
-  return in_y;
-}
-
-// dst[j * 8 + l] = src_l[j] for j < 8, l < 8: eight rows of eight floats become eight
-// lane vectors (unpack, shuffle, then swap 128-bit halves).
-inline void transpose8(const Vec8 r[8], Vec8 out[8]) {
-  Vec8 t[8], u[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = __builtin_shufflevector(r[2 * i], r[2 * i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
-    t[2 * i + 1] = __builtin_shufflevector(r[2 * i], r[2 * i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
-  }
-  for (int h = 0; h < 2; ++h) {
-    const int a = 4 * h, b = 4 * h + 2;
-    u[a] = __builtin_shufflevector(t[a], t[b], 0, 1, 8, 9, 4, 5, 12, 13);
-    u[a + 1] = __builtin_shufflevector(t[a], t[b], 2, 3, 10, 11, 6, 7, 14, 15);
-    u[a + 2] = __builtin_shufflevector(t[a + 1], t[b + 1], 0, 1, 8, 9, 4, 5, 12, 13);
-    u[a + 3] = __builtin_shufflevector(t[a + 1], t[b + 1], 2, 3, 10, 11, 6, 7, 14, 15);
-  }
-  for (int i = 0; i < 4; ++i) {
-    out[i] = __builtin_shufflevector(u[i], u[i + 4], 0, 1, 2, 3, 8, 9, 10, 11);
-    out[i + 4] = __builtin_shufflevector(u[i], u[i + 4], 4, 5, 6, 7, 12, 13, 14, 15);
-  }
-}
-
-// Lane-interleaves n floats of W planes: dst[j * W + l] = src[l * stride + j].
-template <class V>
-void interleave(const float* src, int64_t stride, int64_t n, float* dst) {
-  constexpr int W = Lanes<V>::W;
-  int64_t j = 0;
-  if constexpr (W == 8) {
-    for (; j + 8 <= n; j += 8) {
-      Vec8 r[8], c[8];
-      for (int l = 0; l < 8; ++l) r[l] = load8(src + l * stride + j);
-      transpose8(r, c);
-      for (int k = 0; k < 8; ++k) store8(dst + (j + k) * 8, c[k]);
-    }
-  }
-  for (; j < n; ++j)
-    for (int l = 0; l < W; ++l) dst[j * W + l] = src[l * stride + j];
-}
-
-// The inverse of interleave: dst[l * stride + j] = src[j * W + l].
-template <class V>
-void deinterleave(const float* src, int64_t n, float* dst, int64_t stride) {
-  constexpr int W = Lanes<V>::W;
-  int64_t j = 0;
-  if constexpr (W == 8) {
-    for (; j + 8 <= n; j += 8) {
-      Vec8 r[8], c[8];
-      for (int k = 0; k < 8; ++k) r[k] = load8(src + (j + k) * 8);
-      transpose8(r, c);
-      for (int l = 0; l < 8; ++l) store8(dst + l * stride + j, c[l]);
-    }
-  }
-  for (; j < n; ++j)
-    for (int l = 0; l < W; ++l) dst[l * stride + j] = src[j * W + l];
-}
-
-// Per-thread scratch of one group: the half spectra (lane-interleaved complex: element
-// 2i holds the real parts of bin i, 2i + 1 the imaginary parts, which is the planes'
-// own layout, so a group moves in or out with one transpose sweep), one row or column
-// as split re/im with its Stockham partner, and one lane-interleaved real row.
-struct Scratch {
-  std::vector<float> spec, xr, xi, yr, yi, line;
-};
-
-template <class V>
-Scratch& scratch_for(int64_t rows, int64_t cols) {
-  constexpr int W = Lanes<V>::W;
-  thread_local Scratch s;
-  const int64_t half = cols / 2 + 1, line = std::max(rows, half) * W;
+// The calling thread's scratch, grown to fit a group of kOwnFftMaxLanes planes.
+OwnFftScratch scratch_for(int64_t rows, int64_t cols) {
+  thread_local std::vector<float> spec, xr, xi, yr, yi, line;
+  constexpr int W = kOwnFftMaxLanes;
+  const int64_t half = cols / 2 + 1, length = std::max(rows, half) * W;
   const auto fit = [](std::vector<float>& v, int64_t n) {
     if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+    return v.data();
   };
-  fit(s.spec, 2 * rows * half * W);
-  for (auto* v : {&s.xr, &s.xi, &s.yr, &s.yi}) fit(*v, line);
-  fit(s.line, std::max<int64_t>(cols, 2) * W);
-  return s;
-}
-
-// Complex FFT of every column of the half spectra (rows x half bins).
-template <class V, bool Inverse>
-void transform_columns(int64_t rows, int64_t half, const OwnFftTwiddles& tw, Scratch& s) {
-  using L = Lanes<V>;
-  constexpr int W = L::W;
-  if (rows == 1) return;
-  for (int64_t k = 0; k < half; ++k) {
-    for (int64_t r = 0; r < rows; ++r) {
-      L::store(s.xr.data() + r * W, L::load(s.spec.data() + 2 * (r * half + k) * W));
-      L::store(s.xi.data() + r * W, L::load(s.spec.data() + (2 * (r * half + k) + 1) * W));
-    }
-    const bool in_y = complex_fft<V, Inverse>(rows, tw, s.xr.data(), s.xi.data(), s.yr.data(),
-                                             s.yi.data());
-    const float* zr = in_y ? s.yr.data() : s.xr.data();
-    const float* zi = in_y ? s.yi.data() : s.xi.data();
-    for (int64_t r = 0; r < rows; ++r) {
-      L::store(s.spec.data() + 2 * (r * half + k) * W, L::load(zr + r * W));
-      L::store(s.spec.data() + (2 * (r * half + k) + 1) * W, L::load(zi + r * W));
-    }
-  }
-}
-
-// Forward r2c of one group of W planes.
-template <class V>
-void forward_group(int64_t rows, int64_t cols, const OwnFftTwiddles& row_tw,
-                   const OwnFftTwiddles& col_tw, const OwnFftTwiddles& real_tw, const float* real,
-                   int64_t real_stride, cfloat* spectrum, int64_t complex_stride) {
-  using L = Lanes<V>;
-  constexpr int W = L::W;
-  const int64_t m = cols / 2, half = cols / 2 + 1;
-  Scratch& s = scratch_for<V>(rows, cols);
-  const float* roots = real_tw.roots.data();
-  const V one_half = splat<V>(0.5f);
-  for (int64_t r = 0; r < rows; ++r) {
-    float* sr = s.spec.data() + 2 * r * half * W;  // bin k: sr + 2kW, si + 2kW
-    float* si = sr + W;
-    interleave<V>(real + r * cols, real_stride, cols, s.line.data());
-    if (cols == 1) {
-      L::store(sr, L::load(s.line.data()));
-      L::store(si, V{});
-      continue;
-    }
-    // Half-length trick: z[k] = x[2k] + i x[2k+1], Z = FFT_m(z), then split Z into the
-    // spectra of the even and odd samples and combine them with W_cols^k.
-    for (int64_t k = 0; k < m; ++k) {
-      L::store(s.xr.data() + k * W, L::load(s.line.data() + 2 * k * W));
-      L::store(s.xi.data() + k * W, L::load(s.line.data() + (2 * k + 1) * W));
-    }
-    const bool in_y =
-        complex_fft<V, false>(m, row_tw, s.xr.data(), s.xi.data(), s.yr.data(), s.yi.data());
-    const float* zr = in_y ? s.yr.data() : s.xr.data();
-    const float* zi = in_y ? s.yi.data() : s.xi.data();
-    const V z0r = L::load(zr), z0i = L::load(zi);
-    L::store(sr, z0r + z0i), L::store(si, V{});
-    L::store(sr + 2 * m * W, z0r - z0i), L::store(si + 2 * m * W, V{});
-    for (int64_t k = 1; k < m; ++k) {
-      const V ar = L::load(zr + k * W), ai = L::load(zi + k * W);
-      const V br = L::load(zr + (m - k) * W), bi = -L::load(zi + (m - k) * W);  // conj(Z[m-k])
-      const V er = (ar + br) * one_half, ei = (ai + bi) * one_half;                // even spectrum
-      const V or_ = (ai - bi) * one_half, oi = (br - ar) * one_half;  // odd: -i/2 (A - B)
-      const V wr = splat<V>(roots[2 * k]), wi = splat<V>(roots[2 * k + 1]);
-      L::store(sr + 2 * k * W, er + or_ * wr - oi * wi);
-      L::store(si + 2 * k * W, ei + or_ * wi + oi * wr);
-    }
-  }
-  transform_columns<V, false>(rows, half, col_tw, s);
-  // Planes store bins contiguously across rows, so the whole group leaves in one sweep.
-  deinterleave<V>(s.spec.data(), 2 * rows * half, reinterpret_cast<float*>(spectrum),
-                  2 * complex_stride);
-}
-
-// Inverse c2r of one group of W planes.
-template <class V>
-void inverse_group(int64_t rows, int64_t cols, const OwnFftTwiddles& row_tw,
-                   const OwnFftTwiddles& col_tw, const OwnFftTwiddles& real_tw,
-                   const cfloat* spectrum, int64_t complex_stride, float* real,
-                   int64_t real_stride) {
-  using L = Lanes<V>;
-  constexpr int W = L::W;
-  const int64_t m = cols / 2, half = cols / 2 + 1;
-  Scratch& s = scratch_for<V>(rows, cols);
-  const float* roots = real_tw.roots.data();
-  interleave<V>(reinterpret_cast<const float*>(spectrum), 2 * complex_stride, 2 * rows * half,
-                s.spec.data());
-  transform_columns<V, true>(rows, half, col_tw, s);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* sr = s.spec.data() + 2 * r * half * W;  // bin k: sr + 2kW, si + 2kW
-    const float* si = sr + W;
-    if (cols == 1) {
-      deinterleave<V>(sr, 1, real + r * cols, real_stride);
-      continue;
-    }
-    // Undo the half-length trick: Z[k] = (X[k] + conj(X[m-k])) + i W^-k (X[k] - conj(X[m-k]))
-    // is twice the packed spectrum, so the length-m inverse yields cols times the signal.
-    for (int64_t k = 0; k < m; ++k) {
-      const V ar = L::load(sr + 2 * k * W), ai = L::load(si + 2 * k * W);
-      const V br = L::load(sr + 2 * (m - k) * W), bi = -L::load(si + 2 * (m - k) * W);
-      const V er = ar + br, ei = ai + bi, dr = ar - br, di = ai - bi;
-      const V wr = splat<V>(roots[2 * k]), wi = splat<V>(-roots[2 * k + 1]);  // W^-k
-      const V or_ = dr * wr - di * wi, oi = dr * wi + di * wr;
-      L::store(s.xr.data() + k * W, er - oi);  // + i * o
-      L::store(s.xi.data() + k * W, ei + or_);
-    }
-    const bool in_y =
-        complex_fft<V, true>(m, row_tw, s.xr.data(), s.xi.data(), s.yr.data(), s.yi.data());
-    const float* zr = in_y ? s.yr.data() : s.xr.data();
-    const float* zi = in_y ? s.yi.data() : s.xi.data();
-    for (int64_t k = 0; k < m; ++k) {
-      L::store(s.line.data() + 2 * k * W, L::load(zr + k * W));
-      L::store(s.line.data() + (2 * k + 1) * W, L::load(zi + k * W));
-    }
-    deinterleave<V>(s.line.data(), cols, real + r * cols, real_stride);
-  }
-}
-
-// Small planes are read and written in a strided order (row r of eight planes at a time)
-// that the hardware prefetchers follow poorly once a batch outgrows the caches, so each
-// group fetches the next group's input while it computes (at 8x8, batch 16384: 6.6 ms ->
-// ~4 ms on a loaded 2-core VM; prefetching the outputs too, or further ahead, did not
-// help). Only groups up to kPrefetchBytes: larger planes are streams the hardware follows.
-constexpr int64_t kPrefetchBytes = int64_t{32} << 10;
-
-void prefetch_span(const void* p, int64_t bytes) {
-  if (bytes > kPrefetchBytes) return;
-  const char* c = static_cast<const char*>(p);
-  for (int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i);
+  return {fit(spec, 2 * rows * half * W), fit(xr, length),       fit(xi, length),
+          fit(yr, length),                fit(yi, length),       fit(line, std::max<int64_t>(cols, 2) * W)};
 }
 
 }  // namespace
 
-OwnFft2d::OwnFft2d(int64_t rows, int64_t cols) : rows_(rows), cols_(cols) {
+bool OwnFft2d::supports(int64_t n) {
+  return n == 1 || (n >= 2 && n <= kMaxSize && n % 2 == 0 && !radices_of(n).empty());
+}
+
+OwnFft2d::OwnFft2d(int64_t rows, int64_t cols, OwnFftIsa isa)
+    : rows_(rows), cols_(cols), isa_(isa), kernels_(&own_fft_kernels(isa)) {
   if (!supports(rows) || !supports(cols))
     fail(ErrorKind::unsupported, "own fft: ", rows, "x", cols,
-         " is not a power-of-two size in 1..", kMaxSize);
-  row_twiddles_ = twiddles_for(std::max<int64_t>(cols / 2, 1));
-  col_twiddles_ = twiddles_for(rows);
-  real_twiddles_ = twiddles_for(cols);
+         " is not a size it transforms (1, or even with no prime factor but 2, 3 and 5, up to ",
+         kMaxSize, ")");
+  if (!cpu_supports(isa))
+    fail(ErrorKind::unsupported, "own fft: this CPU cannot run the ", to_string(isa), " kernels");
+  auto plan = std::make_shared<OwnFftPlan>();
+  plan->rows = rows;
+  plan->cols = cols;
+  plan->row = factors_of(*twiddles_for(std::max<int64_t>(cols / 2, 1)));
+  plan->col = factors_of(*twiddles_for(rows));
+  plan->real = factors_of(*twiddles_for(cols));
+  plan_ = std::move(plan);
 }
 
 void OwnFft2d::forward(const float* real, int64_t real_stride, cfloat* spectrum,
-                       int64_t complex_stride, int64_t count, OwnFftPath path) const {
-  int64_t i = 0;
-  if (path == OwnFftPath::vector)
-    for (; i + 8 <= count; i += 8) {
-      if (i + 16 <= count)
-        prefetch_span(real + (i + 8) * real_stride, 8 * real_stride * int64_t{sizeof(float)});
-      forward_group<Vec8>(rows_, cols_, *row_twiddles_, *col_twiddles_, *real_twiddles_,
-                          real + i * real_stride, real_stride, spectrum + i * complex_stride,
-                          complex_stride);
-    }
-  for (; i < count; ++i)
-    forward_group<float>(rows_, cols_, *row_twiddles_, *col_twiddles_, *real_twiddles_,
-                         real + i * real_stride, real_stride, spectrum + i * complex_stride,
-                         complex_stride);
+                       int64_t complex_stride, int64_t count) const {
+  kernels_->forward(*plan_, scratch_for(rows_, cols_), real, real_stride, spectrum, complex_stride,
+                    count);
 }
 
 void OwnFft2d::inverse(const cfloat* spectrum, int64_t complex_stride, float* real,
-                       int64_t real_stride, int64_t count, OwnFftPath path) const {
-  int64_t i = 0;
-  if (path == OwnFftPath::vector)
-    for (; i + 8 <= count; i += 8) {
-      if (i + 16 <= count)
-        prefetch_span(spectrum + (i + 8) * complex_stride,
-                      8 * complex_stride * int64_t{sizeof(cfloat)});
-      inverse_group<Vec8>(rows_, cols_, *row_twiddles_, *col_twiddles_, *real_twiddles_,
-                          spectrum + i * complex_stride, complex_stride, real + i * real_stride,
-                          real_stride);
-    }
-  for (; i < count; ++i)
-    inverse_group<float>(rows_, cols_, *row_twiddles_, *col_twiddles_, *real_twiddles_,
-                         spectrum + i * complex_stride, complex_stride, real + i * real_stride,
-                         real_stride);
+                       int64_t real_stride, int64_t count) const {
+  kernels_->inverse(*plan_, scratch_for(rows_, cols_), spectrum, complex_stride, real, real_stride,
+                    count);
 }
 
 void OwnFft2d::forward(ThreadPool& pool, const float* real, int64_t real_stride, cfloat* spectrum,

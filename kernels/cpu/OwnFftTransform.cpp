@@ -28,9 +28,10 @@ class OwnFftTransform final : public FftTransform {
 }  // namespace
 
 int64_t OwnFftTransformFactory::good_size(int64_t n) const {
-  int64_t m = 1;
-  while (m < n) m *= 2;
-  return m;
+  const int64_t limit = std::max<int64_t>(n, 1);
+  for (int64_t m = limit; m <= OwnFft2d::kMaxSize; ++m)
+    if (OwnFft2d::supports(m)) return m;
+  return limit;
 }
 
 std::unique_ptr<FftTransform> OwnFftTransformFactory::make(const FftShape& shape) const {

@@ -28,6 +28,10 @@ Shape4 Conv2dLayer::configure(const std::vector<Shape4>& inputs, const LayerSetu
     fail(ErrorKind::unsupported, "layer ", name(), ": algorithm '", algorithm_name_,
          "' does not support ", problem_.key(), ": ", why);
 
+  // Only algorithms with something to keep (the FFT ones) take memory under `cache`.
+  if (setup.fft_workspace == FftWorkspace::cache)
+    if (const size_t bytes = algorithm_->saved_bytes(problem_); bytes > 0) saved_ = AlignedBuffer(bytes);
+
   weight_ = make_parameter(name() + ".weight", problem_.filter(), setup.layout);
   init_he_normal(weight_.value, problem_.input.c * spec_.kernel * spec_.kernel,
                  parameter_seed(setup.seed, weight_.name));
@@ -35,8 +39,9 @@ Shape4 Conv2dLayer::configure(const std::vector<Shape4>& inputs, const LayerSetu
   return problem_.output();
 }
 
-ConvCall Conv2dLayer::call(const LayerContext& ctx) const {
-  return ConvCall{problem_, ctx.exec, ctx.workspace, ctx.workspace_bytes};
+ConvCall Conv2dLayer::call(const LayerContext& ctx) {
+  return ConvCall{problem_, ctx.exec, ctx.workspace, ctx.workspace_bytes,
+                  saved_.data(), saved_.bytes()};
 }
 
 void Conv2dLayer::forward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,

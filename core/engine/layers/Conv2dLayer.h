@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "core/base/AlignedBuffer.h"
 #include "core/base/ConvAlgorithm.h"
 #include "core/engine/Layer.h"
 
@@ -32,18 +33,20 @@ class Conv2dLayer : public SeparableLayer {
                            const Tensor& output, const Tensor& doutput) override;
   std::vector<Parameter*> parameters() override;
   size_t workspace_bytes() const override;
+  size_t saved_bytes() const override { return saved_.bytes(); }
   double forward_flops() const override { return problem_.flops(); }
 
   const ConvProblem& problem() const { return problem_; }
   const std::string& algorithm_name() const { return algorithm_name_; }
 
  private:
-  ConvCall call(const LayerContext& ctx) const;
+  ConvCall call(const LayerContext& ctx);
 
   Conv2dSpec spec_;
   std::string algorithm_name_;
   ConvProblem problem_;
   std::unique_ptr<ConvAlgorithm> algorithm_;
+  AlignedBuffer saved_;  // ConvCall::saved under fft_workspace=cache; empty otherwise
   Parameter weight_;
   Parameter bias_;
 };

@@ -1,13 +1,16 @@
 // OwnFft2d against a naive double-precision DFT and against FFTW on every power-of-two
-// size 4..128 (square and non-square, plus the degenerate 1 and 2), batches 1, 7 and 64
+// size 4..128, the mixed-radix sizes (2^a 3^b 5^c) convolutions pad to, square and
+// non-square, plus the degenerate 1 and 2, batches 1, 7 and 64
 // (scalar leftovers only, vector groups plus leftovers), padded plane strides; the round
-// trip, vector path vs scalar path, and 1 vs 3 threads.
+// trip and 1 vs 3 threads; every instruction-set path (scalar, AVX2, AVX-512) this CPU
+// runs.
 #include <fftw3.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,8 +28,9 @@ using cdouble = std::complex<double>;
 
 // Stated error bound: max |own - reference| / max |reference| <= kRelTolPerLog2 * log2(rows * cols).
 // Float round-off of an FFT grows with the number of stages; the largest measured value
-// over all cases here is 6e-8 per log2 (1x8 round trip; 128x128 forward: 4e-8), so the
-// bound has over 3x headroom and still catches any wrong twiddle or index (errors ~1).
+// over all cases here, mixed radix included, is 6.2e-8 per log2 (1x6 inverse and round
+// trip; 1x8 round trip 6.0e-8; 128x128 forward 4e-8), so the bound has over 3x headroom
+// and still catches any wrong twiddle or index (errors ~1).
 constexpr double kRelTolPerLog2 = 2e-7;
 
 double tolerance(int64_t rows, int64_t cols) {
@@ -45,8 +49,13 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
 std::vector<Case> all_cases() {
   std::vector<std::pair<int64_t, int64_t>> shapes;
   for (int64_t n = 4; n <= 128; n *= 2) shapes.push_back({n, n});
+  // Radix 3 and 5 alone, with 2 and 4, and all together; odd half lengths (6, 10, 18,
+  // 30, 50, 90: the packed row FFT has no radix 2 at all).
+  for (int64_t n : {6, 10, 12, 18, 20, 24, 30, 36, 40, 48, 50, 60, 72, 90, 96, 100, 120})
+    shapes.push_back({n, n});
   for (auto s : std::vector<std::pair<int64_t, int64_t>>{
-           {4, 128}, {128, 4}, {8, 32}, {64, 16}, {16, 8}, {32, 128}, {1, 1}, {1, 8}, {8, 1}, {2, 2}, {2, 16}})
+           {4, 128}, {128, 4}, {8, 32}, {64, 16}, {16, 8}, {32, 128}, {1, 1}, {1, 8}, {8, 1}, {2, 2}, {2, 16},
+           {36, 18}, {18, 36}, {6, 10}, {10, 6}, {1, 6}, {6, 1}, {2, 30}, {90, 12}, {48, 80}})
     shapes.push_back(s);
   std::vector<Case> cases;
   for (auto [r, c] : shapes)
@@ -146,106 +155,147 @@ class OwnFftTest : public testing::TestWithParam<Case> {
     return diff / scale;
   }
 
-  std::vector<cfloat> own_forward(OwnFftPath path) {
+  OwnFft2d fft(OwnFftIsa isa) const { return OwnFft2d(GetParam().rows, GetParam().cols, isa); }
+
+  std::vector<cfloat> own_forward(OwnFftIsa isa) {
     const Case c = GetParam();
     // Padding is pre-filled so the test sees any write outside a plane's bins.
     std::vector<cfloat> out(c.batch * layout_.complex_stride, cfloat(7.0f, 7.0f));
-    fft_.forward(real_.data(), layout_.real_stride, out.data(), layout_.complex_stride, c.batch,
-                 path);
+    fft(isa).forward(real_.data(), layout_.real_stride, out.data(), layout_.complex_stride, c.batch);
     return out;
   }
 
   Layout layout_{GetParam().rows, GetParam().cols};
-  OwnFft2d fft_{GetParam().rows, GetParam().cols};
   std::vector<float> real_;
 };
 
+// Every test runs each instruction-set path this CPU supports (OwnFftIsa.h).
 TEST_P(OwnFftTest, ForwardMatchesNaiveDft) {
   const Case c = GetParam();
-  const std::vector<cfloat> own = own_forward(OwnFftPath::vector);
-  // The first plane, and the last (a scalar leftover when batch % 8 != 0).
-  for (int64_t p : {int64_t{0}, c.batch - 1}) {
-    const std::vector<cdouble> ref = naive_forward(real_.data() + p * layout_.real_stride, layout_);
-    std::vector<cdouble> padded(layout_.complex_stride);
-    std::copy(ref.begin(), ref.end(), padded.begin());
-    std::vector<cfloat> plane(own.begin() + p * layout_.complex_stride,
-                              own.begin() + (p + 1) * layout_.complex_stride);
-    EXPECT_LE(spectrum_error(plane, padded, 1), tolerance(c.rows, c.cols)) << "plane " << p;
+  for (OwnFftIsa isa : supported_own_fft_isas()) {
+    SCOPED_TRACE(to_string(isa));
+    const std::vector<cfloat> own = own_forward(isa);
+    // The first plane, and the last (a scalar leftover when batch % 8 != 0).
+    for (int64_t p : {int64_t{0}, c.batch - 1}) {
+      const std::vector<cdouble> ref = naive_forward(real_.data() + p * layout_.real_stride, layout_);
+      std::vector<cdouble> padded(layout_.complex_stride);
+      std::copy(ref.begin(), ref.end(), padded.begin());
+      std::vector<cfloat> plane(own.begin() + p * layout_.complex_stride,
+                                own.begin() + (p + 1) * layout_.complex_stride);
+      EXPECT_LE(spectrum_error(plane, padded, 1), tolerance(c.rows, c.cols)) << "plane " << p;
+    }
   }
 }
 
 TEST_P(OwnFftTest, ForwardMatchesFftwAndLeavesPaddingAlone) {
   const Case c = GetParam();
-  const std::vector<cfloat> own = own_forward(OwnFftPath::vector);
-  EXPECT_LE(spectrum_error(own, fftw_forward(), c.batch), tolerance(c.rows, c.cols));
-  for (int64_t p = 0; p < c.batch; ++p)
-    for (int64_t i = layout_.rows * layout_.half; i < layout_.complex_stride; ++i)
-      ASSERT_EQ(own[p * layout_.complex_stride + i], cfloat(7.0f, 7.0f)) << "plane " << p;
+  const std::vector<cfloat> reference = fftw_forward();
+  for (OwnFftIsa isa : supported_own_fft_isas()) {
+    SCOPED_TRACE(to_string(isa));
+    const std::vector<cfloat> own = own_forward(isa);
+    EXPECT_LE(spectrum_error(own, reference, c.batch), tolerance(c.rows, c.cols));
+    for (int64_t p = 0; p < c.batch; ++p)
+      for (int64_t i = layout_.rows * layout_.half; i < layout_.complex_stride; ++i)
+        ASSERT_EQ(own[p * layout_.complex_stride + i], cfloat(7.0f, 7.0f)) << "plane " << p;
+  }
 }
 
 TEST_P(OwnFftTest, InverseMatchesFftw) {
   const Case c = GetParam();
   const std::vector<cfloat> spectrum = fftw_forward();  // Hermitian, as c2r requires
-  std::vector<float> own(c.batch * layout_.real_stride, 0.0f);
-  fft_.inverse(spectrum.data(), layout_.complex_stride, own.data(), layout_.real_stride, c.batch);
-  EXPECT_LE(real_error(own, fftw_inverse(spectrum), 1.0, c.batch), tolerance(c.rows, c.cols));
+  const std::vector<float> reference = fftw_inverse(spectrum);
+  for (OwnFftIsa isa : supported_own_fft_isas()) {
+    SCOPED_TRACE(to_string(isa));
+    std::vector<float> own(c.batch * layout_.real_stride, 0.0f);
+    fft(isa).inverse(spectrum.data(), layout_.complex_stride, own.data(), layout_.real_stride, c.batch);
+    EXPECT_LE(real_error(own, reference, 1.0, c.batch), tolerance(c.rows, c.cols));
+  }
 }
 
 TEST_P(OwnFftTest, InverseOfForwardIsIdentityTimesSize) {
   const Case c = GetParam();
-  const std::vector<cfloat> spectrum = own_forward(OwnFftPath::vector);
-  std::vector<float> back(c.batch * layout_.real_stride, 0.0f);
-  fft_.inverse(spectrum.data(), layout_.complex_stride, back.data(), layout_.real_stride, c.batch);
-  EXPECT_LE(real_error(back, real_, 1.0 / static_cast<double>(c.rows * c.cols), c.batch),
-            tolerance(c.rows, c.cols));
-}
-
-TEST_P(OwnFftTest, VectorPathMatchesScalarPath) {
-  const Case c = GetParam();
-  EXPECT_LE(spectrum_error(own_forward(OwnFftPath::vector), own_forward(OwnFftPath::scalar),
-                           c.batch),
-            tolerance(c.rows, c.cols));
-  const std::vector<cfloat> spectrum = fftw_forward();
-  std::vector<float> vec(c.batch * layout_.real_stride, 0.0f), sca = vec;
-  fft_.inverse(spectrum.data(), layout_.complex_stride, vec.data(), layout_.real_stride, c.batch,
-               OwnFftPath::vector);
-  fft_.inverse(spectrum.data(), layout_.complex_stride, sca.data(), layout_.real_stride, c.batch,
-               OwnFftPath::scalar);
-  EXPECT_LE(real_error(vec, sca, 1.0, c.batch), tolerance(c.rows, c.cols));
+  for (OwnFftIsa isa : supported_own_fft_isas()) {
+    SCOPED_TRACE(to_string(isa));
+    const std::vector<cfloat> spectrum = own_forward(isa);
+    std::vector<float> back(c.batch * layout_.real_stride, 0.0f);
+    fft(isa).inverse(spectrum.data(), layout_.complex_stride, back.data(), layout_.real_stride, c.batch);
+    EXPECT_LE(real_error(back, real_, 1.0 / static_cast<double>(c.rows * c.cols), c.batch),
+              tolerance(c.rows, c.cols));
+  }
 }
 
 TEST_P(OwnFftTest, OneAndThreeThreadsAreIdentical) {
   const Case c = GetParam();
+  const OwnFft2d fft_default(c.rows, c.cols);
   ThreadPool one(1), three(3);
   std::vector<cfloat> s1(c.batch * layout_.complex_stride, cfloat(7.0f, 7.0f)), s3 = s1;
-  fft_.forward(one, real_.data(), layout_.real_stride, s1.data(), layout_.complex_stride, c.batch);
-  fft_.forward(three, real_.data(), layout_.real_stride, s3.data(), layout_.complex_stride, c.batch);
+  fft_default.forward(one, real_.data(), layout_.real_stride, s1.data(), layout_.complex_stride, c.batch);
+  fft_default.forward(three, real_.data(), layout_.real_stride, s3.data(), layout_.complex_stride, c.batch);
   EXPECT_EQ(s1, s3);
   std::vector<float> r1(c.batch * layout_.real_stride, 0.0f), r3 = r1;
-  fft_.inverse(one, s1.data(), layout_.complex_stride, r1.data(), layout_.real_stride, c.batch);
-  fft_.inverse(three, s1.data(), layout_.complex_stride, r3.data(), layout_.real_stride, c.batch);
+  fft_default.inverse(one, s1.data(), layout_.complex_stride, r1.data(), layout_.real_stride, c.batch);
+  fft_default.inverse(three, s1.data(), layout_.complex_stride, r3.data(), layout_.real_stride, c.batch);
   EXPECT_EQ(r1, r3);
   // The serial entry point gives the same bits as the pooled one.
-  EXPECT_EQ(own_forward(OwnFftPath::vector), s1);
+  EXPECT_EQ(own_forward(fft_default.isa()), s1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, OwnFftTest, testing::ValuesIn(all_cases()), case_name);
 
-TEST(OwnFftSizes, RefusesNonPowersOfTwo) {
-  for (int64_t n : std::vector<int64_t>{0, 3, 6, 12, 100, 2 * OwnFft2d::kMaxSize}) {
+TEST(OwnFftIsaChoice, DetectsThisCpuAndHonoursTheEnvironment) {
+  const std::vector<OwnFftIsa> supported = supported_own_fft_isas();
+  ASSERT_FALSE(supported.empty());
+  EXPECT_EQ(supported.front(), OwnFftIsa::scalar);
+  // The paths the compiler was told this build machine has are there at run time.
+#if defined(__AVX2__) && defined(__FMA__)
+  EXPECT_TRUE(cpu_supports(OwnFftIsa::avx2));
+#endif
+#if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__AVX512BW__) && defined(__AVX512DQ__)
+  EXPECT_TRUE(cpu_supports(OwnFftIsa::avx512));
+#endif
+  const char* saved = std::getenv("TUNESCOPE_FFT_ISA");
+  const std::string restore = saved ? saved : "";
+  unsetenv("TUNESCOPE_FFT_ISA");
+  EXPECT_EQ(default_own_fft_isa(), supported.back());
+  for (OwnFftIsa isa : supported) {
+    setenv("TUNESCOPE_FFT_ISA", to_string(isa), 1);
+    EXPECT_EQ(default_own_fft_isa(), isa);
+    EXPECT_EQ(OwnFft2d(8, 8).isa(), isa);
+  }
+  setenv("TUNESCOPE_FFT_ISA", "sse9", 1);
+  try {
+    default_own_fft_isa();
+    ADD_FAILURE() << "an unknown path was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+    EXPECT_NE(std::string(e.what()).find("TUNESCOPE_FFT_ISA: unknown path 'sse9'"), std::string::npos) << e.what();
+  }
+  if (restore.empty()) unsetenv("TUNESCOPE_FFT_ISA");
+  else setenv("TUNESCOPE_FFT_ISA", restore.c_str(), 1);
+}
+
+TEST(OwnFftSizes, RefusesOddAndOtherPrimeFactors) {
+  for (int64_t n : std::vector<int64_t>{0, 3, 7, 9, 14, 15, 22, 45, 2 * OwnFft2d::kMaxSize}) {
     EXPECT_FALSE(OwnFft2d::supports(n)) << n;
     EXPECT_THROW(OwnFft2d(n, 8), Error) << n;
     EXPECT_THROW(OwnFft2d(8, n), Error) << n;
   }
 }
 
-TEST(OwnFftSizes, TransformPicksTheNextPowerOfTwo) {
+TEST(OwnFftSizes, AcceptsEvenProductsOf2And3And5) {
+  for (int64_t n : std::vector<int64_t>{1, 2, 6, 10, 18, 30, 36, 50, 90, 250, 4096})
+    EXPECT_TRUE(OwnFft2d::supports(n)) << n;
+}
+
+TEST(OwnFftSizes, TransformPicksTheNextSupportedSize) {
   const OwnFftTransformFactory factory;
-  EXPECT_EQ(factory.good_size(1), 1);
-  EXPECT_EQ(factory.good_size(5), 8);
-  EXPECT_EQ(factory.good_size(8), 8);
-  EXPECT_EQ(factory.good_size(33), 64);
-  EXPECT_EQ(factory.good_size(100), 128);
+  // The padded sizes of the model layers: 32 + 2 -> 36 (was 64), 16 + 2 -> 18, 42 -> 48.
+  const std::vector<std::pair<int64_t, int64_t>> expected = {
+      {1, 1}, {3, 4}, {5, 6}, {7, 8}, {8, 8}, {11, 12}, {14, 16}, {17, 18}, {18, 18},
+      {33, 36}, {34, 36}, {42, 48}, {44, 48}, {100, 100}, {101, 108}};
+  for (auto [n, good] : expected) EXPECT_EQ(factory.good_size(n), good) << n;
+  // Beyond the largest size it transforms, the length is returned for make() to refuse.
+  EXPECT_EQ(factory.good_size(OwnFft2d::kMaxSize + 1), OwnFft2d::kMaxSize + 1);
 }
 
 }  // namespace

@@ -1,0 +1,47 @@
+// `--fft-workspace` on the command line: a bad policy is a usage error naming it, and
+// `profile` prints the conv memory of the policy and keeps it in the trace metadata.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "profiler/ChromeTraceReader.h"
+#include "tests/cli/RunCli.h"
+
+namespace {
+
+using tunescope::testing::run_cli;
+
+const char* kFakeSmall = "--data fake --fake-count 32 --batch 16 --threads 1 --test-limit 16";
+
+TEST(FftWorkspaceCli, UnknownPolicyIsAUsageErrorNamingIt) {
+  const auto r = run_cli(std::string("train --conv fft-own --fft-workspace keep ") + kFakeSmall);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--fft-workspace: unknown policy 'keep' (known: reuse, cache)"), std::string::npos)
+      << r.output;
+}
+
+TEST(FftWorkspaceCli, ProfileReportsThePolicyMemoryInOutputAndTrace) {
+  uint64_t peak[2] = {0, 0};
+  int i = 0;
+  for (const char* policy : {"reuse", "cache"}) {
+    const auto path = std::filesystem::temp_directory_path() /
+                      (std::string("tunescope-fft-workspace-") + policy + ".json");
+    const auto r = run_cli(std::string("profile --warmup 0 --steps 1 --conv fft-own --fft-workspace ") + policy +
+                           " --trace " + path.string() + " " + kFakeSmall);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find(std::string("fft_workspace ") + policy + ")"), std::string::npos) << r.output;
+    const auto trace = tunescope::profiler::read_chrome_trace(path);
+    EXPECT_EQ(trace.metadata.extra.at("fft_workspace"), policy);
+    peak[i] = std::stoull(trace.metadata.extra.at("conv_memory_peak_bytes"));
+    const uint64_t spectra = std::stoull(trace.metadata.extra.at("fft_cached_spectra_bytes"));
+    EXPECT_EQ(spectra == 0, std::string(policy) == "reuse") << policy;
+    EXPECT_EQ(peak[i], std::stoull(trace.metadata.extra.at("conv_workspace_bytes")) + spectra) << policy;
+    std::filesystem::remove(path);
+    ++i;
+  }
+  EXPECT_GT(peak[1], peak[0]);
+}
+
+}  // namespace

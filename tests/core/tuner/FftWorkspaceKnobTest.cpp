@@ -1,0 +1,108 @@
+// The fft_workspace knob in tunescope.config/1 (optional, strict, round-tripped, shown in
+// the label) and in the search space (crossed only with configs that have an FFT layer).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/Error.h"
+#include "core/engine/Models.h"
+#include "core/engine/RunConfig.h"
+#include "core/engine/TrainingSession.h"
+#include "core/tuner/SearchSpace.h"
+
+namespace tunescope {
+namespace {
+
+RunConfig fft_config(FftWorkspace policy) {
+  RunConfig c;
+  c.batch = 8;
+  c.conv.default_algorithm = "fft-own";
+  c.fft_workspace = policy;
+  return c;
+}
+
+TEST(FftWorkspaceConfig, RoundTripsAndAppliesAndShowsInTheLabel) {
+  const RunConfig cache = fft_config(FftWorkspace::cache);
+  EXPECT_EQ(run_config_from_json_text(to_json_text(cache), "<text>"), cache);
+  EXPECT_EQ(nlohmann::json::parse(to_json_text(cache)).at("fft_workspace"), "cache");
+  EXPECT_EQ(cache.label(), "nchw conv=fft-own threads=1 fft=cache");
+  EXPECT_EQ(fft_config(FftWorkspace::reuse).label(), "nchw conv=fft-own threads=1");
+  SessionOptions options;
+  apply_run_config(cache, options);
+  EXPECT_EQ(options.fft_workspace, FftWorkspace::cache);
+  EXPECT_EQ(run_config_of(options).fft_workspace, FftWorkspace::cache);
+}
+
+TEST(FftWorkspaceConfig, MissingKeyMeansReuse) {
+  nlohmann::json json = nlohmann::json::parse(to_json_text(fft_config(FftWorkspace::cache)));
+  ASSERT_EQ(json.erase("fft_workspace"), 1u);
+  EXPECT_EQ(run_config_from_json_text(json.dump(), "<text>").fft_workspace, FftWorkspace::reuse);
+}
+
+TEST(FftWorkspaceConfig, UnknownPolicyOrTypeIsRejectedNamingTheKey) {
+  nlohmann::json json = nlohmann::json::parse(to_json_text(fft_config(FftWorkspace::reuse)));
+  for (const auto& [value, expected] :
+       {std::pair<nlohmann::json, std::string>{"keep", "key 'fft_workspace': unknown policy 'keep' (known: reuse, cache)"},
+        {"Cache", "key 'fft_workspace': unknown policy 'Cache'"},
+        {1, "key 'fft_workspace': expected a string"}}) {
+    json["fft_workspace"] = value;
+    try {
+      run_config_from_json_text(json.dump(), "tuned.json");
+      ADD_FAILURE() << value << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::input);
+      const std::string what = e.what();
+      EXPECT_NE(what.find("tuned.json"), std::string::npos) << what;
+      EXPECT_NE(what.find(expected), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(FftWorkspaceSpace, PoliciesAreCrossedOnlyWithConfigsThatHaveAnFftLayer) {
+  ModelSpec spec;
+  spec.input = {8, 1, 32, 32};
+  tuner::SpaceOptions o;
+  o.batch = 8;
+  o.layouts = {Layout::NCHW};
+  o.algorithms = {"direct", "fft-own", "fft-fftw"};
+  o.fft_workspace = {FftWorkspace::reuse, FftWorkspace::cache};
+  const tuner::SearchSpace space(o, tuner::conv_layers(*build_model(spec)));
+  const auto list = space.enumerate();
+  // direct once (the policy would not change its run), each FFT algorithm twice.
+  ASSERT_EQ(list.size(), 5u);
+  auto count = [&](const std::string& algorithm, FftWorkspace policy) {
+    return std::count_if(list.begin(), list.end(), [&](const tuner::Candidate& c) {
+      return c.config.conv.default_algorithm == algorithm && c.config.fft_workspace == policy;
+    });
+  };
+  EXPECT_EQ(count("direct", FftWorkspace::reuse), 1);
+  EXPECT_EQ(count("direct", FftWorkspace::cache), 0);
+  for (const char* fft : {"fft-own", "fft-fftw"}) {
+    EXPECT_EQ(count(fft, FftWorkspace::reuse), 1) << fft;
+    EXPECT_EQ(count(fft, FftWorkspace::cache), 1) << fft;
+  }
+  // A per-layer mix with one FFT layer has an FFT layer too.
+  RunConfig mixed;
+  mixed.conv.default_algorithm = "direct";
+  mixed.conv.per_layer["conv2"] = "fft-own";
+  EXPECT_TRUE(space.has_fft_layer(mixed));
+  mixed.conv.per_layer["conv2"] = "gemm";
+  EXPECT_FALSE(space.has_fft_layer(mixed));
+}
+
+TEST(FftWorkspaceSpace, EmptyPolicyListIsAUsageError) {
+  tuner::SpaceOptions o;
+  o.fft_workspace.clear();
+  try {
+    tuner::SearchSpace space(o, {});
+    FAIL() << "an empty list was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+  }
+}
+
+}  // namespace
+}  // namespace tunescope
