@@ -24,6 +24,7 @@
 #include "cli/TuneJsonProgress.h"
 #include "cli/TrainingProgress.h"
 #include "core/base/Error.h"
+#include "core/engine/FftWorkspace.h"
 #include "core/tuner/Tuner.h"
 #include "profiler/ChromeTraceWriter.h"
 
@@ -41,6 +42,7 @@ struct TuneFlags {
   std::vector<int> micro_batches{1};
   std::vector<std::string> async_update{"off"};
   std::vector<int> threads_per_lane{0};
+  std::vector<std::string> fft_workspace{"reuse"};
   // The strategy that reached a pick within noise of exhaustive's at the least cost
   // (docs/BENCHMARKS.md, "Tuner strategies").
   std::string strategy = "per-layer";
@@ -134,6 +136,10 @@ Action add_tune_command(CLI::App& command) {
   command.add_option("--threads-per-lane-list", flags->threads_per_lane,
                      "Threads per lane to try (comma-separated; 0: the candidate's threads shared out over its lanes)")
       ->delimiter(',')->capture_default_str();
+  command.add_option("--fft-workspace-list", flags->fft_workspace,
+                     "FFT workspace policies to try on configs with an FFT layer: reuse (one buffer sized by "
+                     "the largest layer), cache (keep forward spectra for the backward passes)")
+      ->delimiter(',')->check(CLI::IsMember({"reuse", "cache"}))->capture_default_str();
   command.add_option("--strategy", flags->strategy,
                      "exhaustive: every candidate; per-layer: time each conv layer's algorithms alone, then "
                      "measure the per-layer pick and its global variants; halving: time every candidate "
@@ -180,6 +186,8 @@ Action add_tune_command(CLI::App& command) {
     options.async_update.clear();
     for (const auto& setting : flags->async_update) options.async_update.push_back(setting == "on");
     options.threads_per_lane = flags->threads_per_lane;
+    options.fft_workspace.clear();
+    for (const auto& policy : flags->fft_workspace) options.fft_workspace.push_back(*parse_fft_workspace(policy));
     options.strategy = tuner::parse_strategy(flags->strategy);
     options.per_layer_product = flags->per_layer_product;
     options.measure.steps = flags->steps;

@@ -129,7 +129,8 @@ TuneReport Tuner::run(const Progress& progress) {
   SpaceOptions space_options{base.model,       base.batch,         base.backend,
                              options_.layouts, options_.algorithms, options_.threads,
                              options_.per_layer_product, options_.streams, options_.replicas,
-                             options_.micro_batches, options_.async_update, options_.threads_per_lane};
+                             options_.micro_batches, options_.async_update, options_.threads_per_lane,
+                             options_.fft_workspace};
   const SearchSpace space(space_options, layers);
   const std::vector<Candidate> list = candidates(space, report);
 

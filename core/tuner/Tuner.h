@@ -38,6 +38,7 @@ struct TuneOptions {
   std::vector<int> micro_batches{1};
   std::vector<bool> async_update{false};
   std::vector<int> threads_per_lane{0};
+  std::vector<FftWorkspace> fft_workspace{FftWorkspace::reuse};  // crossed with configs that have an FFT layer
   MeasureOptions measure;
   FindOptions find;
   double budget_seconds = 0;  // 0: unbounded; else no candidate starts after this

@@ -1,5 +1,6 @@
 // `--fft-workspace` on the command line: a bad policy is a usage error naming it, and
-// `profile` prints the conv memory of the policy and keeps it in the trace metadata.
+// `profile` prints the conv memory of the policy and keeps it in the trace metadata,
+// and `tune --fft-workspace-list` tries both policies on FFT configs only.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -14,6 +15,7 @@ namespace {
 using tunescope::testing::run_cli;
 
 const char* kFakeSmall = "--data fake --fake-count 32 --batch 16 --threads 1 --test-limit 16";
+const char* kTuneSmall = "--data fake --fake-count 32 --batch 16 --threads-list 1";
 
 TEST(FftWorkspaceCli, UnknownPolicyIsAUsageErrorNamingIt) {
   const auto r = run_cli(std::string("train --conv fft-own --fft-workspace keep ") + kFakeSmall);
@@ -42,6 +44,25 @@ TEST(FftWorkspaceCli, ProfileReportsThePolicyMemoryInOutputAndTrace) {
     ++i;
   }
   EXPECT_GT(peak[1], peak[0]);
+}
+
+TEST(FftWorkspaceCli, TuneTriesBothPoliciesOnFftConfigsOnly) {
+  const auto dir = std::filesystem::temp_directory_path() / "tunescope-fft-workspace-tune";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto r = run_cli(std::string("tune --strategy exhaustive --layouts nchw --algorithms direct,fft-own "
+                                     "--fft-workspace-list reuse,cache --steps 1 --warmup 0 ") + kTuneSmall + " -o " +
+                         (dir / "tuned.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // fft-own with and without the cache; direct once (the policy changes nothing there).
+  EXPECT_NE(r.output.find("3 trials"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| nchw conv=fft-own threads=1 fft=cache"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("conv=direct threads=1 fft=cache"), std::string::npos) << r.output;
+  const auto bad = run_cli(std::string("tune --fft-workspace-list reuse,keep ") + kTuneSmall + " -o " + (dir / "x.json").string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--fft-workspace-list"), std::string::npos) << bad.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.json"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
