@@ -42,6 +42,8 @@ struct TuneFlags {
   int64_t warmup = 2;
   double budget = 0;
   double memory_limit_mb = 0;
+  double trial_timeout = 0;
+  std::string isolate = "auto";
   std::string db_path;
   bool resume = false;
   std::string out_path;
@@ -172,6 +174,16 @@ Action add_tune_command(CLI::App& command) {
                      "Host memory one candidate may allocate (MiB; 0: no limit); beyond it the candidate "
                      "is recorded as failed and the tune goes on")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
+  command.add_option("--trial-timeout", flags->trial_timeout,
+                     "Seconds one candidate may take (0: no limit); beyond it the candidate is recorded as "
+                     "failed and the tune goes on (an isolated candidate is killed at the limit, one measured "
+                     "in-process is stopped at its next step)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  command.add_option("--isolate", flags->isolate,
+                     "Measure each candidate in a child process, so a crashing or hanging kernel fails that "
+                     "candidate instead of the tune: on, off, or auto (on for the cpu backend; a CUDA context "
+                     "does not survive fork)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))->capture_default_str();
   command.add_option("--db", flags->db_path, "Results database (SQLite), created if missing");
   command.add_flag("--resume", flags->resume,
                    "Reuse the trials in --db for this machine, problem and config instead of measuring them "
@@ -200,6 +212,11 @@ Action add_tune_command(CLI::App& command) {
     options.measure.warmup = flags->warmup;
     options.budget_seconds = flags->budget;
     options.measure.memory_limit_bytes = static_cast<size_t>(flags->memory_limit_mb * 1024 * 1024);
+    options.measure.time_limit_seconds = flags->trial_timeout;
+    if (flags->isolate == "on" && options.base.backend != "cpu")
+      fail(ErrorKind::usage, "--isolate on: candidates of the ", options.base.backend,
+           " backend cannot run in a forked child (use --isolate off or auto)");
+    options.measure.isolate = flags->isolate == "on" || (flags->isolate == "auto" && options.base.backend == "cpu");
     options.resume = flags->resume;
     options.stop = &g_stop;
     if (flags->resume && flags->db_path.empty()) fail(ErrorKind::usage, "--resume needs --db");
