@@ -43,12 +43,14 @@ struct TuneFlags {
   double budget = 0;
   double memory_limit_mb = 0;
   double trial_timeout = 0;
-  std::string isolate = "auto";
+  std::string isolate = "off";
   std::string db_path;
   bool resume = false;
   std::string out_path;
   std::string trace_dir;
 };
+
+constexpr int64_t kMaxSteps = 1'000'000;
 
 // Set by the signal handler, read by the tuner between candidates. Lock-free, so
 // storing to it is async-signal-safe.
@@ -91,6 +93,27 @@ class StopSignals {
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
 };
+
+// Options that each make sense alone but not together; CLI11 cannot see these.
+void check_conflicts(const TuneFlags& flags, tuner::Strategy strategy) {
+  if (flags.per_layer_product && strategy == tuner::Strategy::per_layer)
+    fail(ErrorKind::usage, "--per-layer-product does not apply to --strategy per-layer (which times each layer "
+         "alone): use one or the other");
+  namespace fs = std::filesystem;
+  const auto same_file = [](const fs::path& a, const fs::path& b) {
+    return fs::weakly_canonical(a) == fs::weakly_canonical(b);
+  };
+  if (!flags.db_path.empty() && same_file(flags.out_path, flags.db_path))
+    fail(ErrorKind::usage, "--out ", flags.out_path, " is the results DB --db ", flags.db_path,
+         ": the tuned config would overwrite the trials");
+  if (!flags.trace_dir.empty())
+    for (const char* trace : {"best.json", "baseline.json"}) {
+      const fs::path path = fs::path(flags.trace_dir) / trace;
+      if (same_file(flags.out_path, path) || (!flags.db_path.empty() && same_file(flags.db_path, path)))
+        fail(ErrorKind::usage, "--trace-dir ", flags.trace_dir, " would write ", trace, " over ",
+             same_file(flags.out_path, path) ? "--out " + flags.out_path : "--db " + flags.db_path);
+    }
+}
 
 std::string trial_note(const tuner::TrialResult& trial) {
   const std::string from_db = trial.reused ? "from the results DB; " : "";
@@ -165,9 +188,11 @@ Action add_tune_command(CLI::App& command) {
       ->capture_default_str();
   command.add_flag("--per-layer-product", flags->per_layer_product,
                    "exhaustive: also try every per-layer combination of algorithms");
-  command.add_option("--steps", flags->steps, "Timed steps per candidate")->capture_default_str();
+  // Bounded: a number too large for int64 reads as its maximum, which would run forever.
+  command.add_option("--steps", flags->steps, "Timed steps per candidate")
+      ->check(CLI::Range(int64_t{1}, kMaxSteps))->capture_default_str();
   command.add_option("--warmup", flags->warmup, "Untimed steps per candidate after the numerics check")
-      ->capture_default_str();
+      ->check(CLI::Range(int64_t{0}, kMaxSteps))->capture_default_str();
   command.add_option("--budget", flags->budget, "Seconds after which no new candidate starts (0: none)")
       ->capture_default_str();
   command.add_option("--memory-limit-mb", flags->memory_limit_mb,
@@ -178,12 +203,12 @@ Action add_tune_command(CLI::App& command) {
                      "Seconds one candidate may take (0: no limit); beyond it the candidate is recorded as "
                      "failed and the tune goes on (an isolated candidate is killed at the limit, one measured "
                      "in-process is stopped at its next step)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::Range(0.0, 7 * 24 * 3600.0))->capture_default_str();
   command.add_option("--isolate", flags->isolate,
-                     "Measure each candidate in a child process, so a crashing or hanging kernel fails that "
-                     "candidate instead of the tune: on, off, or auto (on for the cpu backend; a CUDA context "
-                     "does not survive fork)")
-      ->check(CLI::IsMember({"auto", "on", "off"}))->capture_default_str();
+                     "on: measure each candidate in a child process, so that a crashing or hanging kernel fails "
+                     "that candidate instead of the tune (cpu backend only: a CUDA context does not survive "
+                     "fork; costs ~15% CPU on small tunes, see docs/BENCHMARKS.md)")
+      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
   command.add_option("--db", flags->db_path, "Results database (SQLite), created if missing");
   command.add_flag("--resume", flags->resume,
                    "Reuse the trials in --db for this machine, problem and config instead of measuring them "
@@ -207,6 +232,7 @@ Action add_tune_command(CLI::App& command) {
     for (const auto& setting : flags->async_update) options.async_update.push_back(setting == "on");
     options.threads_per_lane = flags->threads_per_lane;
     options.strategy = tuner::parse_strategy(flags->strategy);
+    check_conflicts(*flags, options.strategy);
     options.per_layer_product = flags->per_layer_product;
     options.measure.steps = flags->steps;
     options.measure.warmup = flags->warmup;
@@ -215,8 +241,8 @@ Action add_tune_command(CLI::App& command) {
     options.measure.time_limit_seconds = flags->trial_timeout;
     if (flags->isolate == "on" && options.base.backend != "cpu")
       fail(ErrorKind::usage, "--isolate on: candidates of the ", options.base.backend,
-           " backend cannot run in a forked child (use --isolate off or auto)");
-    options.measure.isolate = flags->isolate == "on" || (flags->isolate == "auto" && options.base.backend == "cpu");
+           " backend cannot run in a forked child (a CUDA context does not survive fork)");
+    options.measure.isolate = flags->isolate == "on";
     options.resume = flags->resume;
     options.stop = &g_stop;
     if (flags->resume && flags->db_path.empty()) fail(ErrorKind::usage, "--resume needs --db");
