@@ -156,23 +156,27 @@ void write_all(int fd, const std::string& text) {
   _exit(0);
 }
 
-// Reads the child's message until it closes the pipe (true) or the deadline passes (false).
-bool read_until(int fd, std::optional<Clock::time_point> deadline, std::string& message) {
+enum class ReadEnd { closed, deadline, error };
+
+// Reads the child's message until it closes the pipe, the deadline passes, or reading
+// fails (errno tells why).
+ReadEnd read_until(int fd, std::optional<Clock::time_point> deadline, std::string& message) {
   char buffer[1 << 16];
   for (;;) {
     int timeout_ms = -1;
     if (deadline) {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now()).count();
-      if (left <= 0) return false;
+      if (left <= 0) return ReadEnd::deadline;
       timeout_ms = static_cast<int>(std::min<int64_t>(left, 1 << 30));
     }
     pollfd wait{fd, POLLIN, 0};
     const int ready = poll(&wait, 1, timeout_ms);
-    if (ready < 0 && errno != EINTR) return true;  // cannot wait: treat as closed, the exit status tells
+    if (ready < 0 && errno != EINTR) return ReadEnd::error;
     if (ready <= 0) continue;  // interrupted (a signal for the parent) or the deadline: look again
     const ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) return true;
+    if (n < 0) return ReadEnd::error;
+    if (n == 0) return ReadEnd::closed;
     message.append(buffer, static_cast<size_t>(n));
   }
 }
@@ -213,11 +217,14 @@ ChildOutcome run_in_child(const std::string& backend, ChildTimeLimit limit, cons
   if (limit.seconds > 0)
     deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit.seconds * limit.trials));
   std::string message;
-  const bool finished = read_until(channel->read_fd(), deadline, message);
-  if (!finished) kill(pid, SIGKILL);
+  const ReadEnd end = read_until(channel->read_fd(), deadline, message);
+  const std::string read_error = end == ReadEnd::error ? std::strerror(errno) : "";
+  if (end != ReadEnd::closed) kill(pid, SIGKILL);
   const int status = wait_for(pid);
   const int64_t steps = channel->steps().load();
-  if (!finished) return {{}, cat(time_limit_reason(limit.seconds, steps, limit.trials), "; its child process was killed")};
+  if (end == ReadEnd::deadline)
+    return {{}, cat(time_limit_reason(limit.seconds, steps, limit.trials), "; its child process was killed")};
+  if (end == ReadEnd::error) return {{}, cat("lost its child process's result (", read_error, "); the child was killed")};
   if (WIFSIGNALED(status))
     return {{}, cat("crashed: its child process was killed by ", signal_description(WTERMSIG(status)), " after ",
                     steps_text(steps))};

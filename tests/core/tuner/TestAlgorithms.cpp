@@ -32,7 +32,10 @@ class DefectiveConv final : public ConvAlgorithm {
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
     if (defect_ == Defect::throws) fail(ErrorKind::runtime, name_, ": deliberate failure in forward");
-    if (defect_ == Defect::segfault) std::raise(SIGSEGV);
+    if (defect_ == Defect::segfault) {
+      std::signal(SIGSEGV, SIG_DFL);  // past a sanitizer's handler, which would exit(1) instead
+      std::raise(SIGSEGV);
+    }
     if (defect_ == Defect::abort) std::abort();
     if (defect_ == Defect::hang) std::this_thread::sleep_for(std::chrono::hours(1));
     pause();
