@@ -188,8 +188,6 @@ int wait_for(pid_t pid) {
   return status;
 }
 
-std::string steps_text(int64_t steps) { return cat(steps, " step", steps == 1 ? "" : "s"); }
-
 }  // namespace
 
 std::string signal_description(int signal) {

@@ -5,10 +5,11 @@
 
 namespace tunescope::tuner {
 
+std::string steps_text(int64_t steps) { return cat(steps, " step", steps == 1 ? "" : "s"); }
+
 std::string time_limit_reason(double limit_seconds, int64_t steps, int trials) {
   const std::string pair = trials > 1 ? cat("x", trials, " for trials measured together; ") : "";
-  return cat("exceeded the per-trial time limit of ", limit_seconds, " s (", pair, "after ", steps, " step",
-             steps == 1 ? "" : "s", ")");
+  return cat("exceeded the per-trial time limit of ", limit_seconds, " s (", pair, "after ", steps_text(steps), ")");
 }
 
 TrialTimeLimit::TrialTimeLimit(double limit_seconds, int trials, StepCounter* counter)

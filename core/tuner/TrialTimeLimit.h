@@ -13,6 +13,9 @@ namespace tunescope::tuner {
 // Where a trial counts its finished steps; shared memory when the trial runs in a child.
 using StepCounter = std::atomic<int64_t>;
 
+// "1 step", "3 steps": how far a trial got, in its failure reasons.
+std::string steps_text(int64_t steps);
+
 // "exceeded the per-trial time limit of 2 s (after 3 steps)": one wording for both
 // places. `trials` > 1: several trials measured together, allowed that many limits.
 std::string time_limit_reason(double limit_seconds, int64_t steps, int trials = 1);
