@@ -51,6 +51,8 @@ struct TuneFlags {
   int64_t warmup = 2;
   double budget = 0;
   double memory_limit_mb = 0;
+  double trial_timeout = 0;
+  std::string isolate = "off";
   std::string db_path;
   bool resume = false;
   bool fresh = false;
@@ -58,6 +60,8 @@ struct TuneFlags {
   std::string trace_dir;
   std::string progress = "bar";
 };
+
+constexpr int64_t kMaxSteps = 1'000'000;
 
 // Set by the signal handler, read by the tuner between candidates. Lock-free, so
 // storing to it is async-signal-safe.
@@ -101,6 +105,27 @@ class StopSignals {
   struct sigaction old_term_ {};
 };
 
+// Options that each make sense alone but not together; CLI11 cannot see these.
+void check_conflicts(const TuneFlags& flags, tuner::Strategy strategy) {
+  if (flags.per_layer_product && strategy == tuner::Strategy::per_layer)
+    fail(ErrorKind::usage, "--per-layer-product does not apply to --strategy per-layer (which times each layer "
+         "alone): use one or the other");
+  namespace fs = std::filesystem;
+  const auto same_file = [](const fs::path& a, const fs::path& b) {
+    return fs::weakly_canonical(a) == fs::weakly_canonical(b);
+  };
+  if (!flags.db_path.empty() && same_file(flags.out_path, flags.db_path))
+    fail(ErrorKind::usage, "--out ", flags.out_path, " is the results DB --db ", flags.db_path,
+         ": the tuned config would overwrite the trials");
+  if (!flags.trace_dir.empty())
+    for (const char* trace : {"best.json", "baseline.json"}) {
+      const fs::path path = fs::path(flags.trace_dir) / trace;
+      if (same_file(flags.out_path, path) || (!flags.db_path.empty() && same_file(flags.db_path, path)))
+        fail(ErrorKind::usage, "--trace-dir ", flags.trace_dir, " would write ", trace, " over ",
+             same_file(flags.out_path, path) ? "--out " + flags.out_path : "--db " + flags.db_path);
+    }
+}
+
 // Returns the path written, or "" when there is no trace to write.
 std::string write_trace(const std::shared_ptr<const profiler::Trace>& trace, const std::filesystem::path& path) {
   if (!trace) return {};
@@ -140,22 +165,35 @@ Action add_tune_command(CLI::App& command) {
                      "FFT workspace policies to try on configs with an FFT layer: reuse (one buffer sized by "
                      "the largest layer), cache (keep forward spectra for the backward passes)")
       ->delimiter(',')->check(CLI::IsMember({"reuse", "cache"}))->capture_default_str();
-  command.add_option("--strategy", flags->strategy,
+  CLI::Option* strategy_option = command.add_option("--strategy", flags->strategy,
                      "exhaustive: every candidate; per-layer: time each conv layer's algorithms alone, then "
                      "measure the per-layer pick and its global variants; halving: time every candidate "
                      "briefly, race the fastest third on with 3x the steps each round (the last round --steps)")
       ->capture_default_str();
   command.add_flag("--per-layer-product", flags->per_layer_product,
-                   "exhaustive: also try every per-layer combination of algorithms");
-  command.add_option("--steps", flags->steps, "Timed steps per candidate (halving: in its last round)")->capture_default_str();
+                   "exhaustive: also try every per-layer combination of algorithms (without --strategy: "
+                   "implies exhaustive)");
+  // Bounded: a number too large for int64 reads as its maximum, which would run forever.
+  command.add_option("--steps", flags->steps, "Timed steps per candidate (halving: in its last round)")
+      ->check(CLI::Range(int64_t{1}, kMaxSteps))->capture_default_str();
   command.add_option("--warmup", flags->warmup, "Untimed steps per candidate after the numerics check")
-      ->capture_default_str();
+      ->check(CLI::Range(int64_t{0}, kMaxSteps))->capture_default_str();
   command.add_option("--budget", flags->budget, "Seconds after which no new candidate starts (0: none)")
       ->capture_default_str();
   command.add_option("--memory-limit-mb", flags->memory_limit_mb,
                      "Host memory one candidate may allocate (MiB; 0: no limit); beyond it the candidate "
                      "is recorded as failed and the tune goes on")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
+  command.add_option("--trial-timeout", flags->trial_timeout,
+                     "Seconds one candidate may take (0: no limit); beyond it the candidate is recorded as "
+                     "failed and the tune goes on (an isolated candidate is killed at the limit, one measured "
+                     "in-process is stopped at its next step)")
+      ->check(CLI::Range(0.0, 7 * 24 * 3600.0))->capture_default_str();
+  command.add_option("--isolate", flags->isolate,
+                     "on: measure each candidate in a child process, so that a crashing or hanging kernel fails "
+                     "that candidate instead of the tune (cpu backend only: a CUDA context does not survive "
+                     "fork; costs ~15% CPU on small tunes, see docs/BENCHMARKS.md)")
+      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
   command.add_option("--db", flags->db_path, "Results database (SQLite), created if missing");
   command.add_flag("--resume", flags->resume,
                    "Continue an interrupted tune from --db: what a tune with --db does unless --fresh, "
@@ -173,7 +211,7 @@ Action add_tune_command(CLI::App& command) {
                      "on stderr")
       ->check(CLI::IsMember({"bar", "jsonl"}))->capture_default_str();
 
-  return [flags] {
+  return [flags, strategy_option] {
     tuner::TuneOptions options;
     options.base = flags->session.resolve();
     options.layouts.clear();
@@ -188,12 +226,20 @@ Action add_tune_command(CLI::App& command) {
     options.threads_per_lane = flags->threads_per_lane;
     options.fft_workspace.clear();
     for (const auto& policy : flags->fft_workspace) options.fft_workspace.push_back(*parse_fft_workspace(policy));
+    // The product is an exhaustive sweep, so asking for it picks that strategy unless one is named.
+    if (flags->per_layer_product && strategy_option->count() == 0) flags->strategy = "exhaustive";
     options.strategy = tuner::parse_strategy(flags->strategy);
+    check_conflicts(*flags, options.strategy);
     options.per_layer_product = flags->per_layer_product;
     options.measure.steps = flags->steps;
     options.measure.warmup = flags->warmup;
     options.budget_seconds = flags->budget;
     options.measure.memory_limit_bytes = static_cast<size_t>(flags->memory_limit_mb * 1024 * 1024);
+    options.measure.time_limit_seconds = flags->trial_timeout;
+    if (flags->isolate == "on" && options.base.backend != "cpu")
+      fail(ErrorKind::usage, "--isolate on: candidates of the ", options.base.backend,
+           " backend cannot run in a forked child (a CUDA context does not survive fork)");
+    options.measure.isolate = flags->isolate == "on";
     options.resume = !flags->db_path.empty() && !flags->fresh;
     options.stop = &g_stop;
     if (flags->resume && flags->db_path.empty()) fail(ErrorKind::usage, "--resume needs --db");

@@ -10,6 +10,7 @@
 
 #include "core/base/AllocationCap.h"
 #include "core/base/Error.h"
+#include "core/tuner/IsolatedTrial.h"
 #include "profiler/Metrics.h"
 
 namespace tunescope::tuner {
@@ -19,19 +20,23 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // One live session of a candidate, from its first (checked) step to its timed steps.
+// Every step it runs counts towards `limit`, which throws once the trial is over time.
 class CandidateRun {
  public:
-  CandidateRun(const SessionOptions& base, const RunConfig& config) : config_(config) {
+  CandidateRun(const SessionOptions& base, const RunConfig& config, TrialTimeLimit& limit)
+      : config_(config), limit_(limit) {
     SessionOptions options = base;
     apply_run_config(config, options);
     session_ = std::make_unique<TrainingSession>(options);
   }
 
   std::string check(const NumericsSample& reference, const MeasureOptions& options) {
-    return compare_numerics(reference, first_step_numerics(*session_, options.samples_per_parameter), options);
+    const NumericsSample sample = first_step_numerics(*session_, options.samples_per_parameter);
+    limit_.step_done();
+    return compare_numerics(reference, sample, options);
   }
   void warm_up(int64_t steps) {
-    if (steps > 0) session_->train_steps(steps);
+    if (steps > 0) session_->train_steps(steps, [&](int64_t, int64_t, const StepStats&) { limit_.step_done(); });
   }
   void start_tracing() { session_->tracer().start(); }
   // One call of `count` steps timed step by step from the progress callback: an
@@ -43,6 +48,7 @@ class CandidateRun {
       const auto now = Clock::now();
       step_seconds_.push_back(std::chrono::duration<double>(now - last).count());
       last = now;
+      limit_.step_done();
     });
   }
   TrialResult finish(const MeasureOptions& options) {
@@ -65,6 +71,7 @@ class CandidateRun {
 
  private:
   RunConfig config_;
+  TrialTimeLimit& limit_;
   std::unique_ptr<TrainingSession> session_;
   std::vector<double> step_seconds_;
 };
@@ -202,14 +209,21 @@ TimingFigures figures_of(std::vector<double> step_seconds, int64_t batch) {
   return figures;
 }
 
-TrialResult measure(const SessionOptions& base, const RunConfig& config, const NumericsSample& reference,
-                    const MeasureOptions& options) {
+namespace {
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+TrialResult measure_here(const SessionOptions& base, const RunConfig& config, const NumericsSample& reference,
+                         const MeasureOptions& options, StepCounter* steps) {
   const auto start = Clock::now();
   TrialResult result = disposition(config, TrialStatus::failed, "");
   std::string mismatch;
   const auto failure = failure_of([&] {
     const ScopedAllocationCap cap(options.memory_limit_bytes);
-    CandidateRun run(base, config);
+    TrialTimeLimit limit(options.time_limit_seconds, 1, steps);
+    CandidateRun run(base, config, limit);
     mismatch = run.check(reference, options);
     if (!mismatch.empty()) return;  // a fast wrong candidate is never timed
     run.warm_up(options.warmup);
@@ -219,20 +233,21 @@ TrialResult measure(const SessionOptions& base, const RunConfig& config, const N
   });
   if (failure) result = disposition(config, TrialStatus::failed, *failure);
   else if (!mismatch.empty()) result = disposition(config, TrialStatus::invalid, mismatch);
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.seconds = seconds_since(start);
   return result;
 }
 
-std::pair<TrialResult, TrialResult> measure_interleaved(const SessionOptions& base, const RunConfig& a,
-                                                        const RunConfig& b, const NumericsSample& reference,
-                                                        const MeasureOptions& options) {
+std::pair<TrialResult, TrialResult> interleave_here(const SessionOptions& base, const RunConfig& a,
+                                                    const RunConfig& b, const NumericsSample& reference,
+                                                    const MeasureOptions& options, StepCounter* steps) {
   const auto start = Clock::now();
   std::pair<TrialResult, TrialResult> results{disposition(a, TrialStatus::failed, ""),
                                               disposition(b, TrialStatus::failed, "")};
   std::string mismatch;
   const auto failure = failure_of([&] {
     const ScopedAllocationCap cap(options.memory_limit_bytes * 2);  // two candidates live at once
-    CandidateRun run_a(base, a), run_b(base, b);
+    TrialTimeLimit limit(options.time_limit_seconds, 2, steps);
+    CandidateRun run_a(base, a, limit), run_b(base, b, limit);
     for (CandidateRun* run : {&run_a, &run_b})
       if (mismatch = run->check(reference, options); !mismatch.empty()) return;
     run_a.warm_up(options.warmup);
@@ -256,8 +271,40 @@ std::pair<TrialResult, TrialResult> measure_interleaved(const SessionOptions& ba
     results.first.reason = cat(kRemeasureReason, " with ", b.label());
     results.second.reason = cat(kRemeasureReason, " with ", a.label());
   }
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  results.first.seconds = results.second.seconds = seconds;
+  results.first.seconds = results.second.seconds = seconds_since(start);
+  return results;
+}
+
+}  // namespace
+
+TrialResult measure(const SessionOptions& base, const RunConfig& config, const NumericsSample& reference,
+                    const MeasureOptions& options) {
+  if (!options.isolate) return measure_here(base, config, reference, options, nullptr);
+  const auto start = Clock::now();
+  ChildOutcome child = run_in_child(base.backend, {options.time_limit_seconds, 1}, [&](StepCounter& steps) {
+    return std::vector{measure_here(base, config, reference, options, &steps)};
+  });
+  TrialResult result = child.results.empty() ? disposition(config, TrialStatus::failed, child.failure)
+                                             : std::move(child.results.front());
+  result.seconds = seconds_since(start);  // the child's start and the result's way back included
+  return result;
+}
+
+std::pair<TrialResult, TrialResult> measure_interleaved(const SessionOptions& base, const RunConfig& a,
+                                                        const RunConfig& b, const NumericsSample& reference,
+                                                        const MeasureOptions& options) {
+  if (!options.isolate) return interleave_here(base, a, b, reference, options, nullptr);
+  const auto start = Clock::now();
+  ChildOutcome child = run_in_child(base.backend, {options.time_limit_seconds, 2}, [&](StepCounter& steps) {
+    auto [first, second] = interleave_here(base, a, b, reference, options, &steps);
+    return std::vector{std::move(first), std::move(second)};
+  });
+  std::pair<TrialResult, TrialResult> results =
+      child.results.size() == 2
+          ? std::pair{std::move(child.results[0]), std::move(child.results[1])}
+          : std::pair{disposition(a, TrialStatus::failed, cat(kRemeasureReason, ": ", child.failure)),
+                      disposition(b, TrialStatus::failed, cat(kRemeasureReason, ": ", child.failure))};
+  results.first.seconds = results.second.seconds = seconds_since(start);
   return results;
 }
 

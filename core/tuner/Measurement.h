@@ -12,6 +12,7 @@
 
 #include "core/engine/RunConfig.h"
 #include "core/engine/TrainingSession.h"
+#include "core/tuner/TrialTimeLimit.h"
 #include "profiler/Trace.h"
 
 namespace tunescope::tuner {
@@ -35,6 +36,13 @@ struct MeasureOptions {
   // Host memory a candidate may allocate on top of what is held when it starts (0: no
   // cap); beyond it the candidate fails with the reason instead of exhausting the machine.
   size_t memory_limit_bytes = 0;
+  // Wall time one candidate may take from build to last timed step (0: no limit);
+  // beyond it the candidate fails with the reason. In this process the limit is checked
+  // between steps; an isolated candidate's child is killed at the limit.
+  double time_limit_seconds = 0;
+  // Measure each candidate in a forked child process, so that a crashing or hanging
+  // kernel fails that candidate instead of ending the tune (see IsolatedTrial.h).
+  bool isolate = false;
 };
 
 // The loss and gradient samples after the first step of a session.
@@ -100,11 +108,13 @@ struct TrialResult {
 // the results DB tells those rows from the sweep's (a resumed tune reuses only the latter).
 inline constexpr const char* kRemeasureReason = "interleaved re-measurement";
 
-// Measures `config` applied onto `base` (data, seed, SGD settings come from base).
+// Measures `config` applied onto `base` (data, seed, SGD settings come from base), in a
+// child process when options.isolate is set.
 TrialResult measure(const SessionOptions& base, const RunConfig& config, const NumericsSample& reference,
                     const MeasureOptions& options);
 // Measures two configs with their timed steps interleaved (a, b, a, b, ...) so slow
 // drift of the machine hits both alike: the final word between a winner and its runner-up.
+// The time limit covers both (twice options.time_limit_seconds).
 std::pair<TrialResult, TrialResult> measure_interleaved(const SessionOptions& base, const RunConfig& a,
                                                         const RunConfig& b, const NumericsSample& reference,
                                                         const MeasureOptions& options);

@@ -68,6 +68,8 @@ Tuner::Tuner(TuneOptions options, ResultsDb* db) : options_(std::move(options)),
   if (options_.measure.steps < 1) fail(ErrorKind::usage, "--steps must be >= 1, got ", options_.measure.steps);
   if (options_.measure.warmup < 0) fail(ErrorKind::usage, "--warmup must be >= 0, got ", options_.measure.warmup);
   if (options_.budget_seconds < 0) fail(ErrorKind::usage, "--budget must be >= 0, got ", options_.budget_seconds);
+  if (options_.measure.time_limit_seconds < 0)
+    fail(ErrorKind::usage, "--trial-timeout must be >= 0, got ", options_.measure.time_limit_seconds);
   options_.base.threads = options_.threads.front();
   if (options_.resume && !db_) fail(ErrorKind::usage, "--resume needs a results DB (--db)");
 }

@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -14,7 +16,7 @@ namespace tunescope::tuner::testing {
 
 namespace {
 
-enum class Defect { wrong, throws, nan, slow, conv1_only };
+enum class Defect { wrong, throws, nan, slow, conv1_only, segfault, abort, hang };
 
 class DefectiveConv final : public ConvAlgorithm {
  public:
@@ -30,6 +32,12 @@ class DefectiveConv final : public ConvAlgorithm {
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
     if (defect_ == Defect::throws) fail(ErrorKind::runtime, name_, ": deliberate failure in forward");
+    if (defect_ == Defect::segfault) {
+      std::signal(SIGSEGV, SIG_DFL);  // past a sanitizer's handler, which would exit(1) instead
+      std::raise(SIGSEGV);
+    }
+    if (defect_ == Defect::abort) std::abort();
+    if (defect_ == Defect::hang) std::this_thread::sleep_for(std::chrono::hours(1));
     pause();
     direct_->forward(call, x, w, y);
     if (defect_ == Defect::wrong)
@@ -60,7 +68,8 @@ ConvAlgorithmRegistration make(const char* name, Defect defect) {
 
 const ConvAlgorithmRegistration registrations[] = {
     make(kWrong, Defect::wrong), make(kThrows, Defect::throws), make(kNan, Defect::nan),
-    make(kSlow, Defect::slow),   make(kConv1Only, Defect::conv1_only),
+    make(kSlow, Defect::slow),   make(kConv1Only, Defect::conv1_only), make(kSegfault, Defect::segfault),
+    make(kAbort, Defect::abort), make(kHang, Defect::hang),
 };
 
 }  // namespace

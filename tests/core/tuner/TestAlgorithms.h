@@ -12,6 +12,10 @@ inline constexpr const char* kThrows = "test-throws";        // forward throws E
 inline constexpr const char* kNan = "test-nan";              // forward writes NaN
 inline constexpr const char* kSlow = "test-slow";            // direct + 20 ms sleep per pass
 inline constexpr const char* kConv1Only = "test-conv1-only";  // direct, only for 1 input channel
+// Only for isolated trials (MeasureOptions::isolate): they take their process down.
+inline constexpr const char* kSegfault = "test-segfault";  // forward raises SIGSEGV
+inline constexpr const char* kAbort = "test-abort";        // forward calls std::abort
+inline constexpr const char* kHang = "test-hang";          // forward sleeps for an hour
 
 // lenet5 on a few fake examples, batch 8, one thread: a step takes about a millisecond.
 SessionOptions tiny_session();

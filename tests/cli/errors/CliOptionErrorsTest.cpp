@@ -1,0 +1,78 @@
+// Bad command lines: unknown flags, numbers out of range or not numbers, and options
+// that conflict. Each exits 2 naming the option and the problem and leaves every file
+// as it was: in particular a results DB named as --out, or a tuned config that a trace
+// would overwrite, is refused before anything runs. (Other flags' cases are in
+// tests/cli/CliTest.cpp and tests/cli/TuneCliTest.cpp; --resume without --db in
+// tests/cli/TuneInterruptTest.cpp.)
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/cli/errors/ErrorCase.h"
+
+namespace tunescope::testing {
+namespace {
+
+const std::string kTune = "tune --data fake --fake-count 32 --batch 8 --test-limit 16 --layouts nchw "
+                          "--algorithms direct --steps 1 --warmup 0";
+
+TEST(CliOptionErrors, UnknownFlag) {
+  const CaseFolder folder;
+  expect_error(folder.path(), {kTune + " --trial-timout 5 -o " + folder.at("tuned.json"),
+                               {"not expected", "--trial-timout"}});
+}
+
+TEST(CliOptionErrors, NumbersOutOfRange) {
+  const CaseFolder folder;
+  const std::string out = " -o " + folder.at("tuned.json");
+  const ErrorCase cases[] = {
+      {kTune + " --trial-timeout -1" + out, {"--trial-timeout", "-1"}},
+      {kTune + " --memory-limit-mb -5" + out, {"--memory-limit-mb", "-5"}},
+      {kTune + " --budget -1" + out, {"--budget", ">= 0"}},
+      {kTune + " --warmup -1" + out, {"--warmup", "-1"}},
+      // Past int64: it must not read as the largest step count and run for ever.
+      {kTune + " --steps 99999999999999999999999" + out, {"--steps", "99999999999999999999999"}},
+      {kTune + " --steps five" + out, {"--steps", "five"}},
+      {kTune + " --micro-batches-list 0" + out, {"--micro-batches-list", ">= 1"}},
+      {kTune + " --replicas-list 2,0" + out, {"--replicas-list", ">= 1"}},
+      {kTune + " --threads-per-lane-list -1" + out, {"--threads-per-lane-list", ">= 0"}},
+      {kTune + " --isolate maybe" + out, {"--isolate", "maybe"}},
+      {"train --data fake --fake-count -3 --epochs 1", {"--fake-count", "-3"}},
+      {"train --data fake --fake-count 32 --batch 8 --epochs 1 --lr -1", {"--lr", "-1"}},
+      {"train --data fake --fake-count 32 --batch 8 --epochs 1 --prefetch -1", {"--prefetch", "-1"}},
+  };
+  for (const ErrorCase& c : cases) expect_error(folder.path(), c);
+}
+
+TEST(CliOptionErrors, PerLayerStrategyWithPerLayerProduct) {
+  const CaseFolder folder;
+  expect_error(folder.path(), {kTune + " --strategy per-layer --per-layer-product -o " + folder.at("tuned.json"),
+                               {"--per-layer-product", "--strategy per-layer"}});
+}
+
+TEST(CliOptionErrors, OutIsTheResultsDb) {
+  const CaseFolder folder;
+  const std::string db = folder.at("results.sqlite");
+  const CliResult first = run_cli(kTune + " --db " + db + " -o " + folder.at("first.json"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  // The same file by another spelling: still refused, and the trials are untouched.
+  const std::string same = (folder.path() / "." / "results.sqlite").string();
+  expect_error(folder.path(), {kTune + " --db " + db + " -o " + same, {"--out", "--db", "would overwrite the trials"}});
+}
+
+TEST(CliOptionErrors, TraceDirWouldOverwriteTheConfig) {
+  const CaseFolder folder;
+  fs::create_directories(folder.path() / "traces");
+  write_file(folder.path() / "traces" / "best.json", R"({"schema": "an earlier tuned config"})");
+  expect_error(folder.path(), {kTune + " --trace-dir " + folder.at("traces") + " -o " + folder.at("traces/best.json"),
+                               {"--trace-dir", "best.json", "--out"}});
+}
+
+TEST(CliOptionErrors, IsolationOnTheCudaBackend) {
+  const CaseFolder folder;
+  expect_error(folder.path(), {kTune + " --isolate on --backend cuda -o " + folder.at("tuned.json"),
+                               {"--isolate on", "cuda"}});
+}
+
+}  // namespace
+}  // namespace tunescope::testing

@@ -1,0 +1,150 @@
+// Candidates measured in a child process: an ok trial comes back whole (figures,
+// kernels, trace), invalid and failed ones with their reasons; a candidate that
+// segfaults, aborts or hangs past the time limit is recorded as failed with the signal
+// or the limit while the others succeed, and a tune with such candidates picks a winner
+// and records every trial.
+#include "core/tuner/IsolatedTrial.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+
+#include "TestAlgorithms.h"
+#include "core/tuner/Tuner.h"
+
+namespace tunescope::tuner {
+namespace {
+
+MeasureOptions isolated() {
+  MeasureOptions o;
+  o.warmup = 1;
+  o.steps = 2;
+  o.isolate = true;
+  return o;
+}
+
+RunConfig config_with(const SessionOptions& base, Layout layout, const std::string& algorithm) {
+  RunConfig c = run_config_of(base);
+  c.layout = layout;
+  c.conv.default_algorithm = algorithm;
+  return c;
+}
+
+class IsolatedTrialTest : public ::testing::Test {
+ protected:
+  SessionOptions base = testing::tiny_session();
+  NumericsSample reference = reference_numerics(base, isolated());
+};
+
+TEST_F(IsolatedTrialTest, OkTrialComesBackWithFiguresKernelsAndTrace) {
+  const RunConfig config = config_with(base, Layout::NHWC, "gemm");
+  const TrialResult r = measure(base, config, reference, isolated());
+  ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
+  EXPECT_EQ(r.config, config);
+  EXPECT_FALSE(r.reused);
+  EXPECT_EQ(r.figures.steps, 2);
+  EXPECT_GT(r.figures.median_eps, 0);
+  EXPECT_LE(r.figures.min_step_ms, r.figures.median_step_ms);
+  EXPECT_GT(r.seconds, 0);
+  ASSERT_FALSE(r.kernels.empty());
+  double share = 0;
+  for (const KernelShare& k : r.kernels) share += k.share_pct;
+  EXPECT_GT(share, 0);
+  EXPECT_LE(share, 100.0 + 1e-9);
+  ASSERT_TRUE(r.trace);
+  size_t gemm = 0, steps = 0;
+  for (const auto& a : r.trace->activities) gemm += a.name.rfind("gemm.", 0) == 0;
+  for (const auto& range : r.trace->ranges) steps += range.name == "train_step";
+  EXPECT_GT(gemm, 0u) << "the trace shows no gemm kernel";
+  EXPECT_EQ(steps, 2u) << "the trace covers the timed steps only";
+  EXPECT_EQ(r.trace->metadata.backend, "cpu");
+}
+
+TEST_F(IsolatedTrialTest, InvalidAndThrowingCandidatesKeepTheirDispositions) {
+  const TrialResult wrong = measure(base, config_with(base, Layout::NCHW, testing::kWrong), reference, isolated());
+  EXPECT_EQ(wrong.status, TrialStatus::invalid);
+  EXPECT_NE(wrong.reason.find("first-step loss"), std::string::npos) << wrong.reason;
+  const TrialResult thrown = measure(base, config_with(base, Layout::NCHW, testing::kThrows), reference, isolated());
+  EXPECT_EQ(thrown.status, TrialStatus::failed);
+  EXPECT_NE(thrown.reason.find("deliberate failure in forward"), std::string::npos) << thrown.reason;
+}
+
+TEST_F(IsolatedTrialTest, SegfaultAndAbortAreFailedWithTheSignal) {
+  const TrialResult segv = measure(base, config_with(base, Layout::NCHW, testing::kSegfault), reference, isolated());
+  EXPECT_EQ(segv.status, TrialStatus::failed);
+  EXPECT_EQ(segv.reason, "crashed: its child process was killed by SIGSEGV (Segmentation fault) after 0 steps");
+  const TrialResult abrt = measure(base, config_with(base, Layout::NHWC, testing::kAbort), reference, isolated());
+  EXPECT_EQ(abrt.status, TrialStatus::failed);
+  EXPECT_NE(abrt.reason.find("killed by SIGABRT (Aborted)"), std::string::npos) << abrt.reason;
+}
+
+TEST_F(IsolatedTrialTest, HangIsKilledAtTheTimeLimit) {
+  MeasureOptions o = isolated();
+  o.time_limit_seconds = 0.5;
+  const TrialResult r = measure(base, config_with(base, Layout::NCHW, testing::kHang), reference, o);
+  EXPECT_EQ(r.status, TrialStatus::failed);
+  EXPECT_EQ(r.reason, "exceeded the per-trial time limit of 0.5 s (after 0 steps); its child process was killed");
+}
+
+TEST_F(IsolatedTrialTest, InterleavedCrashFailsBothWithTheReMeasurementPrefix) {
+  const auto [a, b] = measure_interleaved(base, config_with(base, Layout::NCHW, "direct"),
+                                          config_with(base, Layout::NCHW, testing::kSegfault), reference, isolated());
+  for (const TrialResult* r : {&a, &b}) {
+    EXPECT_EQ(r->status, TrialStatus::failed);
+    EXPECT_EQ(r->reason.rfind(std::string(kRemeasureReason) + ": crashed: ", 0), 0u) << r->reason;
+    EXPECT_NE(r->reason.find("SIGSEGV"), std::string::npos) << r->reason;
+  }
+  const auto [c, d] = measure_interleaved(base, config_with(base, Layout::NCHW, "direct"),
+                                          config_with(base, Layout::NHWC, "gemm"), reference, isolated());
+  EXPECT_EQ(c.status, TrialStatus::ok) << c.reason;
+  EXPECT_EQ(d.status, TrialStatus::ok) << d.reason;
+  EXPECT_EQ(c.figures.steps, 2);
+  EXPECT_TRUE(c.trace && d.trace);
+}
+
+TEST(IsolatedTune, CrashingCandidatesAreRecordedAndTheTunePicksAWinner) {
+  const auto path = std::filesystem::temp_directory_path() / "tunescope-isolated-tune.sqlite";
+  std::filesystem::remove(path);
+  ResultsDb db(path);
+  TuneOptions o;
+  o.base = testing::tiny_session();
+  o.layouts = {Layout::NCHW};
+  o.algorithms = {testing::kSegfault, "direct", testing::kAbort, "gemm"};
+  o.measure.warmup = 0;
+  o.measure.steps = 2;
+  o.measure.isolate = true;
+  const TuneReport report = Tuner(o, &db).run();
+
+  std::map<std::string, const TrialResult*> by_algorithm;
+  for (const TrialResult& t : report.trials) by_algorithm[t.config.conv.default_algorithm] = &t;
+  ASSERT_EQ(by_algorithm.size(), 4u);
+  EXPECT_EQ(by_algorithm[testing::kSegfault]->status, TrialStatus::failed);
+  EXPECT_NE(by_algorithm[testing::kSegfault]->reason.find("SIGSEGV"), std::string::npos);
+  EXPECT_EQ(by_algorithm[testing::kAbort]->status, TrialStatus::failed);
+  EXPECT_NE(by_algorithm[testing::kAbort]->reason.find("SIGABRT"), std::string::npos);
+  EXPECT_EQ(by_algorithm["gemm"]->status, TrialStatus::ok);  // measured after a crash
+  EXPECT_EQ(by_algorithm["direct"]->status, TrialStatus::ok);
+  const std::string winner = report.winner().config.conv.default_algorithm;
+  EXPECT_TRUE(winner == "gemm" || winner == "direct") << winner;
+  EXPECT_TRUE(report.winner().remeasured);
+  EXPECT_TRUE(report.winner().trace);
+  ASSERT_TRUE(report.baseline_trial());
+  EXPECT_TRUE(report.baseline_trial()->trace);
+
+  // Every sweep trial plus the two interleaved re-measurements, crashes included.
+  const auto rows = db.trials();
+  ASSERT_EQ(rows.size(), report.trials.size() + 2);
+  size_t crashed = 0;
+  for (const auto& r : rows) crashed += r.reason.find("crashed: its child process was killed by SIG") == 0;
+  EXPECT_EQ(crashed, 2u);
+  std::filesystem::remove(path);
+}
+
+TEST(SignalDescription, NamesTheSignal) {
+  EXPECT_EQ(signal_description(SIGSEGV), "SIGSEGV (Segmentation fault)");
+  EXPECT_EQ(signal_description(SIGKILL), "SIGKILL (Killed)");
+}
+
+}  // namespace
+}  // namespace tunescope::tuner
