@@ -9,6 +9,8 @@
 #include <QFileInfo>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -63,8 +65,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(loader_, &TraceLoader::loaded, this, &MainWindow::showDocument);
   connect(loader_, &TraceLoader::failed, this,
           [this](const QString& path, const QString& message) { showLoadError(path, message); });
-  connect(loader_, &TraceLoader::started, this,
-          [this](const QString& path) { statusBar()->showMessage(tr("Loading %1…").arg(path)); });
+  createLoadProgress();
   connect(timeline_, &TimelineView::selectionChanged, this, &MainWindow::showSelection);
   connect(timeline_, &TimelineView::selectionCleared, this, &MainWindow::showWholeTrace);
   connect(kernels_, &KernelDock::kernelSelected, timeline_, &TimelineView::setHighlightedKernel);
@@ -83,6 +84,42 @@ MainWindow::MainWindow(QWidget* parent)
   createMenus();
   statusBar()->showMessage(tr("Open a Chrome trace or a results DB written by tunescope (Ctrl+O)"));
   resize(1500, 900);
+}
+
+// Loading shows its progress and a Cancel button in the status bar; the document on
+// screen stays until a new one has loaded, so a cancel or a failure leaves it open.
+void MainWindow::createLoadProgress() {
+  loadProgress_ = new QProgressBar;
+  loadProgress_->setRange(0, 100);
+  loadProgress_->setMaximumWidth(220);
+  cancelLoad_ = new QPushButton(tr("Cancel"));
+  cancelLoad_->setObjectName(QStringLiteral("cancelLoadButton"));
+  cancelLoad_->setToolTip(tr("Stop loading (Esc); the trace on screen stays open"));
+  cancelLoad_->setShortcut(QKeySequence(Qt::Key_Escape));
+  statusBar()->addPermanentWidget(loadProgress_);
+  statusBar()->addPermanentWidget(cancelLoad_);
+  endLoadProgress();
+  connect(cancelLoad_, &QPushButton::clicked, loader_, &TraceLoader::cancel);
+  connect(loader_, &TraceLoader::started, this, [this](const QString& path) {
+    loadProgress_->setValue(0);
+    loadProgress_->show();
+    cancelLoad_->show();
+    statusBar()->showMessage(tr("Loading %1…").arg(path));
+  });
+  connect(loader_, &TraceLoader::progress, loadProgress_, &QProgressBar::setValue);
+  connect(loader_, &TraceLoader::loaded, this, &MainWindow::endLoadProgress);
+  connect(loader_, &TraceLoader::failed, this, &MainWindow::endLoadProgress);
+  connect(loader_, &TraceLoader::cancelled, this, [this](const QString& path) {
+    endLoadProgress();
+    statusBar()->showMessage(document_ ? tr("Loading %1 cancelled; %2 stays open")
+                                             .arg(QFileInfo(path).fileName(), QFileInfo(document_->filePath()).fileName())
+                                       : tr("Loading %1 cancelled").arg(QFileInfo(path).fileName()));
+  });
+}
+
+void MainWindow::endLoadProgress() {
+  loadProgress_->hide();
+  cancelLoad_->hide();
 }
 
 void MainWindow::createMenus() {

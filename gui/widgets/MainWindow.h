@@ -10,6 +10,8 @@
 
 class QDockWidget;
 class QMenu;
+class QProgressBar;
+class QPushButton;
 class QTabWidget;
 class QTextBrowser;
 
@@ -46,6 +48,9 @@ class MainWindow : public QMainWindow {
   CompareView* compareView() const { return compare_; }
   QTabWidget* tabs() const { return tabs_; }
   TraceDocumentPtr document() const { return document_; }
+  TraceLoader* traceLoader() const { return loader_; }
+  // The status-bar button that cancels the trace load in flight (visible while loading).
+  QPushButton* cancelLoadButton() const { return cancelLoad_; }
   QStringList recentFiles() const;
 
  signals:
@@ -56,6 +61,8 @@ class MainWindow : public QMainWindow {
 
  private:
   void createMenus();
+  void createLoadProgress();
+  void endLoadProgress();
   void showDocument(TraceDocumentPtr document, qint64 elapsedMs);
   void showLoadError(const QString& path, const QString& message, const QString& title = {});
   void compareLoaded(int side, TraceDocumentPtr document);
@@ -76,6 +83,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* selectionDock_ = nullptr;
   QTextBrowser* selectionPanel_;
   TraceLoader* loader_;
+  QProgressBar* loadProgress_ = nullptr;
+  QPushButton* cancelLoad_ = nullptr;
   TraceLoader* compareLoaders_[2];
   TraceDocumentPtr comparePending_[2];
   QMenu* recentMenu_ = nullptr;
