@@ -82,12 +82,12 @@ class MainWindowTest : public QObject {
     QCOMPARE(view->timeline().span(), full);
   }
 
-  void wheelZoomsAroundTheCursor() {
+  void ctrlWheelZoomsAroundTheCursor() {
     auto w = openWindow();
     TimelineView* view = w->timelineView();
     const QPoint pos(TimelineView::kHeaderWidth + 300, 60);
     const double anchor = view->timeline().mapXToTime(300);
-    QWheelEvent wheel(pos, view->mapToGlobal(pos), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
+    QWheelEvent wheel(pos, view->mapToGlobal(pos), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::ControlModifier,
                       Qt::NoScrollPhase, false);
     QApplication::sendEvent(view, &wheel);
     QVERIFY(view->timeline().span() < 3600);
