@@ -8,8 +8,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -168,6 +170,9 @@ class EventCollector {
         origin = integer(*value, [] { return std::string("otherData '") + kTimeOriginKey + "'"; });
     } else if (pytorch_events_ > 0) {
       describe_pytorch_trace();
+      if (std::none_of(trace_.activities.begin(), trace_.activities.end(),
+                       [](const Activity& a) { return a.kind == ActivityKind::kernel; }))
+        add_work_ops_as_activities();
     }
     for (Activity& a : trace_.activities) {
       a.start_ns += origin;
@@ -458,6 +463,61 @@ class EventCollector {
     };
     const std::string key = text(e_.pid) + '\x1f' + text(e_.tid);
     return lanes_.emplace(key, static_cast<int>(lanes_.size())).first->second;
+  }
+
+  // A PyTorch run without device kernels (a CPU-only machine) did its work in its
+  // operators: the innermost ones that do most of their own work become the
+  // activities, on their thread's lane, so the kernel table and the utilisation say
+  // where the time went. That is a leaf op, or one whose self time is at least the time
+  // of the ops it calls (a convolution that only allocates its output through
+  // aten::empty); what such an op calls stays inside it. Ops are the layer-category
+  // ranges (cpu_op, or namespaced names in the legacy form).
+  void add_work_ops_as_activities() {
+    sort_by_start(trace_);  // enclosing ops first, as the nesting walk needs
+    constexpr size_t kNone = SIZE_MAX;
+    const size_t n = trace_.ranges.size();
+    std::vector<size_t> parent(n, kNone);
+    std::vector<int64_t> called_ns(n, 0);  // time in the ops each op calls directly
+    std::vector<bool> is_op(n, false);
+    std::map<std::pair<int, int>, std::vector<size_t>> open;  // enclosing ops, per lane
+    for (size_t i = 0; i < n; ++i) {
+      const Range& r = trace_.ranges[i];
+      if (r.category != RangeCategory::layer) continue;
+      is_op[i] = true;
+      // Sorted by start: r is a child of the innermost open op it starts inside. Times
+      // are rounded (to 1 us in the legacy form), so a child may end after its parent
+      // or be an empty op at its parent's end; a sibling starts at or after the end.
+      const auto starts_inside = [&r](const Range& op) {
+        return r.start_ns < op.end_ns || (r.start_ns == op.end_ns && r.end_ns == r.start_ns);
+      };
+      std::vector<size_t>& stack = open[{r.device, r.lane}];
+      while (!stack.empty() && !starts_inside(trace_.ranges[stack.back()])) stack.pop_back();
+      if (!stack.empty()) {
+        parent[i] = stack.back();
+        called_ns[parent[i]] += r.end_ns - r.start_ns;
+      }
+      stack.push_back(i);
+    }
+    std::vector<bool> covered(n, false);  // chosen, or inside a chosen op
+    for (size_t i = 0; i < n; ++i) {
+      if (!is_op[i] || (parent[i] != kNone && covered[parent[i]])) {
+        covered[i] = is_op[i];
+        continue;
+      }
+      const Range& r = trace_.ranges[i];
+      const int64_t duration = r.end_ns - r.start_ns;
+      if (duration - std::min(called_ns[i], duration) < called_ns[i]) continue;
+      covered[i] = true;
+      Activity a;
+      a.name = r.name;
+      a.device = r.device;
+      a.stream = r.lane;
+      a.start_ns = r.start_ns;
+      a.end_ns = r.end_ns;
+      keep(std::move(a));
+    }
+    if (!trace_.activities.empty())
+      trace_.metadata.extra["activities"] = "CPU operators doing most of their own work (the trace has no device kernels)";
   }
 
   // Without our otherData: say where the trace came from, and what ran it as far as
