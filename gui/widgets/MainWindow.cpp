@@ -21,6 +21,8 @@
 #include "models/SelectionStats.h"
 #include "models/TimeFormat.h"
 #include "models/TraceLoader.h"
+#include "profiler/NsysSqlite.h"
+#include "profiler/SqliteDatabase.h"
 #include "widgets/CandidatesView.h"
 #include "widgets/CompareView.h"
 #include "widgets/KernelDock.h"
@@ -82,7 +84,8 @@ MainWindow::MainWindow(QWidget* parent)
             [this](const QString& path, const QString& message) { showLoadError(path, message); });
   }
   createMenus();
-  statusBar()->showMessage(tr("Open a Chrome trace or a results DB written by tunescope (Ctrl+O)"));
+  statusBar()->showMessage(
+      tr("Open a trace (tunescope, PyTorch profiler, Nsight Systems SQLite) or a results DB (Ctrl+O)"));
   resize(1500, 900);
 }
 
@@ -145,13 +148,23 @@ bool MainWindow::isSqliteFile(const QString& path) {
   return file.read(16) == QByteArray("SQLite format 3\0", 16);
 }
 
+bool MainWindow::isNsysExport(const QString& path) {
+  if (!isSqliteFile(path)) return false;
+  try {
+    profiler::SqliteDatabase db(path.toStdString(), profiler::SqliteDatabase::Mode::read_only);
+    return db.has_table(profiler::nsys::kStringIds);
+  } catch (const std::runtime_error&) {
+    return false;  // the results DB reader will say what is wrong with it
+  }
+}
+
 void MainWindow::openFile(const QString& path) {
   // By content rather than extension, so a DB named .sqlite3 or a trace named .db
   // still reaches the right reader (and its error names the file either way).
   const QString lower = path.toLower();
   const bool dbName = lower.endsWith(QLatin1String(".sqlite")) || lower.endsWith(QLatin1String(".db")) ||
                       lower.endsWith(QLatin1String(".sqlite3"));
-  if (isSqliteFile(path) || (dbName && !QFileInfo(path).isFile()))
+  if ((isSqliteFile(path) && !isNsysExport(path)) || (dbName && !QFileInfo(path).isFile()))
     openResults(path);
   else
     loader_->load(path);
@@ -196,7 +209,7 @@ void MainWindow::compareLoaded(int side, TraceDocumentPtr document) {
 }
 
 void MainWindow::compareDialog() {
-  const QString filter = tr("Chrome traces (*.json *.json.gz *.gz);;All files (*)");
+  const QString filter = tr("Traces (*.json *.json.gz *.gz *.sqlite);;All files (*)");
   if (document_) {
     const QString b = QFileDialog::getOpenFileName(this, tr("Compare %1 with").arg(QFileInfo(document_->filePath()).fileName()),
                                                    QFileInfo(document_->filePath()).absolutePath(), filter);
@@ -219,8 +232,9 @@ void MainWindow::tabChanged(int index) {
 void MainWindow::openDialog() {
   const QString path = QFileDialog::getOpenFileName(
       this, tr("Open trace or results DB"), QString(),
-      tr("Traces and results DBs (*.json *.json.gz *.gz *.sqlite *.sqlite3 *.db);;Chrome traces (*.json *.json.gz "
-         "*.gz);;Results DBs (*.sqlite *.sqlite3 *.db);;All files (*)"));
+      tr("Traces and results DBs (*.json *.json.gz *.gz *.sqlite *.sqlite3 *.db);;Chrome traces, ours or PyTorch's "
+         "(*.json *.json.gz *.gz);;Nsight Systems SQLite exports and results DBs (*.sqlite *.sqlite3 *.db);;All files "
+         "(*)"));
   if (!path.isEmpty()) openFile(path);
 }
 

@@ -33,7 +33,8 @@ class MainWindow : public QMainWindow {
   enum Tab { TimelineTab, CandidatesTab, CompareTab };
 
   // A results DB (recognised by SQLite's header, whatever the extension) goes to the
-  // Candidates tab, anything else is loaded as a trace.
+  // Candidates tab, anything else is loaded as a trace: ours, a PyTorch profiler trace
+  // or an Nsight Systems SQLite export.
   void openFile(const QString& path);
   void openResults(const QString& path);
   // Loads both traces and shows them in the Compare tab (A above B).
@@ -41,6 +42,9 @@ class MainWindow : public QMainWindow {
   // Compares the trace on the timeline (A) with `pathB`.
   void compareWithCurrent(const QString& pathB);
   static bool isSqliteFile(const QString& path);
+  // An SQLite file in the layout of `nsys export --type sqlite` (it has StringIds):
+  // a trace, not a results DB.
+  static bool isNsysExport(const QString& path);
   bool exportTimelinePng(const QString& path);
   TimelineView* timelineView() const { return timeline_; }
   KernelDock* kernelDock() const { return kernels_; }
