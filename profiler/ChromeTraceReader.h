@@ -43,9 +43,13 @@ class TraceReadCancelled : public std::runtime_error {
 // cpu_op, user_annotation and gpu_user_annotation to ranges (ProfilerStep#N an
 // iteration, operators a layer, other labels a phase; lanes numbered per thread).
 // Legacy PyTorch events (no cat) in pid "CPU functions" become ranges, in "CUDA
-// functions" kernels. Other events are skipped. Metadata comes from otherData; times
-// are offset by otherData's origin or Kineto's baseTimeNanoseconds. Gzip is recognised
-// by its magic bytes, not by the file name. The result is sorted by start time.
+// functions" kernels. A PyTorch trace without kernels (a CPU-only run) gets as
+// activities the innermost operators doing most of their own work (a leaf op, or one
+// whose self time is at least that of the ops it calls), on their thread's lane, and
+// metadata.extra["activities"] saying so. Other events are skipped. Metadata comes
+// from otherData; times are offset by otherData's origin or Kineto's
+// baseTimeNanoseconds. Gzip is recognised by its magic bytes, not by the file name.
+// The result is sorted by start time.
 // Throws std::runtime_error naming the file, the problem and where (byte offset or
 // event index): missing or unreadable file, not JSON, truncated, no traceEvents array,
 // an event lacking a field, more records or memory than the options allow.

@@ -1,7 +1,7 @@
 // tunescope-gui-bench: times what opening and painting a large trace costs in the GUI
-// — read + document build of a generated 1M-event trace (beside a DOM parse of the
-// same file), the LOD pass of every lane,
-// and a whole TimelineView paint (offscreen), for the full view and zoomed views.
+// — read + document build of a generated 1M-event trace (beside an nlohmann::json DOM
+// parse of the same file), the LOD pass of every lane, and a whole TimelineView paint
+// (offscreen), for the full view and zoomed views.
 #include <QApplication>
 #include <QImage>
 #include <QElapsedTimer>
