@@ -1,28 +1,37 @@
-// Chrome trace-event JSON reader. Events are converted while parsing and dropped from
-// the DOM right away, so memory follows the Trace, not the size of the JSON.
+// Chrome trace-event JSON reader. The file is streamed through JsonScanner: each event
+// is read into a flat set of the fields we use and converted at once, so memory
+// follows the Trace, not the size of the JSON; only the small top-level metadata
+// values (otherData, deviceProperties...) are parsed into nlohmann::json.
 #include "profiler/ChromeTraceReader.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
-#include <istream>
 #include <map>
 #include <memory>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
-#include <streambuf>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "profiler/ChromeTraceWriter.h"
+#include "profiler/JsonScanner.h"
 
 namespace tunescope::profiler {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using Type = JsonScalar::Type;
 using namespace chrome_trace;
 
 namespace {
@@ -33,49 +42,26 @@ class FormatError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A std::streambuf over a gzFile: zlib recognises gzip by its magic bytes and passes
-// any other file through unchanged. Read errors end the stream and are kept, so the
-// parser's "unexpected end" can be reported as what it really was.
-class GzStreamBuf : public std::streambuf {
- public:
-  explicit GzStreamBuf(gzFile file) : file_(file) {}
+// Top-level values kept for the metadata; anything bigger is not a trace's metadata.
+constexpr size_t kMaxMetadataBytes = size_t{16} << 20;
+constexpr const char* kMetadataKeys[] = {"otherData", "metadata", "baseTimeNanoseconds",
+                                         "schemaVersion", "deviceProperties"};
 
-  size_t bytes_read() const { return bytes_read_; }
-  bool at_end() const { return at_end_; }
-  const std::string& error() const { return error_; }
-
- protected:
-  int_type underflow() override {
-    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-    if (at_end_) return traits_type::eof();
-    errno = 0;
-    const int n = gzread(file_, buffer_, sizeof buffer_);
-    if (n <= 0) {
-      at_end_ = true;
-      int code = Z_OK;
-      const char* message = gzerror(file_, &code);
-      if (code == Z_BUF_ERROR)
-        error_ = "truncated gzip data";
-      else if (code == Z_ERRNO || n < 0)
-        error_ = std::string("read error: ") + (errno ? std::strerror(errno) : message);
-      else if (code != Z_OK)
-        error_ = std::string("corrupt gzip data: ") + message;
-      return traits_type::eof();
-    }
-    bytes_read_ += static_cast<size_t>(n);
-    setg(buffer_, buffer_, buffer_ + n);
-    return traits_type::to_int_type(*gptr());
-  }
-
- private:
-  gzFile file_;
-  char buffer_[1 << 16];
-  size_t bytes_read_ = 0;
-  bool at_end_ = false;
-  std::string error_;
-};
+std::string byte_size(uint64_t bytes) {
+  return bytes >= (uint64_t{1} << 20) ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes) + " bytes";
+}
 
 // `what` names the value in the error message; called only on failure.
+template <typename What>
+int64_t integer(const JsonScalar& value, What what) {
+  if (value.type == Type::integer) return value.integer;
+  if (value.type == Type::number) {
+    const double d = value.number;
+    if (std::nearbyint(d) == d && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
+  }
+  throw FormatError(what() + " is not an integer");
+}
+
 template <typename What>
 int64_t integer(const json& value, What what) {
   if (value.is_number_integer()) return value.get<int64_t>();
@@ -92,49 +78,86 @@ const json* member(const json& object, const char* key) {
   return it == object.end() ? nullptr : &*it;
 }
 
-// Builds the Trace from parser callbacks. Events sit at depth 2 in the object form
-// {"traceEvents": [...]} and at depth 1 in the bare array form [...]; both are Chrome
-// formats.
+// The fields of one event (and of its args) that conversion looks at.
+struct EventFields {
+  JsonScalar ph, cat, name, pid, tid, ts, dur;
+  bool has_args = false;
+  JsonScalar device, stream, correlation, flops, bytes, lane, category;
+
+  void clear() {
+    for (JsonScalar* f : {&ph, &cat, &name, &pid, &tid, &ts, &dur}) f->clear();
+    clear_args();
+  }
+  void clear_args() {
+    has_args = false;
+    for (JsonScalar* f : {&device, &stream, &correlation, &flops, &bytes, &lane, &category}) f->clear();
+  }
+  JsonScalar* field(std::string_view key) {
+    switch (key.size()) {
+      case 2:
+        if (key == "ph") return &ph;
+        if (key == "ts") return &ts;
+        return nullptr;
+      case 3:
+        if (key == "cat") return &cat;
+        if (key == "pid") return &pid;
+        if (key == "tid") return &tid;
+        if (key == "dur") return &dur;
+        return nullptr;
+      case 4: return key == "name" ? &name : nullptr;
+      default: return nullptr;
+    }
+  }
+  JsonScalar* arg(std::string_view key) {
+    switch (key.size()) {
+      case 4: return key == "lane" ? &lane : nullptr;
+      case 5:
+        if (key == "flops") return &flops;
+        if (key == "bytes") return &bytes;
+        return nullptr;
+      case 6:
+        if (key == "device") return &device;
+        if (key == "stream") return &stream;
+        return nullptr;
+      case 8: return key == "category" ? &category : nullptr;
+      case 11: return key == "correlation" ? &correlation : nullptr;
+      default: return nullptr;
+    }
+  }
+};
+
+// Reads the events one by one off the scanner and builds the Trace. Events sit in the
+// "traceEvents" array of the object form or are the bare top-level array; both are
+// Chrome formats.
 class EventCollector {
  public:
-  bool on_event(int depth, json::parse_event_t event, json& parsed) {
-    using Event = json::parse_event_t;
-    if (!in_events_) {
-      if (depth == 0 && event == Event::array_start) {
-        begin_events(1);
-      } else if (depth == 1 && event == Event::key) {
-        top_key_ = parsed.get<std::string>();
-      } else if (depth == 1 && event == Event::array_start && top_key_ == "traceEvents") {
-        begin_events(2);
-      }
-      return true;
+  EventCollector(JsonScanner& in, size_t max_records, uint64_t max_memory)
+      : in_(in), max_records_(max_records), max_memory_(max_memory) {}
+
+  void read_document() {
+    const int c = in_.peek();
+    if (c == '[') {
+      read_events();
+    } else if (c == '{') {
+      read_top_object();
+    } else {
+      in_.skip_value();
     }
-    if (depth == event_depth_ - 1 && event == Event::array_end) {
-      in_events_ = false;
-      return true;
-    }
-    if (depth != event_depth_) return true;
-    if (event == Event::object_end) {
-      convert(parsed);
-      ++index_;
-      return false;  // converted: drop it from the DOM
-    }
-    if (event == Event::value || event == Event::array_end)
-      throw FormatError("event " + std::to_string(index_) + ": not an object");
-    return true;
+    in_.expect_end();
   }
 
   bool saw_events() const { return saw_events_; }
+  size_t records() const { return trace_.activities.size() + trace_.ranges.size(); }
 
   // Times in the file are relative to the origin kept in otherData, which may come
   // after the events.
-  Trace finish(const json& document) {
-    const json* other = member(document, "otherData");
-    if (!other) other = member(document, "metadata");
+  Trace finish() {
+    const json* other = member(document_, "otherData");
+    if (!other) other = member(document_, "metadata");
     int64_t origin = 0;
     // Kineto writes times relative to baseTimeNanoseconds (PyTorch >= 2.0); older
     // Kineto and the legacy profiler write them absolute or relative to their start.
-    if (const json* base = member(document, "baseTimeNanoseconds"))
+    if (const json* base = member(document_, "baseTimeNanoseconds"))
       origin = integer(*base, [] { return std::string("'baseTimeNanoseconds'"); });
     if (other) {
       trace_.metadata.machine = text_of(*other, kMachineKey);
@@ -146,7 +169,10 @@ class EventCollector {
       if (const json* value = member(*other, kTimeOriginKey))
         origin = integer(*value, [] { return std::string("otherData '") + kTimeOriginKey + "'"; });
     } else if (pytorch_events_ > 0) {
-      describe_pytorch_trace(document);
+      describe_pytorch_trace();
+      if (std::none_of(trace_.activities.begin(), trace_.activities.end(),
+                       [](const Activity& a) { return a.kind == ActivityKind::kernel; }))
+        add_work_ops_as_activities();
     }
     for (Activity& a : trace_.activities) {
       a.start_ns += origin;
@@ -161,54 +187,141 @@ class EventCollector {
   }
 
  private:
-  void begin_events(int depth) {
-    in_events_ = true;
+  void read_top_object() {
+    in_.expect('{', "'{'");
+    if (in_.consume_if('}')) return;
+    std::string key;
+    for (;;) {
+      in_.read_string(key);
+      in_.expect(':', "':'");
+      if (key == "traceEvents" && in_.peek() == '[') {
+        read_events();
+      } else if (is_metadata_key(key)) {
+        std::string raw;
+        in_.capture_value(raw, kMaxMetadataBytes, ("'" + key + "'").c_str());
+        document_[key] = json::parse(raw);
+      } else {
+        in_.skip_value();
+      }
+      if (in_.consume_if(',')) continue;
+      in_.expect('}', "',' or '}'");
+      return;
+    }
+  }
+
+  static bool is_metadata_key(const std::string& key) {
+    for (const char* known : kMetadataKeys)
+      if (key == known) return true;
+    return false;
+  }
+
+  void read_events() {
     saw_events_ = true;
-    event_depth_ = depth;
+    in_.expect('[', "'['");
+    if (in_.consume_if(']')) return;
+    for (;;) {
+      const int c = in_.peek();
+      event_offset_ = in_.offset();
+      if (c != '{') {
+        if (c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n' || c == '[')
+          throw FormatError("event " + std::to_string(index_) + ": not an object" + at_event());
+        in_.fail_unexpected("an event object");
+      }
+      read_event();
+      convert();
+      ++index_;
+      if (in_.consume_if(',')) continue;
+      in_.expect(']', "',' or ']' after an event");
+      return;
+    }
   }
 
-  std::string where(const char* key) const {
-    return "event " + std::to_string(index_) + ": '" + key + "'";
+  void read_event() {
+    e_.clear();
+    in_.expect('{', "'{'");
+    if (in_.consume_if('}')) return;
+    for (;;) {
+      in_.read_string(key_);
+      in_.expect(':', "':'");
+      if (key_.size() == 4 && key_ == "args") {
+        e_.clear_args();
+        if (in_.peek() == '{')
+          read_args();
+        else
+          in_.skip_value();
+      } else if (JsonScalar* field = e_.field(key_)) {
+        in_.read_scalar(*field);
+      } else {
+        in_.skip_value();
+      }
+      if (in_.consume_if(',')) continue;
+      in_.expect('}', "',' or '}' in an event");
+      return;
+    }
   }
 
-  const json& required(const json& e, const char* key) const {
-    const json* value = member(e, key);
-    if (!value) throw FormatError(where(key) + " is missing");
-    return *value;
+  void read_args() {
+    e_.has_args = true;
+    in_.expect('{', "'{'");
+    if (in_.consume_if('}')) return;
+    for (;;) {
+      in_.read_string(key_);
+      in_.expect(':', "':'");
+      if (JsonScalar* arg = e_.arg(key_))
+        in_.read_scalar(*arg);
+      else
+        in_.skip_value();
+      if (in_.consume_if(',')) continue;
+      in_.expect('}', "',' or '}' in args");
+      return;
+    }
   }
 
-  std::string string_of(const json& e, const char* key) const {
-    const json& value = required(e, key);
-    if (!value.is_string()) throw FormatError(where(key) + " is not a string");
-    return value.get<std::string>();
+  std::string at_event() const { return " (the event starts at byte " + std::to_string(event_offset_) + ")"; }
+
+  [[noreturn]] void fail(const char* key, const char* problem) const {
+    throw FormatError("event " + std::to_string(index_) + ": '" + key + "' " + problem + at_event());
   }
 
-  int64_t integer_of(const json& value, const char* key) const {
-    return integer(value, [&] { return where(key); });
+  const JsonScalar& required(const JsonScalar& value, const char* key) const {
+    if (!value.present()) fail(key, "is missing");
+    return value;
+  }
+
+  std::string string_of(JsonScalar& value, const char* key) const {
+    if (required(value, key).type != Type::string) fail(key, "is not a string");
+    return std::move(value.text);
+  }
+
+  int64_t integer_of(const JsonScalar& value, const char* key) const {
+    return integer(value, [&] {
+      return "event " + std::to_string(index_) + ": '" + key + "'";
+    });
   }
 
   // An int from args when present (the writer's exact value), else from the event
   // itself (pid/tid of foreign traces).
-  int64_t arg_or_field(const json& e, const json* args, const char* arg, const char* field) const {
-    if (args)
-      if (const json* value = member(*args, arg)) return integer_of(*value, arg);
-    return integer_of(required(e, field), field);
+  int64_t arg_or_field(const JsonScalar& arg, const JsonScalar& field, const char* arg_name,
+                       const char* field_name) const {
+    if (e_.has_args && arg.present()) return integer_of(arg, arg_name);
+    return integer_of(required(field, field_name), field_name);
   }
 
-  double number_or_zero(const json* args, const char* key) const {
-    const json* value = args ? member(*args, key) : nullptr;
-    if (!value || value->is_null()) return 0;
-    if (!value->is_number()) throw FormatError(where(key) + " is not a number");
-    return value->get<double>();
+  const JsonScalar* arg(const JsonScalar& value) const {
+    return e_.has_args && value.present() ? &value : nullptr;
+  }
+
+  double number_or_zero(const JsonScalar& value, const char* key) const {
+    if (!arg(value) || value.type == Type::null) return 0;
+    if (!value.is_number()) fail(key, "is not a number");
+    return value.as_double();
   }
 
   // Microseconds as doubles to integer nanoseconds.
-  int64_t nanoseconds(const json& e, const char* key) const {
-    const json& value = required(e, key);
-    if (!value.is_number()) throw FormatError(where(key) + " is not a number");
-    const double ns = value.get<double>() * 1e3;
-    if (!std::isfinite(ns) || std::fabs(ns) > 9e18)
-      throw FormatError(where(key) + " is out of range");
+  int64_t nanoseconds(const JsonScalar& value, const char* key) const {
+    if (!required(value, key).is_number()) fail(key, "is not a number");
+    const double ns = value.as_double() * 1e3;
+    if (!std::isfinite(ns) || std::fabs(ns) > 9e18) fail(key, "is out of range");
     return std::llround(ns);
   }
 
@@ -218,98 +331,120 @@ class EventCollector {
     return value->is_string() ? value->get<std::string>() : value->dump();
   }
 
-  void convert(const json& e) {
-    const json* ph = member(e, "ph");
-    if (!ph || !ph->is_string() || ph->get_ref<const std::string&>() != "X") return;
-    const json* cat = member(e, "cat");
-    const json* args = member(e, "args");
-    if (args && !args->is_object()) args = nullptr;
-
-    if (!cat) {
-      convert_legacy_pytorch(e);
+  void convert() {
+    if (e_.ph.type != Type::string || e_.ph.text != "X") return;
+    if (!e_.cat.present()) {
+      convert_legacy_pytorch();
       return;
     }
-    if (!cat->is_string()) return;
-    const Category& known = category_of(cat->get_ref<const std::string&>());
+    if (e_.cat.type != Type::string) return;
+    const Category& known = category_of(e_.cat.text);
     if (known.pytorch) ++pytorch_events_;
     if (known.kind) {
       Activity a;
       a.kind = *known.kind;
-      a.name = string_of(e, "name");
-      a.device = static_cast<int>(arg_or_field(e, args, "device", "pid"));
-      a.stream = static_cast<int>(arg_or_field(e, args, "stream", "tid"));
-      a.start_ns = nanoseconds(e, "ts");
-      a.end_ns = a.start_ns + nanoseconds(e, "dur");
-      if (const json* correlation = args ? member(*args, "correlation") : nullptr)
-        a.correlation = static_cast<uint64_t>(integer_of(*correlation, "correlation"));
-      a.flops = number_or_zero(args, "flops");
-      a.bytes = number_or_zero(args, "bytes");
-      trace_.activities.push_back(std::move(a));
+      a.name = string_of(e_.name, "name");
+      a.device = static_cast<int>(arg_or_field(e_.device, e_.pid, "device", "pid"));
+      a.stream = static_cast<int>(arg_or_field(e_.stream, e_.tid, "stream", "tid"));
+      a.start_ns = nanoseconds(e_.ts, "ts");
+      a.end_ns = a.start_ns + nanoseconds(e_.dur, "dur");
+      if (arg(e_.correlation))
+        a.correlation = static_cast<uint64_t>(integer_of(e_.correlation, "correlation"));
+      a.flops = number_or_zero(e_.flops, "flops");
+      a.bytes = number_or_zero(e_.bytes, "bytes");
+      keep(std::move(a));
     } else if (known.range) {
       Range r;
-      r.name = string_of(e, "name");
+      r.name = string_of(e_.name, "name");
       r.category = *known.range;
       if (known.pytorch) {
         // Kineto annotations: ours carry our category, device and lane in args; those
         // of PyTorch are named by what they are, on OS threads mapped to dense lanes.
-        if (const json* category = args ? member(*args, "category") : nullptr)
-          r.category = range_category_arg(*category);
+        if (arg(e_.category))
+          r.category = range_category_arg(e_.category);
         else
-          r.category = pytorch_range_category(cat->get_ref<const std::string&>(), r.name);
-        const json* device = args ? member(*args, "device") : nullptr;
-        r.device = device ? static_cast<int>(integer_of(*device, "device")) : 0;
-        const json* lane = args ? member(*args, "lane") : nullptr;
-        r.lane = lane ? static_cast<int>(integer_of(*lane, "lane")) : dense_lane(e);
+          r.category = pytorch_range_category(e_.cat.text, r.name);
+        r.device = arg(e_.device) ? static_cast<int>(integer_of(e_.device, "device")) : 0;
+        r.lane = arg(e_.lane) ? static_cast<int>(integer_of(e_.lane, "lane")) : dense_lane();
       } else {
-        r.device = static_cast<int>(arg_or_field(e, args, "device", "pid"));
-        if (const json* lane = args ? member(*args, "lane") : nullptr) {
-          r.lane = static_cast<int>(integer_of(*lane, "lane"));
+        r.device = static_cast<int>(arg_or_field(e_.device, e_.pid, "device", "pid"));
+        if (arg(e_.lane)) {
+          r.lane = static_cast<int>(integer_of(e_.lane, "lane"));
         } else {
           // A foreign file: its tid is the lane, unless it follows our range tid scheme.
-          const int64_t tid = integer_of(required(e, "tid"), "tid") % kTrackStride;
+          const int64_t tid = integer_of(required(e_.tid, "tid"), "tid") % kTrackStride;
           r.lane = static_cast<int>(tid >= kRangeTidBase ? tid - kRangeTidBase : tid);
         }
       }
-      r.start_ns = nanoseconds(e, "ts");
-      r.end_ns = r.start_ns + nanoseconds(e, "dur");
-      trace_.ranges.push_back(std::move(r));
+      r.start_ns = nanoseconds(e_.ts, "ts");
+      r.end_ns = r.start_ns + nanoseconds(e_.dur, "dur");
+      keep(std::move(r));
     }
   }
 
   // Our category in a Kineto annotation's args; a bad one is a format error of the file.
-  RangeCategory range_category_arg(const json& value) const {
+  RangeCategory range_category_arg(const JsonScalar& value) const {
     try {
-      if (value.is_string()) return parse_range_category(value.get<std::string>());
+      if (value.type == Type::string) return parse_range_category(value.text);
     } catch (const std::invalid_argument&) {
     }
-    throw FormatError(where("category") + " is not a range category: " + value.dump());
+    const std::string shown = value.type == Type::string ? "\"" + value.text + "\""
+                              : value.is_number()        ? value.text
+                                                         : std::string("a value that is not a string");
+    fail("category", ("is not a range category: " + shown).c_str());
   }
 
   // The legacy (pre-Kineto) profiler of PyTorch 1.x, still what a build without Kineto
   // writes: a bare list of events without cat; CPU ops in pid "CPU functions", kernels
   // in pid "CUDA functions" with the device as tid (torch/autograd/profiler_util.py).
-  void convert_legacy_pytorch(const json& e) {
-    const json* pid = member(e, "pid");
-    if (!pid || !pid->is_string()) return;
-    const std::string& process = pid->get_ref<const std::string&>();
-    if (process == "CPU functions") {
+  void convert_legacy_pytorch() {
+    if (e_.pid.type != Type::string) return;
+    if (e_.pid.text == "CPU functions") {
       ++pytorch_events_;
       Range r;
-      r.name = string_of(e, "name");
+      r.name = string_of(e_.name, "name");
       r.category = pytorch_range_category("", r.name);
-      r.lane = dense_lane(e);
-      r.start_ns = nanoseconds(e, "ts");
-      r.end_ns = r.start_ns + nanoseconds(e, "dur");
-      trace_.ranges.push_back(std::move(r));
-    } else if (process == "CUDA functions") {
+      r.lane = dense_lane();
+      r.start_ns = nanoseconds(e_.ts, "ts");
+      r.end_ns = r.start_ns + nanoseconds(e_.dur, "dur");
+      keep(std::move(r));
+    } else if (e_.pid.text == "CUDA functions") {
       ++pytorch_events_;
       Activity a;
-      a.name = string_of(e, "name");
-      a.device = static_cast<int>(integer_of(required(e, "tid"), "tid"));
-      a.start_ns = nanoseconds(e, "ts");
-      a.end_ns = a.start_ns + nanoseconds(e, "dur");
-      trace_.activities.push_back(std::move(a));
+      a.name = string_of(e_.name, "name");
+      a.device = static_cast<int>(integer_of(required(e_.tid, "tid"), "tid"));
+      a.start_ns = nanoseconds(e_.ts, "ts");
+      a.end_ns = a.start_ns + nanoseconds(e_.dur, "dur");
+      keep(std::move(a));
     }
+  }
+
+  // Keeps a record if the limits allow it. Vector growth doubles, so capacity is what
+  // counts; names longer than the small-string buffer add their heap block.
+  void keep(Activity&& a) {
+    check_limits(a.name, grown(trace_.activities), trace_.ranges.capacity());
+    trace_.activities.push_back(std::move(a));
+  }
+  void keep(Range&& r) {
+    check_limits(r.name, trace_.activities.capacity(), grown(trace_.ranges));
+    trace_.ranges.push_back(std::move(r));
+  }
+
+  template <typename List>
+  static size_t grown(const List& list) {
+    return list.size() < list.capacity() ? list.capacity() : std::max<size_t>(16, list.capacity() * 2);
+  }
+
+  void check_limits(const std::string& name, size_t activity_capacity, size_t range_capacity) {
+    if (max_records_ != 0 && records() >= max_records_)
+      throw FormatError("too many events: more than " + std::to_string(max_records_) +
+                        " activities and ranges, the limit (event " + std::to_string(index_) + at_event() + ")");
+    if (name.capacity() > 15) name_bytes_ += name.capacity() + 1;
+    const uint64_t needed = name_bytes_ + activity_capacity * sizeof(Activity) + range_capacity * sizeof(Range);
+    if (needed > max_memory_)
+      throw FormatError("too large: its records would need more than " + byte_size(max_memory_) +
+                        " of memory, the limit for traces (" + std::to_string(records()) +
+                        " activities and ranges read, event " + std::to_string(index_) + at_event() + ")");
   }
 
   // ProfilerStep#N is the profiler's iteration; "aten::..." and other namespaced names
@@ -322,19 +457,75 @@ class EventCollector {
 
   // PyTorch's pids and tids are OS ids (or names): lanes are numbered by first
   // appearance of each (pid, tid).
-  int dense_lane(const json& e) {
-    const json* pid = member(e, "pid");
-    const json* tid = member(e, "tid");
-    const std::string key = (pid ? pid->dump() : "") + "/" + (tid ? tid->dump() : "");
+  int dense_lane() {
+    const auto text = [](const JsonScalar& v) {
+      return v.present() ? std::to_string(static_cast<int>(v.type)) + ":" + v.text : std::string();
+    };
+    const std::string key = text(e_.pid) + '\x1f' + text(e_.tid);
     return lanes_.emplace(key, static_cast<int>(lanes_.size())).first->second;
+  }
+
+  // A PyTorch run without device kernels (a CPU-only machine) did its work in its
+  // operators: the innermost ones that do most of their own work become the
+  // activities, on their thread's lane, so the kernel table and the utilisation say
+  // where the time went. That is a leaf op, or one whose self time is at least the time
+  // of the ops it calls (a convolution that only allocates its output through
+  // aten::empty); what such an op calls stays inside it. Ops are the layer-category
+  // ranges (cpu_op, or namespaced names in the legacy form).
+  void add_work_ops_as_activities() {
+    sort_by_start(trace_);  // enclosing ops first, as the nesting walk needs
+    constexpr size_t kNone = SIZE_MAX;
+    const size_t n = trace_.ranges.size();
+    std::vector<size_t> parent(n, kNone);
+    std::vector<int64_t> called_ns(n, 0);  // time in the ops each op calls directly
+    std::vector<bool> is_op(n, false);
+    std::map<std::pair<int, int>, std::vector<size_t>> open;  // enclosing ops, per lane
+    for (size_t i = 0; i < n; ++i) {
+      const Range& r = trace_.ranges[i];
+      if (r.category != RangeCategory::layer) continue;
+      is_op[i] = true;
+      // Sorted by start: r is a child of the innermost open op it starts inside. Times
+      // are rounded (to 1 us in the legacy form), so a child may end after its parent
+      // or be an empty op at its parent's end; a sibling starts at or after the end.
+      const auto starts_inside = [&r](const Range& op) {
+        return r.start_ns < op.end_ns || (r.start_ns == op.end_ns && r.end_ns == r.start_ns);
+      };
+      std::vector<size_t>& stack = open[{r.device, r.lane}];
+      while (!stack.empty() && !starts_inside(trace_.ranges[stack.back()])) stack.pop_back();
+      if (!stack.empty()) {
+        parent[i] = stack.back();
+        called_ns[parent[i]] += r.end_ns - r.start_ns;
+      }
+      stack.push_back(i);
+    }
+    std::vector<bool> covered(n, false);  // chosen, or inside a chosen op
+    for (size_t i = 0; i < n; ++i) {
+      if (!is_op[i] || (parent[i] != kNone && covered[parent[i]])) {
+        covered[i] = is_op[i];
+        continue;
+      }
+      const Range& r = trace_.ranges[i];
+      const int64_t duration = r.end_ns - r.start_ns;
+      if (duration - std::min(called_ns[i], duration) < called_ns[i]) continue;
+      covered[i] = true;
+      Activity a;
+      a.name = r.name;
+      a.device = r.device;
+      a.stream = r.lane;
+      a.start_ns = r.start_ns;
+      a.end_ns = r.end_ns;
+      keep(std::move(a));
+    }
+    if (!trace_.activities.empty())
+      trace_.metadata.extra["activities"] = "CPU operators doing most of their own work (the trace has no device kernels)";
   }
 
   // Without our otherData: say where the trace came from, and what ran it as far as
   // deviceProperties tell.
-  void describe_pytorch_trace(const json& document) {
-    const bool kineto = member(document, "schemaVersion") != nullptr;
+  void describe_pytorch_trace() {
+    const bool kineto = member(document_, "schemaVersion") != nullptr;
     trace_.metadata.extra["source"] = kineto ? "pytorch-profiler (kineto)" : "pytorch-profiler (legacy)";
-    const json* devices = member(document, "deviceProperties");
+    const json* devices = member(document_, "deviceProperties");
     const bool has_gpu = (devices && devices->is_array() && !devices->empty()) ||
                          !trace_.activities.empty();
     trace_.metadata.backend = has_gpu ? "cuda" : "cpu";
@@ -380,20 +571,45 @@ class EventCollector {
     return it->second;
   }
 
+  JsonScanner& in_;
+  size_t max_records_;
+  uint64_t max_memory_;
+  EventFields e_;
+  std::string key_;
+  json document_ = json::object();  // the top-level metadata values
   std::unordered_map<std::string, Category> categories_;
   std::unordered_map<std::string, int> lanes_;  // dense lanes of PyTorch threads
   size_t pytorch_events_ = 0;
+  uint64_t name_bytes_ = 0;
   Trace trace_;
-  std::string top_key_;
-  bool in_events_ = false;
   bool saw_events_ = false;
-  int event_depth_ = 0;
   size_t index_ = 0;
+  uint64_t event_offset_ = 0;
 };
+
+// Half of what this process can have: physical memory, or the address-space limit.
+uint64_t default_memory_limit() {
+  uint64_t limit = UINT64_MAX;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) limit = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+    limit = std::min<uint64_t>(limit, as.rlim_cur);
+  return limit / 2;
+}
+
+std::string gzip_problem(gzFile file, int n) {
+  int code = Z_OK;
+  const char* message = gzerror(file, &code);
+  if (code == Z_BUF_ERROR) return "truncated gzip data";
+  if (code == Z_ERRNO || n < 0) return std::string("read error: ") + (errno ? std::strerror(errno) : message);
+  if (code != Z_OK) return std::string("corrupt gzip data: ") + message;
+  return {};
+}
 
 }  // namespace
 
-Trace read_chrome_trace(const fs::path& path) {
+Trace read_chrome_trace(const fs::path& path, const TraceReadOptions& options) {
   const auto error = [&](const std::string& problem) {
     return std::runtime_error(path.string() + ": " + problem);
   };
@@ -403,33 +619,42 @@ Trace read_chrome_trace(const fs::path& path) {
   std::unique_ptr<gzFile_s, int (*)(gzFile)> file(gzopen(path.c_str(), "rb"), &gzclose);
   if (!file)
     throw error(std::string("cannot open: ") + (errno ? std::strerror(errno) : "unknown error"));
-  gzbuffer(file.get(), 1 << 17);
+  gzbuffer(file.get(), 1 << 20);
+  const uint64_t file_size = fs::file_size(path, ec);
 
-  GzStreamBuf buffer(file.get());
-  std::istream in(&buffer);
-  EventCollector collector;
-  json document;
+  // zlib recognises gzip by its magic bytes and passes any other file through.
+  JsonScanner in([&](char* buffer, size_t capacity) -> size_t {
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+      throw TraceReadCancelled(path.string() + ": loading cancelled");
+    errno = 0;
+    const int n = gzread(file.get(), buffer, static_cast<unsigned>(std::min<size_t>(capacity, INT_MAX)));
+    if (n <= 0) {
+      const std::string problem = gzip_problem(file.get(), n);
+      if (!problem.empty()) throw FormatError(problem);
+    }
+    if (options.progress) options.progress(static_cast<uint64_t>(gzoffset(file.get())), file_size);
+    return n > 0 ? static_cast<size_t>(n) : 0;
+  });
+  const uint64_t memory = options.max_memory_bytes ? options.max_memory_bytes : default_memory_limit();
+  EventCollector collector(in, options.max_records, memory);
   try {
-    document = json::parse(in, [&](int depth, json::parse_event_t event, json& parsed) {
-      return collector.on_event(depth, event, parsed);
-    });
-  } catch (const json::parse_error& e) {
-    if (!buffer.error().empty()) throw error(buffer.error());
-    if (buffer.bytes_read() == 0) throw error("not JSON: empty file");
-    if (buffer.at_end() && e.byte >= buffer.bytes_read())
-      throw error("truncated JSON: input ends at byte " + std::to_string(buffer.bytes_read()));
-    throw error(std::string("not JSON: ") + e.what());
+    collector.read_document();
+    if (!collector.saw_events()) throw FormatError("not a Chrome trace: no traceEvents array");
+    Trace trace = collector.finish();
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+      throw TraceReadCancelled(path.string() + ": loading cancelled");
+    return trace;
+  } catch (const TraceReadCancelled&) {
+    throw;
+  } catch (const JsonSyntaxError& e) {
+    throw error(e.what());
   } catch (const FormatError& e) {
     throw error(e.what());
   } catch (const json::exception& e) {
     throw error(e.what());
-  }
-  if (!buffer.error().empty()) throw error(buffer.error());
-  if (!collector.saw_events()) throw error("not a Chrome trace: no traceEvents array");
-  try {
-    return collector.finish(document);
-  } catch (const FormatError& e) {
-    throw error(e.what());
+  } catch (const std::bad_alloc&) {
+    throw error("out of memory after " + std::to_string(collector.records()) + " activities and ranges (byte " +
+                std::to_string(in.offset()) + "): the trace is too large for this machine");
   }
 }
 

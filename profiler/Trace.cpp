@@ -32,15 +32,17 @@ RangeCategory parse_range_category(const std::string& text) {
 
 void sort_by_start(Trace& trace) {
   // The ends are compared swapped so that a longer record sorts first at the same start.
-  std::stable_sort(trace.activities.begin(), trace.activities.end(),
-                   [](const Activity& a, const Activity& b) {
-                     return std::tie(a.start_ns, b.end_ns, a.device, a.stream) <
-                            std::tie(b.start_ns, a.end_ns, b.device, b.stream);
-                   });
-  std::stable_sort(trace.ranges.begin(), trace.ranges.end(), [](const Range& a, const Range& b) {
-    return std::tie(a.start_ns, b.end_ns, a.device, a.lane) <
-           std::tie(b.start_ns, a.end_ns, b.device, b.lane);
-  });
+  const auto activity_order = [](const Activity& a, const Activity& b) {
+    return std::tie(a.start_ns, b.end_ns, a.device, a.stream) < std::tie(b.start_ns, a.end_ns, b.device, b.stream);
+  };
+  const auto range_order = [](const Range& a, const Range& b) {
+    return std::tie(a.start_ns, b.end_ns, a.device, a.lane) < std::tie(b.start_ns, a.end_ns, b.device, b.lane);
+  };
+  // Traces read from files usually come sorted: checking is much cheaper than sorting.
+  if (!std::is_sorted(trace.activities.begin(), trace.activities.end(), activity_order))
+    std::stable_sort(trace.activities.begin(), trace.activities.end(), activity_order);
+  if (!std::is_sorted(trace.ranges.begin(), trace.ranges.end(), range_order))
+    std::stable_sort(trace.ranges.begin(), trace.ranges.end(), range_order);
 }
 
 }  // namespace tunescope::profiler

@@ -3,7 +3,6 @@
 
 #include <stdexcept>
 
-#include "profiler/ChromeTraceReader.h"
 #include "profiler/ChromeTraceWriter.h"
 #include "profiler/KinetoTraceWriter.h"
 #include "profiler/NsysSqliteReader.h"
@@ -49,9 +48,16 @@ std::unique_ptr<TraceWriter> make_trace_writer(TraceFormat format) {
   throw std::invalid_argument("unknown trace format");
 }
 
-Trace read_trace_file(const std::filesystem::path& path) {
-  if (has_sqlite_header(path)) return read_nsys_sqlite(path);
-  return read_chrome_trace(path);
+Trace read_trace_file(const std::filesystem::path& path, const TraceReadOptions& options) {
+  if (!has_sqlite_header(path)) return read_chrome_trace(path, options);
+  const auto check_cancel = [&] {
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+      throw TraceReadCancelled(path.string() + ": loading cancelled");
+  };
+  check_cancel();
+  Trace trace = read_nsys_sqlite(path);
+  check_cancel();
+  return trace;
 }
 
 }  // namespace tunescope::profiler

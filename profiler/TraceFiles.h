@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/ChromeTraceReader.h"
 #include "profiler/Trace.h"
 #include "profiler/TraceWriter.h"
 
@@ -25,7 +26,9 @@ std::unique_ptr<TraceWriter> make_trace_writer(TraceFormat format);
 
 // The input format is found from the content: SQLite's header means an nsys export,
 // anything else is read as Chrome JSON (ours, Kineto's or PyTorch's legacy list).
-// Throws std::runtime_error naming the file and the problem.
-Trace read_trace_file(const std::filesystem::path& path);
+// Options apply to Chrome JSON as documented there; an SQLite export honours `cancel`
+// before and after its read. Throws std::runtime_error naming the file and the problem
+// (TraceReadCancelled when cancelled).
+Trace read_trace_file(const std::filesystem::path& path, const TraceReadOptions& options = {});
 
 }  // namespace tunescope::profiler

@@ -6,7 +6,6 @@
 #include <limits>
 #include <map>
 
-#include "profiler/ChromeTraceReader.h"
 
 namespace tunescope::gui {
 
@@ -38,8 +37,11 @@ TraceDocument::TraceDocument(profiler::Trace trace, QString filePath)
   if (lo <= hi) extent_ = {lo, std::max(hi, lo + 1)};
 }
 
-std::shared_ptr<const TraceDocument> TraceDocument::load(const QString& filePath) {
-  profiler::Trace trace = profiler::read_chrome_trace(filePath.toStdString());
+std::shared_ptr<const TraceDocument> TraceDocument::load(const QString& filePath,
+                                                         const profiler::TraceReadOptions& options) {
+  profiler::Trace trace = profiler::read_trace_file(filePath.toStdString(), options);
+  if (options.cancel && options.cancel->load())
+    throw profiler::TraceReadCancelled(filePath.toStdString() + ": loading cancelled");
   return std::make_shared<const TraceDocument>(std::move(trace), filePath);
 }
 

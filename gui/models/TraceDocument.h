@@ -10,6 +10,7 @@
 #include "models/LaneSeries.h"
 #include "profiler/Metrics.h"
 #include "profiler/Trace.h"
+#include "profiler/TraceFiles.h"
 
 namespace tunescope::gui {
 
@@ -29,8 +30,12 @@ struct RangeRow {
 class TraceDocument {
  public:
   TraceDocument(profiler::Trace trace, QString filePath);
-  // Reads a Chrome trace through profiler/; throws std::runtime_error naming the file.
-  static std::shared_ptr<const TraceDocument> load(const QString& filePath);
+  // Reads any trace profiler::read_trace_file reads (ours, PyTorch's, an Nsight Systems
+  // SQLite export); throws std::runtime_error naming the file, or
+  // profiler::TraceReadCancelled when options.cancel was set (also checked before the
+  // document is built).
+  static std::shared_ptr<const TraceDocument> load(const QString& filePath,
+                                                   const profiler::TraceReadOptions& options = {});
 
   const profiler::Trace& trace() const { return trace_; }
   const QString& filePath() const { return filePath_; }

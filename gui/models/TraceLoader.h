@@ -1,12 +1,13 @@
 // Loads a trace file into a TraceDocument on a worker thread and reports through
 // signals only, so the GUI stays responsive on large traces. Only the latest request
-// reports: opening another file supersedes a load in flight.
+// reports: opening another file cancels a load in flight, and cancel() stops it.
 #pragma once
 
 #include <QObject>
 #include <QString>
 #include <QThread>
 #include <atomic>
+#include <memory>
 
 #include "models/TraceDocument.h"
 
@@ -16,21 +17,33 @@ class TraceLoader : public QObject {
   Q_OBJECT
  public:
   explicit TraceLoader(QObject* parent = nullptr);
-  // Waits for a load in flight: its worker refers to this object.
+  // Cancels a load in flight and waits for its worker, which refers to this object.
   ~TraceLoader() override;
 
   void load(const QString& filePath);
-  bool isLoading() const;
+  // Stops the load in flight: the reader polls the flag at least every MiB of input.
+  // Emits cancelled() at once; the worker's late result, if any, is dropped.
+  void cancel();
+  // True from load() until loaded, failed or cancelled is emitted.
+  bool isLoading() const { return inFlight_; }
+  // True while any worker thread still runs (a cancelled one winds down on its own).
+  bool hasRunningWorkers() const;
 
  signals:
   void started(const QString& filePath);
+  // Share of the file read, 0-100 (of the compressed bytes for gzip).
+  void progress(int percent);
   void loaded(tunescope::gui::TraceDocumentPtr document, qint64 elapsedMs);
   // The message names the file and the problem.
   void failed(const QString& filePath, const QString& message);
+  void cancelled(const QString& filePath);
 
  private:
   QList<QThread*> workers_;
   std::atomic<quint64> generation_{0};
+  std::shared_ptr<std::atomic<bool>> cancel_;  // the flag of the load in flight
+  QString filePath_;
+  bool inFlight_ = false;
 };
 
 }  // namespace tunescope::gui

@@ -9,6 +9,8 @@
 #include <QFileInfo>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -19,6 +21,8 @@
 #include "models/SelectionStats.h"
 #include "models/TimeFormat.h"
 #include "models/TraceLoader.h"
+#include "profiler/NsysSqlite.h"
+#include "profiler/SqliteDatabase.h"
 #include "widgets/CandidatesView.h"
 #include "widgets/CompareView.h"
 #include "widgets/KernelDock.h"
@@ -66,8 +70,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(loader_, &TraceLoader::loaded, this, &MainWindow::showDocument);
   connect(loader_, &TraceLoader::failed, this,
           [this](const QString& path, const QString& message) { showLoadError(path, message); });
-  connect(loader_, &TraceLoader::started, this,
-          [this](const QString& path) { statusBar()->showMessage(tr("Loading %1…").arg(path)); });
+  createLoadProgress();
   connect(timeline_, &TimelineView::selectionChanged, this, &MainWindow::showSelection);
   connect(timeline_, &TimelineView::selectionCleared, this, &MainWindow::showWholeTrace);
   connect(kernels_, &KernelDock::kernelSelected, timeline_, &TimelineView::setHighlightedKernel);
@@ -90,8 +93,45 @@ MainWindow::MainWindow(QWidget* parent)
             [this](const QString& path, const QString& message) { showLoadError(path, message); });
   }
   createMenus();
-  statusBar()->showMessage(tr("Open a Chrome trace or a results DB written by tunescope (Ctrl+O)"));
+  statusBar()->showMessage(
+      tr("Open a trace (tunescope, PyTorch profiler, Nsight Systems SQLite) or a results DB (Ctrl+O)"));
   resize(1500, 900);
+}
+
+// Loading shows its progress and a Cancel button in the status bar; the document on
+// screen stays until a new one has loaded, so a cancel or a failure leaves it open.
+void MainWindow::createLoadProgress() {
+  loadProgress_ = new QProgressBar;
+  loadProgress_->setRange(0, 100);
+  loadProgress_->setMaximumWidth(220);
+  cancelLoad_ = new QPushButton(tr("Cancel"));
+  cancelLoad_->setObjectName(QStringLiteral("cancelLoadButton"));
+  cancelLoad_->setToolTip(tr("Stop loading (Esc); the trace on screen stays open"));
+  cancelLoad_->setShortcut(QKeySequence(Qt::Key_Escape));
+  statusBar()->addPermanentWidget(loadProgress_);
+  statusBar()->addPermanentWidget(cancelLoad_);
+  endLoadProgress();
+  connect(cancelLoad_, &QPushButton::clicked, loader_, &TraceLoader::cancel);
+  connect(loader_, &TraceLoader::started, this, [this](const QString& path) {
+    loadProgress_->setValue(0);
+    loadProgress_->show();
+    cancelLoad_->show();
+    statusBar()->showMessage(tr("Loading %1…").arg(path));
+  });
+  connect(loader_, &TraceLoader::progress, loadProgress_, &QProgressBar::setValue);
+  connect(loader_, &TraceLoader::loaded, this, &MainWindow::endLoadProgress);
+  connect(loader_, &TraceLoader::failed, this, &MainWindow::endLoadProgress);
+  connect(loader_, &TraceLoader::cancelled, this, [this](const QString& path) {
+    endLoadProgress();
+    statusBar()->showMessage(document_ ? tr("Loading %1 cancelled; %2 stays open")
+                                             .arg(QFileInfo(path).fileName(), QFileInfo(document_->filePath()).fileName())
+                                       : tr("Loading %1 cancelled").arg(QFileInfo(path).fileName()));
+  });
+}
+
+void MainWindow::endLoadProgress() {
+  loadProgress_->hide();
+  cancelLoad_->hide();
 }
 
 void MainWindow::createMenus() {
@@ -117,13 +157,23 @@ bool MainWindow::isSqliteFile(const QString& path) {
   return file.read(16) == QByteArray("SQLite format 3\0", 16);
 }
 
+bool MainWindow::isNsysExport(const QString& path) {
+  if (!isSqliteFile(path)) return false;
+  try {
+    profiler::SqliteDatabase db(path.toStdString(), profiler::SqliteDatabase::Mode::read_only);
+    return db.has_table(profiler::nsys::kStringIds);
+  } catch (const std::runtime_error&) {
+    return false;  // the results DB reader will say what is wrong with it
+  }
+}
+
 void MainWindow::openFile(const QString& path) {
   // By content rather than extension, so a DB named .sqlite3 or a trace named .db
   // still reaches the right reader (and its error names the file either way).
   const QString lower = path.toLower();
   const bool dbName = lower.endsWith(QLatin1String(".sqlite")) || lower.endsWith(QLatin1String(".db")) ||
                       lower.endsWith(QLatin1String(".sqlite3"));
-  if (isSqliteFile(path) || (dbName && !QFileInfo(path).isFile()))
+  if ((isSqliteFile(path) && !isNsysExport(path)) || (dbName && !QFileInfo(path).isFile()))
     openResults(path);
   else
     loader_->load(path);
@@ -168,7 +218,7 @@ void MainWindow::compareLoaded(int side, TraceDocumentPtr document) {
 }
 
 void MainWindow::compareDialog() {
-  const QString filter = tr("Chrome traces (*.json *.json.gz *.gz);;All files (*)");
+  const QString filter = tr("Traces (*.json *.json.gz *.gz *.sqlite);;All files (*)");
   if (document_) {
     const QString b = QFileDialog::getOpenFileName(this, tr("Compare %1 with").arg(QFileInfo(document_->filePath()).fileName()),
                                                    QFileInfo(document_->filePath()).absolutePath(), filter);
@@ -191,8 +241,9 @@ void MainWindow::tabChanged(int index) {
 void MainWindow::openDialog() {
   const QString path = QFileDialog::getOpenFileName(
       this, tr("Open trace or results DB"), QString(),
-      tr("Traces and results DBs (*.json *.json.gz *.gz *.sqlite *.sqlite3 *.db);;Chrome traces (*.json *.json.gz "
-         "*.gz);;Results DBs (*.sqlite *.sqlite3 *.db);;All files (*)"));
+      tr("Traces and results DBs (*.json *.json.gz *.gz *.sqlite *.sqlite3 *.db);;Chrome traces, ours or PyTorch's "
+         "(*.json *.json.gz *.gz);;Nsight Systems SQLite exports and results DBs (*.sqlite *.sqlite3 *.db);;All files "
+         "(*)"));
   if (!path.isEmpty()) openFile(path);
 }
 

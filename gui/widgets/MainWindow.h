@@ -10,6 +10,8 @@
 
 class QDockWidget;
 class QMenu;
+class QProgressBar;
+class QPushButton;
 class QTabWidget;
 class QTextBrowser;
 
@@ -32,7 +34,8 @@ class MainWindow : public QMainWindow {
   enum Tab { TimelineTab, CandidatesTab, CompareTab, RunTab };
 
   // A results DB (recognised by SQLite's header, whatever the extension) goes to the
-  // Candidates tab, anything else is loaded as a trace.
+  // Candidates tab, anything else is loaded as a trace: ours, a PyTorch profiler trace
+  // or an Nsight Systems SQLite export.
   void openFile(const QString& path);
   void openResults(const QString& path);
   // Loads both traces and shows them in the Compare tab (A above B).
@@ -40,6 +43,9 @@ class MainWindow : public QMainWindow {
   // Compares the trace on the timeline (A) with `pathB`.
   void compareWithCurrent(const QString& pathB);
   static bool isSqliteFile(const QString& path);
+  // An SQLite file in the layout of `nsys export --type sqlite` (it has StringIds):
+  // a trace, not a results DB.
+  static bool isNsysExport(const QString& path);
   bool exportTimelinePng(const QString& path);
   TimelineView* timelineView() const { return timeline_; }
   KernelDock* kernelDock() const { return kernels_; }
@@ -48,6 +54,9 @@ class MainWindow : public QMainWindow {
   RunView* runView() const { return run_; }
   QTabWidget* tabs() const { return tabs_; }
   TraceDocumentPtr document() const { return document_; }
+  TraceLoader* traceLoader() const { return loader_; }
+  // The status-bar button that cancels the trace load in flight (visible while loading).
+  QPushButton* cancelLoadButton() const { return cancelLoad_; }
   QStringList recentFiles() const;
 
  signals:
@@ -58,6 +67,8 @@ class MainWindow : public QMainWindow {
 
  private:
   void createMenus();
+  void createLoadProgress();
+  void endLoadProgress();
   void showDocument(TraceDocumentPtr document, qint64 elapsedMs);
   void showLoadError(const QString& path, const QString& message, const QString& title = {});
   void compareLoaded(int side, TraceDocumentPtr document);
@@ -79,6 +90,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* selectionDock_ = nullptr;
   QTextBrowser* selectionPanel_;
   TraceLoader* loader_;
+  QProgressBar* loadProgress_ = nullptr;
+  QPushButton* cancelLoad_ = nullptr;
   TraceLoader* compareLoaders_[2];
   TraceDocumentPtr comparePending_[2];
   QMenu* recentMenu_ = nullptr;

@@ -4,6 +4,7 @@
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QScrollBar>
 #include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
@@ -21,9 +22,14 @@ namespace tunescope::gui {
 namespace {
 constexpr double kKeyZoomFactor = 1.5;
 constexpr double kKeyPanFraction = 0.15;
+constexpr int kRangeLaneGap = 6;
+constexpr double kWheelScrollPixels = 60;  // per 120-unit wheel notch
 }  // namespace
 
-TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
+TimelineView::TimelineView(QWidget* parent) : QWidget(parent), vScroll_(new QScrollBar(Qt::Vertical, this)) {
+  vScroll_->hide();
+  vScroll_->setFocusPolicy(Qt::NoFocus);
+  connect(vScroll_, &QScrollBar::valueChanged, this, qOverload<>(&QWidget::update));
   setFocusPolicy(Qt::StrongFocus);
   setMouseTracking(true);
   setMinimumSize(400, 160);
@@ -52,20 +58,70 @@ void TimelineView::rebuildItems() {
   rangeItemCount_ = static_cast<int>(items_.size());
   for (const ActivityLane& lane : document_->lanes()) items_.push_back(std::make_unique<ActivityLaneItem>(lane));
   layoutLanes();
+  vScroll_->setValue(0);
+  updateScrollBar();
   updateGeometry();
 }
 
 void TimelineView::layoutLanes() {
   const int lanes = static_cast<int>(items_.size()) - rangeItemCount_;
   if (lanes <= 0) return;
-  int used = kRulerHeight + kLegendHeight + 6;
+  int used = kRulerHeight + kLegendHeight + kRangeLaneGap;
   for (int i = 0; i < rangeItemCount_; ++i) used += items_[static_cast<size_t>(i)]->height();
   const int each = std::clamp((height() - used) / lanes, 34, 72);
   for (size_t i = static_cast<size_t>(rangeItemCount_); i < items_.size(); ++i)
     static_cast<ActivityLaneItem&>(*items_[i]).setHeight(each);
 }
 
-void TimelineView::syncWidth() { timeline_.setWidth(width() - kHeaderWidth); }
+void TimelineView::syncWidth() {
+  timeline_.setWidth(width() - kHeaderWidth - (vScroll_->isHidden() ? 0 : vScroll_->width()));
+}
+
+int TimelineView::rowsHeight() const {
+  int h = 0;
+  for (const auto& item : items_) h += item->height();
+  if (rangeItemCount_ > 0 && static_cast<int>(items_.size()) > rangeItemCount_) h += kRangeLaneGap;
+  return h;
+}
+
+QRect TimelineView::rowsViewport() const {
+  const int right = vScroll_->isHidden() ? width() : vScroll_->x();
+  return QRect(0, kRulerHeight, right, std::max(0, height() - kRulerHeight - kLegendHeight));
+}
+
+void TimelineView::updateScrollBar() {
+  const int viewport = std::max(0, height() - kRulerHeight - kLegendHeight);
+  const int overflow = rowsHeight() - viewport;
+  if (overflow > 0) {
+    const int w = vScroll_->sizeHint().width();
+    vScroll_->setGeometry(width() - w, kRulerHeight, w, viewport);
+    vScroll_->setRange(0, overflow);
+    vScroll_->setPageStep(viewport);
+    vScroll_->setSingleStep(34);
+    vScroll_->show();
+  } else {
+    vScroll_->setValue(0);
+    vScroll_->hide();
+  }
+  syncWidth();
+}
+
+int TimelineView::itemTop(int item) const {
+  int y = kRulerHeight - vScroll_->value();
+  for (int i = 0; i < item && i < static_cast<int>(items_.size()); ++i) y += items_[static_cast<size_t>(i)]->height();
+  if (rangeItemCount_ > 0 && item >= rangeItemCount_) y += kRangeLaneGap;
+  return y;
+}
+
+void TimelineView::scrollToItem(int item) {
+  if (item < 0 || item >= static_cast<int>(items_.size())) return;
+  const QRect viewport = rowsViewport();
+  const int top = itemTop(item), bottom = top + items_[static_cast<size_t>(item)]->height();
+  if (top < viewport.top())
+    vScroll_->setValue(vScroll_->value() - (viewport.top() - top));
+  else if (bottom > viewport.bottom() + 1)
+    vScroll_->setValue(vScroll_->value() + (bottom - viewport.bottom() - 1));
+}
 
 void TimelineView::windowChanged() {
   update();
@@ -103,6 +159,11 @@ bool TimelineView::focusInstance(int position) {
   if (duration > span * 0.8 || duration < span / 200) span = duration * 8;
   const double centre = (static_cast<double>(a.start_ns) + static_cast<double>(a.end_ns)) / 2;
   timeline_.showWindow(centre - span / 2, centre + span / 2);
+  // ...and bring its lane into view.
+  const auto& lanes = document_->lanes();
+  const profiler::LaneKey key{a.device, a.stream};
+  for (size_t i = 0; i < lanes.size(); ++i)
+    if (lanes[i].key == key) scrollToItem(rangeItemCount_ + static_cast<int>(i));
   windowChanged();
   emit instanceFocused(instancePosition_ + 1, n);
   return true;
@@ -166,22 +227,31 @@ void TimelineView::paintEvent(QPaintEvent*) {
     return;
   }
   const TimelinePaintContext ctx = paintContext();
-  int y = kRulerHeight;
+  // Rows scroll under the fixed ruler and legend; only those in view are drawn.
+  const QRect viewport = rowsViewport();
+  p.save();
+  p.setClipRect(viewport);
+  int y = kRulerHeight - vScroll_->value();
   for (size_t i = 0; i < items_.size(); ++i) {
-    if (static_cast<int>(i) == rangeItemCount_ && rangeItemCount_ > 0) y += 6;  // gap between ranges and lanes
+    if (static_cast<int>(i) == rangeItemCount_ && rangeItemCount_ > 0) y += kRangeLaneGap;
     const TimelineItem& item = *items_[i];
-    const QRect header(0, y, kHeaderWidth, item.height());
-    const QRect area(kHeaderWidth, y, timeline_.width, item.height());
-    item.drawBackground(p, header, area, i % 2 == 1);
-    p.save();
-    p.setClipRect(area);
-    item.drawContents(p, area, ctx);
-    p.restore();
+    if (y + item.height() > viewport.top() && y <= viewport.bottom()) {
+      const QRect header(0, y, kHeaderWidth, item.height());
+      const QRect area(kHeaderWidth, y, timeline_.width, item.height());
+      item.drawBackground(p, header, area, i % 2 == 1);
+      p.save();
+      p.setClipRect(area.intersected(viewport));
+      item.drawContents(p, area, ctx);
+      p.restore();
+    }
     y += item.height();
   }
   // Vertical grid lines at the ruler ticks, behind nothing but readable.
   p.setPen(QColor(255, 255, 255, 18));
-  for (const RulerTick& t : rulerTicks(timeline_)) p.drawLine(QPointF(kHeaderWidth + t.x, kRulerHeight), QPointF(kHeaderWidth + t.x, y));
+  const int gridBottom = std::min(y, viewport.bottom());
+  for (const RulerTick& t : rulerTicks(timeline_))
+    p.drawLine(QPointF(kHeaderWidth + t.x, kRulerHeight), QPointF(kHeaderWidth + t.x, gridBottom));
+  p.restore();
   paintSelection(p);
   paintRuler(p);
   paintLegend(p);
@@ -232,7 +302,7 @@ void TimelineView::paintLegend(QPainter& p) {
     p.drawText(QPoint(x, bar.top() + 17), label);
     x += fm.horizontalAdvance(label) + 16;
   }
-  const QString keys = tr("wheel/W/S zoom · drag/A/D pan · F fit · shift+drag select");
+  const QString keys = tr("ctrl+wheel/W/S zoom · wheel scroll · drag/shift+wheel/A/D pan · F fit · shift+drag select");
   if (x + fm.horizontalAdvance(keys) + 20 < width()) {  // only where it fits beside the legend
     p.setPen(palette::kSubtleText);
     p.drawText(bar.adjusted(0, 0, -10, 0), Qt::AlignRight | Qt::AlignVCenter, keys);
@@ -259,20 +329,25 @@ void TimelineView::paintSelection(QPainter& p) {
 }
 
 void TimelineView::resizeEvent(QResizeEvent*) {
-  syncWidth();
   layoutLanes();
+  updateScrollBar();
   timeline_.clamp();
 }
 
 void TimelineView::wheelEvent(QWheelEvent* e) {
   const double x = e->position().x() - kHeaderWidth;
-  const double steps = e->angleDelta().y() / 120.0;
-  if (steps == 0) {
-    timeline_.panByPixels(e->angleDelta().x() / 4.0);  // horizontal wheel/touchpad pans
-  } else {
+  const QPoint delta = e->angleDelta();
+  if (e->modifiers() & Qt::ControlModifier) {
+    const double steps = (delta.y() != 0 ? delta.y() : delta.x()) / 120.0;
     timeline_.zoomAround(std::clamp(x, 0.0, double(timeline_.width)), std::pow(1.25, steps));
+    windowChanged();
+  } else if ((e->modifiers() & Qt::ShiftModifier) || (delta.y() == 0 && delta.x() != 0)) {
+    // Some platforms turn shift+wheel into a horizontal delta themselves.
+    timeline_.panByPixels((delta.x() != 0 ? delta.x() : delta.y()) / 4.0);
+    windowChanged();
+  } else {
+    vScroll_->setValue(vScroll_->value() - static_cast<int>(std::lround(delta.y() / 120.0 * kWheelScrollPixels)));
   }
-  windowChanged();
   e->accept();
 }
 
@@ -304,11 +379,12 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
     return;
   }
   // Hover: tooltip of the record under the cursor.
-  if (!document_ || x < kHeaderWidth) return QToolTip::hideText();
-  int y = kRulerHeight;
+  if (!document_ || x < kHeaderWidth || !rowsViewport().contains(e->position().toPoint()))
+    return QToolTip::hideText();
+  int y = kRulerHeight - vScroll_->value();
   const TimelinePaintContext ctx = paintContext();
   for (size_t i = 0; i < items_.size(); ++i) {
-    if (static_cast<int>(i) == rangeItemCount_ && rangeItemCount_ > 0) y += 6;
+    if (static_cast<int>(i) == rangeItemCount_ && rangeItemCount_ > 0) y += kRangeLaneGap;
     const int h = items_[i]->height();
     if (e->position().y() >= y && e->position().y() < y + h) {
       if (auto hit = items_[i]->hitTest(x - kHeaderWidth, ctx)) {
@@ -345,6 +421,10 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
     case Qt::Key_N: focusNextInstance(); break;
     case Qt::Key_P: focusPreviousInstance(); break;
     case Qt::Key_Escape: setSelection(std::nullopt); break;
+    case Qt::Key_Up: vScroll_->triggerAction(QAbstractSlider::SliderSingleStepSub); break;
+    case Qt::Key_Down: vScroll_->triggerAction(QAbstractSlider::SliderSingleStepAdd); break;
+    case Qt::Key_PageUp: vScroll_->triggerAction(QAbstractSlider::SliderPageStepSub); break;
+    case Qt::Key_PageDown: vScroll_->triggerAction(QAbstractSlider::SliderPageStepAdd); break;
     default: QWidget::keyPressEvent(e); return;
   }
   e->accept();

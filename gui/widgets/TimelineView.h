@@ -1,6 +1,9 @@
 // The timeline canvas: time ruler, range rows and activity lanes (TimelineItems),
 // with wheel/drag/keyboard navigation, hover tooltips, rubber-band selection and
-// highlighting/stepping through the instances of one kernel.
+// highlighting/stepping through the instances of one kernel. Rows that do not fit
+// scroll vertically under the fixed ruler. The wheel follows Perfetto and Nsight
+// Systems: plain wheel scrolls the rows, Ctrl+wheel zooms around the cursor,
+// Shift+wheel (or a horizontal swipe) pans.
 #pragma once
 
 #include <QWidget>
@@ -11,6 +14,8 @@
 #include "models/TimelineData.h"
 #include "models/TraceDocument.h"
 #include "widgets/TimelineItem.h"
+
+class QScrollBar;
 
 namespace tunescope::gui {
 
@@ -46,6 +51,12 @@ class TimelineView : public QWidget {
   void setTimeBounds(qint64 startNs, qint64 endNs);
 
   QSize sizeHint() const override { return {1200, 420}; }
+  // The vertical scroll bar: shown only when the rows are taller than the view.
+  QScrollBar* verticalScrollBar() const { return vScroll_; }
+  // Scrolls the rows so that `item` (ranges first, then lanes) is in view.
+  void scrollToItem(int item);
+  // Top of `item` in widget coordinates at the current scroll position.
+  int itemTop(int item) const;
 
  signals:
   void selectionChanged(qint64 startNs, qint64 endNs);
@@ -68,6 +79,9 @@ class TimelineView : public QWidget {
   void rebuildItems();
   void layoutLanes();  // stretches activity lanes over the free height
   void syncWidth();
+  void updateScrollBar();
+  int rowsHeight() const;  // of all rows, with the gap between ranges and lanes
+  QRect rowsViewport() const;  // between ruler and legend, left of the scroll bar
   void windowChanged();
   bool focusInstance(int position);
   double cursorX() const;  // in canvas coordinates; the centre when outside
@@ -80,6 +94,7 @@ class TimelineView : public QWidget {
   TimelineData timeline_;
   std::vector<std::unique_ptr<TimelineItem>> items_;
   int rangeItemCount_ = 0;
+  QScrollBar* vScroll_;
 
   std::optional<profiler::Interval> selection_;
   std::string highlighted_;

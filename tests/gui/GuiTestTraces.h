@@ -64,6 +64,28 @@ inline profiler::Trace smallTrace() {
   return t;
 }
 
+// `events` kernels of 500 ns, round-robin over `lanes` lanes of device 0 and one range
+// per lane: about 160 bytes of JSON per event, so 300 000 events take a while to read
+// (cancellation tests) and 40 lanes overflow any window (scrolling tests).
+inline profiler::Trace manyEventsTrace(size_t events, int lanes) {
+  profiler::Trace t;
+  t.metadata.backend = "cpu";
+  const char* names[] = {"direct.fwd", "gemm.bwd_data", "bn.fwd", "sgd"};
+  for (size_t i = 0; i < events; ++i) {
+    const int lane = static_cast<int>(i % static_cast<size_t>(lanes));
+    const auto start = static_cast<int64_t>(i / static_cast<size_t>(lanes)) * 1000;
+    t.activities.push_back(kernel(names[i % 4], 0, lane, start, start + 500));
+  }
+  const int64_t end = static_cast<int64_t>(events / static_cast<size_t>(lanes) + 1) * 1000;
+  for (int lane = 0; lane < lanes; ++lane) {
+    profiler::Range r = range("run", profiler::RangeCategory::run, 0, end);
+    r.lane = lane;
+    t.ranges.push_back(r);
+  }
+  profiler::sort_by_start(t);
+  return t;
+}
+
 inline QString writeTrace(const QTemporaryDir& dir, const profiler::Trace& trace,
                           const QString& name = QStringLiteral("small.json")) {
   const QString path = dir.filePath(name);

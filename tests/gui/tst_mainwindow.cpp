@@ -4,6 +4,8 @@
 // bad file shows an error dialog naming it.
 #include <QImage>
 #include <QMessageBox>
+#include <QPushButton>
+#include <QStatusBar>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
@@ -13,6 +15,7 @@
 
 #include "GuiTestTraces.h"
 #include "models/KernelTableModel.h"
+#include "models/TraceLoader.h"
 #include "widgets/ActivityLaneItem.h"
 #include "widgets/KernelDock.h"
 #include "widgets/MainWindow.h"
@@ -79,12 +82,12 @@ class MainWindowTest : public QObject {
     QCOMPARE(view->timeline().span(), full);
   }
 
-  void wheelZoomsAroundTheCursor() {
+  void ctrlWheelZoomsAroundTheCursor() {
     auto w = openWindow();
     TimelineView* view = w->timelineView();
     const QPoint pos(TimelineView::kHeaderWidth + 300, 60);
     const double anchor = view->timeline().mapXToTime(300);
-    QWheelEvent wheel(pos, view->mapToGlobal(pos), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
+    QWheelEvent wheel(pos, view->mapToGlobal(pos), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::ControlModifier,
                       Qt::NoScrollPhase, false);
     QApplication::sendEvent(view, &wheel);
     QVERIFY(view->timeline().span() < 3600);
@@ -157,6 +160,27 @@ class MainWindowTest : public QObject {
     const QImage image(png);
     QVERIFY(!image.isNull());
     QCOMPARE(image.width(), w->timelineView()->width());
+  }
+
+  void cancellingALoadKeepsTheOpenTrace() {
+    auto w = openWindow();
+    const TraceDocumentPtr before = w->document();
+    const QString big =
+        testing::writeTrace(dir_, testing::manyEventsTrace(300'000, 4), QStringLiteral("big-to-cancel.json"));
+    QSignalSpy loaded(w.get(), &MainWindow::documentLoaded);
+    QSignalSpy progress(w->traceLoader(), &TraceLoader::progress);
+    w->openFile(big);
+    QVERIFY(w->cancelLoadButton()->isVisible());
+    QVERIFY(progress.wait(20'000));  // reading has begun
+    QTest::mouseClick(w->cancelLoadButton(), Qt::LeftButton);
+    QVERIFY(!w->cancelLoadButton()->isVisible());
+    QTRY_VERIFY_WITH_TIMEOUT(!w->traceLoader()->hasRunningWorkers(), 20'000);
+    QTest::qWait(100);
+    QCOMPARE(loaded.count(), 0);
+    QCOMPARE(w->document(), before);
+    QVERIFY(w->windowTitle().contains(QStringLiteral("small.json")));
+    QCOMPARE(w->kernelDock()->model()->rowCount(), 4);
+    QVERIFY(w->statusBar()->currentMessage().contains(QStringLiteral("cancelled")));
   }
 
   void badFileShowsErrorDialog() {

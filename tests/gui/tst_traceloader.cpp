@@ -89,6 +89,46 @@ class TraceLoaderTest : public QObject {
     QCOMPARE(loaded.count(), 1);
   }
 
+  void reportsProgressUpToTheWholeFile() {
+    QTemporaryDir dir;
+    const QString path = testing::writeTrace(dir, testing::manyEventsTrace(40'000, 4), QStringLiteral("big.json"));
+    TraceLoader loader;
+    QSignalSpy progress(&loader, &TraceLoader::progress);
+    QSignalSpy loaded(&loader, &TraceLoader::loaded);
+    loader.load(path);
+    QVERIFY(loaded.wait(20'000));
+    QVERIFY(progress.count() >= 2);  // the file spans several 1 MiB reads
+    int last = -1;
+    for (const QList<QVariant>& args : progress) {
+      QVERIFY(args.at(0).toInt() > last);
+      last = args.at(0).toInt();
+    }
+    QCOMPARE(last, 100);
+    QVERIFY(!loader.isLoading());
+  }
+
+  void cancelStopsTheReadAndReportsNothingElse() {
+    QTemporaryDir dir;
+    const QString path = testing::writeTrace(dir, testing::manyEventsTrace(300'000, 4), QStringLiteral("big.json"));
+    TraceLoader loader;
+    QSignalSpy loaded(&loader, &TraceLoader::loaded);
+    QSignalSpy failed(&loader, &TraceLoader::failed);
+    QSignalSpy cancelled(&loader, &TraceLoader::cancelled);
+    loader.load(path);
+    QVERIFY(loader.isLoading());
+    loader.cancel();
+    QCOMPARE(cancelled.count(), 1);
+    QCOMPARE(cancelled.at(0).at(0).toString(), path);
+    QVERIFY(!loader.isLoading());
+    // The worker stops on its own (the reader polls the flag) ...
+    QTRY_VERIFY_WITH_TIMEOUT(!loader.hasRunningWorkers(), 20'000);
+    QTest::qWait(100);  // ... and a late result would have been queued by now
+    QCOMPARE(loaded.count(), 0);
+    QCOMPARE(failed.count(), 0);
+    loader.cancel();  // nothing in flight: no second report
+    QCOMPARE(cancelled.count(), 1);
+  }
+
   void destroyingWhileLoadingIsSafe() {
     QTemporaryDir dir;
     const QString good = testing::writeTrace(dir, testing::smallTrace());

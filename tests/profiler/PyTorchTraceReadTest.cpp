@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "TraceTestFiles.h"
@@ -27,7 +29,6 @@ TEST(PyTorchTraceReadTest, ReadsLegacyListFormOfTorch113) {
   const auto events = nlohmann::json::parse(test_files::read_bytes(path));
   ASSERT_TRUE(events.is_array());
   EXPECT_EQ(trace.ranges.size(), events.size());
-  EXPECT_TRUE(trace.activities.empty());
   EXPECT_EQ(trace.metadata.backend, "cpu");
   EXPECT_EQ(trace.metadata.extra.at("source"), "pytorch-profiler (legacy)");
 
@@ -44,6 +45,101 @@ TEST(PyTorchTraceReadTest, ReadsLegacyListFormOfTorch113) {
   EXPECT_EQ(conv->category, RangeCategory::layer);
   // One thread (tid 1): one lane.
   for (const Range& r : trace.ranges) EXPECT_EQ(r.lane, 0) << r.name;
+}
+
+// The operators doing most of their own work, counted from the file by a direct
+// (quadratic) reading of the rule: an op's parent is the nearest earlier op of its
+// thread (by start, longer first) that it starts inside (an empty op at the end counts,
+// as the legacy form rounds to whole microseconds); an op is chosen when no ancestor is
+// and its duration minus its children's is at least its children's.
+std::map<std::string, int64_t> work_ops_of_legacy_file(const std::filesystem::path& path) {
+  auto events = nlohmann::json::parse(test_files::read_bytes(path));
+  std::vector<nlohmann::json> ops;
+  for (auto& e : events) {
+    const std::string name = e["name"];
+    if (name.find("::") != std::string::npos && name.rfind("ProfilerStep#", 0) != 0) ops.push_back(e);
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return std::pair(a["ts"].get<double>(), -a["dur"].get<double>()) <
+           std::pair(b["ts"].get<double>(), -b["dur"].get<double>());
+  });
+  const size_t n = ops.size();
+  std::vector<long> parent(n, -1);
+  std::vector<double> called(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const double s = ops[i]["ts"], d = ops[i]["dur"];
+    for (long j = static_cast<long>(i) - 1; j >= 0; --j) {
+      const double end = ops[j]["ts"].get<double>() + ops[j]["dur"].get<double>();
+      if (ops[j]["tid"] == ops[i]["tid"] && (s < end || (s == end && d == 0))) {
+        parent[i] = j;
+        called[j] += d;
+        break;
+      }
+    }
+  }
+  std::vector<bool> covered(n, false);
+  std::map<std::string, int64_t> chosen;
+  for (size_t i = 0; i < n; ++i) {
+    if (parent[i] >= 0 && covered[parent[i]]) {
+      covered[i] = true;
+      continue;
+    }
+    const double d = ops[i]["dur"];
+    if (d - std::min(called[i], d) >= called[i]) {
+      covered[i] = true;
+      ++chosen[ops[i]["name"].get<std::string>()];
+    }
+  }
+  return chosen;
+}
+
+TEST(PyTorchTraceReadTest, CpuOnlyTraceGetsItsWorkingOperatorsAsActivities) {
+  const auto path = kData / "lenet5-cpu-torch1.13-legacy.json";
+  const Trace trace = read_chrome_trace(path);
+  const std::map<std::string, int64_t> expected = work_ops_of_legacy_file(path);
+  std::map<std::string, int64_t> calls;
+  for (const KernelStats& k : summarize(trace).kernels) calls[k.name] = k.calls;
+  EXPECT_EQ(calls, expected);
+  EXPECT_GT(expected.size(), 5u);
+  EXPECT_EQ(calls.count("aten::mkldnn_convolution"), 1u);  // it allocates through aten::empty, yet works
+  EXPECT_EQ(calls.count("aten::conv2d"), 0u);              // it only calls
+  EXPECT_EQ(trace.metadata.extra.at("activities"),
+            "CPU operators doing most of their own work (the trace has no device kernels)");
+  // Each activity is one of the ranges, on its lane.
+  for (const Activity& a : trace.activities) {
+    const auto same = std::find_if(trace.ranges.begin(), trace.ranges.end(), [&](const Range& r) {
+      return r.name == a.name && r.start_ns == a.start_ns && r.end_ns == a.end_ns && r.lane == a.stream;
+    });
+    EXPECT_NE(same, trace.ranges.end()) << a.name;
+  }
+}
+
+TEST(PyTorchTraceReadTest, CpuOnlyKinetoTraceUsesWorkingOpsPerThread) {
+  test_files::ScratchDir dir;
+  // Two threads; ProfilerStep and a record_function label are not operators.
+  test_files::write_bytes(dir / "cpu.json", R"({"schemaVersion": 1, "deviceProperties": [], "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 7, "tid": 7, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": 7, "tid": 7, "ts": 1, "dur": 50},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::convolution", "pid": 7, "tid": 7, "ts": 2, "dur": 40},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mkldnn_convolution", "pid": 7, "tid": 7, "ts": 3, "dur": 30},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::as_strided", "pid": 7, "tid": 7, "ts": 4, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 7, "tid": 7, "ts": 35, "dur": 2},
+    {"ph": "X", "cat": "user_annotation", "name": "optimizer", "pid": 7, "tid": 7, "ts": 60, "dur": 30},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add_", "pid": 7, "tid": 7, "ts": 61, "dur": 5},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 7, "tid": 9, "ts": 2, "dur": 90}]})");
+  const Trace trace = read_chrome_trace(dir / "cpu.json");
+  EXPECT_EQ(trace.metadata.backend, "cpu");
+  EXPECT_EQ(trace.ranges.size(), 9u);
+  ASSERT_EQ(trace.activities.size(), 4u);  // not aten::as_strided: the convolution covers it
+  std::map<std::string, int> lane_of;
+  for (const Activity& a : trace.activities) lane_of[a.name] = a.stream;
+  EXPECT_EQ(lane_of.count("aten::conv2d") + lane_of.count("aten::convolution"), 0u);
+  EXPECT_EQ(lane_of.at("aten::mkldnn_convolution"), lane_of.at("aten::add_"));
+  EXPECT_NE(lane_of.at("aten::mul"), lane_of.at("aten::add_"));
+  const Activity& conv = trace.activities[1];  // by start: mul (2) then mkldnn (3)
+  EXPECT_EQ(conv.name, "aten::mkldnn_convolution");
+  EXPECT_EQ(conv.duration_ns(), 30'000);
+  EXPECT_EQ(trace.activities[2].name, "aten::empty");  // after its sibling, not inside it
 }
 
 TEST(PyTorchTraceReadTest, ReadsKinetoObjectFormWithKernels) {
