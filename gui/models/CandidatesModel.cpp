@@ -64,14 +64,16 @@ bool isTraceName(const QString& name) {
 
 // Keys of tunescope.config/1 that configLabel() spells out or that are not knobs.
 const std::set<std::string> kKnownKeys{"schema", "model", "batch", "layout", "conv", "threads", "streams",
-                                       "replicas", "micro_batches", "async_update", "threads_per_lane", "measured"};
+                                       "replicas", "micro_batches", "async_update", "threads_per_lane", "fft_workspace",
+                                       "measured"};
 
 json canonicalConfig(json c) {
   c.erase("schema");
   c.erase("measured");  // informational figures of a written tuned config
   // RunConfig's defaults (core/engine/RunConfig.h, Concurrency.h).
   for (const auto& [key, fallback] : {std::pair<const char*, json>{"threads", 1}, {"streams", 1}, {"replicas", 1},
-                                      {"micro_batches", 1}, {"async_update", false}, {"threads_per_lane", 0}})
+                                      {"micro_batches", 1}, {"async_update", false}, {"threads_per_lane", 0},
+                                      {"fft_workspace", "reuse"}})
     if (!c.contains(key) || c[key].is_null()) c[key] = fallback;
   if (c.contains("conv") && c["conv"].is_object() && !c["conv"].contains("per_layer"))
     c["conv"]["per_layer"] = json::object();
@@ -104,6 +106,9 @@ QString configLabel(const QString& configJson) {
   if (const int r = value<int>(c, "replicas", 1); r != 1) out += QStringLiteral(" replicas=%1").arg(r);
   if (const int m = value<int>(c, "micro_batches", 1); m != 1) out += QStringLiteral(" micro=%1").arg(m);
   if (const int t = value<int>(c, "threads_per_lane", 0); t != 0) out += QStringLiteral(" threads/lane=%1").arg(t);
+  // The FFT workspace policy only when not the default, as RunConfig::label().
+  if (const std::string f = value<std::string>(c, "fft_workspace", "reuse"); f != "reuse")
+    out += QStringLiteral(" fft=%1").arg(QString::fromStdString(f));
   for (const auto& [key, v] : c.items())  // json objects iterate in key order
     if (!kKnownKeys.count(key))
       out += QStringLiteral(" %1=%2").arg(QString::fromStdString(key),

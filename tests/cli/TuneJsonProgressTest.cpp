@@ -90,7 +90,7 @@ std::vector<std::string> tune_args(const Dir& d, const std::string& algorithms, 
           "64",          "--test-limit", "16",    "--batch",     "8",            "--layouts",
           "nchw,nhwc",   "--algorithms", algorithms, "--steps",  std::to_string(steps), "--warmup",
           "1",           "--db",        d.at("results.sqlite"), "-o", d.at("tuned.json"), "--trace-dir",
-          d.at("traces"), "--progress", "jsonl"};
+          d.at("traces"), "--progress", "jsonl", "--strategy", "exhaustive"};  // a known candidate count
 }
 
 // Every line parsed; a line that is not JSON fails the test naming it.

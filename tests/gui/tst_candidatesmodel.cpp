@@ -255,9 +255,9 @@ class CandidatesModelTest : public QObject {
                     "layout": "nhwc", "conv": {"default": "direct"}})");
     // Rows 3 and 4: a knob from a newer tunescope, with two values.
     std::string newer = to_json_text(nhwc2);
-    newer.insert(newer.rfind('}'), ", \"fft_workspace\": \"cache\"");
+    newer.insert(newer.rfind('}'), ", \"future_knob\": \"on\"");
     setConfig(3, newer.c_str());
-    newer.replace(newer.find("cache"), 5, "reuse");
+    newer.replace(newer.find("\"on\""), 4, "\"off\"");
     setConfig(4, newer.c_str());
 
     CandidatesModel model;
@@ -268,8 +268,8 @@ class CandidatesModelTest : public QObject {
     for (const CandidateRow& r : model.rows()) labels << r.label;
     labels.sort();
     QCOMPARE(labels, (QStringList{QStringLiteral("nhwc conv=direct threads=2"),
-                                  QStringLiteral("nhwc conv=direct threads=2 fft_workspace=cache"),
-                                  QStringLiteral("nhwc conv=direct threads=2 fft_workspace=reuse")}));
+                                  QStringLiteral("nhwc conv=direct threads=2 future_knob=off"),
+                                  QStringLiteral("nhwc conv=direct threads=2 future_knob=on")}));
     const int merged = model.rowOfConfig(QString::fromStdString(to_json_text(nhwc2)));
     QVERIFY(merged >= 0);
     QCOMPARE(model.rows()[size_t(merged)].measurements, 2);
@@ -287,6 +287,7 @@ class CandidatesModelTest : public QObject {
     if (variant == 2) {
       c.concurrency.streams = 2;
       c.concurrency.async_update = true;
+      c.fft_workspace = FftWorkspace::cache;
     }
     if (variant == 3) {
       c.concurrency.replicas = 2;
