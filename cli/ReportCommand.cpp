@@ -49,7 +49,8 @@ Action add_report_command(CLI::App& command) {
                      "Trace to read: tunescope or PyTorch-profiler JSON (.json/.json.gz), nsys SQLite; or a "
                      "tunescope results DB (tune --db) to reprint the ranking of its tunes")
       ->required();
-  command.add_option("--top", flags->top, "Rows of the kernel table (0: all)")->capture_default_str();
+  command.add_option("--top", flags->top, "Rows of the kernel table (0: all)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   command.add_option("--gaps-us", flags->gap_us, "List idle gaps longer than this (microseconds; 0: none)")
       ->check(CLI::NonNegativeNumber);
 

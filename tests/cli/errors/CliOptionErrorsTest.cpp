@@ -40,6 +40,7 @@ TEST(CliOptionErrors, NumbersOutOfRange) {
       {"train --data fake --fake-count -3 --epochs 1", {"--fake-count", "-3"}},
       {"train --data fake --fake-count 32 --batch 8 --epochs 1 --lr -1", {"--lr", "-1"}},
       {"train --data fake --fake-count 32 --batch 8 --epochs 1 --prefetch -1", {"--prefetch", "-1"}},
+      {"report " + folder.at("missing.json") + " --top -1", {"--top", "-1"}},
   };
   for (const ErrorCase& c : cases) expect_error(folder.path(), c);
 }
