@@ -81,6 +81,7 @@ SessionOptions SessionFlags::resolve() const {
   if (all || given(batch_option_)) resolved.batch = options.batch;
   if (all || given(layout_option_)) resolved.layout = parse_layout(layout);
   if (all || given(conv_option_)) resolved.conv = parse_conv_choice(conv);
+  else resolved.conv_source = "config " + config_path + ", key 'conv.per_layer'";
   if (all || given(threads_option_)) resolved.threads = options.threads;
   const Concurrency& c = options.concurrency;
   if (all || given(streams_option_)) resolved.concurrency.streams = c.streams;

@@ -34,7 +34,7 @@ class ModelBuilder {
       if (!used_.count(layer)) {
         std::string known;
         for (const auto& name : used_) known += (known.empty() ? "" : ", ") + name;
-        fail(ErrorKind::usage, "--conv: model ", spec_.name, " has no conv layer '", layer,
+        fail(ErrorKind::usage, spec_.conv_source, ": model ", spec_.name, " has no conv layer '", layer,
              "' (conv layers: ", known, ")");
       }
     net_->build(spec_.input, spec_.setup);

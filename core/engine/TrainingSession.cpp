@@ -91,6 +91,7 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   spec.input = {options_.concurrency.shard(options_.batch), train->channels, size, size};
   spec.classes = std::max(train->num_classes, test->num_classes);
   spec.conv = options_.conv;
+  spec.conv_source = options_.conv_source;
   spec.setup = LayerSetup{options_.layout, options_.backend, options_.seed, options_.fft_workspace};
   std::vector<Network*> replicas;
   for (int r = 0; r < options_.concurrency.replicas; ++r) {

@@ -28,6 +28,7 @@ struct SessionOptions {
   int64_t batch = 128;
   Layout layout = Layout::NCHW;
   ConvChoice conv;
+  std::string conv_source = "--conv";  // where `conv` came from, for messages (flag or config file)
   int threads = 0;                     // 0: one per hardware thread; shared out over the lanes
   Concurrency concurrency;             // streams, replicas x micro-batches, async update
   FftWorkspace fft_workspace = FftWorkspace::reuse;

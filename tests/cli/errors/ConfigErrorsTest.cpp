@@ -69,6 +69,11 @@ TEST_F(ConfigErrors, UnknownAlgorithm) {
          {"key 'conv.default'", "unknown convolution algorithm 'winograd'"});
 }
 
+TEST_F(ConfigErrors, ConvLayerTheModelLacks) {
+  expect("layer", "{" + kHead + R"(, "layout": "nchw", "conv": {"default": "direct", "per_layer": {"conv9": "gemm"}}})",
+         {"key 'conv.per_layer'", "model lenet5 has no conv layer 'conv9'"});
+}
+
 TEST_F(ConfigErrors, UnknownLayout) {
   expect("layout", "{" + kHead + R"(, "layout": "chwn", "conv": {"default": "direct"}})",
          {"key 'layout'", "unknown layout 'chwn'"});
