@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "BenchThreads.h"
+#include "bench/BenchMain.h"
 #include "core/base/AlignedBuffer.h"
 #include "core/base/ThreadPool.h"
 #include "kernels/cpu/OwnFft.h"
@@ -178,12 +178,5 @@ void register_all() {
 }  // namespace tunescope
 
 int main(int argc, char** argv) {
-  tunescope::g_threads = tunescope::bench_threads_from(argc, argv);
-  benchmark::AddCustomContext("threads", std::to_string(tunescope::g_threads));
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  tunescope::register_all();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return tunescope::run_benchmark_program(argc, argv, tunescope::g_threads, tunescope::register_all);
 }

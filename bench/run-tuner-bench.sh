@@ -12,6 +12,9 @@
 # usage: bench/run-tuner-bench.sh [BUILD_DIR] [DATA] [TUNES] [ROUNDS]
 #   DATA: fake (default) | fashion-mnist;  TUNES: tunes per strategy (default 3);
 #   ROUNDS: re-measurement rounds (default 7)
+# env: MODEL (lenet5), BATCH (64), STEPS (10) and WARMUP (3) per candidate, MEASURE_STEPS (20)
+#   per re-measurement run. The default config (nchw, direct, 1 thread, 1 stream) is
+#   re-measured beside the picks, so the tables also say what tuning gained.
 set -euo pipefail
 
 build=${1:-build}
@@ -29,8 +32,11 @@ else
   data_args=(--data "$data" --train-limit 4096 --test-limit 64)
 fi
 strategies=(exhaustive per-layer halving)
-common=(--model lenet5 --batch 64 --layouts nchw,nhwc --algorithms direct,gemm,fft-fftw,fft-own
-        --threads-list 1 --streams-list 1,2 --steps 10 --warmup 3 "${data_args[@]}")
+model=${MODEL:-lenet5}
+batch=${BATCH:-64}
+measure_steps=${MEASURE_STEPS:-20}
+common=(--model "$model" --batch "$batch" --layouts nchw,nhwc --algorithms direct,gemm,fft-fftw,fft-own
+        --threads-list 1 --streams-list 1,2 --steps "${STEPS:-10}" --warmup "${WARMUP:-3}" "${data_args[@]}")
 
 echo "load before: $(cat /proc/loadavg)" >&2
 declare -A seconds cpu pick picks  # per "strategy/run"; picks: distinct pick label -> its config file
@@ -50,9 +56,15 @@ for ((t = 1; t <= tunes; ++t)); do
   done
 done
 
+# The default config, re-measured beside the picks.
+default_label="default: nchw conv=direct threads=1"
+printf '{"schema": "tunescope.config/1", "model": "%s", "batch": %d, "layout": "nchw", "conv": {"default": "direct"}, "threads": 1}\n' \
+  "$model" "$batch" > "$work/default.json"
+picks[$default_label]="$work/default.json"
+
 # The common re-measurement: each round runs every distinct pick once, in turn.
-measure() {  # config.json -> ex/s of 20 traced steps
-  "$cli" profile --config "$1" "${data_args[@]}" --warmup 3 --steps 20 2>/dev/null \
+measure() {  # config.json -> ex/s of MEASURE_STEPS traced steps
+  "$cli" profile --config "$1" "${data_args[@]}" --warmup 3 --steps "$measure_steps" 2>/dev/null \
     | sed -n 's/^[0-9]* traced steps: [0-9.]* s, \([0-9.]*\) ex\/s.*/\1/p'
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -106,3 +118,5 @@ for strategy in "${strategies[@]}"; do
     "$c" "$(echo "$c / $exhaustive_cpu" | bc -l)" "$worst"
 done
 printf "\nexhaustive's best pick: %s; its spread over the rounds: %.0f%%\n" "$best_label" "${noise[$best_label]}"
+printf "%s: %.0f ex/s (spread %.0f%%); exhaustive's best pick is %+.1f%% over it\n" "$default_label" \
+  "${eps[$default_label]}" "${noise[$default_label]}" "$(echo "100 * ($best_exhaustive / ${eps[$default_label]} - 1)" | bc -l)"

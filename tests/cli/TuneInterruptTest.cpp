@@ -22,30 +22,14 @@
 #include <vector>
 
 #include "tests/cli/RunCli.h"
+#include "tests/cli/TestFolder.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-struct Dir {
-  fs::path dir = fs::temp_directory_path() /
-                 (std::string("tunescope-tune-interrupt-") +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  Dir() {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~Dir() { fs::remove_all(dir); }
-  std::string at(const std::string& name) const { return (dir / name).string(); }
-};
+using tunescope::testing::TestFolder;
 
 // 2 layouts x 4 algorithms x 2 thread counts (some skipped) with enough timed steps
 // that the sweep lasts well beyond the moment the test signals it. Exhaustive: its
@@ -140,7 +124,7 @@ size_t table_rows(const std::string& output) {
 
 // Resumes the tune in `db` and checks it completes measuring only what was missing,
 // over the same configs as the uninterrupted tune in `fresh_db`.
-void expect_resume_completes(const Dir& d, const std::string& db, const std::string& fresh_db) {
+void expect_resume_completes(const TestFolder& d, const std::string& db, const std::string& fresh_db) {
   const auto before = committed_trials(db);
   const tunescope::testing::CliResult resumed =
       tunescope::testing::run_cli(joined(tune_args(db, d.at("resumed.json"))) + " --resume");
@@ -160,7 +144,7 @@ void expect_resume_completes(const Dir& d, const std::string& db, const std::str
 }
 
 TEST(TuneInterrupt, SigintPrintsBestSoFarExits130AndResumeCompletes) {
-  const Dir d;
+  const TestFolder d;
   const tunescope::testing::CliResult fresh = tunescope::testing::run_cli(
       joined(tune_args(d.at("fresh.sqlite"), d.at("fresh.json"))));
   ASSERT_EQ(fresh.exit_code, 0) << fresh.output;
@@ -170,10 +154,10 @@ TEST(TuneInterrupt, SigintPrintsBestSoFarExits130AndResumeCompletes) {
   const std::string db = d.at("results.sqlite");
   const pid_t pid = spawn(tune_args(db, d.at("tuned.json")), d.at("tune.log"));
   ASSERT_GT(pid, 0);
-  ASSERT_TRUE(wait_for_trials(pid, db, 1)) << read(d.at("tune.log"));
+  ASSERT_TRUE(wait_for_trials(pid, db, 1)) << tunescope::testing::file_bytes(d.at("tune.log"));
   kill(pid, SIGINT);
   const int code = exit_status(pid);
-  const std::string output = read(d.at("tune.log"));
+  const std::string output = tunescope::testing::file_bytes(d.at("tune.log"));
   ASSERT_EQ(code, 130) << output;
 
   EXPECT_NE(output.find("interrupted: best so far: "), std::string::npos) << output;
@@ -194,7 +178,7 @@ TEST(TuneInterrupt, SigintPrintsBestSoFarExits130AndResumeCompletes) {
 }
 
 TEST(TuneInterrupt, SigkillLosesNoCommittedTrialAndResumeCompletes) {
-  const Dir d;
+  const TestFolder d;
   const tunescope::testing::CliResult fresh = tunescope::testing::run_cli(
       joined(tune_args(d.at("fresh.sqlite"), d.at("fresh.json"))));
   ASSERT_EQ(fresh.exit_code, 0) << fresh.output;
@@ -202,7 +186,7 @@ TEST(TuneInterrupt, SigkillLosesNoCommittedTrialAndResumeCompletes) {
   const std::string db = d.at("results.sqlite");
   const pid_t pid = spawn(tune_args(db, d.at("tuned.json")), d.at("tune.log"));
   ASSERT_GT(pid, 0);
-  ASSERT_TRUE(wait_for_trials(pid, db, 2)) << read(d.at("tune.log"));
+  ASSERT_TRUE(wait_for_trials(pid, db, 2)) << tunescope::testing::file_bytes(d.at("tune.log"));
   const auto seen = committed_trials(db);
   kill(pid, SIGKILL);
   EXPECT_EQ(exit_status(pid), -SIGKILL);
@@ -217,7 +201,7 @@ TEST(TuneInterrupt, SigkillLosesNoCommittedTrialAndResumeCompletes) {
 }
 
 TEST(TuneInterrupt, ResumeWithoutDbExitsTwo) {
-  const Dir d;
+  const TestFolder d;
   const tunescope::testing::CliResult r = tunescope::testing::run_cli(
       "tune --model lenet5 --data fake --fake-count 64 --batch 8 --resume -o " + d.at("t.json"));
   EXPECT_EQ(r.exit_code, 2) << r.output;

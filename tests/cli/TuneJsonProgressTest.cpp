@@ -18,30 +18,14 @@
 #include <vector>
 
 #include "tests/cli/RunCli.h"
+#include "tests/cli/TestFolder.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Dir {
-  fs::path dir = fs::temp_directory_path() /
-                 (std::string("tunescope-tune-jsonl-") +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  Dir() {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~Dir() { fs::remove_all(dir); }
-  std::string at(const std::string& name) const { return (dir / name).string(); }
-};
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using tunescope::testing::TestFolder;
 
 // The CLI as a child: stdout read line by line through a pipe, stderr to a file.
 // `on_line` sees each stdout line as it arrives (and may signal the child).
@@ -85,7 +69,7 @@ Child run_tune(const std::vector<std::string>& args, const std::string& stderr_p
   return child;
 }
 
-std::vector<std::string> tune_args(const Dir& d, const std::string& algorithms, int steps) {
+std::vector<std::string> tune_args(const TestFolder& d, const std::string& algorithms, int steps) {
   return {"tune",        "--model",     "lenet5", "--data",      "fake",         "--fake-count",
           "64",          "--test-limit", "16",    "--batch",     "8",            "--layouts",
           "nchw,nhwc",   "--algorithms", algorithms, "--steps",  std::to_string(steps), "--warmup",
@@ -105,13 +89,13 @@ std::vector<json> parse_lines(const std::vector<std::string>& lines) {
 }
 
 TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
-  const Dir d;
+  const TestFolder d;
   const Child child = run_tune(tune_args(d, "direct,gemm", 2), d.at("stderr.txt"), [](Child&, const std::string&) {});
-  const std::string log = read(d.at("stderr.txt"));
+  const std::string log = tunescope::testing::file_bytes(d.at("stderr.txt"));
   ASSERT_EQ(child.exit_code, 0) << log;
   const std::vector<json> events = parse_lines(child.lines);
   // 2 layouts x 2 algorithms: start, 4 x (trial_start, trial), done.
-  ASSERT_EQ(events.size(), 10u) << read(d.at("stderr.txt"));
+  ASSERT_EQ(events.size(), 10u) << tunescope::testing::file_bytes(d.at("stderr.txt"));
 
   const json& start = events.front();
   EXPECT_EQ(start["event"], "start");
@@ -176,7 +160,7 @@ TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
 }
 
 TEST(TuneJsonProgress, SigintAfterTheFirstTrialEndsWithAnInterruptedDoneEvent) {
-  const Dir d;
+  const TestFolder d;
   bool signalled = false;
   const Child child = run_tune(tune_args(d, "direct,gemm,fft-fftw,fft-own", 12), d.at("stderr.txt"),
                                [&](Child& c, const std::string& line) {
@@ -185,8 +169,8 @@ TEST(TuneJsonProgress, SigintAfterTheFirstTrialEndsWithAnInterruptedDoneEvent) {
                                    kill(c.pid, SIGINT);
                                  }
                                });
-  ASSERT_TRUE(signalled) << read(d.at("stderr.txt"));
-  EXPECT_EQ(child.exit_code, 130) << read(d.at("stderr.txt"));
+  ASSERT_TRUE(signalled) << tunescope::testing::file_bytes(d.at("stderr.txt"));
+  EXPECT_EQ(child.exit_code, 130) << tunescope::testing::file_bytes(d.at("stderr.txt"));
   const std::vector<json> events = parse_lines(child.lines);
   ASSERT_GE(events.size(), 4u);
   const json& done = events.back();
@@ -202,7 +186,7 @@ TEST(TuneJsonProgress, SigintAfterTheFirstTrialEndsWithAnInterruptedDoneEvent) {
 }
 
 TEST(TuneJsonProgress, BarStaysTheDefaultAndABadModeExitsTwo) {
-  const Dir d;
+  const TestFolder d;
   const auto plain = tunescope::testing::run_cli("tune --model lenet5 --data fake --fake-count 64 --test-limit 16 "
                                                  "--batch 8 --layouts nchw --algorithms direct --steps 1 --warmup 0 "
                                                  "-o " + d.at("plain.json"));

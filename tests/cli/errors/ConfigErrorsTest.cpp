@@ -28,7 +28,7 @@ class ConfigErrors : public ::testing::Test {
     expect_error(folder.path(), {profile_with(name, text), expected});
   }
 
-  CaseFolder folder;
+  TestFolder folder;
 };
 
 TEST_F(ConfigErrors, ValidConfigProfiles) {

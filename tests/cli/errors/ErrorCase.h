@@ -1,8 +1,7 @@
-// Shared by the CLI error tests (one file per kind of bad input, issue 8): a folder of
-// inputs per test, a snapshot of every file in it, and one check per bad-input case:
-// the exact exit code, a message naming the culprit and the problem, and a folder that
-// afterwards holds exactly the same files with the same bytes (nothing changed, no
-// partial output file left).
+// Shared by the CLI error tests (one file per kind of bad input, issue 8): a snapshot of
+// every file in a test's folder, and one check per bad-input case: the exact exit code, a
+// message naming the culprit and the problem, and a folder that afterwards holds exactly
+// the same files with the same bytes (nothing changed, no partial output file left).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,17 +15,11 @@
 #include <vector>
 
 #include "tests/cli/RunCli.h"
+#include "tests/cli/TestFolder.h"
 
 namespace tunescope::testing {
 
 namespace fs = std::filesystem;
-
-inline std::string file_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
 
 inline void write_file(const fs::path& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -77,29 +70,6 @@ class FolderSnapshot {
 };
 
 // A fresh folder per test (CTest runs the tests of a file in parallel processes).
-class CaseFolder {
- public:
-  CaseFolder()
-      : dir_(fs::temp_directory_path() / (std::string("tunescope-errors-") +
-                                          ::testing::UnitTest::GetInstance()->current_test_suite()->name() + "-" +
-                                          ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~CaseFolder() {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-  CaseFolder(const CaseFolder&) = delete;
-  CaseFolder& operator=(const CaseFolder&) = delete;
-
-  const fs::path& path() const { return dir_; }
-  std::string at(const std::string& name) const { return (dir_ / name).string(); }
-
- private:
-  fs::path dir_;
-};
-
 struct ErrorCase {
   std::string args;                    // the tunescope command line
   std::vector<std::string> expected;   // each must appear in the output: the culprit, the problem

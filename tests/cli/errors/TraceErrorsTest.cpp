@@ -33,7 +33,7 @@ class TraceErrors : public ::testing::Test {
     return bytes;
   }
 
-  CaseFolder folder;
+  TestFolder folder;
 };
 
 TEST_F(TraceErrors, JsonOfAnotherTool) {
