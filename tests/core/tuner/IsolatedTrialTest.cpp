@@ -16,19 +16,14 @@
 namespace tunescope::tuner {
 namespace {
 
+using testing::config_with;
+
 MeasureOptions isolated() {
   MeasureOptions o;
   o.warmup = 1;
   o.steps = 2;
   o.isolate = true;
   return o;
-}
-
-RunConfig config_with(const SessionOptions& base, Layout layout, const std::string& algorithm) {
-  RunConfig c = run_config_of(base);
-  c.layout = layout;
-  c.conv.default_algorithm = algorithm;
-  return c;
 }
 
 class IsolatedTrialTest : public ::testing::Test {

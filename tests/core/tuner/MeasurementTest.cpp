@@ -12,18 +12,13 @@
 namespace tunescope::tuner {
 namespace {
 
+using testing::config_with;
+
 MeasureOptions quick() {
   MeasureOptions o;
   o.warmup = 1;
   o.steps = 2;
   return o;
-}
-
-RunConfig config_with(const SessionOptions& base, Layout layout, const std::string& algorithm) {
-  RunConfig c = run_config_of(base);
-  c.layout = layout;
-  c.conv.default_algorithm = algorithm;
-  return c;
 }
 
 class MeasurementTest : public ::testing::Test {

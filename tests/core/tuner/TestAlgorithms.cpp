@@ -85,4 +85,16 @@ SessionOptions tiny_session() {
   return options;
 }
 
+RunConfig config_with(const SessionOptions& base, Layout layout, const std::string& algorithm) {
+  RunConfig c = config_with(base, algorithm);
+  c.layout = layout;
+  return c;
+}
+
+RunConfig config_with(const SessionOptions& base, const std::string& algorithm) {
+  RunConfig c = run_config_of(base);
+  c.conv.default_algorithm = algorithm;
+  return c;
+}
+
 }  // namespace tunescope::tuner::testing

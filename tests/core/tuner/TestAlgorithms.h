@@ -3,6 +3,9 @@
 // ones, to drive the tuner's dispositions. Plus small shared fixtures.
 #pragma once
 
+#include <string>
+
+#include "core/engine/RunConfig.h"
 #include "core/engine/TrainingSession.h"
 
 namespace tunescope::tuner::testing {
@@ -19,5 +22,8 @@ inline constexpr const char* kHang = "test-hang";          // forward sleeps for
 
 // lenet5 on a few fake examples, batch 8, one thread: a step takes about a millisecond.
 SessionOptions tiny_session();
+// The config of `base` with `algorithm` on every conv layer (in `layout` when given).
+RunConfig config_with(const SessionOptions& base, Layout layout, const std::string& algorithm);
+RunConfig config_with(const SessionOptions& base, const std::string& algorithm);
 
 }  // namespace tunescope::tuner::testing

@@ -16,11 +16,7 @@
 namespace tunescope::tuner {
 namespace {
 
-RunConfig config_with(const SessionOptions& base, const std::string& algorithm) {
-  RunConfig c = run_config_of(base);
-  c.conv.default_algorithm = algorithm;
-  return c;
-}
+using testing::config_with;
 
 TEST(TrialTimeLimit, CountsStepsAndThrowsOnlyOncePastTheLimit) {
   StepCounter counter{0};
