@@ -1,4 +1,4 @@
-// A process-wide cap on the host memory held in AlignedBuffers (tensors, conv
+// A process-wide cap on the host memory held in host AlignedBuffers (tensors, conv
 // workspaces), so that a candidate running out of memory fails with a clear
 // Error(runtime) instead of exhausting the machine, and so that this is testable.
 #pragma once

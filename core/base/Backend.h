@@ -1,9 +1,11 @@
-// A device family (cpu, cuda): its op kernels and a description of the device.
+// A device family (cpu, cuda): its op kernels, the memory its tensors live in, the
+// native streams behind the executor's lanes, and a description of the device.
 // Convolution algorithms are registered per backend in the Registry.
 #pragma once
 
 #include <string>
 
+#include "core/base/MemorySpace.h"
 #include "core/base/OpKernels.h"
 
 namespace tunescope {
@@ -15,6 +17,17 @@ class Backend {
   // Human-readable device, e.g. "AMD EPYC 7B13, 2 cores, OpenBLAS 0.3.21, FFTW 3.3.10".
   virtual std::string device_description() const = 0;
   virtual OpKernels& ops() = 0;
+
+  // Where the engine allocates tensors, workspaces and saved spectra.
+  virtual MemorySpace& memory() { return host_memory(); }
+  // The native stream (cudaStream_t) of executor lane `lane`, owned by the backend and
+  // handed to kernels in ExecContext::stream; null where kernels run on the lane's own
+  // thread (cpu).
+  virtual void* lane_stream(int lane) { return nullptr; }
+  // Blocks the calling thread until the work enqueued on `stream` has finished. The
+  // executor calls it before an event recorded on the lane completes and before a lane
+  // goes idle, so events and synchronize() order device work as they order host work.
+  virtual void finish_stream(void* stream) {}
 };
 
 }  // namespace tunescope

@@ -118,6 +118,19 @@ class OpKernels {
 
   // "transpose.nchw_to_nhwc" / "transpose.nhwc_to_nchw": y has the other layout, same shape.
   virtual void transpose(const ExecContext& ctx, const Tensor& x, Tensor& y) = 0;
+
+  // The data movement of a split batch (replicas), traced as memcpy-kind kernels.
+  // "scatter": shard rows [0, k) = batch rows [first, first + k) with k = min(shard.n,
+  // batch.n - first); rows past k are zeroed (a partial last shard). Same c, h, w and
+  // layout; `batch` may be a host tensor while shard is in the backend's memory (the
+  // upload of a batch).
+  virtual void scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t first, Tensor& shard) = 0;
+  // "allreduce": out = scale * sum of sources, elementwise, summed in source order so a
+  // run is reproducible; out may be one of the sources. All have out's shape and layout.
+  virtual void allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale,
+                             Tensor& out) = 0;
+  // "broadcast": copies `source` into every tensor of `targets`.
+  virtual void broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* const> targets) = 0;
 };
 
 }  // namespace tunescope

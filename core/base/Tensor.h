@@ -1,5 +1,7 @@
-// A dense float32 tensor in host memory with logical (n, c, h, w) indexing and a
-// physical layout (NCHW or NHWC). Storage is 64-byte aligned and zero-initialised.
+// A dense float32 tensor with logical (n, c, h, w) indexing and a physical layout
+// (NCHW or NHWC), stored in one memory space (host by default; a device's memory on the
+// CUDA backend). Storage is 64-byte aligned and zero-initialised. Element access (at)
+// needs host memory; to_host() and copy_tensor() move tensors between spaces.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +23,8 @@ Strides4 strides_for(const Shape4& shape, Layout layout);
 class Tensor {
  public:
   Tensor() = default;
-  Tensor(Shape4 shape, Layout layout);
+  Tensor(Shape4 shape, Layout layout, MemorySpace& memory = host_memory());
+  // Copies stay in the source's memory space.
   Tensor(const Tensor& other);
   Tensor& operator=(const Tensor& other);
   Tensor(Tensor&&) noexcept = default;
@@ -33,6 +36,8 @@ class Tensor {
   int64_t size() const { return shape_.count(); }
   size_t bytes() const { return static_cast<size_t>(size()) * sizeof(float); }
   bool empty() const { return size() == 0 || !storage_.data(); }
+  MemorySpace& memory() const { return storage_.memory(); }
+  bool on_host() const { return storage_.memory().host_accessible(); }
 
   float* data() { return static_cast<float*>(storage_.data()); }
   const float* data() const { return static_cast<const float*>(storage_.data()); }
@@ -43,8 +48,9 @@ class Tensor {
   float& at(int64_t n, int64_t c, int64_t h, int64_t w) { return data()[offset(n, c, h, w)]; }
   float at(int64_t n, int64_t c, int64_t h, int64_t w) const { return data()[offset(n, c, h, w)]; }
 
+  // Both work in any memory space (fill stages a host copy for device memory).
   void fill(float value);
-  void zero() { fill(0.0f); }
+  void zero();
 
  private:
   Shape4 shape_{0, 0, 0, 0};
@@ -53,10 +59,18 @@ class Tensor {
   AlignedBuffer storage_;
 };
 
+// dst = src: same shape and layout, any two memory spaces.
+void copy_tensor(const Tensor& src, Tensor& dst);
+// A host copy of `tensor` (a copy even when it is on the host already).
+Tensor to_host(const Tensor& tensor);
+// A copy of `tensor` in `memory`.
+Tensor to_memory(const Tensor& tensor, MemorySpace& memory);
+
 // Copies src into dst element by element by logical index; dst may have the other
 // layout but must have the same shape. The one layout conversion of the code base:
 // the traced transpose kernel of every backend's ops calls this on the host.
 class ThreadPool;
+// Both must be host tensors.
 void convert_layout(const Tensor& src, Tensor& dst, ThreadPool* pool = nullptr);
 
 }  // namespace tunescope

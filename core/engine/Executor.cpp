@@ -9,8 +9,8 @@
 
 namespace tunescope {
 
-Executor::Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, int device)
-    : tracer_(tracer), device_(device), threads_per_lane_(threads_per_lane), lanes_(static_cast<size_t>(lanes)) {
+Executor::Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, Backend* backend, int device)
+    : tracer_(tracer), backend_(backend), device_(device), threads_per_lane_(threads_per_lane), lanes_(static_cast<size_t>(lanes)) {
   if (lanes < 1) fail(ErrorKind::usage, "an executor needs >= 1 lane, got ", lanes);
   if (threads_per_lane < 1) fail(ErrorKind::usage, "threads per lane must be >= 1, got ", threads_per_lane);
   for (Lane& lane : lanes_) lane.pool = std::make_unique<ThreadPool>(threads_per_lane);
@@ -55,35 +55,55 @@ bool Executor::ready(const Item& item) const {
   return item.kind != Item::Kind::wait || item.event->completed_ >= item.target || failure_;
 }
 
+std::exception_ptr Executor::finish_stream(const ExecContext& exec) {
+  try {
+    backend_->finish_stream(exec.stream);
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+std::exception_ptr Executor::run_item(Item& item, const ExecContext& exec) {
+  if (item.kind == Item::Kind::record) return finish_stream(exec);
+  std::exception_ptr error;
+  try {
+    item.task(exec);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  item.task = nullptr;  // release what the task captured before taking the lock
+  return error;
+}
+
 void Executor::lane_loop(int index) {
   Lane& lane = lanes_[static_cast<size_t>(index)];
-  const ExecContext exec{*lane.pool, tracer_, device_, index};
+  const ExecContext exec{*lane.pool, tracer_, device_, index, backend_ ? backend_->lane_stream(index) : nullptr};
   std::unique_lock lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return stopping_ || (!lane.queue.empty() && ready(lane.queue.front())); });
     if (stopping_) return;
     Item item = std::move(lane.queue.front());
     lane.queue.pop_front();
-    if (item.kind == Item::Kind::record) {
-      item.event->completed_ = std::max(item.event->completed_, item.target);
-      changed_.notify_all();
-      continue;
-    }
-    if (item.kind == Item::Kind::wait || failure_) {  // a poisoned executor skips work
+    const bool record = item.kind == Item::Kind::record;
+    if (item.kind == Item::Kind::wait || (!record && failure_)) {  // a poisoned executor skips work
       if (lane.queue.empty()) changed_.notify_all();  // synchronize() may be waiting for this
       continue;
     }
-    lane.busy = true;
-    lock.unlock();
     std::exception_ptr error;
-    try {
-      item.task(exec);
-    } catch (...) {
-      error = std::current_exception();
+    if (!record || exec.stream) {
+      lane.busy = true;
+      lock.unlock();
+      error = run_item(item, exec);
+      lock.lock();
+      if (!record && !error && exec.stream && lane.queue.empty()) {
+        lock.unlock();
+        error = finish_stream(exec);
+        lock.lock();
+      }
+      lane.busy = false;
     }
-    item.task = nullptr;  // release what the task captured before taking the lock
-    lock.lock();
-    lane.busy = false;
+    if (record) item.event->completed_ = std::max(item.event->completed_, item.target);
     if (error && !failure_) failure_ = error;
     changed_.notify_all();
   }

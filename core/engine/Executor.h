@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/base/Backend.h"
 #include "core/base/ExecContext.h"
 #include "core/base/ThreadPool.h"
 
@@ -46,8 +47,11 @@ class Executor {
   using Task = std::function<void(const ExecContext&)>;
 
   // `lanes` lanes, each with a pool of `threads_per_lane` threads (the lane thread
-  // included). Kernels run by a task see ExecContext{pool, tracer, device, lane id}.
-  Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, int device = 0);
+  // included). Kernels run by a task see ExecContext{pool, tracer, device, lane id,
+  // backend->lane_stream(lane id)}. With a backend whose lanes have native streams, a
+  // lane finishes its stream's work before an event recorded on it completes and before
+  // it goes idle, so events and synchronize() order device work too.
+  Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, Backend* backend = nullptr, int device = 0);
   // Lets running tasks finish, drops the ones not started, joins the lanes.
   ~Executor();
   Executor(const Executor&) = delete;
@@ -82,10 +86,14 @@ class Executor {
   };
 
   void lane_loop(int lane);
+  // Runs a task, or for a record item finishes the lane's device work; returns its error.
+  std::exception_ptr run_item(Item& item, const ExecContext& exec);
+  std::exception_ptr finish_stream(const ExecContext& exec);
   bool ready(const Item& item) const;  // under mutex_
   void rethrow_failure(std::unique_lock<std::mutex>& lock);
 
   profiler::Tracer* tracer_;
+  Backend* backend_;
   int device_;
   int threads_per_lane_;
   std::vector<Lane> lanes_;

@@ -35,6 +35,7 @@ struct LayerSetup {
   std::string backend = "cpu";
   uint64_t seed = 1;  // parameter initialisation
   FftWorkspace fft_workspace = FftWorkspace::reuse;
+  MemorySpace* memory = &host_memory();  // the backend's: where parameters and activations live
 };
 
 class Layer {

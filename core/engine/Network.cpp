@@ -48,12 +48,12 @@ void Network::build(Shape4 input, const LayerSetup& setup) {
       ++nodes_[in].consumers;
     }
     node.shape = node.layer->configure(shapes, setup);
-    node.output = Tensor(node.shape, setup.layout);
+    node.output = Tensor(node.shape, setup.layout, *setup.memory);
   }
   for (size_t i = 1; i < nodes_.size(); ++i) {
     Node& node = nodes_[i];
-    node.grad = Tensor(node.shape, setup.layout);
-    if (node.consumers > 1) node.grad_scratch = Tensor(node.shape, setup.layout);
+    node.grad = Tensor(node.shape, setup.layout, *setup.memory);
+    if (node.consumers > 1) node.grad_scratch = Tensor(node.shape, setup.layout, *setup.memory);
   }
   plan_backward();
   built_ = true;

@@ -9,6 +9,11 @@
 namespace tunescope {
 
 void init_he_normal(Tensor& weight, int64_t fan_in, uint64_t seed) {
+  if (!weight.on_host()) {  // drawn on the host in the same order, so every backend starts alike
+    Tensor host = to_host(weight);
+    init_he_normal(host, fan_in, seed);
+    return copy_tensor(host, weight);
+  }
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, std::sqrt(2.0f / static_cast<float>(fan_in)));
   const Shape4 s = weight.shape();
@@ -18,8 +23,10 @@ void init_he_normal(Tensor& weight, int64_t fan_in, uint64_t seed) {
         for (int64_t w = 0; w < s.w; ++w) weight.at(n, c, h, w) = normal(rng);
 }
 
-Parameter make_parameter(const std::string& name, Shape4 shape, Layout layout) {
-  return Parameter{name, Tensor(shape, layout), Tensor(shape, layout), Tensor(shape, layout)};
+Parameter make_parameter(const std::string& name, Shape4 shape, const LayerSetup& setup) {
+  MemorySpace& memory = *setup.memory;
+  return Parameter{name, Tensor(shape, setup.layout, memory), Tensor(shape, setup.layout, memory),
+                   Tensor(shape, setup.layout, memory)};
 }
 
 uint64_t parameter_seed(uint64_t model_seed, const std::string& parameter_name) {

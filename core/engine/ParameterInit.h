@@ -3,16 +3,19 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/base/Tensor.h"
 
 namespace tunescope {
 
+struct LayerSetup;
+struct Parameter;
+
 // He-normal (std = sqrt(2 / fan_in)) values drawn in logical (n, c, h, w) order.
 void init_he_normal(Tensor& weight, int64_t fan_in, uint64_t seed);
-// A fresh Parameter value/grad/velocity of `shape` in `layout`, all zero.
-struct Parameter;
-Parameter make_parameter(const std::string& name, Shape4 shape, Layout layout);
+// A fresh Parameter value/grad/velocity of `shape` in the setup's layout and memory, all zero.
+Parameter make_parameter(const std::string& name, Shape4 shape, const LayerSetup& setup);
 // Stable seed per parameter name, so adding a layer does not reshuffle the others.
 uint64_t parameter_seed(uint64_t model_seed, const std::string& parameter_name);
 

@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <map>
 
 #include "core/base/Error.h"
-#include "core/engine/Collectives.h"
 
 namespace tunescope {
 
@@ -49,9 +47,9 @@ struct Trainer::ParameterLayer {
   std::unique_ptr<Event> updated = std::make_unique<Event>();
 };
 
-Trainer::Trainer(std::vector<Network*> replicas, OpKernels& ops, profiler::Tracer* tracer, SgdParams sgd,
+Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tracer* tracer, SgdParams sgd,
                  Concurrency concurrency, int threads)
-    : ops_(ops), tracer_(tracer), sgd_(sgd), concurrency_(concurrency) {
+    : ops_(backend.ops()), memory_(backend.memory()), tracer_(tracer), sgd_(sgd), concurrency_(concurrency) {
   if (static_cast<int>(replicas.size()) != concurrency_.replicas || replicas.empty())
     fail(ErrorKind::runtime, "trainer: ", replicas.size(), " networks for ", concurrency_.replicas, " replicas");
   Network& main = *replicas.front();
@@ -66,12 +64,14 @@ Trainer::Trainer(std::vector<Network*> replicas, OpKernels& ops, profiler::Trace
     Replica replica;
     replica.net = net;
     replica.parameters = net->parameters();
-    if (concurrency_.replicas * micro > 1) replica.input = Tensor(net->input_shape(), net->layout());
-    replica.dlogits = Tensor(net->output_shape(), net->layout());
+    if (concurrency_.replicas * micro > 1 || !memory_.host_accessible())
+      replica.input = Tensor(net->input_shape(), net->layout(), memory_);
+    replica.dlogits = Tensor(net->output_shape(), net->layout(), memory_);
     replica.loss.assign(static_cast<size_t>(micro), 0.0f);
     replica.correct.assign(static_cast<size_t>(micro), 0);
     if (micro > 1)
-      for (const Parameter* p : replica.parameters) replica.accumulated.emplace_back(p->grad.shape(), p->grad.layout());
+      for (const Parameter* p : replica.parameters)
+        replica.accumulated.emplace_back(p->grad.shape(), p->grad.layout(), memory_);
     replica.shard_done.resize(gradient_lanes(0).size());
     for (auto& event : replica.shard_done) event = std::make_unique<Event>();
     replicas_.push_back(std::move(replica));
@@ -99,13 +99,13 @@ Trainer::Trainer(std::vector<Network*> replicas, OpKernels& ops, profiler::Trace
     parameter_layers_.push_back(std::move(entry));
   }
 
-  eval_input_ = Tensor(main.input_shape(), main.layout());
+  eval_input_ = Tensor(main.input_shape(), main.layout(), memory_);
   const int lanes = concurrency_.lanes();
-  for (int i = 0; i < lanes; ++i) workspaces_.emplace_back(main.workspace_bytes());
+  for (int i = 0; i < lanes; ++i) workspaces_.emplace_back(main.workspace_bytes(), memory_);
   phase_start_ns_.assign(static_cast<size_t>(lanes), 0);
   parameter_layer_of_node_.assign(static_cast<size_t>(main.layer_count() + 1), nullptr);
   for (ParameterLayer& layer : parameter_layers_) parameter_layer_of_node_[static_cast<size_t>(layer.node)] = &layer;
-  executor_ = std::make_unique<Executor>(lanes, concurrency_.lane_threads(threads), tracer_);
+  executor_ = std::make_unique<Executor>(lanes, concurrency_.lane_threads(threads), tracer_, &backend);
 }
 
 Trainer::~Trainer() = default;
@@ -154,14 +154,16 @@ void Trainer::submit_shard(int r, int micro, const Tensor& images, std::span<con
   const int lane = compute_lane(r);
   const std::vector<int> gradient = gradient_lanes(r);
   const int micro_count = concurrency_.micro_batches;
-  const bool split = concurrency_.replicas * micro_count > 1;
+  const bool split = !rep.input.empty();  // a share of the batch, or the batch uploaded
   const int64_t first = (static_cast<int64_t>(r) * micro_count + micro) * shard_;
 
   // The previous shard's parameter gradients read this replica's activations and
   // output gradients, which this shard overwrites.
   for (size_t k = 0; k < gradient.size(); ++k) executor_->wait(lane, *rep.shard_done[k]);
   if (split)
-    executor_->submit(lane, [&rep, &images, first](const ExecContext& exec) { scatter_rows(exec, images, first, rep.input); });
+    executor_->submit(lane, [this, &rep, &images, first](const ExecContext& exec) {
+      ops_.scatter_rows(exec, images, first, rep.input);
+    });
   const Tensor& input = split ? rep.input : images;
 
   submit_phase(lane, "forward", true);
@@ -261,12 +263,12 @@ void Trainer::submit_update(ParameterLayer& layer) {
         sources.clear();
         for (Replica& rep : replicas_)
           sources.push_back(concurrency_.micro_batches > 1 ? &rep.accumulated[i] : &rep.parameters[i]->grad);
-        allreduce_sum(exec, sources, 1.0f / static_cast<float>(parts), p.grad);
+        ops_.allreduce_sum(exec, sources, 1.0f / static_cast<float>(parts), p.grad);
       }
       ops_.sgd_update(exec, sgd_, p.value, p.grad, p.velocity);
       copies.clear();
       for (size_t r = 1; r < replicas_.size(); ++r) copies.push_back(&replicas_[r].parameters[i]->value);
-      broadcast(exec, p.value, copies);
+      ops_.broadcast(exec, p.value, copies);
     }
   });
   executor_->record(lane, *layer.updated);
@@ -322,18 +324,15 @@ StepStats Trainer::eval_step(const Tensor& images, std::span<const int32_t> labe
   StepStats total;
   for (int64_t first = 0; first < static_cast<int64_t>(labels.size()); first += shard.n) {
     const int64_t count = std::min(shard.n, rows - first);
-    executor_->submit(0, [this, &net, &images, first, count](const ExecContext& exec) {
-      // The batch is the outermost dimension in both layouts: rows copy as one block;
-      // a partial shard is padded with zero images.
-      if (count < eval_input_.shape().n) eval_input_.zero();
-      const size_t row_floats = static_cast<size_t>(eval_input_.shape().item_count());
-      std::memcpy(eval_input_.data(), images.data() + first * static_cast<int64_t>(row_floats),
-                  static_cast<size_t>(count) * row_floats * sizeof(float));
+    executor_->submit(0, [this, &net, &images, first](const ExecContext& exec) {
+      ops_.scatter_rows(exec, images, first, eval_input_);  // a partial shard is padded with zero images
       net.forward(context(exec), eval_input_, false);
     });
     executor_->synchronize();
     const int64_t scored = std::min<int64_t>(count, static_cast<int64_t>(labels.size()) - first);
-    total += score_logits(net.logits(), labels.subspan(static_cast<size_t>(first), static_cast<size_t>(scored)));
+    const Tensor& logits = net.logits();
+    total += score_logits(logits.on_host() ? logits : to_host(logits),
+                          labels.subspan(static_cast<size_t>(first), static_cast<size_t>(scored)));
   }
   return total;
 }

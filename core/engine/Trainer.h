@@ -49,7 +49,9 @@ class Trainer {
   // layout) for concurrency.shard(batch) examples; replica 0 is the one evaluated and
   // the one whose parameters hold the step's gradient (the full batch's mean) and the
   // weights. `threads`: the run's threads in all (see Concurrency::lane_threads).
-  Trainer(std::vector<Network*> replicas, OpKernels& ops, profiler::Tracer* tracer, SgdParams sgd,
+  // Batches arrive as host tensors; on a backend whose memory the host cannot reach they
+  // are uploaded by the first task of each shard.
+  Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tracer* tracer, SgdParams sgd,
           Concurrency concurrency, int threads);
   ~Trainer();
 
@@ -87,6 +89,7 @@ class Trainer {
   std::vector<ParameterLayer> parameter_layers_;  // graph order
   std::vector<ParameterLayer*> parameter_layer_of_node_;  // null for layers without parameters
   OpKernels& ops_;
+  MemorySpace& memory_;
   profiler::Tracer* tracer_;
   SgdParams sgd_;
   Concurrency concurrency_;

@@ -92,13 +92,13 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   spec.classes = std::max(train->num_classes, test->num_classes);
   spec.conv = options_.conv;
   spec.conv_source = options_.conv_source;
-  spec.setup = LayerSetup{options_.layout, options_.backend, options_.seed, options_.fft_workspace};
+  spec.setup = LayerSetup{options_.layout, options_.backend, options_.seed, options_.fft_workspace, &backend_->memory()};
   std::vector<Network*> replicas;
   for (int r = 0; r < options_.concurrency.replicas; ++r) {
     replicas_.push_back(build_model(spec));  // the same seed: every replica starts from the same weights
     replicas.push_back(replicas_.back().get());
   }
-  trainer_ = std::make_unique<Trainer>(std::move(replicas), backend_->ops(), &tracer_, options_.sgd,
+  trainer_ = std::make_unique<Trainer>(std::move(replicas), *backend_, &tracer_, options_.sgd,
                                        options_.concurrency, options_.threads);
 }
 

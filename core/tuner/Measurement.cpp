@@ -109,6 +109,7 @@ double percentile(const std::vector<double>& sorted, double p) {
 
 // Entries at evenly spaced logical indices, so NCHW and NHWC tensors sample alike.
 std::vector<float> sample_logical(const Tensor& tensor, size_t count) {
+  if (!tensor.on_host()) return sample_logical(to_host(tensor), count);
   const Shape4 s = tensor.shape();
   const auto total = static_cast<size_t>(s.count());
   count = std::min(count, total);

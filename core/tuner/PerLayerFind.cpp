@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/base/AlignedBuffer.h"
+#include "core/base/Backend.h"
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/base/ThreadPool.h"
@@ -15,25 +16,31 @@ namespace tunescope::tuner {
 
 namespace {
 
-// Inputs, filters and gradients of one layer, filled with a fixed pseudo-random pattern.
+// Inputs, filters and gradients of one layer, filled with a fixed pseudo-random pattern,
+// in `memory` (the backend's).
 struct LayerTensors {
   Tensor x, w, dy;
-  LayerTensors(const ConvProblem& p) : x(p.input, p.layout), w(p.filter(), p.layout), dy(p.output(), p.layout) {
+  explicit LayerTensors(const ConvProblem& p, MemorySpace& memory = host_memory())
+      : x(p.input, p.layout), w(p.filter(), p.layout), dy(p.output(), p.layout) {
     uint32_t state = 12345;
-    for (Tensor* t : {&x, &w, &dy})
+    for (Tensor* t : {&x, &w, &dy}) {
       for (int64_t i = 0; i < t->size(); ++i) {
         state = state * 1664525u + 1013904223u;
         t->data()[i] = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) - 0.5f;
       }
+      if (&memory != &t->memory()) *t = to_memory(*t, memory);
+    }
   }
 };
 
 struct Outputs {
   Tensor y, dx, dw;
-  explicit Outputs(const ConvProblem& p) : y(p.output(), p.layout), dx(p.input, p.layout), dw(p.filter(), p.layout) {}
+  Outputs(const ConvProblem& p, MemorySpace& memory = host_memory())
+      : y(p.output(), p.layout, memory), dx(p.input, p.layout, memory), dw(p.filter(), p.layout, memory) {}
 };
 
 double relative_error(const Tensor& got, const Tensor& want) {
+  if (!got.on_host()) return relative_error(to_host(got), want);
   double scale = 0, error = 0;
   for (int64_t i = 0; i < want.size(); ++i) {
     scale = std::max(scale, static_cast<double>(std::abs(want.data()[i])));
@@ -47,38 +54,43 @@ double relative_error(const Tensor& got, const Tensor& want) {
 
 std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, int threads,
                                       const FindOptions& options) {
-  const std::string& backend = space.options().backend;
+  const std::string& backend_name = space.options().backend;
+  const std::unique_ptr<Backend> backend = Registry::instance().make_backend(backend_name);
+  MemorySpace& memory = backend->memory();
   ThreadPool pool(threads);
-  const ExecContext exec{pool, nullptr, 0, 0};
+  const ExecContext host_exec{pool, nullptr, 0, 0};
+  const ExecContext exec{pool, nullptr, 0, 0, backend->lane_stream(0)};
   std::vector<LayerFind> out;
   for (const ConvLayerInfo& layer : space.layers()) {
     ConvProblem problem = layer.problem;
     problem.layout = layout;
     LayerFind find{layer.name, layout, threads, {}, {}};
-    const LayerTensors in(problem);
-    // `direct` on the same inputs is the reference every other algorithm must match.
+    const LayerTensors host_in(problem);
+    const LayerTensors in(problem, memory);
+    // The CPU's `direct` on the same inputs is the reference every algorithm must match.
     Outputs reference(problem);
     {
-      auto direct = Registry::instance().make_conv_algorithm(backend, "direct");
+      auto direct = Registry::instance().make_conv_algorithm("cpu", "direct");
       AlignedBuffer workspace(direct->workspace_bytes(problem));
-      const ConvCall call{problem, exec, workspace.data(), workspace.bytes()};
-      direct->forward(call, in.x, in.w, reference.y);
-      direct->backward_data(call, in.dy, in.w, reference.dx);
-      direct->backward_filter(call, in.x, in.dy, reference.dw);
+      const ConvCall call{problem, host_exec, workspace.data(), workspace.bytes()};
+      direct->forward(call, host_in.x, host_in.w, reference.y);
+      direct->backward_data(call, host_in.dy, host_in.w, reference.dx);
+      direct->backward_filter(call, host_in.x, host_in.dy, reference.dw);
     }
     double best_ms = INFINITY;
     for (const std::string& name : space.algorithms()) {
       AlgorithmTiming timing{name, 0, space.unsupported_reason(layer, layout, name)};
       if (timing.skip_reason.empty()) {
         try {
-          auto algorithm = Registry::instance().make_conv_algorithm(backend, name);
-          AlignedBuffer workspace(algorithm->workspace_bytes(problem));
+          auto algorithm = Registry::instance().make_conv_algorithm(backend_name, name);
+          AlignedBuffer workspace(algorithm->workspace_bytes(problem), memory);
           const ConvCall call{problem, exec, workspace.data(), workspace.bytes()};
-          Outputs got(problem);
+          Outputs got(problem, memory);
           auto run_all = [&] {
             algorithm->forward(call, in.x, in.w, got.y);
             algorithm->backward_data(call, in.dy, in.w, got.dx);
             algorithm->backward_filter(call, in.x, in.dy, got.dw);
+            backend->finish_stream(exec.stream);  // device kernels are timed to their end
           };
           run_all();  // first run: plans, caches, page faults; also the one checked
           const double err = std::max({relative_error(got.y, reference.y), relative_error(got.dx, reference.dx),

@@ -59,6 +59,11 @@ class CpuOps final : public OpKernels {
                   const Tensor& grad, Tensor& velocity) override;
 
   void transpose(const ExecContext& ctx, const Tensor& x, Tensor& y) override;
+
+  void scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t first, Tensor& shard) override;
+  void allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale,
+                     Tensor& out) override;
+  void broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* const> targets) override;
 };
 
 }  // namespace tunescope::cpu

@@ -8,14 +8,14 @@ namespace tunescope {
 Shape4 BatchNormLayer::configure(const std::vector<Shape4>& inputs, const LayerSetup& setup) {
   if (inputs.size() != 1) fail(ErrorKind::usage, "layer ", name(), ": batch norm takes one input");
   const Shape4 channels{1, inputs[0].c, 1, 1};
-  gamma_ = make_parameter(name() + ".gamma", channels, setup.layout);
+  gamma_ = make_parameter(name() + ".gamma", channels, setup);
   gamma_.value.fill(1.0f);
-  beta_ = make_parameter(name() + ".beta", channels, setup.layout);
-  running_mean_ = Tensor(channels, setup.layout);
-  running_var_ = Tensor(channels, setup.layout);
+  beta_ = make_parameter(name() + ".beta", channels, setup);
+  running_mean_ = Tensor(channels, setup.layout, *setup.memory);
+  running_var_ = Tensor(channels, setup.layout, *setup.memory);
   running_var_.fill(1.0f);
-  saved_.mean = Tensor(channels, setup.layout);
-  saved_.inv_std = Tensor(channels, setup.layout);
+  saved_.mean = Tensor(channels, setup.layout, *setup.memory);
+  saved_.inv_std = Tensor(channels, setup.layout, *setup.memory);
   return inputs[0];
 }
 

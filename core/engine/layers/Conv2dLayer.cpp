@@ -30,12 +30,12 @@ Shape4 Conv2dLayer::configure(const std::vector<Shape4>& inputs, const LayerSetu
 
   // Only algorithms with something to keep (the FFT ones) take memory under `cache`.
   if (setup.fft_workspace == FftWorkspace::cache)
-    if (const size_t bytes = algorithm_->saved_bytes(problem_); bytes > 0) saved_ = AlignedBuffer(bytes);
+    if (const size_t bytes = algorithm_->saved_bytes(problem_); bytes > 0) saved_ = AlignedBuffer(bytes, *setup.memory);
 
-  weight_ = make_parameter(name() + ".weight", problem_.filter(), setup.layout);
+  weight_ = make_parameter(name() + ".weight", problem_.filter(), setup);
   init_he_normal(weight_.value, problem_.input.c * spec_.kernel * spec_.kernel,
                  parameter_seed(setup.seed, weight_.name));
-  if (spec_.bias) bias_ = make_parameter(name() + ".bias", {1, spec_.out_channels, 1, 1}, setup.layout);
+  if (spec_.bias) bias_ = make_parameter(name() + ".bias", {1, spec_.out_channels, 1, 1}, setup);
   return problem_.output();
 }
 

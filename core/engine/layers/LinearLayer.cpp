@@ -12,9 +12,9 @@ Shape4 LinearLayer::configure(const std::vector<Shape4>& inputs, const LayerSetu
   if (out_features_ <= 0) fail(ErrorKind::usage, "layer ", name(), ": fc needs > 0 outputs");
   input_ = inputs[0];
   // The weight mirrors the input's (c, h, w) in the input's layout: see OpKernels::fc_forward.
-  weight_ = make_parameter(name() + ".weight", {out_features_, input_.c, input_.h, input_.w}, setup.layout);
+  weight_ = make_parameter(name() + ".weight", {out_features_, input_.c, input_.h, input_.w}, setup);
   init_he_normal(weight_.value, input_.item_count(), parameter_seed(setup.seed, weight_.name));
-  bias_ = make_parameter(name() + ".bias", {1, out_features_, 1, 1}, setup.layout);
+  bias_ = make_parameter(name() + ".bias", {1, out_features_, 1, 1}, setup);
   return {input_.n, out_features_, 1, 1};
 }
 

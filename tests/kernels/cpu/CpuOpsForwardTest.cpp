@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "CpuOpsTestSupport.h"
+#include "core/base/Error.h"
 #include "core/base/ThreadPool.h"
 #include "kernels/cpu/CpuOps.h"
 
@@ -231,6 +232,31 @@ TEST_P(CpuOpsForward, TransposeKeepsLogicalValues) {
   Tensor back({2, 3, 4, 5}, layout());
   ops.transpose(ctx, y, back);
   EXPECT_TRUE(bitwise_equal(back, x));
+}
+
+TEST_P(CpuOpsForward, ScatterPadsAPartialShard) {
+  const Tensor batch = make({3, 2, 1, 1}, {1, 2, 3, 4, 5, 6});
+  Tensor shard({2, 2, 1, 1}, layout());
+  shard.fill(9.0f);
+  ops.scatter_rows(ctx, batch, 1, shard);  // rows 1..2: a full shard
+  EXPECT_TRUE(logically_near(shard, make({2, 2, 1, 1}, {3, 4, 5, 6}), 0));
+  ops.scatter_rows(ctx, batch, 2, shard);  // one row left: the second is zeroed
+  EXPECT_TRUE(logically_near(shard, make({2, 2, 1, 1}, {5, 6, 0, 0}), 0));
+  EXPECT_THROW(ops.scatter_rows(ctx, batch, 3, shard), Error);
+}
+
+TEST_P(CpuOpsForward, AllreduceAndBroadcast) {
+  const Shape4 shape{1, 2, 1, 2};
+  Tensor a = make(shape, {1, 2, 3, 4});
+  const Tensor b = make(shape, {10, 20, 30, 40});
+  const std::vector<const Tensor*> sources{&a, &b};
+  ops.allreduce_sum(ctx, sources, 0.5f, a);  // out may be a source
+  EXPECT_TRUE(logically_near(a, make(shape, {5.5f, 11, 16.5f, 22}), kTol));
+  Tensor c(shape, layout()), d(shape, layout());
+  const std::vector<Tensor*> targets{&c, &d};
+  ops.broadcast(ctx, b, targets);
+  EXPECT_TRUE(logically_near(c, b, 0));
+  EXPECT_TRUE(logically_near(d, b, 0));
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, CpuOpsForward, ::testing::Values(Layout::NCHW, Layout::NHWC),

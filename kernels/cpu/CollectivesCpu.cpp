@@ -1,14 +1,15 @@
-// Parallel loops over the flat float storage: shapes and layouts are checked once, so
-// the loops need no logical indexing.
-#include "core/engine/Collectives.h"
-
+// The collectives of a split batch on one host: replicas share the host's memory, so
+// each is one parallel loop over the flat float storage (shapes and layouts are checked
+// once, so the loops need no logical indexing) on the calling lane.
+#include <algorithm>
 #include <cstring>
 
 #include "core/base/Error.h"
 #include "core/base/ThreadPool.h"
+#include "kernels/cpu/CpuOps.h"
 #include "profiler/Tracer.h"
 
-namespace tunescope {
+namespace tunescope::cpu {
 
 namespace {
 
@@ -24,20 +25,23 @@ void check_alike(const char* what, const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-void scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t first, Tensor& shard) {
+void CpuOps::scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t first, Tensor& shard) {
   const Shape4 b = batch.shape(), s = shard.shape();
-  if (b.c != s.c || b.h != s.h || b.w != s.w || batch.layout() != shard.layout() || first < 0 || first + s.n > b.n)
-    fail(ErrorKind::runtime, "scatter: rows ", first, "..", first + s.n, " of ", b.str(), " do not fit ", s.str());
+  if (b.c != s.c || b.h != s.h || b.w != s.w || batch.layout() != shard.layout() || first < 0 || first >= b.n)
+    fail(ErrorKind::runtime, "scatter: rows from ", first, " of ", b.str(), " do not fit ", s.str());
   KernelScope kernel(ctx.tracer, "scatter", ctx.device, ctx.lane, 0, 2.0 * static_cast<double>(shard.bytes()),
                      profiler::ActivityKind::memcpy);
+  const int64_t copied = std::min(s.n, b.n - first) * s.item_count();
   const float* from = batch.data() + first * s.item_count();
   float* to = shard.data();
   ctx.pool.parallel_for(shard.size(), [&](int64_t begin, int64_t end) {
-    std::memcpy(to + begin, from + begin, static_cast<size_t>(end - begin) * sizeof(float));
+    const int64_t split = std::clamp(copied, begin, end);
+    std::memcpy(to + begin, from + begin, static_cast<size_t>(split - begin) * sizeof(float));
+    std::memset(to + split, 0, static_cast<size_t>(end - split) * sizeof(float));
   }, kGrain);
 }
 
-void allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale, Tensor& out) {
+void CpuOps::allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale, Tensor& out) {
   if (sources.empty()) fail(ErrorKind::runtime, "allreduce: no sources");
   for (const Tensor* source : sources) check_alike("allreduce", *source, out);
   KernelScope kernel(ctx.tracer, "allreduce", ctx.device, ctx.lane, static_cast<double>(out.size() * sources.size()),
@@ -45,7 +49,6 @@ void allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> source
   float* result = out.data();
   ctx.pool.parallel_for(out.size(), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      // Summed in replica order whatever the lanes did, so a run is reproducible.
       float sum = 0;
       for (const Tensor* source : sources) sum += source->data()[i];
       result[i] = scale * sum;
@@ -53,7 +56,7 @@ void allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> source
   }, kGrain);
 }
 
-void broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* const> targets) {
+void CpuOps::broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* const> targets) {
   for (const Tensor* target : targets) check_alike("broadcast", source, *target);
   if (targets.empty()) return;
   KernelScope kernel(ctx.tracer, "broadcast", ctx.device, ctx.lane, 0,
@@ -64,4 +67,4 @@ void broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* c
   }, kGrain);
 }
 
-}  // namespace tunescope
+}  // namespace tunescope::cpu
