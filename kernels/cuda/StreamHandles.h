@@ -16,9 +16,8 @@ struct StreamHandles {
 };
 
 // Thread-safe. `stream` may be null (the legacy default stream, as in per-layer find
-// without a backend stream). cuBLAS keeps its default FP32 math (TF32 only when asked for),
-// as cuDNN does in
-// CudnnAlgorithms.h, so results compare with the CPU reference.
+// without a backend stream). cuBLAS keeps its default FP32 math (TF32 only when asked
+// for), as cuDNN does in CudnnAlgorithms.h, so results compare with the CPU reference.
 const StreamHandles& handles_for(cudaStream_t stream);
 
 }  // namespace tunescope::cuda
