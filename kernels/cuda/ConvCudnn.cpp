@@ -301,8 +301,8 @@ CudnnAlgorithmFamily ConvCudnn::find_algorithms(cudnnHandle_t handle, const Cudn
     if (!winner) {
       std::string tried;
       for (const CudnnFindResult& r : results)
-        tried += cat(tried.empty() ? "" : ", ", algorithm_label(pass, r.algorithm), r.math == math ? "" : " (other math)",
-                     ": ", error_string(r.status));
+        tried += cat(tried.empty() ? "" : ", ", algorithm_label(pass, r.algorithm),
+                     r.math == math ? "" : " (other math)", ": ", error_string(r.status));
       fail(ErrorKind::unsupported, "cuDNN's find ran no ", to_string(pass), " algorithm in FP32 within ", limit,
            " bytes of workspace (", tried.empty() ? "none tried" : tried, ")");
     }

@@ -90,7 +90,8 @@ TEST(ConvCudnnRegistration, EveryFamilyAndFindAreCudaAlgorithmsUnderTheirNames) 
     EXPECT_EQ(make(name)->name(), name);
   }
   // They are CUDA algorithms only.
-  for (const std::string& cpu : Registry::instance().conv_algorithms("cpu")) EXPECT_NE(cpu.rfind("cudnn:", 0), 0u) << cpu;
+  for (const std::string& cpu : Registry::instance().conv_algorithms("cpu"))
+    EXPECT_NE(cpu.rfind("cudnn:", 0), 0u) << cpu;
 }
 
 CudnnAlgorithmInfo info(CudnnPass pass, const char* name) { return cudnn_algorithm(pass, name); }
