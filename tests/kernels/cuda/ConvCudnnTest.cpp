@@ -183,6 +183,7 @@ TEST(ConvCudnn, WithoutADeviceEveryAlgorithmSaysWhyAndNeedsNoWorkspace) {
       EXPECT_NO_THROW(reason = algo->unsupported_reason(p)) << name;
       EXPECT_FALSE(algo->supports(p)) << name;
       EXPECT_EQ(algo->workspace_bytes(p), 0u) << name;
+      EXPECT_FALSE(dynamic_cast<const ConvCudnn&>(*algo).algorithms(p).has_value()) << name;
       const bool documented = name == "cudnn:direct" || (layout == Layout::NHWC && contains(name, "fft"));
       if (!documented) EXPECT_TRUE(contains(reason, "no CUDA device")) << name << ": " << reason;
       else EXPECT_FALSE(reason.empty()) << name;
