@@ -18,7 +18,7 @@ constexpr std::array<CudnnAlgorithmInfo, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> kForw
     {P::forward, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, "implicit_gemm", true, true},
     {P::forward, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "implicit_precomp_gemm", true, true},
     {P::forward, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, "gemm", true, true},
-    {P::forward, CUDNN_CONVOLUTION_FWD_ALGO_DIRECT, "direct", true, true},
+    {P::forward, CUDNN_CONVOLUTION_FWD_ALGO_DIRECT, "direct", true, false},
     {P::forward, CUDNN_CONVOLUTION_FWD_ALGO_FFT, "fft", true, true},
     {P::forward, CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING, "fft_tiling", true, true},
     {P::forward, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, "winograd", true, true},
@@ -176,38 +176,40 @@ CudnnHandle::~CudnnHandle() {
   if (handle_) cudnnDestroy(handle_);
 }
 
-std::vector<CudnnAlgorithmAvailability> query_cudnn_algorithms(const CudnnHandle& handle,
-                                                               const CudnnConvDescriptors& d,
+CudnnAlgorithmAvailability query_cudnn_algorithm(cudnnHandle_t handle, const CudnnConvDescriptors& d,
+                                                 const CudnnAlgorithmInfo& info) {
+  CudnnAlgorithmAvailability row;
+  row.algorithm = info;
+  cudnnStatus_t status = CUDNN_STATUS_NOT_SUPPORTED;
+  switch (info.pass) {
+    case CudnnPass::forward:
+      status = cudnnGetConvolutionForwardWorkspaceSize(handle, d.x(), d.w(), d.conv(), d.y(),
+                                                       static_cast<cudnnConvolutionFwdAlgo_t>(info.value),
+                                                       &row.workspace_bytes);
+      break;
+    case CudnnPass::backward_data:
+      status = cudnnGetConvolutionBackwardDataWorkspaceSize(
+          handle, d.w(), d.y(), d.conv(), d.x(), static_cast<cudnnConvolutionBwdDataAlgo_t>(info.value),
+          &row.workspace_bytes);
+      break;
+    case CudnnPass::backward_filter:
+      status = cudnnGetConvolutionBackwardFilterWorkspaceSize(
+          handle, d.x(), d.y(), d.conv(), d.w(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(info.value),
+          &row.workspace_bytes);
+      break;
+  }
+  row.supported = status == CUDNN_STATUS_SUCCESS;
+  if (!row.supported) {
+    row.workspace_bytes = 0;
+    row.reason = error_string(status);
+  }
+  return row;
+}
+
+std::vector<CudnnAlgorithmAvailability> query_cudnn_algorithms(cudnnHandle_t handle, const CudnnConvDescriptors& d,
                                                                CudnnPass pass) {
   std::vector<CudnnAlgorithmAvailability> rows;
-  for (const CudnnAlgorithmInfo& info : cudnn_algorithms(pass)) {
-    CudnnAlgorithmAvailability row;
-    row.algorithm = info;
-    cudnnStatus_t status = CUDNN_STATUS_NOT_SUPPORTED;
-    switch (pass) {
-      case CudnnPass::forward:
-        status = cudnnGetConvolutionForwardWorkspaceSize(
-            handle.get(), d.x(), d.w(), d.conv(), d.y(), static_cast<cudnnConvolutionFwdAlgo_t>(info.value),
-            &row.workspace_bytes);
-        break;
-      case CudnnPass::backward_data:
-        status = cudnnGetConvolutionBackwardDataWorkspaceSize(
-            handle.get(), d.w(), d.y(), d.conv(), d.x(), static_cast<cudnnConvolutionBwdDataAlgo_t>(info.value),
-            &row.workspace_bytes);
-        break;
-      case CudnnPass::backward_filter:
-        status = cudnnGetConvolutionBackwardFilterWorkspaceSize(
-            handle.get(), d.x(), d.y(), d.conv(), d.w(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(info.value),
-            &row.workspace_bytes);
-        break;
-    }
-    row.supported = status == CUDNN_STATUS_SUCCESS;
-    if (!row.supported) {
-      row.workspace_bytes = 0;
-      row.reason = error_string(status);
-    }
-    rows.push_back(std::move(row));
-  }
+  for (const CudnnAlgorithmInfo& info : cudnn_algorithms(pass)) rows.push_back(query_cudnn_algorithm(handle, d, info));
   return rows;
 }
 

@@ -27,7 +27,9 @@ struct CudnnAlgorithmInfo {
   int value;           // the cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t enum value
   const char* name;    // the enum's suffix in lower case: "implicit_gemm", "algo_0", "fft_tiling"
   bool deterministic;  // cuDNN documents algo_0 (both backward passes) and algo_3 as not
-  bool implemented;    // false for BWD_FILTER_WINOGRAD, declared but never implemented
+  // False for FWD_ALGO_DIRECT and BWD_FILTER_WINOGRAD: declared, but documented as not
+  // implemented (cudnnConvolutionForward's supported configurations; the enum's text).
+  bool implemented;
 };
 
 // Every enum value of the pass below its *_COUNT, in enum order.
@@ -122,10 +124,14 @@ struct CudnnAlgorithmAvailability {
   std::string reason;  // cuDNN's status text when not supported
 };
 
-// For each algorithm of `pass`: whether cuDNN accepts it for the problem and the
-// workspace it needs (cudnnGetConvolution*WorkspaceSize). An unsupported algorithm is a
-// row with its reason, never an exception: one bad candidate must not end a sweep.
-std::vector<CudnnAlgorithmAvailability> query_cudnn_algorithms(const CudnnHandle& handle,
+// Whether cuDNN accepts `algorithm` for the problem and the workspace it needs
+// (cudnnGetConvolution*WorkspaceSize, on any handle of the current device). An
+// unsupported algorithm is a row with its reason, never an exception: one bad candidate
+// must not end a sweep.
+CudnnAlgorithmAvailability query_cudnn_algorithm(cudnnHandle_t handle, const CudnnConvDescriptors& descriptors,
+                                                 const CudnnAlgorithmInfo& algorithm);
+// The same for every algorithm of `pass`, in enum order.
+std::vector<CudnnAlgorithmAvailability> query_cudnn_algorithms(cudnnHandle_t handle,
                                                                const CudnnConvDescriptors& descriptors,
                                                                CudnnPass pass);
 

@@ -50,6 +50,8 @@ TEST(CudnnAlgorithms, EveryEnumValueOfEachPassHasAName) {
   EXPECT_EQ(cudnn_algorithm(CudnnPass::backward_filter, "algo_3").value, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3);
   EXPECT_FALSE(cudnn_algorithm(CudnnPass::backward_data, "algo_0").deterministic);
   EXPECT_FALSE(cudnn_algorithm(CudnnPass::backward_filter, "winograd").implemented);
+  EXPECT_FALSE(cudnn_algorithm(CudnnPass::forward, "direct").implemented);
+  EXPECT_TRUE(cudnn_algorithm(CudnnPass::forward, "implicit_gemm").implemented);
 }
 
 TEST(CudnnAlgorithms, UnknownNameIsAUsageErrorListingTheKnownOnes) {
@@ -148,7 +150,7 @@ TEST(CudnnWorkspace, ResnetLayerListsAlgorithmsAndWorkspaces) {
     const ConvProblem problem = resnet_layer(layout);
     const CudnnConvDescriptors descriptors(problem);
     for (CudnnPass pass : {CudnnPass::forward, CudnnPass::backward_data, CudnnPass::backward_filter}) {
-      const auto rows = query_cudnn_algorithms(handle, descriptors, pass);
+      const auto rows = query_cudnn_algorithms(handle.get(), descriptors, pass);
       ASSERT_EQ(rows.size(), cudnn_algorithms(pass).size());
       int supported = 0;
       for (const auto& row : rows) {
@@ -160,7 +162,7 @@ TEST(CudnnWorkspace, ResnetLayerListsAlgorithmsAndWorkspaces) {
       EXPECT_GE(supported, 1) << problem.key() << " " << to_string(pass);
     }
     // Implicit GEMM is cuDNN's universal forward algorithm and needs no workspace.
-    const auto forward = query_cudnn_algorithms(handle, descriptors, CudnnPass::forward);
+    const auto forward = query_cudnn_algorithms(handle.get(), descriptors, CudnnPass::forward);
     EXPECT_TRUE(forward[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM].supported) << problem.key();
     EXPECT_EQ(forward[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM].workspace_bytes, 0u) << problem.key();
   }
