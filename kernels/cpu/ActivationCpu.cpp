@@ -9,8 +9,7 @@ namespace tunescope::cpu {
 using namespace ops;
 
 void CpuOps::relu_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) {
-  check_present("relu.fwd", "x", x);
-  check_like("relu.fwd", "y", y, "x", x);
+  check_elementwise("relu.fwd", {{"x", &x}, {"y", &y}});
   profiler::KernelScope scope(ctx.tracer, "relu.fwd", ctx.device, ctx.lane, 1.0 * x.size(),
                               2.0 * x.bytes());
   const float* xd = x.data();
@@ -23,9 +22,7 @@ void CpuOps::relu_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) {
 }
 
 void CpuOps::relu_backward(const ExecContext& ctx, const Tensor& y, const Tensor& dy, Tensor& dx) {
-  check_present("relu.bwd", "y", y);
-  check_like("relu.bwd", "dy", dy, "y", y);
-  check_like("relu.bwd", "dx", dx, "y", y);
+  check_elementwise("relu.bwd", {{"y", &y}, {"dy", &dy}, {"dx", &dx}});
   profiler::KernelScope scope(ctx.tracer, "relu.bwd", ctx.device, ctx.lane, 1.0 * y.size(),
                               3.0 * y.bytes());
   const float* yd = y.data();

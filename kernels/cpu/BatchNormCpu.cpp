@@ -33,17 +33,6 @@ void apply_affine(ThreadPool& pool, const Tensor& x, const ChannelAffine& a, Ten
   });
 }
 
-void check_forward_args(const char* op, const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                        const Tensor& running_mean, const Tensor& running_var, const Tensor& y) {
-  check_present(op, "x", x);
-  check_like(op, "y", y, "x", x);
-  const int64_t channels = x.shape().c;
-  check_channel_param(op, "gamma", gamma, channels);
-  check_channel_param(op, "beta", beta, channels);
-  check_channel_param(op, "running_mean", running_mean, channels);
-  check_channel_param(op, "running_var", running_var, channels);
-}
-
 void ensure_channel_tensor(Tensor& t, int64_t channels, Layout layout) {
   const Shape4 shape{1, channels, 1, 1};
   if (t.empty() || !(t.shape() == shape)) t = Tensor(shape, layout);
@@ -55,7 +44,7 @@ void CpuOps::batchnorm_forward_train(const ExecContext& ctx, const BatchNormPara
                                      const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                      Tensor& running_mean, Tensor& running_var,
                                      BatchNormSaved& saved, Tensor& y) {
-  check_forward_args("bn.fwd", x, gamma, beta, running_mean, running_var, y);
+  check_batchnorm_forward("bn.fwd", x, gamma, beta, running_mean, running_var, y);
   const Shape4 s = x.shape();
   const int64_t channels = s.c, per_channel = s.n * s.h * s.w;
   ensure_channel_tensor(saved.mean, channels, x.layout());
@@ -97,7 +86,7 @@ void CpuOps::batchnorm_forward_infer(const ExecContext& ctx, const BatchNormPara
                                      const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                      const Tensor& running_mean, const Tensor& running_var,
                                      Tensor& y) {
-  check_forward_args("bn.fwd_infer", x, gamma, beta, running_mean, running_var, y);
+  check_batchnorm_forward("bn.fwd_infer", x, gamma, beta, running_mean, running_var, y);
   profiler::KernelScope scope(ctx.tracer, "bn.fwd_infer", ctx.device, ctx.lane, 3.0 * x.size(),
                               2.0 * x.bytes());
   const int64_t channels = x.shape().c;
@@ -114,17 +103,9 @@ void CpuOps::batchnorm_forward_infer(const ExecContext& ctx, const BatchNormPara
 void CpuOps::batchnorm_backward(const ExecContext& ctx, const Tensor& x, const Tensor& dy,
                                 const Tensor& gamma, const BatchNormSaved& saved, Tensor& dx,
                                 Tensor& dgamma, Tensor& dbeta) {
-  constexpr const char* op = "bn.bwd";
-  check_present(op, "x", x);
-  check_like(op, "dy", dy, "x", x);
-  check_like(op, "dx", dx, "x", x);
+  check_batchnorm_backward(x, dy, gamma, saved, dx, dgamma, dbeta);
   const Shape4 s = x.shape();
   const int64_t channels = s.c;
-  check_channel_param(op, "gamma", gamma, channels);
-  check_channel_param(op, "saved.mean", saved.mean, channels);
-  check_channel_param(op, "saved.inv_std", saved.inv_std, channels);
-  check_channel_param(op, "dgamma", dgamma, channels);
-  check_channel_param(op, "dbeta", dbeta, channels);
   // Reduction reads x and dy, the dx pass reads both again and writes dx.
   profiler::KernelScope scope(ctx.tracer, "bn.bwd", ctx.device, ctx.lane, 10.0 * x.size(),
                               5.0 * x.bytes());

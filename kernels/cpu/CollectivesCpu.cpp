@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/base/Error.h"
+#include "core/base/OpChecks.h"
 #include "core/base/ThreadPool.h"
 #include "kernels/cpu/CpuOps.h"
 #include "profiler/Tracer.h"
@@ -17,18 +18,11 @@ using profiler::KernelScope;
 
 constexpr int64_t kGrain = 16384;  // floats per chunk: small tensors stay on one thread
 
-void check_alike(const char* what, const Tensor& a, const Tensor& b) {
-  if (!(a.shape() == b.shape()) || a.layout() != b.layout())
-    fail(ErrorKind::runtime, what, ": ", a.shape().str(), " ", to_string(a.layout()), " does not match ",
-         b.shape().str(), " ", to_string(b.layout()));
-}
-
 }  // namespace
 
 void CpuOps::scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t first, Tensor& shard) {
+  op_checks::check_scatter(batch, first, shard);
   const Shape4 b = batch.shape(), s = shard.shape();
-  if (b.c != s.c || b.h != s.h || b.w != s.w || batch.layout() != shard.layout() || first < 0 || first >= b.n)
-    fail(ErrorKind::runtime, "scatter: rows from ", first, " of ", b.str(), " do not fit ", s.str());
   KernelScope kernel(ctx.tracer, "scatter", ctx.device, ctx.lane, 0, 2.0 * static_cast<double>(shard.bytes()),
                      profiler::ActivityKind::memcpy);
   const int64_t copied = std::min(s.n, b.n - first) * s.item_count();
@@ -43,7 +37,7 @@ void CpuOps::scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t f
 
 void CpuOps::allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale, Tensor& out) {
   if (sources.empty()) fail(ErrorKind::runtime, "allreduce: no sources");
-  for (const Tensor* source : sources) check_alike("allreduce", *source, out);
+  for (const Tensor* source : sources) op_checks::check_alike("allreduce", *source, out);
   KernelScope kernel(ctx.tracer, "allreduce", ctx.device, ctx.lane, static_cast<double>(out.size() * sources.size()),
                      static_cast<double>(out.bytes() * (sources.size() + 1)));
   float* result = out.data();
@@ -57,7 +51,7 @@ void CpuOps::allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const
 }
 
 void CpuOps::broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* const> targets) {
-  for (const Tensor* target : targets) check_alike("broadcast", source, *target);
+  for (const Tensor* target : targets) op_checks::check_alike("broadcast", source, *target);
   if (targets.empty()) return;
   KernelScope kernel(ctx.tracer, "broadcast", ctx.device, ctx.lane, 0,
                      static_cast<double>(source.bytes() * (targets.size() + 1)), profiler::ActivityKind::memcpy);

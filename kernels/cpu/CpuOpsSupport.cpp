@@ -1,9 +1,7 @@
-// Argument checks, shape-fixed partitions and the pool-split sgemm of the CPU op kernels.
+// Shape-fixed partitions and the pool-split sgemm of the CPU op kernels.
 #include "kernels/cpu/CpuOpsSupport.h"
 
 #include <cblas.h>
-
-#include <climits>
 
 #include "core/base/Error.h"
 
@@ -11,38 +9,11 @@ namespace tunescope::cpu::ops {
 
 namespace {
 
-std::string describe(const Tensor& t) {
-  return cat(t.shape().str(), " ", to_string(t.layout()));
-}
-
 // Multiply-adds below which another sgemm panel is not worth a thread hand-off.
 constexpr int64_t kGemmPanelWork = int64_t{1} << 18;
 constexpr int64_t kMaxGemmPanels = 16;
 
 }  // namespace
-
-void check_present(const char* op, const char* name, const Tensor& t) {
-  if (t.empty()) fail(ErrorKind::runtime, op, ": ", name, " is empty (shape ", t.shape().str(), ")");
-}
-
-void check_shape(const char* op, const char* name, const Tensor& t, const Shape4& expected) {
-  check_present(op, name, t);
-  if (!(t.shape() == expected))
-    fail(ErrorKind::runtime, op, ": ", name, " has shape ", t.shape().str(), ", expected ",
-         expected.str());
-}
-
-void check_like(const char* op, const char* name, const Tensor& t, const char* ref_name,
-                const Tensor& ref) {
-  check_present(op, name, t);
-  if (!(t.shape() == ref.shape()) || t.layout() != ref.layout())
-    fail(ErrorKind::runtime, op, ": ", name, " is ", describe(t), " but ", ref_name, " is ",
-         describe(ref), " (they must match)");
-}
-
-void check_channel_param(const char* op, const char* name, const Tensor& t, int64_t channels) {
-  check_shape(op, name, t, Shape4{1, channels, 1, 1});
-}
 
 Chunks fixed_chunks(int64_t count, int64_t min_size, int64_t max_chunks) {
   Chunks chunks;
@@ -65,9 +36,7 @@ void channel_sums(ThreadPool& pool, const Tensor& t, float* out) {
 
 void parallel_sgemm(ThreadPool& pool, const Gemm& g) {
   if (g.m <= 0 || g.n <= 0) return;
-  for (int64_t v : {g.m, g.n, g.k, g.lda, g.ldb, g.ldc})
-    if (v > INT_MAX)
-      fail(ErrorKind::unsupported, "sgemm dimension ", v, " exceeds the BLAS integer range");
+  for (int64_t v : {g.m, g.n, g.k, g.lda, g.ldb, g.ldc}) blas_int(v);
   // Panels along the longer side of C keep each sgemm call as square as possible.
   const bool by_rows = g.m * 2 >= g.n;
   const int64_t side = by_rows ? g.m : g.n;

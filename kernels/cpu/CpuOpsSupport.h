@@ -1,4 +1,4 @@
-// Shared building blocks of the CPU op kernels: argument checks, shape-fixed work
+// Shared building blocks of the CPU op kernels: shape-fixed work
 // partitions, the per-channel reduction and per-channel elementwise loops used by batch
 // norm and bias for both layouts, and sgemm split over the pool. Private to kernels/cpu.
 #pragma once
@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/base/OpChecks.h"
 #include "core/base/Tensor.h"
 #include "core/base/ThreadPool.h"
 
@@ -21,14 +22,8 @@ inline constexpr int64_t kElementGrain = 16384;
 // reduction still has some chunks to spread once the whole tensor is worth it.
 inline constexpr int64_t kReductionChunk = 4096;
 
-// Each throws Error(runtime) "<op>: <name> ..." naming the shapes involved.
-void check_present(const char* op, const char* name, const Tensor& t);
-void check_shape(const char* op, const char* name, const Tensor& t, const Shape4& expected);
-// Same shape and same layout as `ref`.
-void check_like(const char* op, const char* name, const Tensor& t, const char* ref_name,
-                const Tensor& ref);
-// A per-channel parameter: {1, channels, 1, 1}, either layout (both store it the same way).
-void check_channel_param(const char* op, const char* name, const Tensor& t, int64_t channels);
+// The argument checks every backend shares (core/base/OpChecks.h).
+using namespace ::tunescope::op_checks;
 
 // [0, count) cut into chunks whose size depends on count alone, never on the pool
 // size, so partial results and the order they are combined in are reproducible.

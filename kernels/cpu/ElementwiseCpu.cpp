@@ -12,8 +12,7 @@ namespace tunescope::cpu {
 using namespace ops;
 
 void CpuOps::bias_forward(const ExecContext& ctx, const Tensor& bias, Tensor& y) {
-  check_present("bias.fwd", "y", y);
-  check_channel_param("bias.fwd", "bias", bias, y.shape().c);
+  check_per_channel("bias.fwd", "y", y, "bias", bias);
   profiler::KernelScope scope(ctx.tracer, "bias.fwd", ctx.device, ctx.lane, 1.0 * y.size(),
                               2.0 * y.bytes());
   const float* b = bias.data();
@@ -22,17 +21,14 @@ void CpuOps::bias_forward(const ExecContext& ctx, const Tensor& bias, Tensor& y)
 }
 
 void CpuOps::bias_backward(const ExecContext& ctx, const Tensor& dy, Tensor& dbias) {
-  check_present("bias.bwd", "dy", dy);
-  check_channel_param("bias.bwd", "dbias", dbias, dy.shape().c);
+  check_per_channel("bias.bwd", "dy", dy, "dbias", dbias);
   profiler::KernelScope scope(ctx.tracer, "bias.bwd", ctx.device, ctx.lane, 1.0 * dy.size(),
                               static_cast<double>(dy.bytes()));
   channel_sums(ctx.pool, dy, dbias.data());
 }
 
 void CpuOps::add(const ExecContext& ctx, const Tensor& a, const Tensor& b, Tensor& y) {
-  check_present("add", "a", a);
-  check_like("add", "b", b, "a", a);
-  check_like("add", "y", y, "a", a);
+  check_elementwise("add", {{"a", &a}, {"b", &b}, {"y", &y}});
   profiler::KernelScope scope(ctx.tracer, "add", ctx.device, ctx.lane, 1.0 * a.size(),
                               3.0 * a.bytes());
   const float* ad = a.data();
@@ -44,8 +40,7 @@ void CpuOps::add(const ExecContext& ctx, const Tensor& a, const Tensor& b, Tenso
 }
 
 void CpuOps::accumulate(const ExecContext& ctx, const Tensor& x, Tensor& y) {
-  check_present("accumulate", "x", x);
-  check_like("accumulate", "y", y, "x", x);
+  check_elementwise("accumulate", {{"x", &x}, {"y", &y}});
   profiler::KernelScope scope(ctx.tracer, "accumulate", ctx.device, ctx.lane, 1.0 * x.size(),
                               3.0 * x.bytes());
   const float* xd = x.data();
@@ -68,8 +63,7 @@ void CpuOps::zero(const ExecContext& ctx, Tensor& y) {
 }
 
 void CpuOps::copy(const ExecContext& ctx, const Tensor& x, Tensor& y) {
-  check_present("copy", "x", x);
-  check_like("copy", "y", y, "x", x);
+  check_elementwise("copy", {{"x", &x}, {"y", &y}});
   profiler::KernelScope scope(ctx.tracer, "copy", ctx.device, ctx.lane, 0.0,
                               2.0 * static_cast<double>(x.bytes()));
   const float* xd = x.data();

@@ -15,27 +15,6 @@ using namespace ops;
 
 namespace {
 
-// Checks that `data` ({N, C, H, W}) and `weight` ({OUT, C, H, W}) belong to one layer.
-void check_weight(const char* op, const char* data_name, const Tensor& data,
-                  const char* weight_name, const Tensor& weight) {
-  check_present(op, data_name, data);
-  check_present(op, weight_name, weight);
-  const Shape4 d = data.shape(), w = weight.shape();
-  if (d.c != w.c || d.h != w.h || d.w != w.w || data.layout() != weight.layout())
-    fail(ErrorKind::runtime, op, ": ", weight_name, " ", w.str(), " ", to_string(weight.layout()),
-         " does not match ", data_name, " ", d.str(), " ", to_string(data.layout()),
-         " (expected OUTx", d.c, "x", d.h, "x", d.w, " in the same layout)");
-}
-
-// Checks the {N, OUT, 1, 1} side of the layer (y or dy) against the data tensor's layout.
-void check_outputs(const char* op, const char* name, const Tensor& t, int64_t batch,
-                   int64_t outputs, Layout layout) {
-  check_shape(op, name, t, Shape4{batch, outputs, 1, 1});
-  if (t.layout() != layout)
-    fail(ErrorKind::runtime, op, ": ", name, " is ", to_string(t.layout()), " but the data is ",
-         to_string(layout));
-}
-
 double gemm_flops(int64_t batch, int64_t outputs, int64_t features) {
   return 2.0 * static_cast<double>(batch) * static_cast<double>(outputs) * static_cast<double>(features);
 }
@@ -44,10 +23,10 @@ double gemm_flops(int64_t batch, int64_t outputs, int64_t features) {
 
 void CpuOps::fc_forward(const ExecContext& ctx, const Tensor& x, const Tensor& weight,
                         const Tensor& bias, Tensor& y) {
-  check_weight("fc.fwd", "x", x, "weight", weight);
+  check_fc_weight("fc.fwd", "x", x, "weight", weight);
   const int64_t batch = x.shape().n, outputs = weight.shape().n, features = x.shape().item_count();
   check_channel_param("fc.fwd", "bias", bias, outputs);
-  check_outputs("fc.fwd", "y", y, batch, outputs, x.layout());
+  check_fc_outputs("fc.fwd", "y", y, batch, outputs, x.layout());
   profiler::KernelScope scope(ctx.tracer, "fc.fwd", ctx.device, ctx.lane,
                               gemm_flops(batch, outputs, features),
                               static_cast<double>(x.bytes() + weight.bytes() + y.bytes()));
@@ -63,9 +42,9 @@ void CpuOps::fc_forward(const ExecContext& ctx, const Tensor& x, const Tensor& w
 
 void CpuOps::fc_backward_data(const ExecContext& ctx, const Tensor& dy, const Tensor& weight,
                               Tensor& dx) {
-  check_weight("fc.bwd_data", "dx", dx, "weight", weight);
+  check_fc_weight("fc.bwd_data", "dx", dx, "weight", weight);
   const int64_t batch = dx.shape().n, outputs = weight.shape().n, features = dx.shape().item_count();
-  check_outputs("fc.bwd_data", "dy", dy, batch, outputs, dx.layout());
+  check_fc_outputs("fc.bwd_data", "dy", dy, batch, outputs, dx.layout());
   profiler::KernelScope scope(ctx.tracer, "fc.bwd_data", ctx.device, ctx.lane,
                               gemm_flops(batch, outputs, features),
                               static_cast<double>(dx.bytes() + weight.bytes() + dy.bytes()));
@@ -79,9 +58,9 @@ void CpuOps::fc_backward_data(const ExecContext& ctx, const Tensor& dy, const Te
 
 void CpuOps::fc_backward_weight(const ExecContext& ctx, const Tensor& x, const Tensor& dy,
                                 Tensor& dweight, Tensor& dbias) {
-  check_weight("fc.bwd_weight", "x", x, "dweight", dweight);
+  check_fc_weight("fc.bwd_weight", "x", x, "dweight", dweight);
   const int64_t batch = x.shape().n, outputs = dweight.shape().n, features = x.shape().item_count();
-  check_outputs("fc.bwd_weight", "dy", dy, batch, outputs, x.layout());
+  check_fc_outputs("fc.bwd_weight", "dy", dy, batch, outputs, x.layout());
   check_channel_param("fc.bwd_weight", "dbias", dbias, outputs);
   profiler::KernelScope scope(ctx.tracer, "fc.bwd_weight", ctx.device, ctx.lane,
                               gemm_flops(batch, outputs, features),

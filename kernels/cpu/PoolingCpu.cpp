@@ -65,20 +65,10 @@ struct PoolGeometry {
   }
 };
 
-// Validates a pooling call where `in` has the input shape and `out` the output shape.
-PoolGeometry check_pool(const char* op, const PoolParams& params, const Tensor& in,
+// Validates the call (shared checks) and returns its geometry.
+PoolGeometry checked_geometry(const char* op, const PoolParams& params, const Tensor& in,
                         const char* in_name, const Tensor& out, const char* out_name) {
-  check_present(op, in_name, in);
-  // A window wholly inside the padding would have no input to take a maximum of.
-  if (params.pad_h >= params.kernel_h || params.pad_w >= params.kernel_w)
-    fail(ErrorKind::runtime, op, ": padding ", params.pad_h, "x", params.pad_w,
-         " must be smaller than the kernel ", params.kernel_h, "x", params.kernel_w);
-  const Shape4 expected = params.output(in.shape());
-  check_shape(op, out_name, out, expected);
-  if (out.layout() != in.layout())
-    fail(ErrorKind::runtime, op, ": ", out_name, " is ", to_string(out.layout()), " but ", in_name,
-         " is ", to_string(in.layout()));
-  return {in.shape(), expected, params};
+  return {in.shape(), op_checks::check_pool(op, params, in, in_name, out, out_name), params};
 }
 
 double window_reads(const PoolGeometry& g) {
@@ -255,7 +245,7 @@ void avgpool_backward_row(const PoolGeometry& g, int64_t n, int64_t ih, const fl
 
 void CpuOps::maxpool_forward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
                              Tensor& y) {
-  const PoolGeometry g = check_pool("maxpool.fwd", params, x, "x", y, "y");
+  const PoolGeometry g = checked_geometry("maxpool.fwd", params, x, "x", y, "y");
   profiler::KernelScope scope(ctx.tracer, "maxpool.fwd", ctx.device, ctx.lane, window_reads(g),
                               static_cast<double>(x.bytes() + y.bytes()));
   // -inf starts every window: padding is never a candidate, and each window has at
@@ -266,7 +256,7 @@ void CpuOps::maxpool_forward(const ExecContext& ctx, const PoolParams& params, c
 
 void CpuOps::avgpool_forward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
                              Tensor& y) {
-  const PoolGeometry g = check_pool("avgpool.fwd", params, x, "x", y, "y");
+  const PoolGeometry g = checked_geometry("avgpool.fwd", params, x, "x", y, "y");
   profiler::KernelScope scope(ctx.tracer, "avgpool.fwd", ctx.device, ctx.lane, window_reads(g),
                               static_cast<double>(x.bytes() + y.bytes()));
   pool_forward(ctx.pool, g, x.layout(), x.data(), y.data(), 0.0f,
@@ -275,7 +265,7 @@ void CpuOps::avgpool_forward(const ExecContext& ctx, const PoolParams& params, c
 
 void CpuOps::maxpool_backward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
                               const Tensor& dy, Tensor& dx) {
-  const PoolGeometry g = check_pool("maxpool.bwd", params, x, "x", dy, "dy");
+  const PoolGeometry g = checked_geometry("maxpool.bwd", params, x, "x", dy, "dy");
   check_like("maxpool.bwd", "dx", dx, "x", x);
   profiler::KernelScope scope(ctx.tracer, "maxpool.bwd", ctx.device, ctx.lane, window_reads(g),
                               static_cast<double>(2 * x.bytes() + dy.bytes()));
@@ -307,7 +297,7 @@ void CpuOps::maxpool_backward(const ExecContext& ctx, const PoolParams& params, 
 
 void CpuOps::avgpool_backward(const ExecContext& ctx, const PoolParams& params, const Tensor& dy,
                               Tensor& dx) {
-  const PoolGeometry g = check_pool("avgpool.bwd", params, dx, "dx", dy, "dy");
+  const PoolGeometry g = checked_geometry("avgpool.bwd", params, dx, "dx", dy, "dy");
   profiler::KernelScope scope(ctx.tracer, "avgpool.bwd", ctx.device, ctx.lane, window_reads(g),
                               static_cast<double>(dx.bytes() + dy.bytes()));
   const float* dyd = dy.data();
@@ -328,12 +318,8 @@ void CpuOps::avgpool_backward(const ExecContext& ctx, const PoolParams& params, 
 }
 
 void CpuOps::global_avgpool_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) {
-  check_present("gap.fwd", "x", x);
+  check_global_pool("gap.fwd", x, "x", y, "y");
   const Shape4 s = x.shape();
-  check_shape("gap.fwd", "y", y, Shape4{s.n, s.c, 1, 1});
-  if (y.layout() != x.layout())
-    fail(ErrorKind::runtime, "gap.fwd: y is ", to_string(y.layout()), " but x is ",
-         to_string(x.layout()));
   profiler::KernelScope scope(ctx.tracer, "gap.fwd", ctx.device, ctx.lane, 1.0 * x.size(),
                               static_cast<double>(x.bytes() + y.bytes()));
   const float* xd = x.data();
@@ -365,12 +351,8 @@ void CpuOps::global_avgpool_forward(const ExecContext& ctx, const Tensor& x, Ten
 }
 
 void CpuOps::global_avgpool_backward(const ExecContext& ctx, const Tensor& dy, Tensor& dx) {
-  check_present("gap.bwd", "dx", dx);
+  check_global_pool("gap.bwd", dx, "dx", dy, "dy");
   const Shape4 s = dx.shape();
-  check_shape("gap.bwd", "dy", dy, Shape4{s.n, s.c, 1, 1});
-  if (dy.layout() != dx.layout())
-    fail(ErrorKind::runtime, "gap.bwd: dy is ", to_string(dy.layout()), " but dx is ",
-         to_string(dx.layout()));
   profiler::KernelScope scope(ctx.tracer, "gap.bwd", ctx.device, ctx.lane, 1.0 * dx.size(),
                               static_cast<double>(dx.bytes() + dy.bytes()));
   const float* dyd = dy.data();

@@ -11,9 +11,7 @@ using namespace ops;
 
 void CpuOps::sgd_update(const ExecContext& ctx, const SgdParams& params, Tensor& weight,
                         const Tensor& grad, Tensor& velocity) {
-  check_present("sgd", "weight", weight);
-  check_like("sgd", "grad", grad, "weight", weight);
-  check_like("sgd", "velocity", velocity, "weight", weight);
+  check_elementwise("sgd", {{"weight", &weight}, {"grad", &grad}, {"velocity", &velocity}});
   // Reads weight, grad and velocity; writes weight and velocity.
   profiler::KernelScope scope(ctx.tracer, "sgd", ctx.device, ctx.lane, 5.0 * weight.size(),
                               5.0 * weight.bytes());

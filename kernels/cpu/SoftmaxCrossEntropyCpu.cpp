@@ -47,18 +47,9 @@ RowResult softmax_row(const float* z, int64_t classes, int32_t label, float* gra
 float CpuOps::softmax_cross_entropy(const ExecContext& ctx, const Tensor& logits,
                                     std::span<const int32_t> labels, Tensor* dlogits,
                                     int64_t* correct) {
-  constexpr const char* op = "softmax_xent";
-  check_present(op, "logits", logits);
+  check_softmax_cross_entropy(logits, labels, dlogits);
   const Shape4 s = logits.shape();
-  if (s.h != 1 || s.w != 1)
-    fail(ErrorKind::runtime, op, ": logits must be Nx", s.c, "x1x1, got ", s.str());
   const int64_t batch = s.n, classes = s.c;
-  if (static_cast<int64_t>(labels.size()) != batch)
-    fail(ErrorKind::runtime, op, ": ", labels.size(), " labels for a batch of ", batch);
-  for (int64_t i = 0; i < batch; ++i)
-    if (labels[i] < 0 || labels[i] >= classes)
-      fail(ErrorKind::input, op, ": label ", i, " is ", labels[i], ", outside [0, ", classes, ")");
-  if (dlogits) check_like(op, "dlogits", *dlogits, "logits", logits);
   profiler::KernelScope scope(ctx.tracer, "softmax_xent", ctx.device, ctx.lane,
                               6.0 * logits.size(),
                               static_cast<double>(logits.bytes() * (dlogits ? 2 : 1)));

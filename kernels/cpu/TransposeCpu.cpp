@@ -10,11 +10,7 @@ namespace tunescope::cpu {
 using namespace ops;
 
 void CpuOps::transpose(const ExecContext& ctx, const Tensor& x, Tensor& y) {
-  check_present("transpose", "x", x);
-  check_shape("transpose", "y", y, x.shape());
-  if (x.layout() == y.layout())
-    fail(ErrorKind::runtime, "transpose: x and y are both ", to_string(x.layout()),
-         " (y must have the other layout)");
+  check_transpose(x, y);
   const char* name = x.layout() == Layout::NCHW ? "transpose.nchw_to_nhwc" : "transpose.nhwc_to_nchw";
   profiler::KernelScope scope(ctx.tracer, name, ctx.device, ctx.lane, 0.0,
                               static_cast<double>(x.bytes() + y.bytes()));

@@ -33,7 +33,7 @@ TEST(CpuOpsTracer, EveryOpRecordsItsContractName) {
     for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
       SCOPED_TRACE(c.name + " " + to_string(layout));
       tracer.start();
-      c.run(ops, ctx, layout);
+      c.run(ops, ctx, layout, host_memory());
       tracer.stop();
       const profiler::Trace trace = tracer.collect({});
       EXPECT_TRUE(trace.ranges.empty());
