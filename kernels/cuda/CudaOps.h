@@ -1,0 +1,67 @@
+// The CUDA implementation of the non-convolution op kernels (core/base/OpKernels.h):
+// own kernels (kernels/cuda/*Kernels.cu) for the elementwise, per-channel, pooling and
+// loss ops, cuBLAS SGEMM in FP32 (CUBLAS_DEFAULT_MATH: no TF32) for the fully connected
+// layer, and stream-ordered copies for the data movement. Every op checks its arguments
+// with the checks the CPU ops use (core/base/OpChecks.h), then that its tensors are in
+// device memory, and only then enqueues work on the lane's stream (ExecContext::stream)
+// without waiting for it — except softmax_cross_entropy, which returns the loss and so
+// waits for its own kernel. Each method lives in the CudaOps*.cpp of its op family.
+//
+// Each op is traced as a phase range named as the contract's kernel ("bn.fwd", ...)
+// around its launches; the device kernels themselves are what CUPTI records.
+#pragma once
+
+#include "core/base/OpKernels.h"
+
+namespace tunescope::cuda {
+
+class CudaOps final : public OpKernels {
+ public:
+  void batchnorm_forward_train(const ExecContext& ctx, const BatchNormParams& params, const Tensor& x,
+                               const Tensor& gamma, const Tensor& beta, Tensor& running_mean, Tensor& running_var,
+                               BatchNormSaved& saved, Tensor& y) override;
+  void batchnorm_forward_infer(const ExecContext& ctx, const BatchNormParams& params, const Tensor& x,
+                               const Tensor& gamma, const Tensor& beta, const Tensor& running_mean,
+                               const Tensor& running_var, Tensor& y) override;
+  void batchnorm_backward(const ExecContext& ctx, const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                          const BatchNormSaved& saved, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+
+  void relu_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) override;
+  void relu_backward(const ExecContext& ctx, const Tensor& y, const Tensor& dy, Tensor& dx) override;
+
+  void maxpool_forward(const ExecContext& ctx, const PoolParams& params, const Tensor& x, Tensor& y) override;
+  void maxpool_backward(const ExecContext& ctx, const PoolParams& params, const Tensor& x, const Tensor& dy,
+                        Tensor& dx) override;
+  void avgpool_forward(const ExecContext& ctx, const PoolParams& params, const Tensor& x, Tensor& y) override;
+  void avgpool_backward(const ExecContext& ctx, const PoolParams& params, const Tensor& dy, Tensor& dx) override;
+  void global_avgpool_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) override;
+  void global_avgpool_backward(const ExecContext& ctx, const Tensor& dy, Tensor& dx) override;
+
+  void fc_forward(const ExecContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  Tensor& y) override;
+  void fc_backward_data(const ExecContext& ctx, const Tensor& dy, const Tensor& weight, Tensor& dx) override;
+  void fc_backward_weight(const ExecContext& ctx, const Tensor& x, const Tensor& dy, Tensor& dweight,
+                          Tensor& dbias) override;
+
+  void bias_forward(const ExecContext& ctx, const Tensor& bias, Tensor& y) override;
+  void bias_backward(const ExecContext& ctx, const Tensor& dy, Tensor& dbias) override;
+  void add(const ExecContext& ctx, const Tensor& a, const Tensor& b, Tensor& y) override;
+  void accumulate(const ExecContext& ctx, const Tensor& x, Tensor& y) override;
+  void zero(const ExecContext& ctx, Tensor& y) override;
+  void copy(const ExecContext& ctx, const Tensor& x, Tensor& y) override;
+
+  float softmax_cross_entropy(const ExecContext& ctx, const Tensor& logits, std::span<const int32_t> labels,
+                              Tensor* dlogits, int64_t* correct) override;
+
+  void sgd_update(const ExecContext& ctx, const SgdParams& params, Tensor& weight, const Tensor& grad,
+                  Tensor& velocity) override;
+
+  void transpose(const ExecContext& ctx, const Tensor& x, Tensor& y) override;
+
+  void scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t first, Tensor& shard) override;
+  void allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale,
+                     Tensor& out) override;
+  void broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* const> targets) override;
+};
+
+}  // namespace tunescope::cuda
