@@ -20,8 +20,8 @@ void SessionFlags::add_to(CLI::App& command, bool tuned_knobs) {
   if (tuned_knobs) {
     layout_option_ = command.add_option("--layout", layout, "Tensor layout: nchw | nhwc")->capture_default_str();
     conv_option_ = command.add_option("--conv", conv,
-                                      "Convolution algorithm: ALGO or ALGO,LAYER=ALGO,... (see list-algorithms)")
-                       ->capture_default_str();
+                                      "Convolution algorithm: ALGO or ALGO,LAYER=ALGO,... (see list-algorithms; "
+                                      "default: the backend's, cpu direct, cuda cudnn:implicit_gemm)");
     threads_option_ = command.add_option("--threads", options.threads, "Worker threads (0: one per hardware thread)")
                           ->capture_default_str();
     Concurrency& c = options.concurrency;
@@ -80,8 +80,9 @@ SessionOptions SessionFlags::resolve() const {
   if (all || given(model_option_)) resolved.model = options.model;
   if (all || given(batch_option_)) resolved.batch = options.batch;
   if (all || given(layout_option_)) resolved.layout = parse_layout(layout);
-  if (all || given(conv_option_)) resolved.conv = parse_conv_choice(conv);
+  if (all || given(conv_option_)) resolved.conv = conv.empty() ? ConvChoice{} : parse_conv_choice(conv);
   else resolved.conv_source = "config " + config_path + ", key 'conv.per_layer'";
+  resolved.conv = with_backend_default(resolved.conv, resolved.backend);
   if (all || given(threads_option_)) resolved.threads = options.threads;
   const Concurrency& c = options.concurrency;
   if (all || given(streams_option_)) resolved.concurrency.streams = c.streams;

@@ -14,7 +14,7 @@ namespace tunescope::cli {
 struct SessionFlags {
   SessionOptions options;
   std::string layout = "nchw";
-  std::string conv = "direct";
+  std::string conv;  // empty: the backend's default algorithm
   std::string fft_workspace = "reuse";
   std::string config_path;
 

@@ -8,7 +8,7 @@ namespace {
 template <typename Map>
 std::string known_names(const Map& map) {
   std::string out;
-  for (const auto& [name, factory] : map) out += (out.empty() ? "" : ", ") + name;
+  for (const auto& [name, value] : map) out += (out.empty() ? "" : ", ") + name;
   return out.empty() ? "none" : out;
 }
 }  // namespace
@@ -18,8 +18,8 @@ Registry& Registry::instance() {
   return registry;
 }
 
-void Registry::add_backend(const std::string& name, BackendFactory factory) {
-  backends_[name] = std::move(factory);
+void Registry::add_backend(const std::string& name, BackendFactory factory, std::string default_conv_algorithm) {
+  backends_[name] = {std::move(factory), std::move(default_conv_algorithm)};
 }
 
 void Registry::add_conv_algorithm(const std::string& backend, const std::string& name,
@@ -29,7 +29,7 @@ void Registry::add_conv_algorithm(const std::string& backend, const std::string&
 
 std::vector<std::string> Registry::backends() const {
   std::vector<std::string> names;
-  for (const auto& [name, factory] : backends_) names.push_back(name);
+  for (const auto& [name, entry] : backends_) names.push_back(name);
   return names;
 }
 
@@ -44,7 +44,16 @@ std::unique_ptr<Backend> Registry::make_backend(const std::string& name) const {
   auto it = backends_.find(name);
   if (it == backends_.end())
     fail(ErrorKind::usage, "unknown backend '", name, "' (known: ", known_names(backends_), ")");
-  return it->second();
+  return it->second.factory();
+}
+
+std::string Registry::default_conv_algorithm(const std::string& backend) const {
+  auto it = backends_.find(backend);
+  if (it == backends_.end())
+    fail(ErrorKind::usage, "unknown backend '", backend, "' (known: ", known_names(backends_), ")");
+  if (it->second.default_conv_algorithm.empty())
+    fail(ErrorKind::usage, "backend '", backend, "' has no default convolution algorithm: name one with --conv");
+  return it->second.default_conv_algorithm;
 }
 
 std::unique_ptr<ConvAlgorithm> Registry::make_conv_algorithm(const std::string& backend,

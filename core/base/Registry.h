@@ -22,7 +22,9 @@ class Registry {
   // The process-wide table filled during static initialisation; read-only afterwards.
   static Registry& instance();
 
-  void add_backend(const std::string& name, BackendFactory factory);
+  // `default_conv_algorithm`: what conv layers run when the user names no algorithm
+  // (cpu: the "direct" reference; cuda, which has no direct: "cudnn:implicit_gemm").
+  void add_backend(const std::string& name, BackendFactory factory, std::string default_conv_algorithm = {});
   void add_conv_algorithm(const std::string& backend, const std::string& name,
                           ConvFactory factory);
 
@@ -30,19 +32,27 @@ class Registry {
   // Registered names for `backend`, sorted.
   std::vector<std::string> conv_algorithms(const std::string& backend) const;
 
+  // Throws Error(usage) for an unknown backend or one registered without a default.
+  std::string default_conv_algorithm(const std::string& backend) const;
+
   // Throw Error(usage) listing the known names when `name` is unknown.
   std::unique_ptr<Backend> make_backend(const std::string& name) const;
   std::unique_ptr<ConvAlgorithm> make_conv_algorithm(const std::string& backend,
                                                      const std::string& name) const;
 
  private:
-  std::map<std::string, BackendFactory> backends_;
+  struct BackendEntry {
+    BackendFactory factory;
+    std::string default_conv_algorithm;
+  };
+  std::map<std::string, BackendEntry> backends_;
   std::map<std::string, std::map<std::string, ConvFactory>> conv_;
 };
 
 struct BackendRegistration {
-  BackendRegistration(const std::string& name, Registry::BackendFactory factory) {
-    Registry::instance().add_backend(name, std::move(factory));
+  BackendRegistration(const std::string& name, const std::string& default_conv_algorithm,
+                      Registry::BackendFactory factory) {
+    Registry::instance().add_backend(name, std::move(factory), default_conv_algorithm);
   }
 };
 

@@ -1,6 +1,7 @@
 #include "core/engine/ConvChoice.h"
 
 #include "core/base/Error.h"
+#include "core/base/Registry.h"
 
 namespace tunescope {
 
@@ -37,6 +38,11 @@ ConvChoice parse_conv_choice(std::string_view text) {
     first = false;
     start = comma + 1;
   }
+  return choice;
+}
+
+ConvChoice with_backend_default(ConvChoice choice, const std::string& backend) {
+  if (choice.default_algorithm.empty()) choice.default_algorithm = Registry::instance().default_conv_algorithm(backend);
   return choice;
 }
 

@@ -51,6 +51,7 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   const int64_t size = model_input_size(options_.model);
   if (options_.threads == 0) options_.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options_.backend = choose_backend(options_.backend).name;  // resolves "auto"
+  options_.conv = with_backend_default(options_.conv, options_.backend);
   backend_ = Registry::instance().make_backend(options_.backend);
 
   data::DataSourceOptions source;

@@ -10,6 +10,7 @@
 
 #include "core/base/AllocationCap.h"
 #include "core/base/Error.h"
+#include "core/base/Registry.h"
 #include "core/tuner/IsolatedTrial.h"
 #include "profiler/Metrics.h"
 
@@ -181,11 +182,15 @@ std::string compare_numerics(const NumericsSample& reference, const NumericsSamp
   return {};
 }
 
+std::string reference_conv_algorithm(const std::string& backend) {
+  return Registry::instance().default_conv_algorithm(backend);
+}
+
 RunConfig reference_config(const SessionOptions& base) {
   RunConfig config = run_config_of(base);
   config.layout = Layout::NCHW;
   config.conv = ConvChoice{};
-  config.conv.default_algorithm = "direct";
+  config.conv.default_algorithm = reference_conv_algorithm(base.backend);
   config.concurrency = Concurrency{};  // one lane, the whole batch at once
   return config;
 }

@@ -1,5 +1,5 @@
 // Measuring one candidate, cutlass-profiler style: build it, verify its numerics
-// against the reference config (nchw + direct) BEFORE timing, warm up, then time N
+// against the reference config (nchw + the backend's reference conv) BEFORE timing, warm up, then time N
 // steps one by one with the tracer on. Every outcome has a disposition and a reason;
 // nothing a candidate throws escapes measure(), so one bad candidate never ends a sweep.
 #pragma once
@@ -61,8 +61,12 @@ NumericsSample first_step_numerics(TrainingSession& session, size_t samples_per_
 std::string compare_numerics(const NumericsSample& reference, const NumericsSample& candidate,
                              const MeasureOptions& options);
 
-// The reference every candidate is checked against: `base` with nchw and `direct` on
-// every conv layer, one lane, no batch split, synchronous update. Throws whatever building or stepping it throws.
+// The conv algorithm of the reference: the backend's registered default, which is the
+// CPU's `direct` reference on cpu and cuDNN's implicit GEMM on cuda (which has no direct).
+std::string reference_conv_algorithm(const std::string& backend);
+// The reference every candidate is checked against: `base` with nchw and the reference
+// conv algorithm on every conv layer, one lane, no batch split, synchronous update.
+// Throws whatever building or stepping it throws.
 RunConfig reference_config(const SessionOptions& base);
 NumericsSample reference_numerics(const SessionOptions& base, const MeasureOptions& options);
 

@@ -9,13 +9,13 @@ namespace {
 
 bool is_remeasurement(const TrialRecord& row) { return row.reason.rfind(kRemeasureReason, 0) == 0; }
 
-// The tune's yardstick: reference_config() of some base, i.e. nchw, `direct` everywhere,
-// one lane and the whole batch at once.
-bool is_reference(const RunConfig& config) {
+// The tune's yardstick: reference_config() of some base, i.e. nchw, the backend's
+// reference conv algorithm everywhere, one lane and the whole batch at once.
+bool is_reference(const RunConfig& config, const std::string& backend) {
   RunConfig reference = config;
   reference.layout = Layout::NCHW;
   reference.conv = ConvChoice{};
-  reference.conv.default_algorithm = "direct";
+  reference.conv.default_algorithm = reference_conv_algorithm(backend);
   reference.concurrency = Concurrency{};
   return config == reference;
 }
@@ -50,7 +50,7 @@ TuneReport stored_tune(const ResultsDb& db, int64_t machine_id, int64_t problem_
     row_of[at->second] = row.id;
   }
   for (size_t i = 0; i < report.trials.size() && !report.baseline; ++i)
-    if (is_reference(report.trials[i].config)) report.baseline = i;
+    if (is_reference(report.trials[i].config, report.machine.backend)) report.baseline = i;
 
   const std::vector<size_t> ranked = rank_ok_trials(report.trials);
   if (ranked.empty()) {

@@ -53,7 +53,7 @@ class CpuBackend final : public Backend {
   CpuOps ops_;
 };
 
-const BackendRegistration registration("cpu", [] { return std::make_unique<CpuBackend>(); });
+const BackendRegistration registration("cpu", "direct", [] { return std::make_unique<CpuBackend>(); });
 
 }  // namespace
 }  // namespace tunescope::cpu

@@ -28,5 +28,24 @@ TEST(ConvChoice, RejectsMalformed) {
   }
 }
 
+// An unnamed default is the backend's registered default; a named one is kept.
+TEST(ConvChoice, EmptyDefaultResolvesToTheBackendsDefault) {
+  EXPECT_TRUE(ConvChoice{}.default_algorithm.empty());
+  const ConvChoice overrides_only = parse_conv_choice("conv1=gemm");
+  EXPECT_TRUE(overrides_only.default_algorithm.empty());
+  const ConvChoice on_cpu = with_backend_default(overrides_only, "cpu");
+  EXPECT_EQ(on_cpu.default_algorithm, "direct");
+  EXPECT_EQ(on_cpu.per_layer.at("conv1"), "gemm");
+  EXPECT_EQ(on_cpu.str(), "direct,conv1=gemm");
+  EXPECT_EQ(with_backend_default(parse_conv_choice("gemm"), "cpu").default_algorithm, "gemm");
+  try {
+    with_backend_default(ConvChoice{}, "tpu");
+    FAIL() << "an unknown backend resolved";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+    EXPECT_NE(std::string(e.what()).find("unknown backend 'tpu'"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tunescope

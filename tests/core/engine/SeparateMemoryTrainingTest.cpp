@@ -41,7 +41,7 @@ class SeparateBackend final : public Backend {
   std::array<int, 16> streams_{};
 };
 
-const BackendRegistration backend("separate", [] { return std::make_unique<SeparateBackend>(); });
+const BackendRegistration backend("separate", "direct", [] { return std::make_unique<SeparateBackend>(); });
 const ConvAlgorithmRegistration direct("separate", "direct",
                                        [] { return Registry::instance().make_conv_algorithm("cpu", "direct"); });
 const ConvAlgorithmRegistration fft("separate", "fft-own",

@@ -82,6 +82,24 @@ TEST_F(MeasurementTest, UnbuildableCandidateIsFailedNotThrown) {
   EXPECT_NE(r.reason.find("conv9"), std::string::npos) << r.reason;
 }
 
+// The reference is the backend's default conv algorithm: the CPU's direct on cpu, and
+// (in CUDA builds) cuDNN's implicit GEMM on cuda, which has no direct.
+TEST(Reference, IsTheBackendsDefaultConvAlgorithmOnOneLaneInNchw) {
+  SessionOptions base;
+  base.backend = "cpu";
+  base.layout = Layout::NHWC;
+  base.conv = parse_conv_choice("gemm,conv1=fft-own");
+  base.concurrency.streams = 2;
+  const RunConfig reference = reference_config(base);
+  EXPECT_EQ(reference.layout, Layout::NCHW);
+  EXPECT_EQ(reference.conv.str(), "direct");
+  EXPECT_EQ(reference.concurrency, Concurrency{});
+  EXPECT_EQ(reference_conv_algorithm("cpu"), "direct");
+#ifdef TUNESCOPE_HAVE_CUDA
+  EXPECT_EQ(reference_conv_algorithm("cuda"), "cudnn:implicit_gemm");
+#endif
+}
+
 TEST(Numerics, ComparisonCatchesLossAndGradientDifferences) {
   NumericsSample ref{2.0, {{"conv1.weight", {1.0f, -2.0f, 0.5f}}}};
   const MeasureOptions o;

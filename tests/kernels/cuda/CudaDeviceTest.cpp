@@ -1,6 +1,7 @@
 // The device probe, the "cuda" backend's registration and the device description:
 // without a device the backend must refuse with "no CUDA device: <driver message>"
-// (usage, CLI exit 2); with one, refuse as unsupported while its kernels are missing.
+// (usage, CLI exit 2) and auto must pick cpu; with one, it runs on the device's memory
+// and per-lane streams.
 #include "kernels/cuda/CudaDevice.h"
 
 #include <cudnn.h>
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "CudaTestSupport.h"
 #include "core/base/BackendChoice.h"
@@ -60,31 +62,57 @@ TEST(CudaDescription, NamesDeviceResourcesAndVersions) {
             "cuDNN 9.19.0, cuBLAS 13.1.0, cuFFT 12.0.0, NCCL 2.28.9");
 }
 
-TEST(CudaBackend, IsRegisteredAndRefusesHonestly) {
+TEST(CudaBackend, WithoutADeviceRefusesWithTheDriversReason) {
   const auto names = Registry::instance().backends();
   ASSERT_NE(std::find(names.begin(), names.end(), "cuda"), names.end());
   const std::string reason = cuda_unavailable_reason();
+  if (reason.empty()) GTEST_SKIP() << "a CUDA device is present (CudaBackend.RunsOnTheDevicesMemoryAndStreams)";
   try {
     Registry::instance().make_backend("cuda");
-    FAIL() << "the cuda backend has no kernels yet and must not construct";
+    FAIL() << "the cuda backend constructed without a device";
   } catch (const Error& e) {
-    if (!reason.empty()) {
-      EXPECT_EQ(e.kind(), ErrorKind::usage);
-      EXPECT_EQ(std::string(e.what()), reason);
-      EXPECT_EQ(reason.rfind("no CUDA device: ", 0), 0u) << reason;
-    } else {
-      EXPECT_EQ(e.kind(), ErrorKind::unsupported);
-      EXPECT_NE(std::string(e.what()).find("CUDA training kernels are not implemented yet"), std::string::npos)
-          << e.what();
-    }
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+    EXPECT_EQ(std::string(e.what()), reason);
+    EXPECT_EQ(reason.rfind("no CUDA device: ", 0), 0u) << reason;
   }
 }
 
-TEST(CudaBackend, AutoChoosesCpuWhileCudaCannotStart) {
+TEST(CudaBackend, AutoChoosesCudaExactlyWhenADeviceIsUsable) {
   const BackendChoice choice = choose_backend("auto");
+  if (cuda_unavailable_reason().empty()) {
+    EXPECT_EQ(choice.name, "cuda");
+    return;
+  }
   EXPECT_EQ(choice.name, "cpu");
   ASSERT_FALSE(choice.passed_over.empty());
-  EXPECT_EQ(choice.passed_over[0].rfind("cuda: ", 0), 0u) << choice.passed_over[0];
+  EXPECT_EQ(choice.passed_over[0].rfind("cuda: no CUDA device: ", 0), 0u) << choice.passed_over[0];
+}
+
+// cuda has no "direct": its conv layers default to cuDNN's implicit GEMM, which must be
+// one of its registered algorithms (no device needed to check the registration).
+TEST(CudaBackend, DefaultsToARegisteredConvAlgorithm) {
+  const Registry& registry = Registry::instance();
+  EXPECT_EQ(registry.default_conv_algorithm("cuda"), "cudnn:implicit_gemm");
+  const auto cuda = registry.conv_algorithms("cuda");
+  EXPECT_NE(std::find(cuda.begin(), cuda.end(), "cudnn:implicit_gemm"), cuda.end());
+  EXPECT_EQ(std::find(cuda.begin(), cuda.end(), "direct"), cuda.end());
+  EXPECT_EQ(registry.default_conv_algorithm("cpu"), "direct");
+}
+
+TEST(CudaBackend, RunsOnTheDevicesMemoryAndStreams) {
+  TS_SKIP_WITHOUT_CUDA_DEVICE();
+  const std::unique_ptr<Backend> backend = Registry::instance().make_backend("cuda");
+  EXPECT_EQ(backend->name(), "cuda");
+  EXPECT_NE(backend->device_description().find("(device 0)"), std::string::npos) << backend->device_description();
+  EXPECT_FALSE(backend->memory().host_accessible());
+  EXPECT_EQ(backend->memory().name(), "cuda:0");
+  void* lane0 = backend->lane_stream(0);
+  void* lane1 = backend->lane_stream(1);
+  EXPECT_NE(lane0, nullptr);
+  EXPECT_NE(lane0, lane1);
+  EXPECT_EQ(backend->lane_stream(0), lane0);  // one stream per lane, kept
+  backend->finish_stream(lane0);
+  backend->finish_stream(lane1);
 }
 
 TEST(CudaDevice, DescribesDeviceZero) {
