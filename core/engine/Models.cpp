@@ -112,7 +112,10 @@ int64_t model_input_size(const std::string& name) {
   fail(ErrorKind::usage, "unknown model '", name, "' (known: lenet5, resnet18-small)");
 }
 
-std::unique_ptr<Network> build_model(const ModelSpec& spec) {
+std::unique_ptr<Network> build_model(const ModelSpec& given) {
+  // Conv layers the spec leaves unnamed run the backend's default algorithm.
+  ModelSpec spec = given;
+  spec.conv = with_backend_default(given.conv, given.setup.backend);
   if (spec.name == "lenet5") return lenet5(spec);
   if (spec.name == "resnet18-small") return resnet18_small(spec);
   fail(ErrorKind::usage, "unknown model '", spec.name, "' (known: lenet5, resnet18-small)");
