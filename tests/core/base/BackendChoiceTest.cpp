@@ -77,5 +77,27 @@ TEST(BackendChoice, AutoWithNothingStartableIsUnsupportedListingReasons) {
   EXPECT_THROW(choose_backend("auto", Registry{}), Error);
 }
 
+// Each backend names the conv algorithm layers run when the user names none; asking
+// for the default of an unknown backend, or of one registered without a default, is a
+// usage error that says what to do.
+TEST(BackendDefaults, DefaultConvAlgorithmIsPerBackend) {
+  Registry registry;
+  registry.add_backend("cpu", starts("cpu"), "direct");
+  registry.add_backend("gpu", starts("gpu"), "vendor:fast");
+  registry.add_backend("bare", starts("bare"));
+  EXPECT_EQ(registry.default_conv_algorithm("cpu"), "direct");
+  EXPECT_EQ(registry.default_conv_algorithm("gpu"), "vendor:fast");
+  for (const char* backend : {"bare", "tpu"}) {
+    try {
+      registry.default_conv_algorithm(backend);
+      ADD_FAILURE() << backend << " has a default";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage);
+      const std::string text = e.what();
+      EXPECT_NE(text.find(std::string("'") + backend + "'"), std::string::npos) << text;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tunescope
