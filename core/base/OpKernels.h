@@ -1,7 +1,9 @@
 // The non-convolution kernels of a backend. Every method works natively on NCHW and
 // NHWC tensors (all tensor arguments of one call share a layout unless stated), records
-// itself on ctx.tracer as a kernel named as below, and overwrites its outputs unless
-// its name says "accumulate". Per-channel parameters are tensors of shape {1, C, 1, 1}.
+// itself on ctx.tracer as a kernel named as below (a device backend, whose kernels the
+// device tracer records, records a phase range of that name around its launches), and
+// overwrites its outputs unless its name says "accumulate". Per-channel parameters are
+// tensors of shape {1, C, 1, 1}.
 #pragma once
 
 #include <cstdint>

@@ -6,11 +6,16 @@
 // forward GEMM over 7752 terms; the data-movement cases must match bit for bit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "CudaTestSupport.h"
 #include "core/base/ThreadPool.h"
 #include "kernels/cpu/CpuOps.h"
 #include "kernels/cuda/CudaMemory.h"
 #include "kernels/cuda/CudaOps.h"
+#include "profiler/Tracer.h"
 #include "tests/kernels/cpu/CpuOpsCases.h"
 #include "tests/kernels/cpu/CpuOpsTestSupport.h"
 
@@ -47,6 +52,34 @@ TEST(CudaOpsMatchCpu, EveryOpInBothLayouts) {
 TEST(CudaOpsMatchCpu, CollectivesBetweenDeviceTensors) {
   TS_SKIP_WITHOUT_CUDA_DEVICE();
   expect_cuda_matches_cpu(cpu::testing::collective_cases());
+}
+
+// Each op is traced as a phase range named as the contract's kernel, on the context's
+// device and lane (CUPTI records the device kernels inside it).
+TEST(CudaOpsMatchCpu, EveryOpRecordsItsContractNameAsARange) {
+  TS_SKIP_WITHOUT_CUDA_DEVICE();
+  ThreadPool pool(1);
+  profiler::Tracer tracer;
+  LaneStreams streams(0);
+  const ExecContext ctx{pool, &tracer, 0, 2, streams.stream(2)};
+  CudaOps ops;
+  for (const OpCase& c : cpu::testing::op_cases()) {
+    SCOPED_TRACE(c.name);
+    tracer.start();
+    c.run(ops, ctx, Layout::NHWC, CudaMemory::of_device(0));
+    tracer.stop();
+    const profiler::Trace trace = tracer.collect({});
+    std::vector<std::string> names;
+    for (const profiler::Range& r : trace.ranges) {
+      names.push_back(r.name);
+      EXPECT_EQ(r.category, profiler::RangeCategory::phase) << r.name;
+      EXPECT_EQ(r.lane, 2) << r.name;
+    }
+    std::vector<std::string> expected = c.kernels;
+    std::sort(names.begin(), names.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(names, expected);
+  }
 }
 
 // The null stream (per-layer find runs ops without a backend stream) works too.
