@@ -42,7 +42,8 @@ void check_channel_param(const char* op, const char* name, const Tensor& t, int6
 void check_elementwise(const char* op, std::initializer_list<NamedTensor> tensors) {
   const NamedTensor& ref = *tensors.begin();
   check_present(op, ref.first, *ref.second);
-  for (auto it = tensors.begin() + 1; it != tensors.end(); ++it) check_like(op, it->first, *it->second, ref.first, *ref.second);
+  for (auto it = tensors.begin() + 1; it != tensors.end(); ++it)
+    check_like(op, it->first, *it->second, ref.first, *ref.second);
 }
 
 void check_per_channel(const char* op, const char* data_name, const Tensor& data, const char* param_name,

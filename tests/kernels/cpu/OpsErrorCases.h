@@ -66,12 +66,16 @@ TYPED_TEST_P(OpsErrors, BatchNormShapes) {
 
 TYPED_TEST_P(OpsErrors, ElementwiseShapesAndLayouts) {
   Tensor small({2, 3, 4, 4}, Layout::NCHW), nhwc(this->shape, Layout::NHWC), y(this->shape, Layout::NCHW);
-  this->expect_error(ErrorKind::runtime, {"relu.fwd", "2x3x4x4"}, [&] { this->ops.relu_forward(this->ctx, this->x, small); });
+  this->expect_error(ErrorKind::runtime, {"relu.fwd", "2x3x4x4"}, [&] {
+    this->ops.relu_forward(this->ctx, this->x, small);
+  });
   this->expect_error(ErrorKind::runtime, {"add", "nhwc"}, [&] { this->ops.add(this->ctx, this->x, nhwc, y); });
   this->expect_error(ErrorKind::runtime, {"accumulate"}, [&] { this->ops.accumulate(this->ctx, small, y); });
   this->expect_error(ErrorKind::runtime, {"copy"}, [&] { this->ops.copy(this->ctx, this->x, nhwc); });
   Tensor bias({1, 4, 1, 1}, Layout::NCHW);
-  this->expect_error(ErrorKind::runtime, {"bias.fwd", "1x4x1x1", "1x3x1x1"}, [&] { this->ops.bias_forward(this->ctx, bias, y); });
+  this->expect_error(ErrorKind::runtime, {"bias.fwd", "1x4x1x1", "1x3x1x1"}, [&] {
+    this->ops.bias_forward(this->ctx, bias, y);
+  });
   Tensor weight(this->shape, Layout::NCHW), grad(this->shape, Layout::NCHW), velocity({2, 3, 4, 4}, Layout::NCHW);
   this->expect_error(ErrorKind::runtime, {"sgd", "velocity"}, [&] {
     this->ops.sgd_update(this->ctx, {}, weight, grad, velocity);
@@ -91,7 +95,9 @@ TYPED_TEST_P(OpsErrors, PoolingShapesAndPadding) {
     this->ops.avgpool_forward(this->ctx, all_padding, this->x, y2);
   });
   Tensor gap_y({2, 3, 1, 1}, Layout::NHWC);
-  this->expect_error(ErrorKind::runtime, {"gap.fwd", "nhwc"}, [&] { this->ops.global_avgpool_forward(this->ctx, this->x, gap_y); });
+  this->expect_error(ErrorKind::runtime, {"gap.fwd", "nhwc"}, [&] {
+    this->ops.global_avgpool_forward(this->ctx, this->x, gap_y);
+  });
 }
 
 TYPED_TEST_P(OpsErrors, FullyConnectedShapesAndLayouts) {
@@ -105,7 +111,9 @@ TYPED_TEST_P(OpsErrors, FullyConnectedShapesAndLayouts) {
     this->ops.fc_forward(this->ctx, this->x, weight, bias, y_short);
   });
   Tensor dx({2, 3, 5, 4}, Layout::NCHW);
-  this->expect_error(ErrorKind::runtime, {"fc.bwd_data", "OUTx3x5x4"}, [&] { this->ops.fc_backward_data(this->ctx, y, weight, dx); });
+  this->expect_error(ErrorKind::runtime, {"fc.bwd_data", "OUTx3x5x4"}, [&] {
+    this->ops.fc_backward_data(this->ctx, y, weight, dx);
+  });
 }
 
 TYPED_TEST_P(OpsErrors, SoftmaxLabels) {
@@ -128,7 +136,9 @@ TYPED_TEST_P(OpsErrors, TransposeNeedsTheOtherLayout) {
   Tensor y(this->shape, Layout::NCHW);
   this->expect_error(ErrorKind::runtime, {"transpose", "nchw"}, [&] { this->ops.transpose(this->ctx, this->x, y); });
   Tensor wrong({2, 3, 5, 4}, Layout::NHWC);
-  this->expect_error(ErrorKind::runtime, {"transpose", "2x3x5x4"}, [&] { this->ops.transpose(this->ctx, this->x, wrong); });
+  this->expect_error(ErrorKind::runtime, {"transpose", "2x3x5x4"}, [&] {
+    this->ops.transpose(this->ctx, this->x, wrong);
+  });
 }
 
 TYPED_TEST_P(OpsErrors, CollectivesShapes) {
