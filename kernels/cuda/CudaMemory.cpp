@@ -5,6 +5,7 @@
 
 #include "core/base/Error.h"
 #include "kernels/cuda/CudaCheck.h"
+#include "kernels/cuda/StreamHandles.h"
 
 namespace tunescope::cuda {
 
@@ -64,6 +65,7 @@ LaneStreams::~LaneStreams() {
   cudaSetDevice(device_);
   for (cudaStream_t s : streams_) {
     cudaStreamSynchronize(s);
+    release_handles(s);
     cudaStreamDestroy(s);
   }
 }

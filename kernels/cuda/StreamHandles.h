@@ -20,4 +20,10 @@ struct StreamHandles {
 // for), as cuDNN does in CudnnAlgorithms.h, so results compare with the CPU reference.
 const StreamHandles& handles_for(cudaStream_t stream);
 
+// Destroys the handles of `stream` on the current device, if any. The owner of a stream
+// calls it before destroying the stream (LaneStreams does), so that a process that
+// builds many backends (a tune: one per candidate) keeps no handles of dead streams and
+// a later stream at the same address gets fresh handles.
+void release_handles(cudaStream_t stream) noexcept;
+
 }  // namespace tunescope::cuda
