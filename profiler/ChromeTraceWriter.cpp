@@ -48,6 +48,7 @@ class EventWriter {
       events_.complete(a.name, to_string(a.kind), pid, tid, a.start_ns, a.end_ns)
           .raw(",\"args\":{\"device\":").integer(a.device).raw(",\"stream\":").integer(a.stream);
       out_.raw(",\"correlation\":").integer(static_cast<int64_t>(a.correlation));
+      if (a.range_id != 0) out_.raw(",\"range_id\":").integer(static_cast<int64_t>(a.range_id));
       out_.raw(",\"flops\":").number(a.flops).raw(",\"bytes\":").number(a.bytes).raw("}}");
     }
     const auto range_tracks = tracks_per_lane(trace_.ranges, [](const Range& r) { return r.lane; });
@@ -60,8 +61,9 @@ class EventWriter {
           .raw(",\"args\":{\"device\":")
           .integer(r.device)
           .raw(",\"lane\":")
-          .integer(r.lane)
-          .raw("}}");
+          .integer(r.lane);
+      if (r.id != 0) out_.raw(",\"range_id\":").integer(static_cast<int64_t>(r.id));
+      out_.raw("}}");
     }
   }
 

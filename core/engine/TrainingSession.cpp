@@ -52,6 +52,9 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   if (options_.threads == 0) options_.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options_.backend = choose_backend(options_.backend).name;  // resolves "auto"
   backend_ = Registry::instance().make_backend(options_.backend);
+  // Device activity (CUPTI on cuda) joins every trace of the session: the tracer starts,
+  // stops and collects it with itself. Attached before the trainer's lanes exist.
+  tracer_.attach_device_tracer(profiler::make_device_tracer(options_.backend));
 
   data::DataSourceOptions source;
   source.data_dir = options_.data_dir;
