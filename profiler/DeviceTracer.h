@@ -51,7 +51,8 @@ class DeviceTracer {
 
 using DeviceTracerFactory = std::function<std::unique_ptr<DeviceTracer>()>;
 
-// Registers `factory` for backend `backend` (static initialisation time, like backends).
+// Registers `factory` for backend `backend` (static initialisation time, like backends);
+// an empty factory removes the registration.
 void register_device_tracer(const std::string& backend, DeviceTracerFactory factory);
 // A new device tracer for `backend`, or null when none is registered.
 std::unique_ptr<DeviceTracer> make_device_tracer(const std::string& backend);

@@ -188,7 +188,10 @@ std::string format_summary(const TraceSummary& summary, size_t max_name_width) {
   const bool kernels_only =
       std::all_of(summary.kernels.begin(), summary.kernels.end(),
                   [](const KernelStats& k) { return k.kind == ActivityKind::kernel; });
-  out += kernels_only ? "\nkernels" : "\nactivities";
+  // With a running device tracer the table holds what the device ran (CUPTI's kernels).
+  const bool device = !summary.device_tracer.empty() && summary.device_tracer_error.empty();
+  out += device ? "\ndevice " : "\n";
+  out += kernels_only ? "kernels" : "activities";
   if (summary.kernels.size() < summary.kernel_rows)
     out += " (top " + std::to_string(summary.kernels.size()) + " of " +
            std::to_string(summary.kernel_rows) + ")";
