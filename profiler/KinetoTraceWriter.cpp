@@ -76,12 +76,6 @@ class KinetoEventWriter {
   void write_activities() {
     const auto tracks =
         trace_output::tracks_per_lane(trace_.activities, [](const Activity& a) { return a.stream; });
-    // Launches by correlation, to draw the launch -> kernel flows.
-    std::unordered_map<uint64_t, size_t> launch_of;
-    for (size_t i = 0; i < trace_.activities.size(); ++i) {
-      const Activity& a = trace_.activities[i];
-      if (a.kind == ActivityKind::overhead && a.correlation != 0) launch_of.emplace(a.correlation, i);
-    }
     std::vector<std::pair<int64_t, int64_t>> places(trace_.activities.size());  // (pid, tid)
     for (size_t i = 0; i < trace_.activities.size(); ++i) {
       const Activity& a = trace_.activities[i];
@@ -94,14 +88,10 @@ class KinetoEventWriter {
       if (a.range_id != 0) out_.raw(",\"range_id\":").integer(static_cast<int64_t>(a.range_id));
       out_.raw(",\"flops\":").number(a.flops).raw(",\"bytes\":").number(a.bytes).raw("}}");
     }
-    for (size_t i = 0; i < trace_.activities.size(); ++i) {
-      const Activity& kernel = trace_.activities[i];
-      if (kernel.kind != ActivityKind::kernel || kernel.correlation == 0) continue;
-      const auto launch = launch_of.find(kernel.correlation);
-      if (launch == launch_of.end()) continue;
-      const Activity& from = trace_.activities[launch->second];
-      flow_event('s', from, places[launch->second]);
-      flow_event('f', kernel, places[i]);
+    for (const auto& [launch, kernel] : chrome_trace::launch_kernel_pairs(trace_.activities)) {
+      const Activity& k = trace_.activities[kernel];
+      events_.flow('s', k.correlation, places[launch].first, places[launch].second, trace_.activities[launch].start_ns);
+      events_.flow('f', k.correlation, places[kernel].first, places[kernel].second, k.start_ns);
     }
   }
 
@@ -115,16 +105,6 @@ class KinetoEventWriter {
       if (range != range_tid_of_id_.end()) return {kineto::kHostPid, range->second};
     }
     return {pid_of_device(a.device), int64_t{a.stream} + int64_t{kineto::kTrackStride} * track};
-  }
-
-  // Kineto's launch -> kernel link: a flow start bound to the enclosing launch slice,
-  // a flow end bound ("bp":"e") to the kernel slice.
-  void flow_event(char phase, const Activity& a, std::pair<int64_t, int64_t> place) {
-    events_.begin().raw("{\"ph\":\"").raw(std::string(1, phase)).raw("\",\"id\":");
-    out_.integer(static_cast<int64_t>(a.correlation));
-    out_.raw(",\"pid\":").integer(place.first).raw(",\"tid\":").integer(place.second);
-    out_.raw(",\"ts\":").microseconds(a.start_ns - events_.origin_ns());
-    out_.raw(",\"cat\":\"ac2g\",\"name\":\"ac2g\"").raw(phase == 'f' ? ",\"bp\":\"e\"}" : "}");
   }
 
   // Ranges of every device share the host process; devices get their own tid block.

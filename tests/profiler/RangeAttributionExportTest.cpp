@@ -1,7 +1,8 @@
 // Range ids and the ranges device work was launched in, through the trace files: Chrome
-// and Kineto JSON keep Range::id and Activity::range_id exactly, and the Kineto layout
-// draws a launch made inside a range on that range's thread, so the launch -> kernel flow
-// starts inside its layer, as PyTorch traces nest cudaLaunchKernel in their annotations.
+// and Kineto JSON keep Range::id and Activity::range_id exactly, both link launches to
+// kernels with flows, and the Kineto layout draws a launch made inside a range on that
+// range's thread, so the launch -> kernel flow starts inside its layer, as PyTorch
+// traces nest cudaLaunchKernel in their annotations.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -95,6 +96,31 @@ TEST(RangeAttributionExport, KinetoLaunchSitsOnItsRangesThreadAndFlowsToTheKerne
   EXPECT_EQ(end.at("tid"), 7);
   EXPECT_EQ(start.at("id"), 5);
   EXPECT_EQ(end.at("id"), 5);
+}
+
+TEST(RangeAttributionExport, ChromeLinksTheLaunchToItsKernel) {
+  ScratchDir dir;
+  ChromeTraceWriter().write(attributed_trace(), dir / "chrome.json");
+  const json document = json::parse(test_files::read_bytes(dir / "chrome.json"));
+  const json* launch = nullptr;
+  const json* kernel = nullptr;
+  std::vector<json> flows;
+  for (const json& e : document.at("traceEvents")) {
+    if (e.value("name", "") == "cudaLaunchKernel") launch = &e;
+    if (e.value("name", "") == "sgemm") kernel = &e;
+    if (e.value("cat", "") == "ac2g") flows.push_back(e);
+  }
+  ASSERT_TRUE(launch && kernel);
+  ASSERT_EQ(flows.size(), 2u);
+  const json& start = flows[0].at("ph") == "s" ? flows[0] : flows[1];
+  const json& end = flows[0].at("ph") == "s" ? flows[1] : flows[0];
+  for (const char* key : {"pid", "tid", "ts"}) {
+    EXPECT_EQ(start.at(key), launch->at(key)) << key;
+    EXPECT_EQ(end.at(key), kernel->at(key)) << key;
+  }
+  EXPECT_EQ(start.at("id"), 5);
+  EXPECT_EQ(end.at("bp"), "e");
+  EXPECT_EQ(launch->at("args").at("range_id"), 41);
 }
 
 }  // namespace
