@@ -1,5 +1,7 @@
 // The CPU tracer: each recording thread appends to its own buffer without locks;
-// collect() merges the buffers into a Trace once recording has stopped.
+// collect() merges the buffers into a Trace once recording has stopped. On a backend
+// with a device tracer (CUPTI on cuda, see DeviceTracer.h) the Tracer also drives that
+// one, so every session's trace holds the device's activity next to the host ranges.
 //
 // Names are `const char*` that must outlive the tracer: string literals, or pointers
 // returned by intern() for names built at run time (layer names).

@@ -28,7 +28,10 @@ namespace tunescope::profiler::cupti {
 
 struct CuptiTracerOptions {
   size_t buffer_bytes = size_t{8} << 20;  // per buffer handed to CUPTI
-  bool api_records = true;                // runtime and driver API calls (launch overhead)
+  // Runtime and driver API calls (launch overhead). CUPTI writes an EXTERNAL_CORRELATION
+  // record before the API record of each call, so attributing device work to host
+  // ranges relies on these being on.
+  bool api_records = true;
 
   // The activity kinds start() enables, in order.
   std::vector<CUpti_ActivityKind> kinds() const;
