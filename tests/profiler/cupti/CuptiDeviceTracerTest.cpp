@@ -142,6 +142,8 @@ TEST_F(CuptiDeviceTracerTest, DroppedRecordsReachTheMetadataAndTheReport) {
   EXPECT_EQ(trace_.metadata.extra.at("cupti.dropped_records"), "4");
   const std::string report = format_summary(summarize(trace_));
   EXPECT_NE(report.find("device tracer: cupti, 4 records dropped"), std::string::npos) << report;
+  // Kernels, the copy and the memset: what the device ran.
+  EXPECT_NE(report.find("\ndevice activities:"), std::string::npos) << report;
 }
 
 TEST_F(CuptiDeviceTracerTest, StreamsAreLanesAndOverlappingKernelsGiveExactConcurrency) {
