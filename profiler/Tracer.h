@@ -106,7 +106,9 @@ class Tracer {
 };
 
 // RAII: records one kernel from construction to destruction (nothing when tracer is
-// null or not recording).
+// null or not recording). For kernels that run on the calling thread (cpu); device
+// kernels are recorded by the device tracer, and code that launches them labels them
+// with a RangeScope instead (a KernelScope there would time the launch as a kernel).
 class KernelScope {
  public:
   KernelScope(Tracer* tracer, const char* name, int device, int lane, double flops = 0,
