@@ -1,5 +1,7 @@
 // What tracing costs a kernel: ns per KernelScope when recording (1 and 2 threads),
-// against a null tracer, a stopped tracer and the two clock reads every scope needs.
+// against a null tracer, a stopped tracer and the two clock reads every scope needs;
+// and a RangeScope (layer/phase), which also takes a range id from a counter shared by
+// the threads and pushes an NVTX range (no tool attached: a null check).
 // The Time column is ns per record per thread.
 #include <benchmark/benchmark.h>
 
@@ -11,6 +13,8 @@ namespace {
 
 using tunescope::profiler::ActivityKind;
 using tunescope::profiler::KernelScope;
+using tunescope::profiler::RangeCategory;
+using tunescope::profiler::RangeScope;
 using tunescope::profiler::Tracer;
 
 // Fixed so that a run's records (~56 bytes each) stay near 60 MB per thread.
@@ -88,6 +92,17 @@ void BM_RecordActivity(benchmark::State& state, Buffers buffers) {
   end_run(state, buffers);
 }
 
+void BM_RangeScopeRecording(benchmark::State& state) {
+  begin_run(state, true, Buffers::warm);
+  Tracer* tracer = g_tracer.get();
+  const int lane = state.thread_index();
+  for (auto _ : state) {
+    RangeScope scope(tracer, "conv1", RangeCategory::layer, 0, lane);
+    benchmark::ClobberMemory();
+  }
+  end_run(state, Buffers::warm);
+}
+
 BENCHMARK(BM_ClockPair);
 BENCHMARK(BM_KernelScopeNullTracer);
 BENCHMARK(BM_KernelScopeStopped)->Iterations(kRecordsPerRun);
@@ -99,6 +114,13 @@ BENCHMARK_CAPTURE(BM_KernelScopeRecording, warm, Buffers::warm)
     ->Threads(2)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_KernelScopeRecording, fresh, Buffers::fresh)
+    ->Iterations(kRecordsPerRun)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly()
+    ->Threads(1)
+    ->Threads(2)
+    ->UseRealTime();
+BENCHMARK(BM_RangeScopeRecording)
     ->Iterations(kRecordsPerRun)
     ->Repetitions(5)
     ->ReportAggregatesOnly()

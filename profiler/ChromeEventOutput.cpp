@@ -1,6 +1,8 @@
 #include "profiler/ChromeEventOutput.h"
 
 #include <algorithm>
+#include <string>
+#include <unordered_map>
 
 #include "profiler/ChromeTraceWriter.h"
 
@@ -20,6 +22,29 @@ void write_other_data(trace_output::TextOutput& out, std::string_view schema, co
     first = false;
   }
   out.raw("}}");
+}
+
+std::vector<std::pair<size_t, size_t>> launch_kernel_pairs(const std::vector<Activity>& activities) {
+  std::unordered_map<uint64_t, size_t> launch_of;
+  for (size_t i = 0; i < activities.size(); ++i) {
+    const Activity& a = activities[i];
+    if (a.kind == ActivityKind::overhead && a.correlation != 0) launch_of.emplace(a.correlation, i);
+  }
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t i = 0; i < activities.size(); ++i) {
+    const Activity& kernel = activities[i];
+    if (kernel.kind != ActivityKind::kernel || kernel.correlation == 0) continue;
+    if (const auto launch = launch_of.find(kernel.correlation); launch != launch_of.end())
+      pairs.emplace_back(launch->second, i);
+  }
+  return pairs;
+}
+
+void EventList::flow(char phase, uint64_t id, int64_t pid, int64_t tid, int64_t ts_ns) {
+  begin().raw("{\"ph\":\"").raw(std::string(1, phase)).raw("\",\"id\":").integer(static_cast<int64_t>(id));
+  out_.raw(",\"pid\":").integer(pid).raw(",\"tid\":").integer(tid);
+  out_.raw(",\"ts\":").microseconds(ts_ns - origin_ns_);
+  out_.raw(",\"cat\":\"ac2g\",\"name\":\"ac2g\"").raw(phase == 'f' ? ",\"bp\":\"e\"}" : "}");
 }
 
 trace_output::TextOutput& EventList::begin() {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "profiler/Trace.h"
 #include "profiler/TraceFileOutput.h"
@@ -15,6 +17,10 @@ namespace tunescope::profiler::chrome_trace {
 // {"schema":…,"machine":…,"backend":…,"config":…[,"time_origin_ns":…],"extra":{…}}
 void write_other_data(trace_output::TextOutput& out, std::string_view schema, const TraceMetadata& metadata,
                       std::optional<int64_t> time_origin_ns);
+
+// (launch, kernel) index pairs: a host-side overhead activity (the CUDA API call) and a
+// kernel sharing a nonzero correlation id, as CUPTI reports a launch and what it launched.
+std::vector<std::pair<size_t, size_t>> launch_kernel_pairs(const std::vector<Activity>& activities);
 
 // The elements of "traceEvents": each begin() places the separator.
 class EventList {
@@ -26,6 +32,9 @@ class EventList {
   // args and closing brace.
   trace_output::TextOutput& complete(std::string_view name, std::string_view category, int64_t pid, int64_t tid,
                                      int64_t start_ns, int64_t end_ns);
+  // A flow ("s" start bound to the enclosing slice, or "f" end bound to the slice it
+  // lands on, "bp":"e") with Kineto's launch -> kernel category "ac2g".
+  void flow(char phase, uint64_t id, int64_t pid, int64_t tid, int64_t ts_ns);
   int64_t origin_ns() const { return origin_ns_; }
 
  private:

@@ -82,7 +82,7 @@ const json* member(const json& object, const char* key) {
 struct EventFields {
   JsonScalar ph, cat, name, pid, tid, ts, dur;
   bool has_args = false;
-  JsonScalar device, stream, correlation, flops, bytes, lane, category;
+  JsonScalar device, stream, correlation, flops, bytes, lane, category, range_id;
 
   void clear() {
     for (JsonScalar* f : {&ph, &cat, &name, &pid, &tid, &ts, &dur}) f->clear();
@@ -90,7 +90,7 @@ struct EventFields {
   }
   void clear_args() {
     has_args = false;
-    for (JsonScalar* f : {&device, &stream, &correlation, &flops, &bytes, &lane, &category}) f->clear();
+    for (JsonScalar* f : {&device, &stream, &correlation, &flops, &bytes, &lane, &category, &range_id}) f->clear();
   }
   JsonScalar* field(std::string_view key) {
     switch (key.size()) {
@@ -119,7 +119,10 @@ struct EventFields {
         if (key == "device") return &device;
         if (key == "stream") return &stream;
         return nullptr;
-      case 8: return key == "category" ? &category : nullptr;
+      case 8:
+        if (key == "category") return &category;
+        if (key == "range_id") return &range_id;
+        return nullptr;
       case 11: return key == "correlation" ? &correlation : nullptr;
       default: return nullptr;
     }
@@ -350,6 +353,7 @@ class EventCollector {
       a.end_ns = a.start_ns + nanoseconds(e_.dur, "dur");
       if (arg(e_.correlation))
         a.correlation = static_cast<uint64_t>(integer_of(e_.correlation, "correlation"));
+      if (arg(e_.range_id)) a.range_id = static_cast<uint64_t>(integer_of(e_.range_id, "range_id"));
       a.flops = number_or_zero(e_.flops, "flops");
       a.bytes = number_or_zero(e_.bytes, "bytes");
       keep(std::move(a));
@@ -376,6 +380,7 @@ class EventCollector {
           r.lane = static_cast<int>(tid >= kRangeTidBase ? tid - kRangeTidBase : tid);
         }
       }
+      if (arg(e_.range_id)) r.id = static_cast<uint64_t>(integer_of(e_.range_id, "range_id"));
       r.start_ns = nanoseconds(e_.ts, "ts");
       r.end_ns = r.start_ns + nanoseconds(e_.dur, "dur");
       keep(std::move(r));

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "profiler/ChromeEventOutput.h"
 #include "profiler/TraceFileOutput.h"
@@ -40,15 +41,24 @@ class EventWriter {
   void write_records() {
     const auto activity_tracks =
         tracks_per_lane(trace_.activities, [](const Activity& a) { return a.stream; });
+    std::vector<int64_t> tids(trace_.activities.size());
     for (size_t i = 0; i < trace_.activities.size(); ++i) {
       const Activity& a = trace_.activities[i];
       const int pid = pid_of_device(a.device);
-      const int64_t tid = activity_tid(a.stream, activity_tracks[i]);
+      const int64_t tid = tids[i] = activity_tid(a.stream, activity_tracks[i]);
       threads_[{pid, tid}] = {a.device, false, a.stream, activity_tracks[i]};
       events_.complete(a.name, to_string(a.kind), pid, tid, a.start_ns, a.end_ns)
           .raw(",\"args\":{\"device\":").integer(a.device).raw(",\"stream\":").integer(a.stream);
       out_.raw(",\"correlation\":").integer(static_cast<int64_t>(a.correlation));
+      if (a.range_id != 0) out_.raw(",\"range_id\":").integer(static_cast<int64_t>(a.range_id));
       out_.raw(",\"flops\":").number(a.flops).raw(",\"bytes\":").number(a.bytes).raw("}}");
+    }
+    // Launch -> kernel arrows, as in Kineto traces (the launch carries its range in args).
+    for (const auto& [launch, kernel] : launch_kernel_pairs(trace_.activities)) {
+      const Activity& from = trace_.activities[launch];
+      const Activity& to = trace_.activities[kernel];
+      events_.flow('s', to.correlation, pid_of_device(from.device), tids[launch], from.start_ns);
+      events_.flow('f', to.correlation, pid_of_device(to.device), tids[kernel], to.start_ns);
     }
     const auto range_tracks = tracks_per_lane(trace_.ranges, [](const Range& r) { return r.lane; });
     for (size_t i = 0; i < trace_.ranges.size(); ++i) {
@@ -60,8 +70,9 @@ class EventWriter {
           .raw(",\"args\":{\"device\":")
           .integer(r.device)
           .raw(",\"lane\":")
-          .integer(r.lane)
-          .raw("}}");
+          .integer(r.lane);
+      if (r.id != 0) out_.raw(",\"range_id\":").integer(static_cast<int64_t>(r.id));
+      out_.raw("}}");
     }
   }
 

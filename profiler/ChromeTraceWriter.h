@@ -8,7 +8,8 @@
 // pid and tid are offset by one because Perfetto treats pid 0 as the kernel's swapper
 // and has merged tid 0 with tid 1; args always carry the true device, stream and lane.
 // Records that would partially overlap on one tid (which viewers cannot nest) go to
-// extra tids, kTrackStride apart.
+// extra tids, kTrackStride apart. A launch (overhead) and the kernel sharing its nonzero
+// correlation are linked by an "ac2g" flow, as in Kineto traces.
 #pragma once
 
 #include <cstdint>

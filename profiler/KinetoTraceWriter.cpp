@@ -50,6 +50,7 @@ class KinetoEventWriter {
     out_.raw(",\n\"otherData\":");
     chrome_trace::write_other_data(out_, "tunescope.kineto/1", trace_.metadata, std::nullopt);
     out_.raw(",\n\"traceEvents\":[");
+    place_ranges();
     write_activities();
     write_ranges();
     write_names();
@@ -75,56 +76,58 @@ class KinetoEventWriter {
   void write_activities() {
     const auto tracks =
         trace_output::tracks_per_lane(trace_.activities, [](const Activity& a) { return a.stream; });
-    // Launches by correlation, to draw the launch -> kernel flows.
-    std::unordered_map<uint64_t, size_t> launch_of;
+    std::vector<std::pair<int64_t, int64_t>> places(trace_.activities.size());  // (pid, tid)
     for (size_t i = 0; i < trace_.activities.size(); ++i) {
       const Activity& a = trace_.activities[i];
-      if (a.kind == ActivityKind::overhead && a.correlation != 0) launch_of.emplace(a.correlation, i);
-    }
-    std::vector<int64_t> tids(trace_.activities.size());
-    for (size_t i = 0; i < trace_.activities.size(); ++i) {
-      const Activity& a = trace_.activities[i];
-      const int64_t pid = pid_of_device(a.device);
-      tids[i] = int64_t{a.stream} + int64_t{kineto::kTrackStride} * tracks[i];
-      threads_[{pid, tids[i]}] = Thread{a.device, false, a.stream, tracks[i]};
-      events_.complete(a.name, kineto::category_of(a.kind), pid, tids[i], a.start_ns, a.end_ns)
+      places[i] = place_of(a, tracks[i]);
+      const auto [pid, tid] = places[i];
+      if (pid != kineto::kHostPid) threads_[{pid, tid}] = Thread{a.device, false, a.stream, tracks[i]};
+      events_.complete(a.name, kineto::category_of(a.kind), pid, tid, a.start_ns, a.end_ns)
           .raw(",\"args\":{\"device\":").integer(a.device).raw(",\"stream\":").integer(a.stream);
       out_.raw(",\"correlation\":").integer(static_cast<int64_t>(a.correlation));
+      if (a.range_id != 0) out_.raw(",\"range_id\":").integer(static_cast<int64_t>(a.range_id));
       out_.raw(",\"flops\":").number(a.flops).raw(",\"bytes\":").number(a.bytes).raw("}}");
     }
-    for (size_t i = 0; i < trace_.activities.size(); ++i) {
-      const Activity& kernel = trace_.activities[i];
-      if (kernel.kind != ActivityKind::kernel || kernel.correlation == 0) continue;
-      const auto launch = launch_of.find(kernel.correlation);
-      if (launch == launch_of.end()) continue;
-      const Activity& from = trace_.activities[launch->second];
-      flow_event('s', from, tids[launch->second]);
-      flow_event('f', kernel, tids[i]);
+    for (const auto& [launch, kernel] : chrome_trace::launch_kernel_pairs(trace_.activities)) {
+      const Activity& k = trace_.activities[kernel];
+      events_.flow('s', k.correlation, places[launch].first, places[launch].second, trace_.activities[launch].start_ns);
+      events_.flow('f', k.correlation, places[kernel].first, places[kernel].second, k.start_ns);
     }
   }
 
-  // Kineto's launch -> kernel link: a flow start bound to the enclosing launch slice,
-  // a flow end bound ("bp":"e") to the kernel slice.
-  void flow_event(char phase, const Activity& a, int64_t tid) {
-    events_.begin().raw("{\"ph\":\"").raw(std::string(1, phase)).raw("\",\"id\":");
-    out_.integer(static_cast<int64_t>(a.correlation));
-    out_.raw(",\"pid\":").integer(pid_of_device(a.device)).raw(",\"tid\":").integer(tid);
-    out_.raw(",\"ts\":").microseconds(a.start_ns - events_.origin_ns());
-    out_.raw(",\"cat\":\"ac2g\",\"name\":\"ac2g\"").raw(phase == 'f' ? ",\"bp\":\"e\"}" : "}");
+  // Where an activity is drawn: its device's process and stream, except a host API call
+  // made inside a traced range (range_id), which goes on that range's thread, as Kineto
+  // puts cudaLaunchKernel inside the annotations of its CPU thread: the launch nests in
+  // its layer and the launch -> kernel flow starts there.
+  std::pair<int64_t, int64_t> place_of(const Activity& a, int track) const {
+    if (a.device < 0 && a.range_id != 0) {
+      const auto range = range_tid_of_id_.find(a.range_id);
+      if (range != range_tid_of_id_.end()) return {kineto::kHostPid, range->second};
+    }
+    return {pid_of_device(a.device), int64_t{a.stream} + int64_t{kineto::kTrackStride} * track};
+  }
+
+  // Ranges of every device share the host process; devices get their own tid block.
+  void place_ranges() {
+    range_tracks_ = trace_output::tracks_per_lane(trace_.ranges, [](const Range& r) { return r.lane; });
+    range_tids_.resize(trace_.ranges.size());
+    for (size_t i = 0; i < trace_.ranges.size(); ++i) {
+      const Range& r = trace_.ranges[i];
+      range_tids_[i] = int64_t{r.lane} + 1 + int64_t{kineto::kTrackStride} * range_tracks_[i] + int64_t{1000} * r.device;
+      if (r.id != 0) range_tid_of_id_[r.id] = range_tids_[i];
+    }
   }
 
   void write_ranges() {
-    const auto tracks =
-        trace_output::tracks_per_lane(trace_.ranges, [](const Range& r) { return r.lane; });
     for (size_t i = 0; i < trace_.ranges.size(); ++i) {
       const Range& r = trace_.ranges[i];
-      // Ranges of every device share the host process; devices get their own tid block.
-      const int64_t tid = int64_t{r.lane} + 1 + int64_t{kineto::kTrackStride} * tracks[i] +
-                          int64_t{1000} * r.device;
-      threads_[{kineto::kHostPid, tid}] = Thread{r.device, true, r.lane, tracks[i]};
+      const int64_t tid = range_tids_[i];
+      threads_[{kineto::kHostPid, tid}] = Thread{r.device, true, r.lane, range_tracks_[i]};
       events_.complete(r.name, "user_annotation", kineto::kHostPid, tid, r.start_ns, r.end_ns)
           .raw(",\"args\":{\"device\":").integer(r.device).raw(",\"lane\":").integer(r.lane);
-      out_.raw(",\"category\":").string(to_string(r.category)).raw("}}");
+      out_.raw(",\"category\":").string(to_string(r.category));
+      if (r.id != 0) out_.raw(",\"range_id\":").integer(static_cast<int64_t>(r.id));
+      out_.raw("}}");
     }
   }
 
@@ -172,6 +175,9 @@ class KinetoEventWriter {
   const Trace& trace_;
   chrome_trace::EventList events_;
   std::map<std::pair<int64_t, int64_t>, Thread> threads_;  // (pid, tid) used
+  std::vector<int> range_tracks_;
+  std::vector<int64_t> range_tids_;
+  std::unordered_map<uint64_t, int64_t> range_tid_of_id_;
 };
 
 }  // namespace

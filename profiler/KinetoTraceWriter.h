@@ -11,7 +11,8 @@
 // host process (kineto::kHostPid) with tid = lane + 1, args {device, lane, category}.
 // ts/dur are microseconds with three decimals relative to baseTimeNanoseconds, so
 // nanoseconds survive doubles. An overhead (launch) activity and a kernel sharing a
-// nonzero correlation are linked by an "ac2g" flow, as Kineto links launches to kernels.
+// nonzero correlation are linked by an "ac2g" flow, as Kineto links launches to kernels;
+// a host launch with a range_id is drawn on its range's thread, nested in the range.
 // Records that would partially overlap on one tid go to extra tids kTrackStride apart.
 #pragma once
 

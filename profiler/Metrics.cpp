@@ -7,7 +7,10 @@
 #include <map>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
+
+#include "profiler/DeviceTracer.h"
 
 namespace tunescope::profiler {
 
@@ -219,6 +222,87 @@ std::vector<LaneGaps> idle_gaps(const Trace& trace, int64_t threshold_ns,
   return idle_gaps_of(lanes_of(trace, scope), threshold_ns);
 }
 
+namespace {
+
+// Which range of `category` each range belongs to: itself, or the innermost range of
+// the category that encloses it on its device and lane; -1 when none. Computed lazily
+// per range, as only ranges that launched device work are asked about.
+class RangeOwners {
+ public:
+  RangeOwners(const std::vector<Range>& ranges, RangeCategory category) : ranges_(ranges), category_(category) {
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      if (ranges[i].id != 0) index_of_id_[ranges[i].id] = i;
+      if (ranges[i].category == category) by_lane_[{ranges[i].device, ranges[i].lane}].push_back(i);
+    }
+    for (auto& [lane, list] : by_lane_)
+      std::stable_sort(list.begin(), list.end(),
+                       [&](size_t a, size_t b) { return ranges_[a].start_ns < ranges_[b].start_ns; });
+  }
+
+  // The owner's index for range id `id`; -1 when unknown or outside the category.
+  int64_t owner_of(uint64_t id) {
+    const auto found = index_of_id_.find(id);
+    if (found == index_of_id_.end()) return -1;
+    const auto [cached, added] = owner_.try_emplace(found->second, -1);
+    if (added) cached->second = find_owner(ranges_[found->second], found->second);
+    return cached->second;
+  }
+
+ private:
+  int64_t find_owner(const Range& r, size_t index) const {
+    if (r.category == category_) return static_cast<int64_t>(index);
+    const auto lane = by_lane_.find({r.device, r.lane});
+    if (lane == by_lane_.end()) return -1;
+    const std::vector<size_t>& list = lane->second;
+    // The latest-starting range that starts no later than r and also ends no earlier.
+    auto it = std::upper_bound(list.begin(), list.end(), r.start_ns,
+                               [&](int64_t start, size_t i) { return start < ranges_[i].start_ns; });
+    while (it != list.begin()) {
+      --it;
+      if (ranges_[*it].end_ns >= r.end_ns) return static_cast<int64_t>(*it);
+    }
+    return -1;
+  }
+
+  const std::vector<Range>& ranges_;
+  const RangeCategory category_;
+  std::unordered_map<uint64_t, size_t> index_of_id_;
+  std::map<std::pair<int, int>, std::vector<size_t>> by_lane_;  // ranges of the category, by start
+  std::unordered_map<size_t, int64_t> owner_;
+};
+
+}  // namespace
+
+std::vector<RangeDeviceTime> device_time_by_range(const Trace& trace, RangeCategory category,
+                                                  const MetricsScope& scope) {
+  RangeOwners owners(trace.ranges, category);
+  std::unordered_map<std::string_view, RangeDeviceTime> by_name;
+  std::unordered_map<std::string_view, std::unordered_set<int64_t>> instances;
+  int64_t total = 0;
+  for_each_in_scope(trace, scope, [&](const Activity& a, const Interval& part) {
+    if (a.range_id == 0) return;
+    const int64_t owner = owners.owner_of(a.range_id);
+    const std::string_view name =
+        owner < 0 ? std::string_view(kOutsideRanges) : std::string_view(trace.ranges[static_cast<size_t>(owner)].name);
+    RangeDeviceTime& row = by_name[name];
+    ++row.activities;
+    row.device_ns += part.duration_ns();
+    if (owner >= 0) instances[name].insert(owner);
+    total += part.duration_ns();
+  });
+  std::vector<RangeDeviceTime> rows;
+  for (auto& [name, row] : by_name) {
+    row.name = std::string(name);
+    row.ranges = instances[name].size();
+    row.share_pct = total > 0 ? 100.0 * static_cast<double>(row.device_ns) / static_cast<double>(total) : 0.0;
+    rows.push_back(std::move(row));
+  }
+  std::sort(rows.begin(), rows.end(), [](const RangeDeviceTime& a, const RangeDeviceTime& b) {
+    return a.device_ns != b.device_ns ? a.device_ns > b.device_ns : a.name < b.name;
+  });
+  return rows;
+}
+
 TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   const MetricsScope& scope = options.scope;
   TraceSummary summary;
@@ -242,6 +326,15 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   summary.lanes = lane_stats_of(lanes, summary.span);
   summary.gaps = idle_gaps_of(lanes, options.gap_threshold_ns);
   summary.concurrency = concurrency(trace, scope);
+  summary.device_time_by_layer = device_time_by_range(trace, RangeCategory::layer, scope);
+
+  const auto meta = [&](const char* key) {
+    const auto it = trace.metadata.extra.find(key);
+    return it == trace.metadata.extra.end() ? std::string() : it->second;
+  };
+  summary.device_tracer = meta(kDeviceTracerKey);
+  summary.device_tracer_error = meta(kDeviceTracerErrorKey);
+  summary.dropped_records = meta(kDroppedRecordsKey);
   return summary;
 }
 

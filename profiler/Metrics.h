@@ -124,6 +124,27 @@ struct LaneGaps {
 std::vector<LaneGaps> idle_gaps(const Trace& trace, int64_t threshold_ns,
                                 const MetricsScope& scope = {});
 
+struct RangeDeviceTime {
+  std::string name;          // of the range; kOutsideRanges for work outside any of the category
+  size_t ranges = 0;         // range instances that launched work in scope
+  size_t activities = 0;
+  int64_t device_ns = 0;     // summed (not merged) clipped time
+  double share_pct = 0;      // of all attributed device time in scope
+};
+
+// The row name for attributed work launched outside every range of the category (e.g.
+// the update phase's kernels, for layers of the forward and backward phases).
+inline constexpr const char* kOutsideRanges = "(outside)";
+
+// Device time attributed to host ranges of `category` (layer: device time per layer):
+// each activity in scope whose range_id names a range is counted for that range when it
+// is of `category`, else for the innermost range of `category` enclosing it (same
+// device and lane, within its time). Activities without range_id (host activities, or
+// device work launched outside any traced range) are left out. One row per range name,
+// sorted by device time descending, then name.
+std::vector<RangeDeviceTime> device_time_by_range(const Trace& trace, RangeCategory category,
+                                                  const MetricsScope& scope = {});
+
 struct SummaryOptions {
   MetricsScope scope;
   size_t top_n = 0;              // rows of the kernel table; 0 keeps all
@@ -142,6 +163,13 @@ struct TraceSummary {
   std::vector<LaneStats> lanes;
   Concurrency concurrency;
   std::vector<LaneGaps> gaps;
+  // Device time by layer (device_time_by_range), when device work carries range ids.
+  std::vector<RangeDeviceTime> device_time_by_layer;
+  // From the trace metadata: the device tracer's name, why it did not start, and the
+  // records it dropped (empty when the trace has no device tracer).
+  std::string device_tracer;
+  std::string device_tracer_error;
+  std::string dropped_records;
 };
 
 TraceSummary summarize(const Trace& trace, const SummaryOptions& options = {});

@@ -146,6 +146,18 @@ std::string format_lane_table(const std::vector<LaneStats>& lanes,
   return table.render();
 }
 
+std::string format_device_time_table(const std::vector<RangeDeviceTime>& rows, size_t max_name_width) {
+  TextTable table({{"layer", Align::left},
+                   {"ranges", Align::right},
+                   {"activities", Align::right},
+                   {"device ms", Align::right},
+                   {"share %", Align::right}});
+  for (const RangeDeviceTime& r : rows)
+    table.add_row({ellipsize(r.name, max_name_width), std::to_string(r.ranges), std::to_string(r.activities),
+                   ms(r.device_ns), fixed(r.share_pct, 1)});
+  return table.render();
+}
+
 std::string format_concurrency(const Concurrency& c) {
   return "concurrency: " + pct(c.concurrent_share) + "% of busy time with >= 2 in flight, mean " +
          fixed(c.mean_in_flight, 2) + " in flight, max " + std::to_string(c.max_in_flight) +
@@ -166,15 +178,26 @@ std::string format_summary(const TraceSummary& summary, size_t max_name_width) {
         .append(" ms");
   }
   if (!kinds.empty()) out.append("time by kind: ").append(kinds).append("\n");
+  if (!summary.device_tracer_error.empty())
+    out.append("device tracer ").append(summary.device_tracer).append(" did not start: ")
+        .append(summary.device_tracer_error).append(" (host records only)\n");
+  else if (!summary.device_tracer.empty())
+    out.append("device tracer: ").append(summary.device_tracer).append(", ")
+        .append(summary.dropped_records.empty() ? "0" : summary.dropped_records).append(" records dropped\n");
 
   const bool kernels_only =
       std::all_of(summary.kernels.begin(), summary.kernels.end(),
                   [](const KernelStats& k) { return k.kind == ActivityKind::kernel; });
-  out += kernels_only ? "\nkernels" : "\nactivities";
+  // With a running device tracer the table holds what the device ran (CUPTI's kernels).
+  const bool device = !summary.device_tracer.empty() && summary.device_tracer_error.empty();
+  out += device ? "\ndevice " : "\n";
+  out += kernels_only ? "kernels" : "activities";
   if (summary.kernels.size() < summary.kernel_rows)
     out += " (top " + std::to_string(summary.kernels.size()) + " of " +
            std::to_string(summary.kernel_rows) + ")";
   out.append(":\n").append(format_kernel_table(summary.kernels, max_name_width));
+  if (!summary.device_time_by_layer.empty())
+    out.append("\ndevice time by layer:\n").append(format_device_time_table(summary.device_time_by_layer, max_name_width));
   out.append("\nlanes:\n").append(format_lane_table(summary.lanes, summary.gaps));
   out.append("\n").append(format_concurrency(summary.concurrency));
   return out;

@@ -26,7 +26,12 @@ std::string format_lane_table(const std::vector<LaneStats>& lanes,
 // One line: share of busy time with >= 2 in flight, mean and max in flight.
 std::string format_concurrency(const Concurrency& concurrency);
 
-// The whole report: span and time per kind, kernel table, lane table, concurrency.
+// Columns: layer (range name), ranges, activities, device ms, share %.
+std::string format_device_time_table(const std::vector<RangeDeviceTime>& rows,
+                                     size_t max_name_width = kDefaultMaxNameWidth);
+
+// The whole report: span and time per kind, the device tracer's state (dropped records,
+// or why it did not start), kernel table, device time by layer, lane table, concurrency.
 std::string format_summary(const TraceSummary& summary,
                            size_t max_name_width = kDefaultMaxNameWidth);
 

@@ -28,6 +28,9 @@ struct Activity {
   uint64_t correlation = 0;
   double flops = 0;
   double bytes = 0;
+  // Device work: the id of the innermost host Range it was launched in (CUPTI external
+  // correlation), 0 when unknown. Host activities leave it 0: they nest by time.
+  uint64_t range_id = 0;
 
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
@@ -39,6 +42,9 @@ struct Range {
   int64_t end_ns = 0;
   int device = 0;
   int lane = 0;
+  // Unique within a trace (0: none, e.g. ranges read from foreign files); what
+  // Activity::range_id refers to.
+  uint64_t id = 0;
 };
 
 struct TraceMetadata {

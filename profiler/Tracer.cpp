@@ -20,6 +20,7 @@ struct Record {
   int64_t end_ns;
   double flops;
   double bytes;
+  uint64_t range_id;  // ranges: their id
   int32_t device;
   int32_t lane;
   bool is_range;
@@ -120,8 +121,25 @@ Tracer::Tracer()
 
 Tracer::~Tracer() = default;
 
-void Tracer::start() { recording_.store(true, std::memory_order_relaxed); }
-void Tracer::stop() { recording_.store(false, std::memory_order_relaxed); }
+void Tracer::attach_device_tracer(std::unique_ptr<DeviceTracer> device) { device_ = std::move(device); }
+
+void Tracer::start() {
+  if (device_ && !device_started_) {
+    device_error_.clear();
+    device_started_ = device_->start();
+    if (!device_started_) {
+      for (const std::string& error : device_->errors()) device_error_ += (device_error_.empty() ? "" : "; ") + error;
+      if (device_error_.empty()) device_error_ = device_->name() + " did not start";
+    }
+  }
+  recording_.store(true, std::memory_order_relaxed);
+}
+
+void Tracer::stop() {
+  recording_.store(false, std::memory_order_relaxed);
+  if (device_started_) device_->stop();
+  device_started_ = false;
+}
 
 const char* Tracer::intern(std::string_view name) {
   std::lock_guard lock(mutex_);
@@ -168,15 +186,15 @@ void Tracer::record_activity(ActivityKind kind, const char* name, int device, in
   // Checked again here (KernelScope checks at construction) so that a scope which
   // outlives stop() does not leak into the next trace.
   if (!recording()) return;
-  buffer_for_this_thread().append(Record{name, start_ns, end_ns, flops, bytes, device, stream,
+  buffer_for_this_thread().append(Record{name, start_ns, end_ns, flops, bytes, 0, device, stream,
                                          false, static_cast<uint8_t>(kind)});
 }
 
 void Tracer::record_range(const char* name, RangeCategory category, int device, int lane,
-                          int64_t start_ns, int64_t end_ns) {
+                          int64_t start_ns, int64_t end_ns, uint64_t id) {
   if (!recording()) return;
   buffer_for_this_thread().append(
-      Record{name, start_ns, end_ns, 0, 0, device, lane, true, static_cast<uint8_t>(category)});
+      Record{name, start_ns, end_ns, 0, 0, id, device, lane, true, static_cast<uint8_t>(category)});
 }
 
 Trace Tracer::collect(TraceMetadata metadata) {
@@ -195,7 +213,7 @@ Trace Tracer::collect(TraceMetadata metadata) {
         const char* name = r.name ? r.name : "";
         if (r.is_range) {
           trace.ranges.push_back(Range{name, static_cast<RangeCategory>(r.kind), r.start_ns,
-                                       r.end_ns, r.device, r.lane});
+                                       r.end_ns, r.device, r.lane, r.range_id});
         } else {
           trace.activities.push_back(Activity{static_cast<ActivityKind>(r.kind), name, r.device,
                                               r.lane, r.start_ns, r.end_ns, 0, r.flops, r.bytes});
@@ -205,6 +223,12 @@ Trace Tracer::collect(TraceMetadata metadata) {
     }
   }
 
+  if (device_) {
+    trace.metadata.extra[kDeviceTracerKey] = device_->name();
+    if (!device_error_.empty()) trace.metadata.extra[kDeviceTracerErrorKey] = device_error_;
+    device_->collect_into(trace);
+    trace.metadata.extra[kDroppedRecordsKey] = std::to_string(device_->dropped_records());
+  }
   sort_by_start(trace);
   return trace;
 }

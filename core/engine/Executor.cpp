@@ -34,6 +34,14 @@ void Executor::submit(int lane, Task task) {
   changed_.notify_all();
 }
 
+void Executor::submit_finally(int lane, Task task) {
+  {
+    std::lock_guard lock(mutex_);
+    lanes_.at(static_cast<size_t>(lane)).queue.push_back(Item{Item::Kind::run, std::move(task), nullptr, 0, true});
+  }
+  changed_.notify_all();
+}
+
 void Executor::record(int lane, Event& event) {
   {
     std::lock_guard lock(mutex_);
@@ -82,11 +90,14 @@ void Executor::lane_loop(int index) {
   std::unique_lock lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return stopping_ || (!lane.queue.empty() && ready(lane.queue.front())); });
-    if (stopping_) return;
+    if (stopping_) {
+      run_remaining_finally(lane, exec, lock);
+      return;
+    }
     Item item = std::move(lane.queue.front());
     lane.queue.pop_front();
     const bool record = item.kind == Item::Kind::record;
-    if (item.kind == Item::Kind::wait || (!record && failure_)) {  // a poisoned executor skips work
+    if (item.kind == Item::Kind::wait || (!record && failure_ && !item.always)) {  // a poisoned executor skips work
       if (lane.queue.empty()) changed_.notify_all();  // synchronize() may be waiting for this
       continue;
     }
@@ -106,6 +117,17 @@ void Executor::lane_loop(int index) {
     if (record) item.event->completed_ = std::max(item.event->completed_, item.target);
     if (error && !failure_) failure_ = error;
     changed_.notify_all();
+  }
+}
+
+void Executor::run_remaining_finally(Lane& lane, const ExecContext& exec, std::unique_lock<std::mutex>& lock) {
+  while (!lane.queue.empty()) {
+    Item item = std::move(lane.queue.front());
+    lane.queue.pop_front();
+    if (!item.always) continue;
+    lock.unlock();
+    run_item(item, exec);  // nobody is left to rethrow to
+    lock.lock();
   }
 }
 

@@ -5,8 +5,9 @@
 // A lane is one worker thread that runs the tasks submitted to it in order; kernels of
 // a task parallelise on the lane's ThreadPool, which the lane thread joins. Only one
 // thread (the host) submits. A task that throws poisons the executor: every lane skips
-// its remaining tasks, waits are released, and the first exception is rethrown on the
-// host by synchronize() or host_wait(); the executor is usable again afterwards.
+// its remaining tasks (except those submitted with submit_finally), waits are released,
+// and the first exception is rethrown on the host by synchronize() or host_wait(); the
+// executor is usable again afterwards.
 #pragma once
 
 #include <condition_variable>
@@ -61,6 +62,11 @@ class Executor {
   int threads_per_lane() const { return threads_per_lane_; }
 
   void submit(int lane, Task task);
+  // Like submit, but the task also runs when the executor is poisoned or destroyed
+  // before reaching it: the unwind guard of a lane, for a task that closes what an
+  // earlier task of the lane opened on the lane's thread (a trace phase spanning several
+  // tasks, whose NVTX and device-correlation pushes must be popped on that thread).
+  void submit_finally(int lane, Task task);
   // Marks the current end of `lane`'s queue: the event completes when the lane reaches it.
   void record(int lane, Event& event);
   // `lane` runs nothing submitted after this until `event`'s latest record has completed.
@@ -77,6 +83,7 @@ class Executor {
     Task task;
     Event* event = nullptr;
     uint64_t target = 0;
+    bool always = false;  // submit_finally: runs even when poisoned or stopping
   };
   struct Lane {
     std::deque<Item> queue;
@@ -86,6 +93,8 @@ class Executor {
   };
 
   void lane_loop(int lane);
+  // On destruction: runs the submit_finally tasks still queued on the lane; under mutex_.
+  void run_remaining_finally(Lane& lane, const ExecContext& exec, std::unique_lock<std::mutex>& lock);
   // Runs a task, or for a record item finishes the lane's device work; returns its error.
   std::exception_ptr run_item(Item& item, const ExecContext& exec);
   std::exception_ptr finish_stream(const ExecContext& exec);

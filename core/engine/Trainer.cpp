@@ -102,7 +102,7 @@ Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tra
   eval_input_ = Tensor(main.input_shape(), main.layout(), memory_);
   const int lanes = concurrency_.lanes();
   for (int i = 0; i < lanes; ++i) workspaces_.emplace_back(main.workspace_bytes(), memory_);
-  phase_start_ns_.assign(static_cast<size_t>(lanes), 0);
+  open_phase_.assign(static_cast<size_t>(lanes), {});
   parameter_layer_of_node_.assign(static_cast<size_t>(main.layer_count() + 1), nullptr);
   for (ParameterLayer& layer : parameter_layers_) parameter_layer_of_node_[static_cast<size_t>(layer.node)] = &layer;
   executor_ = std::make_unique<Executor>(lanes, concurrency_.lane_threads(threads), tracer_, &backend);
@@ -135,15 +135,18 @@ LayerContext Trainer::context(const ExecContext& exec) {
 
 void Trainer::submit_phase(int lane, const char* name, bool begin) {
   if (!tracer_) return;
-  // A phase spans many tasks of one lane: its start is kept per lane (only that lane touches it).
+  // A phase spans many tasks of one lane: it is kept open per lane (only that lane
+  // touches it). The end is the lane's unwind guard: it runs even when a task in between
+  // threw and the executor skips the rest, so the phase's NVTX and device-correlation
+  // pushes are always popped; when the begin was skipped the phase is not open and the
+  // end does nothing.
   if (begin) {
     executor_->submit(lane, [this, name](const ExecContext& exec) {
-      phase_start_ns_[static_cast<size_t>(exec.lane)] = tracer_->begin_range(name, RangeCategory::phase);
+      open_phase_[static_cast<size_t>(exec.lane)] = tracer_->begin_range(name, RangeCategory::phase);
     });
   } else {
-    executor_->submit(lane, [this, name](const ExecContext& exec) {
-      tracer_->end_range(name, RangeCategory::phase, exec.device, exec.lane,
-                         phase_start_ns_[static_cast<size_t>(exec.lane)]);
+    executor_->submit_finally(lane, [this, name](const ExecContext& exec) {
+      tracer_->end_range(name, RangeCategory::phase, exec.device, exec.lane, open_phase_[static_cast<size_t>(exec.lane)]);
     });
   }
 }

@@ -95,7 +95,7 @@ class Trainer {
   Concurrency concurrency_;
   int64_t shard_ = 0;
   std::vector<AlignedBuffer> workspaces_;  // one per lane: layers of a lane run one at a time
-  std::vector<int64_t> phase_start_ns_;    // per lane, written only by that lane
+  std::vector<profiler::Tracer::OpenRange> open_phase_;  // per lane, touched only by that lane
   Tensor eval_input_;
   int64_t step_ = 0;
   std::unique_ptr<Executor> executor_;     // last: its lanes stop before the state they use goes

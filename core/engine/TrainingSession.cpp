@@ -53,6 +53,9 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   options_.backend = choose_backend(options_.backend).name;  // resolves "auto"
   options_.conv = with_backend_default(options_.conv, options_.backend);
   backend_ = Registry::instance().make_backend(options_.backend);
+  // Device activity (CUPTI on cuda) joins every trace of the session: the tracer starts,
+  // stops and collects it with itself. Attached before the trainer's lanes exist.
+  tracer_.attach_device_tracer(profiler::make_device_tracer(options_.backend));
 
   data::DataSourceOptions source;
   source.data_dir = options_.data_dir;

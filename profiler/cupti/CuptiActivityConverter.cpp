@@ -161,6 +161,11 @@ Activity api_activity(const CUpti_ActivityAPI& record, std::string name, const G
 CuptiRecordConverter::CuptiRecordConverter(GpuClockOffset clock, ApiNameLookup api_name)
     : clock_(clock), api_name_(std::move(api_name)) {}
 
+uint64_t CuptiRecordConverter::range_of(uint64_t correlation) const {
+  const auto it = range_of_correlation_.find(correlation);
+  return it == range_of_correlation_.end() ? 0 : it->second;
+}
+
 bool CuptiRecordConverter::convert(const CUpti_Activity& record, std::vector<Activity>& out) {
   // Every record type starts with its kind; the kind says which struct it is.
   auto keep = [&](auto& typed, auto make) {
@@ -209,6 +214,12 @@ bool CuptiRecordConverter::convert(const CUpti_Activity& record, std::vector<Act
         }
         return api_activity(r, it->second, clock_);
       });
+    }
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+      const auto& r = reinterpret_cast<const CUpti_ActivityExternalCorrelation&>(record);
+      // Other kinds are other tools' (OpenACC, a framework sharing the process).
+      if (r.externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) range_of_correlation_[r.correlationId] = r.externalId;
+      return false;
     }
     case CUPTI_ACTIVITY_KIND_CONTEXT: {
       const auto& r = reinterpret_cast<const CUpti_ActivityContext3&>(record);

@@ -12,6 +12,9 @@
 //  overhead -> overhead "CUPTI overhead: <kind>" on the device or host thread it hit
 //  runtime/driver API -> overhead "<cudaLaunchKernel>" on device -1 (host), stream = OS
 //              thread id; its correlation id links it to the kernel it launched.
+//  external correlation (CUSTOM0) -> no activity: remembered as correlation id -> the id
+//              of the host Range the API call was made in (range_of), for every record
+//              with that correlation id (the call, its kernel, memcpy or memset).
 #pragma once
 
 #ifdef HAS_CUPTI
@@ -22,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "profiler/Trace.h"
@@ -71,6 +75,12 @@ class CuptiRecordConverter {
   bool convert(const CUpti_Activity& record, std::vector<Activity>& out);
 
   const GpuClockOffset& clock() const { return clock_; }
+  // The host range id of a CUDA correlation id, from the EXTERNAL_CORRELATION records
+  // seen so far; 0 when none. Records of one call may come in different buffers, so
+  // callers resolve once every buffer is in.
+  uint64_t range_of(uint64_t correlation) const;
+  // Forgets the correlation -> range pairs (after a trace has been collected).
+  void clear_ranges() { range_of_correlation_.clear(); }
   uint64_t ignored_records() const { return ignored_; }        // kinds we do not trace
   uint64_t incomplete_records() const { return incomplete_; }  // no valid start/end
 
@@ -78,6 +88,7 @@ class CuptiRecordConverter {
   GpuClockOffset clock_;
   ApiNameLookup api_name_;
   std::map<uint32_t, int> device_of_context_;
+  std::unordered_map<uint64_t, uint64_t> range_of_correlation_;
   std::map<std::pair<int, uint32_t>, std::string> api_names_;  // (domain, cbid) cache
   uint64_t ignored_ = 0;
   uint64_t incomplete_ = 0;

@@ -31,6 +31,12 @@ class RealCuptiApi final : public CuptiApi {
     return TS_CUPTI_CALL(cuptiActivityGetNumDroppedRecords(context, stream, dropped));
   }
   CUptiResult flush_all(uint32_t flags) override { return TS_CUPTI_CALL(cuptiActivityFlushAll(flags)); }
+  CUptiResult push_external_correlation(uint64_t id) override {
+    return TS_CUPTI_CALL(cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id));
+  }
+  CUptiResult pop_external_correlation() override {
+    return TS_CUPTI_CALL(cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, nullptr));
+  }
   CUptiResult timestamp(uint64_t* ns) override { return TS_CUPTI_CALL(cuptiGetTimestamp(ns)); }
   std::string callback_name(CUpti_CallbackDomain domain, CUpti_CallbackId id) override {
     const char* name = nullptr;

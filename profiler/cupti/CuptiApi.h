@@ -32,6 +32,11 @@ class CuptiApi {
   virtual CUptiResult next_record(uint8_t* buffer, size_t valid_bytes, CUpti_Activity** record) = 0;
   virtual CUptiResult dropped_records(CUcontext context, uint32_t stream, size_t* dropped) = 0;
   virtual CUptiResult flush_all(uint32_t flags) = 0;
+  // cuptiActivityPushExternalCorrelationId / Pop with CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+  // for the calling thread: CUDA API calls made in between are preceded by an
+  // EXTERNAL_CORRELATION record pairing their correlation id with `id`.
+  virtual CUptiResult push_external_correlation(uint64_t id) = 0;
+  virtual CUptiResult pop_external_correlation() = 0;
   // CUPTI's GPU-side clock, in ns, for the offset to the host clock.
   virtual CUptiResult timestamp(uint64_t* ns) = 0;
   // "cudaLaunchKernel_v7000" for a runtime API callback id; empty when unknown.

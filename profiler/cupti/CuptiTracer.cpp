@@ -39,10 +39,12 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buff
 }  // namespace
 
 std::vector<CUpti_ActivityKind> CuptiTracerOptions::kinds() const {
-  // CONTEXT first: synchronisation records name only their context.
-  std::vector<CUpti_ActivityKind> kinds{CUPTI_ACTIVITY_KIND_CONTEXT,        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                        CUPTI_ACTIVITY_KIND_MEMCPY,         CUPTI_ACTIVITY_KIND_MEMSET,
-                                        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD};
+  // CONTEXT first: synchronisation records name only their context. EXTERNAL_CORRELATION
+  // pairs CUDA calls with the host range they were made in.
+  std::vector<CUpti_ActivityKind> kinds{CUPTI_ACTIVITY_KIND_CONTEXT,         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                        CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMSET,
+                                        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
+                                        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
   if (api_records) {
     kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
     kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
@@ -139,11 +141,23 @@ void CuptiTracer::on_buffer_completed(CUcontext context, uint32_t stream, uint8_
                      std::make_move_iterator(converted.end()));
 }
 
+bool CuptiTracer::push_range(uint64_t range_id) { return api_.push_external_correlation(range_id) == CUPTI_SUCCESS; }
+
+void CuptiTracer::pop_range() { api_.pop_external_correlation(); }
+
 void CuptiTracer::collect_into(Trace& trace) {
   std::lock_guard lock(mutex_);
+  uint64_t attributed = 0;
+  for (Activity& a : activities_) {
+    if (a.correlation == 0 || !converter_) continue;
+    a.range_id = converter_->range_of(a.correlation);
+    if (a.range_id != 0) ++attributed;
+  }
+  if (converter_) converter_->clear_ranges();
   trace.activities.insert(trace.activities.end(), std::make_move_iterator(activities_.begin()),
                           std::make_move_iterator(activities_.end()));
   activities_.clear();
+  trace.metadata.extra["cupti.attributed_records"] = std::to_string(attributed);
   trace.metadata.extra["cupti.records"] = std::to_string(converted_);
   trace.metadata.extra["cupti.dropped_records"] = std::to_string(dropped_);
   trace.metadata.extra["cupti.incomplete_records"] = std::to_string(converter_ ? converter_->incomplete_records() : 0);

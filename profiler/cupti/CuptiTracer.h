@@ -28,7 +28,10 @@ namespace tunescope::profiler::cupti {
 
 struct CuptiTracerOptions {
   size_t buffer_bytes = size_t{8} << 20;  // per buffer handed to CUPTI
-  bool api_records = true;                // runtime and driver API calls (launch overhead)
+  // Runtime and driver API calls (launch overhead). CUPTI writes an EXTERNAL_CORRELATION
+  // record before the API record of each call, so attributing device work to host
+  // ranges relies on these being on.
+  bool api_records = true;
 
   // The activity kinds start() enables, in order.
   std::vector<CUpti_ActivityKind> kinds() const;
@@ -50,9 +53,15 @@ class CuptiTracer {
   void stop();
   bool started() const { return started_; }
 
-  // Moves the activities collected so far into `trace` (sorted by start) and records the
-  // counts in trace.metadata.extra: cupti.records, cupti.dropped_records,
-  // cupti.incomplete_records, cupti.ignored_records.
+  // Tags the CUDA calls the calling thread makes until the matching pop with host range
+  // `range_id` (CUPTI external correlation, kind CUSTOM0). False when CUPTI refused.
+  bool push_range(uint64_t range_id);
+  void pop_range();
+
+  // Moves the activities collected so far into `trace` (sorted by start), each with the
+  // range_id of its correlation id where an EXTERNAL_CORRELATION record named one, and
+  // records the counts in trace.metadata.extra: cupti.records, cupti.dropped_records,
+  // cupti.incomplete_records, cupti.ignored_records, cupti.attributed_records.
   void collect_into(Trace& trace);
 
   // Records CUPTI dropped because no buffer was free in time (a sign buffer_bytes is small).

@@ -123,6 +123,7 @@ inline void expect_same_trace(const Trace& expected, const Trace& actual) {
     EXPECT_EQ(e.correlation, a.correlation);
     EXPECT_EQ(e.flops, a.flops);
     EXPECT_EQ(e.bytes, a.bytes);
+    EXPECT_EQ(e.range_id, a.range_id);
   }
   ASSERT_EQ(expected.ranges.size(), actual.ranges.size());
   for (size_t i = 0; i < expected.ranges.size(); ++i) {
@@ -135,6 +136,7 @@ inline void expect_same_trace(const Trace& expected, const Trace& actual) {
     EXPECT_EQ(e.end_ns, a.end_ns);
     EXPECT_EQ(e.device, a.device);
     EXPECT_EQ(e.lane, a.lane);
+    EXPECT_EQ(e.id, a.id);
   }
 }
 

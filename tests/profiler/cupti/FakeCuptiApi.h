@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@ inline size_t record_size(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
     case CUPTI_ACTIVITY_KIND_CONTEXT: return sizeof(CUpti_ActivityContext3);
     case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
     default: return 0;
   }
 }
@@ -90,6 +92,20 @@ class FakeCuptiApi final : public CuptiApi {
     calls.push_back("flush " + std::to_string(flags));
     return CUPTI_SUCCESS;
   }
+  // CUPTI keeps one stack per thread; the tests' ranges all open on one thread at a time.
+  CUptiResult push_external_correlation(uint64_t id) override {
+    std::lock_guard lock(correlation_mutex);
+    if (refuse_correlation) return CUPTI_ERROR_INVALID_PARAMETER;
+    correlation_stack.push_back(id);
+    pushed.push_back(id);
+    return CUPTI_SUCCESS;
+  }
+  CUptiResult pop_external_correlation() override {
+    std::lock_guard lock(correlation_mutex);
+    if (correlation_stack.empty()) return CUPTI_ERROR_QUEUE_EMPTY;
+    correlation_stack.pop_back();
+    return CUPTI_SUCCESS;
+  }
   CUptiResult timestamp(uint64_t* ns) override {
     *ns = gpu_now;
     return timestamp_status;
@@ -121,6 +137,10 @@ class FakeCuptiApi final : public CuptiApi {
   CUptiResult timestamp_status = CUPTI_SUCCESS;
   std::map<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>, std::string> names;
   int name_lookups = 0;
+  std::mutex correlation_mutex;
+  std::vector<uint64_t> correlation_stack;  // external ids open now, innermost last
+  std::vector<uint64_t> pushed;             // every id ever pushed, in order
+  bool refuse_correlation = false;
 };
 
 // Record builders with the fields the converter reads; the rest zero.
@@ -159,6 +179,45 @@ inline CUpti_ActivityMemcpy6 memcpy_record(uint8_t copy_kind, uint64_t bytes, ui
   r.end = end;
   r.deviceId = device;
   r.streamId = stream;
+  r.correlationId = correlation;
+  return r;
+}
+
+inline CUpti_ActivityMemset4 memset_record(uint64_t bytes, uint64_t start, uint64_t end, uint32_t device,
+                                           uint32_t stream, uint32_t correlation) {
+  CUpti_ActivityMemset4 r{};
+  r.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  r.bytes = bytes;
+  r.start = start;
+  r.end = end;
+  r.deviceId = device;
+  r.streamId = stream;
+  r.correlationId = correlation;
+  return r;
+}
+
+inline CUpti_ActivitySynchronization2 synchronization_record(CUpti_ActivitySynchronizationType type,
+                                                             uint64_t start, uint64_t end, uint32_t context,
+                                                             uint32_t stream, uint32_t correlation) {
+  CUpti_ActivitySynchronization2 r{};
+  r.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  r.type = type;
+  r.start = start;
+  r.end = end;
+  r.contextId = context;
+  r.streamId = stream;
+  r.correlationId = correlation;
+  return r;
+}
+
+// What CUPTI writes before the API record of a call made while `external_id` was pushed.
+inline CUpti_ActivityExternalCorrelation external_correlation_record(
+    uint64_t external_id, uint32_t correlation,
+    CUpti_ExternalCorrelationKind kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) {
+  CUpti_ActivityExternalCorrelation r{};
+  r.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+  r.externalKind = kind;
+  r.externalId = external_id;
   r.correlationId = correlation;
   return r;
 }
