@@ -227,17 +227,19 @@ struct FftBlock {
   Cf* buffers[2];
 };
 
-TS_FFT_HD int64_t phase_items(const FftSchedule& s, const Phase& ph, const FftBlock& b) {
+// Items are counted in int: a block holds at most kMaxPlanesPerBlock planes of at most
+// 128 x 65 elements, and 32-bit division is what the device does fast.
+TS_FFT_HD int phase_items(const FftSchedule& s, const Phase& ph, const FftBlock& b) {
   const Fft2dGeometry& g = s.geometry;
   switch (ph.kind) {
     case PhaseKind::load_rows:
     case PhaseKind::join_rows:
-    case PhaseKind::store_rows: return int64_t{b.planes} * g.pairs * g.cols;
-    case PhaseKind::row_stage: return int64_t{b.planes} * g.pairs * (g.cols / ph.radix);
-    case PhaseKind::split_rows: return int64_t{b.planes} * g.pairs * g.hc;
-    case PhaseKind::column_stage: return int64_t{b.planes} * g.hc * (g.rows / ph.radix);
+    case PhaseKind::store_rows: return b.planes * g.pairs * g.cols;
+    case PhaseKind::row_stage: return b.planes * g.pairs * (g.cols / ph.radix);
+    case PhaseKind::split_rows: return b.planes * g.pairs * g.hc;
+    case PhaseKind::column_stage: return b.planes * g.hc * (g.rows / ph.radix);
     case PhaseKind::store_spectrum:
-    case PhaseKind::load_spectrum: return int64_t{b.planes} * g.bins();
+    case PhaseKind::load_spectrum: return b.planes * g.bins();
   }
   return 0;
 }
@@ -245,7 +247,7 @@ TS_FFT_HD int64_t phase_items(const FftSchedule& s, const Phase& ph, const FftBl
 // Item `item` of phase `ph`. Items of a phase are independent: each writes its own
 // elements and reads only what earlier phases wrote. The fastest-varying part of the
 // item index walks contiguous global memory (a row, or the planes of one bin).
-TS_FFT_HD void run_phase_item(const FftSchedule& s, const Phase& ph, const FftBlock& b, int64_t item) {
+TS_FFT_HD void run_phase_item(const FftSchedule& s, const Phase& ph, const FftBlock& b, int item) {
   const Fft2dGeometry& g = s.geometry;
   const int pe = g.plane_elems();
   const Cf* src = b.buffers[ph.src];
@@ -253,8 +255,8 @@ TS_FFT_HD void run_phase_item(const FftSchedule& s, const Phase& ph, const FftBl
   const Cf zero = {0.0f, 0.0f};
   switch (ph.kind) {
     case PhaseKind::load_rows: {
-      const int q = static_cast<int>(item % g.cols), j = static_cast<int>(item / g.cols % g.pairs);
-      const int plane = static_cast<int>(item / (int64_t{g.cols} * g.pairs));
+      const int q = item % g.cols, j = item / g.cols % g.pairs;
+      const int plane = item / (g.cols * g.pairs);
       const float* real = b.real_in + (b.first_plane + plane) * g.rows * g.cols;
       const float odd = 2 * j + 1 < g.rows ? real[(2 * j + 1) * g.cols + q] : 0.0f;
       dst[plane * pe + j * g.cols + q] = Cf{real[2 * j * g.cols + q], odd};
@@ -265,17 +267,17 @@ TS_FFT_HD void run_phase_item(const FftSchedule& s, const Phase& ph, const FftBl
       const bool rows = ph.kind == PhaseKind::row_stage;
       const int n = rows ? g.cols : g.rows, sequences = rows ? g.pairs : g.hc;
       const int per_seq = n / ph.radix;
-      const int i = static_cast<int>(item % per_seq);
-      const int64_t seq = item / per_seq;  // plane * sequences + sequence
-      const int64_t base = seq / sequences * pe + seq % sequences * n;
+      const int i = item % per_seq;
+      const int seq = item / per_seq;  // plane * sequences + sequence
+      const int base = seq / sequences * pe + seq % sequences * n;
       stockham_butterfly(src + base, dst + base, n, ph.p, ph.radix, i, rows ? b.row_twiddles : b.col_twiddles, s.dir);
       return;
     }
     case PhaseKind::split_rows: {
       // Z = FFT(a + i b) of real rows a, b: A[k] = (Z[k] + conj Z[-k]) / 2,
       // B[k] = (Z[k] - conj Z[-k]) / 2i.
-      const int k = static_cast<int>(item % g.hc), j = static_cast<int>(item / g.hc % g.pairs);
-      const int plane = static_cast<int>(item / (int64_t{g.hc} * g.pairs));
+      const int k = item % g.hc, j = item / g.hc % g.pairs;
+      const int plane = item / (g.hc * g.pairs);
       const Cf* z = src + plane * pe + j * g.cols;
       const Cf zk = z[k % g.cols], zm = conj(z[(g.cols - k) % g.cols]);
       Cf* column = dst + plane * pe + k * g.rows;
@@ -285,8 +287,8 @@ TS_FFT_HD void run_phase_item(const FftSchedule& s, const Phase& ph, const FftBl
     }
     case PhaseKind::store_spectrum:
     case PhaseKind::load_spectrum: {
-      const int plane = static_cast<int>(item % b.planes);
-      const int f = static_cast<int>(item / b.planes), r = f / g.hc, c = f % g.hc;
+      const int plane = item % b.planes;
+      const int f = item / b.planes, r = f / g.hc, c = f % g.hc;
       const int64_t global = int64_t{f} * b.total_planes + b.first_plane + plane;
       if (ph.kind == PhaseKind::store_spectrum)
         b.spectrum_out[global] = src[plane * pe + c * g.rows + r];
@@ -298,8 +300,8 @@ TS_FFT_HD void run_phase_item(const FftSchedule& s, const Phase& ph, const FftBl
       // The inverse of split_rows over the full row: bins past cols / 2 are the
       // conjugates of their mirror (Hermitian rows). Like FFTW's c2r, the imaginary
       // parts of the DC and Nyquist bins are ignored.
-      const int q = static_cast<int>(item % g.cols), j = static_cast<int>(item / g.cols % g.pairs);
-      const int plane = static_cast<int>(item / (int64_t{g.cols} * g.pairs));
+      const int q = item % g.cols, j = item / g.cols % g.pairs;
+      const int plane = item / (g.cols * g.pairs);
       const bool mirrored = q >= g.hc;
       const Cf* column = src + plane * pe + (mirrored ? g.cols - q : q) * g.rows;
       Cf a = column[2 * j];
@@ -310,8 +312,8 @@ TS_FFT_HD void run_phase_item(const FftSchedule& s, const Phase& ph, const FftBl
       return;
     }
     case PhaseKind::store_rows: {
-      const int q = static_cast<int>(item % g.cols), j = static_cast<int>(item / g.cols % g.pairs);
-      const int plane = static_cast<int>(item / (int64_t{g.cols} * g.pairs));
+      const int q = item % g.cols, j = item / g.cols % g.pairs;
+      const int plane = item / (g.cols * g.pairs);
       float* real = b.real_out + (b.first_plane + plane) * g.rows * g.cols;
       const Cf z = src[plane * pe + j * g.cols + q];
       real[2 * j * g.cols + q] = z.re;
@@ -349,8 +351,8 @@ inline int64_t block_shared_bytes(const Fft2dGeometry& g, int planes) {
 inline void emulate_block(const FftSchedule& s, const FftBlock& block) {
   for (int t = 0; t < s.count; ++t) {
     const Phase& ph = s.phases[t];
-    const int64_t items = phase_items(s, ph, block);
-    for (int64_t item = 0; item < items; ++item) run_phase_item(s, ph, block, item);
+    const int items = phase_items(s, ph, block);
+    for (int item = 0; item < items; ++item) run_phase_item(s, ph, block, item);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <utility>
 
@@ -15,35 +16,42 @@
 namespace tunescope::cuda {
 namespace {
 
+// A cuFFT plan handle, destroyed with its owner.
+class CufftPlan {
+ public:
+  CufftPlan() { TS_CUDA_CHECK(cufftCreate(&handle_)); }
+  ~CufftPlan() { cufftDestroy(handle_); }  // teardown: nothing to report a failure to
+  CufftPlan(const CufftPlan&) = delete;
+  CufftPlan& operator=(const CufftPlan&) = delete;
+  cufftHandle get() const { return handle_; }
+
+ private:
+  cufftHandle handle_ = 0;
+};
+
 // The r2c and c2r plans of one plane count, without their own work area.
 struct PlanPair {
-  cufftHandle forward = 0, inverse = 0;
+  CufftPlan forward, inverse;
   size_t work_bytes = 0;
 };
 
 class CufftTransform final : public CudaFftTransform {
  public:
   explicit CufftTransform(const CudaFftShape& shape) : shape_(shape) {}
-  ~CufftTransform() override {
-    for (auto& [key, plans] : plans_) {
-      cufftDestroy(plans.forward);  // teardown: nothing to report a failure to
-      cufftDestroy(plans.inverse);
-    }
-  }
 
   size_t work_bytes(int64_t count) override { return plans(count, nullptr).work_bytes; }
 
   void forward(const float* real, float2* spectrum, int64_t count, void* work, cudaStream_t stream) override {
     const PlanPair& p = plans(count, stream);
-    prepare(p.forward, work, stream);
+    prepare(p.forward.get(), work, stream);
     // cuFFT's r2c takes a non-const input it does not write.
-    TS_CUDA_CHECK_CTX(cufftExecR2C(p.forward, const_cast<float*>(real), spectrum), context("r2c", count));
+    TS_CUDA_CHECK_CTX(cufftExecR2C(p.forward.get(), const_cast<float*>(real), spectrum), context("r2c", count));
   }
 
   void inverse(float2* spectrum, float* real, int64_t count, void* work, cudaStream_t stream) override {
     const PlanPair& p = plans(count, stream);
-    prepare(p.inverse, work, stream);
-    TS_CUDA_CHECK_CTX(cufftExecC2R(p.inverse, spectrum, real), context("c2r", count));
+    prepare(p.inverse.get(), work, stream);
+    TS_CUDA_CHECK_CTX(cufftExecC2R(p.inverse.get(), spectrum, real), context("c2r", count));
   }
 
  private:
@@ -60,44 +68,42 @@ class CufftTransform final : public CudaFftTransform {
   // running concurrently each get their own.
   const PlanPair& plans(int64_t count, cudaStream_t stream) {
     std::lock_guard lock(mutex_);
-    auto [it, inserted] = plans_.try_emplace({count, stream});
-    if (inserted) {
+    std::unique_ptr<PlanPair>& slot = plans_[{count, stream}];
+    if (!slot) {
       try {
-        it->second = make_plans(count);
+        slot = make_plans(count);
       } catch (...) {
-        plans_.erase(it);
+        plans_.erase({count, stream});
         throw;
       }
     }
-    return it->second;
+    return *slot;
   }
 
-  PlanPair make_plans(int64_t count) const {
+  std::unique_ptr<PlanPair> make_plans(int64_t count) const {
     long long n[2] = {shape_.rows, shape_.cols};
     long long real_embed[2] = {shape_.rows, shape_.cols};
     long long spectrum_embed[2] = {shape_.rows, shape_.cols / 2 + 1};
     const long long points = shape_.points();
-    PlanPair p;
+    auto p = std::make_unique<PlanPair>();
     size_t forward_work = 0, inverse_work = 0;
-    TS_CUDA_CHECK(cufftCreate(&p.forward));
-    TS_CUDA_CHECK(cufftCreate(&p.inverse));
-    TS_CUDA_CHECK(cufftSetAutoAllocation(p.forward, 0));
-    TS_CUDA_CHECK(cufftSetAutoAllocation(p.inverse, 0));
+    TS_CUDA_CHECK(cufftSetAutoAllocation(p->forward.get(), 0));
+    TS_CUDA_CHECK(cufftSetAutoAllocation(p->inverse.get(), 0));
     // Real planes packed (distance rows * cols, element stride 1); spectra frequency-major
     // (element stride count, distance 1 between planes).
-    TS_CUDA_CHECK_CTX(cufftMakePlanMany64(p.forward, 2, n, real_embed, 1, points, spectrum_embed, count, 1,
+    TS_CUDA_CHECK_CTX(cufftMakePlanMany64(p->forward.get(), 2, n, real_embed, 1, points, spectrum_embed, count, 1,
                                           CUFFT_R2C, count, &forward_work),
                       context("planning r2c", count));
-    TS_CUDA_CHECK_CTX(cufftMakePlanMany64(p.inverse, 2, n, spectrum_embed, count, 1, real_embed, 1, points,
+    TS_CUDA_CHECK_CTX(cufftMakePlanMany64(p->inverse.get(), 2, n, spectrum_embed, count, 1, real_embed, 1, points,
                                           CUFFT_C2R, count, &inverse_work),
                       context("planning c2r", count));
-    p.work_bytes = std::max(forward_work, inverse_work);
+    p->work_bytes = std::max(forward_work, inverse_work);
     return p;
   }
 
   const CudaFftShape shape_;
   std::mutex mutex_;
-  std::map<std::pair<int64_t, cudaStream_t>, PlanPair> plans_;
+  std::map<std::pair<int64_t, cudaStream_t>, std::unique_ptr<PlanPair>> plans_;
 };
 
 }  // namespace

@@ -17,8 +17,8 @@ __global__ void __launch_bounds__(kOwnFftThreads) own_fft_2d(OwnFftLaunch launch
                             {shared, shared + buffer_elems}};
   for (int t = 0; t < s.count; ++t) {
     const fft::Phase ph = s.phases[t];
-    const int64_t items = fft::phase_items(s, ph, block);
-    for (int64_t item = threadIdx.x; item < items; item += blockDim.x) fft::run_phase_item(s, ph, block, item);
+    const int items = fft::phase_items(s, ph, block);
+    for (int item = threadIdx.x; item < items; item += blockDim.x) fft::run_phase_item(s, ph, block, item);
     __syncthreads();
   }
 }
