@@ -113,12 +113,16 @@ TS_FFT_HD void dft5(Cf* u, int dir) {
 // sub-transforms of length p are done: it reads in[i + r n/R], applies the twiddles
 // W_n^(r k n/(pR)) with k = i mod p, takes the length-R DFT and writes
 // out[(i / p) p R + k + r p]. `twiddles` holds W_n^t = exp(-2 pi i t / n), t in [0, n);
-// the inverse uses their conjugates.
-TS_FFT_HD void stockham_butterfly(const Cf* in, Cf* out, int n, int p, int radix, int i, const Cf* twiddles,
-                                  int dir) {
-  Cf u[5];
-  const int span = n / radix, k = i % p, step = k * (n / (p * radix));
-  for (int r = 0; r < radix; ++r) {
+// the inverse uses their conjugates. R is a template argument so the loops unroll and
+// u stays in registers.
+template <int R>
+TS_FFT_HD void stockham_butterfly_radix(const Cf* in, Cf* out, int n, int p, int i, const Cf* twiddles, int dir) {
+  Cf u[R];
+  const int span = n / R, k = i % p, step = k * (n / (p * R));
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (int r = 0; r < R; ++r) {
     Cf v = in[i + r * span];
     if (r > 0 && step > 0) {
       const Cf w = twiddles[r * step];
@@ -126,14 +130,25 @@ TS_FFT_HD void stockham_butterfly(const Cf* in, Cf* out, int n, int p, int radix
     }
     u[r] = v;
   }
+  if constexpr (R == 2) dft2(u);
+  if constexpr (R == 3) dft3(u, dir);
+  if constexpr (R == 4) dft4(u, dir);
+  if constexpr (R == 5) dft5(u, dir);
+  const int j = (i / p) * p * R + k;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (int r = 0; r < R; ++r) out[j + r * p] = u[r];
+}
+
+TS_FFT_HD void stockham_butterfly(const Cf* in, Cf* out, int n, int p, int radix, int i, const Cf* twiddles,
+                                  int dir) {
   switch (radix) {
-    case 2: dft2(u); break;
-    case 3: dft3(u, dir); break;
-    case 4: dft4(u, dir); break;
-    default: dft5(u, dir); break;
+    case 2: stockham_butterfly_radix<2>(in, out, n, p, i, twiddles, dir); return;
+    case 3: stockham_butterfly_radix<3>(in, out, n, p, i, twiddles, dir); return;
+    case 4: stockham_butterfly_radix<4>(in, out, n, p, i, twiddles, dir); return;
+    default: stockham_butterfly_radix<5>(in, out, n, p, i, twiddles, dir); return;
   }
-  const int j = (i / p) * p * radix + k;
-  for (int r = 0; r < radix; ++r) out[j + r * p] = u[r];
 }
 
 // One plane's shape and its sizes in shared memory, in complex elements: the row phase
@@ -250,8 +265,9 @@ TS_FFT_HD int phase_items(const FftSchedule& s, const Phase& ph, const FftBlock&
 TS_FFT_HD void run_phase_item(const FftSchedule& s, const Phase& ph, const FftBlock& b, int item) {
   const Fft2dGeometry& g = s.geometry;
   const int pe = g.plane_elems();
-  const Cf* src = b.buffers[ph.src];
-  Cf* dst = b.buffers[ph.dst];
+  // Selected, not indexed, so the block description stays in registers.
+  const Cf* src = ph.src ? b.buffers[1] : b.buffers[0];
+  Cf* dst = ph.dst ? b.buffers[1] : b.buffers[0];
   const Cf zero = {0.0f, 0.0f};
   switch (ph.kind) {
     case PhaseKind::load_rows: {
