@@ -372,4 +372,23 @@ inline void emulate_block(const FftSchedule& s, const FftBlock& block) {
   }
 }
 
+// The host emulation of a whole launch: `count` planes in blocks of `planes_per_block`,
+// as launch_own_fft (OwnFftCudaKernel.h) runs them; pointers to host memory, as in FftBlock
+// (the unused direction's may be null). Returns false when the geometry has no schedule.
+inline bool emulate_transform(const Fft2dGeometry& g, int dir, int64_t count, int planes_per_block,
+                              const float* real_in, float* real_out, const Cf* spectrum_in, Cf* spectrum_out) {
+  const FftSchedule s = build_schedule(g, dir);
+  if (s.count == 0) return false;
+  const std::vector<Cf> row_twiddles = make_twiddles(g.cols), col_twiddles = make_twiddles(g.rows);
+  const size_t buffer_elems = static_cast<size_t>(planes_per_block) * g.plane_elems();
+  std::vector<Cf> buffers(2 * buffer_elems, Cf{NAN, NAN});
+  for (int64_t first = 0; first < count; first += planes_per_block) {
+    const int planes = static_cast<int>(count - first < planes_per_block ? count - first : planes_per_block);
+    const FftBlock block{row_twiddles.data(), col_twiddles.data(), planes, first, count, real_in, real_out,
+                         spectrum_in, spectrum_out, {buffers.data(), buffers.data() + buffer_elems}};
+    emulate_block(s, block);
+  }
+  return true;
+}
+
 }  // namespace tunescope::cuda::fft

@@ -1,4 +1,6 @@
-// FFT convolution on the cuda backend (see FftConvolutionCuda.h).
+// FFT convolution on the cuda backend (see FftConvolutionCuda.h): the plan and
+// workspace of a problem, the checks, and the device steps the passes of
+// FftConvPasses.h run on.
 #include "kernels/cuda/FftConvolutionCuda.h"
 
 #include <cublas_v2.h>
@@ -10,6 +12,7 @@
 #include "kernels/cpu/WorkspaceLayout.h"
 #include "kernels/cuda/CudaCheck.h"
 #include "kernels/cuda/CudaDevice.h"
+#include "kernels/cuda/FftConvPasses.h"
 #include "kernels/cuda/FftPlaneKernels.h"
 #include "kernels/cuda/StreamHandles.h"
 #include "profiler/Tracer.h"
@@ -33,75 +36,60 @@ struct FftConvPlan {
   std::vector<int64_t> counts;
 };
 
-struct FftConvPass {
-  FftConvPlan plan;
-  CudaFftTransform& transform;
-  void* work;
-  float2* spec_a;
-  float2* spec_b;
-  float2* spec_filter;
-  float* real;
-  cudaStream_t stream;
-  cublasHandle_t cublas;
-};
-
 namespace {
 
 using Plan = FftConvPlan;
-using PassSetup = FftConvPass;
 
-DeviceTensorView view(const Tensor& t) {
-  const Strides4 s = t.strides();
-  const Shape4 shape = t.shape();
-  // The kernels write through the view only for the pass's output tensor.
-  return {const_cast<float*>(t.data()), s.n, s.c, s.h, s.w, shape.c, shape.h, shape.w};
-}
+// The device steps of one pass: the plane kernels, the transform and cuBLAS, all on the
+// lane's stream; every failure names the pass and problem.
+class DeviceSteps final : public FftConvSteps {
+ public:
+  DeviceSteps(CudaFftTransform& transform, void* work, cudaStream_t stream, std::string context)
+      : transform_(transform), work_(work), stream_(stream), cublas_(handles_for(stream).cublas),
+        context_(std::move(context)) {}
 
-// r2c of window.planes planes of t into `spectrum` (frequency-major, window.planes wide).
-void transform_planes(const PassSetup& s, const Tensor& t, const PlaneWindow& window, float2* spectrum,
-                      const std::string& context) {
-  TS_CUDA_CHECK_CTX(launch_pack_planes(view(t), window, s.real, s.stream), context);
-  s.transform.forward(s.real, spectrum, window.planes, s.work, s.stream);
-}
+  void pack(const Tensor& t, const PlaneWindow& window, float* real) override {
+    TS_CUDA_CHECK_CTX(launch_pack_planes(tensor_view(t), window, real, stream_), context_);
+  }
+  void r2c(const float* real, fft::Cf* spectrum, int64_t count) override {
+    transform_.forward(real, reinterpret_cast<float2*>(spectrum), count, work_, stream_);
+  }
+  void c2r(fft::Cf* spectrum, float* real, int64_t count) override {
+    transform_.inverse(reinterpret_cast<float2*>(spectrum), real, count, work_, stream_);
+  }
+  void product(const ChannelProduct& p, const fft::Cf* a, const fft::Cf* b, fft::Cf* c) override {
+    const cuComplex one = {1.0f, 0.0f}, beta = {p.beta, 0.0f};
+    auto op = [](bool conj_transpose) { return conj_transpose ? CUBLAS_OP_C : CUBLAS_OP_N; };
+    auto i32 = [](int64_t v) { return static_cast<int>(v); };
+    TS_CUDA_CHECK_CTX(cublasCgemmStridedBatched(cublas_, op(p.conj_transpose_a), op(p.conj_transpose_b), i32(p.m),
+                                                i32(p.n), i32(p.k), &one, reinterpret_cast<const cuComplex*>(a),
+                                                i32(p.lda), p.stride_a, reinterpret_cast<const cuComplex*>(b),
+                                                i32(p.ldb), p.stride_b, &beta, reinterpret_cast<cuComplex*>(c),
+                                                i32(p.ldc), p.stride_c, i32(p.bins)),
+                      context_);
+  }
+  void unpack(const float* real, const PlaneWindow& window, float scale, Tensor& t) override {
+    TS_CUDA_CHECK_CTX(launch_unpack_planes(real, window, scale, tensor_view(t), stream_), context_);
+  }
 
-// c2r of window.planes spectra, cropped into t with the window's offsets and steps,
-// undoing the transform's rows * cols scale.
-void inverse_planes(const PassSetup& s, float2* spectrum, const PlaneWindow& window, Tensor& t,
-                    const std::string& context) {
-  s.transform.inverse(spectrum, s.real, window.planes, s.work, s.stream);
-  const float scale = 1.0f / static_cast<float>(s.plan.shape.points());
-  TS_CUDA_CHECK_CTX(launch_unpack_planes(s.real, window, scale, view(t), s.stream), context);
-}
-
-PlaneWindow window(const Plan& plan, int64_t n0, int64_t planes, int64_t top, int64_t left, int64_t step_h,
-                   int64_t step_w) {
-  return {n0, planes, plan.shape.rows, plan.shape.cols, top, left, step_h, step_w};
-}
-
-// One operand of the per-bin product: bin f's matrix is column-major at data + f * stride.
-struct BinMatrices {
-  const float2* data;
-  int ld;
-  long long stride;
+ private:
+  CudaFftTransform& transform_;
+  void* work_;
+  cudaStream_t stream_;
+  cublasHandle_t cublas_;
+  std::string context_;
 };
-
-// For every bin f: C_f = op_a(A_f) op_b(B_f) + beta C_f, an m x n result, inner size k.
-void per_bin_gemm(const PassSetup& s, cublasOperation_t op_a, cublasOperation_t op_b, int64_t m, int64_t n,
-                  int64_t k, const BinMatrices& a, const BinMatrices& b, float2* c, int ldc, long long stride_c,
-                  float beta, const std::string& context) {
-  const cuComplex one = {1.0f, 0.0f}, b_value = {beta, 0.0f};
-  TS_CUDA_CHECK_CTX(cublasCgemmStridedBatched(s.cublas, op_a, op_b, static_cast<int>(m), static_cast<int>(n),
-                                              static_cast<int>(k), &one, a.data, a.ld, a.stride, b.data, b.ld,
-                                              b.stride, &b_value, c, ldc, stride_c,
-                                              static_cast<int>(s.plan.shape.bins())),
-                    context);
-}
 
 const char* traced(const ConvCall& call, const std::string& name) {
   return call.exec.tracer ? call.exec.tracer->intern(name) : nullptr;
 }
 
 }  // namespace
+
+struct FftConvPass {
+  FftConvFrame frame;
+  DeviceSteps steps;
+};
 
 FftConvolutionCuda::FftConvolutionCuda(std::string name, std::unique_ptr<CudaFftTransformFactory> transforms,
                                        int64_t chunk_budget_bytes)
@@ -193,87 +181,40 @@ FftConvolutionCuda::PassSetup FftConvolutionCuda::begin_pass(const ConvCall& cal
     if (t->on_host())
       fail(ErrorKind::runtime, "conv ", name_, ".", cpu::pass_tag(pass), " on ", p.key(),
            ": tensors must be in device memory, one is in ", t->memory().name());
-  Plan plan = make_full_plan(p);
+  const Plan plan = make_full_plan(p);
   cpu::check_workspace(name_, call, plan.bytes);
-  auto spectrum = [&](size_t offset) { return reinterpret_cast<float2*>(WorkspaceLayout::at(call.workspace, offset)); };
-  const cudaStream_t stream = static_cast<cudaStream_t>(call.exec.stream);
-  return PassSetup{plan,
-                   transform_for(plan.shape),
-                   plan.work_bytes ? static_cast<char*>(call.workspace) + plan.work : nullptr,
-                   spectrum(plan.spec_a),
-                   spectrum(plan.spec_b),
-                   spectrum(plan.spec_filter),
-                   WorkspaceLayout::at(call.workspace, plan.real),
-                   stream,
-                   handles_for(stream).cublas};
+  auto at = [&](size_t offset) { return WorkspaceLayout::at(call.workspace, offset); };
+  const FftConvFrame frame{plan.shape.rows,
+                           plan.shape.cols,
+                           plan.chunk,
+                           reinterpret_cast<fft::Cf*>(at(plan.spec_a)),
+                           reinterpret_cast<fft::Cf*>(at(plan.spec_b)),
+                           reinterpret_cast<fft::Cf*>(at(plan.spec_filter)),
+                           at(plan.real)};
+  return PassSetup{frame, DeviceSteps(transform_for(plan.shape), plan.work_bytes ? at(plan.work) : nullptr,
+                                      static_cast<cudaStream_t>(call.exec.stream),
+                                      cat(range_names_[static_cast<int>(pass)], " on ", p.key()))};
 }
 
 void FftConvolutionCuda::forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) {
-  const ConvProblem& p = call.problem;
-  const PassSetup s = begin_pass(call, ConvPass::forward, x, w, y);
-  const std::string& pass_name = range_names_[static_cast<int>(ConvPass::forward)];
-  profiler::RangeScope range(call.exec.tracer, traced(call, pass_name), profiler::RangeCategory::phase,
+  PassSetup s = begin_pass(call, ConvPass::forward, x, w, y);
+  profiler::RangeScope range(call.exec.tracer, traced(call, range_names_[0]), profiler::RangeCategory::phase,
                              call.exec.device, call.exec.lane);
-  const std::string context = cat(pass_name, " on ", p.key());
-  const Plan& plan = s.plan;
-  const int64_t C = p.input.c, K = p.out_channels;
-  // W: bin f holds the K x C filter spectra, plane k * C + c.
-  transform_planes(s, w, window(plan, 0, K * C, 0, 0, 1, 1), s.spec_filter, context);
-  for (int64_t n0 = 0; n0 < p.input.n; n0 += plan.chunk) {
-    const int64_t images = std::min(plan.chunk, p.input.n - n0);
-    transform_planes(s, x, window(plan, n0, images * C, p.pad_h, p.pad_w, 1, 1), s.spec_a, context);
-    // Y_f[n][k] = sum_c conj(W_f[k][c]) X_f[n][c]: correlation is a product with the
-    // conjugate. Column-major per bin: Y (K x images) = W^H (C x K)^H X (C x images).
-    per_bin_gemm(s, CUBLAS_OP_C, CUBLAS_OP_N, K, images, C, {s.spec_filter, static_cast<int>(C), K * C},
-                 {s.spec_a, static_cast<int>(C), images * C}, s.spec_b, static_cast<int>(K), images * K, 0.0f,
-                 context);
-    inverse_planes(s, s.spec_b, window(plan, n0, images * K, 0, 0, p.stride_h, p.stride_w), y, context);
-  }
+  fft_conv_forward(call.problem, s.frame, s.steps, x, w, y);
 }
 
 void FftConvolutionCuda::backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) {
-  const ConvProblem& p = call.problem;
-  const PassSetup s = begin_pass(call, ConvPass::backward_data, dy, w, dx);
-  const std::string& pass_name = range_names_[static_cast<int>(ConvPass::backward_data)];
-  profiler::RangeScope range(call.exec.tracer, traced(call, pass_name), profiler::RangeCategory::phase,
+  PassSetup s = begin_pass(call, ConvPass::backward_data, dy, w, dx);
+  profiler::RangeScope range(call.exec.tracer, traced(call, range_names_[1]), profiler::RangeCategory::phase,
                              call.exec.device, call.exec.lane);
-  const std::string context = cat(pass_name, " on ", p.key());
-  const Plan& plan = s.plan;
-  const int64_t C = p.input.c, K = p.out_channels;
-  transform_planes(s, w, window(plan, 0, K * C, 0, 0, 1, 1), s.spec_filter, context);
-  for (int64_t n0 = 0; n0 < p.input.n; n0 += plan.chunk) {
-    const int64_t images = std::min(plan.chunk, p.input.n - n0);
-    // dy spread onto the stride-1 output grid: its zeros stand for the skipped positions.
-    transform_planes(s, dy, window(plan, n0, images * K, 0, 0, p.stride_h, p.stride_w), s.spec_a, context);
-    // DX_f[n][c] = sum_k W_f[k][c] DY_f[n][k]: DX (C x images) = W (C x K) DY (K x images).
-    per_bin_gemm(s, CUBLAS_OP_N, CUBLAS_OP_N, C, images, K, {s.spec_filter, static_cast<int>(C), K * C},
-                 {s.spec_a, static_cast<int>(K), images * K}, s.spec_b, static_cast<int>(C), images * C, 0.0f,
-                 context);
-    // The padded-input frame starts pad rows and columns before dx.
-    inverse_planes(s, s.spec_b, window(plan, n0, images * C, p.pad_h, p.pad_w, 1, 1), dx, context);
-  }
+  fft_conv_backward_data(call.problem, s.frame, s.steps, dy, w, dx);
 }
 
 void FftConvolutionCuda::backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) {
-  const ConvProblem& p = call.problem;
-  const PassSetup s = begin_pass(call, ConvPass::backward_filter, x, dy, dw);
-  const std::string& pass_name = range_names_[static_cast<int>(ConvPass::backward_filter)];
-  profiler::RangeScope range(call.exec.tracer, traced(call, pass_name), profiler::RangeCategory::phase,
+  PassSetup s = begin_pass(call, ConvPass::backward_filter, x, dy, dw);
+  profiler::RangeScope range(call.exec.tracer, traced(call, range_names_[2]), profiler::RangeCategory::phase,
                              call.exec.device, call.exec.lane);
-  const std::string context = cat(pass_name, " on ", p.key());
-  const Plan& plan = s.plan;
-  const int64_t C = p.input.c, K = p.out_channels;
-  for (int64_t n0 = 0; n0 < p.input.n; n0 += plan.chunk) {
-    const int64_t images = std::min(plan.chunk, p.input.n - n0);
-    transform_planes(s, x, window(plan, n0, images * C, p.pad_h, p.pad_w, 1, 1), s.spec_a, context);
-    transform_planes(s, dy, window(plan, n0, images * K, 0, 0, p.stride_h, p.stride_w), s.spec_b, context);
-    // DW_f[k][c] (+)= sum_n conj(DY_f[n][k]) X_f[n][c], summed over the chunks:
-    // DW (C x K) = X (C x images) DY^H (images x K).
-    per_bin_gemm(s, CUBLAS_OP_N, CUBLAS_OP_C, C, K, images, {s.spec_a, static_cast<int>(C), images * C},
-                 {s.spec_b, static_cast<int>(K), images * K}, s.spec_filter, static_cast<int>(C), K * C,
-                 n0 > 0 ? 1.0f : 0.0f, context);
-  }
-  inverse_planes(s, s.spec_filter, window(plan, 0, K * C, 0, 0, 1, 1), dw, context);
+  fft_conv_backward_filter(call.problem, s.frame, s.steps, x, dy, dw);
 }
 
 }  // namespace tunescope::cuda

@@ -10,6 +10,8 @@
 //    planes a dense matrix; FP32 math, the lane stream's cuBLAS handle), and c2r with a
 //    crop; backward filter accumulates the batch's chunks into one spectrum (beta = 1);
 //  - batches larger than the chunk budget run chunk by chunk, in one workspace.
+// The passes themselves are FftConvPasses.h's step sequences (tested on the host); this
+// class plans the workspace, checks the arguments and runs them with device steps.
 // Everything is enqueued on ExecContext::stream; tensors and workspace are device memory.
 // Each pass is one profiler range "<name>.<pass>" (the CUPTI tracer records its kernels).
 #pragma once

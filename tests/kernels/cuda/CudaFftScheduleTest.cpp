@@ -109,22 +109,12 @@ TEST(CudaFftStages, OneDimensionalScheduleMatchesNaiveDftForEverySmoothLength) {
 struct Emulated2d {
   Fft2dGeometry g;
   int planes, group;
-  std::vector<Cf> row_twiddles, col_twiddles;
 
-  Emulated2d(int rows, int cols, int planes_, int group_)
-      : g(rows, cols), planes(planes_), group(group_), row_twiddles(make_twiddles(cols)),
-        col_twiddles(make_twiddles(rows)) {}
+  Emulated2d(int rows, int cols, int planes_, int group_) : g(rows, cols), planes(planes_), group(group_) {}
 
   void run(int dir, const float* real_in, float* real_out, const Cf* spectrum_in, Cf* spectrum_out) const {
-    const FftSchedule s = build_schedule(g, dir);
-    ASSERT_GT(s.count, 0) << g.rows << "x" << g.cols;
-    std::vector<Cf> buffers(2 * static_cast<size_t>(group) * g.plane_elems(), Cf{NAN, NAN});
-    for (int first = 0; first < planes; first += group) {
-      const FftBlock block{row_twiddles.data(), col_twiddles.data(), std::min(group, planes - first), first, planes,
-                           real_in, real_out, spectrum_in, spectrum_out,
-                           {buffers.data(), buffers.data() + static_cast<size_t>(group) * g.plane_elems()}};
-      emulate_block(s, block);
-    }
+    ASSERT_TRUE(emulate_transform(g, dir, planes, group, real_in, real_out, spectrum_in, spectrum_out))
+        << g.rows << "x" << g.cols;
   }
 
   // Frequency-major: bin f of plane p at f * planes + p.
