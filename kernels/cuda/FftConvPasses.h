@@ -52,12 +52,26 @@ struct FftConvFrame {
   int64_t bins() const { return rows * (cols / 2 + 1); }
 };
 
+// The spectra forward keeps for the backward passes (ConvCall::saved, the engine's
+// fft_workspace=cache policy): x's of the whole batch (chunk after chunk, each chunk
+// frequency-major over its images x C planes, so chunk n0 starts at n0 * C * bins) and w's
+// (K x C planes). Null pointers: nothing is kept. `reuse_*`: the buffer holds what forward
+// computed from the very tensor this pass is given, so its r2c is skipped.
+struct FftConvSaved {
+  fft::Cf* x = nullptr;
+  fft::Cf* w = nullptr;
+  bool reuse_x = false, reuse_w = false;
+};
+
+// Forward fills `saved` when its pointers are set.
 void fft_conv_forward(const ConvProblem& p, const FftConvFrame& f, FftConvSteps& steps, const Tensor& x,
-                      const Tensor& w, Tensor& y);
+                      const Tensor& w, Tensor& y, const FftConvSaved& saved = {});
+// Reuses saved.w when saved.reuse_w.
 void fft_conv_backward_data(const ConvProblem& p, const FftConvFrame& f, FftConvSteps& steps, const Tensor& dy,
-                            const Tensor& w, Tensor& dx);
+                            const Tensor& w, Tensor& dx, const FftConvSaved& saved = {});
+// Reuses saved.x when saved.reuse_x.
 void fft_conv_backward_filter(const ConvProblem& p, const FftConvFrame& f, FftConvSteps& steps, const Tensor& x,
-                              const Tensor& dy, Tensor& dw);
+                              const Tensor& dy, Tensor& dw, const FftConvSaved& saved = {});
 
 // The view of a tensor the index math takes (its data may be device memory).
 DeviceTensorView tensor_view(const Tensor& t);

@@ -6,6 +6,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "core/base/Error.h"
@@ -171,6 +172,44 @@ size_t FftConvolutionCuda::workspace_bytes(const ConvProblem& problem) const {
   return make_full_plan(problem).bytes;
 }
 
+namespace {
+
+// The layout of ConvCall::saved: one WorkspaceLayout for sizing and slicing.
+struct SavedLayout {
+  size_t x = 0, w = 0, bytes = 0;
+  SavedLayout(const ConvProblem& p, const CudaFftShape& s) {
+    WorkspaceLayout layout;
+    x = layout.add_floats(2 * p.input.n * p.input.c * s.bins());
+    w = layout.add_floats(2 * p.out_channels * p.input.c * s.bins());
+    bytes = layout.total_bytes();
+  }
+};
+
+}  // namespace
+
+size_t FftConvolutionCuda::saved_bytes(const ConvProblem& problem) const {
+  if (!unsupported_reason(problem).empty()) return 0;
+  return SavedLayout(problem, transform_shape(problem)).bytes;
+}
+
+FftConvSaved FftConvolutionCuda::saved_spectra(const ConvCall& call, const Tensor* x, const Tensor* w) const {
+  if (!call.saved) return {};
+  const SavedLayout layout(call.problem, transform_shape(call.problem));
+  if (call.saved_bytes < layout.bytes)
+    fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(), ": saved-spectra buffer of ",
+         call.saved_bytes, " bytes, needs ", layout.bytes);
+  if (reinterpret_cast<std::uintptr_t>(call.saved) % WorkspaceLayout::kAlign != 0)
+    fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(), ": saved-spectra buffer is not 64-byte aligned");
+  FftConvSaved saved;
+  saved.x = reinterpret_cast<fft::Cf*>(WorkspaceLayout::at(call.saved, layout.x));
+  saved.w = reinterpret_cast<fft::Cf*>(WorkspaceLayout::at(call.saved, layout.w));
+  std::lock_guard lock(mutex_);
+  const bool filled = saved_by_forward_ == call.saved;
+  saved.reuse_x = filled && x && saved_x_ == x->data();
+  saved.reuse_w = filled && w && saved_w_ == w->data();
+  return saved;
+}
+
 FftConvolutionCuda::PassSetup FftConvolutionCuda::begin_pass(const ConvCall& call, ConvPass pass, const Tensor& a,
                                                              const Tensor& b, const Tensor& out) const {
   const ConvProblem& p = call.problem;
@@ -200,21 +239,30 @@ void FftConvolutionCuda::forward(const ConvCall& call, const Tensor& x, const Te
   PassSetup s = begin_pass(call, ConvPass::forward, x, w, y);
   profiler::RangeScope range(call.exec.tracer, traced(call, range_names_[0]), profiler::RangeCategory::phase,
                              call.exec.device, call.exec.lane);
-  fft_conv_forward(call.problem, s.frame, s.steps, x, w, y);
+  const FftConvSaved saved = saved_spectra(call, nullptr, nullptr);
+  {
+    std::lock_guard lock(mutex_);
+    saved_by_forward_ = nullptr;  // until this pass has filled it
+  }
+  fft_conv_forward(call.problem, s.frame, s.steps, x, w, y, saved);
+  if (call.saved) {
+    std::lock_guard lock(mutex_);
+    saved_by_forward_ = call.saved, saved_x_ = x.data(), saved_w_ = w.data();
+  }
 }
 
 void FftConvolutionCuda::backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) {
   PassSetup s = begin_pass(call, ConvPass::backward_data, dy, w, dx);
   profiler::RangeScope range(call.exec.tracer, traced(call, range_names_[1]), profiler::RangeCategory::phase,
                              call.exec.device, call.exec.lane);
-  fft_conv_backward_data(call.problem, s.frame, s.steps, dy, w, dx);
+  fft_conv_backward_data(call.problem, s.frame, s.steps, dy, w, dx, saved_spectra(call, nullptr, &w));
 }
 
 void FftConvolutionCuda::backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) {
   PassSetup s = begin_pass(call, ConvPass::backward_filter, x, dy, dw);
   profiler::RangeScope range(call.exec.tracer, traced(call, range_names_[2]), profiler::RangeCategory::phase,
                              call.exec.device, call.exec.lane);
-  fft_conv_backward_filter(call.problem, s.frame, s.steps, x, dy, dw);
+  fft_conv_backward_filter(call.problem, s.frame, s.steps, x, dy, dw, saved_spectra(call, &x, nullptr));
 }
 
 }  // namespace tunescope::cuda

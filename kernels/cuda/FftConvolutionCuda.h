@@ -9,7 +9,11 @@
 //    cublasCgemmStridedBatched over the bins (frequency-major spectra make each bin's
 //    planes a dense matrix; FP32 math, the lane stream's cuBLAS handle), and c2r with a
 //    crop; backward filter accumulates the batch's chunks into one spectrum (beta = 1);
-//  - batches larger than the chunk budget run chunk by chunk, in one workspace.
+//  - batches larger than the chunk budget run chunk by chunk, in one workspace;
+//  - given ConvCall::saved (the engine's fft_workspace=cache policy), forward keeps the
+//    spectra of the whole batch's x and of w there, and the backward passes skip their
+//    r2c of w (backward data) and of x (backward filter) while they are handed the same
+//    buffer and tensor forward saw.
 // The passes themselves are FftConvPasses.h's step sequences (tested on the host); this
 // class plans the workspace, checks the arguments and runs them with device steps.
 // Everything is enqueued on ExecContext::stream; tensors and workspace are device memory.
@@ -24,11 +28,12 @@
 #include "core/base/ConvAlgorithm.h"
 #include "kernels/cpu/ConvArgs.h"
 #include "kernels/cuda/CudaFftTransform.h"
+#include "kernels/cuda/FftConvPasses.h"
 
 namespace tunescope::cuda {
 
-struct FftConvPlan;   // sizes and workspace slices of one problem (FftConvolutionCuda.cpp)
-struct FftConvPass;   // what one pass works with
+struct FftConvPlan;  // sizes and workspace slices of one problem (FftConvolutionCuda.cpp)
+struct FftConvPass;  // what one pass works with
 
 class FftConvolutionCuda : public ConvAlgorithm {
  public:
@@ -49,6 +54,8 @@ class FftConvolutionCuda : public ConvAlgorithm {
   // Spectra, padded planes and the transform's own scratch (cuFFT's work area); 0 when
   // unsupported, hence 0 without a device.
   size_t workspace_bytes(const ConvProblem& problem) const override;
+  // The spectra of x (N x C planes) and of w (K x C planes); 0 when unsupported.
+  size_t saved_bytes(const ConvProblem& problem) const override;
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override;
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override;
@@ -67,14 +74,22 @@ class FftConvolutionCuda : public ConvAlgorithm {
                        const Tensor& out) const;
   // The transform for `shape`, made on first use and kept (one instance serves one layer).
   CudaFftTransform& transform_for(const CudaFftShape& shape) const;
+  // Where in call.saved the spectra of x and w go (null when call.saved is null), and
+  // whether they hold what the last forward computed from x (backward filter) or w
+  // (backward data); null tensors are not asked about.
+  FftConvSaved saved_spectra(const ConvCall& call, const Tensor* x, const Tensor* w) const;
 
   const std::string name_;
   const std::unique_ptr<CudaFftTransformFactory> transforms_;
   const int64_t chunk_budget_bytes_;
   std::string range_names_[3];  // "<name>.fwd", ".bwd_data", ".bwd_filter"
-  mutable std::mutex mutex_;    // guards the cached transform
+  mutable std::mutex mutex_;    // guards the cached transform and the saved tensors below
   mutable CudaFftShape cached_shape_;
   mutable std::unique_ptr<CudaFftTransform> cached_transform_;
+  // Which buffer the last forward filled, and from which x and w.
+  const void* saved_by_forward_ = nullptr;
+  const float* saved_x_ = nullptr;
+  const float* saved_w_ = nullptr;
 };
 
 }  // namespace tunescope::cuda

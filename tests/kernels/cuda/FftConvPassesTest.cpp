@@ -4,7 +4,8 @@
 // emulated own FFT kernel (CudaFftSchedule.h) and a reference of cublasCgemmStridedBatched
 // (column-major, op = none or conjugate transpose, beta = 0 never reads C) — against the
 // CPU `direct` algorithm on the lenet5 / resnet18-small layers of the device tests, NCHW
-// and NHWC, in one chunk and in one-image chunks. Needs no GPU.
+// and NHWC, in one chunk and in one-image chunks, with and without the spectra forward
+// keeps for the backward passes (fft_workspace=cache). Needs no GPU.
 //
 // Stated error bound, max |fft - direct| / max |direct|: 1e-3, the CPU fft-* algorithms'
 // (ConvAlgorithmsMatchDirectTest): float transforms and per-bin sums over the channels.
@@ -60,6 +61,7 @@ class HostSteps final : public FftConvSteps {
     for (int64_t i = 0; i < window.plane_elements(); ++i) real[i] = packed_value(view, window, i);
   }
   void r2c(const float* real, Cf* spectrum, int64_t count) override {
+    ++r2c_calls;
     ASSERT_TRUE(fft::emulate_transform(geometry_, -1, count, group_, real, nullptr, nullptr, spectrum));
   }
   void c2r(Cf* spectrum, float* real, int64_t count) override {
@@ -73,6 +75,8 @@ class HostSteps final : public FftConvSteps {
     for (int64_t i = 0; i < tensor_elements(view, window); ++i) unpack_element(real, window, scale, view, i);
   }
 
+  int r2c_calls = 0;
+
  private:
   fft::Fft2dGeometry geometry_;
   int group_;
@@ -84,6 +88,12 @@ struct HostFrame {
   std::vector<Cf> a, b, filter;
   std::vector<float> real;
   FftConvFrame frame;
+
+  // Poisons the spectra, so a pass that relies on what an earlier pass left in the
+  // workspace fails.
+  void poison() {
+    for (std::vector<Cf>* v : {&a, &b, &filter}) std::fill(v->begin(), v->end(), Cf{NAN, NAN});
+  }
 
   HostFrame(const ConvProblem& p, int64_t chunk) {
     const OwnFftCudaTransformFactory own;
@@ -132,6 +142,36 @@ INSTANTIATE_TEST_SUITE_P(ModelLayers, FftConvPassesOnHost,
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return name;
                          });
+
+// The fft_workspace=cache policy: forward keeps x's and w's spectra, the backward passes
+// skip those transforms and still match direct.
+TEST_P(FftConvPassesOnHost, SavedSpectraSkipTransformsAndMatchDirect) {
+  const auto& [named, layout, single_image_chunks] = GetParam();
+  const ConvProblem p = conv_test::with_layout(named.problem, layout);
+  const conv_test_cuda::Reference& ref = conv_test_cuda::reference_for(p);
+  const int64_t chunk = single_image_chunks ? 1 : p.input.n, chunks = (p.input.n + chunk - 1) / chunk;
+  HostFrame frame(p, chunk);
+  HostSteps steps(frame.frame.rows, frame.frame.cols);
+  const int64_t C = p.input.c, K = p.out_channels;
+  std::vector<Cf> saved_x(static_cast<size_t>(p.input.n * C * frame.frame.bins()), Cf{NAN, NAN});
+  std::vector<Cf> saved_w(static_cast<size_t>(K * C * frame.frame.bins()), Cf{NAN, NAN});
+  FftConvSaved saved{saved_x.data(), saved_w.data()};
+
+  Tensor y(p.output(), p.layout), dx(p.input, p.layout), dw(p.filter(), p.layout);
+  for (Tensor* t : {&y, &dx, &dw}) t->fill(NAN);
+  fft_conv_forward(p, frame.frame, steps, ref.host.x, ref.host.w, y, saved);
+  EXPECT_EQ(steps.r2c_calls, 1 + chunks);  // w, then x chunk by chunk
+  saved.reuse_x = saved.reuse_w = true;
+  frame.poison();
+  fft_conv_backward_data(p, frame.frame, steps, ref.host.dy, ref.host.w, dx, saved);
+  EXPECT_EQ(steps.r2c_calls, 1 + 2 * chunks) << "backward data transforms only dy";
+  frame.poison();
+  fft_conv_backward_filter(p, frame.frame, steps, ref.host.x, ref.host.dy, dw, saved);
+  EXPECT_EQ(steps.r2c_calls, 1 + 3 * chunks) << "backward filter transforms only dy";
+  EXPECT_LE(conv_test::relative_error(y, ref.y), kTolerance) << "forward";
+  EXPECT_LE(conv_test::relative_error(dx, ref.dx), kTolerance) << "backward data";
+  EXPECT_LE(conv_test::relative_error(dw, ref.dw), kTolerance) << "backward filter";
+}
 
 // The reference product against a hand-worked case, so the comparison above rests on it.
 TEST(ReferenceStridedBatchedCgemm, ConjugateTransposeAndBeta) {

@@ -4,8 +4,8 @@
 // errors. With a device: both algorithms, forward / backward data / backward filter on the
 // lenet5 and resnet18-small layers (kernels 1, 3, 5, strides 1 and 2, padding), NCHW and
 // NHWC, against the CPU `direct` algorithm on the same host inputs; a batch split into
-// one-image chunks (backward filter sums the chunks' spectra); workspace and host-tensor
-// errors.
+// one-image chunks (backward filter sums the chunks' spectra); the saved spectra of the
+// fft_workspace=cache policy; workspace and host-tensor errors.
 //
 // Stated error bound, max |fft - direct| / max |direct|: 2e-3, as for cudnn:fft
 // (ConvCudnnTest.cpp): a float FFT adds rounding of order epsilon x log2(transform size)
@@ -84,6 +84,7 @@ TEST(FftConvolutionCuda, WithoutADeviceBothSayWhyAndNeedNoWorkspace) {
       EXPECT_NO_THROW(reason = algo->unsupported_reason(p));
       EXPECT_TRUE(contains(reason, "no CUDA device")) << name << ": " << reason;
       EXPECT_EQ(algo->workspace_bytes(p), 0u) << name;
+      EXPECT_EQ(algo->saved_bytes(p), 0u) << name;
     }
 }
 
@@ -198,6 +199,34 @@ TEST(FftConvolutionCudaDevice, OneImageChunksGiveTheSameResults) {
   FftConvolutionCuda own("fft-own", std::make_unique<OwnFftCudaTransformFactory>(), 1);
   expect_matches_direct(own, with_layout(make_problem(5, 6, 14, 14, 16, 5, 5, 1, 1, 0, 0), Layout::NHWC));
   expect_matches_direct(own, make_problem(3, 16, 16, 16, 8, 3, 3, 2, 2, 1, 1));
+}
+
+TEST(FftConvolutionCudaDevice, SavedSpectraGiveTheSameResults) {
+  TS_SKIP_WITHOUT_CUDA_DEVICE();
+  // The engine's fft_workspace=cache policy: one saved buffer for the three passes.
+  const ConvProblem p = with_layout(make_problem(4, 16, 32, 32, 32, 3, 3, 2, 2, 1, 1), Layout::NHWC);
+  const conv_test_cuda::Reference& ref = reference_for(p);
+  MemorySpace& memory = CudaMemory::of_device(0);
+  const Tensor x = to_memory(ref.host.x, memory), w = to_memory(ref.host.w, memory);
+  const Tensor dy = to_memory(ref.host.dy, memory);
+  ThreadPool pool(1);
+  const ExecContext exec{pool, nullptr, 0, 0, lane_stream()};
+  for (const std::string& name : kNames) {
+    const auto algo = make(name);
+    ASSERT_EQ(algo->unsupported_reason(p), "") << name;
+    const size_t bytes = algo->workspace_bytes(p), saved_bytes = algo->saved_bytes(p);
+    ASSERT_GT(saved_bytes, 0u) << name;
+    AlignedBuffer workspace(bytes, memory), saved(saved_bytes, memory);
+    const ConvCall call{p, exec, workspace.data(), bytes, saved.data(), saved_bytes};
+    Tensor y(p.output(), p.layout, memory), dx(p.input, p.layout, memory), dw(p.filter(), p.layout, memory);
+    algo->forward(call, x, w, y);
+    algo->backward_data(call, dy, w, dx);
+    algo->backward_filter(call, x, dy, dw);
+    LaneStreams::finish(lane_stream());
+    EXPECT_LE(conv_test::relative_error(to_host(y), ref.y), kTolerance) << name << " forward";
+    EXPECT_LE(conv_test::relative_error(to_host(dx), ref.dx), kTolerance) << name << " backward data";
+    EXPECT_LE(conv_test::relative_error(to_host(dw), ref.dw), kTolerance) << name << " backward filter";
+  }
 }
 
 TEST(FftConvolutionCudaDevice, TooSmallAWorkspaceAndHostTensorsAreRuntimeErrors) {
