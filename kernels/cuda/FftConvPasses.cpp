@@ -25,7 +25,7 @@ void inverse_planes(const FftConvFrame& f, FftConvSteps& steps, fft::Cf* spectru
 
 }  // namespace
 
-DeviceTensorView tensor_view(const Tensor& t) {
+StridedTensorView tensor_view(const Tensor& t) {
   const Strides4 s = t.strides();
   const Shape4 shape = t.shape();
   // Written through only for the pass's output tensor.

@@ -74,6 +74,6 @@ void fft_conv_backward_filter(const ConvProblem& p, const FftConvFrame& f, FftCo
                               const Tensor& dy, Tensor& dw, const FftConvSaved& saved = {});
 
 // The view of a tensor the index math takes (its data may be device memory).
-DeviceTensorView tensor_view(const Tensor& t);
+StridedTensorView tensor_view(const Tensor& t);
 
 }  // namespace tunescope::cuda

@@ -10,8 +10,9 @@
 
 namespace tunescope::cuda {
 
-// A tensor as the kernels see it.
-struct DeviceTensorView {
+// A tensor as the index math sees it: its data (device memory in the kernels, host memory
+// in the tests) and its element strides.
+struct StridedTensorView {
   float* data;
   int64_t stride_n, stride_c, stride_h, stride_w;
   int64_t channels, height, width;
@@ -28,13 +29,13 @@ struct PlaneWindow {
   TS_FFT_HD int64_t plane_elements() const { return planes * rows * cols; }
 };
 
-TS_FFT_HD int64_t tensor_elements(const DeviceTensorView& t, const PlaneWindow& win) {
+TS_FFT_HD int64_t tensor_elements(const StridedTensorView& t, const PlaneWindow& win) {
   return win.planes * t.height * t.width;
 }
 
 // Element i of the packed planes: t(n, c, h, w) where (h * step_h + top, w * step_w +
 // left) is i's position, zero elsewhere (the padding of x, the gaps of a spread dy).
-TS_FFT_HD float packed_value(const DeviceTensorView& t, const PlaneWindow& win, int64_t i) {
+TS_FFT_HD float packed_value(const StridedTensorView& t, const PlaneWindow& win, int64_t i) {
   const int64_t q = i % win.cols, r = i / win.cols % win.rows, p = i / (win.rows * win.cols);
   const int64_t dh = r - win.top, dw = q - win.left;
   if (dh < 0 || dw < 0 || dh % win.step_h != 0 || dw % win.step_w != 0) return 0.0f;
@@ -46,7 +47,7 @@ TS_FFT_HD float packed_value(const DeviceTensorView& t, const PlaneWindow& win, 
 
 // Tensor element i of the window's images (i over planes x height x width) takes
 // scale * plane[h * step_h + top][w * step_w + left]: the crop (and stride) of an output.
-TS_FFT_HD void unpack_element(const float* real, const PlaneWindow& win, float scale, const DeviceTensorView& t,
+TS_FFT_HD void unpack_element(const float* real, const PlaneWindow& win, float scale, const StridedTensorView& t,
                               int64_t i) {
   const int64_t w = i % t.width, h = i / t.width % t.height, p = i / (t.height * t.width);
   const int64_t n = win.n0 + p / t.channels, c = p % t.channels;

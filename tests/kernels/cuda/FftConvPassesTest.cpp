@@ -57,7 +57,7 @@ class HostSteps final : public FftConvSteps {
       : geometry_(static_cast<int>(rows), static_cast<int>(cols)), group_(fft::planes_per_block(geometry_, 48 << 10)) {}
 
   void pack(const Tensor& t, const PlaneWindow& window, float* real) override {
-    const DeviceTensorView view = tensor_view(t);
+    const StridedTensorView view = tensor_view(t);
     for (int64_t i = 0; i < window.plane_elements(); ++i) real[i] = packed_value(view, window, i);
   }
   void r2c(const float* real, Cf* spectrum, int64_t count) override {
@@ -71,7 +71,7 @@ class HostSteps final : public FftConvSteps {
     reference_strided_batched_cgemm(p, a, b, c);
   }
   void unpack(const float* real, const PlaneWindow& window, float scale, Tensor& t) override {
-    const DeviceTensorView view = tensor_view(t);
+    const StridedTensorView view = tensor_view(t);
     for (int64_t i = 0; i < tensor_elements(view, window); ++i) unpack_element(real, window, scale, view, i);
   }
 
