@@ -108,7 +108,11 @@ class CufftTransform final : public CudaFftTransform {
 
 }  // namespace
 
-int64_t CufftTransformFactory::good_size(int64_t n) const { return cpu::FftwTransformFactory().good_size(n); }
+// At least 2: a side of 1 (a 1x1 input with a 1x1 filter) is padded rather than handed to
+// cuFFT as a degenerate 2-D plan; a larger transform is always a valid convolution frame.
+int64_t CufftTransformFactory::good_size(int64_t n) const {
+  return cpu::FftwTransformFactory().good_size(std::max<int64_t>(n, 2));
+}
 
 std::unique_ptr<CudaFftTransform> CufftTransformFactory::make(const CudaFftShape& shape) const {
   return std::make_unique<CufftTransform>(shape);

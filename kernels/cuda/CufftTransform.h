@@ -11,7 +11,7 @@ namespace tunescope::cuda {
 
 class CufftTransformFactory final : public CudaFftTransformFactory {
  public:
-  // Products of 2, 3, 5 and 7, cuFFT's fast radices (the same as FFTW's).
+  // Products of 2, 3, 5 and 7 from 2 on, cuFFT's fast radices (the same as FFTW's).
   int64_t good_size(int64_t n) const override;
   std::string shape_limit(const CudaFftShape&) const override { return {}; }
   std::unique_ptr<CudaFftTransform> make(const CudaFftShape& shape) const override;

@@ -72,6 +72,10 @@ TEST(FftConvolutionCuda, TransformSizesAreEachTransformsGoodSizes) {
   EXPECT_EQ(cufft.transform_shape(resnet).rows, 35);
   EXPECT_EQ(own.transform_shape(resnet).rows, 36);
   EXPECT_EQ(own.transform_shape(resnet).cols, 36);
+  // A 1x1 input with a 1x1 filter: ours transforms 1 point, cuFFT gets at least 2.
+  const ConvProblem single = make_problem(2, 3, 1, 1, 4, 1, 1, 1, 1, 0, 0);
+  EXPECT_EQ(own.transform_shape(single).rows, 1);
+  EXPECT_EQ(cufft.transform_shape(single).rows, 2);
 }
 
 TEST(FftConvolutionCuda, WithoutADeviceBothSayWhyAndNeedNoWorkspace) {
