@@ -162,6 +162,10 @@ struct Fft2dGeometry {
   TS_FFT_HD Fft2dGeometry(int r, int c) : rows(r), cols(c), hc(c / 2 + 1), pairs((r + 1) / 2) {}
   TS_FFT_HD int bins() const { return rows * hc; }
   TS_FFT_HD int plane_elems() const { return pairs * cols > hc * rows ? pairs * cols : hc * rows; }
+  // Elements from one plane's buffer to the next: odd, so the threads of a warp that read
+  // the same element of consecutive planes (store_spectrum, load_spectrum) hit distinct
+  // shared-memory banks.
+  TS_FFT_HD int plane_stride() const { return plane_elems() | 1; }
 };
 
 enum class PhaseKind : int {
@@ -228,7 +232,7 @@ inline FftSchedule build_schedule(const Fft2dGeometry& g, int dir) {
 }
 
 // What one block works on: `planes` planes starting at global plane `first_plane`, in two
-// shared buffers of planes x plane_elems() elements each.
+// shared buffers of planes x plane_stride() elements each.
 struct FftBlock {
   const Cf* row_twiddles;  // cols entries
   const Cf* col_twiddles;  // rows entries
@@ -264,7 +268,7 @@ TS_FFT_HD int phase_items(const FftSchedule& s, const Phase& ph, const FftBlock&
 // item index walks contiguous global memory (a row, or the planes of one bin).
 TS_FFT_HD void run_phase_item(const FftSchedule& s, const Phase& ph, const FftBlock& b, int item) {
   const Fft2dGeometry& g = s.geometry;
-  const int pe = g.plane_elems();
+  const int pe = g.plane_stride();
   // Selected, not indexed, so the block description stays in registers.
   const Cf* src = ph.src ? b.buffers[1] : b.buffers[0];
   Cf* dst = ph.dst ? b.buffers[1] : b.buffers[0];
@@ -354,12 +358,12 @@ inline std::vector<Cf> make_twiddles(int n) {
 // several blocks share a multiprocessor), at least one, at most kMaxPlanesPerBlock.
 constexpr int kMaxPlanesPerBlock = 64;
 inline int planes_per_block(const Fft2dGeometry& g, int64_t shared_bytes_target) {
-  const int64_t per_plane = 2 * int64_t{g.plane_elems()} * static_cast<int64_t>(sizeof(Cf));
+  const int64_t per_plane = 2 * int64_t{g.plane_stride()} * static_cast<int64_t>(sizeof(Cf));
   const int64_t fit = shared_bytes_target / per_plane;
   return static_cast<int>(fit < 1 ? 1 : fit > kMaxPlanesPerBlock ? kMaxPlanesPerBlock : fit);
 }
 inline int64_t block_shared_bytes(const Fft2dGeometry& g, int planes) {
-  return 2 * int64_t{planes} * g.plane_elems() * static_cast<int64_t>(sizeof(Cf));
+  return 2 * int64_t{planes} * g.plane_stride() * static_cast<int64_t>(sizeof(Cf));
 }
 
 // The host emulation of one block: every phase's items in order, each phase finished
@@ -380,7 +384,7 @@ inline bool emulate_transform(const Fft2dGeometry& g, int dir, int64_t count, in
   const FftSchedule s = build_schedule(g, dir);
   if (s.count == 0) return false;
   const std::vector<Cf> row_twiddles = make_twiddles(g.cols), col_twiddles = make_twiddles(g.rows);
-  const size_t buffer_elems = static_cast<size_t>(planes_per_block) * g.plane_elems();
+  const size_t buffer_elems = static_cast<size_t>(planes_per_block) * g.plane_stride();
   std::vector<Cf> buffers(2 * buffer_elems, Cf{NAN, NAN});
   for (int64_t first = 0; first < count; first += planes_per_block) {
     const int planes = static_cast<int>(count - first < planes_per_block ? count - first : planes_per_block);

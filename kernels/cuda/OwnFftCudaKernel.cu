@@ -11,7 +11,7 @@ __global__ void __launch_bounds__(kOwnFftThreads) own_fft_2d(OwnFftLaunch launch
   const fft::FftSchedule& s = launch.schedule;
   const int64_t first = int64_t{blockIdx.x} * launch.planes_per_block;
   const int planes = static_cast<int>(min(int64_t{launch.planes_per_block}, launch.count - first));
-  const int64_t buffer_elems = int64_t{launch.planes_per_block} * s.geometry.plane_elems();
+  const int64_t buffer_elems = int64_t{launch.planes_per_block} * s.geometry.plane_stride();
   const fft::FftBlock block{launch.row_twiddles, launch.col_twiddles, planes, first, launch.count,
                             launch.real_in, launch.real_out, launch.spectrum_in, launch.spectrum_out,
                             {shared, shared + buffer_elems}};

@@ -207,8 +207,9 @@ TEST(CudaFft2dSchedule, PlanesPerBlockFitTheSharedMemoryTarget) {
       EXPECT_LE(block_shared_bytes(g, planes), 48 << 10) << n;
     }
   }
-  // 128 x 128: one plane, 2 x 128 x 65 complex floats.
-  EXPECT_EQ(block_shared_bytes(Fft2dGeometry(128, 128), 1), 2 * 128 * 65 * 8);
+  // 128 x 128: one plane, 2 x (128 x 65 + 1) complex floats (the stride is odd).
+  EXPECT_EQ(block_shared_bytes(Fft2dGeometry(128, 128), 1), 2 * (128 * 65 + 1) * 8);
+  for (int n : conv_lengths()) EXPECT_EQ(Fft2dGeometry(n, n).plane_stride() % 2, 1) << n;
 }
 
 }  // namespace
