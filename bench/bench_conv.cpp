@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench/BenchMain.h"
+#include "bench/ConvBenchLayers.h"
 #include "core/base/AlignedBuffer.h"
 #include "core/base/ConvProblem.h"
 #include "core/base/Registry.h"
@@ -23,54 +24,13 @@
 namespace tunescope {
 namespace {
 
-constexpr int64_t kBatch = 128;
+using bench::ConvLayer;
 
-struct Layer {
-  std::string name;
-  ConvProblem problem;
-};
-
-ConvProblem conv(int64_t c, int64_t hw, int64_t k, int64_t kernel, int64_t stride, int64_t pad,
-                 int64_t batch = kBatch) {
-  ConvProblem p;
-  p.input = {batch, c, hw, hw};
-  p.out_channels = k;
-  p.kernel_h = p.kernel_w = kernel;
-  p.stride_h = p.stride_w = stride;
-  p.pad_h = p.pad_w = pad;
-  return p;
-}
-
-// Where FFT convolution starts to win: 16 -> 16 channels, "same" padding, batch 32, kernel
-// 3..13 on 32x32 and 64x64 maps (names "xover.k<kernel>_<size>").
-std::vector<Layer> crossover_layers() {
-  std::vector<Layer> out;
-  for (int64_t size : {32, 64})
-    for (int64_t kernel : {3, 5, 7, 11, 13})
-      out.push_back({"xover.k" + std::to_string(kernel) + "_" + std::to_string(size),
-                     conv(16, size, 16, kernel, 1, kernel / 2, 32)});
-  return out;
-}
-
-const std::vector<Layer>& layers() {
-  static const std::vector<Layer> all = [] {
-    std::vector<Layer> model_layers = {
-      {"lenet.conv1", conv(1, 32, 6, 5, 1, 0)},
-      {"lenet.conv2", conv(6, 14, 16, 5, 1, 0)},
-      {"resnet.stem", conv(3, 32, 16, 3, 1, 1)},
-      {"resnet.s1_16x16", conv(16, 32, 16, 3, 1, 1)},
-      {"resnet.s2_16to32_s2", conv(16, 32, 32, 3, 2, 1)},
-      {"resnet.s2_32x32", conv(32, 16, 32, 3, 1, 1)},
-      {"resnet.s3_32to64_s2", conv(32, 16, 64, 3, 2, 1)},
-      {"resnet.s3_64x64", conv(64, 8, 64, 3, 1, 1)},
-      {"resnet.s4_64to128_s2", conv(64, 8, 128, 3, 2, 1)},
-      {"resnet.s4_128x128", conv(128, 4, 128, 3, 1, 1)},
-      {"resnet.proj_16to32", conv(16, 32, 32, 1, 2, 0)},
-      {"resnet.proj_32to64", conv(32, 16, 64, 1, 2, 0)},
-      {"resnet.proj_64to128", conv(64, 8, 128, 1, 2, 0)},
-    };
-    for (const Layer& layer : crossover_layers()) model_layers.push_back(layer);
-    return model_layers;
+const std::vector<ConvLayer>& layers() {
+  static const std::vector<ConvLayer> all = [] {
+    std::vector<ConvLayer> out = bench::model_conv_layers();
+    for (const ConvLayer& layer : bench::crossover_layers()) out.push_back(layer);
+    return out;
   }();
   return all;
 }
@@ -145,7 +105,7 @@ void register_all() {
   const std::vector<std::string> algorithms = Registry::instance().conv_algorithms("cpu");
   const std::pair<Pass, const char*> passes[] = {
       {Pass::fwd, "fwd"}, {Pass::bwd_data, "bwd_data"}, {Pass::bwd_filter, "bwd_filter"}};
-  for (const Layer& layer : layers())
+  for (const ConvLayer& layer : layers())
     for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
       ConvProblem p = layer.problem;
       p.layout = layout;

@@ -40,7 +40,8 @@ TEST(ListAlgorithmsCli, CudaListsTheCudnnAlgorithmsAndWhyItCannotStart) {
   EXPECT_FALSE(has(r, "backend cpu")) << r.output;
   for (const char* name : {"backend cuda:", "  conv cudnn:implicit_gemm", "  conv cudnn:implicit_precomp_gemm",
                            "  conv cudnn:gemm", "  conv cudnn:direct", "  conv cudnn:fft", "  conv cudnn:fft_tiling",
-                           "  conv cudnn:winograd", "  conv cudnn:winograd_nonfused", "  conv cudnn:find"})
+                           "  conv cudnn:winograd", "  conv cudnn:winograd_nonfused", "  conv cudnn:find",
+                           "  conv fft-cufft", "  conv fft-own"})
     EXPECT_TRUE(has(r, name)) << name << " missing in\n" << r.output;
   if (const std::string reason = tunescope::cuda::cuda_unavailable_reason(); !reason.empty()) {
     EXPECT_TRUE(has(r, "backend cuda: unavailable: " + reason)) << r.output;

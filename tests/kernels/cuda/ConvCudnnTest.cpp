@@ -25,6 +25,7 @@
 #include <map>
 #include <set>
 
+#include "CudaConvTestSupport.h"
 #include "CudaTestSupport.h"
 #include "core/base/AlignedBuffer.h"
 #include "core/base/Error.h"
@@ -40,30 +41,17 @@ namespace {
 using conv_test::make_problem;
 using conv_test::NamedProblem;
 using conv_test::with_layout;
+using conv_test_cuda::device_pass;
+using conv_test_cuda::lane_stream;
+using conv_test_cuda::model_layers;
+using conv_test_cuda::Reference;
+using conv_test_cuda::reference_for;
 
 std::vector<std::string> cudnn_names() {
   std::vector<std::string> names;
   for (const CudnnAlgorithmFamily& family : cudnn_algorithm_families()) names.push_back(family.registered_name);
   names.push_back(kCudnnFindName);
   return names;
-}
-
-// Batch 4 keeps the CPU reference quick; the shapes are the models' layers.
-std::vector<NamedProblem> model_layers() {
-  return {
-      {"lenet5_conv1_5x5", make_problem(4, 1, 32, 32, 6, 5, 5, 1, 1, 0, 0)},
-      {"lenet5_conv2_5x5", make_problem(4, 6, 14, 14, 16, 5, 5, 1, 1, 0, 0)},
-      {"resnet_stem_3x3", make_problem(4, 3, 32, 32, 16, 3, 3, 1, 1, 1, 1)},
-      {"resnet_s1_3x3", make_problem(4, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1)},
-      {"resnet_s2_3x3_stride2", make_problem(4, 16, 32, 32, 32, 3, 3, 2, 2, 1, 1)},
-      {"resnet_s2_proj_1x1_stride2", make_problem(4, 16, 32, 32, 32, 1, 1, 2, 2, 0, 0)},
-      {"resnet_s4_3x3_stride2", make_problem(4, 64, 8, 8, 128, 3, 3, 2, 2, 1, 1)},
-      {"resnet_s4_3x3", make_problem(4, 128, 4, 4, 128, 3, 3, 1, 1, 1, 1)},
-      {"5x5_pad2", make_problem(4, 8, 16, 16, 8, 5, 5, 1, 1, 2, 2)},
-      {"1x1", make_problem(4, 16, 8, 8, 24, 1, 1, 1, 1, 0, 0)},
-      {"odd_3x3_pad1", make_problem(3, 5, 9, 11, 7, 3, 3, 1, 1, 1, 1)},
-      {"3x5_stride2x1_pad1x2", make_problem(2, 3, 9, 8, 5, 3, 5, 2, 1, 1, 2)},
-  };
 }
 
 ConvProblem resnet_3x3(Layout layout) { return with_layout(make_problem(4, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1), layout); }
@@ -240,49 +228,6 @@ TEST(ConvCudnn, PassWithAMisshapenTensorIsARuntimeErrorNamingIt) {
 }
 
 // ---- with a device -------------------------------------------------------------------
-
-cudaStream_t lane_stream() {
-  static LaneStreams streams(0);
-  return streams.stream(0);
-}
-
-// Runs one pass on device 0 on a lane stream from host operands; the host result. The
-// output starts as NaN, so an element the pass does not write fails the comparison.
-template <typename Pass>
-Tensor device_pass(ConvAlgorithm& algo, const ConvProblem& p, Shape4 out_shape, Pass pass,
-                   profiler::Tracer* tracer = nullptr) {
-  MemorySpace& memory = CudaMemory::of_device(0);
-  Tensor out(out_shape, p.layout, memory);
-  out.fill(std::numeric_limits<float>::quiet_NaN());
-  const size_t bytes = algo.workspace_bytes(p);
-  AlignedBuffer workspace(bytes, memory);
-  ThreadPool pool(1);
-  const ExecContext exec{pool, tracer, 0, 0, lane_stream()};
-  pass(ConvCall{p, exec, bytes ? workspace.data() : nullptr, bytes}, out);
-  LaneStreams::finish(lane_stream());
-  return to_host(out);
-}
-
-// Host operands and the CPU direct results of one problem, computed once for all algorithms.
-struct Reference {
-  conv_test::ConvOperands host;
-  Tensor y, dx, dw;
-};
-
-const Reference& reference_for(const ConvProblem& p) {
-  static std::map<std::string, Reference> cache;
-  auto [it, inserted] = cache.try_emplace(p.key());
-  if (inserted) {
-    Reference& r = it->second;
-    r.host = conv_test::random_operands(p, 53);
-    const auto direct = Registry::instance().make_conv_algorithm("cpu", "direct");
-    ThreadPool pool(2);
-    r.y = conv_test::run_forward(*direct, p, pool, r.host.x, r.host.w);
-    r.dx = conv_test::run_backward_data(*direct, p, pool, r.host.dy, r.host.w);
-    r.dw = conv_test::run_backward_filter(*direct, p, pool, r.host.x, r.host.dy);
-  }
-  return it->second;
-}
 
 double tolerance_for(const std::string& cudnn_algorithm) {
   if (cudnn_algorithm.rfind("winograd", 0) == 0) return 5e-3;
