@@ -32,6 +32,8 @@ void report_results_db(const std::string& path) {
     const tuner::ProblemKey& p = report.problem;
     std::printf("\n%s, input %s, batch %lld on %s: %zu configs\n", p.model.c_str(), p.input_shape.c_str(),
                 static_cast<long long>(p.batch), report.machine.str().c_str(), report.trials.size());
+    if (const auto& choice = report.strategy_choice)
+      std::printf("strategy: %s (%s)\n", tuner::to_string(choice->run).c_str(), choice->reason.c_str());
     print_ranking(report);
     if (const tuner::TrialResult* best = report.best_trial())
       std::printf("\nbest: %s, %.1f ex/s (%s)\n", best->config.label().c_str(), best->figures.median_eps,

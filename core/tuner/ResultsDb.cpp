@@ -35,6 +35,14 @@ CREATE TABLE trials (
   kernels TEXT NOT NULL, created_at TEXT NOT NULL, concurrent_share REAL, mean_in_flight REAL);
 )sql";
 
+// Added after the first schema: created on opening a file without it.
+const char* kStrategyChoicesTable = R"sql(
+CREATE TABLE IF NOT EXISTS strategy_choices (
+  id INTEGER PRIMARY KEY, problem_id INTEGER NOT NULL REFERENCES problems(id),
+  machine_id INTEGER NOT NULL REFERENCES machines(id), requested TEXT NOT NULL, strategy TEXT NOT NULL,
+  reason TEXT NOT NULL, estimates TEXT NOT NULL, created_at TEXT NOT NULL);
+)sql";
+
 // Columns of `trials` newer than the first schema, with their types: added on opening a
 // file without them.
 const std::pair<const char*, const char*> kAddedTrialColumns[] = {{"concurrent_share", "REAL"},
@@ -183,6 +191,7 @@ ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
       exec("PRAGMA journal_mode=WAL");
       exec("BEGIN");
       exec(kSchema);
+      exec(kStrategyChoicesTable);
       exec(cat("PRAGMA application_id=", kApplicationId));
       Statement meta(db_, "INSERT INTO meta(key, value) VALUES ('schema_version', ?1), ('created_at', ?2)", path_);
       meta.bind(1, std::to_string(kResultsSchemaVersion)).bind(2, utc_now()).step();
@@ -242,6 +251,7 @@ void ResultsDb::add_missing_columns() {
   for (const auto& [name, type] : kAddedTrialColumns)
     if (std::find(present.begin(), present.end(), name) == present.end())
       exec(cat("ALTER TABLE trials ADD COLUMN ", name, " ", type));
+  exec(kStrategyChoicesTable);
 }
 
 void ResultsDb::exec(const std::string& sql) const {
@@ -296,6 +306,39 @@ int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const Trial
     throw;
   }
   return sqlite3_last_insert_rowid(db_);
+}
+
+void ResultsDb::add_strategy_choice(int64_t problem_id, int64_t machine_id, const StrategyChoice& choice) {
+  Statement insert(db_,
+                   "INSERT INTO strategy_choices(problem_id, machine_id, requested, strategy, reason, estimates, "
+                   "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                   path_);
+  insert.bind(1, problem_id).bind(2, machine_id).bind(3, to_string(choice.requested)).bind(4, to_string(choice.run));
+  insert.bind(5, choice.reason).bind(6, estimates_to_json(choice.estimates)).bind(7, utc_now()).step();
+}
+
+std::optional<StrategyChoice> ResultsDb::latest_strategy_choice(int64_t problem_id, int64_t machine_id) const {
+  {
+    Statement table(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'strategy_choices'", path_);
+    if (!table.step() || table.integer(0) == 0) return std::nullopt;
+  }
+  Statement select(db_,
+                   "SELECT id, requested, strategy, reason, estimates FROM strategy_choices WHERE problem_id = ?1 AND "
+                   "machine_id = ?2 ORDER BY id DESC LIMIT 1",
+                   path_);
+  select.bind(1, problem_id).bind(2, machine_id);
+  if (!select.step()) return std::nullopt;
+  const std::string row = cat("results DB ", path_.string(), " strategy choice ", select.integer(0));
+  StrategyChoice choice;
+  try {
+    choice.requested = parse_strategy(select.text(1));
+    choice.run = parse_strategy(select.text(2));
+  } catch (const Error& e) {
+    fail(ErrorKind::input, row, ": ", e.what());
+  }
+  choice.reason = select.text(3);
+  choice.estimates = estimates_from_json(select.text(4), row);
+  return choice;
 }
 
 namespace {

@@ -12,14 +12,16 @@
 #include <vector>
 
 #include "core/tuner/Measurement.h"
+#include "core/tuner/StrategyChoice.h"
 
 struct sqlite3;
 
 namespace tunescope::tuner {
 
-// Columns added to a table later (trials.concurrent_share, trials.mean_in_flight) do not
-// change the version: opening an older file adds them (older rows keep NULL), and an
-// older build reads and writes a newer file by naming its columns.
+// Columns added to a table later (trials.concurrent_share, trials.mean_in_flight) and
+// tables added later (strategy_choices) do not change the version: opening an older
+// file adds them (older rows keep NULL), and an older build reads and writes a newer
+// file by naming its columns and tables.
 inline constexpr int kResultsSchemaVersion = 1;
 
 struct MachineSignature {
@@ -85,6 +87,10 @@ class ResultsDb {
   // Throw Error(input) naming the DB when there is no such row.
   MachineSignature machine(int64_t machine_id) const;
   ProblemKey problem(int64_t problem_id) const;
+  // Records the strategy a tune of this problem on this machine ran, and why.
+  void add_strategy_choice(int64_t problem_id, int64_t machine_id, const StrategyChoice& choice);
+  // The latest such record (none from a build before the record, or a read-only older file).
+  std::optional<StrategyChoice> latest_strategy_choice(int64_t problem_id, int64_t machine_id) const;
   // The earliest sweep trial (not an interleaved re-measurement) of `config_json` for
   // this problem and machine whose status is one of `statuses`: what a resumed tune reuses.
   std::optional<TrialRecord> earliest_trial(int64_t problem_id, int64_t machine_id, const std::string& config_json,
@@ -94,7 +100,7 @@ class ResultsDb {
 
  private:
   void exec(const std::string& sql) const;
-  // Adds the trials columns a file written before them lacks.
+  // Adds the trials columns and the tables a file written before them lacks.
   void add_missing_columns();
   [[noreturn]] void fail_sqlite(const std::string& what) const;
 

@@ -61,8 +61,11 @@ TEST(Tuner, SweepGoesOnPastWrongThrowingAndUnsupportedCandidatesAndRecordsThem) 
   size_t invalid = 0;
   for (const auto& r : rows) invalid += r.status == TrialStatus::invalid;
   EXPECT_EQ(invalid, 1u);
-  const RunConfig tuned = report.tuned_config("exhaustive");
+  const RunConfig tuned = report.tuned_config();
   ASSERT_TRUE(tuned.measured);
+  EXPECT_EQ(tuned.measured->strategy, "exhaustive");
+  EXPECT_EQ(tuned.measured->strategy_reason.rfind("requested with --strategy exhaustive; estimated", 0), 0u)
+      << tuned.measured->strategy_reason;
   EXPECT_GT(tuned.measured->speedup_vs_baseline, 0);
 }
 
