@@ -23,8 +23,9 @@ struct ReportFlags {
 };
 
 // Each (machine, problem) of the DB: the ranked table the end of its tune printed.
+// Read-only: a report changes nothing and leaves no -wal/-shm files beside the DB.
 void report_results_db(const std::string& path) {
-  const tuner::ResultsDb db(path);
+  const tuner::ResultsDb db(path, tuner::ResultsDb::Access::read_only);
   const auto tunes = db.tuned_pairs();
   std::printf("results DB: %s (%zu tuned problem%s)\n", path.c_str(), tunes.size(), tunes.size() == 1 ? "" : "s");
   for (const auto& [machine_id, problem_id] : tunes) {

@@ -170,8 +170,32 @@ TrialResult result_of(const TrialRecord& record, const std::string& backend) {
   return t;
 }
 
-ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+namespace {
+
+// The SQLite URI that opens `path` for reading without leaving files beside it (see
+// ResultsDb::Access::read_only).
+std::string read_only_uri(const std::filesystem::path& path) {
+  std::string uri = "file:";
+  for (const char c : path.string()) {
+    if (c == '?' || c == '#' || c == '%') uri += cat('%', "0123456789ABCDEF"[(c >> 4) & 0xF], "0123456789ABCDEF"[c & 0xF]);
+    else uri += c;
+  }
+  const bool wal = std::filesystem::exists(path.string() + "-wal");
+  return uri + (wal ? "?mode=ro" : "?mode=ro&immutable=1");
+}
+
+int open_read_only(const std::filesystem::path& path, sqlite3** db) {
+  return sqlite3_open_v2(read_only_uri(path).c_str(), db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+}
+
+}  // namespace
+
+ResultsDb::ResultsDb(const std::filesystem::path& path, Access access) : path_(path) {
+  const bool read_only = access == Access::read_only;
+  if (read_only && !std::filesystem::exists(path)) fail(ErrorKind::input, "results DB ", path.string(), ": no such file");
+  const int opened = read_only ? open_read_only(path, &db_)
+                               : sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (opened != SQLITE_OK) {
     const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
@@ -187,7 +211,7 @@ ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
       Statement count(db_, "SELECT count(*) FROM sqlite_master", path_);
       if (count.step()) tables = count.integer(0);
     }
-    if (application_id == 0 && tables == 0) {
+    if (application_id == 0 && tables == 0 && !read_only) {
       exec("PRAGMA journal_mode=WAL");
       exec("BEGIN");
       exec(kSchema);
@@ -200,15 +224,21 @@ ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
       fail(ErrorKind::input, "results DB ", path.string(), ": an SQLite database of another application (",
            tables, " tables, application_id ", application_id, "), not a tunescope results DB");
     } else {
-      exec("PRAGMA journal_mode=WAL");
+      if (!read_only) exec("PRAGMA journal_mode=WAL");
       Statement version(db_, "SELECT value FROM meta WHERE key = 'schema_version'", path_);
       const std::string v = version.step() ? version.text(0) : "";
       if (v != std::to_string(kResultsSchemaVersion))
         fail(ErrorKind::input, "results DB ", path.string(), ": schema version '", v, "', this build reads ",
              kResultsSchemaVersion);
-      add_missing_columns();
+      if (!read_only) add_missing_columns();
     }
-    exec("PRAGMA foreign_keys=ON");
+    if (!read_only) exec("PRAGMA foreign_keys=ON");
+    trial_select_ = "SELECT id, problem_id, machine_id, config, status, reason, median_eps, median_step_ms, min_step_ms, "
+                    "spread, steps, kernels, created_at";
+    const std::vector<std::string> missing = missing_columns();
+    for (const auto& [name, type] : kAddedTrialColumns)
+      trial_select_ += std::find(missing.begin(), missing.end(), name) == missing.end() ? cat(", ", name) : ", NULL";
+    trial_select_ += " FROM trials ";
   } catch (...) {
     sqlite3_close(db_);
     db_ = nullptr;
@@ -228,7 +258,7 @@ bool ResultsDb::is_results_db(const std::filesystem::path& path) {
   if (!has_sqlite_header(path)) return false;
   sqlite3* db = nullptr;
   int64_t application_id = 0;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+  if (open_read_only(path, &db) == SQLITE_OK) {
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW)
       application_id = sqlite3_column_int64(stmt, 0);
@@ -242,15 +272,21 @@ void ResultsDb::fail_sqlite(const std::string& what) const {
   fail(ErrorKind::input, "results DB ", path_.string(), ": ", what, ": ", sqlite3_errmsg(db_));
 }
 
-void ResultsDb::add_missing_columns() {
-  std::vector<std::string> present;
-  {
-    Statement columns(db_, "PRAGMA table_info(trials)", path_);
-    while (columns.step()) present.push_back(columns.text(1));
-  }
+std::vector<std::string> ResultsDb::missing_columns() const {
+  std::vector<std::string> present, missing;
+  Statement columns(db_, "PRAGMA table_info(trials)", path_);
+  while (columns.step()) present.push_back(columns.text(1));
   for (const auto& [name, type] : kAddedTrialColumns)
-    if (std::find(present.begin(), present.end(), name) == present.end())
+    if (std::find(present.begin(), present.end(), name) == present.end()) missing.push_back(name);
+  return missing;
+}
+
+void ResultsDb::add_missing_columns() {
+  for (const auto& [name, type] : kAddedTrialColumns) {
+    const std::vector<std::string> missing = missing_columns();
+    if (std::find(missing.begin(), missing.end(), name) != missing.end())
       exec(cat("ALTER TABLE trials ADD COLUMN ", name, " ", type));
+  }
   exec(kStrategyChoicesTable);
 }
 
@@ -343,10 +379,6 @@ std::optional<StrategyChoice> ResultsDb::latest_strategy_choice(int64_t problem_
 
 namespace {
 
-constexpr const char* kTrialColumns =
-    "SELECT id, problem_id, machine_id, config, status, reason, median_eps, median_step_ms, min_step_ms, spread, "
-    "steps, kernels, created_at, concurrent_share, mean_in_flight FROM trials ";
-
 TrialRecord read_trial(const Statement& select) {
   TrialRecord r;
   r.id = select.integer(0);
@@ -374,7 +406,7 @@ std::optional<TrialRecord> ResultsDb::earliest_trial(int64_t problem_id, int64_t
   // Re-measurement rows repeat a config with other figures; the sweep's row comes first
   // within a tune, and the prefix tells them apart across tunes.
   Statement select(db_,
-                   cat(kTrialColumns,
+                   cat(trial_select_,
                        "WHERE problem_id = ?1 AND machine_id = ?2 AND config = ?3 AND substr(reason, 1, ?4) <> ?5 "
                        "ORDER BY id"),
                    path_);
@@ -389,7 +421,7 @@ std::optional<TrialRecord> ResultsDb::earliest_trial(int64_t problem_id, int64_t
 }
 
 std::vector<TrialRecord> ResultsDb::trials(int64_t problem_id) const {
-  Statement select(db_, cat(kTrialColumns, "WHERE ?1 = 0 OR problem_id = ?1 ORDER BY id"), path_);
+  Statement select(db_, cat(trial_select_, "WHERE ?1 = 0 OR problem_id = ?1 ORDER BY id"), path_);
   select.bind(1, problem_id);
   std::vector<TrialRecord> out;
   while (select.step()) out.push_back(read_trial(select));

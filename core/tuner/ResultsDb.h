@@ -69,9 +69,17 @@ class ResultsDb {
   // version: opening it tells a newer one apart). Reads only; false for anything else,
   // a missing file included.
   static bool is_results_db(const std::filesystem::path& path);
-  // Opens or creates `path`. Throws Error(input) naming the file when it is not SQLite,
-  // is another application's SQLite database, or has a newer schema.
-  explicit ResultsDb(const std::filesystem::path& path);
+  enum class Access {
+    read_write,  // creates the file if missing, adds missing tables and columns
+    // Reads only and leaves nothing beside the file: without a -wal file (no tune
+    // writing, none killed mid-way) SQLite opens it immutable, so it creates no -wal or
+    // -shm either; with one, it reads through it. Writing throws Error(input).
+    read_only,
+  };
+  // Opens (or, read_write, creates) `path`. Throws Error(input) naming the file when it
+  // is missing (read_only), not SQLite, another application's SQLite database, or has a
+  // newer schema.
+  explicit ResultsDb(const std::filesystem::path& path, Access access = Access::read_write);
   ~ResultsDb();
   ResultsDb(const ResultsDb&) = delete;
   ResultsDb& operator=(const ResultsDb&) = delete;
@@ -102,10 +110,13 @@ class ResultsDb {
   void exec(const std::string& sql) const;
   // Adds the trials columns and the tables a file written before them lacks.
   void add_missing_columns();
+  // The trials columns the file lacks (an older file opened read-only).
+  std::vector<std::string> missing_columns() const;
   [[noreturn]] void fail_sqlite(const std::string& what) const;
 
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
+  std::string trial_select_;  // SELECT of a TrialRecord's columns, NULL for the ones the file lacks
 };
 
 }  // namespace tunescope::tuner

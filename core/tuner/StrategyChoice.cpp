@@ -2,8 +2,9 @@
 #include "core/tuner/StrategyChoice.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
-#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -28,14 +29,30 @@ Strategy parse_strategy(const std::string& text) {
   fail(ErrorKind::usage, "--strategy: unknown strategy '", text, "' (known: auto, exhaustive, per-layer, halving)");
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One layer per distinct conv problem, in graph order.
+std::vector<ConvLayerInfo> distinct_layers(const SearchSpace& space) {
+  std::vector<ConvLayerInfo> out;
+  std::set<std::string> seen;
+  for (const ConvLayerInfo& layer : space.layers())
+    if (seen.insert(layer.problem.key()).second) out.push_back(layer);
+  return out;
+}
+
+}  // namespace
+
 CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int64_t warmup, int64_t steps,
-                       int find_repetitions, double build_seconds, double step_seconds) {
+                       double build_seconds, double step_seconds) {
   const SpaceOptions& o = space.options();
   CostInputs in;
   in.candidates = runnable_candidates;
   in.layout_thread_pairs = o.layouts.size() * o.threads.size();
   in.algorithms = space.algorithms().size();
   in.conv_layers = space.layers().size();
+  in.distinct_problems = distinct_layers(space).size();
   in.per_layer_allowed = !o.per_layer_product;
   in.warmup = warmup;
   in.steps = steps;
@@ -57,22 +74,37 @@ CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int
     in.concurrency_variants = static_cast<size_t>(
         std::max<std::ptrdiff_t>(1, std::count_if(variants.begin(), variants.end(), [](const Candidate& c) { return c.runnable(); })));
   }
-
-  double total_flops = 0;
-  for (const ConvLayerInfo& layer : space.layers()) total_flops += layer.problem.flops();
-  std::map<std::string, const ConvLayerInfo*> distinct;  // problem key (nchw) -> its first layer
-  for (const ConvLayerInfo& layer : space.layers()) distinct.emplace(layer.problem.key(), &layer);
-  in.distinct_problems = distinct.size();
-  for (Layout layout : o.layouts)
-    for (const auto& [key, layer] : distinct) {
-      size_t runs = 0;
-      for (const std::string& algorithm : space.algorithms())
-        if (space.unsupported_reason(*layer, layout, algorithm).empty()) ++runs;
-      const double share = total_flops > 0 ? layer->problem.flops() / total_flops : 0;
-      in.find_step_units += static_cast<double>(o.threads.size()) * share *
-                            static_cast<double>(runs * static_cast<size_t>(1 + std::max(1, find_repetitions)) + 1);
-    }
   return in;
+}
+
+double estimate_find_seconds(const SearchSpace& space, const FindOptions& options) {
+  const SpaceOptions& o = space.options();
+  std::vector<ConvLayerInfo> distinct = distinct_layers(space);
+  if (distinct.empty() || o.layouts.empty() || o.threads.empty()) return 0;
+  auto by_flops = [](const ConvLayerInfo& a, const ConvLayerInfo& b) { return a.problem.flops() < b.problem.flops(); };
+  const ConvLayerInfo least = *std::min_element(distinct.begin(), distinct.end(), by_flops);
+  const ConvLayerInfo most = *std::max_element(distinct.begin(), distinct.end(), by_flops);
+  FindOptions probe_options = options;
+  probe_options.repetitions = 1;
+  auto time_find = [&](const ConvLayerInfo& layer) {
+    const SearchSpace one(o, {layer});
+    const auto start = Clock::now();
+    find_per_layer(one, o.layouts.front(), o.threads.front(), probe_options);
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  const double least_seconds = time_find(least);
+  const double most_seconds = least.problem == most.problem ? least_seconds : time_find(most);
+  // A line through the two (flops, seconds) points; one point: proportional to FLOPs.
+  const double df = most.problem.flops() - least.problem.flops();
+  const double slope = df > 0 ? (most_seconds - least_seconds) / df : least_seconds / std::max(1.0, least.problem.flops());
+  double seconds = 0;
+  for (const ConvLayerInfo& layer : distinct)
+    seconds += std::max(0.0, least_seconds + slope * (layer.problem.flops() - least.problem.flops()));
+  // The probe ran each algorithm twice (checked run + one repetition); the find runs it
+  // 1 + repetitions times (its direct reference run, once either way, scales along: a
+  // small overestimate).
+  const double runs = 1.0 + std::max(1, options.repetitions);
+  return seconds * runs / 2 * static_cast<double>(o.layouts.size() * o.threads.size());
 }
 
 std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
@@ -90,8 +122,7 @@ std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
     const size_t configs = picked + (picked > 1 ? 1 : 0);
     const size_t measurements = 1 + in.layout_thread_pairs * in.concurrency_variants * configs;
     out.push_back({Strategy::per_layer,
-                   in.find_step_units * in.step_seconds * kFindCostFactor +
-                       static_cast<double>(measurements) * measurement(in.steps) +
+                   in.find_seconds + static_cast<double>(measurements) * measurement(in.steps) +
                        remeasure,
                    measurements});
   }
@@ -116,7 +147,9 @@ std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
 namespace {
 
 std::string seconds_text(double seconds) {
-  const double rounded = seconds >= 10 ? std::round(seconds) : std::round(seconds * 10) / 10;
+  const double rounded = seconds >= 10  ? std::round(seconds)
+                        : seconds >= 1 ? std::round(seconds * 10) / 10
+                                       : std::round(seconds * 100) / 100;
   return cat(rounded, " s");
 }
 
@@ -133,13 +166,17 @@ std::string describe_estimates(const std::vector<StrategyEstimate>& estimates) {
 StrategyChoice choose_strategy(Strategy requested, const CostInputs& inputs) {
   StrategyChoice choice;
   choice.requested = requested;
-  choice.estimates = estimate_costs(inputs);
-  const std::string estimated = cat("estimated before measuring: ", describe_estimates(choice.estimates));
   if (requested != Strategy::automatic) {
     choice.run = requested;
-    choice.reason = cat("requested with --strategy ", to_string(requested), "; ", estimated);
+    choice.reason = cat("requested with --strategy ", to_string(requested));
     return choice;
   }
+  choice.estimates = estimate_costs(inputs);
+  const std::string estimated =
+      cat("estimated before measuring: ", describe_estimates(choice.estimates), " from ", inputs.candidates,
+          " candidates, ", inputs.conv_layers, " conv layers (", inputs.distinct_problems, " distinct), a ",
+          seconds_text(inputs.build_seconds), " build and a ", std::round(inputs.step_seconds * 1e4) / 10,
+          " ms step", inputs.per_layer_allowed ? cat(", a find of ", seconds_text(inputs.find_seconds)) : "");
   const auto cheapest = *std::min_element(choice.estimates.begin(), choice.estimates.end(),
                                           [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
   for (Strategy preferred : {Strategy::per_layer, Strategy::exhaustive, Strategy::halving})

@@ -1,16 +1,18 @@
 // `--strategy auto`: which strategy reaches the best config fastest depends on the net
 // (docs/BENCHMARKS.md, "Tuner strategies": per-layer is cheapest on LeNet-5, its find
-// over 18 layers made it the dearest on ResNet-18-small). So before measuring anything
-// the tuner estimates what each strategy will cost on this problem, from what it knows
-// by then: the candidates after pruning, the conv layers and their distinct problems,
-// the steps per candidate, and the reference config's build and step time, and runs the
-// cheapest. The estimates and the reason are printed, kept in the tuned config and the
-// results DB.
+// over ResNet-18-small's 20 conv layers made it the dearest there). So before measuring
+// any candidate the tuner estimates what each strategy will cost on this problem, from
+// what it knows by then: the candidates after pruning, the steps per candidate, the
+// reference config's build and step time, and, for per-layer, a quick timing of its
+// find on two of the distinct conv problems (the least and the most FLOPs) scaled to
+// all of them, and runs the cheapest. The estimates and the reason are printed, kept in
+// the tuned config and the results DB.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "core/tuner/PerLayerFind.h"
 #include "core/tuner/SearchSpace.h"
 
 namespace tunescope::tuner {
@@ -32,10 +34,7 @@ struct CostInputs {
   size_t algorithms = 1;           // algorithms considered
   size_t conv_layers = 0;
   size_t distinct_problems = 0;  // conv layers with the same problem are timed once by the find
-  // The find's work in units of one training step: per pair, per distinct problem, its
-  // share of the step's conv FLOPs x (algorithms that run it x (1 + repetitions) + the
-  // direct reference run).
-  double find_step_units = 0;
+  double find_seconds = 0;       // the per-layer find, all layouts and thread counts (estimate_find_seconds)
   bool per_layer_allowed = true;  // false with --per-layer-product (an exhaustive-only sweep)
   int64_t warmup = 0;
   int64_t steps = 1;
@@ -43,10 +42,18 @@ struct CostInputs {
   double step_seconds = 0;   // one training step of the reference config (timed)
 };
 
-// The inputs for a tune over `space`; `build_seconds` and `step_seconds` are the
-// reference config's.
+// The inputs for a tune over `space`, find_seconds left 0; `build_seconds` and
+// `step_seconds` are the reference config's.
 CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int64_t warmup, int64_t steps,
-                       int find_repetitions, double build_seconds, double step_seconds);
+                       double build_seconds, double step_seconds);
+
+// The per-layer find's cost over `space`, from timing its find (one repetition) on the
+// distinct conv problems with the least and the most FLOPs in the first layout and
+// thread count, a line through those two (cost vs FLOPs) for every distinct problem,
+// scaled to options.repetitions and to every layout and thread count. Costs about
+// 2 / (distinct problems x layouts x (2 + repetitions)) of the find. Throws what the
+// find throws (no algorithm passes for a layer).
+double estimate_find_seconds(const SearchSpace& space, const FindOptions& options);
 
 struct StrategyEstimate {
   Strategy strategy = Strategy::exhaustive;
@@ -55,23 +62,29 @@ struct StrategyEstimate {
   bool operator==(const StrategyEstimate&) const = default;
 };
 
-// What one algorithm run of the per-layer find costs beside its layer's share of a
-// reference (direct) step: the find checks each result against direct, allocates per
-// algorithm, plans FFTs, and the slower algorithms run there too. Calibrated on
-// measured finds (see the .cpp).
-inline constexpr double kFindCostFactor = 2.0;
-
 // Estimates of exhaustive, per-layer (when allowed) and halving, in that order.
 // A measurement costs build + (numerics step + warmup + steps) x step; halving's rounds
-// follow its schedule (SuccessiveHalving.h); per-layer is its find (find_step_units x
-// step x kFindCostFactor) plus the
+// follow its schedule (SuccessiveHalving.h); per-layer is its find (find_seconds) plus the
 // measurement of its picks, assuming the find picks min(2, algorithms, distinct
 // problems) algorithms per pair (plus the mixed config when it picks two).
 std::vector<StrategyEstimate> estimate_costs(const CostInputs& inputs);
 
-// Estimates within this factor of the cheapest count as a tie (see the .cpp for the
-// measurements behind it); a tie goes to per-layer, then exhaustive, then halving.
-inline constexpr double kStrategyTieFactor = 1.25;
+// Estimates within this factor of the cheapest count as a tie; a tie goes to per-layer,
+// then exhaustive, then halving. Chosen from docs/BENCHMARKS.md, "Tuner strategies"
+// (2026-12-02 and 2026-12-03, lenet5 batch 64 and resnet18-small batch 32, 16 candidates):
+// - per-layer's picks, re-measured interleaved, were the best of any strategy on both
+//   nets: mixed per-layer configs the global sweep never tries, +9.6 % (ResNet,
+//   2026-12-02), +15 % and +28 % (ResNet, 2026-12-03) and +8.6 % / +11.1 % (LeNet-5 on
+//   Fashion-MNIST) over exhaustive's best pick; so an estimate a little dearer than the
+//   cheapest should still run it.
+// - per-layer really cost 0.7-0.96x exhaustive on LeNet-5 and 1.24-2.05x on the ResNet
+//   (load 1-4), where auto estimated 0.9-1.1x and 1.2x: within 1.5x it stays per-layer
+//   on both nets; a net whose find is estimated beyond that (more distinct layers, or
+//   fewer candidates) goes to exhaustive or halving.
+// - halving really cost 1.2-1.5x exhaustive on LeNet-5 and 0.9-1.5x on the ResNet where
+//   auto estimated 1.0-1.1x: its extra measurements' fixed costs are underestimated by
+//   up to ~40 %, so it must look 1.5x cheaper than exhaustive before it runs.
+inline constexpr double kStrategyTieFactor = 1.5;
 
 struct StrategyChoice {
   Strategy requested = Strategy::automatic;
@@ -81,11 +94,11 @@ struct StrategyChoice {
   bool operator==(const StrategyChoice&) const = default;
 };
 
-// `requested` as given when it is not automatic (the estimates still attached, so a tune
-// of any strategy says what the others would have cost), else the cheapest estimate
-// with ties (kStrategyTieFactor) broken in the order per-layer, exhaustive, halving:
-// per-layer is the only strategy that mixes algorithms per layer, and exhaustive's pick
-// is the yardstick of the others.
+// `requested` as given when it is not automatic (no estimates: the quick timing is
+// only worth it when there is a choice to make), else the cheapest estimate with ties
+// (kStrategyTieFactor) broken in the order per-layer, exhaustive, halving: per-layer is
+// the only strategy that mixes algorithms per layer, and exhaustive's pick is the
+// yardstick of the others.
 StrategyChoice choose_strategy(Strategy requested, const CostInputs& inputs);
 
 // "per-layer 12.3 s (14 measurements), exhaustive 20.1 s (17), halving 18.0 s (27)".

@@ -141,17 +141,22 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
     problem_id = db_->problem_id(report.problem);
     machine_id = db_->machine_id(report.machine);
   }
-  {
+  CostInputs inputs;
+  if (options_.strategy == Strategy::automatic) {
     const std::vector<Candidate> all = space.enumerate();
     const RunConfig baseline = reference_config(base);
     // The baseline is measured by every strategy, and enumerate() may not hold it.
     const size_t runnable = 1 + static_cast<size_t>(std::count_if(all.begin(), all.end(), [&](const Candidate& c) {
                               return c.runnable() && c.config != baseline;
                             }));
-    report.strategy_choice =
-        choose_strategy(options_.strategy, cost_inputs(space, runnable, options_.measure.warmup, options_.measure.steps,
-                                                       options_.find.repetitions, build_seconds, step_seconds));
+    inputs = cost_inputs(space, runnable, options_.measure.warmup, options_.measure.steps, build_seconds, step_seconds);
+    try {
+      if (inputs.per_layer_allowed) inputs.find_seconds = estimate_find_seconds(space, options_.find);
+    } catch (const Error&) {
+      inputs.per_layer_allowed = false;  // some layer has no passing algorithm: per-layer cannot run
+    }
   }
+  report.strategy_choice = choose_strategy(options_.strategy, inputs);
   const Strategy strategy = report.strategy_choice->run;
   if (chosen) chosen(*report.strategy_choice);
   if (db_) db_->add_strategy_choice(problem_id, machine_id, *report.strategy_choice);

@@ -1,6 +1,7 @@
 // `tunescope tune` without --strategy runs `auto` on a tiny space: it prints the
 // strategy it chose with every strategy's estimate, and the same choice and reason are
-// in the tuned config's `measured` block, in the results DB, and in `report`'s output.
+// in the tuned config's `measured` block, in the results DB, and in `report`'s output
+// (which opens the DB read-only and leaves no WAL files).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -39,8 +40,13 @@ TEST(TuneAutoStrategyCli, TheChoiceAndItsReasonReachConfigDbAndReport) {
   EXPECT_EQ(config.at("measured").at("strategy"), strategy);
   EXPECT_EQ(config.at("measured").at("strategy_reason"), reason);
 
+  // The tune closed the DB (SQLite folds its WAL back in); report reads it without
+  // leaving -wal or -shm files beside it.
+  auto no_wal_files = [&] { return !fs::exists(db + "-wal") && !fs::exists(db + "-shm"); };
+  EXPECT_TRUE(no_wal_files());
   const auto report = run_cli("report " + db);
   ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_TRUE(no_wal_files());
   EXPECT_NE(report.output.find("strategy: " + strategy + " (" + reason + ")\n"), std::string::npos) << report.output;
 
   // train --config accepts the config with the new key.

@@ -64,8 +64,7 @@ TEST(Tuner, SweepGoesOnPastWrongThrowingAndUnsupportedCandidatesAndRecordsThem) 
   const RunConfig tuned = report.tuned_config();
   ASSERT_TRUE(tuned.measured);
   EXPECT_EQ(tuned.measured->strategy, "exhaustive");
-  EXPECT_EQ(tuned.measured->strategy_reason.rfind("requested with --strategy exhaustive; estimated", 0), 0u)
-      << tuned.measured->strategy_reason;
+  EXPECT_EQ(tuned.measured->strategy_reason, "requested with --strategy exhaustive");
   EXPECT_GT(tuned.measured->speedup_vs_baseline, 0);
 }
 
