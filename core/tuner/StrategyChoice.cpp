@@ -77,31 +77,20 @@ CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int
   return in;
 }
 
-FindProbe probe_find(const SearchSpace& space, const FindOptions& options) {
+double estimate_find_seconds(const SearchSpace& space, const FindOptions& options) {
   const SpaceOptions& o = space.options();
   std::vector<ConvLayerInfo> distinct = distinct_layers(space);
-  if (distinct.empty() || o.layouts.empty() || o.threads.empty()) return {};
+  if (distinct.empty() || o.layouts.empty() || o.threads.empty()) return 0;
   auto by_flops = [](const ConvLayerInfo& a, const ConvLayerInfo& b) { return a.problem.flops() < b.problem.flops(); };
   const ConvLayerInfo least = *std::min_element(distinct.begin(), distinct.end(), by_flops);
   const ConvLayerInfo most = *std::max_element(distinct.begin(), distinct.end(), by_flops);
   FindOptions probe_options = options;
   probe_options.repetitions = 1;
-  FindProbe probe;
   auto time_find = [&](const ConvLayerInfo& layer) {
     const SearchSpace one(o, {layer});
     const auto start = Clock::now();
-    const LayerFind find = find_per_layer(one, o.layouts.front(), o.threads.front(), probe_options).front();
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    double direct_ms = 0, sum_ms = 0;
-    size_t timed = 0;
-    for (const AlgorithmTiming& t : find.timings) {
-      if (!t.skip_reason.empty()) continue;
-      if (t.algorithm == "direct") direct_ms = t.median_ms;
-      sum_ms += t.median_ms;
-      ++timed;
-    }
-    if (direct_ms > 0) probe.candidate_step_factor = sum_ms / static_cast<double>(timed) / direct_ms;
-    return seconds;
+    find_per_layer(one, o.layouts.front(), o.threads.front(), probe_options);
+    return std::chrono::duration<double>(Clock::now() - start).count();
   };
   const double least_seconds = time_find(least);
   const double most_seconds = least.problem == most.problem ? least_seconds : time_find(most);
@@ -115,13 +104,12 @@ FindProbe probe_find(const SearchSpace& space, const FindOptions& options) {
   // 1 + repetitions times (its direct reference run, once either way, scales along: a
   // small overestimate).
   const double runs = 1.0 + std::max(1, options.repetitions);
-  probe.find_seconds = seconds * runs / 2 * static_cast<double>(o.layouts.size() * o.threads.size());
-  return probe;
+  return seconds * runs / 2 * static_cast<double>(o.layouts.size() * o.threads.size());
 }
 
 std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
   auto measurement = [&](int64_t steps) {
-    return in.build_seconds + static_cast<double>(1 + in.warmup + steps) * in.step_seconds * in.candidate_step_factor;
+    return in.build_seconds + static_cast<double>(1 + in.warmup + steps) * in.step_seconds;
   };
   const double remeasure = 2 * measurement(in.steps);  // the interleaved winner vs runner-up, every strategy
   std::vector<StrategyEstimate> out;
@@ -188,8 +176,7 @@ StrategyChoice choose_strategy(Strategy requested, const CostInputs& inputs) {
       cat("estimated before measuring: ", describe_estimates(choice.estimates), " from ", inputs.candidates,
           " candidates, ", inputs.conv_layers, " conv layers (", inputs.distinct_problems, " distinct), a ",
           seconds_text(inputs.build_seconds), " build and a ", std::round(inputs.step_seconds * 1e4) / 10,
-          " ms step (candidates ", std::round(inputs.candidate_step_factor * 100) / 100, "x that)",
-          inputs.per_layer_allowed ? cat(", a find of ", seconds_text(inputs.find_seconds)) : "");
+          " ms step", inputs.per_layer_allowed ? cat(", a find of ", seconds_text(inputs.find_seconds)) : "");
   const auto cheapest = *std::min_element(choice.estimates.begin(), choice.estimates.end(),
                                           [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
   for (Strategy preferred : {Strategy::per_layer, Strategy::exhaustive, Strategy::halving})

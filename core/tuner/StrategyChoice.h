@@ -34,11 +34,7 @@ struct CostInputs {
   size_t algorithms = 1;           // algorithms considered
   size_t conv_layers = 0;
   size_t distinct_problems = 0;  // conv layers with the same problem are timed once by the find
-  double find_seconds = 0;       // the per-layer find, all layouts and thread counts (probe_find)
-  // A candidate's step vs the reference's (direct everywhere): the mean over the
-  // algorithms of their conv time vs direct's in the find probe. On ResNet-18-small the
-  // reference is the slowest config, about twice the mean candidate's step.
-  double candidate_step_factor = 1;
+  double find_seconds = 0;       // the per-layer find, all layouts and thread counts (estimate_find_seconds)
   bool per_layer_allowed = true;  // false with --per-layer-product (an exhaustive-only sweep)
   int64_t warmup = 0;
   int64_t steps = 1;
@@ -51,18 +47,13 @@ struct CostInputs {
 CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int64_t warmup, int64_t steps,
                        double build_seconds, double step_seconds);
 
-struct FindProbe {
-  double find_seconds = 0;
-  double candidate_step_factor = 1;  // 1 when direct is not among the algorithms
-};
 // The per-layer find's cost over `space`, from timing its find (one repetition) on the
 // distinct conv problems with the least and the most FLOPs in the first layout and
 // thread count, a line through those two (cost vs FLOPs) for every distinct problem,
-// scaled to options.repetitions and to every layout and thread count; and, from the
-// same timings, the mean algorithm's time vs direct's on the larger problem. Costs about
+// scaled to options.repetitions and to every layout and thread count. Costs about
 // 2 / (distinct problems x layouts x (2 + repetitions)) of the find. Throws what the
 // find throws (no algorithm passes for a layer).
-FindProbe probe_find(const SearchSpace& space, const FindOptions& options);
+double estimate_find_seconds(const SearchSpace& space, const FindOptions& options);
 
 struct StrategyEstimate {
   Strategy strategy = Strategy::exhaustive;
@@ -72,8 +63,7 @@ struct StrategyEstimate {
 };
 
 // Estimates of exhaustive, per-layer (when allowed) and halving, in that order.
-// A measurement costs build + (numerics step + warmup + steps) x step x
-// candidate_step_factor; halving's rounds
+// A measurement costs build + (numerics step + warmup + steps) x step; halving's rounds
 // follow its schedule (SuccessiveHalving.h); per-layer is its find (find_seconds) plus the
 // measurement of its picks, assuming the find picks min(2, algorithms, distinct
 // problems) algorithms per pair (plus the mixed config when it picks two).

@@ -151,9 +151,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
                             }));
     inputs = cost_inputs(space, runnable, options_.measure.warmup, options_.measure.steps, build_seconds, step_seconds);
     try {
-      const FindProbe probe = probe_find(space, options_.find);
-      inputs.find_seconds = probe.find_seconds;
-      inputs.candidate_step_factor = probe.candidate_step_factor;
+      if (inputs.per_layer_allowed) inputs.find_seconds = estimate_find_seconds(space, options_.find);
     } catch (const Error&) {
       inputs.per_layer_allowed = false;  // some layer has no passing algorithm: per-layer cannot run
     }
