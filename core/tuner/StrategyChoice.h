@@ -71,19 +71,19 @@ std::vector<StrategyEstimate> estimate_costs(const CostInputs& inputs);
 
 // Estimates within this factor of the cheapest count as a tie; a tie goes to per-layer,
 // then exhaustive, then halving. Chosen from docs/BENCHMARKS.md, "Tuner strategies"
-// (2026-12-02 and 2026-12-03, lenet5 batch 64 and resnet18-small batch 32, 16 candidates):
-// - per-layer's picks, re-measured interleaved, were the best of any strategy on both
-//   nets: mixed per-layer configs the global sweep never tries, +9.6 % (ResNet,
-//   2026-12-02), +15 % and +28 % (ResNet, 2026-12-03) and +8.6 % / +11.1 % (LeNet-5 on
-//   Fashion-MNIST) over exhaustive's best pick; so an estimate a little dearer than the
-//   cheapest should still run it.
-// - per-layer really cost 0.7-0.96x exhaustive on LeNet-5 and 1.24-2.05x on the ResNet
-//   (load 1-4), where auto estimated 0.9-1.1x and 1.2x: within 1.5x it stays per-layer
-//   on both nets; a net whose find is estimated beyond that (more distinct layers, or
-//   fewer candidates) goes to exhaustive or halving.
-// - halving really cost 1.2-1.5x exhaustive on LeNet-5 and 0.9-1.5x on the ResNet where
-//   auto estimated 1.0-1.1x: its extra measurements' fixed costs are underestimated by
-//   up to ~40 %, so it must look 1.5x cheaper than exhaustive before it runs.
+// (`bench/run-tuner-bench.sh`, lenet5 batch 64 and resnet18-small batch 32, 16
+// candidates; 2026-12-02 and two runs on 2026-12-03, load 1-4):
+// - per-layer's picks, re-measured interleaved, were the best of any strategy: mixed
+//   per-layer configs the global sweep never tries, +21 % (LeNet-5, both tunes), +11 %,
+//   +15 % and +28 % (ResNet, 3 of 4 tunes) over exhaustive's best pick, and +9.6 %
+//   (ResNet, 2026-12-02); so an estimate somewhat dearer than the cheapest still runs it.
+// - per-layer really cost 0.75-0.96x exhaustive on LeNet-5 (estimated 0.94-0.97x) and
+//   1.24-2.05x on the ResNet (estimated 1.12-1.21x: the find is estimated well, the
+//   candidates' steps too dear, as the reference is the ResNet's slowest config). A
+//   factor of 1.5 keeps per-layer on both nets; a net whose find is estimated beyond it
+//   (more distinct layers, fewer candidates, more steps) goes to exhaustive or halving.
+// - halving really cost 0.95-1.52x exhaustive where it was estimated at 1.04-1.08x, so
+//   it must look 1.5x cheaper than exhaustive (a large space, many steps) before it runs.
 inline constexpr double kStrategyTieFactor = 1.5;
 
 struct StrategyChoice {
