@@ -23,8 +23,9 @@ struct ReportFlags {
 };
 
 // Each (machine, problem) of the DB: the ranked table the end of its tune printed.
+// Read-only: a report changes nothing and leaves no -wal/-shm files beside the DB.
 void report_results_db(const std::string& path) {
-  const tuner::ResultsDb db(path);
+  const tuner::ResultsDb db(path, tuner::ResultsDb::Access::read_only);
   const auto tunes = db.tuned_pairs();
   std::printf("results DB: %s (%zu tuned problem%s)\n", path.c_str(), tunes.size(), tunes.size() == 1 ? "" : "s");
   for (const auto& [machine_id, problem_id] : tunes) {
@@ -32,6 +33,8 @@ void report_results_db(const std::string& path) {
     const tuner::ProblemKey& p = report.problem;
     std::printf("\n%s, input %s, batch %lld on %s: %zu configs\n", p.model.c_str(), p.input_shape.c_str(),
                 static_cast<long long>(p.batch), report.machine.str().c_str(), report.trials.size());
+    if (const auto& choice = report.strategy_choice)
+      std::printf("strategy: %s (%s)\n", tuner::to_string(choice->run).c_str(), choice->reason.c_str());
     print_ranking(report);
     if (const tuner::TrialResult* best = report.best_trial())
       std::printf("\nbest: %s, %.1f ex/s (%s)\n", best->config.label().c_str(), best->figures.median_eps,

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -43,9 +44,9 @@ struct TuneFlags {
   std::vector<std::string> async_update{"off"};
   std::vector<int> threads_per_lane{0};
   std::vector<std::string> fft_workspace{"reuse"};
-  // The strategy that reached a pick within noise of exhaustive's at the least cost
-  // (docs/BENCHMARKS.md, "Tuner strategies").
-  std::string strategy = "per-layer";
+  // Which strategy is cheapest depends on the net (docs/BENCHMARKS.md, "Tuner
+  // strategies"): auto estimates each one's cost for the problem and runs the cheapest.
+  std::string strategy = "auto";
   bool per_layer_product = false;
   int64_t steps = 5;
   int64_t warmup = 2;
@@ -166,13 +167,14 @@ Action add_tune_command(CLI::App& command) {
                      "the largest layer), cache (keep forward spectra for the backward passes)")
       ->delimiter(',')->check(CLI::IsMember({"reuse", "cache"}))->capture_default_str();
   CLI::Option* strategy_option = command.add_option("--strategy", flags->strategy,
-                     "exhaustive: every candidate; per-layer: time each conv layer's algorithms alone, then "
+                     "auto: the strategy estimated cheapest for this model and space (the estimates are "
+                     "printed and kept in --out and --db); exhaustive: every candidate; per-layer: time each conv layer's algorithms alone, then "
                      "measure the per-layer pick and its global variants; halving: time every candidate "
                      "briefly, race the fastest third on with 3x the steps each round (the last round --steps)")
       ->capture_default_str();
   command.add_flag("--per-layer-product", flags->per_layer_product,
-                   "exhaustive: also try every per-layer combination of algorithms (without --strategy: "
-                   "implies exhaustive)");
+                   "exhaustive and halving: also try every per-layer combination of algorithms (without "
+                   "--strategy: implies exhaustive)");
   // Bounded: a number too large for int64 reads as its maximum, which would run forever.
   command.add_option("--steps", flags->steps, "Timed steps per candidate (halving: in its last round)")
       ->check(CLI::Range(int64_t{1}, kMaxSteps))->capture_default_str();
@@ -258,19 +260,32 @@ Action add_tune_command(CLI::App& command) {
     std::fflush(stdout);
 
     std::unique_ptr<ProgressBar> bar;
+    bool halving = options.strategy == tuner::Strategy::halving;
+    const auto chosen = [&](const tuner::StrategyChoice& choice) {
+      halving = choice.run == tuner::Strategy::halving;
+      if (json) json->chosen(choice);
+      std::printf("strategy: %s (%s)\n", tuner::to_string(choice.run).c_str(), choice.reason.c_str());
+      std::fflush(stdout);
+    };
     const tuner::TuneReport report = [&] {
       const StopSignals signals;
       return tuner.run([&](const tuner::TuneProgress& p) {
         if (json) return json->update(p);
         if (!bar) bar = std::make_unique<ProgressBar>("tune", static_cast<int64_t>(p.total));
         const std::string best = p.best ? cat("best ", format_rate(p.best->figures.median_eps)) : "best -";
-        const std::string round = options.strategy == tuner::Strategy::halving ? cat("round ", p.round + 1, ": ") : "";
+        const std::string round = halving ? cat("round ", p.round + 1, ": ") : "";
         bar->update(static_cast<int64_t>(p.last ? p.index : p.index - 1), cat(round, p.candidate, "  ", best));
-      });
+      }, chosen);
     }();
     if (bar) bar->finish(cat(report.trials.size(), " trials", report.interrupted ? ", interrupted" : ""));
 
     print_ranking(report);
+    if (!report.finds.empty()) {
+      const auto timed = std::count_if(report.finds.begin(), report.finds.end(),
+                                       [](const tuner::LayerFind& f) { return f.timed_as.empty(); });
+      std::printf("\nper-layer find: %zu layer finds, %td timed (layers with the same problem share one)\n",
+                  report.finds.size(), timed);
+    }
     if (report.reused > 0) std::printf("\n%zu trials reused from %s\n", report.reused, db->path().c_str());
     if (report.interrupted) {
       // No config and no traces: a partial tune must not leave files that look like a result.
@@ -289,7 +304,7 @@ Action add_tune_command(CLI::App& command) {
                 report.decision.c_str());
     if (report.budget_exhausted) std::printf("budget of %.1f s exhausted: some candidates were not started\n", flags->budget);
     std::printf("tune took %.1f s on %s\n", report.seconds, report.machine.str().c_str());
-    save_run_config(report.tuned_config(flags->strategy), flags->out_path);
+    save_run_config(report.tuned_config(), flags->out_path);
     std::printf("config: %s\n", flags->out_path.c_str());
     if (db) std::printf("results: %s\n", db->path().c_str());
     std::map<std::string, std::string> traces;

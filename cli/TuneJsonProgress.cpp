@@ -44,6 +44,11 @@ void TuneJsonProgress::emit(const std::string& line) {
   std::fflush(out_);
 }
 
+void TuneJsonProgress::chosen(const tuner::StrategyChoice& choice) {
+  run_.strategy = tuner::to_string(choice.run);
+  strategy_reason_ = choice.reason;
+}
+
 void TuneJsonProgress::update(const tuner::TuneProgress& p) {
   if (!started_) {
     started_ = true;
@@ -53,6 +58,7 @@ void TuneJsonProgress::update(const tuner::TuneProgress& p) {
               {"batch", run_.batch},
               {"data", run_.data},
               {"strategy", run_.strategy},
+              {"strategy_reason", strategy_reason_},
               {"total", p.total},
               {"db", path_or_null(run_.db_path)}}
              .dump());

@@ -6,8 +6,10 @@
 // Schema "tunescope.tune-progress/1" (fields in this order; numbers are JSON numbers,
 // a missing value is null):
 //   {"event":"start","schema":"tunescope.tune-progress/1","model":"lenet5","batch":8,
-//    "data":"fake","strategy":"exhaustive","total":4,"db":"results.sqlite"|null}
-//     Before the first trial (after the reference run); total = candidates that run.
+//    "data":"fake","strategy":"exhaustive","strategy_reason":"...","total":4,
+//    "db":"results.sqlite"|null}
+//     Before the first trial (after the reference run); total = candidates that run;
+//     strategy: the one run (what --strategy auto chose), strategy_reason: why.
 //   {"event":"trial_start","index":1,"total":4,"candidate":"nchw conv=direct threads=1"}
 //     A candidate starts measuring (not sent for trials reused by --resume).
 //   {"event":"trial","index":1,"total":4,"candidate":"...","status":"ok"|"invalid"|"failed",
@@ -43,7 +45,7 @@ class TuneJsonProgress {
     std::string model;
     int64_t batch = 0;
     std::string data;
-    std::string strategy;
+    std::string strategy;  // as requested; replaced by the one run when the tuner chooses
     std::string db_path;  // empty: no DB
   };
 
@@ -54,6 +56,8 @@ class TuneJsonProgress {
   TuneJsonProgress(const TuneJsonProgress&) = delete;
   TuneJsonProgress& operator=(const TuneJsonProgress&) = delete;
 
+  // The tuner's choice listener: the strategy run and why go into the start event.
+  void chosen(const tuner::StrategyChoice& choice);
   // The tuner's progress callback: trial_start or trial (and start before the first).
   void update(const tuner::TuneProgress& progress);
   // `out_path` empty when no config was written; `traces` maps "best"/"baseline" to
@@ -66,6 +70,7 @@ class TuneJsonProgress {
   double elapsed() const;
 
   Run run_;
+  std::string strategy_reason_;
   std::FILE* out_;
   bool started_ = false;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();

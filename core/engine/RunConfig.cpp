@@ -115,6 +115,7 @@ std::string to_json_text(const RunConfig& config) {
                        {"spread", m.spread},
                        {"speedup_vs_baseline", m.speedup_vs_baseline},
                        {"strategy", m.strategy},
+                       {"strategy_reason", m.strategy_reason},
                        {"machine", m.machine}};
   }
   return out.dump(2) + "\n";
@@ -181,7 +182,8 @@ RunConfig run_config_from_json_text(const std::string& text, const std::string& 
 
   if (auto it = root.find("measured"); it != root.end()) {
     const json& measured = check.object(*it, "measured");
-    check.only_keys(measured, "measured.", {"examples_per_second", "spread", "speedup_vs_baseline", "strategy", "machine"});
+    check.only_keys(measured, "measured.", {"examples_per_second", "spread", "speedup_vs_baseline", "strategy", "strategy_reason",
+                                                      "machine"});
     MeasuredFigures m;
     auto optional_number = [&](const char* key, double& into) {
       if (auto f = measured.find(key); f != measured.end()) into = check.number(*f, cat("measured.", key));
@@ -193,6 +195,7 @@ RunConfig run_config_from_json_text(const std::string& text, const std::string& 
     optional_number("spread", m.spread);
     optional_number("speedup_vs_baseline", m.speedup_vs_baseline);
     optional_string("strategy", m.strategy);
+    optional_string("strategy_reason", m.strategy_reason);
     optional_string("machine", m.machine);
     config.measured = m;
   }

@@ -25,7 +25,8 @@ struct MeasuredFigures {
   double examples_per_second = 0;  // median over the timed steps
   double spread = 0;               // (p90 - p10) / median of the step times
   double speedup_vs_baseline = 0;  // vs nchw + direct with the same threads
-  std::string strategy;
+  std::string strategy;         // the strategy the tune ran (never "auto")
+  std::string strategy_reason;  // why: requested, or auto's estimates (core/tuner/StrategyChoice.h)
   std::string machine;
   bool operator==(const MeasuredFigures&) const = default;
 };

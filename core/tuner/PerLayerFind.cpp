@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <memory>
 
 #include "core/base/AlignedBuffer.h"
@@ -61,10 +62,19 @@ std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, i
   const ExecContext host_exec{pool, nullptr, 0, 0};
   const ExecContext exec{pool, nullptr, 0, 0, backend->lane_stream(0)};
   std::vector<LayerFind> out;
+  std::map<std::string, size_t> timed;  // problem key -> the find of the first layer with it
   for (const ConvLayerInfo& layer : space.layers()) {
     ConvProblem problem = layer.problem;
     problem.layout = layout;
-    LayerFind find{layer.name, layout, threads, {}, {}};
+    if (auto same = timed.find(problem.key()); same != timed.end()) {
+      LayerFind find = out[same->second];
+      find.layer = layer.name;
+      find.timed_as = out[same->second].layer;
+      out.push_back(std::move(find));
+      continue;
+    }
+    timed.emplace(problem.key(), out.size());
+    LayerFind find{layer.name, layout, threads, {}, {}, {}};
     const LayerTensors host_in(problem);
     const LayerTensors in(problem, memory);
     // The CPU's `direct` on the same inputs is the reference every algorithm must match.

@@ -2,6 +2,8 @@
 // run alone, for every algorithm that supports it, through the registry with a
 // workspace; forward + backward-data + backward-filter are timed together (median of
 // several repetitions) after checking the results against `direct` on the same inputs.
+// Layers with the same problem (a ResNet repeats its blocks) are timed once: the later
+// ones take the first one's timings and pick.
 #pragma once
 
 #include <string>
@@ -23,6 +25,7 @@ struct LayerFind {
   int threads = 1;
   std::vector<AlgorithmTiming> timings;
   std::string best;  // fastest timed algorithm
+  std::string timed_as;  // empty: timed for this layer; else the earlier layer with the same problem
 };
 
 struct FindOptions {

@@ -35,6 +35,14 @@ CREATE TABLE trials (
   kernels TEXT NOT NULL, created_at TEXT NOT NULL, concurrent_share REAL, mean_in_flight REAL);
 )sql";
 
+// Added after the first schema: created on opening a file without it.
+const char* kStrategyChoicesTable = R"sql(
+CREATE TABLE IF NOT EXISTS strategy_choices (
+  id INTEGER PRIMARY KEY, problem_id INTEGER NOT NULL REFERENCES problems(id),
+  machine_id INTEGER NOT NULL REFERENCES machines(id), requested TEXT NOT NULL, strategy TEXT NOT NULL,
+  reason TEXT NOT NULL, estimates TEXT NOT NULL, created_at TEXT NOT NULL);
+)sql";
+
 // Columns of `trials` newer than the first schema, with their types: added on opening a
 // file without them.
 const std::pair<const char*, const char*> kAddedTrialColumns[] = {{"concurrent_share", "REAL"},
@@ -162,8 +170,32 @@ TrialResult result_of(const TrialRecord& record, const std::string& backend) {
   return t;
 }
 
-ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+namespace {
+
+// The SQLite URI that opens `path` for reading without leaving files beside it (see
+// ResultsDb::Access::read_only).
+std::string read_only_uri(const std::filesystem::path& path) {
+  std::string uri = "file:";
+  for (const char c : path.string()) {
+    if (c == '?' || c == '#' || c == '%') uri += cat('%', "0123456789ABCDEF"[(c >> 4) & 0xF], "0123456789ABCDEF"[c & 0xF]);
+    else uri += c;
+  }
+  const bool wal = std::filesystem::exists(path.string() + "-wal");
+  return uri + (wal ? "?mode=ro" : "?mode=ro&immutable=1");
+}
+
+int open_read_only(const std::filesystem::path& path, sqlite3** db) {
+  return sqlite3_open_v2(read_only_uri(path).c_str(), db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+}
+
+}  // namespace
+
+ResultsDb::ResultsDb(const std::filesystem::path& path, Access access) : path_(path) {
+  const bool read_only = access == Access::read_only;
+  if (read_only && !std::filesystem::exists(path)) fail(ErrorKind::input, "results DB ", path.string(), ": no such file");
+  const int opened = read_only ? open_read_only(path, &db_)
+                               : sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (opened != SQLITE_OK) {
     const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
@@ -179,10 +211,11 @@ ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
       Statement count(db_, "SELECT count(*) FROM sqlite_master", path_);
       if (count.step()) tables = count.integer(0);
     }
-    if (application_id == 0 && tables == 0) {
+    if (application_id == 0 && tables == 0 && !read_only) {
       exec("PRAGMA journal_mode=WAL");
       exec("BEGIN");
       exec(kSchema);
+      exec(kStrategyChoicesTable);
       exec(cat("PRAGMA application_id=", kApplicationId));
       Statement meta(db_, "INSERT INTO meta(key, value) VALUES ('schema_version', ?1), ('created_at', ?2)", path_);
       meta.bind(1, std::to_string(kResultsSchemaVersion)).bind(2, utc_now()).step();
@@ -191,15 +224,21 @@ ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
       fail(ErrorKind::input, "results DB ", path.string(), ": an SQLite database of another application (",
            tables, " tables, application_id ", application_id, "), not a tunescope results DB");
     } else {
-      exec("PRAGMA journal_mode=WAL");
+      if (!read_only) exec("PRAGMA journal_mode=WAL");
       Statement version(db_, "SELECT value FROM meta WHERE key = 'schema_version'", path_);
       const std::string v = version.step() ? version.text(0) : "";
       if (v != std::to_string(kResultsSchemaVersion))
         fail(ErrorKind::input, "results DB ", path.string(), ": schema version '", v, "', this build reads ",
              kResultsSchemaVersion);
-      add_missing_columns();
+      if (!read_only) add_missing_columns();
     }
-    exec("PRAGMA foreign_keys=ON");
+    if (!read_only) exec("PRAGMA foreign_keys=ON");
+    trial_select_ = "SELECT id, problem_id, machine_id, config, status, reason, median_eps, median_step_ms, min_step_ms, "
+                    "spread, steps, kernels, created_at";
+    const std::vector<std::string> missing = missing_columns();
+    for (const auto& [name, type] : kAddedTrialColumns)
+      trial_select_ += std::find(missing.begin(), missing.end(), name) == missing.end() ? cat(", ", name) : ", NULL";
+    trial_select_ += " FROM trials ";
   } catch (...) {
     sqlite3_close(db_);
     db_ = nullptr;
@@ -219,7 +258,7 @@ bool ResultsDb::is_results_db(const std::filesystem::path& path) {
   if (!has_sqlite_header(path)) return false;
   sqlite3* db = nullptr;
   int64_t application_id = 0;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+  if (open_read_only(path, &db) == SQLITE_OK) {
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW)
       application_id = sqlite3_column_int64(stmt, 0);
@@ -233,15 +272,22 @@ void ResultsDb::fail_sqlite(const std::string& what) const {
   fail(ErrorKind::input, "results DB ", path_.string(), ": ", what, ": ", sqlite3_errmsg(db_));
 }
 
-void ResultsDb::add_missing_columns() {
-  std::vector<std::string> present;
-  {
-    Statement columns(db_, "PRAGMA table_info(trials)", path_);
-    while (columns.step()) present.push_back(columns.text(1));
-  }
+std::vector<std::string> ResultsDb::missing_columns() const {
+  std::vector<std::string> present, missing;
+  Statement columns(db_, "PRAGMA table_info(trials)", path_);
+  while (columns.step()) present.push_back(columns.text(1));
   for (const auto& [name, type] : kAddedTrialColumns)
-    if (std::find(present.begin(), present.end(), name) == present.end())
+    if (std::find(present.begin(), present.end(), name) == present.end()) missing.push_back(name);
+  return missing;
+}
+
+void ResultsDb::add_missing_columns() {
+  for (const auto& [name, type] : kAddedTrialColumns) {
+    const std::vector<std::string> missing = missing_columns();
+    if (std::find(missing.begin(), missing.end(), name) != missing.end())
       exec(cat("ALTER TABLE trials ADD COLUMN ", name, " ", type));
+  }
+  exec(kStrategyChoicesTable);
 }
 
 void ResultsDb::exec(const std::string& sql) const {
@@ -298,11 +344,40 @@ int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const Trial
   return sqlite3_last_insert_rowid(db_);
 }
 
-namespace {
+void ResultsDb::add_strategy_choice(int64_t problem_id, int64_t machine_id, const StrategyChoice& choice) {
+  Statement insert(db_,
+                   "INSERT INTO strategy_choices(problem_id, machine_id, requested, strategy, reason, estimates, "
+                   "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                   path_);
+  insert.bind(1, problem_id).bind(2, machine_id).bind(3, to_string(choice.requested)).bind(4, to_string(choice.run));
+  insert.bind(5, choice.reason).bind(6, estimates_to_json(choice.estimates)).bind(7, utc_now()).step();
+}
 
-constexpr const char* kTrialColumns =
-    "SELECT id, problem_id, machine_id, config, status, reason, median_eps, median_step_ms, min_step_ms, spread, "
-    "steps, kernels, created_at, concurrent_share, mean_in_flight FROM trials ";
+std::optional<StrategyChoice> ResultsDb::latest_strategy_choice(int64_t problem_id, int64_t machine_id) const {
+  {
+    Statement table(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'strategy_choices'", path_);
+    if (!table.step() || table.integer(0) == 0) return std::nullopt;
+  }
+  Statement select(db_,
+                   "SELECT id, requested, strategy, reason, estimates FROM strategy_choices WHERE problem_id = ?1 AND "
+                   "machine_id = ?2 ORDER BY id DESC LIMIT 1",
+                   path_);
+  select.bind(1, problem_id).bind(2, machine_id);
+  if (!select.step()) return std::nullopt;
+  const std::string row = cat("results DB ", path_.string(), " strategy choice ", select.integer(0));
+  StrategyChoice choice;
+  try {
+    choice.requested = parse_strategy(select.text(1));
+    choice.run = parse_strategy(select.text(2));
+  } catch (const Error& e) {
+    fail(ErrorKind::input, row, ": ", e.what());
+  }
+  choice.reason = select.text(3);
+  choice.estimates = estimates_from_json(select.text(4), row);
+  return choice;
+}
+
+namespace {
 
 TrialRecord read_trial(const Statement& select) {
   TrialRecord r;
@@ -331,7 +406,7 @@ std::optional<TrialRecord> ResultsDb::earliest_trial(int64_t problem_id, int64_t
   // Re-measurement rows repeat a config with other figures; the sweep's row comes first
   // within a tune, and the prefix tells them apart across tunes.
   Statement select(db_,
-                   cat(kTrialColumns,
+                   cat(trial_select_,
                        "WHERE problem_id = ?1 AND machine_id = ?2 AND config = ?3 AND substr(reason, 1, ?4) <> ?5 "
                        "ORDER BY id"),
                    path_);
@@ -346,7 +421,7 @@ std::optional<TrialRecord> ResultsDb::earliest_trial(int64_t problem_id, int64_t
 }
 
 std::vector<TrialRecord> ResultsDb::trials(int64_t problem_id) const {
-  Statement select(db_, cat(kTrialColumns, "WHERE ?1 = 0 OR problem_id = ?1 ORDER BY id"), path_);
+  Statement select(db_, cat(trial_select_, "WHERE ?1 = 0 OR problem_id = ?1 ORDER BY id"), path_);
   select.bind(1, problem_id);
   std::vector<TrialRecord> out;
   while (select.step()) out.push_back(read_trial(select));

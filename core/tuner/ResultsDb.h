@@ -12,14 +12,16 @@
 #include <vector>
 
 #include "core/tuner/Measurement.h"
+#include "core/tuner/StrategyChoice.h"
 
 struct sqlite3;
 
 namespace tunescope::tuner {
 
-// Columns added to a table later (trials.concurrent_share, trials.mean_in_flight) do not
-// change the version: opening an older file adds them (older rows keep NULL), and an
-// older build reads and writes a newer file by naming its columns.
+// Columns added to a table later (trials.concurrent_share, trials.mean_in_flight) and
+// tables added later (strategy_choices) do not change the version: opening an older
+// file adds them (older rows keep NULL), and an older build reads and writes a newer
+// file by naming its columns and tables.
 inline constexpr int kResultsSchemaVersion = 1;
 
 struct MachineSignature {
@@ -67,9 +69,17 @@ class ResultsDb {
   // version: opening it tells a newer one apart). Reads only; false for anything else,
   // a missing file included.
   static bool is_results_db(const std::filesystem::path& path);
-  // Opens or creates `path`. Throws Error(input) naming the file when it is not SQLite,
-  // is another application's SQLite database, or has a newer schema.
-  explicit ResultsDb(const std::filesystem::path& path);
+  enum class Access {
+    read_write,  // creates the file if missing, adds missing tables and columns
+    // Reads only and leaves nothing beside the file: without a -wal file (no tune
+    // writing, none killed mid-way) SQLite opens it immutable, so it creates no -wal or
+    // -shm either; with one, it reads through it. Writing throws Error(input).
+    read_only,
+  };
+  // Opens (or, read_write, creates) `path`. Throws Error(input) naming the file when it
+  // is missing (read_only), not SQLite, another application's SQLite database, or has a
+  // newer schema.
+  explicit ResultsDb(const std::filesystem::path& path, Access access = Access::read_write);
   ~ResultsDb();
   ResultsDb(const ResultsDb&) = delete;
   ResultsDb& operator=(const ResultsDb&) = delete;
@@ -85,6 +95,10 @@ class ResultsDb {
   // Throw Error(input) naming the DB when there is no such row.
   MachineSignature machine(int64_t machine_id) const;
   ProblemKey problem(int64_t problem_id) const;
+  // Records the strategy a tune of this problem on this machine ran, and why.
+  void add_strategy_choice(int64_t problem_id, int64_t machine_id, const StrategyChoice& choice);
+  // The latest such record (none from a build before the record, or a read-only older file).
+  std::optional<StrategyChoice> latest_strategy_choice(int64_t problem_id, int64_t machine_id) const;
   // The earliest sweep trial (not an interleaved re-measurement) of `config_json` for
   // this problem and machine whose status is one of `statuses`: what a resumed tune reuses.
   std::optional<TrialRecord> earliest_trial(int64_t problem_id, int64_t machine_id, const std::string& config_json,
@@ -94,12 +108,15 @@ class ResultsDb {
 
  private:
   void exec(const std::string& sql) const;
-  // Adds the trials columns a file written before them lacks.
+  // Adds the trials columns and the tables a file written before them lacks.
   void add_missing_columns();
+  // The trials columns the file lacks (an older file opened read-only).
+  std::vector<std::string> missing_columns() const;
   [[noreturn]] void fail_sqlite(const std::string& what) const;
 
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
+  std::string trial_select_;  // SELECT of a TrialRecord's columns, NULL for the ones the file lacks
 };
 
 }  // namespace tunescope::tuner

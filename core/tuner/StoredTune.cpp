@@ -26,6 +26,7 @@ TuneReport stored_tune(const ResultsDb& db, int64_t machine_id, int64_t problem_
   TuneReport report;
   report.machine = db.machine(machine_id);
   report.problem = db.problem(problem_id);
+  report.strategy_choice = db.latest_strategy_choice(problem_id, machine_id);
 
   std::map<std::string, size_t> index_of;   // config JSON -> trial
   std::map<size_t, int64_t> row_of;         // trial -> id of the row it shows

@@ -14,7 +14,8 @@ namespace tunescope::tuner {
 // measured one; an ok interleaved re-measurement marks the trial re-measured), in the order the configs were first
 // recorded; the baseline (nchw + direct on one lane); the ranking of the tune
 // (rank_ok_trials), and the winner: the interleaved verdict when the top two are the
-// last re-measured pair, else the top of the ranking. No traces; seconds stay 0.
+// last re-measured pair, else the top of the ranking; the latest strategy choice
+// recorded for them. No traces; seconds stay 0.
 TuneReport stored_tune(const ResultsDb& db, int64_t machine_id, int64_t problem_id);
 
 }  // namespace tunescope::tuner

@@ -27,27 +27,12 @@ void add_unique(std::vector<Candidate>& list, Candidate candidate) {
 
 }  // namespace
 
-std::string to_string(Strategy strategy) {
-  switch (strategy) {
-    case Strategy::exhaustive: return "exhaustive";
-    case Strategy::per_layer: return "per-layer";
-    case Strategy::halving: return "halving";
-  }
-  return "?";
-}
-
-Strategy parse_strategy(const std::string& text) {
-  for (Strategy s : {Strategy::exhaustive, Strategy::per_layer, Strategy::halving})
-    if (to_string(s) == text) return s;
-  fail(ErrorKind::usage, "--strategy: unknown strategy '", text, "' (known: exhaustive, per-layer, halving)");
-}
-
 const TrialResult& TuneReport::winner() const {
   if (!best) fail(ErrorKind::runtime, "the tune has no winner");
   return trials[*best];
 }
 
-RunConfig TuneReport::tuned_config(const std::string& strategy) const {
+RunConfig TuneReport::tuned_config() const {
   const TrialResult& w = winner();
   RunConfig config = w.config;
   MeasuredFigures m;
@@ -55,7 +40,10 @@ RunConfig TuneReport::tuned_config(const std::string& strategy) const {
   m.spread = w.figures.spread;
   if (const TrialResult* base = baseline_trial(); base && base->figures.median_eps > 0)
     m.speedup_vs_baseline = w.figures.median_eps / base->figures.median_eps;
-  m.strategy = strategy;
+  if (strategy_choice) {
+    m.strategy = to_string(strategy_choice->run);
+    m.strategy_reason = strategy_choice->reason;
+  }
   m.machine = machine.str();
   config.measured = m;
   return config;
@@ -74,10 +62,10 @@ Tuner::Tuner(TuneOptions options, ResultsDb* db) : options_(std::move(options)),
   if (options_.resume && !db_) fail(ErrorKind::usage, "--resume needs a results DB (--db)");
 }
 
-std::vector<Candidate> Tuner::candidates(const SearchSpace& space, TuneReport& report) const {
+std::vector<Candidate> Tuner::candidates(const SearchSpace& space, Strategy strategy, TuneReport& report) const {
   // The baseline goes first: it is the yardstick of every ratio and is never cut by the budget.
   std::vector<Candidate> list{{reference_config(options_.base), {}}};
-  if (options_.strategy != Strategy::per_layer) {  // exhaustive, and the field halving races
+  if (strategy != Strategy::per_layer) {  // exhaustive, and the field halving races
     for (Candidate& c : space.enumerate()) add_unique(list, std::move(c));
     return list;
   }
@@ -102,7 +90,7 @@ std::vector<Candidate> Tuner::candidates(const SearchSpace& space, TuneReport& r
   return list;
 }
 
-TuneReport Tuner::run(const Progress& progress) {
+TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   const auto start = Clock::now();
   TuneReport report;
   const SessionOptions& base = options_.base;
@@ -112,14 +100,28 @@ TuneReport Tuner::run(const Progress& progress) {
   NumericsSample reference;
   std::vector<ConvLayerInfo> layers;
   bool has_batch_norm = false;
+  double build_seconds = 0, step_seconds = 0;  // the reference's: what the strategy estimates scale
   try {
     SessionOptions ref_options = base;
     apply_run_config(reference_config(base), ref_options);
+    const auto build_start = Clock::now();
     TrainingSession session(ref_options);
+    build_seconds = seconds_since(build_start);
     layers = conv_layers(session.network());
     for (int node = 1; node <= session.network().layer_count(); ++node)
       has_batch_norm = has_batch_norm || session.network().layer(node).kind() == "bn";
+    auto step_start = Clock::now();
     reference = first_step_numerics(session, options_.measure.samples_per_parameter);
+    step_seconds = seconds_since(step_start);
+    // The first step pays first-touch costs; a second one is what a timed step costs.
+    // It only refines the estimate: when it fails (say the training diverges) the
+    // candidates will say so, and the first step's time stands.
+    try {
+      step_start = Clock::now();
+      session.train_steps(1);
+      step_seconds = std::min(step_seconds, seconds_since(step_start));
+    } catch (const Error&) {
+    }
     const Shape4 in = session.network().input_shape();
     report.problem = {base.model, cat(in.c, "x", in.h, "x", in.w), base.batch};
   } catch (const Error& e) {
@@ -134,13 +136,32 @@ TuneReport Tuner::run(const Progress& progress) {
                              options_.micro_batches, options_.async_update, options_.threads_per_lane,
                              options_.fft_workspace};
   const SearchSpace space(space_options, layers);
-  const std::vector<Candidate> list = candidates(space, report);
-
   int64_t problem_id = 0, machine_id = 0;
   if (db_) {
     problem_id = db_->problem_id(report.problem);
     machine_id = db_->machine_id(report.machine);
   }
+  CostInputs inputs;
+  if (options_.strategy == Strategy::automatic) {
+    const std::vector<Candidate> all = space.enumerate();
+    const RunConfig baseline = reference_config(base);
+    // The baseline is measured by every strategy, and enumerate() may not hold it.
+    const size_t runnable = 1 + static_cast<size_t>(std::count_if(all.begin(), all.end(), [&](const Candidate& c) {
+                              return c.runnable() && c.config != baseline;
+                            }));
+    inputs = cost_inputs(space, runnable, options_.measure.warmup, options_.measure.steps, build_seconds, step_seconds);
+    try {
+      if (inputs.per_layer_allowed) inputs.find_seconds = estimate_find_seconds(space, options_.find);
+    } catch (const Error&) {
+      inputs.per_layer_allowed = false;  // some layer has no passing algorithm: per-layer cannot run
+    }
+  }
+  report.strategy_choice = choose_strategy(options_.strategy, inputs);
+  const Strategy strategy = report.strategy_choice->run;
+  if (chosen) chosen(*report.strategy_choice);
+  if (db_) db_->add_strategy_choice(problem_id, machine_id, *report.strategy_choice);
+  const std::vector<Candidate> list = candidates(space, strategy, report);
+
   // Batch norm normalises over what one replica sees, so a split changes the maths (as
   // in real data-parallel training): such candidates are checked against the reference
   // run with the same split. Without batch norm a split must reproduce the whole batch.
@@ -200,7 +221,7 @@ TuneReport Tuner::run(const Progress& progress) {
     }
   };
 
-  const bool halving = options_.strategy == Strategy::halving;
+  const bool halving = strategy == Strategy::halving;
   const size_t runnable =
       static_cast<size_t>(std::count_if(list.begin(), list.end(), [](const Candidate& c) { return c.runnable(); }));
   // Halving's first round times a fraction of --steps; its later rounds are the rest of the work.

@@ -15,13 +15,9 @@
 #include "core/tuner/Ranking.h"
 #include "core/tuner/ResultsDb.h"
 #include "core/tuner/SearchSpace.h"
+#include "core/tuner/StrategyChoice.h"
 
 namespace tunescope::tuner {
-
-enum class Strategy { exhaustive, per_layer, halving };
-std::string to_string(Strategy strategy);
-// Throws Error(usage) naming the value.
-Strategy parse_strategy(const std::string& text);
 
 struct TuneOptions {
   SessionOptions base;  // model, data, batch, backend, seed...; its layout/conv/threads/concurrency are ignored
@@ -29,7 +25,7 @@ struct TuneOptions {
   std::vector<std::string> algorithms;  // empty: all registered for the backend
   std::vector<int> threads{1};
   // exhaustive: the reference every other strategy is judged against. The CLI's default
-  // is per-layer, the cheapest to reach a pick as good (docs/BENCHMARKS.md).
+  // is automatic: the strategy estimated cheapest for the problem (StrategyChoice.h).
   Strategy strategy = Strategy::exhaustive;
   bool per_layer_product = false;  // exhaustive: also every per-layer combination
   // Concurrency knobs crossed with every config (see SpaceOptions).
@@ -74,6 +70,9 @@ struct TuneReport {
   std::vector<size_t> ranking;      // the ok trials, best first (rank_ok_trials; the winner leads)
   std::string decision;             // how the winner was declared
   std::vector<LayerFind> finds;     // per-layer strategy: each layer's timings
+  // The strategy run and why (with every strategy's estimate); absent only in a stored
+  // tune whose DB predates the record.
+  std::optional<StrategyChoice> strategy_choice;
   bool budget_exhausted = false;
   bool interrupted = false;  // options.stop was set: `best` is the sweep's best so far (may be empty)
   size_t reused = 0;         // trials taken from the results DB (resume)
@@ -86,23 +85,27 @@ struct TuneReport {
   const TrialResult* baseline_trial() const { return baseline ? &trials[*baseline] : nullptr; }
   // The winner (its figures from the interleaved re-measurement when there was one).
   const TrialResult& winner() const;
-  // The tuned config with the measured figures inside.
-  RunConfig tuned_config(const std::string& strategy) const;
+  // The tuned config with the measured figures inside (the strategy run and why from
+  // strategy_choice).
+  RunConfig tuned_config() const;
 };
 
 class Tuner {
  public:
   using Progress = std::function<void(const TuneProgress&)>;
+  // Told the strategy choice once it is made: after the reference step, before the
+  // per-layer find or the first candidate.
+  using ChoiceListener = std::function<void(const StrategyChoice&)>;
 
   // `db` may be null (no recording).
   Tuner(TuneOptions options, ResultsDb* db = nullptr);
   // Throws Error(runtime) when the reference config cannot run, and when no candidate
   // succeeds (an empty tune is an error, not a silent success) unless interrupted.
   // Throws Error(usage) for resume without a DB.
-  TuneReport run(const Progress& progress = {});
+  TuneReport run(const Progress& progress = {}, const ChoiceListener& chosen = {});
 
  private:
-  std::vector<Candidate> candidates(const SearchSpace& space, TuneReport& report) const;
+  std::vector<Candidate> candidates(const SearchSpace& space, Strategy strategy, TuneReport& report) const;
 
   TuneOptions options_;
   ResultsDb* db_;

@@ -128,7 +128,8 @@ bool CandidatesModel::load(const QString& dbPath, QString* error) {
 
   std::vector<tuner::TrialRecord> records;
   try {
-    const tuner::ResultsDb db(dbPath.toStdString());
+    // Read-only: viewing changes nothing (no migration) and leaves no WAL files behind.
+    const tuner::ResultsDb db(dbPath.toStdString(), tuner::ResultsDb::Access::read_only);
     records = db.trials();
   } catch (const std::exception& e) {
     // ResultsDb's message already names the file.

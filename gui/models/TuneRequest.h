@@ -12,8 +12,8 @@ struct TuneRequest {
   QString model = QStringLiteral("lenet5");
   QString data = QStringLiteral("fake");  // fake | fashion-mnist | a folder of IDX files
   int batch = 32;
-  QString strategy = QStringLiteral("exhaustive");  // exhaustive | per-layer
-  double budgetSeconds = 0;                          // 0: no budget
+  QString strategy = QStringLiteral("auto");  // auto | exhaustive | per-layer | halving (the CLI's default first)
+  double budgetSeconds = 0;                    // 0: no budget
   QStringList layouts{QStringLiteral("nchw"), QStringLiteral("nhwc")};
   QStringList algorithms;  // empty: every algorithm the backend registers
   QString threads = defaultThreads();     // comma-separated, as --threads-list

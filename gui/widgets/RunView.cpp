@@ -140,9 +140,12 @@ QWidget* RunView::createForm() {
   batch_ = new QSpinBox;
   batch_->setRange(0, 1 << 20);
   strategy_ = new QComboBox;
-  strategy_->addItems({QStringLiteral("exhaustive"), QStringLiteral("per-layer")});
-  strategy_->setToolTip(tr("exhaustive: every candidate; per-layer: time each conv layer's algorithms alone, then "
-                           "the per-layer pick and its global variants"));
+  strategy_->addItems({QStringLiteral("auto"), QStringLiteral("exhaustive"), QStringLiteral("per-layer"),
+                       QStringLiteral("halving")});
+  strategy_->setToolTip(tr("auto: the strategy estimated cheapest for this model and space (the CLI's default; "
+                           "the log says which and why); exhaustive: every candidate; per-layer: time each conv "
+                           "layer's algorithms alone, then the per-layer pick and its global variants; halving: "
+                           "time every candidate briefly, race the fastest third on with 3x the steps"));
   budget_ = new QDoubleSpinBox;
   budget_->setRange(0, 7 * 24 * 3600);
   budget_->setDecimals(0);

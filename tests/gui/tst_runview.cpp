@@ -75,6 +75,11 @@ class RunViewTest : public QObject {
     r.streams = QStringLiteral("1,2");
     run->setRequest(r);
     QCOMPARE(run->request().arguments(), r.arguments());
+    for (const char* strategy : {"auto", "halving"}) {  // every strategy the CLI knows is offered
+      r.strategy = QLatin1String(strategy);
+      run->setRequest(r);
+      QCOMPARE(run->request().strategy, r.strategy);
+    }
   }
 
   void tinyTuneRunsToCompletionAndOpensItsResults() {

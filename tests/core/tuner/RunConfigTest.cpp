@@ -31,7 +31,7 @@ TEST(RunConfig, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
   c.concurrency = Concurrency{4, 2, 2, true, 1};
   EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
-  c.measured = MeasuredFigures{1234.5, 0.05, 1.7, "exhaustive", "some cpu"};
+  c.measured = MeasuredFigures{1234.5, 0.05, 1.7, "per-layer", "auto: per-layer has the cheapest estimate", "some cpu"};
   EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
 }
 

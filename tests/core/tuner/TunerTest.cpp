@@ -61,8 +61,10 @@ TEST(Tuner, SweepGoesOnPastWrongThrowingAndUnsupportedCandidatesAndRecordsThem) 
   size_t invalid = 0;
   for (const auto& r : rows) invalid += r.status == TrialStatus::invalid;
   EXPECT_EQ(invalid, 1u);
-  const RunConfig tuned = report.tuned_config("exhaustive");
+  const RunConfig tuned = report.tuned_config();
   ASSERT_TRUE(tuned.measured);
+  EXPECT_EQ(tuned.measured->strategy, "exhaustive");
+  EXPECT_EQ(tuned.measured->strategy_reason, "requested with --strategy exhaustive");
   EXPECT_GT(tuned.measured->speedup_vs_baseline, 0);
 }
 

@@ -1,0 +1,111 @@
+// `--strategy auto`: which strategy reaches the best config fastest depends on the net
+// (docs/BENCHMARKS.md, "Tuner strategies": per-layer is cheapest on LeNet-5, its find
+// over ResNet-18-small's 20 conv layers made it the dearest there). So before measuring
+// any candidate the tuner estimates what each strategy will cost on this problem, from
+// what it knows by then: the candidates after pruning, the steps per candidate, the
+// reference config's build and step time, and, for per-layer, a quick timing of its
+// find on two of the distinct conv problems (the least and the most FLOPs) scaled to
+// all of them, and runs the cheapest. The estimates and the reason are printed, kept in
+// the tuned config and the results DB.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/tuner/PerLayerFind.h"
+#include "core/tuner/SearchSpace.h"
+
+namespace tunescope::tuner {
+
+// automatic: choose one of the other three per problem (choose_strategy).
+enum class Strategy { exhaustive, per_layer, halving, automatic };
+// "exhaustive", "per-layer", "halving", "auto".
+std::string to_string(Strategy strategy);
+// Throws Error(usage) naming the value.
+Strategy parse_strategy(const std::string& text);
+
+// What a cost estimate is made of, all known before the first candidate is measured.
+struct CostInputs {
+  size_t candidates = 0;  // runnable candidates of the whole space, the baseline included
+  // Runnable configs per (layout, threads, algorithm choice): the concurrency knobs'
+  // product (what per-layer measures each of its picks with).
+  size_t concurrency_variants = 1;
+  size_t layout_thread_pairs = 1;  // the per-layer find runs once per pair
+  size_t algorithms = 1;           // algorithms considered
+  size_t conv_layers = 0;
+  size_t distinct_problems = 0;  // conv layers with the same problem are timed once by the find
+  double find_seconds = 0;       // the per-layer find, all layouts and thread counts (estimate_find_seconds)
+  bool per_layer_allowed = true;  // false with --per-layer-product (an exhaustive-only sweep)
+  int64_t warmup = 0;
+  int64_t steps = 1;
+  double build_seconds = 0;  // building one candidate's session (the reference's, timed)
+  double step_seconds = 0;   // one training step of the reference config (timed)
+};
+
+// The inputs for a tune over `space`, find_seconds left 0; `build_seconds` and
+// `step_seconds` are the reference config's.
+CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int64_t warmup, int64_t steps,
+                       double build_seconds, double step_seconds);
+
+// The per-layer find's cost over `space`, from timing its find (one repetition) on the
+// distinct conv problems with the least and the most FLOPs in the first layout and
+// thread count, a line through those two (cost vs FLOPs) for every distinct problem,
+// scaled to options.repetitions and to every layout and thread count. Costs about
+// 2 / (distinct problems x layouts x (2 + repetitions)) of the find. Throws what the
+// find throws (no algorithm passes for a layer).
+double estimate_find_seconds(const SearchSpace& space, const FindOptions& options);
+
+struct StrategyEstimate {
+  Strategy strategy = Strategy::exhaustive;
+  double seconds = 0;       // the whole tune, the final interleaved re-measurement included
+  size_t measurements = 0;  // candidate measurements (halving: over all its rounds)
+  bool operator==(const StrategyEstimate&) const = default;
+};
+
+// Estimates of exhaustive, per-layer (when allowed) and halving, in that order.
+// A measurement costs build + (numerics step + warmup + steps) x step; halving's rounds
+// follow its schedule (SuccessiveHalving.h); per-layer is its find (find_seconds) plus the
+// measurement of its picks, assuming the find picks min(2, algorithms, distinct
+// problems) algorithms per pair (plus the mixed config when it picks two).
+std::vector<StrategyEstimate> estimate_costs(const CostInputs& inputs);
+
+// Estimates within this factor of the cheapest count as a tie; a tie goes to per-layer,
+// then exhaustive, then halving. Chosen from docs/BENCHMARKS.md, "Tuner strategies"
+// (`bench/run-tuner-bench.sh`, lenet5 batch 64 and resnet18-small batch 32, 16
+// candidates; 2026-12-02 and two runs on 2026-12-03, load 1-4):
+// - per-layer's picks, re-measured interleaved, were the best of any strategy: mixed
+//   per-layer configs the global sweep never tries, +21 % (LeNet-5, both tunes), +11 %,
+//   +15 % and +28 % (ResNet, 3 of 4 tunes) over exhaustive's best pick, and +9.6 %
+//   (ResNet, 2026-12-02); so an estimate somewhat dearer than the cheapest still runs it.
+// - per-layer really cost 0.75-0.96x exhaustive on LeNet-5 (estimated 0.94-0.97x) and
+//   1.24-2.05x on the ResNet (estimated 1.12-1.21x: the find is estimated well, the
+//   candidates' steps too dear, as the reference is the ResNet's slowest config). A
+//   factor of 1.5 keeps per-layer on both nets; a net whose find is estimated beyond it
+//   (more distinct layers, fewer candidates, more steps) goes to exhaustive or halving.
+// - halving really cost 0.95-1.52x exhaustive where it was estimated at 1.04-1.08x, so
+//   it must look 1.5x cheaper than exhaustive (a large space, many steps) before it runs.
+inline constexpr double kStrategyTieFactor = 1.5;
+
+struct StrategyChoice {
+  Strategy requested = Strategy::automatic;
+  Strategy run = Strategy::exhaustive;  // never automatic
+  std::vector<StrategyEstimate> estimates;
+  std::string reason;  // one line: why `run` (the estimates in words for auto)
+  bool operator==(const StrategyChoice&) const = default;
+};
+
+// `requested` as given when it is not automatic (no estimates: the quick timing is
+// only worth it when there is a choice to make), else the cheapest estimate with ties
+// (kStrategyTieFactor) broken in the order per-layer, exhaustive, halving: per-layer is
+// the only strategy that mixes algorithms per layer, and exhaustive's pick is the
+// yardstick of the others.
+StrategyChoice choose_strategy(Strategy requested, const CostInputs& inputs);
+
+// "per-layer 12.3 s (14 measurements), exhaustive 20.1 s (17), halving 18.0 s (27)".
+std::string describe_estimates(const std::vector<StrategyEstimate>& estimates);
+// The estimates as JSON text and back (the results DB's column); throws Error(input)
+// naming `source` for text that does not parse.
+std::string estimates_to_json(const std::vector<StrategyEstimate>& estimates);
+std::vector<StrategyEstimate> estimates_from_json(const std::string& text, const std::string& source);
+
+}  // namespace tunescope::tuner

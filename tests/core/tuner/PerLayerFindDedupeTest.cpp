@@ -1,0 +1,96 @@
+// The per-layer find on ResNet-18-small, whose blocks repeat conv problems: each
+// distinct (problem, algorithm) runs once (counted by a test algorithm that delegates to
+// direct), and every layer's pick follows the find's rule (the fastest timed algorithm
+// of its timings), the repeats sharing the first layer's timings and pick.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <set>
+
+#include "core/base/Registry.h"
+#include "core/engine/Models.h"
+#include "core/tuner/PerLayerFind.h"
+
+namespace tunescope::tuner {
+namespace {
+
+constexpr const char* kCounting = "test-counting";
+std::map<std::string, int>& forward_calls() {
+  static std::map<std::string, int> calls;  // problem key -> forward passes
+  return calls;
+}
+
+class CountingConv final : public ConvAlgorithm {
+ public:
+  CountingConv() : direct_(Registry::instance().make_conv_algorithm("cpu", "direct")) {}
+  std::string name() const override { return kCounting; }
+  std::string unsupported_reason(const ConvProblem& p) const override { return direct_->unsupported_reason(p); }
+  size_t workspace_bytes(const ConvProblem& p) const override { return direct_->workspace_bytes(p); }
+  void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
+    ++forward_calls()[call.problem.key()];
+    direct_->forward(call, x, w, y);
+  }
+  void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override {
+    direct_->backward_data(call, dy, w, dx);
+  }
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override {
+    direct_->backward_filter(call, x, dy, dw);
+  }
+
+ private:
+  std::unique_ptr<ConvAlgorithm> direct_;
+};
+
+const ConvAlgorithmRegistration registration("cpu", kCounting, [] { return std::make_unique<CountingConv>(); });
+
+TEST(PerLayerFind, TimesEachDistinctProblemOnceAndRepeatsShareItsPick) {
+  ModelSpec spec;
+  spec.name = "resnet18-small";
+  spec.input = {2, 3, 32, 32};
+  SpaceOptions o;
+  o.model = spec.name;
+  o.batch = 2;
+  o.layouts = {Layout::NCHW};
+  o.algorithms = {"direct", "gemm", kCounting};
+  const SearchSpace space(o, conv_layers(*build_model(spec)));
+  std::set<std::string> distinct;
+  for (const ConvLayerInfo& layer : space.layers()) distinct.insert(layer.problem.key());
+  ASSERT_LT(distinct.size(), space.layers().size()) << "the net repeats no conv problem";
+
+  forward_calls().clear();
+  FindOptions options;
+  options.repetitions = 2;
+  const std::vector<LayerFind> finds = find_per_layer(space, Layout::NCHW, 1, options);
+
+  ASSERT_EQ(finds.size(), space.layers().size());
+  // One checked run plus the repetitions, per distinct problem, and nothing for the repeats.
+  EXPECT_EQ(forward_calls().size(), distinct.size());
+  for (const auto& [key, calls] : forward_calls()) EXPECT_EQ(calls, 1 + options.repetitions) << key;
+
+  std::map<std::string, const LayerFind*> first;  // problem key -> the layer that was timed
+  for (size_t i = 0; i < finds.size(); ++i) {
+    const LayerFind& f = finds[i];
+    EXPECT_EQ(f.layer, space.layers()[i].name);
+    // The pick rule: the fastest algorithm that was timed.
+    const AlgorithmTiming* fastest = nullptr;
+    for (const AlgorithmTiming& t : f.timings)
+      if (t.skip_reason.empty() && (!fastest || t.median_ms < fastest->median_ms)) fastest = &t;
+    ASSERT_TRUE(fastest) << f.layer;
+    EXPECT_EQ(f.best, fastest->algorithm) << f.layer;
+
+    const std::string key = space.layers()[i].problem.key();
+    auto [at, added] = first.emplace(key, &f);
+    if (added) {
+      EXPECT_TRUE(f.timed_as.empty()) << f.layer;
+    } else {
+      EXPECT_EQ(f.timed_as, at->second->layer);
+      EXPECT_EQ(f.best, at->second->best);
+      ASSERT_EQ(f.timings.size(), at->second->timings.size());
+      for (size_t t = 0; t < f.timings.size(); ++t) EXPECT_EQ(f.timings[t].median_ms, at->second->timings[t].median_ms);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tunescope::tuner

@@ -1,0 +1,213 @@
+// The `auto` strategy rule on synthetic spaces (which strategy for which sizes, and the
+// reason it gives), the estimates' arithmetic, their JSON round trip, and the inputs
+// taken from real spaces (ResNet-18-small repeats conv problems, LeNet-5 does not).
+#include "core/tuner/StrategyChoice.h"
+
+#include <gtest/gtest.h>
+
+#include "TestAlgorithms.h"
+#include "core/base/Error.h"
+#include "core/engine/Models.h"
+
+namespace tunescope::tuner {
+namespace {
+
+// A LeNet-5-like space as the CLI's benchmark builds it: 2 layouts x 4 algorithms x
+// streams 1,2 (+ the baseline), two distinct conv layers, 10 steps after 3 warm-up, a
+// session that builds in about 12 steps' time (fake data).
+CostInputs small_net() {
+  CostInputs in;
+  in.candidates = 17;
+  in.concurrency_variants = 2;
+  in.layout_thread_pairs = 2;
+  in.algorithms = 4;
+  in.conv_layers = 2;
+  in.distinct_problems = 2;
+  in.find_seconds = 2.5;  // 100 step times: per layout, 2 problems x 4 algorithms x 6 runs, each ~2 steps' share
+  in.warmup = 3;
+  in.steps = 10;
+  in.build_seconds = 0.3;
+  in.step_seconds = 0.025;
+  return in;
+}
+
+// The same space on a net whose 18 conv layers are all different problems, timed only
+// 3 steps after 1 warm-up: the find is as dear as many candidate measurements.
+CostInputs deep_net_few_steps() {
+  CostInputs in = small_net();
+  in.conv_layers = 18;
+  in.distinct_problems = 18;
+  in.find_seconds = 20;
+  in.warmup = 1;
+  in.steps = 3;
+  in.build_seconds = 0.3;
+  in.step_seconds = 0.2;
+  return in;
+}
+
+const StrategyEstimate& estimate_of(const StrategyChoice& choice, Strategy strategy) {
+  for (const StrategyEstimate& e : choice.estimates)
+    if (e.strategy == strategy) return e;
+  throw std::runtime_error("no estimate for " + to_string(strategy));
+}
+
+TEST(StrategyChoice, EstimatesFollowTheMeasurementCounts) {
+  const CostInputs in = small_net();
+  const std::vector<StrategyEstimate> e = estimate_costs(in);
+  ASSERT_EQ(e.size(), 3u);
+  const double measurement = 0.3 + (1 + 3 + 10) * 0.025;  // build + numerics + warm-up + timed steps
+  EXPECT_EQ(e[0].strategy, Strategy::exhaustive);
+  EXPECT_EQ(e[0].measurements, 17u);
+  EXPECT_NEAR(e[0].seconds, (17 + 2) * measurement, 1e-9);  // + the interleaved pair
+  // per-layer: the baseline + 2 pairs x 2 concurrency variants x (2 picks + their mix).
+  EXPECT_EQ(e[1].strategy, Strategy::per_layer);
+  EXPECT_EQ(e[1].measurements, 1u + 2 * 2 * 3);
+  EXPECT_NEAR(e[1].seconds, 2.5 + (13 + 2) * measurement, 1e-9);
+  // halving with eta 3: 17 at ceil(10/9) = 2 steps, 6 at ceil(10/3) = 4, 2 at 10.
+  EXPECT_EQ(e[2].strategy, Strategy::halving);
+  EXPECT_EQ(e[2].measurements, 17u + 6 + 2);
+  auto at = [&](int64_t steps) { return 0.3 + (1 + 3 + steps) * 0.025; };
+  EXPECT_NEAR(e[2].seconds, 17 * at(2) + 6 * at(4) + 2 * at(10) + 2 * measurement, 1e-9);
+}
+
+TEST(StrategyChoice, SmallNetGoesPerLayer) {
+  const StrategyChoice choice = choose_strategy(Strategy::automatic, small_net());
+  EXPECT_EQ(choice.requested, Strategy::automatic);
+  EXPECT_EQ(choice.run, Strategy::per_layer);
+  EXPECT_EQ(choice.reason.rfind("auto: per-layer has the cheapest estimate; estimated before measuring: exhaustive ", 0),
+            0u)
+      << choice.reason;
+}
+
+TEST(StrategyChoice, DeepNetWithFewStepsGoesExhaustiveWhenHalvingSavesTooLittle) {
+  const StrategyChoice choice = choose_strategy(Strategy::automatic, deep_net_few_steps());
+  const double exhaustive = estimate_of(choice, Strategy::exhaustive).seconds;
+  EXPECT_GT(estimate_of(choice, Strategy::per_layer).seconds, kStrategyTieFactor * exhaustive);
+  // Halving's brief rounds save little when --steps is 3; its extra builds eat that up.
+  EXPECT_LT(estimate_of(choice, Strategy::halving).seconds, kStrategyTieFactor * exhaustive);
+  EXPECT_EQ(choice.run, Strategy::exhaustive);
+  EXPECT_EQ(choice.reason.rfind("auto: exhaustive has the cheapest estimate", 0), 0u) << choice.reason;
+}
+
+TEST(StrategyChoice, ManyCandidatesWithManyStepsGoHalving) {
+  CostInputs in = deep_net_few_steps();
+  in.candidates = 97;  // e.g. adding threads 1,2,4 and async update on/off
+  in.concurrency_variants = 12;
+  in.steps = 30;
+  const StrategyChoice choice = choose_strategy(Strategy::automatic, in);
+  EXPECT_EQ(choice.run, Strategy::halving);
+  EXPECT_EQ(choice.reason.rfind("auto: halving has the cheapest estimate", 0), 0u) << choice.reason;
+}
+
+TEST(StrategyChoice, DedupedFindMakesTheDeepNetPerLayerAgain) {
+  // ResNet-like: 18 layers but only a few distinct problems, so the find costs half.
+  CostInputs in = deep_net_few_steps();
+  in.distinct_problems = 8;
+  in.find_seconds = 10;
+  in.steps = 10;
+  in.warmup = 3;
+  const StrategyChoice choice = choose_strategy(Strategy::automatic, in);
+  EXPECT_EQ(choice.run, Strategy::per_layer) << choice.reason;
+}
+
+TEST(StrategyChoice, PerLayerWithinTheTieFactorBeatsACheaperExhaustive) {
+  CostInputs in = small_net();
+  // Per-layer's find made a little dearer than the whole exhaustive sweep's saving.
+  const auto base = estimate_costs(in);
+  const double gap = base[0].seconds - base[1].seconds;
+  in.find_seconds += gap + 0.1 * base[0].seconds;  // per-layer = 1.1x exhaustive
+  const StrategyChoice choice = choose_strategy(Strategy::automatic, in);
+  ASSERT_LT(estimate_of(choice, Strategy::exhaustive).seconds, estimate_of(choice, Strategy::per_layer).seconds);
+  EXPECT_EQ(choice.run, Strategy::per_layer);
+  EXPECT_NE(choice.reason.find("per-layer is within 1.5x of the cheapest (exhaustive), and ties go to per-layer"),
+            std::string::npos)
+      << choice.reason;
+}
+
+TEST(StrategyChoice, PerLayerProductLeavesPerLayerOut) {
+  CostInputs in = small_net();
+  in.per_layer_allowed = false;
+  const StrategyChoice choice = choose_strategy(Strategy::automatic, in);
+  EXPECT_EQ(choice.estimates.size(), 2u);
+  EXPECT_NE(choice.run, Strategy::per_layer);
+}
+
+TEST(StrategyChoice, ARequestedStrategyRunsWithoutEstimates) {
+  const StrategyChoice choice = choose_strategy(Strategy::halving, small_net());
+  EXPECT_EQ(choice.run, Strategy::halving);
+  EXPECT_TRUE(choice.estimates.empty());
+  EXPECT_EQ(choice.reason, "requested with --strategy halving");
+}
+
+TEST(StrategyChoice, ParsesAutoAndNamesTheKnownOnes) {
+  EXPECT_EQ(parse_strategy("auto"), Strategy::automatic);
+  EXPECT_EQ(parse_strategy("per-layer"), Strategy::per_layer);
+  try {
+    parse_strategy("random");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+    EXPECT_NE(std::string(e.what()).find("known: auto, exhaustive, per-layer, halving"), std::string::npos);
+  }
+}
+
+TEST(StrategyChoice, EstimatesRoundTripThroughJson) {
+  const auto estimates = estimate_costs(small_net());
+  EXPECT_EQ(estimates_from_json(estimates_to_json(estimates), "<db>"), estimates);
+  try {
+    estimates_from_json(R"([{"strategy": "random", "seconds": 1, "measurements": 2}])", "results DB x choice 3");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::input);
+    EXPECT_NE(std::string(e.what()).find("results DB x choice 3"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(estimates_from_json("[{", "<db>"), Error);
+}
+
+std::vector<ConvLayerInfo> layers_of(const std::string& model) {
+  ModelSpec spec;
+  spec.name = model;
+  spec.input = {2, model == "lenet5" ? 1 : 3, 32, 32};
+  return conv_layers(*build_model(spec));
+}
+
+SpaceOptions space_options(const std::string& model, std::vector<std::string> algorithms) {
+  SpaceOptions o;
+  o.model = model;
+  o.batch = 2;
+  o.layouts = {Layout::NCHW, Layout::NHWC};
+  o.algorithms = std::move(algorithms);
+  o.streams = {1, 2};
+  return o;
+}
+
+TEST(StrategyChoice, InputsOfRealSpacesCountDistinctProblems) {
+  const SearchSpace lenet(space_options("lenet5", {"direct", "gemm"}), layers_of("lenet5"));
+  const CostInputs l = cost_inputs(lenet, 9, 2, 5, 0.1, 0.01);
+  EXPECT_EQ(l.conv_layers, 2u);
+  EXPECT_EQ(l.distinct_problems, 2u);
+  EXPECT_EQ(l.layout_thread_pairs, 2u);
+  EXPECT_EQ(l.concurrency_variants, 2u);
+  EXPECT_EQ(l.algorithms, 2u);
+  EXPECT_EQ(l.find_seconds, 0);
+
+  const SearchSpace resnet(space_options("resnet18-small", {"direct", "gemm"}), layers_of("resnet18-small"));
+  const CostInputs r = cost_inputs(resnet, 9, 2, 5, 0.1, 0.01);
+  EXPECT_GT(r.conv_layers, 10u);
+  EXPECT_LT(r.distinct_problems, r.conv_layers);  // the repeated blocks
+}
+
+TEST(StrategyChoice, TheFindEstimateCoversEveryProblemLayoutAndRepetition) {
+  // test-slow sleeps 20 ms in each of its 3 passes: a find runs it (1 + repetitions)
+  // times per distinct problem and layout, so the find takes at least that long, and
+  // the estimate, scaled from two problems' probe, must say so.
+  SpaceOptions o = space_options("lenet5", {"direct", testing::kSlow});
+  FindOptions find;
+  find.repetitions = 2;
+  const SearchSpace space(o, layers_of("lenet5"));
+  const double slept = 2.0 /*problems*/ * 2 /*layouts*/ * (1 + find.repetitions) * 0.060;
+  EXPECT_GE(estimate_find_seconds(space, find), 0.95 * slept);
+}
+
+}  // namespace
+}  // namespace tunescope::tuner
