@@ -45,9 +45,10 @@ inline int64_t tid_of(int64_t global_tid) { return global_tid % 0x1000000; }
 
 // tunescope's additions, ignored by tools that query nsys tables by name:
 // TUNESCOPE_METADATA(name, value): schema, machine, backend, config, time origin, extra.*
-// TUNESCOPE_RECORDS(sourceTable, sourceRowId, name, device, lane, category, flops, bytes):
-// what a row of an nsys table cannot hold (our names of memcpy/memset/sync records,
-// host devices, lanes of ranges, range categories, flops), so a round trip is exact.
+// TUNESCOPE_RECORDS(sourceTable, sourceRowId, name, device, lane, category, flops, bytes,
+// rangeId): what a row of an nsys table cannot hold (our names of memcpy/memset/sync
+// records, host devices, lanes of ranges, range categories, flops, the range a record
+// was launched in and each range's id), so a round trip is exact.
 inline constexpr const char* kMetadataTable = "TUNESCOPE_METADATA";
 inline constexpr const char* kRecordsTable = "TUNESCOPE_RECORDS";
 inline constexpr const char* kSchema = "tunescope.nsys-sqlite/1";

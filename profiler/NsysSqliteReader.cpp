@@ -24,6 +24,7 @@ struct SideRecord {
   std::string category;
   double flops = 0;
   double bytes = 0;
+  uint64_t range_id = 0;  // Activity::range_id, or a range's own Range::id
 };
 
 class NsysImport {
@@ -100,13 +101,16 @@ class NsysImport {
 
   void read_side_records() {
     if (!db_.has_table(nsys::kRecordsTable)) return;
+    // Exports written before range ids were kept lack the rangeId column.
+    const std::string range_id =
+        column_or(db_.columns(nsys::kRecordsTable), "rangeId", "0");
     SqliteStatement rows = db_.prepare(
-        "SELECT sourceTable, sourceRowId, name, device, lane, category, flops, bytes "
-        "FROM TUNESCOPE_RECORDS");
+        "SELECT sourceTable, sourceRowId, name, device, lane, category, flops, bytes, " + range_id +
+        " FROM TUNESCOPE_RECORDS");
     while (rows.step())
       side_[rows.text(0)][rows.integer(1)] =
           SideRecord{rows.text(2), static_cast<int>(rows.integer(3)), static_cast<int>(rows.integer(4)),
-                     rows.text(5), rows.real(6), rows.real(7)};
+                     rows.text(5), rows.real(6), rows.real(7), static_cast<uint64_t>(rows.integer(8))};
   }
 
   const SideRecord* side(const char* table, int64_t row) const {
@@ -166,6 +170,7 @@ class NsysImport {
       a.stream = s->lane;
       a.flops = s->flops;
       a.bytes = s->bytes;
+      a.range_id = s->range_id;
     }
   }
 
@@ -218,6 +223,7 @@ class NsysImport {
         r.device = s->device;
         r.lane = s->lane;
         r.category = parse_range_category(s->category);
+        r.id = s->range_id;
       }
       trace_.ranges.push_back(std::move(r));
     }

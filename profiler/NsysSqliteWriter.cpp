@@ -80,7 +80,7 @@ CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT,
 CREATE TABLE TUNESCOPE_METADATA (name TEXT NOT NULL PRIMARY KEY, value TEXT);
 CREATE TABLE TUNESCOPE_RECORDS (sourceTable TEXT NOT NULL, sourceRowId INTEGER NOT NULL,
   name TEXT, device INTEGER, lane INTEGER, category TEXT, flops REAL, bytes REAL,
-  PRIMARY KEY (sourceTable, sourceRowId));
+  rangeId INTEGER, PRIMARY KEY (sourceTable, sourceRowId));
 )SQL";
 
 // Our device ids become deviceId; a host (negative) device is kept in TUNESCOPE_RECORDS.
@@ -94,7 +94,7 @@ class SqliteExport {
       : db_(db), trace_(trace), origin_(trace_output::time_origin(trace)),
         global_pid_(nsys::global_pid(::getpid())),
         strings_(db.prepare("INSERT INTO StringIds (id, value) VALUES (?, ?)")),
-        records_(db.prepare("INSERT INTO TUNESCOPE_RECORDS VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {}
+        records_(db.prepare("INSERT INTO TUNESCOPE_RECORDS VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {}
 
   // The tables must exist (create_schema) before construction prepares the inserts.
   static void create_schema(SqliteDatabase& db) { db.exec(kSchemaSql); }
@@ -115,10 +115,10 @@ class SqliteExport {
   }
 
   void side_record(const char* table, int64_t row, const std::string& name, int device, int lane,
-                   const std::string& category, double flops, double bytes) {
+                   const std::string& category, double flops, double bytes, uint64_t range_id) {
     records_.bind(1, std::string_view(table)).bind(2, row).bind(3, std::string_view(name));
     records_.bind(4, int64_t{device}).bind(5, int64_t{lane}).bind(6, std::string_view(category));
-    records_.bind(7, flops).bind(8, bytes).run();
+    records_.bind(7, flops).bind(8, bytes).bind(9, static_cast<int64_t>(range_id)).run();
   }
 
   void write_activities() {
@@ -178,7 +178,7 @@ class SqliteExport {
           break;
       }
       // SQLite numbers rowids from 1 in insertion order in a fresh table.
-      side_record(table, ++rows[table], a.name, a.device, a.stream, "", a.flops, a.bytes);
+      side_record(table, ++rows[table], a.name, a.device, a.stream, "", a.flops, a.bytes, a.range_id);
     }
   }
 
@@ -193,7 +193,7 @@ class SqliteExport {
       nvtx.bind(1, r.start_ns - origin_).bind(2, r.end_ns - origin_)
           .bind(3, int64_t{nsys::kNvtxPushPopRange}).bind(4, int64_t{1 + static_cast<int>(r.category)})
           .bind(5, std::string_view(r.name)).bind(6, tid).bind(7, tid).run();
-      side_record(nsys::kNvtx, ++row, r.name, r.device, r.lane, to_string(r.category), 0, 0);
+      side_record(nsys::kNvtx, ++row, r.name, r.device, r.lane, to_string(r.category), 0, 0, r.id);
     }
   }
 

@@ -3,6 +3,8 @@
 // read, and wrong files are rejected naming the file.
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+
 #include <map>
 
 #include "TraceTestFiles.h"
@@ -238,6 +240,21 @@ TEST(NsysSqliteTest, OverwritesAnExistingFile) {
   test_files::write_bytes(dir / "trace.sqlite", "old contents");
   const Trace trace = kernel_trace();
   NsysSqliteWriter().write(trace, dir / "trace.sqlite");
+  test_files::expect_same_trace(trace, read_nsys_sqlite(dir / "trace.sqlite"));
+}
+
+// Exports from before TUNESCOPE_RECORDS kept range ids still read, without them.
+TEST(NsysSqliteTest, ReadsSideRecordsWithoutRangeIds) {
+  ScratchDir dir;
+  Trace trace = kernel_trace();
+  trace.activities.front().range_id = 7;
+  NsysSqliteWriter().write(trace, dir / "trace.sqlite");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir / "trace.sqlite").c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, "ALTER TABLE TUNESCOPE_RECORDS DROP COLUMN rangeId", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  trace.activities.front().range_id = 0;
   test_files::expect_same_trace(trace, read_nsys_sqlite(dir / "trace.sqlite"));
 }
 

@@ -1,6 +1,6 @@
 // Range ids and the ranges device work was launched in, through the trace files: Chrome
-// and Kineto JSON keep Range::id and Activity::range_id exactly, both link launches to
-// kernels with flows, and the Kineto layout draws a launch made inside a range on that
+// and Kineto JSON and the nsys SQLite export keep Range::id and Activity::range_id
+// exactly, both JSON layouts link launches to kernels with flows, and the Kineto layout draws a launch made inside a range on that
 // range's thread, so the launch -> kernel flow starts inside its layer, as PyTorch
 // traces nest cudaLaunchKernel in their annotations.
 #include <gtest/gtest.h>
@@ -11,6 +11,8 @@
 #include "profiler/ChromeTraceReader.h"
 #include "profiler/ChromeTraceWriter.h"
 #include "profiler/KinetoTraceWriter.h"
+#include "profiler/NsysSqliteReader.h"
+#include "profiler/NsysSqliteWriter.h"
 
 namespace tunescope::profiler {
 namespace {
@@ -58,13 +60,15 @@ Trace attributed_trace() {
   return trace;
 }
 
-TEST(RangeAttributionExport, ChromeAndKinetoJsonKeepRangeIds) {
+TEST(RangeAttributionExport, ChromeKinetoAndNsysSqliteKeepRangeIds) {
   ScratchDir dir;
   const Trace trace = attributed_trace();
   ChromeTraceWriter().write(trace, dir / "chrome.json");
   test_files::expect_same_trace(trace, read_chrome_trace(dir / "chrome.json"));
   KinetoTraceWriter().write(trace, dir / "kineto.json");
   test_files::expect_same_trace(trace, read_chrome_trace(dir / "kineto.json"));
+  NsysSqliteWriter().write(trace, dir / "trace.sqlite");
+  test_files::expect_same_trace(trace, read_nsys_sqlite(dir / "trace.sqlite"));
 }
 
 TEST(RangeAttributionExport, KinetoLaunchSitsOnItsRangesThreadAndFlowsToTheKernel) {
