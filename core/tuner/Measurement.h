@@ -43,6 +43,11 @@ struct MeasureOptions {
   // Measure each candidate in a forked child process, so that a crashing or hanging
   // kernel fails that candidate instead of ending the tune (see IsolatedTrial.h).
   bool isolate = false;
+  // Check the numerics (one untimed first step, compared with the reference) before the
+  // warm-up. Off only for a config that passed the check in an earlier measurement
+  // (halving's later rounds): the same config gives the same first step, so a second
+  // check would cost a step and tell nothing new.
+  bool check_numerics = true;
 };
 
 // The loss and gradient samples after the first step of a session.
@@ -106,6 +111,7 @@ struct TrialResult {
   double seconds = 0;                             // wall time the measurement took
   bool remeasured = false;  // figures come from the interleaved winner/runner-up re-measurement
   bool reused = false;      // taken from the results DB by a resumed tune, not measured now
+  bool numerics_checked = false;  // this measurement ran and completed the numerics check
 };
 
 // Every trial of the interleaved re-measurement carries a reason starting with this, so

@@ -289,6 +289,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
       if (racing.size() == 1) break;
       MeasureOptions round = options_.measure;
       round.steps = halving_steps(racing.size(), options_.measure.steps);
+      round.check_numerics = false;  // every racer passed it in round 0
       for (size_t i : racing) {
         if (stopped()) {
           report.interrupted = true;
