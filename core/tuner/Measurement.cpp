@@ -199,6 +199,10 @@ RunConfig reference_config(const SessionOptions& base) {
   return config;
 }
 
+bool has_reference_shape(const RunConfig& config) {
+  return config.layout == Layout::NCHW && config.conv.per_layer.empty() && config.concurrency == Concurrency{};
+}
+
 NumericsSample reference_numerics(const SessionOptions& base, const MeasureOptions& options) {
   SessionOptions reference = base;
   apply_run_config(reference_config(base), reference);

@@ -73,6 +73,11 @@ std::string reference_conv_algorithm(const std::string& backend);
 // conv algorithm on every conv layer, one lane, no batch split, synchronous update.
 // Throws whatever building or stepping it throws.
 RunConfig reference_config(const SessionOptions& base);
+// Whether `config` has the shape of reference_config() of some base: nchw, one conv
+// algorithm on every layer, one lane, the whole batch at once. Which algorithm is not asked: the backend's default is known only where
+// its kernels are registered, and a stored tune needs no more, as the tuner measures
+// its reference before any other candidate (stored_baseline, StoredTune.h).
+bool has_reference_shape(const RunConfig& config);
 NumericsSample reference_numerics(const SessionOptions& base, const MeasureOptions& options);
 
 struct KernelShare {

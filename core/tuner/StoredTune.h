@@ -12,10 +12,17 @@ namespace tunescope::tuner {
 
 // Each config's latest row (neither a skipped row nor a failed re-measurement hides a
 // measured one; an ok interleaved re-measurement marks the trial re-measured), in the order the configs were first
-// recorded; the baseline (nchw + direct on one lane); the ranking of the tune
+// recorded; the baseline (stored_baseline); the ranking of the tune
 // (rank_ok_trials), and the winner: the interleaved verdict when the top two are the
 // last re-measured pair, else the top of the ranking; the latest strategy choice
 // recorded for them. No traces; seconds stay 0.
+// The baseline among a stored tune's configs in the order they were first recorded: the
+// first with the reference's shape (has_reference_shape). The tuner measures its
+// reference (the backend's default conv algorithm: direct on cpu, cuDNN's implicit GEMM
+// on cuda) first, so a later nchw single-lane config (another algorithm or thread
+// count) is just another candidate. Shared by `report` and the GUI's Candidates view.
+std::optional<size_t> stored_baseline(const std::vector<RunConfig>& configs_in_recorded_order);
+
 TuneReport stored_tune(const ResultsDb& db, int64_t machine_id, int64_t problem_id);
 
 }  // namespace tunescope::tuner
