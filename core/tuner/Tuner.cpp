@@ -136,7 +136,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
     report.problem = {base.model, cat(in.c, "x", in.h, "x", in.w), base.batch};
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-    fail(ErrorKind::runtime, "the reference config (nchw + direct) failed: ", e.what());
+    fail(ErrorKind::runtime, "the reference config (nchw + the backend's default conv algorithm) failed: ", e.what());
   }
   report.machine = MachineSignature::local(base.backend);
 
