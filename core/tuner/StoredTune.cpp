@@ -5,11 +5,11 @@
 
 namespace tunescope::tuner {
 
-namespace {
-
 bool is_remeasurement(const TrialRecord& row) { return row.reason.rfind(kRemeasureReason, 0) == 0; }
 
-}  // namespace
+bool later_row_replaces(const TrialRecord& later) {
+  return later.status != TrialStatus::skipped && !(is_remeasurement(later) && later.status != TrialStatus::ok);
+}
 
 std::optional<size_t> stored_baseline(const std::vector<RunConfig>& configs) {
   for (size_t i = 0; i < configs.size(); ++i)
@@ -38,7 +38,7 @@ TuneReport stored_tune(const ResultsDb& db, int64_t machine_id, int64_t problem_
     auto [at, added] = index_of.emplace(row.config_json, report.trials.size());
     if (added) {
       report.trials.push_back(std::move(trial));
-    } else if (trial.status == TrialStatus::skipped || (trial.remeasured && trial.status != TrialStatus::ok)) {
+    } else if (!later_row_replaces(row)) {
       continue;  // the tune kept the measured figures, so does the report
     } else {
       report.trials[at->second] = std::move(trial);

@@ -11,6 +11,7 @@
 #include <exception>
 #include <map>
 #include <optional>
+
 #include "core/tuner/Ranking.h"
 #include "core/tuner/ResultsDb.h"
 #include "core/tuner/StoredTune.h"
@@ -20,14 +21,22 @@ namespace tunescope::gui {
 
 namespace {
 
-// The config a stored row holds, read by core's reader for stored configs (no kernels
-// are registered in the GUI); nothing when a hand-edited row does not parse, and then
-// the row shows its raw text rather than failing the whole DB.
-std::optional<StoredRunConfig> storedConfig(const QString& text) {
+// A stored config as the view shows it: core's reader for stored configs (no kernels
+// are registered in the GUI) gives its label and identity (StoredRunConfig). A
+// hand-edited row that does not parse shows its raw text, its identity, rather than
+// failing the whole DB.
+struct DescribedConfig {
+  QString key;
+  QString label;
+  std::optional<RunConfig> config;
+};
+
+DescribedConfig describe(const QString& text) {
   try {
-    return stored_run_config_from_json_text(text.toStdString(), "results DB");
+    const StoredRunConfig stored = stored_run_config_from_json_text(text.toStdString(), "results DB");
+    return {QString::fromStdString(stored.key()), QString::fromStdString(stored.label()), stored.config};
   } catch (const std::exception&) {
-    return std::nullopt;
+    return {text, text.simplified().left(80), std::nullopt};
   }
 }
 
@@ -45,16 +54,9 @@ bool isTraceName(const QString& name) {
 
 }  // namespace
 
-QString configKey(const QString& configJson) {
-  // Not ours to interpret: the text itself is the identity.
-  const auto stored = storedConfig(configJson);
-  return stored ? QString::fromStdString(stored->key()) : configJson;
-}
+QString configKey(const QString& configJson) { return describe(configJson).key; }
 
-QString configLabel(const QString& configJson) {
-  const auto stored = storedConfig(configJson);
-  return stored ? QString::fromStdString(stored->label()) : configJson.simplified().left(80);
-}
+QString configLabel(const QString& configJson) { return describe(configJson).label; }
 
 bool CandidatesModel::load(const QString& dbPath, QString* error) {
   const QFileInfo info(dbPath);
@@ -85,30 +87,30 @@ bool CandidatesModel::load(const QString& dbPath, QString* error) {
     row.trialId = r.id;
     row.problemId = r.problem_id;
     row.configJson = QString::fromStdString(r.config_json);
-    const std::optional<StoredRunConfig> config = storedConfig(row.configJson);
-    row.configKey = config ? QString::fromStdString(config->key()) : row.configJson;
-    row.label = config ? QString::fromStdString(config->label()) : row.configJson.simplified().left(80);
-    row.config = config ? std::optional(config->config) : std::nullopt;
+    DescribedConfig described = describe(row.configJson);
+    row.configKey = std::move(described.key);
+    row.label = std::move(described.label);
+    row.config = std::move(described.config);
     row.status = QString::fromStdString(tuner::to_string(r.status));
     row.reason = QString::fromStdString(r.reason);
     row.medianEps = r.figures.median_eps;
     row.spread = r.figures.spread;
     row.medianStepMs = r.figures.median_step_ms;
     row.steps = r.figures.steps;
-    row.remeasured = r.reason.rfind(tuner::kRemeasureReason, 0) == 0;
+    row.remeasured = tuner::is_remeasurement(r);
     if (!problems.count(r.problem_id))
       problems[r.problem_id] = {r.problem_id, QStringLiteral("%1 · batch %2")
-                                                  .arg(QString::fromStdString(config ? config->config.model : "?"))
-                                                  .arg(config ? config->config.batch : 0)};
+                                                  .arg(QString::fromStdString(row.config ? row.config->model : "?"))
+                                                  .arg(row.config ? row.config->batch : 0)};
 
     const auto key = std::pair(r.problem_id, row.configKey);
     if (auto it = byConfig.find(key); it != byConfig.end()) {
       // The same config again: the interleaved re-measurement of the top two, or a later
-      // tune. The latest ok measurement is the final word; a failed re-measurement does
-      // not erase an earlier success (the tuner then keeps the sweep's figures too).
+      // tune. Which row shows is `report`'s rule (tuner::later_row_replaces): a failed
+      // re-measurement or a skipped row does not hide a measured one.
       CandidateRow& kept = all[it->second];
       const int n = kept.measurements + 1;
-      if (row.ok() || !kept.ok()) kept = row;
+      if (tuner::later_row_replaces(r)) kept = row;
       kept.measurements = n;
       continue;
     }
