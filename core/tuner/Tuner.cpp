@@ -113,7 +113,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
     layers = conv_layers(session.network());
     for (int node = 1; node <= session.network().layer_count(); ++node)
       has_batch_norm = has_batch_norm || session.network().layer(node).kind() == "bn";
-    auto step_start = Clock::now();
+    const auto step_start = Clock::now();
     reference = first_step_numerics(session, options_.measure.samples_per_parameter);
     step_seconds = seconds_since(step_start);
     // The first step pays first-touch costs; the next ones are what a timed step costs.
@@ -121,16 +121,18 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
     // (docs/BENCHMARKS.md, "Tuner strategies"). They only refine the estimate: when they
     // fail (say the training diverges) the candidates will say so, and the first step's
     // time stands. Only `auto` needs them.
-    if (options_.strategy == Strategy::automatic) try {
-      std::vector<double> steps;
-      auto last = Clock::now();
-      session.train_steps(kReferenceTimedSteps, [&](int64_t, int64_t, const StepStats&) {
-        steps.push_back(seconds_since(last));
-        last = Clock::now();
-      });
-      std::sort(steps.begin(), steps.end());
-      if (!steps.empty()) step_seconds = std::min(step_seconds, steps[steps.size() / 2]);
-    } catch (const Error&) {
+    if (options_.strategy == Strategy::automatic) {
+      try {
+        std::vector<double> steps;
+        auto last = Clock::now();
+        session.train_steps(kReferenceTimedSteps, [&](int64_t, int64_t, const StepStats&) {
+          steps.push_back(seconds_since(last));
+          last = Clock::now();
+        });
+        std::sort(steps.begin(), steps.end());
+        if (!steps.empty()) step_seconds = std::min(step_seconds, steps[steps.size() / 2]);
+      } catch (const Error&) {
+      }
     }
     const Shape4 in = session.network().input_shape();
     report.problem = {base.model, cat(in.c, "x", in.h, "x", in.w), base.batch};
