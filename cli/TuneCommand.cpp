@@ -1,7 +1,7 @@
 // `tunescope tune`: measures the candidates of a strategy over layout x threads x conv
 // algorithm x concurrency knobs, records every trial in the results DB, prints the
 // ranking, writes the tuned config and the Chrome traces of the winner and the
-// baseline (nchw + direct). SIGINT/SIGTERM stop it after the trial in flight with the
+// baseline (nchw + the backend's default conv). SIGINT/SIGTERM stop it after the trial in flight with the
 // best-so-far table (exit 128 + signal). With --db a tune reuses the trials the DB holds
 // for this machine, problem and config (so a re-run continues an interrupted tune)
 // unless --fresh. `--progress jsonl` streams the progress as JSON lines instead

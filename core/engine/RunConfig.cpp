@@ -72,8 +72,10 @@ class Checker {
     return value;
   }
 
+  // An empty backend: any name (stored_run_config_from_json_text).
   std::string algorithm(const json& value, const std::string& key, const std::string& backend) const {
     std::string name = string(value, key);
+    if (backend.empty()) return name;
     const auto known = Registry::instance().conv_algorithms(backend);
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       std::string list;
@@ -121,8 +123,13 @@ std::string to_json_text(const RunConfig& config) {
   return out.dump(2) + "\n";
 }
 
-RunConfig run_config_from_json_text(const std::string& text, const std::string& source, const std::string& backend) {
-  const Checker check(source);
+namespace {
+
+constexpr std::initializer_list<const char*> kConfigKeys = {
+    "schema", "model", "batch", "layout", "conv", "threads", "streams", "replicas", "micro_batches", "async_update",
+    "threads_per_lane", "fft_workspace", "measured"};
+
+json parse_object(const std::string& text, const std::string& source) {
   json root;
   try {
     root = json::parse(text);
@@ -132,8 +139,52 @@ RunConfig run_config_from_json_text(const std::string& text, const std::string& 
     fail(ErrorKind::input, "config ", source, ": not JSON: ", e.what());
   }
   if (!root.is_object()) fail(ErrorKind::input, "config ", source, ": expected a JSON object, got ", root.type_name());
-  check.only_keys(root, "", {"schema", "model", "batch", "layout", "conv", "threads", "streams", "replicas",
-                             "micro_batches", "async_update", "threads_per_lane", "fft_workspace", "measured"});
+  return root;
+}
+
+RunConfig run_config_from_json(const json& root, const std::string& source, const std::string& backend);
+
+}  // namespace
+
+RunConfig run_config_from_json_text(const std::string& text, const std::string& source, const std::string& backend) {
+  return run_config_from_json(parse_object(text, source), source, backend);
+}
+
+StoredRunConfig stored_run_config_from_json_text(const std::string& text, const std::string& source) {
+  json root = parse_object(text, source);
+  StoredRunConfig stored;
+  const std::set<std::string> known(kConfigKeys.begin(), kConfigKeys.end());
+  for (auto it = root.begin(); it != root.end();) {
+    if (known.count(it.key())) {
+      ++it;
+      continue;
+    }
+    stored.newer_keys[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
+    it = root.erase(it);
+  }
+  stored.config = run_config_from_json(root, source, "");
+  return stored;
+}
+
+std::string StoredRunConfig::label() const {
+  std::string out = config.label();
+  for (const auto& [key, value] : newer_keys) out += cat(" ", key, "=", value);
+  return out;
+}
+
+std::string StoredRunConfig::key() const {
+  RunConfig knobs = config;
+  knobs.measured.reset();
+  json out = json::parse(to_json_text(knobs));
+  for (const auto& [key, value] : newer_keys) out[key] = value;
+  return out.dump();
+}
+
+namespace {
+
+RunConfig run_config_from_json(const json& root, const std::string& source, const std::string& backend) {
+  const Checker check(source);
+  check.only_keys(root, "", kConfigKeys);
   const std::string schema = check.string(check.required(root, "", "schema"), "schema");
   if (schema != kRunConfigSchema) check.reject("schema", cat("expected '", kRunConfigSchema, "', got '", schema, "'"));
 
@@ -201,6 +252,8 @@ RunConfig run_config_from_json_text(const std::string& text, const std::string& 
   }
   return config;
 }
+
+}  // namespace
 
 RunConfig load_run_config(const std::filesystem::path& path, const std::string& backend) {
   std::ifstream in(path, std::ios::binary);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -59,6 +60,23 @@ std::string to_json_text(const RunConfig& config);
 // conv.per_layer are checked when the model is built (they depend on the model).
 RunConfig run_config_from_json_text(const std::string& text, const std::string& source,
                                     const std::string& backend = "cpu");
+// A config as stored in a results DB or a trace, read by a viewer that has no kernels
+// registered (the GUI): parsed and checked as run_config_from_json_text does, except
+// that algorithm names are taken as they are, and top-level keys of a newer tunescope
+// are kept aside, not rejected, so configs that differ only in them stay apart.
+struct StoredRunConfig {
+  RunConfig config;
+  std::map<std::string, std::string> newer_keys;  // key -> value (a string's text, else its JSON)
+  // RunConfig::label() plus " key=value" for each newer key.
+  std::string label() const;
+  // The config's identity: its canonical JSON (every knob with RunConfig's defaults,
+  // the measured figures left out) plus the newer keys. Equal for the same config
+  // written by different tunescope versions.
+  std::string key() const;
+};
+// Throws Error(input) naming `source`, as run_config_from_json_text.
+StoredRunConfig stored_run_config_from_json_text(const std::string& text, const std::string& source);
+
 RunConfig load_run_config(const std::filesystem::path& path, const std::string& backend = "cpu");
 // Throws Error(input) naming the file when it cannot be written.
 void save_run_config(const RunConfig& config, const std::filesystem::path& path);

@@ -98,6 +98,7 @@ std::string encode(const std::vector<TrialResult>& results) {
                                  {"min_step_ms", r.figures.min_step_ms},
                                  {"spread", r.figures.spread},
                                  {"kernels", r.kernels_json},
+                                 {"numerics_checked", results[i].numerics_checked},
                                  {"trace", trace}});
   }
   return message.dump();
@@ -124,6 +125,7 @@ std::vector<TrialResult> decode(const std::string& message, const std::string& b
     r.kernels_json = t.at("kernels").get<std::string>();
     TrialResult result = result_of(r, backend);
     result.reused = false;
+    result.numerics_checked = t.at("numerics_checked").get<bool>();
     if (!t.at("trace").is_null())
       result.trace = std::make_shared<const profiler::Trace>(profiler::read_trace_file(t.at("trace").get<std::string>()));
     results.push_back(std::move(result));

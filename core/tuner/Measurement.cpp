@@ -43,7 +43,11 @@ class CandidateRun {
   // One call of `count` steps timed step by step from the progress callback: an
   // asynchronous update overlaps the next step only within one train_steps call, so
   // timing steps one call each would drain the pipeline after every step.
+  // The steps run inside a `candidate` range named by the config's label (an NVTX range
+  // too), so a trace or an `nsys profile` of a tune shows which candidate ran when.
   void time_steps(int64_t count) {
+    profiler::Tracer& tracer = session_->tracer();
+    const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()), profiler::RangeCategory::candidate);
     auto last = Clock::now();
     session_->train_steps(count, [&](int64_t, int64_t, const StepStats&) {
       const auto now = Clock::now();
@@ -195,6 +199,10 @@ RunConfig reference_config(const SessionOptions& base) {
   return config;
 }
 
+bool has_reference_shape(const RunConfig& config) {
+  return config.layout == Layout::NCHW && config.conv.per_layer.empty() && config.concurrency == Concurrency{};
+}
+
 NumericsSample reference_numerics(const SessionOptions& base, const MeasureOptions& options) {
   SessionOptions reference = base;
   apply_run_config(reference_config(base), reference);
@@ -226,12 +234,16 @@ TrialResult measure_here(const SessionOptions& base, const RunConfig& config, co
   const auto start = Clock::now();
   TrialResult result = disposition(config, TrialStatus::failed, "");
   std::string mismatch;
+  bool checked = false;
   const auto failure = failure_of([&] {
     const ScopedAllocationCap cap(options.memory_limit_bytes);
     TrialTimeLimit limit(options.time_limit_seconds, 1, steps);
     CandidateRun run(base, config, limit);
-    mismatch = run.check(reference, options);
-    if (!mismatch.empty()) return;  // a fast wrong candidate is never timed
+    if (options.check_numerics) {
+      mismatch = run.check(reference, options);
+      checked = true;
+      if (!mismatch.empty()) return;  // a fast wrong candidate is never timed
+    }
     run.warm_up(options.warmup);
     run.start_tracing();
     run.time_steps(options.steps);
@@ -239,6 +251,7 @@ TrialResult measure_here(const SessionOptions& base, const RunConfig& config, co
   });
   if (failure) result = disposition(config, TrialStatus::failed, *failure);
   else if (!mismatch.empty()) result = disposition(config, TrialStatus::invalid, mismatch);
+  result.numerics_checked = checked;
   result.seconds = seconds_since(start);
   return result;
 }
@@ -276,6 +289,7 @@ std::pair<TrialResult, TrialResult> interleave_here(const SessionOptions& base, 
   } else {
     results.first.reason = cat(kRemeasureReason, " with ", b.label());
     results.second.reason = cat(kRemeasureReason, " with ", a.label());
+    results.first.numerics_checked = results.second.numerics_checked = true;
   }
   results.first.seconds = results.second.seconds = seconds_since(start);
   return results;

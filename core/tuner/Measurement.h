@@ -43,6 +43,11 @@ struct MeasureOptions {
   // Measure each candidate in a forked child process, so that a crashing or hanging
   // kernel fails that candidate instead of ending the tune (see IsolatedTrial.h).
   bool isolate = false;
+  // Check the numerics (one untimed first step, compared with the reference) before the
+  // warm-up. Off only for a config that passed the check in an earlier measurement
+  // (halving's later rounds): the same config gives the same first step, so a second
+  // check would cost a step and tell nothing new.
+  bool check_numerics = true;
 };
 
 // The loss and gradient samples after the first step of a session.
@@ -68,6 +73,11 @@ std::string reference_conv_algorithm(const std::string& backend);
 // conv algorithm on every conv layer, one lane, no batch split, synchronous update.
 // Throws whatever building or stepping it throws.
 RunConfig reference_config(const SessionOptions& base);
+// Whether `config` has the shape of reference_config() of some base: nchw, one conv
+// algorithm on every layer, one lane, the whole batch at once. Which algorithm is not asked: the backend's default is known only where
+// its kernels are registered, and a stored tune needs no more, as the tuner measures
+// its reference before any other candidate (stored_baseline, StoredTune.h).
+bool has_reference_shape(const RunConfig& config);
 NumericsSample reference_numerics(const SessionOptions& base, const MeasureOptions& options);
 
 struct KernelShare {
@@ -106,6 +116,7 @@ struct TrialResult {
   double seconds = 0;                             // wall time the measurement took
   bool remeasured = false;  // figures come from the interleaved winner/runner-up re-measurement
   bool reused = false;      // taken from the results DB by a resumed tune, not measured now
+  bool numerics_checked = false;  // this measurement ran and completed the numerics check
 };
 
 // Every trial of the interleaved re-measurement carries a reason starting with this, so

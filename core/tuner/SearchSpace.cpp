@@ -79,7 +79,9 @@ Candidate SearchSpace::per_layer(Layout layout, int threads, const std::vector<s
   // configs have one form and the override count measures how unusual a config is.
   std::map<std::string, int> uses;
   for (const auto& name : chosen) ++uses[name];
-  std::string common = chosen.empty() ? "direct" : chosen.front();
+  // A net without conv layers: the backend's default, what its conv layers would run
+  // (cuda has no `direct`).
+  std::string common = chosen.empty() ? Registry::instance().default_conv_algorithm(options_.backend) : chosen.front();
   for (const auto& name : chosen)
     if (uses[name] > uses[common]) common = name;
   candidate.config.conv.default_algorithm = common;

@@ -70,7 +70,8 @@ class SearchSpace {
   // layer does not support it.
   Candidate global(Layout layout, int threads, const std::string& algorithm) const;
   // A config from one algorithm per conv layer (in layers() order), normalised so the
-  // most common algorithm is the default and the rest are overrides.
+  // most common algorithm is the default and the rest are overrides (no layers: the
+  // backend's default conv algorithm).
   Candidate per_layer(Layout layout, int threads, const std::vector<std::string>& per_layer_algorithms) const;
   // `candidate` once per combination of the concurrency knobs and, when it has an FFT
   // layer, of the FFT workspace policies (the first combination first); a split that

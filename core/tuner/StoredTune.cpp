@@ -5,22 +5,17 @@
 
 namespace tunescope::tuner {
 
-namespace {
-
 bool is_remeasurement(const TrialRecord& row) { return row.reason.rfind(kRemeasureReason, 0) == 0; }
 
-// The tune's yardstick: reference_config() of some base, i.e. nchw, the backend's
-// reference conv algorithm everywhere, one lane and the whole batch at once.
-bool is_reference(const RunConfig& config, const std::string& backend) {
-  RunConfig reference = config;
-  reference.layout = Layout::NCHW;
-  reference.conv = ConvChoice{};
-  reference.conv.default_algorithm = reference_conv_algorithm(backend);
-  reference.concurrency = Concurrency{};
-  return config == reference;
+bool later_row_replaces(const TrialRecord& later) {
+  return later.status != TrialStatus::skipped && !(is_remeasurement(later) && later.status != TrialStatus::ok);
 }
 
-}  // namespace
+std::optional<size_t> stored_baseline(const std::vector<RunConfig>& configs) {
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (has_reference_shape(configs[i])) return i;
+  return std::nullopt;
+}
 
 TuneReport stored_tune(const ResultsDb& db, int64_t machine_id, int64_t problem_id) {
   TuneReport report;
@@ -43,15 +38,16 @@ TuneReport stored_tune(const ResultsDb& db, int64_t machine_id, int64_t problem_
     auto [at, added] = index_of.emplace(row.config_json, report.trials.size());
     if (added) {
       report.trials.push_back(std::move(trial));
-    } else if (trial.status == TrialStatus::skipped || (trial.remeasured && trial.status != TrialStatus::ok)) {
+    } else if (!later_row_replaces(row)) {
       continue;  // the tune kept the measured figures, so does the report
     } else {
       report.trials[at->second] = std::move(trial);
     }
     row_of[at->second] = row.id;
   }
-  for (size_t i = 0; i < report.trials.size() && !report.baseline; ++i)
-    if (is_reference(report.trials[i].config, report.machine.backend)) report.baseline = i;
+  std::vector<RunConfig> configs;
+  for (const TrialResult& t : report.trials) configs.push_back(t.config);
+  report.baseline = stored_baseline(configs);
 
   const std::vector<size_t> ranked = rank_ok_trials(report.trials);
   if (ranked.empty()) {

@@ -12,10 +12,25 @@ namespace tunescope::tuner {
 
 // Each config's latest row (neither a skipped row nor a failed re-measurement hides a
 // measured one; an ok interleaved re-measurement marks the trial re-measured), in the order the configs were first
-// recorded; the baseline (nchw + direct on one lane); the ranking of the tune
+// recorded; the baseline (stored_baseline); the ranking of the tune
 // (rank_ok_trials), and the winner: the interleaved verdict when the top two are the
 // last re-measured pair, else the top of the ranking; the latest strategy choice
 // recorded for them. No traces; seconds stay 0.
+// The baseline among a stored tune's configs in the order they were first recorded: the
+// first with the reference's shape (has_reference_shape). The tuner measures its
+// reference (the backend's default conv algorithm: direct on cpu, cuDNN's implicit GEMM
+// on cuda) first, so a later nchw single-lane config (another algorithm or thread
+// count) is just another candidate. Shared by `report` and the GUI's Candidates view.
+// Whether a stored row is from the interleaved re-measurement of the top two (its reason
+// starts with kRemeasureReason).
+bool is_remeasurement(const TrialRecord& row);
+// Whether a later stored row of a config replaces the one shown for it so far: yes,
+// unless it is a skipped row (a budget skip, a resumed tune's copy) or an interleaved
+// re-measurement that did not end ok (the tune kept the measured figures then).
+bool later_row_replaces(const TrialRecord& later);
+
+std::optional<size_t> stored_baseline(const std::vector<RunConfig>& configs_in_recorded_order);
+
 TuneReport stored_tune(const ResultsDb& db, int64_t machine_id, int64_t problem_id);
 
 }  // namespace tunescope::tuner

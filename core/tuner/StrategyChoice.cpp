@@ -86,11 +86,17 @@ double estimate_find_seconds(const SearchSpace& space, const FindOptions& option
   const ConvLayerInfo most = *std::max_element(distinct.begin(), distinct.end(), by_flops);
   FindOptions probe_options = options;
   probe_options.repetitions = 1;
+  // A layer's find is a fixed part (its tensors, the direct reference, each algorithm's
+  // first, checked run) plus `repetitions` timed runs of each algorithm. The probe runs
+  // the fixed part and one repetition, and its timings say what one repetition costs, so
+  // the full find of that layer is the probe plus repetitions - 1 more of those.
+  const int repetitions = std::max(1, options.repetitions);
   auto time_find = [&](const ConvLayerInfo& layer) {
     const SearchSpace one(o, {layer});
     const auto start = Clock::now();
-    find_per_layer(one, o.layouts.front(), o.threads.front(), probe_options);
-    return std::chrono::duration<double>(Clock::now() - start).count();
+    const std::vector<LayerFind> found = find_per_layer(one, o.layouts.front(), o.threads.front(), probe_options);
+    const double probe_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return find_seconds_of(probe_seconds, found.front(), repetitions);
   };
   const double least_seconds = time_find(least);
   const double most_seconds = least.problem == most.problem ? least_seconds : time_find(most);
@@ -100,16 +106,21 @@ double estimate_find_seconds(const SearchSpace& space, const FindOptions& option
   double seconds = 0;
   for (const ConvLayerInfo& layer : distinct)
     seconds += std::max(0.0, least_seconds + slope * (layer.problem.flops() - least.problem.flops()));
-  // The probe ran each algorithm twice (checked run + one repetition); the find runs it
-  // 1 + repetitions times (its direct reference run, once either way, scales along: a
-  // small overestimate).
-  const double runs = 1.0 + std::max(1, options.repetitions);
-  return seconds * runs / 2 * static_cast<double>(o.layouts.size() * o.threads.size());
+  return seconds * static_cast<double>(o.layouts.size() * o.threads.size());
+}
+
+double find_seconds_of(double probe_seconds, const LayerFind& probe, int repetitions) {
+  double repetition_ms = 0;
+  for (const AlgorithmTiming& t : probe.timings)
+    if (t.skip_reason.empty()) repetition_ms += t.median_ms;
+  return probe_seconds + static_cast<double>(std::max(1, repetitions) - 1) * repetition_ms / 1e3;
 }
 
 std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
-  auto measurement = [&](int64_t steps) {
-    return in.build_seconds + static_cast<double>(1 + in.warmup + steps) * in.step_seconds;
+  // checked: the measurement starts with the numerics check's step (halving's later
+  // rounds leave it out: the candidate passed it in round 0).
+  auto measurement = [&](int64_t steps, bool checked = true) {
+    return in.build_seconds + static_cast<double>((checked ? 1 : 0) + in.warmup + steps) * in.step_seconds;
   };
   const double remeasure = 2 * measurement(in.steps);  // the interleaved winner vs runner-up, every strategy
   std::vector<StrategyEstimate> out;
@@ -118,7 +129,9 @@ std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
                  in.candidates});
 
   if (in.per_layer_allowed) {
-    const size_t picked = std::min({size_t{2}, in.algorithms, std::max<size_t>(1, in.distinct_problems)});
+    // Each distinct problem picks one algorithm, so at most this many per pair: an upper
+    // bound (ResNet-18-small, 11 problems x 4 algorithms: 2 to 4 picked per layout).
+    const size_t picked = std::min(in.algorithms, std::max<size_t>(1, in.distinct_problems));
     const size_t configs = picked + (picked > 1 ? 1 : 0);
     const size_t measurements = 1 + in.layout_thread_pairs * in.concurrency_variants * configs;
     out.push_back({Strategy::per_layer,
@@ -137,7 +150,7 @@ std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
   while (racing > 1) {
     racing = halving_keep(racing);
     if (racing == 1) break;
-    halving += static_cast<double>(racing) * measurement(halving_steps(racing, in.steps));
+    halving += static_cast<double>(racing) * measurement(halving_steps(racing, in.steps), false);
     measurements += racing;
   }
   out.push_back({Strategy::halving, halving + remeasure, measurements});

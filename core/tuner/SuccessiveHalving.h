@@ -2,7 +2,8 @@
 // every candidate is timed briefly, the fastest 1/eta go on to a round timed eta times
 // longer, until one remains. The last round times the full --steps, so the finalists
 // are measured as exhaustive measures everyone, while the slow majority costs only a
-// few steps each.
+// few steps each. A candidate's numerics are checked once, in the first round; the later
+// rounds build it again and time it without the check (MeasureOptions::check_numerics).
 #pragma once
 
 #include <cstddef>

@@ -15,6 +15,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Steps of the reference timed after its first, for the strategy estimates' step time.
+constexpr int64_t kReferenceTimedSteps = 3;
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -110,23 +113,32 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
     layers = conv_layers(session.network());
     for (int node = 1; node <= session.network().layer_count(); ++node)
       has_batch_norm = has_batch_norm || session.network().layer(node).kind() == "bn";
-    auto step_start = Clock::now();
+    const auto step_start = Clock::now();
     reference = first_step_numerics(session, options_.measure.samples_per_parameter);
     step_seconds = seconds_since(step_start);
-    // The first step pays first-touch costs; a second one is what a timed step costs.
-    // It only refines the estimate: when it fails (say the training diverges) the
-    // candidates will say so, and the first step's time stands.
-    try {
-      step_start = Clock::now();
-      session.train_steps(1);
-      step_seconds = std::min(step_seconds, seconds_since(step_start));
-    } catch (const Error&) {
+    // The first step pays first-touch costs; the next ones are what a timed step costs.
+    // Their median of three: one sample on a shared machine was off by up to 2x
+    // (docs/BENCHMARKS.md, "Tuner strategies"). They only refine the estimate: when they
+    // fail (say the training diverges) the candidates will say so, and the first step's
+    // time stands. Only `auto` needs them.
+    if (options_.strategy == Strategy::automatic) {
+      try {
+        std::vector<double> steps;
+        auto last = Clock::now();
+        session.train_steps(kReferenceTimedSteps, [&](int64_t, int64_t, const StepStats&) {
+          steps.push_back(seconds_since(last));
+          last = Clock::now();
+        });
+        std::sort(steps.begin(), steps.end());
+        if (!steps.empty()) step_seconds = std::min(step_seconds, steps[steps.size() / 2]);
+      } catch (const Error&) {
+      }
     }
     const Shape4 in = session.network().input_shape();
     report.problem = {base.model, cat(in.c, "x", in.h, "x", in.w), base.batch};
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-    fail(ErrorKind::runtime, "the reference config (nchw + direct) failed: ", e.what());
+    fail(ErrorKind::runtime, "the reference config (nchw + the backend's default conv algorithm) failed: ", e.what());
   }
   report.machine = MachineSignature::local(base.backend);
 
@@ -289,6 +301,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
       if (racing.size() == 1) break;
       MeasureOptions round = options_.measure;
       round.steps = halving_steps(racing.size(), options_.measure.steps);
+      round.check_numerics = false;  // every racer passed it in round 0
       for (size_t i : racing) {
         if (stopped()) {
           report.interrupted = true;

@@ -65,7 +65,7 @@ struct TuneReport {
   // (halving: of the last round it ran in); the top two ok trials carry the figures of
   // their interleaved re-measurement (remeasured = true) when it succeeded.
   std::vector<TrialResult> trials;
-  std::optional<size_t> baseline;   // index of nchw + direct
+  std::optional<size_t> baseline;   // index of the reference config (nchw + the backend's default conv)
   std::optional<size_t> best;       // index of the declared winner
   std::vector<size_t> ranking;      // the ok trials, best first (rank_ok_trials; the winner leads)
   std::string decision;             // how the winner was declared

@@ -11,43 +11,33 @@
 #include <exception>
 #include <map>
 #include <optional>
-#include <set>
-#include <nlohmann/json.hpp>
 
+#include "core/tuner/Ranking.h"
 #include "core/tuner/ResultsDb.h"
+#include "core/tuner/StoredTune.h"
 #include "profiler/ChromeTraceReader.h"
 
 namespace tunescope::gui {
 
 namespace {
 
-using nlohmann::json;
+// A stored config as the view shows it: core's reader for stored configs (no kernels
+// are registered in the GUI) gives its label and identity (StoredRunConfig). A
+// hand-edited row that does not parse shows its raw text, its identity, rather than
+// failing the whole DB.
+struct DescribedConfig {
+  QString key;
+  QString label;
+  std::optional<RunConfig> config;
+};
 
-json parseConfig(const QString& text) {
-  // Configs in the DB were written by to_json_text; a hand-edited one may not parse,
-  // and then the row shows its raw text rather than failing the whole DB.
-  return json::parse(text.toStdString(), nullptr, /*allow_exceptions=*/false);
-}
-
-template <typename T>
-T value(const json& j, const char* key, T fallback) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
+DescribedConfig describe(const QString& text) {
   try {
-    return it->get<T>();
-  } catch (const json::exception&) {
-    return fallback;
+    const StoredRunConfig stored = stored_run_config_from_json_text(text.toStdString(), "results DB");
+    return {QString::fromStdString(stored.key()), QString::fromStdString(stored.label()), stored.config};
+  } catch (const std::exception&) {
+    return {text, text.simplified().left(80), std::nullopt};
   }
-}
-
-// The reference config the tuner measures first (Tuner.cpp: "the baseline goes first").
-bool isBaselineConfig(const json& c) {
-  if (!c.is_object()) return false;
-  const json conv = c.value("conv", json::object());
-  const bool noOverrides = !conv.contains("per_layer") || conv["per_layer"].empty();
-  return value<std::string>(c, "layout", "") == "nchw" && value<std::string>(conv, "default", "") == "direct" &&
-         noOverrides && value<int>(c, "streams", 1) == 1 && value<int>(c, "replicas", 1) == 1 &&
-         value<int>(c, "micro_batches", 1) == 1 && !value<bool>(c, "async_update", false);
 }
 
 int statusOrder(const QString& s) {
@@ -62,59 +52,11 @@ bool isTraceName(const QString& name) {
   return name.endsWith(QLatin1String(".json")) || name.endsWith(QLatin1String(".json.gz"));
 }
 
-// Keys of tunescope.config/1 that configLabel() spells out or that are not knobs.
-const std::set<std::string> kKnownKeys{"schema", "model", "batch", "layout", "conv", "threads", "streams",
-                                       "replicas", "micro_batches", "async_update", "threads_per_lane", "fft_workspace",
-                                       "measured"};
-
-json canonicalConfig(json c) {
-  c.erase("schema");
-  c.erase("measured");  // informational figures of a written tuned config
-  // RunConfig's defaults (core/engine/RunConfig.h, Concurrency.h).
-  for (const auto& [key, fallback] : {std::pair<const char*, json>{"threads", 1}, {"streams", 1}, {"replicas", 1},
-                                      {"micro_batches", 1}, {"async_update", false}, {"threads_per_lane", 0},
-                                      {"fft_workspace", "reuse"}})
-    if (!c.contains(key) || c[key].is_null()) c[key] = fallback;
-  if (c.contains("conv") && c["conv"].is_object() && !c["conv"].contains("per_layer"))
-    c["conv"]["per_layer"] = json::object();
-  return c;
-}
-
 }  // namespace
 
-QString configKey(const QString& configJson) {
-  const json c = parseConfig(configJson);
-  // Not ours to interpret: the text itself is the identity.
-  if (!c.is_object()) return configJson;
-  return QString::fromStdString(canonicalConfig(c).dump());
-}
+QString configKey(const QString& configJson) { return describe(configJson).key; }
 
-QString configLabel(const QString& configJson) {
-  const json c = parseConfig(configJson);
-  if (!c.is_object()) return configJson.simplified().left(80);
-  const json conv = c.value("conv", json::object());
-  std::string convText = value<std::string>(conv, "default", "?");
-  if (conv.contains("per_layer") && conv["per_layer"].is_object())
-    for (const auto& [layer, algorithm] : conv["per_layer"].items())
-      convText += "," + layer + "=" + (algorithm.is_string() ? algorithm.get<std::string>() : algorithm.dump());
-  QString out = QStringLiteral("%1 conv=%2 threads=%3")
-                    .arg(QString::fromStdString(value<std::string>(c, "layout", "?")), QString::fromStdString(convText))
-                    .arg(value<int>(c, "threads", 1));
-  // The concurrency knobs only when not the default, as Concurrency::label().
-  if (const int s = value<int>(c, "streams", 1); s != 1) out += QStringLiteral(" streams=%1").arg(s);
-  if (value<bool>(c, "async_update", false)) out += QStringLiteral(" async");
-  if (const int r = value<int>(c, "replicas", 1); r != 1) out += QStringLiteral(" replicas=%1").arg(r);
-  if (const int m = value<int>(c, "micro_batches", 1); m != 1) out += QStringLiteral(" micro=%1").arg(m);
-  if (const int t = value<int>(c, "threads_per_lane", 0); t != 0) out += QStringLiteral(" threads/lane=%1").arg(t);
-  // The FFT workspace policy only when not the default, as RunConfig::label().
-  if (const std::string f = value<std::string>(c, "fft_workspace", "reuse"); f != "reuse")
-    out += QStringLiteral(" fft=%1").arg(QString::fromStdString(f));
-  for (const auto& [key, v] : c.items())  // json objects iterate in key order
-    if (!kKnownKeys.count(key))
-      out += QStringLiteral(" %1=%2").arg(QString::fromStdString(key),
-                                           QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump()));
-  return out;
-}
+QString configLabel(const QString& configJson) { return describe(configJson).label; }
 
 bool CandidatesModel::load(const QString& dbPath, QString* error) {
   const QFileInfo info(dbPath);
@@ -140,51 +82,55 @@ bool CandidatesModel::load(const QString& dbPath, QString* error) {
   std::vector<CandidateRow> all;
   std::map<std::pair<int64_t, QString>, size_t> byConfig;
   std::map<int64_t, ProblemInfo> problems;
-  std::map<int64_t, int64_t> baselineTrial;  // problem -> id of its first baseline-config trial
   for (const tuner::TrialRecord& r : records) {  // insertion order
     CandidateRow row;
     row.trialId = r.id;
     row.problemId = r.problem_id;
     row.configJson = QString::fromStdString(r.config_json);
-    row.configKey = configKey(row.configJson);
-    row.label = configLabel(row.configJson);
+    DescribedConfig described = describe(row.configJson);
+    row.configKey = std::move(described.key);
+    row.label = std::move(described.label);
+    row.config = std::move(described.config);
     row.status = QString::fromStdString(tuner::to_string(r.status));
     row.reason = QString::fromStdString(r.reason);
     row.medianEps = r.figures.median_eps;
     row.spread = r.figures.spread;
     row.medianStepMs = r.figures.median_step_ms;
-    const json config = parseConfig(row.configJson);
+    row.steps = r.figures.steps;
+    row.remeasured = tuner::is_remeasurement(r);
     if (!problems.count(r.problem_id))
       problems[r.problem_id] = {r.problem_id, QStringLiteral("%1 · batch %2")
-                                                  .arg(QString::fromStdString(value<std::string>(config, "model", "?")))
-                                                  .arg(value<int64_t>(config, "batch", 0))};
-    if (isBaselineConfig(config) && !baselineTrial.count(r.problem_id)) baselineTrial[r.problem_id] = r.id;
+                                                  .arg(QString::fromStdString(row.config ? row.config->model : "?"))
+                                                  .arg(row.config ? row.config->batch : 0)};
 
     const auto key = std::pair(r.problem_id, row.configKey);
     if (auto it = byConfig.find(key); it != byConfig.end()) {
       // The same config again: the interleaved re-measurement of the top two, or a later
-      // tune. The latest ok measurement is the final word; a failed re-measurement does
-      // not erase an earlier success (the tuner then keeps the sweep's figures too).
+      // tune. Which row shows is `report`'s rule (tuner::later_row_replaces): a failed
+      // re-measurement or a skipped row does not hide a measured one.
       CandidateRow& kept = all[it->second];
       const int n = kept.measurements + 1;
-      if (row.ok() || !kept.ok()) kept = row;
+      if (tuner::later_row_replaces(r)) kept = row;
       kept.measurements = n;
       continue;
     }
     byConfig.emplace(key, all.size());
     all.push_back(std::move(row));
   }
-  // Only the first baseline-shaped config of a problem is the yardstick: a tune over
-  // several thread counts also measures nchw + direct with 2 threads, which is just
-  // another candidate. Compared by config, since a re-measurement may have superseded
-  // the baseline's first row.
-  std::map<int64_t, QString> baselineConfig;
-  for (const tuner::TrialRecord& r : records)
-    if (baselineTrial.count(r.problem_id) && baselineTrial[r.problem_id] == r.id)
-      baselineConfig[r.problem_id] = configKey(QString::fromStdString(r.config_json));
-  for (CandidateRow& row : all) {
-    const auto it = baselineConfig.find(row.problemId);
-    row.baseline = it != baselineConfig.end() && it->second == row.configKey;
+  // The yardstick of each problem by the tuner's own rule (tuner::stored_baseline): the
+  // first recorded config with the reference's shape, whatever the backend's default
+  // conv algorithm is (direct on cpu, cuDNN's implicit GEMM on cuda). A tune over
+  // several thread counts also measures nchw + direct with 2 threads later: just
+  // another candidate. all holds the configs in the order they were first recorded.
+  for (const auto& [problemId, info] : problems) {
+    std::vector<RunConfig> configs;
+    std::vector<size_t> rowOf;
+    for (size_t i = 0; i < all.size(); ++i)
+      if (all[i].problemId == problemId && all[i].config) {
+        configs.push_back(*all[i].config);
+        rowOf.push_back(i);
+      }
+    if (const auto baseline = tuner::stored_baseline(configs)) all[rowOf[*baseline]].baseline = true;
   }
 
   beginResetModel();
@@ -214,26 +160,38 @@ void CandidatesModel::setProblem(int64_t problemId) {
 
 void CandidatesModel::rebuildRows() {
   // Copies of all_, so the mapped trace paths come along.
-  rows_.clear();
+  std::vector<CandidateRow> shown;
   for (const CandidateRow& r : all_)
-    if (r.problemId == problem_) rows_.push_back(r);
-  // The declared winner (a mapped best.json) leads; else the fastest ok trial.
-  std::optional<size_t> best;
-  for (size_t i = 0; i < rows_.size(); ++i) {
-    rows_[i].best = false;
-    if (!rows_[i].ok()) continue;
-    if (!bestConfig_.isEmpty() && rows_[i].configKey == bestConfig_) {
-      best = i;
-      break;
-    }
-    if (!best || rows_[i].medianEps > rows_[*best].medianEps) best = i;
+    if (r.problemId == problem_) shown.push_back(r);
+  // The ok trials ranked as the tuner and `report` rank them (tuner::rank_ok_trials: the
+  // re-measured pair, then longer-timed halving rounds, then speed); the declared winner
+  // (a mapped best.json) leads, else the top of that ranking.
+  std::vector<tuner::TrialResult> trials(shown.size());
+  for (size_t i = 0; i < shown.size(); ++i) {
+    shown[i].best = false;
+    if (shown[i].config) trials[i].config = *shown[i].config;
+    trials[i].status = shown[i].ok() ? tuner::TrialStatus::ok : tuner::TrialStatus::failed;
+    trials[i].figures.steps = shown[i].steps;
+    trials[i].figures.median_eps = shown[i].medianEps;
+    trials[i].remeasured = shown[i].remeasured;
   }
-  if (best) rows_[*best].best = true;
-  std::stable_sort(rows_.begin(), rows_.end(), [](const CandidateRow& a, const CandidateRow& b) {
-    if (a.best != b.best) return a.best;
-    if (a.status != b.status) return statusOrder(a.status) < statusOrder(b.status);
-    return a.ok() && a.medianEps > b.medianEps;
-  });
+  std::vector<size_t> ranked = tuner::rank_ok_trials(trials);
+  if (!ranked.empty()) {
+    size_t best = ranked.front();
+    for (size_t i : ranked)
+      if (!bestConfig_.isEmpty() && shown[i].configKey == bestConfig_) best = i;
+    ranked = tuner::ranking_led_by(trials, best);
+    shown[best].best = true;
+  }
+  rows_.clear();
+  for (size_t i : ranked) rows_.push_back(shown[i]);
+  // Then the rest by status (invalid, failed, skipped), each in measurement order.
+  std::vector<CandidateRow> rest;
+  for (const CandidateRow& r : shown)
+    if (!r.ok()) rest.push_back(r);
+  std::stable_sort(rest.begin(), rest.end(),
+                   [](const CandidateRow& a, const CandidateRow& b) { return statusOrder(a.status) < statusOrder(b.status); });
+  rows_.insert(rows_.end(), rest.begin(), rest.end());
 }
 
 int CandidatesModel::mapTraceDirectory(const QString& dirPath, bool onlyTuneNames) {

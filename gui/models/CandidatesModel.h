@@ -1,12 +1,15 @@
 // The Candidates view's data: the trials of a tunescope results DB (read through
 // core/tuner's ResultsDb, never SQL of our own), one row per config, ranked as the CLI
-// ranks them, with the vs-baseline ratio and the Chrome trace each trial maps to.
+// ranks them (core/tuner's ranking, baseline rule and config labels), with the vs-baseline ratio and the Chrome trace each trial maps to.
 #pragma once
 
 #include <QAbstractTableModel>
 #include <QString>
 #include <cstdint>
+#include <optional>
 #include <vector>
+
+#include "core/engine/RunConfig.h"
 
 namespace tunescope::gui {
 
@@ -21,8 +24,11 @@ struct CandidateRow {
   double medianEps = 0;    // examples/s (ok trials)
   double spread = 0;       // (p90 - p10) / median of the step times
   double medianStepMs = 0;
+  int64_t steps = 0;        // timed steps behind the figures (halving's early rounds time fewer)
+  bool remeasured = false;  // the figures are from the interleaved re-measurement of the top two
   int measurements = 1;    // DB rows of this config (2+: re-measured interleaved, or several tunes)
-  bool baseline = false;   // nchw + direct, no overrides, single lane: the tune's yardstick
+  std::optional<RunConfig> config;  // the parsed config (none: a row whose text does not parse)
+  bool baseline = false;   // the tune's yardstick, by tuner::stored_baseline (the backend's default conv)
   bool best = false;       // the fastest ok trial, or the config of a mapped best.json
   QString tracePath;       // empty when no trace is known for this trial
   bool ok() const { return status == QLatin1String("ok"); }
@@ -64,8 +70,8 @@ class CandidatesModel : public QAbstractTableModel {
   const QString& dbPath() const { return dbPath_; }
   const std::vector<ProblemInfo>& problems() const { return problems_; }
   int64_t problem() const { return problem_; }
-  // The shown rows, ranked: ok by median ex/s (fastest first), then invalid, failed,
-  // skipped in measurement order.
+  // The shown rows, ranked: ok as the tuner ranks them (tuner::ranking_led_by the best),
+  // then invalid, failed, skipped in measurement order.
   const std::vector<CandidateRow>& rows() const { return rows_; }
   const CandidateRow* baselineRow() const;
   const CandidateRow* bestRow() const;
@@ -91,14 +97,12 @@ class CandidatesModel : public QAbstractTableModel {
   QString bestConfig_;  // configKey of a mapped best.json's metadata.config: the tune's declared winner
 };
 
-// RunConfig::label() from the stored JSON, without building a RunConfig (that would need
-// the conv algorithms registered, i.e. the kernels, which the GUI does not link). Keys
-// this GUI does not know (a knob added after it was built) are appended as " key=value",
-// so that the label stays complete: configs with different labels never share a row.
+// StoredRunConfig::label() of the stored JSON (RunConfig::label() plus the keys of a
+// newer tunescope, so configs with different labels never share a row); the raw text
+// when it does not parse.
 QString configLabel(const QString& configJson);
-// The identity of a config: its knobs with RunConfig's defaults filled in, without the
-// schema tag and the measured figures. Equal for the same config written by different
-// tunescope versions (rows written before the concurrency keys existed lack them).
+// StoredRunConfig::key(): the identity of a config, equal for the same config written by
+// different tunescope versions; the raw text when it does not parse.
 QString configKey(const QString& configJson);
 
 }  // namespace tunescope::gui

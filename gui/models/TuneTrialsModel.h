@@ -29,7 +29,7 @@ class TuneTrialsModel : public QAbstractTableModel {
   int finishedCount() const;
   const std::vector<TuneEvent>& rows() const { return rows_; }
   QString bestCandidate() const { return best_; }
-  // median ex/s over the baseline's (the tune's first candidate, nchw + direct); 0 when
+  // median ex/s over the baseline's (the tune's first candidate, nchw + the backend's default conv); 0 when
   // either is not ok.
   double ratioToBaseline(const TuneEvent& row) const;
 

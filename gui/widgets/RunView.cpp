@@ -352,7 +352,7 @@ bool RunView::start() {
   best_->clear();
   log_->clear();
   status_->setStyleSheet({});
-  status_->setText(tr("Checking the reference config (nchw + direct)…"));
+  status_->setText(tr("Checking the reference config (nchw, the backend's default conv)…"));
   progress_->setRange(0, 0);  // busy until the CLI says how many candidates
   clock_.start();
   setRunning(true);

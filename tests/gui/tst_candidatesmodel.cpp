@@ -225,6 +225,71 @@ class CandidatesModelTest : public QObject {
     QCOMPARE(model.ratioToBaseline(model.rows()[0]), 1.2);
   }
 
+  void cudaBaselineIsItsDefaultConvAlgorithm_data() {
+    // Rows in recorded order (a tune records its reference first); the expected
+    // baseline's label, by the rule of the tuner and `report` (tuner::stored_baseline).
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<QStringList>("algorithms");
+    QTest::addColumn<QString>("baseline");
+    QTest::newRow("cuda: cuDNN's implicit GEMM, no direct")
+        << "cuda" << QStringList{"cudnn:implicit_gemm", "cudnn:gemm", "fft-cufft"}
+        << "nchw conv=cudnn:implicit_gemm threads=1";
+    QTest::newRow("cpu: direct") << "cpu" << QStringList{"direct", "gemm", "fft-fftw"} << "nchw conv=direct threads=1";
+  }
+  void cudaBaselineIsItsDefaultConvAlgorithm() {
+    QFETCH(QString, backend);
+    QFETCH(QStringList, algorithms);
+    QFETCH(QString, baseline);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("backend.sqlite"));
+    {
+      tuner::ResultsDb db(path.toStdString());
+      const int64_t m = db.machine_id({"test GPU", 16, backend.toStdString(), "test backend"});
+      const int64_t p = db.problem_id({"resnet18-small", "3x32x32", 32});
+      double eps = 1000;
+      for (const QString& algorithm : algorithms) {
+        db.add_trial(p, m, testing::trial(testing::config(Layout::NCHW, algorithm.toStdString(), 1), tuner::TrialStatus::ok, eps));
+        eps += 250;
+      }
+    }
+    CandidatesModel model;
+    QString error;
+    QVERIFY2(model.load(path, &error), qPrintable(error));
+    QCOMPARE(model.rowCount(), 3);
+    QVERIFY(model.baselineRow());
+    QCOMPARE(model.baselineRow()->label, baseline);
+    QCOMPARE(model.rows()[0].label, QStringLiteral("nchw conv=%1 threads=1").arg(algorithms.back()));
+    QCOMPARE(model.ratioToBaseline(model.rows()[0]), 1.5);  // 1500 vs the baseline's 1000
+    QCOMPARE(model.index(2, CandidatesModel::ConfigColumn).data().toString(), baseline + QStringLiteral("  (baseline)"));
+  }
+
+  void halvingRoundsRankAsTheTunerRanks() {
+    // A halving tune: a candidate eliminated after a short first round (2 steps) may show
+    // a faster median than the finalists timed 6 steps; the tuner ranks the finalists
+    // first (tuner::rank_ok_trials), and so does the view.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("halving.sqlite"));
+    {
+      tuner::ResultsDb db(path.toStdString());
+      const int64_t m = db.machine_id({"test CPU", 4, "cpu", "test backend"});
+      const int64_t p = db.problem_id({"lenet5", "1x28x28", 32});
+      auto timed = [](RunConfig c, double eps, int64_t steps) {
+        tuner::TrialResult t = testing::trial(std::move(c), tuner::TrialStatus::ok, eps);
+        t.figures.steps = steps;
+        return t;
+      };
+      db.add_trial(p, m, timed(testing::config(Layout::NCHW, "direct", 1), 1000, 6));
+      db.add_trial(p, m, timed(testing::config(Layout::NHWC, "gemm", 1), 1900, 2));
+      db.add_trial(p, m, timed(testing::config(Layout::NHWC, "direct", 1), 1200, 6));
+    }
+    CandidatesModel model;
+    QVERIFY(model.load(path, nullptr));
+    QCOMPARE(model.rows()[0].label, QStringLiteral("nhwc conv=direct threads=1"));
+    QVERIFY(model.rows()[0].best);
+    QCOMPARE(model.rows()[1].label, QStringLiteral("nchw conv=direct threads=1"));
+    QCOMPARE(model.rows()[2].label, QStringLiteral("nhwc conv=gemm threads=1"));
+  }
+
   void labelsAreUniqueAndComplete() {
     // Same knobs written by two tunescope versions (before the concurrency keys existed,
     // and now): one config, one row. A knob this GUI does not know keeps its configs

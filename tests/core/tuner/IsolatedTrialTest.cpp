@@ -38,6 +38,7 @@ TEST_F(IsolatedTrialTest, OkTrialComesBackWithFiguresKernelsAndTrace) {
   ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
   EXPECT_EQ(r.config, config);
   EXPECT_FALSE(r.reused);
+  EXPECT_TRUE(r.numerics_checked) << "the child's check did not come back";
   EXPECT_EQ(r.figures.steps, 2);
   EXPECT_GT(r.figures.median_eps, 0);
   EXPECT_LE(r.figures.min_step_ms, r.figures.median_step_ms);

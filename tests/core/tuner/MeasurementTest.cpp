@@ -44,6 +44,56 @@ TEST_F(MeasurementTest, CorrectCandidateIsOkWithFiguresKernelsAndTrace) {
     }
 }
 
+TEST_F(MeasurementTest, TimedStepsRunInsideACandidateRangeNamedByTheConfig) {
+  const RunConfig config = config_with(base, Layout::NHWC, "gemm");
+  const TrialResult r = measure(base, config, reference, quick());
+  ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
+  ASSERT_TRUE(r.trace);
+  std::vector<profiler::Range> candidates, steps;
+  for (const auto& range : r.trace->ranges) {
+    if (range.category == profiler::RangeCategory::candidate) candidates.push_back(range);
+    if (range.name == "train_step") steps.push_back(range);
+  }
+  ASSERT_EQ(candidates.size(), 1u);
+  EXPECT_EQ(candidates.front().name, config.label());
+  ASSERT_EQ(steps.size(), 2u);
+  for (const auto& step : steps) {  // every timed step lies within it
+    EXPECT_LE(candidates.front().start_ns, step.start_ns);
+    EXPECT_GE(candidates.front().end_ns, step.end_ns);
+  }
+}
+
+TEST_F(MeasurementTest, InterleavedStepsEachRunInTheirCandidatesRange) {
+  const RunConfig a = config_with(base, Layout::NCHW, "direct"), b = config_with(base, Layout::NHWC, "gemm");
+  const auto [ra, rb] = measure_interleaved(base, a, b, reference, quick());
+  for (const TrialResult* r : {&ra, &rb}) {
+    ASSERT_EQ(r->status, TrialStatus::ok) << r->reason;
+    ASSERT_TRUE(r->trace);
+    size_t ranges = 0;
+    for (const auto& range : r->trace->ranges)
+      if (range.category == profiler::RangeCategory::candidate) {
+        ++ranges;
+        EXPECT_EQ(range.name, r->config.label());
+      }
+    EXPECT_EQ(ranges, 2u) << "one range per alternating timed step";
+  }
+}
+
+TEST_F(MeasurementTest, NumericsCheckCanBeLeftOutForAConfigCheckedBefore) {
+  const RunConfig config = config_with(base, Layout::NCHW, testing::kWrong);
+  MeasureOptions unchecked = quick();
+  unchecked.check_numerics = false;
+  // Without the check a wrong candidate is timed: the flag really leaves the check out,
+  // which is why only configs that passed it before may use it.
+  const TrialResult r = measure(base, config, reference, unchecked);
+  EXPECT_EQ(r.status, TrialStatus::ok) << r.reason;
+  EXPECT_FALSE(r.numerics_checked);
+  EXPECT_EQ(r.figures.steps, 2);
+  const TrialResult checked = measure(base, config, reference, quick());
+  EXPECT_EQ(checked.status, TrialStatus::invalid);
+  EXPECT_TRUE(checked.numerics_checked);
+}
+
 TEST_F(MeasurementTest, WrongAlgorithmIsInvalidAndNotTimed) {
   const TrialResult r = measure(base, config_with(base, Layout::NCHW, testing::kWrong), reference, quick());
   EXPECT_EQ(r.status, TrialStatus::invalid) << r.reason;

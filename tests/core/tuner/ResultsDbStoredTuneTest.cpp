@@ -105,5 +105,30 @@ TEST(StoredTune, ProblemsOfOneDbStayApart) {
   expect_same_ranking(stored_b, b);
 }
 
+RunConfig shaped(Layout layout, const std::string& algorithm, int threads = 1, int streams = 1) {
+  RunConfig c;
+  c.layout = layout;
+  c.conv.default_algorithm = algorithm;
+  c.threads = threads;
+  c.concurrency.streams = streams;
+  return c;
+}
+
+TEST(StoredBaseline, IsTheFirstReferenceShapedConfigWhateverTheBackendsDefault) {
+  // A cuda tune: its reference runs cuDNN's implicit GEMM (cuda has no direct).
+  EXPECT_EQ(stored_baseline({shaped(Layout::NCHW, "cudnn:implicit_gemm"), shaped(Layout::NCHW, "direct"),
+                             shaped(Layout::NHWC, "cudnn:implicit_gemm")}),
+            std::optional<size_t>(0));
+  // Not the shape: nhwc, a second lane, per-layer overrides, a batch split.
+  RunConfig mixed = shaped(Layout::NCHW, "gemm");
+  mixed.conv.per_layer["conv1"] = "direct";
+  RunConfig split = shaped(Layout::NCHW, "direct");
+  split.concurrency.replicas = 2;
+  EXPECT_EQ(stored_baseline({shaped(Layout::NHWC, "direct"), shaped(Layout::NCHW, "direct", 1, 2), mixed, split,
+                             shaped(Layout::NCHW, "gemm", 2), shaped(Layout::NCHW, "direct")}),
+            std::optional<size_t>(4));
+  EXPECT_EQ(stored_baseline({shaped(Layout::NHWC, "direct")}), std::nullopt);
+}
+
 }  // namespace
 }  // namespace tunescope::tuner

@@ -131,3 +131,51 @@ TEST(RunConfig, EveryRejectionNamesTheSourceAndTheKey) {
 
 }  // namespace
 }  // namespace tunescope
+
+namespace tunescope {
+namespace {
+
+TEST(StoredRunConfig, TakesAnyAlgorithmNameAndKeepsANewerVersionsKeysAside) {
+  // cuda's algorithms are not registered in a CPU-only reader, and a newer tunescope may
+  // have added a knob: both stay readable, and the label and key show the knob.
+  const std::string text = R"({"schema": "tunescope.config/1", "model": "lenet5", "batch": 32, "layout": "nchw",
+      "threads": 1, "conv": {"default": "cudnn:implicit_gemm", "per_layer": {"conv2": "fft-cufft"}},
+      "future_knob": "on", "measured": {"examples_per_second": 10}})";
+  const StoredRunConfig stored = stored_run_config_from_json_text(text, "results DB trial 7");
+  EXPECT_EQ(stored.config.conv.default_algorithm, "cudnn:implicit_gemm");
+  EXPECT_EQ(stored.config.conv.per_layer.at("conv2"), "fft-cufft");
+  EXPECT_EQ(stored.newer_keys, (std::map<std::string, std::string>{{"future_knob", "on"}}));
+  EXPECT_EQ(stored.label(), stored.config.label() + " future_knob=on");
+  EXPECT_EQ(stored.label(), "nchw conv=cudnn:implicit_gemm,conv2=fft-cufft threads=1 future_knob=on");
+  // The strict reader still refuses both.
+  EXPECT_THROW(run_config_from_json_text(text, "<text>"), Error);
+}
+
+TEST(StoredRunConfig, KeyIsEqualAcrossVersionsAndApartForDifferentKnobs) {
+  RunConfig c;
+  c.model = "lenet5";
+  c.batch = 32;
+  c.layout = Layout::NHWC;
+  c.conv.default_algorithm = "direct";
+  c.threads = 2;
+  // Written before the concurrency keys existed, in another key order, with figures.
+  const std::string old = R"({"schema": "tunescope.config/1", "threads": 2, "model": "lenet5", "batch": 32,
+      "layout": "nhwc", "conv": {"default": "direct"}, "measured": {"spread": 0.1}})";
+  const std::string key = stored_run_config_from_json_text(to_json_text(c), "a").key();
+  EXPECT_EQ(stored_run_config_from_json_text(old, "b").key(), key);
+  c.concurrency.streams = 2;
+  EXPECT_NE(stored_run_config_from_json_text(to_json_text(c), "c").key(), key);
+  std::string newer = to_json_text(c);
+  newer.insert(newer.rfind('}'), ", \"future_knob\": 3");
+  EXPECT_NE(stored_run_config_from_json_text(newer, "d").key(), stored_run_config_from_json_text(to_json_text(c), "c").key());
+  // Malformed text is an input error naming the source.
+  try {
+    stored_run_config_from_json_text(R"({"schema": "tunescope.config/1", "model": 3})", "results DB trial 9");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("results DB trial 9"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tunescope

@@ -8,6 +8,7 @@
 
 #include "TestAlgorithms.h"
 #include "core/base/Error.h"
+#include "core/base/Registry.h"
 #include "core/engine/Models.h"
 
 namespace tunescope::tuner {
@@ -91,6 +92,31 @@ TEST(SearchSpace, PerLayerConfigIsNormalisedAroundTheCommonAlgorithm) {
   EXPECT_EQ(mixed.config.conv.per_layer, (std::map<std::string, std::string>{{"conv2", "direct"}}));
   const Candidate uniform = space.per_layer(Layout::NCHW, 1, {"direct", "direct"});
   EXPECT_EQ(uniform.config, space.global(Layout::NCHW, 1, "direct").config);
+}
+
+// A backend whose default conv algorithm is not `direct` (as cuda's is
+// cudnn:implicit_gemm), and which has no `direct` at all: the CPU backend under another
+// name with one algorithm, registered for this test only.
+constexpr const char* kOtherBackend = "test-other-default";
+constexpr const char* kOtherDefault = "test-other-default-conv";
+const bool other_backend_registered = [] {
+  BackendRegistration(kOtherBackend, kOtherDefault, [] { return Registry::instance().make_backend("cpu"); });
+  ConvAlgorithmRegistration(kOtherBackend, kOtherDefault,
+                            [] { return Registry::instance().make_conv_algorithm("cpu", "direct"); });
+  return true;
+}();
+
+TEST(SearchSpace, NetWithoutConvLayersGetsTheBackendsDefaultConvAlgorithm) {
+  ASSERT_TRUE(other_backend_registered);
+  SpaceOptions o = options({});
+  o.backend = kOtherBackend;
+  const SearchSpace space(o, {});
+  const Candidate none = space.per_layer(Layout::NCHW, 1, {});
+  EXPECT_TRUE(none.runnable()) << none.skip_reason;
+  EXPECT_EQ(none.config.conv.default_algorithm, kOtherDefault);
+  EXPECT_TRUE(none.config.conv.per_layer.empty());
+  // On cpu the default is direct.
+  EXPECT_EQ(SearchSpace(options({}), {}).per_layer(Layout::NHWC, 2, {}).config.conv.default_algorithm, "direct");
 }
 
 TEST(SearchSpace, RejectsBadOptions) {

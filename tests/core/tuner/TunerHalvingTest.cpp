@@ -139,6 +139,28 @@ TEST(TunerHalving, PicksTheWinnerExhaustivePicksAndRecordsEveryCandidateOnceWith
   EXPECT_EQ(steps_of.at(to_json_text(trial_of(halving, testing::kWrong).config)), 0);
 }
 
+TEST(TunerHalving, ChecksEachCandidatesNumericsOnceNotInEveryRound) {
+  ASSERT_TRUE(registered);
+  std::map<std::string, int> checks, measurements;  // per candidate, over all rounds
+  size_t later_round_checks = 0;
+  const TuneReport report = Tuner(field(Strategy::halving)).run([&](const TuneProgress& p) {
+    if (!p.last) return;
+    ++measurements[p.candidate];
+    checks[p.candidate] += p.last->numerics_checked;
+    if (p.round > 0) later_round_checks += p.last->numerics_checked;
+  });
+  ASSERT_EQ(report.rounds, 2u);  // 7 ok -> 3 -> 1: three candidates are measured twice
+  size_t raced_twice = 0;
+  for (const auto& [candidate, count] : measurements) {
+    raced_twice += count == 2;
+    // The throwing one fails inside its check's step, so its check never completes.
+    const bool throws = candidate.find(testing::kThrows) != std::string::npos;
+    EXPECT_EQ(checks[candidate], throws ? 0 : 1) << candidate << " measured " << count << " times";
+  }
+  EXPECT_EQ(raced_twice, 3u);
+  EXPECT_EQ(later_round_checks, 0u);
+}
+
 TEST(TunerHalving, AnInterruptedRaceRecordsEveryFinishedTrial) {
   const testing::TempResultsDb file("tuner-halving-stop.sqlite");
   ResultsDb db(file.path);
