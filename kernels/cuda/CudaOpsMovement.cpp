@@ -38,13 +38,13 @@ void CudaOps::scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t 
 
 void CudaOps::allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale, Tensor& out) {
   if (sources.empty()) fail(ErrorKind::runtime, "allreduce: no sources");
+  for (const Tensor* source : sources) op_checks::check_alike("allreduce", *source, out);  // the CPU's checks first
   check_on_device("allreduce", {{"out", &out}});
   const int root_device = device_of("allreduce", out);
   std::vector<const float*> data;
   std::vector<int> devices;
   bool one_device = true;
   for (const Tensor* source : sources) {
-    op_checks::check_alike("allreduce", *source, out);
     check_on_device("allreduce", {{"source", source}});
     data.push_back(source->data());
     devices.push_back(device_of("allreduce", *source));
