@@ -31,7 +31,8 @@ void SessionFlags::add_to(CLI::App& command, bool tuned_knobs) {
                           ->capture_default_str();
     replicas_option_ = command.add_option("--replicas", c.replicas,
                                           "Data-parallel replicas, each taking batch/replicas examples on its own "
-                                          "lanes; gradients are all-reduced before the update")
+                                          "lanes; gradients are all-reduced before the update (cuda: one per GPU "
+                                          "with NCCL when several GPUs are visible)")
                            ->capture_default_str();
     micro_option_ = command.add_option("--micro-batches", c.micro_batches,
                                        "Gradient accumulation: each replica runs its share in this many sequential "

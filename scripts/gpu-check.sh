@@ -5,7 +5,9 @@
 #  2. runs the CUDA tests (ops against the CPU ops, lenet5 steps against cpu, cuDNN
 #     algorithms, CUPTI) with a skip for want of a device counted as a failure,
 #  3. trains lenet5 on fake data with `--backend cuda` (default conv: cudnn:implicit_gemm),
-#  4. tunes resnet18-small at batch 512 on cuda with a short budget, writing the tuned
+#  4. with several GPUs, profiles lenet5 with one replica per device (NCCL) and checks
+#     that the trace has kernels on the last device,
+#  5. tunes resnet18-small at batch 512 on cuda with a short budget, writing the tuned
 #     config, the results DB and the traces of the best and baseline configs.
 #
 # Usage: OUT=$OUT scripts/gpu-check.sh [BUILD_DIR]     (default BUILD_DIR: build-gpu)
@@ -69,6 +71,23 @@ within 110 "$build_dir/tunescope" train --backend cuda --model lenet5 --data fak
   --test-limit 1024 --batch 128 --epochs 1 >"$out/train-cuda.log" 2>&1 || failed "train --backend cuda"
 tail -6 "$out/train-cuda.log"
 grep -q "cudnn:implicit_gemm" "$out/train-cuda.log" || failed "train --backend cuda did not use the backend's default conv"
+
+# One replica per device (NCCL reduction) where the machine has several; the CUDA tests
+# above already ran the NCCL reduction over one device and over all of them
+# (DeviceCollectives.*) and two replicas against one (CudaTrainingStep.*Replicas*).
+devices=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+if (( devices > 1 )); then
+  step "profile --backend cuda --replicas $devices: one replica per device, NCCL"
+  within 90 "$build_dir/tunescope" profile --backend cuda --model lenet5 --data fake --fake-count 4096 \
+    --test-limit 256 --batch $(( 128 * devices )) --replicas "$devices" --warmup 2 --steps 5 \
+    --trace "$out/replicas.json" >"$out/profile-replicas.log" 2>&1 || failed "profile --replicas $devices"
+  tail -4 "$out/profile-replicas.log"
+  # Each device's kernels are on its own pid: the last replica's device must appear.
+  grep -q "\"device\":$(( devices - 1 ))" "$out/replicas.json" 2>/dev/null \
+    || failed "the replicas trace shows no kernel on device $(( devices - 1 ))"
+else
+  echo "one device: replicas across devices not run (the CUDA tests ran NCCL over the one device)"
+fi
 
 step "tune --backend cuda: resnet18-small, batch 512, short budget"
 within 5 "$build_dir/tunescope" tune --backend cuda --model resnet18-small --batch 512 --data fake \

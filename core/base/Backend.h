@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/base/MemorySpace.h"
 #include "core/base/OpKernels.h"
@@ -18,12 +19,23 @@ class Backend {
   virtual std::string device_description() const = 0;
   virtual OpKernels& ops() = 0;
 
-  // Where the engine allocates tensors, workspaces and saved spectra.
+  // Where the engine allocates tensors, workspaces and saved spectra (of device 0).
   virtual MemorySpace& memory() { return host_memory(); }
-  // The native stream (cudaStream_t) of executor lane `lane`, owned by the backend and
-  // handed to kernels in ExecContext::stream; null where kernels run on the lane's own
-  // thread (cpu).
-  virtual void* lane_stream(int lane) { return nullptr; }
+  // Batch split: the device each of `replicas` replicas runs on (its tensors in
+  // device_memory(device), its lanes' streams on it); see core/base/ReplicaPlacement.h.
+  // Throws Error(usage) naming the counts when the backend cannot place them.
+  virtual std::vector<int> replica_devices(int replicas) { return std::vector<int>(static_cast<size_t>(replicas), 0); }
+  virtual MemorySpace& device_memory(int device) { return memory(); }
+  // Host memory the data loader fills batches in before their upload: page-locked on
+  // cuda, so the upload is an asynchronous DMA on the lane's stream.
+  virtual MemorySpace& staging_memory() { return host_memory(); }
+  // The native stream (cudaStream_t) of executor lane `lane` on `device`, owned by the
+  // backend and handed to kernels in ExecContext::stream; null where kernels run on the
+  // lane's own thread (cpu).
+  virtual void* lane_stream(int lane, int device) { return nullptr; }
+  // Called on each lane's thread before its first task: makes `device` the thread's
+  // current device (cudaSetDevice), so its kernels and allocations land there.
+  virtual void bind_thread(int device) {}
   // Blocks the calling thread until the work enqueued on `stream` has finished. The
   // executor calls it before an event recorded on the lane completes and before a lane
   // goes idle, so events and synchronize() order device work as they order host work.

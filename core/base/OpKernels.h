@@ -128,7 +128,9 @@ class OpKernels {
   // upload of a batch).
   virtual void scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t first, Tensor& shard) = 0;
   // "allreduce": out = scale * sum of sources, elementwise, summed in source order so a
-  // run is reproducible; out may be one of the sources. All have out's shape and layout.
+  // run is reproducible; out may be one of the sources, the others are left alone. All
+  // have out's shape and layout. Sources may be on several devices of the backend (one
+  // replica per device, Backend::replica_devices); out is on the calling lane's device.
   virtual void allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale,
                              Tensor& out) = 0;
   // "broadcast": copies `source` into every tensor of `targets`.

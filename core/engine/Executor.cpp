@@ -9,11 +9,17 @@
 
 namespace tunescope {
 
-Executor::Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, Backend* backend, int device)
-    : tracer_(tracer), backend_(backend), device_(device), threads_per_lane_(threads_per_lane), lanes_(static_cast<size_t>(lanes)) {
+Executor::Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, Backend* backend,
+                   std::vector<int> lane_devices)
+    : tracer_(tracer), backend_(backend), threads_per_lane_(threads_per_lane), lanes_(static_cast<size_t>(lanes)) {
   if (lanes < 1) fail(ErrorKind::usage, "an executor needs >= 1 lane, got ", lanes);
   if (threads_per_lane < 1) fail(ErrorKind::usage, "threads per lane must be >= 1, got ", threads_per_lane);
-  for (Lane& lane : lanes_) lane.pool = std::make_unique<ThreadPool>(threads_per_lane);
+  if (!lane_devices.empty() && lane_devices.size() != lanes_.size())
+    fail(ErrorKind::runtime, "executor: devices for ", lane_devices.size(), " lanes, but ", lanes, " lanes");
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    lanes_[i].pool = std::make_unique<ThreadPool>(threads_per_lane);
+    if (!lane_devices.empty()) lanes_[i].device = lane_devices[i];
+  }
   for (int i = 0; i < lanes; ++i) lanes_[static_cast<size_t>(i)].thread = std::thread([this, i] { lane_loop(i); });
 }
 
@@ -86,8 +92,22 @@ std::exception_ptr Executor::run_item(Item& item, const ExecContext& exec) {
 
 void Executor::lane_loop(int index) {
   Lane& lane = lanes_[static_cast<size_t>(index)];
-  const ExecContext exec{*lane.pool, tracer_, device_, index, backend_ ? backend_->lane_stream(index) : nullptr};
+  void* stream = nullptr;
+  std::exception_ptr bind_error;
+  if (backend_) {
+    try {
+      backend_->bind_thread(lane.device);
+      stream = backend_->lane_stream(index, lane.device);
+    } catch (...) {
+      bind_error = std::current_exception();  // reported as the lane's failure below
+    }
+  }
+  const ExecContext exec{*lane.pool, tracer_, lane.device, index, stream};
   std::unique_lock lock(mutex_);
+  if (bind_error && !failure_) {
+    failure_ = bind_error;
+    changed_.notify_all();
+  }
   for (;;) {
     changed_.wait(lock, [&] { return stopping_ || (!lane.queue.empty() && ready(lane.queue.front())); });
     if (stopping_) {

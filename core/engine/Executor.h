@@ -48,11 +48,13 @@ class Executor {
   using Task = std::function<void(const ExecContext&)>;
 
   // `lanes` lanes, each with a pool of `threads_per_lane` threads (the lane thread
-  // included). Kernels run by a task see ExecContext{pool, tracer, device, lane id,
-  // backend->lane_stream(lane id)}. With a backend whose lanes have native streams, a
+  // included). Lane i runs on device lane_devices[i] (all on device 0 when empty): its
+  // thread is bound to it (backend->bind_thread) and its kernels see ExecContext{pool,
+  // tracer, device, lane id, backend->lane_stream(lane id, device)}. With a backend whose lanes have native streams, a
   // lane finishes its stream's work before an event recorded on it completes and before
   // it goes idle, so events and synchronize() order device work too.
-  Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, Backend* backend = nullptr, int device = 0);
+  Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, Backend* backend = nullptr,
+           std::vector<int> lane_devices = {});
   // Lets running tasks finish, drops the ones not started, joins the lanes.
   ~Executor();
   Executor(const Executor&) = delete;
@@ -89,6 +91,7 @@ class Executor {
     std::deque<Item> queue;
     bool busy = false;  // running a task outside the lock
     std::unique_ptr<ThreadPool> pool;
+    int device = 0;
     std::thread thread;
   };
 
@@ -103,7 +106,6 @@ class Executor {
 
   profiler::Tracer* tracer_;
   Backend* backend_;
-  int device_;
   int threads_per_lane_;
   std::vector<Lane> lanes_;
   mutable std::mutex mutex_;

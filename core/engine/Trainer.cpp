@@ -49,29 +49,33 @@ struct Trainer::ParameterLayer {
 
 Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tracer* tracer, SgdParams sgd,
                  Concurrency concurrency, int threads)
-    : ops_(backend.ops()), memory_(backend.memory()), tracer_(tracer), sgd_(sgd), concurrency_(concurrency) {
+    : ops_(backend.ops()), tracer_(tracer), sgd_(sgd), concurrency_(concurrency) {
   if (static_cast<int>(replicas.size()) != concurrency_.replicas || replicas.empty())
     fail(ErrorKind::runtime, "trainer: ", replicas.size(), " networks for ", concurrency_.replicas, " replicas");
+  // Each replica's buffers live on its device, beside its network (built there by the caller).
+  const std::vector<int> devices = backend.replica_devices(concurrency_.replicas);
   Network& main = *replicas.front();
   shard_ = main.input_shape().n;
   concurrency_.validate(shard_ * concurrency_.replicas * concurrency_.micro_batches);
   const int micro = concurrency_.micro_batches;
 
-  for (Network* net : replicas) {
+  for (size_t r = 0; r < replicas.size(); ++r) {
+    Network* net = replicas[r];
     if (!(net->input_shape() == main.input_shape()) || net->layout() != main.layout() ||
         net->model_name() != main.model_name())
       fail(ErrorKind::runtime, "trainer: replicas of ", main.model_name(), " are not built alike");
+    MemorySpace& memory = backend.device_memory(devices[r]);
     Replica replica;
     replica.net = net;
     replica.parameters = net->parameters();
-    if (concurrency_.replicas * micro > 1 || !memory_.host_accessible())
-      replica.input = Tensor(net->input_shape(), net->layout(), memory_);
-    replica.dlogits = Tensor(net->output_shape(), net->layout(), memory_);
+    if (concurrency_.replicas * micro > 1 || !memory.host_accessible())
+      replica.input = Tensor(net->input_shape(), net->layout(), memory);
+    replica.dlogits = Tensor(net->output_shape(), net->layout(), memory);
     replica.loss.assign(static_cast<size_t>(micro), 0.0f);
     replica.correct.assign(static_cast<size_t>(micro), 0);
     if (micro > 1)
       for (const Parameter* p : replica.parameters)
-        replica.accumulated.emplace_back(p->grad.shape(), p->grad.layout(), memory_);
+        replica.accumulated.emplace_back(p->grad.shape(), p->grad.layout(), memory);
     replica.shard_done.resize(gradient_lanes(0).size());
     for (auto& event : replica.shard_done) event = std::make_unique<Event>();
     replicas_.push_back(std::move(replica));
@@ -99,13 +103,18 @@ Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tra
     parameter_layers_.push_back(std::move(entry));
   }
 
-  eval_input_ = Tensor(main.input_shape(), main.layout(), memory_);
+  eval_input_ = Tensor(main.input_shape(), main.layout(), backend.device_memory(devices.front()));
   const int lanes = concurrency_.lanes();
-  for (int i = 0; i < lanes; ++i) workspaces_.emplace_back(main.workspace_bytes(), memory_);
+  std::vector<int> lane_devices;  // lanes r*S .. r*S+S-1 are replica r's
+  for (int i = 0; i < lanes; ++i) {
+    lane_devices.push_back(devices[static_cast<size_t>(i / concurrency_.streams)]);
+    workspaces_.emplace_back(main.workspace_bytes(), backend.device_memory(lane_devices.back()));
+  }
   open_phase_.assign(static_cast<size_t>(lanes), {});
   parameter_layer_of_node_.assign(static_cast<size_t>(main.layer_count() + 1), nullptr);
   for (ParameterLayer& layer : parameter_layers_) parameter_layer_of_node_[static_cast<size_t>(layer.node)] = &layer;
-  executor_ = std::make_unique<Executor>(lanes, concurrency_.lane_threads(threads), tracer_, &backend);
+  executor_ = std::make_unique<Executor>(lanes, concurrency_.lane_threads(threads), tracer_, &backend,
+                                         std::move(lane_devices));
 }
 
 Trainer::~Trainer() = default;

@@ -49,8 +49,10 @@ class Trainer {
   // layout) for concurrency.shard(batch) examples; replica 0 is the one evaluated and
   // the one whose parameters hold the step's gradient (the full batch's mean) and the
   // weights. `threads`: the run's threads in all (see Concurrency::lane_threads).
-  // Batches arrive as host tensors; on a backend whose memory the host cannot reach they
-  // are uploaded by the first task of each shard.
+  // Replica r runs on device backend.replica_devices(replicas)[r]: its networks must be
+  // built in that device's memory; its shard buffers, workspaces and lanes are placed
+  // there. Batches arrive as host tensors; on a backend whose memory the host cannot
+  // reach they are uploaded by the first task of each shard, on the shard's lane.
   Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tracer* tracer, SgdParams sgd,
           Concurrency concurrency, int threads);
   ~Trainer();
@@ -89,7 +91,6 @@ class Trainer {
   std::vector<ParameterLayer> parameter_layers_;  // graph order
   std::vector<ParameterLayer*> parameter_layer_of_node_;  // null for layers without parameters
   OpKernels& ops_;
-  MemorySpace& memory_;
   profiler::Tracer* tracer_;
   SgdParams sgd_;
   Concurrency concurrency_;

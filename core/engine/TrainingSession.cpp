@@ -83,6 +83,7 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   loader.seed = options_.seed;
   loader.drop_last = true;
   loader.prefetch = options_.prefetch;
+  loader.memory = &backend_->staging_memory();
   train_loader_ = std::make_unique<data::DataLoader>(train, loader);
   loader.normalization = train_loader_->normalization();
   loader.shuffle = false;
@@ -96,9 +97,11 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   spec.classes = std::max(train->num_classes, test->num_classes);
   spec.conv = options_.conv;
   spec.conv_source = options_.conv_source;
-  spec.setup = LayerSetup{options_.layout, options_.backend, options_.seed, options_.fft_workspace, &backend_->memory()};
+  const std::vector<int> devices = backend_->replica_devices(options_.concurrency.replicas);
   std::vector<Network*> replicas;
   for (int r = 0; r < options_.concurrency.replicas; ++r) {
+    spec.setup = LayerSetup{options_.layout, options_.backend, options_.seed, options_.fft_workspace,
+                            &backend_->device_memory(devices[static_cast<size_t>(r)])};
     replicas_.push_back(build_model(spec));  // the same seed: every replica starts from the same weights
     replicas.push_back(replicas_.back().get());
   }

@@ -60,7 +60,7 @@ std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, i
   MemorySpace& memory = backend->memory();
   ThreadPool pool(threads);
   const ExecContext host_exec{pool, nullptr, 0, 0};
-  const ExecContext exec{pool, nullptr, 0, 0, backend->lane_stream(0)};
+  const ExecContext exec{pool, nullptr, 0, 0, backend->lane_stream(0, 0)};
   std::vector<LayerFind> out;
   std::map<std::string, size_t> timed;  // problem key -> the find of the first layer with it
   for (const ConvLayerInfo& layer : space.layers()) {

@@ -53,7 +53,9 @@ std::string error_string(cufftResult status) {
   return "unknown cuFFT status";
 }
 
+#ifdef TUNESCOPE_HAVE_NCCL
 std::string error_string(ncclResult_t status) { return ncclGetErrorString(status); }
+#endif
 
 std::string error_string(CUptiResult status) {
   const char* text = nullptr;
@@ -94,9 +96,11 @@ void check(cublasStatus_t status, const CallSite& site) {
 void check(cufftResult status, const CallSite& site) {
   check_status(status, CUFFT_SUCCESS, "cuFFT", ErrorKind::runtime, site);
 }
+#ifdef TUNESCOPE_HAVE_NCCL
 void check(ncclResult_t status, const CallSite& site) {
   check_status(status, ncclSuccess, "NCCL", ErrorKind::runtime, site);
 }
+#endif
 void check(CUptiResult status, const CallSite& site) {
   check_status(status, CUPTI_SUCCESS, "CUPTI", ErrorKind::runtime, site);
 }

@@ -12,7 +12,9 @@
 #include <cudnn.h>
 #include <cufft.h>
 #include <cupti_result.h>
+#ifdef TUNESCOPE_HAVE_NCCL
 #include <nccl.h>
+#endif
 
 #include <string>
 #include <string_view>
@@ -35,7 +37,9 @@ std::string error_string(cudaError_t status);
 std::string error_string(cudnnStatus_t status);
 std::string error_string(cublasStatus_t status);
 std::string error_string(cufftResult status);
+#ifdef TUNESCOPE_HAVE_NCCL
 std::string error_string(ncclResult_t status);
+#endif
 std::string error_string(CUptiResult status);
 
 // "<call> failed: <library> error <code> (<text>) while <context> [file:line]".
@@ -52,7 +56,9 @@ void check(cudaError_t status, const CallSite& site);
 void check(cudnnStatus_t status, const CallSite& site);
 void check(cublasStatus_t status, const CallSite& site);
 void check(cufftResult status, const CallSite& site);
+#ifdef TUNESCOPE_HAVE_NCCL
 void check(ncclResult_t status, const CallSite& site);
+#endif
 void check(CUptiResult status, const CallSite& site);
 
 }  // namespace tunescope::cuda

@@ -5,7 +5,9 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 #include <cufft.h>
+#ifdef TUNESCOPE_HAVE_NCCL
 #include <nccl.h>
+#endif
 
 #include <cstdio>
 
@@ -67,7 +69,9 @@ CudaLibraryVersions query_library_versions() {
       cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS)
     v.cublas = 10000 * major + 100 * minor + patch;
   if (cufftGetVersion(&v.cufft) != CUFFT_SUCCESS) v.cufft = 0;
+#ifdef TUNESCOPE_HAVE_NCCL  // without it the version stays 0: "NCCL unknown"
   if (ncclGetVersion(&v.nccl) != ncclSuccess) v.nccl = 0;
+#endif
   return v;
 }
 
@@ -99,6 +103,17 @@ std::string format_cublas_version(int version) {
 std::string format_cufft_version(int version) {
   if (version <= 0) return "unknown";
   return three_part(version / 1000, version % 1000 / 100, version % 100);
+}
+
+CurrentDevice::CurrentDevice(int device) {
+  TS_CUDA_CHECK(cudaGetDevice(&previous_));
+  if (previous_ == device) return;
+  TS_CUDA_CHECK_CTX(cudaSetDevice(device), cat("making device ", device, " current"));
+  restore_ = true;
+}
+
+CurrentDevice::~CurrentDevice() {
+  if (restore_) cudaSetDevice(previous_);
 }
 
 std::string describe_cuda_device(const CudaDeviceInfo& device, const CudaLibraryVersions& versions) {

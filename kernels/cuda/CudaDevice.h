@@ -48,6 +48,21 @@ std::string format_nccl_version(int version);
 std::string format_cublas_version(int version);
 std::string format_cufft_version(int version);
 
+// Makes `device` current on the calling thread for its lifetime and restores the one
+// before: host calls aimed at one device (allocation, copies, stream creation) leave the
+// thread's device as they found it, so a lane thread stays bound to its replica's device.
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(int device);
+  ~CurrentDevice();
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool restore_ = false;
+};
+
 // "NVIDIA H200 (device 0), 132 SMs, 139.8 GiB, compute capability 9.0; driver 13.0,
 // runtime 13.0, cuDNN 9.19.0, cuBLAS 13.1.0, cuFFT 12.0.0, NCCL 2.28.9"
 std::string describe_cuda_device(const CudaDeviceInfo& device, const CudaLibraryVersions& versions);

@@ -5,6 +5,7 @@
 
 #include "core/base/Error.h"
 #include "kernels/cuda/CudaCheck.h"
+#include "kernels/cuda/CudaDevice.h"
 #include "kernels/cuda/StreamHandles.h"
 
 namespace tunescope::cuda {
@@ -21,7 +22,7 @@ CudaMemory& CudaMemory::of_device(int device) {
 std::string CudaMemory::name() const { return cat("cuda:", device_); }
 
 void* CudaMemory::allocate(size_t bytes) {
-  TS_CUDA_CHECK(cudaSetDevice(device_));
+  const CurrentDevice scope(device_);
   void* p = nullptr;
   const cudaError_t status = cudaMalloc(&p, bytes);
   if (status != cudaSuccess) {
@@ -32,47 +33,53 @@ void* CudaMemory::allocate(size_t bytes) {
 }
 
 void CudaMemory::deallocate(void* p, size_t) noexcept {
+  int previous = 0;
+  const bool restore = cudaGetDevice(&previous) == cudaSuccess && previous != device_;
   cudaSetDevice(device_);
   cudaFree(p);  // implicitly synchronises: no kernel still uses the memory
+  if (restore) cudaSetDevice(previous);
 }
 
 void CudaMemory::zero(void* p, size_t bytes) {
-  TS_CUDA_CHECK(cudaSetDevice(device_));
+  const CurrentDevice scope(device_);
   TS_CUDA_CHECK(cudaMemset(p, 0, bytes));
   TS_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 void CudaMemory::copy_within(void* dst, const void* src, size_t bytes) {
-  TS_CUDA_CHECK(cudaSetDevice(device_));
+  const CurrentDevice scope(device_);
   TS_CUDA_CHECK(cudaDeviceSynchronize());
   TS_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
   TS_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 void CudaMemory::copy_from_host(void* dst, const void* host_src, size_t bytes) {
-  TS_CUDA_CHECK(cudaSetDevice(device_));
+  const CurrentDevice scope(device_);
   TS_CUDA_CHECK(cudaDeviceSynchronize());
   TS_CUDA_CHECK(cudaMemcpy(dst, host_src, bytes, cudaMemcpyHostToDevice));
 }
 
 void CudaMemory::copy_to_host(void* host_dst, const void* src, size_t bytes) {
-  TS_CUDA_CHECK(cudaSetDevice(device_));
+  const CurrentDevice scope(device_);
   TS_CUDA_CHECK(cudaDeviceSynchronize());
   TS_CUDA_CHECK(cudaMemcpy(host_dst, src, bytes, cudaMemcpyDeviceToHost));
 }
 
 LaneStreams::~LaneStreams() {
-  cudaSetDevice(device_);
+  int previous = 0;
+  const bool restore = cudaGetDevice(&previous) == cudaSuccess && previous != device_;
+  cudaSetDevice(device_);  // release_handles looks the handles up by the current device
   for (cudaStream_t s : streams_) {
     cudaStreamSynchronize(s);
     release_handles(s);
     cudaStreamDestroy(s);
   }
+  if (restore) cudaSetDevice(previous);
 }
 
 cudaStream_t LaneStreams::stream(int lane) {
   std::lock_guard lock(mutex_);
-  TS_CUDA_CHECK(cudaSetDevice(device_));
+  const CurrentDevice scope(device_);
   while (static_cast<int>(streams_.size()) <= lane) {
     cudaStream_t s = nullptr;
     TS_CUDA_CHECK_CTX(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "creating a lane stream");

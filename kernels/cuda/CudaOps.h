@@ -15,8 +15,14 @@
 
 namespace tunescope::cuda {
 
+class DeviceCollectives;
+
 class CudaOps final : public OpKernels {
  public:
+  // `collectives` (may be null: one device only) reduces the gradients of replicas on
+  // several devices in allreduce_sum; the backend owns it.
+  explicit CudaOps(DeviceCollectives* collectives = nullptr) : collectives_(collectives) {}
+
   void batchnorm_forward_train(const ExecContext& ctx, const BatchNormParams& params, const Tensor& x,
                                const Tensor& gamma, const Tensor& beta, Tensor& running_mean, Tensor& running_var,
                                BatchNormSaved& saved, Tensor& y) override;
@@ -62,6 +68,9 @@ class CudaOps final : public OpKernels {
   void allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale,
                      Tensor& out) override;
   void broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* const> targets) override;
+
+ private:
+  DeviceCollectives* collectives_;
 };
 
 }  // namespace tunescope::cuda

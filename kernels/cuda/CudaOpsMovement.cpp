@@ -1,14 +1,18 @@
-// Data movement on the device: the layout transpose, and the collectives of a split
-// batch between tensors of one device (NCCL across devices is not part of this
-// backend yet). scatter_rows is also the upload of a batch: `batch` may be a host
-// tensor, copied with cudaMemcpyAsync from pageable memory (the call returns once the
-// driver has staged the source, so the loader may reuse it).
+// Data movement on the device: the layout transpose, the upload of a batch, and the
+// collectives of a split batch. scatter_rows is also the upload of a batch: `batch` may
+// be a host tensor, copied with cudaMemcpyAsync on the lane's stream; from the backend's
+// pinned staging memory (PinnedHostMemory, where the data loader assembles batches) that
+// is a DMA that returns at once, from pageable memory the driver stages it before
+// returning. The collectives sum with one kernel when every tensor is on one device, and
+// reduce through DeviceCollectives (NCCL) when the replicas run one per device.
 #include <algorithm>
+#include <vector>
 
 #include "core/base/Error.h"
 #include "kernels/cuda/CudaCheck.h"
 #include "kernels/cuda/CudaOps.h"
 #include "kernels/cuda/CudaOpsSupport.h"
+#include "kernels/cuda/DeviceCollectives.h"
 
 namespace tunescope::cuda {
 
@@ -34,18 +38,46 @@ void CudaOps::scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t 
 
 void CudaOps::allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale, Tensor& out) {
   if (sources.empty()) fail(ErrorKind::runtime, "allreduce: no sources");
-  if (sources.size() > static_cast<size_t>(kMaxSumSources))
-    fail(ErrorKind::unsupported, "allreduce: ", sources.size(), " sources on one device (at most ", kMaxSumSources,
-         ")");
-  SumSources list;
-  for (const Tensor* source : sources) {
-    op_checks::check_alike("allreduce", *source, out);
-    check_on_device("allreduce", {{"source", source}});
-    list.data[list.count++] = source->data();
-  }
+  for (const Tensor* source : sources) op_checks::check_alike("allreduce", *source, out);  // the CPU's checks first
   check_on_device("allreduce", {{"out", &out}});
+  const int root_device = device_of("allreduce", out);
+  std::vector<const float*> data;
+  std::vector<int> devices;
+  bool one_device = true;
+  for (const Tensor* source : sources) {
+    check_on_device("allreduce", {{"source", source}});
+    data.push_back(source->data());
+    devices.push_back(device_of("allreduce", *source));
+    one_device = one_device && devices.back() == root_device;
+  }
   OpRange range(ctx, "allreduce");
-  TS_CUDA_CHECK(launch_scaled_sum(list, scale, out.data(), out.size(), stream_of(ctx)));
+  if (one_device) {
+    if (sources.size() > static_cast<size_t>(kMaxSumSources))
+      fail(ErrorKind::unsupported, "allreduce: ", sources.size(), " sources on one device (at most ", kMaxSumSources,
+           ")");
+    SumSources list;
+    for (const float* p : data) list.data[list.count++] = p;
+    TS_CUDA_CHECK(launch_scaled_sum(list, scale, out.data(), out.size(), stream_of(ctx)));
+    return;
+  }
+  // Replicas one per device: NCCL sums into out on its device (the caller's), then the
+  // scale runs there as a one-source scaled sum.
+  if (ctx.device != root_device)
+    fail(ErrorKind::runtime, "allreduce: out is on cuda:", root_device, " but the lane runs on cuda:", ctx.device);
+  size_t root = devices.size();
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (std::count(devices.begin(), devices.end(), devices[i]) > 1)
+      fail(ErrorKind::unsupported, "allreduce: several sources on cuda:", devices[i],
+           " among sources on several devices (one replica per device)");
+    if (devices[i] == root_device) root = i;
+  }
+  if (root == devices.size())
+    fail(ErrorKind::runtime, "allreduce: no source on cuda:", root_device, ", the device of out");
+  if (!collectives_) fail(ErrorKind::unsupported, "allreduce: sources on several devices and no device collectives");
+  collectives_->reduce_sum(data, devices, root, out.data(), out.size(), stream_of(ctx));
+  SumSources sum;
+  sum.data[sum.count++] = out.data();
+  TS_CUDA_CHECK(launch_scaled_sum(sum, scale, out.data(), out.size(), stream_of(ctx)));
 }
 
 void CudaOps::broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* const> targets) {
@@ -56,10 +88,12 @@ void CudaOps::broadcast(const ExecContext& ctx, const Tensor& source, std::span<
   if (targets.empty()) return;
   check_on_device("broadcast", {{"source", &source}});
   OpRange range(ctx, "broadcast");
+  // cudaMemcpyDefault: a target on another device (a replica per device) is a peer copy,
+  // direct where the backend enabled peer access, staged by the driver otherwise.
   for (Tensor* target : targets)
     if (target->data() != source.data())
-      TS_CUDA_CHECK(cudaMemcpyAsync(target->data(), source.data(), source.bytes(), cudaMemcpyDeviceToDevice,
-                                    stream_of(ctx)));
+      TS_CUDA_CHECK(
+          cudaMemcpyAsync(target->data(), source.data(), source.bytes(), cudaMemcpyDefault, stream_of(ctx)));
 }
 
 }  // namespace tunescope::cuda

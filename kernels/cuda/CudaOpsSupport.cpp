@@ -2,6 +2,7 @@
 
 #include "core/base/Error.h"
 #include "kernels/cuda/CudaCheck.h"
+#include "kernels/cuda/CudaMemory.h"
 
 namespace tunescope::cuda {
 
@@ -18,6 +19,12 @@ void check_on_device(const char* op, std::initializer_list<NamedTensor> tensors)
   for (const auto& [name, t] : tensors)
     if (t->on_host())
       fail(ErrorKind::runtime, op, ": ", name, " is in ", t->memory().name(), " memory, not in device memory");
+}
+
+int device_of(const char* op, const Tensor& t) {
+  const auto* memory = dynamic_cast<const CudaMemory*>(&t.memory());
+  if (!memory) fail(ErrorKind::runtime, op, ": a tensor in ", t.memory().name(), " memory, not in a CUDA device's");
+  return memory->device();
 }
 
 void check_elementwise_on_device(const char* op, std::initializer_list<NamedTensor> tensors) {

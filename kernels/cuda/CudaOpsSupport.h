@@ -26,6 +26,9 @@ DevicePool device_pool(const PoolParams& params, const Shape4& output);
 // the first named tensor the host can read (the kernels would fault on its pointer).
 using op_checks::NamedTensor;
 void check_on_device(const char* op, std::initializer_list<NamedTensor> tensors);
+// The device whose memory holds `t` (a tensor check_on_device accepted); throws
+// Error(runtime) naming `op` for memory of another backend.
+int device_of(const char* op, const Tensor& t);
 // check_elementwise (the CPU's check), then check_on_device, of the same tensors.
 void check_elementwise_on_device(const char* op, std::initializer_list<NamedTensor> tensors);
 

@@ -54,6 +54,9 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
     fail(ErrorKind::usage, "data set ", set.name, " is inconsistent: ", set.count, " items of ", set.image_bytes(),
          " bytes but ", set.images.size(), " image bytes and ", set.labels.size(), " labels");
   if (options_.batch_size < 1) fail(ErrorKind::usage, "batch size must be at least 1, not ", options_.batch_size);
+  if (!options_.memory || !options_.memory->host_accessible())
+    fail(ErrorKind::usage, "data loader: batches need host-accessible memory, not ",
+         options_.memory ? options_.memory->name() : std::string("none"));
   if (options_.prefetch < 0) fail(ErrorKind::usage, "prefetch depth must be at least 0, not ", options_.prefetch);
   if (options_.target_height == 0) options_.target_height = set.height;
   if (options_.target_width == 0) options_.target_width = set.width;
@@ -152,7 +155,8 @@ Batch DataLoader::assemble(int64_t batch_index) const {
   Batch batch;
   batch.index = batch_index;
   // The tensor starts zeroed, which is the padding value after normalisation.
-  batch.images = Tensor({n, channels, options_.target_height, options_.target_width}, options_.layout);
+  batch.images = Tensor({n, channels, options_.target_height, options_.target_width}, options_.layout,
+                        *options_.memory);
   batch.labels.resize(static_cast<size_t>(n));
   const Strides4 st = batch.images.strides();
   for (int64_t i = 0; i < n; ++i) {

@@ -55,6 +55,9 @@ struct DataLoaderOptions {
   bool drop_last = false;
   // Batches prepared ahead by a background thread; 0 builds each batch inside next().
   int prefetch = 2;
+  // Where batch images are allocated: host-accessible memory, the backend's staging
+  // memory (page-locked on cuda, so the upload of a batch is an asynchronous DMA).
+  MemorySpace* memory = &host_memory();
   // Runs on each assembled batch on the producing thread (augmentation, tests); an
   // exception from it reaches the consumer's next().
   std::function<void(Batch&)> transform;

@@ -1,15 +1,20 @@
 // Lanes and events: order within a lane, cross-lane dependencies, errors reaching the
-// host without deadlock, and a clean teardown with work still queued.
+// host without deadlock, a clean teardown with work still queued, and lanes bound to
+// their devices.
 #include "core/engine/Executor.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include "core/base/Error.h"
 
 namespace tunescope {
 namespace {
@@ -114,6 +119,52 @@ TEST(Executor, DestructionWithQueuedAndBlockedWorkIsClean) {
     std::this_thread::sleep_for(5ms);
   }  // must neither hang nor crash
   EXPECT_LT(runs, 21);
+}
+
+
+// A backend that records which device each lane thread was bound to, and fails to bind
+// to device 7.
+class DeviceRecordingBackend final : public Backend {
+ public:
+  std::string name() const override { return "recording"; }
+  std::string device_description() const override { return "recording"; }
+  OpKernels& ops() override { throw std::logic_error("no ops"); }
+  void bind_thread(int device) override {
+    if (device == 7) throw Error(ErrorKind::runtime, "cannot bind to device 7");
+    std::lock_guard lock(mutex);
+    bound.push_back(device);
+  }
+  std::mutex mutex;
+  std::vector<int> bound;
+};
+
+TEST(Executor, LanesAreBoundToTheirDevicesAndTellTheirTasks) {
+  DeviceRecordingBackend backend;
+  std::vector<int> seen(3, -1);
+  {
+    Executor executor(3, 1, nullptr, &backend, {0, 1, 1});
+    for (int lane = 0; lane < 3; ++lane)
+      executor.submit(lane, [&seen](const ExecContext& exec) { seen[static_cast<size_t>(exec.lane)] = exec.device; });
+    executor.synchronize();
+  }
+  EXPECT_EQ(seen, (std::vector<int>{0, 1, 1}));
+  std::sort(backend.bound.begin(), backend.bound.end());
+  EXPECT_EQ(backend.bound, (std::vector<int>{0, 1, 1}));
+  EXPECT_THROW(Executor(2, 1, nullptr, &backend, {0}), Error);  // one device for two lanes
+}
+
+TEST(Executor, ALaneThatCannotBindFailsTheRunInsteadOfTheProcess) {
+  DeviceRecordingBackend backend;
+  Executor executor(2, 1, nullptr, &backend, {0, 7});
+  bool ran = false;
+  executor.submit(1, [&ran](const ExecContext&) { ran = true; });
+  try {
+    executor.synchronize();
+    ADD_FAILURE() << "the bind failure did not reach the host";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("device 7"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(ran);
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ class SeparateBackend final : public Backend {
   std::string device_description() const override { return "CPU ops on separate memory"; }
   OpKernels& ops() override { return cpu_->ops(); }
   MemorySpace& memory() override { return separate_memory(); }
-  void* lane_stream(int lane) override { return &streams_.at(static_cast<size_t>(lane)); }
+  void* lane_stream(int lane, int) override { return &streams_.at(static_cast<size_t>(lane)); }
   void finish_stream(void* stream) override {
     EXPECT_NE(stream, nullptr);
     ++g_stream_finishes;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "CudaTestSupport.h"
 #include "core/engine/TrainingSession.h"
@@ -79,6 +80,51 @@ TEST(CudaTrainingStep, Lenet5StreamsReplicasAsyncNhwcMatchCpu) {
     o->concurrency.async_update = true;
   }
   expect_same_training(cpu, cuda, 3);
+}
+
+// Replicas against one replica on the same device count: two replicas of 16 examples
+// average two shard means, one replica takes the mean of all 32, so the trajectories
+// differ only by summation order. With two or more devices the replicas run one per
+// device (NCCL reduction, peer broadcast) and the trace shows replica 1's kernels on
+// device 1 (CUPTI's device id); with one device both share device 0. Tolerances as
+// above: loss 1e-4 relative, weights 1e-3 of each tensor's largest magnitude, 3 steps.
+TEST(CudaTrainingStep, Lenet5TwoReplicasMatchOneReplica) {
+  TS_SKIP_WITHOUT_CUDA_DEVICE();
+  SessionOptions one = lenet5_on("cuda", Layout::NCHW), two = one;
+  two.concurrency.replicas = 2;
+  TrainingSession single(one);
+  TrainingSession split(two);
+  split.tracer().start();
+  const EpochResult want = single.train_steps(3);
+  const EpochResult got = split.train_steps(3);
+  split.tracer().stop();
+  split.trainer().synchronize();
+  EXPECT_NEAR(got.stats.mean_loss(), want.stats.mean_loss(), 1e-4 * std::abs(want.stats.mean_loss()));
+  const auto want_params = single.network().parameters();
+  const auto got_params = split.network().parameters();
+  ASSERT_EQ(want_params.size(), got_params.size());
+  for (size_t i = 0; i < want_params.size(); ++i)
+    EXPECT_LE(relative_error(got_params[i]->value, to_host(want_params[i]->value)), 1e-3) << want_params[i]->name;
+
+  const profiler::Trace trace = split.tracer().collect({});
+  std::set<int> devices;
+  for (const auto& a : trace.activities)
+    if (a.kind == profiler::ActivityKind::kernel) devices.insert(a.device);
+  if (require_cuda_devices() >= 2) EXPECT_EQ(devices, (std::set<int>{0, 1}));
+  else EXPECT_EQ(devices, (std::set<int>{0}));
+}
+
+// Batches are assembled in the backend's pinned staging memory (so their upload is an
+// asynchronous DMA), and training from them matches the cpu backend (tolerances above).
+TEST(CudaTrainingStep, BatchesComeFromPinnedStagingAndMatchCpu) {
+  TS_SKIP_WITHOUT_CUDA_DEVICE();
+  TrainingSession probe(lenet5_on("cuda", Layout::NCHW));
+  EXPECT_EQ(probe.backend().staging_memory().name(), "pinned host");
+  probe.train_loader().start_epoch();
+  const auto batch = probe.train_loader().next();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(&batch->images.memory(), &probe.backend().staging_memory());
+  expect_same_training(lenet5_on("cpu", Layout::NCHW), lenet5_on("cuda", Layout::NCHW), 3);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/core/SeparateMemory.h"
 #include "tests/core/engine/data/DataTestSupport.h"
 
 namespace tunescope::data {
@@ -366,6 +367,10 @@ TEST(DataLoader, RejectsMisuse) {
   bad = options;
   bad.prefetch = -1;
   expect_error(ErrorKind::usage, [&] { DataLoader{set, bad}; }, {"prefetch"});
+  testing::SeparateMemory device;  // batches must be readable by the host that fills them
+  bad = options;
+  bad.memory = &device;
+  expect_error(ErrorKind::usage, [&] { DataLoader{set, bad}; }, {"host-accessible memory", "separate:0"});
 }
 
 }  // namespace
