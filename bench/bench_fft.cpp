@@ -86,7 +86,7 @@ void bm_own(benchmark::State& state, std::optional<cpu::OwnFftIsa> isa) {
     p.parallel_for(p.size(), [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const auto [first, last] = chunk_of(count, p.size(), t);
-        fft.forward(b.x() + first * b.real_stride, b.real_stride, b.X() + first * b.complex_stride,
+        fft.forward(b.x() + first * b.real_stride, {b.real_stride, 1}, b.X() + first * b.complex_stride,
                     b.complex_stride, last - first);
       }
     });

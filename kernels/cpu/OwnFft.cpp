@@ -111,33 +111,110 @@ OwnFft2d::OwnFft2d(int64_t rows, int64_t cols, OwnFftIsa isa)
   plan_ = std::move(plan);
 }
 
-void OwnFft2d::forward(const float* real, int64_t real_stride, cfloat* spectrum,
+void OwnFft2d::forward(const float* real, OwnFftRealLayout real_layout, cfloat* spectrum,
                        int64_t complex_stride, int64_t count) const {
-  kernels_->forward(*plan_, scratch_for(rows_, cols_), real, real_stride, spectrum, complex_stride,
+  kernels_->forward(*plan_, scratch_for(rows_, cols_), real, real_layout, spectrum, complex_stride,
                     count);
 }
 
 void OwnFft2d::inverse(const cfloat* spectrum, int64_t complex_stride, float* real,
-                       int64_t real_stride, int64_t count) const {
-  kernels_->inverse(*plan_, scratch_for(rows_, cols_), spectrum, complex_stride, real, real_stride,
+                       OwnFftRealLayout real_layout, int64_t count) const {
+  kernels_->inverse(*plan_, scratch_for(rows_, cols_), spectrum, complex_stride, real, real_layout,
                     count);
 }
 
-void OwnFft2d::forward(ThreadPool& pool, const float* real, int64_t real_stride, cfloat* spectrum,
-                       int64_t complex_stride, int64_t count) const {
-  pool.parallel_for((count + 7) / 8, [&](int64_t begin, int64_t end) {
-    const int64_t first = begin * 8, n = std::min(end * 8, count) - first;
-    forward(real + first * real_stride, real_stride, spectrum + first * complex_stride,
-            complex_stride, n);
+OwnFftSplit OwnFft2d::split_for(int threads, int64_t count) const {
+  const int64_t groups = (count + kOwnFftMaxLanes - 1) / kOwnFftMaxLanes;
+  return threads > 1 && groups < threads && rows_ * cols_ >= kSplitMinPoints ? OwnFftSplit::within
+                                                                               : OwnFftSplit::batch;
+}
+
+namespace {
+
+// Runs `phase` of each group of a call split within the transforms: for every group (of
+// the vector width while planes remain for one, then single planes), each phase over
+// its range in parallel blocks; parallel_for returning is the barrier between phases.
+// Every thread works on the group's one shared spectrum buffer with its own line
+// buffers.
+template <class Group>
+void for_each_group_within(ThreadPool& pool, const OwnFftKernelTable& kernels, int64_t rows,
+                           int64_t cols, int64_t count, Group group) {
+  std::vector<float> spec(static_cast<size_t>(2 * rows * (cols / 2 + 1) * kOwnFftMaxLanes));
+  const auto scratch = [&] {
+    OwnFftScratch s = scratch_for(rows, cols);
+    s.spec = spec.data();
+    return s;
+  };
+  for (int64_t first = 0; first < count;) {
+    const OwnFftGroupPhases& phases =
+        count - first >= kernels.group.lanes ? kernels.group : kernels.single;
+    const auto in_parallel = [&](int64_t n, auto phase) {
+      pool.parallel_for(n, [&](int64_t begin, int64_t end) { phase(scratch(), begin, end); });
+    };
+    group(phases, first, in_parallel);
+    first += phases.lanes;
+  }
+}
+
+}  // namespace
+
+void OwnFft2d::forward(ThreadPool& pool, const float* real, OwnFftRealLayout real_layout,
+                       cfloat* spectrum, int64_t complex_stride, int64_t count,
+                       OwnFftSplit split) const {
+  if (split == OwnFftSplit::automatic) split = split_for(pool.size(), count);
+  if (split == OwnFftSplit::batch) {
+    pool.parallel_for((count + 7) / 8, [&](int64_t begin, int64_t end) {
+      const int64_t first = begin * 8, n = std::min(end * 8, count) - first;
+      forward(real + first * real_layout.plane, real_layout, spectrum + first * complex_stride,
+              complex_stride, n);
+    });
+    return;
+  }
+  const OwnFftPlan& plan = *plan_;
+  const int64_t half = cols_ / 2 + 1;
+  for_each_group_within(pool, *kernels_, rows_, cols_, count, [&](const OwnFftGroupPhases& g,
+                                                                  int64_t first, auto in_parallel) {
+    const float* x = real + first * real_layout.plane;
+    cfloat* out = spectrum + first * complex_stride;
+    in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
+      g.forward_rows(plan, s, x, real_layout, r0, r1);
+    });
+    in_parallel(half, [&](const OwnFftScratch& s, int64_t k0, int64_t k1) {
+      g.forward_columns(plan, s, k0, k1);
+    });
+    in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
+      g.store_rows(plan, s, out, complex_stride, r0, r1);
+    });
   });
 }
 
 void OwnFft2d::inverse(ThreadPool& pool, const cfloat* spectrum, int64_t complex_stride,
-                       float* real, int64_t real_stride, int64_t count) const {
-  pool.parallel_for((count + 7) / 8, [&](int64_t begin, int64_t end) {
-    const int64_t first = begin * 8, n = std::min(end * 8, count) - first;
-    inverse(spectrum + first * complex_stride, complex_stride, real + first * real_stride,
-            real_stride, n);
+                       float* real, OwnFftRealLayout real_layout, int64_t count,
+                       OwnFftSplit split) const {
+  if (split == OwnFftSplit::automatic) split = split_for(pool.size(), count);
+  if (split == OwnFftSplit::batch) {
+    pool.parallel_for((count + 7) / 8, [&](int64_t begin, int64_t end) {
+      const int64_t first = begin * 8, n = std::min(end * 8, count) - first;
+      inverse(spectrum + first * complex_stride, complex_stride, real + first * real_layout.plane,
+              real_layout, n);
+    });
+    return;
+  }
+  const OwnFftPlan& plan = *plan_;
+  const int64_t half = cols_ / 2 + 1;
+  for_each_group_within(pool, *kernels_, rows_, cols_, count, [&](const OwnFftGroupPhases& g,
+                                                                  int64_t first, auto in_parallel) {
+    const cfloat* in = spectrum + first * complex_stride;
+    float* x = real + first * real_layout.plane;
+    in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
+      g.load_rows(plan, s, in, complex_stride, r0, r1);
+    });
+    in_parallel(half, [&](const OwnFftScratch& s, int64_t k0, int64_t k1) {
+      g.inverse_columns(plan, s, k0, k1);
+    });
+    in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
+      g.inverse_rows(plan, s, x, real_layout, r0, r1);
+    });
   });
 }
 

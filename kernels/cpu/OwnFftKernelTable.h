@@ -36,12 +36,46 @@ struct OwnFftScratch {
   float *spec, *xr, *xi, *yr, *yi, *line;
 };
 
-// Unnormalised r2c / c2r of `count` planes (strides as in OwnFft2d).
+// Where the real planes of a call lie (floats): element (r, c) of plane i at
+// i * plane + (r * cols + c) * element. element 1 is a plane per block of memory
+// (NCHW-like); element C with plane 1 is C interleaved planes (NHWC-like).
+struct OwnFftRealLayout {
+  int64_t plane = 1, element = 1;
+};
+
+// The phases of one group of planes (kOwnFftMaxLanes on a vector path, 1 on scalar),
+// on the group's lane-interleaved half spectra in scratch.spec. A whole transform is
+// rows, columns, then store (forward) or load, columns, rows (inverse); each phase may
+// be split over threads by its range (rows [r0, r1), columns [k0, k1)) with a barrier
+// between phases, every thread passing the same `spec` and its own line buffers. The
+// same code runs whether split or not, so the split does not change a bit.
+struct OwnFftGroupPhases {
+  int lanes;
+  // Row r: r2c of the real rows [r0, r1) into spec.
+  void (*forward_rows)(const OwnFftPlan&, const OwnFftScratch&, const float* real,
+                       OwnFftRealLayout, int64_t r0, int64_t r1);
+  // Complex FFT of columns [k0, k1) of spec, forward or inverse.
+  void (*forward_columns)(const OwnFftPlan&, const OwnFftScratch&, int64_t k0, int64_t k1);
+  void (*inverse_columns)(const OwnFftPlan&, const OwnFftScratch&, int64_t k0, int64_t k1);
+  // Spectrum rows [r0, r1) from spec to the planes' spectra (forward) or back (inverse).
+  void (*store_rows)(const OwnFftPlan&, const OwnFftScratch&, std::complex<float>* spectrum,
+                     int64_t complex_stride, int64_t r0, int64_t r1);
+  void (*load_rows)(const OwnFftPlan&, const OwnFftScratch&, const std::complex<float>* spectrum,
+                    int64_t complex_stride, int64_t r0, int64_t r1);
+  // c2r of spec rows [r0, r1) into the real rows.
+  void (*inverse_rows)(const OwnFftPlan&, const OwnFftScratch&, float* real, OwnFftRealLayout,
+                       int64_t r0, int64_t r1);
+};
+
+// Unnormalised r2c / c2r of `count` planes (spectra complex_stride bins apart), and the
+// phases of a vector group and of a single plane for OwnFft2d's split of one transform
+// over threads.
 struct OwnFftKernelTable {
-  void (*forward)(const OwnFftPlan&, const OwnFftScratch&, const float* real, int64_t real_stride,
+  void (*forward)(const OwnFftPlan&, const OwnFftScratch&, const float* real, OwnFftRealLayout,
                   std::complex<float>* spectrum, int64_t complex_stride, int64_t count);
   void (*inverse)(const OwnFftPlan&, const OwnFftScratch&, const std::complex<float>* spectrum,
-                  int64_t complex_stride, float* real, int64_t real_stride, int64_t count);
+                  int64_t complex_stride, float* real, OwnFftRealLayout, int64_t count);
+  OwnFftGroupPhases group, single;
 };
 
 // One plane at a time, for any x86-64 (and any other) CPU.

@@ -177,53 +177,63 @@ void transpose8(const V r[8], V out[8]) {
   }
 }
 
-// Lane-interleaves n floats of W planes: dst[j * W + l] = src[l * stride + j].
+// Lane-interleaves n elements of W planes: dst[j * W + l] = src[l * at.plane + j * at.element].
 template <class V>
-void interleave(const float* src, int64_t stride, int64_t n, float* dst) {
+void interleave(const float* src, OwnFftRealLayout at, int64_t n, float* dst) {
   constexpr int W = Lanes<V>::W;
   int64_t j = 0;
   if constexpr (W == 8) {
-    for (; j + 8 <= n; j += 8) {
-      V r[8], c[8];
-      for (int l = 0; l < 8; ++l) r[l] = Lanes<V>::load(src + l * stride + j);
-      transpose8(r, c);
-      for (int k = 0; k < 8; ++k) Lanes<V>::store(dst + (j + k) * 8, c[k]);
+    if (at.plane == 1) {  // interleaved planes (NHWC-like): the lanes are adjacent already
+      for (; j < n; ++j) Lanes<V>::store(dst + j * 8, Lanes<V>::load(src + j * at.element));
+      return;
     }
+    if (at.element == 1)
+      for (; j + 8 <= n; j += 8) {
+        V r[8], c[8];
+        for (int l = 0; l < 8; ++l) r[l] = Lanes<V>::load(src + l * at.plane + j);
+        transpose8(r, c);
+        for (int k = 0; k < 8; ++k) Lanes<V>::store(dst + (j + k) * 8, c[k]);
+      }
   }
   for (; j < n; ++j)
-    for (int l = 0; l < W; ++l) dst[j * W + l] = src[l * stride + j];
+    for (int l = 0; l < W; ++l) dst[j * W + l] = src[l * at.plane + j * at.element];
 }
 
-// The inverse of interleave: dst[l * stride + j] = src[j * W + l].
+// The inverse of interleave: dst[l * at.plane + j * at.element] = src[j * W + l].
 template <class V>
-void deinterleave(const float* src, int64_t n, float* dst, int64_t stride) {
+void deinterleave(const float* src, int64_t n, float* dst, OwnFftRealLayout at) {
   constexpr int W = Lanes<V>::W;
   int64_t j = 0;
   if constexpr (W == 8) {
-    for (; j + 8 <= n; j += 8) {
-      V r[8], c[8];
-      for (int k = 0; k < 8; ++k) r[k] = Lanes<V>::load(src + (j + k) * 8);
-      transpose8(r, c);
-      for (int l = 0; l < 8; ++l) Lanes<V>::store(dst + l * stride + j, c[l]);
+    if (at.plane == 1) {
+      for (; j < n; ++j) Lanes<V>::store(dst + j * at.element, Lanes<V>::load(src + j * 8));
+      return;
     }
+    if (at.element == 1)
+      for (; j + 8 <= n; j += 8) {
+        V r[8], c[8];
+        for (int k = 0; k < 8; ++k) r[k] = Lanes<V>::load(src + (j + k) * 8);
+        transpose8(r, c);
+        for (int l = 0; l < 8; ++l) Lanes<V>::store(dst + l * at.plane + j, c[l]);
+      }
   }
   for (; j < n; ++j)
-    for (int l = 0; l < W; ++l) dst[l * stride + j] = src[j * W + l];
+    for (int l = 0; l < W; ++l) dst[l * at.plane + j * at.element] = src[j * W + l];
 }
 
-// Complex FFT of every column of the half spectra (rows x half bins).
+// Complex FFT of columns [k0, k1) of the half spectra (rows x half bins).
 template <class V, bool Inverse>
-void transform_columns(int64_t rows, int64_t half, const OwnFftFactors& tw, const OwnFftScratch& s) {
+void transform_columns(const OwnFftPlan& plan, const OwnFftScratch& s, int64_t k0, int64_t k1) {
   using L = Lanes<V>;
   constexpr int W = L::W;
+  const int64_t rows = plan.rows, half = plan.cols / 2 + 1;
   if (rows == 1) return;
-  for (int64_t k = 0; k < half; ++k) {
+  for (int64_t k = k0; k < k1; ++k) {
     for (int64_t r = 0; r < rows; ++r) {
       L::store(s.xr + r * W, L::load(s.spec + 2 * (r * half + k) * W));
       L::store(s.xi + r * W, L::load(s.spec + (2 * (r * half + k) + 1) * W));
     }
-    const bool in_y = complex_fft<V, Inverse>(rows, tw, s.xr, s.xi, s.yr,
-                                             s.yi);
+    const bool in_y = complex_fft<V, Inverse>(rows, plan.col, s.xr, s.xi, s.yr, s.yi);
     const float* zr = in_y ? s.yr : s.xr;
     const float* zi = in_y ? s.yi : s.xi;
     for (int64_t r = 0; r < rows; ++r) {
@@ -233,20 +243,21 @@ void transform_columns(int64_t rows, int64_t half, const OwnFftFactors& tw, cons
   }
 }
 
-// Forward r2c of one group of W planes.
+// r2c of real rows [r0, r1) of one group of W planes into the half spectra.
 template <class V>
-void forward_group(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
-                   int64_t real_stride, cfloat* spectrum, int64_t complex_stride) {
+void forward_rows(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
+                  OwnFftRealLayout at, int64_t r0, int64_t r1) {
   using L = Lanes<V>;
   constexpr int W = L::W;
-  const int64_t rows = plan.rows, cols = plan.cols, m = cols / 2, half = cols / 2 + 1;
+  const int64_t cols = plan.cols, m = cols / 2, half = cols / 2 + 1;
   const OwnFftFactors& row_tw = plan.row;
   const float* roots = plan.real.roots;
   const V one_half = splat<V>(0.5f);
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = r0; r < r1; ++r) {
     float* sr = s.spec + 2 * r * half * W;  // bin k: sr + 2kW, si + 2kW
     float* si = sr + W;
-    interleave<V>(real + r * cols, real_stride, cols, s.line);
+    // The strided read of the planes is this pass's load: no separate transpose.
+    interleave<V>(real + r * cols * at.element, at, cols, s.line);
     if (cols == 1) {
       L::store(sr, L::load(s.line));
       L::store(si, V{});
@@ -258,8 +269,7 @@ void forward_group(const OwnFftPlan& plan, const OwnFftScratch& s, const float* 
       L::store(s.xr + k * W, L::load(s.line + 2 * k * W));
       L::store(s.xi + k * W, L::load(s.line + (2 * k + 1) * W));
     }
-    const bool in_y =
-        complex_fft<V, false>(m, row_tw, s.xr, s.xi, s.yr, s.yi);
+    const bool in_y = complex_fft<V, false>(m, row_tw, s.xr, s.xi, s.yr, s.yi);
     const float* zr = in_y ? s.yr : s.xr;
     const float* zi = in_y ? s.yi : s.xi;
     const V z0r = L::load(zr), z0i = L::load(zi);
@@ -275,29 +285,43 @@ void forward_group(const OwnFftPlan& plan, const OwnFftScratch& s, const float* 
       L::store(si + 2 * k * W, ei + or_ * wi + oi * wr);
     }
   }
-  transform_columns<V, false>(rows, half, plan.col, s);
-  // Planes store bins contiguously across rows, so the whole group leaves in one sweep.
-  deinterleave<V>(s.spec, 2 * rows * half, reinterpret_cast<float*>(spectrum),
-                  2 * complex_stride);
 }
 
-// Inverse c2r of one group of W planes.
+// Spectrum rows [r0, r1) of the group out to its planes. Planes store bins contiguously
+// across rows, so a range of rows leaves in one sweep.
 template <class V>
-void inverse_group(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
-                   int64_t complex_stride, float* real, int64_t real_stride) {
+void store_rows(const OwnFftPlan& plan, const OwnFftScratch& s, cfloat* spectrum,
+                int64_t complex_stride, int64_t r0, int64_t r1) {
+  constexpr int W = Lanes<V>::W;
+  const int64_t half = plan.cols / 2 + 1;
+  deinterleave<V>(s.spec + 2 * r0 * half * W, 2 * (r1 - r0) * half,
+                  reinterpret_cast<float*>(spectrum) + 2 * r0 * half, {2 * complex_stride, 1});
+}
+
+template <class V>
+void load_rows(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
+               int64_t complex_stride, int64_t r0, int64_t r1) {
+  constexpr int W = Lanes<V>::W;
+  const int64_t half = plan.cols / 2 + 1;
+  interleave<V>(reinterpret_cast<const float*>(spectrum) + 2 * r0 * half, {2 * complex_stride, 1},
+                2 * (r1 - r0) * half, s.spec + 2 * r0 * half * W);
+}
+
+// c2r of spectrum rows [r0, r1) of the group (columns already inverted) into its planes.
+template <class V>
+void inverse_rows(const OwnFftPlan& plan, const OwnFftScratch& s, float* real, OwnFftRealLayout at,
+                  int64_t r0, int64_t r1) {
   using L = Lanes<V>;
   constexpr int W = L::W;
-  const int64_t rows = plan.rows, cols = plan.cols, m = cols / 2, half = cols / 2 + 1;
+  const int64_t cols = plan.cols, m = cols / 2, half = cols / 2 + 1;
   const OwnFftFactors& row_tw = plan.row;
   const float* roots = plan.real.roots;
-  interleave<V>(reinterpret_cast<const float*>(spectrum), 2 * complex_stride, 2 * rows * half,
-                s.spec);
-  transform_columns<V, true>(rows, half, plan.col, s);
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = r0; r < r1; ++r) {
     const float* sr = s.spec + 2 * r * half * W;  // bin k: sr + 2kW, si + 2kW
     const float* si = sr + W;
+    float* out = real + r * cols * at.element;
     if (cols == 1) {
-      deinterleave<V>(sr, 1, real + r * cols, real_stride);
+      deinterleave<V>(sr, 1, out, at);
       continue;
     }
     // Undo the half-length trick: Z[k] = (X[k] + conj(X[m-k])) + i W^-k (X[k] - conj(X[m-k]))
@@ -311,16 +335,34 @@ void inverse_group(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat*
       L::store(s.xr + k * W, er - oi);  // + i * o
       L::store(s.xi + k * W, ei + or_);
     }
-    const bool in_y =
-        complex_fft<V, true>(m, row_tw, s.xr, s.xi, s.yr, s.yi);
+    const bool in_y = complex_fft<V, true>(m, row_tw, s.xr, s.xi, s.yr, s.yi);
     const float* zr = in_y ? s.yr : s.xr;
     const float* zi = in_y ? s.yi : s.xi;
     for (int64_t k = 0; k < m; ++k) {
       L::store(s.line + 2 * k * W, L::load(zr + k * W));
       L::store(s.line + (2 * k + 1) * W, L::load(zi + k * W));
     }
-    deinterleave<V>(s.line, cols, real + r * cols, real_stride);
+    // The strided write of the planes is this pass's store: no separate transpose.
+    deinterleave<V>(s.line, cols, out, at);
   }
+}
+
+// Forward r2c of one group of W planes: every phase over its whole range.
+template <class V>
+void forward_group(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
+                   OwnFftRealLayout at, cfloat* spectrum, int64_t complex_stride) {
+  forward_rows<V>(plan, s, real, at, 0, plan.rows);
+  transform_columns<V, false>(plan, s, 0, plan.cols / 2 + 1);
+  store_rows<V>(plan, s, spectrum, complex_stride, 0, plan.rows);
+}
+
+// Inverse c2r of one group of W planes.
+template <class V>
+void inverse_group(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
+                   int64_t complex_stride, float* real, OwnFftRealLayout at) {
+  load_rows<V>(plan, s, spectrum, complex_stride, 0, plan.rows);
+  transform_columns<V, true>(plan, s, 0, plan.cols / 2 + 1);
+  inverse_rows<V>(plan, s, real, at, 0, plan.rows);
 }
 
 // Small planes are read and written in a strided order (row r of eight planes at a time)
@@ -340,24 +382,26 @@ void prefetch_span(const void* p, int64_t bytes) {
 // Every plane of a call: groups of W planes on the lane type V, the rest one at a time.
 template <class V>
 void forward_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
-                    int64_t real_stride, cfloat* spectrum, int64_t complex_stride, int64_t count) {
+                    OwnFftRealLayout at, cfloat* spectrum, int64_t complex_stride, int64_t count) {
   constexpr int W = Lanes<V>::W;
+  // The floats one group of W planes spans, from its first element to its last.
+  const int64_t group_span = (W - 1) * at.plane + (plan.rows * plan.cols - 1) * at.element + 1;
   int64_t i = 0;
   if constexpr (W > 1)
     for (; i + W <= count; i += W) {
       if (i + 2 * W <= count)
-        prefetch_span(real + (i + W) * real_stride, W * real_stride * int64_t{sizeof(float)});
-      forward_group<V>(plan, s, real + i * real_stride, real_stride, spectrum + i * complex_stride,
+        prefetch_span(real + (i + W) * at.plane, group_span * int64_t{sizeof(float)});
+      forward_group<V>(plan, s, real + i * at.plane, at, spectrum + i * complex_stride,
                        complex_stride);
     }
   for (; i < count; ++i)
-    forward_group<float>(plan, s, real + i * real_stride, real_stride,
-                         spectrum + i * complex_stride, complex_stride);
+    forward_group<float>(plan, s, real + i * at.plane, at, spectrum + i * complex_stride,
+                         complex_stride);
 }
 
 template <class V>
 void inverse_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
-                    int64_t complex_stride, float* real, int64_t real_stride, int64_t count) {
+                    int64_t complex_stride, float* real, OwnFftRealLayout at, int64_t count) {
   constexpr int W = Lanes<V>::W;
   int64_t i = 0;
   if constexpr (W > 1)
@@ -366,16 +410,23 @@ void inverse_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat
         prefetch_span(spectrum + (i + W) * complex_stride,
                       W * complex_stride * int64_t{sizeof(cfloat)});
       inverse_group<V>(plan, s, spectrum + i * complex_stride, complex_stride,
-                       real + i * real_stride, real_stride);
+                       real + i * at.plane, at);
     }
   for (; i < count; ++i)
     inverse_group<float>(plan, s, spectrum + i * complex_stride, complex_stride,
-                         real + i * real_stride, real_stride);
+                         real + i * at.plane, at);
+}
+
+template <class V>
+constexpr OwnFftGroupPhases group_phases() {
+  return {Lanes<V>::W,          &forward_rows<V>, &transform_columns<V, false>,
+          &transform_columns<V, true>, &store_rows<V>,   &load_rows<V>,
+          &inverse_rows<V>};
 }
 
 template <class V>
 constexpr OwnFftKernelTable kernel_table() {
-  return {&forward_planes<V>, &inverse_planes<V>};
+  return {&forward_planes<V>, &inverse_planes<V>, group_phases<V>(), group_phases<float>()};
 }
 
 }  // namespace
