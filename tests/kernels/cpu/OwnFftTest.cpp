@@ -447,7 +447,7 @@ TEST(OwnFftSplit, WithinTransformGivesTheBitsOfTheBatchSplit) {
 }
 
 TEST(OwnFftSplit, AutomaticSplitsWithinOnlyLargeTransformsOfFewGroups) {
-  const OwnFft2d large(128, 128), small(16, 16), edge(32, 32);
+  const OwnFft2d large(128, 128), small(32, 32), edge(64, 64);
   EXPECT_EQ(large.split_for(2, 1), OwnFftSplit::within);
   EXPECT_EQ(large.split_for(4, 24), OwnFftSplit::within);  // 3 groups < 4 threads
   EXPECT_EQ(large.split_for(2, 16), OwnFftSplit::batch);   // 2 groups: one per thread
