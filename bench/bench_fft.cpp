@@ -253,7 +253,7 @@ void register_all() {
     }
   // Small batches: within-transform vs batch split.
   for (int64_t n : {16, 32, 64, 128})
-    for (int64_t count : {1, 2, 8, 16})
+    for (int64_t count : {1, 2, 5, 8, 16})
       for (auto [name, split] : {std::pair{"fft/split-batch", std::optional{cpu::OwnFftSplit::batch}},
                                  std::pair{"fft/split-within", std::optional{cpu::OwnFftSplit::within}},
                                  std::pair{"fft/split-fftw", std::optional<cpu::OwnFftSplit>{}}})

@@ -131,9 +131,9 @@ OwnFftSplit OwnFft2d::split_for(int threads, int64_t count) const {
 
 namespace {
 
-// Runs `phase` of each group of a call split within the transforms: for every group (of
-// the vector width while planes remain for one, then single planes), each phase over
-// its range in parallel blocks; parallel_for returning is the barrier between phases.
+// Runs `phase` of each group of a call split within the transforms: for every group (as
+// own_fft_group_lanes cuts them, like the kernels' own loop), each phase over its range
+// in parallel blocks; parallel_for returning is the barrier between phases.
 // Every thread works on the group's one shared spectrum buffer with its own line
 // buffers.
 template <class Group>
@@ -151,13 +151,13 @@ void for_each_group_within(ThreadPool& pool, const OwnFftKernelTable& kernels, i
     return s;
   };
   for (int64_t first = 0; first < count;) {
-    const OwnFftGroupPhases& phases =
-        count - first >= kernels.group.lanes ? kernels.group : kernels.single;
+    const int lanes = own_fft_group_lanes(kernels.group.width, count - first);
+    const OwnFftGroupPhases& phases = lanes > 1 ? kernels.group : kernels.single;
     const auto in_parallel = [&](int64_t n, auto phase) {
       pool.parallel_for(n, [&](int64_t begin, int64_t end) { phase(scratch(), begin, end); });
     };
-    group(phases, first, in_parallel);
-    first += phases.lanes;
+    group(phases, first, lanes, in_parallel);
+    first += lanes;
   }
 }
 
@@ -178,17 +178,17 @@ void OwnFft2d::forward(ThreadPool& pool, const float* real, OwnFftRealLayout rea
   const OwnFftPlan& plan = *plan_;
   const int64_t half = cols_ / 2 + 1;
   for_each_group_within(pool, *kernels_, rows_, cols_, count, [&](const OwnFftGroupPhases& g,
-                                                                  int64_t first, auto in_parallel) {
+                                                                  int64_t first, int lanes, auto in_parallel) {
     const float* x = real + first * real_layout.plane;
     cfloat* out = spectrum + first * complex_stride;
     in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
-      g.forward_rows(plan, s, x, real_layout, r0, r1);
+      g.forward_rows(plan, s, x, real_layout, lanes, r0, r1);
     });
     in_parallel(half, [&](const OwnFftScratch& s, int64_t k0, int64_t k1) {
       g.forward_columns(plan, s, k0, k1);
     });
     in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
-      g.store_rows(plan, s, out, complex_stride, r0, r1);
+      g.store_rows(plan, s, out, complex_stride, lanes, r0, r1);
     });
   });
 }
@@ -208,17 +208,17 @@ void OwnFft2d::inverse(ThreadPool& pool, const cfloat* spectrum, int64_t complex
   const OwnFftPlan& plan = *plan_;
   const int64_t half = cols_ / 2 + 1;
   for_each_group_within(pool, *kernels_, rows_, cols_, count, [&](const OwnFftGroupPhases& g,
-                                                                  int64_t first, auto in_parallel) {
+                                                                  int64_t first, int lanes, auto in_parallel) {
     const cfloat* in = spectrum + first * complex_stride;
     float* x = real + first * real_layout.plane;
     in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
-      g.load_rows(plan, s, in, complex_stride, r0, r1);
+      g.load_rows(plan, s, in, complex_stride, lanes, r0, r1);
     });
     in_parallel(half, [&](const OwnFftScratch& s, int64_t k0, int64_t k1) {
       g.inverse_columns(plan, s, k0, k1);
     });
     in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
-      g.inverse_rows(plan, s, x, real_layout, r0, r1);
+      g.inverse_rows(plan, s, x, real_layout, lanes, r0, r1);
     });
   });
 }

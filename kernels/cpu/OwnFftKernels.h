@@ -177,17 +177,19 @@ void transpose8(const V r[8], V out[8]) {
   }
 }
 
-// Lane-interleaves n elements of W planes: dst[j * W + l] = src[l * at.plane + j * at.element].
+// Lane-interleaves n elements of `lanes` <= W planes: dst[j * W + l] =
+// src[l * at.plane + j * at.element] for l < lanes, 0 for the lanes of a partial group
+// (so they compute on zeros, not on garbage that could be slow denormals).
 template <class V>
-void interleave(const float* src, OwnFftRealLayout at, int64_t n, float* dst) {
+void interleave(const float* src, OwnFftRealLayout at, int64_t n, float* dst, int lanes) {
   constexpr int W = Lanes<V>::W;
   int64_t j = 0;
   if constexpr (W == 8) {
-    if (at.plane == 1) {  // interleaved planes (NHWC-like): the lanes are adjacent already
+    if (lanes == W && at.plane == 1) {  // interleaved planes (NHWC-like): lanes are adjacent
       for (; j < n; ++j) Lanes<V>::store(dst + j * 8, Lanes<V>::load(src + j * at.element));
       return;
     }
-    if (at.element == 1)
+    if (lanes == W && at.element == 1)
       for (; j + 8 <= n; j += 8) {
         V r[8], c[8];
         for (int l = 0; l < 8; ++l) r[l] = Lanes<V>::load(src + l * at.plane + j);
@@ -196,20 +198,21 @@ void interleave(const float* src, OwnFftRealLayout at, int64_t n, float* dst) {
       }
   }
   for (; j < n; ++j)
-    for (int l = 0; l < W; ++l) dst[j * W + l] = src[l * at.plane + j * at.element];
+    for (int l = 0; l < W; ++l) dst[j * W + l] = l < lanes ? src[l * at.plane + j * at.element] : 0.0f;
 }
 
-// The inverse of interleave: dst[l * at.plane + j * at.element] = src[j * W + l].
+// The inverse of interleave, for the first `lanes` lanes:
+// dst[l * at.plane + j * at.element] = src[j * W + l].
 template <class V>
-void deinterleave(const float* src, int64_t n, float* dst, OwnFftRealLayout at) {
+void deinterleave(const float* src, int64_t n, float* dst, OwnFftRealLayout at, int lanes) {
   constexpr int W = Lanes<V>::W;
   int64_t j = 0;
   if constexpr (W == 8) {
-    if (at.plane == 1) {
+    if (lanes == W && at.plane == 1) {
       for (; j < n; ++j) Lanes<V>::store(dst + j * at.element, Lanes<V>::load(src + j * 8));
       return;
     }
-    if (at.element == 1)
+    if (lanes == W && at.element == 1)
       for (; j + 8 <= n; j += 8) {
         V r[8], c[8];
         for (int k = 0; k < 8; ++k) r[k] = Lanes<V>::load(src + (j + k) * 8);
@@ -218,7 +221,7 @@ void deinterleave(const float* src, int64_t n, float* dst, OwnFftRealLayout at) 
       }
   }
   for (; j < n; ++j)
-    for (int l = 0; l < W; ++l) dst[l * at.plane + j * at.element] = src[j * W + l];
+    for (int l = 0; l < lanes; ++l) dst[l * at.plane + j * at.element] = src[j * W + l];
 }
 
 // Complex FFT of columns [k0, k1) of the half spectra (rows x half bins).
@@ -246,7 +249,7 @@ void transform_columns(const OwnFftPlan& plan, const OwnFftScratch& s, int64_t k
 // r2c of real rows [r0, r1) of one group of W planes into the half spectra.
 template <class V>
 void forward_rows(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
-                  OwnFftRealLayout at, int64_t r0, int64_t r1) {
+                  OwnFftRealLayout at, int lanes, int64_t r0, int64_t r1) {
   using L = Lanes<V>;
   constexpr int W = L::W;
   const int64_t cols = plan.cols, m = cols / 2, half = cols / 2 + 1;
@@ -257,7 +260,7 @@ void forward_rows(const OwnFftPlan& plan, const OwnFftScratch& s, const float* r
     float* sr = s.spec + 2 * r * half * W;  // bin k: sr + 2kW, si + 2kW
     float* si = sr + W;
     // The strided read of the planes is this pass's load: no separate transpose.
-    interleave<V>(real + r * cols * at.element, at, cols, s.line);
+    interleave<V>(real + r * cols * at.element, at, cols, s.line, lanes);
     if (cols == 1) {
       L::store(sr, L::load(s.line));
       L::store(si, V{});
@@ -291,26 +294,26 @@ void forward_rows(const OwnFftPlan& plan, const OwnFftScratch& s, const float* r
 // across rows, so a range of rows leaves in one sweep.
 template <class V>
 void store_rows(const OwnFftPlan& plan, const OwnFftScratch& s, cfloat* spectrum,
-                int64_t complex_stride, int64_t r0, int64_t r1) {
+                int64_t complex_stride, int lanes, int64_t r0, int64_t r1) {
   constexpr int W = Lanes<V>::W;
   const int64_t half = plan.cols / 2 + 1;
   deinterleave<V>(s.spec + 2 * r0 * half * W, 2 * (r1 - r0) * half,
-                  reinterpret_cast<float*>(spectrum) + 2 * r0 * half, {2 * complex_stride, 1});
+                  reinterpret_cast<float*>(spectrum) + 2 * r0 * half, {2 * complex_stride, 1}, lanes);
 }
 
 template <class V>
 void load_rows(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
-               int64_t complex_stride, int64_t r0, int64_t r1) {
+               int64_t complex_stride, int lanes, int64_t r0, int64_t r1) {
   constexpr int W = Lanes<V>::W;
   const int64_t half = plan.cols / 2 + 1;
   interleave<V>(reinterpret_cast<const float*>(spectrum) + 2 * r0 * half, {2 * complex_stride, 1},
-                2 * (r1 - r0) * half, s.spec + 2 * r0 * half * W);
+                2 * (r1 - r0) * half, s.spec + 2 * r0 * half * W, lanes);
 }
 
 // c2r of spectrum rows [r0, r1) of the group (columns already inverted) into its planes.
 template <class V>
 void inverse_rows(const OwnFftPlan& plan, const OwnFftScratch& s, float* real, OwnFftRealLayout at,
-                  int64_t r0, int64_t r1) {
+                  int lanes, int64_t r0, int64_t r1) {
   using L = Lanes<V>;
   constexpr int W = L::W;
   const int64_t cols = plan.cols, m = cols / 2, half = cols / 2 + 1;
@@ -321,7 +324,7 @@ void inverse_rows(const OwnFftPlan& plan, const OwnFftScratch& s, float* real, O
     const float* si = sr + W;
     float* out = real + r * cols * at.element;
     if (cols == 1) {
-      deinterleave<V>(sr, 1, out, at);
+      deinterleave<V>(sr, 1, out, at, lanes);
       continue;
     }
     // Undo the half-length trick: Z[k] = (X[k] + conj(X[m-k])) + i W^-k (X[k] - conj(X[m-k]))
@@ -343,26 +346,26 @@ void inverse_rows(const OwnFftPlan& plan, const OwnFftScratch& s, float* real, O
       L::store(s.line + (2 * k + 1) * W, L::load(zi + k * W));
     }
     // The strided write of the planes is this pass's store: no separate transpose.
-    deinterleave<V>(s.line, cols, out, at);
+    deinterleave<V>(s.line, cols, out, at, lanes);
   }
 }
 
-// Forward r2c of one group of W planes: every phase over its whole range.
+// Forward r2c of one group of `lanes` <= W planes: every phase over its whole range.
 template <class V>
 void forward_group(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
-                   OwnFftRealLayout at, cfloat* spectrum, int64_t complex_stride) {
-  forward_rows<V>(plan, s, real, at, 0, plan.rows);
+                   OwnFftRealLayout at, cfloat* spectrum, int64_t complex_stride, int lanes) {
+  forward_rows<V>(plan, s, real, at, lanes, 0, plan.rows);
   transform_columns<V, false>(plan, s, 0, plan.cols / 2 + 1);
-  store_rows<V>(plan, s, spectrum, complex_stride, 0, plan.rows);
+  store_rows<V>(plan, s, spectrum, complex_stride, lanes, 0, plan.rows);
 }
 
-// Inverse c2r of one group of W planes.
+// Inverse c2r of one group of `lanes` <= W planes.
 template <class V>
 void inverse_group(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
-                   int64_t complex_stride, float* real, OwnFftRealLayout at) {
-  load_rows<V>(plan, s, spectrum, complex_stride, 0, plan.rows);
+                   int64_t complex_stride, float* real, OwnFftRealLayout at, int lanes) {
+  load_rows<V>(plan, s, spectrum, complex_stride, lanes, 0, plan.rows);
   transform_columns<V, true>(plan, s, 0, plan.cols / 2 + 1);
-  inverse_rows<V>(plan, s, real, at, 0, plan.rows);
+  inverse_rows<V>(plan, s, real, at, lanes, 0, plan.rows);
 }
 
 // Small planes are read and written in a strided order (row r of eight planes at a time)
@@ -378,43 +381,45 @@ void prefetch_span(const void* p, int64_t bytes) {
   for (int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i);
 }
 
-
-// Every plane of a call: groups of W planes on the lane type V, the rest one at a time.
+// Every plane of a call, in the groups own_fft_group_lanes() gives: full and partial
+// groups on the lane type V, single planes on float.
 template <class V>
 void forward_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
                     OwnFftRealLayout at, cfloat* spectrum, int64_t complex_stride, int64_t count) {
   constexpr int W = Lanes<V>::W;
   // The floats one group of W planes spans, from its first element to its last.
   const int64_t group_span = (W - 1) * at.plane + (plan.rows * plan.cols - 1) * at.element + 1;
-  int64_t i = 0;
-  if constexpr (W > 1)
-    for (; i + W <= count; i += W) {
-      if (i + 2 * W <= count)
-        prefetch_span(real + (i + W) * at.plane, group_span * int64_t{sizeof(float)});
+  for (int64_t i = 0; i < count;) {
+    const int lanes = own_fft_group_lanes(W, count - i);
+    if (W > 1 && lanes == W && i + 2 * W <= count)
+      prefetch_span(real + (i + W) * at.plane, group_span * int64_t{sizeof(float)});
+    if (lanes > 1)
       forward_group<V>(plan, s, real + i * at.plane, at, spectrum + i * complex_stride,
-                       complex_stride);
-    }
-  for (; i < count; ++i)
-    forward_group<float>(plan, s, real + i * at.plane, at, spectrum + i * complex_stride,
-                         complex_stride);
+                       complex_stride, lanes);
+    else
+      forward_group<float>(plan, s, real + i * at.plane, at, spectrum + i * complex_stride,
+                           complex_stride, 1);
+    i += lanes;
+  }
 }
 
 template <class V>
 void inverse_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
                     int64_t complex_stride, float* real, OwnFftRealLayout at, int64_t count) {
   constexpr int W = Lanes<V>::W;
-  int64_t i = 0;
-  if constexpr (W > 1)
-    for (; i + W <= count; i += W) {
-      if (i + 2 * W <= count)
-        prefetch_span(spectrum + (i + W) * complex_stride,
-                      W * complex_stride * int64_t{sizeof(cfloat)});
+  for (int64_t i = 0; i < count;) {
+    const int lanes = own_fft_group_lanes(W, count - i);
+    if (W > 1 && lanes == W && i + 2 * W <= count)
+      prefetch_span(spectrum + (i + W) * complex_stride,
+                    W * complex_stride * int64_t{sizeof(cfloat)});
+    if (lanes > 1)
       inverse_group<V>(plan, s, spectrum + i * complex_stride, complex_stride,
-                       real + i * at.plane, at);
-    }
-  for (; i < count; ++i)
-    inverse_group<float>(plan, s, spectrum + i * complex_stride, complex_stride,
-                         real + i * at.plane, at);
+                       real + i * at.plane, at, lanes);
+    else
+      inverse_group<float>(plan, s, spectrum + i * complex_stride, complex_stride,
+                           real + i * at.plane, at, 1);
+    i += lanes;
+  }
 }
 
 template <class V>

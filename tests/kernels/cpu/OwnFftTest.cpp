@@ -1,7 +1,8 @@
 // OwnFft2d against a naive double-precision DFT and against FFTW on every power-of-two
 // size 4..128, the mixed-radix sizes (2^a 3^b 5^c) convolutions pad to, square and
-// non-square, plus the degenerate 1 and 2, batches 1, 7 and 64
-// (scalar leftovers only, vector groups plus leftovers), padded plane strides; the round
+// non-square, plus the degenerate 1 and 2, batches 1, 7, 10 and 64 (a single plane, a
+// partial vector group, a group plus two single planes, full groups), padded plane
+// strides; the round
 // trip and 1 vs 3 threads; strided real planes (element stride 3 and 16, interleaved
 // NHWC-like and blocked) against FFTW with the same strides and the naive DFT; the split
 // within each transform against the split over the batch; every instruction-set path
@@ -66,7 +67,7 @@ std::vector<std::pair<int64_t, int64_t>> all_shapes() {
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (auto [r, c] : all_shapes())
-    for (int64_t batch : {1, 7, 64}) cases.push_back({r, c, batch});
+    for (int64_t batch : {1, 7, 10, 64}) cases.push_back({r, c, batch});
   return cases;
 }
 
@@ -182,7 +183,8 @@ TEST_P(OwnFftTest, ForwardMatchesNaiveDft) {
   for (OwnFftIsa isa : supported_own_fft_isas()) {
     SCOPED_TRACE(to_string(isa));
     const std::vector<cfloat> own = own_forward(isa);
-    // The first plane, and the last (a scalar leftover when batch % 8 != 0).
+    // The first plane, and the last (in a partial group or a single plane when
+    // batch % 8 != 0).
     for (int64_t p : {int64_t{0}, c.batch - 1}) {
       const std::vector<cdouble> ref = naive_forward(real_.data() + p * layout_.real_stride, layout_);
       std::vector<cdouble> padded(layout_.complex_stride);
