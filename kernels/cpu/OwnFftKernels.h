@@ -189,10 +189,10 @@ void interleave(const float* src, OwnFftRealLayout at, int64_t n, float* dst, in
       for (; j < n; ++j) Lanes<V>::store(dst + j * 8, Lanes<V>::load(src + j * at.element));
       return;
     }
-    if (lanes == W && at.element == 1)
+    if (at.element == 1)  // a partial group transposes zeros into its empty lanes
       for (; j + 8 <= n; j += 8) {
         V r[8], c[8];
-        for (int l = 0; l < 8; ++l) r[l] = Lanes<V>::load(src + l * at.plane + j);
+        for (int l = 0; l < 8; ++l) r[l] = l < lanes ? Lanes<V>::load(src + l * at.plane + j) : V{};
         transpose8(r, c);
         for (int k = 0; k < 8; ++k) Lanes<V>::store(dst + (j + k) * 8, c[k]);
       }
@@ -212,12 +212,12 @@ void deinterleave(const float* src, int64_t n, float* dst, OwnFftRealLayout at, 
       for (; j < n; ++j) Lanes<V>::store(dst + j * at.element, Lanes<V>::load(src + j * 8));
       return;
     }
-    if (lanes == W && at.element == 1)
+    if (at.element == 1)
       for (; j + 8 <= n; j += 8) {
         V r[8], c[8];
         for (int k = 0; k < 8; ++k) r[k] = Lanes<V>::load(src + (j + k) * 8);
         transpose8(r, c);
-        for (int l = 0; l < 8; ++l) Lanes<V>::store(dst + l * at.plane + j, c[l]);
+        for (int l = 0; l < lanes; ++l) Lanes<V>::store(dst + l * at.plane + j, c[l]);
       }
   }
   for (; j < n; ++j)
