@@ -11,6 +11,9 @@
 // (element stride 1) and NHWC ones (element stride C, planes 1 apart) are read and
 // written in place by the first and last pass, with no transpose pass.
 //
+// Leftover planes after the full groups go as one partial group (3 to 7, zeros in the
+// empty lanes) or one at a time on scalar code (1 or 2).
+//
 // Parallel (the paper's scheme): over the batch in groups of eight planes, or, when a
 // call has fewer groups than threads, within each 2-D transform: rows in parallel
 // blocks, barrier, columns in parallel blocks, barrier, then the store (see OwnFftSplit).

@@ -8,8 +8,9 @@
 // templates touch vector types (so the scalar build sees none).
 //
 // Data being transformed lives in lane-interleaved float buffers: element i of an array
-// holds its W lanes at p[i * W .. i * W + W). Planes are moved in and out of that layout
-// with 8x8 transposes, the only shuffles on the vector path.
+// holds its W lanes at p[i * W .. i * W + W). Planes each in their own block are moved
+// in and out of that layout with 8x8 transposes, the only shuffles on the vector path;
+// interleaved planes (NHWC) are in it already, one plain load per element.
 #pragma once
 
 #include <complex>
