@@ -12,7 +12,9 @@
 // written in place by the first and last pass, with no transpose pass.
 //
 // Leftover planes after the full groups go as one partial group (3 to 7, zeros in the
-// empty lanes) or one at a time on scalar code (1 or 2).
+// empty lanes) or one at a time (1 or 2): on the vector path, eight of the plane's rows
+// and then eight of its columns per vector, when it has at least 8 rows and 16 columns;
+// else on scalar code.
 //
 // Parallel (the paper's scheme): over the batch in groups of eight planes, or, when a
 // call has fewer groups than threads, within each 2-D transform: rows in parallel
@@ -94,6 +96,7 @@ class OwnFft2d {
   OwnFftIsa isa_;
   const OwnFftKernelTable* kernels_;
   std::shared_ptr<const OwnFftPlan> plan_;  // twiddle views; the tables live for the process
+  std::shared_ptr<const OwnFftPlan> rows_plan_;  // plan_->rows_plan: 1 x cols
 };
 
 }  // namespace tunescope::cpu

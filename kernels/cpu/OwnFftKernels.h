@@ -382,6 +382,14 @@ void prefetch_span(const void* p, int64_t bytes) {
   for (int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i);
 }
 
+// One plane alone on the vector path (see OwnFftPlanePhases); defined below.
+template <class V>
+void forward_plane(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
+                   OwnFftRealLayout at, cfloat* spectrum);
+template <class V>
+void inverse_plane(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
+                   float* real, OwnFftRealLayout at);
+
 // Every plane of a call, in the groups own_fft_group_lanes() gives: full and partial
 // groups on the lane type V, single planes on float.
 template <class V>
@@ -391,12 +399,14 @@ void forward_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const float*
   // The floats one group of W planes spans, from its first element to its last.
   const int64_t group_span = (W - 1) * at.plane + (plan.rows * plan.cols - 1) * at.element + 1;
   for (int64_t i = 0; i < count;) {
-    const int lanes = own_fft_group_lanes(W, count - i);
+    const int lanes = own_fft_group_lanes(W, count - i, plan);
     if (W > 1 && lanes == W && i + 2 * W <= count)
       prefetch_span(real + (i + W) * at.plane, group_span * int64_t{sizeof(float)});
     if (lanes > 1)
       forward_group<V>(plan, s, real + i * at.plane, at, spectrum + i * complex_stride,
                        complex_stride, lanes);
+    else if (own_fft_plane_vectorises(W, plan))
+      forward_plane<V>(plan, s, real + i * at.plane, at, spectrum + i * complex_stride);
     else
       forward_group<float>(plan, s, real + i * at.plane, at, spectrum + i * complex_stride,
                            complex_stride, 1);
@@ -409,18 +419,144 @@ void inverse_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat
                     int64_t complex_stride, float* real, OwnFftRealLayout at, int64_t count) {
   constexpr int W = Lanes<V>::W;
   for (int64_t i = 0; i < count;) {
-    const int lanes = own_fft_group_lanes(W, count - i);
+    const int lanes = own_fft_group_lanes(W, count - i, plan);
     if (W > 1 && lanes == W && i + 2 * W <= count)
       prefetch_span(spectrum + (i + W) * complex_stride,
                     W * complex_stride * int64_t{sizeof(cfloat)});
     if (lanes > 1)
       inverse_group<V>(plan, s, spectrum + i * complex_stride, complex_stride,
                        real + i * at.plane, at, lanes);
+    else if (own_fft_plane_vectorises(W, plan))
+      inverse_plane<V>(plan, s, spectrum + i * complex_stride, real + i * at.plane, at);
     else
       inverse_group<float>(plan, s, spectrum + i * complex_stride, complex_stride,
                            real + i * at.plane, at, 1);
     i += lanes;
   }
+}
+
+// One plane alone on the vector path (own_fft_plane_vectorises): a plane left over
+// after the groups would otherwise run on scalar code (a quarter of the vector speed).
+
+// [first, last) of units u0..u1 of W over n.
+template <class V>
+void unit_range(int64_t u0, int64_t u1, int64_t n, int64_t& first, int64_t& last) {
+  constexpr int W = Lanes<V>::W;
+  first = u0 * W;
+  last = u1 * W < n ? u1 * W : n;
+}
+
+// r2c of rows [u0 W, u1 W) of the plane: its rows are the planes of a 1 x cols batch.
+template <class V>
+void plane_forward_rows(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
+                        OwnFftRealLayout at, cfloat* spectrum, int64_t u0, int64_t u1) {
+  int64_t r0, r1;
+  unit_range<V>(u0, u1, plan.rows, r0, r1);
+  const int64_t half = plan.cols / 2 + 1, row = plan.cols * at.element;
+  forward_planes<V>(*plan.rows_plan, s, real + r0 * row, {row, at.element}, spectrum + r0 * half,
+                    half, r1 - r0);
+}
+
+// Complex FFT down the columns k .. k + W of one plane's row-major half spectrum `bins`
+// (interleaved re/im), in place: W adjacent columns are one vector per row.
+template <class V, bool Inverse>
+void plane_column_block(const OwnFftPlan& plan, const OwnFftScratch& s, float* bins) {
+  using L = Lanes<V>;
+  constexpr int W = L::W;
+  const int64_t rows = plan.rows, half = plan.cols / 2 + 1;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p = bins + 2 * r * half;
+    if constexpr (W == 8) {
+      const V a = L::load(p), b = L::load(p + 8);
+      L::store(s.xr + r * W, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14));
+      L::store(s.xi + r * W, __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15));
+    } else {
+      s.xr[r] = p[0], s.xi[r] = p[1];
+    }
+  }
+  const bool in_y = complex_fft<V, Inverse>(rows, plan.col, s.xr, s.xi, s.yr, s.yi);
+  const float* zr = in_y ? s.yr : s.xr;
+  const float* zi = in_y ? s.yi : s.xi;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* p = bins + 2 * r * half;
+    if constexpr (W == 8) {
+      const V re = L::load(zr + r * W), im = L::load(zi + r * W);
+      L::store(p, __builtin_shufflevector(re, im, 0, 8, 1, 9, 2, 10, 3, 11));
+      L::store(p + 8, __builtin_shufflevector(re, im, 4, 12, 5, 13, 6, 14, 7, 15));
+    } else {
+      p[0] = zr[r], p[1] = zi[r];
+    }
+  }
+}
+
+// Columns [u0 W, u1 W) of the plane's half spectrum, in place; the last unit's leftover
+// columns one at a time.
+template <class V, bool Inverse>
+void plane_columns(const OwnFftPlan& plan, const OwnFftScratch& s, float* bins, int64_t u0,
+                   int64_t u1) {
+  constexpr int W = Lanes<V>::W;
+  if (plan.rows == 1) return;
+  int64_t k, k1;
+  unit_range<V>(u0, u1, plan.cols / 2 + 1, k, k1);
+  for (; k + W <= k1; k += W) plane_column_block<V, Inverse>(plan, s, bins + 2 * k);
+  for (; k < k1; ++k) plane_column_block<float, Inverse>(plan, s, bins + 2 * k);
+}
+
+template <class V>
+void plane_forward_columns(const OwnFftPlan& plan, const OwnFftScratch& s, cfloat* spectrum,
+                           int64_t u0, int64_t u1) {
+  plane_columns<V, false>(plan, s, reinterpret_cast<float*>(spectrum), u0, u1);
+}
+
+// Spectrum rows [u0 W, u1 W) into the copy the inverse transforms.
+template <class V>
+void plane_load(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
+                int64_t u0, int64_t u1) {
+  int64_t r0, r1;
+  unit_range<V>(u0, u1, plan.rows, r0, r1);
+  const int64_t half = plan.cols / 2 + 1;
+  __builtin_memcpy(s.plane + 2 * r0 * half, spectrum + r0 * half,
+                   static_cast<size_t>(r1 - r0) * static_cast<size_t>(half) * sizeof(cfloat));
+}
+
+template <class V>
+void plane_inverse_columns(const OwnFftPlan& plan, const OwnFftScratch& s, int64_t u0, int64_t u1) {
+  plane_columns<V, true>(plan, s, s.plane, u0, u1);
+}
+
+// c2r of rows [u0 W, u1 W) of the copy into the plane.
+template <class V>
+void plane_inverse_rows(const OwnFftPlan& plan, const OwnFftScratch& s, float* real,
+                        OwnFftRealLayout at, int64_t u0, int64_t u1) {
+  int64_t r0, r1;
+  unit_range<V>(u0, u1, plan.rows, r0, r1);
+  const int64_t half = plan.cols / 2 + 1, row = plan.cols * at.element;
+  inverse_planes<V>(*plan.rows_plan, s, reinterpret_cast<const cfloat*>(s.plane) + r0 * half,
+                    half, real + r0 * row, {row, at.element}, r1 - r0);
+}
+
+template <class V>
+void forward_plane(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
+                   OwnFftRealLayout at, cfloat* spectrum) {
+  constexpr int W = Lanes<V>::W;
+  plane_forward_rows<V>(plan, s, real, at, spectrum, 0, (plan.rows + W - 1) / W);
+  plane_forward_columns<V>(plan, s, spectrum, 0, (plan.cols / 2 + 1 + W - 1) / W);
+}
+
+template <class V>
+void inverse_plane(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
+                   float* real, OwnFftRealLayout at) {
+  constexpr int W = Lanes<V>::W;
+  const int64_t row_units = (plan.rows + W - 1) / W;
+  plane_load<V>(plan, s, spectrum, 0, row_units);
+  plane_inverse_columns<V>(plan, s, 0, (plan.cols / 2 + 1 + W - 1) / W);
+  plane_inverse_rows<V>(plan, s, real, at, 0, row_units);
+}
+
+template <class V>
+constexpr OwnFftPlanePhases plane_phases() {
+  return {&plane_forward_rows<V>, &plane_forward_columns<V>, &plane_load<V>,
+          &plane_inverse_columns<V>, &plane_inverse_rows<V>};
 }
 
 template <class V>
@@ -432,7 +568,8 @@ constexpr OwnFftGroupPhases group_phases() {
 
 template <class V>
 constexpr OwnFftKernelTable kernel_table() {
-  return {&forward_planes<V>, &inverse_planes<V>, group_phases<V>(), group_phases<float>()};
+  return {&forward_planes<V>, &inverse_planes<V>, group_phases<V>(), group_phases<float>(),
+          plane_phases<V>()};
 }
 
 }  // namespace

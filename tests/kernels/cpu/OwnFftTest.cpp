@@ -264,16 +264,19 @@ std::string strided_name(const testing::TestParamInfo<StridedCase>& info) {
 }
 
 // Every size above with: 16 interleaved planes of stride 16 (NHWC with C = 16: two
-// vector groups read with plain loads), 12 of them (a group plus single planes; planes
-// 12..15 must stay untouched), 3 interleaved of stride 3 (C = 3, single planes only),
-// and 11 blocked planes of element stride 3 (the gathering path).
+// vector groups read with plain loads), 12 and 10 of them (a group plus a partial group,
+// or plus two single planes; the planes after them must stay untouched), 3 interleaved of
+// stride 3 (C = 3, one partial group), and 11 and 9 blocked planes of element stride 3
+// (the gathering path; a partial group, or one single plane).
 std::vector<StridedCase> strided_cases() {
   std::vector<StridedCase> cases;
   for (auto [r, c] : all_shapes()) {
     cases.push_back({r, c, 16, 1, 16});
     cases.push_back({r, c, 16, 1, 12});
+    cases.push_back({r, c, 16, 1, 10});
     cases.push_back({r, c, 3, 1, 3});
     cases.push_back({r, c, 3, 3 * r * c + 5, 11});
+    cases.push_back({r, c, 3, 3 * r * c + 5, 9});
   }
   return cases;
 }
