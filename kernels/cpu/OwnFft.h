@@ -64,9 +64,9 @@ class OwnFft2d {
   // Planes of fewer points than this are never split within a transform (automatic).
   // Each of the three barriers costs ~1.4 us on the project's 2-core VM (16x16, one
   // plane: 5.4 us split against 1.2 us whole), and splitting saves at most
-  // (threads - 1) / threads of the transform, so only planes of >= ~20 us (64x64 on one
-  // thread takes 22 us) can gain. See docs/BENCHMARKS.md for what was measured.
-  static constexpr int64_t kSplitMinPoints = 64 * 64;
+  // (threads - 1) / threads of the transform: one plane alone takes ~10 us at 64x64 (no
+  // gain possible on 2 threads) and ~40 us at 128x128. See docs/BENCHMARKS.md.
+  static constexpr int64_t kSplitMinPoints = 128 * 128;
 
   // Unnormalised forward r2c of `count` planes: element (r, c) of real plane i at
   // real + i * real_layout.plane + (r * cols + c) * real_layout.element (floats), its
