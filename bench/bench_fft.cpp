@@ -13,6 +13,13 @@
 // Names are fft/<impl>/<n>/<batch>; the ratio own/FFTW is time(own) / time(fftw).
 // fft/own runs the instruction-set path OwnFft2d picks (TUNESCOPE_FFT_ISA, else the
 // widest the CPU has); fft/own-<isa> rows force each path this CPU runs.
+// Strided (NHWC) planes: fft/nhwc-own and fft/nhwc-fftw /<n>/<C>/<images> transform the
+// C interleaved planes of each image of an NHWC batch (element stride C, planes 1
+// apart) in place, one call (one plan_many execution) per image, images split over
+// the pool; fft/nchw-own is the same planes stored NCHW (element stride 1).
+// Small batches: fft/split-batch and fft/split-within /<n>/<count> run OwnFft2d's two
+// splits over the pool (OwnFftSplit); fft/split-fftw is one plan_many of all planes on
+// the calling thread (a batch this small gives FFTW's batch split nothing to share).
 #include <benchmark/benchmark.h>
 #include <fftw3.h>
 
@@ -23,6 +30,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bench/BenchMain.h"
@@ -86,7 +94,7 @@ void bm_own(benchmark::State& state, std::optional<cpu::OwnFftIsa> isa) {
     p.parallel_for(p.size(), [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const auto [first, last] = chunk_of(count, p.size(), t);
-        fft.forward(b.x() + first * b.real_stride, b.real_stride, b.X() + first * b.complex_stride,
+        fft.forward(b.x() + first * b.real_stride, {b.real_stride, 1}, b.X() + first * b.complex_stride,
                     b.complex_stride, last - first);
       }
     });
@@ -143,6 +151,64 @@ void bm_fftw(benchmark::State& state) {
   set_counters(state, n, count);
 }
 
+// NHWC batch of `images` images of n x n x C, or the same planes NCHW.
+void bm_layout(benchmark::State& state, bool own, bool nhwc) {
+  const int64_t n = state.range(0), C = state.range(1), images = state.range(2);
+  const int64_t plane = n * n, image = plane * C, cs = n * (n / 2 + 1);
+  Batch b(n, images * C);  // reals and spectra of images * C planes, as above
+  b.fill();
+  // Element stride and plane distance of one image's C planes.
+  const int64_t element = nhwc ? C : 1, distance = nhwc ? 1 : plane;
+  const cpu::OwnFft2d fft(n, n);
+  fftwf_plan plan = nullptr;
+  if (!own) {
+    Batch scratch(n, C);  // FFTW_MEASURE overwrites its arrays
+    const int dims[2] = {static_cast<int>(n), static_cast<int>(n)};
+    plan = fftwf_plan_many_dft_r2c(2, dims, static_cast<int>(C), scratch.x(), nullptr,
+                                   static_cast<int>(element), static_cast<int>(distance),
+                                   reinterpret_cast<fftwf_complex*>(scratch.X()), nullptr, 1,
+                                   static_cast<int>(cs), FFTW_MEASURE);
+  }
+  auto run = [&] {
+    pool().parallel_for(images, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        float* x = b.x() + i * image;
+        cfloat* X = b.X() + i * C * cs;
+        if (own) fft.forward(x, {distance, element}, X, cs, C);
+        else fftwf_execute_dft_r2c(plan, x, reinterpret_cast<fftwf_complex*>(X));
+      }
+    });
+  };
+  run();
+  for (auto _ : state) {
+    run();
+    benchmark::ClobberMemory();
+  }
+  if (plan) fftwf_destroy_plan(plan);
+  set_counters(state, n, images * C);
+}
+
+// A batch smaller than the pool's threads times eight planes.
+void bm_split(benchmark::State& state, std::optional<cpu::OwnFftSplit> split) {
+  const int64_t n = state.range(0), count = state.range(1);
+  Batch b(n, count);
+  b.fill();
+  const cpu::OwnFft2d fft(n, n);
+  fftwf_plan plan = split ? nullptr : fftw_plan_for(n, count);
+  auto run = [&] {
+    if (split)
+      fft.forward(pool(), b.x(), {b.real_stride, 1}, b.X(), b.complex_stride, count, *split);
+    else
+      fftwf_execute_dft_r2c(plan, b.x(), reinterpret_cast<fftwf_complex*>(b.X()));
+  };
+  run();
+  for (auto _ : state) {
+    run();
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, n, count);
+}
+
 void register_all() {
   std::vector<std::pair<int64_t, int64_t>> cases;  // (n, batch)
   for (int64_t n : {8, 16, 32, 64, 128})
@@ -172,6 +238,29 @@ void register_all() {
           ->Args({n, 1024})
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
+  // NHWC vs NCHW planes, ours and FFTW's with the same strides: 64 images of C channels.
+  for (int64_t n : {8, 16, 32, 64})
+    for (int64_t C : {16, 64}) {
+      const int64_t images = std::max<int64_t>(1, 4096 / (C * std::max<int64_t>(1, n / 16)));
+      for (auto [name, own, nhwc] : {std::tuple{"fft/nhwc-own", true, true},
+                                     std::tuple{"fft/nhwc-fftw", false, true},
+                                     std::tuple{"fft/nchw-own", true, false},
+                                     std::tuple{"fft/nchw-fftw", false, false}})
+        benchmark::RegisterBenchmark(name, bm_layout, own, nhwc)
+            ->Args({n, C, images})
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+    }
+  // Small batches: within-transform vs batch split.
+  for (int64_t n : {16, 32, 64, 128})
+    for (int64_t count : {1, 2, 5, 8, 16})
+      for (auto [name, split] : {std::pair{"fft/split-batch", std::optional{cpu::OwnFftSplit::batch}},
+                                 std::pair{"fft/split-within", std::optional{cpu::OwnFftSplit::within}},
+                                 std::pair{"fft/split-fftw", std::optional<cpu::OwnFftSplit>{}}})
+        benchmark::RegisterBenchmark(name, bm_split, split)
+            ->Args({n, count})
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
 }
 
 }  // namespace

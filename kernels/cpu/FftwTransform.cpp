@@ -51,8 +51,11 @@ class FftwTransform final : public FftTransform {
     std::lock_guard planner(planner_mutex());
     const int n[2] = {static_cast<int>(shape_.rows), static_cast<int>(shape_.cols)};
     const int howmany = static_cast<int>(count);
-    // Planning arrays from fftwf_malloc are SIMD-aligned like every plane we execute on.
-    float* real = fftwf_alloc_real(static_cast<size_t>(count * shape_.real_stride));
+    // Planning arrays from fftwf_malloc are SIMD-aligned like every plane we execute on,
+    // and span what the strides address.
+    const int64_t real_span = (count - 1) * shape_.real_stride +
+                              (shape_.rows * shape_.cols - 1) * shape_.real_element_stride + 1;
+    float* real = fftwf_alloc_real(static_cast<size_t>(real_span));
     fftwf_complex* spectrum = fftwf_alloc_complex(static_cast<size_t>(count * shape_.complex_stride));
     if (!real || !spectrum) {
       fftwf_free(real);
@@ -61,11 +64,12 @@ class FftwTransform final : public FftTransform {
            shape_.rows, "x", shape_.cols);
     }
     Plans plans;
-    plans.r2c = fftwf_plan_many_dft_r2c(2, n, howmany, real, nullptr, 1,
+    const int element = static_cast<int>(shape_.real_element_stride);
+    plans.r2c = fftwf_plan_many_dft_r2c(2, n, howmany, real, nullptr, element,
                                         static_cast<int>(shape_.real_stride), spectrum, nullptr, 1,
                                         static_cast<int>(shape_.complex_stride), FFTW_ESTIMATE);
     plans.c2r = fftwf_plan_many_dft_c2r(2, n, howmany, spectrum, nullptr, 1,
-                                        static_cast<int>(shape_.complex_stride), real, nullptr, 1,
+                                        static_cast<int>(shape_.complex_stride), real, nullptr, element,
                                         static_cast<int>(shape_.real_stride), FFTW_ESTIMATE);
     fftwf_free(real);
     fftwf_free(spectrum);

@@ -75,9 +75,10 @@ OwnFftFactors factors_of(const OwnFftTwiddles& t) {
           t.roots.data()};
 }
 
-// The calling thread's scratch, grown to fit a group of kOwnFftMaxLanes planes.
+// The calling thread's scratch, grown to fit a group of kOwnFftMaxLanes planes and one
+// plane's spectrum.
 OwnFftScratch scratch_for(int64_t rows, int64_t cols) {
-  thread_local std::vector<float> spec, xr, xi, yr, yi, line;
+  thread_local std::vector<float> spec, xr, xi, yr, yi, line, plane;
   constexpr int W = kOwnFftMaxLanes;
   const int64_t half = cols / 2 + 1, length = std::max(rows, half) * W;
   const auto fit = [](std::vector<float>& v, int64_t n) {
@@ -85,7 +86,8 @@ OwnFftScratch scratch_for(int64_t rows, int64_t cols) {
     return v.data();
   };
   return {fit(spec, 2 * rows * half * W), fit(xr, length),       fit(xi, length),
-          fit(yr, length),                fit(yi, length),       fit(line, std::max<int64_t>(cols, 2) * W)};
+          fit(yr, length),                fit(yi, length),       fit(line, std::max<int64_t>(cols, 2) * W),
+          fit(plane, 2 * rows * half)};
 }
 
 }  // namespace
@@ -102,43 +104,164 @@ OwnFft2d::OwnFft2d(int64_t rows, int64_t cols, OwnFftIsa isa)
          kMaxSize, ")");
   if (!cpu_supports(isa))
     fail(ErrorKind::unsupported, "own fft: this CPU cannot run the ", to_string(isa), " kernels");
-  auto plan = std::make_shared<OwnFftPlan>();
-  plan->rows = rows;
-  plan->cols = cols;
-  plan->row = factors_of(*twiddles_for(std::max<int64_t>(cols / 2, 1)));
-  plan->col = factors_of(*twiddles_for(rows));
-  plan->real = factors_of(*twiddles_for(cols));
+  const auto make_plan = [](int64_t r, int64_t c) {
+    auto plan = std::make_shared<OwnFftPlan>();
+    plan->rows = r;
+    plan->cols = c;
+    plan->row = factors_of(*twiddles_for(std::max<int64_t>(c / 2, 1)));
+    plan->col = factors_of(*twiddles_for(r));
+    plan->real = factors_of(*twiddles_for(c));
+    return plan;
+  };
+  auto plan = make_plan(rows, cols);
+  if (rows > 1) {
+    rows_plan_ = make_plan(1, cols);
+    plan->rows_plan = rows_plan_.get();
+  }
   plan_ = std::move(plan);
 }
 
-void OwnFft2d::forward(const float* real, int64_t real_stride, cfloat* spectrum,
+void OwnFft2d::forward(const float* real, OwnFftRealLayout real_layout, cfloat* spectrum,
                        int64_t complex_stride, int64_t count) const {
-  kernels_->forward(*plan_, scratch_for(rows_, cols_), real, real_stride, spectrum, complex_stride,
+  kernels_->forward(*plan_, scratch_for(rows_, cols_), real, real_layout, spectrum, complex_stride,
                     count);
 }
 
 void OwnFft2d::inverse(const cfloat* spectrum, int64_t complex_stride, float* real,
-                       int64_t real_stride, int64_t count) const {
-  kernels_->inverse(*plan_, scratch_for(rows_, cols_), spectrum, complex_stride, real, real_stride,
+                       OwnFftRealLayout real_layout, int64_t count) const {
+  kernels_->inverse(*plan_, scratch_for(rows_, cols_), spectrum, complex_stride, real, real_layout,
                     count);
 }
 
-void OwnFft2d::forward(ThreadPool& pool, const float* real, int64_t real_stride, cfloat* spectrum,
-                       int64_t complex_stride, int64_t count) const {
-  pool.parallel_for((count + 7) / 8, [&](int64_t begin, int64_t end) {
-    const int64_t first = begin * 8, n = std::min(end * 8, count) - first;
-    forward(real + first * real_stride, real_stride, spectrum + first * complex_stride,
-            complex_stride, n);
-  });
+OwnFftSplit OwnFft2d::split_for(int threads, int64_t count) const {
+  const int64_t groups = (count + kOwnFftMaxLanes - 1) / kOwnFftMaxLanes;
+  return threads > 1 && groups < threads && rows_ * cols_ >= kSplitMinPoints ? OwnFftSplit::within
+                                                                               : OwnFftSplit::batch;
+}
+
+namespace {
+
+// Runs each group of a call split within the transforms: for every group (as
+// own_fft_group_lanes cuts them, like the kernels' own loop), `group` or, for a single
+// plane that the vector path takes alone, `plane`, each running its phases over their
+// ranges in parallel blocks; parallel_for returning is the barrier between phases.
+// Every thread works on one shared buffer — the group's spectra (`spec`) or the plane's
+// inverse copy (`plane`) — with its own other buffers.
+template <class Group, class Plane>
+void for_each_group_within(ThreadPool& pool, const OwnFftKernelTable& kernels,
+                           const OwnFftPlan& plan, int64_t count, Group group, Plane plane) {
+  const int64_t rows = plan.rows, cols = plan.cols;
+  // The calling thread's buffer, kept across calls: a fresh one per call cost more than
+  // the split saved (page faults on first touch, measured at 128x128).
+  thread_local std::vector<float> spec;
+  const size_t spec_floats = static_cast<size_t>(2 * rows * (cols / 2 + 1) * kOwnFftMaxLanes);
+  if (spec.size() < spec_floats) spec.resize(spec_floats);
+  float* const shared = spec.data();
+  for (int64_t first = 0; first < count;) {
+    const int lanes = own_fft_group_lanes(kernels.group.width, count - first, plan);
+    const bool alone = lanes == 1 && own_fft_plane_vectorises(kernels.group.width, plan);
+    const auto in_parallel = [&](int64_t n, auto phase) {
+      pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+        OwnFftScratch s = scratch_for(rows, cols);
+        (alone ? s.plane : s.spec) = shared;
+        phase(s, begin, end);
+      });
+    };
+    if (alone) plane(first, in_parallel);
+    else group(lanes > 1 ? kernels.group : kernels.single, first, lanes, in_parallel);
+    first += lanes;
+  }
+}
+
+}  // namespace
+
+void OwnFft2d::forward(ThreadPool& pool, const float* real, OwnFftRealLayout real_layout,
+                       cfloat* spectrum, int64_t complex_stride, int64_t count,
+                       OwnFftSplit split) const {
+  if (split == OwnFftSplit::automatic) split = split_for(pool.size(), count);
+  if (split == OwnFftSplit::batch) {
+    pool.parallel_for((count + 7) / 8, [&](int64_t begin, int64_t end) {
+      const int64_t first = begin * 8, n = std::min(end * 8, count) - first;
+      forward(real + first * real_layout.plane, real_layout, spectrum + first * complex_stride,
+              complex_stride, n);
+    });
+    return;
+  }
+  const OwnFftPlan& plan = *plan_;
+  const int64_t half = cols_ / 2 + 1;
+  const int64_t W = kernels_->group.width, row_units = (rows_ + W - 1) / W,
+                col_units = (half + W - 1) / W;
+  const OwnFftPlanePhases& alone = kernels_->plane;
+  const auto plane = [&](int64_t first, auto in_parallel) {
+    const float* x = real + first * real_layout.plane;
+    cfloat* out = spectrum + first * complex_stride;
+    in_parallel(row_units, [&](const OwnFftScratch& s, int64_t u0, int64_t u1) {
+      alone.forward_rows(plan, s, x, real_layout, out, u0, u1);
+    });
+    in_parallel(col_units, [&](const OwnFftScratch& s, int64_t u0, int64_t u1) {
+      alone.forward_columns(plan, s, out, u0, u1);
+    });
+  };
+  for_each_group_within(pool, *kernels_, plan, count, [&](const OwnFftGroupPhases& g,
+                                                          int64_t first, int lanes, auto in_parallel) {
+    const float* x = real + first * real_layout.plane;
+    cfloat* out = spectrum + first * complex_stride;
+    in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
+      g.forward_rows(plan, s, x, real_layout, lanes, r0, r1);
+    });
+    in_parallel(half, [&](const OwnFftScratch& s, int64_t k0, int64_t k1) {
+      g.forward_columns(plan, s, k0, k1);
+    });
+    in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
+      g.store_rows(plan, s, out, complex_stride, lanes, r0, r1);
+    });
+  }, plane);
 }
 
 void OwnFft2d::inverse(ThreadPool& pool, const cfloat* spectrum, int64_t complex_stride,
-                       float* real, int64_t real_stride, int64_t count) const {
-  pool.parallel_for((count + 7) / 8, [&](int64_t begin, int64_t end) {
-    const int64_t first = begin * 8, n = std::min(end * 8, count) - first;
-    inverse(spectrum + first * complex_stride, complex_stride, real + first * real_stride,
-            real_stride, n);
-  });
+                       float* real, OwnFftRealLayout real_layout, int64_t count,
+                       OwnFftSplit split) const {
+  if (split == OwnFftSplit::automatic) split = split_for(pool.size(), count);
+  if (split == OwnFftSplit::batch) {
+    pool.parallel_for((count + 7) / 8, [&](int64_t begin, int64_t end) {
+      const int64_t first = begin * 8, n = std::min(end * 8, count) - first;
+      inverse(spectrum + first * complex_stride, complex_stride, real + first * real_layout.plane,
+              real_layout, n);
+    });
+    return;
+  }
+  const OwnFftPlan& plan = *plan_;
+  const int64_t half = cols_ / 2 + 1;
+  const int64_t W = kernels_->group.width, row_units = (rows_ + W - 1) / W,
+                col_units = (half + W - 1) / W;
+  const OwnFftPlanePhases& alone = kernels_->plane;
+  const auto plane = [&](int64_t first, auto in_parallel) {
+    const cfloat* in = spectrum + first * complex_stride;
+    float* x = real + first * real_layout.plane;
+    in_parallel(row_units, [&](const OwnFftScratch& s, int64_t u0, int64_t u1) {
+      alone.load(plan, s, in, u0, u1);
+    });
+    in_parallel(col_units, [&](const OwnFftScratch& s, int64_t u0, int64_t u1) {
+      alone.inverse_columns(plan, s, u0, u1);
+    });
+    in_parallel(row_units, [&](const OwnFftScratch& s, int64_t u0, int64_t u1) {
+      alone.inverse_rows(plan, s, x, real_layout, u0, u1);
+    });
+  };
+  for_each_group_within(pool, *kernels_, plan, count, [&](const OwnFftGroupPhases& g,
+                                                          int64_t first, int lanes, auto in_parallel) {
+    const cfloat* in = spectrum + first * complex_stride;
+    float* x = real + first * real_layout.plane;
+    in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
+      g.load_rows(plan, s, in, complex_stride, lanes, r0, r1);
+    });
+    in_parallel(half, [&](const OwnFftScratch& s, int64_t k0, int64_t k1) {
+      g.inverse_columns(plan, s, k0, k1);
+    });
+    in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
+      g.inverse_rows(plan, s, x, real_layout, lanes, r0, r1);
+    });
+  }, plane);
 }
 
 }  // namespace tunescope::cpu

@@ -7,7 +7,18 @@
 // (radix 4, one radix 2 when the power of two is odd, then radix 3 and 5) — Stockham
 // auto-sorts, so there is no bit-reversal pass. Sizes are 2^a 3^b 5^c, so a convolution
 // pads 34 to 36 rather than 64. Layout and scaling are FFTW's (see FftShape in
-// FftTransform.h).
+// FftTransform.h); real planes may be strided like FFTW's istride/idist, so NCHW planes
+// (element stride 1) and NHWC ones (element stride C, planes 1 apart) are read and
+// written in place by the first and last pass, with no transpose pass.
+//
+// Leftover planes after the full groups go as one partial group (3 to 7, zeros in the
+// empty lanes) or one at a time (1 or 2): on the vector path, eight of the plane's rows
+// and then eight of its columns per vector, when it has at least 8 rows and 16 columns;
+// else on scalar code.
+//
+// Parallel (the paper's scheme): over the batch in groups of eight planes, or, when a
+// call has fewer groups than threads, within each 2-D transform: rows in parallel
+// blocks, barrier, columns in parallel blocks, barrier, then the store (see OwnFftSplit).
 #pragma once
 
 #include <complex>
@@ -15,6 +26,7 @@
 #include <memory>
 
 #include "kernels/cpu/OwnFftIsa.h"
+#include "kernels/cpu/OwnFftKernelTable.h"
 
 namespace tunescope {
 class ThreadPool;
@@ -22,8 +34,13 @@ class ThreadPool;
 
 namespace tunescope::cpu {
 
-struct OwnFftKernelTable;
-struct OwnFftPlan;
+// How the pooled calls spread a batch over threads. batch: groups of eight planes per
+// thread (what vectorises; a call of fewer groups than threads leaves threads idle).
+// within: one group at a time, each 2-D transform split over all threads by rows, then
+// by columns. automatic: within when the call has fewer groups of eight planes than the
+// pool has threads and a plane has at least OwnFft2d::kSplitMinPoints points (below
+// that, three barriers cost more than the transform), else batch.
+enum class OwnFftSplit { automatic, batch, within };
 
 // Transforms of one size: rows x cols reals <-> rows x (cols / 2 + 1) bins, both sizes
 // that supports() accepts. Cheap to construct (twiddle tables are built once per length
@@ -44,27 +61,42 @@ class OwnFft2d {
   int64_t bins() const { return rows_ * (cols_ / 2 + 1); }
   OwnFftIsa isa() const { return isa_; }
 
-  // Unnormalised forward r2c of `count` planes, plane i at real + i * real_stride
-  // (floats) and spectrum + i * complex_stride (bins). Strides >= the plane size.
-  void forward(const float* real, int64_t real_stride, std::complex<float>* spectrum,
+  // Planes of fewer points than this are never split within a transform (automatic).
+  // Each of the three barriers costs ~1.4 us on the project's 2-core VM (16x16, one
+  // plane: 5.4 us split against 1.2 us whole), and splitting saves at most
+  // (threads - 1) / threads of the transform: one plane alone takes ~10 us at 64x64 (no
+  // gain possible on 2 threads) and ~40 us at 128x128. See docs/BENCHMARKS.md.
+  static constexpr int64_t kSplitMinPoints = 128 * 128;
+
+  // Unnormalised forward r2c of `count` planes: element (r, c) of real plane i at
+  // real + i * real_layout.plane + (r * cols + c) * real_layout.element (floats), its
+  // half spectrum at spectrum + i * complex_stride (bins, >= bins()). The planes must
+  // not overlap.
+  void forward(const float* real, OwnFftRealLayout real_layout, std::complex<float>* spectrum,
                int64_t complex_stride, int64_t count) const;
   // Unnormalised inverse c2r (the result is rows * cols times the signal) of Hermitian
   // half spectra; `spectrum` is left unchanged.
   void inverse(const std::complex<float>* spectrum, int64_t complex_stride, float* real,
-               int64_t real_stride, int64_t count) const;
+               OwnFftRealLayout real_layout, int64_t count) const;
 
-  // The same, split over `pool` in groups of eight planes (the unit of the vector paths,
-  // so results do not depend on the thread count).
-  void forward(ThreadPool& pool, const float* real, int64_t real_stride,
-               std::complex<float>* spectrum, int64_t complex_stride, int64_t count) const;
+  // The same, split over `pool` as `split` says. Every split gives the same bits: groups
+  // of eight planes are the unit of the vector paths and the within-transform phases
+  // run the same code on the same data.
+  void forward(ThreadPool& pool, const float* real, OwnFftRealLayout real_layout,
+               std::complex<float>* spectrum, int64_t complex_stride, int64_t count,
+               OwnFftSplit split = OwnFftSplit::automatic) const;
   void inverse(ThreadPool& pool, const std::complex<float>* spectrum, int64_t complex_stride,
-               float* real, int64_t real_stride, int64_t count) const;
+               float* real, OwnFftRealLayout real_layout, int64_t count,
+               OwnFftSplit split = OwnFftSplit::automatic) const;
+  // What `automatic` picks for `count` planes on `threads` threads.
+  OwnFftSplit split_for(int threads, int64_t count) const;
 
  private:
   int64_t rows_, cols_;
   OwnFftIsa isa_;
   const OwnFftKernelTable* kernels_;
   std::shared_ptr<const OwnFftPlan> plan_;  // twiddle views; the tables live for the process
+  std::shared_ptr<const OwnFftPlan> rows_plan_;  // plan_->rows_plan: 1 x cols
 };
 
 }  // namespace tunescope::cpu

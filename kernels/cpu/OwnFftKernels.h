@@ -8,8 +8,9 @@
 // templates touch vector types (so the scalar build sees none).
 //
 // Data being transformed lives in lane-interleaved float buffers: element i of an array
-// holds its W lanes at p[i * W .. i * W + W). Planes are moved in and out of that layout
-// with 8x8 transposes, the only shuffles on the vector path.
+// holds its W lanes at p[i * W .. i * W + W). Planes each in their own block are moved
+// in and out of that layout with 8x8 transposes, the only shuffles on the vector path;
+// interleaved planes (NHWC) are in it already, one plain load per element.
 #pragma once
 
 #include <complex>
@@ -177,53 +178,66 @@ void transpose8(const V r[8], V out[8]) {
   }
 }
 
-// Lane-interleaves n floats of W planes: dst[j * W + l] = src[l * stride + j].
+// Lane-interleaves n elements of `lanes` <= W planes: dst[j * W + l] =
+// src[l * at.plane + j * at.element] for l < lanes, 0 for the lanes of a partial group
+// (so they compute on zeros, not on garbage that could be slow denormals).
 template <class V>
-void interleave(const float* src, int64_t stride, int64_t n, float* dst) {
+void interleave(const float* src, OwnFftRealLayout at, int64_t n, float* dst, int lanes) {
   constexpr int W = Lanes<V>::W;
   int64_t j = 0;
   if constexpr (W == 8) {
-    for (; j + 8 <= n; j += 8) {
-      V r[8], c[8];
-      for (int l = 0; l < 8; ++l) r[l] = Lanes<V>::load(src + l * stride + j);
-      transpose8(r, c);
-      for (int k = 0; k < 8; ++k) Lanes<V>::store(dst + (j + k) * 8, c[k]);
+    if (lanes == W && at.plane == 1) {  // interleaved planes (NHWC-like): lanes are adjacent
+      for (; j < n; ++j) Lanes<V>::store(dst + j * 8, Lanes<V>::load(src + j * at.element));
+      return;
     }
+    if (at.element == 1)  // a partial group transposes zeros into its empty lanes
+      for (; j + 8 <= n; j += 8) {
+        V r[8], c[8];
+        for (int l = 0; l < 8; ++l) r[l] = l < lanes ? Lanes<V>::load(src + l * at.plane + j) : V{};
+        transpose8(r, c);
+        for (int k = 0; k < 8; ++k) Lanes<V>::store(dst + (j + k) * 8, c[k]);
+      }
   }
   for (; j < n; ++j)
-    for (int l = 0; l < W; ++l) dst[j * W + l] = src[l * stride + j];
+    for (int l = 0; l < W; ++l) dst[j * W + l] = l < lanes ? src[l * at.plane + j * at.element] : 0.0f;
 }
 
-// The inverse of interleave: dst[l * stride + j] = src[j * W + l].
+// The inverse of interleave, for the first `lanes` lanes:
+// dst[l * at.plane + j * at.element] = src[j * W + l].
 template <class V>
-void deinterleave(const float* src, int64_t n, float* dst, int64_t stride) {
+void deinterleave(const float* src, int64_t n, float* dst, OwnFftRealLayout at, int lanes) {
   constexpr int W = Lanes<V>::W;
   int64_t j = 0;
   if constexpr (W == 8) {
-    for (; j + 8 <= n; j += 8) {
-      V r[8], c[8];
-      for (int k = 0; k < 8; ++k) r[k] = Lanes<V>::load(src + (j + k) * 8);
-      transpose8(r, c);
-      for (int l = 0; l < 8; ++l) Lanes<V>::store(dst + l * stride + j, c[l]);
+    if (lanes == W && at.plane == 1) {
+      for (; j < n; ++j) Lanes<V>::store(dst + j * at.element, Lanes<V>::load(src + j * 8));
+      return;
     }
+    if (at.element == 1)
+      for (; j + 8 <= n; j += 8) {
+        V r[8], c[8];
+        for (int k = 0; k < 8; ++k) r[k] = Lanes<V>::load(src + (j + k) * 8);
+        transpose8(r, c);
+        for (int l = 0; l < lanes; ++l) Lanes<V>::store(dst + l * at.plane + j, c[l]);
+      }
   }
   for (; j < n; ++j)
-    for (int l = 0; l < W; ++l) dst[l * stride + j] = src[j * W + l];
+    for (int l = 0; l < lanes; ++l) dst[l * at.plane + j * at.element] = src[j * W + l];
 }
 
-// Complex FFT of every column of the half spectra (rows x half bins).
+// Complex FFT of columns [k0, k1) of the half spectra (rows x half bins).
 template <class V, bool Inverse>
-void transform_columns(int64_t rows, int64_t half, const OwnFftFactors& tw, const OwnFftScratch& s) {
+void transform_columns(const OwnFftPlan& plan, const OwnFftScratch& s, int64_t k0, int64_t k1) {
   using L = Lanes<V>;
   constexpr int W = L::W;
+  const int64_t rows = plan.rows, half = plan.cols / 2 + 1;
   if (rows == 1) return;
-  for (int64_t k = 0; k < half; ++k) {
+  for (int64_t k = k0; k < k1; ++k) {
     for (int64_t r = 0; r < rows; ++r) {
       L::store(s.xr + r * W, L::load(s.spec + 2 * (r * half + k) * W));
       L::store(s.xi + r * W, L::load(s.spec + (2 * (r * half + k) + 1) * W));
     }
-    const bool in_y = complex_fft<V, Inverse>(rows, tw, s.xr, s.xi, s.yr,
-                                             s.yi);
+    const bool in_y = complex_fft<V, Inverse>(rows, plan.col, s.xr, s.xi, s.yr, s.yi);
     const float* zr = in_y ? s.yr : s.xr;
     const float* zi = in_y ? s.yi : s.xi;
     for (int64_t r = 0; r < rows; ++r) {
@@ -233,20 +247,21 @@ void transform_columns(int64_t rows, int64_t half, const OwnFftFactors& tw, cons
   }
 }
 
-// Forward r2c of one group of W planes.
+// r2c of real rows [r0, r1) of one group of W planes into the half spectra.
 template <class V>
-void forward_group(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
-                   int64_t real_stride, cfloat* spectrum, int64_t complex_stride) {
+void forward_rows(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
+                  OwnFftRealLayout at, int lanes, int64_t r0, int64_t r1) {
   using L = Lanes<V>;
   constexpr int W = L::W;
-  const int64_t rows = plan.rows, cols = plan.cols, m = cols / 2, half = cols / 2 + 1;
+  const int64_t cols = plan.cols, m = cols / 2, half = cols / 2 + 1;
   const OwnFftFactors& row_tw = plan.row;
   const float* roots = plan.real.roots;
   const V one_half = splat<V>(0.5f);
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = r0; r < r1; ++r) {
     float* sr = s.spec + 2 * r * half * W;  // bin k: sr + 2kW, si + 2kW
     float* si = sr + W;
-    interleave<V>(real + r * cols, real_stride, cols, s.line);
+    // The strided read of the planes is this pass's load: no separate transpose.
+    interleave<V>(real + r * cols * at.element, at, cols, s.line, lanes);
     if (cols == 1) {
       L::store(sr, L::load(s.line));
       L::store(si, V{});
@@ -258,8 +273,7 @@ void forward_group(const OwnFftPlan& plan, const OwnFftScratch& s, const float* 
       L::store(s.xr + k * W, L::load(s.line + 2 * k * W));
       L::store(s.xi + k * W, L::load(s.line + (2 * k + 1) * W));
     }
-    const bool in_y =
-        complex_fft<V, false>(m, row_tw, s.xr, s.xi, s.yr, s.yi);
+    const bool in_y = complex_fft<V, false>(m, row_tw, s.xr, s.xi, s.yr, s.yi);
     const float* zr = in_y ? s.yr : s.xr;
     const float* zi = in_y ? s.yi : s.xi;
     const V z0r = L::load(zr), z0i = L::load(zi);
@@ -275,29 +289,43 @@ void forward_group(const OwnFftPlan& plan, const OwnFftScratch& s, const float* 
       L::store(si + 2 * k * W, ei + or_ * wi + oi * wr);
     }
   }
-  transform_columns<V, false>(rows, half, plan.col, s);
-  // Planes store bins contiguously across rows, so the whole group leaves in one sweep.
-  deinterleave<V>(s.spec, 2 * rows * half, reinterpret_cast<float*>(spectrum),
-                  2 * complex_stride);
 }
 
-// Inverse c2r of one group of W planes.
+// Spectrum rows [r0, r1) of the group out to its planes. Planes store bins contiguously
+// across rows, so a range of rows leaves in one sweep.
 template <class V>
-void inverse_group(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
-                   int64_t complex_stride, float* real, int64_t real_stride) {
+void store_rows(const OwnFftPlan& plan, const OwnFftScratch& s, cfloat* spectrum,
+                int64_t complex_stride, int lanes, int64_t r0, int64_t r1) {
+  constexpr int W = Lanes<V>::W;
+  const int64_t half = plan.cols / 2 + 1;
+  deinterleave<V>(s.spec + 2 * r0 * half * W, 2 * (r1 - r0) * half,
+                  reinterpret_cast<float*>(spectrum) + 2 * r0 * half, {2 * complex_stride, 1}, lanes);
+}
+
+template <class V>
+void load_rows(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
+               int64_t complex_stride, int lanes, int64_t r0, int64_t r1) {
+  constexpr int W = Lanes<V>::W;
+  const int64_t half = plan.cols / 2 + 1;
+  interleave<V>(reinterpret_cast<const float*>(spectrum) + 2 * r0 * half, {2 * complex_stride, 1},
+                2 * (r1 - r0) * half, s.spec + 2 * r0 * half * W, lanes);
+}
+
+// c2r of spectrum rows [r0, r1) of the group (columns already inverted) into its planes.
+template <class V>
+void inverse_rows(const OwnFftPlan& plan, const OwnFftScratch& s, float* real, OwnFftRealLayout at,
+                  int lanes, int64_t r0, int64_t r1) {
   using L = Lanes<V>;
   constexpr int W = L::W;
-  const int64_t rows = plan.rows, cols = plan.cols, m = cols / 2, half = cols / 2 + 1;
+  const int64_t cols = plan.cols, m = cols / 2, half = cols / 2 + 1;
   const OwnFftFactors& row_tw = plan.row;
   const float* roots = plan.real.roots;
-  interleave<V>(reinterpret_cast<const float*>(spectrum), 2 * complex_stride, 2 * rows * half,
-                s.spec);
-  transform_columns<V, true>(rows, half, plan.col, s);
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = r0; r < r1; ++r) {
     const float* sr = s.spec + 2 * r * half * W;  // bin k: sr + 2kW, si + 2kW
     const float* si = sr + W;
+    float* out = real + r * cols * at.element;
     if (cols == 1) {
-      deinterleave<V>(sr, 1, real + r * cols, real_stride);
+      deinterleave<V>(sr, 1, out, at, lanes);
       continue;
     }
     // Undo the half-length trick: Z[k] = (X[k] + conj(X[m-k])) + i W^-k (X[k] - conj(X[m-k]))
@@ -311,16 +339,34 @@ void inverse_group(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat*
       L::store(s.xr + k * W, er - oi);  // + i * o
       L::store(s.xi + k * W, ei + or_);
     }
-    const bool in_y =
-        complex_fft<V, true>(m, row_tw, s.xr, s.xi, s.yr, s.yi);
+    const bool in_y = complex_fft<V, true>(m, row_tw, s.xr, s.xi, s.yr, s.yi);
     const float* zr = in_y ? s.yr : s.xr;
     const float* zi = in_y ? s.yi : s.xi;
     for (int64_t k = 0; k < m; ++k) {
       L::store(s.line + 2 * k * W, L::load(zr + k * W));
       L::store(s.line + (2 * k + 1) * W, L::load(zi + k * W));
     }
-    deinterleave<V>(s.line, cols, real + r * cols, real_stride);
+    // The strided write of the planes is this pass's store: no separate transpose.
+    deinterleave<V>(s.line, cols, out, at, lanes);
   }
+}
+
+// Forward r2c of one group of `lanes` <= W planes: every phase over its whole range.
+template <class V>
+void forward_group(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
+                   OwnFftRealLayout at, cfloat* spectrum, int64_t complex_stride, int lanes) {
+  forward_rows<V>(plan, s, real, at, lanes, 0, plan.rows);
+  transform_columns<V, false>(plan, s, 0, plan.cols / 2 + 1);
+  store_rows<V>(plan, s, spectrum, complex_stride, lanes, 0, plan.rows);
+}
+
+// Inverse c2r of one group of `lanes` <= W planes.
+template <class V>
+void inverse_group(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
+                   int64_t complex_stride, float* real, OwnFftRealLayout at, int lanes) {
+  load_rows<V>(plan, s, spectrum, complex_stride, lanes, 0, plan.rows);
+  transform_columns<V, true>(plan, s, 0, plan.cols / 2 + 1);
+  inverse_rows<V>(plan, s, real, at, lanes, 0, plan.rows);
 }
 
 // Small planes are read and written in a strided order (row r of eight planes at a time)
@@ -336,46 +382,194 @@ void prefetch_span(const void* p, int64_t bytes) {
   for (int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i);
 }
 
+// One plane alone on the vector path (see OwnFftPlanePhases); defined below.
+template <class V>
+void forward_plane(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
+                   OwnFftRealLayout at, cfloat* spectrum);
+template <class V>
+void inverse_plane(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
+                   float* real, OwnFftRealLayout at);
 
-// Every plane of a call: groups of W planes on the lane type V, the rest one at a time.
+// Every plane of a call, in the groups own_fft_group_lanes() gives: full and partial
+// groups on the lane type V, single planes on float.
 template <class V>
 void forward_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
-                    int64_t real_stride, cfloat* spectrum, int64_t complex_stride, int64_t count) {
+                    OwnFftRealLayout at, cfloat* spectrum, int64_t complex_stride, int64_t count) {
   constexpr int W = Lanes<V>::W;
-  int64_t i = 0;
-  if constexpr (W > 1)
-    for (; i + W <= count; i += W) {
-      if (i + 2 * W <= count)
-        prefetch_span(real + (i + W) * real_stride, W * real_stride * int64_t{sizeof(float)});
-      forward_group<V>(plan, s, real + i * real_stride, real_stride, spectrum + i * complex_stride,
-                       complex_stride);
-    }
-  for (; i < count; ++i)
-    forward_group<float>(plan, s, real + i * real_stride, real_stride,
-                         spectrum + i * complex_stride, complex_stride);
+  // The floats one group of W planes spans, from its first element to its last.
+  const int64_t group_span = (W - 1) * at.plane + (plan.rows * plan.cols - 1) * at.element + 1;
+  for (int64_t i = 0; i < count;) {
+    const int lanes = own_fft_group_lanes(W, count - i, plan);
+    if (W > 1 && lanes == W && i + 2 * W <= count)
+      prefetch_span(real + (i + W) * at.plane, group_span * int64_t{sizeof(float)});
+    if (lanes > 1)
+      forward_group<V>(plan, s, real + i * at.plane, at, spectrum + i * complex_stride,
+                       complex_stride, lanes);
+    else if (own_fft_plane_vectorises(W, plan))
+      forward_plane<V>(plan, s, real + i * at.plane, at, spectrum + i * complex_stride);
+    else
+      forward_group<float>(plan, s, real + i * at.plane, at, spectrum + i * complex_stride,
+                           complex_stride, 1);
+    i += lanes;
+  }
 }
 
 template <class V>
 void inverse_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
-                    int64_t complex_stride, float* real, int64_t real_stride, int64_t count) {
+                    int64_t complex_stride, float* real, OwnFftRealLayout at, int64_t count) {
   constexpr int W = Lanes<V>::W;
-  int64_t i = 0;
-  if constexpr (W > 1)
-    for (; i + W <= count; i += W) {
-      if (i + 2 * W <= count)
-        prefetch_span(spectrum + (i + W) * complex_stride,
-                      W * complex_stride * int64_t{sizeof(cfloat)});
+  for (int64_t i = 0; i < count;) {
+    const int lanes = own_fft_group_lanes(W, count - i, plan);
+    if (W > 1 && lanes == W && i + 2 * W <= count)
+      prefetch_span(spectrum + (i + W) * complex_stride,
+                    W * complex_stride * int64_t{sizeof(cfloat)});
+    if (lanes > 1)
       inverse_group<V>(plan, s, spectrum + i * complex_stride, complex_stride,
-                       real + i * real_stride, real_stride);
+                       real + i * at.plane, at, lanes);
+    else if (own_fft_plane_vectorises(W, plan))
+      inverse_plane<V>(plan, s, spectrum + i * complex_stride, real + i * at.plane, at);
+    else
+      inverse_group<float>(plan, s, spectrum + i * complex_stride, complex_stride,
+                           real + i * at.plane, at, 1);
+    i += lanes;
+  }
+}
+
+// One plane alone on the vector path (own_fft_plane_vectorises): a plane left over
+// after the groups would otherwise run on scalar code (a quarter of the vector speed).
+
+// [first, last) of units u0..u1 of W over n.
+template <class V>
+void unit_range(int64_t u0, int64_t u1, int64_t n, int64_t& first, int64_t& last) {
+  constexpr int W = Lanes<V>::W;
+  first = u0 * W;
+  last = u1 * W < n ? u1 * W : n;
+}
+
+// r2c of rows [u0 W, u1 W) of the plane: its rows are the planes of a 1 x cols batch.
+template <class V>
+void plane_forward_rows(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
+                        OwnFftRealLayout at, cfloat* spectrum, int64_t u0, int64_t u1) {
+  int64_t r0, r1;
+  unit_range<V>(u0, u1, plan.rows, r0, r1);
+  const int64_t half = plan.cols / 2 + 1, row = plan.cols * at.element;
+  forward_planes<V>(*plan.rows_plan, s, real + r0 * row, {row, at.element}, spectrum + r0 * half,
+                    half, r1 - r0);
+}
+
+// Complex FFT down the columns k .. k + W of one plane's row-major half spectrum `bins`
+// (interleaved re/im), in place: W adjacent columns are one vector per row.
+template <class V, bool Inverse>
+void plane_column_block(const OwnFftPlan& plan, const OwnFftScratch& s, float* bins) {
+  using L = Lanes<V>;
+  constexpr int W = L::W;
+  const int64_t rows = plan.rows, half = plan.cols / 2 + 1;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p = bins + 2 * r * half;
+    if constexpr (W == 8) {
+      const V a = L::load(p), b = L::load(p + 8);
+      L::store(s.xr + r * W, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14));
+      L::store(s.xi + r * W, __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15));
+    } else {
+      s.xr[r] = p[0], s.xi[r] = p[1];
     }
-  for (; i < count; ++i)
-    inverse_group<float>(plan, s, spectrum + i * complex_stride, complex_stride,
-                         real + i * real_stride, real_stride);
+  }
+  const bool in_y = complex_fft<V, Inverse>(rows, plan.col, s.xr, s.xi, s.yr, s.yi);
+  const float* zr = in_y ? s.yr : s.xr;
+  const float* zi = in_y ? s.yi : s.xi;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* p = bins + 2 * r * half;
+    if constexpr (W == 8) {
+      const V re = L::load(zr + r * W), im = L::load(zi + r * W);
+      L::store(p, __builtin_shufflevector(re, im, 0, 8, 1, 9, 2, 10, 3, 11));
+      L::store(p + 8, __builtin_shufflevector(re, im, 4, 12, 5, 13, 6, 14, 7, 15));
+    } else {
+      p[0] = zr[r], p[1] = zi[r];
+    }
+  }
+}
+
+// Columns [u0 W, u1 W) of the plane's half spectrum, in place; the last unit's leftover
+// columns one at a time.
+template <class V, bool Inverse>
+void plane_columns(const OwnFftPlan& plan, const OwnFftScratch& s, float* bins, int64_t u0,
+                   int64_t u1) {
+  constexpr int W = Lanes<V>::W;
+  if (plan.rows == 1) return;
+  int64_t k, k1;
+  unit_range<V>(u0, u1, plan.cols / 2 + 1, k, k1);
+  for (; k + W <= k1; k += W) plane_column_block<V, Inverse>(plan, s, bins + 2 * k);
+  for (; k < k1; ++k) plane_column_block<float, Inverse>(plan, s, bins + 2 * k);
+}
+
+template <class V>
+void plane_forward_columns(const OwnFftPlan& plan, const OwnFftScratch& s, cfloat* spectrum,
+                           int64_t u0, int64_t u1) {
+  plane_columns<V, false>(plan, s, reinterpret_cast<float*>(spectrum), u0, u1);
+}
+
+// Spectrum rows [u0 W, u1 W) into the copy the inverse transforms.
+template <class V>
+void plane_load(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
+                int64_t u0, int64_t u1) {
+  int64_t r0, r1;
+  unit_range<V>(u0, u1, plan.rows, r0, r1);
+  const int64_t half = plan.cols / 2 + 1;
+  __builtin_memcpy(s.plane + 2 * r0 * half, spectrum + r0 * half,
+                   static_cast<size_t>(r1 - r0) * static_cast<size_t>(half) * sizeof(cfloat));
+}
+
+template <class V>
+void plane_inverse_columns(const OwnFftPlan& plan, const OwnFftScratch& s, int64_t u0, int64_t u1) {
+  plane_columns<V, true>(plan, s, s.plane, u0, u1);
+}
+
+// c2r of rows [u0 W, u1 W) of the copy into the plane.
+template <class V>
+void plane_inverse_rows(const OwnFftPlan& plan, const OwnFftScratch& s, float* real,
+                        OwnFftRealLayout at, int64_t u0, int64_t u1) {
+  int64_t r0, r1;
+  unit_range<V>(u0, u1, plan.rows, r0, r1);
+  const int64_t half = plan.cols / 2 + 1, row = plan.cols * at.element;
+  inverse_planes<V>(*plan.rows_plan, s, reinterpret_cast<const cfloat*>(s.plane) + r0 * half,
+                    half, real + r0 * row, {row, at.element}, r1 - r0);
+}
+
+template <class V>
+void forward_plane(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
+                   OwnFftRealLayout at, cfloat* spectrum) {
+  constexpr int W = Lanes<V>::W;
+  plane_forward_rows<V>(plan, s, real, at, spectrum, 0, (plan.rows + W - 1) / W);
+  plane_forward_columns<V>(plan, s, spectrum, 0, (plan.cols / 2 + 1 + W - 1) / W);
+}
+
+template <class V>
+void inverse_plane(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
+                   float* real, OwnFftRealLayout at) {
+  constexpr int W = Lanes<V>::W;
+  const int64_t row_units = (plan.rows + W - 1) / W;
+  plane_load<V>(plan, s, spectrum, 0, row_units);
+  plane_inverse_columns<V>(plan, s, 0, (plan.cols / 2 + 1 + W - 1) / W);
+  plane_inverse_rows<V>(plan, s, real, at, 0, row_units);
+}
+
+template <class V>
+constexpr OwnFftPlanePhases plane_phases() {
+  return {&plane_forward_rows<V>, &plane_forward_columns<V>, &plane_load<V>,
+          &plane_inverse_columns<V>, &plane_inverse_rows<V>};
+}
+
+template <class V>
+constexpr OwnFftGroupPhases group_phases() {
+  return {Lanes<V>::W,          &forward_rows<V>, &transform_columns<V, false>,
+          &transform_columns<V, true>, &store_rows<V>,   &load_rows<V>,
+          &inverse_rows<V>};
 }
 
 template <class V>
 constexpr OwnFftKernelTable kernel_table() {
-  return {&forward_planes<V>, &inverse_planes<V>};
+  return {&forward_planes<V>, &inverse_planes<V>, group_phases<V>(), group_phases<float>(),
+          plane_phases<V>()};
 }
 
 }  // namespace

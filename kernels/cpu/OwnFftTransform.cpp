@@ -14,13 +14,15 @@ class OwnFftTransform final : public FftTransform {
   explicit OwnFftTransform(const FftShape& shape) : shape_(shape), fft_(shape.rows, shape.cols) {}
 
   void forward(const float* real, std::complex<float>* spectrum, int64_t count) override {
-    fft_.forward(real, shape_.real_stride, spectrum, shape_.complex_stride, count);
+    fft_.forward(real, layout(), spectrum, shape_.complex_stride, count);
   }
   void inverse(std::complex<float>* spectrum, float* real, int64_t count) override {
-    fft_.inverse(spectrum, shape_.complex_stride, real, shape_.real_stride, count);
+    fft_.inverse(spectrum, shape_.complex_stride, real, layout(), count);
   }
 
  private:
+  OwnFftRealLayout layout() const { return {shape_.real_stride, shape_.real_element_stride}; }
+
   const FftShape shape_;
   const OwnFft2d fft_;
 };

@@ -1,9 +1,12 @@
 // OwnFft2d against a naive double-precision DFT and against FFTW on every power-of-two
 // size 4..128, the mixed-radix sizes (2^a 3^b 5^c) convolutions pad to, square and
-// non-square, plus the degenerate 1 and 2, batches 1, 7 and 64
-// (scalar leftovers only, vector groups plus leftovers), padded plane strides; the round
-// trip and 1 vs 3 threads; every instruction-set path (scalar, AVX2, AVX-512) this CPU
-// runs.
+// non-square, plus the degenerate 1 and 2, batches 1, 7, 10 and 64 (a single plane, a
+// partial vector group, a group plus two single planes, full groups), padded plane
+// strides; the round
+// trip and 1 vs 3 threads; strided real planes (element stride 3 and 16, interleaved
+// NHWC-like and blocked) against FFTW with the same strides and the naive DFT; the split
+// within each transform against the split over the batch; every instruction-set path
+// (scalar, AVX2, AVX-512) this CPU runs.
 #include <fftw3.h>
 #include <gtest/gtest.h>
 
@@ -18,6 +21,7 @@
 #include "core/base/Error.h"
 #include "core/base/ThreadPool.h"
 #include "kernels/cpu/OwnFft.h"
+#include "kernels/cpu/FftwTransform.h"
 #include "kernels/cpu/OwnFftTransform.h"
 
 namespace tunescope::cpu {
@@ -46,7 +50,7 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
          std::to_string(info.param.batch);
 }
 
-std::vector<Case> all_cases() {
+std::vector<std::pair<int64_t, int64_t>> all_shapes() {
   std::vector<std::pair<int64_t, int64_t>> shapes;
   for (int64_t n = 4; n <= 128; n *= 2) shapes.push_back({n, n});
   // Radix 3 and 5 alone, with 2 and 4, and all together; odd half lengths (6, 10, 18,
@@ -57,9 +61,13 @@ std::vector<Case> all_cases() {
            {4, 128}, {128, 4}, {8, 32}, {64, 16}, {16, 8}, {32, 128}, {1, 1}, {1, 8}, {8, 1}, {2, 2}, {2, 16},
            {36, 18}, {18, 36}, {6, 10}, {10, 6}, {1, 6}, {6, 1}, {2, 30}, {90, 12}, {48, 80}})
     shapes.push_back(s);
+  return shapes;
+}
+
+std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  for (auto [r, c] : shapes)
-    for (int64_t batch : {1, 7, 64}) cases.push_back({r, c, batch});
+  for (auto [r, c] : all_shapes())
+    for (int64_t batch : {1, 7, 10, 64}) cases.push_back({r, c, batch});
   return cases;
 }
 
@@ -161,7 +169,7 @@ class OwnFftTest : public testing::TestWithParam<Case> {
     const Case c = GetParam();
     // Padding is pre-filled so the test sees any write outside a plane's bins.
     std::vector<cfloat> out(c.batch * layout_.complex_stride, cfloat(7.0f, 7.0f));
-    fft(isa).forward(real_.data(), layout_.real_stride, out.data(), layout_.complex_stride, c.batch);
+    fft(isa).forward(real_.data(), {layout_.real_stride, 1}, out.data(), layout_.complex_stride, c.batch);
     return out;
   }
 
@@ -175,7 +183,8 @@ TEST_P(OwnFftTest, ForwardMatchesNaiveDft) {
   for (OwnFftIsa isa : supported_own_fft_isas()) {
     SCOPED_TRACE(to_string(isa));
     const std::vector<cfloat> own = own_forward(isa);
-    // The first plane, and the last (a scalar leftover when batch % 8 != 0).
+    // The first plane, and the last (in a partial group or a single plane when
+    // batch % 8 != 0).
     for (int64_t p : {int64_t{0}, c.batch - 1}) {
       const std::vector<cdouble> ref = naive_forward(real_.data() + p * layout_.real_stride, layout_);
       std::vector<cdouble> padded(layout_.complex_stride);
@@ -207,7 +216,7 @@ TEST_P(OwnFftTest, InverseMatchesFftw) {
   for (OwnFftIsa isa : supported_own_fft_isas()) {
     SCOPED_TRACE(to_string(isa));
     std::vector<float> own(c.batch * layout_.real_stride, 0.0f);
-    fft(isa).inverse(spectrum.data(), layout_.complex_stride, own.data(), layout_.real_stride, c.batch);
+    fft(isa).inverse(spectrum.data(), layout_.complex_stride, own.data(), {layout_.real_stride, 1}, c.batch);
     EXPECT_LE(real_error(own, reference, 1.0, c.batch), tolerance(c.rows, c.cols));
   }
 }
@@ -218,7 +227,7 @@ TEST_P(OwnFftTest, InverseOfForwardIsIdentityTimesSize) {
     SCOPED_TRACE(to_string(isa));
     const std::vector<cfloat> spectrum = own_forward(isa);
     std::vector<float> back(c.batch * layout_.real_stride, 0.0f);
-    fft(isa).inverse(spectrum.data(), layout_.complex_stride, back.data(), layout_.real_stride, c.batch);
+    fft(isa).inverse(spectrum.data(), layout_.complex_stride, back.data(), {layout_.real_stride, 1}, c.batch);
     EXPECT_LE(real_error(back, real_, 1.0 / static_cast<double>(c.rows * c.cols), c.batch),
               tolerance(c.rows, c.cols));
   }
@@ -229,18 +238,227 @@ TEST_P(OwnFftTest, OneAndThreeThreadsAreIdentical) {
   const OwnFft2d fft_default(c.rows, c.cols);
   ThreadPool one(1), three(3);
   std::vector<cfloat> s1(c.batch * layout_.complex_stride, cfloat(7.0f, 7.0f)), s3 = s1;
-  fft_default.forward(one, real_.data(), layout_.real_stride, s1.data(), layout_.complex_stride, c.batch);
-  fft_default.forward(three, real_.data(), layout_.real_stride, s3.data(), layout_.complex_stride, c.batch);
+  fft_default.forward(one, real_.data(), {layout_.real_stride, 1}, s1.data(), layout_.complex_stride, c.batch);
+  fft_default.forward(three, real_.data(), {layout_.real_stride, 1}, s3.data(), layout_.complex_stride, c.batch);
   EXPECT_EQ(s1, s3);
   std::vector<float> r1(c.batch * layout_.real_stride, 0.0f), r3 = r1;
-  fft_default.inverse(one, s1.data(), layout_.complex_stride, r1.data(), layout_.real_stride, c.batch);
-  fft_default.inverse(three, s1.data(), layout_.complex_stride, r3.data(), layout_.real_stride, c.batch);
+  fft_default.inverse(one, s1.data(), layout_.complex_stride, r1.data(), {layout_.real_stride, 1}, c.batch);
+  fft_default.inverse(three, s1.data(), layout_.complex_stride, r3.data(), {layout_.real_stride, 1}, c.batch);
   EXPECT_EQ(r1, r3);
   // The serial entry point gives the same bits as the pooled one.
   EXPECT_EQ(own_forward(fft_default.isa()), s1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, OwnFftTest, testing::ValuesIn(all_cases()), case_name);
+
+// Strided real planes: element (r, c) of plane i at i * plane + (r * cols + c) * element.
+struct StridedCase {
+  int64_t rows, cols, element, plane, count;
+};
+
+std::string strided_name(const testing::TestParamInfo<StridedCase>& info) {
+  const StridedCase& c = info.param;
+  return std::to_string(c.rows) + "x" + std::to_string(c.cols) + "_element" +
+         std::to_string(c.element) + (c.plane == 1 ? "_interleaved" : "_blocked") + "_count" +
+         std::to_string(c.count);
+}
+
+// Every size above with: 16 interleaved planes of stride 16 (NHWC with C = 16: two
+// vector groups read with plain loads), 12 and 10 of them (a group plus a partial group,
+// or plus two single planes; the planes after them must stay untouched), 3 interleaved of
+// stride 3 (C = 3, one partial group), and 11 and 9 blocked planes of element stride 3
+// (the gathering path; a partial group, or one single plane).
+std::vector<StridedCase> strided_cases() {
+  std::vector<StridedCase> cases;
+  for (auto [r, c] : all_shapes()) {
+    cases.push_back({r, c, 16, 1, 16});
+    cases.push_back({r, c, 16, 1, 12});
+    cases.push_back({r, c, 16, 1, 10});
+    cases.push_back({r, c, 3, 1, 3});
+    cases.push_back({r, c, 3, 3 * r * c + 5, 11});
+    cases.push_back({r, c, 3, 3 * r * c + 5, 9});
+  }
+  return cases;
+}
+
+class OwnFftStridedTest : public testing::TestWithParam<StridedCase> {
+ protected:
+  void SetUp() override {
+    const StridedCase& c = GetParam();
+    std::mt19937 rng(static_cast<unsigned>(c.rows * 1000 + c.cols * 10 + c.element));
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    // Elements no plane of the call addresses hold 7, so stray reads show as errors and
+    // stray writes as changed values.
+    real_.assign(static_cast<size_t>(span()), 7.0f);
+    for (int64_t p = 0; p < c.count; ++p)
+      for (int64_t i = 0; i < c.rows * c.cols; ++i) real_[at(p, i)] = dist(rng);
+  }
+
+  int64_t span() const {
+    const StridedCase& c = GetParam();
+    // Interleaved: room for element-stride planes, so a partial count leaves some unused.
+    const int64_t planes = c.plane == 1 ? c.element : c.count;
+    return (planes - 1) * c.plane + (c.rows * c.cols - 1) * c.element + 1;
+  }
+  int64_t at(int64_t plane, int64_t i) const {
+    return plane * GetParam().plane + i * GetParam().element;
+  }
+  FftShape shape() const {
+    const StridedCase& c = GetParam();
+    FftShape s;
+    s.rows = c.rows, s.cols = c.cols, s.real_stride = c.plane, s.real_element_stride = c.element;
+    s.complex_stride = c.rows * (c.cols / 2 + 1) + 8;
+    return s;
+  }
+  std::vector<float> plane_of(const std::vector<float>& real, int64_t p) const {
+    std::vector<float> out(static_cast<size_t>(GetParam().rows * GetParam().cols));
+    for (size_t i = 0; i < out.size(); ++i) out[i] = real[at(p, static_cast<int64_t>(i))];
+    return out;
+  }
+
+  // max |a - b| / max |b| over the first bins() bins of each plane.
+  double spectrum_error(const std::vector<cfloat>& a, const std::vector<cfloat>& b) const {
+    const FftShape s = shape();
+    double diff = 0, scale = 0;
+    for (int64_t p = 0; p < GetParam().count; ++p)
+      for (int64_t i = 0; i < s.bins(); ++i) {
+        const int64_t j = p * s.complex_stride + i;
+        diff = std::max(diff, static_cast<double>(std::abs(a[j] - b[j])));
+        scale = std::max(scale, static_cast<double>(std::abs(b[j])));
+      }
+    return diff / scale;
+  }
+  // max |a * scale_a - b| / max |b| over the addressed elements; elements no plane
+  // addresses must be equal in a and b.
+  double real_error(const std::vector<float>& a, const std::vector<float>& b, double scale_a) const {
+    std::vector<bool> addressed(a.size(), false);
+    double diff = 0, scale = 0;
+    for (int64_t p = 0; p < GetParam().count; ++p)
+      for (int64_t i = 0; i < GetParam().rows * GetParam().cols; ++i) {
+        const int64_t j = at(p, i);
+        addressed[j] = true;
+        diff = std::max(diff, std::abs(a[j] * scale_a - b[j]));
+        scale = std::max(scale, std::abs(static_cast<double>(b[j])));
+      }
+    for (size_t j = 0; j < a.size(); ++j)
+      if (!addressed[j]) {
+        EXPECT_EQ(a[j], b[j]) << "element " << j << " outside every plane";
+      }
+    return diff / scale;
+  }
+
+  std::vector<cfloat> fftw_forward() {
+    std::vector<cfloat> out(static_cast<size_t>(GetParam().count * shape().complex_stride));
+    FftwTransformFactory().make(shape())->forward(real_.data(), out.data(), GetParam().count);
+    return out;
+  }
+
+  std::vector<float> real_;
+};
+
+TEST_P(OwnFftStridedTest, ForwardMatchesFftwWithTheSameStridesAndTheNaiveDft) {
+  const StridedCase& c = GetParam();
+  const FftShape s = shape();
+  const std::vector<cfloat> reference = fftw_forward();
+  for (OwnFftIsa isa : supported_own_fft_isas()) {
+    SCOPED_TRACE(to_string(isa));
+    std::vector<cfloat> own(reference.size(), cfloat(7.0f, 7.0f));
+    OwnFft2d(c.rows, c.cols, isa).forward(real_.data(), {c.plane, c.element}, own.data(),
+                                         s.complex_stride, c.count);
+    EXPECT_LE(spectrum_error(own, reference), tolerance(c.rows, c.cols));
+    // The naive DFT of the first and the last plane, gathered to a contiguous one.
+    const Layout contiguous(c.rows, c.cols);
+    for (int64_t p : {int64_t{0}, c.count - 1}) {
+      const std::vector<cdouble> ref = naive_forward(plane_of(real_, p).data(), contiguous);
+      double diff = 0, scale = 0;
+      for (int64_t i = 0; i < s.bins(); ++i) {
+        const cfloat o = own[p * s.complex_stride + i];
+        diff = std::max(diff, std::abs(cdouble(o.real(), o.imag()) - ref[i]));
+        scale = std::max(scale, std::abs(ref[i]));
+      }
+      EXPECT_LE(diff / scale, tolerance(c.rows, c.cols)) << "plane " << p;
+    }
+  }
+  // The FftTransform of fft-own passes the shape's strides through.
+  std::vector<cfloat> own(reference.size());
+  OwnFftTransformFactory().make(s)->forward(real_.data(), own.data(), c.count);
+  EXPECT_LE(spectrum_error(own, reference), tolerance(c.rows, c.cols));
+}
+
+TEST_P(OwnFftStridedTest, InverseMatchesFftwAndForwardInverseIsIdentity) {
+  const StridedCase& c = GetParam();
+  const FftShape s = shape();
+  const std::vector<cfloat> spectrum = fftw_forward();
+  std::vector<float> reference(real_.size(), 7.0f);
+  std::vector<cfloat> scratch = spectrum;  // FFTW's c2r may overwrite its input
+  FftwTransformFactory().make(s)->inverse(scratch.data(), reference.data(), c.count);
+  for (OwnFftIsa isa : supported_own_fft_isas()) {
+    SCOPED_TRACE(to_string(isa));
+    const OwnFft2d fft(c.rows, c.cols, isa);
+    std::vector<float> own(real_.size(), 7.0f);
+    fft.inverse(spectrum.data(), s.complex_stride, own.data(), {c.plane, c.element}, c.count);
+    EXPECT_LE(real_error(own, reference, 1.0), tolerance(c.rows, c.cols));
+    std::vector<cfloat> forward(spectrum.size());
+    fft.forward(real_.data(), {c.plane, c.element}, forward.data(), s.complex_stride, c.count);
+    std::vector<float> back(real_.size(), 7.0f);
+    fft.inverse(forward.data(), s.complex_stride, back.data(), {c.plane, c.element}, c.count);
+    EXPECT_LE(real_error(back, real_, 1.0 / static_cast<double>(c.rows * c.cols)),
+              tolerance(c.rows, c.cols));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, OwnFftStridedTest, testing::ValuesIn(strided_cases()),
+                         strided_name);
+
+// The split within each 2-D transform against the split over the batch: the same bits,
+// on 2 and 3 threads, for one plane, a few single planes, a vector group plus single
+// planes and two groups, contiguous and interleaved, on every path this CPU runs.
+TEST(OwnFftSplit, WithinTransformGivesTheBitsOfTheBatchSplit) {
+  for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {128, 128}, {64, 64}, {36, 36}, {8, 8}, {48, 80}, {1, 8}, {6, 10}}) {
+    for (int64_t count : {1, 3, 9, 16}) {
+      for (int64_t element : {1, 16}) {
+        // Interleaved planes (element 16, plane 1) or padded blocks (element 1).
+        const OwnFftRealLayout layout{element == 1 ? rows * cols + 16 : 1, element};
+        const int64_t span = (count - 1) * layout.plane + (rows * cols - 1) * element + 1;
+        const int64_t cs = rows * (cols / 2 + 1) + 8;
+        std::mt19937 rng(static_cast<unsigned>(rows + cols + count));
+        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+        std::vector<float> real(static_cast<size_t>(span));
+        std::generate(real.begin(), real.end(), [&] { return dist(rng); });
+        for (OwnFftIsa isa : supported_own_fft_isas()) {
+          SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + " count " +
+                       std::to_string(count) + " element " + std::to_string(element) + " " +
+                       to_string(isa));
+          const OwnFft2d fft(rows, cols, isa);
+          for (int threads : {2, 3}) {
+            ThreadPool pool(threads);
+            std::vector<cfloat> batch(static_cast<size_t>(count * cs), cfloat(7.0f, 7.0f));
+            std::vector<cfloat> within = batch;
+            fft.forward(pool, real.data(), layout, batch.data(), cs, count, OwnFftSplit::batch);
+            fft.forward(pool, real.data(), layout, within.data(), cs, count, OwnFftSplit::within);
+            ASSERT_EQ(within, batch);
+            std::vector<float> back_batch(real.size(), 7.0f), back_within = back_batch;
+            fft.inverse(pool, batch.data(), cs, back_batch.data(), layout, count,
+                        OwnFftSplit::batch);
+            fft.inverse(pool, batch.data(), cs, back_within.data(), layout, count,
+                        OwnFftSplit::within);
+            ASSERT_EQ(back_within, back_batch);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(OwnFftSplit, AutomaticSplitsWithinOnlyLargeTransformsOfFewGroups) {
+  const OwnFft2d large(128, 128), small(64, 64);
+  EXPECT_EQ(large.split_for(2, 1), OwnFftSplit::within);
+  EXPECT_EQ(large.split_for(4, 24), OwnFftSplit::within);  // 3 groups < 4 threads
+  EXPECT_EQ(large.split_for(2, 16), OwnFftSplit::batch);   // 2 groups: one per thread
+  EXPECT_EQ(large.split_for(1, 1), OwnFftSplit::batch);
+  EXPECT_EQ(small.split_for(2, 1), OwnFftSplit::batch);
+}
 
 TEST(OwnFftIsaChoice, DetectsThisCpuAndHonoursTheEnvironment) {
   const std::vector<OwnFftIsa> supported = supported_own_fft_isas();
