@@ -1,4 +1,5 @@
-// The "fft-fftw" convolution algorithm: FftConvolution with FFTW transforms.
+// The "fft-fftw" convolution algorithm: FftConvolution with FFTW transforms; TUNESCOPE_FFT_TILE
+// forces its tiling (FftTiling.h).
 #include <memory>
 
 #include "core/base/Registry.h"
@@ -10,7 +11,9 @@ namespace {
 
 const ConvAlgorithmRegistration registration("cpu", "fft-fftw", [] {
   return std::make_unique<FftConvolution>("fft-fftw", TUNESCOPE_FFT_KERNEL_NAMES("fft-fftw"),
-                                          std::make_unique<FftwTransformFactory>());
+                                          std::make_unique<FftwTransformFactory>(),
+                                          FftConvolution::kDefaultChunkBudgetBytes,
+                                          fft_tile_choice_from_env());
 });
 
 }  // namespace

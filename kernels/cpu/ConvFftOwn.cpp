@@ -1,4 +1,5 @@
-// The "fft-own" convolution algorithm: FftConvolution with tunescope's own FFT.
+// The "fft-own" convolution algorithm: FftConvolution with tunescope's own FFT; TUNESCOPE_FFT_TILE
+// forces its tiling (FftTiling.h).
 #include <memory>
 
 #include "core/base/Registry.h"
@@ -10,7 +11,9 @@ namespace {
 
 const ConvAlgorithmRegistration registration("cpu", "fft-own", [] {
   return std::make_unique<FftConvolution>("fft-own", TUNESCOPE_FFT_KERNEL_NAMES("fft-own"),
-                                          std::make_unique<OwnFftTransformFactory>());
+                                          std::make_unique<OwnFftTransformFactory>(),
+                                          FftConvolution::kDefaultChunkBudgetBytes,
+                                          fft_tile_choice_from_env());
 });
 
 }  // namespace
