@@ -247,15 +247,17 @@ struct FftConvolution::PassSetup {
 
 FftConvolution::FftConvolution(std::string name, FftKernelNames kernel_names,
                                std::unique_ptr<FftTransformFactory> transforms,
-                               int64_t chunk_budget_bytes, FftTileChoice tiling)
+                               int64_t chunk_budget_bytes, FftTileChoice tiling,
+                               double tiled_flop_weight)
     : name_(std::move(name)), kernel_names_(kernel_names), transforms_(std::move(transforms)),
-      chunk_budget_bytes_(chunk_budget_bytes), tiling_(tiling) {}
+      chunk_budget_bytes_(chunk_budget_bytes), tiling_(tiling),
+      tiled_flop_weight_(tiled_flop_weight) {}
 
 FftConvolution::~FftConvolution() = default;
 
 FftConvolution::Plan FftConvolution::make_plan(const ConvProblem& p) const {
   Plan plan;
-  plan.geometry = choose_fft_tiles(p, tiling_, *transforms_);
+  plan.geometry = choose_fft_tiles(p, tiling_, *transforms_, tiled_flop_weight_);
   FftShape& s = plan.shape;
   s.rows = plan.geometry.fft_h;
   s.cols = plan.geometry.fft_w;

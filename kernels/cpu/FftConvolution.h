@@ -63,7 +63,8 @@ class FftConvolution : public ConvAlgorithm {
   FftConvolution(std::string name, FftKernelNames kernel_names,
                  std::unique_ptr<FftTransformFactory> transforms,
                  int64_t chunk_budget_bytes = kDefaultChunkBudgetBytes,
-                 FftTileChoice tiling = FftTileChoice::automatic());
+                 FftTileChoice tiling = FftTileChoice::automatic(),
+                 double tiled_flop_weight = 1.0);
   ~FftConvolution() override;
 
   std::string name() const override { return name_; }
@@ -98,6 +99,7 @@ class FftConvolution : public ConvAlgorithm {
   const std::unique_ptr<FftTransformFactory> transforms_;
   const int64_t chunk_budget_bytes_;
   const FftTileChoice tiling_;
+  const double tiled_flop_weight_;  // see choose_fft_tiles
   std::mutex mutex_;  // guards the cached transform and the saved tensors below
   FftShape cached_shape_;
   std::unique_ptr<FftTransform> cached_transform_;

@@ -20,11 +20,16 @@ double transform_flops(int64_t rows, int64_t cols) {
   return 2.5 * points * std::log2(points);
 }
 
-// Good sizes of `transforms` in [lo, hi).
-std::vector<int64_t> good_sizes(const FftTransformFactory& transforms, int64_t lo, int64_t hi) {
+// Tile transform sizes tried by the automatic rule: powers of two from 8 that exceed the
+// kernel, up to the first one at least the untiled size. Only powers of two: both
+// transforms are fastest there, and FFTW at 18x18 tiles ran 1.7x the time of 16x16 tiles
+// on tiling.k3_128c4 (docs/BENCHMARKS.md, "FFT tiling"), which a flop model cannot see.
+std::vector<int64_t> tile_sizes(int64_t kernel, int64_t untiled) {
   std::vector<int64_t> out;
-  for (int64_t n = std::max<int64_t>(lo, 2); n < hi; ++n)
-    if (transforms.good_size(n) == n) out.push_back(n);
+  for (int64_t n = 8; n <= kMaxTileFft; n *= 2) {
+    if (n > kernel) out.push_back(n);
+    if (n >= untiled) break;
+  }
   return out;
 }
 
@@ -92,7 +97,7 @@ double fft_conv_cost(const ConvProblem& p, const FftTileGeometry& g) {
 }
 
 FftTileGeometry choose_fft_tiles(const ConvProblem& p, const FftTileChoice& choice,
-                                 const FftTransformFactory& transforms) {
+                                 const FftTransformFactory& transforms, double tiled_flop_weight) {
   const FftTileGeometry untiled = untiled_geometry(p, transforms);
   switch (choice.mode) {
     case FftTileChoice::Mode::untiled: return untiled;
@@ -104,11 +109,12 @@ FftTileGeometry choose_fft_tiles(const ConvProblem& p, const FftTileChoice& choi
   }
   FftTileGeometry best = untiled;
   double best_cost = fft_conv_cost(p, untiled);
-  for (int64_t rows : good_sizes(transforms, p.kernel_h + 1, untiled.fft_h + 1))
-    for (int64_t cols : good_sizes(transforms, p.kernel_w + 1, untiled.fft_w + 1)) {
-      const auto tiled = tiled_geometry(p, rows, cols);
-      if (!tiled) return untiled;
-      if (const double cost = fft_conv_cost(p, *tiled); cost < best_cost) best = *tiled, best_cost = cost;
+  for (int64_t rows : tile_sizes(p.kernel_h, untiled.fft_h))
+    for (int64_t cols : tile_sizes(p.kernel_w, untiled.fft_w)) {
+      const auto tiled = tiled_geometry(p, transforms.good_size(rows), transforms.good_size(cols));
+      if (!tiled) continue;
+      const double cost = tiled_flop_weight * fft_conv_cost(p, *tiled);
+      if (cost < best_cost) best = *tiled, best_cost = cost;
     }
   return best;
 }

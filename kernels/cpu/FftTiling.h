@@ -67,11 +67,15 @@ std::optional<FftTileGeometry> tiled_geometry(const ConvProblem& problem, int64_
 // transforms and products): transforms of C + K planes per tile at 2.5 n log2 n, the
 // complex product of 8 C K flops per bin, and the K C filter transforms shared by the batch.
 double fft_conv_cost(const ConvProblem& problem, const FftTileGeometry& geometry);
-// automatic: the cheapest by fft_conv_cost of untiled and every tiled geometry whose
-// sizes are good sizes of `transforms` up to the untiled ones (untiled on ties);
+// automatic: the cheapest of untiled and every tiled geometry with power-of-two
+// transforms from 8 up to the untiled size, by fft_conv_cost with tiled costs multiplied
+// by tiled_flop_weight (untiled on ties). The weight is what a flop costs in small tile
+// transforms relative to one in the large untiled transform with the same library, as
+// measured (docs/BENCHMARKS.md, "FFT tiling"): each algorithm passes its own.
 // untiled: untiled; fixed: tiles of good_size(fft_size) when tiled_geometry allows it,
 // else untiled.
 FftTileGeometry choose_fft_tiles(const ConvProblem& problem, const FftTileChoice& choice,
-                                 const FftTransformFactory& transforms);
+                                 const FftTransformFactory& transforms,
+                                 double tiled_flop_weight = 1.0);
 
 }  // namespace tunescope::cpu

@@ -110,6 +110,11 @@ TEST(FftTileRule, AutomaticIsTheCheapestCandidateAndFallsBackWhenItCannotTile) {
     EXPECT_FALSE(cpu::choose_fft_tiles(make_problem(32, 16, 32, 32, 16, 13, 13, 1, 1, 6, 6),
                                        FftTileChoice::automatic(), *f)
                      .tiled);
+    // Large planes, few channels: tiled by the plain model, untiled once a tiled flop is
+    // weighted as fft-own weighs it (1.7).
+    const ConvProblem large = make_problem(8, 4, 256, 256, 4, 3, 3, 1, 1, 1, 1);
+    EXPECT_TRUE(cpu::choose_fft_tiles(large, FftTileChoice::automatic(), *f).tiled);
+    EXPECT_FALSE(cpu::choose_fft_tiles(large, FftTileChoice::automatic(), *f, 1.7).tiled);
     // Strided: untiled whatever is asked.
     const ConvProblem strided = make_problem(2, 3, 64, 64, 4, 3, 3, 2, 2, 1, 1);
     EXPECT_FALSE(cpu::choose_fft_tiles(strided, FftTileChoice::fixed(16), *f).tiled);
