@@ -1,6 +1,7 @@
 // Tile geometry and the tiling rule of FFT convolution (see FftTiling.h).
 #include "kernels/cpu/FftTiling.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
