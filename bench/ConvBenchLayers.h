@@ -40,6 +40,14 @@ inline std::vector<ConvLayer> crossover_layers() {
   return out;
 }
 
+// Large planes with small kernels and few channels, where transforms outweigh the
+// per-bin product: the case FFT tiling (kernels/cpu/FftTiling.h) is for.
+inline std::vector<ConvLayer> tiling_layers() {
+  return {{"tiling.k3_128c4", conv(4, 128, 4, 3, 1, 1, 16)},
+          {"tiling.k3_256c4", conv(4, 256, 4, 3, 1, 1, 8)},
+          {"tiling.k5_128c8", conv(8, 128, 8, 5, 1, 2, 16)}};
+}
+
 // LeNet-5's and resnet18-small's layers, NCHW (benchmarks set the layout).
 inline const std::vector<ConvLayer>& model_conv_layers() {
   static const std::vector<ConvLayer> all = {

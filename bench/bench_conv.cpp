@@ -3,6 +3,10 @@
 // layer beside a pool-parallel cblas_sgemm of its equivalent GEMM (M = N*P*Q, N = K,
 // K = C*R*S) as the roofline reference.
 //
+// On the crossover and tiling layers fft-fftw and fft-own also run with their tiling forced
+// (FftTiling.h): <algorithm>@off (untiled), @16 and @32 (tiles of 16x16 / 32x32
+// transforms); the plain names use the automatic rule.
+//
 // Threads: --threads=N or TUNESCOPE_BENCH_THREADS=N (default: hardware concurrency).
 // Names are <model>.<layer>/<layout>/<algorithm>/<pass>; filter with --benchmark_filter.
 #include <benchmark/benchmark.h>
@@ -20,6 +24,9 @@
 #include "core/base/Registry.h"
 #include "core/base/Tensor.h"
 #include "core/base/ThreadPool.h"
+#include "kernels/cpu/FftConvolution.h"
+#include "kernels/cpu/FftwTransform.h"
+#include "kernels/cpu/OwnFftTransform.h"
 
 namespace tunescope {
 namespace {
@@ -30,6 +37,7 @@ const std::vector<ConvLayer>& layers() {
   static const std::vector<ConvLayer> all = [] {
     std::vector<ConvLayer> out = bench::model_conv_layers();
     for (const ConvLayer& layer : bench::crossover_layers()) out.push_back(layer);
+    for (const ConvLayer& layer : bench::tiling_layers()) out.push_back(layer);
     return out;
   }();
   return all;
@@ -55,8 +63,25 @@ void set_rate(benchmark::State& state, const ConvProblem& p) {
 
 enum class Pass { fwd, bwd_data, bwd_filter };
 
+// A registered algorithm, or "<fft algorithm>@<tiling>" for FftConvolution with that
+// tiling forced.
+std::unique_ptr<ConvAlgorithm> make_algorithm(const std::string& name) {
+  const size_t at = name.find('@');
+  if (at == std::string::npos) return Registry::instance().make_conv_algorithm("cpu", name);
+  const std::string base = name.substr(0, at);
+  const cpu::FftTileChoice tiling = *cpu::parse_fft_tile_choice(name.substr(at + 1));
+  constexpr int64_t budget = cpu::FftConvolution::kDefaultChunkBudgetBytes;
+  if (base == "fft-own")
+    return std::make_unique<cpu::FftConvolution>(base, TUNESCOPE_FFT_KERNEL_NAMES("fft-own"),
+                                                 std::make_unique<cpu::OwnFftTransformFactory>(),
+                                                 budget, tiling);
+  return std::make_unique<cpu::FftConvolution>(base, TUNESCOPE_FFT_KERNEL_NAMES("fft-fftw"),
+                                               std::make_unique<cpu::FftwTransformFactory>(), budget,
+                                               tiling);
+}
+
 void run_conv(benchmark::State& state, const std::string& algorithm, ConvProblem p, Pass pass) {
-  auto algo = Registry::instance().make_conv_algorithm("cpu", algorithm);
+  auto algo = make_algorithm(algorithm);
   if (!algo->supports(p)) {
     state.SkipWithError(algo->unsupported_reason(p).c_str());
     return;
@@ -102,11 +127,16 @@ void run_sgemm(benchmark::State& state, ConvProblem p) {
 }
 
 void register_all() {
-  const std::vector<std::string> algorithms = Registry::instance().conv_algorithms("cpu");
+  const std::vector<std::string> registered = Registry::instance().conv_algorithms("cpu");
   const std::pair<Pass, const char*> passes[] = {
       {Pass::fwd, "fwd"}, {Pass::bwd_data, "bwd_data"}, {Pass::bwd_filter, "bwd_filter"}};
   for (const ConvLayer& layer : layers())
     for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+      std::vector<std::string> algorithms = registered;
+      if (layer.name.rfind("xover.", 0) == 0 || layer.name.rfind("tiling.", 0) == 0)
+        for (const char* fft : {"fft-fftw", "fft-own"})
+          for (const char* tiling : {"off", "16", "32"})
+            algorithms.push_back(std::string(fft) + "@" + tiling);
       ConvProblem p = layer.problem;
       p.layout = layout;
       const std::string prefix = std::string(layer.name) + "/" + to_string(layout) + "/";

@@ -1,4 +1,5 @@
-// The "fft-fftw" convolution algorithm: FftConvolution with FFTW transforms.
+// The "fft-fftw" convolution algorithm: FftConvolution with FFTW transforms; TUNESCOPE_FFT_TILE
+// forces its tiling (FftTiling.h).
 #include <memory>
 
 #include "core/base/Registry.h"
@@ -8,9 +9,16 @@
 namespace tunescope::cpu {
 namespace {
 
+// FFTW's tile transforms cost what the flop model says relative to its untiled ones or
+// less (odd untiled sizes such as 70 and 135 run slower per flop; docs/BENCHMARKS.md,
+// "FFT tiling"): the plain model decides.
+constexpr double kTiledFlopWeight = 1.0;
+
 const ConvAlgorithmRegistration registration("cpu", "fft-fftw", [] {
   return std::make_unique<FftConvolution>("fft-fftw", TUNESCOPE_FFT_KERNEL_NAMES("fft-fftw"),
-                                          std::make_unique<FftwTransformFactory>());
+                                          std::make_unique<FftwTransformFactory>(),
+                                          FftConvolution::kDefaultChunkBudgetBytes,
+                                          fft_tile_choice_from_env(), kTiledFlopWeight);
 });
 
 }  // namespace

@@ -10,9 +10,15 @@
 // row of the stride-1 output, and dy is spread onto the stride-1 grid (zeros between)
 // for both backward passes, so all strides cost the same transforms.
 //
+// Large planes with small kernels run tiled (overlap-save, see FftTiling.h): stride-1
+// problems may cut each plane into tiles transformed at a small size, chosen per problem
+// by choose_fft_tiles from the constructor's FftTileChoice; tiles are then just more
+// planes to the transforms and the per-bin product.
+//
 // Given ConvCall::saved (the engine's fft_workspace=cache policy), forward keeps the
-// spectra of the whole batch's x and of w there instead of in the workspace, and the
-// backward passes skip their r2c of w (backward data) and of x (backward filter).
+// spectra of the whole batch's x (every tile of it) and of w there instead of in the
+// workspace, and the backward passes skip their r2c of w (backward data) and of x
+// (backward filter).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +28,7 @@
 
 #include "core/base/ConvAlgorithm.h"
 #include "kernels/cpu/ConvArgs.h"
+#include "kernels/cpu/FftTiling.h"
 #include "kernels/cpu/FftTransform.h"
 
 namespace tunescope::cpu {
@@ -55,13 +62,15 @@ class FftConvolution : public ConvAlgorithm {
 
   FftConvolution(std::string name, FftKernelNames kernel_names,
                  std::unique_ptr<FftTransformFactory> transforms,
-                 int64_t chunk_budget_bytes = kDefaultChunkBudgetBytes);
+                 int64_t chunk_budget_bytes = kDefaultChunkBudgetBytes,
+                 FftTileChoice tiling = FftTileChoice::automatic(),
+                 double tiled_flop_weight = 1.0);
   ~FftConvolution() override;
 
   std::string name() const override { return name_; }
   std::string unsupported_reason(const ConvProblem& problem) const override;
   size_t workspace_bytes(const ConvProblem& problem) const override;
-  // The spectra of x (N x C planes) and of w (K x C planes).
+  // The spectra of x (N x tiles x C planes) and of w (K x C planes).
   size_t saved_bytes(const ConvProblem& problem) const override;
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override;
@@ -89,6 +98,8 @@ class FftConvolution : public ConvAlgorithm {
   const FftKernelNames kernel_names_;
   const std::unique_ptr<FftTransformFactory> transforms_;
   const int64_t chunk_budget_bytes_;
+  const FftTileChoice tiling_;
+  const double tiled_flop_weight_;  // see choose_fft_tiles
   std::mutex mutex_;  // guards the cached transform and the saved tensors below
   FftShape cached_shape_;
   std::unique_ptr<FftTransform> cached_transform_;

@@ -4,7 +4,8 @@
 // same data, only kept), the trace must lose exactly the r2c of w in backward data and
 // of x in backward filter, and a backward pass handed another tensor must recompute.
 // Problems: stride 1 and 2, one chunk and (FftConvolution with a 1-byte chunk budget)
-// one image per chunk, both layouts, fft-own and fft-fftw.
+// one image per chunk, both layouts, fft-own and fft-fftw, untiled and in tiles of 8x8
+// transforms (FftTiling.h; strided problems fall back to untiled).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -22,14 +23,16 @@
 namespace tunescope::conv_test {
 namespace {
 
-std::unique_ptr<cpu::FftConvolution> make_fft(const std::string& name, int64_t chunk_budget) {
+std::unique_ptr<cpu::FftConvolution> make_fft(
+    const std::string& name, int64_t chunk_budget,
+    cpu::FftTileChoice tiling = cpu::FftTileChoice::untiled()) {
   if (name == "fft-own")
     return std::make_unique<cpu::FftConvolution>(name, TUNESCOPE_FFT_KERNEL_NAMES("fft-own"),
                                                  std::make_unique<cpu::OwnFftTransformFactory>(),
-                                                 chunk_budget);
+                                                 chunk_budget, tiling);
   return std::make_unique<cpu::FftConvolution>(name, TUNESCOPE_FFT_KERNEL_NAMES("fft-fftw"),
                                                std::make_unique<cpu::FftwTransformFactory>(),
-                                               chunk_budget);
+                                               chunk_budget, tiling);
 }
 
 // Runs forward, backward data and backward filter on one call (with or without a saved
@@ -69,6 +72,7 @@ struct Case {
   Layout layout;
   int64_t stride;
   int64_t chunk_budget;  // 1: one image per chunk
+  cpu::FftTileChoice tiling;
 };
 
 class FftSavedSpectra : public testing::TestWithParam<Case> {};
@@ -77,7 +81,7 @@ TEST_P(FftSavedSpectra, BackwardReusesForwardSpectraWithIdenticalResults) {
   const Case c = GetParam();
   const ConvProblem p = with_layout(make_problem(3, 4, 11, 9, 5, 3, 3, c.stride, c.stride, 1, 1), c.layout);
   const ConvOperands ops = random_operands(p, 7);
-  auto fft = make_fft(c.algorithm, c.chunk_budget);
+  auto fft = make_fft(c.algorithm, c.chunk_budget, c.tiling);
   const Passes plain = run_step(*fft, p, ops, nullptr);
   AlignedBuffer saved(fft->saved_bytes(p));
   const Passes cached = run_step(*fft, p, ops, &saved);
@@ -107,7 +111,7 @@ TEST_P(FftSavedSpectra, BackwardWithAnotherFilterRecomputes) {
   const ConvOperands ops = random_operands(p, 11);
   Tensor other_w(p.filter(), p.layout);
   fill_uniform(other_w, 12);
-  auto fft = make_fft(c.algorithm, c.chunk_budget);
+  auto fft = make_fft(c.algorithm, c.chunk_budget, c.tiling);
   AlignedBuffer saved(fft->saved_bytes(p));
   const Passes passes = run_step(*fft, p, ops, &saved, &other_w);
   EXPECT_EQ(passes.kernels.at(c.algorithm + ".bwd_data.r2c_w"), 1);
@@ -120,7 +124,8 @@ std::vector<Case> cases() {
     for (Layout layout : {Layout::NCHW, Layout::NHWC})
       for (int64_t stride : {1, 2})
         for (int64_t budget : {int64_t{1}, cpu::FftConvolution::kDefaultChunkBudgetBytes})
-          out.push_back({algorithm, layout, stride, budget});
+          for (cpu::FftTileChoice tiling : {cpu::FftTileChoice::untiled(), cpu::FftTileChoice::fixed(8)})
+            out.push_back({algorithm, layout, stride, budget, tiling});
   return out;
 }
 
@@ -128,7 +133,7 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
   std::string name = c.algorithm == "fft-own" ? "own" : "fftw";
   return name + "_" + to_string(c.layout) + "_stride" + std::to_string(c.stride) +
-         (c.chunk_budget == 1 ? "_chunked" : "_whole");
+         (c.chunk_budget == 1 ? "_chunked" : "_whole") + "_tile_" + c.tiling.to_string();
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, FftSavedSpectra, testing::ValuesIn(cases()), case_name);
