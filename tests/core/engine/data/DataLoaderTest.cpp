@@ -367,7 +367,7 @@ TEST(DataLoader, RejectsMisuse) {
   bad = options;
   bad.prefetch = -1;
   expect_error(ErrorKind::usage, [&] { DataLoader{set, bad}; }, {"prefetch"});
-  testing::SeparateMemory device;  // batches must be readable by the host that fills them
+  tunescope::testing::SeparateMemory device;  // batches must be readable by the host that fills them
   bad = options;
   bad.memory = &device;
   expect_error(ErrorKind::usage, [&] { DataLoader{set, bad}; }, {"host-accessible memory", "separate:0"});
