@@ -134,6 +134,18 @@ std::vector<float> sample_logical(const Tensor& tensor, size_t count) {
 
 }  // namespace
 
+double relative_l2_error(const std::vector<float>& reference, const std::vector<float>& values) {
+  double diff = 0, norm = 0;
+  for (size_t j = 0; j < reference.size(); ++j) {
+    const double d = static_cast<double>(values.at(j)) - reference[j];
+    diff += d * d;
+    norm += static_cast<double>(reference[j]) * reference[j];
+  }
+  if (std::isnan(diff)) return INFINITY;
+  // An all-zero reference: any difference is infinitely wrong, none is exact.
+  return norm > 0 ? std::sqrt(diff / norm) : (diff > 0 ? INFINITY : 0.0);
+}
+
 std::string to_string(TrialStatus status) {
   switch (status) {
     case TrialStatus::ok: return "ok";
@@ -163,9 +175,10 @@ NumericsSample first_step_numerics(TrainingSession& session, size_t samples_per_
 
 std::string compare_numerics(const NumericsSample& reference, const NumericsSample& candidate,
                              const MeasureOptions& options) {
-  if (!(std::abs(candidate.loss - reference.loss) <= options.loss_tolerance * std::max(1.0, std::abs(reference.loss))))
+  const double loss_error = std::abs(candidate.loss - reference.loss) / std::max(1.0, std::abs(reference.loss));
+  if (!(loss_error <= options.loss_tolerance))
     return cat("first-step loss ", candidate.loss, " differs from the reference's ", reference.loss,
-               " (tolerance ", options.loss_tolerance, " relative)");
+               ": relative error ", loss_error, " > tolerance ", options.loss_tolerance);
   if (candidate.gradients.size() != reference.gradients.size())
     return cat(candidate.gradients.size(), " parameters, the reference has ", reference.gradients.size());
   for (size_t i = 0; i < reference.gradients.size(); ++i) {
@@ -173,15 +186,11 @@ std::string compare_numerics(const NumericsSample& reference, const NumericsSamp
     const auto& got = candidate.gradients[i];
     if (ref.parameter != got.parameter || ref.values.size() != got.values.size())
       return cat("parameter ", got.parameter, " does not match the reference's ", ref.parameter);
-    double scale = 0, error = 0;
-    for (size_t j = 0; j < ref.values.size(); ++j) {
-      scale = std::max(scale, static_cast<double>(std::abs(ref.values[j])));
-      const double diff = std::abs(static_cast<double>(got.values[j]) - ref.values[j]);
-      error = std::isnan(diff) ? INFINITY : std::max(error, diff);
-    }
-    if (!(error <= options.gradient_tolerance * std::max(scale, 1e-12)))
-      return cat("gradient of ", ref.parameter, " after one step differs from the reference by ", error,
-                 " (max |ref| ", scale, ", tolerance ", options.gradient_tolerance, " relative)");
+    const double error = relative_l2_error(ref.values, got.values);
+    if (!(error <= options.gradient_tolerance))
+      return cat("gradient of ", ref.parameter, " after one step: relative L2 error ", error,
+                 " (||g - ref|| / ||ref|| over ", ref.values.size(), " sampled entries) > tolerance ",
+                 options.gradient_tolerance);
   }
   return {};
 }

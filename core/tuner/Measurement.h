@@ -25,12 +25,24 @@ TrialStatus parse_trial_status(const std::string& text);
 struct MeasureOptions {
   int64_t warmup = 2;  // untimed steps after the numerics check
   int64_t steps = 5;   // individually timed steps
-  // Numerics: |loss - ref| <= loss_tolerance * max(1, |ref|), and for every parameter's
-  // gradient sample max|g - ref| <= gradient_tolerance * max|ref|. Loose enough for
-  // float reassociation (gemm, FFT, thread count, layout), tight enough that a wrong
-  // kernel (errors of order 1) cannot pass.
+  // Numerics (docs/TUNER-NUMERICS.md). Loss: |loss - ref| <= loss_tolerance * max(1, |ref|).
+  // The loss is a continuous function of every kernel's output, so float32 reassociation
+  // (gemm, FFT, layout, threads, lanes) moves it by rounding only: measured <= 3.2e-7
+  // relative on lenet5 and resnet18-small, so 1e-4 leaves 300x headroom.
   double loss_tolerance = 1e-4;
-  double gradient_tolerance = 2e-3;
+  // Gradients, per parameter tensor: the relative L2 error of its sample,
+  // ||g - ref||_2 / ||ref||_2 <= gradient_tolerance. Normalised by the tensor's norm, not
+  // entry by entry and not by its largest entry: tiny entries (sums that cancel, such as a
+  // batch-norm beta) carry a large relative error that says nothing about the tensor.
+  // The bound is set by ReLU ties, not by rounding: a pre-activation within rounding of 0
+  // lands on the other side of the kink in a reordered sum, which switches its whole
+  // gradient on or off. One such flip moves every gradient upstream of it by about
+  // 1/sqrt(terms summed per entry); at a batch of 8-32 on resnet18-small a few flips occur
+  // per step and gave relative L2 errors up to 2.2e-2 for correct candidates, against
+  // <= 5e-6 without a flip. 5e-2 is 2.3x the largest flip measured; a wrong kernel (errors
+  // of order 1) or one 10% off in one layer's gradient cannot pass. Errors of ~1e-2 in one
+  // tensor are below what a one-step check can tell from a tie flip.
+  double gradient_tolerance = 5e-2;
   size_t samples_per_parameter = 256;
   size_t top_kernels = 5;
   // Host memory a candidate may allocate on top of what is held when it starts (0: no
@@ -62,7 +74,11 @@ struct NumericsSample {
 
 // Runs one step of `session` and samples its numerics.
 NumericsSample first_step_numerics(TrainingSession& session, size_t samples_per_parameter);
-// Empty when `candidate` matches `reference` within the options' tolerances, else why not.
+// ||values - reference||_2 / ||reference||_2 (infinite for a NaN, or for any difference
+// from an all-zero reference). Throws std::out_of_range when `values` is shorter.
+double relative_l2_error(const std::vector<float>& reference, const std::vector<float>& values);
+// Empty when `candidate` matches `reference` within the options' tolerances, else why not:
+// which quantity, its observed error and the tolerance.
 std::string compare_numerics(const NumericsSample& reference, const NumericsSample& candidate,
                              const MeasureOptions& options);
 

@@ -158,14 +158,36 @@ TEST(Numerics, ComparisonCatchesLossAndGradientDifferences) {
   close.gradients[0].values[1] = -2.001f;  // 5e-4 of max |ref|: reassociation-sized
   EXPECT_EQ(compare_numerics(ref, close, o), "");
   NumericsSample grad = ref;
-  grad.gradients[0].values[2] = 0.7f;
-  EXPECT_NE(compare_numerics(ref, grad, o).find("conv1.weight"), std::string::npos);
+  grad.gradients[0].values[2] = 0.7f;  // relative L2 error 0.2 / ||(1, -2, 0.5)|| = 0.087
+  const std::string why = compare_numerics(ref, grad, o);
+  EXPECT_NE(why.find("gradient of conv1.weight"), std::string::npos) << why;
+  EXPECT_NE(why.find("relative L2 error 0.087"), std::string::npos) << why;
+  EXPECT_NE(why.find("tolerance 0.05"), std::string::npos) << why;
   NumericsSample loss = ref;
   loss.loss = 2.01;
-  EXPECT_NE(compare_numerics(ref, loss, o).find("loss"), std::string::npos);
+  EXPECT_NE(compare_numerics(ref, loss, o).find("loss 2.01 differs from the reference's 2: relative error 0.005"),
+            std::string::npos)
+      << compare_numerics(ref, loss, o);
   NumericsSample nan = ref;
   nan.gradients[0].values[0] = std::nanf("");
   EXPECT_NE(compare_numerics(ref, nan, o), "");
+}
+
+// The error is normalised by the tensor's norm: an entry near zero (a sum that cancels)
+// may be off by 200% of itself without failing a tensor that is right as a whole.
+TEST(Numerics, SmallEntriesDoNotDecideTheGradientError) {
+  NumericsSample ref{2.0, {{"bn1.beta", {1.0f, -2.0f, 0.5f, 1e-4f}}}};
+  NumericsSample got = ref;
+  got.gradients[0].values[3] = 3e-4f;
+  EXPECT_EQ(compare_numerics(ref, got, MeasureOptions{}), "");
+}
+
+TEST(Numerics, RelativeL2Error) {
+  EXPECT_DOUBLE_EQ(relative_l2_error({3, 4}, {3, 4}), 0);
+  EXPECT_NEAR(relative_l2_error({3, 4}, {3.3f, 4.4f}), 0.1, 1e-6);
+  EXPECT_EQ(relative_l2_error({0, 0}, {0, 0}), 0);
+  EXPECT_TRUE(std::isinf(relative_l2_error({0, 0}, {0, 1e-30f})));
+  EXPECT_TRUE(std::isinf(relative_l2_error({1, 2}, {1, std::nanf("")})));
 }
 
 TEST(Figures, MedianMinAndSpreadOfStepTimes) {

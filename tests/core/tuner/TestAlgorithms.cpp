@@ -16,7 +16,7 @@ namespace tunescope::tuner::testing {
 
 namespace {
 
-enum class Defect { wrong, throws, nan, slow, conv1_only, segfault, abort, hang };
+enum class Defect { wrong, filter_off, throws, nan, slow, conv1_only, segfault, abort, hang };
 
 class DefectiveConv final : public ConvAlgorithm {
  public:
@@ -51,6 +51,8 @@ class DefectiveConv final : public ConvAlgorithm {
   void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override {
     pause();
     direct_->backward_filter(call, x, dy, dw);
+    if (defect_ == Defect::filter_off)
+      for (int64_t i = 0; i < dw.size(); ++i) dw.data()[i] *= kFilterOffScale;
   }
 
  private:
@@ -67,7 +69,7 @@ ConvAlgorithmRegistration make(const char* name, Defect defect) {
 }
 
 const ConvAlgorithmRegistration registrations[] = {
-    make(kWrong, Defect::wrong), make(kThrows, Defect::throws), make(kNan, Defect::nan),
+    make(kWrong, Defect::wrong), make(kFilterOff, Defect::filter_off), make(kThrows, Defect::throws), make(kNan, Defect::nan),
     make(kSlow, Defect::slow),   make(kConv1Only, Defect::conv1_only), make(kSegfault, Defect::segfault),
     make(kAbort, Defect::abort), make(kHang, Defect::hang),
 };

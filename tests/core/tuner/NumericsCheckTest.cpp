@@ -1,0 +1,94 @@
+// The tuner's numerics check on a deep net with batch norm (resnet18-small) and on
+// lenet5: every registered CPU algorithm passes in both layouts, also on a batch whose
+// reordered sums flip ReLU ties (seed 4, batch 8: correct candidates differ from the
+// reference by up to 2.2e-2 relative L2 there), while the deliberately wrong algorithms,
+// the subtle one that is 10% off in one layer's weight gradient included, are rejected.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "TestAlgorithms.h"
+#include "core/base/Registry.h"
+#include "core/tuner/Measurement.h"
+
+namespace tunescope::tuner {
+namespace {
+
+using testing::config_with;
+
+MeasureOptions check_only() {
+  MeasureOptions o;
+  o.warmup = 0;
+  o.steps = 1;
+  return o;
+}
+
+SessionOptions small_resnet() {
+  SessionOptions o = testing::tiny_session();
+  o.model = "resnet18-small";
+  o.batch = 8;
+  o.seed = 4;  // a batch with ReLU ties that reordered sums flip (see the file comment)
+  o.fake_train_count = 16;
+  return o;
+}
+
+std::vector<std::string> product_cpu_algorithms() {
+  std::vector<std::string> names;
+  for (const std::string& name : Registry::instance().conv_algorithms("cpu"))
+    if (name.rfind("test-", 0) != 0) names.push_back(name);
+  return names;
+}
+
+void expect_every_cpu_algorithm_passes(const SessionOptions& base) {
+  const NumericsSample reference = reference_numerics(base, check_only());
+  const auto algorithms = product_cpu_algorithms();
+  ASSERT_GE(algorithms.size(), 4u) << "direct, gemm, fft-fftw, fft-own at least";
+  for (const std::string& algorithm : algorithms)
+    for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+      const TrialResult r = measure(base, config_with(base, layout, algorithm), reference, check_only());
+      EXPECT_EQ(r.status, TrialStatus::ok) << base.model << " " << algorithm << " " << to_string(layout) << ": "
+                                           << r.reason;
+    }
+}
+
+// `layer` runs `algorithm`, every other conv layer direct.
+RunConfig one_layer(const SessionOptions& base, const std::string& layer, const std::string& algorithm) {
+  RunConfig c = config_with(base, Layout::NHWC, "direct");
+  c.conv.per_layer[layer] = algorithm;
+  return c;
+}
+
+void expect_wrong_algorithms_rejected(const SessionOptions& base, const std::string& layer) {
+  const NumericsSample reference = reference_numerics(base, check_only());
+  for (const RunConfig& config : {config_with(base, Layout::NCHW, testing::kWrong), one_layer(base, layer, testing::kWrong),
+                                  config_with(base, Layout::NCHW, testing::kFilterOff)}) {
+    const TrialResult r = measure(base, config, reference, check_only());
+    EXPECT_EQ(r.status, TrialStatus::invalid) << base.model << " " << config.label() << ": " << r.reason;
+  }
+  // 10% off in one layer's weight gradient: the loss and every other gradient are right,
+  // and the message names the quantity, its error and the tolerance.
+  const TrialResult subtle = measure(base, one_layer(base, layer, testing::kFilterOff), reference, check_only());
+  EXPECT_EQ(subtle.status, TrialStatus::invalid) << subtle.reason;
+  EXPECT_NE(subtle.reason.find("gradient of " + layer + ".weight"), std::string::npos) << subtle.reason;
+  EXPECT_NE(subtle.reason.find("relative L2 error 0.1"), std::string::npos) << subtle.reason;
+  EXPECT_NE(subtle.reason.find("tolerance 0.05"), std::string::npos) << subtle.reason;
+}
+
+TEST(NumericsCheck, EveryCpuAlgorithmPassesOnResnet18SmallInBothLayouts) {
+  expect_every_cpu_algorithm_passes(small_resnet());
+}
+
+TEST(NumericsCheck, EveryCpuAlgorithmPassesOnLenet5InBothLayouts) {
+  expect_every_cpu_algorithm_passes(testing::tiny_session());
+}
+
+TEST(NumericsCheck, WrongAndSubtlyWrongAlgorithmsAreRejectedOnResnet18Small) {
+  expect_wrong_algorithms_rejected(small_resnet(), "s2b1.conv1");
+}
+
+TEST(NumericsCheck, WrongAndSubtlyWrongAlgorithmsAreRejectedOnLenet5) {
+  expect_wrong_algorithms_rejected(testing::tiny_session(), "conv2");
+}
+
+}  // namespace
+}  // namespace tunescope::tuner
