@@ -107,6 +107,10 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   try {
     SessionOptions ref_options = base;
     apply_run_config(reference_config(base), ref_options);
+    // Frozen weights: its second step is the next batch at the initial weights, which a
+    // candidate whose first batch differs must then match (Measurement.h). Timing the
+    // steps is unaffected: an update costs the same at any learning rate.
+    ref_options = frozen_weights(ref_options);
     const auto build_start = Clock::now();
     TrainingSession session(ref_options);
     build_seconds = seconds_since(build_start);
@@ -116,6 +120,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
     const auto step_start = Clock::now();
     reference = first_step_numerics(session, options_.measure.samples_per_parameter);
     step_seconds = seconds_since(step_start);
+    add_next_batch(session, reference, options_.measure.samples_per_parameter);
     // The first step pays first-touch costs; the next ones are what a timed step costs.
     // Their median of three: one sample on a shared machine was off by up to 2x
     // (docs/BENCHMARKS.md, "Tuner strategies"). They only refine the estimate: when they
@@ -188,8 +193,9 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
       apply_run_config(reference_config(base), split);
       split.concurrency.replicas = c.replicas;
       split.concurrency.micro_batches = c.micro_batches;
-      TrainingSession session(split);
-      it = split_references.emplace(key, first_step_numerics(session, options_.measure.samples_per_parameter)).first;
+      it = split_references
+               .emplace(key, two_batch_numerics(frozen_weights(split), options_.measure.samples_per_parameter))
+               .first;
     }
     return it->second;
   };

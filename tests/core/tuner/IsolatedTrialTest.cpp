@@ -60,7 +60,7 @@ TEST_F(IsolatedTrialTest, OkTrialComesBackWithFiguresKernelsAndTrace) {
 TEST_F(IsolatedTrialTest, InvalidAndThrowingCandidatesKeepTheirDispositions) {
   const TrialResult wrong = measure(base, config_with(base, Layout::NCHW, testing::kWrong), reference, isolated());
   EXPECT_EQ(wrong.status, TrialStatus::invalid);
-  EXPECT_NE(wrong.reason.find("first-step loss"), std::string::npos) << wrong.reason;
+  EXPECT_NE(wrong.reason.find("first step: loss"), std::string::npos) << wrong.reason;
   const TrialResult thrown = measure(base, config_with(base, Layout::NCHW, testing::kThrows), reference, isolated());
   EXPECT_EQ(thrown.status, TrialStatus::failed);
   EXPECT_NE(thrown.reason.find("deliberate failure in forward"), std::string::npos) << thrown.reason;

@@ -11,10 +11,10 @@
 namespace tunescope::tuner::testing {
 
 inline constexpr const char* kWrong = "test-wrong";          // forward output scaled by 1.5
-// Subtly wrong: backward_filter's output 10% too large, the rest exact. Used on one layer
+// Subtly wrong: backward_filter's output 5% too large, the rest exact. Used on one layer
 // it spoils that layer's weight gradient alone (loss and other gradients stay right).
 inline constexpr const char* kFilterOff = "test-filter-off";
-inline constexpr float kFilterOffScale = 1.1f;
+inline constexpr float kFilterOffScale = 1.05f;
 inline constexpr const char* kThrows = "test-throws";        // forward throws Error(runtime)
 inline constexpr const char* kNan = "test-nan";              // forward writes NaN
 inline constexpr const char* kSlow = "test-slow";            // direct + 20 ms sleep per pass
