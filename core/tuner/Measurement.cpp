@@ -40,13 +40,25 @@ class CandidateRun {
     limit_.step_done();
     if (first.empty()) return first;
     if (!reference.next_batch) return cat("first step: ", first);
-    TrainingSession frozen(frozen_weights(options_));
-    first_step_numerics(frozen, options.samples_per_parameter);  // the first batch again
+    // The frozen session replaces the candidate's while it runs, so that a memory cap
+    // (MeasureOptions::memory_limit_bytes) still sees one session at a time.
+    session_.reset();
+    std::string second;
+    {
+      TrainingSession frozen(frozen_weights(options_));
+      first_step_numerics(frozen, options.samples_per_parameter);  // the first batch again
+      limit_.step_done();
+      second = compare_numerics(*reference.next_batch, first_step_numerics(frozen, options.samples_per_parameter),
+                                options);
+      limit_.step_done();
+    }
+    if (!second.empty()) return cat("first step: ", first, "; next batch at the same weights: ", second);
+    // Valid: build the candidate again and rerun its first step, so that its warm-up and
+    // timed steps start where they would have.
+    session_ = std::make_unique<TrainingSession>(options_);
+    session_->train_steps(1);
     limit_.step_done();
-    const std::string second =
-        compare_numerics(*reference.next_batch, first_step_numerics(frozen, options.samples_per_parameter), options);
-    limit_.step_done();
-    return second.empty() ? second : cat("first step: ", first, "; next batch at the same weights: ", second);
+    return {};
   }
   void warm_up(int64_t steps) {
     if (steps > 0) session_->train_steps(steps, [&](int64_t, int64_t, const StepStats&) { limit_.step_done(); });

@@ -100,6 +100,8 @@ TEST(NumericsCheck, AFirstBatchTieFlipIsForgivenWhenTheNextBatchMatches) {
   const RunConfig gemm = config_with(base, Layout::NCHW, "gemm");
   const TrialResult confirmed = measure(base, gemm, reference, tight);
   EXPECT_EQ(confirmed.status, TrialStatus::ok) << confirmed.reason;
+  EXPECT_EQ(confirmed.figures.steps, 1) << "timed after the confirmation, on the candidate's own session";
+  ASSERT_TRUE(confirmed.trace);
   NumericsSample one_batch = reference;
   one_batch.next_batch = nullptr;
   const TrialResult first_only = measure(base, gemm, one_batch, tight);
