@@ -76,7 +76,8 @@ OwnFftFactors factors_of(const OwnFftTwiddles& t) {
 }
 
 // The calling thread's scratch, grown to fit a group of kOwnFftMaxLanes planes and one
-// plane's spectrum.
+// plane's spectrum; `line` holds up to kOwnFftMaxLanes rows (rows_per_sweep in
+// OwnFftKernels.h).
 OwnFftScratch scratch_for(int64_t rows, int64_t cols) {
   thread_local std::vector<float> spec, xr, xi, yr, yi, line, plane;
   constexpr int W = kOwnFftMaxLanes;
@@ -86,7 +87,7 @@ OwnFftScratch scratch_for(int64_t rows, int64_t cols) {
     return v.data();
   };
   return {fit(spec, 2 * rows * half * W), fit(xr, length),       fit(xi, length),
-          fit(yr, length),                fit(yi, length),       fit(line, std::max<int64_t>(cols, 2) * W),
+          fit(yr, length),                fit(yi, length),       fit(line, std::max<int64_t>(cols, 2) * W * W),
           fit(plane, 2 * rows * half)};
 }
 
