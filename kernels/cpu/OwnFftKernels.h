@@ -39,10 +39,12 @@ struct Lanes {
   [[gnu::always_inline]] static void store(float* p, V v) { __builtin_memcpy(p, &v, sizeof v); }
 };
 
-// Broadcast: `V{} + x` is x for float and eight copies of x for Vec8.
+// Broadcast: `x - V{}` is x for float and eight copies of x for Vec8. Not `V{} + x`:
+// 0 + x is not x for x = -0, so the compiler must add (a scalar add per splat, perf);
+// x - 0 is x for every x, so it folds to the broadcast.
 template <class V>
-inline V splat(float x) {
-  return V{} + x;
+[[gnu::always_inline]] inline V splat(float x) {
+  return x - V{};
 }
 
 // In-register DFT of R points (re[k], im[k]) -> (re[j], im[j]), R in {2, 3, 4, 5}: the
@@ -308,7 +310,11 @@ void deinterleave(const float* src, int64_t n, float* dst, OwnFftRealLayout at, 
         V r[8], c[8];
         for (int k = 0; k < 8; ++k) r[k] = Lanes<V>::load(src + (j + k) * 8);
         transpose8(r, c);
-        for (int l = 0; l < lanes; ++l) Lanes<V>::store(dst + l * at.plane + j, c[l]);
+        if (lanes == 8) {  // full groups: eight stores without a test each
+          for (int l = 0; l < 8; ++l) Lanes<V>::store(dst + l * at.plane + j, c[l]);
+        } else {
+          for (int l = 0; l < lanes; ++l) Lanes<V>::store(dst + l * at.plane + j, c[l]);
+        }
       }
   }
   for (; j < n; ++j)
