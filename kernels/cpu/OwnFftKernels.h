@@ -549,14 +549,19 @@ void inverse_group(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat*
 // Small planes are read and written in a strided order (row r of eight planes at a time)
 // that the hardware prefetchers follow poorly once a batch outgrows the caches, so each
 // group fetches the next group's input while it computes (at 8x8, batch 16384: 6.6 ms ->
-// ~4 ms on a loaded 2-core VM; prefetching the outputs too, or further ahead, did not
-// help). Only groups up to kPrefetchBytes: larger planes are streams the hardware follows.
+// ~4 ms on a loaded 2-core VM; fetching further ahead did not help). The forward
+// transform also fetches the next group's spectra for writing: with the fixed-length
+// codelets the compute got short enough that the stores' misses showed (10x10, batch
+// 16384: 0.77-0.88x FFTW's time against 1.17-1.45x without, docs/BENCHMARKS.md). The
+// inverse, not benchmarked, is as it was. Only groups up to kPrefetchBytes: larger
+// planes are streams the hardware follows.
 constexpr int64_t kPrefetchBytes = int64_t{32} << 10;
 
+template <bool ForWriting = false>
 void prefetch_span(const void* p, int64_t bytes) {
   if (bytes > kPrefetchBytes) return;
   const char* c = static_cast<const char*>(p);
-  for (int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i);
+  for (int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, ForWriting ? 1 : 0);
 }
 
 // One plane alone on the vector path (see OwnFftPlanePhases); defined below.
@@ -577,8 +582,11 @@ void forward_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const float*
   const int64_t group_span = (W - 1) * at.plane + (plan.rows * plan.cols - 1) * at.element + 1;
   for (int64_t i = 0; i < count;) {
     const int lanes = own_fft_group_lanes(W, count - i, plan);
-    if (W > 1 && lanes == W && i + 2 * W <= count)
+    if (W > 1 && lanes == W && i + 2 * W <= count) {
       prefetch_span(real + (i + W) * at.plane, group_span * int64_t{sizeof(float)});
+      prefetch_span<true>(spectrum + (i + W) * complex_stride,
+                          W * complex_stride * int64_t{sizeof(cfloat)});
+    }
     if (lanes > 1)
       forward_group<V>(plan, s, real + i * at.plane, at, spectrum + i * complex_stride,
                        complex_stride, lanes);
