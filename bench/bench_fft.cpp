@@ -234,7 +234,7 @@ void register_all() {
   }
   // Each instruction-set path this CPU runs, forced: fft/own-<isa>/<n>/<batch>.
   for (cpu::OwnFftIsa isa : cpu::supported_own_fft_isas())
-    for (int64_t n : {16, 32, 36, 64})
+    for (int64_t n : {8, 12, 16, 20, 32, 36, 64})
       benchmark::RegisterBenchmark((std::string("fft/own-") + cpu::to_string(isa)).c_str(), bm_own,
                                    std::optional<cpu::OwnFftIsa>{isa})
           ->Args({n, 1024})
