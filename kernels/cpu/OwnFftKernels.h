@@ -552,7 +552,7 @@ void inverse_group(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat*
 // ~4 ms on a loaded 2-core VM; fetching further ahead did not help). The forward
 // transform also fetches the next group's spectra for writing: with the fixed-length
 // codelets the compute got short enough that the stores' misses showed (10x10, batch
-// 16384: 0.77-0.88x FFTW's time against 1.17-1.45x without, docs/BENCHMARKS.md). The
+// 16384: 0.79-0.86x FFTW's time against 1.17-1.45x without, docs/BENCHMARKS.md). The
 // inverse, not benchmarked, is as it was. Only groups up to kPrefetchBytes: larger
 // planes are streams the hardware follows.
 constexpr int64_t kPrefetchBytes = int64_t{32} << 10;
