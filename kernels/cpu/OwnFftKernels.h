@@ -362,15 +362,6 @@ void transform_columns(const OwnFftPlan& plan, const OwnFftScratch& s, int64_t k
   with_codelet(plan.rows, [&](auto n) { transform_columns_n<V, Inverse, n()>(plan, s, k0, k1); });
 }
 
-// Rows that one sweep of interleave / deinterleave moves: enough that the sweep is a
-// whole number of 8x8 transposes (8 / gcd(cols, 8)), so short rows (10, 12, 20) need no
-// element-by-element tail. Rows are consecutive in a plane for every element stride.
-constexpr int64_t rows_per_sweep(int64_t cols) {
-  int64_t rows = 1;
-  while (rows < kOwnFftMaxLanes && (rows * cols) % kOwnFftMaxLanes != 0) rows *= 2;
-  return rows;
-}
-
 // r2c of real rows [r0, r1) of one group of W planes into the half spectra; M: the
 // packed row length cols / 2 when it has a codelet, else 0.
 template <class V, int M>
@@ -382,7 +373,7 @@ template <class V, int M>
   const int64_t cols = plan.cols, m = M > 0 ? M : cols / 2, half = m + 1;
   const float* roots = plan.real.roots;
   const V one_half = splat<V>(0.5f);
-  const int64_t sweep = rows_per_sweep(cols);
+  const int64_t sweep = own_fft_rows_per_sweep(cols);
   for (int64_t r = r0; r < r1; ++r) {
     // The strided read of the planes is this pass's load: no separate transpose.
     const int64_t in_line = (r - r0) % sweep;
@@ -400,14 +391,14 @@ template <class V, int M>
     }
     // Half-length trick: z[k] = x[2k] + i x[2k+1], Z = FFT_m(z), then split Z into the
     // spectra of the even and odd samples and combine them with W_cols^k.
-    V zr_[M > 0 ? M : 1], zi_[M > 0 ? M : 1];  // the codelet's registers
+    V zre[M > 0 ? M : 1], zim[M > 0 ? M : 1];  // the codelet's registers
     const float* zr = s.xr;                    // else the generic stages' result
     const float* zi = s.xi;
     if constexpr (M > 0) {
       repeat<M>(M, [&](int64_t k) __attribute__((always_inline)) {
-        zr_[k] = L::load(line + 2 * k * W), zi_[k] = L::load(line + (2 * k + 1) * W);
+        zre[k] = L::load(line + 2 * k * W), zim[k] = L::load(line + (2 * k + 1) * W);
       });
-      fixed_fft<M, false>(zr_, zi_, plan.row.stages);
+      fixed_fft<M, false>(zre, zim, plan.row.stages);
     } else {
       for (int64_t k = 0; k < m; ++k) {
         L::store(s.xr + k * W, L::load(line + 2 * k * W));
@@ -416,7 +407,7 @@ template <class V, int M>
       if (complex_fft<V, false>(m, plan.row, s.xr, s.xi, s.yr, s.yi)) zr = s.yr, zi = s.yi;
     }
     const auto z = [&](int64_t k, V& re, V& im) __attribute__((always_inline)) {
-      if constexpr (M > 0) re = zr_[k], im = zi_[k];
+      if constexpr (M > 0) re = zre[k], im = zim[k];
       else re = L::load(zr + k * W), im = L::load(zi + k * W);
     };
     V z0r, z0i;
@@ -475,7 +466,7 @@ template <class V, int M>
   constexpr int W = L::W;
   const int64_t cols = plan.cols, m = M > 0 ? M : cols / 2, half = m + 1;
   const float* roots = plan.real.roots;
-  const int64_t sweep = rows_per_sweep(cols);
+  const int64_t sweep = own_fft_rows_per_sweep(cols);
   for (int64_t r = r0; r < r1; ++r) {
     const float* sr = s.spec + 2 * r * half * W;  // bin k: sr + 2kW, si + 2kW
     const float* si = sr + W;
@@ -487,20 +478,20 @@ template <class V, int M>
       // Undo the half-length trick: Z[k] = (X[k] + conj(X[m-k])) + i W^-k (X[k] -
       // conj(X[m-k])) is twice the packed spectrum, so the length-m inverse yields cols
       // times the signal.
-      V zr_[M > 0 ? M : 1], zi_[M > 0 ? M : 1];  // the codelet's registers
+      V zre[M > 0 ? M : 1], zim[M > 0 ? M : 1];  // the codelet's registers
       repeat<M>(m, [&](int64_t k) __attribute__((always_inline)) {
         const V ar = L::load(sr + 2 * k * W), ai = L::load(si + 2 * k * W);
         const V br = L::load(sr + 2 * (m - k) * W), bi = -L::load(si + 2 * (m - k) * W);
         const V er = ar + br, ei = ai + bi, dr = ar - br, di = ai - bi;
         const V wr = splat<V>(roots[2 * k]), wi = splat<V>(-roots[2 * k + 1]);  // W^-k
         const V or_ = dr * wr - di * wi, oi = dr * wi + di * wr;
-        if constexpr (M > 0) zr_[k] = er - oi, zi_[k] = ei + or_;  // + i * o
+        if constexpr (M > 0) zre[k] = er - oi, zim[k] = ei + or_;  // + i * o
         else L::store(s.xr + k * W, er - oi), L::store(s.xi + k * W, ei + or_);
       });
       if constexpr (M > 0) {
-        fixed_fft<M, true>(zr_, zi_, plan.row.stages);
+        fixed_fft<M, true>(zre, zim, plan.row.stages);
         repeat<M>(M, [&](int64_t k) __attribute__((always_inline)) {
-          L::store(line + 2 * k * W, zr_[k]), L::store(line + (2 * k + 1) * W, zi_[k]);
+          L::store(line + 2 * k * W, zre[k]), L::store(line + (2 * k + 1) * W, zim[k]);
         });
       } else {
         const bool in_y = complex_fft<V, true>(m, plan.row, s.xr, s.xi, s.yr, s.yi);
