@@ -186,7 +186,8 @@ constexpr int first_radix(int m) { return m % 4 == 0 ? 4 : m % 2 == 0 ? 2 : m % 
 template <int N, int M, int S, bool InY, bool Inverse, class V>
 [[gnu::always_inline]] inline void fixed_stages(V* xr, V* xi, V* yr, V* yi, const float* tw) {
   if constexpr (M == 1) {
-    if constexpr (InY) repeat<N>(N, [&](int64_t i) __attribute__((always_inline)) { xr[i] = yr[i], xi[i] = yi[i]; });
+    if constexpr (InY)
+      repeat<N>(N, [&](int64_t i) __attribute__((always_inline)) { xr[i] = yr[i], xi[i] = yi[i]; });
   } else {
     constexpr int R = first_radix(M), Q = M / R;
     const V* ar = InY ? yr : xr;
