@@ -1,6 +1,6 @@
 // Own batched 2-D r2c FFT (OwnFft2d) against FFTW's plan_many (FFTW_MEASURE, planned
-// before timing) for n x n planes, n = 8..128 (powers of two, batch 256..16384, and
-// 2^a 3^b 5^c sizes, batch 1024 and 4096), forward only.
+// before timing) for n x n planes, n = 8..128 (powers of two and 10, 12, 20 at batch
+// 256..16384, other 2^a 3^b 5^c sizes at batch 1024 and 4096), forward only.
 //
 // Fairness: both run on the same ThreadPool with the same split — the batch is cut into
 // one contiguous chunk per thread (a multiple of 8 planes) and each thread executes on
@@ -211,11 +211,13 @@ void bm_split(benchmark::State& state, std::optional<cpu::OwnFftSplit> split) {
 
 void register_all() {
   std::vector<std::pair<int64_t, int64_t>> cases;  // (n, batch)
-  for (int64_t n : {8, 16, 32, 64, 128})
+  // Powers of two, and the small mixed-radix sizes of the fixed-length codelets (10,
+  // 12, 20), on every batch.
+  for (int64_t n : {8, 10, 12, 16, 20, 32, 64, 128})
     for (int64_t count : {256, 1024, 4096, 16384}) cases.push_back({n, count});
-  // Mixed-radix sizes (radix 3 and 5 stages), the paddings convolutions now get
-  // (34 -> 36, 18 -> 18, 10 -> 10), beside the powers of two above.
-  for (int64_t n : {10, 12, 18, 20, 24, 36, 40, 48, 72, 80, 96})
+  // Larger mixed-radix sizes (radix 3 and 5 stages), the paddings convolutions now get
+  // (34 -> 36, 18 -> 18), beside the powers of two above.
+  for (int64_t n : {18, 24, 36, 40, 48, 72, 80, 96})
     for (int64_t count : {1024, 4096}) cases.push_back({n, count});
   for (auto [n, count] : cases) {
     const int64_t bytes = count * (n * n * 4 + n * (n / 2 + 1) * 8);
@@ -232,7 +234,7 @@ void register_all() {
   }
   // Each instruction-set path this CPU runs, forced: fft/own-<isa>/<n>/<batch>.
   for (cpu::OwnFftIsa isa : cpu::supported_own_fft_isas())
-    for (int64_t n : {16, 32, 36, 64})
+    for (int64_t n : {8, 12, 16, 20, 32, 36, 64})
       benchmark::RegisterBenchmark((std::string("fft/own-") + cpu::to_string(isa)).c_str(), bm_own,
                                    std::optional<cpu::OwnFftIsa>{isa})
           ->Args({n, 1024})

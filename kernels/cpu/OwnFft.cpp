@@ -85,9 +85,9 @@ OwnFftScratch scratch_for(int64_t rows, int64_t cols) {
     if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
     return v.data();
   };
-  return {fit(spec, 2 * rows * half * W), fit(xr, length),       fit(xi, length),
-          fit(yr, length),                fit(yi, length),       fit(line, std::max<int64_t>(cols, 2) * W),
-          fit(plane, 2 * rows * half)};
+  const int64_t sweep = own_fft_rows_per_sweep(cols) * std::max<int64_t>(cols, 2) * W;
+  return {fit(spec, 2 * rows * half * W), fit(xr, length), fit(xi, length), fit(yr, length),
+          fit(yi, length),                fit(line, sweep), fit(plane, 2 * rows * half)};
 }
 
 }  // namespace

@@ -5,8 +5,9 @@
 // kernels are built for AVX-512, AVX2 and plain x86-64 and chosen at run time); rows
 // first (real-to-half-complex), then columns (complex), each a mixed-radix Stockham FFT
 // (radix 4, one radix 2 when the power of two is odd, then radix 3 and 5) — Stockham
-// auto-sorts, so there is no bit-reversal pass. Sizes are 2^a 3^b 5^c, so a convolution
-// pads 34 to 36 rather than 64. Layout and scaling are FFTW's (see FftShape in
+// auto-sorts, so there is no bit-reversal pass; lengths up to 20 run fixed-length
+// codelets of the same stages, unrolled in registers (OwnFftKernels.h). Sizes are
+// 2^a 3^b 5^c, so a convolution pads 34 to 36 rather than 64. Layout and scaling are FFTW's (see FftShape in
 // FftTransform.h); real planes may be strided like FFTW's istride/idist, so NCHW planes
 // (element stride 1) and NHWC ones (element stride C, planes 1 apart) are read and
 // written in place by the first and last pass, with no transpose pass.

@@ -29,12 +29,23 @@ struct OwnFftPlan {
   const OwnFftPlan* rows_plan = nullptr;
 };
 
+// Rows that one sweep of the row passes' interleave / deinterleave moves: enough that
+// the sweep is a whole number of 8x8 transposes (8 / gcd(cols, 8)), so short rows (10,
+// 12, 20) need no element-by-element tail. Rows are consecutive in a plane for every
+// element stride. Static for the reason own_fft_group_lanes is (below).
+static constexpr int64_t own_fft_rows_per_sweep(int64_t cols) {
+  int64_t rows = 1;
+  while (rows < 8 && (rows * cols) % 8 != 0) rows *= 2;
+  return rows;
+}
+
 // Per-thread scratch for one group of up to kOwnFftMaxLanes planes (floats): `spec` the
 // half spectra, lane-interleaved complex (element 2i the real parts of bin i, 2i + 1 the
 // imaginary parts: the planes' own layout, so a group moves in or out with one
 // transpose sweep); xr, xi, yr, yi one row or column as split re/im with its Stockham
-// partner; `line` one lane-interleaved real row; `plane` one plane's half spectrum, the
-// copy an inverse transforms so that its input stays unchanged.
+// partner; `line` own_fft_rows_per_sweep(cols) lane-interleaved real rows; `plane` one
+// plane's half spectrum, the copy an inverse transforms so that its input stays
+// unchanged.
 inline constexpr int kOwnFftMaxLanes = 8;
 struct OwnFftScratch {
   float *spec, *xr, *xi, *yr, *yi, *line, *plane;

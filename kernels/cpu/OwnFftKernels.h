@@ -15,6 +15,8 @@
 
 #include <complex>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "kernels/cpu/OwnFftKernelTable.h"
 
@@ -29,24 +31,26 @@ using cfloat = std::complex<float>;
 template <class V>
 struct Lanes {
   static constexpr int W = static_cast<int>(sizeof(V) / sizeof(float));
-  static V load(const float* p) {
+  [[gnu::always_inline]] static V load(const float* p) {
     V v;
     __builtin_memcpy(&v, p, sizeof v);
     return v;
   }
-  static void store(float* p, V v) { __builtin_memcpy(p, &v, sizeof v); }
+  [[gnu::always_inline]] static void store(float* p, V v) { __builtin_memcpy(p, &v, sizeof v); }
 };
 
-// Broadcast: `V{} + x` is x for float and eight copies of x for Vec8.
+// Broadcast: `x - V{}` is x for float and eight copies of x for Vec8. Not `V{} + x`:
+// 0 + x is not x for x = -0, so the compiler must add (a scalar add per splat, perf);
+// x - 0 is x for every x, so it folds to the broadcast.
 template <class V>
-inline V splat(float x) {
-  return V{} + x;
+[[gnu::always_inline]] inline V splat(float x) {
+  return x - V{};
 }
 
 // In-register DFT of R points (re[k], im[k]) -> (re[j], im[j]), R in {2, 3, 4, 5}: the
 // Stockham butterflies. The inverse is the same with i replaced by -i.
 template <int R, bool Inverse, class V>
-inline void butterfly(V* re, V* im) {
+[[gnu::always_inline]] inline void butterfly(V* re, V* im) {
   // (xr, xi) times -i (forward) or +i (inverse).
   const auto rot = [](V xr, V xi, V& outr, V& outi) {
     if constexpr (Inverse) outr = -xi, outi = xr;
@@ -156,10 +160,99 @@ bool complex_fft(int64_t n, const OwnFftFactors& tw, float* xr, float* xi, float
   return in_y;
 }
 
+// Fixed-length codelets for the small planes (lengths up to 20): the same Stockham
+// stages as complex_fft with every length, stride and index a compile-time constant, on
+// arrays of lane vectors that the compiler keeps in registers. At 8x8..20x20 the loop
+// and index overhead of the generic stages, and the trips through the scratch buffers,
+// cost more than the butterflies (perf, docs/BENCHMARKS.md).
+
+// f(0), ..., f(N - 1) unrolled when N > 0, else a loop to n.
+template <int N, class F>
+[[gnu::always_inline]] inline void repeat(int64_t n, F&& f) {
+  if constexpr (N > 0) {
+    [&]<int... I>(std::integer_sequence<int, I...>) __attribute__((always_inline)) {
+      (f(int64_t{I}), ...);
+    }(std::make_integer_sequence<int, N>{});
+  } else {
+    for (int64_t i = 0; i < n; ++i) f(i);
+  }
+}
+
+// The first radix of the stage order radices_of() in OwnFft.cpp gives for length m.
+constexpr int first_radix(int m) { return m % 4 == 0 ? 4 : m % 2 == 0 ? 2 : m % 3 == 0 ? 3 : 5; }
+
+// The stages from sub-length M (stride S) down: x is the caller's arrays, y the partner;
+// InY says which holds the current data. The result ends in x.
+template <int N, int M, int S, bool InY, bool Inverse, class V>
+[[gnu::always_inline]] inline void fixed_stages(V* xr, V* xi, V* yr, V* yi, const float* tw) {
+  if constexpr (M == 1) {
+    if constexpr (InY)
+      repeat<N>(N, [&](int64_t i) __attribute__((always_inline)) { xr[i] = yr[i], xi[i] = yi[i]; });
+  } else {
+    constexpr int R = first_radix(M), Q = M / R;
+    const V* ar = InY ? yr : xr;
+    const V* ai = InY ? yi : xi;
+    V* br = InY ? xr : yr;
+    V* bi = InY ? xi : yi;
+    const float sign = Inverse ? -1.0f : 1.0f;  // inverse: conjugate twiddles
+    repeat<Q>(Q, [&](int64_t p) __attribute__((always_inline)) {
+      repeat<S>(S, [&](int64_t q) __attribute__((always_inline)) {
+        V re[R], im[R];
+        repeat<R>(R, [&](int64_t k) __attribute__((always_inline)) {
+          re[k] = ar[q + S * (p + k * Q)], im[k] = ai[q + S * (p + k * Q)];
+        });
+        butterfly<R, Inverse>(re, im);
+        const int64_t o = q + S * R * p;
+        repeat<R>(R, [&](int64_t j) __attribute__((always_inline)) {
+          if (j == 0 || p == 0) {  // every twiddle is 1
+            br[o + j * S] = re[j], bi[o + j * S] = im[j];
+          } else {
+            const float* w = tw + 2 * (R - 1) * p + 2 * j - 2;
+            const V wr = splat<V>(w[0]), wi = splat<V>(sign * w[1]);
+            br[o + j * S] = re[j] * wr - im[j] * wi;
+            bi[o + j * S] = re[j] * wi + im[j] * wr;
+          }
+        });
+      });
+    });
+    fixed_stages<N, Q, S * R, !InY, Inverse>(xr, xi, yr, yi, tw + 2 * (R - 1) * Q);
+  }
+}
+
+// Complex FFT of length N in place on (re, im); `tw` is OwnFftFactors::stages of N.
+template <int N, bool Inverse, class V>
+[[gnu::always_inline]] inline void fixed_fft(V* re, V* im, const float* tw) {
+  V yr[N], yi[N];
+  fixed_stages<N, N, 1, false, Inverse>(re, im, yr, yi, tw);
+}
+
+// f(std::integral_constant<int, n>) for the lengths that have codelets, else
+// f(std::integral_constant<int, 0>) (the generic stages): every even length up to 20
+// with no prime factor but 2, 3, 5 (rows and columns of planes up to 20x20), and the
+// half lengths of their rows.
+template <class F>
+[[gnu::always_inline]] inline void with_codelet(int64_t n, F&& f) {
+  switch (n) {
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 3: return f(std::integral_constant<int, 3>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 5: return f(std::integral_constant<int, 5>{});
+    case 6: return f(std::integral_constant<int, 6>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    case 9: return f(std::integral_constant<int, 9>{});
+    case 10: return f(std::integral_constant<int, 10>{});
+    case 12: return f(std::integral_constant<int, 12>{});
+    case 16: return f(std::integral_constant<int, 16>{});
+    case 18: return f(std::integral_constant<int, 18>{});
+    case 20: return f(std::integral_constant<int, 20>{});
+    default: return f(std::integral_constant<int, 0>{});
+  }
+}
+
 // dst[j * 8 + l] = src_l[j] for j < 8, l < 8: eight rows of eight floats become eight
 // lane vectors (unpack, shuffle, then swap 128-bit halves).
 template <class V>
-void transpose8(const V r[8], V out[8]) {
+[[gnu::always_inline]] inline void transpose8(const V r[8], V out[8]) {
   V t[8], u[8];
   for (int i = 0; i < 4; ++i) {
     t[2 * i] = __builtin_shufflevector(r[2 * i], r[2 * i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
@@ -218,77 +311,131 @@ void deinterleave(const float* src, int64_t n, float* dst, OwnFftRealLayout at, 
         V r[8], c[8];
         for (int k = 0; k < 8; ++k) r[k] = Lanes<V>::load(src + (j + k) * 8);
         transpose8(r, c);
-        for (int l = 0; l < lanes; ++l) Lanes<V>::store(dst + l * at.plane + j, c[l]);
+        if (lanes == 8) {  // full groups: eight stores without a test each
+          for (int l = 0; l < 8; ++l) Lanes<V>::store(dst + l * at.plane + j, c[l]);
+        } else {
+          for (int l = 0; l < lanes; ++l) Lanes<V>::store(dst + l * at.plane + j, c[l]);
+        }
       }
   }
   for (; j < n; ++j)
     for (int l = 0; l < lanes; ++l) dst[l * at.plane + j * at.element] = src[j * W + l];
 }
 
-// Complex FFT of columns [k0, k1) of the half spectra (rows x half bins).
-template <class V, bool Inverse>
-void transform_columns(const OwnFftPlan& plan, const OwnFftScratch& s, int64_t k0, int64_t k1) {
+// Complex FFT of columns [k0, k1) of the half spectra (rows x half bins); N: rows when
+// that length has a codelet, else 0.
+template <class V, bool Inverse, int N>
+[[gnu::flatten]] void transform_columns_n(const OwnFftPlan& plan, const OwnFftScratch& s,
+                                          int64_t k0, int64_t k1) {
   using L = Lanes<V>;
   constexpr int W = L::W;
   const int64_t rows = plan.rows, half = plan.cols / 2 + 1;
-  if (rows == 1) return;
   for (int64_t k = k0; k < k1; ++k) {
-    for (int64_t r = 0; r < rows; ++r) {
-      L::store(s.xr + r * W, L::load(s.spec + 2 * (r * half + k) * W));
-      L::store(s.xi + r * W, L::load(s.spec + (2 * (r * half + k) + 1) * W));
-    }
-    const bool in_y = complex_fft<V, Inverse>(rows, plan.col, s.xr, s.xi, s.yr, s.yi);
-    const float* zr = in_y ? s.yr : s.xr;
-    const float* zi = in_y ? s.yi : s.xi;
-    for (int64_t r = 0; r < rows; ++r) {
-      L::store(s.spec + 2 * (r * half + k) * W, L::load(zr + r * W));
-      L::store(s.spec + (2 * (r * half + k) + 1) * W, L::load(zi + r * W));
+    float* const col = s.spec + 2 * k * W;  // row r: re at col + 2 r half W, im W after
+    if constexpr (N > 0) {
+      V re[N], im[N];
+      repeat<N>(N, [&](int64_t r) __attribute__((always_inline)) {
+        re[r] = L::load(col + 2 * r * half * W), im[r] = L::load(col + (2 * r * half + 1) * W);
+      });
+      fixed_fft<N, Inverse>(re, im, plan.col.stages);
+      repeat<N>(N, [&](int64_t r) __attribute__((always_inline)) {
+        L::store(col + 2 * r * half * W, re[r]), L::store(col + (2 * r * half + 1) * W, im[r]);
+      });
+    } else {
+      for (int64_t r = 0; r < rows; ++r) {
+        L::store(s.xr + r * W, L::load(col + 2 * r * half * W));
+        L::store(s.xi + r * W, L::load(col + (2 * r * half + 1) * W));
+      }
+      const bool in_y = complex_fft<V, Inverse>(rows, plan.col, s.xr, s.xi, s.yr, s.yi);
+      const float* zr = in_y ? s.yr : s.xr;
+      const float* zi = in_y ? s.yi : s.xi;
+      for (int64_t r = 0; r < rows; ++r) {
+        L::store(col + 2 * r * half * W, L::load(zr + r * W));
+        L::store(col + (2 * r * half + 1) * W, L::load(zi + r * W));
+      }
     }
   }
 }
 
-// r2c of real rows [r0, r1) of one group of W planes into the half spectra.
-template <class V>
-void forward_rows(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
-                  OwnFftRealLayout at, int lanes, int64_t r0, int64_t r1) {
+template <class V, bool Inverse>
+void transform_columns(const OwnFftPlan& plan, const OwnFftScratch& s, int64_t k0, int64_t k1) {
+  if (plan.rows == 1) return;
+  with_codelet(plan.rows, [&](auto n) { transform_columns_n<V, Inverse, n()>(plan, s, k0, k1); });
+}
+
+// r2c of real rows [r0, r1) of one group of W planes into the half spectra; M: the
+// packed row length cols / 2 when it has a codelet, else 0.
+template <class V, int M>
+[[gnu::flatten]] void forward_rows_n(const OwnFftPlan& plan, const OwnFftScratch& s,
+                                     const float* real, OwnFftRealLayout at, int lanes,
+                                     int64_t r0, int64_t r1) {
   using L = Lanes<V>;
   constexpr int W = L::W;
-  const int64_t cols = plan.cols, m = cols / 2, half = cols / 2 + 1;
-  const OwnFftFactors& row_tw = plan.row;
+  const int64_t cols = plan.cols, m = M > 0 ? M : cols / 2, half = m + 1;
   const float* roots = plan.real.roots;
   const V one_half = splat<V>(0.5f);
+  const int64_t sweep = own_fft_rows_per_sweep(cols);
   for (int64_t r = r0; r < r1; ++r) {
+    // The strided read of the planes is this pass's load: no separate transpose.
+    const int64_t in_line = (r - r0) % sweep;
+    if (in_line == 0) {
+      const int64_t n = r1 - r < sweep ? r1 - r : sweep;
+      interleave<V>(real + r * cols * at.element, at, n * cols, s.line, lanes);
+    }
+    const float* line = s.line + in_line * cols * W;
     float* sr = s.spec + 2 * r * half * W;  // bin k: sr + 2kW, si + 2kW
     float* si = sr + W;
-    // The strided read of the planes is this pass's load: no separate transpose.
-    interleave<V>(real + r * cols * at.element, at, cols, s.line, lanes);
     if (cols == 1) {
-      L::store(sr, L::load(s.line));
+      L::store(sr, L::load(line));
       L::store(si, V{});
       continue;
     }
     // Half-length trick: z[k] = x[2k] + i x[2k+1], Z = FFT_m(z), then split Z into the
     // spectra of the even and odd samples and combine them with W_cols^k.
-    for (int64_t k = 0; k < m; ++k) {
-      L::store(s.xr + k * W, L::load(s.line + 2 * k * W));
-      L::store(s.xi + k * W, L::load(s.line + (2 * k + 1) * W));
+    V zre[M > 0 ? M : 1], zim[M > 0 ? M : 1];  // the codelet's registers
+    const float* zr = s.xr;                    // else the generic stages' result
+    const float* zi = s.xi;
+    if constexpr (M > 0) {
+      repeat<M>(M, [&](int64_t k) __attribute__((always_inline)) {
+        zre[k] = L::load(line + 2 * k * W), zim[k] = L::load(line + (2 * k + 1) * W);
+      });
+      fixed_fft<M, false>(zre, zim, plan.row.stages);
+    } else {
+      for (int64_t k = 0; k < m; ++k) {
+        L::store(s.xr + k * W, L::load(line + 2 * k * W));
+        L::store(s.xi + k * W, L::load(line + (2 * k + 1) * W));
+      }
+      if (complex_fft<V, false>(m, plan.row, s.xr, s.xi, s.yr, s.yi)) zr = s.yr, zi = s.yi;
     }
-    const bool in_y = complex_fft<V, false>(m, row_tw, s.xr, s.xi, s.yr, s.yi);
-    const float* zr = in_y ? s.yr : s.xr;
-    const float* zi = in_y ? s.yi : s.xi;
-    const V z0r = L::load(zr), z0i = L::load(zi);
+    const auto z = [&](int64_t k, V& re, V& im) __attribute__((always_inline)) {
+      if constexpr (M > 0) re = zre[k], im = zim[k];
+      else re = L::load(zr + k * W), im = L::load(zi + k * W);
+    };
+    V z0r, z0i;
+    z(0, z0r, z0i);
     L::store(sr, z0r + z0i), L::store(si, V{});
     L::store(sr + 2 * m * W, z0r - z0i), L::store(si + 2 * m * W, V{});
-    for (int64_t k = 1; k < m; ++k) {
-      const V ar = L::load(zr + k * W), ai = L::load(zi + k * W);
-      const V br = L::load(zr + (m - k) * W), bi = -L::load(zi + (m - k) * W);  // conj(Z[m-k])
-      const V er = (ar + br) * one_half, ei = (ai + bi) * one_half;                // even spectrum
-      const V or_ = (ai - bi) * one_half, oi = (br - ar) * one_half;  // odd: -i/2 (A - B)
+    repeat<M - 1>(m - 1, [&](int64_t j) __attribute__((always_inline)) {
+      const int64_t k = j + 1;
+      V ar, ai, br, bi;
+      z(k, ar, ai);
+      z(m - k, br, bi);
+      bi = -bi;                                                        // conj(Z[m-k])
+      const V er = (ar + br) * one_half, ei = (ai + bi) * one_half;    // even spectrum
+      const V or_ = (ai - bi) * one_half, oi = (br - ar) * one_half;   // odd: -i/2 (A - B)
       const V wr = splat<V>(roots[2 * k]), wi = splat<V>(roots[2 * k + 1]);
       L::store(sr + 2 * k * W, er + or_ * wr - oi * wi);
       L::store(si + 2 * k * W, ei + or_ * wi + oi * wr);
-    }
+    });
   }
+}
+
+template <class V>
+void forward_rows(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
+                  OwnFftRealLayout at, int lanes, int64_t r0, int64_t r1) {
+  with_codelet(plan.cols / 2, [&](auto m) {
+    forward_rows_n<V, m()>(plan, s, real, at, lanes, r0, r1);
+  });
 }
 
 // Spectrum rows [r0, r1) of the group out to its planes. Planes store bins contiguously
@@ -311,44 +458,66 @@ void load_rows(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spe
                 2 * (r1 - r0) * half, s.spec + 2 * r0 * half * W, lanes);
 }
 
-// c2r of spectrum rows [r0, r1) of the group (columns already inverted) into its planes.
-template <class V>
-void inverse_rows(const OwnFftPlan& plan, const OwnFftScratch& s, float* real, OwnFftRealLayout at,
-                  int lanes, int64_t r0, int64_t r1) {
+// c2r of spectrum rows [r0, r1) of the group (columns already inverted) into its planes;
+// M as for forward_rows_n.
+template <class V, int M>
+[[gnu::flatten]] void inverse_rows_n(const OwnFftPlan& plan, const OwnFftScratch& s, float* real,
+                                     OwnFftRealLayout at, int lanes, int64_t r0, int64_t r1) {
   using L = Lanes<V>;
   constexpr int W = L::W;
-  const int64_t cols = plan.cols, m = cols / 2, half = cols / 2 + 1;
-  const OwnFftFactors& row_tw = plan.row;
+  const int64_t cols = plan.cols, m = M > 0 ? M : cols / 2, half = m + 1;
   const float* roots = plan.real.roots;
+  const int64_t sweep = own_fft_rows_per_sweep(cols);
   for (int64_t r = r0; r < r1; ++r) {
     const float* sr = s.spec + 2 * r * half * W;  // bin k: sr + 2kW, si + 2kW
     const float* si = sr + W;
-    float* out = real + r * cols * at.element;
+    const int64_t in_line = (r - r0) % sweep;
+    float* line = s.line + in_line * cols * W;
     if (cols == 1) {
-      deinterleave<V>(sr, 1, out, at, lanes);
-      continue;
-    }
-    // Undo the half-length trick: Z[k] = (X[k] + conj(X[m-k])) + i W^-k (X[k] - conj(X[m-k]))
-    // is twice the packed spectrum, so the length-m inverse yields cols times the signal.
-    for (int64_t k = 0; k < m; ++k) {
-      const V ar = L::load(sr + 2 * k * W), ai = L::load(si + 2 * k * W);
-      const V br = L::load(sr + 2 * (m - k) * W), bi = -L::load(si + 2 * (m - k) * W);
-      const V er = ar + br, ei = ai + bi, dr = ar - br, di = ai - bi;
-      const V wr = splat<V>(roots[2 * k]), wi = splat<V>(-roots[2 * k + 1]);  // W^-k
-      const V or_ = dr * wr - di * wi, oi = dr * wi + di * wr;
-      L::store(s.xr + k * W, er - oi);  // + i * o
-      L::store(s.xi + k * W, ei + or_);
-    }
-    const bool in_y = complex_fft<V, true>(m, row_tw, s.xr, s.xi, s.yr, s.yi);
-    const float* zr = in_y ? s.yr : s.xr;
-    const float* zi = in_y ? s.yi : s.xi;
-    for (int64_t k = 0; k < m; ++k) {
-      L::store(s.line + 2 * k * W, L::load(zr + k * W));
-      L::store(s.line + (2 * k + 1) * W, L::load(zi + k * W));
+      L::store(line, L::load(sr));
+    } else {
+      // Undo the half-length trick: Z[k] = (X[k] + conj(X[m-k])) + i W^-k (X[k] -
+      // conj(X[m-k])) is twice the packed spectrum, so the length-m inverse yields cols
+      // times the signal.
+      V zre[M > 0 ? M : 1], zim[M > 0 ? M : 1];  // the codelet's registers
+      repeat<M>(m, [&](int64_t k) __attribute__((always_inline)) {
+        const V ar = L::load(sr + 2 * k * W), ai = L::load(si + 2 * k * W);
+        const V br = L::load(sr + 2 * (m - k) * W), bi = -L::load(si + 2 * (m - k) * W);
+        const V er = ar + br, ei = ai + bi, dr = ar - br, di = ai - bi;
+        const V wr = splat<V>(roots[2 * k]), wi = splat<V>(-roots[2 * k + 1]);  // W^-k
+        const V or_ = dr * wr - di * wi, oi = dr * wi + di * wr;
+        if constexpr (M > 0) zre[k] = er - oi, zim[k] = ei + or_;  // + i * o
+        else L::store(s.xr + k * W, er - oi), L::store(s.xi + k * W, ei + or_);
+      });
+      if constexpr (M > 0) {
+        fixed_fft<M, true>(zre, zim, plan.row.stages);
+        repeat<M>(M, [&](int64_t k) __attribute__((always_inline)) {
+          L::store(line + 2 * k * W, zre[k]), L::store(line + (2 * k + 1) * W, zim[k]);
+        });
+      } else {
+        const bool in_y = complex_fft<V, true>(m, plan.row, s.xr, s.xi, s.yr, s.yi);
+        const float* zr = in_y ? s.yr : s.xr;
+        const float* zi = in_y ? s.yi : s.xi;
+        for (int64_t k = 0; k < m; ++k) {
+          L::store(line + 2 * k * W, L::load(zr + k * W));
+          L::store(line + (2 * k + 1) * W, L::load(zi + k * W));
+        }
+      }
     }
     // The strided write of the planes is this pass's store: no separate transpose.
-    deinterleave<V>(s.line, cols, out, at, lanes);
+    if (in_line == sweep - 1 || r == r1 - 1) {
+      const int64_t first = r - in_line;
+      deinterleave<V>(s.line, (in_line + 1) * cols, real + first * cols * at.element, at, lanes);
+    }
   }
+}
+
+template <class V>
+void inverse_rows(const OwnFftPlan& plan, const OwnFftScratch& s, float* real, OwnFftRealLayout at,
+                  int lanes, int64_t r0, int64_t r1) {
+  with_codelet(plan.cols / 2, [&](auto m) {
+    inverse_rows_n<V, m()>(plan, s, real, at, lanes, r0, r1);
+  });
 }
 
 // Forward r2c of one group of `lanes` <= W planes: every phase over its whole range.
@@ -372,14 +541,19 @@ void inverse_group(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat*
 // Small planes are read and written in a strided order (row r of eight planes at a time)
 // that the hardware prefetchers follow poorly once a batch outgrows the caches, so each
 // group fetches the next group's input while it computes (at 8x8, batch 16384: 6.6 ms ->
-// ~4 ms on a loaded 2-core VM; prefetching the outputs too, or further ahead, did not
-// help). Only groups up to kPrefetchBytes: larger planes are streams the hardware follows.
+// ~4 ms on a loaded 2-core VM; fetching further ahead did not help). The forward
+// transform also fetches the next group's spectra for writing: with the fixed-length
+// codelets the compute got short enough that the stores' misses showed (10x10, batch
+// 16384: 0.79-0.86x FFTW's time against 1.17-1.45x without, docs/BENCHMARKS.md). The
+// inverse, not benchmarked, is as it was. Only groups up to kPrefetchBytes: larger
+// planes are streams the hardware follows.
 constexpr int64_t kPrefetchBytes = int64_t{32} << 10;
 
+template <bool ForWriting = false>
 void prefetch_span(const void* p, int64_t bytes) {
   if (bytes > kPrefetchBytes) return;
   const char* c = static_cast<const char*>(p);
-  for (int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i);
+  for (int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, ForWriting ? 1 : 0);
 }
 
 // One plane alone on the vector path (see OwnFftPlanePhases); defined below.
@@ -400,8 +574,11 @@ void forward_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const float*
   const int64_t group_span = (W - 1) * at.plane + (plan.rows * plan.cols - 1) * at.element + 1;
   for (int64_t i = 0; i < count;) {
     const int lanes = own_fft_group_lanes(W, count - i, plan);
-    if (W > 1 && lanes == W && i + 2 * W <= count)
+    if (W > 1 && lanes == W && i + 2 * W <= count) {
       prefetch_span(real + (i + W) * at.plane, group_span * int64_t{sizeof(float)});
+      prefetch_span<true>(spectrum + (i + W) * complex_stride,
+                          W * complex_stride * int64_t{sizeof(cfloat)});
+    }
     if (lanes > 1)
       forward_group<V>(plan, s, real + i * at.plane, at, spectrum + i * complex_stride,
                        complex_stride, lanes);

@@ -3,7 +3,8 @@
 // non-square, plus the degenerate 1 and 2, batches 1, 7, 10 and 64 (a single plane, a
 // partial vector group, a group plus two single planes, full groups), padded plane
 // strides; the round
-// trip and 1 vs 3 threads; strided real planes (element stride 3 and 16, interleaved
+// trip and 1 vs 3 threads; the fixed-length codelets (lengths up to 20) beside the
+// generic stages in one plane; strided real planes (element stride 3 and 16, interleaved
 // NHWC-like and blocked) against FFTW with the same strides and the naive DFT; the split
 // within each transform against the split over the batch; every instruction-set path
 // (scalar, AVX2, AVX-512) this CPU runs.
@@ -59,7 +60,10 @@ std::vector<std::pair<int64_t, int64_t>> all_shapes() {
     shapes.push_back({n, n});
   for (auto s : std::vector<std::pair<int64_t, int64_t>>{
            {4, 128}, {128, 4}, {8, 32}, {64, 16}, {16, 8}, {32, 128}, {1, 1}, {1, 8}, {8, 1}, {2, 2}, {2, 16},
-           {36, 18}, {18, 36}, {6, 10}, {10, 6}, {1, 6}, {6, 1}, {2, 30}, {90, 12}, {48, 80}})
+           {36, 18}, {18, 36}, {6, 10}, {10, 6}, {1, 6}, {6, 1}, {2, 30}, {90, 12}, {48, 80},
+           // Codelet lengths (up to 20, OwnFftKernels.h) mixed with each other and with
+           // generic ones, row counts that leave a partial row sweep (rows_per_sweep).
+           {20, 12}, {12, 20}, {10, 16}, {18, 20}, {24, 10}, {30, 20}})
     shapes.push_back(s);
   return shapes;
 }
@@ -415,7 +419,8 @@ INSTANTIATE_TEST_SUITE_P(Sizes, OwnFftStridedTest, testing::ValuesIn(strided_cas
 // planes and two groups, contiguous and interleaved, on every path this CPU runs.
 TEST(OwnFftSplit, WithinTransformGivesTheBitsOfTheBatchSplit) {
   for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
-           {128, 128}, {64, 64}, {36, 36}, {8, 8}, {48, 80}, {1, 8}, {6, 10}}) {
+           {128, 128}, {64, 64}, {36, 36}, {8, 8}, {48, 80}, {1, 8}, {6, 10}, {10, 10},
+           {20, 12}}) {
     for (int64_t count : {1, 3, 9, 16}) {
       for (int64_t element : {1, 16}) {
         // Interleaved planes (element 16, plane 1) or padded blocks (element 1).
