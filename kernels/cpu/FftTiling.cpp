@@ -80,7 +80,11 @@ FftTileGeometry choose_fft_tiles(const ConvProblem& p, const FftTileChoice& choi
   switch (choice.mode) {
     case FftTileChoice::Mode::untiled: return untiled;
     case FftTileChoice::Mode::fixed: {
+      // One knob serves every layer of a net: a plane whose whole untiled transform is
+      // no larger than the tile's would only be transformed at a larger size, so it runs
+      // untiled (resnet18-small's 8x8 and 4x4 stages under fft_tile 16 or 32).
       const int64_t size = transforms.good_size(choice.fft_size);
+      if (size >= untiled.fft_h && size >= untiled.fft_w) return untiled;
       return tiled_geometry(p, size, size).value_or(untiled);
     }
     case FftTileChoice::Mode::automatic: break;

@@ -116,6 +116,9 @@ TEST(FftTileRule, AutomaticIsTheCheapestCandidateAndFallsBackWhenItCannotTile) {
     const FftTileGeometry fixed = cpu::choose_fft_tiles(plain, FftTileChoice::fixed(16), *f);
     EXPECT_TRUE(fixed.tiled);
     EXPECT_EQ(fixed.fft_h, 16);
+    // A tile at least as large as the whole untiled transform: untiled (66 -> 70 or 72).
+    EXPECT_FALSE(cpu::choose_fft_tiles(plain, FftTileChoice::fixed(128), *f).tiled);
+    EXPECT_TRUE(cpu::choose_fft_tiles(plain, FftTileChoice::fixed(64), *f).tiled);
   }
 }
 
