@@ -4,7 +4,7 @@
 // K = C*R*S) as the roofline reference.
 //
 // On the crossover and tiling layers fft-fftw and fft-own also run with their tiling forced
-// (FftTiling.h): <algorithm>@off (untiled), @16 and @32 (tiles of 16x16 / 32x32
+// (fft_tile, FftTiling.h): <algorithm>@off (untiled), @16 and @32 (tiles of 16x16 / 32x32
 // transforms); the plain names use the automatic rule.
 //
 // Threads: --threads=N or TUNESCOPE_BENCH_THREADS=N (default: hardware concurrency).
@@ -24,9 +24,6 @@
 #include "core/base/Registry.h"
 #include "core/base/Tensor.h"
 #include "core/base/ThreadPool.h"
-#include "kernels/cpu/FftConvolution.h"
-#include "kernels/cpu/FftwTransform.h"
-#include "kernels/cpu/OwnFftTransform.h"
 
 namespace tunescope {
 namespace {
@@ -63,21 +60,13 @@ void set_rate(benchmark::State& state, const ConvProblem& p) {
 
 enum class Pass { fwd, bwd_data, bwd_filter };
 
-// A registered algorithm, or "<fft algorithm>@<tiling>" for FftConvolution with that
-// tiling forced.
+// A registered algorithm, or "<fft algorithm>@<tiling>" for it with that fft_tile (as a
+// config's fft_tile would set it).
 std::unique_ptr<ConvAlgorithm> make_algorithm(const std::string& name) {
   const size_t at = name.find('@');
   if (at == std::string::npos) return Registry::instance().make_conv_algorithm("cpu", name);
-  const std::string base = name.substr(0, at);
-  const cpu::FftTileChoice tiling = *cpu::parse_fft_tile_choice(name.substr(at + 1));
-  constexpr int64_t budget = cpu::FftConvolution::kDefaultChunkBudgetBytes;
-  if (base == "fft-own")
-    return std::make_unique<cpu::FftConvolution>(base, TUNESCOPE_FFT_KERNEL_NAMES("fft-own"),
-                                                 std::make_unique<cpu::OwnFftTransformFactory>(),
-                                                 budget, tiling);
-  return std::make_unique<cpu::FftConvolution>(base, TUNESCOPE_FFT_KERNEL_NAMES("fft-fftw"),
-                                               std::make_unique<cpu::FftwTransformFactory>(), budget,
-                                               tiling);
+  return Registry::instance().make_conv_algorithm("cpu", name.substr(0, at),
+                                                  ConvOptions{*parse_fft_tile_choice(name.substr(at + 1))});
 }
 
 void run_conv(benchmark::State& state, const std::string& algorithm, ConvProblem p, Pass pass) {

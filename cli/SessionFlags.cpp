@@ -49,9 +49,15 @@ void SessionFlags::add_to(CLI::App& command, bool tuned_knobs) {
                            "FFT conv memory policy: reuse (one workspace per lane, sized by the largest layer) | "
                            "cache (also keep each FFT layer's forward spectra of x and w for its backward passes)")
             ->capture_default_str();
+    fft_tile_option_ =
+        command.add_option("--fft-tile", fft_tile,
+                           "FFT tiling of stride-1 fft-fftw / fft-own layers: auto (a flop model picks per layer) | "
+                           "off (one transform per padded plane) | N (overlap-save tiles transformed at NxN, a power "
+                           "of two from 4 that exceeds every FFT layer's kernel)")
+            ->capture_default_str();
     command.add_option("--config", config_path,
                        "Run a tuned config (tunescope.config/1 JSON from `tunescope tune`); --model, --batch, "
-                       "--layout, --conv, --threads and the concurrency flags given explicitly override its values");
+                       "--layout, --conv, --threads, the concurrency and FFT flags given explicitly override its values");
   }
   command.add_option("--lr", options.sgd.learning_rate, "SGD learning rate")->capture_default_str();
   command.add_option("--momentum", options.sgd.momentum, "SGD momentum")->capture_default_str();
@@ -96,6 +102,11 @@ SessionOptions SessionFlags::resolve() const {
     if (!policy)
       fail(ErrorKind::usage, "--fft-workspace: unknown policy '", fft_workspace, "' (known: ", kFftWorkspaceValues, ")");
     resolved.fft_workspace = *policy;
+  }
+  if (all || given(fft_tile_option_)) {
+    const auto tile = parse_fft_tile_choice(fft_tile);
+    if (!tile) fail(ErrorKind::usage, "--fft-tile: '", fft_tile, "' is not a tiling choice (", kFftTileValues, ")");
+    resolved.fft_tile = *tile;
   }
   return resolved;
 }

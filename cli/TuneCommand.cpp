@@ -44,6 +44,7 @@ struct TuneFlags {
   std::vector<std::string> async_update{"off"};
   std::vector<int> threads_per_lane{0};
   std::vector<std::string> fft_workspace{"reuse"};
+  std::vector<std::string> fft_tile{"auto"};
   // Which strategy is cheapest depends on the net (docs/BENCHMARKS.md, "Tuner
   // strategies"): auto estimates each one's cost for the problem and runs the cheapest.
   std::string strategy = "auto";
@@ -166,6 +167,11 @@ Action add_tune_command(CLI::App& command) {
                      "FFT workspace policies to try on configs with an FFT layer: reuse (one buffer sized by "
                      "the largest layer), cache (keep forward spectra for the backward passes)")
       ->delimiter(',')->check(CLI::IsMember({"reuse", "cache"}))->capture_default_str();
+  command.add_option("--fft-tile-list", flags->fft_tile,
+                     "FFT tilings to try on configs with a stride-1 fft-fftw / fft-own layer: auto (the flop "
+                     "model's pick per layer), off (untiled), N (tiles transformed at NxN, a power of two; a "
+                     "config whose FFT layer has a kernel >= N is skipped with the reason)")
+      ->delimiter(',')->capture_default_str();
   CLI::Option* strategy_option = command.add_option("--strategy", flags->strategy,
                      "auto: the strategy estimated cheapest for this model and space (the estimates are "
                      "printed and kept in --out and --db); exhaustive: every candidate; per-layer: time each conv layer's algorithms alone, then "
@@ -228,6 +234,12 @@ Action add_tune_command(CLI::App& command) {
     options.threads_per_lane = flags->threads_per_lane;
     options.fft_workspace.clear();
     for (const auto& policy : flags->fft_workspace) options.fft_workspace.push_back(*parse_fft_workspace(policy));
+    options.fft_tile.clear();
+    for (const auto& tile : flags->fft_tile) {
+      const auto parsed = parse_fft_tile_choice(tile);
+      if (!parsed) fail(ErrorKind::usage, "--fft-tile-list: '", tile, "' is not a tiling choice (", kFftTileValues, ")");
+      options.fft_tile.push_back(*parsed);
+    }
     // The product is an exhaustive sweep, so asking for it picks that strategy unless one is named.
     if (flags->per_layer_product && strategy_option->count() == 0) flags->strategy = "exhaustive";
     options.strategy = tuner::parse_strategy(flags->strategy);

@@ -48,6 +48,10 @@ class ConvAlgorithm {
   // What forward can keep for the backward passes in ConvCall::saved; 0: nothing worth
   // keeping (the backward passes recompute nothing forward had).
   virtual size_t saved_bytes(const ConvProblem&) const { return 0; }
+  // Whether ConvOptions::fft_tile changes how this algorithm runs `problem` (CPU FFT
+  // convolution of a stride-1 problem): the tuner crosses the tiling knob only with
+  // configs where it does, since elsewhere every setting is the same run.
+  virtual bool fft_tile_applies(const ConvProblem&) const { return false; }
 
   // y = conv(x, w)
   virtual void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) = 0;

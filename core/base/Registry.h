@@ -11,13 +11,16 @@
 
 #include "core/base/Backend.h"
 #include "core/base/ConvAlgorithm.h"
+#include "core/base/ConvOptions.h"
 
 namespace tunescope {
 
 class Registry {
  public:
   using BackendFactory = std::function<std::unique_ptr<Backend>()>;
-  using ConvFactory = std::function<std::unique_ptr<ConvAlgorithm>()>;
+  // A conv factory gets the run's ConvOptions and keeps what it reads (fft-fftw and
+  // fft-own: the tile choice); every other algorithm ignores them.
+  using ConvFactory = std::function<std::unique_ptr<ConvAlgorithm>(const ConvOptions&)>;
 
   // The process-wide table filled during static initialisation; read-only afterwards.
   static Registry& instance();
@@ -37,8 +40,8 @@ class Registry {
 
   // Throw Error(usage) listing the known names when `name` is unknown.
   std::unique_ptr<Backend> make_backend(const std::string& name) const;
-  std::unique_ptr<ConvAlgorithm> make_conv_algorithm(const std::string& backend,
-                                                     const std::string& name) const;
+  std::unique_ptr<ConvAlgorithm> make_conv_algorithm(const std::string& backend, const std::string& name,
+                                                     const ConvOptions& options = {}) const;
 
  private:
   struct BackendEntry {

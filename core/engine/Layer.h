@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/base/Backend.h"
+#include "core/base/ConvOptions.h"
 #include "core/base/ExecContext.h"
 #include "core/base/Tensor.h"
 #include "core/engine/FftWorkspace.h"
@@ -36,6 +37,7 @@ struct LayerSetup {
   uint64_t seed = 1;  // parameter initialisation
   FftWorkspace fft_workspace = FftWorkspace::reuse;
   MemorySpace* memory = &host_memory();  // the backend's: where parameters and activations live
+  ConvOptions conv_options;  // handed to every conv algorithm the layers make (fft_tile)
 };
 
 class Layer {

@@ -93,7 +93,8 @@ class Checker {
 
 std::string RunConfig::label() const {
   return cat(to_string(layout), " conv=", conv.str(), " threads=", threads, concurrency.label(),
-             fft_workspace == FftWorkspace::reuse ? "" : cat(" fft=", to_string(fft_workspace)));
+             fft_workspace == FftWorkspace::reuse ? "" : cat(" fft=", to_string(fft_workspace)),
+             fft_tile == FftTileChoice::automatic() ? "" : cat(" tile=", fft_tile.to_string()));
 }
 
 std::string to_json_text(const RunConfig& config) {
@@ -110,6 +111,7 @@ std::string to_json_text(const RunConfig& config) {
       {"async_update", config.concurrency.async_update},
       {"threads_per_lane", config.concurrency.threads_per_lane},
       {"fft_workspace", to_string(config.fft_workspace)},
+      {"fft_tile", config.fft_tile.to_string()},
   };
   if (config.measured) {
     const MeasuredFigures& m = *config.measured;
@@ -127,7 +129,7 @@ namespace {
 
 constexpr std::initializer_list<const char*> kConfigKeys = {
     "schema", "model", "batch", "layout", "conv", "threads", "streams", "replicas", "micro_batches", "async_update",
-    "threads_per_lane", "fft_workspace", "measured"};
+    "threads_per_lane", "fft_workspace", "fft_tile", "measured"};
 
 json parse_object(const std::string& text, const std::string& source) {
   json root;
@@ -217,6 +219,14 @@ RunConfig run_config_from_json(const json& root, const std::string& source, cons
     if (auto parsed = parse_fft_workspace(policy)) config.fft_workspace = *parsed;
     else check.reject("fft_workspace", cat("unknown policy '", policy, "' (known: ", kFftWorkspaceValues, ")"));
   }
+  if (auto it = root.find("fft_tile"); it != root.end()) {
+    // Always a string, so "auto", "off" and "16" are one type in the file.
+    if (!it->is_string())
+      check.reject("fft_tile", cat("expected a string (", kFftTileValues, ", written \"16\"), got ", it->type_name()));
+    const std::string tile = it->get<std::string>();
+    if (auto parsed = parse_fft_tile_choice(tile)) config.fft_tile = *parsed;
+    else check.reject("fft_tile", cat("'", tile, "' is not a tiling choice (", kFftTileValues, ")"));
+  }
   const int64_t parts = static_cast<int64_t>(config.concurrency.replicas) * config.concurrency.micro_batches;
   if (config.batch % parts != 0)
     check.reject("replicas", cat("replicas x micro_batches = ", parts, " does not divide the batch ", config.batch));
@@ -278,6 +288,7 @@ void apply_run_config(const RunConfig& config, SessionOptions& options) {
   options.threads = config.threads;
   options.concurrency = config.concurrency;
   options.fft_workspace = config.fft_workspace;
+  options.fft_tile = config.fft_tile;
 }
 
 RunConfig run_config_of(const SessionOptions& options) {
@@ -290,6 +301,7 @@ RunConfig run_config_of(const SessionOptions& options) {
                                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   config.concurrency = options.concurrency;
   config.fft_workspace = options.fft_workspace;
+  config.fft_tile = options.fft_tile;
   return config;
 }
 

@@ -1,7 +1,7 @@
 // The configuration the tuner chooses and `train --config` runs: a `tunescope.config/1`
 // JSON file. Only knobs the engine really has are here: layout, conv algorithm per
 // layer, threads, the concurrency knobs (streams, replicas, micro-batches, async
-// update, threads per lane) and the FFT workspace policy, so a config never promises
+// update, threads per lane), the FFT workspace policy and the FFT tiling, so a config never promises
 // what a run cannot do.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "core/base/FftTileChoice.h"
 #include "core/base/Layout.h"
 #include "core/engine/Concurrency.h"
 #include "core/engine/ConvChoice.h"
@@ -40,9 +41,10 @@ struct RunConfig {
   int threads = 1;
   Concurrency concurrency;
   FftWorkspace fft_workspace = FftWorkspace::reuse;
+  FftTileChoice fft_tile;  // auto: each FFT algorithm's flop model tiles where it pays
   std::optional<MeasuredFigures> measured;
 
-  // "nchw conv=gemm,conv2=direct threads=2 streams=2 async fft=cache": the short form
+  // "nchw conv=gemm,conv2=direct threads=2 streams=2 async fft=cache tile=16": the short form
   // used in tables and logs (concurrency and FFT knobs only when not the default).
   std::string label() const;
   // Per-layer overrides: the tie-break measure of simplicity.
@@ -54,9 +56,11 @@ std::string to_json_text(const RunConfig& config);
 // Throws Error(input) naming `source` (a file name or "<text>") and the offending key
 // for malformed JSON, a wrong schema, unknown keys, wrong types, non-positive sizes, an
 // unknown layout, an algorithm not registered for `backend`, an fft_workspace other than
-// reuse or cache, or a split (replicas x micro_batches) that does not divide the batch.
-// The concurrency keys and fft_workspace are optional (configs written before they
-// existed run single-lane with `reuse`). Layer names in
+// reuse or cache, an fft_tile other than auto, off or a power of two from 4 to 4096 (a
+// string), or a split (replicas x micro_batches) that does not divide the batch.
+// The concurrency keys, fft_workspace and fft_tile are optional (configs written before
+// they existed run single-lane with `reuse` and `auto`). Whether an fft_tile size exceeds
+// each FFT layer's kernel is checked when the model is built (it depends on the model). Layer names in
 // conv.per_layer are checked when the model is built (they depend on the model).
 RunConfig run_config_from_json_text(const std::string& text, const std::string& source,
                                     const std::string& backend = "cpu");
@@ -81,7 +85,7 @@ RunConfig load_run_config(const std::filesystem::path& path, const std::string& 
 // Throws Error(input) naming the file when it cannot be written.
 void save_run_config(const RunConfig& config, const std::filesystem::path& path);
 
-// Sets the config's knobs (model, batch, layout, conv, threads, concurrency, fft_workspace) on `options`; the rest
+// Sets the config's knobs (model, batch, layout, conv, threads, concurrency, fft_workspace, fft_tile) on `options`; the rest
 // (data, seed, SGD parameters) stays as it was.
 void apply_run_config(const RunConfig& config, SessionOptions& options);
 // The config a session with these options runs.

@@ -101,7 +101,7 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   std::vector<Network*> replicas;
   for (int r = 0; r < options_.concurrency.replicas; ++r) {
     spec.setup = LayerSetup{options_.layout, options_.backend, options_.seed, options_.fft_workspace,
-                            &backend_->device_memory(devices[static_cast<size_t>(r)])};
+                            &backend_->device_memory(devices[static_cast<size_t>(r)]), ConvOptions{options_.fft_tile}};
     replicas_.push_back(build_model(spec));  // the same seed: every replica starts from the same weights
     replicas.push_back(replicas_.back().get());
   }
@@ -164,6 +164,7 @@ std::string TrainingSession::description() const {
              in.c, "x", in.h, "x", in.w, "), batch ", options_.batch, ", ", to_string(options_.layout),
              ", conv ", options_.conv.str(), ", ", options_.threads, " thread", options_.threads == 1 ? "" : "s",
              options_.concurrency.label(), ", fft_workspace ", to_string(options_.fft_workspace),
+             ", fft_tile ", options_.fft_tile.to_string(),
              ", backend ", options_.backend);
 }
 
@@ -181,6 +182,7 @@ std::string TrainingSession::config_json() const {
       {"async_update", options_.concurrency.async_update},
       {"threads_per_lane", options_.concurrency.lane_threads(options_.threads)},
       {"fft_workspace", to_string(options_.fft_workspace)},
+      {"fft_tile", options_.fft_tile.to_string()},
       {"backend", options_.backend},
       {"sgd", {{"lr", options_.sgd.learning_rate}, {"momentum", options_.sgd.momentum},
                {"weight_decay", options_.sgd.weight_decay}}},

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/base/Backend.h"
+#include "core/base/FftTileChoice.h"
 #include "core/engine/Concurrency.h"
 #include "core/engine/ConvChoice.h"
 #include "core/engine/Network.h"
@@ -32,6 +33,7 @@ struct SessionOptions {
   int threads = 0;                     // 0: one per hardware thread; shared out over the lanes
   Concurrency concurrency;             // streams, replicas x micro-batches, async update
   FftWorkspace fft_workspace = FftWorkspace::reuse;
+  FftTileChoice fft_tile;              // FFT tiling of stride-1 layers (auto: the algorithm's flop model)
   SgdParams sgd{0.02f, 0.9f, 5e-4f};  // LeNet-5 reaches ~86% on Fashion-MNIST in one epoch
   uint64_t seed = 1;
   int prefetch = 2;                    // batches prepared ahead by the input thread

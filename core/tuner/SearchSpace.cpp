@@ -37,6 +37,7 @@ SearchSpace::SearchSpace(SpaceOptions options, std::vector<ConvLayerInfo> layers
   check_list(options_.threads_per_lane, "--threads-per-lane-list", 0);
   if (options_.async_update.empty()) fail(ErrorKind::usage, "--async-update-list: the list is empty");
   if (options_.fft_workspace.empty()) fail(ErrorKind::usage, "--fft-workspace-list: the list is empty");
+  if (options_.fft_tile.empty()) fail(ErrorKind::usage, "--fft-tile-list: the list is empty");
   const auto registered = Registry::instance().conv_algorithms(options_.backend);
   algorithms_ = options_.algorithms.empty() ? registered : options_.algorithms;
   if (algorithms_.empty()) fail(ErrorKind::usage, "backend ", options_.backend, " has no conv algorithms");
@@ -44,11 +45,11 @@ SearchSpace::SearchSpace(SpaceOptions options, std::vector<ConvLayerInfo> layers
     Registry::instance().make_conv_algorithm(options_.backend, name);  // throws Error(usage) naming it
 }
 
-std::string SearchSpace::unsupported_reason(const ConvLayerInfo& layer, Layout layout,
-                                            const std::string& algorithm) const {
+std::string SearchSpace::unsupported_reason(const ConvLayerInfo& layer, Layout layout, const std::string& algorithm,
+                                            const ConvOptions& options) const {
   ConvProblem problem = layer.problem;
   problem.layout = layout;
-  const auto instance = Registry::instance().make_conv_algorithm(options_.backend, algorithm);
+  const auto instance = Registry::instance().make_conv_algorithm(options_.backend, algorithm, options);
   if (std::string why = instance->unsupported_reason(problem); !why.empty())
     return cat("layer ", layer.name, ": ", algorithm, " does not support ", problem.key(), ": ", why);
   return {};
@@ -92,39 +93,69 @@ Candidate SearchSpace::per_layer(Layout layout, int threads, const std::vector<s
   return candidate;
 }
 
-bool SearchSpace::has_fft_layer(const RunConfig& config) const {
-  for (const auto& layer : layers_) {
+namespace {
+
+// Whether `test` holds for the algorithm and problem of some conv layer of `config`.
+template <typename Test>
+bool any_layer(const std::vector<ConvLayerInfo>& layers, const std::string& backend, const RunConfig& config,
+               Test test) {
+  for (const auto& layer : layers) {
     ConvProblem problem = layer.problem;
     problem.layout = config.layout;
-    const auto instance =
-        Registry::instance().make_conv_algorithm(options_.backend, config.conv.for_layer(layer.name));
-    if (instance->supports(problem) && instance->saved_bytes(problem) > 0) return true;
+    const auto instance = Registry::instance().make_conv_algorithm(backend, config.conv.for_layer(layer.name));
+    if (instance->supports(problem) && test(*instance, problem)) return true;
   }
   return false;
+}
+
+}  // namespace
+
+bool SearchSpace::has_fft_layer(const RunConfig& config) const {
+  return any_layer(layers_, options_.backend, config,
+                   [](const ConvAlgorithm& a, const ConvProblem& p) { return a.saved_bytes(p) > 0; });
+}
+
+bool SearchSpace::has_tileable_fft_layer(const RunConfig& config) const {
+  return any_layer(layers_, options_.backend, config,
+                   [](const ConvAlgorithm& a, const ConvProblem& p) { return a.fft_tile_applies(p); });
 }
 
 std::vector<Candidate> SearchSpace::with_concurrency(const Candidate& candidate) const {
   std::vector<Candidate> out;
   const std::vector<FftWorkspace> policies =
       has_fft_layer(candidate.config) ? options_.fft_workspace : std::vector<FftWorkspace>{FftWorkspace::reuse};
-  for (FftWorkspace policy : policies)
-    for (int streams : options_.streams)
-      for (int replicas : options_.replicas)
-        for (int micro : options_.micro_batches)
-          for (bool async : options_.async_update)
-            for (int lane_threads : options_.threads_per_lane) {
-              Candidate variant = candidate;
-              variant.config.concurrency = Concurrency{streams, replicas, micro, async, lane_threads};
-              variant.config.fft_workspace = policy;
-              if (variant.skip_reason.empty()) {
-                try {
-                  variant.config.concurrency.validate(variant.config.batch);
-                } catch (const Error& e) {
-                  variant.skip_reason = e.what();
+  const std::vector<FftTileChoice> tilings = has_tileable_fft_layer(candidate.config)
+                                                 ? options_.fft_tile
+                                                 : std::vector<FftTileChoice>{FftTileChoice::automatic()};
+  for (const FftTileChoice& tiling : tilings) {
+    // A tile size is refused per layer (it must exceed the kernel): checked once per tiling.
+    Candidate tiled = candidate;
+    tiled.config.fft_tile = tiling;
+    if (tiled.skip_reason.empty() && tiling.mode == FftTileChoice::Mode::fixed)
+      for (const auto& layer : layers_)
+        if (tiled.skip_reason = unsupported_reason(layer, tiled.config.layout, tiled.config.conv.for_layer(layer.name),
+                                                   ConvOptions{tiling});
+            !tiled.skip_reason.empty())
+          break;
+    for (FftWorkspace policy : policies)
+      for (int streams : options_.streams)
+        for (int replicas : options_.replicas)
+          for (int micro : options_.micro_batches)
+            for (bool async : options_.async_update)
+              for (int lane_threads : options_.threads_per_lane) {
+                Candidate variant = tiled;
+                variant.config.concurrency = Concurrency{streams, replicas, micro, async, lane_threads};
+                variant.config.fft_workspace = policy;
+                if (variant.skip_reason.empty()) {
+                  try {
+                    variant.config.concurrency.validate(variant.config.batch);
+                  } catch (const Error& e) {
+                    variant.skip_reason = e.what();
+                  }
                 }
+                out.push_back(std::move(variant));
               }
-              out.push_back(std::move(variant));
-            }
+  }
   return out;
 }
 

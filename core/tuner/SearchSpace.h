@@ -2,13 +2,14 @@
 // (one global algorithm, or optionally every per-layer combination) that the registered
 // algorithms can run, each crossed with the concurrency knobs (streams x replicas x
 // micro-batches x async update x threads per lane) and, for configs with an FFT layer,
-// with the FFT workspace policies. A combination that cannot run is not dropped silently: it is kept
+// with the FFT workspace policies and (where a layer can be tiled) the FFT tilings. A combination that cannot run is not dropped silently: it is kept
 // as a skipped candidate with the reason, so the results say why it was never timed.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "core/base/ConvOptions.h"
 #include "core/base/ConvProblem.h"
 #include "core/engine/Network.h"
 #include "core/engine/RunConfig.h"
@@ -43,6 +44,9 @@ struct SpaceOptions {
   // Tried only on configs where some layer's algorithm keeps spectra (fft-*); other
   // configs run `reuse`, for them the policies are the same run.
   std::vector<FftWorkspace> fft_workspace{FftWorkspace::reuse};
+  // Tried only on configs where some layer's algorithm tiles by fft_tile (a stride-1
+  // fft-fftw / fft-own layer, ConvAlgorithm::fft_tile_applies); other configs run `auto`.
+  std::vector<FftTileChoice> fft_tile{FftTileChoice::automatic()};
 };
 
 struct Candidate {
@@ -74,15 +78,20 @@ class SearchSpace {
   // backend's default conv algorithm).
   Candidate per_layer(Layout layout, int threads, const std::vector<std::string>& per_layer_algorithms) const;
   // `candidate` once per combination of the concurrency knobs and, when it has an FFT
-  // layer, of the FFT workspace policies (the first combination first); a split that
-  // does not divide the batch is kept as skipped with the reason, and a skipped
+  // layer, of the FFT workspace policies and tilings (the first combination first); a
+  // split that does not divide the batch or a tile size some layer's algorithm refuses
+  // (not larger than its kernel) is kept as skipped with the reason, and a skipped
   // candidate stays skipped.
   std::vector<Candidate> with_concurrency(const Candidate& candidate) const;
   // Whether some conv layer of `config` runs an algorithm that keeps its forward
   // spectra under fft_workspace=cache (ConvAlgorithm::saved_bytes > 0).
   bool has_fft_layer(const RunConfig& config) const;
-  // Empty when `algorithm` runs `layer` in `layout`, else why not.
-  std::string unsupported_reason(const ConvLayerInfo& layer, Layout layout, const std::string& algorithm) const;
+  // Whether the fft_tile knob changes how some conv layer of `config` runs
+  // (ConvAlgorithm::fft_tile_applies).
+  bool has_tileable_fft_layer(const RunConfig& config) const;
+  // Empty when `algorithm`, made with `options`, runs `layer` in `layout`, else why not.
+  std::string unsupported_reason(const ConvLayerInfo& layer, Layout layout, const std::string& algorithm,
+                                 const ConvOptions& options = {}) const;
 
  private:
   RunConfig base_config(Layout layout, int threads) const;

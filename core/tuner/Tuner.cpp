@@ -151,7 +151,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
                              options_.layouts, options_.algorithms, options_.threads,
                              options_.per_layer_product, options_.streams, options_.replicas,
                              options_.micro_batches, options_.async_update, options_.threads_per_lane,
-                             options_.fft_workspace};
+                             options_.fft_workspace, options_.fft_tile};
   const SearchSpace space(space_options, layers);
   int64_t problem_id = 0, machine_id = 0;
   if (db_) {

@@ -35,6 +35,7 @@ struct TuneOptions {
   std::vector<bool> async_update{false};
   std::vector<int> threads_per_lane{0};
   std::vector<FftWorkspace> fft_workspace{FftWorkspace::reuse};  // crossed with configs that have an FFT layer
+  std::vector<FftTileChoice> fft_tile{FftTileChoice::automatic()};  // crossed with configs with a tileable FFT layer
   MeasureOptions measure;
   FindOptions find;
   double budget_seconds = 0;  // 0: unbounded; else no candidate starts after this

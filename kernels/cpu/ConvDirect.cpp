@@ -653,7 +653,7 @@ class ConvDirect final : public ConvAlgorithm {
   }
 };
 
-const ConvAlgorithmRegistration registration("cpu", "direct", [] {
+const ConvAlgorithmRegistration registration("cpu", "direct", [](const ConvOptions&) {
   return std::make_unique<ConvDirect>();
 });
 

@@ -1,5 +1,5 @@
-// The "fft-fftw" convolution algorithm: FftConvolution with FFTW transforms; TUNESCOPE_FFT_TILE
-// forces its tiling (FftTiling.h).
+// The "fft-fftw" convolution algorithm: FftConvolution with FFTW transforms; the run's fft_tile
+// (ConvOptions) sets its tiling (FftTiling.h).
 #include <memory>
 
 #include "core/base/Registry.h"
@@ -14,11 +14,11 @@ namespace {
 // "FFT tiling"): the plain model decides.
 constexpr double kTiledFlopWeight = 1.0;
 
-const ConvAlgorithmRegistration registration("cpu", "fft-fftw", [] {
+const ConvAlgorithmRegistration registration("cpu", "fft-fftw", [](const ConvOptions& options) {
   return std::make_unique<FftConvolution>("fft-fftw", TUNESCOPE_FFT_KERNEL_NAMES("fft-fftw"),
                                           std::make_unique<FftwTransformFactory>(),
                                           FftConvolution::kDefaultChunkBudgetBytes,
-                                          fft_tile_choice_from_env(), kTiledFlopWeight);
+                                          options.fft_tile, kTiledFlopWeight);
 });
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The "fft-own" convolution algorithm: FftConvolution with tunescope's own FFT; TUNESCOPE_FFT_TILE
-// forces its tiling (FftTiling.h).
+// The "fft-own" convolution algorithm: FftConvolution with tunescope's own FFT; the run's fft_tile
+// (ConvOptions) sets its tiling (FftTiling.h).
 #include <memory>
 
 #include "core/base/Registry.h"
@@ -14,11 +14,11 @@ namespace {
 // are efficient and small ones pay the packing and per-call work over fewer points.
 constexpr double kTiledFlopWeight = 1.7;
 
-const ConvAlgorithmRegistration registration("cpu", "fft-own", [] {
+const ConvAlgorithmRegistration registration("cpu", "fft-own", [](const ConvOptions& options) {
   return std::make_unique<FftConvolution>("fft-own", TUNESCOPE_FFT_KERNEL_NAMES("fft-own"),
                                           std::make_unique<OwnFftTransformFactory>(),
                                           FftConvolution::kDefaultChunkBudgetBytes,
-                                          fft_tile_choice_from_env(), kTiledFlopWeight);
+                                          options.fft_tile, kTiledFlopWeight);
 });
 
 }  // namespace

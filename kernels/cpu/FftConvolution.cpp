@@ -283,6 +283,8 @@ FftConvolution::Plan FftConvolution::make_plan(const ConvProblem& p) const {
 
 std::string FftConvolution::unsupported_reason(const ConvProblem& problem) const {
   if (std::string reason = invalid_problem_reason(problem); !reason.empty()) return reason;
+  if (std::string reason = fixed_tile_reason(problem, tiling_, *transforms_); !reason.empty())
+    return cat(name_, ": ", reason);
   const Plan plan = make_plan(problem);
   if (plan.single_image_bytes > kMaxWorkspaceBytes)
     return cat(name_, ": transforms of ", plan.shape.rows, "x", plan.shape.cols, " (tiling ",
@@ -291,6 +293,11 @@ std::string FftConvolution::unsupported_reason(const ConvProblem& problem) const
                " MiB of workspace even one image at a time (limit ", kMaxWorkspaceBytes >> 20,
                " MiB)");
   return {};
+}
+
+bool FftConvolution::fft_tile_applies(const ConvProblem& problem) const {
+  // tiled_geometry's rule: strided problems always run untiled.
+  return problem.stride_h == 1 && problem.stride_w == 1;
 }
 
 size_t FftConvolution::workspace_bytes(const ConvProblem& problem) const {

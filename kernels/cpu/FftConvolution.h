@@ -12,7 +12,7 @@
 //
 // Large planes with small kernels run tiled (overlap-save, see FftTiling.h): stride-1
 // problems may cut each plane into tiles transformed at a small size, chosen per problem
-// by choose_fft_tiles from the constructor's FftTileChoice; tiles are then just more
+// by choose_fft_tiles from the constructor's FftTileChoice (the run's fft_tile knob); tiles are then just more
 // planes to the transforms and the per-bin product.
 //
 // Given ConvCall::saved (the engine's fft_workspace=cache policy), forward keeps the
@@ -72,6 +72,7 @@ class FftConvolution : public ConvAlgorithm {
   size_t workspace_bytes(const ConvProblem& problem) const override;
   // The spectra of x (N x tiles x C planes) and of w (K x C planes).
   size_t saved_bytes(const ConvProblem& problem) const override;
+  bool fft_tile_applies(const ConvProblem& problem) const override;
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override;
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override;

@@ -2,9 +2,7 @@
 #include "kernels/cpu/FftTiling.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <vector>
 
 #include "core/base/Error.h"
@@ -13,8 +11,6 @@
 namespace tunescope::cpu {
 
 namespace {
-
-constexpr int64_t kMaxTileFft = 4096;
 
 double transform_flops(int64_t rows, int64_t cols) {
   const double points = static_cast<double>(rows * cols);
@@ -27,7 +23,7 @@ double transform_flops(int64_t rows, int64_t cols) {
 // on tiling.k3_128c4 (docs/BENCHMARKS.md, "FFT tiling"), which a flop model cannot see.
 std::vector<int64_t> tile_sizes(int64_t kernel, int64_t untiled) {
   std::vector<int64_t> out;
-  for (int64_t n = 8; n <= kMaxTileFft; n *= 2) {
+  for (int64_t n = 8; n <= kMaxFftTile; n *= 2) {
     if (n > kernel) out.push_back(n);
     if (n >= untiled) break;
   }
@@ -35,34 +31,6 @@ std::vector<int64_t> tile_sizes(int64_t kernel, int64_t untiled) {
 }
 
 }  // namespace
-
-std::string FftTileChoice::to_string() const {
-  switch (mode) {
-    case Mode::untiled: return "off";
-    case Mode::fixed: return std::to_string(fft_size);
-    default: return "auto";
-  }
-}
-
-std::optional<FftTileChoice> parse_fft_tile_choice(std::string_view text) {
-  if (text == "auto") return FftTileChoice::automatic();
-  if (text == "off") return FftTileChoice::untiled();
-  int64_t size = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), size);
-  if (error != std::errc{} || end != text.data() + text.size() || size < 2 || size > kMaxTileFft)
-    return std::nullopt;
-  return FftTileChoice::fixed(size);
-}
-
-FftTileChoice fft_tile_choice_from_env() {
-  const char* value = std::getenv(kFftTileEnv);
-  if (!value || !*value) return FftTileChoice::automatic();
-  const auto choice = parse_fft_tile_choice(value);
-  if (!choice)
-    fail(ErrorKind::usage, kFftTileEnv, ": '", value, "' is not a tiling choice (", kFftTileValues,
-         ")");
-  return *choice;
-}
 
 FftTileGeometry untiled_geometry(const ConvProblem& p, const FftTransformFactory& transforms) {
   FftTileGeometry g;
@@ -97,13 +65,26 @@ double fft_conv_cost(const ConvProblem& p, const FftTileGeometry& g) {
          K * C * transform / static_cast<double>(p.input.n);
 }
 
+std::string fixed_tile_reason(const ConvProblem& p, const FftTileChoice& choice,
+                              const FftTransformFactory& transforms) {
+  if (choice.mode != FftTileChoice::Mode::fixed || p.stride_h != 1 || p.stride_w != 1) return {};
+  const int64_t size = transforms.good_size(choice.fft_size);
+  if (size > p.kernel_h && size > p.kernel_w) return {};
+  return cat("fft_tile ", choice.fft_size, " does not exceed the ", p.kernel_h, "x", p.kernel_w,
+             " kernel (a tile transform must be larger than the kernel; use a larger size, auto or off)");
+}
+
 FftTileGeometry choose_fft_tiles(const ConvProblem& p, const FftTileChoice& choice,
                                  const FftTransformFactory& transforms, double tiled_flop_weight) {
   const FftTileGeometry untiled = untiled_geometry(p, transforms);
   switch (choice.mode) {
     case FftTileChoice::Mode::untiled: return untiled;
     case FftTileChoice::Mode::fixed: {
+      // One knob serves every layer of a net: a plane whose whole untiled transform is
+      // no larger than the tile's would only be transformed at a larger size, so it runs
+      // untiled (resnet18-small's 8x8 and 4x4 stages under fft_tile 16 or 32).
       const int64_t size = transforms.good_size(choice.fft_size);
+      if (size >= untiled.fft_h && size >= untiled.fft_w) return untiled;
       return tiled_geometry(p, size, size).value_or(untiled);
     }
     case FftTileChoice::Mode::automatic: break;

@@ -7,40 +7,20 @@
 // overlap by R - 1 rows, so the products and transforms cover more points in all.
 // choose_fft_tiles weighs both with a flop model and picks the cheapest geometry.
 //
-// The choice can be forced: FftConvolution takes an FftTileChoice, and the registered
-// fft-fftw / fft-own read it from TUNESCOPE_FFT_TILE (auto | off | an FFT size such as
-// 16), so a tuner run, a benchmark or a test can try tiled and untiled transforms.
+// The choice can be forced: FftConvolution takes an FftTileChoice (core/base), the run's
+// `fft_tile` knob, which the registered fft-fftw / fft-own receive through ConvOptions,
+// so the tuner, a benchmark or a test can try tiled and untiled transforms.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "core/base/ConvProblem.h"
+#include "core/base/FftTileChoice.h"
 #include "kernels/cpu/FftTransform.h"
 
 namespace tunescope::cpu {
-
-struct FftTileChoice {
-  enum class Mode { automatic, untiled, fixed };
-  Mode mode = Mode::automatic;
-  int64_t fft_size = 0;  // fixed: the transform size of a tile in both dimensions
-
-  static FftTileChoice automatic() { return {}; }
-  static FftTileChoice untiled() { return {Mode::untiled, 0}; }
-  static FftTileChoice fixed(int64_t fft_size) { return {Mode::fixed, fft_size}; }
-  std::string to_string() const;  // "auto", "off" or the size
-};
-
-inline constexpr const char* kFftTileValues = "auto, off, or an FFT size >= 2 such as 16";
-inline constexpr const char* kFftTileEnv = "TUNESCOPE_FFT_TILE";
-
-// nullopt for anything but "auto", "off" and a decimal size in [2, 4096].
-std::optional<FftTileChoice> parse_fft_tile_choice(std::string_view text);
-// TUNESCOPE_FFT_TILE, automatic when unset or empty; Error(usage) naming the variable
-// when set to anything parse_fft_tile_choice refuses.
-FftTileChoice fft_tile_choice_from_env();
 
 // How one problem's planes map onto transforms. Untiled: one tile per plane of
 // fft_h x fft_w >= (H + 2 pad) x (W + 2 pad). Tiled (stride 1 only): forward and backward
@@ -72,8 +52,14 @@ double fft_conv_cost(const ConvProblem& problem, const FftTileGeometry& geometry
 // by tiled_flop_weight (untiled on ties). The weight is what a flop costs in small tile
 // transforms relative to one in the large untiled transform with the same library, as
 // measured (docs/BENCHMARKS.md, "FFT tiling"): each algorithm passes its own.
-// untiled: untiled; fixed: tiles of good_size(fft_size) when tiled_geometry allows it,
-// else untiled.
+// untiled: untiled; fixed: tiles of good_size(fft_size) when tiled_geometry allows it
+// and the untiled transform is larger than the tile's in some dimension, else untiled (a strided problem; FftConvolution refuses a fixed size that does not
+// exceed a stride-1 problem's kernel, see fixed_tile_reason).
+// Empty when `choice` can run `problem`; else why not: a fixed tile transform that is not
+// larger than the kernel of a stride-1 problem (no output position would survive the
+// wrap-around). Strided problems run untiled whatever the choice.
+std::string fixed_tile_reason(const ConvProblem& problem, const FftTileChoice& choice,
+                              const FftTransformFactory& transforms);
 FftTileGeometry choose_fft_tiles(const ConvProblem& problem, const FftTileChoice& choice,
                                  const FftTransformFactory& transforms,
                                  double tiled_flop_weight = 1.0);

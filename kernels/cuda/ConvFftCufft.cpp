@@ -8,7 +8,7 @@
 namespace tunescope::cuda {
 namespace {
 
-const ConvAlgorithmRegistration registration("cuda", "fft-cufft", [] {
+const ConvAlgorithmRegistration registration("cuda", "fft-cufft", [](const ConvOptions&) {
   return std::make_unique<FftConvolutionCuda>("fft-cufft", std::make_unique<CufftTransformFactory>());
 });
 

@@ -8,7 +8,7 @@
 namespace tunescope::cuda {
 namespace {
 
-const ConvAlgorithmRegistration registration("cuda", "fft-own", [] {
+const ConvAlgorithmRegistration registration("cuda", "fft-own", [](const ConvOptions&) {
   return std::make_unique<FftConvolutionCuda>("fft-own", std::make_unique<OwnFftCudaTransformFactory>());
 });
 

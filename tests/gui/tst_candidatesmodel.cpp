@@ -343,7 +343,7 @@ class CandidatesModelTest : public QObject {
 
   void configLabelMatchesRunConfig_data() {
     QTest::addColumn<int>("variant");
-    for (int i = 0; i < 4; ++i) QTest::newRow(qPrintable(QStringLiteral("variant %1").arg(i))) << i;
+    for (int i = 0; i < 6; ++i) QTest::newRow(qPrintable(QStringLiteral("variant %1").arg(i))) << i;
   }
   void configLabelMatchesRunConfig() {
     QFETCH(int, variant);
@@ -359,7 +359,15 @@ class CandidatesModelTest : public QObject {
       c.concurrency.micro_batches = 2;
       c.concurrency.threads_per_lane = 1;
     }
+    // The FFT tiling knob: a fixed size and off show in the label, auto (the default) does not.
+    if (variant == 4) c.fft_tile = FftTileChoice::fixed(16);
+    if (variant == 5) {
+      c.fft_tile = FftTileChoice::untiled();
+      c.fft_workspace = FftWorkspace::cache;
+    }
     QCOMPARE(configLabel(QString::fromStdString(to_json_text(c))), QString::fromStdString(c.label()));
+    if (variant == 4) QVERIFY(c.label().find(" tile=16") != std::string::npos);
+    if (variant == 5) QVERIFY(c.label().find("fft=cache tile=off") != std::string::npos);
   }
 
   void windowOpensDbAndTrace() {

@@ -23,7 +23,7 @@ Shape4 Conv2dLayer::configure(const std::vector<Shape4>& inputs, const LayerSetu
   } catch (const Error& e) {
     fail(ErrorKind::usage, "layer ", name(), ": ", e.what());
   }
-  algorithm_ = Registry::instance().make_conv_algorithm(setup.backend, algorithm_name_);
+  algorithm_ = Registry::instance().make_conv_algorithm(setup.backend, algorithm_name_, setup.conv_options);
   if (const std::string why = algorithm_->unsupported_reason(problem_); !why.empty())
     fail(ErrorKind::unsupported, "layer ", name(), ": algorithm '", algorithm_name_,
          "' does not support ", problem_.key(), ": ", why);

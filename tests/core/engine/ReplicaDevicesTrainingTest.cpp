@@ -80,7 +80,7 @@ class TwoDeviceBackend final : public Backend {
 
 const BackendRegistration backend("two-devices", "direct", [] { return std::make_unique<TwoDeviceBackend>(); });
 const ConvAlgorithmRegistration direct("two-devices", "direct",
-                                       [] { return Registry::instance().make_conv_algorithm("cpu", "direct"); });
+                                       [](const ConvOptions& options) { return Registry::instance().make_conv_algorithm("cpu", "direct", options); });
 
 SessionOptions options_for(const std::string& backend_name) {
   SessionOptions options;

@@ -43,9 +43,9 @@ class SeparateBackend final : public Backend {
 
 const BackendRegistration backend("separate", "direct", [] { return std::make_unique<SeparateBackend>(); });
 const ConvAlgorithmRegistration direct("separate", "direct",
-                                       [] { return Registry::instance().make_conv_algorithm("cpu", "direct"); });
+                                       [](const ConvOptions& options) { return Registry::instance().make_conv_algorithm("cpu", "direct", options); });
 const ConvAlgorithmRegistration fft("separate", "fft-own",
-                                    [] { return Registry::instance().make_conv_algorithm("cpu", "fft-own"); });
+                                    [](const ConvOptions& options) { return Registry::instance().make_conv_algorithm("cpu", "fft-own", options); });
 
 SessionOptions options_for(const std::string& backend_name) {
   SessionOptions options;

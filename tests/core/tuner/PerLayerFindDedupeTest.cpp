@@ -42,7 +42,7 @@ class CountingConv final : public ConvAlgorithm {
   std::unique_ptr<ConvAlgorithm> direct_;
 };
 
-const ConvAlgorithmRegistration registration("cpu", kCounting, [] { return std::make_unique<CountingConv>(); });
+const ConvAlgorithmRegistration registration("cpu", kCounting, [](const ConvOptions&) { return std::make_unique<CountingConv>(); });
 
 TEST(PerLayerFind, TimesEachDistinctProblemOnceAndRepeatsShareItsPick) {
   ModelSpec spec;

@@ -102,7 +102,7 @@ constexpr const char* kOtherDefault = "test-other-default-conv";
 const bool other_backend_registered = [] {
   BackendRegistration(kOtherBackend, kOtherDefault, [] { return Registry::instance().make_backend("cpu"); });
   ConvAlgorithmRegistration(kOtherBackend, kOtherDefault,
-                            [] { return Registry::instance().make_conv_algorithm("cpu", "direct"); });
+                            [](const ConvOptions& options) { return Registry::instance().make_conv_algorithm("cpu", "direct", options); });
   return true;
 }();
 

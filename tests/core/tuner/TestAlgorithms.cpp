@@ -65,7 +65,7 @@ class DefectiveConv final : public ConvAlgorithm {
 };
 
 ConvAlgorithmRegistration make(const char* name, Defect defect) {
-  return ConvAlgorithmRegistration("cpu", name, [name, defect] { return std::make_unique<DefectiveConv>(name, defect); });
+  return ConvAlgorithmRegistration("cpu", name, [name, defect](const ConvOptions&) { return std::make_unique<DefectiveConv>(name, defect); });
 }
 
 const ConvAlgorithmRegistration registrations[] = {

@@ -48,7 +48,7 @@ const std::vector<std::pair<std::string, int>> kSleepy = {
 
 const bool registered = [] {
   for (const auto& [name, ms] : kSleepy)
-    ConvAlgorithmRegistration("cpu", name, [name, ms] { return std::make_unique<SleepyConv>(name, ms); });
+    ConvAlgorithmRegistration("cpu", name, [name, ms](const ConvOptions&) { return std::make_unique<SleepyConv>(name, ms); });
   return true;
 }();
 

@@ -1,6 +1,9 @@
 // Every registered "cpu" convolution algorithm against `direct` (differential test):
 // forward, backward data and backward filter, both layouts, pools of 1 and 3 threads;
-// and every algorithm gives the same logical values in NCHW and NHWC.
+// and every algorithm gives the same logical values in NCHW and NHWC. fft-fftw and
+// fft-own run once more as "<algorithm>@8", made with fft_tile 8 (ConvOptions) as a
+// config would make them: strided problems fall back to untiled, every other one runs
+// in tiles of 8x8 transforms.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -38,7 +41,18 @@ std::vector<NamedProblem> match_cases() {
 using MatchParam = std::tuple<std::string, NamedProblem, Layout, int>;
 
 std::vector<std::string> cpu_algorithms() {
-  return Registry::instance().conv_algorithms("cpu");
+  std::vector<std::string> names = Registry::instance().conv_algorithms("cpu");
+  names.push_back("fft-fftw@8");
+  names.push_back("fft-own@8");
+  return names;
+}
+
+// A name of cpu_algorithms(): a registered algorithm, or "<name>@<fft_tile>".
+std::unique_ptr<ConvAlgorithm> make_algorithm(const std::string& name) {
+  const size_t at = name.find('@');
+  if (at == std::string::npos) return Registry::instance().make_conv_algorithm("cpu", name);
+  return Registry::instance().make_conv_algorithm("cpu", name.substr(0, at),
+                                                  ConvOptions{*parse_fft_tile_choice(name.substr(at + 1))});
 }
 
 class AlgorithmMatchesDirect : public ::testing::TestWithParam<MatchParam> {
@@ -46,7 +60,7 @@ class AlgorithmMatchesDirect : public ::testing::TestWithParam<MatchParam> {
   void SetUp() override {
     const auto& [algorithm, named, layout, threads] = GetParam();
     problem = with_layout(named.problem, layout);
-    algo = Registry::instance().make_conv_algorithm("cpu", algorithm);
+    algo = make_algorithm(algorithm);
     if (!algo->supports(problem))
       GTEST_SKIP() << algorithm << " does not support " << problem.key() << ": "
                    << algo->unsupported_reason(problem);
@@ -112,7 +126,7 @@ TEST_P(LayoutsAgree, AllPasses) {
   const auto& [algorithm, named] = GetParam();
   const ConvProblem nchw = with_layout(named.problem, Layout::NCHW);
   const ConvProblem nhwc = with_layout(named.problem, Layout::NHWC);
-  auto algo = Registry::instance().make_conv_algorithm("cpu", algorithm);
+  auto algo = make_algorithm(algorithm);
   if (!algo->supports(nchw) || !algo->supports(nhwc))
     GTEST_SKIP() << algorithm << " does not support " << nchw.key() << ": "
                  << algo->unsupported_reason(nchw) << algo->unsupported_reason(nhwc);

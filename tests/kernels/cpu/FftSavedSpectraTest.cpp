@@ -25,7 +25,7 @@ namespace {
 
 std::unique_ptr<cpu::FftConvolution> make_fft(
     const std::string& name, int64_t chunk_budget,
-    cpu::FftTileChoice tiling = cpu::FftTileChoice::untiled()) {
+    FftTileChoice tiling = FftTileChoice::untiled()) {
   if (name == "fft-own")
     return std::make_unique<cpu::FftConvolution>(name, TUNESCOPE_FFT_KERNEL_NAMES("fft-own"),
                                                  std::make_unique<cpu::OwnFftTransformFactory>(),
@@ -72,7 +72,7 @@ struct Case {
   Layout layout;
   int64_t stride;
   int64_t chunk_budget;  // 1: one image per chunk
-  cpu::FftTileChoice tiling;
+  FftTileChoice tiling;
 };
 
 class FftSavedSpectra : public testing::TestWithParam<Case> {};
@@ -124,7 +124,7 @@ std::vector<Case> cases() {
     for (Layout layout : {Layout::NCHW, Layout::NHWC})
       for (int64_t stride : {1, 2})
         for (int64_t budget : {int64_t{1}, cpu::FftConvolution::kDefaultChunkBudgetBytes})
-          for (cpu::FftTileChoice tiling : {cpu::FftTileChoice::untiled(), cpu::FftTileChoice::fixed(8)})
+          for (FftTileChoice tiling : {FftTileChoice::untiled(), FftTileChoice::fixed(8)})
             out.push_back({algorithm, layout, stride, budget, tiling});
   return out;
 }

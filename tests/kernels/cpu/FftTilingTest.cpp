@@ -1,4 +1,4 @@
-// Tiled FFT convolution (FftTiling.h): the tiling choice and its parsing, the tile
+// Tiled FFT convolution (FftTiling.h): the tiling choice as ConvOptions carry it, the tile
 // geometry, the automatic rule against its own cost model, and tiled fft-own / fft-fftw
 // against `direct` on forward, backward data and backward filter — square and
 // non-square planes, batch and channels > 1, both layouts, pad 0 to 2, and outputs that
@@ -9,7 +9,6 @@
 // largest value; tiles only make the transforms smaller).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -24,7 +23,6 @@
 namespace tunescope::conv_test {
 namespace {
 
-using cpu::FftTileChoice;
 using cpu::FftTileGeometry;
 
 constexpr double kTolerance = 1e-3;
@@ -43,32 +41,26 @@ std::unique_ptr<cpu::FftConvolution> make_fft(const std::string& algorithm, FftT
                                                chunk_budget, tiling);
 }
 
-TEST(FftTileChoice, ParsesAutoOffAndSizes) {
-  EXPECT_EQ(cpu::parse_fft_tile_choice("auto")->mode, FftTileChoice::Mode::automatic);
-  EXPECT_EQ(cpu::parse_fft_tile_choice("off")->mode, FftTileChoice::Mode::untiled);
-  const auto sixteen = cpu::parse_fft_tile_choice("16");
-  ASSERT_TRUE(sixteen);
-  EXPECT_EQ(sixteen->mode, FftTileChoice::Mode::fixed);
-  EXPECT_EQ(sixteen->fft_size, 16);
-  EXPECT_EQ(sixteen->to_string(), "16");
-  for (const char* bad : {"", "1", "0", "-8", "16x", "tiled", "99999"})
-    EXPECT_FALSE(cpu::parse_fft_tile_choice(bad)) << bad;
-}
-
-TEST(FftTileChoice, EnvironmentOverrideNamesTheVariableWhenBad) {
-  ::setenv(cpu::kFftTileEnv, "32", 1);
-  EXPECT_EQ(cpu::fft_tile_choice_from_env().fft_size, 32);
-  ::setenv(cpu::kFftTileEnv, "sixteen", 1);
-  try {
-    cpu::fft_tile_choice_from_env();
-    ADD_FAILURE() << "a bad TUNESCOPE_FFT_TILE was accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::usage);
-    EXPECT_NE(std::string(e.what()).find("TUNESCOPE_FFT_TILE"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("sixteen"), std::string::npos) << e.what();
+// The registered algorithms take the run's fft_tile through ConvOptions: a fixed size
+// that does not exceed a stride-1 kernel is refused with a reason naming the knob, a
+// strided problem runs untiled whatever the size, and only stride-1 problems report
+// that the knob applies (what the tuner crosses it on).
+TEST(FftTileOption, RegisteredAlgorithmsTakeItFromConvOptions) {
+  const ConvProblem k5 = make_problem(2, 3, 32, 32, 4, 5, 5, 1, 1, 2, 2);
+  const ConvProblem strided = make_problem(2, 3, 32, 32, 4, 5, 5, 2, 2, 2, 2);
+  for (const char* algorithm : {"fft-fftw", "fft-own"}) {
+    SCOPED_TRACE(algorithm);
+    auto four = Registry::instance().make_conv_algorithm("cpu", algorithm, ConvOptions{FftTileChoice::fixed(4)});
+    const std::string why = four->unsupported_reason(k5);
+    EXPECT_NE(why.find("fft_tile 4"), std::string::npos) << why;
+    EXPECT_NE(why.find("5x5 kernel"), std::string::npos) << why;
+    EXPECT_TRUE(four->supports(strided)) << four->unsupported_reason(strided);
+    auto eight = Registry::instance().make_conv_algorithm("cpu", algorithm, ConvOptions{FftTileChoice::fixed(8)});
+    EXPECT_TRUE(eight->supports(k5)) << eight->unsupported_reason(k5);
+    EXPECT_TRUE(eight->fft_tile_applies(k5));
+    EXPECT_FALSE(eight->fft_tile_applies(strided));
   }
-  ::unsetenv(cpu::kFftTileEnv);
-  EXPECT_EQ(cpu::fft_tile_choice_from_env().mode, FftTileChoice::Mode::automatic);
+  EXPECT_FALSE(Registry::instance().make_conv_algorithm("cpu", "gemm")->fft_tile_applies(k5));
 }
 
 TEST(FftTileGeometry, TilesCoverOutputAndInput) {
@@ -124,6 +116,9 @@ TEST(FftTileRule, AutomaticIsTheCheapestCandidateAndFallsBackWhenItCannotTile) {
     const FftTileGeometry fixed = cpu::choose_fft_tiles(plain, FftTileChoice::fixed(16), *f);
     EXPECT_TRUE(fixed.tiled);
     EXPECT_EQ(fixed.fft_h, 16);
+    // A tile at least as large as the whole untiled transform: untiled (66 -> 70 or 72).
+    EXPECT_FALSE(cpu::choose_fft_tiles(plain, FftTileChoice::fixed(128), *f).tiled);
+    EXPECT_TRUE(cpu::choose_fft_tiles(plain, FftTileChoice::fixed(64), *f).tiled);
   }
 }
 
