@@ -1,7 +1,7 @@
 // The configuration the tuner chooses and `train --config` runs: a `tunescope.config/1`
 // JSON file. Only knobs the engine really has are here: layout, conv algorithm per
 // layer, threads, the concurrency knobs (streams, replicas, micro-batches, async
-// update, threads per lane) and the FFT workspace policy, so a config never promises
+// update, where the update runs, threads per lane) and the FFT workspace policy, so a config never promises
 // what a run cannot do.
 #pragma once
 
@@ -54,7 +54,7 @@ std::string to_json_text(const RunConfig& config);
 // Throws Error(input) naming `source` (a file name or "<text>") and the offending key
 // for malformed JSON, a wrong schema, unknown keys, wrong types, non-positive sizes, an
 // unknown layout, an algorithm not registered for `backend`, an fft_workspace other than
-// reuse or cache, or a split (replicas x micro_batches) that does not divide the batch.
+// reuse or cache, an update_on other than device or host, or a split (replicas x micro_batches) that does not divide the batch.
 // The concurrency keys and fft_workspace are optional (configs written before they
 // existed run single-lane with `reuse`). Layer names in
 // conv.per_layer are checked when the model is built (they depend on the model).

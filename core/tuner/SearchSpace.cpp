@@ -36,6 +36,7 @@ SearchSpace::SearchSpace(SpaceOptions options, std::vector<ConvLayerInfo> layers
   check_list(options_.micro_batches, "--micro-batches-list", 1);
   check_list(options_.threads_per_lane, "--threads-per-lane-list", 0);
   if (options_.async_update.empty()) fail(ErrorKind::usage, "--async-update-list: the list is empty");
+  if (options_.update_on.empty()) fail(ErrorKind::usage, "--update-on-list: the list is empty");
   if (options_.fft_workspace.empty()) fail(ErrorKind::usage, "--fft-workspace-list: the list is empty");
   const auto registered = Registry::instance().conv_algorithms(options_.backend);
   algorithms_ = options_.algorithms.empty() ? registered : options_.algorithms;
@@ -112,19 +113,20 @@ std::vector<Candidate> SearchSpace::with_concurrency(const Candidate& candidate)
       for (int replicas : options_.replicas)
         for (int micro : options_.micro_batches)
           for (bool async : options_.async_update)
-            for (int lane_threads : options_.threads_per_lane) {
-              Candidate variant = candidate;
-              variant.config.concurrency = Concurrency{streams, replicas, micro, async, lane_threads};
-              variant.config.fft_workspace = policy;
-              if (variant.skip_reason.empty()) {
-                try {
-                  variant.config.concurrency.validate(variant.config.batch);
-                } catch (const Error& e) {
-                  variant.skip_reason = e.what();
+            for (int lane_threads : options_.threads_per_lane)
+              for (UpdateOn where : options_.update_on) {
+                Candidate variant = candidate;
+                variant.config.concurrency = Concurrency{streams, replicas, micro, async, lane_threads, where};
+                variant.config.fft_workspace = policy;
+                if (variant.skip_reason.empty()) {
+                  try {
+                    variant.config.concurrency.validate(variant.config.batch);
+                  } catch (const Error& e) {
+                    variant.skip_reason = e.what();
+                  }
                 }
+                out.push_back(std::move(variant));
               }
-              out.push_back(std::move(variant));
-            }
   return out;
 }
 

@@ -31,13 +31,15 @@ TEST(RunConfig, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
   c.concurrency = Concurrency{4, 2, 2, true, 1};
   EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
+  c.concurrency.update_on = UpdateOn::host;
+  EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
   c.measured = MeasuredFigures{1234.5, 0.05, 1.7, "per-layer", "auto: per-layer has the cheapest estimate", "some cpu"};
   EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
 }
 
 TEST(RunConfig, ConfigWithoutConcurrencyKeysRunsSingleLane) {
   nlohmann::json json = nlohmann::json::parse(to_json_text(sample_config()));
-  for (const char* key : {"streams", "replicas", "micro_batches", "async_update", "threads_per_lane"})
+  for (const char* key : {"streams", "replicas", "micro_batches", "async_update", "threads_per_lane", "update_on"})
     ASSERT_EQ(json.erase(key), 1u) << key;
   EXPECT_EQ(run_config_from_json_text(json.dump(), "<text>"), sample_config());
 }
@@ -49,6 +51,8 @@ TEST(RunConfig, LabelNamesOnlyNonDefaultConcurrency) {
   c.concurrency.async_update = true;
   c.concurrency.micro_batches = 2;
   EXPECT_EQ(c.label(), "nhwc conv=gemm,conv2=direct threads=2 streams=2 async micro=2");
+  c.concurrency.update_on = UpdateOn::host;
+  EXPECT_EQ(c.label(), "nhwc conv=gemm,conv2=direct threads=2 streams=2 async micro=2 update=host");
 }
 
 TEST(RunConfig, FileRoundTripAndApply) {
@@ -104,6 +108,8 @@ TEST(RunConfig, EveryRejectionNamesTheSourceAndTheKey) {
       {with("\"micro_batches\": 1", "\"micro_batches\": -1"), "'micro_batches': must be in 1..4096"},
       {with("\"async_update\": false", "\"async_update\": 1"), "'async_update': expected true or false"},
       {with("\"threads_per_lane\": 0", "\"threads_per_lane\": -2"), "'threads_per_lane': must be in 0..4096"},
+      {with("\"update_on\": \"device\"", "\"update_on\": \"gpu\""), "'update_on': unknown place 'gpu' (known: device, host)"},
+      {with("\"update_on\": \"device\"", "\"update_on\": true"), "'update_on': expected a string"},
       {with("\"per_layer\"", "\"per_layr\""), "'conv.per_layr': unknown key"},
       {with("\"threads\": 2", "\"threads\": \"2\""), "'threads': expected an integer"},
       {with("\"threads\": 2", "\"threads\": 0"), "'threads': must be >= 1"},
