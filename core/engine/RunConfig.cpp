@@ -109,9 +109,11 @@ std::string to_json_text(const RunConfig& config) {
       {"micro_batches", config.concurrency.micro_batches},
       {"async_update", config.concurrency.async_update},
       {"threads_per_lane", config.concurrency.threads_per_lane},
-      {"update_on", to_string(config.concurrency.update_on)},
       {"fft_workspace", to_string(config.fft_workspace)},
   };
+  // Only when not the default: a results DB finds a candidate's earlier trials by this
+  // text, and those stored before the knob existed updated on the device.
+  if (config.concurrency.update_on != UpdateOn::device) out["update_on"] = to_string(config.concurrency.update_on);
   if (config.measured) {
     const MeasuredFigures& m = *config.measured;
     out["measured"] = {{"examples_per_second", m.examples_per_second},

@@ -62,6 +62,8 @@ class Trainer {
   // built in that device's memory; its shard buffers, workspaces and lanes are placed
   // there. Batches arrive as host tensors; on a backend whose memory the host cannot
   // reach they are uploaded by the first task of each shard, on the shard's lane.
+  // With the update on the host the weights and velocities are copied to the host here,
+  // and the host copies are the master weights from then on: set weights before this.
   Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tracer* tracer, SgdParams sgd,
           Concurrency concurrency, int threads);
   ~Trainer();

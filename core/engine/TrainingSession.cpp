@@ -181,6 +181,7 @@ std::string TrainingSession::config_json() const {
       {"async_update", options_.concurrency.async_update},
       {"threads_per_lane", options_.concurrency.lane_threads(options_.threads)},
       {"fft_workspace", to_string(options_.fft_workspace)},
+      {"update_on", to_string(options_.concurrency.update_on)},
       {"backend", options_.backend},
       {"sgd", {{"lr", options_.sgd.learning_rate}, {"momentum", options_.sgd.momentum},
                {"weight_decay", options_.sgd.weight_decay}}},
