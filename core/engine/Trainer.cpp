@@ -52,7 +52,7 @@ struct Trainer::ParameterLayer {
 
 Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tracer* tracer, SgdParams sgd,
                  Concurrency concurrency, int threads)
-    : ops_(backend.ops()), host_ops_(backend.host_ops()), tracer_(tracer), sgd_(sgd), concurrency_(concurrency) {
+    : ops_(backend.ops()), tracer_(tracer), sgd_(sgd), concurrency_(concurrency) {
   if (static_cast<int>(replicas.size()) != concurrency_.replicas || replicas.empty())
     fail(ErrorKind::runtime, "trainer: ", replicas.size(), " networks for ", concurrency_.replicas, " replicas");
   if (update_on_host() && backend.memory().host_accessible())
@@ -119,6 +119,7 @@ Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tra
   }
   int host_lanes = 0;
   if (update_on_host()) {
+    host_ops_ = &backend.host_ops();
     // The host copies start as the device's weights and velocities (one copy each, here
     // before any step); from then on the host holds the master weights.
     for (const Parameter* p : replicas_.front().parameters)
@@ -321,7 +322,7 @@ void Trainer::submit_update(ParameterLayer& layer) {
     RangeScope range(tracer_, layer_name, RangeCategory::layer, exec.device, exec.lane);
     for (size_t i : layer.parameters) {
       HostCopy& host = host_copies_[i];
-      host_ops_.sgd_update(exec, sgd_, host.weight, host.grad, host.velocity);
+      host_ops_->sgd_update(exec, sgd_, host.weight, host.grad, host.velocity);
     }
   });
   executor_->record(host_lane(), *layer.host_updated);

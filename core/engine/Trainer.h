@@ -107,7 +107,7 @@ class Trainer {
   std::vector<ParameterLayer> parameter_layers_;  // graph order
   std::vector<ParameterLayer*> parameter_layer_of_node_;  // null for layers without parameters
   OpKernels& ops_;
-  OpKernels& host_ops_;  // the SGD of the update on the host
+  OpKernels* host_ops_ = nullptr;  // the SGD of the update on the host (only then)
   struct HostCopy {      // per parameter of replica 0, in the backend's staging memory
     Tensor weight, grad, velocity;
   };

@@ -2,8 +2,9 @@
 // one non-blocking cudaStream_t per executor lane on its replica's device (LaneStreams),
 // batches staged in pinned host memory (PinnedHostMemory), and the description of device
 // 0. The update on the host (update_on = host) runs the cpu backend's SGD, found by name
-// in the registry, on the host copies of the weights. Conv layers default to cuDNN's implicit GEMM, the one cuDNN algorithm that runs
-// every problem in both layouts (the backend has no direct).
+// in the registry, on the host copies of the weights. Conv layers default to cuDNN's
+// implicit GEMM, the one cuDNN algorithm that runs every problem in both layouts (the
+// backend has no direct).
 //
 // Replicas (the batch split): with one visible device they all run on device 0 and their
 // gradients are summed by one kernel there; with several, replica r runs on device r
@@ -69,7 +70,7 @@ class CudaBackend final : public Backend {
   OpKernels& ops() override { return ops_; }
   OpKernels& host_ops() override {
     std::lock_guard lock(mutex_);
-    if (!host_) host_ = Registry::instance().make_backend("cpu");  // only runs that update on the host pay for it
+    if (!host_) host_ = Registry::instance().make_backend("cpu");  // made for the first run that updates on the host
     return host_->ops();
   }
   MemorySpace& memory() override { return CudaMemory::of_device(0); }
