@@ -44,6 +44,11 @@ void SessionFlags::add_to(CLI::App& command, bool tuned_knobs) {
     lane_threads_option_ = command.add_option("--threads-per-lane", c.threads_per_lane,
                                               "Threads of each lane's pool (0: --threads shared out over the lanes)")
                                ->capture_default_str();
+    update_on_option_ = command.add_option("--update-on", update_on,
+                                           "Where SGD runs on a backend with device memory (cuda): device | host "
+                                           "(gradients copied to pinned host memory, updated by host threads, "
+                                           "weights copied back; with --async-update beside the next forward pass)")
+                            ->capture_default_str();
     fft_workspace_option_ =
         command.add_option("--fft-workspace", fft_workspace,
                            "FFT conv memory policy: reuse (one workspace per lane, sized by the largest layer) | "
@@ -97,6 +102,11 @@ SessionOptions SessionFlags::resolve() const {
   if (all || given(micro_option_)) resolved.concurrency.micro_batches = c.micro_batches;
   if (all || given(async_option_)) resolved.concurrency.async_update = c.async_update;
   if (all || given(lane_threads_option_)) resolved.concurrency.threads_per_lane = c.threads_per_lane;
+  if (all || given(update_on_option_)) {
+    const auto where = parse_update_on(update_on);
+    if (!where) fail(ErrorKind::usage, "--update-on: unknown place '", update_on, "' (known: ", kUpdateOnValues, ")");
+    resolved.concurrency.update_on = *where;
+  }
   if (all || given(fft_workspace_option_)) {
     const auto policy = parse_fft_workspace(fft_workspace);
     if (!policy)

@@ -17,12 +17,13 @@ struct SessionFlags {
   std::string conv;  // empty: the backend's default algorithm
   std::string fft_workspace = "reuse";
   std::string fft_tile = "auto";
+  std::string update_on = "device";
   std::string config_path;
 
   // `tuned_knobs`: false for `tune`, which chooses layout, conv, threads and the
   // concurrency knobs itself and so must not offer --layout, --conv, --threads,
   // --streams, --replicas, --micro-batches, --async-update, --threads-per-lane,
-  // --fft-workspace, --fft-tile or --config.
+  // --update-on, --fft-workspace, --fft-tile or --config.
   void add_to(CLI::App& command, bool tuned_knobs = true);
   // SessionOptions with the text flags parsed and the config file applied; throws
   // Error(usage) naming a bad value, Error(input) naming a bad config file.
@@ -40,6 +41,7 @@ struct SessionFlags {
   CLI::Option* micro_option_ = nullptr;
   CLI::Option* async_option_ = nullptr;
   CLI::Option* lane_threads_option_ = nullptr;
+  CLI::Option* update_on_option_ = nullptr;
   CLI::Option* fft_workspace_option_ = nullptr;
   CLI::Option* fft_tile_option_ = nullptr;
 };

@@ -43,6 +43,7 @@ struct TuneFlags {
   std::vector<int> micro_batches{1};
   std::vector<std::string> async_update{"off"};
   std::vector<int> threads_per_lane{0};
+  std::vector<std::string> update_on{"device"};
   std::vector<std::string> fft_workspace{"reuse"};
   std::vector<std::string> fft_tile{"auto"};
   // Which strategy is cheapest depends on the net (docs/BENCHMARKS.md, "Tuner
@@ -163,6 +164,9 @@ Action add_tune_command(CLI::App& command) {
   command.add_option("--threads-per-lane-list", flags->threads_per_lane,
                      "Threads per lane to try (comma-separated; 0: the candidate's threads shared out over its lanes)")
       ->delimiter(',')->capture_default_str();
+  command.add_option("--update-on-list", flags->update_on,
+                     "Where SGD runs, to try: device,host (host only on a backend with device memory: cuda)")
+      ->delimiter(',')->check(CLI::IsMember({"device", "host"}))->capture_default_str();
   command.add_option("--fft-workspace-list", flags->fft_workspace,
                      "FFT workspace policies to try on configs with an FFT layer: reuse (one buffer sized by "
                      "the largest layer), cache (keep forward spectra for the backward passes)")
@@ -232,6 +236,8 @@ Action add_tune_command(CLI::App& command) {
     options.async_update.clear();
     for (const auto& setting : flags->async_update) options.async_update.push_back(setting == "on");
     options.threads_per_lane = flags->threads_per_lane;
+    options.update_on.clear();
+    for (const auto& where : flags->update_on) options.update_on.push_back(*parse_update_on(where));
     options.fft_workspace.clear();
     for (const auto& policy : flags->fft_workspace) options.fft_workspace.push_back(*parse_fft_workspace(policy));
     options.fft_tile.clear();

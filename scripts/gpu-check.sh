@@ -5,6 +5,9 @@
 #  2. runs the CUDA tests (ops against the CPU ops, lenet5 steps against cpu, cuDNN
 #     algorithms, CUPTI) with a skip for want of a device counted as a failure,
 #  3. trains lenet5 on fake data with `--backend cuda` (default conv: cudnn:implicit_gemm),
+#  3b. profiles resnet18-small with the update on the host and on the device (2 streams,
+#     async update, the same run otherwise), prints both throughputs and their ratio and
+#     checks that the host run's trace has the host SGD and both copies,
 #  4. with several GPUs, profiles lenet5 with one replica per device (NCCL) and checks
 #     that the trace has kernels on the last device,
 #  5. tunes resnet18-small at batch 512 on cuda with a short budget, writing the tuned
@@ -71,6 +74,24 @@ within 110 "$build_dir/tunescope" train --backend cuda --model lenet5 --data fak
   --test-limit 1024 --batch 128 --epochs 1 >"$out/train-cuda.log" 2>&1 || failed "train --backend cuda"
 tail -6 "$out/train-cuda.log"
 grep -q "cudnn:implicit_gemm" "$out/train-cuda.log" || failed "train --backend cuda did not use the backend's default conv"
+
+# The update on the host beside the device's next forward pass (--update-on host), and the
+# same run updating on the device: the ratio of their throughputs is the answer to
+# DESIGN.md's "can the update run on the host while the GPU runs the next batch".
+for where in device host; do
+  step "profile --backend cuda --update-on $where: resnet18-small, batch 256, 2 streams, async update"
+  within 60 "$build_dir/tunescope" profile --backend cuda --model resnet18-small --data fake --fake-count 4096 \
+    --test-limit 256 --batch 256 --streams 2 --async-update --update-on "$where" --warmup 3 --steps 10 \
+    --trace "$out/update-$where.json" >"$out/profile-update-$where.log" 2>&1 || failed "profile --update-on $where"
+  grep -E "traced steps" "$out/profile-update-$where.log"
+done
+eps() { grep -oE "[0-9.]+ ex/s" "$out/profile-update-$1.log" | head -1 | cut -d' ' -f1; }
+if [[ -n "$(eps host)" && -n "$(eps device)" ]]; then
+  awk -v h="$(eps host)" -v d="$(eps device)" 'BEGIN { printf "update on host / on device: %.3f (%s vs %s ex/s)\n", h / d, h, d }'
+fi
+for name in '"sgd"' '"memcpy.dtoh"' '"memcpy.htod"' '"host update"'; do
+  grep -q "$name" "$out/update-host.json" 2>/dev/null || failed "the --update-on host trace has no $name"
+done
 
 # One replica per device (NCCL reduction) where the machine has several; the CUDA tests
 # above already ran the NCCL reduction over one device and over all of them

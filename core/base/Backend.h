@@ -18,6 +18,10 @@ class Backend {
   // Human-readable device, e.g. "AMD EPYC 7B13, 2 cores, OpenBLAS 0.3.21, FFTW 3.3.10".
   virtual std::string device_description() const = 0;
   virtual OpKernels& ops() = 0;
+  // The ops that run on host memory on a host thread: what the update on the host
+  // (RunConfig update_on = host) runs SGD with, on pinned copies in staging_memory().
+  // A backend whose ops work on host memory (cpu) is its own host backend.
+  virtual OpKernels& host_ops() { return ops(); }
 
   // Where the engine allocates tensors, workspaces and saved spectra (of device 0).
   virtual MemorySpace& memory() { return host_memory(); }

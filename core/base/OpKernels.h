@@ -135,6 +135,15 @@ class OpKernels {
                              Tensor& out) = 0;
   // "broadcast": copies `source` into every tensor of `targets`.
   virtual void broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* const> targets) = 0;
+
+  // The traffic of the update on the host (RunConfig update_on = host), traced as
+  // memcpy-kind kernels: "memcpy.dtoh" copies a tensor of the backend's memory into a
+  // host tensor, "memcpy.htod" a host tensor into the backend's memory; same shape and
+  // layout. Ordered on the lane's stream like a kernel (on cuda an asynchronous DMA when
+  // the host tensor is in the backend's pinned staging memory), so the host may read
+  // `host_dst` once an event recorded after the copy has completed.
+  virtual void copy_to_host(const ExecContext& ctx, const Tensor& src, Tensor& host_dst) = 0;
+  virtual void copy_from_host(const ExecContext& ctx, const Tensor& host_src, Tensor& dst) = 0;
 };
 
 }  // namespace tunescope

@@ -7,6 +7,14 @@
 
 namespace tunescope {
 
+const char* to_string(UpdateOn where) { return where == UpdateOn::host ? "host" : "device"; }
+
+std::optional<UpdateOn> parse_update_on(std::string_view text) {
+  if (text == "device") return UpdateOn::device;
+  if (text == "host") return UpdateOn::host;
+  return std::nullopt;
+}
+
 int Concurrency::lane_threads(int threads) const {
   return threads_per_lane > 0 ? threads_per_lane : std::max(1, threads / lanes());
 }
@@ -33,6 +41,7 @@ std::string Concurrency::label() const {
   if (replicas != 1) out += cat(" replicas=", replicas);
   if (micro_batches != 1) out += cat(" micro=", micro_batches);
   if (threads_per_lane != 0) out += cat(" threads/lane=", threads_per_lane);
+  if (update_on != UpdateOn::device) out += cat(" update=", to_string(update_on));
   return out;
 }
 

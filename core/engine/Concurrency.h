@@ -1,13 +1,23 @@
 // The concurrency knobs of a run (problem 1 of DESIGN.md): streams (ordered lanes per
 // replica), the batch split into data-parallel replicas x sequential micro-batches, the
-// asynchronous weight update and the threads of each lane. Plain data shared by
-// SessionOptions, RunConfig and the tuner's search space.
+// asynchronous weight update, where the update runs and the threads of each lane. Plain
+// data shared by SessionOptions, RunConfig and the tuner's search space.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace tunescope {
+
+// Where SGD runs on a backend whose memory the host cannot read (cuda): on the device,
+// or on host threads between a gradient download and a weight upload (Trainer.h).
+enum class UpdateOn { device, host };
+inline constexpr const char* kUpdateOnValues = "device, host";
+const char* to_string(UpdateOn where);
+// nullopt for anything but "device" and "host".
+std::optional<UpdateOn> parse_update_on(std::string_view text);
 
 struct Concurrency {
   int streams = 1;        // lanes per replica: compute, parameter gradients, update
@@ -15,6 +25,7 @@ struct Concurrency {
   int micro_batches = 1;  // gradient accumulation steps per replica before one update
   bool async_update = false;  // the update of step k overlaps the forward pass of step k+1
   int threads_per_lane = 0;   // 0: the run's threads shared out over the lanes
+  UpdateOn update_on = UpdateOn::device;
 
   int lanes() const { return streams * replicas; }
   // Examples each replica takes per micro-batch.
@@ -24,7 +35,7 @@ struct Concurrency {
   // Throws Error(usage) naming the flag: values < 1 (threads_per_lane < 0), or a split
   // that does not divide `batch` evenly.
   void validate(int64_t batch) const;
-  // " streams=2 async replicas=2 micro=2 threads/lane=1": the non-default knobs, for
+  // " streams=2 async replicas=2 micro=2 threads/lane=1 update=host": the non-default knobs, for
   // labels (empty for the defaults, so single-lane labels stay as they were).
   std::string label() const;
   bool operator==(const Concurrency&) const = default;

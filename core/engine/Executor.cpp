@@ -10,15 +10,18 @@
 namespace tunescope {
 
 Executor::Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, Backend* backend,
-                   std::vector<int> lane_devices)
+                   std::vector<int> lane_devices, int host_lanes)
     : tracer_(tracer), backend_(backend), threads_per_lane_(threads_per_lane), lanes_(static_cast<size_t>(lanes)) {
   if (lanes < 1) fail(ErrorKind::usage, "an executor needs >= 1 lane, got ", lanes);
   if (threads_per_lane < 1) fail(ErrorKind::usage, "threads per lane must be >= 1, got ", threads_per_lane);
   if (!lane_devices.empty() && lane_devices.size() != lanes_.size())
     fail(ErrorKind::runtime, "executor: devices for ", lane_devices.size(), " lanes, but ", lanes, " lanes");
+  if (host_lanes < 0 || host_lanes > lanes)
+    fail(ErrorKind::runtime, "executor: ", host_lanes, " host lanes of ", lanes, " lanes");
   for (size_t i = 0; i < lanes_.size(); ++i) {
     lanes_[i].pool = std::make_unique<ThreadPool>(threads_per_lane);
     if (!lane_devices.empty()) lanes_[i].device = lane_devices[i];
+    lanes_[i].host = static_cast<int>(i) >= lanes - host_lanes;
   }
   for (int i = 0; i < lanes; ++i) lanes_[static_cast<size_t>(i)].thread = std::thread([this, i] { lane_loop(i); });
 }
@@ -94,7 +97,7 @@ void Executor::lane_loop(int index) {
   Lane& lane = lanes_[static_cast<size_t>(index)];
   void* stream = nullptr;
   std::exception_ptr bind_error;
-  if (backend_) {
+  if (backend_ && !lane.host) {
     try {
       backend_->bind_thread(lane.device);
       stream = backend_->lane_stream(index, lane.device);

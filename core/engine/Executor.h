@@ -52,9 +52,12 @@ class Executor {
   // thread is bound to it (backend->bind_thread) and its kernels see ExecContext{pool,
   // tracer, device, lane id, backend->lane_stream(lane id, device)}. With a backend whose lanes have native streams, a
   // lane finishes its stream's work before an event recorded on it completes and before
-  // it goes idle, so events and synchronize() order device work too.
+  // it goes idle, so events and synchronize() order device work too. The last
+  // `host_lanes` lanes run host work beside the device (the update on the host): their
+  // threads are not bound and get no stream (a null ExecContext::stream), and they keep
+  // lane_devices' entry only to be traced beside that device's lanes.
   Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, Backend* backend = nullptr,
-           std::vector<int> lane_devices = {});
+           std::vector<int> lane_devices = {}, int host_lanes = 0);
   // Lets running tasks finish, drops the ones not started, joins the lanes.
   ~Executor();
   Executor(const Executor&) = delete;
@@ -92,6 +95,7 @@ class Executor {
     bool busy = false;  // running a task outside the lock
     std::unique_ptr<ThreadPool> pool;
     int device = 0;
+    bool host = false;  // a host lane: no device binding, no stream
     std::thread thread;
   };
 

@@ -111,8 +111,11 @@ std::string to_json_text(const RunConfig& config) {
       {"async_update", config.concurrency.async_update},
       {"threads_per_lane", config.concurrency.threads_per_lane},
       {"fft_workspace", to_string(config.fft_workspace)},
-      {"fft_tile", config.fft_tile.to_string()},
   };
+  // Only when not the default: a results DB finds a candidate's earlier trials by this
+  // text, and those stored before these knobs existed updated on the device, tiled `auto`.
+  if (config.concurrency.update_on != UpdateOn::device) out["update_on"] = to_string(config.concurrency.update_on);
+  if (config.fft_tile != FftTileChoice::automatic()) out["fft_tile"] = config.fft_tile.to_string();
   if (config.measured) {
     const MeasuredFigures& m = *config.measured;
     out["measured"] = {{"examples_per_second", m.examples_per_second},
@@ -129,7 +132,7 @@ namespace {
 
 constexpr std::initializer_list<const char*> kConfigKeys = {
     "schema", "model", "batch", "layout", "conv", "threads", "streams", "replicas", "micro_batches", "async_update",
-    "threads_per_lane", "fft_workspace", "fft_tile", "measured"};
+    "threads_per_lane", "update_on", "fft_workspace", "fft_tile", "measured"};
 
 json parse_object(const std::string& text, const std::string& source) {
   json root;
@@ -214,6 +217,11 @@ RunConfig run_config_from_json(const json& root, const std::string& source, cons
   optional_count("micro_batches", config.concurrency.micro_batches, 1);
   optional_count("threads_per_lane", config.concurrency.threads_per_lane, 0);
   if (auto it = root.find("async_update"); it != root.end()) config.concurrency.async_update = check.boolean(*it, "async_update");
+  if (auto it = root.find("update_on"); it != root.end()) {
+    const std::string where = check.string(*it, "update_on");
+    if (auto parsed = parse_update_on(where)) config.concurrency.update_on = *parsed;
+    else check.reject("update_on", cat("unknown place '", where, "' (known: ", kUpdateOnValues, ")"));
+  }
   if (auto it = root.find("fft_workspace"); it != root.end()) {
     const std::string policy = check.string(*it, "fft_workspace");
     if (auto parsed = parse_fft_workspace(policy)) config.fft_workspace = *parsed;

@@ -1,7 +1,8 @@
 // The configuration the tuner chooses and `train --config` runs: a `tunescope.config/1`
 // JSON file. Only knobs the engine really has are here: layout, conv algorithm per
 // layer, threads, the concurrency knobs (streams, replicas, micro-batches, async
-// update, threads per lane), the FFT workspace policy and the FFT tiling, so a config never promises
+// update, where the update runs, threads per lane), the FFT workspace policy and the FFT
+// tiling, so a config never promises
 // what a run cannot do.
 #pragma once
 
@@ -57,10 +58,11 @@ std::string to_json_text(const RunConfig& config);
 // for malformed JSON, a wrong schema, unknown keys, wrong types, non-positive sizes, an
 // unknown layout, an algorithm not registered for `backend`, an fft_workspace other than
 // reuse or cache, an fft_tile other than auto, off or a power of two from 4 to 4096 (a
-// string), or a split (replicas x micro_batches) that does not divide the batch.
-// The concurrency keys, fft_workspace and fft_tile are optional (configs written before
-// they existed run single-lane with `reuse` and `auto`). Whether an fft_tile size exceeds
-// each FFT layer's kernel is checked when the model is built (it depends on the model). Layer names in
+// string), an update_on other than device or host, or a split (replicas x micro_batches)
+// that does not divide the batch. The concurrency keys, update_on, fft_workspace and
+// fft_tile are optional (configs written before they existed run single-lane, update on
+// the device, with `reuse` and `auto`). Whether an fft_tile size exceeds each FFT layer's
+// kernel is checked when the model is built (it depends on the model). Layer names in
 // conv.per_layer are checked when the model is built (they depend on the model).
 RunConfig run_config_from_json_text(const std::string& text, const std::string& source,
                                     const std::string& backend = "cpu");

@@ -45,6 +45,9 @@ struct Trainer::ParameterLayer {
   // Per replica, separate layers only: backward-data, which reads the weights, is done.
   std::vector<std::unique_ptr<Event>> weights_read;
   std::unique_ptr<Event> updated = std::make_unique<Event>();
+  // Update on the host: the gradients are in the host copies; the host SGD is done.
+  std::unique_ptr<Event> gradients_on_host = std::make_unique<Event>();
+  std::unique_ptr<Event> host_updated = std::make_unique<Event>();
 };
 
 Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tracer* tracer, SgdParams sgd,
@@ -52,6 +55,10 @@ Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tra
     : ops_(backend.ops()), tracer_(tracer), sgd_(sgd), concurrency_(concurrency) {
   if (static_cast<int>(replicas.size()) != concurrency_.replicas || replicas.empty())
     fail(ErrorKind::runtime, "trainer: ", replicas.size(), " networks for ", concurrency_.replicas, " replicas");
+  if (update_on_host() && backend.memory().host_accessible())
+    fail(ErrorKind::usage, "--update-on host (config key update_on): backend ", backend.name(),
+         " keeps its tensors in host memory, where its update already runs; the update on the host is for a "
+         "backend with device memory (cuda): use --update-on device");
   // Each replica's buffers live on its device, beside its network (built there by the caller).
   const std::vector<int> devices = backend.replica_devices(concurrency_.replicas);
   Network& main = *replicas.front();
@@ -110,11 +117,24 @@ Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tra
     lane_devices.push_back(devices[static_cast<size_t>(i / concurrency_.streams)]);
     workspaces_.emplace_back(main.workspace_bytes(), backend.device_memory(lane_devices.back()));
   }
-  open_phase_.assign(static_cast<size_t>(lanes), {});
+  int host_lanes = 0;
+  if (update_on_host()) {
+    host_ops_ = &backend.host_ops();
+    // The host copies start as the device's weights and velocities (one copy each, here
+    // before any step); from then on the host holds the master weights.
+    for (const Parameter* p : replicas_.front().parameters)
+      host_copies_.push_back({to_memory(p->value, backend.staging_memory()),
+                              Tensor(p->grad.shape(), p->grad.layout(), backend.staging_memory()),
+                              to_memory(p->velocity, backend.staging_memory())});
+    lane_devices.push_back(devices.front());  // the upload lane
+    lane_devices.push_back(devices.front());  // the host lane, traced beside replica 0's device
+    host_lanes = 1;
+  }
+  open_phase_.assign(lane_devices.size(), {});
   parameter_layer_of_node_.assign(static_cast<size_t>(main.layer_count() + 1), nullptr);
   for (ParameterLayer& layer : parameter_layers_) parameter_layer_of_node_[static_cast<size_t>(layer.node)] = &layer;
-  executor_ = std::make_unique<Executor>(lanes, concurrency_.lane_threads(threads), tracer_, &backend,
-                                         std::move(lane_devices));
+  executor_ = std::make_unique<Executor>(static_cast<int>(lane_devices.size()), concurrency_.lane_threads(threads),
+                                         tracer_, &backend, std::move(lane_devices), host_lanes);
 }
 
 Trainer::~Trainer() = default;
@@ -253,6 +273,12 @@ void Trainer::submit_shard(int r, int micro, const Tensor& images, std::span<con
   executor_->record(lane, *rep.compute_done);
 }
 
+void Trainer::broadcast_weight(const ExecContext& exec, size_t parameter) {
+  std::vector<Tensor*> copies;
+  for (size_t r = 1; r < replicas_.size(); ++r) copies.push_back(&replicas_[r].parameters[parameter]->value);
+  ops_.broadcast(exec, replicas_.front().parameters[parameter]->value, copies);
+}
+
 void Trainer::submit_update(ParameterLayer& layer) {
   const int lane = update_lane();
   // The update overwrites the weights: every replica must be done with the gradients
@@ -261,13 +287,12 @@ void Trainer::submit_update(ParameterLayer& layer) {
     executor_->wait(lane, *layer.gradients_ready[r]);
     if (layer.separate) executor_->wait(lane, *layer.weights_read[r]);
   }
-  executor_->submit(lane, [this, &layer](const ExecContext& exec) {
+  const char* layer_name = tracer_ ? tracer_->intern(layer.name) : nullptr;
+  executor_->submit(lane, [this, &layer, layer_name](const ExecContext& exec) {
     RangeScope phase(tracer_, "update", RangeCategory::phase, exec.device, exec.lane);
-    RangeScope range(tracer_, tracer_ ? tracer_->intern(layer.name) : nullptr, RangeCategory::layer, exec.device,
-                     exec.lane);
+    RangeScope range(tracer_, layer_name, RangeCategory::layer, exec.device, exec.lane);
     const int parts = concurrency_.replicas * concurrency_.micro_batches;
     std::vector<const Tensor*> sources;
-    std::vector<Tensor*> copies;
     for (size_t i : layer.parameters) {
       Parameter& p = *replicas_.front().parameters[i];
       if (parts > 1) {
@@ -277,13 +302,41 @@ void Trainer::submit_update(ParameterLayer& layer) {
           sources.push_back(concurrency_.micro_batches > 1 ? &rep.accumulated[i] : &rep.parameters[i]->grad);
         ops_.allreduce_sum(exec, sources, 1.0f / static_cast<float>(parts), p.grad);
       }
+      if (update_on_host()) {
+        ops_.copy_to_host(exec, p.grad, host_copies_[i].grad);
+        continue;
+      }
       ops_.sgd_update(exec, sgd_, p.value, p.grad, p.velocity);
-      copies.clear();
-      for (size_t r = 1; r < replicas_.size(); ++r) copies.push_back(&replicas_[r].parameters[i]->value);
-      ops_.broadcast(exec, p.value, copies);
+      broadcast_weight(exec, i);
     }
   });
-  executor_->record(lane, *layer.updated);
+  if (!update_on_host()) {
+    executor_->record(lane, *layer.updated);
+    return;
+  }
+  // The record finishes the update lane's stream, so the host reads complete gradients.
+  executor_->record(lane, *layer.gradients_on_host);
+  executor_->wait(host_lane(), *layer.gradients_on_host);
+  executor_->submit(host_lane(), [this, &layer, layer_name](const ExecContext& exec) {
+    RangeScope phase(tracer_, "host update", RangeCategory::phase, exec.device, exec.lane);
+    RangeScope range(tracer_, layer_name, RangeCategory::layer, exec.device, exec.lane);
+    for (size_t i : layer.parameters) {
+      HostCopy& host = host_copies_[i];
+      host_ops_->sgd_update(exec, sgd_, host.weight, host.grad, host.velocity);
+    }
+  });
+  executor_->record(host_lane(), *layer.host_updated);
+  executor_->wait(upload_lane(), *layer.host_updated);
+  executor_->submit(upload_lane(), [this, &layer, layer_name](const ExecContext& exec) {
+    RangeScope phase(tracer_, "upload", RangeCategory::phase, exec.device, exec.lane);
+    RangeScope range(tracer_, layer_name, RangeCategory::layer, exec.device, exec.lane);
+    for (size_t i : layer.parameters) {
+      ops_.copy_from_host(exec, host_copies_[i].weight, replicas_.front().parameters[i]->value);
+      broadcast_weight(exec, i);
+    }
+  });
+  // The next step's forward of this layer waits for this: the weight is back on the device.
+  executor_->record(upload_lane(), *layer.updated);
 }
 
 StepStats Trainer::train_step(const Tensor& images, std::span<const int32_t> labels) {

@@ -15,6 +15,15 @@
 //    queued after the backward pass in forward order and train_step returns once the
 //    gradients are done; the next step's forward of layer L waits only for layer L's
 //    update event, so the update overlaps the next forward pass.
+//  - update on the host (Concurrency::update_on = host, a backend whose memory the host
+//    cannot read): the update lane reduces layer L's gradients and copies them into
+//    pinned host copies (memcpy.dtoh); a host lane (lanes() + 1, no stream) runs the
+//    host backend's SGD (Backend::host_ops) on the host copies of weight, gradient and
+//    velocity (the velocity lives only there); an upload lane (lanes(), on replica 0's
+//    device) copies the new weight back (memcpy.htod) and broadcasts it, then records
+//    L's update event. Each hand-over is an event, so layer L+1's download overlaps L's
+//    host SGD, and with async update the next forward pass of the device overlaps the
+//    host's SGD of the later layers.
 // Every dependency is an Event, so the result is the single-lane result up to the
 // reassociation of float sums (the trajectory does not change with async update).
 #pragma once
@@ -53,6 +62,8 @@ class Trainer {
   // built in that device's memory; its shard buffers, workspaces and lanes are placed
   // there. Batches arrive as host tensors; on a backend whose memory the host cannot
   // reach they are uploaded by the first task of each shard, on the shard's lane.
+  // With the update on the host the weights and velocities are copied to the host here,
+  // and the host copies are the master weights from then on: set weights before this.
   Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tracer* tracer, SgdParams sgd,
           Concurrency concurrency, int threads);
   ~Trainer();
@@ -85,12 +96,22 @@ class Trainer {
   std::vector<int> gradient_lanes(int replica) const;
   void submit_shard(int replica, int micro, const Tensor& images, std::span<const int32_t> labels);
   void submit_update(ParameterLayer& layer);
+  bool update_on_host() const { return concurrency_.update_on == UpdateOn::host; }
+  int upload_lane() const { return concurrency_.lanes(); }     // update on the host only
+  int host_lane() const { return concurrency_.lanes() + 1; }   // likewise
+  // Copies replica 0's weight `parameter` into the other replicas'.
+  void broadcast_weight(const ExecContext& exec, size_t parameter);
   void submit_phase(int lane, const char* name, bool begin);
 
   std::vector<Replica> replicas_;
   std::vector<ParameterLayer> parameter_layers_;  // graph order
   std::vector<ParameterLayer*> parameter_layer_of_node_;  // null for layers without parameters
   OpKernels& ops_;
+  OpKernels* host_ops_ = nullptr;  // the SGD of the update on the host (only then)
+  struct HostCopy {      // per parameter of replica 0, in the backend's staging memory
+    Tensor weight, grad, velocity;
+  };
+  std::vector<HostCopy> host_copies_;  // empty unless the update runs on the host
   profiler::Tracer* tracer_;
   SgdParams sgd_;
   Concurrency concurrency_;

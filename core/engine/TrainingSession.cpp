@@ -183,6 +183,7 @@ std::string TrainingSession::config_json() const {
       {"threads_per_lane", options_.concurrency.lane_threads(options_.threads)},
       {"fft_workspace", to_string(options_.fft_workspace)},
       {"fft_tile", options_.fft_tile.to_string()},
+      {"update_on", to_string(options_.concurrency.update_on)},
       {"backend", options_.backend},
       {"sgd", {{"lr", options_.sgd.learning_rate}, {"momentum", options_.sgd.momentum},
                {"weight_decay", options_.sgd.weight_decay}}},

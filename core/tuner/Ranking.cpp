@@ -13,7 +13,7 @@ bool simpler(const RunConfig& a, const RunConfig& b) {
   auto key = [](const RunConfig& c) {
     const Concurrency& k = c.concurrency;
     return std::tuple(c.override_count(), c.layout != Layout::NCHW, c.threads, k.lanes(), k.micro_batches,
-                      k.async_update, k.threads_per_lane);
+                      k.async_update, k.threads_per_lane, k.update_on);
   };
   return key(a) < key(b);
 }

@@ -36,6 +36,7 @@ SearchSpace::SearchSpace(SpaceOptions options, std::vector<ConvLayerInfo> layers
   check_list(options_.micro_batches, "--micro-batches-list", 1);
   check_list(options_.threads_per_lane, "--threads-per-lane-list", 0);
   if (options_.async_update.empty()) fail(ErrorKind::usage, "--async-update-list: the list is empty");
+  if (options_.update_on.empty()) fail(ErrorKind::usage, "--update-on-list: the list is empty");
   if (options_.fft_workspace.empty()) fail(ErrorKind::usage, "--fft-workspace-list: the list is empty");
   if (options_.fft_tile.empty()) fail(ErrorKind::usage, "--fft-tile-list: the list is empty");
   const auto registered = Registry::instance().conv_algorithms(options_.backend);
@@ -95,6 +96,19 @@ Candidate SearchSpace::per_layer(Layout layout, int threads, const std::vector<s
 
 namespace {
 
+// Every combination of the concurrency knobs' lists, in the order the lists give.
+std::vector<Concurrency> concurrency_settings(const SpaceOptions& options) {
+  std::vector<Concurrency> out;
+  for (int streams : options.streams)
+    for (int replicas : options.replicas)
+      for (int micro : options.micro_batches)
+        for (bool async : options.async_update)
+          for (int lane_threads : options.threads_per_lane)
+            for (UpdateOn where : options.update_on)
+              out.push_back(Concurrency{streams, replicas, micro, async, lane_threads, where});
+  return out;
+}
+
 // Whether `test` holds for the algorithm and problem of some conv layer of `config`.
 template <typename Test>
 bool any_layer(const std::vector<ConvLayerInfo>& layers, const std::string& backend, const RunConfig& config,
@@ -138,23 +152,19 @@ std::vector<Candidate> SearchSpace::with_concurrency(const Candidate& candidate)
             !tiled.skip_reason.empty())
           break;
     for (FftWorkspace policy : policies)
-      for (int streams : options_.streams)
-        for (int replicas : options_.replicas)
-          for (int micro : options_.micro_batches)
-            for (bool async : options_.async_update)
-              for (int lane_threads : options_.threads_per_lane) {
-                Candidate variant = tiled;
-                variant.config.concurrency = Concurrency{streams, replicas, micro, async, lane_threads};
-                variant.config.fft_workspace = policy;
-                if (variant.skip_reason.empty()) {
-                  try {
-                    variant.config.concurrency.validate(variant.config.batch);
-                  } catch (const Error& e) {
-                    variant.skip_reason = e.what();
-                  }
-                }
-                out.push_back(std::move(variant));
-              }
+      for (const Concurrency& concurrency : concurrency_settings(options_)) {
+        Candidate variant = tiled;
+        variant.config.concurrency = concurrency;
+        variant.config.fft_workspace = policy;
+        if (variant.skip_reason.empty()) {
+          try {
+            variant.config.concurrency.validate(variant.config.batch);
+          } catch (const Error& e) {
+            variant.skip_reason = e.what();
+          }
+        }
+        out.push_back(std::move(variant));
+      }
   }
   return out;
 }

@@ -1,8 +1,9 @@
 // The candidates of a tune: every combination of layout x threads x conv algorithm
 // (one global algorithm, or optionally every per-layer combination) that the registered
 // algorithms can run, each crossed with the concurrency knobs (streams x replicas x
-// micro-batches x async update x threads per lane) and, for configs with an FFT layer,
-// with the FFT workspace policies and (where a layer can be tiled) the FFT tilings. A combination that cannot run is not dropped silently: it is kept
+// micro-batches x async update x threads per lane x where the update runs) and, for
+// configs with an FFT layer, with the FFT workspace policies and (where a layer can be
+// tiled) the FFT tilings. A combination that cannot run is not dropped silently: it is kept
 // as a skipped candidate with the reason, so the results say why it was never timed.
 #pragma once
 
@@ -41,6 +42,7 @@ struct SpaceOptions {
   std::vector<int> micro_batches{1};
   std::vector<bool> async_update{false};
   std::vector<int> threads_per_lane{0};  // 0: the candidate's threads shared out over its lanes
+  std::vector<UpdateOn> update_on{UpdateOn::device};
   // Tried only on configs where some layer's algorithm keeps spectra (fft-*); other
   // configs run `reuse`, for them the policies are the same run.
   std::vector<FftWorkspace> fft_workspace{FftWorkspace::reuse};

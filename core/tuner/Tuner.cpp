@@ -114,6 +114,11 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
     const auto build_start = Clock::now();
     TrainingSession session(ref_options);
     build_seconds = seconds_since(build_start);
+    if (session.backend().memory().host_accessible() &&
+        std::find(options_.update_on.begin(), options_.update_on.end(), UpdateOn::host) != options_.update_on.end())
+      fail(ErrorKind::usage, "--update-on-list host: backend ", session.backend().name(),
+           " keeps its tensors in host memory, where its update already runs; only a backend with device memory "
+           "(cuda) can update on the host");
     layers = conv_layers(session.network());
     for (int node = 1; node <= session.network().layer_count(); ++node)
       has_batch_norm = has_batch_norm || session.network().layer(node).kind() == "bn";
@@ -151,7 +156,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
                              options_.layouts, options_.algorithms, options_.threads,
                              options_.per_layer_product, options_.streams, options_.replicas,
                              options_.micro_batches, options_.async_update, options_.threads_per_lane,
-                             options_.fft_workspace, options_.fft_tile};
+                             options_.update_on, options_.fft_workspace, options_.fft_tile};
   const SearchSpace space(space_options, layers);
   int64_t problem_id = 0, machine_id = 0;
   if (db_) {

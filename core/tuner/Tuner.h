@@ -34,6 +34,8 @@ struct TuneOptions {
   std::vector<int> micro_batches{1};
   std::vector<bool> async_update{false};
   std::vector<int> threads_per_lane{0};
+  // host: only on a backend whose memory the host cannot read (run() refuses it elsewhere).
+  std::vector<UpdateOn> update_on{UpdateOn::device};
   std::vector<FftWorkspace> fft_workspace{FftWorkspace::reuse};  // crossed with configs that have an FFT layer
   std::vector<FftTileChoice> fft_tile{FftTileChoice::automatic()};  // crossed with configs with a tileable FFT layer
   MeasureOptions measure;

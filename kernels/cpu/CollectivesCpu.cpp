@@ -1,6 +1,7 @@
-// The collectives of a split batch on one host: replicas share the host's memory, so
-// each is one parallel loop over the flat float storage (shapes and layouts are checked
-// once, so the loops need no logical indexing) on the calling lane.
+// The collectives of a split batch on one host, and the copies of the update on the
+// host: replicas share the host's memory, so each is one parallel loop over the flat
+// float storage (shapes and layouts are checked once, so the loops need no logical
+// indexing) on the calling lane.
 #include <algorithm>
 #include <cstring>
 
@@ -17,6 +18,16 @@ namespace {
 using profiler::KernelScope;
 
 constexpr int64_t kGrain = 16384;  // floats per chunk: small tensors stay on one thread
+
+// dst = src, traced as the memcpy kernel `name`: the cpu backend's memory is the host's.
+void traced_copy(const ExecContext& ctx, const char* name, const Tensor& src, Tensor& dst) {
+  op_checks::check_alike(name, src, dst);
+  KernelScope kernel(ctx.tracer, name, ctx.device, ctx.lane, 0, 2.0 * static_cast<double>(src.bytes()),
+                     profiler::ActivityKind::memcpy);
+  ctx.pool.parallel_for(src.size(), [&](int64_t begin, int64_t end) {
+    std::memcpy(dst.data() + begin, src.data() + begin, static_cast<size_t>(end - begin) * sizeof(float));
+  }, kGrain);
+}
 
 }  // namespace
 
@@ -59,6 +70,14 @@ void CpuOps::broadcast(const ExecContext& ctx, const Tensor& source, std::span<T
     for (Tensor* target : targets)
       std::memcpy(target->data() + begin, source.data() + begin, static_cast<size_t>(end - begin) * sizeof(float));
   }, kGrain);
+}
+
+void CpuOps::copy_to_host(const ExecContext& ctx, const Tensor& src, Tensor& host_dst) {
+  traced_copy(ctx, "memcpy.dtoh", src, host_dst);
+}
+
+void CpuOps::copy_from_host(const ExecContext& ctx, const Tensor& host_src, Tensor& dst) {
+  traced_copy(ctx, "memcpy.htod", host_src, dst);
 }
 
 }  // namespace tunescope::cpu

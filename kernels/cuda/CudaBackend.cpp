@@ -1,8 +1,10 @@
 // The "cuda" backend: the op kernels of CudaOps, tensors in device memory (CudaMemory),
 // one non-blocking cudaStream_t per executor lane on its replica's device (LaneStreams),
 // batches staged in pinned host memory (PinnedHostMemory), and the description of device
-// 0. Conv layers default to cuDNN's implicit GEMM, the one cuDNN algorithm that runs
-// every problem in both layouts (the backend has no direct).
+// 0. The update on the host (update_on = host) runs the cpu backend's SGD, found by name
+// in the registry, on the host copies of the weights. Conv layers default to cuDNN's
+// implicit GEMM, the one cuDNN algorithm that runs every problem in both layouts (the
+// backend has no direct).
 //
 // Replicas (the batch split): with one visible device they all run on device 0 and their
 // gradients are summed by one kernel there; with several, replica r runs on device r
@@ -66,6 +68,11 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   std::string device_description() const override { return description_; }
   OpKernels& ops() override { return ops_; }
+  OpKernels& host_ops() override {
+    std::lock_guard lock(mutex_);
+    if (!host_) host_ = Registry::instance().make_backend("cpu");  // made for the first run that updates on the host
+    return host_->ops();
+  }
   MemorySpace& memory() override { return CudaMemory::of_device(0); }
   MemorySpace& device_memory(int device) override { return CudaMemory::of_device(device); }
   MemorySpace& staging_memory() override { return PinnedHostMemory::instance(); }
@@ -100,6 +107,7 @@ class CudaBackend final : public Backend {
   std::mutex mutex_;
   std::set<int> prepared_{0};
   std::map<int, std::unique_ptr<LaneStreams>> streams_;  // by device: lanes of its replicas
+  std::unique_ptr<Backend> host_;                        // the cpu backend: host_ops()
 };
 
 std::unique_ptr<Backend> make_cuda_backend() {

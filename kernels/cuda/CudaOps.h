@@ -68,6 +68,8 @@ class CudaOps final : public OpKernels {
   void allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale,
                      Tensor& out) override;
   void broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* const> targets) override;
+  void copy_to_host(const ExecContext& ctx, const Tensor& src, Tensor& host_dst) override;
+  void copy_from_host(const ExecContext& ctx, const Tensor& host_src, Tensor& dst) override;
 
  private:
   DeviceCollectives* collectives_;

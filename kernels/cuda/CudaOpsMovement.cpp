@@ -96,4 +96,29 @@ void CudaOps::broadcast(const ExecContext& ctx, const Tensor& source, std::span<
           cudaMemcpyAsync(target->data(), source.data(), source.bytes(), cudaMemcpyDefault, stream_of(ctx)));
 }
 
+namespace {
+
+// One stream-ordered copy across the host/device boundary: from or to the backend's
+// pinned staging memory it is an asynchronous DMA the lane thread does not wait for.
+void copy_across(const ExecContext& ctx, const char* op, const Tensor& src, Tensor& dst, cudaMemcpyKind kind) {
+  op_checks::check_alike(op, src, dst);
+  const Tensor& device_side = kind == cudaMemcpyDeviceToHost ? src : dst;
+  const Tensor& host_side = kind == cudaMemcpyDeviceToHost ? dst : src;
+  check_on_device(op, {{"device tensor", &device_side}});
+  if (!host_side.on_host())
+    fail(ErrorKind::runtime, op, ": the host tensor is in ", host_side.memory().name(), ", not host memory");
+  OpRange range(ctx, op);
+  TS_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), src.bytes(), kind, stream_of(ctx)));
+}
+
+}  // namespace
+
+void CudaOps::copy_to_host(const ExecContext& ctx, const Tensor& src, Tensor& host_dst) {
+  copy_across(ctx, "memcpy.dtoh", src, host_dst, cudaMemcpyDeviceToHost);
+}
+
+void CudaOps::copy_from_host(const ExecContext& ctx, const Tensor& host_src, Tensor& dst) {
+  copy_across(ctx, "memcpy.htod", host_src, dst, cudaMemcpyHostToDevice);
+}
+
 }  // namespace tunescope::cuda

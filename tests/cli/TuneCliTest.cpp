@@ -207,6 +207,8 @@ TEST(TuneCli, BadOptionsAndFilesExitTwoNamingThem) {
       {"tune " + kTinyData + " --steps 0" + out, "--steps"},
       {"tune " + kTinyData + " --streams-list 0" + out, "--streams-list"},
       {"tune " + kTinyData + " --async-update-list maybe" + out, "maybe"},
+      {"tune " + kTinyData + " --update-on-list device,gpu" + out, "gpu"},
+      {"tune " + kTinyData + " --update-on-list device,host" + out, "--update-on-list host: backend cpu keeps"},
       {"tune " + kTinyData, "--out"},
       {"tune " + kTinyData + " --db " + d.at("not-a-db.sqlite") + out, "not-a-db.sqlite"},
   };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -134,8 +135,10 @@ class DeviceRecordingBackend final : public Backend {
     std::lock_guard lock(mutex);
     bound.push_back(device);
   }
+  void* lane_stream(int lane, int) override { return &streams.at(static_cast<size_t>(lane)); }
   std::mutex mutex;
   std::vector<int> bound;
+  std::array<int, 4> streams{};
 };
 
 TEST(Executor, LanesAreBoundToTheirDevicesAndTellTheirTasks) {
@@ -151,6 +154,22 @@ TEST(Executor, LanesAreBoundToTheirDevicesAndTellTheirTasks) {
   std::sort(backend.bound.begin(), backend.bound.end());
   EXPECT_EQ(backend.bound, (std::vector<int>{0, 1, 1}));
   EXPECT_THROW(Executor(2, 1, nullptr, &backend, {0}), Error);  // one device for two lanes
+}
+
+// The update on the host's lane: it runs beside the device lanes but is neither bound
+// nor given a stream, since its kernels are host ops.
+TEST(Executor, HostLanesAreNeitherBoundNorGivenAStream) {
+  DeviceRecordingBackend backend;
+  std::vector<void*> streams(3, nullptr);
+  {
+    Executor executor(3, 1, nullptr, &backend, {1, 1, 1}, 1);
+    for (int lane = 0; lane < 3; ++lane)
+      executor.submit(lane, [&streams](const ExecContext& exec) { streams[static_cast<size_t>(exec.lane)] = exec.stream; });
+    executor.synchronize();
+  }
+  EXPECT_EQ(streams, (std::vector<void*>{&backend.streams[0], &backend.streams[1], nullptr}));
+  EXPECT_EQ(backend.bound, (std::vector<int>{1, 1}));
+  EXPECT_THROW(Executor(2, 1, nullptr, &backend, {0, 0}, 3), Error);  // more host lanes than lanes
 }
 
 TEST(Executor, ALaneThatCannotBindFailsTheRunInsteadOfTheProcess) {

@@ -140,5 +140,32 @@ TEST(ReplicaDevicesTraining, EachReplicaLivesRunsAndIsTracedOnItsDevice) {
   }
 }
 
+// The update on the host with one replica per device: the reduction into device 0, the
+// download, the host SGD, the upload to device 0 and the broadcast to device 1. Replica
+// 1's gradients in steps 2 and 3 come from the weights broadcast to it, so replica 0's
+// weights after 3 steps match the device update only if device 1 got them. Same kernels
+// in the same order: 1e-6 of each tensor's largest |weight|.
+TEST(ReplicaDevicesTraining, UpdateOnTheHostReachesEveryDevice) {
+  SessionOptions options = options_for("two-devices");
+  options.concurrency.async_update = true;
+  TrainingSession on_device(options);
+  options.concurrency.update_on = UpdateOn::host;
+  TrainingSession on_host(options);
+  on_device.train_steps(3);
+  on_host.train_steps(3);
+  const auto want_params = on_device.network().parameters();
+  const auto got_params = on_host.network().parameters();
+  ASSERT_EQ(want_params.size(), got_params.size());
+  for (size_t i = 0; i < want_params.size(); ++i) {
+    const Tensor got = to_host(got_params[i]->value), want = to_host(want_params[i]->value);
+    double scale = 0, error = 0;
+    for (int64_t k = 0; k < want.size(); ++k) {
+      scale = std::max(scale, static_cast<double>(std::abs(want.data()[k])));
+      error = std::max(error, static_cast<double>(std::abs(got.data()[k] - want.data()[k])));
+    }
+    EXPECT_LE(error, 1e-6 * scale) << want_params[i]->name;
+  }
+}
+
 }  // namespace
 }  // namespace tunescope

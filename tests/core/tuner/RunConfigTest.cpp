@@ -31,6 +31,10 @@ TEST(RunConfig, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
   c.concurrency = Concurrency{4, 2, 2, true, 1};
   EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
+  EXPECT_EQ(to_json_text(c).find("update_on"), std::string::npos) << "the default is left out (results DB keys)";
+  c.concurrency.update_on = UpdateOn::host;
+  EXPECT_NE(to_json_text(c).find("\"update_on\": \"host\""), std::string::npos);
+  EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
   c.measured = MeasuredFigures{1234.5, 0.05, 1.7, "per-layer", "auto: per-layer has the cheapest estimate", "some cpu"};
   EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
 }
@@ -49,6 +53,8 @@ TEST(RunConfig, LabelNamesOnlyNonDefaultConcurrency) {
   c.concurrency.async_update = true;
   c.concurrency.micro_batches = 2;
   EXPECT_EQ(c.label(), "nhwc conv=gemm,conv2=direct threads=2 streams=2 async micro=2");
+  c.concurrency.update_on = UpdateOn::host;
+  EXPECT_EQ(c.label(), "nhwc conv=gemm,conv2=direct threads=2 streams=2 async micro=2 update=host");
 }
 
 TEST(RunConfig, FileRoundTripAndApply) {
@@ -104,6 +110,8 @@ TEST(RunConfig, EveryRejectionNamesTheSourceAndTheKey) {
       {with("\"micro_batches\": 1", "\"micro_batches\": -1"), "'micro_batches': must be in 1..4096"},
       {with("\"async_update\": false", "\"async_update\": 1"), "'async_update': expected true or false"},
       {with("\"threads_per_lane\": 0", "\"threads_per_lane\": -2"), "'threads_per_lane': must be in 0..4096"},
+      {with("\"threads\": 2", "\"threads\": 2, \"update_on\": \"gpu\""), "'update_on': unknown place 'gpu' (known: device, host)"},
+      {with("\"threads\": 2", "\"threads\": 2, \"update_on\": true"), "'update_on': expected a string"},
       {with("\"per_layer\"", "\"per_layr\""), "'conv.per_layr': unknown key"},
       {with("\"threads\": 2", "\"threads\": \"2\""), "'threads': expected an integer"},
       {with("\"threads\": 2", "\"threads\": 0"), "'threads': must be >= 1"},

@@ -162,5 +162,19 @@ TEST(SearchSpace, ConcurrencyKnobsMultiplyTheCandidatesAndBadSplitsAreSkipped) {
   EXPECT_THROW(SearchSpace(bad, lenet5_layers()), Error);
 }
 
+TEST(SearchSpace, UpdateOnListCrossesEveryConfig) {
+  SpaceOptions o = options({"direct"});
+  o.layouts = {Layout::NCHW};
+  o.threads = {1};
+  o.async_update = {false, true};
+  o.update_on = {UpdateOn::device, UpdateOn::host};
+  const auto list = SearchSpace(o, lenet5_layers()).enumerate();
+  ASSERT_EQ(list.size(), 4u);
+  EXPECT_EQ(list[1].config.label(), "nchw conv=direct threads=1 update=host");
+  EXPECT_EQ(list[3].config.label(), "nchw conv=direct threads=1 async update=host");
+  o.update_on = {};
+  EXPECT_THROW(SearchSpace(o, lenet5_layers()), Error);
+}
+
 }  // namespace
 }  // namespace tunescope::tuner

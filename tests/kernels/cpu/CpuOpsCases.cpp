@@ -268,6 +268,17 @@ std::vector<OpCase> collective_cases() {
     ops.broadcast(ctx, source, targets);
     return m.out({first, second});
   }, kSameOrder, kSameOrder});
+  // The update on the host: a gradient down into a host tensor, a weight back up.
+  cases.push_back({"host copies", {"memcpy.dtoh", "memcpy.htod"},
+                   [](OpKernels& ops, const ExecContext& ctx, Layout l, MemorySpace& memory) {
+    const Placed m{memory};
+    const Tensor grad = m.in(random_tensor(kShape, l, 147));
+    Tensor host_grad(kShape, l), weight(kShape, l, m.memory);
+    const Tensor host_weight = random_tensor(kShape, l, 148);
+    ops.copy_to_host(ctx, grad, host_grad);
+    ops.copy_from_host(ctx, host_weight, weight);
+    return m.out({host_grad, weight});
+  }, kSameOrder, kSameOrder});
   return cases;
 }
 

@@ -33,7 +33,8 @@ struct OpCase {
 // Every op of the kernel contract except the collectives.
 std::vector<OpCase> op_cases();
 // scatter_rows (from a host batch and from one in `memory`), allreduce_sum (into one of
-// its sources) and broadcast: the data movement of a split batch.
+// its sources) and broadcast: the data movement of a split batch; copy_to_host and
+// copy_from_host: that of the update on the host.
 std::vector<OpCase> collective_cases();
 
 }  // namespace tunescope::cpu::testing
