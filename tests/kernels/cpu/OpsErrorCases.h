@@ -13,24 +13,18 @@
 #include "core/base/Error.h"
 #include "core/base/OpKernels.h"
 #include "core/base/ThreadPool.h"
+#include "tests/core/ExpectError.h"
 
 namespace tunescope::testing {
 
 template <typename Ops>
 class OpsErrors : public ::testing::Test {
  protected:
-  // Runs f, expecting an Error of `kind` whose message contains every fragment.
+  // The shared assertion (tests/core/ExpectError.h), with the fragments first so that
+  // the long op call reads last.
   template <typename F>
-  void expect_error(ErrorKind kind, std::vector<std::string> fragments, F f) {
-    try {
-      f();
-      ADD_FAILURE() << "no error thrown (expected one mentioning '" << fragments.front() << "')";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), kind) << e.what();
-      for (const auto& fragment : fragments)
-        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
-            << "'" << e.what() << "' lacks '" << fragment << "'";
-    }
+  void expect_error(ErrorKind kind, std::initializer_list<std::string> fragments, F f) {
+    testing::expect_error(kind, f, fragments);
   }
 
   ThreadPool pool{1};

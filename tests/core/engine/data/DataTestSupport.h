@@ -1,5 +1,5 @@
-// Helpers shared by the data-layer tests: a temporary folder, raw file access and an
-// assertion on the kind and message of a thrown Error.
+// Helpers shared by the data-layer tests: a temporary folder, raw file access and the
+// shared assertion on a thrown Error (tests/core/ExpectError.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/base/Error.h"
+#include "tests/core/ExpectError.h"
 
 namespace tunescope::data::testing {
 
@@ -53,18 +54,6 @@ inline std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// Runs `call`, expecting an Error of `kind` whose message contains every one of `parts`.
-template <typename Call>
-void expect_error(ErrorKind kind, Call&& call, std::initializer_list<std::string> parts) {
-  try {
-    call();
-    ADD_FAILURE() << "no error thrown; expected one mentioning '" << *parts.begin() << "'";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_EQ(static_cast<int>(e.kind()), static_cast<int>(kind)) << message;
-    for (const std::string& part : parts)
-      EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' missing from: " << message;
-  }
-}
+using tunescope::testing::expect_error;
 
 }  // namespace tunescope::data::testing
