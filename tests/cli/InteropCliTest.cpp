@@ -8,24 +8,13 @@
 
 #include "profiler/TraceFiles.h"
 #include "tests/cli/RunCli.h"
+#include "tests/core/ScratchDir.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using tunescope::testing::run_cli;
 
-struct InteropDir {
-  // One folder per test: CTest runs the tests of this file in parallel processes.
-  fs::path dir = fs::temp_directory_path() /
-                 (std::string("tunescope-interop-cli-") +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  InteropDir() {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~InteropDir() { fs::remove_all(dir); }
-  std::string at(const std::string& name) const { return (dir / name).string(); }
-};
 
 // The report after its header (the header names the file, which differs).
 std::string report_body(const std::string& output) {
@@ -34,7 +23,7 @@ std::string report_body(const std::string& output) {
 }
 
 TEST(InteropCli, ExportsAProfileToEveryFormatAndReportsTheSameFigures) {
-  InteropDir d;
+  tunescope::testing::ScratchDir d;
   const auto profiled = run_cli("profile --warmup 0 --steps 1 --conv gemm --data fake --fake-count 32 "
                                 "--batch 16 --threads 1 --test-limit 16 --trace " + d.at("run.json"));
   ASSERT_EQ(profiled.exit_code, 0) << profiled.output;
@@ -77,7 +66,7 @@ TEST(InteropCli, ReportsPyTorchTraces) {
 }
 
 TEST(InteropCli, BadInputsExitTwoNamingTheCulprit) {
-  InteropDir d;
+  tunescope::testing::ScratchDir d;
   {
     std::FILE* file = std::fopen(d.at("notes.txt").c_str(), "w");
     std::fputs("not a trace\n", file);

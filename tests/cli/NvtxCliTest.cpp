@@ -14,6 +14,7 @@
 
 #include "profiler/TraceFiles.h"
 #include "tests/cli/RunCli.h"
+#include "tests/core/ScratchDir.h"
 
 namespace {
 
@@ -22,16 +23,6 @@ using tunescope::profiler::Range;
 using tunescope::profiler::RangeCategory;
 using tunescope::testing::run_cli;
 
-struct NvtxDir {
-  fs::path dir = fs::temp_directory_path() /
-                 (std::string("tunescope-nvtx-cli-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  NvtxDir() {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~NvtxDir() { fs::remove_all(dir); }
-  std::string at(const std::string& name) const { return (dir / name).string(); }
-};
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path);
@@ -79,7 +70,7 @@ class NvtxCli : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(NvtxCli, RangesRecordedByAnNvtxToolAreTheTraceRanges) {
   if (*kRecorderPath == '\0') GTEST_SKIP() << "NVTX 3 headers were not found at configure time: tunescope emits no NVTX ranges";
-  NvtxDir d;
+  tunescope::testing::ScratchDir d;
   // The CLI inherits the tool from this process's environment.
   ASSERT_EQ(setenv("NVTX_INJECTION64_PATH", kRecorderPath, 1), 0);
   ASSERT_EQ(setenv("TUNESCOPE_NVTX_RECORD", d.at("nvtx.tsv").c_str(), 1), 0);

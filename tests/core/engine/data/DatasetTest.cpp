@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::expect_error;
-using testing::TempDir;
+using testing::ScratchDir;
 
 // Writes a small split in MNIST layout: image i is filled with byte i, label i % 10.
 void write_split(const fs::path& dir, const std::string& prefix, int64_t images, int64_t labels,
@@ -85,7 +85,7 @@ TEST(Dataset, LoadsFashionMnist) {
 }
 
 TEST(Dataset, LoadsRawAndGzipFolders) {
-  TempDir dir;
+  ScratchDir dir;
   write_split(dir.path(), "train", 12, 12);
   write_split(dir.path(), "t10k", 3, 3, ".gz", {4, 5, 3});
   const Dataset train = load_dataset(dir.path().string(), Split::train);
@@ -110,7 +110,7 @@ TEST(Dataset, LoadsRawAndGzipFolders) {
 }
 
 TEST(Dataset, FashionMnistFolderFollowsOptionsThenEnvironment) {
-  TempDir env_dir, option_dir;
+  ScratchDir env_dir, option_dir;
   write_split(env_dir.path(), "train", 4, 4);
   write_split(option_dir.path(), "train", 7, 7);
   ScopedEnv env("TUNESCOPE_DATA_DIR", env_dir.path().string());
@@ -126,14 +126,14 @@ TEST(Dataset, FashionMnistFolderFollowsOptionsThenEnvironment) {
 }
 
 TEST(Dataset, RejectsMismatchedCounts) {
-  TempDir dir;
+  ScratchDir dir;
   write_split(dir.path(), "train", 5, 4);
   expect_error(ErrorKind::input, [&] { load_mnist_format(dir.path(), Split::train); },
                {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "holds 5 images", "holds 4 labels"});
 }
 
 TEST(Dataset, RejectsWrongDimensionCounts) {
-  TempDir dir;
+  ScratchDir dir;
   write_split(dir.path(), "train", 5, 5, "", {30});
   expect_error(ErrorKind::input, [&] { load_mnist_format(dir.path(), Split::train); },
                {"train-images-idx3-ubyte", "3 (N x H x W) or 4", "5x30"});
@@ -144,7 +144,7 @@ TEST(Dataset, RejectsWrongDimensionCounts) {
 }
 
 TEST(Dataset, RejectsMissingEmptyOrIncompleteFolders) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string missing = (dir / "absent").string();
   expect_error(ErrorKind::input, [&] { load_dataset(missing, Split::train); }, {missing, "does not exist", "fake"});
   expect_error(ErrorKind::input, [&] { load_dataset(dir.path().string(), Split::train); },

@@ -11,7 +11,7 @@ namespace {
 
 using testing::expect_error;
 using testing::read_bytes;
-using testing::TempDir;
+using testing::ScratchDir;
 using testing::write_bytes;
 
 IdxArray sample_array(std::vector<int64_t> dims) {
@@ -53,7 +53,7 @@ void expect_input_error(const std::filesystem::path& path, std::initializer_list
 }
 
 TEST(IdxFile, RoundTripRaw) {
-  TempDir dir;
+  ScratchDir dir;
   const IdxArray array = sample_array({4, 5, 6});
   write_idx(dir / "a-idx3-ubyte", array);
   const std::vector<uint8_t> bytes = read_bytes(dir / "a-idx3-ubyte");
@@ -67,7 +67,7 @@ TEST(IdxFile, RoundTripRaw) {
 }
 
 TEST(IdxFile, RoundTripGzipDetectedByContent) {
-  TempDir dir;
+  ScratchDir dir;
   const IdxArray array = sample_array({3000, 28, 28});  // larger than the inflate buffer
   write_idx(dir / "images.gz", array);
   write_idx(dir / "images-no-suffix", array, IdxCompression::gzip);
@@ -85,7 +85,7 @@ TEST(IdxFile, RoundTripGzipDetectedByContent) {
 TEST(IdxFile, ReadsConcatenatedGzipMembers) {
   // The trailer size of the last member is tiny here, so the reader's first allocation
   // is too small and it must grow to the claimed size.
-  TempDir dir;
+  ScratchDir dir;
   std::vector<uint8_t> raw = idx_bytes(0x08, {3, 1000, 1000}, 0);
   const IdxArray array = sample_array({3, 1000, 1000});
   raw.insert(raw.end(), array.data.begin(), array.data.end());
@@ -100,7 +100,7 @@ TEST(IdxFile, ReadsConcatenatedGzipMembers) {
 }
 
 TEST(IdxFile, EmptyDimensionIsAnEmptyArray) {
-  TempDir dir;
+  ScratchDir dir;
   write_idx(dir / "empty", IdxArray{{0, 28, 28}, {}});
   const IdxArray back = read_idx(dir / "empty");
   EXPECT_EQ(back.dims, (std::vector<int64_t>{0, 28, 28}));
@@ -108,13 +108,13 @@ TEST(IdxFile, EmptyDimensionIsAnEmptyArray) {
 }
 
 TEST(IdxFile, RejectsMissingFileAndFolder) {
-  TempDir dir;
+  ScratchDir dir;
   expect_input_error(dir / "nope-idx1-ubyte", {"does not exist"});
   expect_input_error(dir.path(), {"is not a regular file"});
 }
 
 TEST(IdxFile, RejectsWrongMagic) {
-  TempDir dir;
+  ScratchDir dir;
   std::vector<uint8_t> bytes = idx_bytes(0x08, {4}, 4);
   bytes[0] = 0x12;
   bytes[1] = 0x34;
@@ -123,13 +123,13 @@ TEST(IdxFile, RejectsWrongMagic) {
 }
 
 TEST(IdxFile, RejectsUnsupportedTypeCode) {
-  TempDir dir;
+  ScratchDir dir;
   write_bytes(dir / "floats", idx_bytes(0x0D, {4}, 16));
   expect_input_error(dir / "floats", {"unsupported element type code 0x0D", "float32"});
 }
 
 TEST(IdxFile, RejectsZeroOrExcessiveDimensionCount) {
-  TempDir dir;
+  ScratchDir dir;
   write_bytes(dir / "zero", idx_bytes(0x08, {}, 4));
   expect_input_error(dir / "zero", {"dimension count 0"});
   write_bytes(dir / "many", idx_bytes(0x08, std::vector<uint32_t>(kIdxMaxDims + 1, 1), 1));
@@ -137,13 +137,13 @@ TEST(IdxFile, RejectsZeroOrExcessiveDimensionCount) {
 }
 
 TEST(IdxFile, RejectsDimensionsOverflowingInt64) {
-  TempDir dir;
+  ScratchDir dir;
   write_bytes(dir / "overflow", idx_bytes(0x08, {0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}, 8));
   expect_input_error(dir / "overflow", {"4294967295x4294967295x4294967295", "overflow"});
 }
 
 TEST(IdxFile, RejectsDimensionsAboveTheSizeLimit) {
-  TempDir dir;
+  ScratchDir dir;
   write_bytes(dir / "huge", idx_bytes(0x08, {100000, 100000}, 8));
   expect_input_error(dir / "huge", {"10000000000 bytes", "limit"});
   write_bytes(dir / "small", idx_bytes(0x08, {10, 11}, 110));
@@ -154,7 +154,7 @@ TEST(IdxFile, RejectsDimensionsAboveTheSizeLimit) {
 }
 
 TEST(IdxFile, RejectsHeaderClaimingMoreThanTheFileHolds) {
-  TempDir dir;
+  ScratchDir dir;
   write_bytes(dir / "short", idx_bytes(0x08, {10, 28, 28}, 5 * 784));
   expect_input_error(dir / "short", {"10x28x28 = 7840 bytes", "holds only 3920", "truncated"});
   write_bytes(dir / "short.gz", gzip(idx_bytes(0x08, {10, 28, 28}, 5 * 784)));
@@ -165,7 +165,7 @@ TEST(IdxFile, RejectsHeaderClaimingMoreThanTheFileHolds) {
 }
 
 TEST(IdxFile, RejectsTruncatedFiles) {
-  TempDir dir;
+  ScratchDir dir;
   write_idx(dir / "full", sample_array({20, 8, 8}));
   std::vector<uint8_t> bytes = read_bytes(dir / "full");
   write_bytes(dir / "cut-header", {bytes.begin(), bytes.begin() + 10});
@@ -182,7 +182,7 @@ TEST(IdxFile, RejectsTruncatedFiles) {
 }
 
 TEST(IdxFile, RejectsCorruptGzip) {
-  TempDir dir;
+  ScratchDir dir;
   write_idx(dir / "good.gz", sample_array({20, 8, 8}));
   const std::vector<uint8_t> good = read_bytes(dir / "good.gz");
   std::vector<uint8_t> bad_method = good;
@@ -196,7 +196,7 @@ TEST(IdxFile, RejectsCorruptGzip) {
 }
 
 TEST(IdxFile, RejectsTrailingGarbage) {
-  TempDir dir;
+  ScratchDir dir;
   std::vector<uint8_t> bytes = idx_bytes(0x08, {4}, 4);
   bytes.insert(bytes.end(), {1, 2, 3});
   write_bytes(dir / "tail", bytes);
@@ -210,7 +210,7 @@ TEST(IdxFile, RejectsTrailingGarbage) {
 }
 
 TEST(IdxFile, WriterRejectsInconsistentArrays) {
-  TempDir dir;
+  ScratchDir dir;
   expect_error(ErrorKind::usage, [&] { write_idx(dir / "x", IdxArray{{2, 3}, std::vector<uint8_t>(5)}); },
                {"describe 6 bytes", "holds 5"});
   expect_error(ErrorKind::usage, [&] { write_idx(dir / "x", IdxArray{{}, {}}); }, {"dimension count 0"});
