@@ -10,6 +10,7 @@
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/engine/Models.h"
+#include "tests/core/ExpectError.h"
 
 namespace tunescope::tuner {
 namespace {
@@ -117,6 +118,17 @@ TEST(SearchSpace, NetWithoutConvLayersGetsTheBackendsDefaultConvAlgorithm) {
   EXPECT_TRUE(none.config.conv.per_layer.empty());
   // On cpu the default is direct.
   EXPECT_EQ(SearchSpace(options({}), {}).per_layer(Layout::NHWC, 2, {}).config.conv.default_algorithm, "direct");
+}
+
+TEST(SearchSpace, PerLayerProductOfADeepNetIsRefusedNamingTheFlag) {
+  ModelSpec spec;
+  spec.name = "resnet18-small";
+  spec.input = {8, 3, 32, 32};
+  const auto layers = conv_layers(*build_model(spec));
+  ASSERT_EQ(layers.size(), 20u);  // 2^20 combinations of two algorithms, far over the cap
+  tunescope::testing::expect_error(
+      ErrorKind::usage, [&] { SearchSpace(options({"direct", "gemm"}, true), layers).enumerate(); },
+      {"--per-layer-product", "1048576 algorithm combinations", "more than the 4096", "--strategy per-layer"});
 }
 
 TEST(SearchSpace, RejectsBadOptions) {
