@@ -29,7 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-using tunescope::testing::TestFolder;
+using tunescope::testing::ScratchDir;
 
 // 2 layouts x 4 algorithms x 2 thread counts (some skipped) with enough timed steps
 // that the sweep lasts well beyond the moment the test signals it. Exhaustive: its
@@ -124,7 +124,7 @@ size_t table_rows(const std::string& output) {
 
 // Resumes the tune in `db` and checks it completes measuring only what was missing,
 // over the same configs as the uninterrupted tune in `fresh_db`.
-void expect_resume_completes(const TestFolder& d, const std::string& db, const std::string& fresh_db) {
+void expect_resume_completes(const ScratchDir& d, const std::string& db, const std::string& fresh_db) {
   const auto before = committed_trials(db);
   const tunescope::testing::CliResult resumed =
       tunescope::testing::run_cli(joined(tune_args(db, d.at("resumed.json"))) + " --resume");
@@ -144,7 +144,7 @@ void expect_resume_completes(const TestFolder& d, const std::string& db, const s
 }
 
 TEST(TuneInterrupt, SigintPrintsBestSoFarExits130AndResumeCompletes) {
-  const TestFolder d;
+  const ScratchDir d;
   const tunescope::testing::CliResult fresh = tunescope::testing::run_cli(
       joined(tune_args(d.at("fresh.sqlite"), d.at("fresh.json"))));
   ASSERT_EQ(fresh.exit_code, 0) << fresh.output;
@@ -178,7 +178,7 @@ TEST(TuneInterrupt, SigintPrintsBestSoFarExits130AndResumeCompletes) {
 }
 
 TEST(TuneInterrupt, SigkillLosesNoCommittedTrialAndResumeCompletes) {
-  const TestFolder d;
+  const ScratchDir d;
   const tunescope::testing::CliResult fresh = tunescope::testing::run_cli(
       joined(tune_args(d.at("fresh.sqlite"), d.at("fresh.json"))));
   ASSERT_EQ(fresh.exit_code, 0) << fresh.output;
@@ -201,7 +201,7 @@ TEST(TuneInterrupt, SigkillLosesNoCommittedTrialAndResumeCompletes) {
 }
 
 TEST(TuneInterrupt, ResumeWithoutDbExitsTwo) {
-  const TestFolder d;
+  const ScratchDir d;
   const tunescope::testing::CliResult r = tunescope::testing::run_cli(
       "tune --model lenet5 --data fake --fake-count 64 --batch 8 --resume -o " + d.at("t.json"));
   EXPECT_EQ(r.exit_code, 2) << r.output;

@@ -15,7 +15,7 @@ namespace tunescope::testing {
 namespace {
 
 TEST(TuneIsolationCli, IsolatedTuneWritesConfigTrialsAndTraces) {
-  const TestFolder folder;
+  const ScratchDir folder;
   const CliResult r = run_cli("tune --strategy exhaustive --data fake --fake-count 64 --batch 8 --test-limit 16 --layouts nchw,nhwc "
                               "--algorithms direct,gemm --steps 2 --warmup 1 --isolate on --trial-timeout 300 --db " +
                               folder.at("results.sqlite") + " -o " + folder.at("tuned.json") + " --trace-dir " +

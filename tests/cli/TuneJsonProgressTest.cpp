@@ -25,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-using tunescope::testing::TestFolder;
+using tunescope::testing::ScratchDir;
 
 // The CLI as a child: stdout read line by line through a pipe, stderr to a file.
 // `on_line` sees each stdout line as it arrives (and may signal the child).
@@ -69,7 +69,7 @@ Child run_tune(const std::vector<std::string>& args, const std::string& stderr_p
   return child;
 }
 
-std::vector<std::string> tune_args(const TestFolder& d, const std::string& algorithms, int steps) {
+std::vector<std::string> tune_args(const ScratchDir& d, const std::string& algorithms, int steps) {
   return {"tune",        "--model",     "lenet5", "--data",      "fake",         "--fake-count",
           "64",          "--test-limit", "16",    "--batch",     "8",            "--layouts",
           "nchw,nhwc",   "--algorithms", algorithms, "--steps",  std::to_string(steps), "--warmup",
@@ -89,7 +89,7 @@ std::vector<json> parse_lines(const std::vector<std::string>& lines) {
 }
 
 TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
-  const TestFolder d;
+  const ScratchDir d;
   const Child child = run_tune(tune_args(d, "direct,gemm", 2), d.at("stderr.txt"), [](Child&, const std::string&) {});
   const std::string log = tunescope::testing::file_bytes(d.at("stderr.txt"));
   ASSERT_EQ(child.exit_code, 0) << log;
@@ -160,7 +160,7 @@ TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
 }
 
 TEST(TuneJsonProgress, SigintAfterTheFirstTrialEndsWithAnInterruptedDoneEvent) {
-  const TestFolder d;
+  const ScratchDir d;
   bool signalled = false;
   const Child child = run_tune(tune_args(d, "direct,gemm,fft-fftw,fft-own", 12), d.at("stderr.txt"),
                                [&](Child& c, const std::string& line) {
@@ -186,7 +186,7 @@ TEST(TuneJsonProgress, SigintAfterTheFirstTrialEndsWithAnInterruptedDoneEvent) {
 }
 
 TEST(TuneJsonProgress, BarStaysTheDefaultAndABadModeExitsTwo) {
-  const TestFolder d;
+  const ScratchDir d;
   const auto plain = tunescope::testing::run_cli("tune --model lenet5 --data fake --fake-count 64 --test-limit 16 "
                                                  "--batch 8 --layouts nchw --algorithms direct --steps 1 --warmup 0 "
                                                  "-o " + d.at("plain.json"));

@@ -17,13 +17,13 @@ const std::string kTune = "tune --data fake --fake-count 32 --batch 8 --test-lim
                           "--algorithms direct --steps 1 --warmup 0";
 
 TEST(CliOptionErrors, UnknownFlag) {
-  const TestFolder folder;
+  const ScratchDir folder;
   expect_error(folder.path(), {kTune + " --trial-timout 5 -o " + folder.at("tuned.json"),
                                {"not expected", "--trial-timout"}});
 }
 
 TEST(CliOptionErrors, NumbersOutOfRange) {
-  const TestFolder folder;
+  const ScratchDir folder;
   const std::string out = " -o " + folder.at("tuned.json");
   const ErrorCase cases[] = {
       {kTune + " --trial-timeout -1" + out, {"--trial-timeout", "-1"}},
@@ -46,13 +46,13 @@ TEST(CliOptionErrors, NumbersOutOfRange) {
 }
 
 TEST(CliOptionErrors, PerLayerStrategyWithPerLayerProduct) {
-  const TestFolder folder;
+  const ScratchDir folder;
   expect_error(folder.path(), {kTune + " --strategy per-layer --per-layer-product -o " + folder.at("tuned.json"),
                                {"--per-layer-product", "--strategy per-layer"}});
 }
 
 TEST(CliOptionErrors, OutIsTheResultsDb) {
-  const TestFolder folder;
+  const ScratchDir folder;
   const std::string db = folder.at("results.sqlite");
   const CliResult first = run_cli(kTune + " --db " + db + " -o " + folder.at("first.json"));
   ASSERT_EQ(first.exit_code, 0) << first.output;
@@ -62,7 +62,7 @@ TEST(CliOptionErrors, OutIsTheResultsDb) {
 }
 
 TEST(CliOptionErrors, TraceDirWouldOverwriteTheConfig) {
-  const TestFolder folder;
+  const ScratchDir folder;
   fs::create_directories(folder.path() / "traces");
   write_file(folder.path() / "traces" / "best.json", R"({"schema": "an earlier tuned config"})");
   expect_error(folder.path(), {kTune + " --trace-dir " + folder.at("traces") + " -o " + folder.at("traces/best.json"),
@@ -70,7 +70,7 @@ TEST(CliOptionErrors, TraceDirWouldOverwriteTheConfig) {
 }
 
 TEST(CliOptionErrors, IsolationOnTheCudaBackend) {
-  const TestFolder folder;
+  const ScratchDir folder;
   expect_error(folder.path(), {kTune + " --isolate on --backend cuda -o " + folder.at("tuned.json"),
                                {"--isolate on", "cuda"}});
 }

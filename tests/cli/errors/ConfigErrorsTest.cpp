@@ -28,7 +28,7 @@ class ConfigErrors : public ::testing::Test {
     expect_error(folder.path(), {profile_with(name, text), expected});
   }
 
-  TestFolder folder;
+  ScratchDir folder;
 };
 
 TEST_F(ConfigErrors, ValidConfigProfiles) {

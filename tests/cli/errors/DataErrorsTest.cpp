@@ -49,7 +49,7 @@ class DataErrors : public ::testing::Test {
            folder.at("trace.json");
   }
 
-  TestFolder folder;
+  ScratchDir folder;
 };
 
 TEST_F(DataErrors, ValidFolderProfiles) {

@@ -38,7 +38,7 @@ int64_t count_rows(const std::string& path, const std::string& table) {
 }
 
 TEST(ResultsDbErrors, SqliteOfAnotherProgram) {
-  const TestFolder folder;
+  const ScratchDir folder;
   run_sql(folder.at("places.sqlite"), "CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT);"
                                   "INSERT INTO moz_places(url) VALUES ('https://example.org');");
   expect_error(folder.path(), {kTune + " --db " + folder.at("places.sqlite") + " -o " + folder.at("tuned.json"),
@@ -46,7 +46,7 @@ TEST(ResultsDbErrors, SqliteOfAnotherProgram) {
 }
 
 TEST(ResultsDbErrors, NewerSchemaVersion) {
-  const TestFolder folder;
+  const ScratchDir folder;
   const std::string db = folder.at("results.sqlite");
   const CliResult first = run_cli(kTune + " --db " + db + " -o " + folder.at("first.json"));
   ASSERT_EQ(first.exit_code, 0) << first.output;
@@ -59,7 +59,7 @@ TEST(ResultsDbErrors, NewerSchemaVersion) {
 
 TEST(ResultsDbErrors, LocationThatCannotBeWritten) {
   // /proc refuses new files even to root, for whom file modes are no obstacle.
-  const TestFolder folder;
+  const ScratchDir folder;
   expect_error(folder.path(), {kTune + " --db /proc/tunescope-results.sqlite -o " + folder.at("tuned.json"),
                                {"/proc/tunescope-results.sqlite", "cannot open"}});
 }
@@ -83,7 +83,7 @@ int run_with_file_size_limit(const std::string& args, rlim_t max_file_bytes, con
 }
 
 TEST(ResultsDbErrors, DiskFullMidTuneKeepsEarlierTrials) {
-  const TestFolder folder;
+  const ScratchDir folder;
   const std::string db = folder.at("results.sqlite");
   // The DB is created (a few 4 KiB pages) and the first trials commit to its write-ahead
   // log; the log outgrows 64 KiB after a few of the 10 trials (each commits its pages anew).

@@ -33,7 +33,7 @@ class TraceErrors : public ::testing::Test {
     return bytes;
   }
 
-  TestFolder folder;
+  ScratchDir folder;
 };
 
 TEST_F(TraceErrors, JsonOfAnotherTool) {
