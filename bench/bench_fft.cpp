@@ -1,6 +1,7 @@
 // Own batched 2-D r2c FFT (OwnFft2d) against FFTW's plan_many (FFTW_MEASURE, planned
 // before timing) for n x n planes, n = 8..128 (powers of two and 10, 12, 20 at batch
-// 256..16384, other 2^a 3^b 5^c sizes at batch 1024 and 4096), forward only.
+// 256..16384, other 2^a 3^b 5^c sizes at batch 1024 and 4096), forward r2c and, for
+// the sizes up to 20x20 and powers of two, inverse c2r (fft/c2r-own, fft/c2r-fftw).
 //
 // Fairness: both run on the same ThreadPool with the same split — the batch is cut into
 // one contiguous chunk per thread (a multiple of 8 planes) and each thread executes on
@@ -9,6 +10,9 @@
 // GFLOP/s counts 2.5 N log2 N flops per real transform of N = n * n points (the usual
 // 5 N log2 N complex-FFT convention, halved for real input).
 // Batches whose planes and spectra exceed kMaxBytes are skipped.
+// c2r reads Hermitian spectra (the forward transform of the noise) and writes the planes;
+// FFTW's multi-dimensional c2r overwrites its input (it cannot preserve it), so later
+// iterations read its leftovers, as in fft-fftw's convolution; ours leaves it intact.
 // Threads: --threads=N or TUNESCOPE_BENCH_THREADS=N (default: hardware concurrency).
 // Names are fft/<impl>/<n>/<batch>; the ratio own/FFTW is time(own) / time(fftw).
 // fft/own runs the instruction-set path OwnFft2d picks (TUNESCOPE_FFT_ISA, else the
@@ -62,10 +66,12 @@ struct Batch {
         spectrum(static_cast<size_t>(count_ * complex_stride) * sizeof(cfloat)) {}
   float* x() { return static_cast<float*>(real.data()); }
   cfloat* X() { return static_cast<cfloat*>(spectrum.data()); }
+  // Noise planes and their spectra.
   void fill() {
     std::mt19937 rng(42);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     std::generate_n(x(), count * real_stride, [&] { return dist(rng); });
+    cpu::OwnFft2d(n, n).forward(x(), {real_stride, 1}, X(), complex_stride, count);
   }
 };
 
@@ -82,8 +88,10 @@ void set_counters(benchmark::State& state, int64_t n, int64_t count) {
   state.counters["planes/s"] = benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
 }
 
+enum class Direction { r2c, c2r };
+
 // `isa`: the instruction-set path to force; none: the one OwnFft2d picks.
-void bm_own(benchmark::State& state, std::optional<cpu::OwnFftIsa> isa) {
+void bm_own(benchmark::State& state, std::optional<cpu::OwnFftIsa> isa, Direction direction) {
   const int64_t n = state.range(0), count = state.range(1);
   Batch b(n, count);
   b.fill();
@@ -94,8 +102,10 @@ void bm_own(benchmark::State& state, std::optional<cpu::OwnFftIsa> isa) {
     p.parallel_for(p.size(), [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const auto [first, last] = chunk_of(count, p.size(), t);
-        fft.forward(b.x() + first * b.real_stride, {b.real_stride, 1}, b.X() + first * b.complex_stride,
-                    b.complex_stride, last - first);
+        float* x = b.x() + first * b.real_stride;
+        cfloat* X = b.X() + first * b.complex_stride;
+        if (direction == Direction::r2c) fft.forward(x, {b.real_stride, 1}, X, b.complex_stride, last - first);
+        else fft.inverse(X, b.complex_stride, x, {b.real_stride, 1}, last - first);
       }
     });
   };
@@ -109,27 +119,31 @@ void bm_own(benchmark::State& state, std::optional<cpu::OwnFftIsa> isa) {
 
 // One FFTW_MEASURE plan per (n, planes), kept for the whole run: FFTW's wisdom would make
 // re-planning cheap, but keeping them also keeps planning out of every repetition.
-fftwf_plan fftw_plan_for(int64_t n, int64_t planes) {
-  static std::map<std::pair<int64_t, int64_t>, fftwf_plan> plans;
-  auto& plan = plans[{n, planes}];
+fftwf_plan fftw_plan_for(int64_t n, int64_t planes, Direction direction = Direction::r2c) {
+  static std::map<std::tuple<int64_t, int64_t, Direction>, fftwf_plan> plans;
+  auto& plan = plans[{n, planes, direction}];
   if (!plan) {
     Batch scratch(n, planes);  // MEASURE overwrites its arrays, so plan on scratch ones
     const int dims[2] = {static_cast<int>(n), static_cast<int>(n)};
-    plan = fftwf_plan_many_dft_r2c(2, dims, static_cast<int>(planes), scratch.x(), nullptr, 1,
-                                   static_cast<int>(scratch.real_stride),
-                                   reinterpret_cast<fftwf_complex*>(scratch.X()), nullptr, 1,
-                                   static_cast<int>(scratch.complex_stride), FFTW_MEASURE);
+    const int howmany = static_cast<int>(planes), rdist = static_cast<int>(scratch.real_stride),
+              cdist = static_cast<int>(scratch.complex_stride);
+    auto* X = reinterpret_cast<fftwf_complex*>(scratch.X());
+    plan = direction == Direction::r2c
+               ? fftwf_plan_many_dft_r2c(2, dims, howmany, scratch.x(), nullptr, 1, rdist, X, nullptr, 1,
+                                         cdist, FFTW_MEASURE)
+               : fftwf_plan_many_dft_c2r(2, dims, howmany, X, nullptr, 1, cdist, scratch.x(), nullptr, 1,
+                                         rdist, FFTW_MEASURE);
   }
   return plan;
 }
 
-void bm_fftw(benchmark::State& state) {
+void bm_fftw(benchmark::State& state, Direction direction) {
   const int64_t n = state.range(0), count = state.range(1);
   ThreadPool& p = pool();
   std::vector<fftwf_plan> plans(static_cast<size_t>(p.size()), nullptr);
   for (int64_t t = 0; t < p.size(); ++t) {
     const auto [first, last] = chunk_of(count, p.size(), t);
-    if (last > first) plans[static_cast<size_t>(t)] = fftw_plan_for(n, last - first);
+    if (last > first) plans[static_cast<size_t>(t)] = fftw_plan_for(n, last - first, direction);
   }
   Batch b(n, count);
   b.fill();
@@ -137,9 +151,11 @@ void bm_fftw(benchmark::State& state) {
     p.parallel_for(p.size(), [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const auto [first, last] = chunk_of(count, p.size(), t);
-        if (last > first)
-          fftwf_execute_dft_r2c(plans[static_cast<size_t>(t)], b.x() + first * b.real_stride,
-                                reinterpret_cast<fftwf_complex*>(b.X() + first * b.complex_stride));
+        if (last == first) continue;
+        float* x = b.x() + first * b.real_stride;
+        auto* X = reinterpret_cast<fftwf_complex*>(b.X() + first * b.complex_stride);
+        if (direction == Direction::r2c) fftwf_execute_dft_r2c(plans[static_cast<size_t>(t)], x, X);
+        else fftwf_execute_dft_c2r(plans[static_cast<size_t>(t)], X, x);
       }
     });
   };
@@ -223,20 +239,25 @@ void register_all() {
     const int64_t bytes = count * (n * n * 4 + n * (n / 2 + 1) * 8);
     if (bytes > kMaxBytes) continue;
     // Args append /<n>/<batch> to the names.
-    benchmark::RegisterBenchmark("fft/own", bm_own, std::optional<cpu::OwnFftIsa>{})
-        ->Args({n, count})
-        ->Unit(benchmark::kMicrosecond)
-        ->UseRealTime();
-    benchmark::RegisterBenchmark("fft/fftw", bm_fftw)
-        ->Args({n, count})
-        ->Unit(benchmark::kMicrosecond)
-        ->UseRealTime();
+    const bool with_c2r = n <= 20 || (n & (n - 1)) == 0;
+    for (auto [own, fftw, direction] : {std::tuple{"fft/own", "fft/fftw", Direction::r2c},
+                                        std::tuple{"fft/c2r-own", "fft/c2r-fftw", Direction::c2r}}) {
+      if (direction == Direction::c2r && !with_c2r) continue;
+      benchmark::RegisterBenchmark(own, bm_own, std::optional<cpu::OwnFftIsa>{}, direction)
+          ->Args({n, count})
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+      benchmark::RegisterBenchmark(fftw, bm_fftw, direction)
+          ->Args({n, count})
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+    }
   }
   // Each instruction-set path this CPU runs, forced: fft/own-<isa>/<n>/<batch>.
   for (cpu::OwnFftIsa isa : cpu::supported_own_fft_isas())
     for (int64_t n : {8, 12, 16, 20, 32, 36, 64})
       benchmark::RegisterBenchmark((std::string("fft/own-") + cpu::to_string(isa)).c_str(), bm_own,
-                                   std::optional<cpu::OwnFftIsa>{isa})
+                                   std::optional<cpu::OwnFftIsa>{isa}, Direction::r2c)
           ->Args({n, 1024})
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();

@@ -87,29 +87,28 @@ TEST(NumericsCheck, EveryCpuAlgorithmPassesOnLenet5InBothLayouts) {
   expect_every_cpu_algorithm_passes(testing::tiny_session());
 }
 
-// On this batch gemm's reordered sums flip ReLU ties: its first-step gradients differ from
-// the reference's by 2.2e-2 (relative L2 over whole tensors; 1.7e-2 over the samples). Under a tolerance of 1e-2 that first step
-// fails; the next batch at the same weights matches, so the candidate is valid: only the
-// second batch tells the tie flip from a defect.
-TEST(NumericsCheck, AFirstBatchTieFlipIsForgivenWhenTheNextBatchMatches) {
+// A candidate whose first step is off in one weight gradient (as a ReLU tie flip makes
+// it: gemm on this batch differed by 2.2e-2 on the machine the tolerance was set on, but
+// whether a tie flips depends on the CPU's BLAS kernels) while the next batch at the
+// same weights matches is valid; with no next batch to confirm, it is invalid. Only the
+// second batch tells a one-off deviation from a defect.
+TEST(NumericsCheck, AFirstBatchDeviationIsForgivenWhenTheNextBatchMatches) {
   const SessionOptions base = small_resnet();
-  MeasureOptions tight = check_only();
-  tight.gradient_tolerance = 1e-2;
-  const NumericsSample reference = reference_numerics(base, tight);
+  const NumericsSample reference = reference_numerics(base, check_only());
   ASSERT_TRUE(reference.next_batch);
-  const RunConfig gemm = config_with(base, Layout::NCHW, "gemm");
-  const TrialResult confirmed = measure(base, gemm, reference, tight);
+  const RunConfig first_off = one_layer(base, "s2b1.conv1", testing::kFirstFilterOff);
+  const TrialResult confirmed = measure(base, first_off, reference, check_only());
   EXPECT_EQ(confirmed.status, TrialStatus::ok) << confirmed.reason;
   EXPECT_EQ(confirmed.figures.steps, 1) << "timed after the confirmation, on the candidate's own session";
   ASSERT_TRUE(confirmed.trace);
   NumericsSample one_batch = reference;
   one_batch.next_batch = nullptr;
-  const TrialResult first_only = measure(base, gemm, one_batch, tight);
+  const TrialResult first_only = measure(base, first_off, one_batch, check_only());
   EXPECT_EQ(first_only.status, TrialStatus::invalid);
-  const std::regex said(R"(^first step: gradient of [a-z0-9.]+: relative L2 error ([0-9.e-]+) )");
+  const std::regex said(R"(^first step: gradient of s2b1\.conv1\.weight: relative L2 error ([0-9.e-]+) )");
   std::smatch error;
   ASSERT_TRUE(std::regex_search(first_only.reason, error, said)) << first_only.reason;
-  EXPECT_GT(std::stod(error[1]), tight.gradient_tolerance);
+  EXPECT_NEAR(std::stod(error[1]), testing::kFilterOffScale - 1, 1e-3);
 }
 
 TEST(NumericsCheck, WrongAndSubtlyWrongAlgorithmsAreRejectedOnResnet18Small) {

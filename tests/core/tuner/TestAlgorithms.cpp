@@ -16,7 +16,7 @@ namespace tunescope::tuner::testing {
 
 namespace {
 
-enum class Defect { wrong, filter_off, throws, nan, slow, conv1_only, segfault, abort, hang };
+enum class Defect { wrong, filter_off, first_filter_off, throws, nan, slow, conv1_only, segfault, abort, hang };
 
 class DefectiveConv final : public ConvAlgorithm {
  public:
@@ -51,7 +51,8 @@ class DefectiveConv final : public ConvAlgorithm {
   void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override {
     pause();
     direct_->backward_filter(call, x, dy, dw);
-    if (defect_ == Defect::filter_off)
+    const bool first_call = filter_calls_++ == 0;
+    if (defect_ == Defect::filter_off || (defect_ == Defect::first_filter_off && first_call))
       for (int64_t i = 0; i < dw.size(); ++i) dw.data()[i] *= kFilterOffScale;
   }
 
@@ -61,6 +62,7 @@ class DefectiveConv final : public ConvAlgorithm {
   }
   std::string name_;
   Defect defect_;
+  int64_t filter_calls_ = 0;
   std::unique_ptr<ConvAlgorithm> direct_;
 };
 
@@ -69,7 +71,8 @@ ConvAlgorithmRegistration make(const char* name, Defect defect) {
 }
 
 const ConvAlgorithmRegistration registrations[] = {
-    make(kWrong, Defect::wrong), make(kFilterOff, Defect::filter_off), make(kThrows, Defect::throws), make(kNan, Defect::nan),
+    make(kWrong, Defect::wrong), make(kFilterOff, Defect::filter_off),
+    make(kFirstFilterOff, Defect::first_filter_off), make(kThrows, Defect::throws), make(kNan, Defect::nan),
     make(kSlow, Defect::slow),   make(kConv1Only, Defect::conv1_only), make(kSegfault, Defect::segfault),
     make(kAbort, Defect::abort), make(kHang, Defect::hang),
 };

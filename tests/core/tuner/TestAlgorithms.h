@@ -15,6 +15,9 @@ inline constexpr const char* kWrong = "test-wrong";          // forward output s
 // it spoils that layer's weight gradient alone (loss and other gradients stay right).
 inline constexpr const char* kFilterOff = "test-filter-off";
 inline constexpr float kFilterOffScale = 1.05f;
+// The same defect on an instance's first backward_filter call only: a one-off deviation
+// on the first batch, as a ReLU tie flip gives, with the next batch exact.
+inline constexpr const char* kFirstFilterOff = "test-first-filter-off";
 inline constexpr const char* kThrows = "test-throws";        // forward throws Error(runtime)
 inline constexpr const char* kNan = "test-nan";              // forward writes NaN
 inline constexpr const char* kSlow = "test-slow";            // direct + 20 ms sleep per pass
