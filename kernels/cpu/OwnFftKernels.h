@@ -544,16 +544,19 @@ void inverse_group(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat*
 // ~4 ms on a loaded 2-core VM; fetching further ahead did not help). The forward
 // transform also fetches the next group's spectra for writing: with the fixed-length
 // codelets the compute got short enough that the stores' misses showed (10x10, batch
-// 16384: 0.79-0.86x FFTW's time against 1.17-1.45x without, docs/BENCHMARKS.md). The
-// inverse, not benchmarked, is as it was. Only groups up to kPrefetchBytes: larger
-// planes are streams the hardware follows.
+// 16384: 0.79-0.86x FFTW's time against 1.17-1.45x without, docs/BENCHMARKS.md); the
+// inverse fetches the next group's spectra. The fetches go to L2, not L1 (prefetcht1,
+// locality 2): out of the last-level cache, fetching into L1 was 1.1-1.9x slower at
+// 10x10-16x16 (batch 16384-32768, quiet, docs/BENCHMARKS.md), as many lines in flight
+// at once crowd L1 while the current group still works there. Only groups up to
+// kPrefetchBytes: larger planes are streams the hardware follows.
 constexpr int64_t kPrefetchBytes = int64_t{32} << 10;
 
 template <bool ForWriting = false>
 void prefetch_span(const void* p, int64_t bytes) {
   if (bytes > kPrefetchBytes) return;
   const char* c = static_cast<const char*>(p);
-  for (int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, ForWriting ? 1 : 0);
+  for (int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, ForWriting ? 1 : 0, 2);
 }
 
 // One plane alone on the vector path (see OwnFftPlanePhases); defined below.
