@@ -77,10 +77,11 @@ CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int
   return in;
 }
 
-double estimate_find_seconds(const SearchSpace& space, const FindOptions& options) {
+FindProbe probe_find(const SearchSpace& space, const FindOptions& options) {
   const SpaceOptions& o = space.options();
   std::vector<ConvLayerInfo> distinct = distinct_layers(space);
-  if (distinct.empty() || o.layouts.empty() || o.threads.empty()) return 0;
+  FindProbe probe;
+  if (distinct.empty() || o.layouts.empty() || o.threads.empty()) return probe;
   auto by_flops = [](const ConvLayerInfo& a, const ConvLayerInfo& b) { return a.problem.flops() < b.problem.flops(); };
   const ConvLayerInfo least = *std::min_element(distinct.begin(), distinct.end(), by_flops);
   const ConvLayerInfo most = *std::max_element(distinct.begin(), distinct.end(), by_flops);
@@ -94,19 +95,83 @@ double estimate_find_seconds(const SearchSpace& space, const FindOptions& option
   auto time_find = [&](const ConvLayerInfo& layer) {
     const SearchSpace one(o, {layer});
     const auto start = Clock::now();
-    const std::vector<LayerFind> found = find_per_layer(one, o.layouts.front(), o.threads.front(), probe_options);
+    std::vector<LayerFind> found = find_per_layer(one, o.layouts.front(), o.threads.front(), probe_options);
     const double probe_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    return find_seconds_of(probe_seconds, found.front(), repetitions);
+    return std::pair(find_seconds_of(probe_seconds, found.front(), repetitions), std::move(found.front()));
   };
-  const double least_seconds = time_find(least);
-  const double most_seconds = least.problem == most.problem ? least_seconds : time_find(most);
+  const auto [least_seconds, least_find] = time_find(least);
+  const auto [most_seconds, most_find] = least.problem == most.problem ? std::pair(least_seconds, least_find) : time_find(most);
+  probe.least_flops = least.problem.flops();
+  probe.most_flops = most.problem.flops();
+  for (const AlgorithmTiming& a : least_find.timings)
+    for (const AlgorithmTiming& b : most_find.timings)
+      if (a.algorithm == b.algorithm && a.skip_reason.empty() && b.skip_reason.empty())
+        probe.ms[a.algorithm] = {a.median_ms, b.median_ms};
   // A line through the two (flops, seconds) points; one point: proportional to FLOPs.
   const double df = most.problem.flops() - least.problem.flops();
   const double slope = df > 0 ? (most_seconds - least_seconds) / df : least_seconds / std::max(1.0, least.problem.flops());
   double seconds = 0;
   for (const ConvLayerInfo& layer : distinct)
     seconds += std::max(0.0, least_seconds + slope * (layer.problem.flops() - least.problem.flops()));
-  return seconds * static_cast<double>(o.layouts.size() * o.threads.size());
+  probe.find_seconds = seconds * static_cast<double>(o.layouts.size() * o.threads.size());
+  return probe;
+}
+
+double algorithm_ms(const FindProbe& probe, const std::string& algorithm, double flops) {
+  const auto it = probe.ms.find(algorithm);
+  if (it == probe.ms.end()) return -1;
+  const auto [least, most] = it->second;
+  const double df = probe.most_flops - probe.least_flops;
+  const double ms = df > 0 ? least + (most - least) * (flops - probe.least_flops) / df
+                           : least * flops / std::max(1.0, probe.least_flops);
+  return std::max(0.0, ms);
+}
+
+void price_steps(CostInputs& in, const SearchSpace& space, const std::vector<RunConfig>& runnable,
+                 const std::string& reference_algorithm, const FindProbe& probe) {
+  if (algorithm_ms(probe, reference_algorithm, probe.least_flops) < 0) return;  // nothing to price against
+  // A layer's ms with `algorithm`, the reference's when the probe did not time it.
+  auto layer_ms = [&](const ConvLayerInfo& layer, const std::string& algorithm) {
+    const double ms = algorithm_ms(probe, algorithm, layer.problem.flops());
+    return ms >= 0 ? ms : algorithm_ms(probe, reference_algorithm, layer.problem.flops());
+  };
+  double reference_ms = 0;
+  for (const ConvLayerInfo& layer : space.layers()) reference_ms += layer_ms(layer, reference_algorithm);
+  // A floor against lines that extrapolate too low: no config steps in under a tenth of
+  // the reference's time.
+  auto step_of = [&](double conv_ms) { return std::max(0.1 * in.step_seconds, in.step_seconds + (conv_ms - reference_ms) / 1e3); };
+
+  in.candidate_step_seconds.clear();
+  for (const RunConfig& config : runnable) {
+    double ms = 0;
+    for (const ConvLayerInfo& layer : space.layers()) {
+      const std::string& algorithm = config.conv.for_layer(layer.name);
+      ms += layer_ms(layer, algorithm.empty() ? reference_algorithm : algorithm);
+    }
+    in.candidate_step_seconds.push_back(step_of(ms));
+  }
+
+  // Per-layer: each layer's fastest timed algorithm by the lines, the mix of those, and
+  // the uniform config of each picked algorithm.
+  std::set<std::string> picked;
+  double mix_ms = 0;
+  for (const ConvLayerInfo& layer : space.layers()) {
+    std::string best;
+    double best_ms = 0;
+    for (const auto& [algorithm, unused] : probe.ms) {
+      const double ms = algorithm_ms(probe, algorithm, layer.problem.flops());
+      if (best.empty() || ms < best_ms) best = algorithm, best_ms = ms;
+    }
+    picked.insert(best);
+    mix_ms += best_ms;
+  }
+  in.per_layer_step_seconds.clear();
+  if (picked.size() > 1) in.per_layer_step_seconds.push_back(step_of(mix_ms));
+  for (const std::string& algorithm : picked) {
+    double ms = 0;
+    for (const ConvLayerInfo& layer : space.layers()) ms += layer_ms(layer, algorithm);
+    in.per_layer_step_seconds.push_back(step_of(ms));
+  }
 }
 
 double find_seconds_of(double probe_seconds, const LayerFind& probe, int repetitions) {
@@ -119,38 +184,52 @@ double find_seconds_of(double probe_seconds, const LayerFind& probe, int repetit
 std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
   // checked: the measurement starts with the numerics check's step (halving's later
   // rounds leave it out: the candidate passed it in round 0).
-  auto measurement = [&](int64_t steps, bool checked = true) {
-    return in.build_seconds + static_cast<double>((checked ? 1 : 0) + in.warmup + steps) * in.step_seconds;
+  auto measurement = [&](int64_t steps, bool checked = true, double step_seconds = -1) {
+    return in.build_seconds +
+           static_cast<double>((checked ? 1 : 0) + in.warmup + steps) * (step_seconds >= 0 ? step_seconds : in.step_seconds);
   };
   const double remeasure = 2 * measurement(in.steps);  // the interleaved winner vs runner-up, every strategy
+  // Each candidate's step, fastest first (halving keeps the fastest); unpriced: the reference's.
+  std::vector<double> steps = in.candidate_step_seconds;
+  if (steps.empty()) steps.assign(in.candidates, in.step_seconds);
+  std::sort(steps.begin(), steps.end());
+  // Measurements of the `count` fastest candidates at `timed` steps.
+  auto fastest = [&](size_t count, int64_t timed, bool checked) {
+    double seconds = 0;
+    for (size_t i = 0; i < count && i < steps.size(); ++i) seconds += measurement(timed, checked, steps[i]);
+    return seconds;
+  };
   std::vector<StrategyEstimate> out;
 
-  out.push_back({Strategy::exhaustive, static_cast<double>(in.candidates) * measurement(in.steps) + remeasure,
-                 in.candidates});
+  out.push_back({Strategy::exhaustive, fastest(steps.size(), in.steps, true) + remeasure, steps.size()});
 
   if (in.per_layer_allowed) {
-    // Each distinct problem picks one algorithm, so at most this many per pair: an upper
-    // bound (ResNet-18-small, 11 problems x 4 algorithms: 2 to 4 picked per layout).
-    const size_t picked = std::min(in.algorithms, std::max<size_t>(1, in.distinct_problems));
-    const size_t configs = picked + (picked > 1 ? 1 : 0);
-    const size_t measurements = 1 + in.layout_thread_pairs * in.concurrency_variants * configs;
-    out.push_back({Strategy::per_layer,
-                   in.find_seconds + static_cast<double>(measurements) * measurement(in.steps) +
-                       remeasure,
-                   measurements});
+    const size_t per_pair = in.layout_thread_pairs * in.concurrency_variants;
+    double seconds = in.find_seconds + measurement(in.steps) + remeasure;  // the baseline first
+    size_t configs = 0;
+    if (!in.per_layer_step_seconds.empty()) {
+      configs = in.per_layer_step_seconds.size();
+      for (double step : in.per_layer_step_seconds)
+        seconds += static_cast<double>(per_pair) * measurement(in.steps, true, step);
+    } else {
+      // Each distinct problem picks one algorithm, so at most this many per pair: an upper
+      // bound (ResNet-18-small, 11 problems x 4 algorithms: 2 to 4 picked per layout).
+      const size_t picked = std::min(in.algorithms, std::max<size_t>(1, in.distinct_problems));
+      configs = picked + (picked > 1 ? 1 : 0);
+      seconds += static_cast<double>(per_pair * configs) * measurement(in.steps);
+    }
+    out.push_back({Strategy::per_layer, seconds, 1 + per_pair * configs});
   }
 
   // Halving as Tuner::run races it: every candidate at round 0's steps, then the
   // fastest third at each longer round until one is left.
-  double halving = 0;
-  size_t measurements = 0;
-  size_t racing = in.candidates;
-  halving += static_cast<double>(racing) * measurement(halving_steps(racing, in.steps));
-  measurements += racing;
+  size_t racing = steps.size();
+  double halving = fastest(racing, halving_steps(racing, in.steps), true);
+  size_t measurements = racing;
   while (racing > 1) {
     racing = halving_keep(racing);
     if (racing == 1) break;
-    halving += static_cast<double>(racing) * measurement(halving_steps(racing, in.steps), false);
+    halving += fastest(racing, halving_steps(racing, in.steps), false);
     measurements += racing;
   }
   out.push_back({Strategy::halving, halving + remeasure, measurements});

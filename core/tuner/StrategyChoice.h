@@ -1,15 +1,18 @@
 // `--strategy auto`: which strategy reaches the best config fastest depends on the net
-// (docs/BENCHMARKS.md, "Tuner strategies": per-layer is cheapest on LeNet-5, its find
-// over ResNet-18-small's 20 conv layers made it the dearest there). So before measuring
-// any candidate the tuner estimates what each strategy will cost on this problem, from
-// what it knows by then: the candidates after pruning, the steps per candidate, the
-// reference config's build and step time, and, for per-layer, a quick timing of its
-// find on two of the distinct conv problems (the least and the most FLOPs) scaled to
-// all of them, and runs the cheapest (ties within the estimates' error:
-// kStrategyTieFactor). The estimates and the reason are printed, kept in
-// the tuned config and the results DB.
+// and the machine (docs/BENCHMARKS.md, "Tuner strategies": per-layer was the cheapest on
+// LeNet-5 in every run; on ResNet-18-small its find made it the dearest while most
+// candidates failed an older numerics check, and the cheapest quietly once all were
+// valid). So before measuring any candidate the tuner estimates what each strategy will
+// cost on this problem, from what it knows by then: the candidates after pruning, the
+// steps per candidate, the reference config's build and step time, and a quick timing
+// of the per-layer find on two of the distinct conv problems (the least and the most
+// FLOPs). Scaled to all of them that timing is the find's cost; its per-algorithm
+// timings price each candidate's step and predict per-layer's picks (price_steps). It
+// runs the cheapest (ties within the estimates' error: kStrategyTieFactor). The
+// estimates and the reason are printed, kept in the tuned config and the results DB.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,12 +38,19 @@ struct CostInputs {
   size_t algorithms = 1;           // algorithms considered
   size_t conv_layers = 0;
   size_t distinct_problems = 0;  // conv layers with the same problem are timed once by the find
-  double find_seconds = 0;       // the per-layer find, all layouts and thread counts (estimate_find_seconds)
+  double find_seconds = 0;       // the per-layer find, all layouts and thread counts (probe_find)
   bool per_layer_allowed = true;  // false with --per-layer-product (an exhaustive-only sweep)
   int64_t warmup = 0;
   int64_t steps = 1;
   double build_seconds = 0;  // building one candidate's session (the reference's, timed)
   double step_seconds = 0;   // one training step of the reference config (timed: Tuner::run)
+  // Steps priced from the find's probe (price_steps); empty: every candidate steps at
+  // step_seconds and per-layer picks its upper bound of algorithms.
+  std::vector<double> candidate_step_seconds;  // each runnable candidate, the baseline included
+  // The configs per-layer measures in each (layout, threads) pair, with each concurrency
+  // variant: its per-layer mix (when it picks two or more algorithms), then the uniform
+  // config of each algorithm it picks.
+  std::vector<double> per_layer_step_seconds;
 };
 
 // The inputs for a tune over `space`, find_seconds left 0; `build_seconds` and
@@ -48,13 +58,33 @@ struct CostInputs {
 CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int64_t warmup, int64_t steps,
                        double build_seconds, double step_seconds);
 
-// The per-layer find's cost over `space`, from timing its find with one repetition (a
-// probe) on the distinct conv problems with the least and the most FLOPs in the first
-// layout and thread count, each made a full find by find_seconds_of, a line through
-// those two (cost vs FLOPs) for every distinct problem, times the layouts and thread
-// counts. Costs about 2 / (distinct problems x layouts x threads) of a find with one
+// What timing the per-layer find with one repetition (a probe) on the distinct conv
+// problems with the least and the most FLOPs, in the first layout and thread count,
+// says: the full find's cost (each probe made a full find by find_seconds_of, a line
+// through those two (cost vs FLOPs) for every distinct problem, times the layouts and
+// thread counts), and each algorithm's fwd + bwd time on the two problems, which a line
+// through them (time vs FLOPs) extends to every conv layer (algorithm_ms).
+struct FindProbe {
+  double find_seconds = 0;
+  double least_flops = 0, most_flops = 0;
+  std::map<std::string, std::pair<double, double>> ms;  // algorithm -> (least, most), timed on both
+};
+// Costs about 2 / (distinct problems x layouts x threads) of a find with one
 // repetition. Throws what the find throws (no algorithm passes for a layer).
-double estimate_find_seconds(const SearchSpace& space, const FindOptions& options);
+FindProbe probe_find(const SearchSpace& space, const FindOptions& options);
+// `algorithm`'s fwd + bwd ms on a problem of `flops` by the probe's line (>= 0); -1
+// when the probe did not time it on both problems.
+double algorithm_ms(const FindProbe& probe, const std::string& algorithm, double flops);
+// Prices `in`'s steps from the probe: a config steps at the reference's timed step plus
+// the difference of its conv layers' time from the reference's, each layer at its
+// algorithm's line (an algorithm the probe did not time counts as the reference's). So
+// exhaustive pays for its slow candidates (fft-fftw on ResNet-18-small at half the
+// reference's speed) and per-layer's picks, the fast algorithms, step faster. Per-layer's
+// picks are each distinct problem's fastest algorithm by the lines. `runnable`: the
+// candidates exhaustive measures, the reference first. (Scaling the whole step by an
+// algorithm's speed ratio, tried on 2026-12-03, priced the layers that are not conv.)
+void price_steps(CostInputs& in, const SearchSpace& space, const std::vector<RunConfig>& runnable,
+                 const std::string& reference_algorithm, const FindProbe& probe);
 // A full find (`repetitions` timed runs per algorithm) of the layer a probe (one timed
 // run per algorithm) took `probe_seconds` on: the probe's fixed part (tensors, the
 // direct reference, each algorithm's first run) happens once either way, only the timed
@@ -74,8 +104,10 @@ struct StrategyEstimate {
 // A measurement costs build + (numerics step + warmup + steps) x step; halving's rounds
 // follow its schedule (SuccessiveHalving.h), its later rounds without the numerics
 // step; per-layer is its find (find_seconds) plus the
-// measurement of its picks, assuming the find picks min(algorithms, distinct problems)
-// algorithms per pair (an upper bound; plus the mixed config when it picks two or more).
+// measurement of its picks. Each measurement's steps at the candidate's priced step
+// (price_steps); unpriced, every step is the reference's and per-layer is assumed to pick
+// min(algorithms, distinct problems) algorithms per pair (an upper bound; plus the mixed
+// config when it picks two or more).
 std::vector<StrategyEstimate> estimate_costs(const CostInputs& inputs);
 
 // Estimates within this factor of the cheapest count as a tie; a tie goes to per-layer,

@@ -165,15 +165,17 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   }
   CostInputs inputs;
   if (options_.strategy == Strategy::automatic) {
-    const std::vector<Candidate> all = space.enumerate();
     const RunConfig baseline = reference_config(base);
     // The baseline is measured by every strategy, and enumerate() may not hold it.
-    const size_t runnable = 1 + static_cast<size_t>(std::count_if(all.begin(), all.end(), [&](const Candidate& c) {
-                              return c.runnable() && c.config != baseline;
-                            }));
-    inputs = cost_inputs(space, runnable, options_.measure.warmup, options_.measure.steps, build_seconds, step_seconds);
+    std::vector<RunConfig> runnable{baseline};
+    for (const Candidate& c : space.enumerate())
+      if (c.runnable() && c.config != baseline) runnable.push_back(c.config);
+    inputs = cost_inputs(space, runnable.size(), options_.measure.warmup, options_.measure.steps, build_seconds,
+                         step_seconds);
     try {
-      if (inputs.per_layer_allowed) inputs.find_seconds = estimate_find_seconds(space, options_.find);
+      const FindProbe probe = probe_find(space, options_.find);
+      inputs.find_seconds = probe.find_seconds;
+      price_steps(inputs, space, runnable, baseline.conv.default_algorithm, probe);
     } catch (const Error&) {
       inputs.per_layer_allowed = false;  // some layer has no passing algorithm: per-layer cannot run
     }

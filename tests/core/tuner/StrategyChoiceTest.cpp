@@ -107,7 +107,8 @@ TEST(StrategyChoice, ManyCandidatesWithManyStepsGoHalving) {
 // with the inputs auto measured there: on LeNet-5 the find is a few steps' worth and
 // per-layer measures fewer candidates than exhaustive; on ResNet-18-small its find
 // (11 distinct problems x 4 algorithms x 2 layouts) cost about 6 s, a third of the whole
-// exhaustive sweep, so per-layer measured 1.4x exhaustive's cost and must not run.
+// exhaustive sweep. Unpriced (every candidate at the reference's step, 4 picks per
+// layout), per-layer looks 1.3x dearer than exhaustive there.
 CostInputs lenet_as_benchmarked() {
   CostInputs in = small_net();
   in.find_seconds = 0.25;
@@ -127,13 +128,31 @@ CostInputs resnet_as_benchmarked() {
   return in;
 }
 
-TEST(StrategyChoice, BenchmarkedNetsGoWhereTheyWereCheapest) {
+TEST(StrategyChoice, UnpricedPerLayerLooksDearOnTheResnet) {
   EXPECT_EQ(choose_strategy(Strategy::automatic, lenet_as_benchmarked()).run, Strategy::per_layer);
   const StrategyChoice resnet = choose_strategy(Strategy::automatic, resnet_as_benchmarked());
   EXPECT_NE(resnet.run, Strategy::per_layer) << resnet.reason;
   // 4 algorithms over 11 distinct problems: up to 4 picks per layout, 21 measurements.
   EXPECT_EQ(estimate_of(resnet, Strategy::per_layer).measurements, 1u + 2 * 2 * 5);
   EXPECT_GT(estimate_of(resnet, Strategy::per_layer).seconds, 1.3 * estimate_of(resnet, Strategy::exhaustive).seconds);
+}
+
+// Priced with the steps the quiet benchmark measured (docs/BENCHMARKS.md, "Quiet, three
+// tunes per strategy": exhaustive's 16 candidates at 69-268 ex/s against the reference's
+// 170 at batch 32; per-layer's picks, nhwc, the mix at 222 ex/s and its two algorithms
+// at 215 and 199), where per-layer cost 0.81x exhaustive's CPU time: auto runs it.
+TEST(StrategyChoice, PricedPerLayerIsCheapestOnTheResnetAsMeasuredQuiet) {
+  CostInputs in = resnet_as_benchmarked();
+  in.build_seconds = 0.28;
+  in.step_seconds = 32.0 / 170;
+  in.find_seconds = 6.5;
+  for (double ex_s : {249, 268, 231, 221, 221, 172, 170, 166, 136, 133, 116, 96, 86, 85, 78, 69})
+    in.candidate_step_seconds.push_back(32.0 / ex_s);
+  in.per_layer_step_seconds = {32.0 / 222, 32.0 / 215, 32.0 / 199};
+  const StrategyChoice choice = choose_strategy(Strategy::automatic, in);
+  EXPECT_EQ(choice.run, Strategy::per_layer) << choice.reason;
+  EXPECT_EQ(estimate_of(choice, Strategy::per_layer).measurements, 13u) << "as per-layer measured";
+  EXPECT_LT(estimate_of(choice, Strategy::per_layer).seconds, estimate_of(choice, Strategy::exhaustive).seconds);
 }
 
 TEST(StrategyChoice, PerLayerFlipsAwayWhereItsFindOutgrowsTheTie) {
@@ -261,7 +280,66 @@ TEST(StrategyChoice, TheFindEstimateCoversEveryProblemLayoutAndRepetition) {
   find.repetitions = 2;
   const SearchSpace space(o, layers_of("lenet5"));
   const double slept = 2.0 /*problems*/ * 2 /*layouts*/ * (1 + find.repetitions) * 0.060;
-  EXPECT_GE(estimate_find_seconds(space, find), 0.95 * slept);
+  EXPECT_GE(probe_find(space, find).find_seconds, 0.95 * slept);
+}
+
+// The probe also times each algorithm on the two problems, test-slow 60 ms slower than
+// direct on each: its line prices a config with it that much slower per conv layer.
+TEST(StrategyChoice, ThePriceOfAnAlgorithmFollowsItsProbeTimings) {
+  SpaceOptions o = space_options("lenet5", {"direct", testing::kSlow});
+  const SearchSpace space(o, layers_of("lenet5"));
+  const FindProbe probe = probe_find(space, FindOptions{});
+  ASSERT_EQ(probe.ms.size(), 2u);
+  for (double flops : {probe.least_flops, probe.most_flops})
+    EXPECT_GE(algorithm_ms(probe, testing::kSlow, flops) - algorithm_ms(probe, "direct", flops), 0.95 * 60);
+  EXPECT_EQ(algorithm_ms(probe, "gemm", probe.least_flops), -1) << "not probed";
+
+  CostInputs in = cost_inputs(space, 2, 0, 1, 0.1, 0.5);
+  const std::vector<RunConfig> runnable = {space.global(Layout::NCHW, 1, "direct").config,
+                                           space.global(Layout::NCHW, 1, testing::kSlow).config};
+  price_steps(in, space, runnable, "direct", probe);
+  ASSERT_EQ(in.candidate_step_seconds.size(), 2u);
+  EXPECT_NEAR(in.candidate_step_seconds[0], 0.5, 1e-9) << "the reference steps at its timed step";
+  EXPECT_GE(in.candidate_step_seconds[1] - 0.5, 0.95 * 2 * 0.060) << "two conv layers, 60 ms more each";
+  // direct wins both layers: per-layer measures direct's uniform config only.
+  ASSERT_EQ(in.per_layer_step_seconds.size(), 1u);
+  EXPECT_NEAR(in.per_layer_step_seconds[0], 0.5, 1e-9);
+}
+
+// Lines that cross: gemm is faster on the small problem, fft-own on the large one.
+TEST(StrategyChoice, PerLayerPricesItsMixAndEachPickedAlgorithm) {
+  const SearchSpace space(space_options("lenet5", {"direct", "gemm", "fft-own"}), layers_of("lenet5"));
+  ASSERT_EQ(space.layers().size(), 2u);
+  FindProbe probe;
+  probe.least_flops = std::min(space.layers()[0].problem.flops(), space.layers()[1].problem.flops());
+  probe.most_flops = std::max(space.layers()[0].problem.flops(), space.layers()[1].problem.flops());
+  probe.ms = {{"direct", {10, 100}}, {"gemm", {4, 80}}, {"fft-own", {8, 40}}};
+  CostInputs in = cost_inputs(space, 1, 0, 1, 0.1, 1.0);
+  price_steps(in, space, {space.global(Layout::NCHW, 1, "direct").config}, "direct", probe);
+  // The mix (gemm 4 + fft-own 40 ms against direct's 110), then fft-own (48) and gemm (84).
+  ASSERT_EQ(in.per_layer_step_seconds.size(), 3u);
+  EXPECT_NEAR(in.per_layer_step_seconds[0], 1.0 - 0.066, 1e-9);
+  EXPECT_NEAR(in.per_layer_step_seconds[1], 1.0 - 0.062, 1e-9);
+  EXPECT_NEAR(in.per_layer_step_seconds[2], 1.0 - 0.026, 1e-9);
+}
+
+// Priced steps: exhaustive pays each candidate's step, halving's later rounds the fastest
+// candidates', per-layer its configs'.
+TEST(StrategyChoice, PricedStepsWeighEachMeasurement) {
+  CostInputs in = small_net();
+  in.candidate_step_seconds.assign(17, 0.025);
+  for (size_t i = 9; i < 17; ++i) in.candidate_step_seconds[i] = 0.1;  // eight slow candidates
+  in.per_layer_step_seconds = {0.02, 0.025};  // two configs per pair
+  const std::vector<StrategyEstimate> e = estimate_costs(in);
+  auto at = [&](int64_t steps, int checks, double step) { return 0.3 + (checks + 3 + steps) * step; };
+  const double remeasure = 2 * at(10, 1, 0.025);
+  EXPECT_NEAR(e[0].seconds, 9 * at(10, 1, 0.025) + 8 * at(10, 1, 0.1) + remeasure, 1e-9);
+  EXPECT_EQ(e[0].measurements, 17u);
+  EXPECT_EQ(e[1].measurements, 1u + 2 * 2 * 2);
+  EXPECT_NEAR(e[1].seconds, 2.5 + at(10, 1, 0.025) + 4 * (at(10, 1, 0.02) + at(10, 1, 0.025)) + remeasure, 1e-9);
+  // Round 0 measures all 17 at 2 steps; the 6 and 2 kept are fast ones.
+  EXPECT_NEAR(e[2].seconds,
+              9 * at(2, 1, 0.025) + 8 * at(2, 1, 0.1) + 6 * at(4, 0, 0.025) + 2 * at(10, 0, 0.025) + remeasure, 1e-9);
 }
 
 }  // namespace
