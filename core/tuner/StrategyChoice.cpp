@@ -135,21 +135,22 @@ void price_steps(CostInputs& in, const SearchSpace& space, const std::vector<Run
     const double ms = algorithm_ms(probe, algorithm, layer.problem.flops());
     return ms >= 0 ? ms : algorithm_ms(probe, reference_algorithm, layer.problem.flops());
   };
-  double reference_ms = 0;
-  for (const ConvLayerInfo& layer : space.layers()) reference_ms += layer_ms(layer, reference_algorithm);
-  // A floor against lines that extrapolate too low: no config steps in under a tenth of
-  // the reference's time.
-  auto step_of = [&](double conv_ms) { return std::max(0.1 * in.step_seconds, in.step_seconds + (conv_ms - reference_ms) / 1e3); };
-
-  in.candidate_step_seconds.clear();
-  for (const RunConfig& config : runnable) {
+  // A config's conv time per step: every conv layer at its algorithm's line.
+  auto conv_ms = [&](const ConvChoice& conv) {
     double ms = 0;
     for (const ConvLayerInfo& layer : space.layers()) {
-      const std::string& algorithm = config.conv.for_layer(layer.name);
+      const std::string& algorithm = conv.for_layer(layer.name);
       ms += layer_ms(layer, algorithm.empty() ? reference_algorithm : algorithm);
     }
-    in.candidate_step_seconds.push_back(step_of(ms));
-  }
+    return ms;
+  };
+  const double reference_ms = conv_ms(ConvChoice{});
+  // A floor against lines that extrapolate too low: no config steps in under a tenth of
+  // the reference's time.
+  auto step_of = [&](double ms) { return std::max(0.1 * in.step_seconds, in.step_seconds + (ms - reference_ms) / 1e3); };
+
+  in.candidate_step_seconds.clear();
+  for (const RunConfig& config : runnable) in.candidate_step_seconds.push_back(step_of(conv_ms(config.conv)));
 
   // Per-layer: each layer's fastest timed algorithm by the lines, the mix of those, and
   // the uniform config of each picked algorithm.
@@ -167,11 +168,8 @@ void price_steps(CostInputs& in, const SearchSpace& space, const std::vector<Run
   }
   in.per_layer_step_seconds.clear();
   if (picked.size() > 1) in.per_layer_step_seconds.push_back(step_of(mix_ms));
-  for (const std::string& algorithm : picked) {
-    double ms = 0;
-    for (const ConvLayerInfo& layer : space.layers()) ms += layer_ms(layer, algorithm);
-    in.per_layer_step_seconds.push_back(step_of(ms));
-  }
+  for (const std::string& algorithm : picked)
+    in.per_layer_step_seconds.push_back(step_of(conv_ms(ConvChoice{algorithm, {}})));
 }
 
 double find_seconds_of(double probe_seconds, const LayerFind& probe, int repetitions) {
