@@ -38,6 +38,8 @@ TuneRequest tinyTune(const QString& dir, const QStringList& algorithms, int step
   r.steps = steps;
   r.warmup = 1;
   r.extraArguments = QStringLiteral("--fake-count 64 --test-limit 16");
+  // Every candidate once (2 layouts x the algorithms), whichever strategy auto would pick.
+  r.strategy = QStringLiteral("exhaustive");
   return r;
 }
 
