@@ -16,7 +16,9 @@
 // Threads: --threads=N or TUNESCOPE_BENCH_THREADS=N (default: hardware concurrency).
 // Names are fft/<impl>/<n>/<batch>; the ratio own/FFTW is time(own) / time(fftw).
 // fft/own runs the instruction-set path OwnFft2d picks (TUNESCOPE_FFT_ISA, else the
-// widest the CPU has); fft/own-<isa> rows force each path this CPU runs.
+// widest the CPU has); fft/own-<isa> rows force each path this CPU runs. fft/own and
+// fft/c2r-own write their output as OwnFft2d::store_for chooses for the batch; the
+// -cached and -streamed rows (batch >= 4096, n <= 32) force each way (OwnFftStore).
 // Strided (NHWC) planes: fft/nhwc-own and fft/nhwc-fftw /<n>/<C>/<images> transform the
 // C interleaved planes of each image of an NHWC batch (element stride C, planes 1
 // apart) in place, one call (one plan_many execution) per image, images split over
@@ -90,12 +92,16 @@ void set_counters(benchmark::State& state, int64_t n, int64_t count) {
 
 enum class Direction { r2c, c2r };
 
-// `isa`: the instruction-set path to force; none: the one OwnFft2d picks.
-void bm_own(benchmark::State& state, std::optional<cpu::OwnFftIsa> isa, Direction direction) {
+// `isa`: the instruction-set path to force; none: the one OwnFft2d picks. `store`:
+// how the output is written, automatic as OwnFft2d chooses for the whole batch (as its
+// pooled calls do), not for each thread's chunk.
+void bm_own(benchmark::State& state, std::optional<cpu::OwnFftIsa> isa, Direction direction,
+            cpu::OwnFftStore store) {
   const int64_t n = state.range(0), count = state.range(1);
   Batch b(n, count);
   b.fill();
   const cpu::OwnFft2d fft = isa ? cpu::OwnFft2d(n, n, *isa) : cpu::OwnFft2d(n, n);
+  if (store == cpu::OwnFftStore::automatic) store = fft.store_for(count);
   ThreadPool& p = pool();
   // The same chunks as FFTW below, one per thread.
   auto run = [&] {
@@ -104,8 +110,10 @@ void bm_own(benchmark::State& state, std::optional<cpu::OwnFftIsa> isa, Directio
         const auto [first, last] = chunk_of(count, p.size(), t);
         float* x = b.x() + first * b.real_stride;
         cfloat* X = b.X() + first * b.complex_stride;
-        if (direction == Direction::r2c) fft.forward(x, {b.real_stride, 1}, X, b.complex_stride, last - first);
-        else fft.inverse(X, b.complex_stride, x, {b.real_stride, 1}, last - first);
+        if (direction == Direction::r2c)
+          fft.forward(x, {b.real_stride, 1}, X, b.complex_stride, last - first, store);
+        else
+          fft.inverse(X, b.complex_stride, x, {b.real_stride, 1}, last - first, store);
       }
     });
   };
@@ -243,10 +251,20 @@ void register_all() {
     for (auto [own, fftw, direction] : {std::tuple{"fft/own", "fft/fftw", Direction::r2c},
                                         std::tuple{"fft/c2r-own", "fft/c2r-fftw", Direction::c2r}}) {
       if (direction == Direction::c2r && !with_c2r) continue;
-      benchmark::RegisterBenchmark(own, bm_own, std::optional<cpu::OwnFftIsa>{}, direction)
+      benchmark::RegisterBenchmark(own, bm_own, std::optional<cpu::OwnFftIsa>{}, direction,
+                                   cpu::OwnFftStore::automatic)
           ->Args({n, count})
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
+      // Out of cache, both ways of writing the output, forced.
+      if (count >= 4096 && n <= 32)
+        for (auto [suffix, store] : {std::pair{"-cached", cpu::OwnFftStore::cached},
+                                     std::pair{"-streamed", cpu::OwnFftStore::streamed}})
+          benchmark::RegisterBenchmark((std::string(own) + suffix).c_str(), bm_own,
+                                       std::optional<cpu::OwnFftIsa>{}, direction, store)
+              ->Args({n, count})
+              ->Unit(benchmark::kMicrosecond)
+              ->UseRealTime();
       benchmark::RegisterBenchmark(fftw, bm_fftw, direction)
           ->Args({n, count})
           ->Unit(benchmark::kMicrosecond)
@@ -257,7 +275,8 @@ void register_all() {
   for (cpu::OwnFftIsa isa : cpu::supported_own_fft_isas())
     for (int64_t n : {8, 12, 16, 20, 32, 36, 64})
       benchmark::RegisterBenchmark((std::string("fft/own-") + cpu::to_string(isa)).c_str(), bm_own,
-                                   std::optional<cpu::OwnFftIsa>{isa}, Direction::r2c)
+                                   std::optional<cpu::OwnFftIsa>{isa}, Direction::r2c,
+                                   cpu::OwnFftStore::automatic)
           ->Args({n, 1024})
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();

@@ -20,6 +20,8 @@
 // Parallel (the paper's scheme): over the batch in groups of eight planes, or, when a
 // call has fewer groups than threads, within each 2-D transform: rows in parallel
 // blocks, barrier, columns in parallel blocks, barrier, then the store (see OwnFftSplit).
+// A call whose planes and spectra outgrow the cache writes its output around it, a
+// group at a time in whole lines (see OwnFftStore).
 #pragma once
 
 #include <complex>
@@ -42,6 +44,13 @@ namespace tunescope::cpu {
 // pool has threads and a plane has at least OwnFft2d::kSplitMinPoints points (below
 // that, three barriers cost more than the transform), else batch.
 enum class OwnFftSplit { automatic, batch, within };
+
+// How a call writes its output. cached: plain stores, the output stays in cache for
+// whoever reads it next. streamed: for calls whose planes and spectra outgrow the cache
+// anyway, full groups of small planes stage their output and write it around the cache
+// in whole lines (see stream_copy in OwnFftKernels.h). automatic: streamed when the
+// call's data exceed OwnFft2d::stream_min_bytes(). Either gives the same bits.
+enum class OwnFftStore { automatic, cached, streamed };
 
 // Transforms of one size: rows x cols reals <-> rows x (cols / 2 + 1) bins, both sizes
 // that supports() accepts. Cheap to construct (twiddle tables are built once per length
@@ -74,23 +83,37 @@ class OwnFft2d {
   // half spectrum at spectrum + i * complex_stride (bins, >= bins()). The planes must
   // not overlap.
   void forward(const float* real, OwnFftRealLayout real_layout, std::complex<float>* spectrum,
-               int64_t complex_stride, int64_t count) const;
+               int64_t complex_stride, int64_t count,
+               OwnFftStore store = OwnFftStore::automatic) const;
   // Unnormalised inverse c2r (the result is rows * cols times the signal) of Hermitian
   // half spectra; `spectrum` is left unchanged.
   void inverse(const std::complex<float>* spectrum, int64_t complex_stride, float* real,
-               OwnFftRealLayout real_layout, int64_t count) const;
+               OwnFftRealLayout real_layout, int64_t count,
+               OwnFftStore store = OwnFftStore::automatic) const;
 
   // The same, split over `pool` as `split` says. Every split gives the same bits: groups
   // of eight planes are the unit of the vector paths and the within-transform phases
-  // run the same code on the same data.
+  // run the same code on the same data. `store` is chosen for the whole call (the
+  // within-transform split, for calls of a few planes, always writes cached).
   void forward(ThreadPool& pool, const float* real, OwnFftRealLayout real_layout,
                std::complex<float>* spectrum, int64_t complex_stride, int64_t count,
-               OwnFftSplit split = OwnFftSplit::automatic) const;
+               OwnFftSplit split = OwnFftSplit::automatic,
+               OwnFftStore store = OwnFftStore::automatic) const;
   void inverse(ThreadPool& pool, const std::complex<float>* spectrum, int64_t complex_stride,
                float* real, OwnFftRealLayout real_layout, int64_t count,
-               OwnFftSplit split = OwnFftSplit::automatic) const;
+               OwnFftSplit split = OwnFftSplit::automatic,
+               OwnFftStore store = OwnFftStore::automatic) const;
   // What `automatic` picks for `count` planes on `threads` threads.
   OwnFftSplit split_for(int threads, int64_t count) const;
+  // What `automatic` picks for a call of `count` planes: streamed when their real
+  // planes and spectra together exceed stream_min_bytes().
+  OwnFftStore store_for(int64_t count) const;
+  // A third of the last-level cache (one core's cache domain, from sysfs; 32 MiB when
+  // unknown). On the project's VM the 32 MiB L3 is shared with other tenants and holds
+  // 7-10 MB of a batch (docs/BENCHMARKS.md): streaming was even or slower at 9.4 MB
+  // (8x8, batch 16384), where part of the data stays cached between calls, and faster
+  // from 14.4 MB (10x10, 1.2-2.0x -> 0.7-1.1x FFTW's time on one thread).
+  static int64_t stream_min_bytes();
 
  private:
   int64_t rows_, cols_;

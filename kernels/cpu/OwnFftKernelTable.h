@@ -45,10 +45,11 @@ static constexpr int64_t own_fft_rows_per_sweep(int64_t cols) {
 // transpose sweep); xr, xi, yr, yi one row or column as split re/im with its Stockham
 // partner; `line` own_fft_rows_per_sweep(cols) lane-interleaved real rows; `plane` one
 // plane's half spectrum, the copy an inverse transforms so that its input stays
-// unchanged.
+// unchanged; `stage` a group's output in its planes' layout (spectra or real planes, as
+// large as `spec`), written there first when a streamed call copies it out whole.
 inline constexpr int kOwnFftMaxLanes = 8;
 struct OwnFftScratch {
-  float *spec, *xr, *xi, *yr, *yi, *line, *plane;
+  float *spec, *xr, *xi, *yr, *yi, *line, *plane, *stage;
 };
 
 // Where the real planes of a call lie (floats): element (r, c) of plane i at
@@ -125,12 +126,17 @@ struct OwnFftPlanePhases {
 
 // Unnormalised r2c / c2r of `count` planes (spectra complex_stride bins apart), and the
 // phases of a vector group, of a single plane on scalar code and of a single plane on
-// the vector path for OwnFft2d's split of one transform over threads.
+// the vector path for OwnFft2d's split of one transform over threads. `streamed`: the
+// call's data outgrow the cache, so full groups of small planes write their output
+// around it (staged in scratch.stage, then non-temporal stores of whole lines) where
+// their output planes lie in blocks (see OwnFftStore in OwnFft.h).
 struct OwnFftKernelTable {
   void (*forward)(const OwnFftPlan&, const OwnFftScratch&, const float* real, OwnFftRealLayout,
-                  std::complex<float>* spectrum, int64_t complex_stride, int64_t count);
+                  std::complex<float>* spectrum, int64_t complex_stride, int64_t count,
+                  bool streamed);
   void (*inverse)(const OwnFftPlan&, const OwnFftScratch&, const std::complex<float>* spectrum,
-                  int64_t complex_stride, float* real, OwnFftRealLayout, int64_t count);
+                  int64_t complex_stride, float* real, OwnFftRealLayout, int64_t count,
+                  bool streamed);
   OwnFftGroupPhases group, single;
   OwnFftPlanePhases plane;
 };

@@ -20,6 +20,10 @@
 
 #include "kernels/cpu/OwnFftKernelTable.h"
 
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
+
 namespace tunescope::cpu {
 namespace {
 
@@ -559,6 +563,48 @@ void prefetch_span(const void* p, int64_t bytes) {
   for (int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, ForWriting ? 1 : 0, 2);
 }
 
+// Streamed calls (OwnFftStore::streamed): once a call's planes and spectra outgrow the
+// last-level cache, every output line costs a read for ownership before it is written,
+// and eight planes written a few rows at a time are eight short streams. Full groups of
+// small planes therefore write their output to scratch.stage and copy it out in address
+// order with non-temporal stores of whole 64-byte lines: no read for ownership, one
+// stream. Measured in two quiet rounds (docs/BENCHMARKS.md, batch 16384, own/FFTW time,
+// cached -> streamed): 12x12 inverse 1.46 and 1.22 -> 1.09 and 1.04 on one thread, 1.25
+// and 0.99 -> 0.77 on two; 10x10-20x20 mostly 0.7-1.0 -> 0.55-0.8. At 8x8 (9.4 MB, part
+// of it stays cached between calls) and in cache it was slower, hence the size
+// threshold in OwnFft2d::store_for. Only groups up to kStreamMaxGroupBytes: at 32x32 a
+// plane is a stream the hardware follows, and the inverse lost (0.47-0.53 -> 0.55-0.60).
+// Non-temporal stores of 32 bytes straight from the row pass to eight planes were
+// 1.5-6x slower: partial lines.
+constexpr int64_t kStreamMaxGroupBytes = int64_t{16} << 10;
+[[gnu::always_inline]] inline void stream_copy(const float* src, float* dst, int64_t n) {
+#if defined(__SSE__)
+  int64_t i = 0;
+  for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 63) != 0; ++i) dst[i] = src[i];
+  for (; i + 16 <= n; i += 16)
+    for (int k = 0; k < 16; k += 4) _mm_stream_ps(dst + i + k, _mm_loadu_ps(src + i + k));
+  for (; i < n; ++i) dst[i] = src[i];
+#else
+  __builtin_memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+#endif
+}
+
+// Non-temporal stores are weakly ordered: they must be globally visible before the call
+// returns and another thread reads the output.
+[[gnu::always_inline]] inline void stream_fence() {
+#if defined(__SSE__)
+  _mm_sfence();
+#endif
+}
+
+// Copies `lanes` planes of `plane` floats from the stage (back to back) to dst, `stride`
+// floats apart: one stream when they are back to back there too.
+inline void stream_planes(const float* stage, int64_t plane, float* dst, int64_t stride,
+                          int lanes) {
+  if (stride == plane) return stream_copy(stage, dst, lanes * plane);
+  for (int l = 0; l < lanes; ++l) stream_copy(stage + l * plane, dst + l * stride, plane);
+}
+
 // One plane alone on the vector path (see OwnFftPlanePhases); defined below.
 template <class V>
 void forward_plane(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
@@ -571,18 +617,26 @@ void inverse_plane(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat*
 // groups on the lane type V, single planes on float.
 template <class V>
 void forward_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
-                    OwnFftRealLayout at, cfloat* spectrum, int64_t complex_stride, int64_t count) {
+                    OwnFftRealLayout at, cfloat* spectrum, int64_t complex_stride, int64_t count,
+                    bool streamed = false) {
   constexpr int W = Lanes<V>::W;
   // The floats one group of W planes spans, from its first element to its last.
   const int64_t group_span = (W - 1) * at.plane + (plan.rows * plan.cols - 1) * at.element + 1;
+  const int64_t bins = plan.rows * (plan.cols / 2 + 1),
+                spectra_bytes = W * complex_stride * int64_t{sizeof(cfloat)};
+  streamed = streamed && W > 1 && spectra_bytes <= kStreamMaxGroupBytes;
   for (int64_t i = 0; i < count;) {
     const int lanes = own_fft_group_lanes(W, count - i, plan);
     if (W > 1 && lanes == W && i + 2 * W <= count) {
       prefetch_span(real + (i + W) * at.plane, group_span * int64_t{sizeof(float)});
-      prefetch_span<true>(spectrum + (i + W) * complex_stride,
-                          W * complex_stride * int64_t{sizeof(cfloat)});
+      if (!streamed) prefetch_span<true>(spectrum + (i + W) * complex_stride, spectra_bytes);
     }
-    if (lanes > 1)
+    if (streamed && lanes == W) {
+      forward_group<V>(plan, s, real + i * at.plane, at, reinterpret_cast<cfloat*>(s.stage), bins,
+                       lanes);
+      stream_planes(s.stage, 2 * bins, reinterpret_cast<float*>(spectrum + i * complex_stride),
+                    2 * complex_stride, lanes);
+    } else if (lanes > 1)
       forward_group<V>(plan, s, real + i * at.plane, at, spectrum + i * complex_stride,
                        complex_stride, lanes);
     else if (own_fft_plane_vectorises(W, plan))
@@ -592,18 +646,28 @@ void forward_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const float*
                            complex_stride, 1);
     i += lanes;
   }
+  if (streamed) stream_fence();
 }
 
 template <class V>
 void inverse_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
-                    int64_t complex_stride, float* real, OwnFftRealLayout at, int64_t count) {
+                    int64_t complex_stride, float* real, OwnFftRealLayout at, int64_t count,
+                    bool streamed = false) {
   constexpr int W = Lanes<V>::W;
+  const int64_t points = plan.rows * plan.cols;
+  // Interleaved planes (element > 1) share every line with other planes: no whole lines.
+  streamed = streamed && W > 1 && at.element == 1 &&
+             W * points * int64_t{sizeof(float)} <= kStreamMaxGroupBytes;
   for (int64_t i = 0; i < count;) {
     const int lanes = own_fft_group_lanes(W, count - i, plan);
     if (W > 1 && lanes == W && i + 2 * W <= count)
       prefetch_span(spectrum + (i + W) * complex_stride,
                     W * complex_stride * int64_t{sizeof(cfloat)});
-    if (lanes > 1)
+    if (streamed && lanes == W) {
+      inverse_group<V>(plan, s, spectrum + i * complex_stride, complex_stride, s.stage,
+                       {points, 1}, lanes);
+      stream_planes(s.stage, points, real + i * at.plane, at.plane, lanes);
+    } else if (lanes > 1)
       inverse_group<V>(plan, s, spectrum + i * complex_stride, complex_stride,
                        real + i * at.plane, at, lanes);
     else if (own_fft_plane_vectorises(W, plan))
@@ -613,6 +677,7 @@ void inverse_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat
                            real + i * at.plane, at, 1);
     i += lanes;
   }
+  if (streamed) stream_fence();
 }
 
 // One plane alone on the vector path (own_fft_plane_vectorises): a plane left over

@@ -6,8 +6,8 @@
 // trip and 1 vs 3 threads; the fixed-length codelets (lengths up to 20) beside the
 // generic stages in one plane; strided real planes (element stride 3 and 16, interleaved
 // NHWC-like and blocked) against FFTW with the same strides and the naive DFT; the split
-// within each transform against the split over the batch; every instruction-set path
-// (scalar, AVX2, AVX-512) this CPU runs.
+// within each transform against the split over the batch; streamed output against
+// cached; every instruction-set path (scalar, AVX2, AVX-512) this CPU runs.
 #include <fftw3.h>
 #include <gtest/gtest.h>
 
@@ -15,8 +15,10 @@
 #include <cmath>
 #include <complex>
 #include <cstdlib>
+#include <fstream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/base/Error.h"
@@ -463,6 +465,72 @@ TEST(OwnFftSplit, AutomaticSplitsWithinOnlyLargeTransformsOfFewGroups) {
   EXPECT_EQ(large.split_for(2, 16), OwnFftSplit::batch);   // 2 groups: one per thread
   EXPECT_EQ(large.split_for(1, 1), OwnFftSplit::batch);
   EXPECT_EQ(small.split_for(2, 1), OwnFftSplit::batch);
+}
+
+// Streamed output (staged per group, then non-temporal whole-line stores) against
+// plain stores: the same bits, and padding between planes and spectra left alone, for
+// full groups with leftovers, back-to-back and padded planes (plane strides that are
+// and are not a multiple of 16 bytes, so the copies start and end mid-line), interleaved
+// NHWC-like planes (streamed forward, cached inverse), sizes with and without a
+// streamed path (32x32 and 64x64 groups are written cached), on every path and pooled.
+TEST(OwnFftStore, StreamedWritesTheBitsOfCached) {
+  for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {8, 8}, {10, 10}, {12, 12}, {20, 20}, {32, 32}, {12, 20}, {64, 64}, {1, 8}}) {
+    const int64_t points = rows * cols, bins = rows * (cols / 2 + 1);
+    for (int64_t count : {8, 21, 40}) {
+      // Interleaved: the call's planes are the channels of one NHWC image (element count).
+      for (auto [plane_pad, element, spectrum_pad] :
+           std::vector<std::tuple<int64_t, int64_t, int64_t>>{{0, 1, 0}, {4, 1, 2}, {3, 1, 1}, {0, count, 0}}) {
+        const OwnFftRealLayout layout{element == 1 ? points + plane_pad : 1, element};
+        const int64_t span = (count - 1) * layout.plane + (points - 1) * element + 1;
+        const int64_t cs = bins + spectrum_pad;
+        std::mt19937 rng(static_cast<unsigned>(points + count + plane_pad));
+        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+        std::vector<float> real(static_cast<size_t>(span));
+        std::generate(real.begin(), real.end(), [&] { return dist(rng); });
+        for (OwnFftIsa isa : supported_own_fft_isas()) {
+          SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + " count " +
+                       std::to_string(count) + " plane pad " + std::to_string(plane_pad) +
+                       " element " + std::to_string(element) + " " + to_string(isa));
+          const OwnFft2d fft(rows, cols, isa);
+          std::vector<cfloat> cached(static_cast<size_t>(count * cs), cfloat(7.0f, 7.0f));
+          std::vector<cfloat> streamed = cached;
+          fft.forward(real.data(), layout, cached.data(), cs, count, OwnFftStore::cached);
+          fft.forward(real.data(), layout, streamed.data(), cs, count, OwnFftStore::streamed);
+          ASSERT_EQ(streamed, cached);
+          std::vector<float> back_cached(real.size(), 7.0f), back_streamed = back_cached;
+          fft.inverse(cached.data(), cs, back_cached.data(), layout, count, OwnFftStore::cached);
+          fft.inverse(cached.data(), cs, back_streamed.data(), layout, count, OwnFftStore::streamed);
+          ASSERT_EQ(back_streamed, back_cached);
+          ThreadPool pool(2);
+          std::vector<cfloat> pooled(cached.size(), cfloat(7.0f, 7.0f));
+          fft.forward(pool, real.data(), layout, pooled.data(), cs, count, OwnFftSplit::batch,
+                      OwnFftStore::streamed);
+          ASSERT_EQ(pooled, cached);
+          std::vector<float> back_pooled(real.size(), 7.0f);
+          fft.inverse(pool, cached.data(), cs, back_pooled.data(), layout, count,
+                      OwnFftSplit::batch, OwnFftStore::streamed);
+          ASSERT_EQ(back_pooled, back_cached);
+        }
+      }
+    }
+  }
+}
+
+// automatic streams a call once its real planes and spectra together exceed a third of
+// the last-level cache, counted over the whole call.
+TEST(OwnFftStore, AutomaticStreamsOnlyCallsThatOutgrowAThirdOfTheCache) {
+  const int64_t limit = OwnFft2d::stream_min_bytes();
+  std::ifstream sysfs("/sys/devices/system/cpu/cpu0/cache/index3/size");
+  int64_t kib = 0;
+  if (sysfs >> kib) EXPECT_EQ(limit, (kib << 10) / 3);
+  else EXPECT_EQ(limit, (int64_t{32} << 20) / 3);
+  const OwnFft2d fft(12, 12);
+  const int64_t per_plane = 12 * 12 * 4 + fft.bins() * 8;
+  const int64_t fits = limit / per_plane;
+  EXPECT_EQ(fft.store_for(fits), OwnFftStore::cached);
+  EXPECT_EQ(fft.store_for(fits + 1), OwnFftStore::streamed);
+  EXPECT_EQ(fft.store_for(8), OwnFftStore::cached);
 }
 
 TEST(OwnFftIsaChoice, DetectsThisCpuAndHonoursTheEnvironment) {
