@@ -416,6 +416,18 @@ TEST_P(OwnFftStridedTest, InverseMatchesFftwAndForwardInverseIsIdentity) {
 INSTANTIATE_TEST_SUITE_P(Sizes, OwnFftStridedTest, testing::ValuesIn(strided_cases()),
                          strided_name);
 
+// Uniform noise in [-1, 1) over everything `count` planes of `points` elements in
+// `layout` span, from their first element to their last (gaps included).
+std::vector<float> noise_planes(int64_t points, OwnFftRealLayout layout, int64_t count,
+                                unsigned seed) {
+  const int64_t span = (count - 1) * layout.plane + (points - 1) * layout.element + 1;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> real(static_cast<size_t>(span));
+  std::generate(real.begin(), real.end(), [&] { return dist(rng); });
+  return real;
+}
+
 // The split within each 2-D transform against the split over the batch: the same bits,
 // on 2 and 3 threads, for one plane, a few single planes, a vector group plus single
 // planes and two groups, contiguous and interleaved, on every path this CPU runs.
@@ -427,12 +439,9 @@ TEST(OwnFftSplit, WithinTransformGivesTheBitsOfTheBatchSplit) {
       for (int64_t element : {1, 16}) {
         // Interleaved planes (element 16, plane 1) or padded blocks (element 1).
         const OwnFftRealLayout layout{element == 1 ? rows * cols + 16 : 1, element};
-        const int64_t span = (count - 1) * layout.plane + (rows * cols - 1) * element + 1;
         const int64_t cs = rows * (cols / 2 + 1) + 8;
-        std::mt19937 rng(static_cast<unsigned>(rows + cols + count));
-        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-        std::vector<float> real(static_cast<size_t>(span));
-        std::generate(real.begin(), real.end(), [&] { return dist(rng); });
+        const std::vector<float> real =
+            noise_planes(rows * cols, layout, count, static_cast<unsigned>(rows + cols + count));
         for (OwnFftIsa isa : supported_own_fft_isas()) {
           SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + " count " +
                        std::to_string(count) + " element " + std::to_string(element) + " " +
@@ -482,12 +491,9 @@ TEST(OwnFftStore, StreamedWritesTheBitsOfCached) {
       for (auto [plane_pad, element, spectrum_pad] :
            std::vector<std::tuple<int64_t, int64_t, int64_t>>{{0, 1, 0}, {4, 1, 2}, {3, 1, 1}, {0, count, 0}}) {
         const OwnFftRealLayout layout{element == 1 ? points + plane_pad : 1, element};
-        const int64_t span = (count - 1) * layout.plane + (points - 1) * element + 1;
         const int64_t cs = bins + spectrum_pad;
-        std::mt19937 rng(static_cast<unsigned>(points + count + plane_pad));
-        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-        std::vector<float> real(static_cast<size_t>(span));
-        std::generate(real.begin(), real.end(), [&] { return dist(rng); });
+        const std::vector<float> real =
+            noise_planes(points, layout, count, static_cast<unsigned>(points + count + plane_pad));
         for (OwnFftIsa isa : supported_own_fft_isas()) {
           SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + " count " +
                        std::to_string(count) + " plane pad " + std::to_string(plane_pad) +
