@@ -201,8 +201,9 @@ void OwnFft2d::forward(ThreadPool& pool, const float* real, OwnFftRealLayout rea
                        cfloat* spectrum, int64_t complex_stride, int64_t count,
                        OwnFftSplit split, OwnFftStore store) const {
   if (split == OwnFftSplit::automatic) split = split_for(pool.size(), count);
-  if (store == OwnFftStore::automatic) store = store_for(count);
   if (split == OwnFftSplit::batch) {
+    // Chosen for the whole call: each thread's chunk alone may fit the cache.
+    if (store == OwnFftStore::automatic) store = store_for(count);
     pool.parallel_for((count + 7) / 8, [&](int64_t begin, int64_t end) {
       const int64_t first = begin * 8, n = std::min(end * 8, count) - first;
       forward(real + first * real_layout.plane, real_layout, spectrum + first * complex_stride,
@@ -245,8 +246,9 @@ void OwnFft2d::inverse(ThreadPool& pool, const cfloat* spectrum, int64_t complex
                        float* real, OwnFftRealLayout real_layout, int64_t count,
                        OwnFftSplit split, OwnFftStore store) const {
   if (split == OwnFftSplit::automatic) split = split_for(pool.size(), count);
-  if (store == OwnFftStore::automatic) store = store_for(count);
   if (split == OwnFftSplit::batch) {
+    // Chosen for the whole call: each thread's chunk alone may fit the cache.
+    if (store == OwnFftStore::automatic) store = store_for(count);
     pool.parallel_for((count + 7) / 8, [&](int64_t begin, int64_t end) {
       const int64_t first = begin * 8, n = std::min(end * 8, count) - first;
       inverse(spectrum + first * complex_stride, complex_stride, real + first * real_layout.plane,

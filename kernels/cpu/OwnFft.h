@@ -112,7 +112,8 @@ class OwnFft2d {
   // unknown). On the project's VM the 32 MiB L3 is shared with other tenants and holds
   // 7-10 MB of a batch (docs/BENCHMARKS.md): streaming was even or slower at 9.4 MB
   // (8x8, batch 16384), where part of the data stays cached between calls, and faster
-  // from 14.4 MB (10x10, 1.2-2.0x -> 0.7-1.1x FFTW's time on one thread).
+  // from 14.4 MB (10x10, batch 16384, one thread: 0.80-1.01x FFTW's time cached,
+  // 0.57-0.81x streamed).
   static int64_t stream_min_bytes();
 
  private:

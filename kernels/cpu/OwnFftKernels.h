@@ -570,7 +570,7 @@ void prefetch_span(const void* p, int64_t bytes) {
 // order with non-temporal stores of whole 64-byte lines: no read for ownership, one
 // stream. Measured in two quiet rounds (docs/BENCHMARKS.md, batch 16384, own/FFTW time,
 // cached -> streamed): 12x12 inverse 1.46 and 1.22 -> 1.09 and 1.04 on one thread, 1.25
-// and 0.99 -> 0.77 on two; 10x10-20x20 mostly 0.7-1.0 -> 0.55-0.8. At 8x8 (9.4 MB, part
+// and 0.99 -> 0.77 on two; 10x10-20x20 0.55-1.01 -> 0.55-0.88. At 8x8 (9.4 MB, part
 // of it stays cached between calls) and in cache it was slower, hence the size
 // threshold in OwnFft2d::store_for. Only groups up to kStreamMaxGroupBytes: at 32x32 a
 // plane is a stream the hardware follows, and the inverse lost (0.47-0.53 -> 0.55-0.60).
