@@ -24,6 +24,7 @@
 #include "core/base/Registry.h"
 #include "core/base/Tensor.h"
 #include "core/base/ThreadPool.h"
+#include "kernels/cpu/FftTileChoice.h"
 
 namespace tunescope {
 namespace {
@@ -65,8 +66,9 @@ enum class Pass { fwd, bwd_data, bwd_filter };
 std::unique_ptr<ConvAlgorithm> make_algorithm(const std::string& name) {
   const size_t at = name.find('@');
   if (at == std::string::npos) return Registry::instance().make_conv_algorithm("cpu", name);
-  return Registry::instance().make_conv_algorithm("cpu", name.substr(0, at),
-                                                  ConvOptions{*parse_fft_tile_choice(name.substr(at + 1))});
+  KnobValues knobs;
+  fft_tile_knob.set(knobs, *parse_fft_tile_choice(name.substr(at + 1)));
+  return Registry::instance().make_conv_algorithm("cpu", name.substr(0, at), knobs);
 }
 
 void run_conv(benchmark::State& state, const std::string& algorithm, ConvProblem p, Pass pass) {

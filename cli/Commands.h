@@ -20,6 +20,7 @@ struct ExitCode {
 Action add_train_command(CLI::App& command);
 Action add_profile_command(CLI::App& command);
 Action add_list_algorithms_command(CLI::App& command);
+Action add_knobs_command(CLI::App& command);
 Action add_tune_command(CLI::App& command);
 Action add_export_command(CLI::App& command);
 Action add_report_command(CLI::App& command);

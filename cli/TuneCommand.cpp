@@ -1,5 +1,5 @@
 // `tunescope tune`: measures the candidates of a strategy over layout x threads x conv
-// algorithm x concurrency knobs, records every trial in the results DB, prints the
+// algorithm x the other knobs (one `-list` flag each, from the knob catalog), records every trial in the results DB, prints the
 // ranking, writes the tuned config and the Chrome traces of the winner and the
 // baseline (nchw + the backend's default conv). SIGINT/SIGTERM stop it after the trial in flight with the
 // best-so-far table (exit 128 + signal). With --db a tune reuses the trials the DB holds
@@ -25,7 +25,6 @@
 #include "cli/TuneJsonProgress.h"
 #include "cli/TrainingProgress.h"
 #include "core/base/Error.h"
-#include "core/engine/FftWorkspace.h"
 #include "core/tuner/Tuner.h"
 #include "profiler/ChromeTraceWriter.h"
 
@@ -35,17 +34,9 @@ namespace {
 
 struct TuneFlags {
   SessionFlags session;
-  std::vector<std::string> layouts{"nchw", "nhwc"};
   std::vector<std::string> algorithms;
-  std::vector<int> threads{1};
-  std::vector<int> streams{1};
-  std::vector<int> replicas{1};
-  std::vector<int> micro_batches{1};
-  std::vector<std::string> async_update{"off"};
-  std::vector<int> threads_per_lane{0};
-  std::vector<std::string> update_on{"device"};
-  std::vector<std::string> fft_workspace{"reuse"};
-  std::vector<std::string> fft_tile{"auto"};
+  // Each knob's `-list` flag as typed (key -> values); knobs not listed keep their tune default.
+  std::map<std::string, std::vector<std::string>> knob_lists;
   // Which strategy is cheapest depends on the net (docs/BENCHMARKS.md, "Tuner
   // strategies"): auto estimates each one's cost for the problem and runs the cheapest.
   std::string strategy = "auto";
@@ -146,36 +137,22 @@ std::string write_trace(const std::shared_ptr<const profiler::Trace>& trace, con
 Action add_tune_command(CLI::App& command) {
   auto flags = std::make_shared<TuneFlags>();
   flags->session.add_to(command, /*tuned_knobs=*/false);
-  command.add_option("--layouts", flags->layouts, "Layouts to try (comma-separated): nchw,nhwc")
-      ->delimiter(',')->capture_default_str();
   command.add_option("--algorithms", flags->algorithms,
                      "Conv algorithms to try (comma-separated; default: all registered for the backend)")
       ->delimiter(',');
-  command.add_option("--threads-list", flags->threads, "Thread counts to try (comma-separated)")
-      ->delimiter(',')->capture_default_str();
-  command.add_option("--streams-list", flags->streams, "Streams (lanes per replica) to try (comma-separated): 1,2,4")
-      ->delimiter(',')->capture_default_str();
-  command.add_option("--replicas-list", flags->replicas, "Data-parallel replica counts to try (comma-separated)")
-      ->delimiter(',')->capture_default_str();
-  command.add_option("--micro-batches-list", flags->micro_batches, "Micro-batch counts to try (comma-separated)")
-      ->delimiter(',')->capture_default_str();
-  command.add_option("--async-update-list", flags->async_update, "Asynchronous update settings to try: off,on")
-      ->delimiter(',')->check(CLI::IsMember({"off", "on"}))->capture_default_str();
-  command.add_option("--threads-per-lane-list", flags->threads_per_lane,
-                     "Threads per lane to try (comma-separated; 0: the candidate's threads shared out over its lanes)")
-      ->delimiter(',')->capture_default_str();
-  command.add_option("--update-on-list", flags->update_on,
-                     "Where SGD runs, to try: device,host (host only on a backend with device memory: cuda)")
-      ->delimiter(',')->check(CLI::IsMember({"device", "host"}))->capture_default_str();
-  command.add_option("--fft-workspace-list", flags->fft_workspace,
-                     "FFT workspace policies to try on configs with an FFT layer: reuse (one buffer sized by "
-                     "the largest layer), cache (keep forward spectra for the backward passes)")
-      ->delimiter(',')->check(CLI::IsMember({"reuse", "cache"}))->capture_default_str();
-  command.add_option("--fft-tile-list", flags->fft_tile,
-                     "FFT tilings to try on configs with a stride-1 fft-fftw / fft-own layer: auto (the flop "
-                     "model's pick per layer), off (untiled), N (tiles transformed at NxN, a power of two; a "
-                     "config whose FFT layer has a kernel >= N is skipped with the reason)")
-      ->delimiter(',')->capture_default_str();
+  // One `-list` flag per knob of the catalog (core/base/Knob.h).
+  for (const KnobSpec& spec : KnobCatalog::instance().specs()) {
+    std::vector<std::string>& into = flags->knob_lists[spec.key];
+    into = spec.tune_default();
+    const std::string names = spec.list_alias.empty() ? spec.list_flag() : spec.list_flag() + "," + spec.list_alias;
+    const std::string where = spec.scope == KnobScope::conv_algorithm
+                                  ? " (only on configs where some layer's algorithm reads it)"
+                                  : "";
+    command.add_option(names, into, cat(spec.key, " values to try, comma-separated (", spec.describe_values(),
+                                            ")", where, ": ", spec.help))
+        ->delimiter(',')
+        ->capture_default_str();
+  }
   CLI::Option* strategy_option = command.add_option("--strategy", flags->strategy,
                      "auto: the strategy estimated cheapest for this model and space (the estimates are "
                      "printed and kept in --out and --db); exhaustive: every candidate; per-layer: time each conv layer's algorithms alone, then "
@@ -226,25 +203,12 @@ Action add_tune_command(CLI::App& command) {
   return [flags, strategy_option] {
     tuner::TuneOptions options;
     options.base = flags->session.resolve();
-    options.layouts.clear();
-    for (const auto& layout : flags->layouts) options.layouts.push_back(parse_layout(layout));
     options.algorithms = flags->algorithms;
-    options.threads = flags->threads;
-    options.streams = flags->streams;
-    options.replicas = flags->replicas;
-    options.micro_batches = flags->micro_batches;
-    options.async_update.clear();
-    for (const auto& setting : flags->async_update) options.async_update.push_back(setting == "on");
-    options.threads_per_lane = flags->threads_per_lane;
-    options.update_on.clear();
-    for (const auto& where : flags->update_on) options.update_on.push_back(*parse_update_on(where));
-    options.fft_workspace.clear();
-    for (const auto& policy : flags->fft_workspace) options.fft_workspace.push_back(*parse_fft_workspace(policy));
-    options.fft_tile.clear();
-    for (const auto& tile : flags->fft_tile) {
-      const auto parsed = parse_fft_tile_choice(tile);
-      if (!parsed) fail(ErrorKind::usage, "--fft-tile-list: '", tile, "' is not a tiling choice (", kFftTileValues, ")");
-      options.fft_tile.push_back(*parsed);
+    for (const auto& [key, values] : flags->knob_lists) {
+      const KnobSpec& spec = KnobCatalog::instance().at(key);
+      std::vector<std::string> canonical;
+      for (const std::string& value : values) canonical.push_back(spec.checked(value, spec.list_flag()));
+      options.knobs.set_text(spec, std::move(canonical));
     }
     // The product is an exhaustive sweep, so asking for it picks that strategy unless one is named.
     if (flags->per_layer_product && strategy_option->count() == 0) flags->strategy = "exhaustive";

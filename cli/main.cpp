@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
       {"tune", "Measure layout x threads x conv algorithm candidates; write the fastest correct config",
        cli::add_tune_command},
       {"list-algorithms", "List backends and convolution algorithms", cli::add_list_algorithms_command},
+      {"knobs", "List the knobs a config sets and a tune varies: config key, flags, values, defaults",
+       cli::add_knobs_command},
       {"export", "Convert a trace (tunescope/PyTorch JSON, nsys SQLite) to chrome, kineto or nsys-sqlite", cli::add_export_command},
       {"report", "Print the kernel table, lane utilisation and concurrency of any supported trace, "
                   "or the ranking of each tune in a results DB", cli::add_report_command},

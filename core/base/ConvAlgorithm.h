@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "core/base/ConvProblem.h"
 #include "core/base/ExecContext.h"
@@ -45,13 +46,14 @@ class ConvAlgorithm {
   virtual std::string unsupported_reason(const ConvProblem& problem) const = 0;
   bool supports(const ConvProblem& problem) const { return unsupported_reason(problem).empty(); }
   virtual size_t workspace_bytes(const ConvProblem& problem) const = 0;
-  // What forward can keep for the backward passes in ConvCall::saved; 0: nothing worth
-  // keeping (the backward passes recompute nothing forward had).
+  // What forward keeps for the backward passes in ConvCall::saved; 0: nothing (nothing
+  // worth keeping, or the run's knobs said not to: the FFTs under fft_workspace=reuse).
   virtual size_t saved_bytes(const ConvProblem&) const { return 0; }
-  // Whether ConvOptions::fft_tile changes how this algorithm runs `problem` (CPU FFT
-  // convolution of a stride-1 problem): the tuner crosses the tiling knob only with
-  // configs where it does, since elsewhere every setting is the same run.
-  virtual bool fft_tile_applies(const ConvProblem&) const { return false; }
+  // Whether the knob `key` (core/base/Knob.h: one this algorithm declares, such as
+  // fft_tile) changes how this algorithm runs `problem`: the tuner crosses such a knob
+  // only with configs where some layer's algorithm says so, since elsewhere every value
+  // is the same run.
+  virtual bool knob_applies(std::string_view key, const ConvProblem& problem) const { return false; }
 
   // y = conv(x, w)
   virtual void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) = 0;

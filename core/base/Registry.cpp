@@ -57,12 +57,12 @@ std::string Registry::default_conv_algorithm(const std::string& backend) const {
 }
 
 std::unique_ptr<ConvAlgorithm> Registry::make_conv_algorithm(const std::string& backend, const std::string& name,
-                                                             const ConvOptions& options) const {
+                                                             const KnobValues& knobs) const {
   auto it = conv_.find(backend);
   if (it == conv_.end() || !it->second.count(name))
     fail(ErrorKind::usage, "unknown convolution algorithm '", name, "' for backend '", backend,
          "' (known: ", it == conv_.end() ? std::string("none") : known_names(it->second), ")");
-  return it->second.at(name)(options);
+  return it->second.at(name)(knobs);
 }
 
 }  // namespace tunescope

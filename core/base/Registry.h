@@ -11,16 +11,16 @@
 
 #include "core/base/Backend.h"
 #include "core/base/ConvAlgorithm.h"
-#include "core/base/ConvOptions.h"
+#include "core/base/Knob.h"
 
 namespace tunescope {
 
 class Registry {
  public:
   using BackendFactory = std::function<std::unique_ptr<Backend>()>;
-  // A conv factory gets the run's ConvOptions and keeps what it reads (fft-fftw and
-  // fft-own: the tile choice); every other algorithm ignores them.
-  using ConvFactory = std::function<std::unique_ptr<ConvAlgorithm>(const ConvOptions&)>;
+  // A conv factory gets the run's knob values and keeps those it declared and reads
+  // (fft-fftw and fft-own: fft_tile and fft_workspace); every other algorithm ignores them.
+  using ConvFactory = std::function<std::unique_ptr<ConvAlgorithm>(const KnobValues&)>;
 
   // The process-wide table filled during static initialisation; read-only afterwards.
   static Registry& instance();
@@ -41,7 +41,7 @@ class Registry {
   // Throw Error(usage) listing the known names when `name` is unknown.
   std::unique_ptr<Backend> make_backend(const std::string& name) const;
   std::unique_ptr<ConvAlgorithm> make_conv_algorithm(const std::string& backend, const std::string& name,
-                                                     const ConvOptions& options = {}) const;
+                                                     const KnobValues& knobs = {}) const;
 
  private:
   struct BackendEntry {

@@ -6,10 +6,9 @@
 #include <vector>
 
 #include "core/base/Backend.h"
-#include "core/base/ConvOptions.h"
 #include "core/base/ExecContext.h"
+#include "core/base/Knob.h"
 #include "core/base/Tensor.h"
-#include "core/engine/FftWorkspace.h"
 
 namespace tunescope {
 
@@ -35,9 +34,8 @@ struct LayerSetup {
   Layout layout = Layout::NCHW;
   std::string backend = "cpu";
   uint64_t seed = 1;  // parameter initialisation
-  FftWorkspace fft_workspace = FftWorkspace::reuse;
   MemorySpace* memory = &host_memory();  // the backend's: where parameters and activations live
-  ConvOptions conv_options;  // handed to every conv algorithm the layers make (fft_tile)
+  KnobValues knobs;  // the run's knobs, handed to every conv algorithm the layers make (fft_tile, ...)
 };
 
 class Layer {
@@ -72,7 +70,7 @@ class Layer {
   virtual std::vector<Parameter*> parameters() { return {}; }
   virtual size_t workspace_bytes() const { return 0; }
   // Memory the layer keeps from its forward to its backward pass beyond its output (the
-  // FFT spectra of fft_workspace=cache).
+  // FFT spectra an FFT algorithm keeps under fft_workspace=cache).
   virtual size_t saved_bytes() const { return 0; }
   // Multiply-adds x 2 of one forward pass (for reports).
   virtual double forward_flops() const { return 0; }

@@ -12,6 +12,7 @@
 
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
+#include "core/engine/RunKnobs.h"
 #include "core/engine/TrainingSession.h"
 
 namespace tunescope {
@@ -29,12 +30,12 @@ class Checker {
     fail(ErrorKind::input, "config ", source_, ": key '", key, "': ", why);
   }
 
-  void only_keys(const json& object, const std::string& where, std::initializer_list<const char*> known) const {
+  void only_keys(const json& object, const std::string& where, const std::vector<std::string>& known) const {
     const std::set<std::string> allowed(known.begin(), known.end());
     for (const auto& [key, value] : object.items())
       if (!allowed.count(key)) {
         std::string list;
-        for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
         reject(where + key, "unknown key (known: " + list + ")");
       }
   }
@@ -91,31 +92,60 @@ class Checker {
 
 }  // namespace
 
+Layout RunConfig::layout() const { return knobs::layout.get(knobs); }
+
+int RunConfig::threads() const { return knobs::threads.get(knobs); }
+
+Concurrency RunConfig::concurrency() const { return knobs::concurrency_of(knobs); }
+
 std::string RunConfig::label() const {
-  return cat(to_string(layout), " conv=", conv.str(), " threads=", threads, concurrency.label(),
-             fft_workspace == FftWorkspace::reuse ? "" : cat(" fft=", to_string(fft_workspace)),
-             fft_tile == FftTileChoice::automatic() ? "" : cat(" tile=", fft_tile.to_string()));
+  std::string out = cat(to_string(layout()), " conv=", conv.str(), " threads=", threads());
+  const KnobCatalog& catalog = KnobCatalog::instance();
+  for (const KnobSpec& spec : catalog.specs()) {
+    if (spec.key == knobs::layout.key() || spec.key == knobs::threads.key() || !knobs.differs_from_default(spec.key))
+      continue;
+    const std::string name = spec.label.empty() ? spec.key : spec.label;
+    out += spec.type == KnobType::boolean ? (knobs.text(spec.key) == "on" ? " " + name : " " + name + "=off")
+                                          : cat(" ", name, "=", knobs.text(spec.key));
+  }
+  for (const auto& [key, value] : knobs.explicit_values())
+    if (!catalog.find(key)) out += cat(" ", key, "=", value);
+  return out;
 }
+
+namespace {
+
+// Top-level keys that are not knobs.
+constexpr std::initializer_list<const char*> kFixedKeys = {"schema", "model", "batch", "conv", "measured"};
+// Knobs schema 1 requires in every file.
+constexpr std::initializer_list<const char*> kRequiredKnobs = {"layout", "threads"};
+
+json knob_json(const KnobSpec& spec, const std::string& text) {
+  switch (spec.type) {
+    case KnobType::integer: return std::stoll(text);
+    case KnobType::boolean: return text == "on";
+    case KnobType::choice: return text;
+  }
+  return text;
+}
+
+}  // namespace
 
 std::string to_json_text(const RunConfig& config) {
   json out = {
       {"schema", kRunConfigSchema},
       {"model", config.model},
       {"batch", config.batch},
-      {"layout", to_string(config.layout)},
       {"conv", {{"default", config.conv.default_algorithm}, {"per_layer", config.conv.per_layer}}},
-      {"threads", config.threads},
-      {"streams", config.concurrency.streams},
-      {"replicas", config.concurrency.replicas},
-      {"micro_batches", config.concurrency.micro_batches},
-      {"async_update", config.concurrency.async_update},
-      {"threads_per_lane", config.concurrency.threads_per_lane},
-      {"fft_workspace", to_string(config.fft_workspace)},
   };
-  // Only when not the default: a results DB finds a candidate's earlier trials by this
-  // text, and those stored before these knobs existed updated on the device, tiled `auto`.
-  if (config.concurrency.update_on != UpdateOn::device) out["update_on"] = to_string(config.concurrency.update_on);
-  if (config.fft_tile != FftTileChoice::automatic()) out["fft_tile"] = config.fft_tile.to_string();
+  // Knobs added after schema 1 only when not the default: a results DB finds a
+  // candidate's earlier trials by this text, and those stored before the knob existed ran it at its default.
+  const KnobCatalog& catalog = KnobCatalog::instance();
+  for (const KnobSpec& spec : catalog.specs())
+    if (spec.written_when_default || config.knobs.differs_from_default(spec.key))
+      out[spec.key] = knob_json(spec, config.knobs.text(spec.key));
+  for (const auto& [key, value] : config.knobs.explicit_values())
+    if (!catalog.find(key)) out[key] = value;
   if (config.measured) {
     const MeasuredFigures& m = *config.measured;
     out["measured"] = {{"examples_per_second", m.examples_per_second},
@@ -130,10 +160,6 @@ std::string to_json_text(const RunConfig& config) {
 
 namespace {
 
-constexpr std::initializer_list<const char*> kConfigKeys = {
-    "schema", "model", "batch", "layout", "conv", "threads", "streams", "replicas", "micro_batches", "async_update",
-    "threads_per_lane", "update_on", "fft_workspace", "fft_tile", "measured"};
-
 json parse_object(const std::string& text, const std::string& source) {
   json root;
   try {
@@ -147,6 +173,8 @@ json parse_object(const std::string& text, const std::string& source) {
   return root;
 }
 
+// An empty backend: any algorithm name, and keys that are not knobs of this build are
+// kept (stored_run_config_from_json_text).
 RunConfig run_config_from_json(const json& root, const std::string& source, const std::string& backend);
 
 }  // namespace
@@ -156,86 +184,67 @@ RunConfig run_config_from_json_text(const std::string& text, const std::string& 
 }
 
 StoredRunConfig stored_run_config_from_json_text(const std::string& text, const std::string& source) {
-  json root = parse_object(text, source);
   StoredRunConfig stored;
-  const std::set<std::string> known(kConfigKeys.begin(), kConfigKeys.end());
-  for (auto it = root.begin(); it != root.end();) {
-    if (known.count(it.key())) {
-      ++it;
-      continue;
-    }
-    stored.newer_keys[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
-    it = root.erase(it);
-  }
-  stored.config = run_config_from_json(root, source, "");
+  stored.config = run_config_from_json(parse_object(text, source), source, "");
+  for (const auto& [key, value] : stored.config.knobs.explicit_values())
+    if (!KnobCatalog::instance().find(key)) stored.newer_keys[key] = value;
   return stored;
 }
 
-std::string StoredRunConfig::label() const {
-  std::string out = config.label();
-  for (const auto& [key, value] : newer_keys) out += cat(" ", key, "=", value);
-  return out;
-}
+std::string StoredRunConfig::label() const { return config.label(); }
 
 std::string StoredRunConfig::key() const {
   RunConfig knobs = config;
   knobs.measured.reset();
-  json out = json::parse(to_json_text(knobs));
-  for (const auto& [key, value] : newer_keys) out[key] = value;
-  return out.dump();
+  return json::parse(to_json_text(knobs)).dump();
 }
 
 namespace {
 
 RunConfig run_config_from_json(const json& root, const std::string& source, const std::string& backend) {
   const Checker check(source);
-  check.only_keys(root, "", kConfigKeys);
+  const KnobCatalog& catalog = KnobCatalog::instance();
+  const bool lenient = backend.empty();
+  if (!lenient) {
+    std::vector<std::string> known(kFixedKeys.begin(), kFixedKeys.end());
+    for (const KnobSpec& spec : catalog.specs()) known.push_back(spec.key);
+    check.only_keys(root, "", known);
+  }
   const std::string schema = check.string(check.required(root, "", "schema"), "schema");
   if (schema != kRunConfigSchema) check.reject("schema", cat("expected '", kRunConfigSchema, "', got '", schema, "'"));
 
   RunConfig config;
   config.model = check.string(check.required(root, "", "model"), "model");
   config.batch = check.positive_integer(check.required(root, "", "batch"), "batch");
-  const std::string layout = check.string(check.required(root, "", "layout"), "layout");
-  if (layout == "nchw") config.layout = Layout::NCHW;
-  else if (layout == "nhwc") config.layout = Layout::NHWC;
-  else check.reject("layout", "unknown layout '" + layout + "' (known: nchw, nhwc)");
-  const int64_t threads = check.positive_integer(check.required(root, "", "threads"), "threads");
-  if (threads > 4096) check.reject("threads", cat("must be <= 4096, got ", threads));
-  config.threads = static_cast<int>(threads);
-  // Optional: a config from before the concurrency knobs runs single-lane.
-  auto optional_count = [&](const char* key, int& into, int64_t minimum) {
-    auto it = root.find(key);
-    if (it == root.end()) return;
-    if (!it->is_number_integer()) check.reject(key, cat("expected an integer, got ", it->type_name()));
-    const auto value = it->get<int64_t>();
-    if (value < minimum || value > 4096) check.reject(key, cat("must be in ", minimum, "..4096, got ", value));
-    into = static_cast<int>(value);
-  };
-  optional_count("streams", config.concurrency.streams, 1);
-  optional_count("replicas", config.concurrency.replicas, 1);
-  optional_count("micro_batches", config.concurrency.micro_batches, 1);
-  optional_count("threads_per_lane", config.concurrency.threads_per_lane, 0);
-  if (auto it = root.find("async_update"); it != root.end()) config.concurrency.async_update = check.boolean(*it, "async_update");
-  if (auto it = root.find("update_on"); it != root.end()) {
-    const std::string where = check.string(*it, "update_on");
-    if (auto parsed = parse_update_on(where)) config.concurrency.update_on = *parsed;
-    else check.reject("update_on", cat("unknown place '", where, "' (known: ", kUpdateOnValues, ")"));
+  for (const char* key : kRequiredKnobs) check.required(root, "", key);
+  for (const auto& [key, value] : root.items()) {
+    if (std::find(kFixedKeys.begin(), kFixedKeys.end(), key) != kFixedKeys.end()) continue;
+    const KnobSpec* spec = catalog.find(key);
+    if (!spec) {  // lenient: a newer tunescope's key, kept as it came
+      config.knobs.set_text(key, value.is_string() ? value.get<std::string>() : value.dump());
+      continue;
+    }
+    std::string text;
+    switch (spec->type) {
+      case KnobType::integer:
+        if (!value.is_number_integer()) check.reject(key, cat("expected an integer, got ", value.type_name()));
+        text = value.dump();
+        break;
+      case KnobType::boolean:
+        text = check.boolean(value, key) ? "on" : "off";
+        break;
+      case KnobType::choice:
+        text = check.string(value, key);
+        break;
+    }
+    const auto canonical = spec->canonical(text);
+    if (!canonical)
+      check.reject(key, spec->type == KnobType::integer ? cat("must be in ", spec->min, "..", spec->max, ", got ", text)
+                                                        : cat("'", text, "' is not a value (", spec->describe_values(), ")"));
+    config.knobs.set_text(key, *canonical);
   }
-  if (auto it = root.find("fft_workspace"); it != root.end()) {
-    const std::string policy = check.string(*it, "fft_workspace");
-    if (auto parsed = parse_fft_workspace(policy)) config.fft_workspace = *parsed;
-    else check.reject("fft_workspace", cat("unknown policy '", policy, "' (known: ", kFftWorkspaceValues, ")"));
-  }
-  if (auto it = root.find("fft_tile"); it != root.end()) {
-    // Always a string, so "auto", "off" and "16" are one type in the file.
-    if (!it->is_string())
-      check.reject("fft_tile", cat("expected a string (", kFftTileValues, ", written \"16\"), got ", it->type_name()));
-    const std::string tile = it->get<std::string>();
-    if (auto parsed = parse_fft_tile_choice(tile)) config.fft_tile = *parsed;
-    else check.reject("fft_tile", cat("'", tile, "' is not a tiling choice (", kFftTileValues, ")"));
-  }
-  const int64_t parts = static_cast<int64_t>(config.concurrency.replicas) * config.concurrency.micro_batches;
+  const Concurrency concurrency = config.concurrency();
+  const int64_t parts = static_cast<int64_t>(concurrency.replicas) * concurrency.micro_batches;
   if (config.batch % parts != 0)
     check.reject("replicas", cat("replicas x micro_batches = ", parts, " does not divide the batch ", config.batch));
 
@@ -291,25 +300,18 @@ void save_run_config(const RunConfig& config, const std::filesystem::path& path)
 void apply_run_config(const RunConfig& config, SessionOptions& options) {
   options.model = config.model;
   options.batch = config.batch;
-  options.layout = config.layout;
   options.conv = config.conv;
-  options.threads = config.threads;
-  options.concurrency = config.concurrency;
-  options.fft_workspace = config.fft_workspace;
-  options.fft_tile = config.fft_tile;
+  options.knobs = config.knobs;
 }
 
 RunConfig run_config_of(const SessionOptions& options) {
   RunConfig config;
   config.model = options.model;
   config.batch = options.batch;
-  config.layout = options.layout;
   config.conv = options.conv;
-  config.threads = options.threads > 0 ? options.threads
-                                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  config.concurrency = options.concurrency;
-  config.fft_workspace = options.fft_workspace;
-  config.fft_tile = options.fft_tile;
+  config.knobs = options.knobs;
+  if (config.threads() == 0)
+    knobs::threads.set(config.knobs, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   return config;
 }
 

@@ -1,9 +1,8 @@
 // The configuration the tuner chooses and `train --config` runs: a `tunescope.config/1`
-// JSON file. Only knobs the engine really has are here: layout, conv algorithm per
-// layer, threads, the concurrency knobs (streams, replicas, micro-batches, async
-// update, where the update runs, threads per lane), the FFT workspace policy and the FFT
-// tiling, so a config never promises
-// what a run cannot do.
+// JSON file: the model and batch, the conv algorithm per layer, and the value of every
+// knob of the catalog (core/base/Knob.h: the engine's layout, threads and concurrency
+// knobs, and the knobs the linked algorithms declare, such as fft_tile). Only knobs a
+// run really has are in the catalog, so a config never promises what a run cannot do.
 #pragma once
 
 #include <filesystem>
@@ -11,11 +10,10 @@
 #include <optional>
 #include <string>
 
-#include "core/base/FftTileChoice.h"
+#include "core/base/Knob.h"
 #include "core/base/Layout.h"
 #include "core/engine/Concurrency.h"
 #include "core/engine/ConvChoice.h"
-#include "core/engine/FftWorkspace.h"
 
 namespace tunescope {
 
@@ -37,16 +35,18 @@ struct MeasuredFigures {
 struct RunConfig {
   std::string model = "lenet5";
   int64_t batch = 128;
-  Layout layout = Layout::NCHW;
   ConvChoice conv;
-  int threads = 1;
-  Concurrency concurrency;
-  FftWorkspace fft_workspace = FftWorkspace::reuse;
-  FftTileChoice fft_tile;  // auto: each FFT algorithm's flop model tiles where it pays
+  KnobValues knobs;  // layout, threads, streams, ..., fft_tile: see `tunescope knobs`
   std::optional<MeasuredFigures> measured;
 
-  // "nchw conv=gemm,conv2=direct threads=2 streams=2 async fft=cache tile=16": the short form
-  // used in tables and logs (concurrency and FFT knobs only when not the default).
+  // The engine's knobs, typed (core/engine/RunKnobs.h).
+  Layout layout() const;
+  int threads() const;
+  Concurrency concurrency() const;
+
+  // "nchw conv=gemm,conv2=direct threads=2 streams=2 async fft_tile=16": the short form
+  // used in tables and logs: layout, conv and threads, then every other knob whose
+  // value is not its default (KnobSpec::label), then keys of a newer tunescope.
   std::string label() const;
   // Per-layer overrides: the tie-break measure of simplicity.
   size_t override_count() const { return conv.per_layer.size(); }
@@ -56,14 +56,13 @@ struct RunConfig {
 std::string to_json_text(const RunConfig& config);
 // Throws Error(input) naming `source` (a file name or "<text>") and the offending key
 // for malformed JSON, a wrong schema, unknown keys, wrong types, non-positive sizes, an
-// unknown layout, an algorithm not registered for `backend`, an fft_workspace other than
-// reuse or cache, an fft_tile other than auto, off or a power of two from 4 to 4096 (a
-// string), an update_on other than device or host, or a split (replicas x micro_batches)
-// that does not divide the batch. The concurrency keys, update_on, fft_workspace and
-// fft_tile are optional (configs written before they existed run single-lane, update on
-// the device, with `reuse` and `auto`). Whether an fft_tile size exceeds each FFT layer's
-// kernel is checked when the model is built (it depends on the model). Layer names in
-// conv.per_layer are checked when the model is built (they depend on the model).
+// algorithm not registered for `backend`, a knob value outside the knob's values
+// (KnobSpec: bounds, choices), or a split (replicas x micro_batches) that does not
+// divide the batch. layout and threads are required (schema 1); every other knob is
+// optional and takes its default (configs written before it existed ran that way).
+// Whether a knob value suits each layer (an fft_tile size larger than the kernel) and
+// the layer names in conv.per_layer are checked when the model is built (they depend on
+// the model).
 RunConfig run_config_from_json_text(const std::string& text, const std::string& source,
                                     const std::string& backend = "cpu");
 // A config as stored in a results DB or a trace, read by a viewer that has no kernels
@@ -87,8 +86,8 @@ RunConfig load_run_config(const std::filesystem::path& path, const std::string& 
 // Throws Error(input) naming the file when it cannot be written.
 void save_run_config(const RunConfig& config, const std::filesystem::path& path);
 
-// Sets the config's knobs (model, batch, layout, conv, threads, concurrency, fft_workspace, fft_tile) on `options`; the rest
-// (data, seed, SGD parameters) stays as it was.
+// Sets the config's model, batch, conv and knobs on `options`; the rest (data, seed, SGD
+// parameters) stays as it was.
 void apply_run_config(const RunConfig& config, SessionOptions& options);
 // The config a session with these options runs.
 RunConfig run_config_of(const SessionOptions& options);

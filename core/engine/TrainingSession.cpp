@@ -10,6 +10,8 @@
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/engine/Models.h"
+#include "core/engine/RunConfig.h"
+#include "core/engine/RunKnobs.h"
 
 namespace tunescope {
 
@@ -28,19 +30,30 @@ int64_t usual_channels(const std::string& model) { return model == "lenet5" ? 1 
 
 }  // namespace
 
+Layout SessionOptions::layout() const { return knobs::layout.get(knobs); }
+
+int SessionOptions::threads() const { return knobs::threads.get(knobs); }
+
+Concurrency SessionOptions::concurrency() const { return knobs::concurrency_of(knobs); }
+
 void SessionOptions::validate() const {
   auto at_least = [](int64_t value, int64_t minimum, const char* option) {
     if (value < minimum) fail(ErrorKind::usage, option, " must be >= ", minimum, ", got ", value);
   };
   at_least(batch, 1, "--batch");
-  at_least(threads, 0, "--threads");
+  for (const auto& [key, value] : knobs.explicit_values())
+    if (const KnobSpec* spec = KnobCatalog::instance().find(key)) spec->checked(value, key);
   at_least(prefetch, 0, "--prefetch");
   at_least(train_limit, 0, "--train-limit");
   at_least(test_limit, 0, "--test-limit");
   at_least(fake_channels, 0, "--fake-channels");
   at_least(fake_train_count, 1, "--fake-count");
   at_least(fake_test_count, 1, "--fake-test-count");
-  concurrency.validate(batch);
+  concurrency().validate(batch);
+  const Concurrency c = concurrency();
+  if (int64_t{c.lanes()} * c.lane_threads(threads() > 0 ? threads() : 1) > knobs::kMaxThreads)
+    fail(ErrorKind::usage, "threads: ", c.lanes(), " lanes x ", c.lane_threads(threads() > 0 ? threads() : 1),
+         " threads each would start more than ", knobs::kMaxThreads, " threads");
   if (!(sgd.learning_rate > 0)) fail(ErrorKind::usage, "--lr must be > 0, got ", sgd.learning_rate);
   if (sgd.momentum < 0 || sgd.momentum >= 1) fail(ErrorKind::usage, "--momentum must be in [0, 1), got ", sgd.momentum);
   if (sgd.weight_decay < 0) fail(ErrorKind::usage, "--weight-decay must be >= 0, got ", sgd.weight_decay);
@@ -49,8 +62,11 @@ void SessionOptions::validate() const {
 TrainingSession::TrainingSession(const SessionOptions& options) : options_(options) {
   options_.validate();
   const int64_t size = model_input_size(options_.model);
-  if (options_.threads == 0) options_.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options_.backend = choose_backend(options_.backend).name;  // resolves "auto"
+  options_.knobs = with_backend_defaults(options_.knobs, options_.backend);
+  if (options_.threads() == 0)
+    knobs::threads.set(options_.knobs, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  const Concurrency concurrency = options_.concurrency();
   options_.conv = with_backend_default(options_.conv, options_.backend);
   backend_ = Registry::instance().make_backend(options_.backend);
   // Device activity (CUPTI on cuda) joins every trace of the session: the tracer starts,
@@ -76,7 +92,7 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
 
   data::DataLoaderOptions loader;
   loader.batch_size = options_.batch;
-  loader.layout = options_.layout;
+  loader.layout = options_.layout();
   loader.target_height = size;
   loader.target_width = size;
   loader.shuffle = true;
@@ -93,20 +109,20 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   ModelSpec spec;
   spec.name = options_.model;
   // Each replica takes its shard of every micro-batch: batch / (replicas x micro-batches).
-  spec.input = {options_.concurrency.shard(options_.batch), train->channels, size, size};
+  spec.input = {concurrency.shard(options_.batch), train->channels, size, size};
   spec.classes = std::max(train->num_classes, test->num_classes);
   spec.conv = options_.conv;
   spec.conv_source = options_.conv_source;
-  const std::vector<int> devices = backend_->replica_devices(options_.concurrency.replicas);
+  const std::vector<int> devices = backend_->replica_devices(concurrency.replicas);
   std::vector<Network*> replicas;
-  for (int r = 0; r < options_.concurrency.replicas; ++r) {
-    spec.setup = LayerSetup{options_.layout, options_.backend, options_.seed, options_.fft_workspace,
-                            &backend_->device_memory(devices[static_cast<size_t>(r)]), ConvOptions{options_.fft_tile}};
+  for (int r = 0; r < concurrency.replicas; ++r) {
+    spec.setup = LayerSetup{options_.layout(), options_.backend, options_.seed,
+                            &backend_->device_memory(devices[static_cast<size_t>(r)]), options_.knobs};
     replicas_.push_back(build_model(spec));  // the same seed: every replica starts from the same weights
     replicas.push_back(replicas_.back().get());
   }
-  trainer_ = std::make_unique<Trainer>(std::move(replicas), *backend_, &tracer_, options_.sgd,
-                                       options_.concurrency, options_.threads);
+  trainer_ = std::make_unique<Trainer>(std::move(replicas), *backend_, &tracer_, options_.sgd, concurrency,
+                                       options_.threads());
 }
 
 TrainingSession::~TrainingSession() = default;
@@ -160,35 +176,31 @@ std::string TrainingSession::description() const {
   const auto& train = train_loader_->dataset();
   const auto& test = test_loader_->dataset();
   const Shape4 in = replicas_.front()->input_shape();
+  std::string knobs_text;
+  for (const KnobSpec& knob : KnobCatalog::instance().specs())
+    if (knob.scope == KnobScope::conv_algorithm) knobs_text += cat(", ", knob.key, " ", options_.knobs.text(knob.key));
   return cat(options_.model, " on ", options_.data, " (", train.count, " train / ", test.count, " test, ",
-             in.c, "x", in.h, "x", in.w, "), batch ", options_.batch, ", ", to_string(options_.layout),
-             ", conv ", options_.conv.str(), ", ", options_.threads, " thread", options_.threads == 1 ? "" : "s",
-             options_.concurrency.label(), ", fft_workspace ", to_string(options_.fft_workspace),
-             ", fft_tile ", options_.fft_tile.to_string(),
-             ", backend ", options_.backend);
+             in.c, "x", in.h, "x", in.w, "), batch ", options_.batch, ", ", to_string(options_.layout()),
+             ", conv ", options_.conv.str(), ", ", options_.threads(), " thread", options_.threads() == 1 ? "" : "s",
+             options_.concurrency().label(), knobs_text, ", backend ", options_.backend);
 }
 
 std::string TrainingSession::config_json() const {
-  nlohmann::json config = {
-      {"model", options_.model},
+  // Every knob with the value the run used (threads_per_lane resolved to the threads each lane got).
+  nlohmann::json config = nlohmann::json::parse(to_json_text(run_config_of(options_)));
+  config.erase("schema");
+  for (const KnobSpec& knob : KnobCatalog::instance().specs())
+    config[knob.key] = knob.type == KnobType::integer   ? nlohmann::json(std::stoll(options_.knobs.text(knob.key)))
+                       : knob.type == KnobType::boolean ? nlohmann::json(options_.knobs.text(knob.key) == "on")
+                                                        : nlohmann::json(options_.knobs.text(knob.key));
+  config["threads_per_lane"] = options_.concurrency().lane_threads(options_.threads());
+  config.update({
       {"data", options_.data},
-      {"batch", options_.batch},
-      {"layout", to_string(options_.layout)},
-      {"conv", {{"default", options_.conv.default_algorithm}, {"per_layer", options_.conv.per_layer}}},
-      {"threads", options_.threads},
-      {"streams", options_.concurrency.streams},
-      {"replicas", options_.concurrency.replicas},
-      {"micro_batches", options_.concurrency.micro_batches},
-      {"async_update", options_.concurrency.async_update},
-      {"threads_per_lane", options_.concurrency.lane_threads(options_.threads)},
-      {"fft_workspace", to_string(options_.fft_workspace)},
-      {"fft_tile", options_.fft_tile.to_string()},
-      {"update_on", to_string(options_.concurrency.update_on)},
       {"backend", options_.backend},
       {"sgd", {{"lr", options_.sgd.learning_rate}, {"momentum", options_.sgd.momentum},
                {"weight_decay", options_.sgd.weight_decay}}},
       {"seed", options_.seed},
-  };
+  });
   return config.dump();
 }
 
@@ -202,16 +214,24 @@ ConvMemory TrainingSession::conv_memory() const {
 std::string TrainingSession::conv_memory_line() const {
   const ConvMemory m = conv_memory();
   const auto mib = [](size_t bytes) { return cat(std::round(static_cast<double>(bytes) / (1 << 20) * 10) / 10, " MiB"); };
+  // With the knobs that decided it: those conv algorithms read (fft_workspace, ...).
+  std::string knobs_text;
+  for (const KnobSpec& knob : KnobCatalog::instance().specs())
+    if (knob.scope == KnobScope::conv_algorithm) knobs_text += cat(", ", knob.key, " ", options_.knobs.text(knob.key));
   return cat("conv memory ", mib(m.peak_bytes()), " (workspace ", mib(m.workspace_bytes), " + cached spectra ",
-             mib(m.saved_bytes), ", fft_workspace ", to_string(options_.fft_workspace), ")");
+             mib(m.saved_bytes), knobs_text, ")");
 }
 
 std::map<std::string, std::string> TrainingSession::conv_memory_metadata() const {
   const ConvMemory m = conv_memory();
-  return {{"fft_workspace", to_string(options_.fft_workspace)},
-          {"conv_workspace_bytes", std::to_string(m.workspace_bytes)},
-          {"fft_cached_spectra_bytes", std::to_string(m.saved_bytes)},
-          {"conv_memory_peak_bytes", std::to_string(m.peak_bytes())}};
+  // With the value of every knob that conv algorithms read (fft_workspace, ...): what
+  // decided the memory.
+  std::map<std::string, std::string> metadata{{"conv_workspace_bytes", std::to_string(m.workspace_bytes)},
+                                              {"fft_cached_spectra_bytes", std::to_string(m.saved_bytes)},
+                                              {"conv_memory_peak_bytes", std::to_string(m.peak_bytes())}};
+  for (const KnobSpec& knob : KnobCatalog::instance().specs())
+    if (knob.scope == KnobScope::conv_algorithm) metadata[knob.key] = options_.knobs.text(knob.key);
+  return metadata;
 }
 
 }  // namespace tunescope

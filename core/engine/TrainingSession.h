@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/base/Backend.h"
-#include "core/base/FftTileChoice.h"
+#include "core/base/Knob.h"
 #include "core/engine/Concurrency.h"
 #include "core/engine/ConvChoice.h"
 #include "core/engine/Network.h"
@@ -27,13 +27,11 @@ struct SessionOptions {
   std::string data = "fashion-mnist";  // fashion-mnist | fake | PATH to IDX files
   std::filesystem::path data_dir;      // overrides where "fashion-mnist" is looked for
   int64_t batch = 128;
-  Layout layout = Layout::NCHW;
   ConvChoice conv;
   std::string conv_source = "--conv";  // where `conv` came from, for messages (flag or config file)
-  int threads = 0;                     // 0: one per hardware thread; shared out over the lanes
-  Concurrency concurrency;             // streams, replicas x micro-batches, async update
-  FftWorkspace fft_workspace = FftWorkspace::reuse;
-  FftTileChoice fft_tile;              // FFT tiling of stride-1 layers (auto: the algorithm's flop model)
+  // layout, threads (0: one per hardware thread), the concurrency knobs and the knobs the
+  // algorithms declare (core/base/Knob.h); unset ones take the backend's defaults.
+  KnobValues knobs;
   SgdParams sgd{0.02f, 0.9f, 5e-4f};  // LeNet-5 reaches ~86% on Fashion-MNIST in one epoch
   uint64_t seed = 1;
   int prefetch = 2;                    // batches prepared ahead by the input thread
@@ -43,8 +41,13 @@ struct SessionOptions {
   int64_t fake_train_count = 60000;
   int64_t fake_test_count = 10000;
 
-  // Throws Error(usage) naming the option for values out of range or a batch split
-  // that does not divide the batch.
+  // The engine's knobs, typed (core/engine/RunKnobs.h).
+  Layout layout() const;
+  int threads() const;
+  Concurrency concurrency() const;
+
+  // Throws Error(usage) naming the config key for values out of range or a batch split
+  // that does not divide the batch (front ends name their flags: cli/SessionFlags).
   void validate() const;
 };
 
@@ -93,7 +96,7 @@ class TrainingSession {
   // The run's settings as the JSON text kept in trace metadata.
   std::string config_json() const;
   ConvMemory conv_memory() const;
-  // "conv memory 12.3 MiB (workspace 4.1 MiB + cached spectra 8.2 MiB, fft_workspace cache)"
+  // "conv memory 12.3 MiB (workspace 4.1 MiB + cached spectra 8.2 MiB, fft_tile auto, fft_workspace cache)"
   std::string conv_memory_line() const;
   // The same figures as trace-metadata entries (bytes, as decimal text).
   std::map<std::string, std::string> conv_memory_metadata() const;

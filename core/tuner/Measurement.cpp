@@ -11,6 +11,7 @@
 #include "core/base/AllocationCap.h"
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
+#include "core/engine/RunKnobs.h"
 #include "core/tuner/IsolatedTrial.h"
 #include "profiler/Metrics.h"
 
@@ -226,15 +227,15 @@ std::string reference_conv_algorithm(const std::string& backend) {
 
 RunConfig reference_config(const SessionOptions& base) {
   RunConfig config = run_config_of(base);
-  config.layout = Layout::NCHW;
+  knobs::layout.set(config.knobs, Layout::NCHW);
   config.conv = ConvChoice{};
   config.conv.default_algorithm = reference_conv_algorithm(base.backend);
-  config.concurrency = Concurrency{};  // one lane, the whole batch at once
+  knobs::set_concurrency(config.knobs, Concurrency{});  // one lane, the whole batch at once
   return config;
 }
 
 bool has_reference_shape(const RunConfig& config) {
-  return config.layout == Layout::NCHW && config.conv.per_layer.empty() && config.concurrency == Concurrency{};
+  return config.layout() == Layout::NCHW && config.conv.per_layer.empty() && config.concurrency() == Concurrency{};
 }
 
 NumericsSample reference_numerics(const SessionOptions& base, const MeasureOptions& options) {

@@ -6,14 +6,22 @@
 #include <tuple>
 
 #include "core/base/Error.h"
+#include "core/engine/RunKnobs.h"
 
 namespace tunescope::tuner {
 
 bool simpler(const RunConfig& a, const RunConfig& b) {
+  // Fewer per-layer overrides, then fewer knobs away from their defaults (nhwc, streams,
+  // async update, fft_tile ...), then fewer threads, then smaller counts in catalog order.
   auto key = [](const RunConfig& c) {
-    const Concurrency& k = c.concurrency;
-    return std::tuple(c.override_count(), c.layout != Layout::NCHW, c.threads, k.lanes(), k.micro_batches,
-                      k.async_update, k.threads_per_lane, k.update_on);
+    size_t changed = 0;
+    std::vector<int64_t> counts;
+    for (const KnobSpec& spec : KnobCatalog::instance().specs()) {
+      if (spec.key == knobs::threads.key()) continue;
+      if (c.knobs.differs_from_default(spec.key)) ++changed;
+      if (spec.type == KnobType::integer) counts.push_back(std::stoll(c.knobs.text(spec.key)));
+    }
+    return std::tuple(c.override_count(), changed, c.threads(), counts);
   };
   return key(a) < key(b);
 }

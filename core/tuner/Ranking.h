@@ -10,8 +10,8 @@
 
 namespace tunescope::tuner {
 
-// Simpler first: fewer per-layer overrides, then nchw, then fewer threads, fewer lanes,
-// fewer micro-batches, synchronous update. Ties within noise go to the simpler config.
+// Simpler first: fewer per-layer overrides, then fewer knobs away from their defaults,
+// then fewer threads, then smaller knob counts. Ties within noise go to the simpler config.
 bool simpler(const RunConfig& a, const RunConfig& b);
 
 // Indices of the ok trials, best first, by the weight of the evidence and then by speed:

@@ -8,6 +8,7 @@
 
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
+#include "core/engine/RunKnobs.h"
 #include "core/engine/layers/Conv2dLayer.h"
 
 namespace tunescope::tuner {
@@ -20,26 +21,17 @@ std::vector<ConvLayerInfo> conv_layers(const Network& network) {
   return layers;
 }
 
+std::vector<Layout> SpaceOptions::layouts() const { return knobs.get(knobs::layout); }
+
+std::vector<int> SpaceOptions::threads() const { return knobs.get(knobs::threads); }
+
 SearchSpace::SearchSpace(SpaceOptions options, std::vector<ConvLayerInfo> layers)
     : options_(std::move(options)), layers_(std::move(layers)) {
-  if (options_.layouts.empty()) fail(ErrorKind::usage, "--layouts: the list is empty");
-  if (options_.threads.empty()) fail(ErrorKind::usage, "--threads-list: the list is empty");
-  for (int t : options_.threads)
-    if (t < 1) fail(ErrorKind::usage, "--threads-list: thread counts must be >= 1, got ", t);
   if (options_.batch < 1) fail(ErrorKind::usage, "--batch must be >= 1, got ", options_.batch);
-  auto check_list = [](const std::vector<int>& list, const char* flag, int minimum) {
-    if (list.empty()) fail(ErrorKind::usage, flag, ": the list is empty");
-    for (int value : list)
-      if (value < minimum) fail(ErrorKind::usage, flag, ": values must be >= ", minimum, ", got ", value);
-  };
-  check_list(options_.streams, "--streams-list", 1);
-  check_list(options_.replicas, "--replicas-list", 1);
-  check_list(options_.micro_batches, "--micro-batches-list", 1);
-  check_list(options_.threads_per_lane, "--threads-per-lane-list", 0);
-  if (options_.async_update.empty()) fail(ErrorKind::usage, "--async-update-list: the list is empty");
-  if (options_.update_on.empty()) fail(ErrorKind::usage, "--update-on-list: the list is empty");
-  if (options_.fft_workspace.empty()) fail(ErrorKind::usage, "--fft-workspace-list: the list is empty");
-  if (options_.fft_tile.empty()) fail(ErrorKind::usage, "--fft-tile-list: the list is empty");
+  for (const KnobSpec& spec : KnobCatalog::instance().specs())
+    for (const std::string& value : options_.knobs.values(spec)) spec.checked(value, spec.list_flag());
+  for (int t : options_.threads())
+    if (t < 1) fail(ErrorKind::usage, knobs::threads.spec().list_flag(), ": thread counts must be >= 1, got ", t);
   const auto registered = Registry::instance().conv_algorithms(options_.backend);
   algorithms_ = options_.algorithms.empty() ? registered : options_.algorithms;
   if (algorithms_.empty()) fail(ErrorKind::usage, "backend ", options_.backend, " has no conv algorithms");
@@ -48,10 +40,10 @@ SearchSpace::SearchSpace(SpaceOptions options, std::vector<ConvLayerInfo> layers
 }
 
 std::string SearchSpace::unsupported_reason(const ConvLayerInfo& layer, Layout layout, const std::string& algorithm,
-                                            const ConvOptions& options) const {
+                                            const KnobValues& knobs) const {
   ConvProblem problem = layer.problem;
   problem.layout = layout;
-  const auto instance = Registry::instance().make_conv_algorithm(options_.backend, algorithm, options);
+  const auto instance = Registry::instance().make_conv_algorithm(options_.backend, algorithm, knobs);
   if (std::string why = instance->unsupported_reason(problem); !why.empty())
     return cat("layer ", layer.name, ": ", algorithm, " does not support ", problem.key(), ": ", why);
   return {};
@@ -61,8 +53,8 @@ RunConfig SearchSpace::base_config(Layout layout, int threads) const {
   RunConfig config;
   config.model = options_.model;
   config.batch = options_.batch;
-  config.layout = layout;
-  config.threads = threads;
+  knobs::layout.set(config.knobs, layout);
+  knobs::threads.set(config.knobs, threads);
   return config;
 }
 
@@ -97,19 +89,6 @@ Candidate SearchSpace::per_layer(Layout layout, int threads, const std::vector<s
 
 namespace {
 
-// Every combination of the concurrency knobs' lists, in the order the lists give.
-std::vector<Concurrency> concurrency_settings(const SpaceOptions& options) {
-  std::vector<Concurrency> out;
-  for (int streams : options.streams)
-    for (int replicas : options.replicas)
-      for (int micro : options.micro_batches)
-        for (bool async : options.async_update)
-          for (int lane_threads : options.threads_per_lane)
-            for (UpdateOn where : options.update_on)
-              out.push_back(Concurrency{streams, replicas, micro, async, lane_threads, where});
-  return out;
-}
-
 // Enumerating the product of every layer's options is exponential in the depth (4
 // algorithms over ResNet-18-small's 20 conv layers: 4^20 configs), so a product too large
 // to measure is refused up front instead of enumerating for ever.
@@ -125,62 +104,61 @@ void refuse_huge_product(const std::vector<std::vector<std::string>>& options) {
        " a tune can measure; use --strategy per-layer (which times each layer alone) or fewer --algorithms");
 }
 
-// Whether `test` holds for the algorithm and problem of some conv layer of `config`.
-template <typename Test>
-bool any_layer(const std::vector<ConvLayerInfo>& layers, const std::string& backend, const RunConfig& config,
-               Test test) {
-  for (const auto& layer : layers) {
+}  // namespace
+
+bool SearchSpace::knob_applies(const RunConfig& config, const std::string& key) const {
+  const KnobSpec& spec = KnobCatalog::instance().at(key);
+  if (spec.scope == KnobScope::run) return true;
+  for (const auto& layer : layers_) {
     ConvProblem problem = layer.problem;
-    problem.layout = config.layout;
-    const auto instance = Registry::instance().make_conv_algorithm(backend, config.conv.for_layer(layer.name));
-    if (instance->supports(problem) && test(*instance, problem)) return true;
+    problem.layout = config.layout();
+    const auto instance =
+        Registry::instance().make_conv_algorithm(options_.backend, config.conv.for_layer(layer.name), config.knobs);
+    if (instance->supports(problem) && instance->knob_applies(key, problem)) return true;
   }
   return false;
 }
 
-}  // namespace
-
-bool SearchSpace::has_fft_layer(const RunConfig& config) const {
-  return any_layer(layers_, options_.backend, config,
-                   [](const ConvAlgorithm& a, const ConvProblem& p) { return a.saved_bytes(p) > 0; });
-}
-
-bool SearchSpace::has_tileable_fft_layer(const RunConfig& config) const {
-  return any_layer(layers_, options_.backend, config,
-                   [](const ConvAlgorithm& a, const ConvProblem& p) { return a.fft_tile_applies(p); });
-}
-
-std::vector<Candidate> SearchSpace::with_concurrency(const Candidate& candidate) const {
-  std::vector<Candidate> out;
-  const std::vector<FftWorkspace> policies =
-      has_fft_layer(candidate.config) ? options_.fft_workspace : std::vector<FftWorkspace>{FftWorkspace::reuse};
-  const std::vector<FftTileChoice> tilings = has_tileable_fft_layer(candidate.config)
-                                                 ? options_.fft_tile
-                                                 : std::vector<FftTileChoice>{FftTileChoice::automatic()};
-  for (const FftTileChoice& tiling : tilings) {
-    // A tile size is refused per layer (it must exceed the kernel): checked once per tiling.
-    Candidate tiled = candidate;
-    tiled.config.fft_tile = tiling;
-    if (tiled.skip_reason.empty() && tiling.mode == FftTileChoice::Mode::fixed)
+std::vector<Candidate> SearchSpace::with_knobs(const Candidate& candidate) const {
+  // The lists crossed with this candidate, in catalog order (the first one outermost).
+  std::vector<std::pair<const KnobSpec*, std::vector<std::string>>> lists;
+  for (const KnobSpec& spec : KnobCatalog::instance().specs()) {
+    if (spec.key == knobs::layout.key() || spec.key == knobs::threads.key()) continue;
+    lists.emplace_back(&spec, knob_applies(candidate.config, spec.key) ? options_.knobs.values(spec)
+                                                                       : std::vector{spec.default_value});
+  }
+  // Whether each layer's algorithm takes the algorithm knobs' values: asked once per
+  // combination of them (an fft_tile not larger than a kernel is refused per layer).
+  std::map<std::string, std::string> refusals;
+  auto refusal = [&](const RunConfig& config) -> std::string {
+    std::string key;
+    for (const auto& [spec, values] : lists)
+      if (spec->scope == KnobScope::conv_algorithm) key += spec->key + "=" + config.knobs.text(spec->key) + ";";
+    auto [it, added] = refusals.emplace(key, "");
+    if (added)
       for (const auto& layer : layers_)
-        if (tiled.skip_reason = unsupported_reason(layer, tiled.config.layout, tiled.config.conv.for_layer(layer.name),
-                                                   ConvOptions{tiling});
-            !tiled.skip_reason.empty())
+        if (it->second = unsupported_reason(layer, config.layout(), config.conv.for_layer(layer.name), config.knobs);
+            !it->second.empty())
           break;
-    for (FftWorkspace policy : policies)
-      for (const Concurrency& concurrency : concurrency_settings(options_)) {
-        Candidate variant = tiled;
-        variant.config.concurrency = concurrency;
-        variant.config.fft_workspace = policy;
-        if (variant.skip_reason.empty()) {
-          try {
-            variant.config.concurrency.validate(variant.config.batch);
-          } catch (const Error& e) {
-            variant.skip_reason = e.what();
-          }
-        }
-        out.push_back(std::move(variant));
+    return it->second;
+  };
+  std::vector<Candidate> out;
+  std::vector<size_t> index(lists.size(), 0);
+  while (true) {
+    Candidate variant = candidate;
+    for (size_t k = 0; k < lists.size(); ++k) variant.config.knobs.set_text(lists[k].first->key, lists[k].second[index[k]]);
+    if (variant.skip_reason.empty()) variant.skip_reason = refusal(variant.config);
+    if (variant.skip_reason.empty()) {
+      try {
+        variant.config.concurrency().validate(variant.config.batch);
+      } catch (const Error& e) {
+        variant.skip_reason = e.what();
       }
+    }
+    out.push_back(std::move(variant));
+    size_t k = lists.size();
+    while (k > 0 && ++index[k - 1] == lists[k - 1].second.size()) index[--k] = 0;
+    if (k == 0) break;
   }
   return out;
 }
@@ -188,10 +166,10 @@ std::vector<Candidate> SearchSpace::with_concurrency(const Candidate& candidate)
 std::vector<Candidate> SearchSpace::enumerate() const {
   std::vector<Candidate> out;
   auto add = [&](const Candidate& candidate) {
-    for (Candidate& variant : with_concurrency(candidate)) out.push_back(std::move(variant));
+    for (Candidate& variant : with_knobs(candidate)) out.push_back(std::move(variant));
   };
-  for (Layout layout : options_.layouts)
-    for (int threads : options_.threads) {
+  for (Layout layout : options_.layouts())
+    for (int threads : options_.threads()) {
       if (!options_.per_layer_product || layers_.empty()) {
         for (const auto& algorithm : algorithms_) add(global(layout, threads, algorithm));
         continue;

@@ -49,7 +49,9 @@ CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int
   const SpaceOptions& o = space.options();
   CostInputs in;
   in.candidates = runnable_candidates;
-  in.layout_thread_pairs = o.layouts.size() * o.threads.size();
+  const std::vector<Layout> layouts = o.layouts();
+  const std::vector<int> threads = o.threads();
+  in.layout_thread_pairs = layouts.size() * threads.size();
   in.algorithms = space.algorithms().size();
   in.conv_layers = space.layers().size();
   in.distinct_problems = distinct_layers(space).size();
@@ -59,18 +61,23 @@ CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int
   in.build_seconds = build_seconds;
   in.step_seconds = step_seconds;
 
-  // The concurrency product of one config without an FFT layer (FFT configs add the
-  // workspace policies; per-layer's picks are mostly not FFT on the nets measured).
-  if (!o.layouts.empty() && !o.threads.empty() && !space.algorithms().empty()) {
-    Candidate sample{space.global(o.layouts.front(), o.threads.front(), space.algorithms().front()).config, ""};
+  // The knob product of one config where no algorithm's knob applies (FFT configs add
+  // the FFT knobs; per-layer's picks are mostly not FFT on the nets measured).
+  auto algorithm_knob_applies = [&](const RunConfig& config) {
+    for (const KnobSpec& spec : KnobCatalog::instance().specs())
+      if (spec.scope == KnobScope::conv_algorithm && space.knob_applies(config, spec.key)) return true;
+    return false;
+  };
+  if (!space.algorithms().empty()) {
+    Candidate sample{space.global(layouts.front(), threads.front(), space.algorithms().front()).config, ""};
     for (const std::string& algorithm : space.algorithms()) {
-      const RunConfig config = space.global(o.layouts.front(), o.threads.front(), algorithm).config;
-      if (!space.has_fft_layer(config)) {
+      const RunConfig config = space.global(layouts.front(), threads.front(), algorithm).config;
+      if (!algorithm_knob_applies(config)) {
         sample.config = config;
         break;
       }
     }
-    const auto variants = space.with_concurrency(sample);
+    const auto variants = space.with_knobs(sample);
     in.concurrency_variants = static_cast<size_t>(
         std::max<std::ptrdiff_t>(1, std::count_if(variants.begin(), variants.end(), [](const Candidate& c) { return c.runnable(); })));
   }
@@ -81,7 +88,9 @@ FindProbe probe_find(const SearchSpace& space, const FindOptions& options) {
   const SpaceOptions& o = space.options();
   std::vector<ConvLayerInfo> distinct = distinct_layers(space);
   FindProbe probe;
-  if (distinct.empty() || o.layouts.empty() || o.threads.empty()) return probe;
+  if (distinct.empty()) return probe;
+  const std::vector<Layout> layouts = o.layouts();
+  const std::vector<int> threads = o.threads();
   auto by_flops = [](const ConvLayerInfo& a, const ConvLayerInfo& b) { return a.problem.flops() < b.problem.flops(); };
   const ConvLayerInfo least = *std::min_element(distinct.begin(), distinct.end(), by_flops);
   const ConvLayerInfo most = *std::max_element(distinct.begin(), distinct.end(), by_flops);
@@ -95,7 +104,7 @@ FindProbe probe_find(const SearchSpace& space, const FindOptions& options) {
   auto time_find = [&](const ConvLayerInfo& layer) {
     const SearchSpace one(o, {layer});
     const auto start = Clock::now();
-    std::vector<LayerFind> found = find_per_layer(one, o.layouts.front(), o.threads.front(), probe_options);
+    std::vector<LayerFind> found = find_per_layer(one, layouts.front(), threads.front(), probe_options);
     const double probe_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return std::pair(find_seconds_of(probe_seconds, found.front(), repetitions), std::move(found.front()));
   };
@@ -113,7 +122,7 @@ FindProbe probe_find(const SearchSpace& space, const FindOptions& options) {
   double seconds = 0;
   for (const ConvLayerInfo& layer : distinct)
     seconds += std::max(0.0, least_seconds + slope * (layer.problem.flops() - least.problem.flops()));
-  probe.find_seconds = seconds * static_cast<double>(o.layouts.size() * o.threads.size());
+  probe.find_seconds = seconds * static_cast<double>(layouts.size() * threads.size());
   return probe;
 }
 

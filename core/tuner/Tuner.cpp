@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/base/Error.h"
+#include "core/engine/RunKnobs.h"
 #include "core/tuner/SuccessiveHalving.h"
 
 namespace tunescope::tuner {
@@ -53,15 +54,17 @@ RunConfig TuneReport::tuned_config() const {
 }
 
 Tuner::Tuner(TuneOptions options, ResultsDb* db) : options_(std::move(options)), db_(db) {
-  if (options_.threads.empty()) fail(ErrorKind::usage, "--threads-list: the list is empty");
-  for (int t : options_.threads)
-    if (t < 1) fail(ErrorKind::usage, "--threads-list: thread counts must be >= 1, got ", t);
   if (options_.measure.steps < 1) fail(ErrorKind::usage, "--steps must be >= 1, got ", options_.measure.steps);
   if (options_.measure.warmup < 0) fail(ErrorKind::usage, "--warmup must be >= 0, got ", options_.measure.warmup);
   if (options_.budget_seconds < 0) fail(ErrorKind::usage, "--budget must be >= 0, got ", options_.budget_seconds);
   if (options_.measure.time_limit_seconds < 0)
     fail(ErrorKind::usage, "--trial-timeout must be >= 0, got ", options_.measure.time_limit_seconds);
-  options_.base.threads = options_.threads.front();
+  for (const KnobSpec& spec : KnobCatalog::instance().specs())
+    for (const std::string& value : options_.knobs.values(spec)) spec.checked(value, spec.list_flag());
+  const std::vector<int> threads = options_.knobs.get(knobs::threads);
+  for (int t : threads)
+    if (t < 1) fail(ErrorKind::usage, knobs::threads.spec().list_flag(), ": thread counts must be >= 1, got ", t);
+  knobs::threads.set(options_.base.knobs, threads.front());
   if (options_.resume && !db_) fail(ErrorKind::usage, "--resume needs a results DB (--db)");
 }
 
@@ -75,14 +78,14 @@ std::vector<Candidate> Tuner::candidates(const SearchSpace& space, Strategy stra
   // per-layer: per (layout, threads), the config of each layer's fastest algorithm,
   // plus the global configs of the algorithms it picked (a uniform one may be as fast
   // and is simpler).
-  for (Layout layout : options_.layouts)
-    for (int threads : options_.threads) {
+  for (Layout layout : options_.knobs.get(knobs::layout))
+    for (int threads : options_.knobs.get(knobs::threads)) {
       std::vector<LayerFind> finds = find_per_layer(space, layout, threads, options_.find);
       std::vector<std::string> picks;
       for (const LayerFind& f : finds) picks.push_back(f.best);
       // The concurrency knobs are independent of the algorithm picks: each config is tried with each.
       auto add = [&](const Candidate& c) {
-        for (Candidate& variant : space.with_concurrency(c)) add_unique(list, std::move(variant));
+        for (Candidate& variant : space.with_knobs(c)) add_unique(list, std::move(variant));
       };
       add(space.per_layer(layout, threads, picks));
       std::sort(picks.begin(), picks.end());
@@ -115,8 +118,8 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
     TrainingSession session(ref_options);
     build_seconds = seconds_since(build_start);
     if (session.backend().memory().host_accessible() &&
-        std::find(options_.update_on.begin(), options_.update_on.end(), UpdateOn::host) != options_.update_on.end())
-      fail(ErrorKind::usage, "--update-on-list host: backend ", session.backend().name(),
+        options_.knobs.contains(knobs::update_on.spec(), knobs::update_on.encode(UpdateOn::host)))
+      fail(ErrorKind::usage, knobs::update_on.spec().list_flag(), " host: backend ", session.backend().name(),
            " keeps its tensors in host memory, where its update already runs; only a backend with device memory "
            "(cuda) can update on the host");
     layers = conv_layers(session.network());
@@ -152,11 +155,8 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   }
   report.machine = MachineSignature::local(base.backend);
 
-  SpaceOptions space_options{base.model,       base.batch,         base.backend,
-                             options_.layouts, options_.algorithms, options_.threads,
-                             options_.per_layer_product, options_.streams, options_.replicas,
-                             options_.micro_batches, options_.async_update, options_.threads_per_lane,
-                             options_.update_on, options_.fft_workspace, options_.fft_tile};
+  SpaceOptions space_options{base.model, base.batch, base.backend, options_.algorithms, options_.per_layer_product,
+                             options_.knobs};
   const SearchSpace space(space_options, layers);
   int64_t problem_id = 0, machine_id = 0;
   if (db_) {
@@ -191,15 +191,15 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   // run with the same split. Without batch norm a split must reproduce the whole batch.
   std::map<std::pair<int, int>, NumericsSample> split_references;
   auto reference_for = [&](const RunConfig& config) -> const NumericsSample& {
-    const Concurrency& c = config.concurrency;
+    const Concurrency c = config.concurrency();
     if (!has_batch_norm || c.replicas * c.micro_batches == 1) return reference;
     auto key = std::pair(c.replicas, c.micro_batches);
     auto it = split_references.find(key);
     if (it == split_references.end()) {
       SessionOptions split = base;
       apply_run_config(reference_config(base), split);
-      split.concurrency.replicas = c.replicas;
-      split.concurrency.micro_batches = c.micro_batches;
+      knobs::replicas.set(split.knobs, c.replicas);
+      knobs::micro_batches.set(split.knobs, c.micro_batches);
       it = split_references
                .emplace(key, two_batch_numerics(frozen_weights(split), options_.measure.samples_per_parameter))
                .first;

@@ -20,24 +20,15 @@
 namespace tunescope::tuner {
 
 struct TuneOptions {
-  SessionOptions base;  // model, data, batch, backend, seed...; its layout/conv/threads/concurrency are ignored
-  std::vector<Layout> layouts{Layout::NCHW, Layout::NHWC};
+  SessionOptions base;  // model, data, batch, backend, seed...; its conv and knobs are ignored
   std::vector<std::string> algorithms;  // empty: all registered for the backend
-  std::vector<int> threads{1};
+  // The values tried of each knob (layout and threads included; see SpaceOptions).
+  // update_on host only on a backend whose memory the host cannot read (run() refuses it elsewhere).
+  KnobLists knobs;
   // exhaustive: the reference every other strategy is judged against. The CLI's default
   // is automatic: the strategy estimated cheapest for the problem (StrategyChoice.h).
   Strategy strategy = Strategy::exhaustive;
   bool per_layer_product = false;  // exhaustive: also every per-layer combination
-  // Concurrency knobs crossed with every config (see SpaceOptions).
-  std::vector<int> streams{1};
-  std::vector<int> replicas{1};
-  std::vector<int> micro_batches{1};
-  std::vector<bool> async_update{false};
-  std::vector<int> threads_per_lane{0};
-  // host: only on a backend whose memory the host cannot read (run() refuses it elsewhere).
-  std::vector<UpdateOn> update_on{UpdateOn::device};
-  std::vector<FftWorkspace> fft_workspace{FftWorkspace::reuse};  // crossed with configs that have an FFT layer
-  std::vector<FftTileChoice> fft_tile{FftTileChoice::automatic()};  // crossed with configs with a tileable FFT layer
   MeasureOptions measure;
   FindOptions find;
   double budget_seconds = 0;  // 0: unbounded; else no candidate starts after this

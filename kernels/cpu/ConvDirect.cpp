@@ -653,7 +653,7 @@ class ConvDirect final : public ConvAlgorithm {
   }
 };
 
-const ConvAlgorithmRegistration registration("cpu", "direct", [](const ConvOptions&) {
+const ConvAlgorithmRegistration registration("cpu", "direct", [](const KnobValues&) {
   return std::make_unique<ConvDirect>();
 });
 

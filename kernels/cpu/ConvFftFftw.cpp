@@ -1,10 +1,11 @@
 // The "fft-fftw" convolution algorithm: FftConvolution with FFTW transforms; the run's fft_tile
-// (ConvOptions) sets its tiling (FftTiling.h).
+// knob (FftTileChoice.h) sets its tiling (FftTiling.h), fft_workspace whether it keeps spectra.
 #include <memory>
 
 #include "core/base/Registry.h"
 #include "kernels/cpu/FftConvolution.h"
 #include "kernels/cpu/FftwTransform.h"
+#include "kernels/shared/FftWorkspace.h"
 
 namespace tunescope::cpu {
 namespace {
@@ -14,11 +15,12 @@ namespace {
 // "FFT tiling"): the plain model decides.
 constexpr double kTiledFlopWeight = 1.0;
 
-const ConvAlgorithmRegistration registration("cpu", "fft-fftw", [](const ConvOptions& options) {
+const ConvAlgorithmRegistration registration("cpu", "fft-fftw", [](const KnobValues& knobs) {
   return std::make_unique<FftConvolution>("fft-fftw", TUNESCOPE_FFT_KERNEL_NAMES("fft-fftw"),
                                           std::make_unique<FftwTransformFactory>(),
                                           FftConvolution::kDefaultChunkBudgetBytes,
-                                          options.fft_tile, kTiledFlopWeight);
+                                          fft_tile_knob.get(knobs), kTiledFlopWeight,
+                                          fft_workspace_knob.get(knobs) == FftWorkspace::cache);
 });
 
 }  // namespace

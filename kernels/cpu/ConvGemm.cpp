@@ -249,7 +249,7 @@ class ConvGemm final : public ConvAlgorithm {
   }
 };
 
-const ConvAlgorithmRegistration registration("cpu", "gemm", [](const ConvOptions&) {
+const ConvAlgorithmRegistration registration("cpu", "gemm", [](const KnobValues&) {
   return std::make_unique<ConvGemm>();
 });
 

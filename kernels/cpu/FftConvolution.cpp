@@ -1,6 +1,7 @@
 // FFT convolution on any FftTransform (see FftConvolution.h).
 #include "kernels/cpu/FftConvolution.h"
 
+
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -10,6 +11,7 @@
 #include "core/base/ThreadPool.h"
 #include "kernels/cpu/ConvArgs.h"
 #include "kernels/cpu/WorkspaceLayout.h"
+#include "kernels/shared/FftWorkspace.h"
 #include "profiler/Tracer.h"
 
 namespace tunescope::cpu {
@@ -248,10 +250,10 @@ struct FftConvolution::PassSetup {
 FftConvolution::FftConvolution(std::string name, FftKernelNames kernel_names,
                                std::unique_ptr<FftTransformFactory> transforms,
                                int64_t chunk_budget_bytes, FftTileChoice tiling,
-                               double tiled_flop_weight)
+                               double tiled_flop_weight, bool keep_spectra)
     : name_(std::move(name)), kernel_names_(kernel_names), transforms_(std::move(transforms)),
       chunk_budget_bytes_(chunk_budget_bytes), tiling_(tiling),
-      tiled_flop_weight_(tiled_flop_weight) {}
+      tiled_flop_weight_(tiled_flop_weight), keep_spectra_(keep_spectra) {}
 
 FftConvolution::~FftConvolution() = default;
 
@@ -295,9 +297,11 @@ std::string FftConvolution::unsupported_reason(const ConvProblem& problem) const
   return {};
 }
 
-bool FftConvolution::fft_tile_applies(const ConvProblem& problem) const {
+bool FftConvolution::knob_applies(std::string_view key, const ConvProblem& problem) const {
+  if (key == fft_workspace_knob.key()) return true;
   // tiled_geometry's rule: strided problems always run untiled.
-  return problem.stride_h == 1 && problem.stride_w == 1;
+  if (key == fft_tile_knob.key()) return problem.stride_h == 1 && problem.stride_w == 1;
+  return false;
 }
 
 size_t FftConvolution::workspace_bytes(const ConvProblem& problem) const {
@@ -326,7 +330,7 @@ struct SavedLayout {
 }  // namespace
 
 size_t FftConvolution::saved_bytes(const ConvProblem& problem) const {
-  if (!unsupported_reason(problem).empty()) return 0;
+  if (!keep_spectra_ || !unsupported_reason(problem).empty()) return 0;
   const Plan plan = make_plan(problem);
   return SavedLayout(problem, plan.geometry, plan.shape).bytes;
 }

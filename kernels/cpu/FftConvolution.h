@@ -64,15 +64,17 @@ class FftConvolution : public ConvAlgorithm {
                  std::unique_ptr<FftTransformFactory> transforms,
                  int64_t chunk_budget_bytes = kDefaultChunkBudgetBytes,
                  FftTileChoice tiling = FftTileChoice::automatic(),
-                 double tiled_flop_weight = 1.0);
+                 double tiled_flop_weight = 1.0, bool keep_spectra = true);
   ~FftConvolution() override;
 
   std::string name() const override { return name_; }
   std::string unsupported_reason(const ConvProblem& problem) const override;
   size_t workspace_bytes(const ConvProblem& problem) const override;
-  // The spectra of x (N x tiles x C planes) and of w (K x C planes).
+  // The spectra of x (N x tiles x C planes) and of w (K x C planes); 0 when made not to
+  // keep them (fft_workspace=reuse).
   size_t saved_bytes(const ConvProblem& problem) const override;
-  bool fft_tile_applies(const ConvProblem& problem) const override;
+  // fft_workspace on every problem; fft_tile on stride-1 ones.
+  bool knob_applies(std::string_view key, const ConvProblem& problem) const override;
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override;
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override;
@@ -101,6 +103,7 @@ class FftConvolution : public ConvAlgorithm {
   const int64_t chunk_budget_bytes_;
   const FftTileChoice tiling_;
   const double tiled_flop_weight_;  // see choose_fft_tiles
+  const bool keep_spectra_;
   std::mutex mutex_;  // guards the cached transform and the saved tensors below
   FftShape cached_shape_;
   std::unique_ptr<FftTransform> cached_transform_;

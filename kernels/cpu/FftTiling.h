@@ -7,8 +7,8 @@
 // overlap by R - 1 rows, so the products and transforms cover more points in all.
 // choose_fft_tiles weighs both with a flop model and picks the cheapest geometry.
 //
-// The choice can be forced: FftConvolution takes an FftTileChoice (core/base), the run's
-// `fft_tile` knob, which the registered fft-fftw / fft-own receive through ConvOptions,
+// The choice can be forced: FftConvolution takes an FftTileChoice, the run's
+// `fft_tile` knob, which the registered fft-fftw / fft-own receive as a knob (FftTileChoice.h),
 // so the tuner, a benchmark or a test can try tiled and untiled transforms.
 #pragma once
 
@@ -17,7 +17,7 @@
 #include <string>
 
 #include "core/base/ConvProblem.h"
-#include "core/base/FftTileChoice.h"
+#include "kernels/cpu/FftTileChoice.h"
 #include "kernels/cpu/FftTransform.h"
 
 namespace tunescope::cpu {

@@ -370,8 +370,8 @@ const bool registered = [] {
   Registry& registry = Registry::instance();
   for (const CudnnAlgorithmFamily& family : cudnn_algorithm_families())
     registry.add_conv_algorithm("cuda", family.registered_name,
-                                [family](const ConvOptions&) { return std::make_unique<ConvCudnn>(family); });
-  registry.add_conv_algorithm("cuda", kCudnnFindName, [](const ConvOptions&) { return ConvCudnn::find(); });
+                                [family](const KnobValues&) { return std::make_unique<ConvCudnn>(family); });
+  registry.add_conv_algorithm("cuda", kCudnnFindName, [](const KnobValues&) { return ConvCudnn::find(); });
   return true;
 }();
 

@@ -3,6 +3,7 @@
 // FftConvPasses.h run on.
 #include "kernels/cuda/FftConvolutionCuda.h"
 
+
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "kernels/cuda/FftConvPasses.h"
 #include "kernels/cuda/FftPlaneKernels.h"
 #include "kernels/cuda/StreamHandles.h"
+#include "kernels/shared/FftWorkspace.h"
 #include "profiler/Tracer.h"
 
 namespace tunescope::cuda {
@@ -93,8 +95,11 @@ struct FftConvPass {
 };
 
 FftConvolutionCuda::FftConvolutionCuda(std::string name, std::unique_ptr<CudaFftTransformFactory> transforms,
-                                       int64_t chunk_budget_bytes)
-    : name_(std::move(name)), transforms_(std::move(transforms)), chunk_budget_bytes_(chunk_budget_bytes) {
+                                       int64_t chunk_budget_bytes, bool keep_spectra)
+    : name_(std::move(name)),
+      transforms_(std::move(transforms)),
+      chunk_budget_bytes_(chunk_budget_bytes),
+      keep_spectra_(keep_spectra) {
   for (ConvPass pass : {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_filter})
     range_names_[static_cast<int>(pass)] = cat(name_, ".", cpu::pass_tag(pass));
 }
@@ -187,8 +192,12 @@ struct SavedLayout {
 
 }  // namespace
 
+bool FftConvolutionCuda::knob_applies(std::string_view key, const ConvProblem&) const {
+  return key == fft_workspace_knob.key();
+}
+
 size_t FftConvolutionCuda::saved_bytes(const ConvProblem& problem) const {
-  if (!unsupported_reason(problem).empty()) return 0;
+  if (!keep_spectra_ || !unsupported_reason(problem).empty()) return 0;
   return SavedLayout(problem, transform_shape(problem)).bytes;
 }
 

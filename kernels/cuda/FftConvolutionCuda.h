@@ -42,8 +42,10 @@ class FftConvolutionCuda : public ConvAlgorithm {
   // A problem whose single-image chunk needs more workspace is refused.
   static constexpr int64_t kMaxWorkspaceBytes = int64_t{4} << 30;
 
+  // keep_spectra: whether saved_bytes() offers to keep the forward spectra (the run's
+  // fft_workspace knob, kernels/shared/FftWorkspace.h).
   FftConvolutionCuda(std::string name, std::unique_ptr<CudaFftTransformFactory> transforms,
-                     int64_t chunk_budget_bytes = kDefaultChunkBudgetBytes);
+                     int64_t chunk_budget_bytes = kDefaultChunkBudgetBytes, bool keep_spectra = true);
   ~FftConvolutionCuda() override;
 
   std::string name() const override { return name_; }
@@ -56,6 +58,8 @@ class FftConvolutionCuda : public ConvAlgorithm {
   size_t workspace_bytes(const ConvProblem& problem) const override;
   // The spectra of x (N x C planes) and of w (K x C planes); 0 when unsupported.
   size_t saved_bytes(const ConvProblem& problem) const override;
+  // fft_workspace, on every problem.
+  bool knob_applies(std::string_view key, const ConvProblem& problem) const override;
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override;
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override;
@@ -82,6 +86,7 @@ class FftConvolutionCuda : public ConvAlgorithm {
   const std::string name_;
   const std::unique_ptr<CudaFftTransformFactory> transforms_;
   const int64_t chunk_budget_bytes_;
+  const bool keep_spectra_;
   std::string range_names_[3];  // "<name>.fwd", ".bwd_data", ".bwd_filter"
   mutable std::mutex mutex_;    // guards the cached transform and the saved tensors below
   mutable CudaFftShape cached_shape_;

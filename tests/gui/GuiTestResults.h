@@ -6,6 +6,7 @@
 #include <QTemporaryDir>
 #include <string>
 
+#include "core/engine/RunKnobs.h"
 #include "core/tuner/Measurement.h"
 #include "core/tuner/ResultsDb.h"
 
@@ -15,10 +16,10 @@ inline RunConfig config(Layout layout, const std::string& algorithm, int threads
   RunConfig c;
   c.model = "lenet5";
   c.batch = 32;
-  c.layout = layout;
+  knobs::layout.set(c.knobs, layout);
   c.conv.default_algorithm = algorithm;
-  c.threads = threads;
-  c.concurrency.streams = streams;
+  knobs::threads.set(c.knobs, threads);
+  knobs::streams.set(c.knobs, streams);
   return c;
 }
 

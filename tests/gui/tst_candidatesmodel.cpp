@@ -350,24 +350,25 @@ class CandidatesModelTest : public QObject {
     RunConfig c = testing::config(variant % 2 ? Layout::NHWC : Layout::NCHW, variant < 2 ? "gemm" : "fft", variant + 1);
     if (variant == 1) c.conv.per_layer = {{"conv1", "direct"}, {"conv2", "fft"}};
     if (variant == 2) {
-      c.concurrency.streams = 2;
-      c.concurrency.async_update = true;
-      c.fft_workspace = FftWorkspace::cache;
+      knobs::streams.set(c.knobs, 2);
+      knobs::async_update.set(c.knobs, true);
+      c.knobs.set_text("fft_workspace", "cache");  // an algorithm's knob: unknown here, kept by its key
     }
     if (variant == 3) {
-      c.concurrency.replicas = 2;
-      c.concurrency.micro_batches = 2;
-      c.concurrency.threads_per_lane = 1;
+      knobs::replicas.set(c.knobs, 2);
+      knobs::micro_batches.set(c.knobs, 2);
+      knobs::threads_per_lane.set(c.knobs, 1);
     }
-    // The FFT tiling knob: a fixed size and off show in the label, auto (the default) does not.
-    if (variant == 4) c.fft_tile = FftTileChoice::fixed(16);
+    // The FFT tiling knob (declared by the FFT algorithms, which the GUI does not link):
+    // written only when set, so the label shows it as the CLI does.
+    if (variant == 4) c.knobs.set_text("fft_tile", "16");
     if (variant == 5) {
-      c.fft_tile = FftTileChoice::untiled();
-      c.fft_workspace = FftWorkspace::cache;
+      c.knobs.set_text("fft_tile", "off");
+      c.knobs.set_text("fft_workspace", "cache");
     }
     QCOMPARE(configLabel(QString::fromStdString(to_json_text(c))), QString::fromStdString(c.label()));
-    if (variant == 4) QVERIFY(c.label().find(" tile=16") != std::string::npos);
-    if (variant == 5) QVERIFY(c.label().find("fft=cache tile=off") != std::string::npos);
+    if (variant == 4) QVERIFY(c.label().find(" fft_tile=16") != std::string::npos);
+    if (variant == 5) QVERIFY(c.label().find("fft_tile=off fft_workspace=cache") != std::string::npos);
   }
 
   void windowOpensDbAndTrace() {

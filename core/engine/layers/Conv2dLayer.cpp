@@ -23,14 +23,13 @@ Shape4 Conv2dLayer::configure(const std::vector<Shape4>& inputs, const LayerSetu
   } catch (const Error& e) {
     fail(ErrorKind::usage, "layer ", name(), ": ", e.what());
   }
-  algorithm_ = Registry::instance().make_conv_algorithm(setup.backend, algorithm_name_, setup.conv_options);
+  algorithm_ = Registry::instance().make_conv_algorithm(setup.backend, algorithm_name_, setup.knobs);
   if (const std::string why = algorithm_->unsupported_reason(problem_); !why.empty())
     fail(ErrorKind::unsupported, "layer ", name(), ": algorithm '", algorithm_name_,
          "' does not support ", problem_.key(), ": ", why);
 
-  // Only algorithms with something to keep (the FFT ones) take memory under `cache`.
-  if (setup.fft_workspace == FftWorkspace::cache)
-    if (const size_t bytes = algorithm_->saved_bytes(problem_); bytes > 0) saved_ = AlignedBuffer(bytes, *setup.memory);
+  // Only algorithms with something to keep, and told by their knobs to keep it, take memory.
+  if (const size_t bytes = algorithm_->saved_bytes(problem_); bytes > 0) saved_ = AlignedBuffer(bytes, *setup.memory);
 
   weight_ = make_parameter(name() + ".weight", problem_.filter(), setup);
   init_he_normal(weight_.value, problem_.input.c * spec_.kernel * spec_.kernel,

@@ -76,7 +76,7 @@ TEST_F(ConfigErrors, ConvLayerTheModelLacks) {
 
 TEST_F(ConfigErrors, UnknownLayout) {
   expect("layout", "{" + kHead + R"(, "layout": "chwn", "conv": {"default": "direct"}})",
-         {"key 'layout'", "unknown layout 'chwn'"});
+         {"key 'layout'", "'chwn' is not a value (nchw, nhwc)"});
 }
 
 TEST_F(ConfigErrors, SplitNotDividingTheBatch) {

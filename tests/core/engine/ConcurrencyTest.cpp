@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/base/Error.h"
+#include "core/engine/RunKnobs.h"
 
 namespace tunescope {
 namespace {
@@ -35,8 +36,8 @@ SessionOptions small_options(const std::string& model, Layout layout) {
   options.fake_train_count = 64;
   options.fake_test_count = 8;
   options.batch = model == "lenet5" ? 16 : 8;
-  options.threads = 2;
-  options.layout = layout;
+  knobs::threads.set(options.knobs, 2);
+  knobs::layout.set(options.knobs, layout);
   options.conv = parse_conv_choice("gemm");
   options.prefetch = 0;
   return options;
@@ -95,7 +96,7 @@ TEST_P(ConcurrencyLayouts, LenetFollowsTheSingleLaneTrajectory) {
   };
   for (const Case& c : cases) {
     SessionOptions options = base;
-    options.concurrency = c.knobs;
+    knobs::set_concurrency(options.knobs, c.knobs);
     expect_same(reference, train(options, 4), c.name);
   }
 }
@@ -107,7 +108,7 @@ TEST(Concurrency, ResnetWithStreamsAndAsyncUpdateFollowsTheSingleLaneTrajectory)
   // No split: batch norm sees the same batch, so the result must match.
   const SessionOptions base = small_options("resnet18-small", Layout::NHWC);
   SessionOptions overlapped = base;
-  overlapped.concurrency = {2, 1, 1, true, 0};
+  knobs::set_concurrency(overlapped.knobs, {2, 1, 1, true, 0});
   expect_same(train(base, 2), train(overlapped, 2), "resnet streams=2 async");
 }
 
@@ -115,7 +116,7 @@ TEST(Concurrency, SplitGradientEqualsTheWholeBatchGradient) {
   // After one step replica 0 holds the all-reduced gradient of the whole batch.
   auto gradients = [](Concurrency knobs) {
     SessionOptions options = small_options("lenet5", Layout::NCHW);
-    options.concurrency = knobs;
+    knobs::set_concurrency(options.knobs, knobs);
     TrainingSession session(options);
     session.train_steps(1);
     std::vector<Tensor> out;
@@ -139,7 +140,7 @@ TEST(Concurrency, SplitGradientEqualsTheWholeBatchGradient) {
 
 TEST(Concurrency, SplitThatDoesNotDivideTheBatchIsAUsageError) {
   SessionOptions options = small_options("lenet5", Layout::NCHW);
-  options.concurrency.replicas = 3;  // 16 examples
+  knobs::replicas.set(options.knobs, 3);  // 16 examples
   try {
     TrainingSession session(options);
     ADD_FAILURE() << "accepted";
@@ -147,14 +148,14 @@ TEST(Concurrency, SplitThatDoesNotDivideTheBatchIsAUsageError) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
     EXPECT_NE(std::string(e.what()).find("does not split into 3 replicas"), std::string::npos) << e.what();
   }
-  options.concurrency = {};
-  options.concurrency.streams = 0;
+  knobs::set_concurrency(options.knobs, {});
+  knobs::streams.set(options.knobs, 0);
   EXPECT_THROW(TrainingSession{options}, Error);
 }
 
 TEST(Concurrency, TraceShowsWhatRunsOnWhichLane) {
   SessionOptions options = small_options("lenet5", Layout::NCHW);
-  options.concurrency = {2, 2, 1, true, 1};  // lanes 0,1 (replica 0) and 2,3 (replica 1)
+  knobs::set_concurrency(options.knobs, {2, 2, 1, true, 1});  // lanes 0,1 (replica 0) and 2,3 (replica 1)
   TrainingSession session(options);
   session.tracer().start();
   session.train_steps(3);
@@ -178,7 +179,7 @@ TEST(Concurrency, TraceShowsWhatRunsOnWhichLane) {
 TEST(Concurrency, DivergingLossOnALaneIsReportedToTheCaller) {
   SessionOptions options = small_options("lenet5", Layout::NCHW);
   options.sgd.learning_rate = 1e6f;  // explodes within a few steps
-  options.concurrency = {2, 1, 1, true, 0};
+  knobs::set_concurrency(options.knobs, {2, 1, 1, true, 0});
   TrainingSession session(options);
   try {
     session.train_steps(20);

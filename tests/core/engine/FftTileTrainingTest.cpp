@@ -14,6 +14,8 @@
 
 #include "core/base/Error.h"
 #include "core/engine/TrainingSession.h"
+#include "kernels/cpu/FftTileChoice.h"
+#include "kernels/shared/FftWorkspace.h"
 #include "tests/core/engine/OneStepTraining.h"
 
 namespace tunescope {
@@ -26,8 +28,8 @@ using testing::train_one_step;
 SessionOptions tiled_options(const std::string& conv, FftTileChoice tile,
                              FftWorkspace policy = FftWorkspace::reuse) {
   SessionOptions options = testing::lenet_fake_options(conv);
-  options.fft_tile = tile;
-  options.fft_workspace = policy;
+  fft_tile_knob.set(options.knobs, tile);
+  fft_workspace_knob.set(options.knobs, policy);
   return options;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/engine/TrainingSession.h"
+#include "kernels/shared/FftWorkspace.h"
 #include "tests/core/engine/OneStepTraining.h"
 
 namespace tunescope {
@@ -24,7 +25,7 @@ using testing::train_one_step;
 
 SessionOptions lenet_options(const std::string& conv, FftWorkspace policy) {
   SessionOptions options = testing::lenet_fake_options(conv);
-  options.fft_workspace = policy;
+  fft_workspace_knob.set(options.knobs, policy);
   return options;
 }
 

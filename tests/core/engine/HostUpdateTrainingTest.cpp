@@ -24,6 +24,7 @@
 
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
+#include "core/engine/RunKnobs.h"
 #include "core/engine/TrainingSession.h"
 #include "tests/core/SeparateMemory.h"
 
@@ -186,7 +187,7 @@ class SeparateBackend final : public Backend {
 };
 
 const BackendRegistration backend("host-update-separate", "direct", [] { return std::make_unique<SeparateBackend>(); });
-const ConvAlgorithmRegistration direct("host-update-separate", "direct", [](const ConvOptions& options) {
+const ConvAlgorithmRegistration direct("host-update-separate", "direct", [](const KnobValues& options) {
   return Registry::instance().make_conv_algorithm("cpu", "direct", options);
 });
 
@@ -197,14 +198,14 @@ SessionOptions options_for(const std::string& backend_name, UpdateOn where, bool
   options.fake_train_count = 64;
   options.fake_test_count = 8;
   options.batch = 8;
-  options.threads = 2;
+  knobs::threads.set(options.knobs, 2);
   options.prefetch = 0;
   options.conv = parse_conv_choice("direct");
   options.sgd = SgdParams{0.02f, 0.9f, 5e-4f};  // momentum and weight decay on
-  options.concurrency.streams = 2;
-  options.concurrency.replicas = 2;  // the reduction and the broadcast of the new weights too
-  options.concurrency.async_update = async;
-  options.concurrency.update_on = where;
+  knobs::streams.set(options.knobs, 2);
+  knobs::replicas.set(options.knobs, 2);  // the reduction and the broadcast of the new weights too
+  knobs::async_update.set(options.knobs, async);
+  knobs::update_on.set(options.knobs, where);
   return options;
 }
 

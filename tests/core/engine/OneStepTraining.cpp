@@ -1,9 +1,11 @@
+#include "core/engine/RunKnobs.h"
 #include "tests/core/engine/OneStepTraining.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+
 
 namespace tunescope::testing {
 
@@ -14,7 +16,7 @@ SessionOptions lenet_fake_options(const std::string& conv) {
   options.fake_train_count = 32;
   options.fake_test_count = 8;
   options.batch = 16;
-  options.threads = 2;
+  knobs::threads.set(options.knobs, 2);
   options.prefetch = 0;
   options.conv = parse_conv_choice(conv);
   return options;

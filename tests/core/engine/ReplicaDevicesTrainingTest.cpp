@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/base/Registry.h"
+#include "core/engine/RunKnobs.h"
 #include "core/engine/TrainingSession.h"
 #include "tests/core/SeparateMemory.h"
 
@@ -80,7 +81,7 @@ class TwoDeviceBackend final : public Backend {
 
 const BackendRegistration backend("two-devices", "direct", [] { return std::make_unique<TwoDeviceBackend>(); });
 const ConvAlgorithmRegistration direct("two-devices", "direct",
-                                       [](const ConvOptions& options) { return Registry::instance().make_conv_algorithm("cpu", "direct", options); });
+                                       [](const KnobValues& options) { return Registry::instance().make_conv_algorithm("cpu", "direct", options); });
 
 SessionOptions options_for(const std::string& backend_name) {
   SessionOptions options;
@@ -89,10 +90,10 @@ SessionOptions options_for(const std::string& backend_name) {
   options.fake_train_count = 64;
   options.fake_test_count = 12;
   options.batch = 8;
-  options.threads = 2;
+  knobs::threads.set(options.knobs, 2);
   options.conv = parse_conv_choice("direct");
-  options.concurrency.streams = 2;
-  options.concurrency.replicas = 2;
+  knobs::streams.set(options.knobs, 2);
+  knobs::replicas.set(options.knobs, 2);
   return options;
 }
 
@@ -147,9 +148,9 @@ TEST(ReplicaDevicesTraining, EachReplicaLivesRunsAndIsTracedOnItsDevice) {
 // in the same order: 1e-6 of each tensor's largest |weight|.
 TEST(ReplicaDevicesTraining, UpdateOnTheHostReachesEveryDevice) {
   SessionOptions options = options_for("two-devices");
-  options.concurrency.async_update = true;
+  knobs::async_update.set(options.knobs, true);
   TrainingSession on_device(options);
-  options.concurrency.update_on = UpdateOn::host;
+  knobs::update_on.set(options.knobs, UpdateOn::host);
   TrainingSession on_host(options);
   on_device.train_steps(3);
   on_host.train_steps(3);

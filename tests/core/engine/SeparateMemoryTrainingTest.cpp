@@ -10,7 +10,9 @@
 #include <cmath>
 
 #include "core/base/Registry.h"
+#include "core/engine/RunKnobs.h"
 #include "core/engine/TrainingSession.h"
+#include "kernels/shared/FftWorkspace.h"
 #include "tests/core/SeparateMemory.h"
 
 namespace tunescope {
@@ -43,9 +45,9 @@ class SeparateBackend final : public Backend {
 
 const BackendRegistration backend("separate", "direct", [] { return std::make_unique<SeparateBackend>(); });
 const ConvAlgorithmRegistration direct("separate", "direct",
-                                       [](const ConvOptions& options) { return Registry::instance().make_conv_algorithm("cpu", "direct", options); });
+                                       [](const KnobValues& options) { return Registry::instance().make_conv_algorithm("cpu", "direct", options); });
 const ConvAlgorithmRegistration fft("separate", "fft-own",
-                                    [](const ConvOptions& options) { return Registry::instance().make_conv_algorithm("cpu", "fft-own", options); });
+                                    [](const KnobValues& options) { return Registry::instance().make_conv_algorithm("cpu", "fft-own", options); });
 
 SessionOptions options_for(const std::string& backend_name) {
   SessionOptions options;
@@ -54,12 +56,12 @@ SessionOptions options_for(const std::string& backend_name) {
   options.fake_train_count = 64;
   options.fake_test_count = 12;  // a partial last eval batch: padded by the backend's scatter
   options.batch = 8;
-  options.threads = 2;
+  knobs::threads.set(options.knobs, 2);
   options.conv = parse_conv_choice("direct,conv2=fft-own");
-  options.fft_workspace = FftWorkspace::cache;
-  options.concurrency.streams = 2;
-  options.concurrency.replicas = 2;
-  options.concurrency.async_update = true;
+  fft_workspace_knob.set(options.knobs, FftWorkspace::cache);
+  knobs::streams.set(options.knobs, 2);
+  knobs::replicas.set(options.knobs, 2);
+  knobs::async_update.set(options.knobs, true);
   return options;
 }
 

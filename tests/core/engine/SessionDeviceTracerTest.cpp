@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/engine/RunKnobs.h"
 #include "core/engine/TrainingSession.h"
 #include "profiler/DeviceTracer.h"
 
@@ -84,11 +85,11 @@ TEST(SessionDeviceTracer, EveryRangeOfATracedStepIsPushedAndPoppedOnItsThread) {
   options.fake_train_count = 64;
   options.fake_test_count = 8;
   options.batch = 16;
-  options.threads = 3;
+  knobs::threads.set(options.knobs, 3);
   options.prefetch = 0;
   options.conv = parse_conv_choice("direct");
-  options.concurrency.streams = 3;  // gradient and update lanes: phases on several lanes
-  options.concurrency.async_update = true;
+  knobs::streams.set(options.knobs, 3);  // gradient and update lanes: phases on several lanes
+  knobs::async_update.set(options.knobs, true);
   TrainingSession session(options);
   ASSERT_NE(session.tracer().device_tracer(), nullptr);
   EXPECT_EQ(session.tracer().device_tracer()->name(), "recording");
@@ -118,7 +119,7 @@ TEST(SessionDeviceTracer, BackendsWithoutADeviceTracerGetNone) {
   options.fake_train_count = 16;
   options.fake_test_count = 8;
   options.batch = 16;
-  options.threads = 1;
+  knobs::threads.set(options.knobs, 1);
   options.prefetch = 0;
   TrainingSession session(options);
   EXPECT_EQ(session.tracer().device_tracer(), nullptr);

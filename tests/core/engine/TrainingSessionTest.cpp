@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "core/base/Error.h"
+#include "core/engine/RunKnobs.h"
 #include "core/engine/data/Dataset.h"
 
 namespace tunescope {
@@ -22,8 +23,8 @@ TEST(TrainingSession, LeNetOnFashionMnistSliceLowersLoss) {
     options.batch = 32;
     options.train_limit = 2048;
     options.test_limit = 500;
-    options.threads = 2;
-    options.layout = layout;
+    knobs::threads.set(options.knobs, 2);
+    knobs::layout.set(options.knobs, layout);
     options.conv = parse_conv_choice("gemm");
     TrainingSession session(options);
     const StepStats before = session.evaluate();
@@ -45,7 +46,7 @@ TEST(TrainingSession, FakeDataTrainsResnet) {
   options.fake_train_count = 64;
   options.fake_test_count = 16;
   options.batch = 8;
-  options.threads = 2;
+  knobs::threads.set(options.knobs, 2);
   TrainingSession session(options);
   EXPECT_EQ(session.network().input_shape(), (Shape4{8, 3, 32, 32}));
   const EpochResult epoch = session.train_epoch();
@@ -75,7 +76,7 @@ TEST(TrainingSession, DivergenceIsReportedNotHidden) {
   options.fake_train_count = 256;
   options.fake_test_count = 16;
   options.batch = 16;
-  options.threads = 1;
+  knobs::threads.set(options.knobs, 1);
   options.sgd.learning_rate = 1e6f;
   TrainingSession session(options);
   try {

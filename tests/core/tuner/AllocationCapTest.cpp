@@ -9,6 +9,7 @@
 #include "core/base/AlignedBuffer.h"
 #include "core/base/AllocationCap.h"
 #include "core/base/Error.h"
+#include "core/engine/RunKnobs.h"
 #include "core/tuner/Tuner.h"
 
 namespace tunescope::tuner {
@@ -59,7 +60,7 @@ TEST(AllocationCap, TuneUnderACapRecordsTheFailedTrials) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
   TuneOptions o;
   o.base = testing::tiny_session();
-  o.layouts = {Layout::NCHW};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.algorithms = {"direct", "gemm"};
   o.measure.warmup = 0;
   o.measure.steps = 1;

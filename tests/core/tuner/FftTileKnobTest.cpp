@@ -12,8 +12,10 @@
 #include "core/base/Error.h"
 #include "core/engine/Models.h"
 #include "core/engine/RunConfig.h"
+#include "core/engine/RunKnobs.h"
 #include "core/engine/TrainingSession.h"
 #include "core/tuner/SearchSpace.h"
+#include "kernels/cpu/FftTileChoice.h"
 #include "tests/core/ExpectError.h"
 
 namespace tunescope {
@@ -23,7 +25,8 @@ RunConfig fft_config(FftTileChoice tile) {
   RunConfig c;
   c.batch = 8;
   c.conv.default_algorithm = "fft-own";
-  c.fft_tile = tile;
+  knobs::threads.set(c.knobs, 1);
+  fft_tile_knob.set(c.knobs, tile);
   return c;
 }
 
@@ -38,31 +41,31 @@ TEST(FftTileConfig, RoundTripsAndAppliesAndShowsInTheLabel) {
     else
       EXPECT_EQ(written.at("fft_tile"), tile.to_string());
   }
-  EXPECT_EQ(fft_config(FftTileChoice::fixed(16)).label(), "nchw conv=fft-own threads=1 tile=16");
-  EXPECT_EQ(fft_config(FftTileChoice::untiled()).label(), "nchw conv=fft-own threads=1 tile=off");
+  // An algorithm's knob is labelled by its key (a viewer without the algorithm does the same).
+  EXPECT_EQ(fft_config(FftTileChoice::fixed(16)).label(), "nchw conv=fft-own threads=1 fft_tile=16");
+  EXPECT_EQ(fft_config(FftTileChoice::untiled()).label(), "nchw conv=fft-own threads=1 fft_tile=off");
   EXPECT_EQ(fft_config(FftTileChoice::automatic()).label(), "nchw conv=fft-own threads=1");
   SessionOptions options;
   apply_run_config(fft_config(FftTileChoice::fixed(32)), options);
-  EXPECT_EQ(options.fft_tile, FftTileChoice::fixed(32));
-  EXPECT_EQ(run_config_of(options).fft_tile, FftTileChoice::fixed(32));
+  EXPECT_EQ(fft_tile_knob.get(options.knobs), FftTileChoice::fixed(32));
+  EXPECT_EQ(fft_tile_knob.get(run_config_of(options).knobs), FftTileChoice::fixed(32));
 }
 
 TEST(FftTileConfig, MissingKeyMeansAuto) {
   nlohmann::json json = nlohmann::json::parse(to_json_text(fft_config(FftTileChoice::fixed(8))));
   ASSERT_EQ(json.erase("fft_tile"), 1u);
-  EXPECT_EQ(run_config_from_json_text(json.dump(), "<text>").fft_tile, FftTileChoice::automatic());
+  EXPECT_EQ(fft_tile_knob.get(run_config_from_json_text(json.dump(), "<text>").knobs), FftTileChoice::automatic());
 }
 
 TEST(FftTileConfig, BadValueOrTypeIsRejectedNamingTheFileAndKey) {
   nlohmann::json json = nlohmann::json::parse(to_json_text(fft_config(FftTileChoice::automatic())));
   for (const auto& [value, expected] : {
-           std::pair<nlohmann::json, std::string>{"18", "key 'fft_tile': '18' is not a tiling choice (auto, off, or a "
+           std::pair<nlohmann::json, std::string>{"18", "key 'fft_tile': '18' is not a value (auto, off, or a "
                                                         "power of two from 4 to 4096 such as 16)"},
-           {"2", "key 'fft_tile': '2' is not a tiling choice"},
-           {"8192", "key 'fft_tile': '8192' is not a tiling choice"},
-           {"on", "key 'fft_tile': 'on' is not a tiling choice"},
-           {16, "key 'fft_tile': expected a string (auto, off, or a power of two from 4 to 4096 such as 16, "
-                "written \"16\"), got number"},
+           {"2", "key 'fft_tile': '2' is not a value"},
+           {"8192", "key 'fft_tile': '8192' is not a value"},
+           {"on", "key 'fft_tile': 'on' is not a value"},
+           {16, "key 'fft_tile': expected a string, got number"},
        }) {
     json["fft_tile"] = value;
     testing::expect_error(ErrorKind::input, [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
@@ -86,9 +89,9 @@ tuner::SearchSpace lenet_space(std::vector<std::string> algorithms, std::vector<
   spec.input = {8, 1, 32, 32};
   tuner::SpaceOptions o;
   o.batch = 8;
-  o.layouts = {Layout::NCHW};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.algorithms = std::move(algorithms);
-  o.fft_tile = std::move(tiles);
+  o.knobs.set(fft_tile_knob, tiles);
   return tuner::SearchSpace(o, tuner::conv_layers(*build_model(spec)));
 }
 
@@ -100,7 +103,7 @@ TEST(FftTileSpace, TilingsAreCrossedOnlyWithConfigsThatHaveATileableFftLayer) {
   ASSERT_EQ(list.size(), 5u);
   auto count = [&](const std::string& algorithm, FftTileChoice tile) {
     return std::count_if(list.begin(), list.end(), [&](const tuner::Candidate& c) {
-      return c.config.conv.default_algorithm == algorithm && c.config.fft_tile == tile && c.runnable();
+      return c.config.conv.default_algorithm == algorithm && fft_tile_knob.get(c.config.knobs) == tile && c.runnable();
     });
   };
   EXPECT_EQ(count("direct", FftTileChoice::automatic()), 1);
@@ -112,9 +115,9 @@ TEST(FftTileSpace, TilingsAreCrossedOnlyWithConfigsThatHaveATileableFftLayer) {
   RunConfig mixed;
   mixed.conv.default_algorithm = "direct";
   mixed.conv.per_layer["conv2"] = "fft-own";
-  EXPECT_TRUE(space.has_tileable_fft_layer(mixed));
+  EXPECT_TRUE(space.knob_applies(mixed, "fft_tile"));
   mixed.conv.per_layer["conv2"] = "gemm";
-  EXPECT_FALSE(space.has_tileable_fft_layer(mixed));
+  EXPECT_FALSE(space.knob_applies(mixed, "fft_tile"));
 }
 
 TEST(FftTileSpace, OnlyStridedFftLayersAreNotTileable) {
@@ -131,17 +134,17 @@ TEST(FftTileSpace, OnlyStridedFftLayersAreNotTileable) {
   for (const auto& layer : space.layers())
     if (layer.problem.stride_h == 2) strided_only.conv.per_layer[layer.name] = "fft-own";
   ASSERT_FALSE(strided_only.conv.per_layer.empty());
-  EXPECT_TRUE(space.has_fft_layer(strided_only));
-  EXPECT_FALSE(space.has_tileable_fft_layer(strided_only));
+  EXPECT_TRUE(space.knob_applies(strided_only, "fft_workspace"));
+  EXPECT_FALSE(space.knob_applies(strided_only, "fft_tile"));
   RunConfig all_fft;
   all_fft.conv.default_algorithm = "fft-own";
-  EXPECT_TRUE(space.has_tileable_fft_layer(all_fft));
+  EXPECT_TRUE(space.knob_applies(all_fft, "fft_tile"));
 }
 
 TEST(FftTileSpace, ATileNotLargerThanAKernelIsSkippedWithTheReason) {
   const auto list = lenet_space({"fft-own"}, {FftTileChoice::fixed(4), FftTileChoice::fixed(16)}).enumerate();
   ASSERT_EQ(list.size(), 2u);
-  EXPECT_EQ(list[0].config.fft_tile, FftTileChoice::fixed(4));
+  EXPECT_EQ(fft_tile_knob.get(list[0].config.knobs), FftTileChoice::fixed(4));
   EXPECT_NE(list[0].skip_reason.find("layer conv1: fft-own does not support"), std::string::npos)
       << list[0].skip_reason;
   EXPECT_NE(list[0].skip_reason.find("fft_tile 4 does not exceed the 5x5 kernel"), std::string::npos)
@@ -151,9 +154,8 @@ TEST(FftTileSpace, ATileNotLargerThanAKernelIsSkippedWithTheReason) {
 
 TEST(FftTileSpace, EmptyTileListIsAUsageError) {
   tuner::SpaceOptions o;
-  o.fft_tile.clear();
   try {
-    tuner::SearchSpace space(o, {});
+    o.knobs.set(fft_tile_knob, std::vector<FftTileChoice>{});
     FAIL() << "an empty list was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);

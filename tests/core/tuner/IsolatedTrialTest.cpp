@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "TestAlgorithms.h"
+#include "core/engine/RunKnobs.h"
 #include "core/tuner/Tuner.h"
 
 namespace tunescope::tuner {
@@ -105,7 +106,7 @@ TEST(IsolatedTune, CrashingCandidatesAreRecordedAndTheTunePicksAWinner) {
   ResultsDb db(path);
   TuneOptions o;
   o.base = testing::tiny_session();
-  o.layouts = {Layout::NCHW};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.algorithms = {testing::kSegfault, "direct", testing::kAbort, "gemm"};
   o.measure.warmup = 0;
   o.measure.steps = 2;

@@ -8,6 +8,7 @@
 
 #include "TestAlgorithms.h"
 #include "core/base/Error.h"
+#include "core/engine/RunKnobs.h"
 
 namespace tunescope::tuner {
 namespace {
@@ -137,13 +138,13 @@ TEST_F(MeasurementTest, UnbuildableCandidateIsFailedNotThrown) {
 TEST(Reference, IsTheBackendsDefaultConvAlgorithmOnOneLaneInNchw) {
   SessionOptions base;
   base.backend = "cpu";
-  base.layout = Layout::NHWC;
+  knobs::layout.set(base.knobs, Layout::NHWC);
   base.conv = parse_conv_choice("gemm,conv1=fft-own");
-  base.concurrency.streams = 2;
+  knobs::streams.set(base.knobs, 2);
   const RunConfig reference = reference_config(base);
-  EXPECT_EQ(reference.layout, Layout::NCHW);
+  EXPECT_EQ(reference.layout(), Layout::NCHW);
   EXPECT_EQ(reference.conv.str(), "direct");
-  EXPECT_EQ(reference.concurrency, Concurrency{});
+  EXPECT_EQ(reference.concurrency(), Concurrency{});
   EXPECT_EQ(reference_conv_algorithm("cpu"), "direct");
 #ifdef TUNESCOPE_HAVE_CUDA
   EXPECT_EQ(reference_conv_algorithm("cuda"), "cudnn:implicit_gemm");

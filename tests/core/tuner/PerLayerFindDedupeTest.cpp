@@ -10,6 +10,7 @@
 
 #include "core/base/Registry.h"
 #include "core/engine/Models.h"
+#include "core/engine/RunKnobs.h"
 #include "core/tuner/PerLayerFind.h"
 
 namespace tunescope::tuner {
@@ -42,7 +43,7 @@ class CountingConv final : public ConvAlgorithm {
   std::unique_ptr<ConvAlgorithm> direct_;
 };
 
-const ConvAlgorithmRegistration registration("cpu", kCounting, [](const ConvOptions&) { return std::make_unique<CountingConv>(); });
+const ConvAlgorithmRegistration registration("cpu", kCounting, [](const KnobValues&) { return std::make_unique<CountingConv>(); });
 
 TEST(PerLayerFind, TimesEachDistinctProblemOnceAndRepeatsShareItsPick) {
   ModelSpec spec;
@@ -51,7 +52,7 @@ TEST(PerLayerFind, TimesEachDistinctProblemOnceAndRepeatsShareItsPick) {
   SpaceOptions o;
   o.model = spec.name;
   o.batch = 2;
-  o.layouts = {Layout::NCHW};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.algorithms = {"direct", "gemm", kCounting};
   const SearchSpace space(o, conv_layers(*build_model(spec)));
   std::set<std::string> distinct;

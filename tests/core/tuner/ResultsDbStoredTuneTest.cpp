@@ -7,6 +7,7 @@
 
 #include "TempResultsDb.h"
 #include "TestAlgorithms.h"
+#include "core/engine/RunKnobs.h"
 #include "core/tuner/StoredTune.h"
 
 namespace tunescope::tuner {
@@ -16,7 +17,7 @@ namespace {
 TuneOptions space() {
   TuneOptions o;
   o.base = testing::tiny_session();
-  o.layouts = {Layout::NCHW};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.algorithms = {"direct", "gemm", testing::kSlow, testing::kWrong, testing::kThrows, testing::kConv1Only};
   o.measure.warmup = 0;
   o.measure.steps = 2;
@@ -107,10 +108,10 @@ TEST(StoredTune, ProblemsOfOneDbStayApart) {
 
 RunConfig shaped(Layout layout, const std::string& algorithm, int threads = 1, int streams = 1) {
   RunConfig c;
-  c.layout = layout;
+  knobs::layout.set(c.knobs, layout);
   c.conv.default_algorithm = algorithm;
-  c.threads = threads;
-  c.concurrency.streams = streams;
+  knobs::threads.set(c.knobs, threads);
+  knobs::streams.set(c.knobs, streams);
   return c;
 }
 
@@ -123,7 +124,7 @@ TEST(StoredBaseline, IsTheFirstReferenceShapedConfigWhateverTheBackendsDefault) 
   RunConfig mixed = shaped(Layout::NCHW, "gemm");
   mixed.conv.per_layer["conv1"] = "direct";
   RunConfig split = shaped(Layout::NCHW, "direct");
-  split.concurrency.replicas = 2;
+  knobs::replicas.set(split.knobs, 2);
   EXPECT_EQ(stored_baseline({shaped(Layout::NHWC, "direct"), shaped(Layout::NCHW, "direct", 1, 2), mixed, split,
                              shaped(Layout::NCHW, "gemm", 2), shaped(Layout::NCHW, "direct")}),
             std::optional<size_t>(4));

@@ -10,6 +10,7 @@
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/engine/Models.h"
+#include "core/engine/RunKnobs.h"
 #include "tests/core/ExpectError.h"
 
 namespace tunescope::tuner {
@@ -24,8 +25,8 @@ std::vector<ConvLayerInfo> lenet5_layers() {
 SpaceOptions options(std::vector<std::string> algorithms, bool product = false) {
   SpaceOptions o;
   o.batch = 8;
-  o.layouts = {Layout::NCHW, Layout::NHWC};
-  o.threads = {1, 2};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW, Layout::NHWC});
+  o.knobs.set(knobs::threads, std::vector<int>{1, 2});
   o.algorithms = std::move(algorithms);
   o.per_layer_product = product;
   return o;
@@ -103,7 +104,7 @@ constexpr const char* kOtherDefault = "test-other-default-conv";
 const bool other_backend_registered = [] {
   BackendRegistration(kOtherBackend, kOtherDefault, [] { return Registry::instance().make_backend("cpu"); });
   ConvAlgorithmRegistration(kOtherBackend, kOtherDefault,
-                            [](const ConvOptions& options) { return Registry::instance().make_conv_algorithm("cpu", "direct", options); });
+                            [](const KnobValues& options) { return Registry::instance().make_conv_algorithm("cpu", "direct", options); });
   return true;
 }();
 
@@ -134,11 +135,16 @@ TEST(SearchSpace, PerLayerProductOfADeepNetIsRefusedNamingTheFlag) {
 TEST(SearchSpace, RejectsBadOptions) {
   EXPECT_THROW(SearchSpace(options({"winograd"}), lenet5_layers()), Error);
   SpaceOptions no_threads = options({"direct"});
-  no_threads.threads = {};
-  EXPECT_THROW(SearchSpace(no_threads, lenet5_layers()), Error);
+  tunescope::testing::expect_error(ErrorKind::usage, [&] { no_threads.knobs.set(knobs::threads, std::vector<int>{}); },
+                                   {"--threads-list: the list is empty"});
   SpaceOptions zero_threads = options({"direct"});
-  zero_threads.threads = {0};
-  EXPECT_THROW(SearchSpace(zero_threads, lenet5_layers()), Error);
+  zero_threads.knobs.set(knobs::threads, std::vector<int>{0});
+  tunescope::testing::expect_error(ErrorKind::usage, [&] { SearchSpace(zero_threads, lenet5_layers()); },
+                                   {"--threads-list: thread counts must be >= 1, got 0"});
+  SpaceOptions huge_streams = options({"direct"});
+  huge_streams.knobs.set(knobs::streams, std::vector<int>{1, 100000});
+  tunescope::testing::expect_error(ErrorKind::usage, [&] { SearchSpace(huge_streams, lenet5_layers()); },
+                                   {"--streams-list: must be in 1..64, got 100000"});
 }
 
 TEST(SearchSpace, DefaultAlgorithmsAreEveryRegisteredOne) {
@@ -150,42 +156,39 @@ TEST(SearchSpace, DefaultAlgorithmsAreEveryRegisteredOne) {
 
 TEST(SearchSpace, ConcurrencyKnobsMultiplyTheCandidatesAndBadSplitsAreSkipped) {
   SpaceOptions o = options({"direct"});
-  o.layouts = {Layout::NCHW};
-  o.threads = {1};
-  o.streams = {1, 2};
-  o.replicas = {1, 3};  // 3 does not divide 8
-  o.async_update = {false, true};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
+  o.knobs.set(knobs::threads, std::vector<int>{1});
+  o.knobs.set(knobs::streams, std::vector<int>{1, 2});
+  o.knobs.set(knobs::replicas, std::vector<int>{1, 3});  // 3 does not divide 8
+  o.knobs.set(knobs::async_update, std::vector<bool>{false, true});
   const SearchSpace space(o, lenet5_layers());
   const auto list = space.enumerate();
   ASSERT_EQ(list.size(), 2u * 2u * 2u);
   EXPECT_EQ(runnable(list), 4u);
-  EXPECT_EQ(list.front().config.concurrency, Concurrency{});  // the plain config first
+  EXPECT_EQ(list.front().config.concurrency(), Concurrency{});  // the plain config first
   for (const Candidate& c : list) {
-    EXPECT_EQ(c.runnable(), c.config.concurrency.replicas == 1) << c.config.label();
+    EXPECT_EQ(c.runnable(), c.config.concurrency().replicas == 1) << c.config.label();
     if (!c.runnable()) {
       EXPECT_NE(c.skip_reason.find("does not split into 3 replicas"), std::string::npos) << c.skip_reason;
     }
   }
   SpaceOptions bad = o;
-  bad.streams = {};
-  EXPECT_THROW(SearchSpace(bad, lenet5_layers()), Error);
-  bad = o;
-  bad.micro_batches = {0};
+  EXPECT_THROW(bad.knobs.set(knobs::streams, std::vector<int>{}), Error);
+  bad.knobs.set(knobs::micro_batches, std::vector<int>{0});
   EXPECT_THROW(SearchSpace(bad, lenet5_layers()), Error);
 }
 
 TEST(SearchSpace, UpdateOnListCrossesEveryConfig) {
   SpaceOptions o = options({"direct"});
-  o.layouts = {Layout::NCHW};
-  o.threads = {1};
-  o.async_update = {false, true};
-  o.update_on = {UpdateOn::device, UpdateOn::host};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
+  o.knobs.set(knobs::threads, std::vector<int>{1});
+  o.knobs.set(knobs::async_update, std::vector<bool>{false, true});
+  o.knobs.set(knobs::update_on, std::vector<UpdateOn>{UpdateOn::device, UpdateOn::host});
   const auto list = SearchSpace(o, lenet5_layers()).enumerate();
   ASSERT_EQ(list.size(), 4u);
   EXPECT_EQ(list[1].config.label(), "nchw conv=direct threads=1 update=host");
   EXPECT_EQ(list[3].config.label(), "nchw conv=direct threads=1 async update=host");
-  o.update_on = {};
-  EXPECT_THROW(SearchSpace(o, lenet5_layers()), Error);
+  EXPECT_THROW(o.knobs.set(knobs::update_on, std::vector<UpdateOn>{}), Error);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "TestAlgorithms.h"
 #include "core/base/Error.h"
 #include "core/engine/Models.h"
+#include "core/engine/RunKnobs.h"
 
 namespace tunescope::tuner {
 namespace {
@@ -249,9 +250,9 @@ SpaceOptions space_options(const std::string& model, std::vector<std::string> al
   SpaceOptions o;
   o.model = model;
   o.batch = 2;
-  o.layouts = {Layout::NCHW, Layout::NHWC};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW, Layout::NHWC});
   o.algorithms = std::move(algorithms);
-  o.streams = {1, 2};
+  o.knobs.set(knobs::streams, std::vector<int>{1, 2});
   return o;
 }
 

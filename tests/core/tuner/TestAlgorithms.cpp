@@ -11,6 +11,7 @@
 
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
+#include "core/engine/RunKnobs.h"
 
 namespace tunescope::tuner::testing {
 
@@ -67,7 +68,7 @@ class DefectiveConv final : public ConvAlgorithm {
 };
 
 ConvAlgorithmRegistration make(const char* name, Defect defect) {
-  return ConvAlgorithmRegistration("cpu", name, [name, defect](const ConvOptions&) { return std::make_unique<DefectiveConv>(name, defect); });
+  return ConvAlgorithmRegistration("cpu", name, [name, defect](const KnobValues&) { return std::make_unique<DefectiveConv>(name, defect); });
 }
 
 const ConvAlgorithmRegistration registrations[] = {
@@ -86,13 +87,13 @@ SessionOptions tiny_session() {
   options.fake_train_count = 64;
   options.fake_test_count = 16;
   options.batch = 8;
-  options.threads = 1;
+  knobs::threads.set(options.knobs, 1);
   return options;
 }
 
 RunConfig config_with(const SessionOptions& base, Layout layout, const std::string& algorithm) {
   RunConfig c = config_with(base, algorithm);
-  c.layout = layout;
+  knobs::layout.set(c.knobs, layout);
   return c;
 }
 

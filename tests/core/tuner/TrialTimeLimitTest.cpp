@@ -11,6 +11,7 @@
 
 #include "TestAlgorithms.h"
 #include "core/base/Error.h"
+#include "core/engine/RunKnobs.h"
 #include "core/tuner/Tuner.h"
 
 namespace tunescope::tuner {
@@ -66,7 +67,7 @@ TEST(TrialTimeLimit, SlowCandidateFailsAfterItsFirstStep) {
 TEST(TrialTimeLimit, TuneGoesOnPastTheSlowCandidate) {
   TuneOptions o;
   o.base = testing::tiny_session();
-  o.layouts = {Layout::NCHW};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.algorithms = {testing::kSlow, "direct", "gemm"};
   o.measure.warmup = 0;
   o.measure.steps = 2;

@@ -9,6 +9,7 @@
 
 #include "TempResultsDb.h"
 #include "TestAlgorithms.h"
+#include "core/engine/RunKnobs.h"
 #include "core/tuner/Tuner.h"
 #include "profiler/Metrics.h"
 
@@ -20,10 +21,10 @@ TEST(TunerConcurrency, OkTrialsCarryTheirTracesConcurrencyIntoTheResultsDb) {
   ResultsDb db(file.path);
   TuneOptions o;
   o.base = testing::tiny_session();
-  o.layouts = {Layout::NCHW};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.algorithms = {"direct"};
-  o.threads = {2};
-  o.streams = {1, 2};
+  o.knobs.set(knobs::threads, std::vector<int>{2});
+  o.knobs.set(knobs::streams, std::vector<int>{1, 2});
   o.measure.warmup = 1;
   o.measure.steps = 3;
   const TuneReport report = Tuner(o, &db).run();
@@ -39,7 +40,7 @@ TEST(TunerConcurrency, OkTrialsCarryTheirTracesConcurrencyIntoTheResultsDb) {
       EXPECT_DOUBLE_EQ(t.concurrency->concurrent_share, expected.concurrent_share) << t.config.label();
       EXPECT_DOUBLE_EQ(t.concurrency->mean_in_flight, expected.mean_in_flight) << t.config.label();
     }
-    if (t.config.concurrency.lanes() == 1) {
+    if (t.config.concurrency().lanes() == 1) {
       EXPECT_EQ(t.concurrency->concurrent_share, 0) << t.config.label();
       EXPECT_DOUBLE_EQ(t.concurrency->mean_in_flight, 1) << t.config.label();
     }

@@ -13,6 +13,7 @@
 #include "TempResultsDb.h"
 #include "TestAlgorithms.h"
 #include "core/base/Registry.h"
+#include "core/engine/RunKnobs.h"
 #include "core/tuner/SuccessiveHalving.h"
 #include "core/tuner/Tuner.h"
 
@@ -48,7 +49,7 @@ const std::vector<std::pair<std::string, int>> kSleepy = {
 
 const bool registered = [] {
   for (const auto& [name, ms] : kSleepy)
-    ConvAlgorithmRegistration("cpu", name, [name, ms](const ConvOptions&) { return std::make_unique<SleepyConv>(name, ms); });
+    ConvAlgorithmRegistration("cpu", name, [name, ms](const KnobValues&) { return std::make_unique<SleepyConv>(name, ms); });
   return true;
 }();
 
@@ -56,7 +57,7 @@ const bool registered = [] {
 TuneOptions field(Strategy strategy) {
   TuneOptions o;
   o.base = testing::tiny_session();
-  o.layouts = {Layout::NCHW};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.algorithms = {"direct", testing::kSlow, testing::kWrong, testing::kThrows};
   for (const auto& entry : kSleepy) o.algorithms.push_back(entry.first);
   o.strategy = strategy;

@@ -11,6 +11,7 @@
 
 #include "TestAlgorithms.h"
 #include "core/base/Error.h"
+#include "core/engine/RunKnobs.h"
 #include "core/tuner/Tuner.h"
 
 namespace tunescope::tuner {
@@ -32,8 +33,8 @@ struct TempDb {
 TuneOptions space() {
   TuneOptions o;
   o.base = testing::tiny_session();
-  o.layouts = {Layout::NCHW};
-  o.threads = {1};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
+  o.knobs.set(knobs::threads, std::vector<int>{1});
   o.algorithms = {"direct", testing::kSlow, testing::kWrong, testing::kThrows, testing::kConv1Only};
   o.measure.warmup = 0;
   o.measure.steps = 2;

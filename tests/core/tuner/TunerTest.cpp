@@ -12,6 +12,7 @@
 #include "TempResultsDb.h"
 #include "TestAlgorithms.h"
 #include "core/base/Error.h"
+#include "core/engine/RunKnobs.h"
 
 namespace tunescope::tuner {
 namespace {
@@ -19,8 +20,8 @@ namespace {
 TuneOptions tiny_tune(std::vector<std::string> algorithms) {
   TuneOptions o;
   o.base = testing::tiny_session();
-  o.layouts = {Layout::NCHW};
-  o.threads = {1};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
+  o.knobs.set(knobs::threads, std::vector<int>{1});
   o.algorithms = std::move(algorithms);
   o.measure.warmup = 0;
   o.measure.steps = 2;
@@ -104,15 +105,15 @@ TEST(Tuner, PerLayerFindNeverPicksTheSlowOrTheWrongAlgorithm) {
 TEST(Tuner, PerLayerCrossesItsPicksWithTheConcurrencyKnobs) {
   TuneOptions o = tiny_tune({"direct", "gemm"});
   o.strategy = Strategy::per_layer;
-  o.streams = {1, 2};
-  o.async_update = {false, true};
+  o.knobs.set(knobs::streams, std::vector<int>{1, 2});
+  o.knobs.set(knobs::async_update, std::vector<bool>{false, true});
   const TuneReport report = Tuner(o).run();
   // Every algorithm choice the find led to is measured with each of the 4 knob settings.
   std::map<std::string, std::set<std::pair<int, bool>>> knobs_of;
   for (const auto& t : report.trials) {
     RunConfig choice = t.config;
-    choice.concurrency = {};
-    knobs_of[choice.label()].insert({t.config.concurrency.streams, t.config.concurrency.async_update});
+    knobs::set_concurrency(choice.knobs, {});
+    knobs_of[choice.label()].insert({t.config.concurrency().streams, t.config.concurrency().async_update});
   }
   // The baseline (nchw direct, one lane) is measured alone when the find did not pick direct.
   const std::string baseline = report.baseline_trial()->config.label();
@@ -127,7 +128,7 @@ TEST(Tuner, PerLayerCrossesItsPicksWithTheConcurrencyKnobs) {
 
 TEST(Tuner, BudgetStopsNewCandidatesButTheBaselineRuns) {
   TuneOptions o = tiny_tune({"direct", "gemm", "fft-fftw"});
-  o.layouts = {Layout::NCHW, Layout::NHWC};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW, Layout::NHWC});
   o.budget_seconds = 1e-9;
   const TuneReport report = Tuner(o).run();
   EXPECT_TRUE(report.budget_exhausted);
@@ -159,9 +160,9 @@ TEST(Tuner, TiesGoToTheSimplerConfig) {
   RunConfig overridden = plain;
   overridden.conv.per_layer["conv2"] = "gemm";
   RunConfig nhwc = plain;
-  nhwc.layout = Layout::NHWC;
+  knobs::layout.set(nhwc.knobs, Layout::NHWC);
   RunConfig threads = plain;
-  threads.threads = 2;
+  knobs::threads.set(threads.knobs, 2);
   EXPECT_TRUE(simpler(plain, overridden));
   EXPECT_TRUE(simpler(nhwc, overridden));
   EXPECT_TRUE(simpler(plain, nhwc));

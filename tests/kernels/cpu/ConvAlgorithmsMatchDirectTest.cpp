@@ -51,8 +51,9 @@ std::vector<std::string> cpu_algorithms() {
 std::unique_ptr<ConvAlgorithm> make_algorithm(const std::string& name) {
   const size_t at = name.find('@');
   if (at == std::string::npos) return Registry::instance().make_conv_algorithm("cpu", name);
-  return Registry::instance().make_conv_algorithm("cpu", name.substr(0, at),
-                                                  ConvOptions{*parse_fft_tile_choice(name.substr(at + 1))});
+  KnobValues knobs;
+  fft_tile_knob.set(knobs, *parse_fft_tile_choice(name.substr(at + 1)));
+  return Registry::instance().make_conv_algorithm("cpu", name.substr(0, at), knobs);
 }
 
 class AlgorithmMatchesDirect : public ::testing::TestWithParam<MatchParam> {

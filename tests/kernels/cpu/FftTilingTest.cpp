@@ -45,22 +45,27 @@ std::unique_ptr<cpu::FftConvolution> make_fft(const std::string& algorithm, FftT
 // that does not exceed a stride-1 kernel is refused with a reason naming the knob, a
 // strided problem runs untiled whatever the size, and only stride-1 problems report
 // that the knob applies (what the tuner crosses it on).
-TEST(FftTileOption, RegisteredAlgorithmsTakeItFromConvOptions) {
+TEST(FftTileOption, RegisteredAlgorithmsTakeItFromTheirKnob) {
   const ConvProblem k5 = make_problem(2, 3, 32, 32, 4, 5, 5, 1, 1, 2, 2);
   const ConvProblem strided = make_problem(2, 3, 32, 32, 4, 5, 5, 2, 2, 2, 2);
   for (const char* algorithm : {"fft-fftw", "fft-own"}) {
     SCOPED_TRACE(algorithm);
-    auto four = Registry::instance().make_conv_algorithm("cpu", algorithm, ConvOptions{FftTileChoice::fixed(4)});
+    KnobValues knobs;
+    fft_tile_knob.set(knobs, FftTileChoice::fixed(4));
+    auto four = Registry::instance().make_conv_algorithm("cpu", algorithm, knobs);
     const std::string why = four->unsupported_reason(k5);
     EXPECT_NE(why.find("fft_tile 4"), std::string::npos) << why;
     EXPECT_NE(why.find("5x5 kernel"), std::string::npos) << why;
     EXPECT_TRUE(four->supports(strided)) << four->unsupported_reason(strided);
-    auto eight = Registry::instance().make_conv_algorithm("cpu", algorithm, ConvOptions{FftTileChoice::fixed(8)});
+    fft_tile_knob.set(knobs, FftTileChoice::fixed(8));
+    auto eight = Registry::instance().make_conv_algorithm("cpu", algorithm, knobs);
     EXPECT_TRUE(eight->supports(k5)) << eight->unsupported_reason(k5);
-    EXPECT_TRUE(eight->fft_tile_applies(k5));
-    EXPECT_FALSE(eight->fft_tile_applies(strided));
+    EXPECT_TRUE(eight->knob_applies("fft_tile", k5));
+    EXPECT_FALSE(eight->knob_applies("fft_tile", strided));
+    EXPECT_TRUE(eight->knob_applies("fft_workspace", strided));
   }
-  EXPECT_FALSE(Registry::instance().make_conv_algorithm("cpu", "gemm")->fft_tile_applies(k5));
+  EXPECT_FALSE(Registry::instance().make_conv_algorithm("cpu", "gemm")->knob_applies("fft_tile", k5));
+  EXPECT_FALSE(Registry::instance().make_conv_algorithm("cpu", "gemm")->knob_applies("fft_workspace", k5));
 }
 
 TEST(FftTileGeometry, TilesCoverOutputAndInput) {

@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "CudaTestSupport.h"
+#include "core/engine/RunKnobs.h"
 #include "core/engine/TrainingSession.h"
 
 namespace tunescope::cuda {
@@ -24,11 +25,11 @@ SessionOptions lenet5(UpdateOn where, bool async) {
   options.fake_train_count = 256;
   options.fake_test_count = 32;
   options.batch = 32;
-  options.threads = 2;
+  knobs::threads.set(options.knobs, 2);
   options.sgd = SgdParams{0.02f, 0.9f, 5e-4f};
-  options.concurrency.streams = 2;
-  options.concurrency.async_update = async;
-  options.concurrency.update_on = where;
+  knobs::streams.set(options.knobs, 2);
+  knobs::async_update.set(options.knobs, async);
+  knobs::update_on.set(options.knobs, where);
   return options;
 }
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "CudaTestSupport.h"
+#include "core/engine/RunKnobs.h"
 #include "core/engine/TrainingSession.h"
 
 namespace tunescope::cuda {
@@ -23,8 +24,8 @@ SessionOptions lenet5_on(const std::string& backend, Layout layout) {
   options.fake_train_count = 256;
   options.fake_test_count = 40;  // a partial last eval batch: the device scatter pads it
   options.batch = 32;
-  options.layout = layout;
-  options.threads = 2;
+  knobs::layout.set(options.knobs, layout);
+  knobs::threads.set(options.knobs, 2);
   return options;
 }
 
@@ -75,9 +76,9 @@ TEST(CudaTrainingStep, Lenet5StreamsReplicasAsyncNhwcMatchCpu) {
   TS_SKIP_WITHOUT_CUDA_DEVICE();
   SessionOptions cpu = lenet5_on("cpu", Layout::NHWC), cuda = lenet5_on("cuda", Layout::NHWC);
   for (SessionOptions* o : {&cpu, &cuda}) {
-    o->concurrency.streams = 2;
-    o->concurrency.replicas = 2;
-    o->concurrency.async_update = true;
+    knobs::streams.set(o->knobs, 2);
+    knobs::replicas.set(o->knobs, 2);
+    knobs::async_update.set(o->knobs, true);
   }
   expect_same_training(cpu, cuda, 3);
 }
@@ -91,7 +92,7 @@ TEST(CudaTrainingStep, Lenet5StreamsReplicasAsyncNhwcMatchCpu) {
 TEST(CudaTrainingStep, Lenet5TwoReplicasMatchOneReplica) {
   TS_SKIP_WITHOUT_CUDA_DEVICE();
   SessionOptions one = lenet5_on("cuda", Layout::NCHW), two = one;
-  two.concurrency.replicas = 2;
+  knobs::replicas.set(two.knobs, 2);
   TrainingSession single(one);
   TrainingSession split(two);
   split.tracer().start();

@@ -1,7 +1,7 @@
 // The text form of the fft_tile knob: what a config, --fft-tile and --fft-tile-list accept.
 #include <gtest/gtest.h>
 
-#include "core/base/FftTileChoice.h"
+#include "kernels/cpu/FftTileChoice.h"
 
 namespace tunescope {
 namespace {

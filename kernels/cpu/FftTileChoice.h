@@ -1,15 +1,16 @@
-// The FFT tiling knob (RunConfig key `fft_tile`, flag --fft-tile): whether FFT convolution
-// of a stride-1 layer transforms each whole padded plane (`off`), cuts it into tiles
-// transformed at a fixed power-of-two size (overlap-save, kernels/cpu/FftTiling.h), or
-// lets the algorithm's flop model pick per layer (`auto`). It lives in core/base because
-// the engine hands it to the algorithms it makes by name (ConvOptions) and the config,
-// CLI and tuner parse it, none of which may include kernels/.
+// The FFT tiling knob (config key `fft_tile`, declared here by the CPU FFT convolutions
+// that read it): whether FFT convolution of a stride-1 layer transforms each whole
+// padded plane (`off`), cuts it into tiles transformed at a fixed power-of-two size
+// (overlap-save, kernels/cpu/FftTiling.h), or lets the algorithm's flop model pick per
+// layer (`auto`).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "core/base/Knob.h"
 
 namespace tunescope {
 
@@ -34,5 +35,7 @@ inline constexpr const char* kFftTileValues = "auto, off, or a power of two from
 // nullopt for anything but "auto", "off" and a decimal power of two in
 // [kMinFftTile, kMaxFftTile].
 std::optional<FftTileChoice> parse_fft_tile_choice(std::string_view text);
+
+extern const Knob<FftTileChoice> fft_tile_knob;
 
 }  // namespace tunescope

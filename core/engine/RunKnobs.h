@@ -1,0 +1,29 @@
+// The engine's knobs (core/base/Knob.h): layout, threads and the concurrency knobs of
+// problem 1 in docs/ARCHITECTURE.md. Knobs that only some conv algorithms read (fft_tile,
+// fft_workspace) are declared by those algorithms, not here.
+#pragma once
+
+#include "core/base/Knob.h"
+#include "core/base/Layout.h"
+#include "core/engine/Concurrency.h"
+
+namespace tunescope::knobs {
+
+extern const Knob<Layout> layout;
+extern const Knob<int> threads;  // 0: one per hardware thread
+extern const Knob<int> streams;
+extern const Knob<int> replicas;
+extern const Knob<int> micro_batches;
+extern const Knob<bool> async_update;
+extern const Knob<int> threads_per_lane;
+extern const Knob<UpdateOn> update_on;
+
+// The bound of `threads` and `threads_per_lane`, and of the threads a run starts in all
+// (lanes x threads per lane): more would only take threads other programs need.
+inline constexpr int kMaxThreads = 1024;
+
+// The concurrency knobs of `values` as the executor takes them.
+Concurrency concurrency_of(const KnobValues& values);
+void set_concurrency(KnobValues& values, const Concurrency& concurrency);
+
+}  // namespace tunescope::knobs

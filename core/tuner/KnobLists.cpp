@@ -1,0 +1,24 @@
+#include "core/tuner/KnobLists.h"
+
+#include <algorithm>
+
+#include "core/base/Error.h"
+
+namespace tunescope::tuner {
+
+void KnobLists::set_text(const KnobSpec& spec, std::vector<std::string> canonical_values) {
+  if (canonical_values.empty()) fail(ErrorKind::usage, spec.list_flag(), ": the list is empty");
+  lists_[spec.key] = std::move(canonical_values);
+}
+
+std::vector<std::string> KnobLists::values(const KnobSpec& spec) const {
+  if (auto it = lists_.find(spec.key); it != lists_.end()) return it->second;
+  return spec.tune_default();
+}
+
+bool KnobLists::contains(const KnobSpec& spec, const std::string& canonical_value) const {
+  const std::vector<std::string> list = values(spec);
+  return std::find(list.begin(), list.end(), canonical_value) != list.end();
+}
+
+}  // namespace tunescope::tuner
