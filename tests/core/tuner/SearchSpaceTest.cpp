@@ -132,7 +132,7 @@ TEST(SearchSpace, PerLayerProductOfADeepNetIsRefusedNamingTheFlag) {
 }
 
 TEST(SearchSpace, RejectsBadOptions) {
-  EXPECT_THROW(SearchSpace(options({"winograd"}), lenet5_layers()), Error);
+  EXPECT_THROW(SearchSpace(options({"strassen"}), lenet5_layers()), Error);
   SpaceOptions no_threads = options({"direct"});
   no_threads.threads = {};
   EXPECT_THROW(SearchSpace(no_threads, lenet5_layers()), Error);
