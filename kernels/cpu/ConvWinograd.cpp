@@ -41,7 +41,26 @@ constexpr double kG4[6][3] = {{1.0 / 4, 0, 0},
                               {1.0 / 24, -1.0 / 12, 1.0 / 6},
                               {0, 0, 1}};
 
-double g_at(int m, int i, int r) { return m == 2 ? kG2[i][r] : kG4[i][r]; }
+// T[a * alpha + b][r * 3 + s] = G[a][r] G[b][s]: U = G g G^T as one (alpha^2 x 9) matrix,
+// so both filter transforms are plain loops over channels that the compiler vectorises.
+template <int M>
+struct FilterTransform {
+  static constexpr int alpha = M + 2;
+  float t[alpha * alpha][9] = {};
+  constexpr FilterTransform() {
+    for (int a = 0; a < alpha; ++a)
+      for (int b = 0; b < alpha; ++b)
+        for (int r = 0; r < 3; ++r)
+          for (int s = 0; s < 3; ++s)
+            t[a * alpha + b][r * 3 + s] =
+                static_cast<float>(M == 2 ? kG2[a][r] * kG2[b][s] : kG4[a][r] * kG4[b][s]);
+  }
+};
+template <int M>
+constexpr FilterTransform<M> kFilterTransform{};
+
+// Channels the filter transforms handle per block of their stack buffers.
+constexpr int64_t kFilterBlock = 64;
 
 struct PassNames {
   const char* filter;  // filter transform (backward filter: the inverse one, at the end)
@@ -129,56 +148,74 @@ struct FilterView {
 
 // u[a][o][i] = (G g G^T)[a] with g the 3x3 filter (k, c) = (o, i) (forward) or, for
 // backward data, rot180 of (k, c) = (i, o): the transposed, flipped filter.
-void transform_filters(const ExecContext& ex, const char* kernel, const WinogradPlan& plan, const FilterView& w,
-                       bool flip_transpose, float* u) {
-  const int m = plan.m, alpha = m + 2;
+template <int M>
+void transform_filters_m(const ExecContext& ex, const WinogradPlan& plan, const FilterView& w, bool flip_transpose,
+                         float* u) {
+  constexpr int A2 = (M + 2) * (M + 2);
   const int64_t outs = plan.g.out_c, ins = plan.g.in_c;
-  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * outs * ins * alpha * 3 * (3 + alpha),
-                          (w.K * w.C * 9 + plan.alpha2 * outs * ins) * 4.0);
   ex.pool.parallel_for(outs, [&](int64_t begin, int64_t end) {
+    alignas(64) float g[9][kFilterBlock];
     for (int64_t o = begin; o < end; ++o)
-      for (int64_t i = 0; i < ins; ++i) {
-        double g[3][3];
-        for (int r = 0; r < 3; ++r)
-          for (int s = 0; s < 3; ++s)
-            g[r][s] = flip_transpose ? w.data[w.offset(i, o, 2 - r, 2 - s)] : w.data[w.offset(o, i, r, s)];
-        double gg[6][3] = {};  // G g
-        for (int a = 0; a < alpha; ++a)
-          for (int s = 0; s < 3; ++s)
-            for (int r = 0; r < 3; ++r) gg[a][s] += g_at(m, a, r) * g[r][s];
-        for (int a = 0; a < alpha; ++a)
-          for (int b = 0; b < alpha; ++b) {
-            double v = 0;
-            for (int s = 0; s < 3; ++s) v += gg[a][s] * g_at(m, b, s);
-            u[((a * alpha + b) * outs + o) * ins + i] = static_cast<float>(v);
-          }
+      for (int64_t i0 = 0; i0 < ins; i0 += kFilterBlock) {
+        const int64_t n = std::min(kFilterBlock, ins - i0);
+        for (int64_t j = 0; j < n; ++j)
+          for (int rs = 0; rs < 9; ++rs)
+            g[rs][j] = flip_transpose ? w.data[w.offset(i0 + j, o, 2 - rs / 3, 2 - rs % 3)]
+                                      : w.data[w.offset(o, i0 + j, rs / 3, rs % 3)];
+        for (int ab = 0; ab < A2; ++ab) {
+          alignas(64) float v[kFilterBlock] = {};
+          for (int rs = 0; rs < 9; ++rs)
+            for (int64_t j = 0; j < n; ++j) v[j] += kFilterTransform<M>.t[ab][rs] * g[rs][j];
+          std::copy_n(v, n, u + (ab * outs + o) * ins + i0);
+        }
       }
   });
 }
 
+void transform_filters(const ExecContext& ex, const char* kernel, const WinogradPlan& plan, const FilterView& w,
+                       bool flip_transpose, float* u) {
+  const int64_t outs = plan.g.out_c, ins = plan.g.in_c;
+  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * outs * ins * plan.alpha2 * 9,
+                          (outs * ins * (9 + plan.alpha2)) * 4.0);
+  if (plan.m == 2)
+    transform_filters_m<2>(ex, plan, w, flip_transpose, u);
+  else
+    transform_filters_m<4>(ex, plan, w, flip_transpose, u);
+}
+
 // dw(k, c) = G^T du[.][k][c] G, the adjoint of transform_filters.
-void inverse_transform_filters(const ExecContext& ex, const char* kernel, const WinogradPlan& plan,
-                               const float* du, float* dw, bool nhwc) {
-  const int m = plan.m, alpha = m + 2;
+template <int M>
+void inverse_transform_filters_m(const ExecContext& ex, const WinogradPlan& plan, const float* du,
+                                 const FilterView& dw) {
+  constexpr int A2 = (M + 2) * (M + 2);
   const int64_t K = plan.g.out_c, C = plan.g.in_c;
-  const FilterView view{dw, K, C, nhwc};
-  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * K * C * 3 * alpha * (alpha + 3),
-                          (K * C * 9 + plan.alpha2 * K * C) * 4.0);
+  float* out = const_cast<float*>(dw.data);
   ex.pool.parallel_for(K, [&](int64_t begin, int64_t end) {
+    alignas(64) float d[A2][kFilterBlock];
     for (int64_t kk = begin; kk < end; ++kk)
-      for (int64_t c = 0; c < C; ++c) {
-        double gu[3][6] = {};  // G^T du
-        for (int r = 0; r < 3; ++r)
-          for (int b = 0; b < alpha; ++b)
-            for (int a = 0; a < alpha; ++a) gu[r][b] += g_at(m, a, r) * du[((a * alpha + b) * K + kk) * C + c];
-        for (int r = 0; r < 3; ++r)
-          for (int s = 0; s < 3; ++s) {
-            double v = 0;
-            for (int b = 0; b < alpha; ++b) v += gu[r][b] * g_at(m, b, s);
-            dw[view.offset(kk, c, r, s)] = static_cast<float>(v);
-          }
+      for (int64_t c0 = 0; c0 < C; c0 += kFilterBlock) {
+        const int64_t n = std::min(kFilterBlock, C - c0);
+        for (int ab = 0; ab < A2; ++ab) std::copy_n(du + (ab * K + kk) * C + c0, n, d[ab]);
+        for (int rs = 0; rs < 9; ++rs) {
+          alignas(64) float v[kFilterBlock] = {};
+          for (int ab = 0; ab < A2; ++ab)
+            for (int64_t j = 0; j < n; ++j) v[j] += kFilterTransform<M>.t[ab][rs] * d[ab][j];
+          for (int64_t j = 0; j < n; ++j) out[dw.offset(kk, c0 + j, rs / 3, rs % 3)] = v[j];
+        }
       }
   });
+}
+
+void inverse_transform_filters(const ExecContext& ex, const char* kernel, const WinogradPlan& plan,
+                               const float* du, float* dw, bool nhwc) {
+  const int64_t K = plan.g.out_c, C = plan.g.in_c;
+  const FilterView view{dw, K, C, nhwc};
+  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * K * C * plan.alpha2 * 9,
+                          (K * C * (9 + plan.alpha2)) * 4.0);
+  if (plan.m == 2)
+    inverse_transform_filters_m<2>(ex, plan, du, view);
+  else
+    inverse_transform_filters_m<4>(ex, plan, du, view);
 }
 
 // Runs body(begin, end) over the wave's tiles in groups of `lanes` (one vector of tiles
