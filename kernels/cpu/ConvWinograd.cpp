@@ -186,10 +186,9 @@ void transform_filters(const ExecContext& ex, const char* kernel, const Winograd
 // dw(k, c) = G^T du[.][k][c] G, the adjoint of transform_filters.
 template <int M>
 void inverse_transform_filters_m(const ExecContext& ex, const WinogradPlan& plan, const float* du,
-                                 const FilterView& dw) {
+                                 const FilterView& dw, float* out) {
   constexpr int A2 = (M + 2) * (M + 2);
   const int64_t K = plan.g.out_c, C = plan.g.in_c;
-  float* out = const_cast<float*>(dw.data);
   ex.pool.parallel_for(K, [&](int64_t begin, int64_t end) {
     alignas(64) float d[A2][kFilterBlock];
     for (int64_t kk = begin; kk < end; ++kk)
@@ -213,9 +212,9 @@ void inverse_transform_filters(const ExecContext& ex, const char* kernel, const 
   profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * K * C * plan.alpha2 * 9,
                           (K * C * (9 + plan.alpha2)) * 4.0);
   if (plan.m == 2)
-    inverse_transform_filters_m<2>(ex, plan, du, view);
+    inverse_transform_filters_m<2>(ex, plan, du, view, dw);
   else
-    inverse_transform_filters_m<4>(ex, plan, du, view);
+    inverse_transform_filters_m<4>(ex, plan, du, view, dw);
 }
 
 // Runs body(begin, end) over the wave's tiles in groups of `lanes` (one vector of tiles

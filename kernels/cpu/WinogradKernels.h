@@ -10,7 +10,6 @@
 // ConvWinograd.cpp with the same points.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -33,6 +32,10 @@ template <>
 struct WinogradVec<16> {
   typedef float type __attribute__((vector_size(64)));
 };
+
+// Not std::min: a template with external linkage instantiated here is one the linker
+// may share with a file built for another instruction set (see above).
+inline int64_t wg_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
 template <class V>
 inline V wg_load(const float* p) {
@@ -164,7 +167,7 @@ void wg_patches_to_points(const WinogradGeometry& g, const WinogradTensorView& s
     // Lanes are W consecutive tiles; each lane gathers its own patch.
     alignas(64) float patch[S * S][W] = {};
     for (int64_t t0 = begin; t0 < end; t0 += W) {
-      const int lanes = static_cast<int>(std::min<int64_t>(W, end - t0));
+      const int lanes = static_cast<int>(wg_min(W, end - t0));
       WinogradTilePos pos[W];
       bool inside[W];
       for (int l = 0; l < lanes; ++l) {
@@ -211,7 +214,7 @@ void wg_patches_to_points(const WinogradGeometry& g, const WinogradTensorView& s
     pos.oh += dh;
     pos.ow += dw;
     for (int64_t c0 = 0; c0 < C; c0 += W) {
-      const int lanes = static_cast<int>(std::min<int64_t>(W, C - c0));
+      const int lanes = static_cast<int>(wg_min(W, C - c0));
       V d[S * S], o[Alpha * Alpha];
       for (int i = 0; i < S; ++i)
         for (int j = 0; j < S; ++j) {
@@ -270,7 +273,7 @@ void wg_output(const WinogradGeometry& g, const float* mt, WinogradWave wave, in
   const WinogradTensorView dst{g.out_c, g.out_h, g.out_w, g.nhwc};
   if (!g.nhwc) {
     for (int64_t t0 = begin; t0 < end; t0 += W) {
-      const int lanes = static_cast<int>(std::min<int64_t>(W, end - t0));
+      const int lanes = static_cast<int>(wg_min(W, end - t0));
       WinogradTilePos pos[W];
       for (int l = 0; l < lanes; ++l) pos[l] = wg_tile_pos(g, wave.first + t0 + l, m);
       for (int64_t k = 0; k < K; ++k) {
@@ -290,8 +293,8 @@ void wg_output(const WinogradGeometry& g, const float* mt, WinogradWave wave, in
         for (int e = 0; e < m * m; ++e) wg_store(values[e], o[e]);
         for (int l = 0; l < lanes; ++l) {
           float* plane = out + dst.plane_offset(pos[l].n, k);
-          const int rows = static_cast<int>(std::min<int64_t>(m, g.out_h - pos[l].oh));
-          const int cols = static_cast<int>(std::min<int64_t>(m, g.out_w - pos[l].ow));
+          const int rows = static_cast<int>(wg_min(m, g.out_h - pos[l].oh));
+          const int cols = static_cast<int>(wg_min(m, g.out_w - pos[l].ow));
           for (int i = 0; i < rows; ++i)
             for (int j = 0; j < cols; ++j) plane[(pos[l].oh + i) * g.out_w + pos[l].ow + j] = values[i * m + j][l];
         }
@@ -301,10 +304,10 @@ void wg_output(const WinogradGeometry& g, const float* mt, WinogradWave wave, in
   }
   for (int64_t t = begin; t < end; ++t) {
     const WinogradTilePos pos = wg_tile_pos(g, wave.first + t, m);
-    const int rows = static_cast<int>(std::min<int64_t>(m, g.out_h - pos.oh));
-    const int cols = static_cast<int>(std::min<int64_t>(m, g.out_w - pos.ow));
+    const int rows = static_cast<int>(wg_min(m, g.out_h - pos.oh));
+    const int cols = static_cast<int>(wg_min(m, g.out_w - pos.ow));
     for (int64_t k0 = 0; k0 < K; k0 += W) {
-      const int lanes = static_cast<int>(std::min<int64_t>(W, K - k0));
+      const int lanes = static_cast<int>(wg_min(W, K - k0));
       V x[A2], o[m * m];
       const float* src = mt + t * K + k0;
       for (int a = 0; a < A2; ++a) {
