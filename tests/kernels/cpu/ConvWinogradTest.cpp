@@ -9,12 +9,15 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "ConvTestSupport.h"
+#include "core/base/AlignedBuffer.h"
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "kernels/cpu/ConvWinograd.h"
+#include "profiler/Tracer.h"
 
 namespace tunescope::conv_test {
 namespace {
@@ -173,6 +176,35 @@ TEST(Winograd, RefusesWhatItCannotRunWithAReason) {
   ThreadPool pool(1);
   const ConvOperands ops = random_operands(strided, 73);
   EXPECT_THROW(run_forward(algo, strided, pool, ops.x, ops.w), Error);
+}
+
+// Each step of each pass is its own traced kernel, so a trace shows where the time goes.
+TEST(Winograd, TracesEveryStep) {
+  const ConvProblem p = make_problem(2, 5, 9, 9, 6, 3, 3, 1, 1, 1, 1);
+  const ConvOperands ops = random_operands(p, 74);
+  ConvWinograd algo;
+  ThreadPool pool(2);
+  profiler::Tracer tracer;
+  const ExecContext exec{pool, &tracer};
+  const size_t bytes = algo.workspace_bytes(p);
+  AlignedBuffer workspace(bytes);
+  const ConvCall call{p, exec, workspace.data(), bytes};
+  Tensor y(p.output(), p.layout), dx(p.input, p.layout), dw(p.filter(), p.layout);
+  tracer.start();
+  algo.forward(call, ops.x, ops.w, y);
+  algo.backward_data(call, ops.dy, ops.w, dx);
+  algo.backward_filter(call, ops.x, ops.dy, dw);
+  tracer.stop();
+  std::set<std::string> names;
+  for (const profiler::Activity& a : tracer.collect({}).activities) names.insert(a.name);
+  const std::set<std::string> expected = {
+      "winograd.fwd.filter_transform",        "winograd.fwd.input_transform",
+      "winograd.fwd.gemm",                    "winograd.fwd.output_transform",
+      "winograd.bwd_data.filter_transform",   "winograd.bwd_data.input_transform",
+      "winograd.bwd_data.gemm",               "winograd.bwd_data.output_transform",
+      "winograd.bwd_filter.input_transform",  "winograd.bwd_filter.dy_transform",
+      "winograd.bwd_filter.gemm",             "winograd.bwd_filter.filter_transform"};
+  EXPECT_EQ(names, expected);
 }
 
 TEST(Winograd, HonoursTheIsaVariable) {
