@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/base/ConvProblem.h"
@@ -46,6 +47,21 @@ inline std::vector<ConvLayer> tiling_layers() {
   return {{"tiling.k3_128c4", conv(4, 128, 4, 3, 1, 1, 16)},
           {"tiling.k3_256c4", conv(4, 256, 4, 3, 1, 1, 8)},
           {"tiling.k5_128c8", conv(8, 128, 8, 5, 1, 2, 16)}};
+}
+
+// resnet18-small's 3x3 stride-1 layers (the winograd candidates) at batch 32 and 128,
+// named "wino.b<batch>.<layer>".
+inline std::vector<ConvLayer> winograd_layers() {
+  std::vector<ConvLayer> out;
+  for (int64_t batch : {32, 128})
+    for (const auto& [name, c, hw] : {std::tuple<const char*, int64_t, int64_t>{"stem_3to16x32", 3, 32},
+                                      {"s1_16x32", 16, 32},
+                                      {"s2_32x16", 32, 16},
+                                      {"s3_64x8", 64, 8},
+                                      {"s4_128x4", 128, 4}})
+      out.push_back({"wino.b" + std::to_string(batch) + "." + name,
+                     conv(c, hw, c == 3 ? 16 : c, 3, 1, 1, batch)});
+  return out;
 }
 
 // LeNet-5's and resnet18-small's layers, NCHW (benchmarks set the layout).

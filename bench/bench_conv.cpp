@@ -7,6 +7,9 @@
 // (fft_tile, FftTiling.h): <algorithm>@off (untiled), @16 and @32 (tiles of 16x16 / 32x32
 // transforms); the plain names use the automatic rule.
 //
+// On resnet18-small's 3x3 stride-1 layers at batch 32 and 128 ("wino.b<batch>.<layer>")
+// only direct, gemm, fft-own and winograd with each tile forced (winograd@f2, @f4) run.
+//
 // Threads: --threads=N or TUNESCOPE_BENCH_THREADS=N (default: hardware concurrency).
 // Names are <model>.<layer>/<layout>/<algorithm>/<pass>; filter with --benchmark_filter.
 #include <benchmark/benchmark.h>
@@ -24,6 +27,7 @@
 #include "core/base/Registry.h"
 #include "core/base/Tensor.h"
 #include "core/base/ThreadPool.h"
+#include "kernels/cpu/ConvWinograd.h"
 #include "kernels/cpu/FftTileChoice.h"
 
 namespace tunescope {
@@ -36,6 +40,7 @@ const std::vector<ConvLayer>& layers() {
     std::vector<ConvLayer> out = bench::model_conv_layers();
     for (const ConvLayer& layer : bench::crossover_layers()) out.push_back(layer);
     for (const ConvLayer& layer : bench::tiling_layers()) out.push_back(layer);
+    for (const ConvLayer& layer : bench::winograd_layers()) out.push_back(layer);
     return out;
   }();
   return all;
@@ -66,9 +71,12 @@ enum class Pass { fwd, bwd_data, bwd_filter };
 std::unique_ptr<ConvAlgorithm> make_algorithm(const std::string& name) {
   const size_t at = name.find('@');
   if (at == std::string::npos) return Registry::instance().make_conv_algorithm("cpu", name);
+  // "<algorithm>@<value>": the algorithm made with the value of the knob it declares.
+  const std::string algorithm = name.substr(0, at), value = name.substr(at + 1);
   KnobValues knobs;
-  fft_tile_knob.set(knobs, *parse_fft_tile_choice(name.substr(at + 1)));
-  return Registry::instance().make_conv_algorithm("cpu", name.substr(0, at), knobs);
+  if (algorithm == "winograd") cpu::winograd_tile_knob.set(knobs, *cpu::parse_winograd_tile(value));
+  else fft_tile_knob.set(knobs, *parse_fft_tile_choice(value));
+  return Registry::instance().make_conv_algorithm("cpu", algorithm, knobs);
 }
 
 void run_conv(benchmark::State& state, const std::string& algorithm, ConvProblem p, Pass pass) {
@@ -124,6 +132,7 @@ void register_all() {
   for (const ConvLayer& layer : layers())
     for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
       std::vector<std::string> algorithms = registered;
+      if (layer.name.rfind("wino.", 0) == 0) algorithms = {"direct", "gemm", "fft-own", "winograd@f2", "winograd@f4"};
       if (layer.name.rfind("xover.", 0) == 0 || layer.name.rfind("tiling.", 0) == 0)
         for (const char* fft : {"fft-fftw", "fft-own"})
           for (const char* tiling : {"off", "16", "32"})

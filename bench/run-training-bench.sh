@@ -31,11 +31,12 @@ echo
 echo "| model | layout | conv | ms/step | ex/s | vs nchw direct |"
 echo "|---|---|---|---:|---:|---:|"
 base=""
-# FFT convolution computes the whole stride-1 output, so the stride-2 convs and 1x1
-# projections run gemm in the FFT rows (the tuner would pick so too).
+# FFT convolution computes the whole stride-1 output, and winograd runs 3x3 stride-1
+# layers only, so the stride-2 convs and 1x1 projections run gemm in the FFT and winograd
+# rows (the tuner would pick so too).
 strided="s2b1.conv1=gemm,s3b1.conv1=gemm,s4b1.conv1=gemm,s2b1.proj=gemm,s3b1.proj=gemm,s4b1.proj=gemm"
 for layout in nchw nhwc; do
-  for conv in direct gemm "fft-fftw,$strided" "fft-own,$strided"; do
+  for conv in direct gemm "fft-fftw,$strided" "fft-own,$strided" "winograd,$strided"; do
     out=$("$cli" profile --model resnet18-small --data fake --batch 128 --fake-count 1024 \
           --warmup 1 --steps 3 --layout "$layout" --conv "$conv" --threads "$threads" 2>/dev/null \
           | grep 'traced steps:')

@@ -20,7 +20,7 @@ const char* kFakeSmall = "--data fake --fake-count 64 --batch 16 --threads 1 --t
 TEST(Cli, ListAlgorithmsNamesEveryCpuAlgorithm) {
   const Result r = run_cli("list-algorithms");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  for (const char* name : {"backend cpu", "direct", "gemm", "fft-fftw"})
+  for (const char* name : {"backend cpu", "direct", "gemm", "fft-fftw", "winograd"})
     EXPECT_NE(r.output.find(name), std::string::npos) << name << " missing in\n" << r.output;
 }
 
@@ -33,7 +33,7 @@ TEST(Cli, UsageErrorsExitTwoAndNameTheValue) {
       {"train --bogus", "--bogus"},
       {"train --layout nwhc", "nwhc"},
       {"train --model alexnet", "alexnet"},
-      {"train --conv winograd " + std::string(kFakeSmall), "winograd"},
+      {"train --conv strassen " + std::string(kFakeSmall), "strassen"},
       {"train --conv gemm,conv7=direct " + std::string(kFakeSmall), "conv7"},
       {"train --epochs 0 " + std::string(kFakeSmall), "--epochs"},
       {"train --batch -4", "--batch"},
@@ -57,6 +57,22 @@ TEST(Cli, TrainPrintsThroughputAndAccuracy) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("ex/s"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("test loss"), std::string::npos) << r.output;
+}
+
+// winograd runs resnet18-small's 3x3 stride-1 layers (gemm the strided ones); on a layer
+// it cannot run the error names the layer and why.
+TEST(Cli, TrainAcceptsWinogradWhereItApplies) {
+  const std::string strided = "s2b1.conv1=gemm,s3b1.conv1=gemm,s4b1.conv1=gemm,s2b1.proj=gemm,s3b1.proj=gemm,"
+                              "s4b1.proj=gemm";
+  const Result r = run_cli("train --model resnet18-small --epochs 1 --data fake --fake-count 16 --batch 8 "
+                           "--threads 1 --test-limit 8 --layout nhwc --conv winograd," + strided);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ex/s"), std::string::npos) << r.output;
+  const Result lenet = run_cli("train --conv winograd " + std::string(kFakeSmall));
+  EXPECT_NE(lenet.exit_code, 0) << lenet.output;
+  EXPECT_NE(lenet.output.find("layer conv1: algorithm 'winograd' does not support"), std::string::npos)
+      << lenet.output;
+  EXPECT_NE(lenet.output.find("winograd runs 3x3 filters only, not 5x5"), std::string::npos) << lenet.output;
 }
 
 TEST(Cli, ProfileWritesTraceThatReadsBack) {

@@ -202,7 +202,7 @@ TEST(TuneCli, BadOptionsAndFilesExitTwoNamingThem) {
   const Case cases[] = {
       {"tune " + kTinyData + " --strategy random" + out, "random"},
       {"tune " + kTinyData + " --layouts nchw,nwhc" + out, "nwhc"},
-      {"tune " + kTinyData + " --algorithms direct,winograd" + out, "winograd"},
+      {"tune " + kTinyData + " --algorithms direct,strassen" + out, "strassen"},
       {"tune " + kTinyData + " --threads-list 0" + out, "--threads-list"},
       {"tune " + kTinyData + " --steps 0" + out, "--steps"},
       {"tune " + kTinyData + " --streams-list 0" + out, "--streams-list"},

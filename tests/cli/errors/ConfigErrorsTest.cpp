@@ -65,8 +65,8 @@ TEST_F(ConfigErrors, NegativeSize) {
 }
 
 TEST_F(ConfigErrors, UnknownAlgorithm) {
-  expect("algorithm", "{" + kHead + R"(, "layout": "nchw", "conv": {"default": "winograd"}})",
-         {"key 'conv.default'", "unknown convolution algorithm 'winograd'"});
+  expect("algorithm", "{" + kHead + R"(, "layout": "nchw", "conv": {"default": "strassen"}})",
+         {"key 'conv.default'", "unknown convolution algorithm 'strassen'"});
 }
 
 TEST_F(ConfigErrors, ConvLayerTheModelLacks) {

@@ -1,5 +1,5 @@
 // The fft_tile knob in real training: the engine hands it to the FFT algorithms it makes
-// by name (LayerSetup::conv_options -> Registry -> ConvOptions), so LeNet-5 trained with
+// by name (LayerSetup::knobs -> Registry -> the fft_tile knob), so LeNet-5 trained with
 // fft_tile off, 8 and 16 must learn the same step, the tiled runs must really tile (their
 // kept spectra under fft_workspace=cache cover every tile, so they differ in size), and a
 // tile that does not exceed a layer's kernel stops the build naming the layer.

@@ -166,7 +166,7 @@ TEST(Models, RejectsUnknownModelLayerAndAlgorithm) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("conv9"), std::string::npos);
   }
-  spec.conv = ConvChoice{"winograd", {}};
+  spec.conv = ConvChoice{"strassen", {}};
   EXPECT_THROW(build_model(spec), Error);
 }
 

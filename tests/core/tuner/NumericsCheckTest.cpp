@@ -1,6 +1,6 @@
 // The tuner's numerics check on a deep net with batch norm (resnet18-small) and on
-// lenet5: every registered CPU algorithm passes in both layouts, also on a batch whose
-// reordered sums flip ReLU ties (seed 4, batch 8: correct candidates differ from the
+// lenet5: every registered CPU algorithm passes in both layouts on the layers it
+// supports, also on a batch whose reordered sums flip ReLU ties (seed 4, batch 8: correct candidates differ from the
 // reference by up to 2.2e-2 relative L2 there), while the deliberately wrong algorithms,
 // the subtle one that is 5% off in one layer's weight gradient included, are rejected.
 #include <gtest/gtest.h>
@@ -40,13 +40,16 @@ std::vector<std::string> product_cpu_algorithms() {
   return names;
 }
 
+// Each algorithm on every layer it supports (direct on the rest: winograd runs 3x3
+// stride-1 layers only, none of lenet5's).
 void expect_every_cpu_algorithm_passes(const SessionOptions& base) {
   const NumericsSample reference = reference_numerics(base, check_only());
   const auto algorithms = product_cpu_algorithms();
-  ASSERT_GE(algorithms.size(), 4u) << "direct, gemm, fft-fftw, fft-own at least";
+  ASSERT_GE(algorithms.size(), 5u) << "direct, gemm, fft-fftw, fft-own, winograd at least";
   for (const std::string& algorithm : algorithms)
     for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
-      const TrialResult r = measure(base, config_with(base, layout, algorithm), reference, check_only());
+      const TrialResult r =
+          measure(base, testing::config_where_supported(base, layout, algorithm), reference, check_only());
       EXPECT_EQ(r.status, TrialStatus::ok) << base.model << " " << algorithm << " " << to_string(layout) << ": "
                                            << r.reason;
     }
@@ -109,6 +112,23 @@ TEST(NumericsCheck, AFirstBatchDeviationIsForgivenWhenTheNextBatchMatches) {
   std::smatch error;
   ASSERT_TRUE(std::regex_search(first_only.reason, error, said)) << first_only.reason;
   EXPECT_NEAR(std::stod(error[1]), testing::kFilterOffScale - 1, 1e-3);
+}
+
+// winograd runs resnet18-small's 14 3x3 stride-1 conv layers (direct the rest); with either
+// tile it passes, and with the filter left unflipped in backward data it is rejected.
+TEST(NumericsCheck, WinogradPassesWithEitherTileAndABrokenOneIsRejected) {
+  const SessionOptions base = small_resnet();
+  const NumericsSample reference = reference_numerics(base, check_only());
+  for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+    const RunConfig f2 = testing::config_where_supported(base, layout, testing::kWinogradF2);
+    EXPECT_EQ(f2.conv.per_layer.size(), 14u) << f2.label();
+    const TrialResult good = measure(base, f2, reference, check_only());
+    EXPECT_EQ(good.status, TrialStatus::ok) << to_string(layout) << ": " << good.reason;
+    const TrialResult broken = measure(base, testing::config_where_supported(base, layout, testing::kWinogradNoFlip),
+                                       reference, check_only());
+    EXPECT_EQ(broken.status, TrialStatus::invalid) << to_string(layout) << ": " << broken.reason;
+    EXPECT_NE(broken.reason.find("gradient of"), std::string::npos) << broken.reason;
+  }
 }
 
 TEST(NumericsCheck, WrongAndSubtlyWrongAlgorithmsAreRejectedOnResnet18Small) {

@@ -120,7 +120,7 @@ TEST(RunConfig, EveryRejectionNamesTheSourceAndTheKey) {
       {with("\"batch\": 8", "\"batch\": 8.5"), "'batch': expected an integer"},
       {with("\"model\": \"lenet5\"", "\"model\": 5"), "'model': expected a string"},
       {with("\"nhwc\"", "\"nwhc\""), "'layout': 'nwhc' is not a value (nchw, nhwc)"},
-      {with("\"default\": \"gemm\"", "\"default\": \"winograd\""), "'conv.default': unknown convolution algorithm 'winograd'"},
+      {with("\"default\": \"gemm\"", "\"default\": \"strassen\""), "'conv.default': unknown convolution algorithm 'strassen'"},
       {with("\"conv2\": \"direct\"", "\"conv2\": \"fast\""), "'conv.per_layer.conv2': unknown convolution algorithm"},
       {with("\"conv2\": \"direct\"", "\"conv2\": 3"), "'conv.per_layer.conv2': expected a string"},
       {with("\"conv\": {", "\"conv\": 1, \"measured\": {"), "'conv': expected an object"},

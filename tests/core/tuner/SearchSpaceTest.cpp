@@ -133,7 +133,7 @@ TEST(SearchSpace, PerLayerProductOfADeepNetIsRefusedNamingTheFlag) {
 }
 
 TEST(SearchSpace, RejectsBadOptions) {
-  EXPECT_THROW(SearchSpace(options({"winograd"}), lenet5_layers()), Error);
+  EXPECT_THROW(SearchSpace(options({"strassen"}), lenet5_layers()), Error);
   SpaceOptions no_threads = options({"direct"});
   tunescope::testing::expect_error(ErrorKind::usage, [&] { no_threads.knobs.set(knobs::threads, std::vector<int>{}); },
                                    {"--threads-list: the list is empty"});

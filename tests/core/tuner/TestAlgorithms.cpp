@@ -12,6 +12,8 @@
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/engine/RunKnobs.h"
+#include "core/tuner/SearchSpace.h"
+#include "kernels/cpu/ConvWinograd.h"
 
 namespace tunescope::tuner::testing {
 
@@ -67,6 +69,36 @@ class DefectiveConv final : public ConvAlgorithm {
   std::unique_ptr<ConvAlgorithm> direct_;
 };
 
+class WinogradNoFlip final : public ConvAlgorithm {
+ public:
+  std::string name() const override { return kWinogradNoFlip; }
+  std::string unsupported_reason(const ConvProblem& p) const override { return winograd_.unsupported_reason(p); }
+  size_t workspace_bytes(const ConvProblem& p) const override { return winograd_.workspace_bytes(p); }
+  void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
+    winograd_.forward(call, x, w, y);
+  }
+  void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override {
+    const Shape4 s = w.shape();
+    Tensor rotated(s, w.layout());
+    for (int64_t k = 0; k < s.n; ++k)
+      for (int64_t c = 0; c < s.c; ++c)
+        for (int64_t r = 0; r < s.h; ++r)
+          for (int64_t q = 0; q < s.w; ++q) rotated.at(k, c, r, q) = w.at(k, c, s.h - 1 - r, s.w - 1 - q);
+    winograd_.backward_data(call, dy, rotated, dx);
+  }
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override {
+    winograd_.backward_filter(call, x, dy, dw);
+  }
+
+ private:
+  cpu::ConvWinograd winograd_;
+};
+
+const ConvAlgorithmRegistration winograd_registrations[] = {
+    {"cpu", kWinogradNoFlip, [](const KnobValues&) { return std::make_unique<WinogradNoFlip>(); }},
+    {"cpu", kWinogradF2, [](const KnobValues&) { return std::make_unique<cpu::ConvWinograd>(cpu::WinogradTile::f2); }},
+};
+
 ConvAlgorithmRegistration make(const char* name, Defect defect) {
   return ConvAlgorithmRegistration("cpu", name, [name, defect](const KnobValues&) { return std::make_unique<DefectiveConv>(name, defect); });
 }
@@ -89,6 +121,18 @@ SessionOptions tiny_session() {
   options.batch = 8;
   knobs::threads.set(options.knobs, 1);
   return options;
+}
+
+RunConfig config_where_supported(const SessionOptions& base, Layout layout, const std::string& algorithm) {
+  SessionOptions options = base;
+  knobs::layout.set(options.knobs, layout);
+  options.conv = {};
+  TrainingSession session(options);
+  const auto algo = Registry::instance().make_conv_algorithm("cpu", algorithm);
+  RunConfig c = config_with(base, layout, "direct");
+  for (const ConvLayerInfo& layer : conv_layers(session.network()))
+    if (algo->supports(layer.problem)) c.conv.per_layer[layer.name] = algorithm;
+  return c;
 }
 
 RunConfig config_with(const SessionOptions& base, Layout layout, const std::string& algorithm) {

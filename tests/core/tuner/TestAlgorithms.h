@@ -18,6 +18,13 @@ inline constexpr float kFilterOffScale = 1.05f;
 // The same defect on an instance's first backward_filter call only: a one-off deviation
 // on the first batch, as a ReLU tie flip gives, with the next batch exact.
 inline constexpr const char* kFirstFilterOff = "test-first-filter-off";
+// Winograd whose backward data forgets to flip the filter (it runs the real `winograd` on
+// a filter rotated by 180 degrees, so the two flips cancel): the classic transposed-
+// convolution bug, right in forward and backward filter.
+inline constexpr const char* kWinogradNoFlip = "test-winograd-no-flip";
+// The correct winograd with F(2x2, 3x3) on every layer (the registered one picks F(4x4)
+// on all of resnet18-small's 3x3 stride-1 layers).
+inline constexpr const char* kWinogradF2 = "test-winograd-f2";
 inline constexpr const char* kThrows = "test-throws";        // forward throws Error(runtime)
 inline constexpr const char* kNan = "test-nan";              // forward writes NaN
 inline constexpr const char* kSlow = "test-slow";            // direct + 20 ms sleep per pass
@@ -29,6 +36,9 @@ inline constexpr const char* kHang = "test-hang";          // forward sleeps for
 
 // lenet5 on a few fake examples, batch 8, one thread: a step takes about a millisecond.
 SessionOptions tiny_session();
+// `algorithm` on every conv layer of `base`'s model that it supports in `layout`, direct
+// on the others (winograd runs 3x3 stride-1 layers only).
+RunConfig config_where_supported(const SessionOptions& base, Layout layout, const std::string& algorithm);
 // The config of `base` with `algorithm` on every conv layer (in `layout` when given).
 RunConfig config_with(const SessionOptions& base, Layout layout, const std::string& algorithm);
 RunConfig config_with(const SessionOptions& base, const std::string& algorithm);

@@ -1,7 +1,7 @@
 // Every registered "cpu" convolution algorithm against `direct` (differential test):
 // forward, backward data and backward filter, both layouts, pools of 1 and 3 threads;
 // and every algorithm gives the same logical values in NCHW and NHWC. fft-fftw and
-// fft-own run once more as "<algorithm>@8", made with fft_tile 8 (ConvOptions) as a
+// fft-own run once more as "<algorithm>@8", made with fft_tile 8 (its knob) as a
 // config would make them: strided problems fall back to untiled, every other one runs
 // in tiles of 8x8 transforms.
 #include <gtest/gtest.h>
@@ -18,7 +18,8 @@ namespace {
 
 // Stated error bounds, max |algo - direct| / max |direct|:
 //   gemm (and direct against itself): 1e-4 — float sums in another order;
-//   fft-*: 1e-3 — float transforms add error relative to the largest value.
+//   fft-*: 1e-3 — float transforms add error relative to the largest value;
+//   winograd: 1e-4 — its F(4x4) bound (ConvWinogradTest.cpp says where it comes from).
 double tolerance_for(const std::string& algorithm) {
   return algorithm.rfind("fft", 0) == 0 ? 1e-3 : 1e-4;
 }

@@ -1,4 +1,4 @@
-// Tiled FFT convolution (FftTiling.h): the tiling choice as ConvOptions carry it, the tile
+// Tiled FFT convolution (FftTiling.h): the tiling choice as the fft_tile knob carries it, the tile
 // geometry, the automatic rule against its own cost model, and tiled fft-own / fft-fftw
 // against `direct` on forward, backward data and backward filter — square and
 // non-square planes, batch and channels > 1, both layouts, pad 0 to 2, and outputs that
@@ -41,7 +41,7 @@ std::unique_ptr<cpu::FftConvolution> make_fft(const std::string& algorithm, FftT
                                                chunk_budget, tiling);
 }
 
-// The registered algorithms take the run's fft_tile through ConvOptions: a fixed size
+// The registered algorithms take the run's fft_tile through their knob: a fixed size
 // that does not exceed a stride-1 kernel is refused with a reason naming the knob, a
 // strided problem runs untiled whatever the size, and only stride-1 problems report
 // that the knob applies (what the tuner crosses it on).

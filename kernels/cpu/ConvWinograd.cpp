@@ -1,0 +1,458 @@
+// The "winograd" convolution algorithm (see ConvWinograd.h): planning, the filter
+// transforms, the batched sgemms in the transformed domain and the passes.
+#include "kernels/cpu/ConvWinograd.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "core/base/Error.h"
+#include "core/base/Registry.h"
+#include "core/base/ThreadPool.h"
+#include "kernels/cpu/ConvArgs.h"
+#include "kernels/cpu/WinogradKernelTable.h"
+#include "kernels/cpu/WorkspaceLayout.h"
+#include "profiler/Tracer.h"
+
+namespace tunescope::cpu {
+namespace {
+
+// The transforms of one wave stay below this, so sgemm reads what the input transform
+// wrote (and the output transform what sgemm wrote) from cache rather than memory.
+constexpr int64_t kWaveBudgetBytes = 8 << 20;
+// Fewer tiles per wave make sgemms too narrow to run at speed; such waves exceed the budget.
+constexpr int64_t kMinWaveTiles = 64;
+// sgemm items narrower than this (tiles or filter rows) lose more to call overhead than
+// they gain in balance.
+constexpr int64_t kMinGemmColumns = 64;
+constexpr int64_t kMinGemmRows = 16;
+// Problems whose transformed filters and one wave need more are refused (this also keeps
+// every sgemm dimension within int).
+constexpr size_t kMaxWorkspaceBytes = size_t{4} << 30;
+
+// G, the alpha x 3 filter transform, with the interpolation points of the B^T and A^T
+// in WinogradKernels.h: 0, +-1 (F2); 0, +-1, +-2 (F4); plus infinity.
+constexpr double kG2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+constexpr double kG4[6][3] = {{1.0 / 4, 0, 0},
+                              {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                              {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                              {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                              {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                              {0, 0, 1}};
+
+// T[a * alpha + b][r * 3 + s] = G[a][r] G[b][s]: U = G g G^T as one (alpha^2 x 9) matrix,
+// so both filter transforms are plain loops over channels that the compiler vectorises.
+template <int M>
+struct FilterTransform {
+  static constexpr int alpha = M + 2;
+  float t[alpha * alpha][9] = {};
+  constexpr FilterTransform() {
+    for (int a = 0; a < alpha; ++a)
+      for (int b = 0; b < alpha; ++b)
+        for (int r = 0; r < 3; ++r)
+          for (int s = 0; s < 3; ++s)
+            t[a * alpha + b][r * 3 + s] =
+                static_cast<float>(M == 2 ? kG2[a][r] * kG2[b][s] : kG4[a][r] * kG4[b][s]);
+  }
+};
+template <int M>
+constexpr FilterTransform<M> kFilterTransform{};
+
+// Channels the filter transforms handle per block of their stack buffers.
+constexpr int64_t kFilterBlock = 64;
+
+struct PassNames {
+  const char* filter;  // filter transform (backward filter: the inverse one, at the end)
+  const char* input;   // B^T d B of x (forward, backward filter) or dy (backward data)
+  const char* gemm;
+  const char* output;  // A^T m A (forward, backward data) or A dy A^T (backward filter)
+};
+constexpr PassNames kForwardNames{"winograd.fwd.filter_transform", "winograd.fwd.input_transform",
+                                  "winograd.fwd.gemm", "winograd.fwd.output_transform"};
+constexpr PassNames kBackwardDataNames{"winograd.bwd_data.filter_transform", "winograd.bwd_data.input_transform",
+                                       "winograd.bwd_data.gemm", "winograd.bwd_data.output_transform"};
+constexpr PassNames kBackwardFilterNames{"winograd.bwd_filter.filter_transform",
+                                         "winograd.bwd_filter.input_transform", "winograd.bwd_filter.gemm",
+                                         "winograd.bwd_filter.dy_transform"};
+
+// Tiles x alpha^2: the transformed-domain products per channel pair of F(m x m).
+int64_t transformed_products(const ConvProblem& p, int m) {
+  const Shape4 y = p.output();
+  return ceil_div(y.h, m) * ceil_div(y.w, m) * (m + 2) * (m + 2);
+}
+
+WinogradGeometry geometry(const ConvProblem& p, ConvPass pass, int m) {
+  WinogradGeometry g;
+  const Shape4 x = p.input, y = p.output();
+  g.n = x.n;
+  g.nhwc = p.layout == Layout::NHWC;
+  if (pass == ConvPass::backward_data) {
+    g.in_c = y.c, g.in_h = y.h, g.in_w = y.w;
+    g.out_c = x.c, g.out_h = x.h, g.out_w = x.w;
+    g.pad_h = p.kernel_h - 1 - p.pad_h;
+    g.pad_w = p.kernel_w - 1 - p.pad_w;
+  } else {
+    g.in_c = x.c, g.in_h = x.h, g.in_w = x.w;
+    g.out_c = y.c, g.out_h = y.h, g.out_w = y.w;
+    g.pad_h = p.pad_h;
+    g.pad_w = p.pad_w;
+  }
+  g.tiles_h = ceil_div(g.out_h, m);
+  g.tiles_w = ceil_div(g.out_w, m);
+  return g;
+}
+
+struct WinogradPlan {
+  int m = 2, alpha2 = 16;
+  WinogradGeometry g;
+  int64_t tiles = 0, wave = 0;
+  size_t u_offset = 0, v_offset = 0, m_offset = 0, bytes = 0;
+};
+
+WinogradPlan make_plan(const ConvProblem& p, ConvPass pass, int m) {
+  WinogradPlan plan;
+  plan.m = m;
+  plan.alpha2 = (m + 2) * (m + 2);
+  plan.g = geometry(p, pass, m);
+  plan.tiles = plan.g.n * plan.g.tiles_h * plan.g.tiles_w;
+  const int64_t tile_bytes = plan.alpha2 * (plan.g.in_c + plan.g.out_c) * static_cast<int64_t>(sizeof(float));
+  const int64_t fit = std::clamp<int64_t>(kWaveBudgetBytes / tile_bytes, std::min(kMinWaveTiles, plan.tiles),
+                                          plan.tiles);
+  plan.wave = ceil_div(plan.tiles, ceil_div(plan.tiles, fit));  // equal waves rather than a short last one
+  WorkspaceLayout layout;
+  plan.u_offset = layout.add_floats(plan.alpha2 * plan.g.in_c * plan.g.out_c);
+  plan.v_offset = layout.add_floats(plan.alpha2 * plan.g.in_c * plan.wave);
+  plan.m_offset = layout.add_floats(plan.alpha2 * plan.g.out_c * plan.wave);
+  plan.bytes = layout.total_bytes();
+  return plan;
+}
+
+const WinogradKernelTable& kernels_for(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::avx512: return kWinogradAvx512Kernels;
+    case CpuIsa::avx2: return kWinogradAvx2Kernels;
+    default: return kWinogradScalarKernels;
+  }
+}
+
+// Filter tap (k, c, r, s) of a 3x3 filter in the problem's layout (KCRS or KRSC).
+struct FilterView {
+  const float* data;
+  int64_t K, C;
+  bool nhwc;
+  int64_t offset(int64_t k, int64_t c, int r, int s) const {
+    return nhwc ? ((k * 3 + r) * 3 + s) * C + c : ((k * C + c) * 3 + r) * 3 + s;
+  }
+};
+
+// u[a][o][i] = (G g G^T)[a] with g the 3x3 filter (k, c) = (o, i) (forward) or, for
+// backward data, rot180 of (k, c) = (i, o): the transposed, flipped filter.
+template <int M>
+void transform_filters_m(const ExecContext& ex, const WinogradPlan& plan, const FilterView& w, bool flip_transpose,
+                         float* u) {
+  constexpr int A2 = (M + 2) * (M + 2);
+  const int64_t outs = plan.g.out_c, ins = plan.g.in_c;
+  ex.pool.parallel_for(outs, [&](int64_t begin, int64_t end) {
+    alignas(64) float g[9][kFilterBlock];
+    for (int64_t o = begin; o < end; ++o)
+      for (int64_t i0 = 0; i0 < ins; i0 += kFilterBlock) {
+        const int64_t n = std::min(kFilterBlock, ins - i0);
+        for (int64_t j = 0; j < n; ++j)
+          for (int rs = 0; rs < 9; ++rs)
+            g[rs][j] = flip_transpose ? w.data[w.offset(i0 + j, o, 2 - rs / 3, 2 - rs % 3)]
+                                      : w.data[w.offset(o, i0 + j, rs / 3, rs % 3)];
+        for (int ab = 0; ab < A2; ++ab) {
+          alignas(64) float v[kFilterBlock] = {};
+          for (int rs = 0; rs < 9; ++rs)
+            for (int64_t j = 0; j < n; ++j) v[j] += kFilterTransform<M>.t[ab][rs] * g[rs][j];
+          std::copy_n(v, n, u + (ab * outs + o) * ins + i0);
+        }
+      }
+  });
+}
+
+void transform_filters(const ExecContext& ex, const char* kernel, const WinogradPlan& plan, const FilterView& w,
+                       bool flip_transpose, float* u) {
+  const int64_t outs = plan.g.out_c, ins = plan.g.in_c;
+  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * outs * ins * plan.alpha2 * 9,
+                          (outs * ins * (9 + plan.alpha2)) * 4.0);
+  if (plan.m == 2)
+    transform_filters_m<2>(ex, plan, w, flip_transpose, u);
+  else
+    transform_filters_m<4>(ex, plan, w, flip_transpose, u);
+}
+
+// dw(k, c) = G^T du[.][k][c] G, the adjoint of transform_filters.
+template <int M>
+void inverse_transform_filters_m(const ExecContext& ex, const WinogradPlan& plan, const float* du,
+                                 const FilterView& dw, float* out) {
+  constexpr int A2 = (M + 2) * (M + 2);
+  const int64_t K = plan.g.out_c, C = plan.g.in_c;
+  ex.pool.parallel_for(K, [&](int64_t begin, int64_t end) {
+    alignas(64) float d[A2][kFilterBlock];
+    for (int64_t kk = begin; kk < end; ++kk)
+      for (int64_t c0 = 0; c0 < C; c0 += kFilterBlock) {
+        const int64_t n = std::min(kFilterBlock, C - c0);
+        for (int ab = 0; ab < A2; ++ab) std::copy_n(du + (ab * K + kk) * C + c0, n, d[ab]);
+        for (int rs = 0; rs < 9; ++rs) {
+          alignas(64) float v[kFilterBlock] = {};
+          for (int ab = 0; ab < A2; ++ab)
+            for (int64_t j = 0; j < n; ++j) v[j] += kFilterTransform<M>.t[ab][rs] * d[ab][j];
+          for (int64_t j = 0; j < n; ++j) out[dw.offset(kk, c0 + j, rs / 3, rs % 3)] = v[j];
+        }
+      }
+  });
+}
+
+void inverse_transform_filters(const ExecContext& ex, const char* kernel, const WinogradPlan& plan,
+                               const float* du, float* dw, bool nhwc) {
+  const int64_t K = plan.g.out_c, C = plan.g.in_c;
+  const FilterView view{dw, K, C, nhwc};
+  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * K * C * plan.alpha2 * 9,
+                          (K * C * (9 + plan.alpha2)) * 4.0);
+  if (plan.m == 2)
+    inverse_transform_filters_m<2>(ex, plan, du, view, dw);
+  else
+    inverse_transform_filters_m<4>(ex, plan, du, view, dw);
+}
+
+// Runs body(begin, end) over the wave's tiles in groups of `lanes` (one vector of tiles
+// on the NCHW path), in parallel.
+template <typename Body>
+void for_each_tile_group(ThreadPool& pool, int64_t count, int lanes, Body body) {
+  pool.parallel_for(ceil_div(count, lanes), [&](int64_t gb, int64_t ge) {
+    body(gb * lanes, std::min(count, ge * lanes));
+  });
+}
+
+// Items of `alpha2` sgemms split `extent` ways so that the pool gets about two each.
+int64_t gemm_splits(const ThreadPool& pool, int alpha2, int64_t extent, int64_t min_extent) {
+  return std::clamp<int64_t>(ceil_div(2 * pool.size(), alpha2), 1, std::max<int64_t>(1, extent / min_extent));
+}
+
+// m[a] = u[a] v[a] for every point a of one wave: (out_c x in_c) (in_c x count) in
+// NCHW, (count x in_c) (in_c x out_c) in NHWC (see WinogradKernelTable.h).
+void multiply_wave(const ExecContext& ex, const char* kernel, const WinogradPlan& plan, int64_t count,
+                   const float* u, const float* v, float* mt) {
+  const WinogradGeometry& g = plan.g;
+  const int K = static_cast<int>(g.out_c), C = static_cast<int>(g.in_c);
+  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * plan.alpha2 * K * C * count,
+                          plan.alpha2 * (static_cast<double>(K) * C + (K + C) * count) * 4.0);
+  const int64_t splits = gemm_splits(ex.pool, plan.alpha2, count, kMinGemmColumns);
+  const int64_t chunk = ceil_div(count, splits);
+  ex.pool.parallel_for(plan.alpha2 * splits, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t a = item / splits, t0 = item % splits * chunk;
+      const int n = static_cast<int>(std::min(count, t0 + chunk) - t0), ld = static_cast<int>(count);
+      if (n <= 0) continue;
+      const float* ua = u + a * K * C;
+      const float* va = v + a * C * count;
+      float* ma = mt + a * K * count;
+      if (!g.nhwc)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, n, C, 1.0f, ua, C, va + t0, ld, 0.0f, ma + t0, ld);
+      else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, K, C, 1.0f, va + t0 * C, C, ua, C, 0.0f,
+                    ma + t0 * K, K);
+    }
+  });
+}
+
+// du[a] = beta du[a] + dm[a] v[a]^T for every point a of one wave; du[a] is out_c x in_c.
+void accumulate_filter_wave(const ExecContext& ex, const char* kernel, const WinogradPlan& plan, int64_t count,
+                            const float* dm, const float* v, float* du, float beta) {
+  const WinogradGeometry& g = plan.g;
+  const int K = static_cast<int>(g.out_c), C = static_cast<int>(g.in_c), n = static_cast<int>(count);
+  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * plan.alpha2 * K * C * count,
+                          plan.alpha2 * (static_cast<double>(K) * C + (K + C) * count) * 4.0);
+  const int64_t splits = gemm_splits(ex.pool, plan.alpha2, K, kMinGemmRows);
+  const int64_t chunk = ceil_div(K, splits);
+  ex.pool.parallel_for(plan.alpha2 * splits, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t a = item / splits, k0 = item % splits * chunk;
+      const int rows = static_cast<int>(std::min<int64_t>(K, k0 + chunk) - k0);
+      if (rows <= 0) continue;
+      const float* dma = dm + a * K * count;
+      const float* va = v + a * C * count;
+      float* dua = du + a * K * C + k0 * C;
+      if (!g.nhwc)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, C, n, 1.0f, dma + k0 * count, n, va, n, beta,
+                    dua, C);
+      else
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rows, C, n, 1.0f, dma + k0, K, va, C, beta, dua, C);
+    }
+  });
+}
+
+// Floats the transform of one wave reads and writes, for the traced byte counts.
+double transform_bytes(const WinogradPlan& plan, int64_t count, int64_t channels, int64_t patch) {
+  return static_cast<double>(count) * channels * (patch * patch + plan.alpha2) * 4.0;
+}
+
+const WinogradTileKernels& tile_kernels(const WinogradKernelTable& table, int m) {
+  return m == 2 ? table.f2 : table.f4;
+}
+
+}  // namespace
+
+const char* to_string(WinogradTile tile) {
+  switch (tile) {
+    case WinogradTile::f2: return "f2";
+    case WinogradTile::f4: return "f4";
+    default: return "auto";
+  }
+}
+
+std::optional<WinogradTile> parse_winograd_tile(std::string_view text) {
+  for (WinogradTile tile : {WinogradTile::automatic, WinogradTile::f2, WinogradTile::f4})
+    if (text == to_string(tile)) return tile;
+  return std::nullopt;
+}
+
+int winograd_tile_size(WinogradTile tile, const ConvProblem& problem) {
+  switch (tile) {
+    case WinogradTile::f2: return 2;
+    case WinogradTile::f4: return 4;
+    default: return 4 * transformed_products(problem, 4) <= 3 * transformed_products(problem, 2) ? 4 : 2;
+  }
+}
+
+ConvWinograd::ConvWinograd(WinogradTile tile, std::optional<CpuIsa> isa)
+    : tile_(tile), isa_(isa ? *isa : cpu_isa_from_environment("TUNESCOPE_WINOGRAD_ISA")) {
+  if (!cpu_supports(isa_)) fail(ErrorKind::usage, "winograd: this CPU cannot run the ", to_string(isa_), " path");
+}
+
+std::string ConvWinograd::unsupported_reason(const ConvProblem& p) const {
+  std::string invalid = invalid_problem_reason(p);
+  if (!invalid.empty()) return invalid;
+  if (p.kernel_h != 3 || p.kernel_w != 3)
+    return cat("winograd runs 3x3 filters only, not ", p.kernel_h, "x", p.kernel_w);
+  if (p.stride_h != 1 || p.stride_w != 1)
+    return cat("winograd runs stride 1 only, not ", p.stride_h, "x", p.stride_w);
+  if (const size_t bytes = plan_bytes(p); bytes > kMaxWorkspaceBytes)
+    return cat("winograd: ", p.key(), " needs ", bytes >> 20, " MiB of workspace (limit ", kMaxWorkspaceBytes >> 20,
+               " MiB)");
+  return {};
+}
+
+size_t ConvWinograd::plan_bytes(const ConvProblem& p) const {
+  const int m = winograd_tile_size(tile_, p);
+  // Backward filter plans as forward does; backward data tiles dx instead of y.
+  return std::max(make_plan(p, ConvPass::forward, m).bytes, make_plan(p, ConvPass::backward_data, m).bytes);
+}
+
+size_t ConvWinograd::workspace_bytes(const ConvProblem& p) const { return supports(p) ? plan_bytes(p) : 0; }
+
+namespace {
+
+// What every pass does first: checks the tensors, support and the workspace.
+WinogradPlan begin_pass(const ConvWinograd& algo, WinogradTile tile, const ConvCall& call, ConvPass pass,
+                        const Tensor& a, const Tensor& b, const Tensor& out) {
+  check_conv_args(algo.name(), pass, call.problem, a, b, out);
+  const std::string reason = algo.unsupported_reason(call.problem);
+  if (!reason.empty())
+    fail(ErrorKind::runtime, "conv winograd.", pass_tag(pass), " on ", call.problem.key(), ": ", reason);
+  check_workspace(algo.name(), call, algo.workspace_bytes(call.problem));
+  return make_plan(call.problem, pass, winograd_tile_size(tile, call.problem));
+}
+
+// Forward and backward data: U once, then per wave input transform, sgemms and output
+// transform of `in` into `out`.
+void run_forward_like(const ConvCall& call, const WinogradPlan& plan, const WinogradKernelTable& table,
+                      const PassNames& names, const Tensor& in, const Tensor& w, bool flip_transpose, Tensor& out) {
+  const ExecContext& ex = call.exec;
+  const WinogradGeometry& g = plan.g;
+  const WinogradTileKernels& kernels = tile_kernels(table, plan.m);
+  float* u = WorkspaceLayout::at(call.workspace, plan.u_offset);
+  float* v = WorkspaceLayout::at(call.workspace, plan.v_offset);
+  float* mt = WorkspaceLayout::at(call.workspace, plan.m_offset);
+  const FilterView filter{w.data(), call.problem.out_channels, call.problem.input.c, g.nhwc};
+  transform_filters(ex, names.filter, plan, filter, flip_transpose, u);
+  for (int64_t first = 0; first < plan.tiles; first += plan.wave) {
+    const WinogradWave wave{first, std::min(plan.wave, plan.tiles - first)};
+    {
+      profiler::KernelScope k(ex.tracer, names.input, ex.device, ex.lane, 0,
+                              transform_bytes(plan, wave.count, g.in_c, plan.m + 2));
+      for_each_tile_group(ex.pool, wave.count, table.lanes, [&](int64_t b, int64_t e) {
+        kernels.input(g, in.data(), wave, b, e, v);
+      });
+    }
+    multiply_wave(ex, names.gemm, plan, wave.count, u, v, mt);
+    profiler::KernelScope k(ex.tracer, names.output, ex.device, ex.lane, 0,
+                            transform_bytes(plan, wave.count, g.out_c, plan.m));
+    for_each_tile_group(ex.pool, wave.count, table.lanes, [&](int64_t b, int64_t e) {
+      kernels.output(g, mt, wave, b, e, out.data());
+    });
+  }
+}
+
+}  // namespace
+
+void ConvWinograd::forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) {
+  const WinogradPlan plan = begin_pass(*this, tile_, call, ConvPass::forward, x, w, y);
+  run_forward_like(call, plan, kernels_for(isa_), kForwardNames, x, w, false, y);
+}
+
+void ConvWinograd::backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) {
+  const WinogradPlan plan = begin_pass(*this, tile_, call, ConvPass::backward_data, dy, w, dx);
+  run_forward_like(call, plan, kernels_for(isa_), kBackwardDataNames, dy, w, true, dx);
+}
+
+void ConvWinograd::backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) {
+  const WinogradPlan plan = begin_pass(*this, tile_, call, ConvPass::backward_filter, x, dy, dw);
+  const ExecContext& ex = call.exec;
+  const WinogradGeometry& g = plan.g;
+  const WinogradKernelTable& table = kernels_for(isa_);
+  const WinogradTileKernels& kernels = tile_kernels(table, plan.m);
+  float* du = WorkspaceLayout::at(call.workspace, plan.u_offset);
+  float* v = WorkspaceLayout::at(call.workspace, plan.v_offset);
+  float* dm = WorkspaceLayout::at(call.workspace, plan.m_offset);
+  const PassNames& names = kBackwardFilterNames;
+  for (int64_t first = 0; first < plan.tiles; first += plan.wave) {
+    const WinogradWave wave{first, std::min(plan.wave, plan.tiles - first)};
+    {
+      profiler::KernelScope k(ex.tracer, names.input, ex.device, ex.lane, 0,
+                              transform_bytes(plan, wave.count, g.in_c, plan.m + 2));
+      for_each_tile_group(ex.pool, wave.count, table.lanes, [&](int64_t b, int64_t e) {
+        kernels.input(g, x.data(), wave, b, e, v);
+      });
+    }
+    {
+      profiler::KernelScope k(ex.tracer, names.output, ex.device, ex.lane, 0,
+                              transform_bytes(plan, wave.count, g.out_c, plan.m));
+      for_each_tile_group(ex.pool, wave.count, table.lanes, [&](int64_t b, int64_t e) {
+        kernels.output_adjoint(g, dy.data(), wave, b, e, dm);
+      });
+    }
+    accumulate_filter_wave(ex, names.gemm, plan, wave.count, dm, v, du, first == 0 ? 0.0f : 1.0f);
+  }
+  inverse_transform_filters(ex, names.filter, plan, du, dw.data(), g.nhwc);
+}
+
+bool ConvWinograd::knob_applies(std::string_view key, const ConvProblem& problem) const {
+  return key == winograd_tile_knob.key() && supports(problem);
+}
+
+const Knob<WinogradTile> winograd_tile_knob{
+    [] {
+      KnobSpec spec;
+      spec.key = "winograd_tile";
+      spec.type = KnobType::choice;
+      spec.choices = {"auto", "f2", "f4"};
+      spec.default_value = "auto";
+      spec.scope = KnobScope::conv_algorithm;
+      spec.help =
+          "Winograd output tile of 3x3 stride-1 layers: auto (F(4x4) unless it saves under 25% of the products of "
+          "F(2x2)) | f2 (F(2x2,3x3)) | f4 (F(4x4,3x3): fewer products, larger rounding error)";
+      return spec;
+    }(),
+    {[](std::string_view text) { return parse_winograd_tile(text).value_or(WinogradTile::automatic); },
+     [](const WinogradTile& tile) { return std::string(to_string(tile)); }}};
+
+namespace {
+const ConvAlgorithmRegistration registration("cpu", "winograd", [](const KnobValues& knobs) {
+  return std::make_unique<ConvWinograd>(winograd_tile_knob.get(knobs));
+});
+}  // namespace
+
+}  // namespace tunescope::cpu
