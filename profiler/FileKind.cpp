@@ -3,9 +3,7 @@
 
 #include <zlib.h>
 
-#include <algorithm>
-#include <array>
-#include <cstring>
+#include <cstdint>
 #include <fstream>
 #include <memory>
 #include <string_view>
@@ -69,6 +67,7 @@ FileKind sniff_file(const fs::path& path) {
   const fs::file_status status = fs::status(path, ec);
   if (!fs::exists(status)) return FileKind::missing;
   if (fs::is_directory(status)) return FileKind::directory;
+  if (!fs::is_regular_file(status)) return FileKind::unknown;  // a FIFO or a device could block a read
   std::ifstream in(path, std::ios::binary);
   if (!in) return FileKind::unknown;
   std::string head(kSniffBytes, '\0');

@@ -23,7 +23,7 @@ enum class FileKind {
   nsys_sqlite,    // SQLite with Nsight Systems' tables (`nsys export --type sqlite`, or ours)
   results_db,     // SQLite marked with kResultsDbApplicationId (even one SQLite cannot read)
   other_sqlite,   // SQLite of another application, or one SQLite cannot read (corrupt, truncated)
-  unknown,        // anything else, unreadable files and gzip of something else included
+  unknown,        // anything else: unreadable or not a regular file, gzip of something else
 };
 
 // Reads at most the first 4 KiB (inflated, for gzip) and, for SQLite not marked as a

@@ -49,12 +49,12 @@ std::unique_ptr<TraceWriter> make_trace_writer(TraceFormat format) {
 }
 
 Trace read_trace_file(const std::filesystem::path& path, const TraceReadOptions& options) {
-  switch (sniff_file(path)) {
+  switch (const FileKind kind = sniff_file(path)) {
     case FileKind::nsys_sqlite:
     case FileKind::other_sqlite: break;  // the nsys reader says what is wrong with the latter
     case FileKind::results_db:
-      throw std::runtime_error(path.string() +
-                               ": a tunescope results DB, not a trace (`tunescope report` and the GUI open it)");
+      throw std::runtime_error(path.string() + ": " + describe(kind) +
+                               ", not a trace (`tunescope report` and the GUI open it)");
     default: return read_chrome_trace(path, options);  // its errors say what is wrong with the rest
   }
   const auto check_cancel = [&] {
