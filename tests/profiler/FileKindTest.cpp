@@ -1,11 +1,12 @@
 // sniff_file on every kind of file tunescope reads, each written by the project's own
 // writer (a tunescope results DB: tests/core/tuner/ResultsDbFileKindTest.cpp), and on
 // what it must not take for one: truncated and corrupt files, an empty file, a
-// directory, a missing path, text, gzip of text. Whatever the name: the kinds are
+// directory, a FIFO, a missing path, text, gzip of text. Whatever the name: the kinds are
 // written under misleading names on purpose.
 #include "profiler/FileKind.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <set>
@@ -58,6 +59,8 @@ TEST(FileKindTest, ShapesThatAreNotTraces) {
   const ScratchDir dir;
   EXPECT_EQ(sniff_file(dir / "absent.json"), FileKind::missing);
   EXPECT_EQ(sniff_file(dir.path()), FileKind::directory);
+  ASSERT_EQ(mkfifo((dir / "pipe.json").c_str(), 0600), 0);
+  EXPECT_EQ(sniff_file(dir / "pipe.json"), FileKind::unknown);  // not read: that would wait for a writer
   test_files::write_bytes(dir / "empty.json", "");
   EXPECT_EQ(sniff_file(dir / "empty.json"), FileKind::empty);
   test_files::write_bytes(dir / "notes.json", "hello, not JSON\n");
