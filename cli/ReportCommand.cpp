@@ -10,6 +10,7 @@
 #include "cli/TraceFileCommands.h"
 #include "core/base/Error.h"
 #include "core/tuner/StoredTune.h"
+#include "profiler/FileKind.h"
 #include "profiler/MetricsReport.h"
 #include "profiler/TraceFiles.h"
 
@@ -58,13 +59,14 @@ Action add_report_command(CLI::App& command) {
       ->check(CLI::NonNegativeNumber);
 
   return [flags] {
-    if (tuner::ResultsDb::is_results_db(flags->input)) return report_results_db(flags->input);
+    const profiler::FileKind kind = profiler::sniff_file(flags->input);
+    if (kind == profiler::FileKind::results_db) return report_results_db(flags->input);
     const profiler::Trace trace = [&] {
       try {
         return read_trace_argument(flags->input);
       } catch (const Error& e) {
         // An SQLite file here is either an nsys export or a results DB: say it is neither.
-        if (e.kind() == ErrorKind::input && tuner::has_sqlite_header(flags->input))
+        if (e.kind() == ErrorKind::input && kind == profiler::FileKind::other_sqlite)
           fail(ErrorKind::input, e.what(), "; nor a tunescope results DB (no tunescope application_id)");
         throw;
       }

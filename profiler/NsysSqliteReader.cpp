@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "profiler/ChromeTraceWriter.h"
+#include "profiler/FileKind.h"
 #include "profiler/NsysSqlite.h"
 #include "profiler/SqliteDatabase.h"
 
@@ -32,10 +33,7 @@ class NsysImport {
   explicit NsysImport(SqliteDatabase& db) : db_(db) {}
 
   Trace read() {
-    const bool has_records = db_.has_table(nsys::kStringIds) &&
-                             (db_.has_table(nsys::kKernel) || db_.has_table(nsys::kMemcpy) ||
-                              db_.has_table(nsys::kMemset) || db_.has_table(nsys::kNvtx));
-    if (!has_records)
+    if (!is_nsys_export(db_))
       throw std::runtime_error(
           "not an Nsight Systems export: no StringIds with CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS "
           "tables");
@@ -238,17 +236,28 @@ class NsysImport {
 
 }  // namespace
 
+bool is_nsys_export(const SqliteDatabase& db) {
+  return db.has_table(nsys::kStringIds) && (db.has_table(nsys::kKernel) || db.has_table(nsys::kMemcpy) ||
+                                            db.has_table(nsys::kMemset) || db.has_table(nsys::kNvtx));
+}
+
 Trace read_nsys_sqlite(const fs::path& path) {
   const auto error = [&](const std::string& problem) {
     return std::runtime_error(path.string() + ": " + problem);
   };
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw error("cannot open: No such file or directory");
-  if (fs::is_directory(path, ec)) throw error("cannot read trace: is a directory");
-  if (!has_sqlite_header(path)) throw error("not an SQLite database");
+  switch (sniff_file(path)) {
+    case FileKind::missing: throw error("cannot open: No such file or directory");
+    case FileKind::directory: throw error("cannot read trace: is a directory");
+    case FileKind::nsys_sqlite:
+    case FileKind::results_db:
+    case FileKind::other_sqlite: break;  // what is not an nsys export is said below
+    default: throw error("not an SQLite database");
+  }
   try {
     SqliteDatabase db(path, SqliteDatabase::Mode::read_only);
     return NsysImport(db).read();
+  } catch (const SqliteError&) {
+    throw;  // names the file already
   } catch (const std::invalid_argument& e) {
     throw error(std::string("bad TUNESCOPE_RECORDS category: ") + e.what());
   } catch (const std::exception& e) {

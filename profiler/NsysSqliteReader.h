@@ -8,6 +8,12 @@
 
 namespace tunescope::profiler {
 
+class SqliteDatabase;
+
+// True when `db` has the tables read_nsys_sqlite reads: StringIds and at least one of
+// the CUPTI activity or NVTX tables (what tells an nsys export from other SQLite files).
+bool is_nsys_export(const SqliteDatabase& db);
+
 // Kernels, memcpy, memset and synchronisation records become activities (device =
 // deviceId, stream = streamId; kernel name = shortName, else demangledName); CUDA
 // runtime calls become overhead activities of the host (device -1, one lane per

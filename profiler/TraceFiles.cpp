@@ -1,13 +1,13 @@
-// Format dispatch of trace files: content sniffing on read, a writer per format name.
+// Format dispatch of trace files: a reader per sniff_file kind, a writer per format name.
 #include "profiler/TraceFiles.h"
 
 #include <stdexcept>
 
 #include "profiler/ChromeTraceWriter.h"
+#include "profiler/FileKind.h"
 #include "profiler/KinetoTraceWriter.h"
 #include "profiler/NsysSqliteReader.h"
 #include "profiler/NsysSqliteWriter.h"
-#include "profiler/SqliteDatabase.h"
 
 namespace tunescope::profiler {
 
@@ -49,7 +49,14 @@ std::unique_ptr<TraceWriter> make_trace_writer(TraceFormat format) {
 }
 
 Trace read_trace_file(const std::filesystem::path& path, const TraceReadOptions& options) {
-  if (!has_sqlite_header(path)) return read_chrome_trace(path, options);
+  switch (const FileKind kind = sniff_file(path)) {
+    case FileKind::nsys_sqlite:
+    case FileKind::other_sqlite: break;  // the nsys reader says what is wrong with the latter
+    case FileKind::results_db:
+      throw std::runtime_error(path.string() + ": " + describe(kind) +
+                               ", not a trace (`tunescope report` and the GUI open it)");
+    default: return read_chrome_trace(path, options);  // its errors say what is wrong with the rest
+  }
   const auto check_cancel = [&] {
     if (options.cancel && options.cancel->load(std::memory_order_relaxed))
       throw TraceReadCancelled(path.string() + ": loading cancelled");

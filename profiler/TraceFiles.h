@@ -24,8 +24,9 @@ std::vector<std::string> trace_format_names();
 
 std::unique_ptr<TraceWriter> make_trace_writer(TraceFormat format);
 
-// The input format is found from the content: SQLite's header means an nsys export,
-// anything else is read as Chrome JSON (ours, Kineto's or PyTorch's legacy list).
+// The input format is found from the content (sniff_file): SQLite is read as an nsys
+// export (a results DB is refused as not a trace), anything else as Chrome JSON (ours,
+// Kineto's or PyTorch's legacy list, plain or gzip).
 // Options apply to Chrome JSON as documented there; an SQLite export honours `cancel`
 // before and after its read. Throws std::runtime_error naming the file and the problem
 // (TraceReadCancelled when cancelled).

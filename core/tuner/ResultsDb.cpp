@@ -1,23 +1,26 @@
-// SQLite storage of tuning results through the C API, with one RAII statement type.
+// SQLite storage of tuning results through profiler/SqliteDatabase, the project's one
+// SQLite layer; its errors become Error(input) naming the DB.
 #include "core/tuner/ResultsDb.h"
-
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <ctime>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
+#include "profiler/FileKind.h"
 
 namespace tunescope::tuner {
 
 namespace {
 
-constexpr int kApplicationId = 0x54534350;  // "TSCP": marks the file as a tunescope results DB
+using profiler::SqliteDatabase;
+using profiler::SqliteStatement;
+using profiler::SqliteTransaction;
 
 const char* kSchema = R"sql(
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,59 +50,6 @@ CREATE TABLE IF NOT EXISTS strategy_choices (
 // file without them.
 const std::pair<const char*, const char*> kAddedTrialColumns[] = {{"concurrent_share", "REAL"},
                                                                    {"mean_in_flight", "REAL"}};
-
-class Statement {
- public:
-  Statement(sqlite3* db, const std::string& sql, const std::filesystem::path& path) : db_(db), path_(path) {
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK) error("prepare");
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  Statement& bind(int i, const std::string& v) {
-    check(sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
-    return *this;
-  }
-  Statement& bind(int i, int64_t v) {
-    check(sqlite3_bind_int64(stmt_, i, v));
-    return *this;
-  }
-  Statement& bind(int i, double v) {
-    check(sqlite3_bind_double(stmt_, i, v));
-    return *this;
-  }
-  Statement& bind(int i, const std::optional<double>& v) {
-    if (v) return bind(i, *v);
-    check(sqlite3_bind_null(stmt_, i));
-    return *this;
-  }
-  // True while a row is available.
-  bool step() {
-    const int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc != SQLITE_DONE) error("step");
-    return false;
-  }
-  int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
-  double real(int col) const { return sqlite3_column_double(stmt_, col); }
-  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  std::string text(int col) const {
-    const auto* p = sqlite3_column_text(stmt_, col);
-    return p ? reinterpret_cast<const char*>(p) : "";
-  }
-
- private:
-  void check(int rc) {
-    if (rc != SQLITE_OK) error("bind");
-  }
-  [[noreturn]] void error(const char* what) {
-    fail(ErrorKind::input, "results DB ", path_.string(), ": ", what, ": ", sqlite3_errmsg(db_));
-  }
-  sqlite3* db_;
-  const std::filesystem::path& path_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
 
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
@@ -171,197 +121,152 @@ TrialResult result_of(const TrialRecord& record, const std::string& backend) {
 }
 
 namespace {
-
-// The SQLite URI that opens `path` for reading without leaving files beside it (see
-// ResultsDb::Access::read_only).
-std::string read_only_uri(const std::filesystem::path& path) {
-  std::string uri = "file:";
-  for (const char c : path.string()) {
-    if (c == '?' || c == '#' || c == '%') uri += cat('%', "0123456789ABCDEF"[(c >> 4) & 0xF], "0123456789ABCDEF"[c & 0xF]);
-    else uri += c;
-  }
-  const bool wal = std::filesystem::exists(path.string() + "-wal");
-  return uri + (wal ? "?mode=ro" : "?mode=ro&immutable=1");
+// The SQLite layer's error as the results DB's: Error(input), as the rest of a bad DB.
+[[noreturn]] void throw_input_error(const profiler::SqliteError& e) {
+  fail(ErrorKind::input, "results DB ", e.what());  // e.what() starts with the file
 }
-
-int open_read_only(const std::filesystem::path& path, sqlite3** db) {
-  return sqlite3_open_v2(read_only_uri(path).c_str(), db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
-}
-
 }  // namespace
 
-ResultsDb::ResultsDb(const std::filesystem::path& path, Access access) : path_(path) {
+ResultsDb::ResultsDb(const std::filesystem::path& path, Access access, std::chrono::milliseconds busy_timeout) try
+    : path_(path) {
   const bool read_only = access == Access::read_only;
-  if (read_only && !std::filesystem::exists(path)) fail(ErrorKind::input, "results DB ", path.string(), ": no such file");
-  const int opened = read_only ? open_read_only(path, &db_)
-                               : sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-  if (opened != SQLITE_OK) {
-    const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
-    sqlite3_close(db_);
-    db_ = nullptr;
-    fail(ErrorKind::input, "results DB ", path.string(), ": cannot open: ", why);
+  db_ = std::make_unique<SqliteDatabase>(
+      path, read_only ? SqliteDatabase::Mode::read_only : SqliteDatabase::Mode::read_write, busy_timeout);
+  if (read_only) {
+    check_ours();
+  } else {
+    prepare_for_writing();
+    db_->exec("PRAGMA foreign_keys=ON");
   }
-  try {
-    sqlite3_busy_timeout(db_, 5000);
-    // The first read of the header tells SQLite from anything else ("file is not a database").
-    int64_t application_id = 0, tables = 0;
-    {
-      Statement id(db_, "PRAGMA application_id", path_);
-      if (id.step()) application_id = id.integer(0);
-      Statement count(db_, "SELECT count(*) FROM sqlite_master", path_);
-      if (count.step()) tables = count.integer(0);
-    }
-    if (application_id == 0 && tables == 0 && !read_only) {
-      exec("PRAGMA journal_mode=WAL");
-      exec("BEGIN");
-      exec(kSchema);
-      exec(kStrategyChoicesTable);
-      exec(cat("PRAGMA application_id=", kApplicationId));
-      Statement meta(db_, "INSERT INTO meta(key, value) VALUES ('schema_version', ?1), ('created_at', ?2)", path_);
-      meta.bind(1, std::to_string(kResultsSchemaVersion)).bind(2, utc_now()).step();
-      exec("COMMIT");
-    } else if (application_id != kApplicationId) {
-      fail(ErrorKind::input, "results DB ", path.string(), ": an SQLite database of another application (",
-           tables, " tables, application_id ", application_id, "), not a tunescope results DB");
-    } else {
-      if (!read_only) exec("PRAGMA journal_mode=WAL");
-      Statement version(db_, "SELECT value FROM meta WHERE key = 'schema_version'", path_);
-      const std::string v = version.step() ? version.text(0) : "";
-      if (v != std::to_string(kResultsSchemaVersion))
-        fail(ErrorKind::input, "results DB ", path.string(), ": schema version '", v, "', this build reads ",
-             kResultsSchemaVersion);
-      if (!read_only) add_missing_columns();
-    }
-    if (!read_only) exec("PRAGMA foreign_keys=ON");
-    trial_select_ = "SELECT id, problem_id, machine_id, config, status, reason, median_eps, median_step_ms, min_step_ms, "
-                    "spread, steps, kernels, created_at";
-    const std::vector<std::string> missing = missing_columns();
-    for (const auto& [name, type] : kAddedTrialColumns)
-      trial_select_ += std::find(missing.begin(), missing.end(), name) == missing.end() ? cat(", ", name) : ", NULL";
-    trial_select_ += " FROM trials ";
-  } catch (...) {
-    sqlite3_close(db_);
-    db_ = nullptr;
-    throw;
-  }
+  trial_select_ = "SELECT id, problem_id, machine_id, config, status, reason, median_eps, median_step_ms, "
+                  "min_step_ms, spread, steps, kernels, created_at";
+  const std::vector<std::string> missing = missing_columns();
+  for (const auto& [name, type] : kAddedTrialColumns)
+    trial_select_ += std::find(missing.begin(), missing.end(), name) == missing.end() ? cat(", ", name) : ", NULL";
+  trial_select_ += " FROM trials ";
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
 }
 
-ResultsDb::~ResultsDb() { sqlite3_close(db_); }
+ResultsDb::~ResultsDb() = default;
 
-bool has_sqlite_header(const std::filesystem::path& path) {
-  char header[16] = {};
-  std::ifstream in(path, std::ios::binary);
-  return in.read(header, sizeof header) && std::string(header, sizeof header) == std::string("SQLite format 3\0", 16);
-}
-
-bool ResultsDb::is_results_db(const std::filesystem::path& path) {
-  if (!has_sqlite_header(path)) return false;
-  sqlite3* db = nullptr;
-  int64_t application_id = 0;
-  if (open_read_only(path, &db) == SQLITE_OK) {
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW)
-      application_id = sqlite3_column_int64(stmt, 0);
-    sqlite3_finalize(stmt);
+void ResultsDb::prepare_for_writing() {
+  // Creating the schema, or checking and completing it, is one IMMEDIATE transaction:
+  // of writers opening the same new file at once, one creates it while the others wait
+  // for its lock, then find it created. A deferred transaction would read first and
+  // then fail, without waiting, to take the lock another writer took meanwhile.
+  SqliteTransaction transaction(*db_);
+  if (db_->application_id() == 0 && table_count() == 0) {
+    db_->exec(kSchema);
+    db_->exec(kStrategyChoicesTable);
+    db_->exec(cat("PRAGMA application_id=", profiler::kResultsDbApplicationId));
+    db_->prepare("INSERT INTO meta(key, value) VALUES ('schema_version', ?1), ('created_at', ?2)")
+        .bind(1, std::to_string(kResultsSchemaVersion))
+        .bind(2, utc_now())
+        .run();
+  } else {
+    check_ours();
+    add_missing_columns();
   }
-  sqlite3_close(db);
-  return application_id == kApplicationId;
+  transaction.commit();
+  // After the check: another application's database keeps its journal mode.
+  db_->use_wal();
 }
 
-void ResultsDb::fail_sqlite(const std::string& what) const {
-  fail(ErrorKind::input, "results DB ", path_.string(), ": ", what, ": ", sqlite3_errmsg(db_));
+int64_t ResultsDb::table_count() const {
+  SqliteStatement count = db_->prepare("SELECT count(*) FROM sqlite_master");
+  return count.step() ? count.integer(0) : 0;
+}
+
+void ResultsDb::check_ours() const {
+  const int64_t application_id = db_->application_id();
+  if (application_id != profiler::kResultsDbApplicationId)
+    fail(ErrorKind::input, "results DB ", path_.string(), ": an SQLite database of another application (",
+         table_count(), " tables, application_id ", application_id, "), not a tunescope results DB");
+  SqliteStatement version = db_->prepare("SELECT value FROM meta WHERE key = 'schema_version'");
+  const std::string v = version.step() ? version.text(0) : "";
+  if (v != std::to_string(kResultsSchemaVersion))
+    fail(ErrorKind::input, "results DB ", path_.string(), ": schema version '", v, "', this build reads ",
+         kResultsSchemaVersion);
 }
 
 std::vector<std::string> ResultsDb::missing_columns() const {
-  std::vector<std::string> present, missing;
-  Statement columns(db_, "PRAGMA table_info(trials)", path_);
-  while (columns.step()) present.push_back(columns.text(1));
+  const std::set<std::string> present = db_->columns("trials");
+  std::vector<std::string> missing;
   for (const auto& [name, type] : kAddedTrialColumns)
-    if (std::find(present.begin(), present.end(), name) == present.end()) missing.push_back(name);
+    if (!present.count(name)) missing.push_back(name);
   return missing;
 }
 
 void ResultsDb::add_missing_columns() {
-  for (const auto& [name, type] : kAddedTrialColumns) {
-    const std::vector<std::string> missing = missing_columns();
-    if (std::find(missing.begin(), missing.end(), name) != missing.end())
-      exec(cat("ALTER TABLE trials ADD COLUMN ", name, " ", type));
+  for (const std::string& name : missing_columns()) {
+    const auto added = std::find_if(std::begin(kAddedTrialColumns), std::end(kAddedTrialColumns),
+                                    [&](const auto& column) { return name == column.first; });
+    db_->exec(cat("ALTER TABLE trials ADD COLUMN ", name, " ", added->second));
   }
-  exec(kStrategyChoicesTable);
+  db_->exec(kStrategyChoicesTable);
 }
 
-void ResultsDb::exec(const std::string& sql) const {
-  char* message = nullptr;
-  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
-    const std::string why = message ? message : sqlite3_errmsg(db_);
-    sqlite3_free(message);
-    fail(ErrorKind::input, "results DB ", path_.string(), ": ", why, " (in: ", sql.substr(0, 60), ")");
-  }
-}
-
-int64_t ResultsDb::machine_id(const MachineSignature& m) {
-  Statement insert(db_,
-                   "INSERT OR IGNORE INTO machines(cpu, cores, backend, backend_description) VALUES (?1, ?2, ?3, ?4)",
-                   path_);
-  insert.bind(1, m.cpu).bind(2, int64_t{m.cores}).bind(3, m.backend).bind(4, m.backend_description).step();
-  Statement select(db_, "SELECT id FROM machines WHERE cpu = ?1 AND cores = ?2 AND backend = ?3 AND "
-                        "backend_description = ?4", path_);
-  select.bind(1, m.cpu).bind(2, int64_t{m.cores}).bind(3, m.backend).bind(4, m.backend_description);
-  if (!select.step()) fail_sqlite("machine row vanished");
+int64_t ResultsDb::machine_id(const MachineSignature& m) try {
+  db_->prepare("INSERT OR IGNORE INTO machines(cpu, cores, backend, backend_description) VALUES (?1, ?2, ?3, ?4)")
+      .bind(1, m.cpu).bind(2, m.cores).bind(3, m.backend).bind(4, m.backend_description).run();
+  SqliteStatement select = db_->prepare(
+      "SELECT id FROM machines WHERE cpu = ?1 AND cores = ?2 AND backend = ?3 AND backend_description = ?4");
+  select.bind(1, m.cpu).bind(2, m.cores).bind(3, m.backend).bind(4, m.backend_description);
+  if (!select.step()) fail(ErrorKind::input, "results DB ", path_.string(), ": machine row vanished");
   return select.integer(0);
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
 }
 
-int64_t ResultsDb::problem_id(const ProblemKey& p) {
-  Statement insert(db_, "INSERT OR IGNORE INTO problems(model, input_shape, batch) VALUES (?1, ?2, ?3)", path_);
-  insert.bind(1, p.model).bind(2, p.input_shape).bind(3, p.batch).step();
-  Statement select(db_, "SELECT id FROM problems WHERE model = ?1 AND input_shape = ?2 AND batch = ?3", path_);
+int64_t ResultsDb::problem_id(const ProblemKey& p) try {
+  db_->prepare("INSERT OR IGNORE INTO problems(model, input_shape, batch) VALUES (?1, ?2, ?3)")
+      .bind(1, p.model).bind(2, p.input_shape).bind(3, p.batch).run();
+  SqliteStatement select =
+      db_->prepare("SELECT id FROM problems WHERE model = ?1 AND input_shape = ?2 AND batch = ?3");
   select.bind(1, p.model).bind(2, p.input_shape).bind(3, p.batch);
-  if (!select.step()) fail_sqlite("problem row vanished");
+  if (!select.step()) fail(ErrorKind::input, "results DB ", path_.string(), ": problem row vanished");
   return select.integer(0);
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
 }
 
-int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const TrialResult& result) {
+int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const TrialResult& result) try {
   const TrialRecord r = record_of(result);
-  exec("BEGIN IMMEDIATE");
-  try {
-    Statement insert(db_,
-                     "INSERT INTO trials(problem_id, machine_id, config, status, reason, median_eps, median_step_ms, "
-                     "min_step_ms, spread, steps, kernels, created_at, concurrent_share, mean_in_flight) VALUES (?1, "
-                     "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-                     path_);
-    insert.bind(1, problem_id).bind(2, machine_id).bind(3, r.config_json).bind(4, to_string(r.status));
-    insert.bind(5, r.reason).bind(6, r.figures.median_eps).bind(7, r.figures.median_step_ms);
-    insert.bind(8, r.figures.min_step_ms).bind(9, r.figures.spread).bind(10, r.figures.steps);
-    insert.bind(11, r.kernels_json).bind(12, utc_now());
-    const auto& c = r.concurrency;
-    insert.bind(13, c ? std::optional(c->concurrent_share) : std::nullopt);
-    insert.bind(14, c ? std::optional(c->mean_in_flight) : std::nullopt).step();
-    exec("COMMIT");
-  } catch (...) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
-  return sqlite3_last_insert_rowid(db_);
+  SqliteTransaction transaction(*db_);
+  SqliteStatement insert = db_->prepare(
+      "INSERT INTO trials(problem_id, machine_id, config, status, reason, median_eps, median_step_ms, "
+      "min_step_ms, spread, steps, kernels, created_at, concurrent_share, mean_in_flight) VALUES (?1, "
+      "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+  insert.bind(1, problem_id).bind(2, machine_id).bind(3, r.config_json).bind(4, to_string(r.status));
+  insert.bind(5, r.reason).bind(6, r.figures.median_eps).bind(7, r.figures.median_step_ms);
+  insert.bind(8, r.figures.min_step_ms).bind(9, r.figures.spread).bind(10, r.figures.steps);
+  insert.bind(11, r.kernels_json).bind(12, utc_now());
+  const auto& c = r.concurrency;
+  insert.bind(13, c ? std::optional(c->concurrent_share) : std::nullopt);
+  insert.bind(14, c ? std::optional(c->mean_in_flight) : std::nullopt).run();
+  const int64_t id = db_->last_insert_rowid();
+  transaction.commit();
+  return id;
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
 }
 
-void ResultsDb::add_strategy_choice(int64_t problem_id, int64_t machine_id, const StrategyChoice& choice) {
-  Statement insert(db_,
-                   "INSERT INTO strategy_choices(problem_id, machine_id, requested, strategy, reason, estimates, "
-                   "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                   path_);
-  insert.bind(1, problem_id).bind(2, machine_id).bind(3, to_string(choice.requested)).bind(4, to_string(choice.run));
-  insert.bind(5, choice.reason).bind(6, estimates_to_json(choice.estimates)).bind(7, utc_now()).step();
+void ResultsDb::add_strategy_choice(int64_t problem_id, int64_t machine_id, const StrategyChoice& choice) try {
+  db_->prepare("INSERT INTO strategy_choices(problem_id, machine_id, requested, strategy, reason, estimates, "
+               "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+      .bind(1, problem_id).bind(2, machine_id).bind(3, to_string(choice.requested)).bind(4, to_string(choice.run))
+      .bind(5, choice.reason).bind(6, estimates_to_json(choice.estimates)).bind(7, utc_now())
+      .run();
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
 }
 
-std::optional<StrategyChoice> ResultsDb::latest_strategy_choice(int64_t problem_id, int64_t machine_id) const {
-  {
-    Statement table(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'strategy_choices'", path_);
-    if (!table.step() || table.integer(0) == 0) return std::nullopt;
-  }
-  Statement select(db_,
-                   "SELECT id, requested, strategy, reason, estimates FROM strategy_choices WHERE problem_id = ?1 AND "
-                   "machine_id = ?2 ORDER BY id DESC LIMIT 1",
-                   path_);
+std::optional<StrategyChoice> ResultsDb::latest_strategy_choice(int64_t problem_id, int64_t machine_id) const try {
+  if (!db_->has_table("strategy_choices")) return std::nullopt;
+  SqliteStatement select = db_->prepare(
+      "SELECT id, requested, strategy, reason, estimates FROM strategy_choices WHERE problem_id = ?1 AND "
+      "machine_id = ?2 ORDER BY id DESC LIMIT 1");
   select.bind(1, problem_id).bind(2, machine_id);
   if (!select.step()) return std::nullopt;
   const std::string row = cat("results DB ", path_.string(), " strategy choice ", select.integer(0));
@@ -375,11 +280,13 @@ std::optional<StrategyChoice> ResultsDb::latest_strategy_choice(int64_t problem_
   choice.reason = select.text(3);
   choice.estimates = estimates_from_json(select.text(4), row);
   return choice;
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
 }
 
 namespace {
 
-TrialRecord read_trial(const Statement& select) {
+TrialRecord read_trial(const SqliteStatement& select) {
   TrialRecord r;
   r.id = select.integer(0);
   r.problem_id = select.integer(1);
@@ -402,14 +309,12 @@ TrialRecord read_trial(const Statement& select) {
 
 std::optional<TrialRecord> ResultsDb::earliest_trial(int64_t problem_id, int64_t machine_id,
                                                      const std::string& config_json,
-                                                     const std::vector<TrialStatus>& statuses) const {
+                                                     const std::vector<TrialStatus>& statuses) const try {
   // Re-measurement rows repeat a config with other figures; the sweep's row comes first
   // within a tune, and the prefix tells them apart across tunes.
-  Statement select(db_,
-                   cat(trial_select_,
-                       "WHERE problem_id = ?1 AND machine_id = ?2 AND config = ?3 AND substr(reason, 1, ?4) <> ?5 "
-                       "ORDER BY id"),
-                   path_);
+  SqliteStatement select = db_->prepare(cat(
+      trial_select_, "WHERE problem_id = ?1 AND machine_id = ?2 AND config = ?3 AND substr(reason, 1, ?4) <> ?5 "
+                     "ORDER BY id"));
   const std::string prefix = kRemeasureReason;
   select.bind(1, problem_id).bind(2, machine_id).bind(3, config_json);
   select.bind(4, static_cast<int64_t>(prefix.size())).bind(5, prefix);
@@ -418,36 +323,46 @@ std::optional<TrialRecord> ResultsDb::earliest_trial(int64_t problem_id, int64_t
     if (std::find(statuses.begin(), statuses.end(), r.status) != statuses.end()) return r;
   }
   return std::nullopt;
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
 }
 
-std::vector<TrialRecord> ResultsDb::trials(int64_t problem_id) const {
-  Statement select(db_, cat(trial_select_, "WHERE ?1 = 0 OR problem_id = ?1 ORDER BY id"), path_);
+std::vector<TrialRecord> ResultsDb::trials(int64_t problem_id) const try {
+  SqliteStatement select = db_->prepare(cat(trial_select_, "WHERE ?1 = 0 OR problem_id = ?1 ORDER BY id"));
   select.bind(1, problem_id);
   std::vector<TrialRecord> out;
   while (select.step()) out.push_back(read_trial(select));
   return out;
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
 }
 
-std::vector<std::pair<int64_t, int64_t>> ResultsDb::tuned_pairs() const {
-  Statement select(db_, "SELECT machine_id, problem_id FROM trials GROUP BY machine_id, problem_id ORDER BY min(id)",
-                   path_);
+std::vector<std::pair<int64_t, int64_t>> ResultsDb::tuned_pairs() const try {
+  SqliteStatement select =
+      db_->prepare("SELECT machine_id, problem_id FROM trials GROUP BY machine_id, problem_id ORDER BY min(id)");
   std::vector<std::pair<int64_t, int64_t>> out;
   while (select.step()) out.emplace_back(select.integer(0), select.integer(1));
   return out;
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
 }
 
-MachineSignature ResultsDb::machine(int64_t machine_id) const {
-  Statement select(db_, "SELECT cpu, cores, backend, backend_description FROM machines WHERE id = ?1", path_);
+MachineSignature ResultsDb::machine(int64_t machine_id) const try {
+  SqliteStatement select = db_->prepare("SELECT cpu, cores, backend, backend_description FROM machines WHERE id = ?1");
   select.bind(1, machine_id);
   if (!select.step()) fail(ErrorKind::input, "results DB ", path_.string(), ": no machine ", machine_id);
   return {select.text(0), static_cast<int>(select.integer(1)), select.text(2), select.text(3)};
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
 }
 
-ProblemKey ResultsDb::problem(int64_t problem_id) const {
-  Statement select(db_, "SELECT model, input_shape, batch FROM problems WHERE id = ?1", path_);
+ProblemKey ResultsDb::problem(int64_t problem_id) const try {
+  SqliteStatement select = db_->prepare("SELECT model, input_shape, batch FROM problems WHERE id = ?1");
   select.bind(1, problem_id);
   if (!select.step()) fail(ErrorKind::input, "results DB ", path_.string(), ": no problem ", problem_id);
   return {select.text(0), select.text(1), select.integer(2)};
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
 }
 
 }  // namespace tunescope::tuner

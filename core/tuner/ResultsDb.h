@@ -1,11 +1,15 @@
 // The tuning results database (SQLite, WAL): machine signatures, problems and one row
 // per trial, each trial committed in its own transaction so that a killed tune loses at
-// most the trial in flight. Marked as ours by PRAGMA application_id and a meta table;
-// any other file is refused with Error(input) naming it.
+// most the trial in flight. Marked as ours by PRAGMA application_id
+// (profiler::kResultsDbApplicationId; profiler::sniff_file tells it from other files)
+// and a meta table; any other file is refused with Error(input) naming it. Any number of
+// writers (tunes, the GUI's Run tab) may share one file: each waits for the others.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,8 +17,7 @@
 
 #include "core/tuner/Measurement.h"
 #include "core/tuner/StrategyChoice.h"
-
-struct sqlite3;
+#include "profiler/SqliteDatabase.h"
 
 namespace tunescope::tuner {
 
@@ -60,15 +63,8 @@ TrialRecord record_of(const TrialResult& result);
 TrialResult result_of(const TrialRecord& record, const std::string& backend);
 std::string kernels_to_json(const std::vector<KernelShare>& kernels);
 
-// True when `path` starts with SQLite's file header (a missing file: false).
-bool has_sqlite_header(const std::filesystem::path& path);
-
 class ResultsDb {
  public:
-  // True when `path` is an SQLite file marked as a tunescope results DB (any schema
-  // version: opening it tells a newer one apart). Reads only; false for anything else,
-  // a missing file included.
-  static bool is_results_db(const std::filesystem::path& path);
   enum class Access {
     read_write,  // creates the file if missing, adds missing tables and columns
     // Reads only and leaves nothing beside the file: without a -wal file (no tune
@@ -78,8 +74,11 @@ class ResultsDb {
   };
   // Opens (or, read_write, creates) `path`. Throws Error(input) naming the file when it
   // is missing (read_only), not SQLite, another application's SQLite database, or has a
-  // newer schema.
-  explicit ResultsDb(const std::filesystem::path& path, Access access = Access::read_write);
+  // newer schema. Every statement waits up to `busy_timeout` for another writer's lock
+  // (creating the schema included: of two writers creating one file, the second finds
+  // it created), then throws Error(input) saying the file stayed locked.
+  explicit ResultsDb(const std::filesystem::path& path, Access access = Access::read_write,
+                     std::chrono::milliseconds busy_timeout = profiler::SqliteDatabase::kDefaultBusyTimeout);
   ~ResultsDb();
   ResultsDb(const ResultsDb&) = delete;
   ResultsDb& operator=(const ResultsDb&) = delete;
@@ -107,15 +106,18 @@ class ResultsDb {
   const std::filesystem::path& path() const { return path_; }
 
  private:
-  void exec(const std::string& sql) const;
+  // Creates the schema in a new file, or checks and completes an existing one; WAL.
+  void prepare_for_writing();
+  // Throws Error(input) unless the file is a results DB of this schema version.
+  void check_ours() const;
+  int64_t table_count() const;
   // Adds the trials columns and the tables a file written before them lacks.
   void add_missing_columns();
   // The trials columns the file lacks (an older file opened read-only).
   std::vector<std::string> missing_columns() const;
-  [[noreturn]] void fail_sqlite(const std::string& what) const;
 
   std::filesystem::path path_;
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<profiler::SqliteDatabase> db_;
   std::string trial_select_;  // SELECT of a TrialRecord's columns, NULL for the ones the file lacks
 };
 

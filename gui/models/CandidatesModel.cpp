@@ -14,6 +14,7 @@
 
 #include "core/tuner/Ranking.h"
 #include "core/tuner/ResultsDb.h"
+#include "profiler/FileKind.h"
 #include "core/tuner/StoredTune.h"
 #include "profiler/ChromeTraceReader.h"
 
@@ -48,8 +49,9 @@ int statusOrder(const QString& s) {
   return i < 0 ? static_cast<int>(order.size()) : i;
 }
 
-bool isTraceName(const QString& name) {
-  return name.endsWith(QLatin1String(".json")) || name.endsWith(QLatin1String(".json.gz"));
+bool isChromeTrace(const QString& path) {
+  const profiler::FileKind kind = profiler::sniff_file(path.toStdString());
+  return kind == profiler::FileKind::trace_json || kind == profiler::FileKind::trace_json_gz;
 }
 
 }  // namespace
@@ -59,14 +61,16 @@ QString configKey(const QString& configJson) { return describe(configJson).key; 
 QString configLabel(const QString& configJson) { return describe(configJson).label; }
 
 bool CandidatesModel::load(const QString& dbPath, QString* error) {
-  const QFileInfo info(dbPath);
   auto refuse = [&](const QString& why) {
     if (error) *error = QStringLiteral("%1: %2").arg(dbPath, why);
     return false;
   };
-  if (!info.exists()) return refuse(QStringLiteral("no such file"));
-  if (!info.isFile()) return refuse(QStringLiteral("not a file"));
-  if (info.size() == 0) return refuse(QStringLiteral("empty file, not a tunescope results DB"));
+  switch (profiler::sniff_file(dbPath.toStdString())) {
+    case profiler::FileKind::missing: return refuse(QStringLiteral("no such file"));
+    case profiler::FileKind::directory: return refuse(QStringLiteral("not a file"));
+    case profiler::FileKind::empty: return refuse(QStringLiteral("empty file, not a tunescope results DB"));
+    default: break;  // ResultsDb says what is wrong with any other file
+  }
 
   std::vector<tuner::TrialRecord> records;
   try {
@@ -144,7 +148,7 @@ bool CandidatesModel::load(const QString& dbPath, QString* error) {
   endResetModel();
   // The tune's --trace-dir is not recorded in the DB; a folder next to the DB (or the
   // DB's own folder) holding best.json/baseline.json is the common layout, so look there.
-  const QDir dir = info.absoluteDir();
+  const QDir dir = QFileInfo(dbPath).absoluteDir();
   mapTraceDirectory(dir.absolutePath(), /*onlyTuneNames=*/true);
   for (const QFileInfo& sub : dir.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot))
     mapTraceDirectory(sub.absoluteFilePath(), /*onlyTuneNames=*/true);
@@ -203,8 +207,8 @@ int CandidatesModel::mapTraceDirectory(const QString& dirPath, bool onlyTuneName
                                     : dir.entryList(QDir::Files, QDir::Name);
   int mapped = 0;
   for (const QString& name : names) {
-    if (!isTraceName(name) || !dir.exists(name)) continue;
     const QString path = dir.absoluteFilePath(name);
+    if (!isChromeTrace(path)) continue;
     std::string config;
     try {
       config = profiler::read_chrome_trace(path.toStdString()).metadata.config;

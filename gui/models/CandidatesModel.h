@@ -58,8 +58,9 @@ class CandidatesModel : public QAbstractTableModel {
   // Picks the problem whose trials are shown (the first one after load).
   void setProblem(int64_t problemId);
 
-  // Maps the Chrome traces in `dir` (best.json, baseline.json and any other *.json[.gz]
-  // a tune wrote) to trials by the config JSON each trace carries in its metadata.
+  // Maps the Chrome traces in `dir` (best.json[.gz] and baseline.json[.gz] only, with
+  // onlyTuneNames; else every file profiler::sniff_file finds a Chrome trace, whatever
+  // its name) to trials by the config JSON each trace carries in its metadata.
   // Returns how many trials got a trace. Files that are not traces are skipped.
   int mapTraceDirectory(const QString& dir, bool onlyTuneNames = false);
   // Maps one trace file to `row` (the trace the user picked for it).

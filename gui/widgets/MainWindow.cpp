@@ -4,25 +4,27 @@
 #include <QAction>
 #include <QApplication>
 #include <QDockWidget>
-#include <QFile>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTextBrowser>
+#include <QUrl>
 
 #include "models/CandidatesModel.h"
 #include "models/KernelTableModel.h"
 #include "models/SelectionStats.h"
 #include "models/TimeFormat.h"
 #include "models/TraceLoader.h"
-#include "profiler/NsysSqlite.h"
-#include "profiler/SqliteDatabase.h"
+#include "profiler/FileKind.h"
 #include "widgets/CandidatesView.h"
 #include "widgets/CompareView.h"
 #include "widgets/KernelDock.h"
@@ -49,6 +51,7 @@ MainWindow::MainWindow(QWidget* parent)
       loader_(new TraceLoader(this)),
       compareLoaders_{new TraceLoader(this), new TraceLoader(this)} {
   setWindowTitle(tr("tunescope"));
+  setAcceptDrops(true);
   tabs_->setDocumentMode(true);
   tabs_->addTab(timeline_, tr("Timeline"));
   tabs_->addTab(candidates_, tr("Candidates"));
@@ -151,32 +154,33 @@ void MainWindow::createMenus() {
   rebuildRecentMenu();
 }
 
-bool MainWindow::isSqliteFile(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return false;
-  return file.read(16) == QByteArray("SQLite format 3\0", 16);
-}
-
-bool MainWindow::isNsysExport(const QString& path) {
-  if (!isSqliteFile(path)) return false;
-  try {
-    profiler::SqliteDatabase db(path.toStdString(), profiler::SqliteDatabase::Mode::read_only);
-    return db.has_table(profiler::nsys::kStringIds);
-  } catch (const std::runtime_error&) {
-    return false;  // the results DB reader will say what is wrong with it
+void MainWindow::openFile(const QString& path) {
+  switch (profiler::sniff_file(path.toStdString())) {
+    case profiler::FileKind::results_db:
+    case profiler::FileKind::other_sqlite: return openResults(path);
+    default: return loader_->load(path);  // a bad file: the trace reader's error names it
   }
 }
 
-void MainWindow::openFile(const QString& path) {
-  // By content rather than extension, so a DB named .sqlite3 or a trace named .db
-  // still reaches the right reader (and its error names the file either way).
-  const QString lower = path.toLower();
-  const bool dbName = lower.endsWith(QLatin1String(".sqlite")) || lower.endsWith(QLatin1String(".db")) ||
-                      lower.endsWith(QLatin1String(".sqlite3"));
-  if ((isSqliteFile(path) && !isNsysExport(path)) || (dbName && !QFileInfo(path).isFile()))
-    openResults(path);
-  else
-    loader_->load(path);
+namespace {
+// The local file a drag carries, or an empty string.
+QString droppedFile(const QMimeData* data) {
+  if (!data || !data->hasUrls()) return {};
+  for (const QUrl& url : data->urls())
+    if (url.isLocalFile()) return url.toLocalFile();
+  return {};
+}
+}  // namespace
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (!droppedFile(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  const QString path = droppedFile(event->mimeData());
+  if (path.isEmpty()) return;
+  event->acceptProposedAction();
+  openFile(path);
 }
 
 void MainWindow::openResults(const QString& path) {

@@ -1,6 +1,7 @@
 // The main window: Timeline, Candidates, Compare and Run tabs in the centre, kernel table
 // and selection statistics in docks (shown with the timeline); File menu with Open
-// (traces and results DBs), Compare, recent files (QSettings) and Export PNG. Loads go
+// (traces and results DBs, also dropped on the window), Compare, recent files (QSettings)
+// and Export PNG. Loads go
 // through TraceLoader; a bad file gets a (non-blocking) error dialog, never a crash.
 #pragma once
 
@@ -33,19 +34,17 @@ class MainWindow : public QMainWindow {
 
   enum Tab { TimelineTab, CandidatesTab, CompareTab, RunTab };
 
-  // A results DB (recognised by SQLite's header, whatever the extension) goes to the
+  // What profiler::sniff_file finds in it, whatever the name: a results DB (or another
+  // application's SQLite, which the results DB reader refuses naming it) goes to the
   // Candidates tab, anything else is loaded as a trace: ours, a PyTorch profiler trace
-  // or an Nsight Systems SQLite export.
+  // or an Nsight Systems SQLite export. Open, drag and drop, recent files and the
+  // command line all come here.
   void openFile(const QString& path);
   void openResults(const QString& path);
   // Loads both traces and shows them in the Compare tab (A above B).
   void compareFiles(const QString& pathA, const QString& pathB);
   // Compares the trace on the timeline (A) with `pathB`.
   void compareWithCurrent(const QString& pathB);
-  static bool isSqliteFile(const QString& path);
-  // An SQLite file in the layout of `nsys export --type sqlite` (it has StringIds):
-  // a trace, not a results DB.
-  static bool isNsysExport(const QString& path);
   bool exportTimelinePng(const QString& path);
   TimelineView* timelineView() const { return timeline_; }
   KernelDock* kernelDock() const { return kernels_; }
@@ -64,6 +63,11 @@ class MainWindow : public QMainWindow {
   void loadFailed(const QString& message);
   void resultsLoaded();
   void compareReady();
+
+ protected:
+  // A file dropped on the window opens as openFile does (the first, if several).
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
 
  private:
   void createMenus();

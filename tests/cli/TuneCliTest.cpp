@@ -147,6 +147,34 @@ TEST(TuneCli, ReportRefusesAForeignOrNewerSqliteFileNamingIt) {
   EXPECT_NE(newer.output.find("schema version '99'"), std::string::npos) << newer.output;
 }
 
+// `report` and `export` tell files apart by content, not by name: a results DB named
+// like a trace, an nsys export named like a DB; a results DB is not a trace to export.
+TEST(TuneCli, ReportAndExportTellFilesApartByContent) {
+  const TuneDir d;
+  const Result tune = run_cli("tune " + kTinyData + " --layouts nchw --algorithms direct --steps 1 --warmup 0 --db " +
+                              d.at("results.sqlite") + " -o " + d.at("t.json") + " --trace-dir " + d.at("traces"));
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  fs::copy_file(d.at("results.sqlite"), d.at("results.json"));
+  const Result by_name = run_cli("report " + d.at("results.sqlite"));
+  const Result by_content = run_cli("report " + d.at("results.json"));
+  ASSERT_EQ(by_content.exit_code, 0) << by_content.output;
+  EXPECT_NE(by_content.output.find("results DB: " + d.at("results.json")), std::string::npos) << by_content.output;
+  EXPECT_EQ(table_rows(by_content.output), table_rows(by_name.output));
+  EXPECT_FALSE(table_rows(by_content.output).empty()) << by_content.output;
+
+  const Result exported = run_cli("export " + d.at("traces") + "/best.json --format nsys-sqlite -o " + d.at("nsys.db"));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  const Result nsys = run_cli("report " + d.at("nsys.db"));
+  ASSERT_EQ(nsys.exit_code, 0) << nsys.output;
+  EXPECT_NE(nsys.output.find("trace: " + d.at("nsys.db")), std::string::npos) << nsys.output;
+
+  const Result db_export = run_cli("export " + d.at("results.sqlite") + " --format chrome -o " + d.at("x.json"));
+  EXPECT_EQ(db_export.exit_code, 2) << db_export.output;
+  EXPECT_NE(db_export.output.find(d.at("results.sqlite") + ": a tunescope results DB, not a trace"), std::string::npos)
+      << db_export.output;
+  EXPECT_FALSE(fs::exists(d.at("x.json")));
+}
+
 int64_t trial_rows(const std::string& path) {
   sqlite3* db = nullptr;
   int64_t rows = -1;

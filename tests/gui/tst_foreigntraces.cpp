@@ -13,6 +13,7 @@
 #include "models/KernelTableModel.h"
 #include "models/TraceCompare.h"
 #include "profiler/ChromeTraceReader.h"
+#include "profiler/FileKind.h"
 #include "profiler/Metrics.h"
 #include "profiler/NsysSqliteWriter.h"
 #include "widgets/CompareView.h"
@@ -57,8 +58,7 @@ class ForeignTracesTest : public QObject {
   void opensAnNsightSystemsExportAsATrace() {
     const QString path = dir_.filePath(QStringLiteral("run.sqlite"));
     profiler::NsysSqliteWriter().write(testing::smallTrace(), path.toStdString());
-    QVERIFY(MainWindow::isSqliteFile(path));
-    QVERIFY(MainWindow::isNsysExport(path));
+    QVERIFY(profiler::sniff_file(path.toStdString()) == profiler::FileKind::nsys_sqlite);
     MainWindow w;
     w.show();
     QSignalSpy results(&w, &MainWindow::resultsLoaded);

@@ -1,8 +1,11 @@
 // Widget smoke test, offscreen: MainWindow opens a trace; zoom/pan/fit keys change the
 // visible window; a rubber band fills the selection panel; a kernel row highlights and
 // N steps through its instances; export writes a PNG; recent files are remembered; a
-// bad file shows an error dialog naming it.
+// bad file shows an error dialog naming it; dropped files open by their content.
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QImage>
+#include <QMimeData>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QStatusBar>
@@ -11,8 +14,10 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTextBrowser>
+#include <QUrl>
 #include <QtTest>
 
+#include "GuiTestResults.h"
 #include "GuiTestTraces.h"
 #include "models/KernelTableModel.h"
 #include "models/TraceLoader.h"
@@ -200,6 +205,48 @@ class MainWindowTest : public QObject {
     QVERIFY(box->text().contains(QStringLiteral("broken.json")));
     QVERIFY(!w.document());  // nothing half-loaded
     box->accept();
+  }
+
+  // Dropped files go where their content says, whatever their names: a trace named like
+  // a DB to the timeline, a results DB named like a trace to Candidates; a drag that
+  // carries no local file is refused.
+  void droppedFilesOpenByContent() {
+    const QString traceAsDb = dir_.filePath(QStringLiteral("trace-named.db"));
+    QVERIFY(QFile::copy(tracePath_, traceAsDb));
+    QTemporaryDir dbDir;
+    const QString dbAsTrace = testing::writeResultsDb(dbDir, QStringLiteral("results.json"));
+    MainWindow w;
+    w.show();
+    QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+    QSignalSpy results(&w, &MainWindow::resultsLoaded);
+
+    QVERIFY(drop(w, traceAsDb));
+    QVERIFY(loaded.wait(10'000));
+    QCOMPARE(w.document()->filePath(), traceAsDb);
+    QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::TimelineTab));
+
+    QVERIFY(drop(w, dbAsTrace));
+    QCOMPARE(results.count(), 1);
+    QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::CandidatesTab));
+
+    QMimeData text;
+    text.setText(QStringLiteral("not a file"));
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &text, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&w, &enter);
+    QVERIFY(!enter.isAccepted());
+  }
+
+ private:
+  // Drags `path` onto the window and drops it; true when the window took the drag.
+  static bool drop(MainWindow& w, const QString& path) {
+    QMimeData data;
+    data.setUrls({QUrl::fromLocalFile(path)});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&w, &enter);
+    if (!enter.isAccepted()) return false;
+    QDropEvent dropped(QPointF(10, 10), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&w, &dropped);
+    return dropped.isAccepted();
   }
 };
 
