@@ -12,6 +12,7 @@
 #include "core/engine/Models.h"
 #include "core/engine/RunConfig.h"
 #include "core/engine/RunKnobs.h"
+#include "core/engine/layers/Conv2dLayer.h"
 
 namespace tunescope {
 
@@ -177,8 +178,8 @@ std::string TrainingSession::description() const {
   const auto& test = test_loader_->dataset();
   const Shape4 in = replicas_.front()->input_shape();
   std::string knobs_text;
-  for (const KnobSpec& knob : KnobCatalog::instance().specs())
-    if (knob.scope == KnobScope::conv_algorithm) knobs_text += cat(", ", knob.key, " ", options_.knobs.text(knob.key));
+  for (const std::string& key : algorithm_knobs_applied())
+    knobs_text += cat(", ", key, " ", options_.knobs.text(key));
   return cat(options_.model, " on ", options_.data, " (", train.count, " train / ", test.count, " test, ",
              in.c, "x", in.h, "x", in.w, "), batch ", options_.batch, ", ", to_string(options_.layout()),
              ", conv ", options_.conv.str(), ", ", options_.threads(), " thread", options_.threads() == 1 ? "" : "s",
@@ -204,6 +205,20 @@ std::string TrainingSession::config_json() const {
   return config.dump();
 }
 
+std::vector<std::string> TrainingSession::algorithm_knobs_applied() const {
+  std::vector<std::string> keys;
+  for (const KnobSpec& knob : KnobCatalog::instance().specs()) {
+    if (knob.scope != KnobScope::conv_algorithm) continue;
+    const Network& network = *replicas_.front();
+    for (int node = 1; node <= network.layer_count(); ++node)
+      if (const auto* conv = dynamic_cast<const Conv2dLayer*>(&network.layer(node)); conv && conv->knob_applies(knob.key)) {
+        keys.push_back(knob.key);
+        break;
+      }
+  }
+  return keys;
+}
+
 ConvMemory TrainingSession::conv_memory() const {
   ConvMemory memory;
   memory.workspace_bytes = trainer_->workspace_bytes();
@@ -214,10 +229,10 @@ ConvMemory TrainingSession::conv_memory() const {
 std::string TrainingSession::conv_memory_line() const {
   const ConvMemory m = conv_memory();
   const auto mib = [](size_t bytes) { return cat(std::round(static_cast<double>(bytes) / (1 << 20) * 10) / 10, " MiB"); };
-  // With the knobs that decided it: those conv algorithms read (fft_workspace, ...).
+  // With the knobs that decided it: those the layers' algorithms read (fft_workspace, ...).
   std::string knobs_text;
-  for (const KnobSpec& knob : KnobCatalog::instance().specs())
-    if (knob.scope == KnobScope::conv_algorithm) knobs_text += cat(", ", knob.key, " ", options_.knobs.text(knob.key));
+  for (const std::string& key : algorithm_knobs_applied())
+    knobs_text += cat(", ", key, " ", options_.knobs.text(key));
   return cat("conv memory ", mib(m.peak_bytes()), " (workspace ", mib(m.workspace_bytes), " + cached spectra ",
              mib(m.saved_bytes), knobs_text, ")");
 }
@@ -229,8 +244,7 @@ std::map<std::string, std::string> TrainingSession::conv_memory_metadata() const
   std::map<std::string, std::string> metadata{{"conv_workspace_bytes", std::to_string(m.workspace_bytes)},
                                               {"fft_cached_spectra_bytes", std::to_string(m.saved_bytes)},
                                               {"conv_memory_peak_bytes", std::to_string(m.peak_bytes())}};
-  for (const KnobSpec& knob : KnobCatalog::instance().specs())
-    if (knob.scope == KnobScope::conv_algorithm) metadata[knob.key] = options_.knobs.text(knob.key);
+  for (const std::string& key : algorithm_knobs_applied()) metadata[key] = options_.knobs.text(key);
   return metadata;
 }
 

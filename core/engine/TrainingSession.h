@@ -98,7 +98,11 @@ class TrainingSession {
   ConvMemory conv_memory() const;
   // "conv memory 12.3 MiB (workspace 4.1 MiB + cached spectra 8.2 MiB, fft_tile auto, fft_workspace cache)"
   std::string conv_memory_line() const;
-  // The same figures as trace-metadata entries (bytes, as decimal text).
+  // The keys of the knobs some conv layer's algorithm reads on its problem (fft_tile,
+  // fft_workspace, winograd_tile...), in catalog order: the ones that shape this run.
+  std::vector<std::string> algorithm_knobs_applied() const;
+  // The same figures as trace-metadata entries (bytes, as decimal text), with the value
+  // of each algorithm knob applied.
   std::map<std::string, std::string> conv_memory_metadata() const;
 
  private:

@@ -38,6 +38,8 @@ class Conv2dLayer : public SeparableLayer {
 
   const ConvProblem& problem() const { return problem_; }
   const std::string& algorithm_name() const { return algorithm_name_; }
+  // Whether the knob `key` changes how this layer's algorithm runs its problem.
+  bool knob_applies(std::string_view key) const { return algorithm_ && algorithm_->knob_applies(key, problem_); }
 
  private:
   ConvCall call(const LayerContext& ctx);

@@ -19,6 +19,7 @@
 
 #include "TempResultsDb.h"
 #include "core/base/Error.h"
+#include "core/engine/RunKnobs.h"
 #include "core/tuner/ResultsDb.h"
 
 namespace tunescope::tuner {
@@ -30,7 +31,7 @@ constexpr int kTrialsPerWriter = 4;
 TrialResult trial(int writer, int index) {
   TrialResult t;
   t.config.batch = 8;
-  t.config.threads = writer + 1;  // as two tunes with different thread lists
+  knobs::threads.set(t.config.knobs, writer + 1);  // as two tunes with different thread lists
   t.config.conv.default_algorithm = index % 2 ? "gemm" : "direct";
   t.status = TrialStatus::ok;
   t.figures = {5, 1000.0 + index, 8, 7, 0.01};
