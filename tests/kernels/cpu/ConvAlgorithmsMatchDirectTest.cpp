@@ -16,17 +16,6 @@
 namespace tunescope::conv_test {
 namespace {
 
-// Stated error bounds, max |algo - direct| / max |direct|:
-//   gemm (and direct against itself): 1e-4 — float sums in another order;
-//   fft-*: 1e-3 — float transforms add error relative to the largest value;
-//   onednn:winograd, and onednn:auto which may resolve to Winograd: 1e-3 — the same for
-//   Winograd's transforms; onednn:direct: 1e-4.
-double tolerance_for(const std::string& algorithm) {
-  const bool transforms = algorithm.rfind("fft", 0) == 0 || algorithm == "onednn:winograd" ||
-                          algorithm == "onednn:auto";
-  return transforms ? 1e-3 : 1e-4;
-}
-
 std::vector<NamedProblem> match_cases() {
   return {
       {"lenet_conv1_like", make_problem(3, 1, 12, 12, 6, 5, 5, 1, 1, 0, 0)},
