@@ -51,13 +51,13 @@ struct PassDescriptor {
   std::string impl() const { return pd.impl_info_str(); }
 };
 
-// `any`: oneDNN picks every layout; otherwise ours. `weights`, when given, fixes the
-// filter's (or filter gradient's) layout.
+// `blocked`: oneDNN picks the activations' layouts, otherwise they are ours. oneDNN always
+// picks the filter's layout (one small reorder per pass) unless `weights` fixes it.
 PassDescriptor describe(dnnl::algorithm algorithm, ConvPass pass, const ConvProblem& p, int64_t mb,
-                        bool any, const memory::desc* weights) {
-  const memory::desc x = activation_desc(p.input, mb, p.layout, any);
-  const memory::desc y = activation_desc(p.output(), mb, p.layout, any);
-  const memory::desc w = weights ? *weights : filter_desc(p, any);
+                        bool blocked, const memory::desc* weights) {
+  const memory::desc x = activation_desc(p.input, mb, p.layout, blocked);
+  const memory::desc y = activation_desc(p.output(), mb, p.layout, blocked);
+  const memory::desc w = weights ? *weights : filter_desc(p, true);
   const Geometry g = geometry(p);
   const dnnl::primitive_attr attr = user_scratchpad();
   const dnnl::convolution_forward::desc forward(dnnl::prop_kind::forward_training, algorithm, x, w, y,
@@ -80,17 +80,20 @@ PassDescriptor describe(dnnl::algorithm algorithm, ConvPass pass, const ConvProb
   fail(ErrorKind::runtime, "onednn: unknown pass");
 }
 
-// Prefers our own layouts when oneDNN runs the same implementation on them: then no
-// reorder is needed. Otherwise its implementation of choice on its layouts, with
-// reorders around it (a direct JIT kernel on blocked layouts beats im2col + sgemm on
-// ours, which is what oneDNN falls back to for NCHW).
-bool prefer_blocked(dnnl::algorithm algorithm, ConvPass pass, const ConvProblem& p, int64_t mb) {
-  const PassDescriptor chosen = describe(algorithm, pass, p, mb, true, nullptr);
+// Whether the activations go through oneDNN's blocked layouts (with a reorder each way)
+// rather than ours. Ours, unless oneDNN has only a fallback for them -- the reference
+// kernel or im2col + sgemm, as for NCHW -- and a different kernel on its own layouts
+// (a direct JIT kernel on nChw16c). NHWC usually gets the same JIT kernels as the
+// blocked layouts, or brgconv.
+bool blocked_activations(dnnl::algorithm algorithm, ConvPass pass, const ConvProblem& p, int64_t mb) {
+  std::string ours;
   try {
-    return describe(algorithm, pass, p, mb, false, nullptr).impl() != chosen.impl();
+    ours = describe(algorithm, pass, p, mb, false, nullptr).impl();
   } catch (const dnnl::error&) {
-    return true;
+    return true;  // e.g. Winograd, which runs on blocked layouts only
   }
+  const bool fallback = ours.find("ref") != std::string::npos || ours.find("gemm") != std::string::npos;
+  return fallback && describe(algorithm, pass, p, mb, true, nullptr).impl() != ours;
 }
 
 const int kArgs[3][3] = {
@@ -155,7 +158,7 @@ PassPlan make_pass_plan(const std::string& name, dnnl::algorithm algorithm, Conv
   const int64_t n = problem.input.n;
   plan.slots = parallel_slots(problem);
   const int64_t large = ceil_div(n, plan.slots), small = n / plan.slots;
-  plan.blocked = prefer_blocked(algorithm, pass, problem, large);
+  plan.blocked = blocked_activations(algorithm, pass, problem, large);
   plan.sizes.push_back(make_sized(algorithm, pass, problem, large, plan.blocked, nullptr));
   // The smaller parts share the filter (or its gradient's partial sums) in the larger's layout.
   const bool weights_is_b = pass != ConvPass::backward_filter;

@@ -50,7 +50,7 @@ struct PassPlan {
   ConvPass pass = ConvPass::forward;
   std::vector<SizedPrimitive> sizes;  // the larger sub-batch first
   int64_t slots = 1;
-  bool blocked = false;        // format_tag::any chose layouts other than ours
+  bool blocked = false;        // activations in layouts oneDNN chose (format_tag::any)
   size_t shared_bytes = 0;     // the weights in the primitive's layout (fwd, bwd_data)
   size_t slot_bytes = 0;       // scratchpad + inner buffers of one slot
   size_t scratch_offset = 0;   // in each slot
