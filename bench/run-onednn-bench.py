@@ -9,7 +9,7 @@ alternate all contenders of a net, rotating which goes first; the table gives th
 median ex/s, the spread (min-max) and ratios to gemm in the same layout and to
 PyTorch's better layout, as Markdown for docs/BENCHMARKS.md.
 
-usage: bench/run-onednn-bench.py --build BUILD_DIR [--threads 2] [--rounds 3] [--quick]
+usage: /usr/bin/python3 bench/run-onednn-bench.py --build BUILD_DIR [--threads 2] [--rounds 3] [--quick]
 """
 import argparse
 import os
