@@ -156,20 +156,21 @@ class ConvOnednn final : public ConvAlgorithm {
       convert(first.b, wrap(first.b.user, b.data()), wrap(first.b.inner, weights), scratch(0));
     }
     // Activation inputs into the primitive's layout, each slot its part.
-    const auto reorder_input = [&](const Operand& first_op, const Tensor& t, auto member) {
-      if (!first_op.needs_reorder()) return;
-      const std::string kernel = reorder_kernel(first_op);
+    const auto reorder_input = [&](const Tensor& t, Operand SizedPrimitive::*member) {
+      if (!plan.any_reorder(member)) return;
+      const std::string kernel = reorder_kernel(first.*member);
       profiler::KernelScope k(ex.tracer, traced(ex, kernel), ex.device, ex.lane, 0, 2.0 * t.bytes());
       for_each_slot([&](int64_t s, const SizedPrimitive& sp) {
         const Operand& op = sp.*member;
-        convert(op, wrap(op.user, part(op, t, s, sp.mb)), wrap(op.inner, slot(s) + op.offset), scratch(s));
+        if (op.needs_reorder())
+          convert(op, wrap(op.user, part(op, t, s, sp.mb)), wrap(op.inner, slot(s) + op.offset), scratch(s));
       });
     };
-    reorder_input(first.a, a, &SizedPrimitive::a);
-    if (!weights_is_b) reorder_input(first.b, b, &SizedPrimitive::b);
+    reorder_input(a, &SizedPrimitive::a);
+    if (!weights_is_b) reorder_input(b, &SizedPrimitive::b);
 
     // The convolution itself.
-    const bool out_per_slot = first.out.needs_reorder() || (!weights_is_b && plan.slots > 1);
+    const bool out_per_slot = plan.any_reorder(&SizedPrimitive::out) || (!weights_is_b && plan.slots > 1);
     {
       profiler::KernelScope k(ex.tracer, traced(ex, plan.compute_kernel), ex.device, ex.lane, p.flops(),
                               conv_pass_bytes(p));
@@ -180,7 +181,8 @@ class ConvOnednn final : public ConvAlgorithm {
                                  ? (sp.b.needs_reorder() ? static_cast<const void*>(weights) : b.data())
                                  : (sp.b.needs_reorder() ? static_cast<const void*>(slot(s) + sp.b.offset)
                                                          : part(sp.b, b, s, sp.mb));
-        const void* out_data = out_per_slot  ? static_cast<const void*>(slot(s) + sp.out.offset)
+        const bool own_out = weights_is_b ? sp.out.needs_reorder() : out_per_slot;
+        const void* out_data = own_out       ? static_cast<const void*>(slot(s) + sp.out.offset)
                                : weights_is_b ? part(sp.out, out, s, sp.mb)
                                               : out.data();
         sp.compute.execute(thread_stream(), {{sp.a.arg, wrap(sp.a.inner, a_data)},
@@ -191,12 +193,13 @@ class ConvOnednn final : public ConvAlgorithm {
     }
 
     if (weights_is_b) {  // each slot's part of the output into our layout
-      if (!first.out.needs_reorder()) return;
+      if (!out_per_slot) return;
       const std::string kernel = reorder_kernel(first.out);
       profiler::KernelScope k(ex.tracer, traced(ex, kernel), ex.device, ex.lane, 0, 2.0 * out.bytes());
       for_each_slot([&](int64_t s, const SizedPrimitive& sp) {
-        convert(sp.out, wrap(sp.out.inner, slot(s) + sp.out.offset), wrap(sp.out.user, part(sp.out, out, s, sp.mb)),
-                scratch(s));
+        if (sp.out.needs_reorder())
+          convert(sp.out, wrap(sp.out.inner, slot(s) + sp.out.offset),
+                  wrap(sp.out.user, part(sp.out, out, s, sp.mb)), scratch(s));
       });
       return;
     }

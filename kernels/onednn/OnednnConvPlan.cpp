@@ -181,12 +181,13 @@ PassPlan make_pass_plan(const std::string& name, dnnl::algorithm algorithm, Conv
   WorkspaceLayout slot;
   plan.scratch_offset = slot.add_floats(floats(largest([](const SizedPrimitive& s) { return s.scratch_bytes; })));
   const size_t a_offset = slot.add_floats(
-      first.a.needs_reorder() ? floats(largest([](const SizedPrimitive& s) { return s.a.inner.get_size(); })) : 0);
-  const bool b_per_slot = !weights_is_b && first.b.needs_reorder();
+      plan.any_reorder(&SizedPrimitive::a) ? floats(largest([](const SizedPrimitive& s) { return s.a.inner.get_size(); }))
+                                           : 0);
+  const bool b_per_slot = !weights_is_b && plan.any_reorder(&SizedPrimitive::b);
   const size_t b_offset = slot.add_floats(
       b_per_slot ? floats(largest([](const SizedPrimitive& s) { return s.b.inner.get_size(); })) : 0);
   // Backward filter: every slot but a lone one without reorder sums into its own partial.
-  const bool out_per_slot = first.out.needs_reorder() || (!weights_is_b && plan.slots > 1);
+  const bool out_per_slot = plan.any_reorder(&SizedPrimitive::out) || (!weights_is_b && plan.slots > 1);
   const size_t out_offset = slot.add_floats(
       out_per_slot ? floats(largest([](const SizedPrimitive& s) { return s.out.inner.get_size(); })) : 0);
   plan.slot_bytes = slot.total_bytes();

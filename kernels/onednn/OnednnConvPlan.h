@@ -59,6 +59,13 @@ struct PassPlan {
   std::string kernel_prefix;   // "<algorithm>.<pass>."
 
   const SizedPrimitive& for_mb(int64_t mb) const;
+  // Whether the operand needs a reorder in any part (the filter's layout is the same in
+  // all, an activation's may differ between the two sizes).
+  bool any_reorder(Operand SizedPrimitive::*operand) const {
+    for (const SizedPrimitive& s : sizes)
+      if ((s.*operand).needs_reorder()) return true;
+    return false;
+  }
   // Slot s covers images [first(s), first(s + 1)).
   int64_t first(int64_t slot, int64_t batch) const { return slot * batch / slots; }
 };
