@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libopenblas-dev libfftw3-dev zlib1g-dev libsqlite3-dev
+  libdnnl-dev  # oneDNN: the onednn:* convolution algorithms (optional at build time)
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist

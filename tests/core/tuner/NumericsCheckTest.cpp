@@ -1,6 +1,7 @@
 // The tuner's numerics check on a deep net with batch norm (resnet18-small) and on
-// lenet5: every registered CPU algorithm passes in both layouts on the layers it
-// supports, also on a batch whose reordered sums flip ReLU ties (seed 4, batch 8: correct candidates differ from the
+// lenet5: every registered CPU algorithm passes in both layouts (one that runs only some
+// layers, winograd or onednn:winograd, on those with direct on the rest), also on a batch whose
+// reordered sums flip ReLU ties (seed 4, batch 8: correct candidates differ from the
 // reference by up to 2.2e-2 relative L2 there), while the deliberately wrong algorithms,
 // the subtle one that is 5% off in one layer's weight gradient included, are rejected.
 #include <gtest/gtest.h>
@@ -10,7 +11,9 @@
 
 #include "TestAlgorithms.h"
 #include "core/base/Registry.h"
+#include "core/engine/TrainingSession.h"
 #include "core/tuner/Measurement.h"
+#include "core/tuner/SearchSpace.h"
 
 namespace tunescope::tuner {
 namespace {

@@ -16,14 +16,6 @@
 namespace tunescope::conv_test {
 namespace {
 
-// Stated error bounds, max |algo - direct| / max |direct|:
-//   gemm (and direct against itself): 1e-4 — float sums in another order;
-//   fft-*: 1e-3 — float transforms add error relative to the largest value;
-//   winograd: 1e-4 — its F(4x4) bound (ConvWinogradTest.cpp says where it comes from).
-double tolerance_for(const std::string& algorithm) {
-  return algorithm.rfind("fft", 0) == 0 ? 1e-3 : 1e-4;
-}
-
 std::vector<NamedProblem> match_cases() {
   return {
       {"lenet_conv1_like", make_problem(3, 1, 12, 12, 6, 5, 5, 1, 1, 0, 0)},

@@ -124,6 +124,12 @@ Tensor run_backward_filter(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool
                   [&](const ConvCall& call, Tensor& dw) { algo.backward_filter(call, x, dy, dw); });
 }
 
+double tolerance_for(const std::string& algorithm) {
+  const bool transforms = algorithm.rfind("fft", 0) == 0 || algorithm == "onednn:winograd" ||
+                          algorithm == "onednn:auto";
+  return transforms ? 1e-3 : 1e-4;
+}
+
 double relative_error(const Tensor& a, const Tensor& reference) {
   if (!(a.shape() == reference.shape())) return std::numeric_limits<double>::infinity();
   const Shape4 s = a.shape();

@@ -40,6 +40,15 @@ Tensor run_backward_filter(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool
 // shapes differ or a value is not finite.
 double relative_error(const Tensor& a, const Tensor& reference);
 
+// The stated bound on relative_error(algorithm's result, direct's) for a registered cpu
+// algorithm (or "<fft algorithm>@<tile>"):
+//   gemm, onednn:direct (and direct against itself): 1e-4 — float sums in another order;
+//   fft-*: 1e-3 — float transforms add error relative to the largest value;
+//   onednn:winograd, and onednn:auto which may resolve to Winograd: 1e-3 — the same for
+//   Winograd's transforms;
+//   winograd: 1e-4 — its F(4x4) bound (ConvWinogradTest.cpp says where it comes from).
+double tolerance_for(const std::string& algorithm);
+
 // The same logical tensor in `layout`.
 Tensor to_layout(const Tensor& t, Layout layout);
 
