@@ -307,26 +307,6 @@ TrialRecord read_trial(const SqliteStatement& select) {
 
 }  // namespace
 
-std::optional<TrialRecord> ResultsDb::earliest_trial(int64_t problem_id, int64_t machine_id,
-                                                     const std::string& config_json,
-                                                     const std::vector<TrialStatus>& statuses) const try {
-  // Re-measurement rows repeat a config with other figures; the sweep's row comes first
-  // within a tune, and the prefix tells them apart across tunes.
-  SqliteStatement select = db_->prepare(cat(
-      trial_select_, "WHERE problem_id = ?1 AND machine_id = ?2 AND config = ?3 AND substr(reason, 1, ?4) <> ?5 "
-                     "ORDER BY id"));
-  const std::string prefix = kRemeasureReason;
-  select.bind(1, problem_id).bind(2, machine_id).bind(3, config_json);
-  select.bind(4, static_cast<int64_t>(prefix.size())).bind(5, prefix);
-  while (select.step()) {
-    TrialRecord r = read_trial(select);
-    if (std::find(statuses.begin(), statuses.end(), r.status) != statuses.end()) return r;
-  }
-  return std::nullopt;
-} catch (const profiler::SqliteError& e) {
-  throw_input_error(e);
-}
-
 std::vector<TrialRecord> ResultsDb::trials(int64_t problem_id) const try {
   SqliteStatement select = db_->prepare(cat(trial_select_, "WHERE ?1 = 0 OR problem_id = ?1 ORDER BY id"));
   select.bind(1, problem_id);

@@ -98,10 +98,6 @@ class ResultsDb {
   void add_strategy_choice(int64_t problem_id, int64_t machine_id, const StrategyChoice& choice);
   // The latest such record (none from a build before the record, or a read-only older file).
   std::optional<StrategyChoice> latest_strategy_choice(int64_t problem_id, int64_t machine_id) const;
-  // The earliest sweep trial (not an interleaved re-measurement) of `config_json` for
-  // this problem and machine whose status is one of `statuses`: what a resumed tune reuses.
-  std::optional<TrialRecord> earliest_trial(int64_t problem_id, int64_t machine_id, const std::string& config_json,
-                                            const std::vector<TrialStatus>& statuses) const;
 
   const std::filesystem::path& path() const { return path_; }
 

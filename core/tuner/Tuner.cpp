@@ -8,6 +8,7 @@
 
 #include "core/base/Error.h"
 #include "core/engine/RunKnobs.h"
+#include "core/tuner/StoredTune.h"
 #include "core/tuner/SuccessiveHalving.h"
 
 namespace tunescope::tuner {
@@ -212,15 +213,35 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   auto stopped = [&] { return options_.stop && options_.stop->load(); };
   // Resume: the DB's earlier verdict on this config, if any. A runnable candidate reuses
   // a measured verdict (a skipped row may be a budget skip: measure it); one that cannot
-  // run reuses its skipped row so that it is not recorded twice.
+  // run reuses its skipped row so that it is not recorded twice. Rows are found by the
+  // config's identity (StoredRunConfig::key), not its JSON text, so a row an older
+  // tunescope wrote for the same config in another text (a knob then written at its
+  // default) is found too.
+  std::optional<std::map<std::string, std::vector<TrialRecord>>> stored;  // identity -> sweep rows, oldest first
+  auto identity = [](const std::string& config_json) {
+    return stored_run_config_from_json_text(config_json, "results DB").key();
+  };
   auto earlier = [&](const Candidate& candidate) -> std::optional<TrialResult> {
     if (!options_.resume) return std::nullopt;
+    if (!stored) {
+      stored.emplace();
+      for (TrialRecord& row : db_->trials(problem_id)) {
+        if (row.machine_id != machine_id || is_remeasurement(row)) continue;
+        try {
+          (*stored)[identity(row.config_json)].push_back(std::move(row));
+        } catch (const Error&) {
+          // A row this build cannot read is no earlier verdict on any of its candidates.
+        }
+      }
+    }
     const auto statuses = candidate.runnable()
                               ? std::vector{TrialStatus::ok, TrialStatus::invalid, TrialStatus::failed}
                               : std::vector{TrialStatus::skipped};
-    auto row = db_->earliest_trial(problem_id, machine_id, to_json_text(candidate.config), statuses);
-    if (!row) return std::nullopt;
-    return result_of(*row, base.backend);
+    const auto rows = stored->find(identity(to_json_text(candidate.config)));
+    if (rows == stored->end()) return std::nullopt;
+    for (const TrialRecord& row : rows->second)
+      if (std::find(statuses.begin(), statuses.end(), row.status) != statuses.end()) return result_of(row, base.backend);
+    return std::nullopt;
   };
   auto best_index = [&]() -> std::optional<size_t> {
     const std::vector<size_t> ranked = rank_ok_trials(report.trials);

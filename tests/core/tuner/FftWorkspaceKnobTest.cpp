@@ -48,6 +48,17 @@ TEST(FftWorkspaceConfig, MissingKeyMeansReuse) {
   EXPECT_EQ(fft_workspace_knob.get(run_config_from_json_text(json.dump(), "<text>").knobs), FftWorkspace::reuse);
 }
 
+TEST(FftWorkspaceConfig, AStoredConfigWithTheDefaultWrittenIsTheSameConfig) {
+  // Results DBs written before the knob was an algorithm's wrote "reuse" into every
+  // config; a resumed tune finds their rows by this identity, not by the text.
+  nlohmann::json json = nlohmann::json::parse(to_json_text(fft_config(FftWorkspace::reuse)));
+  const std::string key = stored_run_config_from_json_text(json.dump(), "<db>").key();
+  json["fft_workspace"] = "reuse";
+  EXPECT_EQ(stored_run_config_from_json_text(json.dump(), "<db>").key(), key);
+  json["fft_workspace"] = "cache";
+  EXPECT_NE(stored_run_config_from_json_text(json.dump(), "<db>").key(), key);
+}
+
 TEST(FftWorkspaceConfig, UnknownPolicyOrTypeIsRejectedNamingTheKey) {
   nlohmann::json json = nlohmann::json::parse(to_json_text(fft_config(FftWorkspace::reuse)));
   for (const auto& [value, expected] :
