@@ -1,5 +1,5 @@
 // The conv layers the benchmarks measure: every conv layer of LeNet-5 and resnet18-small
-// at batch 128 (the per-GPU batch of DESIGN.md problem 1), and the FFT crossover layers.
+// at batch 128 (the per-GPU batch of docs/ARCHITECTURE.md problem 1), and the FFT crossover layers.
 // Shared by bench_conv (CPU algorithms) and bench_fft_cuda (CUDA FFT algorithms).
 #pragma once
 

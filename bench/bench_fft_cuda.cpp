@@ -1,4 +1,4 @@
-// The CUDA FFTs (DESIGN.md problem 2 on the GPU), timed with CUDA events on one stream:
+// The CUDA FFTs (docs/ARCHITECTURE.md problem 2 on the GPU), timed with CUDA events on one stream:
 //  - transforms: our fft-own kernel vs cuFFT plan_many (cufftMakePlanMany64, planned
 //    before timing), batched 2-D r2c and c2r of n x n planes, n = 8..128 (powers of two),
 //    batch 256..16384, both in the frequency-major layout the convolutions use. Names

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Problem 2 of DESIGN.md reproduced on Fashion-MNIST: LeNet-5 trained EPOCHS epochs with
+# Problem 2 of docs/ARCHITECTURE.md reproduced on Fashion-MNIST: LeNet-5 trained EPOCHS epochs with
 # spatial convolution (direct) and with FFT convolution (FFTW's transforms and ours), each
 # FFT under both workspace policies: mean epoch time, test accuracy after the last epoch,
 # and the conv memory (workspace + cached spectra) of the policy. Prints a Markdown table.

@@ -77,7 +77,7 @@ grep -q "cudnn:implicit_gemm" "$out/train-cuda.log" || failed "train --backend c
 
 # The update on the host beside the device's next forward pass (--update-on host), and the
 # same run updating on the device: the ratio of their throughputs is the answer to
-# DESIGN.md's "can the update run on the host while the GPU runs the next batch".
+# docs/ARCHITECTURE.md's "can the update run on the host while the GPU runs the next batch".
 for where in device host; do
   step "profile --backend cuda --update-on $where: resnet18-small, batch 256, 2 streams, async update"
   within 60 "$build_dir/tunescope" profile --backend cuda --model resnet18-small --data fake --fake-count 4096 \

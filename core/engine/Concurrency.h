@@ -1,4 +1,4 @@
-// The concurrency knobs of a run (problem 1 of DESIGN.md): streams (ordered lanes per
+// The concurrency knobs of a run (problem 1 of docs/ARCHITECTURE.md): streams (ordered lanes per
 // replica), the batch split into data-parallel replicas x sequential micro-batches, the
 // asynchronous weight update, where the update runs and the threads of each lane. Plain
 // data shared by SessionOptions, RunConfig and the tuner's search space.

@@ -1,4 +1,4 @@
-// The models tunescope trains: LeNet-5 (problem 2 of DESIGN.md) and the small
+// The models tunescope trains: LeNet-5 (problem 2 of docs/ARCHITECTURE.md) and the small
 // 18-layer ResNet of problem 1.
 #pragma once
 

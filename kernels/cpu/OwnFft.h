@@ -1,5 +1,5 @@
 // tunescope's own batched 2-D real FFT for the many small transforms of FFT convolution
-// (DESIGN.md problem 2): library FFTs parallelise one large transform, we need
+// (docs/ARCHITECTURE.md problem 2): library FFTs parallelise one large transform, we need
 // thousands of 8x8..128x128 ones. Eight planes are transformed at once, one per SIMD
 // lane (Vec8), so every butterfly is plain vector arithmetic with no shuffles (the
 // kernels are built for AVX-512, AVX2 and plain x86-64 and chosen at run time); rows
