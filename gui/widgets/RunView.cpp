@@ -155,7 +155,8 @@ QWidget* RunView::createForm() {
   budget_->setSpecialValueText(tr("none"));
   budget_->setToolTip(tr("Seconds after which no new candidate starts"));
   algorithms_ = new QLineEdit;
-  algorithms_->setPlaceholderText(tr("all registered (direct,gemm,fft-fftw,fft-own)"));
+  algorithms_->setPlaceholderText(tr("all registered"));
+  algorithms_->setToolTip(tr("Conv algorithms to try, comma-separated (`tunescope list-algorithms` lists them)"));
   // Filled by loadKnobRows() from the CLI's catalog.
   knobBox_ = new QGroupBox(tr("Knobs: values to try, comma-separated"));
   knobBox_->setToolTip(tr("From `tunescope knobs --json`; an empty row tries the grey default"));
@@ -179,7 +180,7 @@ QWidget* RunView::createForm() {
   out_ = pathEdit(tr("required"));
   traceDir_ = pathEdit(tr("no traces"));
   extra_ = new QLineEdit;
-  extra_->setPlaceholderText(tr("e.g. --fake-count 512 --replicas-list 1,2"));
+  extra_->setPlaceholderText(tr("e.g. --fake-count 512 --test-limit 64"));
   extra_->setToolTip(tr("More `tunescope tune` options (see tunescope tune --help)"));
 
   auto* tune = new QGroupBox(tr("Tune"));
