@@ -18,6 +18,8 @@ QStringList TuneRequest::arguments() const {
     const QString text = lists.take(knob.key).trimmed();
     if (!text.isEmpty()) args << knob.listFlag << text;
   }
+  // Keys without a catalog row (none read, or an older CLI): the CLI's own flag rule, so
+  // that its "unknown option" message names the key.
   for (auto it = lists.cbegin(); it != lists.cend(); ++it) {
     const QString text = it.value().trimmed();
     if (text.isEmpty()) continue;
