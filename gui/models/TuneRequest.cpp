@@ -13,9 +13,19 @@ QStringList TuneRequest::arguments() const {
                    QStringLiteral("--steps"),   QString::number(steps),    QStringLiteral("--warmup"),
                    QString::number(warmup)};
   // Empty lists leave the CLI's defaults.
-  if (!threads.isEmpty()) args << QStringLiteral("--threads-list") << threads;
-  if (!streams.isEmpty()) args << QStringLiteral("--streams-list") << streams;
-  if (!layouts.isEmpty()) args << QStringLiteral("--layouts") << layouts.join(QLatin1Char(','));
+  QMap<QString, QString> lists = knobLists;
+  for (const KnobRow& knob : knobCatalog) {
+    const QString text = lists.take(knob.key).trimmed();
+    if (!text.isEmpty()) args << knob.listFlag << text;
+  }
+  // Keys without a catalog row (none read, or an older CLI): the CLI's own flag rule, so
+  // that its "unknown option" message names the key.
+  for (auto it = lists.cbegin(); it != lists.cend(); ++it) {
+    const QString text = it.value().trimmed();
+    if (text.isEmpty()) continue;
+    QString flag = it.key();
+    args << QStringLiteral("--%1-list").arg(flag.replace(QLatin1Char('_'), QLatin1Char('-'))) << text;
+  }
   if (!algorithms.isEmpty()) args << QStringLiteral("--algorithms") << algorithms.join(QLatin1Char(','));
   if (budgetSeconds > 0) args << QStringLiteral("--budget") << QString::number(budgetSeconds);
   if (!dbPath.isEmpty()) args << QStringLiteral("--db") << dbPath;

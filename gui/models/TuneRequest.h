@@ -3,8 +3,12 @@
 // so the argument list is tested without a window or a child process.
 #pragma once
 
+#include <QMap>
 #include <QString>
 #include <QStringList>
+#include <QVector>
+
+#include "models/KnobRows.h"
 
 namespace tunescope::gui {
 
@@ -14,10 +18,14 @@ struct TuneRequest {
   int batch = 32;
   QString strategy = QStringLiteral("auto");  // auto | exhaustive | per-layer | halving (the CLI's default first)
   double budgetSeconds = 0;                    // 0: no budget
-  QStringList layouts{QStringLiteral("nchw"), QStringLiteral("nhwc")};
   QStringList algorithms;  // empty: every algorithm the backend registers
-  QString threads = defaultThreads();     // comma-separated, as --threads-list
-  QString streams = QStringLiteral("1");  // comma-separated, as --streams-list
+  // Knob key -> the values to try, comma-separated as on the CLI ("fft_tile" -> "auto,16");
+  // an empty or absent entry leaves the CLI's tune default.
+  QMap<QString, QString> knobLists{{QStringLiteral("threads"), defaultThreads()}};
+  // The catalog the keys come from (`tunescope knobs --json`): each knob's list flag, and
+  // the order its lists are passed in. A key it lacks is passed as --<key>-list anyway,
+  // so that the CLI's message names it.
+  QVector<KnobRow> knobCatalog;
   int steps = 5;
   int warmup = 2;
   QString dbPath;

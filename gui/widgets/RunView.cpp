@@ -18,6 +18,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
@@ -84,6 +85,7 @@ RunView::RunView(QWidget* parent)
     log_->verticalScrollBar()->setValue(log_->verticalScrollBar()->maximum());
   });
   connect(process_, &TuneProcess::finished, this, &RunView::showOutcome);
+  loadKnobRows();
   setRequest(TuneRequest::inFolder(defaultRunFolder()));
   setRunning(false);
 }
@@ -152,22 +154,22 @@ QWidget* RunView::createForm() {
   budget_->setSuffix(tr(" s"));
   budget_->setSpecialValueText(tr("none"));
   budget_->setToolTip(tr("Seconds after which no new candidate starts"));
-  nchw_ = new QCheckBox(QStringLiteral("nchw"));
-  nhwc_ = new QCheckBox(QStringLiteral("nhwc"));
-  auto* layouts = new QWidget;
-  {
-    auto* row = new QHBoxLayout(layouts);
-    row->setContentsMargins(0, 0, 0, 0);
-    row->addWidget(nchw_);
-    row->addWidget(nhwc_);
-    row->addStretch(1);
-  }
   algorithms_ = new QLineEdit;
-  algorithms_->setPlaceholderText(tr("all registered (direct,gemm,fft-fftw,fft-own)"));
-  threads_ = new QLineEdit;
-  threads_->setToolTip(tr("Thread counts to try, comma-separated"));
-  streams_ = new QLineEdit;
-  streams_->setToolTip(tr("Streams (lanes per replica) to try, comma-separated"));
+  algorithms_->setPlaceholderText(tr("all registered"));
+  algorithms_->setToolTip(tr("Conv algorithms to try, comma-separated (`tunescope list-algorithms` lists them)"));
+  // Filled by loadKnobRows() from the CLI's catalog.
+  knobBox_ = new QGroupBox(tr("Knobs: values to try, comma-separated"));
+  knobBox_->setToolTip(tr("From `tunescope knobs --json`; an empty row tries the grey default"));
+  auto* knobColumn = new QVBoxLayout(knobBox_);
+  knobMessage_ = new QLabel;
+  knobMessage_->setWordWrap(true);
+  knobMessage_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  knobMessage_->setStyleSheet(kErrorStyle);
+  knobMessage_->hide();
+  knobColumn->addWidget(knobMessage_);
+  knobForm_ = new QFormLayout;
+  knobForm_->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+  knobColumn->addLayout(knobForm_);
   steps_ = new QSpinBox;
   steps_->setRange(1, 100000);
   steps_->setToolTip(tr("Timed steps per candidate"));
@@ -178,7 +180,7 @@ QWidget* RunView::createForm() {
   out_ = pathEdit(tr("required"));
   traceDir_ = pathEdit(tr("no traces"));
   extra_ = new QLineEdit;
-  extra_->setPlaceholderText(tr("e.g. --fake-count 512 --replicas-list 1,2"));
+  extra_->setPlaceholderText(tr("e.g. --fake-count 512 --test-limit 64"));
   extra_->setToolTip(tr("More `tunescope tune` options (see tunescope tune --help)"));
 
   auto* tune = new QGroupBox(tr("Tune"));
@@ -189,10 +191,7 @@ QWidget* RunView::createForm() {
   form->addRow(tr("Batch"), batch_);
   form->addRow(tr("Strategy"), strategy_);
   form->addRow(tr("Budget"), budget_);
-  form->addRow(tr("Layouts"), layouts);
   form->addRow(tr("Algorithms"), algorithms_);
-  form->addRow(tr("Threads"), threads_);
-  form->addRow(tr("Streams"), streams_);
   form->addRow(tr("Timed steps"), steps_);
   form->addRow(tr("Warm-up steps"), warmup_);
   form->addRow(tr("Other options"), extra_);
@@ -212,9 +211,7 @@ QWidget* RunView::createForm() {
   cli_->setWordWrap(true);
   cli_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   cli_->setStyleSheet(QStringLiteral("color: #666"));
-  const QString program = process_->program();
-  cli_->setText(program.isEmpty() ? tr("tunescope CLI: not found next to tunescope-gui nor on PATH")
-                                  : tr("tunescope CLI: %1").arg(program));
+  showCliProgram();
 
   start_ = new QPushButton(tr("Start"));
   start_->setDefault(true);
@@ -236,13 +233,71 @@ QWidget* RunView::createForm() {
   auto* column = new QVBoxLayout(pane);
   column->setContentsMargins(0, 0, 6, 0);
   column->addWidget(tune);
+  column->addWidget(knobBox_);
   column->addWidget(files);
   column->addLayout(buttons);
   column->addWidget(cli_);
   column->addStretch(1);
-  pane->setMinimumWidth(420);
-  pane->setMaximumWidth(560);
-  return pane;
+  // The knob rows grow with the catalog: a short window scrolls the form.
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(pane);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->setMinimumWidth(440);
+  scroll->setMaximumWidth(580);
+  return scroll;
+}
+
+void RunView::showCliProgram() {
+  const QString program = process_->program();
+  cli_->setText(program.isEmpty() ? tr("tunescope CLI: not found next to tunescope-gui nor on PATH")
+                                  : tr("tunescope CLI: %1").arg(program));
+}
+
+void RunView::setCliProgram(const QString& path) {
+  // The values typed so far stay, for the keys the new catalog also has; rows that come
+  // after none start from the request's defaults (threads 1,N).
+  TuneRequest kept = request();
+  if (knobRows_.isEmpty()) kept.knobLists = TuneRequest().knobLists;
+  process_->setProgram(path);
+  showCliProgram();
+  loadKnobRows();
+  setRequest(kept);
+}
+
+void RunView::loadKnobRows() {
+  while (knobForm_->rowCount() > 0) knobForm_->removeRow(0);
+  knobEdits_.clear();
+  QString error;
+  knobRows_ = tunescope::gui::loadKnobRows(process_->program(), &error).value_or(QVector<KnobRow>{});
+  if (knobRows_.isEmpty()) {
+    knobMessage_->setText(
+        tr("No knob rows: %1. Knob lists can still go under Other options (e.g. --threads-list 1,4).")
+            .arg(error.isEmpty() ? tr("the catalog has no knobs") : error));
+    knobMessage_->show();
+  } else {
+    knobMessage_->hide();
+  }
+  for (const KnobRow& knob : knobRows_) {
+    auto* edit = new QLineEdit;
+    edit->setObjectName(QStringLiteral("knob:%1").arg(knob.key));
+    edit->setPlaceholderText(knob.tuneDefault.join(QLatin1Char(',')));
+    QString tip = tr("%1\nValues: %2").arg(knob.help, knob.values);
+    if (!knob.readBy.isEmpty()) tip += tr("\nRead by: %1").arg(knob.readBy.join(QStringLiteral(", ")));
+    tip += tr("\nPassed as %1; empty: %2").arg(knob.listFlag, knob.tuneDefault.join(QLatin1Char(',')));
+    edit->setToolTip(tip);
+    auto* label = new QLabel(knob.key);
+    label->setToolTip(tip);
+    knobForm_->addRow(label, edit);
+    knobEdits_ << edit;
+  }
+}
+
+QLineEdit* RunView::knobEdit(const QString& key) const {
+  for (int i = 0; i < knobRows_.size(); ++i)
+    if (knobRows_[i].key == key) return knobEdits_[i];
+  return nullptr;
 }
 
 QWidget* RunView::createProgressPane() {
@@ -303,12 +358,11 @@ TuneRequest RunView::request() const {
   r.batch = batch_->value();
   r.strategy = strategy_->currentText();
   r.budgetSeconds = budget_->value();
-  r.layouts.clear();
-  if (nchw_->isChecked()) r.layouts << QStringLiteral("nchw");
-  if (nhwc_->isChecked()) r.layouts << QStringLiteral("nhwc");
   r.algorithms = commaList(algorithms_->text());
-  r.threads = threads_->text().trimmed();
-  r.streams = streams_->text().trimmed();
+  r.knobCatalog = knobRows_;
+  r.knobLists.clear();
+  for (int i = 0; i < knobRows_.size(); ++i)
+    if (const QString text = knobEdits_[i]->text().trimmed(); !text.isEmpty()) r.knobLists[knobRows_[i].key] = text;
   r.steps = steps_->value();
   r.warmup = warmup_->value();
   r.dbPath = db_->text().trimmed();
@@ -324,11 +378,9 @@ void RunView::setRequest(const TuneRequest& r) {
   batch_->setValue(r.batch);
   strategy_->setCurrentText(r.strategy);
   budget_->setValue(r.budgetSeconds);
-  nchw_->setChecked(r.layouts.contains(QStringLiteral("nchw")));
-  nhwc_->setChecked(r.layouts.contains(QStringLiteral("nhwc")));
   algorithms_->setText(r.algorithms.join(QLatin1Char(',')));
-  threads_->setText(r.threads);
-  streams_->setText(r.streams);
+  // A key the catalog lacks has no row, so no way to be shown or edited: it is dropped.
+  for (int i = 0; i < knobRows_.size(); ++i) knobEdits_[i]->setText(r.knobLists.value(knobRows_[i].key));
   steps_->setValue(r.steps);
   warmup_->setValue(r.warmup);
   db_->setText(r.dbPath);
@@ -374,10 +426,10 @@ void RunView::setRunning(bool running) {
   cancel_->setEnabled(running);
   cancel_->setText(tr("Cancel"));
   open_->setEnabled(!running && (!resultsDb_.isEmpty() || !bestTrace_.isEmpty()));
-  for (QWidget* w : std::initializer_list<QWidget*>{model_, data_, batch_, strategy_, budget_, nchw_, nhwc_,
-                                                    algorithms_, threads_, streams_, steps_, warmup_, db_, out_,
-                                                    traceDir_, extra_})
+  for (QWidget* w : std::initializer_list<QWidget*>{model_, data_, batch_, strategy_, budget_, algorithms_, steps_,
+                                                    warmup_, db_, out_, traceDir_, extra_})
     w->setEnabled(!running);
+  for (QLineEdit* edit : knobEdits_) edit->setEnabled(!running);
   if (running)
     ticker_->start();
   else

@@ -2,6 +2,7 @@
 // (progress with ETA, best so far, the finished trials, the CLI's log). The CLI runs as
 // a child process (TuneProcess); when it has finished, the results DB and the best
 // config's trace are handed on (resultsReady) to the Candidates and Timeline tabs.
+// The knob rows of the form come from the CLI's own catalog (`tunescope knobs --json`).
 #pragma once
 
 #include <QElapsedTimer>
@@ -13,6 +14,8 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -38,6 +41,8 @@ class RunView : public QWidget {
   bool start();
   // First call: SIGINT (the trial in flight finishes); second: stop at once.
   void cancel();
+  // The CLI that runs the tunes and whose knob catalog makes the knob rows (read anew).
+  void setCliProgram(const QString& path);
   // Emit resultsReady by itself when a tune completes (default on).
   void setOpenWhenDone(bool open);
 
@@ -51,6 +56,11 @@ class RunView : public QWidget {
   QLabel* statusLabel() const { return status_; }
   QLabel* bestLabel() const { return best_; }
   QPlainTextEdit* logView() const { return log_; }
+  // One row per knob of the catalog, in its order; empty when it could not be read.
+  const QVector<KnobRow>& knobRows() const { return knobRows_; }
+  QLineEdit* knobEdit(const QString& key) const;
+  // Why there are no knob rows (hidden when there are).
+  QLabel* knobMessage() const { return knobMessage_; }
 
  signals:
   // A tune ended; its results DB (empty when none) and best trace (empty when none).
@@ -60,6 +70,8 @@ class RunView : public QWidget {
  private:
   QWidget* createForm();
   QWidget* createProgressPane();
+  void loadKnobRows();
+  void showCliProgram();
   void applyEvent(const TuneEvent& event);
   void showOutcome(const TuneOutcome& outcome);
   void openResults();
@@ -76,11 +88,12 @@ class RunView : public QWidget {
   QSpinBox* batch_;
   QComboBox* strategy_;
   QDoubleSpinBox* budget_;
-  QCheckBox* nchw_;
-  QCheckBox* nhwc_;
   QLineEdit* algorithms_;
-  QLineEdit* threads_;
-  QLineEdit* streams_;
+  QGroupBox* knobBox_;
+  QFormLayout* knobForm_;
+  QLabel* knobMessage_;
+  QVector<KnobRow> knobRows_;
+  QVector<QLineEdit*> knobEdits_;  // one per row of knobRows_
   QSpinBox* steps_;
   QSpinBox* warmup_;
   QLineEdit* db_;

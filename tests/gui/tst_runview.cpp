@@ -2,8 +2,11 @@
 // tune runs to completion while the GUI stays live, fills the trials table, and its
 // results open in the Candidates and Timeline tabs; Cancel after the first trial makes
 // the CLI exit 130 with the finished trials in the DB (a second Cancel ends it at once);
-// a bad option shows the CLI's own message and Start comes back.
+// a bad option shows the CLI's own message and Start comes back. The form's knob rows
+// are the CLI's catalog (`tunescope knobs --json`), one per knob, and a CLI that is not
+// there leaves a message in their place.
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -32,9 +35,8 @@ TuneRequest tinyTune(const QString& dir, const QStringList& algorithms, int step
   r.model = QStringLiteral("lenet5");
   r.data = QStringLiteral("fake");
   r.batch = 8;
-  r.layouts = {QStringLiteral("nchw"), QStringLiteral("nhwc")};
+  r.knobLists = {{QStringLiteral("layout"), QStringLiteral("nchw,nhwc")}, {QStringLiteral("threads"), QStringLiteral("1")}};
   r.algorithms = algorithms;
-  r.threads = QStringLiteral("1");
   r.steps = steps;
   r.warmup = 1;
   r.extraArguments = QStringLiteral("--fake-count 64 --test-limit 16");
@@ -56,7 +58,8 @@ class RunViewTest : public QObject {
     window_->resize(1400, 900);
     window_->show();
     RunView* run = window_->runView();
-    run->process()->setProgram(QStringLiteral(TUNESCOPE_CLI_PATH));
+    window_->tabs()->setCurrentWidget(run);
+    run->setCliProgram(QStringLiteral(TUNESCOPE_CLI_PATH));
     outcome_.reset();
     connect(run, &RunView::runFinished, this, [this](const TuneOutcome& o) { outcome_ = o; });
     return run;
@@ -74,14 +77,83 @@ class RunViewTest : public QObject {
     TuneRequest r = tinyTune(QStringLiteral("/tmp/x"), {QStringLiteral("direct"), QStringLiteral("gemm")}, 3);
     r.strategy = QStringLiteral("per-layer");
     r.budgetSeconds = 60;
-    r.streams = QStringLiteral("1,2");
+    r.knobLists[QStringLiteral("streams")] = QStringLiteral("1,2");
+    r.knobLists[QStringLiteral("fft_tile")] = QStringLiteral("auto,16");  // declared by an algorithm, not the engine
+    r.knobCatalog = run->knobRows();
     run->setRequest(r);
+    QCOMPARE(run->request().knobLists, r.knobLists);
     QCOMPARE(run->request().arguments(), r.arguments());
+    const QStringList args = run->request().arguments();
+    QCOMPARE(args.at(args.indexOf(QStringLiteral("--fft-tile-list")) + 1), QStringLiteral("auto,16"));
+    QCOMPARE(args.at(args.indexOf(QStringLiteral("--layout-list")) + 1), QStringLiteral("nchw,nhwc"));
     for (const char* strategy : {"auto", "halving"}) {  // every strategy the CLI knows is offered
       r.strategy = QLatin1String(strategy);
       run->setRequest(r);
       QCOMPARE(run->request().strategy, r.strategy);
     }
+  }
+
+  void formHasOneRowPerKnobOfTheCatalog() {
+    RunView* run = freshRunView();
+    QString error;
+    const std::optional<QVector<KnobRow>> catalog = loadKnobRows(QStringLiteral(TUNESCOPE_CLI_PATH), &error);
+    QVERIFY2(catalog, qPrintable(error));
+    QCOMPARE(run->knobRows().size(), catalog->size());
+    QVERIFY(run->knobMessage()->isHidden());
+    QStringList keys;
+    for (const KnobRow& knob : *catalog) {
+      keys << knob.key;
+      QLineEdit* edit = run->knobEdit(knob.key);
+      QVERIFY2(edit, qPrintable(knob.key));
+      QTRY_VERIFY(edit->isVisible());  // shown by the layout, from the event loop
+      QCOMPARE(edit->placeholderText(), knob.tuneDefault.join(QLatin1Char(',')));
+      QVERIFY(edit->toolTip().contains(knob.help));
+      QVERIFY(edit->toolTip().contains(knob.values));
+    }
+    for (const char* key : {"layout", "threads", "streams", "fft_tile", "fft_workspace", "winograd_tile"})
+      QVERIFY2(keys.contains(QLatin1String(key)), key);
+    // A fresh form: threads 1,N as before, the rest empty (the CLI's tune default).
+    QCOMPARE(run->knobEdit(QStringLiteral("threads"))->text(), TuneRequest::defaultThreads());
+    QVERIFY(run->knobEdit(QStringLiteral("layout"))->text().isEmpty());
+    QCOMPARE(run->request().knobLists, (QMap<QString, QString>{{QStringLiteral("threads"), TuneRequest::defaultThreads()}}));
+
+    // Typed lists become the catalog's list flags, in its order, before --progress jsonl.
+    run->knobEdit(QStringLiteral("winograd_tile"))->setText(QStringLiteral(" f2,f4 "));
+    run->knobEdit(QStringLiteral("layout"))->setText(QStringLiteral("nhwc"));
+    const QStringList args = run->request().arguments();
+    const qsizetype layout = args.indexOf(QStringLiteral("--layout-list"));
+    const qsizetype threads = args.indexOf(QStringLiteral("--threads-list"));
+    const qsizetype winograd = args.indexOf(QStringLiteral("--winograd-tile-list"));
+    QVERIFY(layout > 0 && layout < threads && threads < winograd);
+    QCOMPARE(args.at(winograd + 1), QStringLiteral("f2,f4"));
+    QVERIFY(!args.contains(QStringLiteral("--streams-list")));
+    QCOMPARE(args.mid(args.size() - 2), (QStringList{QStringLiteral("--progress"), QStringLiteral("jsonl")}));
+  }
+
+  void noCliShowsAMessageInPlaceOfTheKnobRows() {
+    QTemporaryDir dir;
+    RunView* run = freshRunView();
+    run->knobEdit(QStringLiteral("streams"))->setText(QStringLiteral("1,2"));
+    const QString missing = dir.filePath(QStringLiteral("no-such-tunescope"));
+    run->setCliProgram(missing);
+    QVERIFY(run->knobRows().isEmpty());
+    QVERIFY(!run->knobEdit(QStringLiteral("threads")));
+    QVERIFY(run->knobMessage()->isVisible());
+    QVERIFY2(run->knobMessage()->text().contains(missing), qPrintable(run->knobMessage()->text()));
+    QVERIFY(run->knobMessage()->text().contains(QStringLiteral("Other options")));
+    // The rest of the form still works: extra arguments pass knob lists by hand.
+    TuneRequest r = tinyTune(dir.path(), {QStringLiteral("direct")}, 1);
+    r.extraArguments = QStringLiteral("--threads-list 1,2");
+    run->setRequest(r);
+    const QStringList args = run->request().arguments();
+    QVERIFY(args.join(QLatin1Char(' ')).contains(QStringLiteral("--threads-list 1,2 --progress jsonl")));
+    QVERIFY(!args.contains(QStringLiteral("--layout-list")));
+
+    // The CLI back: rows again, threads from the defaults.
+    run->setCliProgram(QStringLiteral(TUNESCOPE_CLI_PATH));
+    QVERIFY(run->knobMessage()->isHidden());
+    QVERIFY(!run->knobRows().isEmpty());
+    QCOMPARE(run->knobEdit(QStringLiteral("threads"))->text(), TuneRequest::defaultThreads());
   }
 
   void tinyTuneRunsToCompletionAndOpensItsResults() {
@@ -97,6 +169,7 @@ class RunViewTest : public QObject {
     QVERIFY(!run->startButton()->isEnabled());
     QVERIFY(run->cancelButton()->isEnabled());
     QVERIFY(!run->start());  // one tune at a time
+    QVERIFY(!run->knobEdit(QStringLiteral("layout"))->isEnabled());
     QTRY_VERIFY_WITH_TIMEOUT(outcome_.has_value(), 100'000);
 
     QCOMPARE(int(outcome_->result), int(TuneOutcome::Result::Completed));
@@ -118,6 +191,7 @@ class RunViewTest : public QObject {
     QVERIFY(run->startButton()->isEnabled());
     QVERIFY(!run->cancelButton()->isEnabled());
     QVERIFY(run->openButton()->isEnabled());
+    QVERIFY(run->knobEdit(QStringLiteral("layout"))->isEnabled());
 
     // Opened by itself: the DB in Candidates, the best trace on the timeline.
     QCOMPARE(resultsLoaded.count(), 1);
