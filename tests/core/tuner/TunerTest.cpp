@@ -12,6 +12,7 @@
 #include "TempResultsDb.h"
 #include "TestAlgorithms.h"
 #include "core/base/Error.h"
+#include "core/tuner/StoredTune.h"
 
 namespace tunescope::tuner {
 namespace {
@@ -206,6 +207,9 @@ TEST(Tuner, ARacedOutCandidateIsRecordedOkAndNeverWins) {
   ResultsDb db(file.path);
   TuneOptions o = tiny_tune({"direct", testing::kSlow});
   o.racing = true;
+  // A delta no interval reaches: test-slow's sleep-paced steps could otherwise converge
+  // at the 6 steps where racing can first act (convergence is checked first).
+  o.measure.delta = 1e-4;
   const TuneReport report = Tuner(o, &db).run();
   const TrialResult* slow = find_trial(report, testing::kSlow);
   ASSERT_NE(slow, nullptr);
@@ -226,6 +230,14 @@ TEST(Tuner, ARacedOutCandidateIsRecordedOkAndNeverWins) {
       EXPECT_EQ(row.figures.eps_low, slow->figures.eps_low);
     }
   EXPECT_TRUE(stored);
+  // `report` reads the same ranking and decision back.
+  const auto [machine, problem] = db.tuned_pairs().front();
+  const TuneReport back = stored_tune(db, machine, problem);
+  ASSERT_TRUE(back.best_trial());
+  EXPECT_EQ(back.best_trial()->config, report.winner().config);
+  EXPECT_EQ(back.decision, report.decision);
+  ASSERT_EQ(back.ranking.size(), 2u);
+  EXPECT_EQ(back.trials[back.ranking.back()].figures.stop, StopRule::raced_out);
 }
 
 // The winner comes from interleaved rounds among the leaders and the decision names the
