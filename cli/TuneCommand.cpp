@@ -42,6 +42,10 @@ struct TuneFlags {
   std::string strategy = "auto";
   bool per_layer_product = false;
   int64_t steps = 5;
+  int64_t max_steps = 200;
+  double delta = 0.02;
+  double max_timing_seconds = 10;
+  std::string racing = "on";
   int64_t warmup = 2;
   double budget = 0;
   double memory_limit_mb = 0;
@@ -163,8 +167,26 @@ Action add_tune_command(CLI::App& command) {
                    "exhaustive and halving: also try every per-layer combination of algorithms (without "
                    "--strategy: implies exhaustive)");
   // Bounded: a number too large for int64 reads as its maximum, which would run forever.
-  command.add_option("--steps", flags->steps, "Timed steps per candidate (halving: in its last round)")
+  command.add_option("--steps", flags->steps,
+                     "Minimum timed steps per candidate: timing goes on until the 95% interval of the median "
+                     "step time is within +-delta/2 (halving: the fixed count of its brief rounds is a fraction "
+                     "of it)")
       ->check(CLI::Range(int64_t{1}, kMaxSteps))->capture_default_str();
+  CLI::Option* max_steps_option = command.add_option(
+      "--max-steps", flags->max_steps, "Most timed steps per candidate and interleaved rounds (default: 200, or --steps if more)")
+      ->check(CLI::Range(int64_t{1}, kMaxSteps))->capture_default_str();
+  command.add_option("--delta", flags->delta,
+                     "Relative precision of each candidate's estimate: timing stops once its 95% interval is "
+                     "within +-delta/2; differences below delta that the final test finds insignificant go to "
+                     "the simpler config")
+      ->check(CLI::Range(1e-4, 1.0))->capture_default_str();
+  command.add_option("--max-timing-seconds", flags->max_timing_seconds,
+                     "Most seconds of timed steps per candidate (per config in the final interleaved rounds)")
+      ->check(CLI::Range(1e-3, tuner::kMaxTimingSeconds))->capture_default_str();
+  command.add_option("--racing", flags->racing,
+                     "on: stop timing a candidate once it is slower than the leader with confidence (its "
+                     "interval above the leader's by more than delta/2); it is recorded as raced out")
+      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
   command.add_option("--warmup", flags->warmup, "Untimed steps per candidate after the numerics check")
       ->check(CLI::Range(int64_t{0}, kMaxSteps))->capture_default_str();
   command.add_option("--budget", flags->budget, "Seconds after which no new candidate starts (0: none)")
@@ -200,7 +222,7 @@ Action add_tune_command(CLI::App& command) {
                      "on stderr")
       ->check(CLI::IsMember({"bar", "jsonl"}))->capture_default_str();
 
-  return [flags, strategy_option] {
+  return [flags, strategy_option, max_steps_option] {
     tuner::TuneOptions options;
     options.base = flags->session.resolve();
     options.algorithms = flags->algorithms;
@@ -216,6 +238,13 @@ Action add_tune_command(CLI::App& command) {
     check_conflicts(*flags, options.strategy);
     options.per_layer_product = flags->per_layer_product;
     options.measure.steps = flags->steps;
+    options.measure.max_steps =
+        max_steps_option->count() == 0 ? std::max(flags->max_steps, flags->steps) : flags->max_steps;
+    options.measure.delta = flags->delta;
+    options.measure.max_timing_seconds = flags->max_timing_seconds;
+    options.racing = flags->racing == "on";
+    if (flags->max_steps < flags->steps)
+      fail(ErrorKind::usage, "--max-steps ", flags->max_steps, " is below --steps ", flags->steps);
     options.measure.warmup = flags->warmup;
     options.budget_seconds = flags->budget;
     options.measure.memory_limit_bytes = static_cast<size_t>(flags->memory_limit_mb * 1024 * 1024);

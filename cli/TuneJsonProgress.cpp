@@ -16,6 +16,12 @@ using Json = nlohmann::ordered_json;
 
 Json path_or_null(const std::string& path) { return path.empty() ? Json(nullptr) : Json(path); }
 
+// The 95% interval of median_eps, null where there is none (fewer than 6 steps, not ok).
+Json interval_end(const tuner::TrialResult& t, double value) {
+  if (t.status != tuner::TrialStatus::ok || !t.figures.has_interval()) return nullptr;
+  return value;
+}
+
 Json best_of(const tuner::TrialResult* best) {
   if (!best) return nullptr;
   return Json{{"candidate", best->config.label()}, {"median_eps", best->figures.median_eps}};
@@ -84,7 +90,11 @@ void TuneJsonProgress::update(const tuner::TuneProgress& p) {
             {"seconds", t.seconds},
             {"elapsed", seconds},
             {"eta", eta},
-            {"best", best_of(p.best)}}
+            {"best", best_of(p.best)},
+            {"eps_low", interval_end(t, t.figures.eps_low)},
+            {"eps_high", interval_end(t, t.figures.eps_high)},
+            {"steps", ok ? t.figures.steps : 0},
+            {"stop", ok ? tuner::to_string(t.figures.stop) : "none"}}
            .dump());
 }
 
@@ -94,7 +104,9 @@ void TuneJsonProgress::done(const tuner::TuneReport& report, const std::string& 
   if (const tuner::TrialResult* best = report.best_trial())
     winner = {{"candidate", best->config.label()},
               {"median_eps", best->figures.median_eps},
-              {"spread", best->figures.spread}};
+              {"spread", best->figures.spread},
+              {"eps_low", interval_end(*best, best->figures.eps_low)},
+              {"eps_high", interval_end(*best, best->figures.eps_high)}};
   emit(Json{{"event", "done"},
             {"interrupted", report.interrupted},
             {"trials", report.trials.size()},

@@ -14,12 +14,17 @@
 //     A candidate starts measuring (not sent for trials reused by --resume).
 //   {"event":"trial","index":1,"total":4,"candidate":"...","status":"ok"|"invalid"|"failed",
 //    "reason":"...","reused":false,"median_eps":5843.0,"spread":0.27,"seconds":1.9,
-//    "elapsed":4.2,"eta":12.6,"best":{"candidate":"...","median_eps":5843.0}|null}
+//    "elapsed":4.2,"eta":12.6,"best":{"candidate":"...","median_eps":5843.0}|null,
+//    "eps_low":5790.1|null,"eps_high":5899.7|null,"steps":14,"stop":"converged"}
 //     A candidate finished. median_eps (examples/s) and spread ((p90-p10)/median of the
 //     step times) are 0 unless ok; seconds: this trial's wall time; elapsed: since the
-//     tune started; eta: seconds left at the mean pace so far; best: the best ok so far.
+//     tune started; eta: seconds left at the mean pace so far; best: the best ok so far;
+//     eps_low/eps_high: the 95% interval of median_eps (null unless ok with >= 6 steps);
+//     steps: timed steps (0 unless ok); stop: why timing stopped (converged, max_steps,
+//     time_cap, raced_out, brief: a halving round before the last; none unless ok).
 //   {"event":"done","interrupted":false,"trials":4,"winner":{"candidate":"...",
-//    "median_eps":5843.0,"spread":0.27}|null,"decision":"...","out":"tuned.json"|null,
+//    "median_eps":5843.0,"spread":0.27,"eps_low":...|null,"eps_high":...|null}|null,
+//    "decision":"...","out":"tuned.json"|null,
 //    "traces":{"best":"dir/best.json","baseline":"dir/baseline.json"},"db":"..."|null,
 //    "seconds":13.1}
 //     The tune ended. Interrupted (SIGINT/SIGTERM, exit 130/143): winner is the best so

@@ -129,7 +129,9 @@ KnobCodec<bool> boolean_codec();
 KnobCodec<std::string> text_codec();
 
 // A declared knob with its type: the object's construction adds its spec to the
-// catalog. Declared once, as a namespace-scope object of the code that reads it.
+// catalog. Declared once, as a namespace-scope object of the code that reads it; so, as
+// for any such object, no initialiser of another file's namespace-scope object may use
+// it (their order is unspecified): read knobs in functions.
 template <typename T>
 class Knob {
  public:

@@ -97,6 +97,13 @@ std::string encode(const std::vector<TrialResult>& results) {
                                  {"median_step_ms", r.figures.median_step_ms},
                                  {"min_step_ms", r.figures.min_step_ms},
                                  {"spread", r.figures.spread},
+                                 {"eps_low", r.figures.eps_low},
+                                 {"eps_high", r.figures.eps_high},
+                                 {"stop", to_string(r.figures.stop)},
+                                 {"step_seconds", results[i].step_seconds},
+                                 {"concurrency", r.concurrency ? nlohmann::json{r.concurrency->concurrent_share,
+                                                                                r.concurrency->mean_in_flight}
+                                                               : nlohmann::json(nullptr)},
                                  {"kernels", r.kernels_json},
                                  {"numerics_checked", results[i].numerics_checked},
                                  {"trace", trace}});
@@ -120,12 +127,21 @@ std::vector<TrialResult> decode(const std::string& message, const std::string& b
     r.config_json = t.at("config").get<std::string>();
     r.status = parse_trial_status(t.at("status").get<std::string>());
     r.reason = t.at("reason").get<std::string>();
-    r.figures = {t.at("steps").get<int64_t>(), t.at("median_eps").get<double>(), t.at("median_step_ms").get<double>(),
-                 t.at("min_step_ms").get<double>(), t.at("spread").get<double>()};
+    r.figures.steps = t.at("steps").get<int64_t>();
+    r.figures.median_eps = t.at("median_eps").get<double>();
+    r.figures.median_step_ms = t.at("median_step_ms").get<double>();
+    r.figures.min_step_ms = t.at("min_step_ms").get<double>();
+    r.figures.spread = t.at("spread").get<double>();
+    r.figures.eps_low = t.at("eps_low").get<double>();
+    r.figures.eps_high = t.at("eps_high").get<double>();
+    r.figures.stop = parse_stop_rule(t.at("stop").get<std::string>());
     r.kernels_json = t.at("kernels").get<std::string>();
+    if (const auto& c = t.at("concurrency"); !c.is_null())
+      r.concurrency = ConcurrencyFigures{c.at(0).get<double>(), c.at(1).get<double>()};
     TrialResult result = result_of(r, backend);
     result.reused = false;
     result.numerics_checked = t.at("numerics_checked").get<bool>();
+    result.step_seconds = t.at("step_seconds").get<std::vector<double>>();
     if (!t.at("trace").is_null())
       result.trace = std::make_shared<const profiler::Trace>(profiler::read_trace_file(t.at("trace").get<std::string>()));
     results.push_back(std::move(result));

@@ -65,6 +65,7 @@ class CandidateRun {
     if (steps > 0) session_->train_steps(steps, [&](int64_t, int64_t, const StepStats&) { limit_.step_done(); });
   }
   void start_tracing() { session_->tracer().start(); }
+  const std::vector<double>& step_seconds() const { return step_seconds_; }
   // One call of `count` steps timed step by step from the progress callback: an
   // asynchronous update overlaps the next step only within one train_steps call, so
   // timing steps one call each would drain the pipeline after every step.
@@ -81,7 +82,42 @@ class CandidateRun {
       limit_.step_done();
     });
   }
-  TrialResult finish(const MeasureOptions& options) {
+  // Times steps in chunks until the stopping rule, racing or the time cap says stop
+  // (docs/TUNER-MEASUREMENT.md). A progress callback cannot end a train_steps call, so the
+  // steps run in chunks, each one call: the first of at least the minimum, then each about
+  // what the interval's width says is still needed (its half-width shrinks as 1/sqrt(n)),
+  // at most as many as are timed already, so that few chunk boundaries (where an
+  // asynchronous update's pipeline drains) fall among the steps.
+  StopRule time_adaptively(const MeasureOptions& options) {
+    const StoppingRule rule{options.delta, static_cast<size_t>(options.steps), static_cast<size_t>(options.max_steps)};
+    int64_t chunk = options.steps;
+    for (;;) {
+      time_steps(chunk);
+      if (const auto stop = should_stop(step_seconds_, rule)) return *stop;
+      const QuantileEstimate now = estimate_quantile(step_seconds_);
+      if (options.race_against && slower_with_confidence(now, *options.race_against, options.delta))
+        return StopRule::raced_out;
+      double timed = 0;
+      for (double s : step_seconds_) timed += s;
+      // The timing cap, and half of what --trial-timeout leaves: a candidate that times
+      // fine must not fail for having been timed long.
+      const double seconds_left = std::min(options.max_timing_seconds - timed, limit_.seconds_left() / 2);
+      const auto n = static_cast<int64_t>(step_seconds_.size());
+      const double step = std::max(now.estimate, 1e-9);
+      const int64_t floor_chunk = std::max<int64_t>(2, n / 4);
+      if (seconds_left < step * static_cast<double>(floor_chunk)) return StopRule::time_cap;
+      // Unbounded so far: up to the first count that has an interval, then doubling.
+      int64_t wanted = n < kMinStepsForInterval ? kMinStepsForInterval - n : n;
+      if (now.bounded()) {
+        const double ratio = now.relative_half_width() / (options.delta / 2);
+        wanted = static_cast<int64_t>(std::ceil(static_cast<double>(n) * (ratio * ratio - 1)));
+      }
+      const auto affordable = static_cast<int64_t>(std::min(seconds_left / step, 1e12));
+      chunk = std::clamp<int64_t>(wanted, floor_chunk, n);
+      chunk = std::min({chunk, affordable, options.max_steps - n});
+    }
+  }
+  TrialResult finish(const MeasureOptions& options, StopRule stop) {
     profiler::Tracer& tracer = session_->tracer();
     tracer.stop();
     profiler::TraceMetadata metadata{session_->backend().device_description(), session_->backend().name(),
@@ -90,7 +126,8 @@ class CandidateRun {
     TrialResult result;
     result.config = config_;
     result.status = TrialStatus::ok;
-    result.figures = figures_of(step_seconds_, config_.batch);
+    result.figures = figures_of(step_seconds_, config_.batch, stop);
+    result.step_seconds = step_seconds_;
     const profiler::Concurrency overlap = profiler::concurrency(*trace);
     result.concurrency = ConcurrencyFigures{overlap.concurrent_share, overlap.mean_in_flight};
     for (const auto& row : profiler::kernel_table(*trace, {}, options.top_kernels))
@@ -129,13 +166,6 @@ TrialResult disposition(const RunConfig& config, TrialStatus status, std::string
   result.status = status;
   result.reason = std::move(reason);
   return result;
-}
-
-double percentile(const std::vector<double>& sorted, double p) {
-  const double position = p * static_cast<double>(sorted.size() - 1);
-  const auto below = static_cast<size_t>(std::floor(position));
-  const size_t above = std::min(below + 1, sorted.size() - 1);
-  return sorted[below] + (position - static_cast<double>(below)) * (sorted[above] - sorted[below]);
 }
 
 // Entries at evenly spaced logical indices, so NCHW and NHWC tensors sample alike.
@@ -268,17 +298,38 @@ NumericsSample two_batch_numerics(const SessionOptions& options, size_t samples_
   return sample;
 }
 
-TimingFigures figures_of(std::vector<double> step_seconds, int64_t batch) {
+TimingFigures figures_of(std::vector<double> step_seconds, int64_t batch, StopRule stop) {
   TimingFigures figures;
+  figures.stop = stop;
   if (step_seconds.empty()) return figures;
   std::sort(step_seconds.begin(), step_seconds.end());
-  const double median = percentile(step_seconds, 0.5);
+  const QuantileEstimate median = estimate_quantile(step_seconds, 0.5);
   figures.steps = static_cast<int64_t>(step_seconds.size());
-  figures.median_step_ms = median * 1e3;
+  figures.median_step_ms = median.estimate * 1e3;
   figures.min_step_ms = step_seconds.front() * 1e3;
-  figures.median_eps = median > 0 ? static_cast<double>(batch) / median : 0;
-  figures.spread = median > 0 ? (percentile(step_seconds, 0.9) - percentile(step_seconds, 0.1)) / median : 0;
+  const auto examples = static_cast<double>(batch);
+  figures.median_eps = median.estimate > 0 ? examples / median.estimate : 0;
+  figures.spread = median.estimate > 0
+                       ? (quantile_of_sorted(step_seconds, 0.9) - quantile_of_sorted(step_seconds, 0.1)) / median.estimate
+                       : 0;
+  if (median.bounded() && median.low > 0) {  // a zero step time has no rate
+    figures.eps_low = examples / median.high;
+    figures.eps_high = examples / median.low;
+  }
   return figures;
+}
+
+QuantileEstimate TimingFigures::step_interval(int64_t batch) const {
+  QuantileEstimate e;
+  e.n = static_cast<size_t>(steps);
+  const auto examples = static_cast<double>(batch);
+  if (median_eps > 0) e.estimate = examples / median_eps;
+  if (has_interval()) {
+    e.low = examples / eps_high;
+    e.high = examples / eps_low;
+    e.has_interval = true;
+  }
+  return e;
 }
 
 namespace {
@@ -304,8 +355,7 @@ TrialResult measure_here(const SessionOptions& base, const RunConfig& config, co
     }
     run.warm_up(options.warmup);
     run.start_tracing();
-    run.time_steps(options.steps);
-    result = run.finish(options);
+    result = run.finish(options, run.time_adaptively(options));
   });
   if (failure) result = disposition(config, TrialStatus::failed, *failure);
   else if (!mismatch.empty()) result = disposition(config, TrialStatus::invalid, mismatch);
@@ -314,42 +364,60 @@ TrialResult measure_here(const SessionOptions& base, const RunConfig& config, co
   return result;
 }
 
-std::pair<TrialResult, TrialResult> interleave_here(const SessionOptions& base, const RunConfig& a,
-                                                    const RunConfig& b, const NumericsSample& reference,
-                                                    const MeasureOptions& options, StepCounter* steps) {
+// Rounds at least: the sign test's smallest two-sided p with n rounds is 2^(1-n), below
+// 0.05 only from 6 rounds on.
+constexpr int64_t kMinimumRounds = 6;
+
+std::vector<TrialResult> interleave_here(const SessionOptions& base, const std::vector<RunConfig>& configs,
+                                         const std::vector<const NumericsSample*>& references,
+                                         const MeasureOptions& options, const RoundsSettled& settled,
+                                         StepCounter* steps) {
   const auto start = Clock::now();
-  std::pair<TrialResult, TrialResult> results{disposition(a, TrialStatus::failed, ""),
-                                              disposition(b, TrialStatus::failed, "")};
+  const auto count = static_cast<int>(configs.size());
+  std::vector<TrialResult> results;
   std::string mismatch;
   const auto failure = failure_of([&] {
-    const ScopedAllocationCap cap(options.memory_limit_bytes * 2);  // two candidates live at once
-    TrialTimeLimit limit(options.time_limit_seconds, 2, steps);
-    CandidateRun run_a(base, a, limit), run_b(base, b, limit);
-    for (CandidateRun* run : {&run_a, &run_b})
-      if (mismatch = run->check(reference, options); !mismatch.empty()) return;
-    run_a.warm_up(options.warmup);
-    run_b.warm_up(options.warmup);
-    run_a.start_tracing();
-    run_b.start_tracing();
-    // Alternating single steps: each includes draining its own pipeline, alike for both.
-    for (int64_t i = 0; i < options.steps; ++i) {
-      run_a.time_steps(1);
-      run_b.time_steps(1);
+    const ScopedAllocationCap cap(options.memory_limit_bytes * configs.size());  // all live at once
+    TrialTimeLimit limit(options.time_limit_seconds, count, steps);
+    std::vector<std::unique_ptr<CandidateRun>> runs;
+    for (const RunConfig& config : configs) runs.push_back(std::make_unique<CandidateRun>(base, config, limit));
+    for (size_t i = 0; i < runs.size(); ++i)
+      if (mismatch = runs[i]->check(*references[i], options); !mismatch.empty()) return;
+    for (auto& run : runs) run->warm_up(options.warmup);
+    for (auto& run : runs) run->start_tracing();
+    // Round-robin single steps: each includes draining its own pipeline, alike for all.
+    const int64_t minimum = std::max(options.steps, kMinimumRounds);
+    const int64_t maximum = std::max(options.max_steps, minimum);
+    const double time_cap = options.max_timing_seconds * static_cast<double>(runs.size());
+    double timed = 0;
+    std::vector<std::vector<double>> rounds(runs.size());
+    for (int64_t round = 0; round < maximum; ++round) {
+      double this_round = 0;
+      for (size_t i = 0; i < runs.size(); ++i) {
+        runs[i]->time_steps(1);
+        rounds[i].push_back(runs[i]->step_seconds().back());
+        this_round += rounds[i].back();
+      }
+      timed += this_round;
+      // Also well before --trial-timeout: rounds that time fine must not fail for being many.
+      const bool out_of_time = timed >= time_cap || limit.seconds_left() < 4 * this_round;
+      if (round + 1 >= minimum && (out_of_time || (settled && settled(rounds)))) break;
     }
-    results = {run_a.finish(options), run_b.finish(options)};
+    for (auto& run : runs) results.push_back(run->finish(options, StopRule::interleaved));
   });
-  // Both were measured fine alone; a problem now is reported on both, not guessed at.
+  // All were measured fine alone; a problem now is reported on all, not guessed at.
   const std::string why = failure ? *failure : mismatch;
   if (!why.empty()) {
     const TrialStatus status = failure ? TrialStatus::failed : TrialStatus::invalid;
-    results = {disposition(a, status, cat(kRemeasureReason, ": ", why)),
-               disposition(b, status, cat(kRemeasureReason, ": ", why))};
+    results.clear();
+    for (const RunConfig& config : configs) results.push_back(disposition(config, status, cat(kRemeasureReason, ": ", why)));
   } else {
-    results.first.reason = cat(kRemeasureReason, " with ", b.label());
-    results.second.reason = cat(kRemeasureReason, " with ", a.label());
-    results.first.numerics_checked = results.second.numerics_checked = true;
+    for (TrialResult& result : results) {
+      result.reason = cat(kRemeasureReason, " of ", configs.size(), " configs, ", result.figures.steps, " rounds");
+      result.numerics_checked = true;
+    }
   }
-  results.first.seconds = results.second.seconds = seconds_since(start);
+  for (TrialResult& result : results) result.seconds = seconds_since(start);
   return results;
 }
 
@@ -368,21 +436,24 @@ TrialResult measure(const SessionOptions& base, const RunConfig& config, const N
   return result;
 }
 
-std::pair<TrialResult, TrialResult> measure_interleaved(const SessionOptions& base, const RunConfig& a,
-                                                        const RunConfig& b, const NumericsSample& reference,
-                                                        const MeasureOptions& options) {
-  if (!options.isolate) return interleave_here(base, a, b, reference, options, nullptr);
+std::vector<TrialResult> measure_interleaved(const SessionOptions& base, const std::vector<RunConfig>& configs,
+                                             const std::vector<const NumericsSample*>& references,
+                                             const MeasureOptions& options, const RoundsSettled& settled) {
+  if (references.size() != configs.size())
+    fail(ErrorKind::runtime, "measure_interleaved: ", configs.size(), " configs but ", references.size(), " references");
+  if (!options.isolate) return interleave_here(base, configs, references, options, settled, nullptr);
   const auto start = Clock::now();
-  ChildOutcome child = run_in_child(base.backend, {options.time_limit_seconds, 2}, [&](StepCounter& steps) {
-    auto [first, second] = interleave_here(base, a, b, reference, options, &steps);
-    return std::vector{std::move(first), std::move(second)};
+  const auto count = static_cast<int>(configs.size());
+  ChildOutcome child = run_in_child(base.backend, {options.time_limit_seconds, count}, [&](StepCounter& steps) {
+    return interleave_here(base, configs, references, options, settled, &steps);
   });
-  std::pair<TrialResult, TrialResult> results =
-      child.results.size() == 2
-          ? std::pair{std::move(child.results[0]), std::move(child.results[1])}
-          : std::pair{disposition(a, TrialStatus::failed, cat(kRemeasureReason, ": ", child.failure)),
-                      disposition(b, TrialStatus::failed, cat(kRemeasureReason, ": ", child.failure))};
-  results.first.seconds = results.second.seconds = seconds_since(start);
+  std::vector<TrialResult> results = std::move(child.results);
+  if (results.size() != configs.size()) {
+    results.clear();
+    for (const RunConfig& config : configs)
+      results.push_back(disposition(config, TrialStatus::failed, cat(kRemeasureReason, ": ", child.failure)));
+  }
+  for (TrialResult& result : results) result.seconds = seconds_since(start);
   return results;
 }
 

@@ -4,6 +4,7 @@
 // nothing a candidate throws escapes measure(), so one bad candidate never ends a sweep.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "core/engine/RunConfig.h"
 #include "core/engine/TrainingSession.h"
+#include "core/tuner/StepStatistics.h"
 #include "core/tuner/TrialTimeLimit.h"
 #include "profiler/Trace.h"
 
@@ -24,7 +26,16 @@ TrialStatus parse_trial_status(const std::string& text);
 
 struct MeasureOptions {
   int64_t warmup = 2;  // untimed steps after the numerics check
-  int64_t steps = 5;   // individually timed steps
+  // Adaptive timing (docs/TUNER-MEASUREMENT.md): steps are timed one by one until the 95%
+  // interval of the median step time lies within +-delta/2 of it, with at least `steps`
+  // and at most `max_steps` steps, and at most `max_timing_seconds` of timed steps.
+  int64_t steps = 5;  // the minimum number of individually timed steps
+  double delta = 0.02;
+  int64_t max_steps = 200;
+  double max_timing_seconds = 10;
+  // Racing: step time interval of the leader so far (null: no racing). Timing stops
+  // early once this candidate is slower than it with confidence (StepStatistics.h).
+  std::optional<QuantileEstimate> race_against;
   // Numerics (docs/TUNER-NUMERICS.md). Loss: |loss - ref| <= loss_tolerance * max(1, |ref|).
   // The loss is a continuous function of every kernel's output, so float32 reassociation
   // (gemm, FFT, layout, threads, lanes) moves it by rounding only: measured <= 3.2e-7
@@ -127,13 +138,21 @@ struct KernelShare {
 
 struct TimingFigures {
   int64_t steps = 0;
-  double median_eps = 0;      // batch / median step time
+  double median_eps = 0;      // batch / median step time: the estimate every ranking uses
   double median_step_ms = 0;
   double min_step_ms = 0;
   double spread = 0;          // (p90 - p10) / median of the step times
+  // The 95% order-statistic interval of median_eps (batch / the interval of the median
+  // step time); 0 when unknown (fewer than 6 steps, an older build's row).
+  double eps_low = 0;
+  double eps_high = 0;
+  StopRule stop = StopRule::none;  // why timing stopped
+  bool has_interval() const { return eps_low > 0 && eps_high > 0; }
+  // The interval of the median step time in seconds (unbounded without one).
+  QuantileEstimate step_interval(int64_t batch) const;
 };
 // Figures of individually timed steps (seconds each). Empty input: all zero.
-TimingFigures figures_of(std::vector<double> step_seconds, int64_t batch);
+TimingFigures figures_of(std::vector<double> step_seconds, int64_t batch, StopRule stop = StopRule::none);
 
 // How much the timed steps overlapped (profiler::concurrency over the trial's trace).
 struct ConcurrencyFigures {
@@ -151,9 +170,12 @@ struct TrialResult {
   std::vector<KernelShare> kernels;
   std::shared_ptr<const profiler::Trace> trace;  // of the timed steps (ok trials only)
   double seconds = 0;                             // wall time the measurement took
-  bool remeasured = false;  // figures come from the interleaved winner/runner-up re-measurement
+  bool remeasured = false;  // figures come from the final interleaved rounds among the leaders
   bool reused = false;      // taken from the results DB by a resumed tune, not measured now
   bool numerics_checked = false;  // this measurement ran and completed the numerics check
+  // The timed steps in the order run (seconds each; the interleaved rounds pair them by
+  // index). Not stored in the results DB.
+  std::vector<double> step_seconds;
 };
 
 // Every trial of the interleaved re-measurement carries a reason starting with this, so
@@ -164,11 +186,17 @@ inline constexpr const char* kRemeasureReason = "interleaved re-measurement";
 // child process when options.isolate is set.
 TrialResult measure(const SessionOptions& base, const RunConfig& config, const NumericsSample& reference,
                     const MeasureOptions& options);
-// Measures two configs with their timed steps interleaved (a, b, a, b, ...) so slow
-// drift of the machine hits both alike: the final word between a winner and its runner-up.
-// The time limit covers both (twice options.time_limit_seconds).
-std::pair<TrialResult, TrialResult> measure_interleaved(const SessionOptions& base, const RunConfig& a,
-                                                        const RunConfig& b, const NumericsSample& reference,
-                                                        const MeasureOptions& options);
+// Whether the interleaved rounds so far (one step time per config per round, paired by
+// index) settle the choice; measure_interleaved stops at the first true.
+using RoundsSettled = std::function<bool(const std::vector<std::vector<double>>& round_seconds)>;
+// Measures `configs` (each checked against its reference) in interleaved rounds: each
+// round times one step of each, round-robin, so slow drift of the machine hits all alike:
+// the final word among the leaders. At least max(options.steps, 6) rounds, at most
+// options.max_steps, at most options.max_timing_seconds per config, fewer once
+// `settled` says so. The time and memory limits cover all of them. Each result carries
+// its round times in step_seconds, stop StopRule::interleaved, reason kRemeasureReason.
+std::vector<TrialResult> measure_interleaved(const SessionOptions& base, const std::vector<RunConfig>& configs,
+                                             const std::vector<const NumericsSample*>& references,
+                                             const MeasureOptions& options, const RoundsSettled& settled);
 
 }  // namespace tunescope::tuner

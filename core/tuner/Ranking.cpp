@@ -1,14 +1,32 @@
-// The ranking rule and the interleaved verdict.
+// The ranking rule, the choice of the leaders to settle and the verdict of their rounds.
 #include "core/tuner/Ranking.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <tuple>
 
 #include "core/base/Error.h"
 #include "core/engine/RunKnobs.h"
 
 namespace tunescope::tuner {
+
+namespace {
+
+// "2.31%" / "0.0042": figures for the decision text, to 3 significant digits.
+std::string figure(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
+std::string percent(double share) { return figure(share * 100) + "%"; }
+
+bool overlaps(const TimingFigures& a, const TimingFigures& b) {
+  if (!a.has_interval() || !b.has_interval()) return true;
+  return a.eps_low <= b.eps_high && b.eps_low <= a.eps_high;
+}
+
+}  // namespace
 
 bool simpler(const RunConfig& a, const RunConfig& b) {
   // Fewer per-layer overrides, then fewer knobs away from their defaults (nhwc, streams,
@@ -26,15 +44,32 @@ bool simpler(const RunConfig& a, const RunConfig& b) {
   return key(a) < key(b);
 }
 
+std::vector<RankTier> rank_tiers(const std::vector<TrialResult>& trials) {
+  int64_t legacy_steps = 0;  // the most steps of an older build's ok row
+  for (const TrialResult& t : trials)
+    if (t.status == TrialStatus::ok && !t.remeasured && t.figures.stop == StopRule::none)
+      legacy_steps = std::max(legacy_steps, t.figures.steps);
+  std::vector<RankTier> tiers;
+  for (const TrialResult& t : trials) {
+    const StopRule stop = t.figures.stop;
+    if (t.status != TrialStatus::ok) tiers.push_back(RankTier::cut_short);
+    else if (t.remeasured) tiers.push_back(RankTier::remeasured);
+    else if (stop == StopRule::none) tiers.push_back(t.figures.steps < legacy_steps ? RankTier::cut_short : RankTier::full);
+    else tiers.push_back(fully_measured(stop) ? RankTier::full : RankTier::cut_short);
+  }
+  return tiers;
+}
+
 std::vector<size_t> rank_ok_trials(const std::vector<TrialResult>& trials) {
+  const std::vector<RankTier> tiers = rank_tiers(trials);
   std::vector<size_t> ranked;
   for (size_t i = 0; i < trials.size(); ++i)
     if (trials[i].status == TrialStatus::ok) ranked.push_back(i);
   std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
     const TimingFigures& x = trials[a].figures;
     const TimingFigures& y = trials[b].figures;
-    if (trials[a].remeasured != trials[b].remeasured) return trials[a].remeasured;
-    if (x.steps != y.steps) return x.steps > y.steps;
+    if (tiers[a] != tiers[b]) return tiers[a] < tiers[b];
+    if (x.stop == StopRule::none && y.stop == StopRule::none && x.steps != y.steps) return x.steps > y.steps;
     return x.median_eps > y.median_eps;
   });
   return ranked;
@@ -48,7 +83,71 @@ std::vector<size_t> ranking_led_by(const std::vector<TrialResult>& trials, size_
   return ranked;
 }
 
-InterleavedVerdict interleaved_verdict(const TrialResult& first, const TrialResult& second) {
+std::vector<size_t> settle_candidates(const std::vector<TrialResult>& trials, size_t cap) {
+  const std::vector<RankTier> tiers = rank_tiers(trials);
+  std::vector<size_t> full;
+  for (size_t i : rank_ok_trials(trials))
+    if (tiers[i] == RankTier::full) full.push_back(i);
+  if (full.size() < 2) return {};
+  std::vector<size_t> group{full[0], full[1]};
+  for (size_t k = 2; k < full.size() && group.size() < cap; ++k)
+    if (overlaps(trials[full[k]].figures, trials[full[0]].figures)) group.push_back(full[k]);
+  return group;
+}
+
+RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
+                             const std::vector<std::vector<double>>& round_seconds, double delta, double alpha) {
+  if (configs.size() != round_seconds.size() || configs.empty())
+    fail(ErrorKind::runtime, "rounds_verdict: ", configs.size(), " configs but ", round_seconds.size(), " round series");
+  const size_t rounds = round_seconds.front().size();
+  for (const auto& series : round_seconds)
+    if (series.size() != rounds) fail(ErrorKind::runtime, "rounds_verdict: round series of different lengths");
+  RoundsVerdict verdict;
+  std::vector<double> median;
+  for (const auto& series : round_seconds) median.push_back(estimate_quantile(series, 0.5).estimate);
+  verdict.fastest = static_cast<size_t>(std::min_element(median.begin(), median.end()) - median.begin());
+  verdict.winner = verdict.fastest;
+  verdict.settled = true;
+  const std::string& fastest = configs[verdict.fastest].label();
+  std::string findings;
+  for (size_t j = 0; j < configs.size(); ++j) {
+    if (j == verdict.fastest) continue;
+    PairedComparison c;
+    c.other = j;
+    std::vector<double> log_ratios;
+    for (size_t r = 0; r < rounds; ++r)
+      log_ratios.push_back(std::log(round_seconds[j][r] / round_seconds[verdict.fastest][r]));
+    c.test = sign_test(log_ratios);
+    c.ratio = std::exp(c.test.median.estimate);
+    if (c.test.median.bounded()) {
+      c.ratio_low = std::exp(c.test.median.low);
+      c.ratio_high = std::exp(c.test.median.high);
+    }
+    c.significant = c.test.p_value < alpha;
+    c.below_delta = std::abs(c.ratio - 1) < delta;
+    const bool known_small = c.ratio_high > 0 && c.ratio_high - 1 < delta && 1 - c.ratio_low < delta;
+    c.settled = c.significant || known_small;
+    verdict.settled = verdict.settled && c.settled;
+    if (c.tie() && simpler(configs[j], configs[verdict.winner])) verdict.winner = j;
+    findings += cat("; ", configs[j].label(), " is ", percent(std::abs(c.ratio - 1)), c.ratio >= 1 ? " slower" : " faster",
+                    c.ratio_high > 0 ? cat(" (ratio ", figure(c.ratio), ", 95% CI [", figure(c.ratio_low), ", ",
+                                           figure(c.ratio_high), "])")
+                                     : std::string(),
+                    ", p = ", figure(c.test.p_value), c.significant ? " < " : " >= ", figure(alpha),
+                    c.tie() ? cat(", below delta ", percent(delta), ": a tie") : std::string());
+    verdict.comparisons.push_back(c);
+  }
+  const std::string test = cat("exact sign test on paired log step-time ratios over ", rounds,
+                               " interleaved rounds, against the fastest, ", fastest, findings);
+  if (verdict.winner == verdict.fastest)
+    verdict.decision = cat(test, ": the fastest wins");
+  else
+    verdict.decision = cat(test, ": tie rule (not significant and below delta): the simpler ",
+                           configs[verdict.winner].label(), " wins");
+  return verdict;
+}
+
+InterleavedVerdict legacy_interleaved_verdict(const TrialResult& first, const TrialResult& second) {
   const double a = first.figures.median_eps, b = second.figures.median_eps;
   const double gap = std::abs(a - b) / std::max(a, b);
   const double noise = std::max(first.figures.spread, second.figures.spread);

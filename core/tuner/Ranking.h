@@ -1,6 +1,6 @@
-// How trials are ranked and how the interleaved re-measurement of the top two declares
+// How trials are ranked and how the final interleaved rounds among the leaders declare
 // the winner: shared by the tune itself and by `report` reading a results DB, so both
-// print the same ranking.
+// print the same ranking (docs/TUNER-MEASUREMENT.md).
 #pragma once
 
 #include <string>
@@ -14,22 +14,74 @@ namespace tunescope::tuner {
 // then fewer threads, then smaller knob counts. Ties within noise go to the simpler config.
 bool simpler(const RunConfig& a, const RunConfig& b);
 
-// Indices of the ok trials, best first, by the weight of the evidence and then by speed:
-// the interleaved re-measured pair first, then figures from more timed steps (a later
-// halving round outranks the candidates it eliminated, whatever their shorter runs
-// showed), then higher median ex/s.
+// The one ranking rule, in tiers, each by median ex/s (fastest first):
+//   0: the leaders re-measured in the final interleaved rounds (remeasured),
+//   1: fully measured candidates (timing converged or reached a cap),
+//   2: candidates cut short: raced out, or eliminated in a brief halving round.
+// Rows of an older build (stop none) have no stop rule: among them, fewer timed steps
+// than the most any of them had means an earlier halving round (tier 2), and more steps
+// rank first within a tier.
+enum class RankTier { remeasured = 0, full = 1, cut_short = 2 };
+// The tier of each ok trial (same order as `trials`; non-ok trials get cut_short).
+std::vector<RankTier> rank_tiers(const std::vector<TrialResult>& trials);
+// Indices of the ok trials, best first, by that rule.
 std::vector<size_t> rank_ok_trials(const std::vector<TrialResult>& trials);
-// rank_ok_trials with the declared winner moved to the front (a tie within noise may
-// crown the slightly slower, simpler config).
+// rank_ok_trials with the declared winner moved to the front (the tie rule may crown a
+// slightly slower, simpler config).
 std::vector<size_t> ranking_led_by(const std::vector<TrialResult>& trials, size_t winner);
 
+// The leaders to settle in interleaved rounds: the top of the ranking (it must be fully
+// measured) and each fully measured trial whose interval overlaps its (or that has no
+// interval), in ranking order; always the runner-up, at most `cap` in all. Empty when
+// fewer than two fully measured trials.
+inline constexpr size_t kMaxSettled = 4;
+std::vector<size_t> settle_candidates(const std::vector<TrialResult>& trials, size_t cap = kMaxSettled);
+
+// The fastest of a group against one other, over their paired interleaved rounds.
+struct PairedComparison {
+  size_t other = 0;     // index in the group
+  SignTest test;        // of log(other's step time / fastest's) per round
+  double ratio = 1;     // exp(median log ratio): > 1 when `other` is slower
+  double ratio_low = 0, ratio_high = 0;  // its 95% interval (0: too few rounds)
+  bool significant = false;              // test.p_value < alpha
+  // Below delta: |ratio - 1| < delta. A tie: not significant and below delta.
+  bool below_delta = false;
+  bool tie() const { return !significant && below_delta; }
+  // Decided: significant, or the interval shows the difference is within +-delta, so
+  // further rounds could only turn a tie into a significant sub-delta difference.
+  bool settled = false;
+};
+
+struct RoundsVerdict {
+  size_t fastest = 0;  // group index with the lowest median round time
+  size_t winner = 0;   // the fastest, or the simplest config tied with it
+  std::vector<PairedComparison> comparisons;  // the fastest against each other member
+  bool settled = false;                        // every comparison is decided
+  std::string decision;  // the test, each effect size and p, and the rule applied
+};
+// The verdict of interleaved rounds: round_seconds[i][r] is member i's step time in
+// round r (equal lengths). The fastest by median round time wins, unless a simpler
+// member's difference from it is both insignificant (exact two-sided sign test on the
+// paired log ratios, p >= alpha) and below delta; the simplest such wins then.
+RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
+                             const std::vector<std::vector<double>>& round_seconds, double delta,
+                             double alpha = kAlpha);
+
+// The decision when every ok candidate but the top one was cut short.
+inline constexpr const char* kOnlyFullyMeasuredDecision =
+    "the only fully measured candidate: every other was slower with confidence (raced out) or eliminated in a "
+    "brief halving round";
+
+// Reason prefix of the winner's row of the interleaved rounds (it starts with
+// kRemeasureReason, like every row of the rounds); the decision follows it.
+inline constexpr const char* kRemeasureWinnerReason = "interleaved re-measurement winner: ";
+
+// The verdict of builds before the interleaved rounds (two configs, the larger spread as
+// the noise): kept to reread their results DBs as they were declared.
 struct InterleavedVerdict {
   bool second_wins = false;
-  std::string decision;  // how the winner was declared, for the user
+  std::string decision;
 };
-// The word on `first` (the sweep's fastest) against `second` from their interleaved
-// re-measurement: the faster unless the gap is within the noise (the larger spread),
-// where the simpler config wins.
-InterleavedVerdict interleaved_verdict(const TrialResult& first, const TrialResult& second);
+InterleavedVerdict legacy_interleaved_verdict(const TrialResult& first, const TrialResult& second);
 
 }  // namespace tunescope::tuner

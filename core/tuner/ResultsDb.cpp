@@ -35,7 +35,8 @@ CREATE TABLE trials (
   machine_id INTEGER NOT NULL REFERENCES machines(id), config TEXT NOT NULL,
   status TEXT NOT NULL CHECK (status IN ('ok', 'invalid', 'failed', 'skipped')), reason TEXT NOT NULL,
   median_eps REAL, median_step_ms REAL, min_step_ms REAL, spread REAL, steps INTEGER NOT NULL,
-  kernels TEXT NOT NULL, created_at TEXT NOT NULL, concurrent_share REAL, mean_in_flight REAL);
+  kernels TEXT NOT NULL, created_at TEXT NOT NULL, concurrent_share REAL, mean_in_flight REAL, eps_low REAL,
+  eps_high REAL, stop_rule TEXT);
 )sql";
 
 // Added after the first schema: created on opening a file without it.
@@ -48,8 +49,9 @@ CREATE TABLE IF NOT EXISTS strategy_choices (
 
 // Columns of `trials` newer than the first schema, with their types: added on opening a
 // file without them.
-const std::pair<const char*, const char*> kAddedTrialColumns[] = {{"concurrent_share", "REAL"},
-                                                                   {"mean_in_flight", "REAL"}};
+const std::pair<const char*, const char*> kAddedTrialColumns[] = {
+    {"concurrent_share", "REAL"}, {"mean_in_flight", "REAL"}, {"eps_low", "REAL"}, {"eps_high", "REAL"},
+    {"stop_rule", "TEXT"}};
 
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
@@ -236,15 +238,19 @@ int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const Trial
   SqliteTransaction transaction(*db_);
   SqliteStatement insert = db_->prepare(
       "INSERT INTO trials(problem_id, machine_id, config, status, reason, median_eps, median_step_ms, "
-      "min_step_ms, spread, steps, kernels, created_at, concurrent_share, mean_in_flight) VALUES (?1, "
-      "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+      "min_step_ms, spread, steps, kernels, created_at, concurrent_share, mean_in_flight, eps_low, eps_high, "
+      "stop_rule) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
   insert.bind(1, problem_id).bind(2, machine_id).bind(3, r.config_json).bind(4, to_string(r.status));
   insert.bind(5, r.reason).bind(6, r.figures.median_eps).bind(7, r.figures.median_step_ms);
   insert.bind(8, r.figures.min_step_ms).bind(9, r.figures.spread).bind(10, r.figures.steps);
   insert.bind(11, r.kernels_json).bind(12, utc_now());
   const auto& c = r.concurrency;
   insert.bind(13, c ? std::optional(c->concurrent_share) : std::nullopt);
-  insert.bind(14, c ? std::optional(c->mean_in_flight) : std::nullopt).run();
+  insert.bind(14, c ? std::optional(c->mean_in_flight) : std::nullopt);
+  const bool interval = r.figures.has_interval();
+  insert.bind(15, interval ? std::optional(r.figures.eps_low) : std::nullopt);
+  insert.bind(16, interval ? std::optional(r.figures.eps_high) : std::nullopt);
+  insert.bind(17, to_string(r.figures.stop)).run();
   const int64_t id = db_->last_insert_rowid();
   transaction.commit();
   return id;
@@ -302,6 +308,17 @@ TrialRecord read_trial(const SqliteStatement& select) {
   r.kernels_json = select.text(11);
   r.created_at = select.text(12);
   if (!select.is_null(13) && !select.is_null(14)) r.concurrency = ConcurrencyFigures{select.real(13), select.real(14)};
+  if (!select.is_null(15) && !select.is_null(16)) {
+    r.figures.eps_low = select.real(15);
+    r.figures.eps_high = select.real(16);
+  }
+  if (!select.is_null(17)) {
+    try {
+      r.figures.stop = parse_stop_rule(select.text(17));
+    } catch (const Error& e) {
+      fail(ErrorKind::input, "results DB trial ", r.id, ": stop_rule: ", e.what());
+    }
+  }
   return r;
 }
 

@@ -21,7 +21,8 @@
 
 namespace tunescope::tuner {
 
-// Columns added to a table later (trials.concurrent_share, trials.mean_in_flight) and
+// Columns added to a table later (trials.concurrent_share, trials.mean_in_flight,
+// trials.eps_low, trials.eps_high, trials.stop_rule) and
 // tables added later (strategy_choices) do not change the version: opening an older
 // file adds them (older rows keep NULL), and an older build reads and writes a newer
 // file by naming its columns and tables.
@@ -51,7 +52,7 @@ struct TrialRecord {
   std::string config_json;
   TrialStatus status = TrialStatus::failed;
   std::string reason;
-  TimingFigures figures;
+  TimingFigures figures;  // eps_low/eps_high 0 and stop none where the columns are NULL
   std::string kernels_json;  // [{"name", "calls", "total_ms", "share_pct"}]
   std::optional<ConcurrencyFigures> concurrency;  // NULL columns: not measured, or an older build's row
   std::string created_at;    // UTC, ISO 8601

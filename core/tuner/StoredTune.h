@@ -13,8 +13,9 @@ namespace tunescope::tuner {
 // Each config's latest row (neither a skipped row nor a failed re-measurement hides a
 // measured one; an ok interleaved re-measurement marks the trial re-measured), in the order the configs were first
 // recorded; the baseline (stored_baseline); the ranking of the tune
-// (rank_ok_trials), and the winner: the interleaved verdict when the top two are the
-// last re-measured pair, else the top of the ranking; the latest strategy choice
+// (rank_ok_trials), and the winner: the one the latest interleaved rounds declared (its
+// row's reason holds the decision) while its row is still the one shown, an older
+// build's pair verdict likewise, else the top of the ranking; the latest strategy choice
 // recorded for them. No traces; seconds stay 0.
 // The baseline among a stored tune's configs in the order they were first recorded: the
 // first with the reference's shape (has_reference_shape). The tuner measures its

@@ -1,6 +1,8 @@
 // The per-trial time limit between steps.
 #include "core/tuner/TrialTimeLimit.h"
 
+#include <limits>
+
 #include "core/base/Error.h"
 
 namespace tunescope::tuner {
@@ -21,6 +23,12 @@ void TrialTimeLimit::step_done() {
   if (limit_seconds_ <= 0) return;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (elapsed > limit_seconds_ * trials_) fail(ErrorKind::runtime, time_limit_reason(limit_seconds_, steps_, trials_));
+}
+
+double TrialTimeLimit::seconds_left() const {
+  if (limit_seconds_ <= 0) return std::numeric_limits<double>::infinity();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return limit_seconds_ * trials_ - elapsed;
 }
 
 }  // namespace tunescope::tuner

@@ -28,6 +28,8 @@ class TrialTimeLimit {
   // Counts a finished step; throws Error(runtime) with time_limit_reason once the
   // time since construction exceeds the limit.
   void step_done();
+  // Seconds until the limit (infinite without one): adaptive timing stops well before it.
+  double seconds_left() const;
 
  private:
   double limit_seconds_;

@@ -55,7 +55,14 @@ RunConfig TuneReport::tuned_config() const {
 }
 
 Tuner::Tuner(TuneOptions options, ResultsDb* db) : options_(std::move(options)), db_(db) {
-  if (options_.measure.steps < 1) fail(ErrorKind::usage, "--steps must be >= 1, got ", options_.measure.steps);
+  const MeasureOptions& m = options_.measure;
+  if (m.steps < 1) fail(ErrorKind::usage, "--steps must be >= 1, got ", m.steps);
+  if (m.max_steps < m.steps || m.max_steps > kMaxTimedSteps)
+    fail(ErrorKind::usage, "--max-steps must be between --steps (", m.steps, ") and ", kMaxTimedSteps, ", got ",
+         m.max_steps);
+  if (!(m.delta > 0 && m.delta <= 1)) fail(ErrorKind::usage, "--delta must be in (0, 1], got ", m.delta);
+  if (!(m.max_timing_seconds > 0 && m.max_timing_seconds <= kMaxTimingSeconds))
+    fail(ErrorKind::usage, "--max-timing-seconds must be in (0, ", kMaxTimingSeconds, "], got ", m.max_timing_seconds);
   if (options_.measure.warmup < 0) fail(ErrorKind::usage, "--warmup must be >= 0, got ", options_.measure.warmup);
   if (options_.budget_seconds < 0) fail(ErrorKind::usage, "--budget must be >= 0, got ", options_.budget_seconds);
   if (options_.measure.time_limit_seconds < 0)
@@ -271,8 +278,31 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   const size_t runnable =
       static_cast<size_t>(std::count_if(list.begin(), list.end(), [](const Candidate& c) { return c.runnable(); }));
   // Halving's first round times a fraction of --steps; its later rounds are the rest of the work.
-  MeasureOptions sweep_measure = options_.measure;
-  if (halving) sweep_measure.steps = halving_steps(runnable, options_.measure.steps);
+  // A round that times fewer than --steps is brief: a fixed count, no adaptive timing
+  // and no racing (it is a race of its own); the full round is timed adaptively.
+  auto round_measure = [&](int64_t steps) {
+    MeasureOptions m = options_.measure;
+    if (steps < m.steps) m.steps = m.max_steps = steps;
+    return m;
+  };
+  const MeasureOptions sweep_measure =
+      halving ? round_measure(halving_steps(runnable, options_.measure.steps)) : options_.measure;
+  // Racing: the leader is the fastest fully measured trial with an interval so far.
+  auto racing_against_leader = [&](MeasureOptions m) {
+    if (!options_.racing || m.max_steps < options_.measure.max_steps) return m;
+    const std::vector<RankTier> tiers = rank_tiers(report.trials);
+    for (size_t i : rank_ok_trials(report.trials))
+      if (tiers[i] == RankTier::full && report.trials[i].figures.has_interval()) {
+        m.race_against = report.trials[i].figures.step_interval(report.trials[i].config.batch);
+        break;
+      }
+    return m;
+  };
+  // A brief round's figures are marked so: they rank below the fully measured.
+  auto mark_brief = [&](TrialResult& trial, const MeasureOptions& m) {
+    if (trial.status == TrialStatus::ok && m.max_steps < options_.measure.max_steps)
+      trial.figures.stop = StopRule::brief;
+  };
   const size_t total = halving ? std::max(runnable, halving_work(runnable)) : runnable;
   std::vector<size_t> unrecorded;  // halving: ok trials still racing, recorded when they leave
   size_t index = 0;
@@ -305,7 +335,8 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
         auto best = best_index();
         progress({index, total, 0, candidate.config.label(), nullptr, best ? &report.trials[*best] : nullptr});
       }
-      trial = measure_candidate(candidate.config, sweep_measure);
+      trial = measure_candidate(candidate.config, racing_against_leader(sweep_measure));
+      mark_brief(trial, sweep_measure);
     }
     if (fresh && halving && trial.status == TrialStatus::ok) unrecorded.push_back(report.trials.size());
     else if (fresh) record(trial);
@@ -333,8 +364,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
       std::stable_sort(racing.begin(), racing.end(), faster);
       racing.resize(halving_keep(racing.size()));
       if (racing.size() == 1) break;
-      MeasureOptions round = options_.measure;
-      round.steps = halving_steps(racing.size(), options_.measure.steps);
+      MeasureOptions round = round_measure(halving_steps(racing.size(), options_.measure.steps));
       round.check_numerics = false;  // every racer passed it in round 0
       for (size_t i : racing) {
         if (stopped()) {
@@ -351,7 +381,8 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
           progress({index, total, report.rounds, report.trials[i].config.label(), nullptr,
                     best ? &report.trials[*best] : nullptr});
         }
-        TrialResult trial = measure_candidate(report.trials[i].config, round);
+        TrialResult trial = measure_candidate(report.trials[i].config, racing_against_leader(round));
+        mark_brief(trial, round);
         trial.seconds += report.trials[i].seconds;  // the candidate's cost over all its rounds
         report.trials[i] = std::move(trial);
         if (std::find(unrecorded.begin(), unrecorded.end(), i) == unrecorded.end()) unrecorded.push_back(i);
@@ -371,7 +402,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   std::sort(unrecorded.begin(), unrecorded.end());
   for (size_t i : unrecorded) record(report.trials[i]);
 
-  // Rank the ok trials; the top two are re-measured interleaved before a winner is declared.
+  // Rank the ok trials; the leaders are settled in interleaved rounds before a winner is declared.
   const std::vector<size_t> ranked = rank_ok_trials(report.trials);
   // Interrupted (before or after the sweep): the best so far, without the re-measurement
   // (the user asked to stop), and no error when nothing finished yet.
@@ -391,26 +422,52 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
     fail(ErrorKind::runtime, "no candidate succeeded (", report.trials.size(), " tried):", reasons);
   }
   report.best = ranked.front();
+  const std::vector<size_t> group = settle_candidates(report.trials);
   if (ranked.size() == 1) {
     report.decision = "only one candidate succeeded";
+  } else if (group.empty()) {
+    report.decision = kOnlyFullyMeasuredDecision;
   } else {
-    const size_t first = ranked[0], second = ranked[1];
-    auto [a, b] = measure_interleaved(base, report.trials[first].config, report.trials[second].config, reference,
-                                      options_.measure);
-    record(a);
-    record(b);
-    if (a.status != TrialStatus::ok || b.status != TrialStatus::ok) {
-      report.decision = cat("interleaved re-measurement failed (", a.reason, "); the sweep's fastest wins");
+    // The leaders in interleaved rounds until the sign test decides every comparison
+    // with the fastest, or a cap (docs/TUNER-MEASUREMENT.md).
+    std::vector<RunConfig> configs;
+    std::vector<const NumericsSample*> references;
+    try {
+      for (size_t i : group) {
+        configs.push_back(report.trials[i].config);
+        references.push_back(&reference_for(report.trials[i].config));
+      }
+    } catch (const std::exception&) {  // every one of them was checked against it in the sweep
+      fail(ErrorKind::runtime, "the reference of a leader's split failed when it had run before");
+    }
+    MeasureOptions settle_measure = options_.measure;
+    settle_measure.race_against.reset();
+    const double delta = settle_measure.delta;
+    std::vector<TrialResult> rounds = measure_interleaved(
+        base, configs, references, settle_measure,
+        [&](const std::vector<std::vector<double>>& seconds) { return rounds_verdict(configs, seconds, delta).settled; });
+    const bool all_ok = std::all_of(rounds.begin(), rounds.end(), [](const TrialResult& t) { return t.status == TrialStatus::ok; });
+    if (!all_ok) {
+      report.decision = cat("interleaved re-measurement failed (", rounds.front().reason, "); the sweep's fastest wins");
+      for (const TrialResult& t : rounds) record(t);
     } else {
-      const InterleavedVerdict verdict = interleaved_verdict(a, b);
-      report.best = verdict.second_wins ? second : first;
+      std::vector<std::vector<double>> seconds;
+      for (const TrialResult& t : rounds) seconds.push_back(t.step_seconds);
+      const RoundsVerdict verdict = rounds_verdict(configs, seconds, delta);
+      report.best = group[verdict.winner];
       report.decision = verdict.decision;
       // The interleaved figures are the fairer comparison: they replace the sweep's.
-      for (auto [index, fresh] : {std::pair{first, &a}, std::pair{second, &b}}) {
-        const double seconds = report.trials[index].seconds;
-        report.trials[index] = std::move(*fresh);
-        report.trials[index].seconds += seconds;
-        report.trials[index].remeasured = true;
+      for (size_t k = 0; k < group.size(); ++k) {
+        TrialResult& fresh = rounds[k];
+        fresh.reason = k == verdict.winner
+                           ? cat(kRemeasureWinnerReason, verdict.decision)
+                           : cat(kRemeasureReason, " of ", group.size(), " configs over ", fresh.figures.steps,
+                                 " rounds; the winner: ", configs[verdict.winner].label());
+        record(fresh);
+        const double seconds_before = report.trials[group[k]].seconds;
+        report.trials[group[k]] = std::move(fresh);
+        report.trials[group[k]].seconds += seconds_before;
+        report.trials[group[k]].remeasured = true;
       }
     }
   }

@@ -19,6 +19,10 @@
 
 namespace tunescope::tuner {
 
+// Bounds of the adaptive timing options, checked before anything runs.
+inline constexpr int64_t kMaxTimedSteps = 1'000'000;
+inline constexpr double kMaxTimingSeconds = 3600;
+
 struct TuneOptions {
   SessionOptions base;  // model, data, batch, backend, seed...; its conv and knobs are ignored
   std::vector<std::string> algorithms;  // empty: all registered for the backend
@@ -30,6 +34,9 @@ struct TuneOptions {
   Strategy strategy = Strategy::exhaustive;
   bool per_layer_product = false;  // exhaustive: also every per-layer combination
   MeasureOptions measure;
+  // Racing: stop timing a candidate once it is slower than the leader so far with
+  // confidence (MeasureOptions::race_against); it is recorded ok, stop raced_out.
+  bool racing = true;
   FindOptions find;
   double budget_seconds = 0;  // 0: unbounded; else no candidate starts after this
   // Set (e.g. by a SIGINT handler; a lock-free atomic is async-signal-safe) to stop the
@@ -56,8 +63,9 @@ struct TuneProgress {
 
 struct TuneReport {
   // Every candidate, in the order measured, with the figures of its last measurement
-  // (halving: of the last round it ran in); the top two ok trials carry the figures of
-  // their interleaved re-measurement (remeasured = true) when it succeeded.
+  // (halving: of the last round it ran in); the leaders settled in interleaved rounds
+  // (settle_candidates) carry the figures of those rounds (remeasured = true) when they
+  // succeeded.
   std::vector<TrialResult> trials;
   std::optional<size_t> baseline;   // index of the reference config (nchw + the backend's default conv)
   std::optional<size_t> best;       // index of the declared winner

@@ -27,10 +27,25 @@ TEST(TuneIsolationCli, IsolatedTuneWritesConfigTrialsAndTraces) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(folder.at("results.sqlite").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT count(*), sum(status = 'ok') FROM trials", -1, &stmt, nullptr), SQLITE_OK);
+  // The 4 candidates, then the leaders settled in interleaved rounds (none when racing
+  // left one fully measured candidate, else 2 to 4), exactly one of them the winner; the
+  // interval and stop rule measured in the children reached every ok row.
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT count(*), sum(status = 'ok'), sum(reason LIKE 'interleaved re-measurement%'), "
+                               "sum(reason LIKE 'interleaved re-measurement winner: exact sign test%'), "
+                               "sum(stop_rule IS NULL OR stop_rule = 'none'), sum(steps >= 6 AND eps_low IS NULL), "
+                               "sum(eps_low > median_eps OR eps_high < median_eps) FROM trials",
+                               -1, &stmt, nullptr),
+            SQLITE_OK);
   ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int64(stmt, 0), 6) << "4 candidates and the 2 interleaved re-measurements";
-  EXPECT_EQ(sqlite3_column_int64(stmt, 1), 6);
+  const int64_t settled = sqlite3_column_int64(stmt, 2);
+  EXPECT_TRUE(settled == 0 || (settled >= 2 && settled <= 4)) << settled;
+  EXPECT_EQ(sqlite3_column_int64(stmt, 0), 4 + settled);
+  EXPECT_EQ(sqlite3_column_int64(stmt, 1), 4 + settled);
+  EXPECT_EQ(sqlite3_column_int64(stmt, 3), settled > 0 ? 1 : 0);
+  EXPECT_EQ(sqlite3_column_int64(stmt, 4), 0) << "an ok row without its stop rule";
+  EXPECT_EQ(sqlite3_column_int64(stmt, 5), 0) << "a row of 6 steps or more without its interval";
+  EXPECT_EQ(sqlite3_column_int64(stmt, 6), 0) << "an interval that does not hold its median";
   sqlite3_finalize(stmt);
   sqlite3_close(db);
 

@@ -126,6 +126,18 @@ TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
     EXPECT_GT(trial["seconds"].get<double>(), 0);
     EXPECT_GE(trial["elapsed"].get<double>(), trial["seconds"].get<double>());
     EXPECT_GE(trial["eta"].get<double>(), 0);
+    // Adaptive timing: at least --steps 2, and the median's interval from 6 steps on.
+    const auto steps = trial["steps"].get<int64_t>();
+    EXPECT_GE(steps, 2) << trial.dump();
+    const std::string stop = trial["stop"];
+    EXPECT_TRUE(stop == "converged" || stop == "max_steps" || stop == "time_cap" || stop == "raced_out") << stop;
+    if (steps >= 6) {
+      ASSERT_TRUE(trial["eps_low"].is_number() && trial["eps_high"].is_number()) << trial.dump();
+      EXPECT_LE(trial["eps_low"].get<double>(), trial["median_eps"].get<double>());
+      EXPECT_GE(trial["eps_high"].get<double>(), trial["median_eps"].get<double>());
+    } else {
+      EXPECT_TRUE(trial["eps_low"].is_null() && trial["eps_high"].is_null()) << trial.dump();
+    }
     // The best so far is the fastest ok trial up to this one.
     if (trial["median_eps"].get<double>() > best_eps) {
       best_eps = trial["median_eps"];
@@ -145,6 +157,9 @@ TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
   ASSERT_TRUE(done["winner"].is_object());
   EXPECT_TRUE(candidates.count(done["winner"]["candidate"].get<std::string>())) << done.dump();
   EXPECT_GT(done["winner"]["median_eps"].get<double>(), 0);
+  ASSERT_TRUE(done["winner"]["eps_low"].is_number()) << done.dump();  // the rounds are at least 6
+  EXPECT_LE(done["winner"]["eps_low"].get<double>(), done["winner"]["median_eps"].get<double>());
+  EXPECT_GE(done["winner"]["eps_high"].get<double>(), done["winner"]["median_eps"].get<double>());
   EXPECT_EQ(done["out"], d.at("tuned.json"));
   EXPECT_TRUE(fs::exists(d.at("tuned.json")));
   EXPECT_EQ(done["db"], d.at("results.sqlite"));

@@ -23,6 +23,7 @@ MeasureOptions isolated() {
   MeasureOptions o;
   o.warmup = 1;
   o.steps = 2;
+  o.max_steps = 2;  // a fixed count
   o.isolate = true;
   return o;
 }
@@ -85,19 +86,49 @@ TEST_F(IsolatedTrialTest, HangIsKilledAtTheTimeLimit) {
 }
 
 TEST_F(IsolatedTrialTest, InterleavedCrashFailsBothWithTheReMeasurementPrefix) {
-  const auto [a, b] = measure_interleaved(base, config_with(base, Layout::NCHW, "direct"),
-                                          config_with(base, Layout::NCHW, testing::kSegfault), reference, isolated());
-  for (const TrialResult* r : {&a, &b}) {
-    EXPECT_EQ(r->status, TrialStatus::failed);
-    EXPECT_EQ(r->reason.rfind(std::string(kRemeasureReason) + ": crashed: ", 0), 0u) << r->reason;
-    EXPECT_NE(r->reason.find("SIGSEGV"), std::string::npos) << r->reason;
+  const auto crashed = measure_interleaved(base, {config_with(base, Layout::NCHW, "direct"),
+                                                  config_with(base, Layout::NCHW, testing::kSegfault)},
+                                           {&reference, &reference}, isolated(), {});
+  ASSERT_EQ(crashed.size(), 2u);
+  for (const TrialResult& r : crashed) {
+    EXPECT_EQ(r.status, TrialStatus::failed);
+    EXPECT_EQ(r.reason.rfind(std::string(kRemeasureReason) + ": crashed: ", 0), 0u) << r.reason;
+    EXPECT_NE(r.reason.find("SIGSEGV"), std::string::npos) << r.reason;
   }
-  const auto [c, d] = measure_interleaved(base, config_with(base, Layout::NCHW, "direct"),
-                                          config_with(base, Layout::NHWC, "gemm"), reference, isolated());
-  EXPECT_EQ(c.status, TrialStatus::ok) << c.reason;
-  EXPECT_EQ(d.status, TrialStatus::ok) << d.reason;
-  EXPECT_EQ(c.figures.steps, 2);
-  EXPECT_TRUE(c.trace && d.trace);
+  const auto fine = measure_interleaved(base, {config_with(base, Layout::NCHW, "direct"),
+                                               config_with(base, Layout::NHWC, "gemm")},
+                                        {&reference, &reference}, isolated(), {});
+  ASSERT_EQ(fine.size(), 2u);
+  for (const TrialResult& r : fine) {
+    EXPECT_EQ(r.status, TrialStatus::ok) << r.reason;
+    EXPECT_EQ(r.figures.steps, 6) << "the sign test's minimum of rounds";
+    EXPECT_TRUE(r.trace);
+    // The round times come back from the child: the verdict is computed from them.
+    EXPECT_EQ(r.step_seconds.size(), 6u);
+    EXPECT_EQ(r.figures.stop, StopRule::interleaved);
+    EXPECT_TRUE(r.figures.has_interval());
+  }
+}
+
+// Every new field of a trial survives the child's encoding: the interval, the stop rule,
+// the step times and the concurrency figures.
+TEST_F(IsolatedTrialTest, IntervalStopRuleAndStepTimesComeBackFromTheChild) {
+  MeasureOptions o = isolated();
+  o.steps = 3;
+  o.max_steps = 8;
+  o.delta = 1e-9;
+  const TrialResult r = measure(base, config_with(base, Layout::NHWC, "gemm"), reference, o);
+  ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
+  EXPECT_EQ(r.figures.stop, StopRule::max_steps);
+  EXPECT_EQ(r.figures.steps, 8);
+  ASSERT_EQ(r.step_seconds.size(), 8u);
+  EXPECT_TRUE(r.figures.has_interval());
+  EXPECT_EQ(r.figures.median_eps, figures_of(r.step_seconds, base.batch).median_eps);
+  EXPECT_EQ(r.figures.eps_low, figures_of(r.step_seconds, base.batch).eps_low);
+  EXPECT_EQ(r.figures.eps_high, figures_of(r.step_seconds, base.batch).eps_high);
+  ASSERT_TRUE(r.concurrency);
+  o.race_against = QuantileEstimate{10, 1e-9, 0.9e-9, 1.1e-9, true};
+  EXPECT_EQ(measure(base, config_with(base, Layout::NHWC, "gemm"), reference, o).figures.stop, StopRule::raced_out);
 }
 
 TEST(IsolatedTune, CrashingCandidatesAreRecordedAndTheTunePicksAWinner) {
@@ -111,6 +142,7 @@ TEST(IsolatedTune, CrashingCandidatesAreRecordedAndTheTunePicksAWinner) {
   o.measure.warmup = 0;
   o.measure.steps = 2;
   o.measure.isolate = true;
+  o.racing = false;  // both ok candidates go on to the interleaved rounds
   const TuneReport report = Tuner(o, &db).run();
 
   std::map<std::string, const TrialResult*> by_algorithm;
@@ -135,6 +167,28 @@ TEST(IsolatedTune, CrashingCandidatesAreRecordedAndTheTunePicksAWinner) {
   size_t crashed = 0;
   for (const auto& r : rows) crashed += r.reason.find("crashed: its child process was killed by SIG") == 0;
   EXPECT_EQ(crashed, 2u);
+  // The interval and stop rule measured in the children reach the DB unchanged.
+  size_t ok_rows = 0;
+  for (const auto& r : rows) {
+    if (r.status != TrialStatus::ok) continue;
+    ++ok_rows;
+    EXPECT_NE(r.figures.stop, StopRule::none);
+    EXPECT_GE(r.figures.steps, 6) << "--steps 2 is a minimum; the interval needs 6";
+    EXPECT_TRUE(r.figures.has_interval());
+    EXPECT_LE(r.figures.eps_low, r.figures.median_eps);
+    EXPECT_GE(r.figures.eps_high, r.figures.median_eps);
+  }
+  EXPECT_EQ(ok_rows, 4u);  // gemm and direct in the sweep and in the rounds
+  const TrialResult& w = report.winner();
+  bool stored = false;
+  for (const auto& r : rows)
+    if (r.config_json == to_json_text(w.config) && r.figures.stop == StopRule::interleaved) {
+      stored = true;
+      EXPECT_EQ(r.figures.eps_low, w.figures.eps_low);
+      EXPECT_EQ(r.figures.eps_high, w.figures.eps_high);
+      EXPECT_EQ(r.reason.rfind(kRemeasureWinnerReason, 0), 0u) << r.reason;
+    }
+  EXPECT_TRUE(stored);
   std::filesystem::remove(path);
 }
 

@@ -15,10 +15,12 @@ namespace {
 
 using testing::config_with;
 
+// Two timed steps, a fixed count: the minimum is the maximum.
 MeasureOptions quick() {
   MeasureOptions o;
   o.warmup = 1;
   o.steps = 2;
+  o.max_steps = 2;
   return o;
 }
 
@@ -65,19 +67,86 @@ TEST_F(MeasurementTest, TimedStepsRunInsideACandidateRangeNamedByTheConfig) {
 }
 
 TEST_F(MeasurementTest, InterleavedStepsEachRunInTheirCandidatesRange) {
-  const RunConfig a = config_with(base, Layout::NCHW, "direct"), b = config_with(base, Layout::NHWC, "gemm");
-  const auto [ra, rb] = measure_interleaved(base, a, b, reference, quick());
-  for (const TrialResult* r : {&ra, &rb}) {
-    ASSERT_EQ(r->status, TrialStatus::ok) << r->reason;
-    ASSERT_TRUE(r->trace);
+  const std::vector<RunConfig> configs{config_with(base, Layout::NCHW, "direct"), config_with(base, Layout::NHWC, "gemm"),
+                                       config_with(base, Layout::NHWC, "direct")};
+  MeasureOptions o = quick();
+  o.max_steps = 9;
+  size_t asked = 0;
+  const auto results = measure_interleaved(base, configs, {&reference, &reference, &reference}, o,
+                                           [&](const std::vector<std::vector<double>>& rounds) {
+                                             ++asked;
+                                             for (const auto& series : rounds) EXPECT_EQ(series.size(), rounds[0].size());
+                                             return rounds[0].size() == 7;  // settled after the 7th round
+                                           });
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(asked, 2u) << "asked after each round from the 6th (the sign test's minimum) on";
+  for (const TrialResult& r : results) {
+    ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
+    EXPECT_EQ(r.figures.steps, 7);
+    EXPECT_EQ(r.step_seconds.size(), 7u);
+    EXPECT_EQ(r.figures.stop, StopRule::interleaved);
+    EXPECT_EQ(r.reason.rfind(kRemeasureReason, 0), 0u) << r.reason;
+    ASSERT_TRUE(r.trace);
     size_t ranges = 0;
-    for (const auto& range : r->trace->ranges)
+    for (const auto& range : r.trace->ranges)
       if (range.category == profiler::RangeCategory::candidate) {
         ++ranges;
-        EXPECT_EQ(range.name, r->config.label());
+        EXPECT_EQ(range.name, r.config.label());
       }
-    EXPECT_EQ(ranges, 2u) << "one range per alternating timed step";
+    EXPECT_EQ(ranges, 7u) << "one range per round-robin timed step";
   }
+  // Never settled: the cap (max_steps rounds) ends the rounds.
+  const auto capped = measure_interleaved(base, {configs[0], configs[1]}, {&reference, &reference}, o,
+                                          [](const std::vector<std::vector<double>>&) { return false; });
+  for (const TrialResult& r : capped) EXPECT_EQ(r.figures.steps, 9) << r.reason;
+}
+
+// Adaptive timing on real steps: a stopping rule that cannot be met runs to the cap; a
+// leader far faster than any real step races the candidate out once its interval
+// exists (6 steps), one far slower never does.
+TEST_F(MeasurementTest, AdaptiveTimingStopsAtTheCapOrWhenRacedOut) {
+  const RunConfig config = config_with(base, Layout::NCHW, "gemm");
+  MeasureOptions o = quick();
+  o.steps = 3;
+  o.max_steps = 12;
+  o.delta = 1e-9;  // no real interval is that narrow
+  TrialResult r = measure(base, config, reference, o);
+  ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
+  EXPECT_EQ(r.figures.steps, 12);
+  EXPECT_EQ(r.figures.stop, StopRule::max_steps);
+  EXPECT_TRUE(r.figures.has_interval());
+  EXPECT_LE(r.figures.eps_low, r.figures.median_eps);
+  EXPECT_GE(r.figures.eps_high, r.figures.median_eps);
+
+  o.max_timing_seconds = 1e-6;  // spent by the first chunk
+  r = measure(base, config, reference, o);
+  EXPECT_EQ(r.figures.stop, StopRule::time_cap);
+  EXPECT_EQ(r.figures.steps, 3);
+
+  o.max_timing_seconds = 10;
+  o.race_against = QuantileEstimate{10, 1e-9, 0.9e-9, 1.1e-9, true};
+  r = measure(base, config, reference, o);
+  ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
+  EXPECT_EQ(r.figures.stop, StopRule::raced_out);
+  EXPECT_GE(r.figures.steps, 6);
+  EXPECT_LT(r.figures.steps, 12);
+
+  o.race_against = QuantileEstimate{10, 1000, 900, 1100, true};
+  r = measure(base, config, reference, o);
+  EXPECT_EQ(r.figures.stop, StopRule::max_steps);
+}
+
+TEST_F(MeasurementTest, AQuietCandidateConvergesWithinTheCap) {
+  // A delta so wide (+-500x) that the interval is within it as soon as it exists, even
+  // with a step stalled by the loaded machine: 6 steps, the median's minimum.
+  MeasureOptions o = quick();
+  o.steps = 2;
+  o.max_steps = 50;
+  o.delta = 1000;
+  const TrialResult r = measure(base, config_with(base, Layout::NCHW, "gemm"), reference, o);
+  ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
+  EXPECT_EQ(r.figures.stop, StopRule::converged);
+  EXPECT_EQ(r.figures.steps, 6);
 }
 
 TEST_F(MeasurementTest, NumericsCheckCanBeLeftOutForAConfigCheckedBefore) {
@@ -201,6 +270,14 @@ TEST(Figures, MedianMinAndSpreadOfStepTimes) {
   EXPECT_NEAR(f.min_step_ms, 10.0, 1e-9);
   EXPECT_NEAR(f.median_eps, 8 / 0.0145, 1e-6);
   EXPECT_NEAR(f.spread, (18.1 - 10.9) / 14.5, 1e-9);  // interpolated p90 and p10
+  // The median's 95% interval of 10 steps is x(2)..x(9): 11 and 18 ms.
+  EXPECT_NEAR(f.eps_low, 8 / 0.018, 1e-6);
+  EXPECT_NEAR(f.eps_high, 8 / 0.011, 1e-6);
+  EXPECT_EQ(figures_of(seconds, 8, StopRule::converged).stop, StopRule::converged);
+  const QuantileEstimate back = f.step_interval(8);
+  EXPECT_NEAR(back.low, 0.011, 1e-12);
+  EXPECT_NEAR(back.high, 0.018, 1e-12);
+  EXPECT_FALSE(figures_of({0.01, 0.02}, 8).has_interval());  // too few steps for one
   EXPECT_EQ(figures_of({}, 8).steps, 0);
 }
 

@@ -27,6 +27,7 @@ TEST(TunerConcurrency, OkTrialsCarryTheirTracesConcurrencyIntoTheResultsDb) {
   o.knobs.set(knobs::streams, std::vector<int>{1, 2});
   o.measure.warmup = 1;
   o.measure.steps = 3;
+  o.racing = false;  // both go on to the interleaved rounds
   const TuneReport report = Tuner(o, &db).run();
 
   ASSERT_EQ(report.trials.size(), 2u);  // the baseline (1 stream) and its 2-stream variant

@@ -63,6 +63,10 @@ TuneOptions field(Strategy strategy) {
   o.strategy = strategy;
   o.measure.warmup = 1;
   o.measure.steps = 4;
+  // Fixed counts (the minimum is the maximum) and no racing: the rounds' step counts are
+  // what these tests check.
+  o.measure.max_steps = 4;
+  o.racing = false;
   return o;
 }
 
@@ -109,26 +113,28 @@ TEST(TunerHalving, PicksTheWinnerExhaustivePicksAndRecordsEveryCandidateOnceWith
   // Wrong numerics never race on; the throwing one is failed.
   EXPECT_EQ(trial_of(halving, testing::kWrong).status, TrialStatus::invalid);
   EXPECT_EQ(trial_of(halving, testing::kThrows).status, TrialStatus::failed);
-  // Round 0 timed ceil(4 / 3) = 2 steps; the three survivors were timed 4 in round 1,
-  // and the two best of those again in the interleaved re-measurement (4 steps).
-  size_t first_round = 0, second_round = 0;
+  // Round 0 timed ceil(4 / 3) = 2 steps (brief); the three survivors were timed 4 in
+  // round 1, the last; having no interval at 4 steps, none of them can be told apart from
+  // the leader, so all three were settled in interleaved rounds (6, the sign test's minimum).
+  size_t first_round = 0, settled = 0;
   for (const auto& t : halving.trials) {
     if (t.status != TrialStatus::ok) continue;
-    first_round += t.figures.steps == 2;
-    second_round += t.figures.steps == 4;
+    first_round += t.figures.steps == 2 && t.figures.stop == StopRule::brief;
+    settled += t.figures.steps == 6 && t.remeasured;
   }
   EXPECT_EQ(first_round, 4u);
-  EXPECT_EQ(second_round, 3u);
-  EXPECT_EQ(trial_of(halving, "direct").figures.steps, 4);
+  EXPECT_EQ(settled, 3u);
+  EXPECT_TRUE(trial_of(halving, "direct").remeasured);
   EXPECT_EQ(trial_of(halving, "test-sleep-20ms").figures.steps, 2);  // eliminated in round 0
   // The ranking puts the round-1 finishers above everyone eliminated in round 0.
   ASSERT_EQ(halving.ranking.size(), 7u);
   EXPECT_EQ(halving.ranking.front(), *halving.best);
-  for (size_t r = 0; r < 3; ++r) EXPECT_EQ(halving.trials[halving.ranking[r]].figures.steps, 4) << r;
+  for (size_t r = 0; r < 3; ++r) EXPECT_TRUE(halving.trials[halving.ranking[r]].remeasured) << r;
+  for (size_t r = 3; r < 7; ++r) EXPECT_EQ(halving.trials[halving.ranking[r]].figures.stop, StopRule::brief) << r;
 
-  // One row per candidate with the figures of its last round, plus the two interleaved rows.
+  // One row per candidate with the figures of its last round, plus the three interleaved rows.
   const auto rows = db.trials();
-  ASSERT_EQ(rows.size(), halving.trials.size() + 2);
+  ASSERT_EQ(rows.size(), halving.trials.size() + 3);
   std::map<std::string, int64_t> steps_of;
   for (const auto& r : rows)
     if (r.reason.rfind(kRemeasureReason, 0) != 0) {

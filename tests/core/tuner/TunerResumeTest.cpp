@@ -38,6 +38,8 @@ TuneOptions space() {
   o.algorithms = {"direct", testing::kSlow, testing::kWrong, testing::kThrows, testing::kConv1Only};
   o.measure.warmup = 0;
   o.measure.steps = 2;
+  o.racing = false;  // test-slow is fully measured too, as every candidate was before racing
+  o.measure.max_steps = 12;  // test-slow's 20 ms passes: keep its adaptive timing short
   return o;
 }
 

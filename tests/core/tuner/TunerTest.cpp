@@ -13,6 +13,7 @@
 #include "TestAlgorithms.h"
 #include "core/base/Error.h"
 #include "core/engine/RunKnobs.h"
+#include "core/tuner/StoredTune.h"
 
 namespace tunescope::tuner {
 namespace {
@@ -26,6 +27,7 @@ TuneOptions tiny_tune(std::vector<std::string> algorithms) {
   o.measure.warmup = 0;
   o.measure.steps = 2;
   o.find.repetitions = 2;
+  o.racing = false;  // every ok candidate fully measured: the leaders are settled in rounds
   return o;
 }
 
@@ -176,8 +178,89 @@ TEST(Tuner, RejectsBadOptions) {
   TuneOptions o = tiny_tune({"direct"});
   o.measure.steps = 0;
   EXPECT_THROW(Tuner{o}, Error);
+  // The adaptive timing's bounds are checked before anything runs.
+  auto refused = [](auto change, const std::string& option) {
+    TuneOptions bad = tiny_tune({"direct"});
+    change(bad.measure);
+    try {
+      Tuner tuner(bad);
+      ADD_FAILURE() << option << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage);
+      EXPECT_NE(std::string(e.what()).find(option), std::string::npos) << e.what();
+    }
+  };
+  refused([](MeasureOptions& m) { m.max_steps = 1; }, "--max-steps");  // below --steps 2
+  refused([](MeasureOptions& m) { m.max_steps = kMaxTimedSteps + 1; }, "--max-steps");
+  refused([](MeasureOptions& m) { m.delta = 0; }, "--delta");
+  refused([](MeasureOptions& m) { m.delta = 2; }, "--delta");
+  refused([](MeasureOptions& m) { m.max_timing_seconds = 0; }, "--max-timing-seconds");
+  refused([](MeasureOptions& m) { m.max_timing_seconds = kMaxTimingSeconds * 2; }, "--max-timing-seconds");
   o = tiny_tune({"strassen"});
   EXPECT_THROW(Tuner(o).run(), Error);
+}
+
+// Racing: test-slow (20 ms per pass) is measured after the baseline, direct, and is
+// slower than it with confidence once its interval exists: raced out, recorded ok with
+// its figures and the stop rule, ranked below the fully measured, never the winner.
+TEST(Tuner, ARacedOutCandidateIsRecordedOkAndNeverWins) {
+  const testing::TempResultsDb file("tuner-racing.sqlite");
+  ResultsDb db(file.path);
+  TuneOptions o = tiny_tune({"direct", testing::kSlow});
+  o.racing = true;
+  // A delta no interval reaches: test-slow's sleep-paced steps could otherwise converge
+  // at the 6 steps where racing can first act (convergence is checked first).
+  o.measure.delta = 1e-4;
+  const TuneReport report = Tuner(o, &db).run();
+  const TrialResult* slow = find_trial(report, testing::kSlow);
+  ASSERT_NE(slow, nullptr);
+  EXPECT_EQ(slow->status, TrialStatus::ok) << slow->reason;
+  EXPECT_EQ(slow->figures.stop, StopRule::raced_out);
+  EXPECT_GE(slow->figures.steps, 6) << "no interval, no racing";
+  EXPECT_GT(slow->figures.median_eps, 0);
+  EXPECT_EQ(report.winner().config.conv.default_algorithm, "direct");
+  EXPECT_EQ(report.decision, kOnlyFullyMeasuredDecision);
+  ASSERT_EQ(report.ranking.size(), 2u);
+  EXPECT_EQ(report.trials[report.ranking.back()].config.conv.default_algorithm, testing::kSlow);
+  bool stored = false;
+  for (const auto& row : db.trials())
+    if (row.config_json == to_json_text(slow->config)) {
+      stored = true;
+      EXPECT_EQ(row.status, TrialStatus::ok);
+      EXPECT_EQ(row.figures.stop, StopRule::raced_out);
+      EXPECT_EQ(row.figures.eps_low, slow->figures.eps_low);
+    }
+  EXPECT_TRUE(stored);
+  // `report` reads the same ranking and decision back.
+  const auto [machine, problem] = db.tuned_pairs().front();
+  const TuneReport back = stored_tune(db, machine, problem);
+  ASSERT_TRUE(back.best_trial());
+  EXPECT_EQ(back.best_trial()->config, report.winner().config);
+  EXPECT_EQ(back.decision, report.decision);
+  ASSERT_EQ(back.ranking.size(), 2u);
+  EXPECT_EQ(back.trials[back.ranking.back()].figures.stop, StopRule::raced_out);
+}
+
+// The winner comes from interleaved rounds among the leaders and the decision names the
+// test, the effect and p; the leaders' figures are the rounds', in the ranking first.
+TEST(Tuner, LeadersAreSettledInInterleavedRoundsByTheSignTest) {
+  TuneOptions o = tiny_tune({"direct", "gemm"});
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW, Layout::NHWC});
+  const TuneReport report = Tuner(o).run();
+  size_t settled = 0;
+  for (const TrialResult& t : report.trials)
+    if (t.remeasured) {
+      ++settled;
+      EXPECT_EQ(t.figures.stop, StopRule::interleaved);
+      EXPECT_GE(t.figures.steps, 6);
+      EXPECT_LE(t.figures.steps, o.measure.max_steps);
+    }
+  EXPECT_GE(settled, 2u);
+  EXPECT_LE(settled, kMaxSettled);
+  for (size_t r = 0; r < settled; ++r) EXPECT_TRUE(report.trials[report.ranking[r]].remeasured) << r;
+  EXPECT_TRUE(report.winner().remeasured);
+  EXPECT_NE(report.decision.find("exact sign test"), std::string::npos) << report.decision;
+  EXPECT_NE(report.decision.find("p = "), std::string::npos) << report.decision;
 }
 
 }  // namespace

@@ -1,0 +1,114 @@
+// The ground truth of a tuning space, for bench/tuning-truth.sh: every config of
+// layouts x algorithms x threads (what `tune --strategy exhaustive` sweeps with the
+// default knob lists; with --layers, every per-layer combination, which per-layer may
+// pick), checked against the reference and then timed together in
+// interleaved rounds (core/tuner's measure_interleaved) until every config's 95% interval
+// of the median step time is within +-delta/2 (default delta 0.02: +-1%) or a cap.
+// Prints one tab-separated line per config: label, median ex/s, the interval's ends,
+// rounds.
+//
+//   bench_tuning_truth --model lenet5 --batch 128 --layouts nchw,nhwc
+//                      --algorithms direct,gemm --threads 1,2 [--layers conv1,conv2] [--delta 0.02]
+//                      [--max-rounds 400] [--max-seconds 60]
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/base/Error.h"
+#include "core/engine/RunConfig.h"
+#include "core/engine/RunKnobs.h"
+#include "core/tuner/Measurement.h"
+#include "core/tuner/StepStatistics.h"
+
+namespace {
+
+using namespace tunescope;
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  SessionOptions base;
+  base.data = "fake";
+  std::string layouts = "nchw,nhwc", algorithms = "direct,gemm", threads = "1", layers;
+  double delta = 0.02, max_seconds = 60;
+  int64_t max_rounds = 400;
+  try {
+    for (int i = 1; i + 1 < argc; i += 2) {
+      const std::string key = argv[i], value = argv[i + 1];
+      if (key == "--model") base.model = value;
+      else if (key == "--batch") base.batch = std::stoll(value);
+      else if (key == "--data") base.data = value;
+      else if (key == "--layouts") layouts = value;
+      else if (key == "--algorithms") algorithms = value;
+      else if (key == "--threads") threads = value;
+      else if (key == "--layers") layers = value;
+      else if (key == "--delta") delta = std::stod(value);
+      else if (key == "--max-rounds") max_rounds = std::stoll(value);
+      else if (key == "--max-seconds") max_seconds = std::stod(value);
+      else fail(ErrorKind::usage, "unknown option ", key);
+    }
+    if (!(delta > 0 && delta <= 1) || max_rounds < 6 || max_rounds > 100000 || !(max_seconds > 0 && max_seconds <= 3600))
+      fail(ErrorKind::usage, "--delta in (0, 1], --max-rounds 6..100000, --max-seconds in (0, 3600]");
+    // Each layer's algorithm (every combination when --layers names the conv layers),
+    // written as the tuner writes a per-layer pick: the most used algorithm as the
+    // default (ties: the first layer's), overrides for the others.
+    std::vector<std::vector<std::string>> choices{{}};
+    const std::vector<std::string> conv_layers = split(layers);
+    for (size_t layer = 0; layer < std::max<size_t>(1, conv_layers.size()); ++layer) {
+      std::vector<std::vector<std::string>> longer;
+      for (const auto& prefix : choices)
+        for (const std::string& algorithm : split(algorithms)) {
+          longer.push_back(prefix);
+          longer.back().push_back(algorithm);
+        }
+      choices = std::move(longer);
+    }
+    std::vector<RunConfig> configs;
+    for (const std::string& layout : split(layouts))
+      for (const auto& choice : choices)
+        for (const std::string& t : split(threads)) {
+          SessionOptions options = base;
+          knobs::layout.set(options.knobs, parse_layout(layout));
+          std::string common = choice.front();
+          for (const std::string& name : choice)
+            if (std::count(choice.begin(), choice.end(), name) > std::count(choice.begin(), choice.end(), common))
+              common = name;
+          options.conv.default_algorithm = common;
+          for (size_t i = 0; i < conv_layers.size(); ++i)
+            if (choice[i] != common) options.conv.per_layer[conv_layers[i]] = choice[i];
+          knobs::threads.set(options.knobs, std::stoi(t));
+          configs.push_back(run_config_of(options));
+        }
+    tuner::MeasureOptions measure;
+    measure.steps = 6;
+    measure.max_steps = max_rounds;
+    measure.max_timing_seconds = max_seconds;
+    measure.delta = delta;
+    const tuner::NumericsSample reference = tuner::reference_numerics(base, measure);
+    const std::vector<const tuner::NumericsSample*> references(configs.size(), &reference);
+    const auto results = tuner::measure_interleaved(
+        base, configs, references, measure, [&](const std::vector<std::vector<double>>& rounds) {
+          for (const auto& series : rounds)
+            if (tuner::estimate_quantile(series).relative_half_width() > delta / 2) return false;
+          return true;
+        });
+    for (const tuner::TrialResult& r : results) {
+      if (r.status != tuner::TrialStatus::ok) fail(ErrorKind::runtime, r.config.label(), ": ", r.reason);
+      std::printf("%s\t%.2f\t%.2f\t%.2f\t%lld\n", r.config.label().c_str(), r.figures.median_eps, r.figures.eps_low,
+                  r.figures.eps_high, static_cast<long long>(r.figures.steps));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_tuning_truth: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,144 @@
+// Order-statistic intervals, the stopping rule, racing and the sign test.
+#include "core/tuner/StepStatistics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/base/Error.h"
+
+namespace tunescope::tuner {
+
+namespace {
+
+// P(B <= k) for k = 0..n, B ~ Binomial(n, p), 0 < p < 1; pmf terms in log space so that
+// n in the thousands neither overflows the binomial coefficient nor underflows p^n.
+std::vector<double> binomial_cdf_table(long n, double p) {
+  std::vector<double> cdf(static_cast<size_t>(n) + 1);
+  const double log_p = std::log(p), log_q = std::log1p(-p);
+  const double log_n_fact = std::lgamma(static_cast<double>(n) + 1);
+  double sum = 0;
+  for (long k = 0; k <= n; ++k) {
+    const auto kd = static_cast<double>(k), nd = static_cast<double>(n);
+    sum += std::exp(log_n_fact - std::lgamma(kd + 1) - std::lgamma(nd - kd + 1) + kd * log_p + (nd - kd) * log_q);
+    cdf[static_cast<size_t>(k)] = std::min(sum, 1.0);
+  }
+  return cdf;
+}
+
+// Rounding slack when comparing a tail with alpha/2 (n = 6, median: 1/64 exactly).
+constexpr double kTailSlack = 1e-12;
+
+}  // namespace
+
+double binomial_cdf(long k, long n, double p) {
+  if (k < 0) return 0;
+  if (k >= n) return 1;
+  if (p <= 0) return 1;
+  if (p >= 1) return 0;
+  return binomial_cdf_table(n, p)[static_cast<size_t>(k)];
+}
+
+std::optional<std::pair<size_t, size_t>> order_statistic_ranks(size_t n, double q, double confidence) {
+  if (n == 0 || !(q > 0 && q < 1) || !(confidence > 0 && confidence < 1)) return std::nullopt;
+  const double tail = (1 - confidence) / 2;
+  const std::vector<double> cdf = binomial_cdf_table(static_cast<long>(n), q);
+  // x_(l) (1-based) is below the quantile unless B <= l - 1: the largest l with that tail <= alpha/2.
+  if (cdf[0] > tail + kTailSlack) return std::nullopt;
+  size_t low = 1;
+  while (low + 1 <= n && cdf[low] <= tail + kTailSlack) ++low;
+  // x_(u) is above the quantile unless B >= u: the smallest u with 1 - P(B <= u - 1) <= alpha/2.
+  if (1 - cdf[n - 1] > tail + kTailSlack) return std::nullopt;
+  size_t high = n;
+  while (high - 1 >= 1 && 1 - cdf[high - 2] <= tail + kTailSlack) --high;
+  if (low > high) return std::nullopt;
+  return std::pair(low - 1, high - 1);
+}
+
+double quantile_of_sorted(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<size_t>(std::floor(position));
+  const size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (position - static_cast<double>(below)) * (sorted[above] - sorted[below]);
+}
+
+double QuantileEstimate::relative_half_width() const {
+  if (!bounded() || estimate == 0) return std::numeric_limits<double>::infinity();
+  return std::max(estimate - low, high - estimate) / std::abs(estimate);
+}
+
+QuantileEstimate estimate_quantile(std::vector<double> sample, double q, double confidence) {
+  QuantileEstimate e;
+  e.n = sample.size();
+  if (sample.empty()) return e;
+  std::sort(sample.begin(), sample.end());
+  e.estimate = quantile_of_sorted(sample, q);
+  if (const auto ranks = order_statistic_ranks(sample.size(), q, confidence)) {
+    e.low = sample[ranks->first];
+    e.high = sample[ranks->second];
+    e.has_interval = true;
+  }
+  return e;
+}
+
+std::string to_string(StopRule rule) {
+  switch (rule) {
+    case StopRule::none: return "none";
+    case StopRule::converged: return "converged";
+    case StopRule::max_steps: return "max_steps";
+    case StopRule::time_cap: return "time_cap";
+    case StopRule::raced_out: return "raced_out";
+    case StopRule::brief: return "brief";
+    case StopRule::interleaved: return "interleaved";
+  }
+  return "?";
+}
+
+StopRule parse_stop_rule(const std::string& text) {
+  for (StopRule r : {StopRule::none, StopRule::converged, StopRule::max_steps, StopRule::time_cap,
+                     StopRule::raced_out, StopRule::brief, StopRule::interleaved})
+    if (to_string(r) == text) return r;
+  fail(ErrorKind::input, "unknown stop rule '", text, "'");
+}
+
+bool fully_measured(StopRule rule) { return rule != StopRule::raced_out && rule != StopRule::brief; }
+
+std::optional<StopRule> should_stop(const std::vector<double>& step_seconds, const StoppingRule& rule) {
+  const size_t n = step_seconds.size();
+  if (n >= rule.maximum) return StopRule::max_steps;
+  if (n < rule.minimum) return std::nullopt;
+  if (estimate_quantile(step_seconds).relative_half_width() <= rule.delta / 2) return StopRule::converged;
+  return std::nullopt;
+}
+
+bool slower_with_confidence(const QuantileEstimate& candidate, const QuantileEstimate& leader, double delta) {
+  if (!candidate.bounded() || !leader.bounded()) return false;
+  return candidate.low > leader.high * (1 + delta / 2);
+}
+
+SignTest sign_test(const std::vector<double>& differences, double confidence) {
+  SignTest test;
+  for (double d : differences) {
+    if (d == 0) continue;
+    ++test.n;
+    if (d > 0) ++test.positive;
+  }
+  const size_t fewer = std::min(test.positive, test.n - test.positive);
+  test.p_value = test.n == 0 ? 1.0
+                             : std::min(1.0, 2 * binomial_cdf(static_cast<long>(fewer), static_cast<long>(test.n), 0.5));
+  test.median = estimate_quantile(differences, 0.5, confidence);
+  return test;
+}
+
+double trimmed_mean(std::vector<double> sample, double trim) {
+  if (sample.empty()) return 0;
+  std::sort(sample.begin(), sample.end());
+  const auto cut = static_cast<size_t>(std::floor(trim * static_cast<double>(sample.size())));
+  double sum = 0;
+  size_t count = 0;
+  for (size_t i = cut; i + cut < sample.size(); ++i, ++count) sum += sample[i];
+  return count ? sum / static_cast<double>(count) : quantile_of_sorted(sample, 0.5);
+}
+
+}  // namespace tunescope::tuner

@@ -1,0 +1,98 @@
+// The statistics of the tuner's timing (docs/TUNER-MEASUREMENT.md): a quantile of the
+// step times with its distribution-free confidence interval (order statistics), the
+// rule that stops timing a candidate once that interval is narrow enough, and the exact
+// sign test on paired rounds that settles the final choice. Pure functions of numbers,
+// so the rules are tested on synthetic sequences.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tunescope::tuner {
+
+// Which quantile of a candidate's step times estimates its step time: the median
+// (chosen by measurement, docs/TUNER-MEASUREMENT.md).
+inline constexpr double kStepQuantile = 0.5;
+// Coverage of every interval the tuner reports.
+inline constexpr double kConfidence = 0.95;
+// The fewest steps with a 95% interval of the median (order_statistic_ranks).
+inline constexpr int64_t kMinStepsForInterval = 6;
+// Significance level of the final interleaved test.
+inline constexpr double kAlpha = 0.05;
+
+// P(B <= k) for B ~ Binomial(n, p); 0 for k < 0, 1 for k >= n.
+double binomial_cdf(long k, long n, double p);
+
+// 0-based indices [low, high] into n sorted samples such that
+// P(x_(low) <= the q-quantile <= x_(high)) >= confidence, each tail at most
+// (1 - confidence) / 2 (the binomial order-statistic interval). Empty when n is too
+// small for any such pair (the median at 95% needs n >= 6).
+std::optional<std::pair<size_t, size_t>> order_statistic_ranks(size_t n, double q, double confidence);
+
+// Linear interpolation between closest ranks (what numpy's default percentile does).
+double quantile_of_sorted(const std::vector<double>& sorted, double q);
+
+// A quantile of a sample with its confidence interval; unbounded (low/high 0) when the
+// sample is too small to bound it.
+struct QuantileEstimate {
+  size_t n = 0;
+  double estimate = 0;
+  double low = 0;
+  double high = 0;
+  bool has_interval = false;
+  bool bounded() const { return has_interval; }
+  // The larger of (estimate - low) / estimate and (high - estimate) / estimate;
+  // infinite when unbounded.
+  double relative_half_width() const;
+};
+QuantileEstimate estimate_quantile(std::vector<double> sample, double q = kStepQuantile,
+                                   double confidence = kConfidence);
+
+// The stopping rule of adaptive timing: stop once `minimum` samples are in and the
+// interval lies within +-delta/2 of the estimate, or at `maximum` samples.
+enum class StopRule {
+  none,        // not an adaptive measurement (an older build's row)
+  converged,   // the interval reached +-delta/2
+  max_steps,   // --max-steps reached first
+  time_cap,    // --max-trial-seconds reached first
+  raced_out,   // stopped early: slower than the leader with confidence (racing)
+  brief,       // a halving round before the last: a fixed, brief count
+  interleaved, // the final interleaved rounds
+};
+std::string to_string(StopRule rule);
+// Throws Error(input) for an unknown name.
+StopRule parse_stop_rule(const std::string& text);
+// Whether a measurement ended this way is a full one (may win), not cut short.
+bool fully_measured(StopRule rule);
+
+struct StoppingRule {
+  double delta = 0.02;  // the interval's full relative width: +-delta/2
+  size_t minimum = 5;
+  size_t maximum = 1000;
+};
+// converged / max_steps when timing should stop after `step_seconds`, else nullopt.
+std::optional<StopRule> should_stop(const std::vector<double>& step_seconds, const StoppingRule& rule);
+
+// Racing: a candidate whose step-time interval lies entirely above the leader's, with
+// its lower end more than delta/2 above the leader's upper end, is slower with
+// confidence; it need not be timed further.
+bool slower_with_confidence(const QuantileEstimate& candidate, const QuantileEstimate& leader, double delta);
+
+// The exact two-sided sign test of paired differences against a zero median (zeros
+// dropped), with the median difference and its order-statistic interval.
+struct SignTest {
+  size_t n = 0;         // nonzero differences
+  size_t positive = 0;  // of them, > 0
+  double p_value = 1;   // min(1, 2 P(B <= min(positive, n - positive))), B ~ Bin(n, 1/2)
+  QuantileEstimate median;  // of all differences, zeros included
+};
+SignTest sign_test(const std::vector<double>& differences, double confidence = kConfidence);
+
+// Mean of the sample without the lowest and highest `trim` share (0.2: the middle 60%).
+double trimmed_mean(std::vector<double> sample, double trim);
+
+}  // namespace tunescope::tuner

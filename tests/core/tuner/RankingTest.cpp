@@ -1,0 +1,188 @@
+// The ranking rule (tiers, then ex/s), the choice of the leaders to settle, and the
+// verdict of interleaved rounds: the sign test, and the tie rule that hands a difference
+// to the simpler config only when it is both insignificant and below delta. The p-values
+// are exact binomial sums computed by hand (Python's math.comb).
+#include "core/engine/RunKnobs.h"
+#include "core/tuner/Ranking.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace tunescope::tuner {
+namespace {
+
+RunConfig config(Layout layout, const std::string& algorithm, int threads = 1) {
+  RunConfig c;
+  c.batch = 8;
+  knobs::layout.set(c.knobs, layout);
+  c.conv.default_algorithm = algorithm;
+  knobs::threads.set(c.knobs, threads);
+  return c;
+}
+
+TrialResult ok(RunConfig c, double eps, StopRule stop, double half_width = 0.01) {
+  TrialResult t;
+  t.config = std::move(c);
+  t.status = TrialStatus::ok;
+  t.figures.steps = 20;
+  t.figures.median_eps = eps;
+  t.figures.eps_low = eps * (1 - half_width);
+  t.figures.eps_high = eps * (1 + half_width);
+  t.figures.stop = stop;
+  return t;
+}
+
+// Functions, not namespace-scope objects: a knob is itself a namespace-scope object of
+// another file, which may not be constructed yet while this file's statics are.
+RunConfig simple_config() { return config(Layout::NCHW, "gemm"); }  // simpler than complex_config()
+RunConfig complex_config() { return config(Layout::NHWC, "gemm"); }
+
+// Round times: `base` for the simple config, `base x ratio[r]` for the complex one.
+std::vector<std::vector<double>> rounds_of(const std::vector<double>& ratios) {
+  std::vector<std::vector<double>> rounds(2);
+  for (double r : ratios) {
+    rounds[0].push_back(0.010);
+    rounds[1].push_back(0.010 * r);
+  }
+  return rounds;
+}
+
+TEST(RoundsVerdict, SignificantDifferenceGoesToTheFasterEvenBelowDelta) {
+  // The complex config 0.5% faster in all 20 rounds: p = 2 / 2^20, significant.
+  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()}, rounds_of(std::vector<double>(20, 0.995)), 0.02);
+  EXPECT_EQ(v.fastest, 1u);
+  EXPECT_EQ(v.winner, 1u);
+  ASSERT_EQ(v.comparisons.size(), 1u);
+  EXPECT_NEAR(v.comparisons[0].test.p_value, 2.0 / (1 << 20), 1e-15);
+  EXPECT_TRUE(v.comparisons[0].significant);
+  EXPECT_TRUE(v.comparisons[0].below_delta);
+  EXPECT_FALSE(v.comparisons[0].tie());
+  EXPECT_TRUE(v.settled);
+  EXPECT_NEAR(v.comparisons[0].ratio, 1 / 0.995, 1e-12);
+  EXPECT_NE(v.decision.find("exact sign test"), std::string::npos) << v.decision;
+  EXPECT_NE(v.decision.find("p = 1.91e-06 < 0.05"), std::string::npos) << v.decision;
+  EXPECT_NE(v.decision.find("the fastest wins"), std::string::npos) << v.decision;
+}
+
+TEST(RoundsVerdict, InsignificantAndBelowDeltaGoesToTheSimplerConfig) {
+  // The complex config 1% faster in 11 rounds, 0.8% slower in 9: its median is lower,
+  // but p = 2 P(B <= 9), B ~ Bin(20, 1/2) = 0.8238 and the effect is 1% < delta 2%.
+  std::vector<double> ratios(11, 0.99);
+  ratios.insert(ratios.end(), 9, 1.008);
+  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()}, rounds_of(ratios), 0.02);
+  EXPECT_EQ(v.fastest, 1u);
+  EXPECT_EQ(v.winner, 0u);
+  ASSERT_EQ(v.comparisons.size(), 1u);
+  EXPECT_NEAR(v.comparisons[0].test.p_value, 0.8238029479980469, 1e-12);
+  EXPECT_TRUE(v.comparisons[0].tie());
+  EXPECT_NE(v.decision.find("tie rule"), std::string::npos) << v.decision;
+  EXPECT_NE(v.decision.find("p = 0.824 >= 0.05"), std::string::npos) << v.decision;
+  // The same rounds with delta 0.5%: the 1% difference is not below delta, so the faster wins.
+  const RoundsVerdict strict = rounds_verdict({simple_config(), complex_config()}, rounds_of(ratios), 0.005);
+  EXPECT_EQ(strict.winner, 1u);
+  EXPECT_FALSE(strict.comparisons[0].tie());
+}
+
+TEST(RoundsVerdict, InsignificantButAboveDeltaGoesToTheFaster) {
+  // 5 rounds, 5% faster in each: p = 2 / 32 = 0.0625, not significant, but 5% >= delta.
+  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()}, rounds_of(std::vector<double>(5, 0.95)), 0.02);
+  EXPECT_NEAR(v.comparisons[0].test.p_value, 0.0625, 1e-15);
+  EXPECT_FALSE(v.comparisons[0].significant);
+  EXPECT_FALSE(v.comparisons[0].below_delta);
+  EXPECT_EQ(v.winner, 1u);
+  EXPECT_FALSE(v.settled);  // more rounds could make it significant
+}
+
+TEST(RoundsVerdict, TheSimplerFastestNeedsNoTieRule) {
+  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()}, rounds_of(std::vector<double>(8, 1.3)), 0.02);
+  EXPECT_EQ(v.fastest, 0u);
+  EXPECT_EQ(v.winner, 0u);
+  EXPECT_NEAR(v.comparisons[0].test.p_value, 2.0 / 256, 1e-15);
+}
+
+TEST(RoundsVerdict, SettlesOnceTheDifferenceIsKnownToBeWithinDelta) {
+  // +0.2% and -0.1% by turns: never significant, but the interval of the ratio lies
+  // within +-2%, so more rounds could only turn the tie into a significant sub-delta
+  // difference.
+  std::vector<double> ratios;
+  for (int r = 0; r < 12; ++r) ratios.push_back(r % 2 ? 1.002 : 0.999);
+  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()}, rounds_of(ratios), 0.02);
+  EXPECT_TRUE(v.settled);
+  EXPECT_TRUE(v.comparisons[0].tie());
+  EXPECT_EQ(v.winner, 0u);
+}
+
+TEST(RoundsVerdict, AmongFourTheSimplestTiedWithTheFastestWins) {
+  const RunConfig fastest = config(Layout::NHWC, "gemm", 2);
+  const RunConfig tied_simple = config(Layout::NCHW, "gemm", 1);
+  const RunConfig tied_nhwc = config(Layout::NHWC, "gemm", 1);
+  const RunConfig slow = config(Layout::NCHW, "direct", 1);
+  std::vector<std::vector<double>> rounds(4);
+  for (int r = 0; r < 16; ++r) {
+    rounds[0].push_back(0.010);
+    // 2% slower and 1% faster by turns: p = 1, median ratio ~1.005: ties.
+    rounds[1].push_back(r % 2 ? 0.0102 : 0.0099);
+    rounds[2].push_back(r % 2 ? 0.0102 : 0.0099);
+    rounds[3].push_back(0.012);  // 20% slower in every round
+  }
+  const RoundsVerdict v = rounds_verdict({fastest, tied_simple, tied_nhwc, slow}, rounds, 0.02);
+  EXPECT_EQ(v.fastest, 0u);
+  EXPECT_EQ(v.winner, 1u);
+  ASSERT_EQ(v.comparisons.size(), 3u);
+  EXPECT_TRUE(v.comparisons[2].significant);  // the slow one
+  EXPECT_NEAR(v.comparisons[2].test.p_value, 2.0 / 65536, 1e-15);
+}
+
+TEST(Ranking, TiersThenSpeedAndRacedOutNeverAboveAFullyMeasuredOne) {
+  std::vector<TrialResult> trials{
+      ok(config(Layout::NCHW, "direct"), 1000, StopRule::converged),
+      ok(config(Layout::NCHW, "gemm"), 5000, StopRule::raced_out),  // fastest figure, cut short
+      ok(config(Layout::NHWC, "gemm"), 1200, StopRule::max_steps),
+      ok(config(Layout::NHWC, "direct"), 900, StopRule::time_cap),
+  };
+  TrialResult failed;
+  failed.status = TrialStatus::failed;
+  trials.push_back(failed);
+  EXPECT_EQ(rank_ok_trials(trials), (std::vector<size_t>{2, 0, 3, 1}));
+  trials[0].remeasured = true;
+  EXPECT_EQ(rank_ok_trials(trials), (std::vector<size_t>{0, 2, 3, 1}));
+  EXPECT_EQ(ranking_led_by(trials, 3), (std::vector<size_t>{3, 0, 2, 1}));
+  EXPECT_EQ(rank_tiers(trials)[1], RankTier::cut_short);
+}
+
+TEST(Ranking, OlderRowsRankLongerTimedFirst) {
+  // Rows of a build without stop rules: a halving tune's finalists (6 steps) above a
+  // candidate eliminated after 2 steps whatever its figure.
+  std::vector<TrialResult> trials{ok(config(Layout::NCHW, "direct"), 1000, StopRule::none),
+                                  ok(config(Layout::NHWC, "gemm"), 1900, StopRule::none),
+                                  ok(config(Layout::NHWC, "direct"), 1200, StopRule::none)};
+  trials[0].figures.steps = trials[2].figures.steps = 6;
+  trials[1].figures.steps = 2;
+  EXPECT_EQ(rank_ok_trials(trials), (std::vector<size_t>{2, 0, 1}));
+}
+
+TEST(SettleCandidates, TheTopTwoAndThoseOverlappingTheLeaderUpToTheCap) {
+  std::vector<TrialResult> trials{
+      ok(config(Layout::NCHW, "direct"), 1000, StopRule::converged),   // leader [990, 1010]
+      ok(config(Layout::NCHW, "gemm"), 900, StopRule::converged),      // runner-up: always
+      ok(config(Layout::NHWC, "gemm"), 980, StopRule::converged, 0.02),  // [960.4, 999.6]: overlaps
+      ok(config(Layout::NHWC, "direct"), 800, StopRule::converged),    // far below: left out
+      ok(config(Layout::NCHW, "fft"), 2000, StopRule::raced_out),      // cut short: never settled
+  };
+  // Ranked: direct 1000, nhwc gemm 980, gemm 900, nhwc direct 800; the runner-up is nhwc gemm.
+  EXPECT_EQ(settle_candidates(trials), (std::vector<size_t>{0, 2}));
+  trials[1].figures.eps_high = 995;  // now overlapping the leader too
+  EXPECT_EQ(settle_candidates(trials), (std::vector<size_t>{0, 2, 1}));
+  EXPECT_EQ(settle_candidates(trials, 2), (std::vector<size_t>{0, 2}));
+  // No interval (too few steps, an older row): cannot be told apart, so settled.
+  trials[3].figures.eps_low = trials[3].figures.eps_high = 0;
+  EXPECT_EQ(settle_candidates(trials), (std::vector<size_t>{0, 2, 1, 3}));
+  // One fully measured candidate: nothing to settle.
+  std::vector<TrialResult> alone{ok(config(Layout::NCHW, "direct"), 1000, StopRule::converged),
+                                 ok(config(Layout::NCHW, "gemm"), 3000, StopRule::raced_out)};
+  EXPECT_TRUE(settle_candidates(alone).empty());
+}
+
+}  // namespace
+}  // namespace tunescope::tuner

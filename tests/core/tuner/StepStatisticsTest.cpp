@@ -1,0 +1,153 @@
+// The statistics of adaptive timing on synthetic step times: binomial tails, the
+// order-statistic interval, the stopping rule, racing and the exact sign test. The
+// expected values were computed by hand with exact binomial sums (Python's math.comb;
+// scipy is not installed here); the n = 20 and n = 100 median intervals match the
+// published tables of distribution-free confidence intervals for the median.
+#include "core/tuner/StepStatistics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/base/Error.h"
+
+namespace tunescope::tuner {
+namespace {
+
+// Feeds `sample` one step at a time to the stopping rule: the count it stops at and why.
+std::pair<size_t, StopRule> stop_point(const std::vector<double>& sample, const StoppingRule& rule) {
+  std::vector<double> so_far;
+  for (double s : sample) {
+    so_far.push_back(s);
+    if (const auto stop = should_stop(so_far, rule)) return {so_far.size(), *stop};
+  }
+  return {so_far.size(), StopRule::none};
+}
+
+// 1 +- amplitude, deterministic and spread evenly over the range (multiples of 7919
+// modulo the prime 10007 visit every residue once), so the median is ~1 and the
+// density near it is flat.
+std::vector<double> jittered(size_t n, double amplitude) {
+  std::vector<double> out;
+  for (size_t i = 0; i < n; ++i)
+    out.push_back(1 + amplitude * (static_cast<double>((i * 7919 + 11) % 10007) / 5003 - 1));
+  return out;
+}
+
+TEST(StepStatistics, BinomialTailsMatchExactSums) {
+  EXPECT_DOUBLE_EQ(binomial_cdf(0, 6, 0.5), 1.0 / 64);
+  EXPECT_NEAR(binomial_cdf(2, 10, 0.5), 56.0 / 1024, 1e-15);
+  EXPECT_NEAR(binomial_cdf(3, 20, 0.25), 0.22515604766431352, 1e-13);
+  EXPECT_EQ(binomial_cdf(-1, 10, 0.5), 0);
+  EXPECT_EQ(binomial_cdf(10, 10, 0.5), 1);
+  // Large n: no overflow of the coefficient, no underflow to a wrong 0.
+  EXPECT_NEAR(binomial_cdf(5000, 10000, 0.5), 0.5 + 0.5 * std::exp(std::lgamma(10001.0) - 2 * std::lgamma(5001.0) -
+                                                                     10000 * std::log(2.0)),
+              1e-9);
+}
+
+TEST(StepStatistics, MedianIntervalRanksMatchTheTables) {
+  EXPECT_FALSE(order_statistic_ranks(5, 0.5, 0.95));  // 2 x 1/32 > 5%: no 95% interval from 5 steps
+  EXPECT_EQ(order_statistic_ranks(6, 0.5, 0.95), (std::pair<size_t, size_t>(0, 5)));
+  EXPECT_EQ(order_statistic_ranks(10, 0.5, 0.95), (std::pair<size_t, size_t>(1, 8)));
+  EXPECT_EQ(order_statistic_ranks(20, 0.5, 0.95), (std::pair<size_t, size_t>(5, 14)));   // x(6), x(15)
+  EXPECT_EQ(order_statistic_ranks(100, 0.5, 0.95), (std::pair<size_t, size_t>(39, 60)));  // x(40), x(61)
+  EXPECT_TRUE(order_statistic_ranks(kMinStepsForInterval, kStepQuantile, kConfidence));
+  EXPECT_FALSE(order_statistic_ranks(kMinStepsForInterval - 1, kStepQuantile, kConfidence));
+  EXPECT_FALSE(order_statistic_ranks(12, 0.25, 0.95));
+  EXPECT_EQ(order_statistic_ranks(40, 0.25, 0.95), (std::pair<size_t, size_t>(4, 16)));
+}
+
+TEST(StepStatistics, EstimateHasTheOrderStatisticsAsItsInterval) {
+  const QuantileEstimate e = estimate_quantile({9, 1, 8, 2, 7, 3, 6, 4, 5, 10});
+  EXPECT_DOUBLE_EQ(e.estimate, 5.5);
+  EXPECT_TRUE(e.bounded());
+  EXPECT_DOUBLE_EQ(e.low, 2);   // x(2) of 10
+  EXPECT_DOUBLE_EQ(e.high, 9);  // x(9)
+  EXPECT_DOUBLE_EQ(e.relative_half_width(), 3.5 / 5.5);
+  EXPECT_FALSE(estimate_quantile({1, 2, 3}).bounded());
+  EXPECT_TRUE(std::isinf(estimate_quantile({1, 2, 3}).relative_half_width()));
+}
+
+TEST(StepStatistics, QuietStepsStopAtTheMinimumNoisyOnesNeedMore) {
+  const StoppingRule rule{0.02, 6, 1000};
+  const auto [quiet_n, quiet_why] = stop_point(jittered(1000, 0.001), rule);  // +-0.1%
+  EXPECT_EQ(quiet_why, StopRule::converged);
+  EXPECT_EQ(quiet_n, 6u);
+  const auto [noisy_n, noisy_why] = stop_point(jittered(1000, 0.05), rule);  // +-5%
+  EXPECT_EQ(noisy_why, StopRule::converged);
+  // Flat density over +-5%: the interval's half-width is ~0.05 x 1.96 / sqrt(n), within
+  // 1% from n ~ 100 on (the same rule in Python stops at 114).
+  EXPECT_GT(noisy_n, 90u);
+  EXPECT_LT(noisy_n, 140u);
+  // Half the delta needs about four times the steps (388 in Python).
+  const auto [tight_n, tight_why] = stop_point(jittered(1000, 0.05), StoppingRule{0.01, 6, 1000});
+  EXPECT_EQ(tight_why, StopRule::converged);
+  EXPECT_GT(tight_n, 3 * noisy_n);
+}
+
+TEST(StepStatistics, TheCapStopsANoisySequence) {
+  const auto [n, why] = stop_point(jittered(1000, 0.05), StoppingRule{0.02, 6, 40});
+  EXPECT_EQ(why, StopRule::max_steps);
+  EXPECT_EQ(n, 40u);
+  // The minimum holds even for a perfectly quiet sequence.
+  const auto [quiet_n, quiet_why] = stop_point(std::vector<double>(100, 1.0), StoppingRule{0.02, 25, 100});
+  EXPECT_EQ(quiet_why, StopRule::converged);
+  EXPECT_EQ(quiet_n, 25u);
+}
+
+TEST(StepStatistics, OneOutlierDoesNotMoveTheMedianInterval) {
+  std::vector<double> steps = jittered(30, 0.001);
+  const QuantileEstimate before = estimate_quantile(steps);
+  steps[7] = 50;  // a step stalled by another process
+  const QuantileEstimate after = estimate_quantile(steps);
+  EXPECT_NEAR(after.estimate, before.estimate, 0.002);
+  EXPECT_LE(after.relative_half_width(), 0.01);
+}
+
+TEST(StepStatistics, RacingNeedsTheWholeIntervalAboveTheLeadersByHalfDelta) {
+  QuantileEstimate leader{10, 1.0, 0.99, 1.02, true};
+  EXPECT_TRUE(slower_with_confidence({10, 1.1, 1.04, 1.2, true}, leader, 0.02));    // 1.04 > 1.02 x 1.01
+  EXPECT_FALSE(slower_with_confidence({10, 1.1, 1.025, 1.2, true}, leader, 0.02));  // overlaps the margin
+  EXPECT_FALSE(slower_with_confidence({10, 1.1, 1.0, 1.2, true}, leader, 0.02));    // overlaps the leader
+  EXPECT_FALSE(slower_with_confidence({3, 5.0, 0, 0, false}, leader, 0.02));        // no interval yet
+  EXPECT_FALSE(slower_with_confidence({10, 1.1, 1.04, 1.2, true}, QuantileEstimate{}, 0.02));
+}
+
+TEST(StepStatistics, SignTestPValuesMatchExactBinomialSums) {
+  std::vector<double> nine_of_ten{1, 1, 1, 1, 1, 1, 1, 1, 1, -1};
+  SignTest t = sign_test(nine_of_ten);
+  EXPECT_EQ(t.n, 10u);
+  EXPECT_EQ(t.positive, 9u);
+  EXPECT_NEAR(t.p_value, 2.0 * 11 / 1024, 1e-15);  // 0.021484375
+  t = sign_test({1, 1, 1, 1, 1, 1, 1, 1, -1, -1});
+  EXPECT_NEAR(t.p_value, 2.0 * 56 / 1024, 1e-15);  // 0.109375
+  t = sign_test({-1, -1, -1, -1, -1});
+  EXPECT_NEAR(t.p_value, 0.0625, 1e-15);  // five rounds can never reach 0.05
+  std::vector<double> eleven_nine(11, 0.01);
+  eleven_nine.insert(eleven_nine.end(), 9, -0.01);
+  EXPECT_NEAR(sign_test(eleven_nine).p_value, 0.8238029479980469, 1e-12);
+  // Zero differences carry no sign: dropped from the test.
+  t = sign_test({0, 0, 1, 1, 1, 1, 1, 1});
+  EXPECT_EQ(t.n, 6u);
+  EXPECT_NEAR(t.p_value, 2.0 / 64, 1e-15);
+  EXPECT_EQ(sign_test({0, 0}).p_value, 1);
+}
+
+TEST(StepStatistics, StopRuleNamesRoundTrip) {
+  for (StopRule r : {StopRule::none, StopRule::converged, StopRule::max_steps, StopRule::time_cap, StopRule::raced_out,
+                     StopRule::brief, StopRule::interleaved})
+    EXPECT_EQ(parse_stop_rule(to_string(r)), r);
+  EXPECT_THROW(parse_stop_rule("sometimes"), Error);
+  EXPECT_FALSE(fully_measured(StopRule::raced_out));
+  EXPECT_FALSE(fully_measured(StopRule::brief));
+  EXPECT_TRUE(fully_measured(StopRule::time_cap));
+}
+
+TEST(StepStatistics, TrimmedMeanDropsBothTails) {
+  EXPECT_DOUBLE_EQ(trimmed_mean({1, 2, 3, 4, 100}, 0.2), 3);
+  EXPECT_DOUBLE_EQ(trimmed_mean({5}, 0.2), 5);
+}
+
+}  // namespace
+}  // namespace tunescope::tuner
