@@ -50,6 +50,14 @@ void SessionOptions::validate() const {
   at_least(fake_channels, 0, "--fake-channels");
   at_least(fake_train_count, 1, "--fake-count");
   at_least(fake_test_count, 1, "--fake-test-count");
+  // Fake data is generated in memory before the first step: bounded so that an absurd
+  // count is refused at once instead of filling the machine's memory.
+  auto at_most = [](int64_t value, int64_t maximum, const char* option) {
+    if (value > maximum) fail(ErrorKind::usage, option, " must be <= ", maximum, ", got ", value);
+  };
+  at_most(fake_train_count, kMaxFakeExamples, "--fake-count");
+  at_most(fake_test_count, kMaxFakeExamples, "--fake-test-count");
+  at_most(batch, kMaxBatch, "--batch");
   concurrency().validate(batch);
   const Concurrency c = concurrency();
   if (int64_t{c.lanes()} * c.lane_threads(threads() > 0 ? threads() : 1) > knobs::kMaxThreads)

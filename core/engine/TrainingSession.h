@@ -21,6 +21,11 @@
 
 namespace tunescope {
 
+// Bounds of the options that size memory before the first step: 1M fake examples of the
+// largest model input (3x32x32 bytes) take 3 GiB; a batch of 65536 such images 200 MiB.
+inline constexpr int64_t kMaxFakeExamples = 1'000'000;
+inline constexpr int64_t kMaxBatch = 65'536;
+
 struct SessionOptions {
   std::string backend = "cpu";
   std::string model = "lenet5";

@@ -42,6 +42,8 @@ TEST(CliOptionErrors, NumbersOutOfRange) {
       {kTune + " --streams-list 100000" + out, {"--streams-list", "must be in 1..64, got 100000"}},
       {"train --data fake --fake-count 32 --batch 8 --epochs 1 --threads 100000000",
        {"--threads", "must be in 0..1024, got 100000000"}},
+      {"train --data fake --fake-count 2000000000 --epochs 1", {"--fake-count", "must be <= 1000000"}},
+      {"train --data fake --batch 100000000 --epochs 1", {"--batch", "must be <= 65536"}},
       {"profile --data fake --fake-count 32 --batch 8 --steps 1 --streams 64 --threads-per-lane 1024",
        {"64 lanes x 1024 threads", "more than 1024 threads"}},
       {"train --data fake --fake-count -3 --epochs 1", {"--fake-count", "-3"}},
