@@ -18,14 +18,7 @@ namespace fs = std::filesystem;
 using profiler::FileKind;
 using profiler::sniff_file;
 
-TrialResult ok_trial() {
-  TrialResult t;
-  t.config.batch = 8;
-  t.config.conv.default_algorithm = "direct";
-  t.status = TrialStatus::ok;
-  t.figures = {5, 1000, 8, 7, 0.01};
-  return t;
-}
+using testing::ok_trial;
 
 TEST(ResultsDbFileKind, WhatResultsDbWritesIsAResultsDbOpenOrClosed) {
   const testing::TempResultsDb file("file-kind-" + std::to_string(getpid()) + ".tune");  // no telling name

@@ -26,17 +26,6 @@ TrialResult timed(const std::string& algorithm, StopRule stop) {
   return t;
 }
 
-void sql(const std::filesystem::path& path, const char* statement) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* message = nullptr;
-  const int rc = sqlite3_exec(db, statement, nullptr, nullptr, &message);
-  const std::string why = message ? message : "";
-  sqlite3_free(message);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << why;
-}
-
 TEST(ResultsDbInterval, IntervalAndStopRuleRoundTrip) {
   const testing::TempResultsDb file("interval-roundtrip.sqlite");
   {
@@ -70,7 +59,7 @@ TEST(ResultsDbInterval, AFileWithoutTheColumnsReadsAndGetsThemOnAReadWriteOpen) 
     ResultsDb db(file.path);
     db.add_trial(db.problem_id(kProblem), db.machine_id(kMachine), timed("direct", StopRule::converged));
   }
-  sql(file.path, "ALTER TABLE trials DROP COLUMN eps_low; ALTER TABLE trials DROP COLUMN eps_high; "
+  testing::run_sql(file.path, "ALTER TABLE trials DROP COLUMN eps_low; ALTER TABLE trials DROP COLUMN eps_high; "
                  "ALTER TABLE trials DROP COLUMN stop_rule");
   {
     const ResultsDb db(file.path, ResultsDb::Access::read_only);
@@ -98,7 +87,7 @@ TEST(ResultsDbInterval, AnUnknownStopRuleIsAnInputErrorNamingTheRow) {
     ResultsDb db(file.path);
     db.add_trial(db.problem_id(kProblem), db.machine_id(kMachine), timed("direct", StopRule::converged));
   }
-  sql(file.path, "UPDATE trials SET stop_rule = 'whenever'");
+  testing::run_sql(file.path, "UPDATE trials SET stop_rule = 'whenever'");
   try {
     ResultsDb(file.path, ResultsDb::Access::read_only).trials();
     FAIL() << "read a bad stop rule";

@@ -20,14 +20,7 @@ StrategyChoice choice(Strategy requested, Strategy run, const std::string& reaso
           reason};
 }
 
-TrialResult ok_trial() {
-  TrialResult t;
-  t.config.batch = 8;
-  t.config.conv.default_algorithm = "direct";
-  t.status = TrialStatus::ok;
-  t.figures = {5, 1000, 8, 7, 0.01};
-  return t;
-}
+using testing::ok_trial;
 
 TEST(ResultsDbStrategyChoice, TheLatestChoicePerProblemReadsBack) {
   testing::TempResultsDb file("results-choice.sqlite");

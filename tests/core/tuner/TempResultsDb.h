@@ -1,9 +1,15 @@
 // A results DB path in the temp folder, removed with SQLite's WAL files before and
-// after a test; declared before the ResultsDb that uses it, so it outlives the DB.
+// after a test; declared before the ResultsDb that uses it, so it outlives the DB. And
+// the other helpers of the results-DB tests.
 #pragma once
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 #include <string>
+
+#include "core/tuner/Measurement.h"
 
 namespace tunescope::tuner::testing {
 
@@ -20,5 +26,27 @@ struct TempResultsDb {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
   }
 };
+
+// An ok trial of a direct config at batch 8 with plain figures.
+inline TrialResult ok_trial() {
+  TrialResult t;
+  t.config.batch = 8;
+  t.config.conv.default_algorithm = "direct";
+  t.status = TrialStatus::ok;
+  t.figures = {5, 1000, 8, 7, 0.01};
+  return t;
+}
+
+// Runs `statement` on the file through SQLite's C API, as another program would.
+inline void run_sql(const std::filesystem::path& path, const char* statement) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* message = nullptr;
+  const int rc = sqlite3_exec(db, statement, nullptr, nullptr, &message);
+  const std::string why = message ? message : "";
+  sqlite3_free(message);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << statement << ": " << why;
+}
 
 }  // namespace tunescope::tuner::testing
