@@ -131,7 +131,7 @@ json knob_json(const KnobSpec& spec, const std::string& text) {
 
 }  // namespace
 
-std::string to_json_text(const RunConfig& config) {
+std::string to_json_text(const RunConfig& config, KnobsWritten written) {
   json out = {
       {"schema", kRunConfigSchema},
       {"model", config.model},
@@ -142,7 +142,7 @@ std::string to_json_text(const RunConfig& config) {
   // candidate's earlier trials by this text, and those stored before the knob existed ran it at its default.
   const KnobCatalog& catalog = KnobCatalog::instance();
   for (const KnobSpec& spec : catalog.specs())
-    if (spec.written_when_default || config.knobs.differs_from_default(spec.key))
+    if (written == KnobsWritten::every_knob || spec.written_when_default || config.knobs.differs_from_default(spec.key))
       out[spec.key] = knob_json(spec, config.knobs.text(spec.key));
   for (const auto& [key, value] : config.knobs.explicit_values())
     if (!catalog.find(key)) out[key] = value;

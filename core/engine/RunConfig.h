@@ -53,7 +53,10 @@ struct RunConfig {
   bool operator==(const RunConfig&) const = default;
 };
 
-std::string to_json_text(const RunConfig& config);
+// Which knobs a config's JSON holds: those written at their default or set otherwise
+// (a config file), or every knob of the catalog (a trace's record of what ran).
+enum class KnobsWritten { config_file, every_knob };
+std::string to_json_text(const RunConfig& config, KnobsWritten written = KnobsWritten::config_file);
 // Throws Error(input) naming `source` (a file name or "<text>") and the offending key
 // for malformed JSON, a wrong schema, unknown keys, wrong types, non-positive sizes, an
 // algorithm not registered for `backend`, a knob value outside the knob's values

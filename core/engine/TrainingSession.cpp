@@ -58,11 +58,12 @@ void SessionOptions::validate() const {
   at_most(fake_train_count, kMaxFakeExamples, "--fake-count");
   at_most(fake_test_count, kMaxFakeExamples, "--fake-test-count");
   at_most(batch, kMaxBatch, "--batch");
-  concurrency().validate(batch);
   const Concurrency c = concurrency();
-  if (int64_t{c.lanes()} * c.lane_threads(threads() > 0 ? threads() : 1) > knobs::kMaxThreads)
-    fail(ErrorKind::usage, "threads: ", c.lanes(), " lanes x ", c.lane_threads(threads() > 0 ? threads() : 1),
-         " threads each would start more than ", knobs::kMaxThreads, " threads");
+  c.validate(batch);
+  const int lane_threads = c.lane_threads(threads() > 0 ? threads() : 1);
+  if (int64_t{c.lanes()} * lane_threads > knobs::kMaxThreads)
+    fail(ErrorKind::usage, "threads: ", c.lanes(), " lanes x ", lane_threads, " threads each would start more than ",
+         knobs::kMaxThreads, " threads");
   if (!(sgd.learning_rate > 0)) fail(ErrorKind::usage, "--lr must be > 0, got ", sgd.learning_rate);
   if (sgd.momentum < 0 || sgd.momentum >= 1) fail(ErrorKind::usage, "--momentum must be in [0, 1), got ", sgd.momentum);
   if (sgd.weight_decay < 0) fail(ErrorKind::usage, "--weight-decay must be >= 0, got ", sgd.weight_decay);
@@ -196,12 +197,8 @@ std::string TrainingSession::description() const {
 
 std::string TrainingSession::config_json() const {
   // Every knob with the value the run used (threads_per_lane resolved to the threads each lane got).
-  nlohmann::json config = nlohmann::json::parse(to_json_text(run_config_of(options_)));
+  nlohmann::json config = nlohmann::json::parse(to_json_text(run_config_of(options_), KnobsWritten::every_knob));
   config.erase("schema");
-  for (const KnobSpec& knob : KnobCatalog::instance().specs())
-    config[knob.key] = knob.type == KnobType::integer   ? nlohmann::json(std::stoll(options_.knobs.text(knob.key)))
-                       : knob.type == KnobType::boolean ? nlohmann::json(options_.knobs.text(knob.key) == "on")
-                                                        : nlohmann::json(options_.knobs.text(knob.key));
   config["threads_per_lane"] = options_.concurrency().lane_threads(options_.threads());
   config.update({
       {"data", options_.data},

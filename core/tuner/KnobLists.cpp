@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/base/Error.h"
+#include "core/engine/RunKnobs.h"
 
 namespace tunescope::tuner {
 
@@ -14,6 +15,13 @@ void KnobLists::set_text(const KnobSpec& spec, std::vector<std::string> canonica
 std::vector<std::string> KnobLists::values(const KnobSpec& spec) const {
   if (auto it = lists_.find(spec.key); it != lists_.end()) return it->second;
   return spec.tune_default();
+}
+
+void KnobLists::check() const {
+  for (const KnobSpec& spec : KnobCatalog::instance().specs())
+    for (const std::string& value : values(spec)) spec.checked(value, spec.list_flag());
+  for (int t : get(knobs::threads))
+    if (t < 1) fail(ErrorKind::usage, knobs::threads.spec().list_flag(), ": thread counts must be >= 1, got ", t);
 }
 
 bool KnobLists::contains(const KnobSpec& spec, const std::string& canonical_value) const {

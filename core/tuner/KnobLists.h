@@ -30,6 +30,9 @@ class KnobLists {
     return out;
   }
   bool contains(const KnobSpec& spec, const std::string& canonical_value) const;
+  // Throws Error(usage) naming the list flag for a value outside its knob's values, or
+  // a thread count below 1 (a tune measures real thread counts).
+  void check() const;
 
  private:
   std::map<std::string, std::vector<std::string>> lists_;

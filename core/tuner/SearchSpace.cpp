@@ -28,10 +28,7 @@ std::vector<int> SpaceOptions::threads() const { return knobs.get(knobs::threads
 SearchSpace::SearchSpace(SpaceOptions options, std::vector<ConvLayerInfo> layers)
     : options_(std::move(options)), layers_(std::move(layers)) {
   if (options_.batch < 1) fail(ErrorKind::usage, "--batch must be >= 1, got ", options_.batch);
-  for (const KnobSpec& spec : KnobCatalog::instance().specs())
-    for (const std::string& value : options_.knobs.values(spec)) spec.checked(value, spec.list_flag());
-  for (int t : options_.threads())
-    if (t < 1) fail(ErrorKind::usage, knobs::threads.spec().list_flag(), ": thread counts must be >= 1, got ", t);
+  options_.knobs.check();
   const auto registered = Registry::instance().conv_algorithms(options_.backend);
   algorithms_ = options_.algorithms.empty() ? registered : options_.algorithms;
   if (algorithms_.empty()) fail(ErrorKind::usage, "backend ", options_.backend, " has no conv algorithms");
@@ -104,6 +101,19 @@ void refuse_huge_product(const std::vector<std::vector<std::string>>& options) {
        " a tune can measure; use --strategy per-layer (which times each layer alone) or fewer --algorithms");
 }
 
+// Calls visit(index) for every combination of one index per list of `sizes` (each > 0),
+// the last list varying fastest.
+template <typename Visit>
+void for_each_combination(const std::vector<size_t>& sizes, Visit visit) {
+  std::vector<size_t> index(sizes.size(), 0);
+  while (true) {
+    visit(index);
+    size_t k = sizes.size();
+    while (k > 0 && ++index[k - 1] == sizes[k - 1]) index[--k] = 0;
+    if (k == 0) return;
+  }
+}
+
 }  // namespace
 
 bool SearchSpace::knob_applies(const RunConfig& config, const std::string& key) const {
@@ -143,8 +153,9 @@ std::vector<Candidate> SearchSpace::with_knobs(const Candidate& candidate) const
     return it->second;
   };
   std::vector<Candidate> out;
-  std::vector<size_t> index(lists.size(), 0);
-  while (true) {
+  std::vector<size_t> sizes;
+  for (const auto& [spec, values] : lists) sizes.push_back(values.size());
+  for_each_combination(sizes, [&](const std::vector<size_t>& index) {
     Candidate variant = candidate;
     for (size_t k = 0; k < lists.size(); ++k) variant.config.knobs.set_text(lists[k].first->key, lists[k].second[index[k]]);
     if (variant.skip_reason.empty()) variant.skip_reason = refusal(variant.config);
@@ -156,10 +167,7 @@ std::vector<Candidate> SearchSpace::with_knobs(const Candidate& candidate) const
       }
     }
     out.push_back(std::move(variant));
-    size_t k = lists.size();
-    while (k > 0 && ++index[k - 1] == lists[k - 1].second.size()) index[--k] = 0;
-    if (k == 0) break;
-  }
+  });
   return out;
 }
 
@@ -189,15 +197,13 @@ std::vector<Candidate> SearchSpace::enumerate() const {
         }
       if (std::any_of(options.begin(), options.end(), [](const auto& o) { return o.empty(); })) continue;
       refuse_huge_product(options);
-      std::vector<size_t> index(layers_.size(), 0);
-      while (true) {
+      std::vector<size_t> sizes;
+      for (const auto& layer_options : options) sizes.push_back(layer_options.size());
+      for_each_combination(sizes, [&](const std::vector<size_t>& index) {
         std::vector<std::string> chosen;
         for (size_t i = 0; i < layers_.size(); ++i) chosen.push_back(options[i][index[i]]);
         add(per_layer(layout, threads, chosen));
-        size_t i = layers_.size();
-        while (i > 0 && ++index[i - 1] == options[i - 1].size()) index[--i] = 0;
-        if (i == 0) break;
-      }
+      });
     }
   return out;
 }

@@ -67,12 +67,8 @@ Tuner::Tuner(TuneOptions options, ResultsDb* db) : options_(std::move(options)),
   if (options_.budget_seconds < 0) fail(ErrorKind::usage, "--budget must be >= 0, got ", options_.budget_seconds);
   if (options_.measure.time_limit_seconds < 0)
     fail(ErrorKind::usage, "--trial-timeout must be >= 0, got ", options_.measure.time_limit_seconds);
-  for (const KnobSpec& spec : KnobCatalog::instance().specs())
-    for (const std::string& value : options_.knobs.values(spec)) spec.checked(value, spec.list_flag());
-  const std::vector<int> threads = options_.knobs.get(knobs::threads);
-  for (int t : threads)
-    if (t < 1) fail(ErrorKind::usage, knobs::threads.spec().list_flag(), ": thread counts must be >= 1, got ", t);
-  knobs::threads.set(options_.base.knobs, threads.front());
+  options_.knobs.check();
+  knobs::threads.set(options_.base.knobs, options_.knobs.get(knobs::threads).front());
   if (options_.resume && !db_) fail(ErrorKind::usage, "--resume needs a results DB (--db)");
 }
 
