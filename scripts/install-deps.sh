@@ -13,6 +13,7 @@ packages=(
   qt6-base-dev xvfb xauth
   python3-venv
   clang libclang-rt-14-dev  # scripts/run-fuzz.sh: libFuzzer
+  clang-format  # scripts/check-format.sh: the one formatting rule (.clang-format)
 )
 
 missing=()

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/engine/RunConfig.h"
+#include "core/tuner/StoredTune.h"  // StoredRunConfig and the RunConfig it parses
 
 namespace tunescope::gui {
 

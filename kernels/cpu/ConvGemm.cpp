@@ -15,9 +15,9 @@
 #include "core/base/ConvAlgorithm.h"
 #include "core/base/Registry.h"
 #include "core/base/ThreadPool.h"
-#include "kernels/cpu/ConvArgs.h"
+#include "kernels/shared/ConvArgs.h"
 #include "kernels/cpu/Im2col.h"
-#include "kernels/cpu/WorkspaceLayout.h"
+#include "kernels/shared/WorkspaceLayout.h"
 #include "profiler/Tracer.h"
 
 namespace tunescope::cpu {

@@ -10,9 +10,9 @@
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/base/ThreadPool.h"
-#include "kernels/cpu/ConvArgs.h"
+#include "kernels/shared/ConvArgs.h"
 #include "kernels/cpu/WinogradKernelTable.h"
-#include "kernels/cpu/WorkspaceLayout.h"
+#include "kernels/shared/WorkspaceLayout.h"
 #include "profiler/Tracer.h"
 
 namespace tunescope::cpu {

@@ -9,8 +9,8 @@
 
 #include "core/base/Error.h"
 #include "core/base/ThreadPool.h"
-#include "kernels/cpu/ConvArgs.h"
-#include "kernels/cpu/WorkspaceLayout.h"
+#include "kernels/shared/ConvArgs.h"
+#include "kernels/shared/WorkspaceLayout.h"
 #include "kernels/shared/FftWorkspace.h"
 #include "profiler/Tracer.h"
 

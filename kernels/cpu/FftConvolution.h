@@ -27,7 +27,7 @@
 #include <string>
 
 #include "core/base/ConvAlgorithm.h"
-#include "kernels/cpu/ConvArgs.h"
+#include "kernels/shared/ConvArgs.h"
 #include "kernels/cpu/FftTiling.h"
 #include "kernels/cpu/FftTransform.h"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/base/Error.h"
-#include "kernels/cpu/ConvArgs.h"
+#include "kernels/shared/ConvArgs.h"
 
 namespace tunescope::cpu {
 

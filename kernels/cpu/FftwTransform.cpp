@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "core/base/Error.h"
+#include "kernels/shared/FftLengths.h"
 
 namespace tunescope::cpu {
 namespace {
@@ -89,14 +90,7 @@ class FftwTransform final : public FftTransform {
 
 }  // namespace
 
-int64_t FftwTransformFactory::good_size(int64_t n) const {
-  for (int64_t m = std::max<int64_t>(n, 1);; ++m) {
-    int64_t rest = m;
-    for (int64_t factor : {2, 3, 5, 7})
-      while (rest % factor == 0) rest /= factor;
-    if (rest == 1) return m;
-  }
-}
+int64_t FftwTransformFactory::good_size(int64_t n) const { return smooth_2357_size(n); }
 
 std::unique_ptr<FftTransform> FftwTransformFactory::make(const FftShape& shape) const {
   return std::make_unique<FftwTransform>(shape);

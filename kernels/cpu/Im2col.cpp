@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/cpu/ConvArgs.h"
+#include "kernels/shared/ConvArgs.h"
 
 namespace tunescope::cpu {
 

@@ -14,6 +14,7 @@
 #include "core/base/Error.h"
 #include "core/base/ThreadPool.h"
 #include "kernels/cpu/OwnFftKernelTable.h"
+#include "kernels/shared/FftLengths.h"
 
 namespace tunescope::cpu {
 
@@ -95,7 +96,7 @@ OwnFftScratch scratch_for(int64_t rows, int64_t cols) {
 }  // namespace
 
 bool OwnFft2d::supports(int64_t n) {
-  return n == 1 || (n >= 2 && n <= kMaxSize && n % 2 == 0 && !radices_of(n).empty());
+  return own_fft_supports_length(n);
 }
 
 OwnFft2d::OwnFft2d(int64_t rows, int64_t cols, OwnFftIsa isa)

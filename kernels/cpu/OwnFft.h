@@ -30,6 +30,7 @@
 
 #include "kernels/cpu/OwnFftIsa.h"
 #include "kernels/cpu/OwnFftKernelTable.h"
+#include "kernels/shared/FftLengths.h"
 
 namespace tunescope {
 class ThreadPool;
@@ -57,7 +58,7 @@ enum class OwnFftStore { automatic, cached, streamed };
 // for the whole process and shared); const methods are safe to call concurrently.
 class OwnFft2d {
  public:
-  static constexpr int64_t kMaxSize = 4096;
+  static constexpr int64_t kMaxSize = kOwnFftMaxLength;
   // 1, or an even n <= kMaxSize with no prime factor but 2, 3 and 5. Even because rows
   // are transformed as complex sequences of half their length.
   static bool supports(int64_t n);

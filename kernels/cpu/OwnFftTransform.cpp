@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/OwnFft.h"
+#include "kernels/shared/FftLengths.h"
 
 namespace tunescope::cpu {
 namespace {
@@ -29,12 +30,7 @@ class OwnFftTransform final : public FftTransform {
 
 }  // namespace
 
-int64_t OwnFftTransformFactory::good_size(int64_t n) const {
-  const int64_t limit = std::max<int64_t>(n, 1);
-  for (int64_t m = limit; m <= OwnFft2d::kMaxSize; ++m)
-    if (OwnFft2d::supports(m)) return m;
-  return limit;
-}
+int64_t OwnFftTransformFactory::good_size(int64_t n) const { return own_fft_good_size(n); }
 
 std::unique_ptr<FftTransform> OwnFftTransformFactory::make(const FftShape& shape) const {
   return std::make_unique<OwnFftTransform>(shape);

@@ -9,7 +9,7 @@
 #include "core/base/AlignedBuffer.h"
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
-#include "kernels/cpu/ConvArgs.h"  // the argument checks every conv algorithm shares
+#include "kernels/shared/ConvArgs.h"  // the argument checks every conv algorithm shares
 #include "kernels/cuda/CudaCheck.h"
 #include "kernels/cuda/CudaDevice.h"
 #include "kernels/cuda/CudaMemory.h"
@@ -31,13 +31,13 @@ constexpr CudnnPass kPasses[] = {CudnnPass::forward, CudnnPass::backward_data, C
 constexpr float kOne = 1.0f;
 constexpr float kZero = 0.0f;  // beta = 0: cuDNN overwrites the output without reading it
 
-cpu::ConvPass conv_pass(CudnnPass pass) {
+ConvPass conv_pass(CudnnPass pass) {
   switch (pass) {
-    case CudnnPass::forward: return cpu::ConvPass::forward;
-    case CudnnPass::backward_data: return cpu::ConvPass::backward_data;
-    case CudnnPass::backward_filter: return cpu::ConvPass::backward_filter;
+    case CudnnPass::forward: return ConvPass::forward;
+    case CudnnPass::backward_data: return ConvPass::backward_data;
+    case CudnnPass::backward_filter: return ConvPass::backward_filter;
   }
-  return cpu::ConvPass::forward;
+  return ConvPass::forward;
 }
 
 int algorithm_value(const CudnnAlgorithmFamily& family, CudnnPass pass) {
@@ -233,7 +233,7 @@ const ConvCudnn::ProblemState& ConvCudnn::state(const ConvProblem& problem) cons
 
 std::unique_ptr<ConvCudnn::ProblemState> ConvCudnn::prepare(const ConvProblem& problem) const {
   auto s = std::make_unique<ProblemState>();
-  s->reason = cpu::invalid_problem_reason(problem);
+  s->reason = invalid_problem_reason(problem);
   if (!s->reason.empty()) return s;
   if (family_)
     for (CudnnPass pass : kPasses) {
@@ -328,7 +328,7 @@ std::optional<CudnnAlgorithmFamily> ConvCudnn::algorithms(const ConvProblem& pro
 
 const ConvCudnn::ProblemState& ConvCudnn::begin_pass(const ConvCall& call, CudnnPass pass, const Tensor& in,
                                                      const Tensor& filter_or_dy, const Tensor& out) const {
-  cpu::check_conv_args(name_, conv_pass(pass), call.problem, in, filter_or_dy, out);
+  check_conv_args(name_, conv_pass(pass), call.problem, in, filter_or_dy, out);
   const ProblemState& s = state(call.problem);
   if (!s.reason.empty())
     fail(ErrorKind::unsupported, "conv ", name_, ".", to_string(pass), " on ", call.problem.key(), ": ", s.reason);
@@ -336,7 +336,7 @@ const ConvCudnn::ProblemState& ConvCudnn::begin_pass(const ConvCall& call, Cudnn
     if (t->on_host())
       fail(ErrorKind::runtime, "conv ", name_, ".", to_string(pass), " on ", call.problem.key(),
            ": tensors must be in device memory, one is in ", t->memory().name());
-  cpu::check_workspace(name_, call, s.workspace_bytes);
+  check_workspace(name_, call, s.workspace_bytes);
   return s;
 }
 

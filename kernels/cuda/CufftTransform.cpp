@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "core/base/Error.h"
-#include "kernels/cpu/FftwTransform.h"  // the 2-3-5-7 lengths, shared with fft-fftw
 #include "kernels/cuda/CudaCheck.h"
+#include "kernels/shared/FftLengths.h"
 
 namespace tunescope::cuda {
 namespace {
@@ -111,7 +111,7 @@ class CufftTransform final : public CudaFftTransform {
 // At least 2: a side of 1 (a 1x1 input with a 1x1 filter) is padded rather than handed to
 // cuFFT as a degenerate 2-D plan; a larger transform is always a valid convolution frame.
 int64_t CufftTransformFactory::good_size(int64_t n) const {
-  return cpu::FftwTransformFactory().good_size(std::max<int64_t>(n, 2));
+  return smooth_2357_size(std::max<int64_t>(n, 2));
 }
 
 std::unique_ptr<CudaFftTransform> CufftTransformFactory::make(const CudaFftShape& shape) const {

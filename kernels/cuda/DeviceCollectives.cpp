@@ -12,7 +12,10 @@ namespace tunescope::cuda {
 namespace {
 std::string device_list(std::span<const int> devices) {
   std::string text;
-  for (int d : devices) text += (text.empty() ? "" : ",") + std::to_string(d);
+  for (int d : devices) {
+    if (!text.empty()) text += ',';
+    text += std::to_string(d);
+  }
   return text;
 }
 }  // namespace

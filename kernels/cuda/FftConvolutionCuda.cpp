@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/base/Error.h"
-#include "kernels/cpu/WorkspaceLayout.h"
+#include "kernels/shared/WorkspaceLayout.h"
 #include "kernels/cuda/CudaCheck.h"
 #include "kernels/cuda/CudaDevice.h"
 #include "kernels/cuda/FftConvPasses.h"
@@ -21,10 +21,6 @@
 #include "profiler/Tracer.h"
 
 namespace tunescope::cuda {
-
-using cpu::ceil_div;
-using cpu::ConvPass;
-using cpu::WorkspaceLayout;
 
 struct FftConvPlan {
   CudaFftShape shape;
@@ -101,7 +97,7 @@ FftConvolutionCuda::FftConvolutionCuda(std::string name, std::unique_ptr<CudaFft
       chunk_budget_bytes_(chunk_budget_bytes),
       keep_spectra_(keep_spectra) {
   for (ConvPass pass : {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_filter})
-    range_names_[static_cast<int>(pass)] = cat(name_, ".", cpu::pass_tag(pass));
+    range_names_[static_cast<int>(pass)] = cat(name_, ".", pass_tag(pass));
 }
 
 FftConvolutionCuda::~FftConvolutionCuda() = default;
@@ -156,7 +152,7 @@ CudaFftTransform& FftConvolutionCuda::transform_for(const CudaFftShape& shape) c
 }
 
 std::string FftConvolutionCuda::unsupported_reason(const ConvProblem& problem) const {
-  if (std::string reason = cpu::invalid_problem_reason(problem); !reason.empty()) return reason;
+  if (std::string reason = invalid_problem_reason(problem); !reason.empty()) return reason;
   const Plan plan = make_plan(problem);
   if (std::string limit = transforms_->shape_limit(plan.shape); !limit.empty()) return cat(name_, ": ", limit);
   if (std::string reason = cuda_unavailable_reason(); !reason.empty()) return reason;
@@ -222,15 +218,15 @@ FftConvSaved FftConvolutionCuda::saved_spectra(const ConvCall& call, const Tenso
 FftConvolutionCuda::PassSetup FftConvolutionCuda::begin_pass(const ConvCall& call, ConvPass pass, const Tensor& a,
                                                              const Tensor& b, const Tensor& out) const {
   const ConvProblem& p = call.problem;
-  cpu::check_conv_args(name_, pass, p, a, b, out);
+  check_conv_args(name_, pass, p, a, b, out);
   if (std::string reason = unsupported_reason(p); !reason.empty())
-    fail(ErrorKind::unsupported, "conv ", name_, ".", cpu::pass_tag(pass), " on ", p.key(), ": ", reason);
+    fail(ErrorKind::unsupported, "conv ", name_, ".", pass_tag(pass), " on ", p.key(), ": ", reason);
   for (const Tensor* t : {&a, &b, &out})
     if (t->on_host())
-      fail(ErrorKind::runtime, "conv ", name_, ".", cpu::pass_tag(pass), " on ", p.key(),
+      fail(ErrorKind::runtime, "conv ", name_, ".", pass_tag(pass), " on ", p.key(),
            ": tensors must be in device memory, one is in ", t->memory().name());
   const Plan plan = make_full_plan(p);
-  cpu::check_workspace(name_, call, plan.bytes);
+  check_workspace(name_, call, plan.bytes);
   auto at = [&](size_t offset) { return WorkspaceLayout::at(call.workspace, offset); };
   const FftConvFrame frame{plan.shape.rows,
                            plan.shape.cols,

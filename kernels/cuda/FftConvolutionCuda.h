@@ -26,7 +26,7 @@
 #include <string>
 
 #include "core/base/ConvAlgorithm.h"
-#include "kernels/cpu/ConvArgs.h"
+#include "kernels/shared/ConvArgs.h"
 #include "kernels/cuda/CudaFftTransform.h"
 #include "kernels/cuda/FftConvPasses.h"
 
@@ -74,7 +74,7 @@ class FftConvolutionCuda : public ConvAlgorithm {
   Plan make_plan(const ConvProblem& problem) const;
   // The plan with the transform's work area added: makes the transform (needs a device).
   Plan make_full_plan(const ConvProblem& problem) const;
-  PassSetup begin_pass(const ConvCall& call, cpu::ConvPass pass, const Tensor& a, const Tensor& b,
+  PassSetup begin_pass(const ConvCall& call, ConvPass pass, const Tensor& a, const Tensor& b,
                        const Tensor& out) const;
   // The transform for `shape`, made on first use and kept (one instance serves one layer).
   CudaFftTransform& transform_for(const CudaFftShape& shape) const;

@@ -5,10 +5,10 @@
 
 #include "core/base/AlignedBuffer.h"
 #include "core/base/Error.h"
-#include "kernels/cpu/OwnFftTransform.h"  // the CPU fft-own's lengths, shared
 #include "kernels/cuda/CudaCheck.h"
 #include "kernels/cuda/CudaMemory.h"
 #include "kernels/cuda/OwnFftCudaKernel.h"
+#include "kernels/shared/FftLengths.h"
 
 namespace tunescope::cuda {
 namespace {
@@ -79,7 +79,7 @@ class OwnFftCudaTransform final : public CudaFftTransform {
 
 }  // namespace
 
-int64_t OwnFftCudaTransformFactory::good_size(int64_t n) const { return cpu::OwnFftTransformFactory().good_size(n); }
+int64_t OwnFftCudaTransformFactory::good_size(int64_t n) const { return own_fft_good_size(n); }
 
 std::string OwnFftCudaTransformFactory::shape_limit(const CudaFftShape& shape) const {
   if (shape.rows > fft::kMaxLength || shape.cols > fft::kMaxLength)

@@ -21,7 +21,7 @@
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/base/ThreadPool.h"
-#include "kernels/cpu/ConvArgs.h"
+#include "kernels/shared/ConvArgs.h"
 #include "kernels/onednn/OnednnConvPlan.h"
 #include "kernels/onednn/OnednnRuntime.h"
 #include "profiler/Tracer.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/base/Error.h"
-#include "kernels/cpu/WorkspaceLayout.h"
+#include "kernels/shared/WorkspaceLayout.h"
 #include "kernels/onednn/OnednnRuntime.h"
 
 namespace tunescope::cpu::onednn {

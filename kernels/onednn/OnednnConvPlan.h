@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/base/ConvProblem.h"
-#include "kernels/cpu/ConvArgs.h"
+#include "kernels/shared/ConvArgs.h"
 
 namespace tunescope::cpu::onednn {
 

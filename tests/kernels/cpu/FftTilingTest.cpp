@@ -95,9 +95,11 @@ TEST(FftTileRule, AutomaticIsTheCheapestCandidateAndFallsBackWhenItCannotTile) {
       const FftTileGeometry chosen = cpu::choose_fft_tiles(p, FftTileChoice::automatic(), *f);
       const double cost = cpu::fft_conv_cost(p, chosen);
       EXPECT_LE(cost, cpu::fft_conv_cost(p, cpu::untiled_geometry(p, *f))) << p.key();
-      for (int64_t size : {8, 16, 32})
-        if (const auto tiled = cpu::tiled_geometry(p, size, size))
+      for (int64_t size : {8, 16, 32}) {
+        if (const auto tiled = cpu::tiled_geometry(p, size, size)) {
           EXPECT_LE(cost, cpu::fft_conv_cost(p, *tiled)) << p.key() << " vs " << size;
+        }
+      }
     }
     // One channel in and out: transforms are all the work, small ones pay.
     EXPECT_TRUE(cpu::choose_fft_tiles(make_problem(32, 1, 64, 64, 1, 3, 3, 1, 1, 1, 1),

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace tunescope::cpu {
+namespace tunescope {
 
 class WorkspaceLayout {
  public:
@@ -27,4 +27,4 @@ class WorkspaceLayout {
   size_t total_ = 0;
 };
 
-}  // namespace tunescope::cpu
+}  // namespace tunescope

@@ -1,14 +1,14 @@
-// Shared argument checks of the CPU convolution algorithms (see ConvArgs.h).
-#include "kernels/cpu/ConvArgs.h"
+// Shared argument checks of the convolution algorithms (see ConvArgs.h).
+#include "kernels/shared/ConvArgs.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <thread>
 
 #include "core/base/Error.h"
-#include "kernels/cpu/WorkspaceLayout.h"
+#include "kernels/shared/WorkspaceLayout.h"
 
-namespace tunescope::cpu {
+namespace tunescope {
 
 const char* pass_tag(ConvPass pass) {
   switch (pass) {
@@ -84,4 +84,4 @@ double conv_pass_bytes(const ConvProblem& problem) {
   return floats * sizeof(float);
 }
 
-}  // namespace tunescope::cpu
+}  // namespace tunescope

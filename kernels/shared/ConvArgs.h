@@ -1,6 +1,6 @@
-// Argument checks and small shared pieces of every CPU convolution algorithm: tensor
-// shapes against the problem, workspace size, one name per pass, and the parallel
-// slot count that sizes per-thread scratch in the workspace.
+// Argument checks and small shared pieces of every convolution algorithm, on every
+// backend: tensor shapes against the problem, workspace size, one name per pass, and the
+// parallel slot count that sizes per-thread scratch in the workspace.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +9,7 @@
 
 #include "core/base/ConvAlgorithm.h"
 
-namespace tunescope::cpu {
+namespace tunescope {
 
 enum class ConvPass { forward, backward_data, backward_filter };
 
@@ -49,4 +49,4 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Byte and element counts of one pass for KernelScope: in + filter + out, float32.
 double conv_pass_bytes(const ConvProblem& problem);
 
-}  // namespace tunescope::cpu
+}  // namespace tunescope

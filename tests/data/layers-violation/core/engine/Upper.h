@@ -1,0 +1,2 @@
+// A fixture for scripts/check-layers.py.
+#pragma once
