@@ -134,7 +134,7 @@ void run_conv(benchmark::State& state, const std::string& algorithm, ConvProblem
   const size_t bytes = algo->workspace_bytes(p);
   AlignedBuffer workspace(bytes, memory);
   static ThreadPool pool(1);
-  const ExecContext exec{pool, nullptr, 0, 0, bench_stream()};
+  const ExecContext exec{pool, nullptr, 0, 0, NativeStream(bench_stream())};
   const ConvCall call{p, exec, bytes ? workspace.data() : nullptr, bytes};
   auto run = [&] {
     switch (pass) {

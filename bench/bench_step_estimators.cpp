@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -142,8 +143,8 @@ int main(int argc, char** argv) {
   for (int run = 0; run < o.runs; ++run)
     for (const auto& [name, session] : configs)
       for (bool loaded : {run % 2 == 1, run % 2 == 0}) {
-        std::optional<BusyLoop> busy;
-        if (loaded) busy.emplace();
+        std::unique_ptr<BusyLoop> busy;
+        if (loaded) busy = std::make_unique<BusyLoop>();
         const std::vector<double> seconds = time_run(session, o.warmup, o.steps);
         busy.reset();
         auto& into = values[name][loaded];

@@ -36,14 +36,14 @@ class Backend {
   // The native stream (cudaStream_t) of executor lane `lane` on `device`, owned by the
   // backend and handed to kernels in ExecContext::stream; null where kernels run on the
   // lane's own thread (cpu).
-  virtual void* lane_stream(int lane, int device) { return nullptr; }
+  virtual NativeStream lane_stream(int lane, int device) { return {}; }
   // Called on each lane's thread before its first task: makes `device` the thread's
   // current device (cudaSetDevice), so its kernels and allocations land there.
   virtual void bind_thread(int device) {}
   // Blocks the calling thread until the work enqueued on `stream` has finished. The
   // executor calls it before an event recorded on the lane completes and before a lane
   // goes idle, so events and synchronize() order device work as they order host work.
-  virtual void finish_stream(void* stream) {}
+  virtual void finish_stream(NativeStream stream) {}
 };
 
 }  // namespace tunescope

@@ -95,7 +95,7 @@ std::exception_ptr Executor::run_item(Item& item, const ExecContext& exec) {
 
 void Executor::lane_loop(int index) {
   Lane& lane = lanes_[static_cast<size_t>(index)];
-  void* stream = nullptr;
+  NativeStream stream;
   std::exception_ptr bind_error;
   if (backend_ && !lane.host) {
     try {

@@ -163,7 +163,7 @@ std::vector<CudnnFindResult> find_pass(cudnnHandle_t handle, const CudnnConvDesc
 
 // The cuDNN handle bound to the lane's stream.
 cudnnHandle_t handle_of(const ConvCall& call) {
-  return handles_for(static_cast<cudaStream_t>(call.exec.stream)).cudnn;
+  return handles_for(call.exec.stream.as<CUstream_st>()).cudnn;
 }
 
 // A range name that outlives the tracer's use of it.

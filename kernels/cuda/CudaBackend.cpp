@@ -88,16 +88,16 @@ class CudaBackend final : public Backend {
     return devices;
   }
 
-  void* lane_stream(int lane, int device) override {
+  NativeStream lane_stream(int lane, int device) override {
     std::lock_guard lock(mutex_);
     auto& streams = streams_[device];
     if (!streams) streams = std::make_unique<LaneStreams>(device);
-    return streams->stream(lane);
+    return NativeStream(streams->stream(lane));
   }
   void bind_thread(int device) override {
     TS_CUDA_CHECK_CTX(cudaSetDevice(device), cat("binding a lane thread to cuda:", device));
   }
-  void finish_stream(void* stream) override { LaneStreams::finish(static_cast<cudaStream_t>(stream)); }
+  void finish_stream(NativeStream stream) override { LaneStreams::finish(stream.as<CUstream_st>()); }
 
  private:
   int device_count_;

@@ -17,7 +17,7 @@
 
 namespace tunescope::cuda {
 
-inline cudaStream_t stream_of(const ExecContext& ctx) { return static_cast<cudaStream_t>(ctx.stream); }
+inline cudaStream_t stream_of(const ExecContext& ctx) { return ctx.stream.as<CUstream_st>(); }
 
 DeviceShape device_shape(const Tensor& t);
 DevicePool device_pool(const PoolParams& params, const Shape4& output);

@@ -236,7 +236,7 @@ FftConvolutionCuda::PassSetup FftConvolutionCuda::begin_pass(const ConvCall& cal
                            reinterpret_cast<fft::Cf*>(at(plan.spec_filter)),
                            at(plan.real)};
   return PassSetup{frame, DeviceSteps(transform_for(plan.shape), plan.work_bytes ? at(plan.work) : nullptr,
-                                      static_cast<cudaStream_t>(call.exec.stream),
+                                      call.exec.stream.as<CUstream_st>(),
                                       cat(range_names_[static_cast<int>(pass)], " on ", p.key()))};
 }
 

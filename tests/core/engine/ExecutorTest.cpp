@@ -135,7 +135,7 @@ class DeviceRecordingBackend final : public Backend {
     std::lock_guard lock(mutex);
     bound.push_back(device);
   }
-  void* lane_stream(int lane, int) override { return &streams.at(static_cast<size_t>(lane)); }
+  NativeStream lane_stream(int lane, int) override { return NativeStream(&streams.at(static_cast<size_t>(lane))); }
   std::mutex mutex;
   std::vector<int> bound;
   std::array<int, 4> streams{};
@@ -160,14 +160,14 @@ TEST(Executor, LanesAreBoundToTheirDevicesAndTellTheirTasks) {
 // nor given a stream, since its kernels are host ops.
 TEST(Executor, HostLanesAreNeitherBoundNorGivenAStream) {
   DeviceRecordingBackend backend;
-  std::vector<void*> streams(3, nullptr);
+  std::vector<NativeStream> streams(3);
   {
     Executor executor(3, 1, nullptr, &backend, {1, 1, 1}, 1);
     for (int lane = 0; lane < 3; ++lane)
       executor.submit(lane, [&streams](const ExecContext& exec) { streams[static_cast<size_t>(exec.lane)] = exec.stream; });
     executor.synchronize();
   }
-  EXPECT_EQ(streams, (std::vector<void*>{&backend.streams[0], &backend.streams[1], nullptr}));
+  EXPECT_EQ(streams, (std::vector<NativeStream>{NativeStream(&backend.streams[0]), NativeStream(&backend.streams[1]), NativeStream()}));
   EXPECT_EQ(backend.bound, (std::vector<int>{1, 1}));
   EXPECT_THROW(Executor(2, 1, nullptr, &backend, {0, 0}, 3), Error);  // more host lanes than lanes
 }

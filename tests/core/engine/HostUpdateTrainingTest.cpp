@@ -178,7 +178,7 @@ class SeparateBackend final : public Backend {
   std::string device_description() const override { return "CPU ops on separate memory, gated SGD"; }
   OpKernels& ops() override { return ops_; }
   MemorySpace& memory() override { return separate_memory(); }
-  void* lane_stream(int lane, int) override { return &streams_.at(static_cast<size_t>(lane)); }
+  NativeStream lane_stream(int lane, int) override { return NativeStream(&streams_.at(static_cast<size_t>(lane))); }
 
  private:
   std::unique_ptr<Backend> cpu_ = Registry::instance().make_backend("cpu");

@@ -64,9 +64,9 @@ class TwoDeviceBackend final : public Backend {
     for (int r = 0; r < replicas; ++r) devices.push_back(r % 2);
     return devices;
   }
-  void* lane_stream(int lane, int device) override {
+  NativeStream lane_stream(int lane, int device) override {
     EXPECT_EQ(device, t_device) << "lane " << lane << " asks for a stream before being bound";
-    return &streams_.at(static_cast<size_t>(lane));
+    return NativeStream(&streams_.at(static_cast<size_t>(lane)));
   }
   void bind_thread(int device) override {
     t_device = device;

@@ -32,9 +32,9 @@ class SeparateBackend final : public Backend {
   std::string device_description() const override { return "CPU ops on separate memory"; }
   OpKernels& ops() override { return cpu_->ops(); }
   MemorySpace& memory() override { return separate_memory(); }
-  void* lane_stream(int lane, int) override { return &streams_.at(static_cast<size_t>(lane)); }
-  void finish_stream(void* stream) override {
-    EXPECT_NE(stream, nullptr);
+  NativeStream lane_stream(int lane, int) override { return NativeStream(&streams_.at(static_cast<size_t>(lane))); }
+  void finish_stream(NativeStream stream) override {
+    EXPECT_TRUE(stream);
     ++g_stream_finishes;
   }
 

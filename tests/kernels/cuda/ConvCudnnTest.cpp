@@ -355,7 +355,7 @@ TEST(ConvCudnnDevice, TooSmallAWorkspaceAndHostTensorsAreRuntimeErrors) {
   const Tensor x(p.input, p.layout, memory), w(p.filter(), p.layout, memory);
   Tensor y(p.output(), p.layout, memory);
   ThreadPool pool(1);
-  const ExecContext exec{pool, nullptr, 0, 0, lane_stream()};
+  const ExecContext exec{pool, nullptr, 0, 0, NativeStream(lane_stream())};
   // The first family that needs a workspace here (FFT does on a 3x3 NCHW layer).
   std::unique_ptr<ConvAlgorithm> hungry;
   for (const std::string& name : cudnn_names())

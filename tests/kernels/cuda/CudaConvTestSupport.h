@@ -36,7 +36,7 @@ Tensor device_pass(ConvAlgorithm& algo, const ConvProblem& p, Shape4 out_shape, 
   const size_t bytes = algo.workspace_bytes(p);
   AlignedBuffer workspace(bytes, memory);
   ThreadPool pool(1);
-  const ExecContext exec{pool, tracer, 0, 0, lane_stream()};
+  const ExecContext exec{pool, tracer, 0, 0, NativeStream(lane_stream())};
   pass(ConvCall{p, exec, bytes ? workspace.data() : nullptr, bytes}, out);
   LaneStreams::finish(lane_stream());
   return to_host(out);

@@ -110,9 +110,9 @@ TEST(CudaBackend, RunsOnTheDevicesMemoryAndStreams) {
   EXPECT_NE(backend->device_description().find("(device 0)"), std::string::npos) << backend->device_description();
   EXPECT_FALSE(backend->memory().host_accessible());
   EXPECT_EQ(backend->memory().name(), "cuda:0");
-  void* lane0 = backend->lane_stream(0, 0);
-  void* lane1 = backend->lane_stream(1, 0);
-  EXPECT_NE(lane0, nullptr);
+  const NativeStream lane0 = backend->lane_stream(0, 0);
+  const NativeStream lane1 = backend->lane_stream(1, 0);
+  EXPECT_TRUE(lane0);
   EXPECT_NE(lane0, lane1);
   EXPECT_EQ(backend->lane_stream(0, 0), lane0);  // one stream per lane, kept
   backend->finish_stream(lane0);

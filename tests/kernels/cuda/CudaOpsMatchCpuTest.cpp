@@ -30,14 +30,14 @@ void expect_cuda_matches_cpu(const std::vector<OpCase>& cases) {
   cpu::CpuOps cpu_ops;
   CudaOps cuda_ops;
   LaneStreams streams(0);
-  const ExecContext device_ctx{pool, nullptr, 0, 1, streams.stream(1)};
+  const ExecContext device_ctx{pool, nullptr, 0, 1, NativeStream(streams.stream(1))};
   CudaMemory& memory = CudaMemory::of_device(0);
   for (const OpCase& c : cases)
     for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
       SCOPED_TRACE(c.name + " " + to_string(layout));
       const auto want = c.run(cpu_ops, host_ctx, layout, host_memory());
       const auto got = c.run(cuda_ops, device_ctx, layout, memory);
-      LaneStreams::finish(static_cast<cudaStream_t>(device_ctx.stream));
+      LaneStreams::finish(device_ctx.stream.as<CUstream_st>());
       ASSERT_EQ(want.size(), got.size());
       for (size_t i = 0; i < want.size(); ++i)
         EXPECT_TRUE(cpu::testing::logically_near(got[i], want[i], c.backend_tolerance)) << "output " << i;
@@ -61,7 +61,7 @@ TEST(CudaOpsMatchCpu, EveryOpRecordsItsContractNameAsARange) {
   ThreadPool pool(1);
   profiler::Tracer tracer;
   LaneStreams streams(0);
-  const ExecContext ctx{pool, &tracer, 0, 2, streams.stream(2)};
+  const ExecContext ctx{pool, &tracer, 0, 2, NativeStream(streams.stream(2))};
   CudaOps ops;
   for (const OpCase& c : cpu::testing::op_cases()) {
     SCOPED_TRACE(c.name);

@@ -108,7 +108,7 @@ TEST(DeviceCollectives, AllreduceOpAcrossDevicesScalesTheSum) {
   CudaOps ops(&collectives);
   ThreadPool pool(1);
   LaneStreams streams(0);
-  const ExecContext ctx{pool, nullptr, 0, 0, streams.stream(0)};
+  const ExecContext ctx{pool, nullptr, 0, 0, NativeStream(streams.stream(0))};
   ops.allreduce_sum(ctx, sources, 1.0f / static_cast<float>(count), device[0]);
   LaneStreams::finish(streams.stream(0));
   expect_scaled_sum(device[0], host, 1.0 / count);

@@ -214,7 +214,7 @@ TEST(FftConvolutionCudaDevice, SavedSpectraGiveTheSameResults) {
   const Tensor x = to_memory(ref.host.x, memory), w = to_memory(ref.host.w, memory);
   const Tensor dy = to_memory(ref.host.dy, memory);
   ThreadPool pool(1);
-  const ExecContext exec{pool, nullptr, 0, 0, lane_stream()};
+  const ExecContext exec{pool, nullptr, 0, 0, NativeStream(lane_stream())};
   for (const std::string& name : kNames) {
     const auto algo = make(name);
     ASSERT_EQ(algo->unsupported_reason(p), "") << name;
@@ -240,7 +240,7 @@ TEST(FftConvolutionCudaDevice, TooSmallAWorkspaceAndHostTensorsAreRuntimeErrors)
   const Tensor x(p.input, p.layout, memory), w(p.filter(), p.layout, memory);
   Tensor y(p.output(), p.layout, memory);
   ThreadPool pool(1);
-  const ExecContext exec{pool, nullptr, 0, 0, lane_stream()};
+  const ExecContext exec{pool, nullptr, 0, 0, NativeStream(lane_stream())};
   for (const std::string& name : kNames) {
     const auto algo = make(name);
     const size_t needed = algo->workspace_bytes(p);
