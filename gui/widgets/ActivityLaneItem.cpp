@@ -20,7 +20,8 @@ QString siQuantity(double v, const char* unit) {
 }  // namespace
 
 QString ActivityLaneItem::subLabel() const {
-  return QStringLiteral("%1 activities").arg(lane_.series.size());
+  const size_t n = lane_.series.size();
+  return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? QStringLiteral("activity") : QStringLiteral("activities"));
 }
 
 QString activityTooltip(const TraceDocument& doc, uint32_t index) {
