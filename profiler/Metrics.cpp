@@ -196,19 +196,39 @@ std::vector<LaneStats> lane_stats(const Trace& trace, const MetricsScope& scope)
 }
 
 Concurrency concurrency(const Trace& trace, const MetricsScope& scope) {
-  std::vector<Interval> intervals;
-  for_each_in_scope(trace, scope,
-                    [&](const Activity&, const Interval& part) { intervals.push_back(part); });
+  // The sweep of `sweep` over sorted starts and sorted ends kept apart: 16 bytes per
+  // activity instead of an interval copy plus (time, +-1) events (48), which set the
+  // GUI's peak memory on a 10M-event trace.
+  std::vector<int64_t> starts, ends;
+  size_t n = 0;
+  for_each_in_scope(trace, scope, [&](const Activity&, const Interval& part) { n += part.end_ns > part.start_ns; });
+  starts.reserve(n);
+  ends.reserve(n);
+  for_each_in_scope(trace, scope, [&](const Activity&, const Interval& part) {
+    if (part.end_ns <= part.start_ns) return;
+    starts.push_back(part.start_ns);
+    ends.push_back(part.end_ns);
+  });
+  std::sort(starts.begin(), starts.end());
+  std::sort(ends.begin(), ends.end());
 
   Concurrency result;
   double weighted_ns = 0;  // integral of in-flight count over time
-  sweep(intervals, [&](const Interval& piece, int in_flight) {
-    const int64_t ns = piece.duration_ns();
+  int in_flight = 0;
+  size_t s = 0, e = 0;
+  while (e < ends.size()) {
+    // Starts and ends at the same instant apply together, as in `sweep`.
+    const int64_t now = s < starts.size() ? std::min(starts[s], ends[e]) : ends[e];
+    for (; s < starts.size() && starts[s] == now; ++s) ++in_flight;
+    for (; e < ends.size() && ends[e] == now; ++e) --in_flight;
+    if (in_flight <= 0 || e >= ends.size()) continue;
+    const int64_t next = s < starts.size() ? std::min(starts[s], ends[e]) : ends[e];
+    const int64_t ns = next - now;
     result.busy_ns += ns;
     if (in_flight >= 2) result.concurrent_ns += ns;
     weighted_ns += static_cast<double>(in_flight) * static_cast<double>(ns);
     result.max_in_flight = std::max(result.max_in_flight, in_flight);
-  });
+  }
   if (result.busy_ns > 0) {
     const auto busy = static_cast<double>(result.busy_ns);
     result.concurrent_share = static_cast<double>(result.concurrent_ns) / busy;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Renders tunescope-gui on a real profile trace under Xvfb and saves the window to
-# docs/gui-timeline.png (the README's screenshot); then runs a tiny real tune and saves
+# docs/gui-timeline.png (the README's screenshot) and the issue-25 streams-2 async trace
+# to docs/gui-timeline-streams.png (both lanes with their nested ranges, zoomed to
+# the middle of the run); then runs a tiny real tune and saves
 # its Candidates tab to docs/gui-candidates.png and its baseline vs best Compare tab to
 # docs/gui-compare.png; finally runs a tune from the Run tab and saves the finished tab to
 # docs/gui-run.png. Builds what it needs if missing.
@@ -9,7 +11,7 @@
 # to select in the table; none by default), SELECT (the rubber-band window, default the
 # backward pass of the first step), TRACE (where the trace goes), CANDIDATES_OUT and
 # COMPARE_OUT (the other two pictures; empty skips the tune), RUN_OUT (the Run tab; empty
-# skips it).
+# skips it), STREAMS_OUT (the streams-2 picture; empty skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -18,6 +20,7 @@ TRACE=${TRACE:-/tmp/tunescope-gui-screenshot.json}
 CANDIDATES_OUT=${CANDIDATES_OUT-docs/gui-candidates.png}
 COMPARE_OUT=${COMPARE_OUT-docs/gui-compare.png}
 RUN_OUT=${RUN_OUT-docs/gui-run.png}
+STREAMS_OUT=${STREAMS_OUT-docs/gui-timeline-streams.png}
 
 GUI_BUILD_DIR=${GUI_BUILD_DIR:-$BUILD_DIR}
 for target in "$BUILD_DIR:tunescope" "$GUI_BUILD_DIR:tunescope-gui"; do
@@ -37,6 +40,17 @@ XDG_CONFIG_HOME=$(mktemp -d) xvfb-run -a -s "-screen 0 1920x1200x24" \
   "$GUI_BUILD_DIR/tunescope-gui" --size 1600x1000 ${HIGHLIGHT:+--highlight "$HIGHLIGHT"} --select "${SELECT:-19%,49%}" \
   --screenshot "$OUT" "$TRACE"
 echo "gui-screenshot: $OUT"
+
+if [ -n "$STREAMS_OUT" ]; then
+  # The concurrency question: do the two streams overlap, and the update with the next step?
+  STREAMS_TRACE=${TRACE%.json}-streams.json
+  "$BUILD_DIR/tunescope" profile --model resnet18-small --data fake --batch 32 --steps 4 --streams 2 \
+    --async-update --trace "$STREAMS_TRACE" >/dev/null
+  XDG_CONFIG_HOME=$(mktemp -d) xvfb-run -a -s "-screen 0 1920x1200x24" \
+    "$GUI_BUILD_DIR/tunescope-gui" --size 1600x1000 --view "${STREAMS_VIEW:-48%,76%}" \
+    --screenshot "$STREAMS_OUT" "$STREAMS_TRACE"
+  echo "gui-screenshot: $STREAMS_OUT"
+fi
 
 if [ -n "$CANDIDATES_OUT$COMPARE_OUT" ]; then
   # A fresh DB each time: ResultsDb appends, and the picture should show one tune.

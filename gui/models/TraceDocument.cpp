@@ -1,10 +1,15 @@
 // Builds the timeline rows of a trace: lanes by (device, stream), range rows by
-// nesting depth, computed once so painting only binary-searches.
+// (device, lane, nesting depth), tracks and their device groups, launch flows;
+// computed once so painting only binary-searches.
 #include "models/TraceDocument.h"
 
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <tuple>
+
+#include "profiler/ChromeEventOutput.h"
+#include "profiler/TraceFileOutput.h"
 
 
 namespace tunescope::gui {
@@ -29,6 +34,8 @@ TraceDocument::TraceDocument(profiler::Trace trace, QString filePath)
     profiler::sort_by_start(trace_);
   buildLanes();
   buildRangeRows();
+  buildTracks();
+  buildFlows();
   summary_ = profiler::summarize(trace_);
 
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
@@ -67,35 +74,96 @@ void TraceDocument::buildLanes() {
 
 void TraceDocument::buildRangeRows() {
   // Ranges come sorted by start with enclosing ones first, so a stack of open ends
-  // per device gives each range its nesting depth.
-  std::map<int, std::vector<int64_t>> open;
-  std::map<std::pair<int, int>, size_t> slot;
-  std::map<std::pair<int, int>, std::map<profiler::RangeCategory, size_t>> categories;
+  // per (device, lane) gives each range its nesting depth within its lane.
+  std::map<profiler::LaneKey, std::vector<int64_t>> open;
+  std::map<std::tuple<int, int, int>, std::vector<uint32_t>> byRow;  // (device, lane, depth)
   for (uint32_t i = 0; i < trace_.ranges.size(); ++i) {
     const Range& r = trace_.ranges[i];
-    std::vector<int64_t>& stack = open[r.device];
+    std::vector<int64_t>& stack = open[{r.device, r.lane}];
     while (!stack.empty() && stack.back() <= r.start_ns) stack.pop_back();
     const int depth = static_cast<int>(stack.size());
     stack.push_back(r.end_ns);
-    auto [it, inserted] = slot.try_emplace({r.device, depth}, rangeRows_.size());
-    if (inserted) {
-      RangeRow row;
-      row.device = r.device;
-      row.depth = depth;
-      rangeRows_.push_back(std::move(row));
-    }
-    rangeRows_[it->second].series.add(r.start_ns, r.end_ns, i);
-    ++categories[{r.device, depth}][r.category];
+    byRow[{r.device, r.lane, depth}].push_back(i);
   }
-  for (RangeRow& row : rangeRows_) {
-    const auto& counts = categories[{row.device, row.depth}];
-    const auto top = std::max_element(counts.begin(), counts.end(),
+  rangeRowOf_.assign(trace_.ranges.size(), 0);
+  for (const auto& [key, indices] : byRow) {
+    RangeRow row;
+    std::tie(row.device, row.lane, row.depth) = key;
+    std::map<profiler::RangeCategory, size_t> categories;
+    for (uint32_t i : indices) {
+      const Range& r = trace_.ranges[i];
+      row.series.add(r.start_ns, r.end_ns, i);
+      ++categories[r.category];
+      rangeRowOf_[i] = rangeRows_.size();
+    }
+    // The category most ranges of the row have names it.
+    const auto top = std::max_element(categories.begin(), categories.end(),
                                       [](const auto& a, const auto& b) { return a.second < b.second; });
     row.label = QString::fromStdString(profiler::to_string(top->first));
+    rangeRows_.push_back(std::move(row));
   }
-  std::sort(rangeRows_.begin(), rangeRows_.end(), [](const RangeRow& a, const RangeRow& b) {
-    return std::pair(a.device, a.depth) < std::pair(b.device, b.depth);
-  });
+}
+
+void TraceDocument::buildTracks() {
+  const bool gpu = trace_.metadata.backend == "cuda";
+  std::map<profiler::LaneKey, Track> byKey;
+  auto track = [&](profiler::LaneKey key) -> Track& {
+    auto [it, inserted] = byKey.try_emplace(key);
+    if (inserted) {
+      it->second.key = key;
+      it->second.label = gpu ? QStringLiteral("GPU %1 · stream %2").arg(key.device).arg(key.lane)
+                             : QStringLiteral("CPU %1 · lane %2").arg(key.device).arg(key.lane);
+    }
+    return it->second;
+  };
+  // Rows come in (device, lane, depth) order, so each track's rows are outermost first.
+  for (size_t i = 0; i < rangeRows_.size(); ++i)
+    track({rangeRows_[i].device, rangeRows_[i].lane}).rangeRows.push_back(i);
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    Track& t = track(lanes_[i].key);
+    t.activityLane = i;
+    t.label = lanes_[i].label;
+  }
+  for (auto& [key, t] : byKey) {
+    if (groups_.empty() || groups_.back().device != key.device) {
+      TrackGroup group;
+      group.device = key.device;
+      group.label = QString::fromStdString(profiler::trace_output::device_name(trace_.metadata.backend, key.device));
+      groups_.push_back(std::move(group));
+    }
+    groups_.back().tracks.push_back(tracks_.size());
+    tracks_.push_back(std::move(t));
+  }
+}
+
+void TraceDocument::buildFlows() {
+  for (const auto& [launch, kernel] : profiler::chrome_trace::launch_kernel_pairs(trace_.activities))
+    launchFlows_.push_back({static_cast<uint32_t>(launch), static_cast<uint32_t>(kernel)});
+  for (uint32_t i = 0; i < trace_.ranges.size(); ++i)
+    if (trace_.ranges[i].id != 0) rangeIds_.emplace_back(trace_.ranges[i].id, i);
+  std::sort(rangeIds_.begin(), rangeIds_.end());
+}
+
+std::vector<LaunchFlow> TraceDocument::launchFlowsOf(uint32_t activityIndex) const {
+  std::vector<LaunchFlow> out;
+  const uint64_t correlation = trace_.activities[activityIndex].correlation;
+  if (correlation == 0) return out;
+  for (const LaunchFlow& f : launchFlows_)
+    if (trace_.activities[f.kernel].correlation == correlation &&
+        (f.launch == activityIndex || f.kernel == activityIndex))
+      out.push_back(f);
+  return out;
+}
+
+std::optional<uint32_t> TraceDocument::rangeWithId(uint64_t id) const {
+  if (id == 0) return std::nullopt;
+  const auto it = std::lower_bound(rangeIds_.begin(), rangeIds_.end(), std::pair<uint64_t, uint32_t>{id, 0});
+  if (it == rangeIds_.end() || it->first != id) return std::nullopt;
+  return it->second;
+}
+
+QString TraceDocument::kind() const {
+  return trace_.metadata.backend.empty() ? QStringLiteral("foreign") : QString::fromStdString(trace_.metadata.backend);
 }
 
 std::vector<uint32_t> TraceDocument::instancesOf(const std::string& name) const {

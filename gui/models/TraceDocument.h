@@ -1,10 +1,12 @@
 // A loaded trace and what the views derive from it once, off the GUI thread: one
-// activity lane per (device, stream), range rows per (device, nesting depth), the
-// whole-trace summary (with its kernel table) and the time extent.
+// activity lane per (device, stream), range rows per (device, lane, nesting depth),
+// tracks (a lane's range rows above its activities) grouped by device, the launch
+// flows, the whole-trace summary (with its kernel table) and the time extent.
 #pragma once
 
 #include <QString>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "models/LaneSeries.h"
@@ -22,9 +24,34 @@ struct ActivityLane {
 
 struct RangeRow {
   int device = 0;
-  int depth = 0;   // 0 = outermost
+  int lane = 0;    // Range::lane: the lane the ranges were recorded on
+  int depth = 0;   // 0 = outermost, within the lane
   QString label;   // the category most ranges of the row have
   LaneSeries series;
+};
+
+// One timeline track: a lane's ranges as a nested stack (rows by depth) above its
+// activities. A lane may have ranges only (a host thread) or activities only.
+struct Track {
+  profiler::LaneKey key;
+  QString label;                      // "CPU 0 · lane 1", "GPU 0 · stream 7"
+  std::vector<size_t> rangeRows;      // into rangeRows(), outermost first
+  std::optional<size_t> activityLane; // into lanes()
+};
+
+// The tracks of one device, in lane order. A trace holds one process's records (the
+// model has no rank), so groups stop at the device.
+struct TrackGroup {
+  int device = 0;
+  QString label;                      // "CPU 0", "GPU 1"
+  std::vector<size_t> tracks;         // into tracks()
+};
+
+// A launch -> kernel link: the host-side launch (the CUDA API call) and the kernel
+// sharing its nonzero correlation id (CUPTI, Kineto and Nsight Systems traces).
+struct LaunchFlow {
+  uint32_t launch = 0;  // index into trace().activities
+  uint32_t kernel = 0;
 };
 
 class TraceDocument {
@@ -41,6 +68,18 @@ class TraceDocument {
   const QString& filePath() const { return filePath_; }
   const std::vector<ActivityLane>& lanes() const { return lanes_; }
   const std::vector<RangeRow>& rangeRows() const { return rangeRows_; }
+  const std::vector<Track>& tracks() const { return tracks_; }
+  const std::vector<TrackGroup>& trackGroups() const { return groups_; }
+  // The row of rangeRows() that holds trace().ranges[index].
+  size_t rangeRowOf(uint32_t rangeIndex) const { return rangeRowOf_[rangeIndex]; }
+  // Launch flows in the order of their launch; those touching one activity.
+  const std::vector<LaunchFlow>& launchFlows() const { return launchFlows_; }
+  std::vector<LaunchFlow> launchFlowsOf(uint32_t activityIndex) const;
+  // The ranges with a nonzero id, by id: what Activity::range_id refers to.
+  std::optional<uint32_t> rangeWithId(uint64_t id) const;
+  // What the viewer remembers settings per (group collapse state): the backend, or
+  // "foreign" for a trace that names none.
+  QString kind() const;
   const std::vector<profiler::KernelStats>& kernelTable() const { return summary_.kernels; }
   // profiler::summarize of the whole trace, computed with the document (off the GUI
   // thread), for the side panel when nothing is selected.
@@ -53,11 +92,18 @@ class TraceDocument {
  private:
   void buildLanes();
   void buildRangeRows();
+  void buildTracks();
+  void buildFlows();
 
   profiler::Trace trace_;
   QString filePath_;
   std::vector<ActivityLane> lanes_;
   std::vector<RangeRow> rangeRows_;
+  std::vector<size_t> rangeRowOf_;
+  std::vector<Track> tracks_;
+  std::vector<TrackGroup> groups_;
+  std::vector<LaunchFlow> launchFlows_;
+  std::vector<std::pair<uint64_t, uint32_t>> rangeIds_;  // sorted by id
   profiler::TraceSummary summary_;
   profiler::Interval extent_{0, 1};
 };

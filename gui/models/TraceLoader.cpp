@@ -42,11 +42,12 @@ void TraceLoader::load(const QString& filePath) {
   inFlight_ = true;
   const quint64 generation = ++generation_;
   emit started(filePath);
-  QThread* worker = QThread::create([this, filePath, generation, cancel = cancel_] {
+  QThread* worker = QThread::create([this, filePath, generation, cancel = cancel_, maxRecords = maxRecords_] {
     QElapsedTimer timer;
     timer.start();
     profiler::TraceReadOptions options;
     options.cancel = cancel.get();
+    options.max_records = maxRecords;
     int lastPercent = -1;
     options.progress = [&](uint64_t done, uint64_t total) {
       const int percent = total ? static_cast<int>(std::min<uint64_t>(done * 100 / total, 100)) : 0;

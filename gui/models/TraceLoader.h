@@ -20,6 +20,16 @@ class TraceLoader : public QObject {
   // Cancels a load in flight and waits for its worker, which refers to this object.
   ~TraceLoader() override;
 
+  // The viewer's bound on a trace's activities and ranges: a bigger trace is refused,
+  // with a message naming the file and the limit, as soon as the reader passes it, so
+  // it never fills (or swaps) the machine. Opening peaks at about 180-200 bytes of
+  // resident memory per record (docs/BENCHMARKS.md, "Timeline at 10M events"), so the
+  // default is about 3 GB; the reader's own memory limit (half the physical memory)
+  // applies too.
+  static constexpr size_t kDefaultMaxRecords = 16'000'000;
+  void setMaxRecords(size_t records) { maxRecords_ = records; }
+  size_t maxRecords() const { return maxRecords_; }
+
   void load(const QString& filePath);
   // Stops the load in flight: the reader polls the flag at least every MiB of input.
   // Emits cancelled() at once; the worker's late result, if any, is dropped.
@@ -44,6 +54,7 @@ class TraceLoader : public QObject {
   std::shared_ptr<std::atomic<bool>> cancel_;  // the flag of the load in flight
   QString filePath_;
   bool inFlight_ = false;
+  size_t maxRecords_ = kDefaultMaxRecords;
 };
 
 }  // namespace tunescope::gui

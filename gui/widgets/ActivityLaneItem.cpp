@@ -20,7 +20,8 @@ QString siQuantity(double v, const char* unit) {
 }  // namespace
 
 QString ActivityLaneItem::subLabel() const {
-  return QStringLiteral("%1 activities").arg(lane_.series.size());
+  const size_t n = lane_.series.size();
+  return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? QStringLiteral("activity") : QStringLiteral("activities"));
 }
 
 QString activityTooltip(const TraceDocument& doc, uint32_t index) {
@@ -45,7 +46,8 @@ void ActivityLaneItem::drawContents(QPainter& p, const QRect& area, const Timeli
   const auto& activities = ctx.document->trace().activities;
   const std::vector<LodBox> boxes = buildLod(lane_.series, *ctx.timeline);
   const bool highlighting = !ctx.highlightedKernel.empty();
-  const int top = area.top() + 4, h = area.height() - 8;
+  const int pad = area.height() >= 30 ? 4 : 2;
+  const int top = area.top() + pad, h = area.height() - 2 * pad;
   const QFontMetrics fm(p.font());
   std::optional<QRectF> focusRect;
   for (const LodBox& box : boxes) {
@@ -77,7 +79,9 @@ void ActivityLaneItem::drawContents(QPainter& p, const QRect& area, const Timeli
       p.setPen(QPen(QColor(255, 255, 255), 1.5));
       p.drawRect(r.adjusted(0.5, 0.5, -0.5, -0.5));
     }
-    if (ctx.focusedActivity && lane_.series.indices[box.first] == *ctx.focusedActivity) focusRect = r;
+    const uint32_t index = lane_.series.indices[box.first];
+    if ((ctx.focusedActivity && index == *ctx.focusedActivity) || (ctx.selectedActivity && index == *ctx.selectedActivity))
+      focusRect = r;
     if (r.width() > 30) {
       p.setPen(highlighting && !match ? palette::kSubtleText : palette::textOn(fill));
       const QRectF textRect = r.adjusted(4, 0, -3, 0).intersected(QRectF(area));
@@ -92,9 +96,9 @@ void ActivityLaneItem::drawContents(QPainter& p, const QRect& area, const Timeli
   }
 }
 
-std::optional<TimelineHit> ActivityLaneItem::hitTest(double x, const TimelinePaintContext& ctx) const {
+std::optional<TimelineHit> ActivityLaneItem::hitTest(double x, double y, const TimelinePaintContext& ctx) const {
   const std::optional<size_t> k = recordAt(lane_.series, *ctx.timeline, x, 3.0);
-  if (!k) return std::nullopt;
+  if (!k || y < 0 || y >= height_) return std::nullopt;
   const uint32_t index = lane_.series.indices[*k];
   return TimelineHit{activityTooltip(*ctx.document, index), index};
 }

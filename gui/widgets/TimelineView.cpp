@@ -1,7 +1,10 @@
 // Painting and interaction of the timeline canvas.
 #include "widgets/TimelineView.h"
 
+#include <QHelpEvent>
 #include <QKeyEvent>
+#include <QPainterPath>
+#include <QSettings>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
@@ -16,13 +19,18 @@
 #include "widgets/ActivityLaneItem.h"
 #include "widgets/KernelPalette.h"
 #include "widgets/RangeRowItem.h"
+#include "widgets/TrackItem.h"
 
 namespace tunescope::gui {
 
 namespace {
 constexpr double kKeyZoomFactor = 1.5;
 constexpr double kKeyPanFraction = 0.15;
-constexpr int kRangeLaneGap = 6;
+// Row heights the layout chooses from, largest first: range rows keep a line of text
+// down to 13 px; lanes stay clickable at 20 px.
+constexpr int kRangeRowHeights[] = {18, 16, 14, 12, 10, 8};
+constexpr int kLaneMinHeights[] = {34, 28, 20};
+constexpr int kLaneMaxHeight = 72;
 constexpr double kWheelScrollPixels = 60;  // per 120-unit wheel notch
 }  // namespace
 
@@ -43,6 +51,7 @@ void TimelineView::setDocument(TraceDocumentPtr document) {
   instances_.clear();
   instancePosition_ = -1;
   focused_.reset();
+  selected_.reset();
   rebuildItems();
   syncWidth();
   const profiler::Interval extent = document_ ? document_->extent() : profiler::Interval{0, 1};
@@ -50,37 +59,121 @@ void TimelineView::setDocument(TraceDocumentPtr document) {
   windowChanged();
 }
 
+QString TimelineView::settingsKey() const {
+  return QStringLiteral("timeline/collapsed/") + (document_ ? document_->kind() : QString());
+}
+
 void TimelineView::rebuildItems() {
   items_.clear();
-  rangeItemCount_ = 0;
-  if (!document_) return;
-  for (const RangeRow& row : document_->rangeRows()) items_.push_back(std::make_unique<RangeRowItem>(row));
-  rangeItemCount_ = static_cast<int>(items_.size());
-  for (const ActivityLane& lane : document_->lanes()) items_.push_back(std::make_unique<ActivityLaneItem>(lane));
+  groupItems_.clear();
+  trackItems_.clear();
+  trackOfLane_.clear();
+  trackOfKey_.clear();
+  if (!document_) {
+    rebuildShown();
+    return;
+  }
+  const QStringList collapsed = QSettings().value(settingsKey()).toStringList();
+  const auto& groups = document_->trackGroups();
+  const auto& tracks = document_->tracks();
+  trackItems_.resize(tracks.size(), nullptr);
+  trackOfLane_.assign(document_->lanes().size(), -1);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    auto header = std::make_unique<GroupHeaderItem>(groups[g], static_cast<int>(g));
+    header->setCollapsed(collapsed.contains(groups[g].label));
+    groupItems_.push_back(header.get());
+    items_.push_back(std::move(header));
+    for (size_t t : groups[g].tracks) {
+      auto track = std::make_unique<TrackItem>(*document_, tracks[t]);
+      trackItems_[t] = track.get();
+      items_.push_back(std::move(track));
+      trackOfKey_[{tracks[t].key.device, tracks[t].key.lane}] = static_cast<int>(t);
+      if (tracks[t].activityLane) trackOfLane_[*tracks[t].activityLane] = static_cast<int>(t);
+    }
+  }
+  // Wide enough for the labels by default: the user should not have to drag to read them.
+  const QFontMetrics fm(paintFont());
+  int widest = 0;
+  for (const auto& item : items_) widest = std::max(widest, item->indent() + fm.horizontalAdvance(item->label()) + 12);
+  headerWidth_ = std::clamp(widest, static_cast<int>(kHeaderWidth), static_cast<int>(kMaxDefaultHeaderWidth));
+  rebuildShown();
+}
+
+void TimelineView::rebuildShown() {
+  shown_.clear();
+  for (GroupHeaderItem* header : groupItems_) {
+    shown_.push_back(header);
+    if (header->collapsed()) continue;
+    for (size_t t : header->group().tracks) shown_.push_back(trackItems_[t]);
+  }
   layoutLanes();
   vScroll_->setValue(0);
   updateScrollBar();
   updateGeometry();
+  update();
+}
+
+bool TimelineView::isGroupCollapsed(int group) const {
+  return group >= 0 && group < static_cast<int>(groupItems_.size()) && groupItems_[static_cast<size_t>(group)]->collapsed();
+}
+
+void TimelineView::setGroupCollapsed(int group, bool collapsed) {
+  if (group < 0 || group >= static_cast<int>(groupItems_.size())) return;
+  GroupHeaderItem& header = *groupItems_[static_cast<size_t>(group)];
+  if (header.collapsed() == collapsed) return;
+  header.setCollapsed(collapsed);
+  QStringList remembered = QSettings().value(settingsKey()).toStringList();
+  remembered.removeAll(header.group().label);
+  if (collapsed) remembered.append(header.group().label);
+  QSettings().setValue(settingsKey(), remembered);
+  rebuildShown();
 }
 
 void TimelineView::layoutLanes() {
-  const int lanes = static_cast<int>(items_.size()) - rangeItemCount_;
-  if (lanes <= 0) return;
-  int used = kRulerHeight + kLegendHeight + kRangeLaneGap;
-  for (int i = 0; i < rangeItemCount_; ++i) used += items_[static_cast<size_t>(i)]->height();
-  const int each = std::clamp((height() - used) / lanes, 34, 72);
-  for (size_t i = static_cast<size_t>(rangeItemCount_); i < items_.size(); ++i)
-    static_cast<ActivityLaneItem&>(*items_[i]).setHeight(each);
+  // The densest of the preferred sizes that fits every shown track in the viewport;
+  // the smallest when none does (then the rows scroll).
+  int headers = 0, depths = 0, lanes = 0, tracks = 0;
+  for (const TimelineItem* item : shown_) {
+    if (const auto* track = dynamic_cast<const TrackItem*>(item)) {
+      depths += track->rangeDepths();
+      lanes += track->hasActivities() ? 1 : 0;
+      tracks += 1;
+    } else {
+      headers += item->height();
+    }
+  }
+  const int free = std::max(0, height() - kRulerHeight - kLegendHeight) - headers - 3 * tracks;
+  int rangeHeight = kRangeRowHeights[std::size(kRangeRowHeights) - 1];
+  int laneHeight = kLaneMinHeights[std::size(kLaneMinHeights) - 1];
+  bool fits = false;
+  for (int laneMin : kLaneMinHeights) {
+    for (int r : kRangeRowHeights) {
+      if (depths * r + lanes * laneMin <= free) {
+        rangeHeight = r;
+        laneHeight = lanes > 0 ? std::clamp((free - depths * r) / lanes, laneMin, kLaneMaxHeight) : laneMin;
+        fits = true;
+        break;
+      }
+    }
+    if (fits) break;
+  }
+  for (TrackItem* track : trackItems_) track->setHeights(rangeHeight, laneHeight);
+}
+
+void TimelineView::setHeaderWidth(int pixels) {
+  headerWidth_ = std::clamp(pixels, static_cast<int>(kMinHeaderWidth), std::max(static_cast<int>(kMinHeaderWidth), width() / 2));
+  syncWidth();
+  timeline_.clamp();
+  update();
 }
 
 void TimelineView::syncWidth() {
-  timeline_.setWidth(width() - kHeaderWidth - (vScroll_->isHidden() ? 0 : vScroll_->width()));
+  timeline_.setWidth(width() - headerWidth_ - (vScroll_->isHidden() ? 0 : vScroll_->width()));
 }
 
 int TimelineView::rowsHeight() const {
   int h = 0;
-  for (const auto& item : items_) h += item->height();
-  if (rangeItemCount_ > 0 && static_cast<int>(items_.size()) > rangeItemCount_) h += kRangeLaneGap;
+  for (const TimelineItem* item : shown_) h += item->height();
   return h;
 }
 
@@ -108,19 +201,61 @@ void TimelineView::updateScrollBar() {
 
 int TimelineView::itemTop(int item) const {
   int y = kRulerHeight - vScroll_->value();
-  for (int i = 0; i < item && i < static_cast<int>(items_.size()); ++i) y += items_[static_cast<size_t>(i)]->height();
-  if (rangeItemCount_ > 0 && item >= rangeItemCount_) y += kRangeLaneGap;
+  for (int i = 0; i < item && i < static_cast<int>(shown_.size()); ++i) y += shown_[static_cast<size_t>(i)]->height();
   return y;
 }
 
 void TimelineView::scrollToItem(int item) {
-  if (item < 0 || item >= static_cast<int>(items_.size())) return;
+  if (item < 0 || item >= static_cast<int>(shown_.size())) return;
   const QRect viewport = rowsViewport();
-  const int top = itemTop(item), bottom = top + items_[static_cast<size_t>(item)]->height();
+  const int top = itemTop(item), bottom = top + shown_[static_cast<size_t>(item)]->height();
   if (top < viewport.top())
     vScroll_->setValue(vScroll_->value() - (viewport.top() - top));
   else if (bottom > viewport.bottom() + 1)
     vScroll_->setValue(vScroll_->value() + (bottom - viewport.bottom() - 1));
+}
+
+int TimelineView::shownIndexOfTrack(int track) const {
+  if (track < 0 || track >= static_cast<int>(trackItems_.size())) return -1;
+  const auto it = std::find(shown_.begin(), shown_.end(), trackItems_[static_cast<size_t>(track)]);
+  return it == shown_.end() ? -1 : static_cast<int>(it - shown_.begin());
+}
+
+QRect TimelineView::groupHeaderRect(int group) const {
+  if (group < 0 || group >= static_cast<int>(groupItems_.size())) return {};
+  const auto it = std::find(shown_.begin(), shown_.end(), groupItems_[static_cast<size_t>(group)]);
+  const int row = static_cast<int>(it - shown_.begin());
+  return QRect(0, itemTop(row), headerWidth_ + timeline_.width, GroupHeaderItem::kHeight);
+}
+
+QRect TimelineView::trackRect(int track) const {
+  const int row = shownIndexOfTrack(track);
+  if (row < 0) return {};
+  return QRect(0, itemTop(row), headerWidth_ + timeline_.width, shown_[static_cast<size_t>(row)]->height());
+}
+
+QRect TimelineView::activityLaneRect(int track) const {
+  const int row = shownIndexOfTrack(track);
+  if (row < 0) return {};
+  const TrackItem& item = *trackItems_[static_cast<size_t>(track)];
+  if (!item.hasActivities()) return {};
+  return QRect(headerWidth_, itemTop(row) + item.laneTop(), timeline_.width, item.laneHeight());
+}
+
+QRect TimelineView::rangeRowRect(int track, int depth) const {
+  const int row = shownIndexOfTrack(track);
+  if (row < 0) return {};
+  const TrackItem& item = *trackItems_[static_cast<size_t>(track)];
+  if (depth < 0 || depth >= item.rangeDepths()) return {};
+  return QRect(headerWidth_, itemTop(row) + item.rangeRowTop(depth), timeline_.width, item.rangeRowHeight());
+}
+
+std::vector<HeaderLabel> TimelineView::headerLabels() const {
+  std::vector<HeaderLabel> out;
+  const QFontMetrics fm(paintFont());
+  for (size_t i = 0; i < shown_.size(); ++i)
+    out.push_back(shown_[i]->headerLabel(QRect(0, itemTop(static_cast<int>(i)), headerWidth_, shown_[i]->height()), fm));
+  return out;
 }
 
 void TimelineView::windowChanged() {
@@ -159,11 +294,14 @@ bool TimelineView::focusInstance(int position) {
   if (duration > span * 0.8 || duration < span / 200) span = duration * 8;
   const double centre = (static_cast<double>(a.start_ns) + static_cast<double>(a.end_ns)) / 2;
   timeline_.showWindow(centre - span / 2, centre + span / 2);
-  // ...and bring its lane into view.
-  const auto& lanes = document_->lanes();
-  const profiler::LaneKey key{a.device, a.stream};
-  for (size_t i = 0; i < lanes.size(); ++i)
-    if (lanes[i].key == key) scrollToItem(rangeItemCount_ + static_cast<int>(i));
+  // ...and bring its track into view (expanding its group).
+  const int track = trackOfActivity(*focused_);
+  for (size_t g = 0; g < groupItems_.size(); ++g) {
+    const auto& members = groupItems_[g]->group().tracks;
+    if (groupItems_[g]->collapsed() && std::find(members.begin(), members.end(), size_t(track)) != members.end())
+      setGroupCollapsed(static_cast<int>(g), false);
+  }
+  scrollToItem(shownIndexOfTrack(track));
   windowChanged();
   emit instanceFocused(instancePosition_ + 1, n);
   return true;
@@ -207,20 +345,120 @@ void TimelineView::fitAll() {
 
 double TimelineView::cursorX() const {
   const QPoint pos = mapFromGlobal(QCursor::pos());
-  if (rect().contains(pos) && pos.x() > kHeaderWidth) return pos.x() - kHeaderWidth;
+  if (rect().contains(pos) && pos.x() > headerWidth_) return pos.x() - headerWidth_;
   return timeline_.width / 2.0;
 }
 
 TimelinePaintContext TimelineView::paintContext() const {
-  return {document_.get(), &timeline_, highlighted_, focused_};
+  return {document_.get(), &timeline_, highlighted_, focused_, selected_};
+}
+
+QFont TimelineView::paintFont() const {
+  QFont f = font();
+  f.setPointSizeF(std::max(f.pointSizeF(), 9.0));
+  return f;
+}
+
+int TimelineView::trackOfActivity(uint32_t activity) const {
+  const profiler::Activity& a = document_->trace().activities[activity];
+  const auto it = trackOfKey_.find({a.device, a.stream});
+  return it == trackOfKey_.end() ? -1 : it->second;
+}
+
+int TimelineView::trackOfRange(uint32_t range) const {
+  const profiler::Range& r = document_->trace().ranges[range];
+  const auto it = trackOfKey_.find({r.device, r.lane});
+  return it == trackOfKey_.end() ? -1 : it->second;
+}
+
+// A record in a collapsed group anchors on its group's header.
+static std::optional<QPointF> collapsedAnchor(const TimelineView& view, const TraceDocument& doc, int track, double x) {
+  const auto& groups = doc.trackGroups();
+  for (size_t g = 0; g < groups.size(); ++g)
+    if (std::find(groups[g].tracks.begin(), groups[g].tracks.end(), size_t(track)) != groups[g].tracks.end()) {
+      const QRect header = view.groupHeaderRect(static_cast<int>(g));
+      return QPointF(x, header.center().y());
+    }
+  return std::nullopt;
+}
+
+std::optional<QPointF> TimelineView::activityAnchor(uint32_t activity) const {
+  const int track = trackOfActivity(activity);
+  if (track < 0) return std::nullopt;
+  const double x = headerWidth_ + timeline_.mapTimeToX(static_cast<double>(document_->trace().activities[activity].start_ns));
+  const QRect lane = activityLaneRect(track);
+  if (lane.isEmpty()) return collapsedAnchor(*this, *document_, track, x);
+  return QPointF(x, lane.center().y());
+}
+
+std::optional<QPointF> TimelineView::rangeAnchor(uint32_t range, int64_t atNs) const {
+  const int track = trackOfRange(range);
+  if (track < 0) return std::nullopt;
+  const profiler::Range& r = document_->trace().ranges[range];
+  const double t = static_cast<double>(std::clamp(atNs, r.start_ns, r.end_ns));
+  const double x = headerWidth_ + timeline_.mapTimeToX(t);
+  const auto& rows = document_->tracks()[static_cast<size_t>(track)].rangeRows;
+  const auto depth = std::find(rows.begin(), rows.end(), document_->rangeRowOf(range)) - rows.begin();
+  const QRect row = rangeRowRect(track, static_cast<int>(depth));
+  if (row.isEmpty()) return collapsedAnchor(*this, *document_, track, x);
+  return QPointF(x, row.bottom());
+}
+
+void TimelineView::selectActivity(std::optional<uint32_t> activity) {
+  if (activity && (!document_ || *activity >= document_->trace().activities.size())) activity.reset();
+  selected_ = activity;
+  update();
+}
+
+std::vector<QLineF> TimelineView::flowLines() const {
+  std::vector<QLineF> out;
+  if (!document_ || !selected_) return out;
+  // Launch -> kernel (correlation id), as Perfetto draws a Kineto trace's ac2g flows.
+  for (const LaunchFlow& f : document_->launchFlowsOf(*selected_)) {
+    const auto from = activityAnchor(f.launch), to = activityAnchor(f.kernel);
+    if (from && to) out.emplace_back(*from, *to);
+  }
+  // Range -> device work launched in it (CUPTI external correlation).
+  const profiler::Activity& a = document_->trace().activities[*selected_];
+  if (const auto range = document_->rangeWithId(a.range_id)) {
+    const auto from = rangeAnchor(*range, a.start_ns), to = activityAnchor(*selected_);
+    if (from && to) out.emplace_back(*from, *to);
+  }
+  return out;
+}
+
+void TimelineView::paintFlows(QPainter& p) {
+  const std::vector<QLineF> lines = flowLines();
+  if (lines.empty()) return;
+  p.save();
+  p.setRenderHint(QPainter::Antialiasing);
+  p.setClipRect(rowsViewport().adjusted(headerWidth_, 0, 0, 0));
+  const QColor colour = palette::kFocus;
+  for (const QLineF& line : lines) {
+    // A gentle curve, so arrows between records at the same time stay visible.
+    QPainterPath path(line.p1());
+    const double bend = std::max(30.0, std::abs(line.dx()) / 2);
+    path.cubicTo(line.p1() + QPointF(bend, 0), line.p2() - QPointF(bend, 0), line.p2());
+    p.setPen(QPen(colour, 1.6));
+    p.setBrush(Qt::NoBrush);
+    p.drawPath(path);
+    // The head points along the curve's last tangent (from its last control point).
+    const QLineF tangent(line.p2() - QPointF(bend, 0), line.p2());
+    const double angle = std::atan2(tangent.dy(), tangent.dx());
+    const QPointF tip = line.p2();
+    const QPointF left = tip - QPointF(std::cos(angle - 0.45) * 9, std::sin(angle - 0.45) * 9);
+    const QPointF right = tip - QPointF(std::cos(angle + 0.45) * 9, std::sin(angle + 0.45) * 9);
+    p.setBrush(colour);
+    p.drawPolygon(QPolygonF({tip, left, right}));
+    p.drawEllipse(line.p1(), 2.5, 2.5);
+  }
+  p.restore();
 }
 
 void TimelineView::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), palette::kCanvas);
-  QFont font = p.font();
-  font.setPointSizeF(std::max(font.pointSizeF(), 9.0));
-  p.setFont(font);
+  p.setFont(paintFont());
   if (!document_) {
     p.setPen(palette::kSubtleText);
     p.drawText(rect(), Qt::AlignCenter, tr("Open a tunescope trace (File → Open, Ctrl+O)"));
@@ -232,26 +470,31 @@ void TimelineView::paintEvent(QPaintEvent*) {
   p.save();
   p.setClipRect(viewport);
   int y = kRulerHeight - vScroll_->value();
-  for (size_t i = 0; i < items_.size(); ++i) {
-    if (static_cast<int>(i) == rangeItemCount_ && rangeItemCount_ > 0) y += kRangeLaneGap;
-    const TimelineItem& item = *items_[i];
-    if (y + item.height() > viewport.top() && y <= viewport.bottom()) {
-      const QRect header(0, y, kHeaderWidth, item.height());
-      const QRect area(kHeaderWidth, y, timeline_.width, item.height());
-      item.drawBackground(p, header, area, i % 2 == 1);
+  int trackNumber = 0;
+  for (const TimelineItem* item : shown_) {
+    const bool isTrack = dynamic_cast<const TrackItem*>(item) != nullptr;
+    if (y + item->height() > viewport.top() && y <= viewport.bottom()) {
+      const QRect header(0, y, headerWidth_, item->height());
+      const QRect area(headerWidth_, y, timeline_.width, item->height());
+      item->drawBackground(p, header, area, trackNumber % 2 == 1);
       p.save();
       p.setClipRect(area.intersected(viewport));
-      item.drawContents(p, area, ctx);
+      item->drawContents(p, area, ctx);
       p.restore();
     }
-    y += item.height();
+    trackNumber += isTrack ? 1 : 0;
+    y += item->height();
   }
   // Vertical grid lines at the ruler ticks, behind nothing but readable.
   p.setPen(QColor(255, 255, 255, 18));
   const int gridBottom = std::min(y, viewport.bottom());
   for (const RulerTick& t : rulerTicks(timeline_))
-    p.drawLine(QPointF(kHeaderWidth + t.x, kRulerHeight), QPointF(kHeaderWidth + t.x, gridBottom));
+    p.drawLine(QPointF(headerWidth_ + t.x, kRulerHeight), QPointF(headerWidth_ + t.x, gridBottom));
   p.restore();
+  // The label column's edge, the handle that resizes it.
+  p.setPen(palette::kGrid);
+  p.drawLine(headerWidth_ - 1, kRulerHeight, headerWidth_ - 1, height() - kLegendHeight);
+  paintFlows(p);
   paintSelection(p);
   paintRuler(p);
   paintLegend(p);
@@ -261,19 +504,19 @@ void TimelineView::paintRuler(QPainter& p) {
   const QRect ruler(0, 0, width(), kRulerHeight);
   p.fillRect(ruler, palette::kRuler);
   p.setPen(palette::kHeaderText);
-  p.drawText(QRect(10, 0, kHeaderWidth - 16, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft,
+  p.drawText(QRect(10, 0, headerWidth_ - 16, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft,
              tr("view %1").arg(formatDuration(timeline_.span())));
   p.save();
-  p.setClipRect(QRect(kHeaderWidth, 0, timeline_.width, kRulerHeight));
+  p.setClipRect(QRect(headerWidth_, 0, timeline_.width, kRulerHeight));
   const double minor = rulerStepNs(timeline_, 90) / 5;
   p.setPen(palette::kSubtleText);
   for (double t = std::ceil((timeline_.viewStartNs - timeline_.boundsStartNs) / minor) * minor + timeline_.boundsStartNs;
        t <= timeline_.viewEndNs && minor > 0; t += minor) {
-    const double x = kHeaderWidth + timeline_.mapTimeToX(t);
+    const double x = headerWidth_ + timeline_.mapTimeToX(t);
     p.drawLine(QPointF(x, kRulerHeight - 5), QPointF(x, kRulerHeight));
   }
   for (const RulerTick& t : rulerTicks(timeline_)) {
-    const double x = kHeaderWidth + t.x;
+    const double x = headerWidth_ + t.x;
     p.setPen(palette::kHeaderText);
     p.drawLine(QPointF(x, kRulerHeight - 12), QPointF(x, kRulerHeight));
     // A label cut by the right edge reads as a wrong number: leave it out.
@@ -311,9 +554,9 @@ void TimelineView::paintLegend(QPainter& p) {
 
 void TimelineView::paintSelection(QPainter& p) {
   if (!selection_) return;
-  const double x0 = kHeaderWidth + timeline_.mapTimeToX(static_cast<double>(selection_->start_ns));
-  const double x1 = kHeaderWidth + timeline_.mapTimeToX(static_cast<double>(selection_->end_ns));
-  const QRectF r(QPointF(std::max(x0, double(kHeaderWidth)), 0), QPointF(std::min(x1, double(width())), height() - kLegendHeight));
+  const double x0 = headerWidth_ + timeline_.mapTimeToX(static_cast<double>(selection_->start_ns));
+  const double x1 = headerWidth_ + timeline_.mapTimeToX(static_cast<double>(selection_->end_ns));
+  const QRectF r(QPointF(std::max(x0, double(headerWidth_)), 0), QPointF(std::min(x1, double(width())), height() - kLegendHeight));
   if (r.width() <= 0) return;
   QColor fill = palette::kSelection;
   fill.setAlpha(45);
@@ -329,13 +572,14 @@ void TimelineView::paintSelection(QPainter& p) {
 }
 
 void TimelineView::resizeEvent(QResizeEvent*) {
+  headerWidth_ = std::clamp(headerWidth_, static_cast<int>(kMinHeaderWidth), std::max(static_cast<int>(kMinHeaderWidth), width() / 2));
   layoutLanes();
   updateScrollBar();
   timeline_.clamp();
 }
 
 void TimelineView::wheelEvent(QWheelEvent* e) {
-  const double x = e->position().x() - kHeaderWidth;
+  const double x = e->position().x() - headerWidth_;
   const QPoint delta = e->angleDelta();
   if (e->modifiers() & Qt::ControlModifier) {
     const double steps = (delta.y() != 0 ? delta.y() : delta.x()) / 120.0;
@@ -352,6 +596,21 @@ void TimelineView::wheelEvent(QWheelEvent* e) {
 }
 
 void TimelineView::mousePressEvent(QMouseEvent* e) {
+  if (e->button() == Qt::LeftButton && nearHeaderEdge(e->position().x())) {
+    drag_ = Drag::resizeHeader;
+    return;
+  }
+  // A click on a group's label collapses or expands it (in the time area a press
+  // still starts a pan or a selection).
+  if (e->button() == Qt::LeftButton && e->position().x() < headerWidth_ &&
+      rowsViewport().contains(e->position().toPoint())) {
+    for (size_t g = 0; g < groupItems_.size(); ++g)
+      if (groupHeaderRect(static_cast<int>(g)).contains(e->position().toPoint())) {
+        setGroupCollapsed(static_cast<int>(g), !groupItems_[g]->collapsed());
+        drag_ = Drag::none;
+        return;
+      }
+  }
   dragOrigin_ = e->position();
   dragLastX_ = e->position().x();
   dragMoved_ = false;
@@ -363,6 +622,16 @@ void TimelineView::mousePressEvent(QMouseEvent* e) {
 
 void TimelineView::mouseMoveEvent(QMouseEvent* e) {
   const double x = e->position().x();
+  if (drag_ == Drag::resizeHeader) {
+    setHeaderWidth(static_cast<int>(x));
+    return;
+  }
+  if (drag_ == Drag::none) {
+    if (nearHeaderEdge(x))
+      setCursor(Qt::SplitHCursor);
+    else
+      unsetCursor();
+  }
   if (drag_ != Drag::none && std::abs(x - dragOrigin_.x()) > 2) dragMoved_ = true;
   if (drag_ == Drag::pan) {
     timeline_.panByPixels(x - dragLastX_);
@@ -372,33 +641,70 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
   }
   if (drag_ == Drag::select) {
     if (!dragMoved_) return;
-    const auto t0 = static_cast<int64_t>(timeline_.mapXToTime(dragOrigin_.x() - kHeaderWidth));
-    const auto t1 = static_cast<int64_t>(timeline_.mapXToTime(std::max(x, double(kHeaderWidth)) - kHeaderWidth));
+    const auto t0 = static_cast<int64_t>(timeline_.mapXToTime(dragOrigin_.x() - headerWidth_));
+    const auto t1 = static_cast<int64_t>(timeline_.mapXToTime(std::max(x, double(headerWidth_)) - headerWidth_));
     selection_ = profiler::Interval{std::min(t0, t1), std::max(t0, t1)};
     update();
     return;
   }
-  // Hover: tooltip of the record under the cursor.
-  if (!document_ || x < kHeaderWidth || !rowsViewport().contains(e->position().toPoint()))
-    return QToolTip::hideText();
-  int y = kRulerHeight - vScroll_->value();
-  const TimelinePaintContext ctx = paintContext();
-  for (size_t i = 0; i < items_.size(); ++i) {
-    if (static_cast<int>(i) == rangeItemCount_ && rangeItemCount_ > 0) y += kRangeLaneGap;
-    const int h = items_[i]->height();
-    if (e->position().y() >= y && e->position().y() < y + h) {
-      if (auto hit = items_[i]->hitTest(x - kHeaderWidth, ctx)) {
-        QToolTip::showText(e->globalPosition().toPoint(), hit->tooltipHtml, this);
-        return;
-      }
-      break;
-    }
-    y += h;
-  }
-  QToolTip::hideText();
+  // Hover: tooltip of the record (or label) under the cursor.
+  const QString tip = toolTipAt(e->position().toPoint());
+  if (tip.isEmpty()) return QToolTip::hideText();
+  QToolTip::showText(e->globalPosition().toPoint(), tip, this);
 }
 
-void TimelineView::mouseReleaseEvent(QMouseEvent*) {
+QString TimelineView::toolTipAt(QPoint pos) const {
+  if (!document_ || !rowsViewport().contains(pos)) return {};
+  const int row = [&] {
+    int y = kRulerHeight - vScroll_->value();
+    for (size_t i = 0; i < shown_.size(); ++i) {
+      if (pos.y() >= y && pos.y() < y + shown_[i]->height()) return static_cast<int>(i);
+      y += shown_[i]->height();
+    }
+    return -1;
+  }();
+  if (row < 0) return {};
+  const TimelineItem& item = *shown_[static_cast<size_t>(row)];
+  if (pos.x() < headerWidth_) {
+    // The label column: the full label and what it holds, whether or not it was elided.
+    const QString sub = item.subLabel();
+    return QStringLiteral("<b>%1</b>%2").arg(item.label().toHtmlEscaped(),
+                                            sub.isEmpty() ? QString() : QStringLiteral("<br>") + sub.toHtmlEscaped());
+  }
+  if (auto hit = item.hitTest(pos.x() - headerWidth_, pos.y() - itemTop(row), paintContext())) return hit->tooltipHtml;
+  return {};
+}
+
+bool TimelineView::event(QEvent* e) {
+  // Keyboard-less tooltip requests (and accessibility tools) get the same text as hovering.
+  if (e->type() == QEvent::ToolTip) {
+    const auto* help = static_cast<QHelpEvent*>(e);
+    const QString tip = toolTipAt(help->pos());
+    if (tip.isEmpty())
+      QToolTip::hideText();
+    else
+      QToolTip::showText(help->globalPos(), tip, this);
+    return true;
+  }
+  return QWidget::event(e);
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
+  if (drag_ == Drag::pan && !dragMoved_ && document_) {
+    // A click (no drag) selects the activity under it, or clears the selection.
+    std::optional<uint32_t> hitActivity;
+    int y = kRulerHeight - vScroll_->value();
+    for (size_t i = 0; i < shown_.size(); ++i) {
+      const int h = shown_[i]->height();
+      if (e->position().x() >= headerWidth_ && e->position().y() >= y && e->position().y() < y + h) {
+        if (auto hit = shown_[i]->hitTest(e->position().x() - headerWidth_, e->position().y() - y, paintContext()))
+          hitActivity = hit->activity;
+        break;
+      }
+      y += h;
+    }
+    selectActivity(hitActivity);
+  }
   if (drag_ == Drag::select) {
     if (dragMoved_ && selection_)
       setSelection(selection_);

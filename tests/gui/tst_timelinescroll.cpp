@@ -55,9 +55,13 @@ class TimelineScrollTest : public QObject {
     QVERIFY(!bar->isHidden());
     const int viewport = 400 - TimelineView::kRulerHeight - TimelineView::kLegendHeight;
     QCOMPARE(bar->pageStep(), viewport);
-    // 40 nested "run" range rows, a gap, then 40 lanes at their minimum height.
-    const int rows = static_cast<int>(doc->rangeRows().size() + doc->lanes().size());
+    // One device group: its header, then 40 tracks (a "run" range above each lane) at
+    // their smallest heights.
+    const int rows = view.shownRowCount();
+    QCOMPARE(rows, 1 + kLanes);
     QCOMPARE(doc->rangeRows().size(), size_t(kLanes));
+    QCOMPARE(view.activityLaneRect(0).height(), 20);
+    QCOMPARE(view.rangeRowRect(0, 0).height(), 8);
     const int content = view.itemTop(rows) - view.itemTop(0);
     QCOMPARE(bar->maximum(), content - viewport);
     QCOMPARE(view.timeline().width, 1000 - TimelineView::kHeaderWidth - bar->width());
@@ -107,11 +111,10 @@ class TimelineScrollTest : public QObject {
       QVERIFY(view.focusNextInstance());
       target = *view.focusedActivity();
     }
-    const int item = static_cast<int>(doc->rangeRows().size()) + (kLanes - 2);
-    const int top = view.itemTop(item);
+    const QRect track = view.trackRect(kLanes - 2);
     QVERIFY(view.verticalScrollBar()->value() > 0);
-    QVERIFY(top >= TimelineView::kRulerHeight);
-    QVERIFY(top + (view.itemTop(item + 1) - top) <= 400 - TimelineView::kLegendHeight);
+    QVERIFY(track.top() >= TimelineView::kRulerHeight);
+    QVERIFY(track.bottom() < 400 - TimelineView::kLegendHeight);
   }
 };
 

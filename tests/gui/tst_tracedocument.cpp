@@ -40,10 +40,56 @@ class TraceDocumentTest : public QObject {
     QCOMPARE(rows[1].label, QStringLiteral("iteration"));
     QCOMPARE(rows[2].label, QStringLiteral("layer"));
 
+    // Tracks: each lane's range stack above its activities, grouped by device.
+    const auto& tracks = doc->tracks();
+    QCOMPARE(tracks.size(), size_t(3));
+    QCOMPARE(tracks[0].key, (profiler::LaneKey{0, 0}));
+    QCOMPARE(tracks[0].rangeRows, (std::vector<size_t>{0, 1, 2}));
+    QCOMPARE(tracks[0].activityLane, std::optional<size_t>(0));
+    QVERIFY(tracks[1].rangeRows.empty());
+    QCOMPARE(tracks[2].activityLane, std::optional<size_t>(2));
+    const auto& groups = doc->trackGroups();
+    QCOMPARE(groups.size(), size_t(2));
+    QCOMPARE(groups[0].label, QStringLiteral("CPU"));  // the profiler's device name, as in Perfetto
+    QCOMPARE(groups[0].tracks, (std::vector<size_t>{0, 1}));
+    QCOMPARE(groups[1].tracks, (std::vector<size_t>{2}));
+    QCOMPARE(doc->kind(), QStringLiteral("cpu"));
+    QVERIFY(doc->launchFlows().empty());
+
     QCOMPARE(doc->extent().start_ns, int64_t(1'000'000));
     QCOMPARE(doc->extent().end_ns, int64_t(1'003'600));
     QCOMPARE(doc->instancesOf("direct.fwd").size(), size_t(3));
     QVERIFY(doc->instancesOf("nope").empty());
+  }
+
+  void rangesNestPerLane() {
+    // Two lanes whose ranges overlap in time: each nests within its own lane (depth 0
+    // and 1 on both), where nesting per device would have made a staircase of 4 rows.
+    using profiler::RangeCategory;
+    profiler::Trace t;
+    t.metadata.backend = "cpu";
+    for (int lane = 0; lane < 2; ++lane) {
+      profiler::Range outer = testing::range("step", RangeCategory::iteration, lane * 100, 1000 + lane * 100);
+      profiler::Range inner = testing::range("conv1", RangeCategory::layer, lane * 100 + 10, 500 + lane * 100);
+      outer.lane = inner.lane = lane;
+      t.ranges.push_back(outer);
+      t.ranges.push_back(inner);
+    }
+    profiler::sort_by_start(t);
+    const TraceDocument doc(std::move(t), QStringLiteral("lanes"));
+    QCOMPARE(doc.rangeRows().size(), size_t(4));
+    QCOMPARE(doc.tracks().size(), size_t(2));
+    for (size_t lane = 0; lane < 2; ++lane) {
+      const Track& track = doc.tracks()[lane];
+      QCOMPARE(track.key.lane, int(lane));
+      QVERIFY(!track.activityLane);
+      QCOMPARE(track.rangeRows.size(), size_t(2));
+      QCOMPARE(doc.rangeRows()[track.rangeRows[0]].depth, 0);
+      QCOMPARE(doc.rangeRows()[track.rangeRows[0]].label, QStringLiteral("iteration"));
+      QCOMPARE(doc.rangeRows()[track.rangeRows[1]].depth, 1);
+    }
+    for (uint32_t i = 0; i < doc.trace().ranges.size(); ++i)
+      QCOMPARE(doc.rangeRows()[doc.rangeRowOf(i)].lane, doc.trace().ranges[i].lane);
   }
 
   void kernelModelCounts() {

@@ -67,6 +67,27 @@ class TraceLoaderTest : public QObject {
     QVERIFY2(message.contains(name), qPrintable(message));
   }
 
+  void traceBeyondTheLimitIsRefusedWithAMessage() {
+    QTemporaryDir dir;
+    const QString path = testing::writeTrace(dir, testing::smallTrace());  // 8 activities, 4 ranges
+    TraceLoader loader;
+    QCOMPARE(loader.maxRecords(), TraceLoader::kDefaultMaxRecords);
+    loader.setMaxRecords(10);
+    QSignalSpy loaded(&loader, &TraceLoader::loaded);
+    QSignalSpy failed(&loader, &TraceLoader::failed);
+    loader.load(path);
+    QVERIFY(failed.wait(10'000));
+    QCOMPARE(loaded.count(), 0);
+    const QString message = failed.at(0).at(1).toString();
+    QVERIFY2(message.contains(QStringLiteral("small.json")) && message.contains(QStringLiteral("more than 10")),
+             qPrintable(message));
+    // At the limit it opens.
+    loader.setMaxRecords(12);
+    loader.load(path);
+    QVERIFY(loaded.wait(10'000));
+    QCOMPARE(loaded.count(), 1);
+  }
+
   void missingFileFails() {
     TraceLoader loader;
     QSignalSpy failed(&loader, &TraceLoader::failed);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 
 #include "profiler/Metrics.h"
 
@@ -127,6 +128,37 @@ TEST(MetricsTest, ConcurrencyCountsThreeInFlightAndSkipsIdleTime) {
   EXPECT_DOUBLE_EQ(c.concurrent_share, 0.5);
   EXPECT_DOUBLE_EQ(c.mean_in_flight, (10 * 1 + 10 * 3 + 10 * 2 + 10 * 1) / 40.0);
   EXPECT_EQ(c.max_in_flight, 3);
+}
+
+TEST(MetricsTest, ConcurrencyMatchesCountingEveryNanosecond) {
+  // Random small traces (zero-length, back-to-back, nested and equal intervals occur)
+  // against the definition: per 1 ns step, how many activities cover it.
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<Activity> activities;
+    const int n = std::uniform_int_distribution<int>(0, 12)(rng);
+    for (int i = 0; i < n; ++i) {
+      const int64_t start = std::uniform_int_distribution<int64_t>(0, 40)(rng);
+      const int64_t length = std::uniform_int_distribution<int64_t>(0, 15)(rng);
+      activities.push_back(activity("k", 0, i % 3, start, start + length));
+    }
+    const Trace trace = trace_of(activities);
+    int64_t busy = 0, concurrent = 0, weighted = 0;
+    int most = 0;
+    for (int64_t t = 0; t < 60; ++t) {
+      int covering = 0;
+      for (const Activity& a : activities) covering += a.start_ns <= t && t < a.end_ns;
+      busy += covering > 0;
+      concurrent += covering >= 2;
+      weighted += covering;
+      most = std::max(most, covering);
+    }
+    const Concurrency c = concurrency(trace);
+    ASSERT_EQ(c.busy_ns, busy) << "round " << round;
+    ASSERT_EQ(c.concurrent_ns, concurrent) << "round " << round;
+    ASSERT_EQ(c.max_in_flight, most) << "round " << round;
+    if (busy > 0) ASSERT_NEAR(c.mean_in_flight, static_cast<double>(weighted) / static_cast<double>(busy), 1e-12);
+  }
 }
 
 TEST(MetricsTest, BackToBackActivitiesAreNotConcurrent) {

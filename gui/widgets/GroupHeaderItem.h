@@ -1,0 +1,33 @@
+// The header row of a group of tracks (a device): a disclosure triangle, the device's
+// name and its track count; clicking it collapses or expands the group.
+#pragma once
+
+#include "widgets/TimelineItem.h"
+
+namespace tunescope::gui {
+
+class GroupHeaderItem final : public TimelineItem {
+ public:
+  static constexpr int kHeight = 22;
+
+  GroupHeaderItem(const TrackGroup& group, int index) : group_(group), index_(index) {}
+  QString label() const override;
+  int height() const override { return kHeight; }
+  void drawBackground(QPainter& p, const QRect& header, const QRect& area, bool alternate) const override;
+  void drawContents(QPainter&, const QRect&, const TimelinePaintContext&) const override {}
+  std::optional<TimelineHit> hitTest(double, double, const TimelinePaintContext&) const override {
+    return std::nullopt;
+  }
+
+  const TrackGroup& group() const { return group_; }
+  int groupIndex() const { return index_; }
+  bool collapsed() const { return collapsed_; }
+  void setCollapsed(bool collapsed) { collapsed_ = collapsed; }
+
+ private:
+  const TrackGroup& group_;
+  int index_;
+  bool collapsed_ = false;
+};
+
+}  // namespace tunescope::gui
