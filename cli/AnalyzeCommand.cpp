@@ -126,7 +126,7 @@ Action add_analyze_command(CLI::App& command) {
                      "algorithm's run)");
   command.add_option("--latency", flags->latency,
                      "Replay latencies between dependent activities: recorded (each as in the trace) | typical "
-                     "(the median of its lane's for the same kind of dependency: less of one run's preemptions)")
+                     "(the median over the same activity in every step: less of one run's preemptions)")
       ->check(CLI::IsMember({"recorded", "typical"}))
       ->capture_default_str();
   command.add_option("--top", flags->top, "Activities of the critical path to list (0: all)")

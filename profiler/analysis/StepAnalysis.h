@@ -39,6 +39,9 @@ struct Prediction {
   PathSummary predicted;
   PathSummary replay_check;
 };
+// Latencies: each as recorded, or typical: the median over the same activity (name,
+// layer, lane) in every step for the same kind of binding edge.
+enum class Latency { recorded, typical };
 Prediction predict(const Trace& trace, const TraceAnalysis& analysis, const std::vector<int64_t>& durations_ns,
                    Latency latency = Latency::recorded);
 

@@ -131,16 +131,21 @@ TEST(ReplayTest, RecordedDurationsGiveTheTraceBack) {
   EXPECT_EQ(r.end_ns, g.end_ns);
 }
 
-TEST(ReplayTest, TypicalLatenciesAreTheMedianOfTheLanesForTheSameKindOfEdge) {
+TEST(ReplayTest, TypicalLatenciesAreTheMedianOfTheirClass) {
   // One lane: A [0,10], B 2 after it [12,20], E 10 after B [30,35] (a preemption), F 1
-  // after E [36,40]. Lane-order latencies 2, 10, 1: the median, 2, replaces each.
+  // after E [36,40]. B, E and F in one class: latencies 2, 10, 1, median 2.
   Trace t;
   t.activities = {activity("A", 0, 0, 10), activity("B", 0, 12, 20), activity("E", 0, 30, 35), activity("F", 0, 36, 40)};
   const DependencyGraph g = build_dependency_graph(t);
-  const Replay r = replay(g, recorded_durations(g), Latency::typical);
+  EXPECT_EQ(recorded_latencies(g), (std::vector<int64_t>{0, 2, 10, 1}));
+  const auto typical = typical_latencies(g, {0, 1, 1, 1});
+  EXPECT_EQ(typical, (std::vector<int64_t>{0, 2, 2, 2}));
+  const Replay r = replay(g, recorded_durations(g), &typical);
   EXPECT_EQ(r.start_ns, (std::vector<int64_t>{0, 12, 22, 29}));
   EXPECT_EQ(r.end_ns, (std::vector<int64_t>{10, 20, 27, 33}));
-  EXPECT_EQ(replay(g, recorded_durations(g), Latency::recorded).end_ns, g.end_ns);
+  // Each its own class: the recording.
+  const auto own = typical_latencies(g, {0, 1, 2, 3});
+  EXPECT_EQ(replay(g, recorded_durations(g), &own).end_ns, g.end_ns);
 }
 
 TEST(ReplayTest, AShorterCriticalActivityMovesItsSuccessorsUntilAnotherPathBinds) {
