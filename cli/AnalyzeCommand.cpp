@@ -12,6 +12,7 @@
 #include "cli/Commands.h"
 #include "cli/TraceFileCommands.h"
 #include "core/base/Error.h"
+#include "profiler/analysis/Findings.h"
 #include "profiler/analysis/StepAnalysis.h"
 #include "profiler/analysis/WhatIf.h"
 
@@ -156,6 +157,14 @@ Action add_analyze_command(CLI::App& command) {
                       {"host_wait_ms", ms(l.host_wait_ns)}, {"kernel_wait_ms", ms(l.kernel_wait_ns)},
                       {"other_ms", ms(l.other_ns)}});
     out["idle"] = idle;
+    const std::vector<an::Finding> findings = an::find_findings(trace, analysis);
+    json findings_json = json::array();
+    for (const an::Finding& f : findings)
+      findings_json.push_back({{"rule", f.rule}, {"summary", f.summary}, {"evidence", f.evidence},
+                               {"window_ms", {ms(f.window_start_ns - graph.start_ns.front()), ms(f.window_end_ns - graph.start_ns.front())}},
+                               {"gain_ms", ms(f.gain_ns)}, {"gain_is_upper_bound", f.gain_is_bound},
+                               {"suggestion", f.suggestion}});
+    out["findings"] = findings_json;
 
     if (!flags->json) {
       std::printf("trace: %s\n", flags->input.c_str());
@@ -173,6 +182,21 @@ Action add_analyze_command(CLI::App& command) {
       for (const an::LaneIdle& l : analysis.idle)
         std::printf("  %6d %6d %10.3f %10.3f %12.3f %10.3f\n", l.device, l.stream, ms(l.busy_ns), ms(l.host_wait_ns),
                     ms(l.kernel_wait_ns), ms(l.other_ns));
+      std::printf("\nfindings, by estimated gain on the median step:\n");
+      if (findings.empty()) std::printf("  none above 1 %% of the step\n");
+      for (size_t i = 0; i < findings.size(); ++i) {
+        const an::Finding& f = findings[i];
+        std::printf("  %zu. [%s] %s\n     gain: %s%.3f ms (%.1f %%)\n", i + 1, f.rule.c_str(), f.summary.c_str(),
+                    f.gain_is_bound ? "up to " : "", ms(f.gain_ns),
+                    100.0 * static_cast<double>(f.gain_ns) / static_cast<double>(analysis.recorded.median_step_ns));
+        if (!f.evidence.empty()) {
+          std::string names;
+          for (size_t k = 0; k < f.evidence.size() && k < 6; ++k) names += (k ? ", " : "") + f.evidence[k];
+          if (f.evidence.size() > 6) names += ", ...";
+          std::printf("     evidence: %s\n", names.c_str());
+        }
+        std::printf("     try: %s\n", f.suggestion.c_str());
+      }
     }
 
     if (!scales.empty() || !flags->what_if_times.empty()) {
