@@ -83,7 +83,7 @@ class Rules {
     const int64_t moving = path_ns([&](size_t n) { return is_data_movement(name(n)); }, &movers);
     if (moving > 0)
       out.push_back(make("data-movement",
-                         "padding/transpose/broadcast kernels take " + percent(moving) + " of the median step's critical path",
+                         "layout-conversion kernels (padding, transposes, reorders, broadcasts) take " + percent(moving) + " of the median step's critical path",
                          movers, replayed_gain(0, [&](size_t n) { return is_data_movement(name(n)); }), false,
                          "a layout whose algorithms need no conversion (--layout nhwc | nchw), or a conv algorithm "
                          "without padding (tunescope tune --conv-list ...)"));
@@ -137,7 +137,7 @@ class Rules {
       std::set<std::string> names;
       for (size_t n : a_.recorded.median_path.nodes)
         if (keys[n] == key) names.insert(name(n));
-      const std::string what = (key.layer.empty() ? "" : key.layer + " ") + key.pass;
+      const std::string what = key.layer.empty() || key.layer == key.pass ? key.pass : key.layer + " " + key.pass;
       out.push_back(make("heaviest-work",
                          what + " takes " + percent(top->second) + " of the critical path; twice as fast would give this",
                          names, replayed_gain(0.5, [&](size_t n) { return keys[n] == key; }), false,
