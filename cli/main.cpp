@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
       {"export", "Convert a trace (tunescope/PyTorch JSON, nsys SQLite) to chrome, kineto or nsys-sqlite", cli::add_export_command},
       {"report", "Print the kernel table, lane utilisation and concurrency of any supported trace, "
                   "or the ranking of each tune in a results DB", cli::add_report_command},
+      {"analyze", "Critical path of each step and what bounds it; predict step times with --what-if",
+       cli::add_analyze_command},
   };
   std::map<CLI::App*, cli::Action> actions;
   for (const Command& command : commands) {

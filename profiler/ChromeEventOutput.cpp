@@ -47,6 +47,16 @@ void EventList::flow(char phase, uint64_t id, int64_t pid, int64_t tid, int64_t 
   out_.raw(",\"cat\":\"ac2g\",\"name\":\"ac2g\"").raw(phase == 'f' ? ",\"bp\":\"e\"}" : "}");
 }
 
+void EventList::dependency_end(char phase, uint64_t id, FlowKind kind, const FlowEnd& end,
+                               std::pair<int64_t, int64_t> place) {
+  begin().raw("{\"ph\":\"").raw(std::string(1, phase)).raw("\",\"id\":").integer(static_cast<int64_t>(id));
+  out_.raw(",\"pid\":").integer(place.first).raw(",\"tid\":").integer(place.second);
+  out_.raw(",\"ts\":").microseconds(end.ns - origin_ns_);
+  out_.raw(",\"cat\":").string(kDependencyCategory).raw(",\"name\":").string(to_string(kind));
+  if (phase == 'f') out_.raw(",\"bp\":\"e\"");
+  out_.raw(",\"args\":{\"device\":").integer(end.device).raw(",\"stream\":").integer(end.stream).raw("}}");
+}
+
 trace_output::TextOutput& EventList::begin() {
   out_.raw(first_ ? "\n" : ",\n");
   first_ = false;

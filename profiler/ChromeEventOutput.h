@@ -14,6 +14,9 @@
 
 namespace tunescope::profiler::chrome_trace {
 
+// The category of dependency flows in our traces (Kineto's launch flows are "ac2g").
+inline constexpr const char* kDependencyCategory = "dependency";
+
 // {"schema":…,"machine":…,"backend":…,"config":…[,"time_origin_ns":…],"extra":{…}}
 void write_other_data(trace_output::TextOutput& out, std::string_view schema, const TraceMetadata& metadata,
                       std::optional<int64_t> time_origin_ns);
@@ -35,9 +38,23 @@ class EventList {
   // A flow ("s" start bound to the enclosing slice, or "f" end bound to the slice it
   // lands on, "bp":"e") with Kineto's launch -> kernel category "ac2g".
   void flow(char phase, uint64_t id, int64_t pid, int64_t tid, int64_t ts_ns);
+  // The trace's dependency flows (Trace::flows): cat kDependencyCategory, name the flow
+  // kind, ids from 1, and args {device, stream} with each end's exact lane. Each end is
+  // drawn on its lane's first track, as `place(device, stream)` gives (pid, tid).
+  template <typename Place>
+  void dependency_flows(const std::vector<Flow>& flows, Place place) {
+    uint64_t id = 0;
+    for (const Flow& flow : flows) {
+      ++id;
+      dependency_end('s', id, flow.kind, flow.from, place(flow.from.device, flow.from.stream));
+      dependency_end('f', id, flow.kind, flow.to, place(flow.to.device, flow.to.stream));
+    }
+  }
   int64_t origin_ns() const { return origin_ns_; }
 
  private:
+  void dependency_end(char phase, uint64_t id, FlowKind kind, const FlowEnd& end, std::pair<int64_t, int64_t> place);
+
   trace_output::TextOutput& out_;
   const int64_t origin_ns_;
   bool first_ = true;

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "profiler/ChromeEventOutput.h"
 #include "profiler/ChromeTraceWriter.h"
 #include "profiler/JsonScanner.h"
 
@@ -80,12 +81,12 @@ const json* member(const json& object, const char* key) {
 
 // The fields of one event (and of its args) that conversion looks at.
 struct EventFields {
-  JsonScalar ph, cat, name, pid, tid, ts, dur;
+  JsonScalar ph, cat, name, pid, tid, ts, dur, id;
   bool has_args = false;
   JsonScalar device, stream, correlation, flops, bytes, lane, category, range_id;
 
   void clear() {
-    for (JsonScalar* f : {&ph, &cat, &name, &pid, &tid, &ts, &dur}) f->clear();
+    for (JsonScalar* f : {&ph, &cat, &name, &pid, &tid, &ts, &dur, &id}) f->clear();
     clear_args();
   }
   void clear_args() {
@@ -97,6 +98,7 @@ struct EventFields {
       case 2:
         if (key == "ph") return &ph;
         if (key == "ts") return &ts;
+        if (key == "id") return &id;
         return nullptr;
       case 3:
         if (key == "cat") return &cat;
@@ -184,6 +186,12 @@ class EventCollector {
     for (Range& r : trace_.ranges) {
       r.start_ns += origin;
       r.end_ns += origin;
+    }
+    for (auto& [id, flow] : flows_) {
+      if (!flow.from || !flow.to) continue;  // half a flow (a cut-off file) is dropped
+      trace_.flows.push_back(Flow{flow.kind, *flow.from, *flow.to});
+      trace_.flows.back().from.ns += origin;
+      trace_.flows.back().to.ns += origin;
     }
     sort_by_start(trace_);
     return std::move(trace_);
@@ -334,7 +342,36 @@ class EventCollector {
     return value->is_string() ? value->get<std::string>() : value->dump();
   }
 
+  // Our dependency flows ("s" and "f" events of category kDependencyCategory, paired by
+  // id); the lane of each end from args, else from pid/tid in our layout.
+  void convert_dependency() {
+    if (e_.cat.type != Type::string || e_.cat.text != kDependencyCategory) return;
+    const int64_t id = integer_of(required(e_.id, "id"), "id");
+    FlowEnd end;
+    end.device = static_cast<int>(e_.has_args && e_.device.present() ? integer_of(e_.device, "device")
+                                                                     : integer_of(required(e_.pid, "pid"), "pid") - 1);
+    end.stream = static_cast<int>(e_.has_args && e_.stream.present()
+                                      ? integer_of(e_.stream, "stream")
+                                      : integer_of(required(e_.tid, "tid"), "tid") % kTrackStride - 1);
+    end.ns = nanoseconds(e_.ts, "ts");
+    PendingFlow& flow = flows_[id];
+    if (e_.ph.text == "s") {
+      try {
+        flow.kind = parse_flow_kind(string_of(e_.name, "name"));
+      } catch (const std::invalid_argument&) {
+        fail("name", "is not a flow kind (event, host, launch)");
+      }
+      flow.from = end;
+    } else {
+      flow.to = end;
+    }
+  }
+
   void convert() {
+    if (e_.ph.type == Type::string && (e_.ph.text == "s" || e_.ph.text == "f")) {
+      convert_dependency();
+      return;
+    }
     if (e_.ph.type != Type::string || e_.ph.text != "X") return;
     if (!e_.cat.present()) {
       convert_legacy_pytorch();
@@ -347,8 +384,16 @@ class EventCollector {
       Activity a;
       a.kind = *known.kind;
       a.name = string_of(e_.name, "name");
-      a.device = static_cast<int>(arg_or_field(e_.device, e_.pid, "device", "pid"));
-      a.stream = static_cast<int>(arg_or_field(e_.stream, e_.tid, "stream", "tid"));
+      if (known.host_thread) {
+        // A CUDA API call of a PyTorch thread: on the host (device -1, as CUPTI's
+        // converter puts API calls), on the thread's lane; its correlation links it to
+        // what it launched.
+        a.device = -1;
+        a.stream = dense_lane();
+      } else {
+        a.device = static_cast<int>(arg_or_field(e_.device, e_.pid, "device", "pid"));
+        a.stream = static_cast<int>(arg_or_field(e_.stream, e_.tid, "stream", "tid"));
+      }
       a.start_ns = nanoseconds(e_.ts, "ts");
       a.end_ns = a.start_ns + nanoseconds(e_.dur, "dur");
       if (arg(e_.correlation))
@@ -549,6 +594,7 @@ class EventCollector {
     std::optional<ActivityKind> kind;
     std::optional<RangeCategory> range;
     bool pytorch = false;  // a Kineto category (libkineto/src/ActivityType.cpp)
+    bool host_thread = false;  // placed by its OS thread, not by device and stream
   };
 
   // Trace.h's parsers are the one list of names; their exceptions are paid once per
@@ -569,6 +615,7 @@ class EventCollector {
       if (text == "gpu_memcpy") category = {ActivityKind::memcpy, std::nullopt, true};
       if (text == "gpu_memset") category = {ActivityKind::memset, std::nullopt, true};
       if (text == "cuda_sync") category = {ActivityKind::sync, std::nullopt, true};
+      if (text == "cuda_runtime" || text == "cuda_driver") category = {ActivityKind::overhead, std::nullopt, true, true};
       if (text == "cpu_op" || text == "user_annotation" || text == "gpu_user_annotation")
         category = {std::nullopt, RangeCategory::phase, true};
       it = categories_.emplace(text, category).first;
@@ -584,6 +631,11 @@ class EventCollector {
   json document_ = json::object();  // the top-level metadata values
   std::unordered_map<std::string, Category> categories_;
   std::unordered_map<std::string, int> lanes_;  // dense lanes of PyTorch threads
+  struct PendingFlow {
+    FlowKind kind = FlowKind::event;
+    std::optional<FlowEnd> from, to;
+  };
+  std::map<int64_t, PendingFlow> flows_;  // dependency flows by id, until both ends are read
   size_t pytorch_events_ = 0;
   uint64_t name_bytes_ = 0;
   Trace trace_;

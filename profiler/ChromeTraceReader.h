@@ -41,7 +41,10 @@ class TraceReadCancelled : public std::runtime_error {
 // iteration, layer, phase) become ranges. Kineto categories map too: gpu_memcpy,
 // gpu_memset and cuda_sync to activities (device/stream from args, else pid/tid);
 // cpu_op, user_annotation and gpu_user_annotation to ranges (ProfilerStep#N an
-// iteration, operators a layer, other labels a phase; lanes numbered per thread).
+// iteration, operators a layer, other labels a phase; lanes numbered per thread);
+// cuda_runtime and cuda_driver calls to overhead activities on the host (device -1,
+// their thread's lane) with their correlation. Flow events of category "dependency"
+// (ours) become Trace::flows; Kineto's ac2g launch flows are implied by correlations.
 // Legacy PyTorch events (no cat) in pid "CPU functions" become ranges, in "CUDA
 // functions" kernels. A PyTorch trace without kernels (a CPU-only run) gets as
 // activities the innermost operators doing most of their own work (a leaf op, or one

@@ -60,6 +60,9 @@ class EventWriter {
       events_.flow('s', to.correlation, pid_of_device(from.device), tids[launch], from.start_ns);
       events_.flow('f', to.correlation, pid_of_device(to.device), tids[kernel], to.start_ns);
     }
+    events_.dependency_flows(trace_.flows, [](int device, int stream) {
+      return std::pair<int64_t, int64_t>{pid_of_device(device), activity_tid(stream)};
+    });
     const auto range_tracks = tracks_per_lane(trace_.ranges, [](const Range& r) { return r.lane; });
     for (size_t i = 0; i < trace_.ranges.size(); ++i) {
       const Range& r = trace_.ranges[i];

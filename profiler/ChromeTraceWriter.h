@@ -9,7 +9,9 @@
 // and has merged tid 0 with tid 1; args always carry the true device, stream and lane.
 // Records that would partially overlap on one tid (which viewers cannot nest) go to
 // extra tids, kTrackStride apart. A launch (overhead) and the kernel sharing its nonzero
-// correlation are linked by an "ac2g" flow, as in Kineto traces.
+// correlation are linked by an "ac2g" flow, as in Kineto traces. Trace::flows become
+// flow events of category "dependency" named by their kind, with each end's device and
+// stream in args.
 #pragma once
 
 #include <cstdint>

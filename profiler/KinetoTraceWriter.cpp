@@ -93,6 +93,9 @@ class KinetoEventWriter {
       events_.flow('s', k.correlation, places[launch].first, places[launch].second, trace_.activities[launch].start_ns);
       events_.flow('f', k.correlation, places[kernel].first, places[kernel].second, k.start_ns);
     }
+    events_.dependency_flows(trace_.flows, [](int device, int stream) {
+      return std::pair<int64_t, int64_t>{pid_of_device(device), stream};
+    });
   }
 
   // Where an activity is drawn: its device's process and stream, except a host API call

@@ -13,6 +13,7 @@
 // nanoseconds survive doubles. An overhead (launch) activity and a kernel sharing a
 // nonzero correlation are linked by an "ac2g" flow, as Kineto links launches to kernels;
 // a host launch with a range_id is drawn on its range's thread, nested in the range.
+// Trace::flows are "dependency" flows as in ChromeTraceWriter (tid = stream).
 // Records that would partially overlap on one tid go to extra tids kTrackStride apart.
 #pragma once
 

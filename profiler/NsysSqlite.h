@@ -49,7 +49,10 @@ inline int64_t tid_of(int64_t global_tid) { return global_tid % 0x1000000; }
 // rangeId): what a row of an nsys table cannot hold (our names of memcpy/memset/sync
 // records, host devices, lanes of ranges, range categories, flops, the range a record
 // was launched in and each range's id), so a round trip is exact.
+// TUNESCOPE_FLOWS(kind, fromDevice, fromStream, fromNs, toDevice, toStream, toNs): the
+// trace's dependency flows (Trace::flows), times like the other tables'.
 inline constexpr const char* kMetadataTable = "TUNESCOPE_METADATA";
+inline constexpr const char* kFlowsTable = "TUNESCOPE_FLOWS";
 inline constexpr const char* kRecordsTable = "TUNESCOPE_RECORDS";
 inline constexpr const char* kSchema = "tunescope.nsys-sqlite/1";
 

@@ -45,6 +45,7 @@ class NsysImport {
     read_device_table(nsys::kSync, ActivityKind::sync);
     read_runtime();
     read_nvtx();
+    read_flows();
     for (Activity& a : trace_.activities) {
       a.start_ns += origin_;
       a.end_ns += origin_;
@@ -52,6 +53,10 @@ class NsysImport {
     for (Range& r : trace_.ranges) {
       r.start_ns += origin_;
       r.end_ns += origin_;
+    }
+    for (Flow& f : trace_.flows) {
+      f.from.ns += origin_;
+      f.to.ns += origin_;
     }
     sort_by_start(trace_);
     return std::move(trace_);
@@ -95,6 +100,25 @@ class NsysImport {
     } catch (const std::logic_error&) {
     }
     throw std::runtime_error("TUNESCOPE_METADATA: bad time origin '" + value + "'");
+  }
+
+  // Our flows; a foreign export has none (its edges are implied by correlation ids
+  // and stream order).
+  void read_flows() {
+    if (!db_.has_table(nsys::kFlowsTable)) return;
+    SqliteStatement rows = db_.prepare(std::string("SELECT kind, fromDevice, fromStream, fromNs, toDevice, toStream, toNs FROM ") +
+                                       nsys::kFlowsTable);
+    while (rows.step()) {
+      Flow f;
+      try {
+        f.kind = parse_flow_kind(rows.text(0));
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string(nsys::kFlowsTable) + ": " + e.what());
+      }
+      f.from = {static_cast<int>(rows.integer(1)), static_cast<int>(rows.integer(2)), rows.integer(3)};
+      f.to = {static_cast<int>(rows.integer(4)), static_cast<int>(rows.integer(5)), rows.integer(6)};
+      trace_.flows.push_back(f);
+    }
   }
 
   void read_side_records() {

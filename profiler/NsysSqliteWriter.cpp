@@ -81,6 +81,9 @@ CREATE TABLE TUNESCOPE_METADATA (name TEXT NOT NULL PRIMARY KEY, value TEXT);
 CREATE TABLE TUNESCOPE_RECORDS (sourceTable TEXT NOT NULL, sourceRowId INTEGER NOT NULL,
   name TEXT, device INTEGER, lane INTEGER, category TEXT, flops REAL, bytes REAL,
   rangeId INTEGER, PRIMARY KEY (sourceTable, sourceRowId));
+CREATE TABLE TUNESCOPE_FLOWS (kind TEXT NOT NULL, fromDevice INTEGER NOT NULL,
+  fromStream INTEGER NOT NULL, fromNs INTEGER NOT NULL, toDevice INTEGER NOT NULL,
+  toStream INTEGER NOT NULL, toNs INTEGER NOT NULL);
 )SQL";
 
 // Our device ids become deviceId; a host (negative) device is kept in TUNESCOPE_RECORDS.
@@ -103,6 +106,7 @@ class SqliteExport {
     db_.exec("BEGIN");
     write_activities();
     write_ranges();
+    write_flows();
     write_metadata();
     db_.exec("COMMIT");
   }
@@ -112,6 +116,16 @@ class SqliteExport {
     const auto [it, added] = string_ids_.emplace(value, static_cast<int64_t>(string_ids_.size()));
     if (added) strings_.bind(1, it->second).bind(2, std::string_view(value)).run();
     return it->second;
+  }
+
+  void write_flows() {
+    SqliteStatement insert = db_.prepare(std::string("INSERT INTO ") + nsys::kFlowsTable + " VALUES (?, ?, ?, ?, ?, ?, ?)");
+    for (const Flow& f : trace_.flows) {
+      const std::string kind = to_string(f.kind);
+      insert.bind(1, std::string_view(kind)).bind(2, int64_t{f.from.device}).bind(3, int64_t{f.from.stream});
+      insert.bind(4, f.from.ns - origin_).bind(5, int64_t{f.to.device}).bind(6, int64_t{f.to.stream});
+      insert.bind(7, f.to.ns - origin_).run();
+    }
   }
 
   void side_record(const char* table, int64_t row, const std::string& name, int device, int lane,

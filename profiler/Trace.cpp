@@ -10,6 +10,7 @@ namespace tunescope::profiler {
 namespace {
 constexpr std::array kActivityKindNames{"kernel", "memcpy", "memset", "sync", "overhead"};
 constexpr std::array kRangeCategoryNames{"run", "candidate", "iteration", "layer", "phase"};
+constexpr std::array kFlowKindNames{"event", "host", "launch"};
 
 template <typename Enum, size_t N>
 Enum parse_name(const std::array<const char*, N>& names, const std::string& text, const char* what) {
@@ -30,6 +31,9 @@ RangeCategory parse_range_category(const std::string& text) {
   return parse_name<RangeCategory>(kRangeCategoryNames, text, "range category");
 }
 
+std::string to_string(FlowKind kind) { return kFlowKindNames.at(static_cast<size_t>(kind)); }
+FlowKind parse_flow_kind(const std::string& text) { return parse_name<FlowKind>(kFlowKindNames, text, "flow kind"); }
+
 void sort_by_start(Trace& trace) {
   // The ends are compared swapped so that a longer record sorts first at the same start.
   const auto activity_order = [](const Activity& a, const Activity& b) {
@@ -43,6 +47,12 @@ void sort_by_start(Trace& trace) {
     std::stable_sort(trace.activities.begin(), trace.activities.end(), activity_order);
   if (!std::is_sorted(trace.ranges.begin(), trace.ranges.end(), range_order))
     std::stable_sort(trace.ranges.begin(), trace.ranges.end(), range_order);
+  const auto flow_order = [](const Flow& a, const Flow& b) {
+    return std::tie(a.to.ns, a.to.device, a.to.stream, a.from.ns, a.from.device, a.from.stream, a.kind) <
+           std::tie(b.to.ns, b.to.device, b.to.stream, b.from.ns, b.from.device, b.from.stream, b.kind);
+  };
+  if (!std::is_sorted(trace.flows.begin(), trace.flows.end(), flow_order))
+    std::stable_sort(trace.flows.begin(), trace.flows.end(), flow_order);
 }
 
 }  // namespace tunescope::profiler

@@ -11,12 +11,20 @@ namespace tunescope::profiler {
 
 enum class ActivityKind { kernel, memcpy, memset, sync, overhead };
 enum class RangeCategory { run, candidate, iteration, layer, phase };
+// Why a flow's target waited for its source (see Flow).
+enum class FlowKind {
+  event,   // an executor event recorded on one lane and waited on by another (CUDA: event record/wait)
+  host,    // the host waited for a lane (host_wait, synchronize), then submitted to another lane
+  launch,  // a host launch and the device work it launched (PyTorch's ac2g flows)
+};
 
 std::string to_string(ActivityKind kind);
 std::string to_string(RangeCategory category);
 // Both throw std::invalid_argument on an unknown name.
 ActivityKind parse_activity_kind(const std::string& text);
 RangeCategory parse_range_category(const std::string& text);
+std::string to_string(FlowKind kind);
+FlowKind parse_flow_kind(const std::string& text);
 
 struct Activity {
   ActivityKind kind = ActivityKind::kernel;
@@ -47,6 +55,26 @@ struct Range {
   uint64_t id = 0;
 };
 
+// One end of a flow: a point in time on a lane (device and stream as in Activity).
+struct FlowEnd {
+  int device = 0;
+  int stream = 0;
+  int64_t ns = 0;
+};
+
+// A dependency between two lanes: the work on `to.stream` from `to.ns` on waited for the
+// work on `from.stream` up to `from.ns`. The ends are points, not records, so that a
+// flow survives formats that renumber records; a viewer draws an arrow from `from` to
+// `to`. The source binds to the last activity of its lane ending at or before from.ns,
+// the target to the first one starting at or after to.ns (analysis::DependencyGraph).
+// Order on one lane and a launch's correlation with its kernel are implicit: flows
+// hold only what those do not say.
+struct Flow {
+  FlowKind kind = FlowKind::event;
+  FlowEnd from;
+  FlowEnd to;
+};
+
 struct TraceMetadata {
   std::string machine;  // CPU model / GPU name and count
   std::string backend;  // "cpu", "cuda"
@@ -58,10 +86,12 @@ struct Trace {
   TraceMetadata metadata;
   std::vector<Activity> activities;  // sorted by start_ns after collection
   std::vector<Range> ranges;         // sorted by start_ns after collection
+  std::vector<Flow> flows;           // sorted by to.ns after collection
 };
 
-// Sorts both lists by start time; at equal starts the enclosing (longer) record comes
-// first, as nesting-aware consumers expect; full ties keep their order.
+// Sorts activities and ranges by start time; at equal starts the enclosing (longer)
+// record comes first, as nesting-aware consumers expect; full ties keep their order.
+// Flows go in the order of their targets, then sources.
 void sort_by_start(Trace& trace);
 
 }  // namespace tunescope::profiler

@@ -141,6 +141,7 @@ int64_t time_origin(const Trace& trace) {
   int64_t origin = INT64_MAX;
   for (const Activity& a : trace.activities) origin = std::min(origin, a.start_ns);
   for (const Range& r : trace.ranges) origin = std::min(origin, r.start_ns);
+  for (const Flow& f : trace.flows) origin = std::min({origin, f.from.ns, f.to.ns});
   return origin == INT64_MAX ? 0 : origin;
 }
 

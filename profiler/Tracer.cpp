@@ -197,6 +197,12 @@ void Tracer::record_range(const char* name, RangeCategory category, int device, 
       Record{name, start_ns, end_ns, 0, 0, id, device, lane, true, static_cast<uint8_t>(category)});
 }
 
+void Tracer::record_flow(const Flow& flow) {
+  if (!recording()) return;
+  std::lock_guard lock(mutex_);
+  flows_.push_back(flow);
+}
+
 Trace Tracer::collect(TraceMetadata metadata) {
   Trace trace;
   trace.metadata = std::move(metadata);
@@ -221,6 +227,8 @@ Trace Tracer::collect(TraceMetadata metadata) {
       });
       buffer->clear();
     }
+    trace.flows = std::move(flows_);
+    flows_.clear();
   }
 
   if (device_) {
@@ -237,7 +245,7 @@ size_t Tracer::record_count() const {
   std::lock_guard lock(mutex_);
   size_t total = 0;
   for (const auto& buffer : buffers_) total += buffer->published.load(std::memory_order_acquire);
-  return total;
+  return total + flows_.size();
 }
 
 }  // namespace tunescope::profiler

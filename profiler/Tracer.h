@@ -42,6 +42,9 @@ class Tracer {
                        int64_t start_ns, int64_t end_ns, double flops = 0, double bytes = 0);
   void record_range(const char* name, RangeCategory category, int device, int lane,
                     int64_t start_ns, int64_t end_ns, uint64_t id = 0);
+  // A dependency between lanes (the executor's event waits): a few per step against
+  // many kernels, so one locked list serves instead of the per-thread buffers.
+  void record_flow(const Flow& flow);
 
   // A range opened and closed on one thread, possibly by different tasks of one lane (the
   // trainer's phases). begin_range returns it opened, or not opened when not recording;
@@ -101,6 +104,7 @@ class Tracer {
   std::string device_error_;  // why the device tracer did not start, for the metadata
   mutable std::mutex mutex_;  // guards buffers_ registration and names_
   std::vector<std::unique_ptr<ThreadBuffer>> buffers_;
+  std::vector<Flow> flows_;  // guarded by mutex_
   struct NameTable;
   std::unique_ptr<NameTable> names_;
 };

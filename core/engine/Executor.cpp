@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/base/Error.h"
+#include "profiler/Tracer.h"
 
 namespace tunescope {
 
@@ -35,10 +36,50 @@ Executor::~Executor() {
   for (Lane& lane : lanes_) lane.thread.join();
 }
 
+bool Executor::tracing() const { return tracer_ && tracer_->recording(); }
+
+Executor::Item Executor::run_item_for(int lane, Task task, bool always) {
+  Item item{Item::Kind::run, std::move(task), nullptr, 0, always};
+  Lane& target = lanes_.at(static_cast<size_t>(lane));
+  host_submitted_ = true;
+  if (target.host_fence_seen != host_fence_) {
+    target.host_fence_seen = host_fence_;
+    if (tracing()) item.host_waited = host_waited_;
+  }
+  return item;
+}
+
+void Executor::note_host_wait(const profiler::FlowEnd& source) {
+  if (!tracing() || source.ns < 0) return;
+  if (host_submitted_) host_waited_.clear();  // a new fence: the old one bound what was submitted since
+  host_submitted_ = false;
+  host_waited_.push_back(source);
+  ++host_fence_;
+}
+
+void Executor::note_wait(int lane, const Item& item) {
+  if (!tracing()) return;
+  const Event::Reached& reached = item.event->reached_[item.target % Event::kReachedKept];
+  if (reached.target != item.target || reached.where.ns < 0) return;  // overtaken: not traced
+  lanes_[static_cast<size_t>(lane)].pending_waits.push_back(
+      profiler::Flow{profiler::FlowKind::event, reached.where, {}});
+}
+
+void Executor::emit_flows(Lane& lane, const Item& item, int64_t start_ns) {
+  const profiler::FlowEnd to{lane.device, static_cast<int>(&lane - lanes_.data()), start_ns};
+  const auto emit = [&](profiler::FlowKind kind, const profiler::FlowEnd& from) {
+    if (from.device == to.device && from.stream == to.stream) return;  // lane order says it already
+    tracer_->record_flow(profiler::Flow{kind, from, to});
+  };
+  for (const profiler::Flow& wait : lane.pending_waits) emit(profiler::FlowKind::event, wait.from);
+  for (const profiler::FlowEnd& from : item.host_waited) emit(profiler::FlowKind::host, from);
+}
+
 void Executor::submit(int lane, Task task) {
   {
     std::lock_guard lock(mutex_);
-    lanes_.at(static_cast<size_t>(lane)).queue.push_back(Item{Item::Kind::run, std::move(task)});
+    Item item = run_item_for(lane, std::move(task), false);
+    lanes_.at(static_cast<size_t>(lane)).queue.push_back(std::move(item));
   }
   changed_.notify_all();
 }
@@ -46,7 +87,8 @@ void Executor::submit(int lane, Task task) {
 void Executor::submit_finally(int lane, Task task) {
   {
     std::lock_guard lock(mutex_);
-    lanes_.at(static_cast<size_t>(lane)).queue.push_back(Item{Item::Kind::run, std::move(task), nullptr, 0, true});
+    Item item = run_item_for(lane, std::move(task), true);
+    lanes_.at(static_cast<size_t>(lane)).queue.push_back(std::move(item));
   }
   changed_.notify_all();
 }
@@ -60,11 +102,18 @@ void Executor::record(int lane, Event& event) {
 }
 
 void Executor::wait(int lane, const Event& event) {
-  std::lock_guard lock(mutex_);
-  if (event.completed_ >= event.recorded_) return;  // nothing outstanding: no queue entry needed
-  lanes_.at(static_cast<size_t>(lane))
-      .queue.push_back(Item{Item::Kind::wait, {}, const_cast<Event*>(&event), event.recorded_});
-  // No notify: a wait entry never makes a lane runnable.
+  bool complete = false;
+  {
+    std::lock_guard lock(mutex_);
+    complete = event.completed_ >= event.recorded_;
+    // Nothing outstanding needs no queue entry, unless the trace records the dependency.
+    if (event.recorded_ == 0 || (complete && !tracing())) return;
+    lanes_.at(static_cast<size_t>(lane))
+        .queue.push_back(Item{Item::Kind::wait, {}, const_cast<Event*>(&event), event.recorded_});
+  }
+  // An outstanding wait never makes a lane runnable; a complete one may end its queue,
+  // which synchronize() waits for.
+  if (complete) changed_.notify_all();
 }
 
 bool Executor::ready(const Item& item) const {
@@ -120,6 +169,7 @@ void Executor::lane_loop(int index) {
     Item item = std::move(lane.queue.front());
     lane.queue.pop_front();
     const bool record = item.kind == Item::Kind::record;
+    if (item.kind == Item::Kind::wait) note_wait(index, item);
     if (item.kind == Item::Kind::wait || (!record && failure_ && !item.always)) {  // a poisoned executor skips work
       if (lane.queue.empty()) changed_.notify_all();  // synchronize() may be waiting for this
       continue;
@@ -127,9 +177,14 @@ void Executor::lane_loop(int index) {
     std::exception_ptr error;
     if (!record || exec.stream) {
       lane.busy = true;
+      const bool traced = !record && tracing();
       lock.unlock();
+      if (traced) emit_flows(lane, item, profiler::now_ns());  // only this lane's thread touches pending_waits
+      lane.pending_waits.clear();
       error = run_item(item, exec);
+      const int64_t end_ns = traced ? profiler::now_ns() : -1;
       lock.lock();
+      if (traced) lane.last_end = {lane.device, index, end_ns};
       if (!record && !error && exec.stream && lane.queue.empty()) {
         lock.unlock();
         error = finish_stream(exec);
@@ -137,7 +192,10 @@ void Executor::lane_loop(int index) {
       }
       lane.busy = false;
     }
-    if (record) item.event->completed_ = std::max(item.event->completed_, item.target);
+    if (record) {
+      item.event->completed_ = std::max(item.event->completed_, item.target);
+      item.event->reached_[item.target % Event::kReachedKept] = {item.target, lane.last_end};
+    }
     if (error && !failure_) failure_ = error;
     changed_.notify_all();
   }
@@ -172,6 +230,10 @@ void Executor::host_wait(const Event& event) {
   std::unique_lock lock(mutex_);
   const uint64_t target = event.recorded_;
   changed_.wait(lock, [&] { return event.completed_ >= target || failure_; });
+  if (target > 0) {
+    const Event::Reached& reached = event.reached_[target % Event::kReachedKept];
+    if (reached.target == target) note_host_wait(reached.where);
+  }
   rethrow_failure(lock);
 }
 
@@ -182,6 +244,7 @@ void Executor::synchronize() {
       if (lane.busy || !lane.queue.empty()) return false;
     return true;
   });
+  for (const Lane& lane : lanes_) note_host_wait(lane.last_end);
   rethrow_failure(lock);
 }
 

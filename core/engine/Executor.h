@@ -8,6 +8,11 @@
 // its remaining tasks (except those submitted with submit_finally), waits are released,
 // and the first exception is rethrown on the host by synchronize() or host_wait(); the
 // executor is usable again afterwards.
+//
+// While its tracer records, the executor also records what each task waited for as
+// trace flows (profiler::Flow): an event recorded on one lane and waited on by another
+// (FlowKind::event), and the host's waits (host_wait, synchronize) before it submitted
+// to a lane (FlowKind::host). Order within a lane is implicit in the trace.
 #pragma once
 
 #include <condition_variable>
@@ -23,6 +28,7 @@
 #include "core/base/Backend.h"
 #include "core/base/ExecContext.h"
 #include "core/base/ThreadPool.h"
+#include "profiler/Trace.h"
 
 namespace tunescope {
 
@@ -41,6 +47,15 @@ class Event {
   friend class Executor;
   uint64_t recorded_ = 0;   // records submitted
   uint64_t completed_ = 0;  // highest record reached by its lane
+  // Where the last few records were reached (lane and time), for the trace's flows: a
+  // wait binds to one record, which may be overtaken by later ones before the waiting
+  // lane gets there.
+  struct Reached {
+    uint64_t target = 0;
+    profiler::FlowEnd where;
+  };
+  static constexpr size_t kReachedKept = 4;
+  Reached reached_[kReachedKept];
 };
 
 class Executor {
@@ -89,10 +104,16 @@ class Executor {
     Event* event = nullptr;
     uint64_t target = 0;
     bool always = false;  // submit_finally: runs even when poisoned or stopping
+    std::vector<profiler::FlowEnd> host_waited;  // traced: what the host waited for before submitting this
   };
   struct Lane {
     std::deque<Item> queue;
     bool busy = false;  // running a task outside the lock
+    // Traced flows: where this lane's last task ended, the sources of the waits passed
+    // since, and the host's waits since the host last submitted here.
+    profiler::FlowEnd last_end{0, 0, -1};
+    std::vector<profiler::Flow> pending_waits;
+    uint64_t host_fence_seen = 0;
     std::unique_ptr<ThreadPool> pool;
     int device = 0;
     bool host = false;  // a host lane: no device binding, no stream
@@ -106,6 +127,12 @@ class Executor {
   std::exception_ptr run_item(Item& item, const ExecContext& exec);
   std::exception_ptr finish_stream(const ExecContext& exec);
   bool ready(const Item& item) const;  // under mutex_
+  bool tracing() const;
+  Item run_item_for(int lane, Task task, bool always);  // under mutex_: attaches the host's waits
+  void note_host_wait(const profiler::FlowEnd& source);  // under mutex_
+  // Under mutex_: a wait item reached by `lane`; its source becomes a flow of the next task.
+  void note_wait(int lane, const Item& item);
+  void emit_flows(Lane& lane, const Item& item, int64_t start_ns);  // outside mutex_
   void rethrow_failure(std::unique_lock<std::mutex>& lock);
 
   profiler::Tracer* tracer_;
@@ -116,6 +143,11 @@ class Executor {
   std::condition_variable changed_;  // any queue, event or failure change
   std::exception_ptr failure_;
   bool stopping_ = false;
+  // Traced: the lane ends the host waited for since its last fence change, and a
+  // counter that tells lanes a new set of them exists.
+  std::vector<profiler::FlowEnd> host_waited_;
+  uint64_t host_fence_ = 0;
+  bool host_submitted_ = false;  // since the last host wait
 };
 
 }  // namespace tunescope

@@ -67,9 +67,10 @@ TEST(TraceMemoryCli, ReportsATraceLargerThanItsFreeAddressSpace) {
     for (int i = 0; i < 3; ++i)
       std::fprintf(out, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"kept_kernel_%d\",\"pid\":1,\"tid\":1,"
                         "\"ts\":%d.000,\"dur\":1.000},\n", i, i * 10);
-    // Runtime calls: read and checked, not kept.
-    std::string line = R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,)"
-                       R"("ts":5.000,"dur":0.500,"args":{"correlation":42,"padding":"........"}},)"
+    // Python function events: read and checked, not kept (runtime calls are kept now, as
+    // the launches of their kernels).
+    std::string line = R"({"ph":"X","cat":"python_function","name":"train.py(12): step","pid":1,"tid":2,)"
+                       R"("ts":5.000,"dur":0.500,"args":{"correlation":42,"padding":"...."}},)"
                        "\n";
     std::string block;
     while (block.size() < (1u << 20)) block += line;

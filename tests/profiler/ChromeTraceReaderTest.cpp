@@ -104,7 +104,7 @@ TEST(ChromeTraceReaderTest, ReadsForeignEventsSkippingWhatIsNotOurs) {
   // and events of other tools (other categories, begin/end and instant phases).
   ScratchDir dir;
   test_files::write_bytes(dir / "foreign.json", R"([
-    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 0, "tid": 9, "ts": 0.5, "dur": 1},
+    {"ph": "X", "cat": "python_function", "name": "train.py(12): step", "pid": 0, "tid": 9, "ts": 0.5, "dur": 1},
     {"ph": "B", "cat": "kernel", "name": "begin-end pairs are not read", "pid": 0, "tid": 0, "ts": 1},
     {"ph": "X", "cat": "kernel", "name": "sgemm", "pid": 2, "tid": 7, "ts": 10.25, "dur": 3.5},
     {"ph": "i", "name": "marker", "pid": 0, "tid": 0, "ts": 2},

@@ -12,6 +12,7 @@
 #include "profiler/NsysSqliteReader.h"
 #include "profiler/NsysSqliteWriter.h"
 #include "profiler/SqliteDatabase.h"
+#include "profiler/analysis/DependencyGraph.h"
 
 namespace tunescope::profiler {
 namespace {
@@ -189,6 +190,9 @@ TEST(NsysSqliteTest, ReadsARealNsysShapedExport) {
   EXPECT_EQ(trace.ranges[1].name, "on another thread");
   EXPECT_NE(trace.ranges[0].lane, trace.ranges[1].lane);
   EXPECT_EQ(trace.ranges[0].lane, launch.stream);  // same OS thread, same lane
+
+  // The launch's correlation id is the edge to its kernel (analysis::DependencyGraph).
+  EXPECT_EQ(analysis::build_dependency_graph(trace).launch_edges, 1u);
 }
 
 void expect_rejected(const std::filesystem::path& path, const std::string& problem) {

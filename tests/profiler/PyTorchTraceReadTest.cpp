@@ -149,9 +149,18 @@ TEST(PyTorchTraceReadTest, ReadsKinetoObjectFormWithKernels) {
   EXPECT_EQ(trace.metadata.machine, "NVIDIA A100-SXM4-40GB");
   EXPECT_EQ(trace.metadata.extra.at("source"), "pytorch-profiler (kineto)");
 
-  // Kernels, memcpy and memset; cuda_runtime calls, flows, spans and markers skipped.
-  ASSERT_EQ(trace.activities.size(), 4u);
-  const Activity& conv = trace.activities[0];
+  // Kernels, memcpy and memset, and the two cuda_runtime calls as host launches (device
+  // -1, their thread's lane, correlation kept); flows, spans and markers skipped.
+  ASSERT_EQ(trace.activities.size(), 6u);
+  const Activity& launch = trace.activities[0];
+  EXPECT_EQ(launch.kind, ActivityKind::overhead);
+  EXPECT_EQ(launch.name, "cudaLaunchKernel");
+  EXPECT_EQ(launch.device, -1);
+  EXPECT_EQ(launch.correlation, 901u);
+  EXPECT_EQ(launch.start_ns, base + 120'000);
+  EXPECT_EQ(trace.activities[1].correlation, 902u);
+  EXPECT_EQ(trace.activities[1].stream, launch.stream);  // one thread, one lane
+  const Activity& conv = trace.activities[2];
   EXPECT_EQ(conv.kind, ActivityKind::kernel);
   EXPECT_EQ(conv.name.rfind("void implicit_convolve_sgemm<float", 0), 0u);
   EXPECT_EQ(conv.device, 0);
@@ -159,13 +168,13 @@ TEST(PyTorchTraceReadTest, ReadsKinetoObjectFormWithKernels) {
   EXPECT_EQ(conv.correlation, 901u);
   EXPECT_EQ(conv.start_ns, base + 130'125);
   EXPECT_EQ(conv.end_ns, base + 155'625);
-  const Activity& memset = trace.activities[1];
+  const Activity& memset = trace.activities[3];
   EXPECT_EQ(memset.kind, ActivityKind::memset);
   EXPECT_EQ(memset.stream, 13);
   EXPECT_EQ(memset.bytes, 1024);
   EXPECT_EQ(memset.duration_ns(), 1001);
-  EXPECT_EQ(trace.activities[2].stream, 13);
-  const Activity& memcpy = trace.activities[3];
+  EXPECT_EQ(trace.activities[4].stream, 13);
+  const Activity& memcpy = trace.activities[5];
   EXPECT_EQ(memcpy.kind, ActivityKind::memcpy);
   EXPECT_EQ(memcpy.bytes, 6144);
 

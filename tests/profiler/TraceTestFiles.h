@@ -77,6 +77,10 @@ inline Trace sample_trace() {
   range("iteration 0", RangeCategory::iteration, t0, t0 + 4000, 0);
   range("conv1", RangeCategory::layer, t0 + 1, t0 + 2000, 0);
   range("forward", RangeCategory::phase, t0 + 2, t0 + 1000, 1);
+  // One flow of each kind, across devices and from the host (device -1).
+  trace.flows.push_back(Flow{FlowKind::event, {0, 0, t0 + 1001}, {1, 3, t0 + 1500}});
+  trace.flows.push_back(Flow{FlowKind::host, {0, 2, t0 + 1700}, {1, 1, t0 + 1801}});
+  trace.flows.push_back(Flow{FlowKind::launch, {-1, 4, t0 + 1333}, {0, 4, t0 + 2333}});
   sort_by_start(trace);
   return trace;
 }
@@ -114,6 +118,19 @@ inline void expect_same_trace(const Trace& expected, const Trace& actual) {
     EXPECT_EQ(e.device, a.device);
     EXPECT_EQ(e.lane, a.lane);
     EXPECT_EQ(e.id, a.id);
+  }
+  ASSERT_EQ(expected.flows.size(), actual.flows.size());
+  for (size_t i = 0; i < expected.flows.size(); ++i) {
+    SCOPED_TRACE("flow " + std::to_string(i));
+    const Flow& e = expected.flows[i];
+    const Flow& a = actual.flows[i];
+    EXPECT_EQ(e.kind, a.kind);
+    EXPECT_EQ(e.from.device, a.from.device);
+    EXPECT_EQ(e.from.stream, a.from.stream);
+    EXPECT_EQ(e.from.ns, a.from.ns);
+    EXPECT_EQ(e.to.device, a.to.device);
+    EXPECT_EQ(e.to.stream, a.to.stream);
+    EXPECT_EQ(e.to.ns, a.to.ns);
   }
 }
 

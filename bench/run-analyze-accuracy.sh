@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Accuracy of `tunescope analyze --what-if-times`: for each case, the trace of a BASE
+# config gets the kernel times of each layer and pass from a SOURCE trace (another
+# config), the replay predicts the median step of the TARGET config, which is then
+# profiled twice, before and after the others; the error is predicted / measured - 1
+# with measured the mean of the two, and the noise floor is how far the two measurements
+# of the target are apart (first / second - 1). Rounds are interleaved (each round
+# profiles every config in turn). Prints one markdown row per case and round, then the
+# median and worst |error| and |noise|. Not a test: the numbers depend on the machine and its
+# load. Both replay latencies (analyze --latency recorded | typical) predict from the
+# same traces. Usage: bench/run-analyze-accuracy.sh [BUILD_DIR] [ROUNDS]
+set -eu
+bin="${1:-build}/tunescope"
+rounds="${2:-3}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+profile() {  # out model batch steps knobs...
+  out=$1 model=$2 batch=$3 steps=$4
+  shift 4
+  "$bin" profile --model "$model" --data fake --batch "$batch" --fake-count $((batch * 16)) \
+    --warmup 2 --steps "$steps" --threads 2 --threads-per-lane 1 --trace "$out" "$@" > /dev/null 2>&1
+}
+
+# name | model batch steps | base knobs | source knobs (times from) | target knobs
+cases=(
+  "lenet5 s2+async: direct -> gemm|lenet5 64 12|--streams 2 --async-update --conv direct|--conv gemm|--streams 2 --async-update --conv gemm"
+  "lenet5 s2+async: gemm -> direct|lenet5 64 12|--streams 2 --async-update --conv gemm|--conv direct|--streams 2 --async-update --conv direct"
+  "lenet5 s1: direct -> gemm|lenet5 64 12|--conv direct|--streams 2 --async-update --conv gemm|--conv gemm"
+  "resnet18-small s2+async: direct -> gemm|resnet18-small 16 4|--streams 2 --async-update --conv direct|--conv gemm|--streams 2 --async-update --conv gemm"
+  "resnet18-small s2+async: gemm -> direct|resnet18-small 16 4|--streams 2 --async-update --conv gemm|--conv direct|--streams 2 --async-update --conv direct"
+  "resnet18-small s1: direct -> gemm|resnet18-small 16 4|--conv direct|--streams 2 --async-update --conv gemm|--conv gemm"
+)
+
+median_ms() { "$bin" analyze "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["median_step_ms"])'; }
+
+errors="$work/errors"
+echo "| case | round | base ms | measured ms (two runs) | noise | predicted, recorded latencies | error | predicted, typical latencies | error |"
+echo "|------|------:|--------:|-----------------------:|------:|------:|------:|------:|------:|"
+for round in $(seq 1 "$rounds"); do
+  for c in "${cases[@]}"; do
+    IFS='|' read -r name sizes base source target <<< "$c"
+    # shellcheck disable=SC2086
+    set -- $sizes
+    # shellcheck disable=SC2086
+    profile "$work/target-a.json" "$@" $target
+    # shellcheck disable=SC2086
+    profile "$work/base.json" "$@" $base
+    # shellcheck disable=SC2086
+    profile "$work/source.json" "$@" $source
+    # shellcheck disable=SC2086
+    profile "$work/target-b.json" "$@" $target
+    predict() {
+      "$bin" analyze "$work/base.json" --what-if-times "$work/source.json" --latency "$1" --json |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["what_if"]["predicted_median_step_ms"])'
+    }
+    rec=$(predict recorded)
+    typ=$(predict typical)
+    base_ms=$(median_ms "$work/base.json")
+    a=$(median_ms "$work/target-a.json")
+    b=$(median_ms "$work/target-b.json")
+    read -r measured noise error_rec error_typ < <(python3 -c "m = ($a + $b) / 2
+print(f'{m:.2f} {$a / $b - 1:+.1%} {$rec / m - 1:+.1%} {$typ / m - 1:+.1%}')")
+    echo "$noise $error_rec $error_typ" >> "$errors"
+    printf '| %s | %s | %.2f | %s (%.2f, %.2f) | %s | %.2f | %s | %.2f | %s |\n' "$name" "$round" "$base_ms" \
+      "$measured" "$a" "$b" "$noise" "$rec" "$error_rec" "$typ" "$error_typ"
+  done
+done
+python3 - "$errors" <<'PY'
+import statistics, sys
+rows = [[abs(float(v.rstrip('%'))) for v in line.split()] for line in open(sys.argv[1])]
+for i, what in enumerate(["noise between two runs of the target", "error, recorded latencies", "error, typical latencies"]):
+    v = [r[i] for r in rows]
+    print(f"\n|{what}|: median {statistics.median(v):.1f} %, worst {max(v):.1f} % over {len(v)} predictions")
+PY

@@ -1,0 +1,29 @@
+// Findings: rules in the spirit of Nsight Systems' expert system and HTA's analyses,
+// each with its evidence, the step time it would save (estimated by replaying the
+// dependency graph, or bounded by the critical path where the graph itself would
+// change) and the knob or change that would get it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "profiler/Trace.h"
+#include "profiler/analysis/StepAnalysis.h"
+
+namespace tunescope::profiler::analysis {
+
+struct Finding {
+  std::string rule;        // short id, e.g. "layout-padding"
+  std::string summary;     // what was seen, in a sentence
+  std::vector<std::string> evidence;  // activity names
+  int64_t window_start_ns = 0, window_end_ns = 0;  // the median step
+  int64_t gain_ns = 0;     // estimated saving on the median step
+  bool gain_is_bound = false;  // an upper bound (the change reshapes the graph) rather than a replay
+  std::string suggestion;  // the knob or change
+};
+
+// Ranked by gain, largest first; rules whose gain is under 1 % of the median step are left out.
+std::vector<Finding> find_findings(const Trace& trace, const TraceAnalysis& analysis);
+
+}  // namespace tunescope::profiler::analysis

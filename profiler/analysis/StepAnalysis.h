@@ -1,0 +1,48 @@
+// One call for what `tunescope analyze` and the GUI show: the dependency graph, the
+// steps, their critical paths summed and the median step's, the lanes' idle time, and
+// a what-if replay against the recorded times.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profiler/Trace.h"
+#include "profiler/analysis/CriticalPath.h"
+#include "profiler/analysis/DependencyGraph.h"
+#include "profiler/analysis/Replay.h"
+
+namespace tunescope::profiler::analysis {
+
+struct PathSummary {
+  int64_t median_step_ns = 0;
+  std::vector<int64_t> step_ns;                 // per step, in order
+  std::array<int64_t, kBoundCount> bound_ns{};  // summed over the steps
+  size_t median_step = 0;                       // index of the median step
+  CriticalPath median_path;                     // the median step's critical path
+};
+
+struct TraceAnalysis {
+  DependencyGraph graph;
+  std::vector<Step> steps;
+  PathSummary recorded;
+  std::vector<LaneIdle> idle;  // per lane, summed over the steps
+};
+
+// Throws std::invalid_argument when the trace has no activities.
+TraceAnalysis analyze(const Trace& trace);
+
+// The steps and critical paths under other node durations (Replay.h). `replay_check`
+// replays the recorded durations: how far the model alone is from the recording.
+struct Prediction {
+  PathSummary predicted;
+  PathSummary replay_check;
+};
+// Latencies: each as recorded, or typical: the median over the same activity (name,
+// layer, lane) in every step for the same kind of binding edge.
+enum class Latency { recorded, typical };
+Prediction predict(const Trace& trace, const TraceAnalysis& analysis, const std::vector<int64_t>& durations_ns,
+                   Latency latency = Latency::recorded);
+
+}  // namespace tunescope::profiler::analysis

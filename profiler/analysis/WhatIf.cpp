@@ -1,0 +1,164 @@
+#include "profiler/analysis/WhatIf.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "profiler/analysis/Replay.h"
+
+namespace tunescope::profiler::analysis {
+
+bool glob_match(const std::string& pattern, const std::string& name) {
+  // Iterative * backtracking: linear in practice, no recursion on long names.
+  size_t p = 0, n = 0, star = std::string::npos, resume = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++p, ++n;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = n;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      n = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+DurationScale parse_duration_scale(const std::string& text) {
+  const size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0)
+    throw std::invalid_argument("'" + text + "' is not PATTERN=xF (e.g. 'direct.*=x0.5')");
+  const std::string factor = text.substr(eq + 1);
+  if (factor.size() < 2 || (factor[0] != 'x' && factor[0] != 'X'))
+    throw std::invalid_argument("'" + text + "': the factor '" + factor + "' must be written xF (e.g. x0.5)");
+  char* end = nullptr;
+  const double f = std::strtod(factor.c_str() + 1, &end);
+  if (end != factor.c_str() + factor.size() || !std::isfinite(f) || f <= 0 || f > 1000)
+    throw std::invalid_argument("'" + text + "': the factor '" + factor.substr(1) +
+                                "' is not a number in (0, 1000]");
+  return {text.substr(0, eq), f};
+}
+
+std::vector<int64_t> scaled_durations(const Trace& trace, const DependencyGraph& graph,
+                                      const std::vector<int64_t>& durations, const std::vector<DurationScale>& scales,
+                                      size_t* matched) {
+  std::vector<int64_t> out = durations;
+  size_t count = 0;
+  for (size_t n = 0; n < graph.size(); ++n) {
+    const std::string& name = trace.activities[graph.activity[n]].name;
+    double factor = 1;
+    bool any = false;
+    for (const DurationScale& s : scales)
+      if (glob_match(s.pattern, name)) factor *= s.factor, any = true;
+    if (!any) continue;
+    ++count;
+    out[n] = std::llround(static_cast<double>(out[n]) * factor);
+  }
+  if (matched) *matched = count;
+  return out;
+}
+
+namespace {
+
+std::string pass_of(const std::string& name) {
+  const size_t dot = name.find('.');
+  if (dot == std::string::npos) return name;
+  const size_t next = name.find('.', dot + 1);
+  const std::string pass = name.substr(dot + 1, next == std::string::npos ? std::string::npos : next - dot - 1);
+  return pass == "fwd" || pass == "bwd_data" || pass == "bwd_filter" ? pass : name;
+}
+
+// The name of the innermost range of `category` on the activity's lane containing it.
+class Enclosing {
+ public:
+  Enclosing(const Trace& trace, RangeCategory category) {
+    for (const Range& r : trace.ranges)
+      if (r.category == category) lanes_[{r.device, r.lane}].push_back(&r);
+  }
+  std::string name_of(const Activity& a) const {
+    const auto lane = lanes_.find({a.device, a.stream});
+    if (lane == lanes_.end()) return {};
+    const auto& ranges = lane->second;  // by start, enclosing first
+    auto it = std::upper_bound(ranges.begin(), ranges.end(), a.start_ns,
+                               [](int64_t ns, const Range* r) { return ns < r->start_ns; });
+    while (it != ranges.begin()) {
+      --it;
+      if ((*it)->end_ns >= a.end_ns) return (*it)->name;
+      if ((*it)->end_ns < a.start_ns && ranges.size() > 64) break;  // ranges of a lane do not overlap much
+    }
+    return {};
+  }
+
+ private:
+  std::map<std::pair<int, int>, std::vector<const Range*>> lanes_;
+};
+
+}  // namespace
+
+std::vector<WorkKey> work_keys(const Trace& trace, const DependencyGraph& graph) {
+  const Enclosing layers(trace, RangeCategory::layer);
+  std::vector<WorkKey> keys(graph.size());
+  for (size_t n = 0; n < graph.size(); ++n) {
+    const Activity& a = trace.activities[graph.activity[n]];
+    keys[n] = {layers.name_of(a), pass_of(a.name)};
+  }
+  return keys;
+}
+
+Substitution substituted_durations(const Trace& trace, const DependencyGraph& graph, size_t steps,
+                                   const Trace& other, const DependencyGraph& other_graph, size_t other_steps) {
+  if (steps == 0 || other_steps == 0) throw std::invalid_argument("substitution: a trace without steps");
+  std::map<WorkKey, double> mine, theirs;
+  const auto keys = work_keys(trace, graph);
+  const auto other_keys = work_keys(other, other_graph);
+  for (size_t n = 0; n < graph.size(); ++n) mine[keys[n]] += static_cast<double>(graph.duration_ns(n));
+  for (size_t n = 0; n < other_graph.size(); ++n)
+    theirs[other_keys[n]] += static_cast<double>(other_graph.duration_ns(n));
+  Substitution out;
+  out.durations = recorded_durations(graph);
+  // A key the other trace lacks, in a layer it has, is work it does not do (a padding
+  // kernel another algorithm needs no more); work only it does (its own helper
+  // kernels) is spread over the nodes of that layer.
+  const auto group_of = [](const WorkKey& k) { return k.layer; };
+  std::map<std::string, double> their_only_per_step;
+  for (const auto& [key, total] : theirs)
+    if (!mine.count(key)) their_only_per_step[group_of(key)] += total / static_cast<double>(other_steps);
+  std::map<std::string, bool> their_groups;
+  for (const auto& [key, total] : theirs) their_groups[group_of(key)] = true;
+  std::map<WorkKey, double> factor;
+  for (const auto& [key, total] : mine) {
+    const auto found = theirs.find(key);
+    if (found != theirs.end() && total > 0) {
+      ++out.keys_replaced;
+      factor[key] = (found->second / static_cast<double>(other_steps)) / (total / static_cast<double>(steps));
+    } else if (their_groups.count(group_of(key))) {
+      ++out.keys_replaced;
+      factor[key] = 0;
+    } else {
+      ++out.keys_missing;
+    }
+  }
+  std::map<std::string, double> group_total_per_step;
+  for (size_t n = 0; n < graph.size(); ++n) {
+    const auto f = factor.find(keys[n]);
+    if (f == factor.end()) continue;
+    ++out.nodes_replaced;
+    out.durations[n] = std::llround(static_cast<double>(out.durations[n]) * f->second);
+    group_total_per_step[group_of(keys[n])] += static_cast<double>(out.durations[n]) / static_cast<double>(steps);
+  }
+  for (size_t n = 0; n < graph.size(); ++n) {
+    const auto group = group_of(keys[n]);
+    const auto extra = their_only_per_step.find(group);
+    const double total = group_total_per_step[group];
+    if (extra == their_only_per_step.end() || total <= 0 || !factor.count(keys[n])) continue;
+    out.durations[n] += std::llround(static_cast<double>(out.durations[n]) * extra->second / total);
+  }
+  return out;
+}
+
+}  // namespace tunescope::profiler::analysis

@@ -1,0 +1,55 @@
+// What-if changes to a trace's activity durations, for the replay (Replay.h).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "profiler/Trace.h"
+#include "profiler/analysis/DependencyGraph.h"
+
+namespace tunescope::profiler::analysis {
+
+// `PATTERN=xF`: activities whose whole name matches the glob PATTERN (* and ?) take F
+// times as long. F is a finite number in (0, 1000].
+struct DurationScale {
+  std::string pattern;
+  double factor = 1;
+};
+// Throws std::invalid_argument saying what is wrong with `text`.
+DurationScale parse_duration_scale(const std::string& text);
+bool glob_match(const std::string& pattern, const std::string& name);
+
+// Applies every scale whose pattern matches a node's name (factors multiply); returns
+// how many nodes matched in `matched` when given.
+std::vector<int64_t> scaled_durations(const Trace& trace, const DependencyGraph& graph,
+                                      const std::vector<int64_t>& durations, const std::vector<DurationScale>& scales,
+                                      size_t* matched = nullptr);
+
+// What an activity does, comparable across configs: the layer range it ran in and its
+// pass: for a kernel named `op.pass[.step]` with pass fwd, bwd_data or bwd_filter that
+// pass, so that different algorithms' kernels of one layer and pass compare; otherwise
+// its name (relu.bwd, sgd, ...). Not the phase: a lane that only computes parameter
+// gradients (--streams 2) runs them outside any phase range.
+struct WorkKey {
+  std::string layer, pass;
+  auto operator<=>(const WorkKey&) const = default;
+};
+// Per node of `graph`.
+std::vector<WorkKey> work_keys(const Trace& trace, const DependencyGraph& graph);
+
+struct Substitution {
+  std::vector<int64_t> durations;
+  size_t keys_replaced = 0, keys_missing = 0;  // keys of the trace found, not found, in the other
+  size_t nodes_replaced = 0;
+};
+// Durations of the nodes whose work key the other trace has: each key's total per step
+// in `trace` becomes the other trace's total per step for that key, by scaling its
+// nodes alike. A key the other lacks in a layer it has is work it does not do (0); work
+// only the other does is spread over the layer's nodes. `steps` and `other_steps` count each trace's steps.
+Substitution substituted_durations(const Trace& trace, const DependencyGraph& graph, size_t steps,
+                                   const Trace& other, const DependencyGraph& other_graph, size_t other_steps);
+
+}  // namespace tunescope::profiler::analysis

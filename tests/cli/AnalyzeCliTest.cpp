@@ -1,0 +1,77 @@
+// `tunescope analyze`: a profiled two-lane run analysed and replayed (the replay of the
+// recorded times equals the recording; a what-if that slows every kernel predicts a
+// longer step), and bad input refused with exit status 2 and a message naming it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "profiler/TraceFiles.h"
+#include "tests/cli/RunCli.h"
+#include "tests/cli/TestFolder.h"
+
+namespace tunescope {
+namespace {
+
+using testing::run_cli;
+
+const char* kRun = "profile --warmup 1 --steps 3 --streams 2 --async-update --data fake --fake-count 64 --batch 16 "
+                   "--threads 2 --test-limit 16 --trace ";
+
+TEST(AnalyzeCli, ReplaysATwoLaneRunAndPredictsAWhatIf) {
+  testing::ScratchDir dir;
+  const auto trace = dir / "run.json";
+  const auto made = run_cli(kRun + trace.string());
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  EXPECT_FALSE(profiler::read_trace_file(trace).flows.empty());
+
+  const auto r = run_cli("analyze " + trace.string() + " --what-if '*=x2' --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto out = nlohmann::json::parse(r.output);
+  EXPECT_EQ(out["steps"], 3);
+  EXPECT_GT(out["graph"]["flows_bound"].get<int>(), 0);
+  EXPECT_EQ(out["graph"]["flows_unbound"], 0);
+  const double step = out["median_step_ms"];
+  EXPECT_DOUBLE_EQ(out["what_if"]["replay_check_median_step_ms"].get<double>(), step);
+  // Every activity twice as long: the step grows, by at most the whole step.
+  const double predicted = out["what_if"]["predicted_median_step_ms"];
+  EXPECT_GT(predicted, step);
+  EXPECT_LE(predicted, 2 * step);
+  double parts = 0;
+  for (const auto& [bound, ms] : out["critical_path"].items()) parts += ms.get<double>();
+  EXPECT_GT(parts, 0);
+
+  const auto text = run_cli("analyze " + trace.string());
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("critical path, summed over the steps"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("idle time by lane"), std::string::npos) << text.output;
+}
+
+TEST(AnalyzeCli, BadInputExitsTwoSayingWhatIsWrong) {
+  testing::ScratchDir dir;
+  const auto trace = dir / "run.json";
+  ASSERT_EQ(run_cli(kRun + trace.string()).exit_code, 0);
+
+  auto r = run_cli("analyze " + trace.string() + " --what-if 'direct.*=0.5'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--what-if"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("xF"), std::string::npos) << r.output;
+  r = run_cli("analyze " + trace.string() + " --what-if 'direct.*=x-1'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+
+  // The same run without its flows: two lanes and nothing linking them.
+  profiler::Trace stripped = profiler::read_trace_file(trace);
+  stripped.flows.clear();
+  const auto no_edges = dir / "no-edges.json";
+  profiler::make_trace_writer(profiler::TraceFormat::chrome)->write(stripped, no_edges);
+  r = run_cli("analyze " + no_edges.string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(no_edges.string()), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no dependencies between its 2 lanes"), std::string::npos) << r.output;
+
+  r = run_cli("analyze " + (dir / "missing.json").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+}  // namespace
+}  // namespace tunescope

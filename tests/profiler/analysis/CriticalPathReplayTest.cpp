@@ -1,0 +1,241 @@
+// Critical path, idle breakdown and replay on small hand-built graphs whose answers are
+// worked out in the comments.
+#include <gtest/gtest.h>
+
+#include "profiler/analysis/CriticalPath.h"
+#include "profiler/analysis/DependencyGraph.h"
+#include "profiler/analysis/Replay.h"
+#include "profiler/analysis/StepAnalysis.h"
+#include "profiler/analysis/WhatIf.h"
+
+namespace tunescope::profiler::analysis {
+namespace {
+
+Activity activity(const char* name, int stream, int64_t start, int64_t end, ActivityKind kind = ActivityKind::kernel,
+                  int device = 0, uint64_t correlation = 0) {
+  Activity a;
+  a.kind = kind;
+  a.name = name;
+  a.device = device;
+  a.stream = stream;
+  a.start_ns = start;
+  a.end_ns = end;
+  a.correlation = correlation;
+  return a;
+}
+
+Flow event(int from_stream, int64_t from_ns, int to_stream, int64_t to_ns) {
+  return Flow{FlowKind::event, {0, from_stream, from_ns}, {0, to_stream, to_ns}};
+}
+
+// Lane 0 runs A [0,10], B [12,20], D [35,40]; lane 1 runs C [11,31] after A (an event),
+// and D waits for C (an event). One step [0,42].
+Trace diamond() {
+  Trace t;
+  t.activities = {activity("A", 0, 0, 10), activity("C", 1, 11, 31), activity("B", 0, 12, 20),
+                  activity("D", 0, 35, 40)};
+  t.flows = {event(0, 10, 1, 11), event(1, 31, 0, 33)};
+  Range step;
+  step.name = "train_step";
+  step.category = RangeCategory::iteration;
+  step.start_ns = 0;
+  step.end_ns = 42;
+  t.ranges = {step};
+  sort_by_start(t);
+  return t;
+}
+
+std::vector<std::string> names(const Trace& t, const DependencyGraph& g, const std::vector<size_t>& nodes) {
+  std::vector<std::string> out;
+  for (size_t n : nodes) out.push_back(t.activities[g.activity[n]].name);
+  return out;
+}
+
+int64_t bound(const CriticalPath& p, Bound b) { return p.bound_ns[static_cast<size_t>(b)]; }
+
+TEST(DependencyGraphTest, FlowsBindToTheActivitiesAroundTheirEnds) {
+  const Trace t = diamond();
+  const DependencyGraph g = build_dependency_graph(t);
+  ASSERT_EQ(g.size(), 4u);  // A C B D
+  EXPECT_EQ(g.flows_bound, 2u);
+  EXPECT_EQ(g.lanes, 2u);
+  ASSERT_EQ(g.predecessors[1].size(), 1u);  // C after A
+  EXPECT_EQ(g.predecessors[1][0].from, 0u);
+  EXPECT_EQ(g.predecessors[1][0].kind, EdgeKind::event);
+  ASSERT_EQ(g.predecessors[3].size(), 2u);  // D after B (lane) and C (event)
+  EXPECT_EQ(g.predecessors[3][0].from, 2u);
+  EXPECT_EQ(g.predecessors[3][0].kind, EdgeKind::lane);
+  EXPECT_EQ(g.predecessors[3][1].from, 1u);
+}
+
+TEST(DependencyGraphTest, NestedActivitiesAreNotNodesAndBackwardFlowsAreRefused) {
+  Trace t = diamond();
+  t.activities.push_back(activity("inner", 0, 2, 8));
+  t.flows.push_back(event(0, 40, 1, 5));   // from D's end back to before C: not causal
+  t.flows.push_back(event(5, 10, 1, 11));  // from a lane with nothing on it
+  sort_by_start(t);
+  const DependencyGraph g = build_dependency_graph(t);
+  EXPECT_EQ(g.size(), 4u);
+  EXPECT_EQ(g.flows_bound, 2u);
+  EXPECT_EQ(g.flows_unbound, 2u);
+}
+
+TEST(CriticalPathTest, FollowsTheLastReleasedPredecessorAndAccountsForTheWholeStep) {
+  const Trace t = diamond();
+  const DependencyGraph g = build_dependency_graph(t);
+  const auto steps = find_steps(t, g);
+  ASSERT_EQ(steps.size(), 1u);
+  const CriticalPath p = critical_path(g, t, Timing{g.start_ns, g.end_ns}, steps[0], 0, 42);
+  EXPECT_EQ(names(t, g, p.nodes), (std::vector<std::string>{"A", "C", "D"}));
+  EXPECT_EQ(bound(p, Bound::compute), 10 + 20 + 5);
+  // C starts 1 after A, D 4 after C: event latencies; the host waits 2 after D.
+  EXPECT_EQ(bound(p, Bound::synchronisation), 1 + 4 + 2);
+  EXPECT_EQ(bound(p, Bound::data_wait), 0);
+  EXPECT_EQ(bound(p, Bound::idle), 0);
+}
+
+TEST(CriticalPathTest, LaunchLatencyIsOverheadAndTheLaunchItselfIsNotOnThePath) {
+  // A host launch [0,3] (correlation 5) and its kernel [2,10] on a device stream.
+  Trace t;
+  t.activities = {activity("cudaLaunchKernel", 0, 0, 3, ActivityKind::overhead, -1, 5),
+                  activity("sgemm", 7, 2, 10, ActivityKind::kernel, 0, 5)};
+  const DependencyGraph g = build_dependency_graph(t);
+  EXPECT_EQ(g.launch_edges, 1u);
+  const auto steps = find_steps(t, g);  // no iteration range: the whole trace
+  ASSERT_EQ(steps.size(), 1u);
+  const CriticalPath p = critical_path(g, t, Timing{g.start_ns, g.end_ns}, steps[0], 0, 10);
+  EXPECT_EQ(bound(p, Bound::compute), 8);
+  EXPECT_EQ(bound(p, Bound::launch_overhead), 2);  // from the launch's start to the kernel's
+  EXPECT_EQ(names(t, g, p.nodes), (std::vector<std::string>{"cudaLaunchKernel", "sgemm"}));
+}
+
+TEST(IdleBreakdownTest, GapsAreClassifiedByWhatReleasedTheNextActivity) {
+  const Trace t = diamond();
+  const DependencyGraph g = build_dependency_graph(t);
+  const auto idle = idle_breakdown(g, t, find_steps(t, g)[0]);
+  ASSERT_EQ(idle.size(), 2u);
+  // Lane 0: B 2 after A by lane order (other), D 15 after B waiting for C (kernel wait).
+  EXPECT_EQ(idle[0].busy_ns, 10 + 8 + 5);
+  EXPECT_EQ(idle[0].other_ns, 2);
+  EXPECT_EQ(idle[0].kernel_wait_ns, 15);
+  EXPECT_EQ(idle[0].host_wait_ns, 0);
+  // Lane 1: C 11 after the step's start, waiting for A.
+  EXPECT_EQ(idle[1].kernel_wait_ns, 11);
+}
+
+TEST(ReplayTest, RecordedDurationsGiveTheTraceBack) {
+  const Trace t = diamond();
+  const DependencyGraph g = build_dependency_graph(t);
+  const Replay r = replay(g, recorded_durations(g));
+  EXPECT_EQ(r.start_ns, g.start_ns);
+  EXPECT_EQ(r.end_ns, g.end_ns);
+}
+
+TEST(ReplayTest, TypicalLatenciesAreTheMedianOfTheirClass) {
+  // One lane: A [0,10], B 2 after it [12,20], E 10 after B [30,35] (a preemption), F 1
+  // after E [36,40]. B, E and F in one class: latencies 2, 10, 1, median 2.
+  Trace t;
+  t.activities = {activity("A", 0, 0, 10), activity("B", 0, 12, 20), activity("E", 0, 30, 35), activity("F", 0, 36, 40)};
+  const DependencyGraph g = build_dependency_graph(t);
+  EXPECT_EQ(recorded_latencies(g), (std::vector<int64_t>{0, 2, 10, 1}));
+  const auto typical = typical_latencies(g, {0, 1, 1, 1});
+  EXPECT_EQ(typical, (std::vector<int64_t>{0, 2, 2, 2}));
+  const Replay r = replay(g, recorded_durations(g), &typical);
+  EXPECT_EQ(r.start_ns, (std::vector<int64_t>{0, 12, 22, 29}));
+  EXPECT_EQ(r.end_ns, (std::vector<int64_t>{10, 20, 27, 33}));
+  // Each its own class: the recording.
+  const auto own = typical_latencies(g, {0, 1, 2, 3});
+  EXPECT_EQ(replay(g, recorded_durations(g), &own).end_ns, g.end_ns);
+}
+
+TEST(ReplayTest, AShorterCriticalActivityMovesItsSuccessorsUntilAnotherPathBinds) {
+  const Trace t = diamond();
+  const TraceAnalysis analysis = analyze(t);
+  EXPECT_EQ(analysis.recorded.median_step_ns, 42);
+  // C at half: C [11,21], D starts 4 after it [25,30]: the step ends 2 later, at 32.
+  auto half = scaled_durations(t, analysis.graph, recorded_durations(analysis.graph), {{"C", 0.5}});
+  Prediction p = predict(t, analysis, half);
+  EXPECT_EQ(p.replay_check.median_step_ns, 42);
+  EXPECT_EQ(p.predicted.median_step_ns, 32);
+  EXPECT_EQ(names(t, analysis.graph, p.predicted.median_path.nodes), (std::vector<std::string>{"A", "C", "D"}));
+  // C at a quarter: C [11,16] ends before B [12,20]; D now waits for B: [24,29], step 31.
+  auto quarter = scaled_durations(t, analysis.graph, recorded_durations(analysis.graph), {{"C", 0.25}});
+  p = predict(t, analysis, quarter);
+  EXPECT_EQ(p.predicted.median_step_ns, 31);
+  EXPECT_EQ(names(t, analysis.graph, p.predicted.median_path.nodes), (std::vector<std::string>{"A", "B", "D"}));
+  // A longer A delays everything after it, on both lanes: +10 on the step.
+  auto slow_a = scaled_durations(t, analysis.graph, recorded_durations(analysis.graph), {{"A", 2}});
+  EXPECT_EQ(predict(t, analysis, slow_a).predicted.median_step_ns, 52);
+}
+
+TEST(ReplayTest, AsynchronousWorkOfOneStepDelaysTheNextThroughItsFlow) {
+  // Step 1 [0,20]: F1 [0,10] on lane 0, U1 [10,30] on lane 1 (after F1) spills over.
+  // Step 2 [20,50]: F2 on lane 0 waits for U1: [31,41].
+  Trace t;
+  t.activities = {activity("F1", 0, 0, 10), activity("U1", 1, 10, 30), activity("F2", 0, 31, 41)};
+  t.flows = {event(0, 10, 1, 10), event(1, 30, 0, 31)};
+  for (auto [s, e] : {std::pair<int64_t, int64_t>{0, 20}, {20, 50}}) {
+    Range r;
+    r.name = "train_step";
+    r.category = RangeCategory::iteration;
+    r.start_ns = s;
+    r.end_ns = e;
+    t.ranges.push_back(r);
+  }
+  sort_by_start(t);
+  const TraceAnalysis analysis = analyze(t);
+  ASSERT_EQ(analysis.steps.size(), 2u);
+  EXPECT_EQ(analysis.steps[0].nodes.size(), 2u);  // U1 stays with the step that submitted it
+  // U1 twice as long (+20): F2 [51,61]; step 2's end moves by 20, its start does not.
+  auto slow = scaled_durations(t, analysis.graph, recorded_durations(analysis.graph), {{"U?", 2}});
+  const Prediction p = predict(t, analysis, slow);
+  EXPECT_EQ(p.predicted.step_ns[0], 20);
+  EXPECT_EQ(p.predicted.step_ns[1], 50);
+}
+
+TEST(WhatIfTest, ParsesScalesAndRefusesMalformedOnesSayingWhy) {
+  const DurationScale s = parse_duration_scale("direct.*=x0.5");
+  EXPECT_EQ(s.pattern, "direct.*");
+  EXPECT_DOUBLE_EQ(s.factor, 0.5);
+  EXPECT_DOUBLE_EQ(parse_duration_scale("a=b=X2").factor, 2);  // the last '=' splits
+  EXPECT_EQ(parse_duration_scale("a=b=X2").pattern, "a=b");
+  for (const char* bad : {"direct.*", "=x2", "conv=0.5", "conv=x", "conv=x0", "conv=x-1", "conv=xnan", "conv=x1e9",
+                          "conv=x2ms"}) {
+    EXPECT_THROW(parse_duration_scale(bad), std::invalid_argument) << bad;
+  }
+  try {
+    parse_duration_scale("conv=0.5");
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("xF"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(glob_match("direct.*", "direct.fwd"));
+  EXPECT_TRUE(glob_match("*fwd*", "gemm.fwd.im2col"));
+  EXPECT_TRUE(glob_match("a?c", "abc"));
+  EXPECT_FALSE(glob_match("direct.*", "gemm.fwd"));
+  EXPECT_FALSE(glob_match("a?c", "ac"));
+}
+
+TEST(WhatIfTest, SubstitutionTakesEachLayerAndPassTimeFromTheOtherTrace) {
+  // Mine: conv1's forward is a pad kernel and direct.fwd; theirs: gemm.fwd.im2col and
+  // gemm.fwd.gemm (6 in all per step, against direct's 10), no pad: pad drops out.
+  const auto with_ranges = [](std::vector<Activity> activities, int64_t end) {
+    Trace t;
+    t.activities = std::move(activities);
+    Range layer, phase, step;
+    step.name = "train_step", step.category = RangeCategory::iteration, step.start_ns = 0, step.end_ns = end;
+    phase.name = "forward", phase.category = RangeCategory::phase, phase.start_ns = 0, phase.end_ns = end;
+    layer.name = "conv1", layer.category = RangeCategory::layer, layer.start_ns = 0, layer.end_ns = end;
+    t.ranges = {step, phase, layer};
+    sort_by_start(t);
+    return t;
+  };
+  const Trace mine = with_ranges({activity("pad", 0, 0, 4), activity("direct.fwd", 0, 4, 14)}, 20);
+  const Trace theirs = with_ranges({activity("gemm.fwd.im2col", 0, 0, 2), activity("gemm.fwd.gemm", 0, 2, 6)}, 10);
+  const DependencyGraph g = build_dependency_graph(mine), og = build_dependency_graph(theirs);
+  const Substitution s = substituted_durations(mine, g, 1, theirs, og, 1);
+  EXPECT_EQ(s.keys_replaced, 2u);
+  EXPECT_EQ(s.durations, (std::vector<int64_t>{0, 6}));
+}
+
+}  // namespace
+}  // namespace tunescope::profiler::analysis
