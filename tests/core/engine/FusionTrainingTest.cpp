@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "core/base/Error.h"
 #include "core/engine/RunKnobs.h"
 #include "core/engine/TrainingSession.h"
 #include "tests/core/engine/OneStepTraining.h"
