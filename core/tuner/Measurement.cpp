@@ -268,7 +268,6 @@ RunConfig reference_config(const SessionOptions& base) {
   config.conv = ConvChoice{};
   config.conv.default_algorithm = reference_conv_algorithm(base.backend);
   knobs::set_concurrency(config.knobs, Concurrency{});  // one lane, the whole batch at once
-  knobs::fuse.set(config.knobs, false);  // the plain kernels, so a fused candidate is checked against them
   return config;
 }
 

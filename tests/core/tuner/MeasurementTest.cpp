@@ -203,8 +203,8 @@ TEST_F(MeasurementTest, UnbuildableCandidateIsFailedNotThrown) {
 }
 
 // The reference is the backend's default conv algorithm: the CPU's direct on cpu, and
-// (in CUDA builds) cuDNN's implicit GEMM on cuda, which has no direct; without fusion.
-TEST(Reference, IsTheBackendsDefaultConvAlgorithmOnOneLaneInNchwUnfused) {
+// (in CUDA builds) cuDNN's implicit GEMM on cuda, which has no direct.
+TEST(Reference, IsTheBackendsDefaultConvAlgorithmOnOneLaneInNchw) {
   SessionOptions base;
   base.backend = "cpu";
   knobs::layout.set(base.knobs, Layout::NHWC);
@@ -214,8 +214,7 @@ TEST(Reference, IsTheBackendsDefaultConvAlgorithmOnOneLaneInNchwUnfused) {
   EXPECT_EQ(reference.layout(), Layout::NCHW);
   EXPECT_EQ(reference.conv.str(), "direct");
   EXPECT_EQ(reference.concurrency(), Concurrency{});
-  EXPECT_FALSE(knobs::fuse.get(reference.knobs)) << "fused candidates are checked against the plain kernels";
-  EXPECT_TRUE(knobs::fuse.get(base.knobs)) << "fusion is on by default";
+  EXPECT_TRUE(knobs::fuse.get(reference.knobs)) << "fusion as the base has it (on by default)";
   EXPECT_EQ(reference_conv_algorithm("cpu"), "direct");
 #ifdef TUNESCOPE_HAVE_CUDA
   EXPECT_EQ(reference_conv_algorithm("cuda"), "cudnn:implicit_gemm");
