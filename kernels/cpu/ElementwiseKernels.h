@@ -14,30 +14,31 @@
 
 #include "kernels/cpu/ElementwiseKernelTable.h"
 
-// The double accumulators of 8 lanes are 512 bits wide even on the AVX2 path; GCC warns
-// that passing them by value has another ABI there, which does not matter for functions
-// with internal linkage.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 namespace tunescope::cpu {
 namespace {
 
+// V holds W floats; its sums go to double vectors D of the native register width (W / P
+// doubles each, P parts per V). A 512-bit double vector on the AVX2 path (two registers)
+// was shuffled through the stack in 16-byte pieces on every step, 3x slower.
 template <int W>
 struct EwVec;
 template <>
 struct EwVec<1> {
   using type = float;
   using wide = double;
+  static constexpr int parts = 1;
 };
 template <>
 struct EwVec<8> {
   typedef float type __attribute__((vector_size(32)));
-  typedef double wide __attribute__((vector_size(64)));
+  typedef double wide __attribute__((vector_size(32)));
+  static constexpr int parts = 2;
 };
 template <>
 struct EwVec<16> {
   typedef float type __attribute__((vector_size(64)));
-  typedef double wide __attribute__((vector_size(128)));
+  typedef double wide __attribute__((vector_size(64)));
+  static constexpr int parts = 2;
 };
 
 template <class T>
@@ -59,16 +60,26 @@ struct Ew {
   static V load(const float* p) { return ew_load(static_cast<const V*>(nullptr), p); }
   static D load_wide(const double* p) { return ew_load(static_cast<const D*>(nullptr), p); }
   static V splat(float x) { return V{} + x; }
-  static D widen(V v) {
-    if constexpr (W == 1) return static_cast<double>(v);
-    else return __builtin_convertvector(v, D);
+  static constexpr int P = EwVec<W>::parts;
+  static constexpr int kWideLanes = W / P;
+  // The P double vectors of v's lanes, in lane order.
+  static void widen(V v, D* out) {
+    if constexpr (W == 1) {
+      out[0] = static_cast<double>(v);
+    } else if constexpr (W == 8) {
+      out[0] = __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), D);
+      out[1] = __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), D);
+    } else {
+      out[0] = __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), D);
+      out[1] = __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), D);
+    }
   }
   static double lane_sum(D d) {
     if constexpr (W == 1) {
       return d;
     } else {
       double s = 0;
-      for (int j = 0; j < W; ++j) s += d[j];
+      for (int j = 0; j < kWideLanes; ++j) s += d[j];
       return s;
     }
   }
@@ -76,9 +87,20 @@ struct Ew {
   static V param(const float* p, int64_t j, bool broadcast) { return broadcast ? splat(p[0]) : load(p + j); }
   // !(v <= 0) keeps NaN, so a diverging run shows up as a NaN loss instead of being clamped.
   static V relu(V v) { return v <= splat(0.0f) ? splat(0.0f) : v; }
-  static V relu_gradient(V y, V dy) { return y > splat(0.0f) ? dy : splat(0.0f); }
+  static V relu_gradient(V y, V dy) {
+    if constexpr (W == 1) return relu_gradient_scalar(y, dy);
+    else return y > splat(0.0f) ? dy : splat(0.0f);
+  }
   static float relu_scalar(float v) { return v <= 0.0f ? 0.0f : v; }
-  static float relu_gradient_scalar(float y, float dy) { return y > 0.0f ? dy : 0.0f; }
+  // A mask, not a select: compiled for one lane, a select became a branch on y's sign.
+  static float relu_gradient_scalar(float y, float dy) {
+    uint32_t bits;
+    std::memcpy(&bits, &dy, sizeof bits);
+    bits &= 0u - static_cast<uint32_t>(y > 0.0f);
+    float out;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
+  }
 };
 
 template <int W>
@@ -113,23 +135,26 @@ void ew_accumulate(const float* x, float* y, int64_t count) {
   for (; i < count; ++i) y[i] += x[i];
 }
 
-// Sums K wide quantities term(offset, j) -> D[K] (vector part) and K doubles
-// term_scalar(offset, j) (tail) per run position, into out[k][j] (or out[k][0] when broadcast).
+// Sums K quantities per run position: term(offset, j, v) fills v[k * P + p], the P double
+// vectors of quantity k at positions j.. j + W - 1; term_scalar(offset, j, v) the K doubles
+// of position j (the tail). Into out[k][j], or out[k][0] when broadcast.
 template <int W, int K, class Term, class ScalarTerm>
 void ew_channel_sums(ChannelRun run, double* const* out, const Term& term, const ScalarTerm& term_scalar) {
   using E = Ew<W>;
   using D = typename E::D;
+  constexpr int P = E::P, L = E::kWideLanes;
   if (run.broadcast) {
-    // One channel: W-wide double accumulators along the run, then one sum per quantity.
-    D acc[K] = {};
+    // One channel: double vector accumulators in registers along the run, then one sum
+    // per quantity.
+    D acc[K * P] = {};
     double tail[K] = {};
     for (int64_t r = 0; r < run.rows; ++r) {
       const int64_t base = r * run.length;
       int64_t j = 0;
       for (; j + W <= run.length; j += W) {
-        D v[K];
+        D v[K * P];
         term(base + j, j, v);
-        for (int k = 0; k < K; ++k) acc[k] += v[k];
+        for (int q = 0; q < K * P; ++q) acc[q] += v[q];
       }
       for (; j < run.length; ++j) {
         double v[K];
@@ -137,16 +162,24 @@ void ew_channel_sums(ChannelRun run, double* const* out, const Term& term, const
         for (int k = 0; k < K; ++k) tail[k] += v[k];
       }
     }
-    for (int k = 0; k < K; ++k) out[k][0] += E::lane_sum(acc[k]) + tail[k];
+    for (int k = 0; k < K; ++k) {
+      double sum = tail[k];
+      for (int p = 0; p < P; ++p) sum += E::lane_sum(acc[k * P + p]);
+      out[k][0] += sum;
+    }
     return;
   }
   for (int64_t r = 0; r < run.rows; ++r) {
     const int64_t base = r * run.length;
     int64_t j = 0;
     for (; j + W <= run.length; j += W) {
-      D v[K];
+      D v[K * P];
       term(base + j, j, v);
-      for (int k = 0; k < K; ++k) ew_store(out[k] + j, E::load_wide(out[k] + j) + v[k]);
+      for (int k = 0; k < K; ++k)
+        for (int p = 0; p < P; ++p) {
+          double* at = out[k] + j + p * L;
+          ew_store(at, E::load_wide(at) + v[k * P + p]);
+        }
     }
     for (; j < run.length; ++j) {
       double v[K];
@@ -164,9 +197,8 @@ void ew_channel_moments(const float* x, ChannelRun run, double* sum, double* sum
   ew_channel_sums<W, 2>(
       run, out,
       [&](int64_t i, int64_t, D* v) {
-        const D d = E::widen(E::load(x + i));
-        v[0] = d;
-        v[1] = d * d;
+        E::widen(E::load(x + i), v);
+        for (int p = 0; p < E::P; ++p) v[E::P + p] = v[p] * v[p];
       },
       [&](int64_t i, int64_t, double* v) {
         v[0] = x[i];
@@ -212,8 +244,8 @@ void ew_channel_gradient_moments(const float* x, const float* y, const float* dy
       [&](int64_t i, int64_t j, D* v) {
         V g = E::load(dy + i);
         if (y) g = E::relu_gradient(E::load(y + i), g);
-        v[0] = E::widen(g);
-        v[1] = E::widen(g * (E::load(x + i) - E::param(mean, j, b)));
+        E::widen(g, v);
+        E::widen(g * (E::load(x + i) - E::param(mean, j, b)), v + E::P);
       },
       [&](int64_t i, int64_t j, double* v) {
         const float g = y ? E::relu_gradient_scalar(y[i], dy[i]) : dy[i];
