@@ -1,11 +1,14 @@
 // Memory speed of the elementwise work of a training step:
-// - "triad": a STREAM-like triad a[i] = b[i] + s * c[i] over three 64 MiB arrays on our
-//   ThreadPool, the machine's measured memory bandwidth (bytes counted as STREAM does:
-//   two reads and one write per element, no write-allocate);
+// - "triad/64": a STREAM-like triad a[i] = b[i] + s * c[i] over three 64 MiB arrays on
+//   our ThreadPool, the machine's measured memory bandwidth (bytes counted as STREAM does:
+//   two reads and one write per element, no write-allocate); "triad/4" the same on three
+//   4 MiB arrays, the bandwidth of a last-level cache that holds them;
 // - the batch-norm / ReLU / add kernels, fused and unfused, on resnet18-small's largest
 //   activation at batch 128 ({128, 16, 32, 32}, 8 MiB), in both layouts, on every
 //   instruction-set path this CPU runs, each reporting the bytes its trace record
-//   declares (bytes_per_second), so they read directly against the triad.
+//   declares (bytes_per_second), so they read directly against the triads. Each loops on
+//   the same tensors (3 to 5 of 8 MiB), so with a large last-level cache part of them
+//   stays there: compare with both triads.
 // Threads: --threads=N or TUNESCOPE_BENCH_THREADS=N (default: hardware concurrency).
 // Names are <kernel>/<layout>/<isa>; filter with --benchmark_filter.
 #include <benchmark/benchmark.h>
@@ -34,8 +37,9 @@ ThreadPool& pool() {
   return shared;
 }
 
+// state.range(0): MiB per array.
 void triad(benchmark::State& state) {
-  const int64_t n = int64_t{64} << 18;  // 64 MiB of floats per array, far beyond any cache
+  const int64_t n = state.range(0) << 18;
   std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
   const float s = 3.0f;
   float* ad = a.data();
@@ -126,7 +130,9 @@ void run_kernel(benchmark::State& state, const KernelCase& k, Layout layout, cpu
 }
 
 void register_all() {
-  benchmark::RegisterBenchmark("triad", triad)->Unit(benchmark::kMillisecond)->UseRealTime();
+  // 3 x 64 MiB: memory; 3 x 4 MiB: a last-level cache of 16 MiB or more, where a step's
+  // activation (8 MiB at batch 128) often still is when the next kernel reads it.
+  benchmark::RegisterBenchmark("triad", triad)->Arg(64)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
   for (const KernelCase& k : kernel_cases())
     for (Layout layout : {Layout::NCHW, Layout::NHWC})
       for (cpu::CpuIsa isa : cpu::supported_cpu_isas())

@@ -262,7 +262,7 @@ def main():
         }
         if args.unfused:
             contenders["tunescope tuned fuse=off"] = TunescopeContender(
-                cli, model, batch, args.threads, args.device, tuned_path, ["--fuse", "off"])
+                cli, model, batch, args.threads, args.device, tuned_path, ["--fuse=off"])
         names = list(contenders)
         rates = {name: [] for name in names}
         for r in range(rounds):
