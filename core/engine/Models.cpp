@@ -86,6 +86,8 @@ int basic_block(ModelBuilder& b, const std::string& name, int x, int64_t in_chan
   int y = b.conv(name + ".conv1", x, {out_channels, 3, stride, 1, false});
   y = b.bn_relu(y, name + ".bn1", name + ".relu1");
   y = b.conv(name + ".conv2", y, {out_channels, 3, 1, 1, false});
+  // Unfused, bn2 comes before the shortcut as it always did (same graph and parameter
+  // order); the fused layer needs the shortcut as its input, so it comes after.
   if (!b.fuse()) y = b.layer<BatchNormLayer>(y, name + ".bn2");
   int shortcut = x;
   if (stride != 1 || in_channels != out_channels) {
