@@ -49,8 +49,8 @@ std::map<std::string, CLI::Option*> add_knob_flags(CLI::App& command, std::map<s
     into = spec.default_value;
     const std::string help = cat(spec.help, " (", spec.describe_values(), ")");
     if (spec.type == KnobType::boolean) {
-      // A flag: given means on.
-      options[spec.key] = command.add_flag_callback(spec.flag(), [&into] { into = "on"; }, help);
+      // A flag: given alone means on; --<flag>=off turns off one whose default is on (fuse).
+      options[spec.key] = command.add_flag(spec.flag() + "{on}", into, help);
       continue;
     }
     options[spec.key] = command.add_option(spec.flag(), into, help)->capture_default_str();

@@ -19,6 +19,10 @@ input pipeline included); PyTorch's is the same number of steps on a batch alrea
 memory.
 
 usage: peers.py --build BUILD_DIR [--threads 2] [--quick] [--device cpu|cuda]
+                [--case MODEL:BATCH ...] [--tuned-config PATH] [--unfused] [--rounds N]
+--case runs only the named cases; --tuned-config runs that config as "tunescope tuned"
+instead of tuning (one case); --unfused adds the tuned config with fuse=off as a fifth
+contender, so fusion is measured beside everything else in the same rounds.
 """
 import argparse
 import json
@@ -147,9 +151,10 @@ TRACED = re.compile(r"^(\d+) traced steps: [0-9.]+ s, ([0-9.]+) ex/s", re.M)
 
 
 class TunescopeContender:
-    def __init__(self, cli, model, batch, threads, backend, config=None):
+    def __init__(self, cli, model, batch, threads, backend, config=None, extra=()):
         self.cli, self.model, self.batch, self.threads, self.backend, self.config = (
             cli, model, batch, threads, backend, config)
+        self.extra = list(extra)  # flags after --config override its values
 
     def command(self, warmup, steps, trace=None):
         cmd = [self.cli, "profile", "--model", self.model, "--batch", str(self.batch), "--data", "fake",
@@ -158,6 +163,7 @@ class TunescopeContender:
                "--backend", self.backend]
         if self.config:
             cmd += ["--config", self.config]
+        cmd += self.extra
         if trace:
             cmd += ["--trace", trace]
         return cmd
@@ -207,6 +213,11 @@ def main():
     parser.add_argument("--quick", action="store_true", help="one round of few steps: checks the script, not a figure")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                         help="cuda: PyTorch with cudnn.benchmark and tunescope --backend cuda (not run on this machine yet)")
+    parser.add_argument("--case", action="append", default=[], metavar="MODEL:BATCH",
+                        help="run only this case (repeatable), e.g. resnet18-small:128")
+    parser.add_argument("--tuned-config", help="config JSON to run as 'tunescope tuned' instead of tuning (one case)")
+    parser.add_argument("--unfused", action="store_true", help="add the tuned config with --fuse off as a contender")
+    parser.add_argument("--rounds", type=int, help="rounds per case (default: the case's)")
     args = parser.parse_args()
     cli = os.path.join(args.build, "tunescope")
     if not os.access(cli, os.X_OK):
@@ -221,6 +232,14 @@ def main():
     cases = [("lenet5", 256, 5, 3, 20, 20), ("resnet18-small", 128, 3, 1, 3, 45), ("resnet18-small", 512, 3, 1, 1, 60)]
     if args.quick:
         cases = [(m, b, 1, 1, 2, 5) for m, b, *_ in cases[:2]]
+    if args.case:
+        cases = [c for c in cases if f"{c[0]}:{c[1]}" in args.case]
+        if len(cases) != len(args.case):
+            sys.exit(f"peers: --case takes lenet5:256, resnet18-small:128 or resnet18-small:512, got {args.case}")
+    if args.tuned_config and len(cases) != 1:
+        sys.exit("peers: --tuned-config needs exactly one --case")
+    if args.rounds:
+        cases = [(m, b, args.rounds, w, st, bu) for m, b, _, w, st, bu in cases]
 
     print(f"machine: {cpu_model()}, {os.cpu_count()} cores; threads {args.threads}; torch {torch.__version__}; "
           f"device {args.device}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(default)')}; "
@@ -228,15 +247,22 @@ def main():
     work = tempfile.mkdtemp(prefix="tunescope-peers-")
     rows, checks = [], []
     for model, batch, rounds, warmup, steps, budget in cases:
-        tuned_path = os.path.join(work, f"tuned-{model}-{batch}.json")
-        tune_seconds, winner, tune_cmd = tune(cli, model, batch, args.threads, args.device, budget, tuned_path)
-        print(f"\n{model} batch {batch}: tuned in {tune_seconds:.0f} s -> {winner}\n  ({tune_cmd})", flush=True)
+        if args.tuned_config:
+            tuned_path, tune_seconds, winner = args.tuned_config, 0.0, args.tuned_config
+            print(f"\n{model} batch {batch}: tuned config given: {tuned_path}", flush=True)
+        else:
+            tuned_path = os.path.join(work, f"tuned-{model}-{batch}.json")
+            tune_seconds, winner, tune_cmd = tune(cli, model, batch, args.threads, args.device, budget, tuned_path)
+            print(f"\n{model} batch {batch}: tuned in {tune_seconds:.0f} s -> {winner}\n  ({tune_cmd})", flush=True)
         contenders = {
             "tunescope default": TunescopeContender(cli, model, batch, args.threads, args.device),
             "tunescope tuned": TunescopeContender(cli, model, batch, args.threads, args.device, tuned_path),
             "PyTorch NCHW": TorchContender(model, batch, False, args.device),
             "PyTorch channels_last": TorchContender(model, batch, True, args.device),
         }
+        if args.unfused:
+            contenders["tunescope tuned fuse=off"] = TunescopeContender(
+                cli, model, batch, args.threads, args.device, tuned_path, ["--fuse=off"])
         names = list(contenders)
         rates = {name: [] for name in names}
         for r in range(rounds):
@@ -265,6 +291,10 @@ def main():
         pn, pc = med["PyTorch NCHW"], med["PyTorch channels_last"]
         print(f"| {model} | {batch} | {d:.0f} | {t:.0f} | {tune_seconds:.0f} | {pn:.0f} | {pc:.0f} "
               f"| {d / pn:.2f}x | {t / pn:.2f}x | {t / max(pn, pc):.2f}x |")
+    if args.unfused:
+        print("\nfusion: " + "; ".join(
+            f"{m} {b}: tuned {med['tunescope tuned']:.0f} ex/s vs fuse=off {med['tunescope tuned fuse=off']:.0f} ex/s "
+            f"= {med['tunescope tuned'] / med['tunescope tuned fuse=off']:.2f}x" for m, b, med, *_ in rows))
     print("\ntuned configs: " + "; ".join(f"{m} {b}: {w}" for m, b, _, _, _, w, _, _ in rows))
     print("spread (min-max ex/s over rounds): " + "; ".join(
         f"{m} {b} {name}: {min(v):.0f}-{max(v):.0f}" for m, b, _, rates, *_ in rows for name, v in rates.items()))

@@ -63,9 +63,8 @@ void check_batchnorm_forward(const char* op, const Tensor& x, const Tensor& gamm
   check_channel_param(op, "running_var", running_var, channels);
 }
 
-void check_batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const BatchNormSaved& saved,
-                              const Tensor& dx, const Tensor& dgamma, const Tensor& dbeta) {
-  constexpr const char* op = "bn.bwd";
+void check_batchnorm_backward(const char* op, const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                              const BatchNormSaved& saved, const Tensor& dx, const Tensor& dgamma, const Tensor& dbeta) {
   check_present(op, "x", x);
   check_like(op, "dy", dy, "x", x);
   check_like(op, "dx", dx, "x", x);

@@ -32,8 +32,9 @@ void check_per_channel(const char* op, const char* data_name, const Tensor& data
 // "bn.fwd" / "bn.fwd_infer": y like x, the four per-channel parameters of x's channels.
 void check_batchnorm_forward(const char* op, const Tensor& x, const Tensor& gamma, const Tensor& beta,
                              const Tensor& running_mean, const Tensor& running_var, const Tensor& y);
-void check_batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const BatchNormSaved& saved,
-                              const Tensor& dx, const Tensor& dgamma, const Tensor& dbeta);
+// "bn.bwd" (and the fused "bn_relu.bwd"): dy and dx like x, the per-channel tensors of x's channels.
+void check_batchnorm_backward(const char* op, const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                              const BatchNormSaved& saved, const Tensor& dx, const Tensor& dgamma, const Tensor& dbeta);
 
 // A pooling call where `in` has the input shape and `out` the output shape; returns
 // that output shape. The padding must be smaller than the kernel, so that no window

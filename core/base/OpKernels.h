@@ -54,10 +54,26 @@ class OpKernels {
                                        const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                        const Tensor& running_mean, const Tensor& running_var,
                                        Tensor& y) = 0;
-  // "bn.bwd": dx, dgamma, dbeta of the training forward pass.
+  // "bn.bwd": dx, dgamma, dbeta of the training forward pass (dx may alias dy).
   virtual void batchnorm_backward(const ExecContext& ctx, const Tensor& x, const Tensor& dy,
                                   const Tensor& gamma, const BatchNormSaved& saved, Tensor& dx,
                                   Tensor& dgamma, Tensor& dbeta) = 0;
+
+  // Batch norm and ReLU in one pass, with the residual join between them when `residual`
+  // is not null: y = relu(bn(x) + residual), statistics and `saved` as bn.fwd.
+  // "bn_relu.fwd" / "bn_add_relu.fwd". y must not alias x (the backward pass reads both).
+  // The default runs bn.fwd, add and relu.fwd, for a backend without the fused kernel.
+  virtual void batchnorm_relu_forward_train(const ExecContext& ctx, const BatchNormParams& params,
+                                            const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                            const Tensor* residual, Tensor& running_mean,
+                                            Tensor& running_var, BatchNormSaved& saved, Tensor& y);
+  // Its gradient, from x, the fused output y and dy: g = (y > 0 ? dy : 0) goes to
+  // `dresidual` when not null, and dx, dgamma, dbeta are bn.bwd's of g.
+  // "bn_relu.bwd" / "bn_add_relu.bwd". dx must not alias dresidual.
+  // The default runs relu.bwd (into dresidual, or dx) and bn.bwd.
+  virtual void batchnorm_relu_backward(const ExecContext& ctx, const Tensor& x, const Tensor& y,
+                                       const Tensor& dy, const Tensor& gamma, const BatchNormSaved& saved,
+                                       Tensor& dx, Tensor& dgamma, Tensor& dbeta, Tensor* dresidual);
 
   // "relu.fwd" / "relu.bwd" (y may alias x; dx may alias dy).
   virtual void relu_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) = 0;

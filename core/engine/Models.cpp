@@ -8,6 +8,7 @@
 #include "core/engine/layers/ElementwiseLayers.h"
 #include "core/engine/layers/LinearLayer.h"
 #include "core/engine/layers/PoolingLayers.h"
+#include "core/engine/RunKnobs.h"
 
 namespace tunescope {
 
@@ -15,7 +16,8 @@ namespace {
 
 class ModelBuilder {
  public:
-  ModelBuilder(const ModelSpec& spec) : spec_(spec), net_(std::make_unique<Network>(spec.name)) {}
+  ModelBuilder(const ModelSpec& spec)
+      : spec_(spec), net_(std::make_unique<Network>(spec.name)), fuse_(knobs::fuse.get(spec.setup.knobs)) {}
 
   int conv(const std::string& name, int from, Conv2dSpec conv) {
     used_.insert(name);
@@ -28,6 +30,18 @@ class ModelBuilder {
   int add(const std::string& name, int a, int b) {
     return net_->add(std::make_unique<AddLayer>(name), {a, b});
   }
+  // Batch norm `bn` then ReLU `relu`, or the fused layer "<bn>+<relu>" under the fuse knob.
+  int bn_relu(int from, const std::string& bn, const std::string& relu) {
+    if (!fuse_) return layer<ReluLayer>(layer<BatchNormLayer>(from, bn), relu);
+    return net_->add(std::make_unique<BatchNormReluLayer>(cat(bn, "+", relu), bn, false), {from});
+  }
+  // The fused layer "<bn>+<add>+<relu>": relu(bn(from) + shortcut).
+  int bn_add_relu(int from, int shortcut, const std::string& bn, const std::string& add_name,
+                  const std::string& relu) {
+    return net_->add(std::make_unique<BatchNormReluLayer>(cat(bn, "+", add_name, "+", relu), bn, true),
+                     {from, shortcut});
+  }
+  bool fuse() const { return fuse_; }
 
   std::unique_ptr<Network> finish() {
     for (const auto& [layer, algorithm] : spec_.conv.per_layer)
@@ -45,6 +59,7 @@ class ModelBuilder {
   const ModelSpec& spec_;
   std::unique_ptr<Network> net_;
   std::set<std::string> used_;
+  bool fuse_;
 };
 
 // conv 5x5 6 -> pool -> conv 5x5 16 -> pool -> fc 120 -> fc 84 -> fc classes, ReLU between.
@@ -64,19 +79,22 @@ std::unique_ptr<Network> lenet5(const ModelSpec& spec) {
   return b.finish();
 }
 
-// Basic block: conv3x3-bn-relu-conv3x3-bn, plus identity or 1x1 projection, then relu.
+// Basic block: conv3x3-bn-relu-conv3x3-bn, plus identity or 1x1 projection, then relu
+// (bn-relu and bn-add-relu one layer each under the fuse knob).
 int basic_block(ModelBuilder& b, const std::string& name, int x, int64_t in_channels,
                 int64_t out_channels, int64_t stride) {
   int y = b.conv(name + ".conv1", x, {out_channels, 3, stride, 1, false});
-  y = b.layer<BatchNormLayer>(y, name + ".bn1");
-  y = b.layer<ReluLayer>(y, name + ".relu1");
+  y = b.bn_relu(y, name + ".bn1", name + ".relu1");
   y = b.conv(name + ".conv2", y, {out_channels, 3, 1, 1, false});
-  y = b.layer<BatchNormLayer>(y, name + ".bn2");
+  // Unfused, bn2 comes before the shortcut as it always did (same graph and parameter
+  // order); the fused layer needs the shortcut as its input, so it comes after.
+  if (!b.fuse()) y = b.layer<BatchNormLayer>(y, name + ".bn2");
   int shortcut = x;
   if (stride != 1 || in_channels != out_channels) {
     shortcut = b.conv(name + ".proj", x, {out_channels, 1, stride, 0, false});
     shortcut = b.layer<BatchNormLayer>(shortcut, name + ".proj_bn");
   }
+  if (b.fuse()) return b.bn_add_relu(y, shortcut, name + ".bn2", name + ".add", name + ".relu2");
   const int sum = b.add(name + ".add", y, shortcut);
   return b.layer<ReluLayer>(sum, name + ".relu2");
 }
@@ -86,8 +104,7 @@ int basic_block(ModelBuilder& b, const std::string& name, int x, int64_t in_chan
 std::unique_ptr<Network> resnet18_small(const ModelSpec& spec) {
   ModelBuilder b(spec);
   int x = b.conv("conv1", Network::kInput, {16, 3, 1, 1, false});
-  x = b.layer<BatchNormLayer>(x, "bn1");
-  x = b.layer<ReluLayer>(x, "relu1");
+  x = b.bn_relu(x, "bn1", "relu1");
   int64_t channels = 16;
   const int64_t widths[] = {16, 32, 64, 128};
   for (int stage = 0; stage < 4; ++stage) {

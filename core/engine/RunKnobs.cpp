@@ -93,6 +93,16 @@ const Knob<UpdateOn> update_on{choice("update_on", "update", {"device", "host"},
                                 [](const UpdateOn& value) { return std::string(to_string(value)); }},
                                true};
 
+const Knob<bool> fuse{[] {
+                        KnobSpec spec = choice("fuse", "fuse", {"off", "on"},
+                                               "Fuse batch norm with the ReLU after it, and with the residual add "
+                                               "between them, into one kernel each way (off: separate kernels)");
+                        spec.type = KnobType::boolean;
+                        spec.default_value = "on";
+                        return spec;
+                      }(),
+                      boolean_codec(), true};
+
 Concurrency concurrency_of(const KnobValues& values) {
   return Concurrency{streams.get(values),      replicas.get(values),         micro_batches.get(values),
                      async_update.get(values), threads_per_lane.get(values), update_on.get(values)};

@@ -1,6 +1,6 @@
-// The engine's knobs (core/base/Knob.h): layout, threads and the concurrency knobs of
-// problem 1 in docs/ARCHITECTURE.md. Knobs that only some conv algorithms read (fft_tile,
-// fft_workspace) are declared by those algorithms, not here.
+// The engine's knobs (core/base/Knob.h): layout, threads, the concurrency knobs of
+// problem 1 in docs/ARCHITECTURE.md and elementwise fusion. Knobs that only some conv
+// algorithms read (fft_tile, fft_workspace) are declared by those algorithms, not here.
 #pragma once
 
 #include "core/base/Knob.h"
@@ -17,6 +17,7 @@ extern const Knob<int> micro_batches;
 extern const Knob<bool> async_update;
 extern const Knob<int> threads_per_lane;
 extern const Knob<UpdateOn> update_on;
+extern const Knob<bool> fuse;  // batch norm + (residual add +) ReLU as one layer
 
 // The bound of `threads` and `threads_per_lane`, and of the threads a run starts in all
 // (lanes x threads per lane): more would only take threads other programs need.

@@ -117,7 +117,8 @@ std::string compare_numerics(const NumericsSample& reference, const NumericsSamp
 // CPU's `direct` reference on cpu and cuDNN's implicit GEMM on cuda (which has no direct).
 std::string reference_conv_algorithm(const std::string& backend);
 // The reference every candidate is checked against: `base` with nchw and the reference
-// conv algorithm on every conv layer, one lane, no batch split, synchronous update.
+// conv algorithm on every conv layer, one lane, no batch split, synchronous update; the
+// other knobs (fuse among them) as `base` has them.
 // (reference_numerics runs it with frozen weights, for its second batch.)
 // Throws whatever building or stepping it throws.
 RunConfig reference_config(const SessionOptions& base);

@@ -1,7 +1,9 @@
-// ReLU on the CPU: elementwise, so one flat loop serves both layouts.
+// ReLU on the CPU: elementwise, so one flat loop serves both layouts, on the vector
+// kernels of ElementwiseIsa.h.
 #include "core/base/Error.h"
 #include "kernels/cpu/CpuOps.h"
 #include "kernels/cpu/CpuOpsSupport.h"
+#include "kernels/cpu/ElementwiseIsa.h"
 #include "profiler/Tracer.h"
 
 namespace tunescope::cpu {
@@ -14,10 +16,9 @@ void CpuOps::relu_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) {
                               2.0 * x.bytes());
   const float* xd = x.data();
   float* yd = y.data();
+  const auto kernel = elementwise_kernels().relu_forward;  // keeps NaN
   ctx.pool.parallel_for(x.size(), [=](int64_t first, int64_t last) {
-    // !(x <= 0) keeps NaN, so a diverging run shows up as a NaN loss instead of
-    // being silently clamped to 0 here.
-    for (int64_t i = first; i < last; ++i) yd[i] = !(xd[i] <= 0.0f) ? xd[i] : 0.0f;
+    kernel(xd + first, yd + first, last - first);
   }, kElementGrain);
 }
 
@@ -28,8 +29,10 @@ void CpuOps::relu_backward(const ExecContext& ctx, const Tensor& y, const Tensor
   const float* yd = y.data();
   const float* dyd = dy.data();
   float* dxd = dx.data();
+  // Branch-free: the sign of y is random, and a branch on it mispredicted half the time.
+  const auto kernel = elementwise_kernels().relu_backward;
   ctx.pool.parallel_for(y.size(), [=](int64_t first, int64_t last) {
-    for (int64_t i = first; i < last; ++i) dxd[i] = yd[i] > 0.0f ? dyd[i] : 0.0f;
+    kernel(yd + first, dyd + first, dxd + first, last - first);
   }, kElementGrain);
 }
 

@@ -1,7 +1,8 @@
 // The instruction sets our own vector kernels are built for (each in its own file with
 // its own -march, CMakeLists.txt), and the run-time choice among them: the widest this
 // CPU runs, unless an environment variable forces one (to compare the paths, or to rule
-// one out). Shared by the own FFT (TUNESCOPE_FFT_ISA) and Winograd (TUNESCOPE_WINOGRAD_ISA).
+// one out). Shared by the own FFT (TUNESCOPE_FFT_ISA), Winograd (TUNESCOPE_WINOGRAD_ISA) and
+// the elementwise / batch-norm kernels (TUNESCOPE_ELEMENTWISE_ISA).
 #pragma once
 
 #include <optional>

@@ -22,6 +22,14 @@ class CpuOps final : public OpKernels {
                           const Tensor& gamma, const BatchNormSaved& saved, Tensor& dx,
                           Tensor& dgamma, Tensor& dbeta) override;
 
+  void batchnorm_relu_forward_train(const ExecContext& ctx, const BatchNormParams& params, const Tensor& x,
+                                    const Tensor& gamma, const Tensor& beta, const Tensor* residual,
+                                    Tensor& running_mean, Tensor& running_var, BatchNormSaved& saved,
+                                    Tensor& y) override;
+  void batchnorm_relu_backward(const ExecContext& ctx, const Tensor& x, const Tensor& y, const Tensor& dy,
+                               const Tensor& gamma, const BatchNormSaved& saved, Tensor& dx, Tensor& dgamma,
+                               Tensor& dbeta, Tensor* dresidual) override;
+
   void relu_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) override;
   void relu_backward(const ExecContext& ctx, const Tensor& y, const Tensor& dy,
                      Tensor& dx) override;

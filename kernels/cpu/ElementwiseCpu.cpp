@@ -5,6 +5,7 @@
 #include "core/base/Error.h"
 #include "kernels/cpu/CpuOps.h"
 #include "kernels/cpu/CpuOpsSupport.h"
+#include "kernels/cpu/ElementwiseIsa.h"
 #include "profiler/Tracer.h"
 
 namespace tunescope::cpu {
@@ -34,8 +35,9 @@ void CpuOps::add(const ExecContext& ctx, const Tensor& a, const Tensor& b, Tenso
   const float* ad = a.data();
   const float* bd = b.data();
   float* yd = y.data();
+  const auto kernel = elementwise_kernels().add;
   ctx.pool.parallel_for(a.size(), [=](int64_t first, int64_t last) {
-    for (int64_t i = first; i < last; ++i) yd[i] = ad[i] + bd[i];
+    kernel(ad + first, bd + first, yd + first, last - first);
   }, kElementGrain);
 }
 
@@ -45,8 +47,9 @@ void CpuOps::accumulate(const ExecContext& ctx, const Tensor& x, Tensor& y) {
                               3.0 * x.bytes());
   const float* xd = x.data();
   float* yd = y.data();
+  const auto kernel = elementwise_kernels().accumulate;
   ctx.pool.parallel_for(x.size(), [=](int64_t first, int64_t last) {
-    for (int64_t i = first; i < last; ++i) yd[i] += xd[i];
+    kernel(xd + first, yd + first, last - first);
   }, kElementGrain);
 }
 

@@ -68,7 +68,7 @@ void CudaOps::batchnorm_forward_infer(const ExecContext& ctx, const BatchNormPar
 void CudaOps::batchnorm_backward(const ExecContext& ctx, const Tensor& x, const Tensor& dy, const Tensor& gamma,
                                  const BatchNormSaved& saved, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   constexpr const char* op = "bn.bwd";
-  check_batchnorm_backward(x, dy, gamma, saved, dx, dgamma, dbeta);
+  check_batchnorm_backward(op, x, dy, gamma, saved, dx, dgamma, dbeta);
   check_on_device(op, {{"x", &x}, {"dy", &dy}, {"gamma", &gamma}, {"saved.mean", &saved.mean},
                        {"saved.inv_std", &saved.inv_std}, {"dx", &dx}, {"dgamma", &dgamma}, {"dbeta", &dbeta}});
   OpRange range(ctx, op);

@@ -29,7 +29,10 @@ OneStep train_one_step(const SessionOptions& options) {
   out.loss = session.train_steps(1).stats.mean_loss();
   session.tracer().stop();
   for (const auto& activity : session.tracer().collect({}).activities) ++out.kernels[activity.name];
-  for (const Parameter* p : session.network().parameters()) out.gradients.push_back(p->grad);
+  for (const Parameter* p : session.network().parameters()) {
+    out.gradients.push_back(p->grad);
+    out.parameter_names.push_back(p->name);
+  }
   out.memory = session.conv_memory();
   return out;
 }
@@ -43,15 +46,18 @@ void expect_gradients_near(const OneStep& got, const OneStep& reference, const s
   EXPECT_NEAR(got.loss, reference.loss, 1e-4 * std::abs(reference.loss)) << what;
   ASSERT_EQ(got.gradients.size(), reference.gradients.size());
   for (size_t p = 0; p < got.gradients.size(); ++p) {
+    const std::string& name = got.parameter_names[p];
+    const auto match = std::find(reference.parameter_names.begin(), reference.parameter_names.end(), name);
+    ASSERT_NE(match, reference.parameter_names.end()) << what << ": no parameter " << name << " in the reference";
     const Tensor& a = got.gradients[p];
-    const Tensor& b = reference.gradients[p];
+    const Tensor& b = reference.gradients[static_cast<size_t>(match - reference.parameter_names.begin())];
     ASSERT_EQ(a.size(), b.size());
     float scale = 0, error = 0;
     for (int64_t i = 0; i < a.size(); ++i) {
       scale = std::max(scale, std::abs(b.data()[i]));
       error = std::max(error, std::abs(a.data()[i] - b.data()[i]));
     }
-    EXPECT_LE(error, tolerance * scale) << what << " parameter " << p;
+    EXPECT_LE(error, tolerance * scale) << what << " parameter " << name;
   }
 }
 

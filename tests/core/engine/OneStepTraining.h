@@ -14,6 +14,7 @@ namespace tunescope::testing {
 struct OneStep {
   double loss = 0;
   std::vector<Tensor> gradients;
+  std::vector<std::string> parameter_names;  // of `gradients`, in the network's order
   std::map<std::string, int> kernels;  // name -> calls
   ConvMemory memory;
 };
@@ -24,7 +25,8 @@ OneStep train_one_step(const SessionOptions& options);
 // How many kernels named `name` the step traced.
 int kernel_count(const OneStep& step, const std::string& name);
 // The loss within 1e-4 relative and every parameter's gradient within `tolerance` of its
-// largest |reference| value (gtest expectations labelled `what`).
+// largest |reference| value (gtest expectations labelled `what`). Parameters are matched
+// by name, so two builds of a model may order them differently.
 void expect_gradients_near(const OneStep& got, const OneStep& reference, const std::string& what,
                            float tolerance = 1e-3f);
 

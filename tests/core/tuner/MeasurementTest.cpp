@@ -214,6 +214,7 @@ TEST(Reference, IsTheBackendsDefaultConvAlgorithmOnOneLaneInNchw) {
   EXPECT_EQ(reference.layout(), Layout::NCHW);
   EXPECT_EQ(reference.conv.str(), "direct");
   EXPECT_EQ(reference.concurrency(), Concurrency{});
+  EXPECT_TRUE(knobs::fuse.get(reference.knobs)) << "fusion as the base has it (on by default)";
   EXPECT_EQ(reference_conv_algorithm("cpu"), "direct");
 #ifdef TUNESCOPE_HAVE_CUDA
   EXPECT_EQ(reference_conv_algorithm("cuda"), "cudnn:implicit_gemm");

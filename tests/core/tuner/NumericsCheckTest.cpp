@@ -11,6 +11,7 @@
 
 #include "TestAlgorithms.h"
 #include "core/base/Registry.h"
+#include "core/engine/RunKnobs.h"
 #include "core/engine/TrainingSession.h"
 #include "core/tuner/Measurement.h"
 #include "core/tuner/SearchSpace.h"
@@ -142,6 +143,27 @@ TEST(NumericsCheck, WrongAndSubtlyWrongAlgorithmsAreRejectedOnResnet18Small) {
 
 TEST(NumericsCheck, WrongAndSubtlyWrongAlgorithmsAreRejectedOnLenet5) {
   expect_wrong_algorithms_rejected(testing::tiny_session(), "conv2");
+}
+
+}  // namespace
+}  // namespace tunescope::tuner
+
+namespace tunescope::tuner {
+namespace {
+
+// The fuse knob: a fused candidate (bn + relu, bn + add + relu) passes the check against
+// an unfused reference in both layouts, and the parameters it orders differently (the
+// projection's before bn2's) are matched by name.
+TEST(NumericsCheck, FusedCandidatePassesAgainstAnUnfusedReference) {
+  SessionOptions base = small_resnet();
+  knobs::fuse.set(base.knobs, false);
+  const NumericsSample reference = reference_numerics(base, check_only());
+  for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+    RunConfig config = config_with(base, layout, "gemm");
+    knobs::fuse.set(config.knobs, true);
+    const TrialResult r = measure(base, config, reference, check_only());
+    EXPECT_EQ(r.status, TrialStatus::ok) << config.label() << ": " << r.reason;
+  }
 }
 
 }  // namespace

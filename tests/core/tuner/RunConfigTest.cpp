@@ -56,6 +56,17 @@ TEST(RunConfig, LabelNamesOnlyNonDefaultConcurrency) {
   EXPECT_EQ(c.label(), "nhwc conv=gemm,conv2=direct threads=2 streams=2 async micro=2");
   knobs::update_on.set(c.knobs, UpdateOn::host);
   EXPECT_EQ(c.label(), "nhwc conv=gemm,conv2=direct threads=2 streams=2 async micro=2 update=host");
+  knobs::fuse.set(c.knobs, false);
+  EXPECT_EQ(c.label(), "nhwc conv=gemm,conv2=direct threads=2 streams=2 async micro=2 update=host fuse=off");
+}
+
+TEST(RunConfig, FuseIsWrittenOnlyWhenOffAndRoundTrips) {
+  RunConfig c = sample_config();
+  EXPECT_EQ(to_json_text(c).find("fuse"), std::string::npos) << "the default (on) is left out (results DB keys)";
+  knobs::fuse.set(c.knobs, false);
+  EXPECT_NE(to_json_text(c).find("\"fuse\": false"), std::string::npos) << to_json_text(c);
+  EXPECT_EQ(run_config_from_json_text(to_json_text(c), "<text>"), c);
+  EXPECT_FALSE(knobs::fuse.get(run_config_from_json_text(to_json_text(c), "<text>").knobs));
 }
 
 TEST(RunConfig, FileRoundTripAndApply) {

@@ -1,0 +1,9 @@
+// The elementwise and per-channel kernels, eight lanes per 256-bit vector; built with -march=x86-64-v3 -mno-avx512f
+// (CMakeLists.txt), chosen at run time by ElementwiseIsa.cpp (CpuIsa.h).
+#include "kernels/cpu/ElementwiseKernels.h"
+
+namespace tunescope::cpu {
+
+extern const ElementwiseKernelTable kElementwiseAvx2Kernels = elementwise_kernel_table<8>();
+
+}  // namespace tunescope::cpu
