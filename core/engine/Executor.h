@@ -104,7 +104,7 @@ class Executor {
     Event* event = nullptr;
     uint64_t target = 0;
     bool always = false;  // submit_finally: runs even when poisoned or stopping
-    std::vector<profiler::FlowEnd> host_waited;  // traced: what the host waited for before submitting this
+    std::vector<profiler::FlowEnd> host_waited{};  // traced: what the host waited for before submitting this
   };
   struct Lane {
     std::deque<Item> queue;

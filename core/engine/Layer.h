@@ -35,7 +35,7 @@ struct LayerSetup {
   std::string backend = "cpu";
   uint64_t seed = 1;  // parameter initialisation
   MemorySpace* memory = &host_memory();  // the backend's: where parameters and activations live
-  KnobValues knobs;  // the run's knobs, handed to every conv algorithm the layers make (fft_tile, ...)
+  KnobValues knobs{};  // the run's knobs, handed to every conv algorithm the layers make (fft_tile, ...)
 };
 
 class Layer {

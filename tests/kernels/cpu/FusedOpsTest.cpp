@@ -104,7 +104,9 @@ class FusedOps : public ::testing::TestWithParam<FusedCase> {
     EXPECT_TRUE(logically_near(a.dx, b.dx, tol)) << "dx";
     EXPECT_TRUE(logically_near(a.dgamma, b.dgamma, tol)) << "dgamma";
     EXPECT_TRUE(logically_near(a.dbeta, b.dbeta, tol)) << "dbeta";
-    if (residual) EXPECT_TRUE(logically_near(a.dresidual, b.dresidual, tol)) << "dresidual";
+    if (residual) {
+      EXPECT_TRUE(logically_near(a.dresidual, b.dresidual, tol)) << "dresidual";
+    }
   }
 
   ThreadPool pool{3};
@@ -196,7 +198,9 @@ TEST_P(FusedOps, BackwardMatchesFiniteDifferencesOnEveryPath) {
     EXPECT_TRUE(gradient_matches(x, dx, loss));
     EXPECT_TRUE(gradient_matches(gamma, dgamma, loss));
     EXPECT_TRUE(gradient_matches(beta, dbeta, loss));
-    if (residual()) EXPECT_TRUE(gradient_matches(r, dr, loss));
+    if (residual()) {
+      EXPECT_TRUE(gradient_matches(r, dr, loss));
+    }
   }
 }
 
