@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
       {"export", "Convert a trace (tunescope/PyTorch JSON, nsys SQLite) to chrome, kineto or nsys-sqlite", cli::add_export_command},
       {"report", "Print the kernel table, lane utilisation and concurrency of any supported trace, "
                   "or the ranking of each tune in a results DB", cli::add_report_command},
+      {"machine", "Measure (once, cached with --db) the machine's FMA peak and memory bandwidth",
+       cli::add_machine_command},
   };
   std::map<CLI::App*, cli::Action> actions;
   for (const Command& command : commands) {

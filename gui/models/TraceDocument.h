@@ -9,6 +9,7 @@
 
 #include "models/LaneSeries.h"
 #include "profiler/Metrics.h"
+#include "profiler/Roofline.h"
 #include "profiler/Trace.h"
 #include "profiler/TraceFiles.h"
 
@@ -42,6 +43,9 @@ class TraceDocument {
   const std::vector<ActivityLane>& lanes() const { return lanes_; }
   const std::vector<RangeRow>& rangeRows() const { return rangeRows_; }
   const std::vector<profiler::KernelStats>& kernelTable() const { return summary_.kernels; }
+  // Per conv kernel, the effective GFLOP/s of the passes it ran in (profiler::
+  // kernel_pass_rates); empty for a trace without conv-layer metadata (or a bad entry).
+  const std::vector<profiler::KernelPassRate>& kernelPassRates() const { return passRates_; }
   // profiler::summarize of the whole trace, computed with the document (off the GUI
   // thread), for the side panel when nothing is selected.
   const profiler::TraceSummary& summary() const { return summary_; }
@@ -59,6 +63,7 @@ class TraceDocument {
   std::vector<ActivityLane> lanes_;
   std::vector<RangeRow> rangeRows_;
   profiler::TraceSummary summary_;
+  std::vector<profiler::KernelPassRate> passRates_;
   profiler::Interval extent_{0, 1};
 };
 
