@@ -50,8 +50,11 @@ Action add_machine_command(CLI::App& command) {
     for (const profiler::MachinePeak& p : peaks) {
       std::printf("%-7s FMA %8.1f GFLOP/s measured", p.isa.c_str(), p.fma_gflops);
       if (p.theoretical_gflops > 0)
-        std::printf(", %5.1f %% of theoretical %.1f GFLOP/s = %s", 100 * p.fma_gflops / p.theoretical_gflops,
-                    p.theoretical_gflops, p.theoretical_basis.c_str());
+        std::printf(", %5.1f %% of theoretical %.1f GFLOP/s = %s%s", 100 * p.fma_gflops / p.theoretical_gflops,
+                    p.theoretical_gflops, p.theoretical_basis.c_str(),
+                    p.fma_gflops > p.theoretical_gflops
+                        ? " (above it: the cores ran faster than the reported clock, or have more FMA units than assumed)"
+                        : "");
       std::printf("; measured %s\n", p.measured_at.c_str());
     }
     const auto best = profiler::machine_peak_for(peaks, peaks.front().cpu, threads);

@@ -185,7 +185,7 @@ TheoreticalPeak theoretical_fma_peak(CpuIsa isa, int threads) {
   peak.gflops = cores * units * kernel.lanes * 2.0 * mhz / 1e3;
   peak.basis = cat(cores, " core", cores == 1 ? "" : "s", " x ", units, " FMA unit", units == 1 ? "" : "s",
                    split512 ? " (AMD: 512 bits over two 256-bit pipes)" : "", " (assumed) x ", kernel.lanes,
-                   " lane", kernel.lanes == 1 ? "" : "s", " x 2 x ", mhz / 1e3, " GHz (cpu MHz)");
+                   " lane", kernel.lanes == 1 ? "" : "s", " x 2 x ", mhz / 1e3, " GHz (cpu MHz: the clock the kernel reports; boost may run faster)");
   return peak;
 }
 
