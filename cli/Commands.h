@@ -25,5 +25,6 @@ Action add_tune_command(CLI::App& command);
 Action add_export_command(CLI::App& command);
 Action add_report_command(CLI::App& command);
 Action add_analyze_command(CLI::App& command);
+Action add_machine_command(CLI::App& command);
 
 }  // namespace tunescope::cli

@@ -5,10 +5,12 @@
 #include <memory>
 
 #include "cli/Commands.h"
+#include "cli/MachinePeaks.h"
 #include "cli/SessionFlags.h"
 #include "cli/TraceFileCommands.h"
 #include "cli/TrainingProgress.h"
 #include "core/base/Error.h"
+#include "core/base/HostCpu.h"
 #include "profiler/MetricsReport.h"
 
 namespace tunescope::cli {
@@ -20,7 +22,19 @@ struct ProfileFlags {
   int64_t steps = 10;
   size_t top = 25;
   std::string trace_path;
+  std::string db_path;
 };
+
+// The peak this run's conv kernels are held against: with --db the cached one, measured
+// and cached first when the DB has none for this CPU and the threads of a lane.
+PeakLookup run_peak(TrainingSession& session, const std::string& db_path) {
+  const int threads = session.options().concurrency().lane_threads(session.options().threads());
+  if (db_path.empty()) return cached_peak(db_path, "", threads);
+  if (session.backend().name() != "cpu")
+    return {std::nullopt, "the machine probe measures the CPU; this run is on " + session.backend().name(), ""};
+  local_peaks(session.backend().name(), db_path, threads, kDefaultProbeSeconds, false);
+  return cached_peak(db_path, host_cpu_model(), threads);
+}
 }  // namespace
 
 Action add_profile_command(CLI::App& command) {
@@ -31,12 +45,18 @@ Action add_profile_command(CLI::App& command) {
   command.add_option("--top", flags->top, "Rows of the kernel table (0: all)")->capture_default_str();
   command.add_option("--trace", flags->trace_path,
                      "Write the trace as Chrome/Perfetto JSON (.json, or .json.gz compressed)");
+  command.add_option("--db", flags->db_path,
+                     "Results DB (created if missing) caching the machine's measured peak, which the conv "
+                     "kernels are held against; measured once when it has none");
 
   return [flags] {
     if (flags->warmup < 0) fail(ErrorKind::usage, "--warmup must be >= 0, got ", flags->warmup);
     if (flags->steps < 1) fail(ErrorKind::usage, "--steps must be >= 1, got ", flags->steps);
     TrainingSession session(flags->session.resolve());
     std::printf("tunescope profile: %s\n", session.description().c_str());
+    std::fflush(stdout);
+    const PeakLookup peak = run_peak(session, flags->db_path);
+    std::printf("%s", machine_peak_line(peak).c_str());
     std::fflush(stdout);
     const int64_t batch = session.options().batch;
     if (flags->warmup > 0) {
@@ -55,10 +75,8 @@ Action add_profile_command(CLI::App& command) {
       bar.finish("");
     }
     tracer.stop();
-    std::map<std::string, std::string> extra = session.conv_memory_metadata();
-    extra["model"] = session.options().model;
     profiler::TraceMetadata metadata{session.backend().device_description(), session.backend().name(),
-                                     session.config_json(), std::move(extra)};
+                                     session.config_json(), session.trace_metadata_extra()};
     const profiler::Trace trace = tracer.collect(metadata);
 
     profiler::SummaryOptions summary_options;
@@ -69,6 +87,7 @@ Action add_profile_command(CLI::App& command) {
                 std::chrono::duration<double>(timed.data_wait).count());
     std::printf("%s\n\n", session.conv_memory_line().c_str());
     std::printf("%s", profiler::format_summary(profiler::summarize(trace, summary_options)).c_str());
+    std::printf("%s", conv_roofline_section(trace, peak).c_str());
     if (!flags->trace_path.empty()) {
       write_trace_argument(trace, profiler::TraceFormat::chrome, flags->trace_path, "--trace");
       std::printf("\ntrace: %s (%zu activities, %zu ranges; open in https://ui.perfetto.dev)\n",

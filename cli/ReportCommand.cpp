@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "cli/Commands.h"
+#include "cli/MachinePeaks.h"
 #include "cli/RankingTable.h"
 #include "cli/TraceFileCommands.h"
 #include "core/base/Error.h"
@@ -21,7 +22,24 @@ struct ReportFlags {
   std::string input;
   size_t top = 25;
   double gap_us = 0;
+  std::string db_path;
 };
+
+// The trace's host CPU and kernel threads (as tunescope writes them) looked up in the DB.
+PeakLookup trace_peak(const profiler::TraceMetadata& m, const std::string& db_path) {
+  const auto cpu = m.extra.find(profiler::kHostCpuKey);
+  const auto threads = m.extra.find(profiler::kKernelThreadsKey);
+  if (db_path.empty()) return cached_peak(db_path, "", 0);  // says there is no --db
+  if (cpu == m.extra.end() || threads == m.extra.end())
+    return {std::nullopt, "the trace does not say which CPU and how many threads its kernels ran on", ""};
+  int count = 0;
+  try {
+    count = std::stoi(threads->second);
+  } catch (const std::exception&) {
+    fail(ErrorKind::input, "trace metadata '", profiler::kKernelThreadsKey, "': not a number: '", threads->second, "'");
+  }
+  return cached_peak(db_path, cpu->second, count);
+}
 
 // Each (machine, problem) of the DB: the ranked table the end of its tune printed.
 // Read-only: a report changes nothing and leaves no -wal/-shm files beside the DB.
@@ -57,6 +75,8 @@ Action add_report_command(CLI::App& command) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   command.add_option("--gaps-us", flags->gap_us, "List idle gaps longer than this (microseconds; 0: none)")
       ->check(CLI::NonNegativeNumber);
+  command.add_option("--db", flags->db_path,
+                     "Results DB whose cached machine peak (tunescope machine) the conv kernels are held against");
 
   return [flags] {
     const profiler::FileKind kind = profiler::sniff_file(flags->input);
@@ -75,13 +95,16 @@ Action add_report_command(CLI::App& command) {
     std::printf("trace: %s\n", flags->input.c_str());
     if (!m.machine.empty()) std::printf("machine: %s\n", m.machine.c_str());
     if (!m.backend.empty()) std::printf("backend: %s\n", m.backend.c_str());
-    for (const auto& [key, value] : m.extra) std::printf("%s: %s\n", key.c_str(), value.c_str());
-    std::printf("\n");
+    for (const auto& [key, value] : m.extra)
+      if (key != profiler::kConvLayersKey) std::printf("%s: %s\n", key.c_str(), value.c_str());
+    const PeakLookup peak = trace_peak(m, flags->db_path);
+    std::printf("%s\n", machine_peak_line(peak).c_str());
 
     profiler::SummaryOptions options;
     options.top_n = flags->top;
     options.gap_threshold_ns = static_cast<int64_t>(flags->gap_us * 1000);
     std::printf("%s", profiler::format_summary(profiler::summarize(trace, options)).c_str());
+    std::printf("%s", conv_roofline_section(trace, peak).c_str());
   };
 }
 

@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
                   "or the ranking of each tune in a results DB", cli::add_report_command},
       {"analyze", "Critical path of each step and what bounds it; predict step times with --what-if",
        cli::add_analyze_command},
+      {"machine", "Measure (once, cached with --db) the machine's FMA peak and memory bandwidth",
+       cli::add_machine_command},
   };
   std::map<CLI::App*, cli::Action> actions;
   for (const Command& command : commands) {

@@ -164,6 +164,37 @@ std::string format_concurrency(const Concurrency& c) {
          " (busy " + ms(c.busy_ns) + " ms)\n";
 }
 
+std::string format_machine_peak(const std::optional<MachinePeak>& peak, const std::string& why_not_measured) {
+  if (!peak) return "machine peak: not measured (" + why_not_measured + ")\n";
+  std::string out = "machine peak: " + fixed(peak->fma_gflops, 1) + " GFLOP/s fp32 FMA (" + peak->isa + ", " +
+                    std::to_string(peak->threads) + " thread" + (peak->threads == 1 ? "" : "s") + "), memory " +
+                    fixed(peak->bandwidth_gbs, 1) + " GB/s, ridge " + fixed(ridge_intensity(*peak), 1) +
+                    " FLOP/B; measured " + peak->measured_at;
+  if (peak->theoretical_gflops > 0)
+    out += "; theoretical " + fixed(peak->theoretical_gflops, 1) + " GFLOP/s (" + peak->theoretical_basis + ")";
+  return out + "\n";
+}
+
+std::string format_conv_roofline(const std::vector<ConvPassRate>& rows, const std::optional<MachinePeak>& peak,
+                                 size_t max_name_width) {
+  const double ridge = peak ? ridge_intensity(*peak) : 0;
+  std::vector<TextTable::Column> columns{{"layer", Align::left}, {"algorithm", Align::left}, {"pass", Align::left}};
+  for (const char* header : {"calls", "mean ms", "GFLOP/s"}) columns.push_back({header, Align::right});
+  if (peak) columns.push_back({"% peak", Align::right});
+  columns.push_back({"FLOP/B", Align::right});
+  if (peak) columns.push_back({"bound", Align::left});
+  TextTable table(std::move(columns));
+  for (const ConvPassRate& r : rows) {
+    std::vector<std::string> cells{ellipsize(r.layer, max_name_width), r.algorithm, r.pass, std::to_string(r.calls),
+                                   ms(r.calls ? r.total_ns / static_cast<int64_t>(r.calls) : 0), fixed(r.gflops, 1)};
+    if (peak) cells.push_back(peak->fma_gflops > 0 ? fixed(100.0 * r.gflops / peak->fma_gflops, 1) : "-");
+    cells.push_back(r.intensity > 0 ? fixed(r.intensity, 1) : "-");
+    if (peak) cells.push_back(r.intensity > 0 && ridge > 0 ? (r.intensity >= ridge ? "compute" : "memory") : "-");
+    table.add_row(std::move(cells));
+  }
+  return table.render();
+}
+
 std::string format_summary(const TraceSummary& summary, size_t max_name_width) {
   std::string out = "trace: " + std::to_string(summary.activities) + " activities, " +
                     std::to_string(summary.ranges) + " ranges over " +

@@ -8,6 +8,7 @@
 
 #include "core/base/MemorySpace.h"
 #include "core/base/OpKernels.h"
+#include "profiler/Roofline.h"
 
 namespace tunescope {
 
@@ -44,6 +45,11 @@ class Backend {
   // executor calls it before an event recorded on the lane completes and before a lane
   // goes idle, so events and synchronize() order device work as they order host work.
   virtual void finish_stream(NativeStream stream) {}
+
+  // Measures the device's peaks on `threads` threads within about `seconds`: fp32 FMA
+  // throughput of each instruction-set path it runs, and memory bandwidth (one entry
+  // per path). Empty where the backend has no probe. Slow: callers cache the result.
+  virtual std::vector<profiler::MachinePeak> measure_peaks(int threads, double seconds) { return {}; }
 };
 
 }  // namespace tunescope

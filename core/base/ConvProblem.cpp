@@ -14,6 +14,11 @@ double ConvProblem::flops() const {
   return 2.0 * static_cast<double>(out.count()) * static_cast<double>(input.c * kernel_h * kernel_w);
 }
 
+double ConvProblem::min_bytes() const {
+  return static_cast<double>(sizeof(float)) *
+         static_cast<double>(input.count() + filter().count() + output().count());
+}
+
 std::string ConvProblem::key() const {
   return cat("n", input.n, "c", input.c, "h", input.h, "w", input.w, "_k", out_channels, "r",
              kernel_h, "s", kernel_w, "_u", stride_h, "v", stride_w, "_p", pad_h, "q", pad_w, "_",

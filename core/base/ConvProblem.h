@@ -26,6 +26,9 @@ struct ConvProblem {
   Shape4 filter() const { return {out_channels, input.c, kernel_h, kernel_w}; }
   // Multiply-adds x 2 of the forward pass; backward-data and backward-filter cost the same.
   double flops() const;
+  // Bytes one pass must move at least: its three float tensors (input, filter and output,
+  // or their gradients) once each, read or written.
+  double min_bytes() const;
   // Stable text key, e.g. "n128c3h32w32_k16r3s3_u1v1_p1q1_nchw_f32".
   std::string key() const;
   // Throws Error(usage) naming the field when sizes are non-positive or the output is empty.

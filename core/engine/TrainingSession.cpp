@@ -8,6 +8,7 @@
 
 #include "core/base/BackendChoice.h"
 #include "core/base/Error.h"
+#include "core/base/HostCpu.h"
 #include "core/base/Registry.h"
 #include "core/engine/Models.h"
 #include "core/engine/RunConfig.h"
@@ -251,6 +252,27 @@ std::map<std::string, std::string> TrainingSession::conv_memory_metadata() const
                                               {"conv_memory_peak_bytes", std::to_string(m.peak_bytes())}};
   for (const std::string& key : algorithm_knobs_applied()) metadata[key] = options_.knobs.text(key);
   return metadata;
+}
+
+std::vector<profiler::ConvLayerInfo> TrainingSession::conv_layers() const {
+  std::vector<profiler::ConvLayerInfo> layers;
+  const Network& network = *replicas_.front();
+  for (int node = 1; node <= network.layer_count(); ++node) {
+    const auto* conv = dynamic_cast<const Conv2dLayer*>(&network.layer(node));
+    if (!conv) continue;
+    const ConvProblem& p = conv->problem();
+    layers.push_back({conv->name(), conv->algorithm_name(), p.key(), p.flops(), p.min_bytes()});
+  }
+  return layers;
+}
+
+std::map<std::string, std::string> TrainingSession::trace_metadata_extra() const {
+  std::map<std::string, std::string> extra = conv_memory_metadata();
+  extra["model"] = options_.model;
+  extra[profiler::kConvLayersKey] = profiler::conv_layers_to_json(conv_layers());
+  extra[profiler::kHostCpuKey] = host_cpu_model();
+  extra[profiler::kKernelThreadsKey] = std::to_string(options_.concurrency().lane_threads(options_.threads()));
+  return extra;
 }
 
 }  // namespace tunescope

@@ -17,6 +17,7 @@
 #include "core/engine/Network.h"
 #include "core/engine/Trainer.h"
 #include "core/engine/data/DataLoader.h"
+#include "profiler/Roofline.h"
 #include "profiler/Tracer.h"
 
 namespace tunescope {
@@ -109,6 +110,13 @@ class TrainingSession {
   // The same figures as trace-metadata entries (bytes, as decimal text), with the value
   // of each algorithm knob applied.
   std::map<std::string, std::string> conv_memory_metadata() const;
+  // Each conv layer of the model with its algorithm and its problem's flops and least
+  // bytes per pass (the same for the three passes), in model order.
+  std::vector<profiler::ConvLayerInfo> conv_layers() const;
+  // What a trace of this session records besides machine, backend and config: the conv
+  // memory figures, the model, the conv layers (profiler::kConvLayersKey), the host CPU
+  // and the threads each lane's kernels run on (what the roofline is read against).
+  std::map<std::string, std::string> trace_metadata_extra() const;
 
  private:
   std::optional<data::Batch> next_training_batch();

@@ -2,6 +2,7 @@
 // the conversion of anything a candidate throws into a failed disposition.
 #include "core/tuner/Measurement.h"
 
+#include <map>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -121,8 +122,10 @@ class CandidateRun {
   TrialResult finish(const MeasureOptions& options, StopRule stop) {
     profiler::Tracer& tracer = session_->tracer();
     tracer.stop();
+    std::map<std::string, std::string> extra = session_->trace_metadata_extra();
+    extra["candidate"] = config_.label();
     profiler::TraceMetadata metadata{session_->backend().device_description(), session_->backend().name(),
-                                     to_json_text(config_), {{"candidate", config_.label()}}};
+                                     to_json_text(config_), std::move(extra)};
     auto trace = std::make_shared<profiler::Trace>(tracer.collect(std::move(metadata)));
     TrialResult result;
     result.config = config_;

@@ -3,14 +3,14 @@
 #include "core/tuner/ResultsDb.h"
 
 #include <algorithm>
-#include <ctime>
-#include <fstream>
 #include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "core/base/Error.h"
+#include "core/base/UtcTime.h"
+#include "core/base/HostCpu.h"
 #include "core/base/Registry.h"
 #include "profiler/FileKind.h"
 
@@ -47,35 +47,26 @@ CREATE TABLE IF NOT EXISTS strategy_choices (
   reason TEXT NOT NULL, estimates TEXT NOT NULL, created_at TEXT NOT NULL);
 )sql";
 
+// Added later: the machine probe's figures, one row per (CPU, instruction set, threads);
+// a re-measurement replaces its row.
+const char* kMachinePeaksTable = R"sql(
+CREATE TABLE IF NOT EXISTS machine_peaks (
+  cpu TEXT NOT NULL, isa TEXT NOT NULL, threads INTEGER NOT NULL, fma_gflops REAL NOT NULL,
+  bandwidth_gbs REAL NOT NULL, theoretical_gflops REAL NOT NULL, theoretical_basis TEXT NOT NULL,
+  measured_at TEXT NOT NULL, PRIMARY KEY (cpu, isa, threads));
+)sql";
+
 // Columns of `trials` newer than the first schema, with their types: added on opening a
 // file without them.
 const std::pair<const char*, const char*> kAddedTrialColumns[] = {
     {"concurrent_share", "REAL"}, {"mean_in_flight", "REAL"}, {"eps_low", "REAL"}, {"eps_high", "REAL"},
     {"stop_rule", "TEXT"}};
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
-std::string cpu_model() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);)
-    if (line.rfind("model name", 0) == 0)
-      if (auto colon = line.find(':'); colon != std::string::npos)
-        return line.substr(line.find_first_not_of(' ', colon + 1));
-  return "unknown CPU";
-}
-
 }  // namespace
 
 MachineSignature MachineSignature::local(const std::string& backend) {
   MachineSignature m;
-  m.cpu = cpu_model();
+  m.cpu = host_cpu_model();
   m.cores = static_cast<int>(std::thread::hardware_concurrency());
   m.backend = backend;
   m.backend_description = Registry::instance().make_backend(backend)->device_description();
@@ -161,10 +152,11 @@ void ResultsDb::prepare_for_writing() {
   if (db_->application_id() == 0 && table_count() == 0) {
     db_->exec(kSchema);
     db_->exec(kStrategyChoicesTable);
+    db_->exec(kMachinePeaksTable);
     db_->exec(cat("PRAGMA application_id=", profiler::kResultsDbApplicationId));
     db_->prepare("INSERT INTO meta(key, value) VALUES ('schema_version', ?1), ('created_at', ?2)")
         .bind(1, std::to_string(kResultsSchemaVersion))
-        .bind(2, utc_now())
+        .bind(2, utc_now_iso8601())
         .run();
   } else {
     check_ours();
@@ -207,6 +199,7 @@ void ResultsDb::add_missing_columns() {
     db_->exec(cat("ALTER TABLE trials ADD COLUMN ", name, " ", added->second));
   }
   db_->exec(kStrategyChoicesTable);
+  db_->exec(kMachinePeaksTable);
 }
 
 int64_t ResultsDb::machine_id(const MachineSignature& m) try {
@@ -243,7 +236,7 @@ int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const Trial
   insert.bind(1, problem_id).bind(2, machine_id).bind(3, r.config_json).bind(4, to_string(r.status));
   insert.bind(5, r.reason).bind(6, r.figures.median_eps).bind(7, r.figures.median_step_ms);
   insert.bind(8, r.figures.min_step_ms).bind(9, r.figures.spread).bind(10, r.figures.steps);
-  insert.bind(11, r.kernels_json).bind(12, utc_now());
+  insert.bind(11, r.kernels_json).bind(12, utc_now_iso8601());
   const auto& c = r.concurrency;
   insert.bind(13, c ? std::optional(c->concurrent_share) : std::nullopt);
   insert.bind(14, c ? std::optional(c->mean_in_flight) : std::nullopt);
@@ -262,7 +255,7 @@ void ResultsDb::add_strategy_choice(int64_t problem_id, int64_t machine_id, cons
   db_->prepare("INSERT INTO strategy_choices(problem_id, machine_id, requested, strategy, reason, estimates, "
                "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
       .bind(1, problem_id).bind(2, machine_id).bind(3, to_string(choice.requested)).bind(4, to_string(choice.run))
-      .bind(5, choice.reason).bind(6, estimates_to_json(choice.estimates)).bind(7, utc_now())
+      .bind(5, choice.reason).bind(6, estimates_to_json(choice.estimates)).bind(7, utc_now_iso8601())
       .run();
 } catch (const profiler::SqliteError& e) {
   throw_input_error(e);
@@ -286,6 +279,35 @@ std::optional<StrategyChoice> ResultsDb::latest_strategy_choice(int64_t problem_
   choice.reason = select.text(3);
   choice.estimates = estimates_from_json(select.text(4), row);
   return choice;
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
+}
+
+void ResultsDb::store_machine_peak(const profiler::MachinePeak& p) try {
+  if (!(p.fma_gflops > 0) || !(p.bandwidth_gbs > 0) || p.threads < 1)
+    fail(ErrorKind::runtime, "results DB ", path_.string(), ": refusing a machine peak without figures (",
+         p.isa, ", ", p.threads, " threads)");
+  db_->prepare("INSERT OR REPLACE INTO machine_peaks(cpu, isa, threads, fma_gflops, bandwidth_gbs, "
+               "theoretical_gflops, theoretical_basis, measured_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+      .bind(1, p.cpu).bind(2, p.isa).bind(3, p.threads).bind(4, p.fma_gflops).bind(5, p.bandwidth_gbs)
+      .bind(6, p.theoretical_gflops).bind(7, p.theoretical_basis)
+      .bind(8, p.measured_at.empty() ? utc_now_iso8601() : p.measured_at)
+      .run();
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
+}
+
+std::vector<profiler::MachinePeak> ResultsDb::machine_peaks(const std::string& cpu) const try {
+  std::vector<profiler::MachinePeak> peaks;
+  if (!db_->has_table("machine_peaks")) return peaks;  // a file from before the probe, opened read-only
+  SqliteStatement select = db_->prepare(
+      "SELECT cpu, isa, threads, fma_gflops, bandwidth_gbs, theoretical_gflops, theoretical_basis, measured_at "
+      "FROM machine_peaks WHERE cpu = ?1 ORDER BY threads, fma_gflops");
+  select.bind(1, cpu);
+  while (select.step())
+    peaks.push_back({select.text(0), select.text(1), static_cast<int>(select.integer(2)), select.real(3),
+                     select.real(4), select.real(5), select.text(6), select.text(7)});
+  return peaks;
 } catch (const profiler::SqliteError& e) {
   throw_input_error(e);
 }

@@ -17,13 +17,14 @@
 
 #include "core/tuner/Measurement.h"
 #include "core/tuner/StrategyChoice.h"
+#include "profiler/Roofline.h"
 #include "profiler/SqliteDatabase.h"
 
 namespace tunescope::tuner {
 
 // Columns added to a table later (trials.concurrent_share, trials.mean_in_flight,
 // trials.eps_low, trials.eps_high, trials.stop_rule) and
-// tables added later (strategy_choices) do not change the version: opening an older
+// tables added later (strategy_choices, machine_peaks) do not change the version: opening an older
 // file adds them (older rows keep NULL), and an older build reads and writes a newer
 // file by naming its columns and tables.
 inline constexpr int kResultsSchemaVersion = 1;
@@ -99,6 +100,12 @@ class ResultsDb {
   void add_strategy_choice(int64_t problem_id, int64_t machine_id, const StrategyChoice& choice);
   // The latest such record (none from a build before the record, or a read-only older file).
   std::optional<StrategyChoice> latest_strategy_choice(int64_t problem_id, int64_t machine_id) const;
+
+  // The machine probe's cache: stores (or replaces) the figures of one (CPU, path,
+  // threads); throws Error(runtime) for a peak without positive figures.
+  void store_machine_peak(const profiler::MachinePeak& peak);
+  // Every cached figure for this CPU model (empty when none, or the file predates the cache).
+  std::vector<profiler::MachinePeak> machine_peaks(const std::string& cpu) const;
 
   const std::filesystem::path& path() const { return path_; }
 

@@ -6,9 +6,14 @@
 
 namespace tunescope::gui {
 
-void KernelTableModel::setRows(std::vector<profiler::KernelStats> rows) {
+void KernelTableModel::setRows(std::vector<profiler::KernelStats> rows,
+                               const std::vector<profiler::KernelPassRate>& passRates) {
   beginResetModel();
   rows_ = std::move(rows);
+  gflops_.assign(rows_.size(), -1);
+  for (size_t i = 0; i < rows_.size(); ++i)
+    for (const profiler::KernelPassRate& rate : passRates)
+      if (rate.name == rows_[i].name && rows_[i].kind == profiler::ActivityKind::kernel) gflops_[i] = rate.gflops;
   endResetModel();
 }
 
@@ -32,6 +37,7 @@ QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
       case TotalColumn: return static_cast<qlonglong>(k.total_ns);
       case MeanColumn: return k.mean_ns;
       case ShareColumn: return k.share_pct;
+      case GflopsColumn: return gflops_[static_cast<size_t>(index.row())];
     }
   }
   if (role == Qt::DisplayRole) {
@@ -41,10 +47,17 @@ QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
       case TotalColumn: return formatDuration(static_cast<double>(k.total_ns));
       case MeanColumn: return formatDuration(k.mean_ns);
       case ShareColumn: return QStringLiteral("%1 %").arg(k.share_pct, 0, 'f', 1);
+      case GflopsColumn: {
+        const double gflops = gflops_[static_cast<size_t>(index.row())];
+        return gflops < 0 ? QString() : QString::number(gflops, 'f', 1);
+      }
     }
   }
   if (role == Qt::TextAlignmentRole && col != NameColumn)
     return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::ToolTipRole && col == GflopsColumn && gflops_[static_cast<size_t>(index.row())] >= 0)
+    return tr("Effective GFLOP/s of the convolution passes this kernel ran in: each pass's direct-convolution "
+              "flop count over the time of all its kernels, so the kernels of one pass share its rate");
   if (role == Qt::ToolTipRole)
     return QStringLiteral("%1 (%2, %3)")
         .arg(QString::fromStdString(k.name), QString::fromStdString(profiler::to_string(k.kind)),
@@ -60,6 +73,7 @@ QVariant KernelTableModel::headerData(int section, Qt::Orientation orientation, 
     case TotalColumn: return tr("Total");
     case MeanColumn: return tr("Mean");
     case ShareColumn: return tr("Share");
+    case GflopsColumn: return tr("Eff. GFLOP/s");
   }
   return {};
 }

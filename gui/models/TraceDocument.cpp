@@ -3,6 +3,8 @@
 // computed once so painting only binary-searches.
 #include "models/TraceDocument.h"
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -37,6 +39,11 @@ TraceDocument::TraceDocument(profiler::Trace trace, QString filePath)
   buildTracks();
   buildFlows();
   summary_ = profiler::summarize(trace_);
+  try {
+    passRates_ = profiler::kernel_pass_rates(trace_, profiler::conv_layers_of(trace_.metadata));
+  } catch (const std::invalid_argument&) {
+    // A damaged conv-layer entry costs the GFLOP/s column, not the timeline.
+  }
 
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
   for (const Activity& a : trace_.activities) lo = std::min(lo, a.start_ns), hi = std::max(hi, a.end_ns);

@@ -11,6 +11,7 @@
 
 #include "models/LaneSeries.h"
 #include "profiler/Metrics.h"
+#include "profiler/Roofline.h"
 #include "profiler/Trace.h"
 #include "profiler/TraceFiles.h"
 
@@ -81,6 +82,9 @@ class TraceDocument {
   // "foreign" for a trace that names none.
   QString kind() const;
   const std::vector<profiler::KernelStats>& kernelTable() const { return summary_.kernels; }
+  // Per conv kernel, the effective GFLOP/s of the passes it ran in (profiler::
+  // kernel_pass_rates); empty for a trace without conv-layer metadata (or a bad entry).
+  const std::vector<profiler::KernelPassRate>& kernelPassRates() const { return passRates_; }
   // profiler::summarize of the whole trace, computed with the document (off the GUI
   // thread), for the side panel when nothing is selected.
   const profiler::TraceSummary& summary() const { return summary_; }
@@ -105,6 +109,7 @@ class TraceDocument {
   std::vector<LaunchFlow> launchFlows_;
   std::vector<std::pair<uint64_t, uint32_t>> rangeIds_;  // sorted by id
   profiler::TraceSummary summary_;
+  std::vector<profiler::KernelPassRate> passRates_;
   profiler::Interval extent_{0, 1};
 };
 

@@ -264,7 +264,7 @@ void MainWindow::showDocument(TraceDocumentPtr document, qint64 elapsedMs) {
   document_ = std::move(document);
   tabs_->setCurrentWidget(timeline_);
   timeline_->setDocument(document_);
-  kernels_->model()->setRows(document_->kernelTable());
+  kernels_->model()->setRows(document_->kernelTable(), document_->kernelPassRates());
   kernels_->showInstancePosition(0, 0);
   showWholeTrace();
   const QFileInfo info(document_->filePath());

@@ -4,15 +4,16 @@
 #include <fftw3.h>
 
 #include <algorithm>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "core/base/Backend.h"
 #include "core/base/Error.h"
+#include "core/base/HostCpu.h"
 #include "core/base/Registry.h"
 #include "kernels/cpu/CpuOps.h"
+#include "kernels/cpu/PeakProbe.h"
 
 namespace tunescope::cpu {
 namespace {
@@ -23,31 +24,21 @@ std::string trim(const std::string& text) {
   return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
 }
 
-// The first "model name" of /proc/cpuinfo (x86 and most ARM kernels provide one).
-std::string cpu_model_name() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("model name", 0) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const std::string model = trim(line.substr(colon + 1));
-    if (!model.empty()) return model;
-  }
-  return "unknown CPU";
-}
-
 class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }
 
   std::string device_description() const override {
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    return cat(cpu_model_name(), ", ", cores, " logical cores, ", trim(openblas_get_config()),
+    return cat(host_cpu_model(), ", ", cores, " logical cores, ", trim(openblas_get_config()),
                ", ", fftwf_version);
   }
 
   OpKernels& ops() override { return ops_; }
+
+  std::vector<profiler::MachinePeak> measure_peaks(int threads, double seconds) override {
+    return measure_cpu_peaks(threads, seconds);
+  }
 
  private:
   CpuOps ops_;
