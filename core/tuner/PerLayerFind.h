@@ -1,11 +1,13 @@
 // The `per-layer` strategy's first half, like cuDNN's Find: each conv layer's problem is
 // run alone, for every algorithm that supports it, through the registry with a
-// workspace; forward + backward-data + backward-filter are timed together (median of
-// several repetitions) after checking the results against `direct` on the same inputs.
+// workspace; forward, backward-data and backward-filter are each timed to their end
+// (medians of several repetitions, of each pass and of their sum) after checking the
+// results against `direct` on the same inputs.
 // Layers with the same problem (a ResNet repeats its blocks) are timed once: the later
 // ones take the first one's timings and pick.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,10 +15,28 @@
 
 namespace tunescope::tuner {
 
+// Each pass's median time (ms) over the find's repetitions.
+struct PassTimes {
+  double fwd_ms = 0, bwd_data_ms = 0, bwd_filter_ms = 0;
+  bool operator==(const PassTimes&) const = default;
+};
+
 struct AlgorithmTiming {
   std::string algorithm;
-  double median_ms = 0;    // fwd + bwd_data + bwd_filter
+  double median_ms = 0;    // fwd + bwd_data + bwd_filter, timed together
   std::string skip_reason;  // empty: timed; else unsupported / wrong / threw
+  PassTimes passes;         // each pass timed alone (StepTimePredictor adds only the passes a layer runs)
+  bool reused = false;      // taken from a LayerTimingCache, not timed now
+};
+
+// Timings of a conv problem (its key includes the layout) with a pool of `threads`,
+// kept across tunes and models (LayerTimingStore.h keeps them in the results DB).
+class LayerTimingCache {
+ public:
+  virtual ~LayerTimingCache() = default;
+  virtual std::optional<AlgorithmTiming> lookup(const ConvProblem& problem, int threads,
+                                                const std::string& algorithm) = 0;
+  virtual void store(const ConvProblem& problem, int threads, const AlgorithmTiming& timing) = 0;
 };
 
 struct LayerFind {
@@ -31,6 +51,9 @@ struct LayerFind {
 struct FindOptions {
   int repetitions = 5;
   double tolerance = 2e-3;  // max |out - direct| <= tolerance * max |direct|, per output
+  // Timings of the same problem, threads and algorithm found before (another model, an
+  // earlier tune) are taken from here instead of timed; new ones are stored. Null: none.
+  LayerTimingCache* cache = nullptr;
 };
 
 // One LayerFind per conv layer of `space` for `layout` with a pool of `threads`. Throws

@@ -191,7 +191,8 @@ TEST(StrategyChoice, PerLayerWithinTheTieFactorBeatsACheaperExhaustive) {
 
 TEST(StrategyChoice, AFullFindIsTheProbePlusTheRepeatedTimedRuns) {
   LayerFind probe;
-  probe.timings = {{"direct", 300, ""}, {"gemm", 100, ""}, {"fft-own", 0, "does not support the problem"}};
+  probe.timings = {{"direct", 300, "", {}, false}, {"gemm", 100, "", {}, false},
+                   {"fft-own", 0, "does not support the problem", {}, false}};
   // 2 s of probe (fixed part + one timed run of each algorithm, 0.4 s); 5 repetitions
   // add 4 more rounds of the timed runs only.
   EXPECT_NEAR(find_seconds_of(2.0, probe, 5), 2.0 + 4 * 0.4, 1e-12);
