@@ -51,6 +51,8 @@ struct TuneFlags {
   double memory_limit_mb = 0;
   double trial_timeout = 0;
   std::string isolate = "off";
+  std::string prune = "off";
+  double prune_margin = tuner::PruneOptions{}.margin;
   std::string db_path;
   bool resume = false;
   bool fresh = false;
@@ -205,6 +207,15 @@ Action add_tune_command(CLI::App& command) {
                      "that candidate instead of the tune (cpu backend only: a CUDA context does not survive "
                      "fork; costs ~15% CPU on small tunes, see docs/BENCHMARKS.md)")
       ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  command.add_option("--prune", flags->prune,
+                     "on: predict each candidate's step time from the per-layer find and the baseline's trace, "
+                     "and do not measure those predicted more than --prune-margin slower than the best "
+                     "predicted (recorded as pruned, with the prediction)")
+      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  command.add_option("--prune-margin", flags->prune_margin,
+                     "--prune on: how much slower than the best prediction a prediction must be to prune it "
+                     "(relative; the default covers the largest prediction error measured, docs/BENCHMARKS.md)")
+      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
   command.add_option("--db", flags->db_path, "Results database (SQLite), created if missing");
   command.add_flag("--resume", flags->resume,
                    "Continue an interrupted tune from --db: what a tune with --db does unless --fresh, "
@@ -253,6 +264,8 @@ Action add_tune_command(CLI::App& command) {
       fail(ErrorKind::usage, "--isolate on: candidates of the ", options.base.backend,
            " backend cannot run in a forked child (a CUDA context does not survive fork)");
     options.measure.isolate = flags->isolate == "on";
+    options.prune.enabled = flags->prune == "on";
+    options.prune.margin = flags->prune_margin;
     options.resume = !flags->db_path.empty() && !flags->fresh;
     options.stop = &g_stop;
     if (flags->resume && flags->db_path.empty()) fail(ErrorKind::usage, "--resume needs --db");
@@ -297,6 +310,10 @@ Action add_tune_command(CLI::App& command) {
       std::printf("\nper-layer find: %zu layer finds, %td timed (layers with the same problem share one)\n",
                   report.finds.size(), timed);
     }
+    if (const auto pruned = std::count_if(report.trials.begin(), report.trials.end(),
+                                          [](const tuner::TrialResult& t) { return t.status == tuner::TrialStatus::pruned; }))
+      std::printf("\n%td candidates pruned: predicted more than %.0f%% slower than the best predicted (not measured)\n",
+                  pruned, options.prune.margin * 100);
     if (report.reused > 0) std::printf("\n%zu trials reused from %s\n", report.reused, db->path().c_str());
     if (report.interrupted) {
       // No config and no traces: a partial tune must not leave files that look like a result.

@@ -139,7 +139,10 @@ std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, i
               return v[v.size() / 2];
             };
             timing.median_ms = median(ms);
-            timing.passes = {median(passes[0]), median(passes[1]), median(passes[2])};
+            // Each pass's fastest run: other processes only ever add time, and the
+            // predictor sums the passes of many layers, so their noise would add up.
+            const auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
+            timing.passes = {fastest(passes[0]), fastest(passes[1]), fastest(passes[2])};
             if (options.cache) options.cache->store(problem, threads, timing);
           }
         } catch (const std::exception& e) {

@@ -1,7 +1,7 @@
 // The `per-layer` strategy's first half, like cuDNN's Find: each conv layer's problem is
 // run alone, for every algorithm that supports it, through the registry with a
 // workspace; forward, backward-data and backward-filter are each timed to their end
-// (medians of several repetitions, of each pass and of their sum) after checking the
+// (the median of their sum and each pass's fastest over several repetitions) after checking the
 // results against `direct` on the same inputs.
 // Layers with the same problem (a ResNet repeats its blocks) are timed once: the later
 // ones take the first one's timings and pick.
@@ -15,7 +15,7 @@
 
 namespace tunescope::tuner {
 
-// Each pass's median time (ms) over the find's repetitions.
+// Each pass's fastest time (ms) over the find's repetitions.
 struct PassTimes {
   double fwd_ms = 0, bwd_data_ms = 0, bwd_filter_ms = 0;
   bool operator==(const PassTimes&) const = default;

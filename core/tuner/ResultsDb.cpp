@@ -240,8 +240,13 @@ int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const Trial
       "INSERT INTO trials(problem_id, machine_id, config, status, reason, median_eps, median_step_ms, "
       "min_step_ms, spread, steps, kernels, created_at, concurrent_share, mean_in_flight, eps_low, eps_high, "
       "stop_rule) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
-  insert.bind(1, problem_id).bind(2, machine_id).bind(3, r.config_json).bind(4, to_string(r.status));
-  insert.bind(5, r.reason).bind(6, r.figures.median_eps).bind(7, r.figures.median_step_ms);
+  // A pruned row is stored as skipped with a marked reason: the status column's CHECK
+  // (in every file written before pruning) allows no other value, and an older build
+  // reads it as a candidate that was not measured, which it is.
+  const bool pruned = r.status == TrialStatus::pruned;
+  insert.bind(1, problem_id).bind(2, machine_id).bind(3, r.config_json);
+  insert.bind(4, to_string(pruned ? TrialStatus::skipped : r.status));
+  insert.bind(5, pruned ? kPrunedReasonPrefix + r.reason : r.reason).bind(6, r.figures.median_eps).bind(7, r.figures.median_step_ms);
   insert.bind(8, r.figures.min_step_ms).bind(9, r.figures.spread).bind(10, r.figures.steps);
   insert.bind(11, r.kernels_json).bind(12, utc_now());
   const auto& c = r.concurrency;
@@ -300,6 +305,10 @@ TrialRecord read_trial(const SqliteStatement& select) {
   r.config_json = select.text(3);
   r.status = parse_trial_status(select.text(4));
   r.reason = select.text(5);
+  if (r.status == TrialStatus::skipped && r.reason.rfind(kPrunedReasonPrefix, 0) == 0) {
+    r.status = TrialStatus::pruned;
+    r.reason.erase(0, std::string(kPrunedReasonPrefix).size());
+  }
   r.figures.median_eps = select.real(6);
   r.figures.median_step_ms = select.real(7);
   r.figures.min_step_ms = select.real(8);

@@ -58,6 +58,10 @@ struct TrialRecord {
   std::string created_at;    // UTC, ISO 8601
 };
 
+// The reason of a pruned trial's row starts with this; its status column says skipped
+// (ResultsDb::add_trial), and reading it back gives TrialStatus::pruned.
+inline constexpr const char* kPrunedReasonPrefix = "pruned: ";
+
 TrialRecord record_of(const TrialResult& result);
 // The trial a stored row describes (no trace; `reused` set), its config parsed for
 // `backend`. Throws Error(input) naming the DB row when the row does not parse.

@@ -106,8 +106,10 @@ ReferenceProfile profile_reference(const profiler::Trace& trace, const std::vect
   profile.steps = static_cast<int64_t>(steps.size());
   profile.step_ms = median(durations);
   profile.conv_ms = median(conv);
-  profile.non_conv_ms = median(other);
-  profile.idle_ms = median(idle);
+  // The least over the steps, as the find keeps each pass's fastest run: other
+  // processes only add time (a preempted step's gap, a slowed kernel).
+  profile.non_conv_ms = *std::min_element(other.begin(), other.end());
+  profile.idle_ms = *std::min_element(idle.begin(), idle.end());
   for (auto& [name, t] : layer_ns)
     profile.conv_layer_ms[name] = {t.fwd_ms / profile.steps, t.bwd_data_ms / profile.steps, t.bwd_filter_ms / profile.steps};
   return profile;

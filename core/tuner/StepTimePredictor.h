@@ -18,8 +18,8 @@
 
 namespace tunescope::tuner {
 
-// What one traced run of the reference config says, per training step (medians over
-// its train_step iterations).
+// What one traced run of the reference config says, per training step: medians over its
+// train_step iterations, except non_conv_ms and idle_ms, the least over them.
 struct ReferenceProfile {
   Layout layout = Layout::NCHW;
   int threads = 1;
