@@ -25,6 +25,7 @@
 #include "cli/TuneJsonProgress.h"
 #include "cli/TrainingProgress.h"
 #include "core/base/Error.h"
+#include "core/tuner/LayerTimingStore.h"
 #include "core/tuner/Tuner.h"
 #include "profiler/ChromeTraceWriter.h"
 
@@ -274,6 +275,12 @@ Action add_tune_command(CLI::App& command) {
 
     std::optional<tuner::ResultsDb> db;
     if (!flags->db_path.empty()) db.emplace(flags->db_path);
+    // Warm start: the finds reuse the DB's timings of the same conv problems on this machine.
+    std::optional<tuner::LayerTimingStore> layer_timings;
+    if (db && options.resume) {
+      layer_timings.emplace(*db, tuner::MachineSignature::local(options.base.backend), options.base.model);
+      options.find.cache = &*layer_timings;
+    }
     tuner::Tuner tuner(options, db ? &*db : nullptr);
     std::optional<TuneJsonProgress> json;
     if (flags->progress == "jsonl")
@@ -315,6 +322,9 @@ Action add_tune_command(CLI::App& command) {
       std::printf("\n%td candidates pruned: predicted more than %.0f%% slower than the best predicted (not measured)\n",
                   pruned, options.prune.margin * 100);
     if (report.reused > 0) std::printf("\n%zu trials reused from %s\n", report.reused, db->path().c_str());
+    if (layer_timings && layer_timings->reused() > 0)
+      std::printf("%zu per-layer find timings reused from %s (same conv problem, threads and machine), %zu timed\n",
+                  layer_timings->reused(), db->path().c_str(), layer_timings->stored());
     if (report.interrupted) {
       // No config and no traces: a partial tune must not leave files that look like a result.
       if (const tuner::TrialResult* best = report.best_trial())

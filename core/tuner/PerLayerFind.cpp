@@ -97,7 +97,7 @@ std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, i
     for (const std::string& name : space.algorithms()) {
       AlgorithmTiming timing{name, 0, space.unsupported_reason(layer, layout, name), {}, false};
       std::optional<AlgorithmTiming> cached;
-      if (timing.skip_reason.empty() && options.cache) cached = options.cache->lookup(problem, threads, name);
+      if (timing.skip_reason.empty() && options.cache) cached = options.cache->lookup(problem, threads, name, std::max(1, options.repetitions));
       if (cached) {
         timing = std::move(*cached);
         timing.reused = true;
@@ -143,7 +143,7 @@ std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, i
             // predictor sums the passes of many layers, so their noise would add up.
             const auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
             timing.passes = {fastest(passes[0]), fastest(passes[1]), fastest(passes[2])};
-            if (options.cache) options.cache->store(problem, threads, timing);
+            if (options.cache) options.cache->store(problem, threads, std::max(1, options.repetitions), timing);
           }
         } catch (const std::exception& e) {
           timing.skip_reason = cat("failed: ", e.what());

@@ -34,9 +34,10 @@ struct AlgorithmTiming {
 class LayerTimingCache {
  public:
   virtual ~LayerTimingCache() = default;
-  virtual std::optional<AlgorithmTiming> lookup(const ConvProblem& problem, int threads,
-                                                const std::string& algorithm) = 0;
-  virtual void store(const ConvProblem& problem, int threads, const AlgorithmTiming& timing) = 0;
+  // A timing of `algorithm` from at least `repetitions` timed runs, if one is kept.
+  virtual std::optional<AlgorithmTiming> lookup(const ConvProblem& problem, int threads, const std::string& algorithm,
+                                                int repetitions) = 0;
+  virtual void store(const ConvProblem& problem, int threads, int repetitions, const AlgorithmTiming& timing) = 0;
 };
 
 struct LayerFind {

@@ -47,6 +47,16 @@ CREATE TABLE IF NOT EXISTS strategy_choices (
   reason TEXT NOT NULL, estimates TEXT NOT NULL, created_at TEXT NOT NULL);
 )sql";
 
+// Added after the first schema: each per-layer find timing, by conv problem (its key
+// holds the shape and layout), threads and algorithm, for any model's find to reuse.
+const char* kLayerTimingsTable = R"sql(
+CREATE TABLE IF NOT EXISTS layer_timings (
+  id INTEGER PRIMARY KEY, machine_id INTEGER NOT NULL REFERENCES machines(id), conv_problem TEXT NOT NULL,
+  threads INTEGER NOT NULL, algorithm TEXT NOT NULL, repetitions INTEGER NOT NULL, total_ms REAL NOT NULL,
+  fwd_ms REAL NOT NULL, bwd_data_ms REAL NOT NULL, bwd_filter_ms REAL NOT NULL, model TEXT NOT NULL,
+  created_at TEXT NOT NULL);
+)sql";
+
 // Columns of `trials` newer than the first schema, with their types: added on opening a
 // file without them.
 const std::pair<const char*, const char*> kAddedTrialColumns[] = {
@@ -161,6 +171,7 @@ void ResultsDb::prepare_for_writing() {
   if (db_->application_id() == 0 && table_count() == 0) {
     db_->exec(kSchema);
     db_->exec(kStrategyChoicesTable);
+    db_->exec(kLayerTimingsTable);
     db_->exec(cat("PRAGMA application_id=", profiler::kResultsDbApplicationId));
     db_->prepare("INSERT INTO meta(key, value) VALUES ('schema_version', ?1), ('created_at', ?2)")
         .bind(1, std::to_string(kResultsSchemaVersion))
@@ -207,6 +218,7 @@ void ResultsDb::add_missing_columns() {
     db_->exec(cat("ALTER TABLE trials ADD COLUMN ", name, " ", added->second));
   }
   db_->exec(kStrategyChoicesTable);
+  db_->exec(kLayerTimingsTable);
 }
 
 int64_t ResultsDb::machine_id(const MachineSignature& m) try {
@@ -269,6 +281,37 @@ void ResultsDb::add_strategy_choice(int64_t problem_id, int64_t machine_id, cons
       .bind(1, problem_id).bind(2, machine_id).bind(3, to_string(choice.requested)).bind(4, to_string(choice.run))
       .bind(5, choice.reason).bind(6, estimates_to_json(choice.estimates)).bind(7, utc_now())
       .run();
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
+}
+
+void ResultsDb::add_layer_timing(int64_t machine_id, const std::string& conv_problem, int threads, int repetitions,
+                                 const AlgorithmTiming& timing, const std::string& model) try {
+  db_->prepare("INSERT INTO layer_timings(machine_id, conv_problem, threads, algorithm, repetitions, total_ms, "
+               "fwd_ms, bwd_data_ms, bwd_filter_ms, model, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+               "?10, ?11)")
+      .bind(1, machine_id).bind(2, conv_problem).bind(3, threads).bind(4, timing.algorithm).bind(5, repetitions)
+      .bind(6, timing.median_ms).bind(7, timing.passes.fwd_ms).bind(8, timing.passes.bwd_data_ms)
+      .bind(9, timing.passes.bwd_filter_ms).bind(10, model).bind(11, utc_now())
+      .run();
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
+}
+
+std::optional<AlgorithmTiming> ResultsDb::layer_timing(int64_t machine_id, const std::string& conv_problem,
+                                                       int threads, const std::string& algorithm,
+                                                       int min_repetitions) const try {
+  if (!db_->has_table("layer_timings")) return std::nullopt;
+  SqliteStatement select = db_->prepare(
+      "SELECT total_ms, fwd_ms, bwd_data_ms, bwd_filter_ms FROM layer_timings WHERE machine_id = ?1 AND "
+      "conv_problem = ?2 AND threads = ?3 AND algorithm = ?4 AND repetitions >= ?5 ORDER BY id DESC LIMIT 1");
+  select.bind(1, machine_id).bind(2, conv_problem).bind(3, threads).bind(4, algorithm).bind(5, min_repetitions);
+  if (!select.step()) return std::nullopt;
+  AlgorithmTiming t;
+  t.algorithm = algorithm;
+  t.median_ms = select.real(0);
+  t.passes = {select.real(1), select.real(2), select.real(3)};
+  return t;
 } catch (const profiler::SqliteError& e) {
   throw_input_error(e);
 }

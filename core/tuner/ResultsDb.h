@@ -23,7 +23,7 @@ namespace tunescope::tuner {
 
 // Columns added to a table later (trials.concurrent_share, trials.mean_in_flight,
 // trials.eps_low, trials.eps_high, trials.stop_rule) and
-// tables added later (strategy_choices) do not change the version: opening an older
+// tables added later (strategy_choices, layer_timings) do not change the version: opening an older
 // file adds them (older rows keep NULL), and an older build reads and writes a newer
 // file by naming its columns and tables.
 inline constexpr int kResultsSchemaVersion = 1;
@@ -103,6 +103,15 @@ class ResultsDb {
   void add_strategy_choice(int64_t problem_id, int64_t machine_id, const StrategyChoice& choice);
   // The latest such record (none from a build before the record, or a read-only older file).
   std::optional<StrategyChoice> latest_strategy_choice(int64_t problem_id, int64_t machine_id) const;
+
+  // A per-layer find timing (AlgorithmTiming, timed: no skip reason) of `conv_problem`
+  // (ConvProblem::key: shape and layout) with `threads` on a machine, from `repetitions`
+  // timed runs, found while tuning `model`.
+  void add_layer_timing(int64_t machine_id, const std::string& conv_problem, int threads, int repetitions,
+                        const AlgorithmTiming& timing, const std::string& model);
+  // The latest such timing from at least `min_repetitions` runs, of any model.
+  std::optional<AlgorithmTiming> layer_timing(int64_t machine_id, const std::string& conv_problem, int threads,
+                                              const std::string& algorithm, int min_repetitions) const;
 
   const std::filesystem::path& path() const { return path_; }
 
