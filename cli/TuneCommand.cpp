@@ -164,7 +164,8 @@ Action add_tune_command(CLI::App& command) {
                      "auto: the strategy estimated cheapest for this model and space (the estimates are "
                      "printed and kept in --out and --db); exhaustive: every candidate; per-layer: time each conv layer's algorithms alone, then "
                      "measure the per-layer pick and its global variants; halving: time every candidate "
-                     "briefly, race the fastest third on with 3x the steps each round (the last round --steps)")
+                     "briefly, race the fastest third on with 3x the steps each round (the last round --steps); pruned: exhaustive's "
+                     "candidates, those predicted clearly slower not measured (as --prune on)")
       ->capture_default_str();
   command.add_flag("--per-layer-product", flags->per_layer_product,
                    "exhaustive and halving: also try every per-layer combination of algorithms (without "

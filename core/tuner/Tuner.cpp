@@ -189,7 +189,9 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   if (chosen) chosen(*report.strategy_choice);
   if (db_) db_->add_strategy_choice(problem_id, machine_id, *report.strategy_choice);
   const std::vector<Candidate> list = candidates(space, strategy, report);
-  CandidatePruner pruner(options_.prune, space, options_.find, list);
+  PruneOptions prune = options_.prune;
+  prune.enabled = prune.enabled || strategy == Strategy::pruned;
+  CandidatePruner pruner(prune, space, options_.find, list);
 
   // Batch norm normalises over what one replica sees, so a split changes the maths (as
   // in real data-parallel training): such candidates are checked against the reference
