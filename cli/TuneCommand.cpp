@@ -323,6 +323,9 @@ Action add_tune_command(CLI::App& command) {
       std::printf("\n%td candidates pruned: predicted more than %.0f%% slower than the best predicted (not measured)\n",
                   pruned, options.prune.margin * 100);
     if (report.reused > 0) std::printf("\n%zu trials reused from %s\n", report.reused, db->path().c_str());
+    if (layer_timings && !layer_timings->error().empty())
+      std::fprintf(stderr, "tunescope: warning: per-layer find timings not kept in the results DB: %s\n",
+                   layer_timings->error().c_str());
     if (layer_timings && layer_timings->reused() > 0)
       std::printf("%zu per-layer find timings reused from %s (same conv problem, threads and machine), %zu timed\n",
                   layer_timings->reused(), db->path().c_str(), layer_timings->stored());

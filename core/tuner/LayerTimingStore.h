@@ -4,7 +4,9 @@
 // to every find of a tune with --db (unless --fresh).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/tuner/PerLayerFind.h"
 #include "core/tuner/ResultsDb.h"
@@ -18,16 +20,27 @@ class LayerTimingStore final : public LayerTimingCache {
 
   std::optional<AlgorithmTiming> lookup(const ConvProblem& problem, int threads, const std::string& algorithm,
                                         int repetitions) override;
+  // Kept until flush(), which writes a find's timings in one transaction.
   void store(const ConvProblem& problem, int threads, int repetitions, const AlgorithmTiming& timing) override;
+  void flush() override;
 
   size_t reused() const { return reused_; }
-  size_t stored() const { return stored_; }
+  size_t stored() const { return stored_; }  // written to the DB
+  // A reuse is an optimisation: the first DB error (a full disk, a lock held too long)
+  // turns the store off instead of failing the find; the trials' own writes still
+  // report it. Empty: none.
+  const std::string& error() const { return error_; }
 
  private:
+  int64_t machine_id();  // the machine's row, made on first need (inside the error handling)
+
   ResultsDb& db_;
-  int64_t machine_id_;
+  MachineSignature machine_;
+  std::optional<int64_t> machine_id_;
   std::string model_;
   size_t reused_ = 0, stored_ = 0;
+  std::string error_;
+  std::vector<ResultsDb::LayerTimingRow> pending_;
 };
 
 }  // namespace tunescope::tuner

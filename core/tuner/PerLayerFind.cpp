@@ -159,6 +159,7 @@ std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, i
       fail(ErrorKind::runtime, "per-layer find: no algorithm passed for layer ", layer.name, " (", problem.key(), ")");
     out.push_back(std::move(find));
   }
+  if (options.cache) options.cache->flush();
   return out;
 }
 

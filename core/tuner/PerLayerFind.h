@@ -38,6 +38,8 @@ class LayerTimingCache {
   virtual std::optional<AlgorithmTiming> lookup(const ConvProblem& problem, int threads, const std::string& algorithm,
                                                 int repetitions) = 0;
   virtual void store(const ConvProblem& problem, int threads, int repetitions, const AlgorithmTiming& timing) = 0;
+  // Called once a find has stored its timings (a store may keep them until then).
+  virtual void flush() {}
 };
 
 struct LayerFind {

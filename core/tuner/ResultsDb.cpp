@@ -285,15 +285,20 @@ void ResultsDb::add_strategy_choice(int64_t problem_id, int64_t machine_id, cons
   throw_input_error(e);
 }
 
-void ResultsDb::add_layer_timing(int64_t machine_id, const std::string& conv_problem, int threads, int repetitions,
-                                 const AlgorithmTiming& timing, const std::string& model) try {
-  db_->prepare("INSERT INTO layer_timings(machine_id, conv_problem, threads, algorithm, repetitions, total_ms, "
-               "fwd_ms, bwd_data_ms, bwd_filter_ms, model, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-               "?10, ?11)")
-      .bind(1, machine_id).bind(2, conv_problem).bind(3, threads).bind(4, timing.algorithm).bind(5, repetitions)
-      .bind(6, timing.median_ms).bind(7, timing.passes.fwd_ms).bind(8, timing.passes.bwd_data_ms)
-      .bind(9, timing.passes.bwd_filter_ms).bind(10, model).bind(11, utc_now())
-      .run();
+void ResultsDb::add_layer_timings(int64_t machine_id, const std::vector<LayerTimingRow>& rows,
+                                  const std::string& model) try {
+  SqliteTransaction transaction(*db_);
+  for (const LayerTimingRow& row : rows) {
+    const AlgorithmTiming& t = row.timing;
+    db_->prepare("INSERT INTO layer_timings(machine_id, conv_problem, threads, algorithm, repetitions, total_ms, "
+                 "fwd_ms, bwd_data_ms, bwd_filter_ms, model, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                 "?9, ?10, ?11)")
+        .bind(1, machine_id).bind(2, row.conv_problem).bind(3, row.threads).bind(4, t.algorithm)
+        .bind(5, row.repetitions).bind(6, t.median_ms).bind(7, t.passes.fwd_ms).bind(8, t.passes.bwd_data_ms)
+        .bind(9, t.passes.bwd_filter_ms).bind(10, model).bind(11, utc_now())
+        .run();
+  }
+  transaction.commit();
 } catch (const profiler::SqliteError& e) {
   throw_input_error(e);
 }

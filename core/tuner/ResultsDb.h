@@ -104,11 +104,15 @@ class ResultsDb {
   // The latest such record (none from a build before the record, or a read-only older file).
   std::optional<StrategyChoice> latest_strategy_choice(int64_t problem_id, int64_t machine_id) const;
 
-  // A per-layer find timing (AlgorithmTiming, timed: no skip reason) of `conv_problem`
-  // (ConvProblem::key: shape and layout) with `threads` on a machine, from `repetitions`
-  // timed runs, found while tuning `model`.
-  void add_layer_timing(int64_t machine_id, const std::string& conv_problem, int threads, int repetitions,
-                        const AlgorithmTiming& timing, const std::string& model);
+  // Per-layer find timings (timed: no skip reason) on a machine, found while tuning
+  // `model`, in one transaction.
+  struct LayerTimingRow {
+    std::string conv_problem;  // ConvProblem::key: shape and layout
+    int threads = 1;
+    int repetitions = 1;  // timed runs
+    AlgorithmTiming timing;
+  };
+  void add_layer_timings(int64_t machine_id, const std::vector<LayerTimingRow>& rows, const std::string& model);
   // The latest such timing from at least `min_repetitions` runs, of any model.
   std::optional<AlgorithmTiming> layer_timing(int64_t machine_id, const std::string& conv_problem, int threads,
                                               const std::string& algorithm, int min_repetitions) const;

@@ -141,11 +141,11 @@ TEST(StrategyChoice, UnpricedPerLayerLooksDearOnTheResnet) {
 // Priced with the steps the quiet benchmark measured (docs/BENCHMARKS.md, "Quiet, three
 // tunes per strategy": exhaustive's 16 candidates at 69-268 ex/s against the reference's
 // 170 at batch 32; per-layer's picks, nhwc, the mix at 222 ex/s and its two algorithms
-// at 215 and 199), where per-layer cost 0.81x exhaustive's CPU time. With the same find,
-// pruned measures only the baseline (the first) and the 7 candidates priced within its
-// margin (67%) of the fastest (268 ex/s: those at 161 ex/s or more), 8 against
-// per-layer's 13, so
-// auto runs pruned; without pruned (its margin so wide it prunes nothing), per-layer.
+// at 215 and 199), where per-layer cost 0.81x exhaustive's CPU time: auto runs it (the
+// default prune margin, 8.5, prunes none of these, so pruned costs exhaustive plus the
+// find). With a margin of 67% pruned would measure only the baseline (the first) and the
+// 7 candidates priced within it of the fastest (268 ex/s: those at 161 ex/s or more),
+// 8 against per-layer's 13, and auto runs pruned.
 TEST(StrategyChoice, PricedPerLayerIsCheapestOnTheResnetAsMeasuredQuiet) {
   CostInputs in = resnet_as_benchmarked();
   in.build_seconds = 0.28;
@@ -155,11 +155,12 @@ TEST(StrategyChoice, PricedPerLayerIsCheapestOnTheResnetAsMeasuredQuiet) {
     in.candidate_step_seconds.push_back(32.0 / ex_s);
   in.per_layer_step_seconds = {32.0 / 222, 32.0 / 215, 32.0 / 199};
   StrategyChoice choice = choose_strategy(Strategy::automatic, in);
-  EXPECT_EQ(choice.run, Strategy::pruned) << choice.reason;
-  EXPECT_EQ(estimate_of(choice, Strategy::pruned).measurements, 8u);
-  in.prune_margin = 100;
-  choice = choose_strategy(Strategy::automatic, in);
   EXPECT_EQ(choice.run, Strategy::per_layer) << choice.reason;
+  EXPECT_EQ(estimate_of(choice, Strategy::pruned).measurements, 16u);
+  in.prune_margin = prune_margin_for_error(0.25);
+  const StrategyChoice narrower = choose_strategy(Strategy::automatic, in);
+  EXPECT_EQ(narrower.run, Strategy::pruned) << narrower.reason;
+  EXPECT_EQ(estimate_of(narrower, Strategy::pruned).measurements, 8u);
   EXPECT_EQ(estimate_of(choice, Strategy::per_layer).measurements, 13u) << "as per-layer measured";
   EXPECT_LT(estimate_of(choice, Strategy::per_layer).seconds, estimate_of(choice, Strategy::exhaustive).seconds);
 }
@@ -231,7 +232,7 @@ TEST(StrategyChoice, ParsesAutoAndNamesTheKnownOnes) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
-    EXPECT_NE(std::string(e.what()).find("known: auto, exhaustive, per-layer, halving"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("known: auto, exhaustive, per-layer, halving, pruned"), std::string::npos);
   }
 }
 

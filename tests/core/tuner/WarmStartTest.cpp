@@ -42,11 +42,14 @@ TEST(WarmStart, ReusesOnlyTheSameMachineProblemThreadsAlgorithmAndEnoughRepetiti
   const MachineSignature here = MachineSignature::local("cpu");
   LayerTimingStore elsewhere(db, other_cpu(), "resnet18-small");
   elsewhere.store(problem(), 1, 5, timing("direct", 100));  // another cpu
+  elsewhere.flush();
   LayerTimingStore store(db, here, "lenet5");
   store.store(problem(), 2, 5, timing("direct", 200));               // other threads
   store.store(problem(Layout::NHWC), 1, 5, timing("direct", 300));  // other layout: another conv problem
   store.store(problem(), 1, 5, timing("gemm", 400));                 // other algorithm
   store.store(problem(), 1, 1, timing("direct", 500));               // a one-run probe
+  EXPECT_FALSE(store.lookup(problem(), 1, "direct", 1)) << "kept until flushed";
+  store.flush();
 
   EXPECT_FALSE(store.lookup(problem(), 1, "direct", 5));
   const std::optional<AlgorithmTiming> probe = store.lookup(problem(), 1, "direct", 1);
@@ -55,6 +58,7 @@ TEST(WarmStart, ReusesOnlyTheSameMachineProblemThreadsAlgorithmAndEnoughRepetiti
 
   LayerTimingStore another_model(db, here, "resnet18-small");
   another_model.store(problem(), 1, 5, timing("direct", 600));
+  another_model.flush();
   const std::optional<AlgorithmTiming> found = store.lookup(problem(), 1, "direct", 5);
   ASSERT_TRUE(found);
   EXPECT_EQ(found->passes, (PassTimes{600, 1200, 1800}));
