@@ -71,9 +71,10 @@ std::optional<TrialResult> CandidatePruner::prune(const Candidate& candidate, co
   TrialResult trial;
   trial.config = candidate.config;
   trial.status = TrialStatus::pruned;
-  trial.reason = cat("predicted ", p.step_ms, " ms/step (conv ", p.conv_ms, " + other kernels ", p.non_conv_ms,
-                     " + idle ", p.idle_ms, "), ", (p.step_ms / best_ms_ - 1) * 100, "% above the best predicted ",
-                     best_ms_, " ms (", best_label_, "); margin ", options_.margin * 100, "%");
+  const auto r = [](double x) { return std::round(x * 100) / 100; };  // 0.01 ms or % is finer than the error
+  trial.reason = cat("predicted ", r(p.step_ms), " ms/step (conv ", r(p.conv_ms), " + other kernels ", r(p.non_conv_ms),
+                     " + idle ", r(p.idle_ms), "), ", r((p.step_ms / best_ms_ - 1) * 100), "% above the best predicted ",
+                     r(best_ms_), " ms (", best_label_, "); margin ", r(options_.margin * 100), "%");
   ++pruned_;
   return trial;
 }
