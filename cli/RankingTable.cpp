@@ -81,7 +81,8 @@ void print_ranking(const tuner::TuneReport& report) {
         above_faster[r] = above_faster_reason(rows[r] == report.best_trial() && tiers[i] == tiers[j], tiers[i]);
         break;
       }
-  for (tuner::TrialStatus status : {tuner::TrialStatus::invalid, tuner::TrialStatus::failed, tuner::TrialStatus::skipped})
+  for (tuner::TrialStatus status : {tuner::TrialStatus::invalid, tuner::TrialStatus::failed, tuner::TrialStatus::skipped,
+                                    tuner::TrialStatus::pruned})
     for (const auto& t : report.trials)
       if (t.status == status) rows.push_back(&t);
   above_faster.resize(rows.size());

@@ -25,6 +25,7 @@
 #include "cli/TuneJsonProgress.h"
 #include "cli/TrainingProgress.h"
 #include "core/base/Error.h"
+#include "core/tuner/LayerTimingStore.h"
 #include "core/tuner/Tuner.h"
 #include "profiler/ChromeTraceWriter.h"
 
@@ -51,6 +52,8 @@ struct TuneFlags {
   double memory_limit_mb = 0;
   double trial_timeout = 0;
   std::string isolate = "off";
+  std::string prune = "off";
+  double prune_margin = tuner::PruneOptions{}.margin;
   std::string db_path;
   bool resume = false;
   bool fresh = false;
@@ -161,7 +164,8 @@ Action add_tune_command(CLI::App& command) {
                      "auto: the strategy estimated cheapest for this model and space (the estimates are "
                      "printed and kept in --out and --db); exhaustive: every candidate; per-layer: time each conv layer's algorithms alone, then "
                      "measure the per-layer pick and its global variants; halving: time every candidate "
-                     "briefly, race the fastest third on with 3x the steps each round (the last round --steps)")
+                     "briefly, race the fastest third on with 3x the steps each round (the last round --steps); pruned: exhaustive's "
+                     "candidates, those predicted clearly slower not measured (as --prune on)")
       ->capture_default_str();
   command.add_flag("--per-layer-product", flags->per_layer_product,
                    "exhaustive and halving: also try every per-layer combination of algorithms (without "
@@ -205,6 +209,15 @@ Action add_tune_command(CLI::App& command) {
                      "that candidate instead of the tune (cpu backend only: a CUDA context does not survive "
                      "fork; costs ~15% CPU on small tunes, see docs/BENCHMARKS.md)")
       ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  command.add_option("--prune", flags->prune,
+                     "on: predict each candidate's step time from the per-layer find and the baseline's trace, "
+                     "and do not measure those predicted more than --prune-margin slower than the best "
+                     "predicted (recorded as pruned, with the prediction)")
+      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  command.add_option("--prune-margin", flags->prune_margin,
+                     "--prune on: how much slower than the best prediction a prediction must be to prune it "
+                     "(relative; the default covers the largest prediction error measured, docs/BENCHMARKS.md)")
+      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
   command.add_option("--db", flags->db_path, "Results database (SQLite), created if missing");
   command.add_flag("--resume", flags->resume,
                    "Continue an interrupted tune from --db: what a tune with --db does unless --fresh, "
@@ -253,6 +266,8 @@ Action add_tune_command(CLI::App& command) {
       fail(ErrorKind::usage, "--isolate on: candidates of the ", options.base.backend,
            " backend cannot run in a forked child (a CUDA context does not survive fork)");
     options.measure.isolate = flags->isolate == "on";
+    options.prune.enabled = flags->prune == "on";
+    options.prune.margin = flags->prune_margin;
     options.resume = !flags->db_path.empty() && !flags->fresh;
     options.stop = &g_stop;
     if (flags->resume && flags->db_path.empty()) fail(ErrorKind::usage, "--resume needs --db");
@@ -261,6 +276,12 @@ Action add_tune_command(CLI::App& command) {
 
     std::optional<tuner::ResultsDb> db;
     if (!flags->db_path.empty()) db.emplace(flags->db_path);
+    // Warm start: the finds reuse the DB's timings of the same conv problems on this machine.
+    std::optional<tuner::LayerTimingStore> layer_timings;
+    if (db && options.resume) {
+      layer_timings.emplace(*db, tuner::MachineSignature::local(options.base.backend), options.base.model);
+      options.find.cache = &*layer_timings;
+    }
     tuner::Tuner tuner(options, db ? &*db : nullptr);
     std::optional<TuneJsonProgress> json;
     if (flags->progress == "jsonl")
@@ -297,7 +318,17 @@ Action add_tune_command(CLI::App& command) {
       std::printf("\nper-layer find: %zu layer finds, %td timed (layers with the same problem share one)\n",
                   report.finds.size(), timed);
     }
+    if (const auto pruned = std::count_if(report.trials.begin(), report.trials.end(),
+                                          [](const tuner::TrialResult& t) { return t.status == tuner::TrialStatus::pruned; }))
+      std::printf("\n%td candidates pruned: predicted more than %.0f%% slower than the best predicted (not measured)\n",
+                  pruned, options.prune.margin * 100);
     if (report.reused > 0) std::printf("\n%zu trials reused from %s\n", report.reused, db->path().c_str());
+    if (layer_timings && !layer_timings->error().empty())
+      std::fprintf(stderr, "tunescope: warning: per-layer find timings not kept in the results DB: %s\n",
+                   layer_timings->error().c_str());
+    if (layer_timings && layer_timings->reused() > 0)
+      std::printf("%zu per-layer find timings reused from %s (same conv problem, threads and machine), %zu timed\n",
+                  layer_timings->reused(), db->path().c_str(), layer_timings->stored());
     if (report.interrupted) {
       // No config and no traces: a partial tune must not leave files that look like a result.
       if (const tuner::TrialResult* best = report.best_trial())

@@ -212,12 +212,14 @@ std::string to_string(TrialStatus status) {
     case TrialStatus::invalid: return "invalid";
     case TrialStatus::failed: return "failed";
     case TrialStatus::skipped: return "skipped";
+    case TrialStatus::pruned: return "pruned";
   }
   return "?";
 }
 
 TrialStatus parse_trial_status(const std::string& text) {
-  for (TrialStatus s : {TrialStatus::ok, TrialStatus::invalid, TrialStatus::failed, TrialStatus::skipped})
+  for (TrialStatus s : {TrialStatus::ok, TrialStatus::invalid, TrialStatus::failed, TrialStatus::skipped,
+                        TrialStatus::pruned})
     if (to_string(s) == text) return s;
   fail(ErrorKind::input, "unknown trial status '", text, "'");
 }

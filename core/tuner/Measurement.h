@@ -19,7 +19,9 @@
 
 namespace tunescope::tuner {
 
-enum class TrialStatus { ok, invalid, failed, skipped };
+// pruned: not measured, as predicted clearly slower than the best predicted
+// (CandidatePruning.h); its reason holds the prediction.
+enum class TrialStatus { ok, invalid, failed, skipped, pruned };
 std::string to_string(TrialStatus status);
 // Throws Error(input) for an unknown name.
 TrialStatus parse_trial_status(const std::string& text);

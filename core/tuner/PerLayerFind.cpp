@@ -2,10 +2,12 @@
 #include "core/tuner/PerLayerFind.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "core/base/AlignedBuffer.h"
 #include "core/base/Backend.h"
@@ -75,47 +77,73 @@ std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, i
     }
     timed.emplace(problem.key(), out.size());
     LayerFind find{layer.name, layout, threads, {}, {}, {}};
-    const LayerTensors host_in(problem);
-    const LayerTensors in(problem, memory);
+    // Made on first need: a layer whose timings all come from options.cache needs none.
+    std::optional<LayerTensors> in;
     // The CPU's `direct` on the same inputs is the reference every algorithm must match.
-    Outputs reference(problem);
-    {
+    std::optional<Outputs> reference;
+    auto prepare = [&] {
+      if (reference) return;
+      const LayerTensors host_in(problem);
+      in.emplace(problem, memory);
+      reference.emplace(problem);
       auto direct = Registry::instance().make_conv_algorithm("cpu", "direct");
       AlignedBuffer workspace(direct->workspace_bytes(problem));
       const ConvCall call{problem, host_exec, workspace.data(), workspace.bytes()};
-      direct->forward(call, host_in.x, host_in.w, reference.y);
-      direct->backward_data(call, host_in.dy, host_in.w, reference.dx);
-      direct->backward_filter(call, host_in.x, host_in.dy, reference.dw);
-    }
+      direct->forward(call, host_in.x, host_in.w, reference->y);
+      direct->backward_data(call, host_in.dy, host_in.w, reference->dx);
+      direct->backward_filter(call, host_in.x, host_in.dy, reference->dw);
+    };
     double best_ms = INFINITY;
     for (const std::string& name : space.algorithms()) {
-      AlgorithmTiming timing{name, 0, space.unsupported_reason(layer, layout, name)};
-      if (timing.skip_reason.empty()) {
+      AlgorithmTiming timing{name, 0, space.unsupported_reason(layer, layout, name), {}, false};
+      std::optional<AlgorithmTiming> cached;
+      if (timing.skip_reason.empty() && options.cache) cached = options.cache->lookup(problem, threads, name, std::max(1, options.repetitions));
+      if (cached) {
+        timing = std::move(*cached);
+        timing.reused = true;
+      } else if (timing.skip_reason.empty()) {
         try {
+          prepare();
           auto algorithm = Registry::instance().make_conv_algorithm(backend_name, name);
           AlignedBuffer workspace(algorithm->workspace_bytes(problem), memory);
           const ConvCall call{problem, exec, workspace.data(), workspace.bytes()};
           Outputs got(problem, memory);
+          // Each pass is timed alone (ms), to its end on a device.
+          std::array<double, 3> pass_ms{};
           auto run_all = [&] {
-            algorithm->forward(call, in.x, in.w, got.y);
-            algorithm->backward_data(call, in.dy, in.w, got.dx);
-            algorithm->backward_filter(call, in.x, in.dy, got.dw);
-            backend->finish_stream(exec.stream);  // device kernels are timed to their end
+            const auto timed = [&](int pass, auto&& run) {
+              const auto start = std::chrono::steady_clock::now();
+              run();
+              backend->finish_stream(exec.stream);
+              pass_ms[pass] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+            };
+            timed(0, [&] { algorithm->forward(call, in->x, in->w, got.y); });
+            timed(1, [&] { algorithm->backward_data(call, in->dy, in->w, got.dx); });
+            timed(2, [&] { algorithm->backward_filter(call, in->x, in->dy, got.dw); });
           };
           run_all();  // first run: plans, caches, page faults; also the one checked
-          const double err = std::max({relative_error(got.y, reference.y), relative_error(got.dx, reference.dx),
-                                       relative_error(got.dw, reference.dw)});
+          const double err = std::max({relative_error(got.y, reference->y), relative_error(got.dx, reference->dx),
+                                       relative_error(got.dw, reference->dw)});
           if (!(err <= options.tolerance)) {
             timing.skip_reason = cat("wrong results: relative error ", err, " vs direct (tolerance ", options.tolerance, ")");
           } else {
             std::vector<double> ms;
+            std::array<std::vector<double>, 3> passes;
             for (int r = 0; r < std::max(1, options.repetitions); ++r) {
-              const auto start = std::chrono::steady_clock::now();
               run_all();
-              ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+              ms.push_back(pass_ms[0] + pass_ms[1] + pass_ms[2]);
+              for (int p = 0; p < 3; ++p) passes[p].push_back(pass_ms[p]);
             }
-            std::sort(ms.begin(), ms.end());
-            timing.median_ms = ms[ms.size() / 2];
+            const auto median = [](std::vector<double> v) {
+              std::sort(v.begin(), v.end());
+              return v[v.size() / 2];
+            };
+            timing.median_ms = median(ms);
+            // Each pass's fastest run: other processes only ever add time, and the
+            // predictor sums the passes of many layers, so their noise would add up.
+            const auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
+            timing.passes = {fastest(passes[0]), fastest(passes[1]), fastest(passes[2])};
+            if (options.cache) options.cache->store(problem, threads, std::max(1, options.repetitions), timing);
           }
         } catch (const std::exception& e) {
           timing.skip_reason = cat("failed: ", e.what());
@@ -131,6 +159,7 @@ std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, i
       fail(ErrorKind::runtime, "per-layer find: no algorithm passed for layer ", layer.name, " (", problem.key(), ")");
     out.push_back(std::move(find));
   }
+  if (options.cache) options.cache->flush();
   return out;
 }
 

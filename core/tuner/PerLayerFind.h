@@ -1,11 +1,13 @@
 // The `per-layer` strategy's first half, like cuDNN's Find: each conv layer's problem is
 // run alone, for every algorithm that supports it, through the registry with a
-// workspace; forward + backward-data + backward-filter are timed together (median of
-// several repetitions) after checking the results against `direct` on the same inputs.
+// workspace; forward, backward-data and backward-filter are each timed to their end
+// (the median of their sum and each pass's fastest over several repetitions) after checking the
+// results against `direct` on the same inputs.
 // Layers with the same problem (a ResNet repeats its blocks) are timed once: the later
 // ones take the first one's timings and pick.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,10 +15,31 @@
 
 namespace tunescope::tuner {
 
+// Each pass's fastest time (ms) over the find's repetitions.
+struct PassTimes {
+  double fwd_ms = 0, bwd_data_ms = 0, bwd_filter_ms = 0;
+  bool operator==(const PassTimes&) const = default;
+};
+
 struct AlgorithmTiming {
   std::string algorithm;
-  double median_ms = 0;    // fwd + bwd_data + bwd_filter
+  double median_ms = 0;    // fwd + bwd_data + bwd_filter, timed together
   std::string skip_reason;  // empty: timed; else unsupported / wrong / threw
+  PassTimes passes;         // each pass timed alone (StepTimePredictor adds only the passes a layer runs)
+  bool reused = false;      // taken from a LayerTimingCache, not timed now
+};
+
+// Timings of a conv problem (its key includes the layout) with a pool of `threads`,
+// kept across tunes and models (LayerTimingStore.h keeps them in the results DB).
+class LayerTimingCache {
+ public:
+  virtual ~LayerTimingCache() = default;
+  // A timing of `algorithm` from at least `repetitions` timed runs, if one is kept.
+  virtual std::optional<AlgorithmTiming> lookup(const ConvProblem& problem, int threads, const std::string& algorithm,
+                                                int repetitions) = 0;
+  virtual void store(const ConvProblem& problem, int threads, int repetitions, const AlgorithmTiming& timing) = 0;
+  // Called once a find has stored its timings (a store may keep them until then).
+  virtual void flush() {}
 };
 
 struct LayerFind {
@@ -31,6 +54,9 @@ struct LayerFind {
 struct FindOptions {
   int repetitions = 5;
   double tolerance = 2e-3;  // max |out - direct| <= tolerance * max |direct|, per output
+  // Timings of the same problem, threads and algorithm found before (another model, an
+  // earlier tune) are taken from here instead of timed; new ones are stored. Null: none.
+  LayerTimingCache* cache = nullptr;
 };
 
 // One LayerFind per conv layer of `space` for `layout` with a pool of `threads`. Throws

@@ -54,6 +54,14 @@ CREATE TABLE IF NOT EXISTS machine_peaks (
   cpu TEXT NOT NULL, isa TEXT NOT NULL, threads INTEGER NOT NULL, fma_gflops REAL NOT NULL,
   bandwidth_gbs REAL NOT NULL, theoretical_gflops REAL NOT NULL, theoretical_basis TEXT NOT NULL,
   measured_at TEXT NOT NULL, PRIMARY KEY (cpu, isa, threads));
+// Added after the first schema: each per-layer find timing, by conv problem (its key
+// holds the shape and layout), threads and algorithm, for any model's find to reuse.
+const char* kLayerTimingsTable = R"sql(
+CREATE TABLE IF NOT EXISTS layer_timings (
+  id INTEGER PRIMARY KEY, machine_id INTEGER NOT NULL REFERENCES machines(id), conv_problem TEXT NOT NULL,
+  threads INTEGER NOT NULL, algorithm TEXT NOT NULL, repetitions INTEGER NOT NULL, total_ms REAL NOT NULL,
+  fwd_ms REAL NOT NULL, bwd_data_ms REAL NOT NULL, bwd_filter_ms REAL NOT NULL, model TEXT NOT NULL,
+  created_at TEXT NOT NULL);
 )sql";
 
 // Columns of `trials` newer than the first schema, with their types: added on opening a
@@ -153,6 +161,7 @@ void ResultsDb::prepare_for_writing() {
     db_->exec(kSchema);
     db_->exec(kStrategyChoicesTable);
     db_->exec(kMachinePeaksTable);
+    db_->exec(kLayerTimingsTable);
     db_->exec(cat("PRAGMA application_id=", profiler::kResultsDbApplicationId));
     db_->prepare("INSERT INTO meta(key, value) VALUES ('schema_version', ?1), ('created_at', ?2)")
         .bind(1, std::to_string(kResultsSchemaVersion))
@@ -200,6 +209,7 @@ void ResultsDb::add_missing_columns() {
   }
   db_->exec(kStrategyChoicesTable);
   db_->exec(kMachinePeaksTable);
+  db_->exec(kLayerTimingsTable);
 }
 
 int64_t ResultsDb::machine_id(const MachineSignature& m) try {
@@ -233,8 +243,13 @@ int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const Trial
       "INSERT INTO trials(problem_id, machine_id, config, status, reason, median_eps, median_step_ms, "
       "min_step_ms, spread, steps, kernels, created_at, concurrent_share, mean_in_flight, eps_low, eps_high, "
       "stop_rule) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
-  insert.bind(1, problem_id).bind(2, machine_id).bind(3, r.config_json).bind(4, to_string(r.status));
-  insert.bind(5, r.reason).bind(6, r.figures.median_eps).bind(7, r.figures.median_step_ms);
+  // A pruned row is stored as skipped with a marked reason: the status column's CHECK
+  // (in every file written before pruning) allows no other value, and an older build
+  // reads it as a candidate that was not measured, which it is.
+  const bool pruned = r.status == TrialStatus::pruned;
+  insert.bind(1, problem_id).bind(2, machine_id).bind(3, r.config_json);
+  insert.bind(4, to_string(pruned ? TrialStatus::skipped : r.status));
+  insert.bind(5, pruned ? kPrunedReasonPrefix + r.reason : r.reason).bind(6, r.figures.median_eps).bind(7, r.figures.median_step_ms);
   insert.bind(8, r.figures.min_step_ms).bind(9, r.figures.spread).bind(10, r.figures.steps);
   insert.bind(11, r.kernels_json).bind(12, utc_now_iso8601());
   const auto& c = r.concurrency;
@@ -257,6 +272,42 @@ void ResultsDb::add_strategy_choice(int64_t problem_id, int64_t machine_id, cons
       .bind(1, problem_id).bind(2, machine_id).bind(3, to_string(choice.requested)).bind(4, to_string(choice.run))
       .bind(5, choice.reason).bind(6, estimates_to_json(choice.estimates)).bind(7, utc_now_iso8601())
       .run();
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
+}
+
+void ResultsDb::add_layer_timings(int64_t machine_id, const std::vector<LayerTimingRow>& rows,
+                                  const std::string& model) try {
+  SqliteTransaction transaction(*db_);
+  for (const LayerTimingRow& row : rows) {
+    const AlgorithmTiming& t = row.timing;
+    db_->prepare("INSERT INTO layer_timings(machine_id, conv_problem, threads, algorithm, repetitions, total_ms, "
+                 "fwd_ms, bwd_data_ms, bwd_filter_ms, model, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                 "?9, ?10, ?11)")
+        .bind(1, machine_id).bind(2, row.conv_problem).bind(3, row.threads).bind(4, t.algorithm)
+        .bind(5, row.repetitions).bind(6, t.median_ms).bind(7, t.passes.fwd_ms).bind(8, t.passes.bwd_data_ms)
+        .bind(9, t.passes.bwd_filter_ms).bind(10, model).bind(11, utc_now())
+        .run();
+  }
+  transaction.commit();
+} catch (const profiler::SqliteError& e) {
+  throw_input_error(e);
+}
+
+std::optional<AlgorithmTiming> ResultsDb::layer_timing(int64_t machine_id, const std::string& conv_problem,
+                                                       int threads, const std::string& algorithm,
+                                                       int min_repetitions) const try {
+  if (!db_->has_table("layer_timings")) return std::nullopt;
+  SqliteStatement select = db_->prepare(
+      "SELECT total_ms, fwd_ms, bwd_data_ms, bwd_filter_ms FROM layer_timings WHERE machine_id = ?1 AND "
+      "conv_problem = ?2 AND threads = ?3 AND algorithm = ?4 AND repetitions >= ?5 ORDER BY id DESC LIMIT 1");
+  select.bind(1, machine_id).bind(2, conv_problem).bind(3, threads).bind(4, algorithm).bind(5, min_repetitions);
+  if (!select.step()) return std::nullopt;
+  AlgorithmTiming t;
+  t.algorithm = algorithm;
+  t.median_ms = select.real(0);
+  t.passes = {select.real(1), select.real(2), select.real(3)};
+  return t;
 } catch (const profiler::SqliteError& e) {
   throw_input_error(e);
 }
@@ -322,6 +373,10 @@ TrialRecord read_trial(const SqliteStatement& select) {
   r.config_json = select.text(3);
   r.status = parse_trial_status(select.text(4));
   r.reason = select.text(5);
+  if (r.status == TrialStatus::skipped && r.reason.rfind(kPrunedReasonPrefix, 0) == 0) {
+    r.status = TrialStatus::pruned;
+    r.reason.erase(0, std::string(kPrunedReasonPrefix).size());
+  }
   r.figures.median_eps = select.real(6);
   r.figures.median_step_ms = select.real(7);
   r.figures.min_step_ms = select.real(8);

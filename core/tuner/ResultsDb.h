@@ -24,7 +24,7 @@ namespace tunescope::tuner {
 
 // Columns added to a table later (trials.concurrent_share, trials.mean_in_flight,
 // trials.eps_low, trials.eps_high, trials.stop_rule) and
-// tables added later (strategy_choices, machine_peaks) do not change the version: opening an older
+// tables added later (strategy_choices, machine_peaks, layer_timings) do not change the version: opening an older
 // file adds them (older rows keep NULL), and an older build reads and writes a newer
 // file by naming its columns and tables.
 inline constexpr int kResultsSchemaVersion = 1;
@@ -58,6 +58,10 @@ struct TrialRecord {
   std::optional<ConcurrencyFigures> concurrency;  // NULL columns: not measured, or an older build's row
   std::string created_at;    // UTC, ISO 8601
 };
+
+// The reason of a pruned trial's row starts with this; its status column says skipped
+// (ResultsDb::add_trial), and reading it back gives TrialStatus::pruned.
+inline constexpr const char* kPrunedReasonPrefix = "pruned: ";
 
 TrialRecord record_of(const TrialResult& result);
 // The trial a stored row describes (no trace; `reused` set), its config parsed for
@@ -106,6 +110,18 @@ class ResultsDb {
   void store_machine_peak(const profiler::MachinePeak& peak);
   // Every cached figure for this CPU model (empty when none, or the file predates the cache).
   std::vector<profiler::MachinePeak> machine_peaks(const std::string& cpu) const;
+  // Per-layer find timings (timed: no skip reason) on a machine, found while tuning
+  // `model`, in one transaction.
+  struct LayerTimingRow {
+    std::string conv_problem;  // ConvProblem::key: shape and layout
+    int threads = 1;
+    int repetitions = 1;  // timed runs
+    AlgorithmTiming timing;
+  };
+  void add_layer_timings(int64_t machine_id, const std::vector<LayerTimingRow>& rows, const std::string& model);
+  // The latest such timing from at least `min_repetitions` runs, of any model.
+  std::optional<AlgorithmTiming> layer_timing(int64_t machine_id, const std::string& conv_problem, int threads,
+                                              const std::string& algorithm, int min_repetitions) const;
 
   const std::filesystem::path& path() const { return path_; }
 

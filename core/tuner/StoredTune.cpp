@@ -16,7 +16,8 @@ constexpr const char* kLegacyPairReason = "interleaved re-measurement with ";
 bool is_remeasurement(const TrialRecord& row) { return row.reason.rfind(kRemeasureReason, 0) == 0; }
 
 bool later_row_replaces(const TrialRecord& later) {
-  return later.status != TrialStatus::skipped && !(is_remeasurement(later) && later.status != TrialStatus::ok);
+  return later.status != TrialStatus::skipped && later.status != TrialStatus::pruned &&
+         !(is_remeasurement(later) && later.status != TrialStatus::ok);
 }
 
 std::optional<size_t> stored_baseline(const std::vector<RunConfig>& configs) {

@@ -26,7 +26,8 @@ namespace tunescope::tuner {
 // starts with kRemeasureReason).
 bool is_remeasurement(const TrialRecord& row);
 // Whether a later stored row of a config replaces the one shown for it so far: yes,
-// unless it is a skipped row (a budget skip, a resumed tune's copy) or an interleaved
+// unless it is a skipped or pruned row (a budget skip, a resumed tune's copy, a
+// prediction of a config measured before) or an interleaved
 // re-measurement that did not end ok (the tune kept the measured figures then).
 bool later_row_replaces(const TrialRecord& later);
 

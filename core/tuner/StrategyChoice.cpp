@@ -19,14 +19,16 @@ std::string to_string(Strategy strategy) {
     case Strategy::per_layer: return "per-layer";
     case Strategy::halving: return "halving";
     case Strategy::automatic: return "auto";
+    case Strategy::pruned: return "pruned";
   }
   return "?";
 }
 
 Strategy parse_strategy(const std::string& text) {
-  for (Strategy s : {Strategy::exhaustive, Strategy::per_layer, Strategy::halving, Strategy::automatic})
+  for (Strategy s : {Strategy::exhaustive, Strategy::per_layer, Strategy::halving, Strategy::automatic, Strategy::pruned})
     if (to_string(s) == text) return s;
-  fail(ErrorKind::usage, "--strategy: unknown strategy '", text, "' (known: auto, exhaustive, per-layer, halving)");
+  fail(ErrorKind::usage, "--strategy: unknown strategy '", text,
+       "' (known: auto, exhaustive, per-layer, halving, pruned)");
 }
 
 namespace {
@@ -240,6 +242,20 @@ std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
     measurements += racing;
   }
   out.push_back({Strategy::halving, halving + remeasure, measurements});
+
+  if (in.per_layer_allowed && !in.candidate_step_seconds.empty()) {
+    // The baseline (measured first, never pruned), then every other candidate priced
+    // within the margin of the fastest.
+    const double limit = steps.front() * (1 + in.prune_margin);
+    double seconds = in.find_seconds + measurement(in.steps, true, in.candidate_step_seconds.front()) + remeasure;
+    size_t measured = 1;
+    for (size_t i = 1; i < in.candidate_step_seconds.size(); ++i)
+      if (in.candidate_step_seconds[i] <= limit) {
+        seconds += measurement(in.steps, true, in.candidate_step_seconds[i]);
+        ++measured;
+      }
+    out.push_back({Strategy::pruned, seconds, measured});
+  }
   return out;
 }
 
@@ -278,14 +294,14 @@ StrategyChoice choose_strategy(Strategy requested, const CostInputs& inputs) {
           " ms step", inputs.per_layer_allowed ? cat(", a find of ", seconds_text(inputs.find_seconds)) : "");
   const auto cheapest = *std::min_element(choice.estimates.begin(), choice.estimates.end(),
                                           [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
-  for (Strategy preferred : {Strategy::per_layer, Strategy::exhaustive, Strategy::halving})
+  for (Strategy preferred : {Strategy::per_layer, Strategy::exhaustive, Strategy::pruned, Strategy::halving})
     for (const StrategyEstimate& e : choice.estimates)
       if (e.strategy == preferred && e.seconds <= kStrategyTieFactor * cheapest.seconds) {
         choice.run = preferred;
         choice.reason = preferred == cheapest.strategy
                             ? cat("auto: ", to_string(preferred), " has the cheapest estimate; ", estimated)
                             : cat("auto: ", to_string(preferred), " is within ", kStrategyTieFactor, "x of the cheapest (",
-                                  to_string(cheapest.strategy), "), and ties go to per-layer, then exhaustive; ",
+                                  to_string(cheapest.strategy), "), and ties go to per-layer, then exhaustive, then pruned; ",
                                   estimated);
         return choice;
       }

@@ -16,14 +16,17 @@
 #include <string>
 #include <vector>
 
+#include "core/tuner/CandidatePruning.h"
 #include "core/tuner/PerLayerFind.h"
 #include "core/tuner/SearchSpace.h"
 
 namespace tunescope::tuner {
 
-// automatic: choose one of the other three per problem (choose_strategy).
-enum class Strategy { exhaustive, per_layer, halving, automatic };
-// "exhaustive", "per-layer", "halving", "auto".
+// automatic: choose one of the others per problem (choose_strategy). pruned:
+// exhaustive's candidates with those predicted clearly slower not measured (`--prune on`,
+// CandidatePruning.h).
+enum class Strategy { exhaustive, per_layer, halving, automatic, pruned };
+// "exhaustive", "per-layer", "halving", "auto", "pruned".
 std::string to_string(Strategy strategy);
 // Throws Error(usage) naming the value.
 Strategy parse_strategy(const std::string& text);
@@ -51,6 +54,9 @@ struct CostInputs {
   // variant: its per-layer mix (when it picks two or more algorithms), then the uniform
   // config of each algorithm it picks.
   std::vector<double> per_layer_step_seconds;
+  // `pruned` measures the candidates whose priced step is within this of the fastest
+  // priced (PruneOptions::margin).
+  double prune_margin = PruneOptions{}.margin;
 };
 
 // The inputs for a tune over `space`, find_seconds left 0; `build_seconds` and
@@ -100,7 +106,9 @@ struct StrategyEstimate {
   bool operator==(const StrategyEstimate&) const = default;
 };
 
-// Estimates of exhaustive, per-layer (when allowed) and halving, in that order.
+// Estimates of exhaustive, per-layer (when allowed), halving and, when the steps are
+// priced and per-layer is allowed (the find runs), pruned, in that order. pruned is the
+// find plus the baseline plus the candidates priced within prune_margin of the fastest.
 // A measurement costs build + (numerics step + warmup + steps) x step; halving's rounds
 // follow its schedule (SuccessiveHalving.h), its later rounds without the numerics
 // step; per-layer is its find (find_seconds) plus the
@@ -137,9 +145,9 @@ struct StrategyChoice {
 
 // `requested` as given when it is not automatic (no estimates: the quick timing is
 // only worth it when there is a choice to make), else the cheapest estimate with ties
-// (kStrategyTieFactor) broken in the order per-layer, exhaustive, halving: per-layer is
-// the only strategy that mixes algorithms per layer, and exhaustive's pick is the
-// yardstick of the others.
+// (kStrategyTieFactor) broken in the order per-layer, exhaustive, pruned, halving:
+// per-layer is the only strategy that mixes algorithms per layer, exhaustive's pick is
+// the yardstick of the others, and pruned measures a subset of exhaustive's.
 StrategyChoice choose_strategy(Strategy requested, const CostInputs& inputs);
 
 // "per-layer 12.3 s (14 measurements), exhaustive 20.1 s (17), halving 18.0 s (27)".

@@ -189,6 +189,9 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   if (chosen) chosen(*report.strategy_choice);
   if (db_) db_->add_strategy_choice(problem_id, machine_id, *report.strategy_choice);
   const std::vector<Candidate> list = candidates(space, strategy, report);
+  PruneOptions prune = options_.prune;
+  prune.enabled = prune.enabled || strategy == Strategy::pruned;
+  CandidatePruner pruner(prune, space, options_.find, list);
 
   // Batch norm normalises over what one replica sees, so a split changes the maths (as
   // in real data-parallel training): such candidates are checked against the reference
@@ -325,6 +328,9 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
       trial.status = TrialStatus::skipped;
       trial.reason = cat("not started: --budget ", options_.budget_seconds, " s exhausted after ",
                          seconds_since(start), " s");
+    } else if (std::optional<TrialResult> pruned = pruner.prune(candidate, report.baseline_trial(), report.finds)) {
+      ++index;
+      trial = std::move(*pruned);
     } else {
       ++index;
       if (progress) {

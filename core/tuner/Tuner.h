@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/tuner/CandidatePruning.h"
 #include "core/tuner/Measurement.h"
 #include "core/tuner/PerLayerFind.h"
 #include "core/tuner/Ranking.h"
@@ -38,6 +39,8 @@ struct TuneOptions {
   // confidence (MeasureOptions::race_against); it is recorded ok, stop raced_out.
   bool racing = true;
   FindOptions find;
+  // Skip candidates predicted clearly slower than the best predicted (CandidatePruning.h).
+  PruneOptions prune;
   double budget_seconds = 0;  // 0: unbounded; else no candidate starts after this
   // Set (e.g. by a SIGINT handler; a lock-free atomic is async-signal-safe) to stop the
   // tune: no further candidate starts, the trial in flight finishes and is recorded,

@@ -141,7 +141,11 @@ TEST(StrategyChoice, UnpricedPerLayerLooksDearOnTheResnet) {
 // Priced with the steps the quiet benchmark measured (docs/BENCHMARKS.md, "Quiet, three
 // tunes per strategy": exhaustive's 16 candidates at 69-268 ex/s against the reference's
 // 170 at batch 32; per-layer's picks, nhwc, the mix at 222 ex/s and its two algorithms
-// at 215 and 199), where per-layer cost 0.81x exhaustive's CPU time: auto runs it.
+// at 215 and 199), where per-layer cost 0.81x exhaustive's CPU time: auto runs it (the
+// default prune margin, 8.5, prunes none of these, so pruned costs exhaustive plus the
+// find). With a margin of 67% pruned would measure only the baseline (the first) and the
+// 7 candidates priced within it of the fastest (268 ex/s: those at 161 ex/s or more),
+// 8 against per-layer's 13, and auto runs pruned.
 TEST(StrategyChoice, PricedPerLayerIsCheapestOnTheResnetAsMeasuredQuiet) {
   CostInputs in = resnet_as_benchmarked();
   in.build_seconds = 0.28;
@@ -150,8 +154,13 @@ TEST(StrategyChoice, PricedPerLayerIsCheapestOnTheResnetAsMeasuredQuiet) {
   for (double ex_s : {249, 268, 231, 221, 221, 172, 170, 166, 136, 133, 116, 96, 86, 85, 78, 69})
     in.candidate_step_seconds.push_back(32.0 / ex_s);
   in.per_layer_step_seconds = {32.0 / 222, 32.0 / 215, 32.0 / 199};
-  const StrategyChoice choice = choose_strategy(Strategy::automatic, in);
+  StrategyChoice choice = choose_strategy(Strategy::automatic, in);
   EXPECT_EQ(choice.run, Strategy::per_layer) << choice.reason;
+  EXPECT_EQ(estimate_of(choice, Strategy::pruned).measurements, 16u);
+  in.prune_margin = prune_margin_for_error(0.25);
+  const StrategyChoice narrower = choose_strategy(Strategy::automatic, in);
+  EXPECT_EQ(narrower.run, Strategy::pruned) << narrower.reason;
+  EXPECT_EQ(estimate_of(narrower, Strategy::pruned).measurements, 8u);
   EXPECT_EQ(estimate_of(choice, Strategy::per_layer).measurements, 13u) << "as per-layer measured";
   EXPECT_LT(estimate_of(choice, Strategy::per_layer).seconds, estimate_of(choice, Strategy::exhaustive).seconds);
 }
@@ -191,7 +200,8 @@ TEST(StrategyChoice, PerLayerWithinTheTieFactorBeatsACheaperExhaustive) {
 
 TEST(StrategyChoice, AFullFindIsTheProbePlusTheRepeatedTimedRuns) {
   LayerFind probe;
-  probe.timings = {{"direct", 300, ""}, {"gemm", 100, ""}, {"fft-own", 0, "does not support the problem"}};
+  probe.timings = {{"direct", 300, "", {}, false}, {"gemm", 100, "", {}, false},
+                   {"fft-own", 0, "does not support the problem", {}, false}};
   // 2 s of probe (fixed part + one timed run of each algorithm, 0.4 s); 5 repetitions
   // add 4 more rounds of the timed runs only.
   EXPECT_NEAR(find_seconds_of(2.0, probe, 5), 2.0 + 4 * 0.4, 1e-12);
@@ -222,7 +232,7 @@ TEST(StrategyChoice, ParsesAutoAndNamesTheKnownOnes) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
-    EXPECT_NE(std::string(e.what()).find("known: auto, exhaustive, per-layer, halving"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("known: auto, exhaustive, per-layer, halving, pruned"), std::string::npos);
   }
 }
 
@@ -341,6 +351,58 @@ TEST(StrategyChoice, PricedStepsWeighEachMeasurement) {
   // Round 0 measures all 17 at 2 steps; the 6 and 2 kept are fast ones.
   EXPECT_NEAR(e[2].seconds,
               9 * at(2, 1, 0.025) + 8 * at(2, 1, 0.1) + 6 * at(4, 0, 0.025) + 2 * at(10, 0, 0.025) + remeasure, 1e-9);
+}
+
+}  // namespace
+}  // namespace tunescope::tuner
+
+namespace tunescope::tuner {
+namespace {
+
+// Priced steps: the baseline at 0.1 s, two candidates near the fastest, the rest far slower.
+CostInputs priced_wide_space() {
+  CostInputs in;
+  in.layout_thread_pairs = 4;
+  in.concurrency_variants = 4;
+  in.algorithms = 4;
+  in.conv_layers = 2;
+  in.distinct_problems = 2;
+  in.find_seconds = 1;
+  in.warmup = 1;
+  in.steps = 5;
+  in.build_seconds = 0.2;
+  in.step_seconds = 0.1;
+  in.candidate_step_seconds = {0.1, 0.05, 0.06};
+  for (int i = 0; i < 45; ++i) in.candidate_step_seconds.push_back(0.3);
+  in.candidates = in.candidate_step_seconds.size();
+  in.per_layer_step_seconds = {0.05, 0.06, 0.05};
+  in.prune_margin = 0.5;
+  return in;
+}
+
+TEST(StrategyChoice, PrunedMeasuresTheBaselineAndTheCandidatesPricedWithinTheMargin) {
+  const CostInputs in = priced_wide_space();
+  const std::vector<StrategyEstimate> e = estimate_costs(in);
+  ASSERT_EQ(e.size(), 4u);
+  ASSERT_EQ(e[3].strategy, Strategy::pruned);
+  auto measurement = [&](double step) { return 0.2 + (1 + 1 + 5) * step; };
+  // 0.05 x 1.5 = 0.075: the baseline (0.1, always measured), 0.05 and 0.06.
+  EXPECT_EQ(e[3].measurements, 3u);
+  EXPECT_NEAR(e[3].seconds, 1 + measurement(0.1) + measurement(0.05) + measurement(0.06) + 2 * measurement(0.1), 1e-9);
+  // per-layer measures its 3 configs in each of 4 pairs x 4 variants: pruned is cheaper, and auto runs it.
+  const StrategyChoice choice = choose_strategy(Strategy::automatic, in);
+  EXPECT_EQ(choice.run, Strategy::pruned) << choice.reason;
+  EXPECT_EQ(parse_strategy("pruned"), Strategy::pruned);
+}
+
+TEST(StrategyChoice, NoPrunedEstimateWithoutPricesOrAFind) {
+  CostInputs in = priced_wide_space();
+  in.candidate_step_seconds.clear();
+  in.per_layer_step_seconds.clear();
+  for (const StrategyEstimate& e : estimate_costs(in)) EXPECT_NE(e.strategy, Strategy::pruned);
+  in = priced_wide_space();
+  in.per_layer_allowed = false;
+  for (const StrategyEstimate& e : estimate_costs(in)) EXPECT_NE(e.strategy, Strategy::pruned);
 }
 
 }  // namespace
