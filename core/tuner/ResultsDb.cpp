@@ -286,7 +286,7 @@ void ResultsDb::add_layer_timings(int64_t machine_id, const std::vector<LayerTim
                  "?9, ?10, ?11)")
         .bind(1, machine_id).bind(2, row.conv_problem).bind(3, row.threads).bind(4, t.algorithm)
         .bind(5, row.repetitions).bind(6, t.median_ms).bind(7, t.passes.fwd_ms).bind(8, t.passes.bwd_data_ms)
-        .bind(9, t.passes.bwd_filter_ms).bind(10, model).bind(11, utc_now())
+        .bind(9, t.passes.bwd_filter_ms).bind(10, model).bind(11, utc_now_iso8601())
         .run();
   }
   transaction.commit();
