@@ -92,6 +92,9 @@ SessionOptions SessionFlags::resolve() const {
       const KnobSpec& spec = KnobCatalog::instance().at(key);
       resolved.knobs.set_text(key, spec.checked(knob_text.at(key), spec.flag()));
     }
+  // A model file is read, and refused, before the command creates any output (tune opens
+  // its results DB and trace folder before it builds the first candidate).
+  if (is_model_file(resolved.model)) model_input(resolved.model);
   return resolved;
 }
 

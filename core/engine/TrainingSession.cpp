@@ -90,6 +90,14 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   source.fake.height = model.height;
   source.fake.width = model.width;
   source.fake.seed = options_.seed;
+  if (options_.data == "fake") {
+    const int64_t image = source.fake.channels * model.height * model.width;
+    for (const auto& [count, flag] : {std::pair{options_.fake_train_count, "--fake-count"},
+                                      std::pair{options_.fake_test_count, "--fake-test-count"}})
+      if (count > kMaxFakeBytes / image)
+        fail(ErrorKind::usage, flag, " ", count, ": fake images of ", source.fake.channels, "x", model.height, "x",
+             model.width, " (model ", options_.model, ") would take more than ", kMaxFakeBytes, " bytes");
+  }
   auto train = first_items(data::load_dataset(options_.data, data::Split::train, source), options_.train_limit);
   auto test = first_items(data::load_dataset(options_.data, data::Split::test, source), options_.test_limit);
   if (train->height > model.height || train->width > model.width)

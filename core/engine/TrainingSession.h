@@ -24,6 +24,8 @@ namespace tunescope {
 // Bounds of the options that size memory before the first step: 1M fake examples of the
 // largest model input (3x32x32 bytes) take 3 GiB; a batch of 65536 such images 200 MiB.
 inline constexpr int64_t kMaxFakeExamples = 1'000'000;
+// Fake images are one byte per value: a model file's larger input is bounded by bytes.
+inline constexpr int64_t kMaxFakeBytes = kMaxFakeExamples * 3 * 32 * 32;
 inline constexpr int64_t kMaxBatch = 65'536;
 
 struct SessionOptions {

@@ -24,6 +24,7 @@ inline constexpr int64_t kMaxFileBytes = int64_t{1} << 30;
 // Bounds of the graph input's (c, h, w): it sizes every activation and the fake data.
 inline constexpr int64_t kMaxInputChannels = 4096;
 inline constexpr int64_t kMaxInputSide = 4096;
+inline constexpr int64_t kMaxInputElements = int64_t{1} << 24;  // c x h x w of one image
 
 // One initializer as logical (n, c, h, w) values for one of our tensors.
 struct FileTensor {

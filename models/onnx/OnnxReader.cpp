@@ -81,9 +81,11 @@ class GraphReader {
       sizes[d] = dims[d].dim_value();
     }
     if (dims[0].has_dim_value() && dims[0].dim_value() > 0) sizes[0] = dims[0].dim_value();
-    if (sizes[1] > kMaxInputChannels || sizes[2] > kMaxInputSide || sizes[3] > kMaxInputSide)
+    if (sizes[1] > kMaxInputChannels || sizes[2] > kMaxInputSide || sizes[3] > kMaxInputSide ||
+        sizes[1] * sizes[2] * sizes[3] > kMaxInputElements)
       refuse("graph input '", input->name(), "' is ", sizes[1], "x", sizes[2], "x", sizes[3], "; at most ",
-             kMaxInputChannels, " channels and ", kMaxInputSide, "x", kMaxInputSide, " are taken");
+             kMaxInputChannels, " channels, ", kMaxInputSide, "x", kMaxInputSide, " and ", kMaxInputElements,
+             " values per image are taken");
     model_.input = {sizes[0], sizes[1], sizes[2], sizes[3]};
     values_[input->name()] = Value{Network::kInput, {1, sizes[1], sizes[2], sizes[3]}};
   }

@@ -154,6 +154,13 @@ const Refusal kRefusals[] = {
        flatten.add_input("shape");
      },
      {"node 'flatten'", "(Reshape)", "only [N, 4]"}},
+    {"oversized input",
+     [](TinyOnnx& m) {
+       auto* shape = m.graph.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+       shape->mutable_dim(2)->set_dim_value(4096);
+       shape->mutable_dim(3)->set_dim_value(4096);
+     },
+     {"graph input 'x' is 3x4096x4096", "values per image"}},
     {"unsorted graph", [](TinyOnnx& m) { m.graph.mutable_node()->SwapElements(0, 1); },
      {"node 'relu'", "(Relu)", "input 'c' is produced by no earlier node"}},
 };
