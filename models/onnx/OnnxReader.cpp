@@ -27,11 +27,15 @@ struct Value {
   Shape4 shape{1, 0, 0, 0};
   bool flat = false;
   bool softmaxed = false;  // after the final Softmax: nothing may consume it
+  // Zero padding of a Pad node not yet applied: the Conv or AveragePool that consumes the
+  // value takes it as its own padding (PyTorch exports AvgPool2d as Pad + AveragePool).
+  int64_t pad_h = 0, pad_w = 0;
 };
 
 const char* const kSupported =
     "Conv, BatchNormalization, Relu, MaxPool, AveragePool, GlobalAveragePool, Add, Flatten, Reshape (to 2-D), "
-    "Gemm, MatMul, Dropout, Identity, Constant, and Softmax or LogSoftmax at the end";
+    "Gemm, MatMul, Dropout, Identity, Constant, Pad (zeros, before Conv or AveragePool), and Softmax or "
+    "LogSoftmax at the end";
 
 class GraphReader {
  public:
@@ -109,6 +113,8 @@ class GraphReader {
     }
     if (it->second.softmaxed)
       refuse_node(node, "consumes the output of a Softmax/LogSoftmax; tunescope takes those only at the end of the graph");
+    if ((it->second.pad_h || it->second.pad_w) && node.op_type() != "Conv" && node.op_type() != "AveragePool")
+      refuse_node(node, "consumes the output of a Pad; tunescope takes Pad only right before Conv or AveragePool");
     return it->second;
   }
 
@@ -304,6 +310,7 @@ class GraphReader {
       v.softmaxed = true;  // our softmax cross-entropy replaces it
       return define(node, v);
     }
+    if (op == "Pad") return pad(node);
     if (op == "Constant") {
       only_attributes(node, {"value"});
       const auto* a = attribute(node, "value");
@@ -322,6 +329,30 @@ class GraphReader {
     const int id = add_layer(plan_for(node, kind, {v.node}));
     if (kind == LayerKind::global_avg_pool) v.shape.h = v.shape.w = 1;
     define(node, Value{id, v.shape, v.flat});
+  }
+
+  // Pad with zeros, the same on both sides of each spatial axis, nothing on N and C.
+  void pad(const pb::NodeProto& node) {
+    only_attributes(node, {"mode"});
+    if (const auto* mode = attribute(node, "mode"); mode && mode->s() != "constant")
+      refuse_node(node, "mode '", mode->s(), "' is not supported: only zero padding (constant)");
+    if (has_input(node, 2)) {
+      const pb::TensorProto& value = constant(node, 2, "padding value");
+      check_float_initializer(node, value);
+      const FileTensor v = file_tensor(node, value, {1, 1, 1, element_count(node, value)});
+      if (v.values.size() != 1 || v.values[0] != 0.0f) refuse_node(node, "only zero padding is supported");
+    }
+    if (has_input(node, 3)) refuse_node(node, "input axes is not supported");
+    Value v = value(node, 0);
+    if (v.flat) refuse_node(node, "pads a 2-D value; only N x C x H x W images are padded");
+    const auto p = int_values(node, constant(node, 1, "pads"));
+    // [n_begin, c_begin, h_begin, w_begin, n_end, c_end, h_end, w_end]
+    if (p.size() != 8 || p[0] || p[1] || p[4] || p[5] || p[2] != p[6] || p[3] != p[7] || p[2] < 0 || p[3] < 0 ||
+        p[2] > kMaxInputSide || p[3] > kMaxInputSide)
+      refuse_node(node, "pads must be zero on N and C and the same on both sides of H and W");
+    v.pad_h += p[2];
+    v.pad_w += p[3];
+    define(node, v);
   }
 
   void conv(const pb::NodeProto& node) {
@@ -345,7 +376,9 @@ class GraphReader {
     if (kernel.first != wd[2] || kernel.second != wd[3])
       refuse_node(node, "attribute kernel_shape does not match weight '", w.name(), "'");
     const auto strides = pair_attribute(node, "strides", 1);
-    const auto pads = pads_attribute(node);
+    auto pads = pads_attribute(node);
+    pads.first += in.pad_h;  // a Pad node before it
+    pads.second += in.pad_w;
     if (kernel.first != kernel.second || strides.first != strides.second || pads.first != pads.second)
       refuse_node(node, "kernel ", kernel.first, "x", kernel.second, ", strides ", strides.first, "x", strides.second,
                   ", pads ", pads.first, "x", pads.second, " are not supported: tunescope's convolutions are square");
@@ -390,9 +423,12 @@ class GraphReader {
     if (!attribute(node, "kernel_shape")) refuse_node(node, "attribute kernel_shape is missing");
     const auto kernel = pair_attribute(node, "kernel_shape", 1);
     const auto strides = pair_attribute(node, "strides", 1);
-    const auto pads = pads_attribute(node);
+    auto pads = pads_attribute(node);
     if (!max && (pads.first || pads.second))
       require_int(node, "count_include_pad", 0, 1, "tunescope's average pooling counts the padding (count_include_pad = 1)");
+    // Zeros from a Pad node before it are counted like our own padding is.
+    pads.first += in.pad_h;
+    pads.second += in.pad_w;
     LayerPlan plan = plan_for(node, max ? LayerKind::max_pool : LayerKind::avg_pool, {in.node});
     plan.pool = PoolParams{kernel.first, kernel.second, strides.first, strides.second, pads.first, pads.second};
     if (in.shape.h + 2 * pads.first < kernel.first || in.shape.w + 2 * pads.second < kernel.second)

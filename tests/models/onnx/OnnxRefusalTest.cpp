@@ -85,6 +85,37 @@ TEST(OnnxReader, MatMulEqualsGemmWithTransposedWeight) {
     for (int64_t f = 0; f < 4; ++f) EXPECT_EQ(wa.at(k, f, 0, 0), wb.at(k, f, 0, 0)) << k << "," << f;
 }
 
+// PyTorch exports AvgPool2d(padding=p) as Pad + AveragePool: the zeros become the pool's padding.
+TEST(OnnxReader, ZeroPadBeforeAveragePoolBecomesItsPadding) {
+  ScratchDir dir;
+  TinyOnnx m;
+  auto& pads = *m.graph.add_initializer();
+  pads.set_name("pads");
+  pads.set_data_type(::onnx::TensorProto::INT64);
+  pads.add_dims(8);
+  for (int64_t v : {0, 0, 1, 1, 0, 0, 1, 1}) pads.add_int64_data(v);
+  m.node("relu").set_output(0, "r0");
+  m.add_node("Pad", "pad", {"r0", "pads"}, {"r"});
+  for (int i = m.graph.node_size() - 1; i > 2; --i) m.graph.mutable_node()->SwapElements(i, i - 1);  // after relu
+  auto& pool = m.node("gap");
+  pool.set_op_type("AveragePool");
+  m.set_ints(pool, "kernel_shape", {8, 8});
+  m.set_ints(pool, "strides", {8, 8});
+  m.set_int(pool, "count_include_pad", 1);
+  // 8x8 padded to 10x10, pooled 8x8 with stride 8: 1x1, as the fc expects.
+  const OnnxModel model = read_onnx_model(m.save(dir / "pad.onnx"));
+  ASSERT_EQ(model.layers.size(), 4u);  // conv, relu, avgpool, fc: no layer for the Pad
+  EXPECT_EQ(model.layers[2].kind, LayerKind::avg_pool);
+  EXPECT_EQ(model.layers[2].pool.pad_h, 1);
+  EXPECT_EQ(model.layers[2].pool.pad_w, 1);
+
+  // Before a max pool the zeros would change the maximum: refused.
+  pool.set_op_type("MaxPool");
+  pool.mutable_attribute()->RemoveLast();  // count_include_pad
+  expect_error(ErrorKind::input, [&] { read_onnx_model(m.save(dir / "pad-max.onnx")); },
+               {"node 'gap' (MaxPool)", "output of a Pad"});
+}
+
 struct Refusal {
   const char* what;
   void (*change)(TinyOnnx&);
