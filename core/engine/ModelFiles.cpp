@@ -1,6 +1,7 @@
 #include "core/engine/ModelFiles.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "core/base/Error.h"
@@ -28,9 +29,8 @@ std::map<std::string, ModelFileFormat>& formats() {
 const KnownExtension* known_extension(const std::string& model) {
   for (const auto& known : kKnownExtensions) {
     const std::string ext = known.extension;
-    if (model.size() > ext.size() &&
-        std::equal(ext.rbegin(), ext.rend(), model.rbegin(), [](char a, char b) { return a == std::tolower(b); }))
-      return &known;
+    const auto same = [](char a, char b) { return a == static_cast<char>(std::tolower(static_cast<unsigned char>(b))); };
+    if (model.size() > ext.size() && std::equal(ext.rbegin(), ext.rend(), model.rbegin(), same)) return &known;
   }
   return nullptr;
 }

@@ -298,7 +298,7 @@ class GraphReader {
     if (op == "Flatten" || op == "Reshape") return flatten(node);
     if (op == "Gemm" || op == "MatMul") return linear(node);
     if (op == "Dropout" || op == "Identity") {
-      only_attributes(node, {"seed"});  // Dropout is the identity in our training (no random masks)
+      only_attributes(node, {"seed", "ratio", "is_test"});  // Dropout is the identity in our training (no random masks)
       return define(node, value(node, 0));
     }
     if (op == "Softmax" || op == "LogSoftmax") {
