@@ -4,11 +4,16 @@
 // Error(input) naming the file, the node, its operator and what is unsupported.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
+#include "core/base/AlignedBuffer.h"
+#include "core/base/Registry.h"
+#include "core/base/ThreadPool.h"
 #include "core/engine/Models.h"
+#include "core/engine/ParameterInit.h"
 #include "models/onnx/OnnxModel.h"
 #include "tests/core/ExpectError.h"
 #include "tests/core/ScratchDir.h"
@@ -114,6 +119,44 @@ TEST(OnnxReader, ZeroPadBeforeAveragePoolBecomesItsPadding) {
   pool.mutable_attribute()->RemoveLast();  // count_include_pad
   expect_error(ErrorKind::input, [&] { read_onnx_model(m.save(dir / "pad-max.onnx")); },
                {"node 'gap' (MaxPool)", "output of a Pad"});
+}
+
+// Gemm after Flatten of a 4x8x8 activation: the file's [5, 256] weight is in (c, h, w)
+// order, ours is stored in the run's layout; both layouts compute the same logits.
+TEST(OnnxReader, FlattenedGemmMeansTheSameInBothLayouts) {
+  ScratchDir dir;
+  TinyOnnx m;
+  m.node("flatten").set_input(0, "r");  // no global pooling: flatten 4 x 8 x 8
+  m.graph.mutable_node()->DeleteSubrange(2, 1);  // the GlobalAveragePool
+  auto& w = m.initializer("fc.w");
+  w.set_dims(1, 256);
+  w.clear_float_data();
+  for (int i = 0; i < 5 * 256; ++i) w.add_float_data(0.01f * static_cast<float>((i * 37) % 101) - 0.5f);
+  const std::string path = m.save(dir / "flat.onnx");
+
+  std::vector<std::vector<float>> logits;
+  for (const Layout layout : {Layout::NCHW, Layout::NHWC}) {
+    ModelSpec spec;
+    spec.name = path;
+    spec.input = {2, 3, 8, 8};
+    spec.setup.layout = layout;
+    spec.file_weights = true;
+    auto net = build_model(spec);
+    auto backend = Registry::instance().make_backend("cpu");
+    ThreadPool pool(1);
+    AlignedBuffer workspace(std::max<size_t>(net->workspace_bytes(), 64));
+    LayerContext ctx{backend->ops(), ExecContext{pool}, workspace.data(), workspace.bytes()};
+    Tensor x(spec.input, layout);
+    std::vector<float> values(static_cast<size_t>(spec.input.count()));
+    for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.1f * static_cast<float>(i));
+    load_logical_values(x, values, "input");
+    const Tensor& y = net->forward(ctx, x, true);
+    logits.emplace_back();
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t k = 0; k < 5; ++k) logits.back().push_back(y.at(n, k, 0, 0));
+  }
+  // Same arithmetic in another order: float32 rounding only.
+  for (size_t i = 0; i < logits[0].size(); ++i) EXPECT_NEAR(logits[0][i], logits[1][i], 1e-4f) << i;
 }
 
 struct Refusal {

@@ -76,7 +76,7 @@ TEST_P(OnnxZoo, ForwardLossAndGradientsEqualPyTorch) {
   ModelSpec spec;
   spec.name = path;
   spec.input = {in_dims[0], in_dims[1], in_dims[2], in_dims[3]};
-  spec.setup = LayerSetup{c.layout, "cpu", 1};
+  spec.setup.layout = c.layout;
   spec.file_weights = true;
   auto net = build_model(spec);
 
