@@ -87,7 +87,7 @@ TEST(OnnxCli, RefusedModelExitsTwoNamingNodeAndWritesNothing) {
   testing::TinyOnnx model;
   model.node("relu").set_op_type("Sigmoid");
   const std::string path = model.save(dir / "sigmoid.onnx");
-  for (const std::string command : {"profile --steps 1 --trace " + dir.at("trace.json"),
+  for (const std::string& command : {"profile --steps 1 --trace " + dir.at("trace.json"),
                                     "tune --steps 1 --warmup 0 -o " + dir.at("tuned.json") + " --db " +
                                         dir.at("results.sqlite") + " --trace-dir " + dir.at("traces")}) {
     const auto run = run_cli(command + " --model " + path + kFakeData);
