@@ -1,7 +1,10 @@
 #include "cli/SessionFlags.h"
 
+#include <algorithm>
+
 #include "core/base/BackendChoice.h"
 #include "core/base/Error.h"
+#include "core/engine/ModelFiles.h"
 #include "core/engine/Models.h"
 #include "core/engine/RunConfig.h"
 #include "core/engine/RunKnobs.h"
@@ -9,8 +12,17 @@
 namespace tunescope::cli {
 
 void SessionFlags::add_to(CLI::App& command, bool tuned_knobs) {
-  model_option_ = command.add_option("--model", options.model, "Model to train: lenet5 | resnet18-small")
-      ->check(CLI::IsMember(model_names()))
+  model_option_ = command.add_option("--model", options.model,
+                                     "Model to train: lenet5 | resnet18-small | PATH.onnx (docs/ONNX.md)")
+      ->check([](const std::string& model) -> std::string {
+        const auto names = model_names();
+        if (std::find(names.begin(), names.end(), model) != names.end() || is_model_file(model)) return "";
+        return cat("unknown model '", model, "' (known: lenet5, resnet18-small, or a PATH.onnx file)");
+      })
+      ->capture_default_str();
+  command.add_option("--init", options.init,
+                     "Starting weights: random (drawn from --seed) | onnx (the model file's initializers)")
+      ->check(CLI::IsMember({"random", "onnx"}))
       ->capture_default_str();
   command.add_option("--data", options.data,
                      "Training data: fashion-mnist | fake | PATH to a folder of MNIST-format IDX files")
@@ -38,7 +50,7 @@ void SessionFlags::add_to(CLI::App& command, bool tuned_knobs) {
   command.add_option("--fake-count", options.fake_train_count, "Training examples of fake data")
       ->capture_default_str();
   command.add_option("--fake-channels", options.fake_channels,
-                     "Channels of fake data (0: the model's usual: lenet5 1, resnet18-small 3)");
+                     "Channels of fake data (0: the model's: lenet5 1, resnet18-small 3, a model file's input)");
   command.add_option("--backend", options.backend, "Compute backend: cpu | cuda | auto (cuda when a device is usable, else cpu)")->capture_default_str();
 }
 
@@ -80,6 +92,9 @@ SessionOptions SessionFlags::resolve() const {
       const KnobSpec& spec = KnobCatalog::instance().at(key);
       resolved.knobs.set_text(key, spec.checked(knob_text.at(key), spec.flag()));
     }
+  // A model file is read, and refused, before the command creates any output (tune opens
+  // its results DB and trace folder before it builds the first candidate).
+  if (is_model_file(resolved.model)) model_input(resolved.model);
   return resolved;
 }
 

@@ -7,6 +7,8 @@ packages=(
   build-essential cmake pkg-config git
   libopenblas-dev libfftw3-dev zlib1g-dev libsqlite3-dev
   libdnnl-dev  # oneDNN: the onednn:* convolution algorithms (optional at build time)
+  libonnx-dev libprotobuf-dev  # --model PATH.onnx (optional at build time)
+  python3-onnx  # models/zoo/make-zoo.py: torch.onnx.export (python3-torch) needs it
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist

@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 build_dir="${2:-build-fuzz}"
 targets=(fuzz_idx_reader fuzz_run_config fuzz_chrome_trace)
+# The ONNX reader's target exists where libonnx and protobuf are installed (scripts/install-deps.sh).
+if [ -f /usr/include/onnx/onnx_pb.h ]; then targets+=(fuzz_onnx_model); fi
 
 command -v clang++ >/dev/null || { echo "run-fuzz: clang++ not found (scripts/install-deps.sh installs it)" >&2; exit 2; }
 instrument="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"

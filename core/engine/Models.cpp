@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/base/Error.h"
+#include "core/engine/ModelFiles.h"
 #include "core/engine/layers/BatchNormLayer.h"
 #include "core/engine/layers/Conv2dLayer.h"
 #include "core/engine/layers/ElementwiseLayers.h"
@@ -44,13 +45,7 @@ class ModelBuilder {
   bool fuse() const { return fuse_; }
 
   std::unique_ptr<Network> finish() {
-    for (const auto& [layer, algorithm] : spec_.conv.per_layer)
-      if (!used_.count(layer)) {
-        std::string known;
-        for (const auto& name : used_) known += (known.empty() ? "" : ", ") + name;
-        fail(ErrorKind::usage, spec_.conv_source, ": model ", spec_.name, " has no conv layer '", layer,
-             "' (conv layers: ", known, ")");
-      }
+    check_per_layer_names(spec_, used_);
     net_->build(spec_.input, spec_.setup);
     return std::move(net_);
   }
@@ -121,21 +116,38 @@ std::unique_ptr<Network> resnet18_small(const ModelSpec& spec) {
 
 }  // namespace
 
+void check_per_layer_names(const ModelSpec& spec, const std::set<std::string>& conv_layers) {
+  for (const auto& [layer, algorithm] : spec.conv.per_layer)
+    if (!conv_layers.count(layer)) {
+      std::string known;
+      for (const auto& name : conv_layers) known += (known.empty() ? "" : ", ") + name;
+      fail(ErrorKind::usage, spec.conv_source, ": model ", spec.name, " has no conv layer '", layer,
+           "' (conv layers: ", known, ")");
+    }
+}
+
 std::vector<std::string> model_names() { return {"lenet5", "resnet18-small"}; }
 
-int64_t model_input_size(const std::string& name) {
-  for (const auto& known : model_names())
-    if (name == known) return 32;
-  fail(ErrorKind::usage, "unknown model '", name, "' (known: lenet5, resnet18-small)");
+ModelInput model_input(const std::string& name) {
+  if (name == "lenet5") return ModelInput{1, false, 32, 32, 0};
+  if (name == "resnet18-small") return ModelInput{3, false, 32, 32, 0};
+  if (is_model_file(name)) {
+    const ModelFileShape shape = model_file_format(name).shape(name);
+    return ModelInput{shape.channels, true, shape.height, shape.width, shape.classes};
+  }
+  fail(ErrorKind::usage, "unknown model '", name, "' (known: lenet5, resnet18-small, or a PATH.onnx file)");
 }
 
 std::unique_ptr<Network> build_model(const ModelSpec& given) {
   // Conv layers the spec leaves unnamed run the backend's default algorithm.
   ModelSpec spec = given;
   spec.conv = with_backend_default(given.conv, given.setup.backend);
+  if (is_model_file(spec.name)) return model_file_format(spec.name).build(spec);
+  if (spec.file_weights)
+    fail(ErrorKind::usage, "--init onnx: model ", spec.name, " is built in and has no file to take weights from");
   if (spec.name == "lenet5") return lenet5(spec);
   if (spec.name == "resnet18-small") return resnet18_small(spec);
-  fail(ErrorKind::usage, "unknown model '", spec.name, "' (known: lenet5, resnet18-small)");
+  fail(ErrorKind::usage, "unknown model '", spec.name, "' (known: lenet5, resnet18-small, or a PATH.onnx file)");
 }
 
 }  // namespace tunescope

@@ -1,9 +1,11 @@
 #include "core/engine/ParameterInit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
 
+#include "core/base/Error.h"
 #include "core/engine/Layer.h"
 
 namespace tunescope {
@@ -21,6 +23,17 @@ void init_he_normal(Tensor& weight, int64_t fan_in, uint64_t seed) {
     for (int64_t c = 0; c < s.c; ++c)
       for (int64_t h = 0; h < s.h; ++h)
         for (int64_t w = 0; w < s.w; ++w) weight.at(n, c, h, w) = normal(rng);
+}
+
+void load_logical_values(Tensor& tensor, const std::vector<float>& values, const std::string& what) {
+  if (static_cast<int64_t>(values.size()) != tensor.size())
+    fail(ErrorKind::input, what, ": ", values.size(), " values for a tensor of ", tensor.size());
+  Tensor logical(tensor.shape(), Layout::NCHW);  // NCHW storage is logical order
+  std::copy(values.begin(), values.end(), logical.data());
+  if (tensor.layout() == Layout::NCHW) return copy_tensor(logical, tensor);
+  Tensor host(tensor.shape(), tensor.layout());
+  convert_layout(logical, host);
+  copy_tensor(host, tensor);
 }
 
 Parameter make_parameter(const std::string& name, Shape4 shape, const LayerSetup& setup) {

@@ -28,8 +28,6 @@ std::shared_ptr<const data::Dataset> first_items(data::Dataset set, int64_t limi
   return std::make_shared<const data::Dataset>(std::move(set));
 }
 
-int64_t usual_channels(const std::string& model) { return model == "lenet5" ? 1 : 3; }
-
 }  // namespace
 
 Layout SessionOptions::layout() const { return knobs::layout.get(knobs); }
@@ -67,12 +65,13 @@ void SessionOptions::validate() const {
          knobs::kMaxThreads, " threads");
   if (!(sgd.learning_rate > 0)) fail(ErrorKind::usage, "--lr must be > 0, got ", sgd.learning_rate);
   if (sgd.momentum < 0 || sgd.momentum >= 1) fail(ErrorKind::usage, "--momentum must be in [0, 1), got ", sgd.momentum);
+  if (init != "random" && init != "onnx") fail(ErrorKind::usage, "--init must be random or onnx, got '", init, "'");
   if (sgd.weight_decay < 0) fail(ErrorKind::usage, "--weight-decay must be >= 0, got ", sgd.weight_decay);
 }
 
 TrainingSession::TrainingSession(const SessionOptions& options) : options_(options) {
   options_.validate();
-  const int64_t size = model_input_size(options_.model);
+  const ModelInput model = model_input(options_.model);
   options_.backend = choose_backend(options_.backend).name;  // resolves "auto"
   options_.knobs = with_backend_defaults(options_.knobs, options_.backend);
   if (options_.threads() == 0)
@@ -88,15 +87,30 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   source.data_dir = options_.data_dir;
   source.fake.train_count = options_.fake_train_count;
   source.fake.test_count = options_.fake_test_count;
-  source.fake.channels = options_.fake_channels ? options_.fake_channels : usual_channels(options_.model);
-  source.fake.height = size;
-  source.fake.width = size;
+  source.fake.channels = options_.fake_channels ? options_.fake_channels : model.channels;
+  source.fake.height = model.height;
+  source.fake.width = model.width;
   source.fake.seed = options_.seed;
+  if (options_.data == "fake") {
+    const int64_t image = source.fake.channels * model.height * model.width;
+    for (const auto& [count, flag] : {std::pair{options_.fake_train_count, "--fake-count"},
+                                      std::pair{options_.fake_test_count, "--fake-test-count"}})
+      if (count > kMaxFakeBytes / image)
+        fail(ErrorKind::usage, flag, " ", count, ": fake images of ", source.fake.channels, "x", model.height, "x",
+             model.width, " (model ", options_.model, ") would take more than ", kMaxFakeBytes, " bytes");
+  }
   auto train = first_items(data::load_dataset(options_.data, data::Split::train, source), options_.train_limit);
   auto test = first_items(data::load_dataset(options_.data, data::Split::test, source), options_.test_limit);
-  if (train->height > size || train->width > size)
+  if (train->height > model.height || train->width > model.width)
     fail(ErrorKind::input, "data '", options_.data, "': images are ", train->height, "x", train->width,
-         " but model ", options_.model, " takes at most ", size, "x", size);
+         " but model ", options_.model, " takes at most ", model.height, "x", model.width);
+  if (model.channels_fixed && train->channels != model.channels)
+    fail(ErrorKind::input, "data '", options_.data, "': images have ", train->channels, " channel(s) but model ",
+         options_.model, " takes ", model.channels);
+  const int64_t classes = std::max(train->num_classes, test->num_classes);
+  if (model.classes > 0 && classes > model.classes)
+    fail(ErrorKind::input, "data '", options_.data, "': ", classes, " classes but model ", options_.model,
+         " scores only ", model.classes);
   if (train->count < options_.batch)
     fail(ErrorKind::usage, "--batch ", options_.batch, " is larger than the ", train->count,
          " training examples of '", options_.data, "'");
@@ -104,8 +118,8 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   data::DataLoaderOptions loader;
   loader.batch_size = options_.batch;
   loader.layout = options_.layout();
-  loader.target_height = size;
-  loader.target_width = size;
+  loader.target_height = model.height;
+  loader.target_width = model.width;
   loader.shuffle = true;
   loader.seed = options_.seed;
   loader.drop_last = true;
@@ -120,8 +134,9 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   ModelSpec spec;
   spec.name = options_.model;
   // Each replica takes its shard of every micro-batch: batch / (replicas x micro-batches).
-  spec.input = {concurrency.shard(options_.batch), train->channels, size, size};
-  spec.classes = std::max(train->num_classes, test->num_classes);
+  spec.input = {concurrency.shard(options_.batch), train->channels, model.height, model.width};
+  spec.classes = classes;
+  spec.file_weights = options_.init == "onnx";
   spec.conv = options_.conv;
   spec.conv_source = options_.conv_source;
   const std::vector<int> devices = backend_->replica_devices(concurrency.replicas);

@@ -25,11 +25,14 @@ namespace tunescope {
 // Bounds of the options that size memory before the first step: 1M fake examples of the
 // largest model input (3x32x32 bytes) take 3 GiB; a batch of 65536 such images 200 MiB.
 inline constexpr int64_t kMaxFakeExamples = 1'000'000;
+// Fake images are one byte per value: a model file's larger input is bounded by bytes.
+inline constexpr int64_t kMaxFakeBytes = kMaxFakeExamples * 3 * 32 * 32;
 inline constexpr int64_t kMaxBatch = 65'536;
 
 struct SessionOptions {
   std::string backend = "cpu";
-  std::string model = "lenet5";
+  std::string model = "lenet5";       // lenet5 | resnet18-small | PATH.onnx
+  std::string init = "random";        // starting weights: random (from --seed) | onnx (the model file's)
   std::string data = "fashion-mnist";  // fashion-mnist | fake | PATH to IDX files
   std::filesystem::path data_dir;      // overrides where "fashion-mnist" is looked for
   int64_t batch = 128;
@@ -43,7 +46,7 @@ struct SessionOptions {
   int prefetch = 2;                    // batches prepared ahead by the input thread
   int64_t train_limit = 0;             // use the first N training examples; 0: all
   int64_t test_limit = 0;              // likewise for the test set
-  int64_t fake_channels = 0;           // fake data channels; 0: the model's usual (lenet5 1, resnet 3)
+  int64_t fake_channels = 0;           // fake data channels; 0: the model's (lenet5 1, resnet 3, a file's input)
   int64_t fake_train_count = 60000;
   int64_t fake_test_count = 10000;
 

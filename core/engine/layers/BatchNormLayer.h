@@ -19,6 +19,9 @@ class BatchNormLayer : public Layer {
                 const Tensor& output, const Tensor& doutput,
                 const std::vector<Tensor*>& dinputs) override;
   std::vector<Parameter*> parameters() override { return {&gamma_, &beta_}; }
+  // The statistics inference uses (a model file may bring them).
+  Tensor& running_mean() { return running_mean_; }
+  Tensor& running_var() { return running_var_; }
 
  protected:
   // `parameter_prefix` names gamma and beta ("<prefix>.gamma").
