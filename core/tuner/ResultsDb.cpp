@@ -54,6 +54,8 @@ CREATE TABLE IF NOT EXISTS machine_peaks (
   cpu TEXT NOT NULL, isa TEXT NOT NULL, threads INTEGER NOT NULL, fma_gflops REAL NOT NULL,
   bandwidth_gbs REAL NOT NULL, theoretical_gflops REAL NOT NULL, theoretical_basis TEXT NOT NULL,
   measured_at TEXT NOT NULL, PRIMARY KEY (cpu, isa, threads));
+)sql";
+
 // Added after the first schema: each per-layer find timing, by conv problem (its key
 // holds the shape and layout), threads and algorithm, for any model's find to reuse.
 const char* kLayerTimingsTable = R"sql(

@@ -265,8 +265,11 @@ TEST(ElementwiseKernels, VectorPathsMatchScalar) {
     EXPECT_EQ(got, want) << "relu_backward";
     s.add(a.data(), b.data(), want.data(), n);
     k.add(a.data(), b.data(), got.data(), n);
-    for (int64_t i = 0; i < n; ++i)
-      if (i != 5) EXPECT_EQ(got[i], want[i]) << "add at " << i;
+    for (int64_t i = 0; i < n; ++i) {
+      if (i != 5) {
+        EXPECT_EQ(got[i], want[i]) << "add at " << i;
+      }
+    }
     want = b;
     got = b;
     s.accumulate(b.data(), want.data(), n);

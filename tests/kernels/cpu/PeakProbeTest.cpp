@@ -55,8 +55,11 @@ TEST(PeakProbe, EveryPathAndTheBandwidthYieldAFigure) {
 }
 
 TEST(PeakProbe, RefusesAPathThisCpuLacks) {
-  for (CpuIsa isa : {CpuIsa::avx2, CpuIsa::avx512})
-    if (!cpu_supports(isa)) EXPECT_THROW(measure_fma_gflops(isa, 1, 0.05), Error);
+  for (CpuIsa isa : {CpuIsa::avx2, CpuIsa::avx512}) {
+    if (!cpu_supports(isa)) {
+      EXPECT_THROW(measure_fma_gflops(isa, 1, 0.05), Error);
+    }
+  }
 }
 
 TEST(PeakProbe, ChecksItsBoundsBeforeRunning) {
