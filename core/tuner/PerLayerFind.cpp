@@ -1,66 +1,26 @@
-// Per-layer algorithm timing outside the network (see PerLayerFind.h).
+// Per-layer algorithm timing outside the network (see PerLayerFind.h): which layers to
+// time and how the picks follow; each timing is a trial of the trial runner.
 #include "core/tuner/PerLayerFind.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
-#include <memory>
 
-#include "core/base/AlignedBuffer.h"
-#include "core/base/Backend.h"
 #include "core/base/Error.h"
-#include "core/base/Registry.h"
-#include "core/base/ThreadPool.h"
+#include "core/engine/RunKnobs.h"
+#include "core/tuner/TrialRunner.h"
 
 namespace tunescope::tuner {
 
-namespace {
-
-// Inputs, filters and gradients of one layer, filled with a fixed pseudo-random pattern,
-// in `memory` (the backend's).
-struct LayerTensors {
-  Tensor x, w, dy;
-  explicit LayerTensors(const ConvProblem& p, MemorySpace& memory = host_memory())
-      : x(p.input, p.layout), w(p.filter(), p.layout), dy(p.output(), p.layout) {
-    uint32_t state = 12345;
-    for (Tensor* t : {&x, &w, &dy}) {
-      for (int64_t i = 0; i < t->size(); ++i) {
-        state = state * 1664525u + 1013904223u;
-        t->data()[i] = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) - 0.5f;
-      }
-      if (&memory != &t->memory()) *t = to_memory(*t, memory);
-    }
-  }
-};
-
-struct Outputs {
-  Tensor y, dx, dw;
-  Outputs(const ConvProblem& p, MemorySpace& memory = host_memory())
-      : y(p.output(), p.layout, memory), dx(p.input, p.layout, memory), dw(p.filter(), p.layout, memory) {}
-};
-
-double relative_error(const Tensor& got, const Tensor& want) {
-  if (!got.on_host()) return relative_error(to_host(got), want);
-  double scale = 0, error = 0;
-  for (int64_t i = 0; i < want.size(); ++i) {
-    scale = std::max(scale, static_cast<double>(std::abs(want.data()[i])));
-    const double diff = std::abs(static_cast<double>(got.data()[i]) - want.data()[i]);
-    error = std::isnan(diff) ? INFINITY : std::max(error, diff);
-  }
-  return error / std::max(scale, 1e-12);
-}
-
-}  // namespace
-
 std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, int threads,
-                                      const FindOptions& options) {
-  const std::string& backend_name = space.options().backend;
-  const std::unique_ptr<Backend> backend = Registry::instance().make_backend(backend_name);
-  MemorySpace& memory = backend->memory();
-  ThreadPool pool(threads);
-  const ExecContext host_exec{pool, nullptr, 0, 0};
-  const ExecContext exec{pool, nullptr, 0, 0, backend->lane_stream(0, 0)};
+                                      const FindOptions& options, const MeasureOptions& limits) {
+  const std::string& backend = space.options().backend;
+  // The find's own schedule: a fixed count of timed runs, no warm-up beyond the checked
+  // first run, no racing.
+  MeasureOptions measure = limits;
+  measure.steps = measure.max_steps = std::max(1, options.repetitions);
+  measure.warmup = 0;
+  measure.race_against.reset();
+  measure.check_numerics = true;
   std::vector<LayerFind> out;
   std::map<std::string, size_t> timed;  // problem key -> the find of the first layer with it
   for (const ConvLayerInfo& layer : space.layers()) {
@@ -75,51 +35,19 @@ std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, i
     }
     timed.emplace(problem.key(), out.size());
     LayerFind find{layer.name, layout, threads, {}, {}, {}};
-    const LayerTensors host_in(problem);
-    const LayerTensors in(problem, memory);
-    // The CPU's `direct` on the same inputs is the reference every algorithm must match.
-    Outputs reference(problem);
-    {
-      auto direct = Registry::instance().make_conv_algorithm("cpu", "direct");
-      AlignedBuffer workspace(direct->workspace_bytes(problem));
-      const ConvCall call{problem, host_exec, workspace.data(), workspace.bytes()};
-      direct->forward(call, host_in.x, host_in.w, reference.y);
-      direct->backward_data(call, host_in.dy, host_in.w, reference.dx);
-      direct->backward_filter(call, host_in.x, host_in.dy, reference.dw);
-    }
+    const NumericsSample reference = layer_reference(problem);
     double best_ms = INFINITY;
     for (const std::string& name : space.algorithms()) {
       AlgorithmTiming timing{name, 0, space.unsupported_reason(layer, layout, name)};
       if (timing.skip_reason.empty()) {
-        try {
-          auto algorithm = Registry::instance().make_conv_algorithm(backend_name, name);
-          AlignedBuffer workspace(algorithm->workspace_bytes(problem), memory);
-          const ConvCall call{problem, exec, workspace.data(), workspace.bytes()};
-          Outputs got(problem, memory);
-          auto run_all = [&] {
-            algorithm->forward(call, in.x, in.w, got.y);
-            algorithm->backward_data(call, in.dy, in.w, got.dx);
-            algorithm->backward_filter(call, in.x, in.dy, got.dw);
-            backend->finish_stream(exec.stream);  // device kernels are timed to their end
-          };
-          run_all();  // first run: plans, caches, page faults; also the one checked
-          const double err = std::max({relative_error(got.y, reference.y), relative_error(got.dx, reference.dx),
-                                       relative_error(got.dw, reference.dw)});
-          if (!(err <= options.tolerance)) {
-            timing.skip_reason = cat("wrong results: relative error ", err, " vs direct (tolerance ", options.tolerance, ")");
-          } else {
-            std::vector<double> ms;
-            for (int r = 0; r < std::max(1, options.repetitions); ++r) {
-              const auto start = std::chrono::steady_clock::now();
-              run_all();
-              ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-            }
-            std::sort(ms.begin(), ms.end());
-            timing.median_ms = ms[ms.size() / 2];
-          }
-        } catch (const std::exception& e) {
-          timing.skip_reason = cat("failed: ", e.what());
-        }
+        LayerTrial trial{backend, problem, name, threads, space.global(layout, threads, name).config};
+        // The trial's config: the layer's algorithm over the reference's on the others.
+        trial.config.conv.default_algorithm = reference_conv_algorithm(backend);
+        trial.config.conv.per_layer = {{layer.name, name}};
+        const TrialResult result = measure_layer(trial, reference, measure);
+        if (result.status == TrialStatus::ok) timing.median_ms = result.figures.median_step_ms;
+        else if (result.status == TrialStatus::invalid) timing.skip_reason = result.reason;
+        else timing.skip_reason = cat("failed: ", result.reason);
       }
       if (timing.skip_reason.empty() && timing.median_ms < best_ms) {
         best_ms = timing.median_ms;

@@ -84,7 +84,7 @@ CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int
   return in;
 }
 
-FindProbe probe_find(const SearchSpace& space, const FindOptions& options) {
+FindProbe probe_find(const SearchSpace& space, const FindOptions& options, const MeasureOptions& limits) {
   const SpaceOptions& o = space.options();
   std::vector<ConvLayerInfo> distinct = distinct_layers(space);
   FindProbe probe;
@@ -104,7 +104,7 @@ FindProbe probe_find(const SearchSpace& space, const FindOptions& options) {
   auto time_find = [&](const ConvLayerInfo& layer) {
     const SearchSpace one(o, {layer});
     const auto start = Clock::now();
-    std::vector<LayerFind> found = find_per_layer(one, layouts.front(), threads.front(), probe_options);
+    std::vector<LayerFind> found = find_per_layer(one, layouts.front(), threads.front(), probe_options, limits);
     const double probe_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return std::pair(find_seconds_of(probe_seconds, found.front(), repetitions), std::move(found.front()));
   };

@@ -70,8 +70,9 @@ struct FindProbe {
   std::map<std::string, std::pair<double, double>> ms;  // algorithm -> (least, most), timed on both
 };
 // Costs about 2 / (distinct problems x layouts x threads) of a find with one
-// repetition. Throws what the find throws (no algorithm passes for a layer).
-FindProbe probe_find(const SearchSpace& space, const FindOptions& options);
+// repetition. `limits`: the find's (find_per_layer). Throws what the find throws (no
+// algorithm passes for a layer).
+FindProbe probe_find(const SearchSpace& space, const FindOptions& options, const MeasureOptions& limits = {});
 // `algorithm`'s fwd + bwd ms on a problem of `flops` by the probe's line (>= 0); -1
 // when the probe did not time it on both problems.
 double algorithm_ms(const FindProbe& probe, const std::string& algorithm, double flops);

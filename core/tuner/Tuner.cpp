@@ -10,6 +10,7 @@
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/StoredTune.h"
 #include "core/tuner/SuccessiveHalving.h"
+#include "core/tuner/TrialRunner.h"
 
 namespace tunescope::tuner {
 
@@ -84,7 +85,7 @@ std::vector<Candidate> Tuner::candidates(const SearchSpace& space, Strategy stra
   // and is simpler).
   for (Layout layout : options_.knobs.get(knobs::layout))
     for (int threads : options_.knobs.get(knobs::threads)) {
-      std::vector<LayerFind> finds = find_per_layer(space, layout, threads, options_.find);
+      std::vector<LayerFind> finds = find_per_layer(space, layout, threads, options_.find, options_.measure);
       std::vector<std::string> picks;
       for (const LayerFind& f : finds) picks.push_back(f.best);
       // The concurrency knobs are independent of the algorithm picks: each config is tried with each.
@@ -177,7 +178,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
     inputs = cost_inputs(space, runnable.size(), options_.measure.warmup, options_.measure.steps, build_seconds,
                          step_seconds);
     try {
-      const FindProbe probe = probe_find(space, options_.find);
+      const FindProbe probe = probe_find(space, options_.find, options_.measure);
       inputs.find_seconds = probe.find_seconds;
       price_steps(inputs, space, runnable, baseline.conv.default_algorithm, probe);
     } catch (const Error&) {
@@ -190,26 +191,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   if (db_) db_->add_strategy_choice(problem_id, machine_id, *report.strategy_choice);
   const std::vector<Candidate> list = candidates(space, strategy, report);
 
-  // Batch norm normalises over what one replica sees, so a split changes the maths (as
-  // in real data-parallel training): such candidates are checked against the reference
-  // run with the same split. Without batch norm a split must reproduce the whole batch.
-  std::map<std::pair<int, int>, NumericsSample> split_references;
-  auto reference_for = [&](const RunConfig& config) -> const NumericsSample& {
-    const Concurrency c = config.concurrency();
-    if (!has_batch_norm || c.replicas * c.micro_batches == 1) return reference;
-    auto key = std::pair(c.replicas, c.micro_batches);
-    auto it = split_references.find(key);
-    if (it == split_references.end()) {
-      SessionOptions split = base;
-      apply_run_config(reference_config(base), split);
-      knobs::replicas.set(split.knobs, c.replicas);
-      knobs::micro_batches.set(split.knobs, c.micro_batches);
-      it = split_references
-               .emplace(key, two_batch_numerics(frozen_weights(split), options_.measure.samples_per_parameter))
-               .first;
-    }
-    return it->second;
-  };
+  TrialRunner runner(base, options_.measure, std::move(reference), has_batch_norm);
   auto record = [&](const TrialResult& trial) {
     if (db_) db_->add_trial(problem_id, machine_id, trial);
   };
@@ -257,19 +239,6 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
       if (i != best && i != report.baseline && i != keep) report.trials[i].trace.reset();
   };
   auto over_budget = [&] { return options_.budget_seconds > 0 && seconds_since(start) > options_.budget_seconds; };
-  // The one place a candidate is measured: checked against the reference of its split.
-  auto measure_candidate = [&](const RunConfig& config, const MeasureOptions& measure_options) {
-    try {
-      return measure(base, config, reference_for(config), measure_options);
-    } catch (const std::exception& e) {  // only the split reference can throw: measure() never does
-      TrialResult trial;
-      trial.config = config;
-      trial.status = TrialStatus::failed;
-      trial.reason = cat("the reference with the same split failed: ", e.what());
-      return trial;
-    }
-  };
-
   const bool halving = strategy == Strategy::halving;
   const size_t runnable =
       static_cast<size_t>(std::count_if(list.begin(), list.end(), [](const Candidate& c) { return c.runnable(); }));
@@ -331,7 +300,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
         auto best = best_index();
         progress({index, total, 0, candidate.config.label(), nullptr, best ? &report.trials[*best] : nullptr});
       }
-      trial = measure_candidate(candidate.config, racing_against_leader(sweep_measure));
+      trial = runner.measure(candidate.config, racing_against_leader(sweep_measure));
       mark_brief(trial, sweep_measure);
     }
     if (fresh && halving && trial.status == TrialStatus::ok) unrecorded.push_back(report.trials.size());
@@ -377,7 +346,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
           progress({index, total, report.rounds, report.trials[i].config.label(), nullptr,
                     best ? &report.trials[*best] : nullptr});
         }
-        TrialResult trial = measure_candidate(report.trials[i].config, racing_against_leader(round));
+        TrialResult trial = runner.measure(report.trials[i].config, racing_against_leader(round));
         mark_brief(trial, round);
         trial.seconds += report.trials[i].seconds;  // the candidate's cost over all its rounds
         report.trials[i] = std::move(trial);
@@ -427,20 +396,10 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
     // The leaders in interleaved rounds until the sign test decides every comparison
     // with the fastest, or a cap (docs/TUNER-MEASUREMENT.md).
     std::vector<RunConfig> configs;
-    std::vector<const NumericsSample*> references;
-    try {
-      for (size_t i : group) {
-        configs.push_back(report.trials[i].config);
-        references.push_back(&reference_for(report.trials[i].config));
-      }
-    } catch (const std::exception&) {  // every one of them was checked against it in the sweep
-      fail(ErrorKind::runtime, "the reference of a leader's split failed when it had run before");
-    }
-    MeasureOptions settle_measure = options_.measure;
-    settle_measure.race_against.reset();
-    const double delta = settle_measure.delta;
-    std::vector<TrialResult> rounds = measure_interleaved(
-        base, configs, references, settle_measure,
+    for (size_t i : group) configs.push_back(report.trials[i].config);
+    const double delta = options_.measure.delta;
+    std::vector<TrialResult> rounds = runner.measure_interleaved(
+        configs,
         [&](const std::vector<std::vector<double>>& seconds) { return rounds_verdict(configs, seconds, delta).settled; });
     const bool all_ok = std::all_of(rounds.begin(), rounds.end(), [](const TrialResult& t) { return t.status == TrialStatus::ok; });
     if (!all_ok) {

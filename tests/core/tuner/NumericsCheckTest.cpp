@@ -12,6 +12,7 @@
 #include "TestAlgorithms.h"
 #include "core/base/Registry.h"
 #include "core/engine/TrainingSession.h"
+#include "core/tuner/TrialRunner.h"
 #include "core/tuner/Measurement.h"
 #include "core/tuner/SearchSpace.h"
 
