@@ -43,20 +43,23 @@ StopRule time_adaptively(const MeasureOptions& options, const std::vector<double
       return StopRule::raced_out;
     double timed = 0;
     for (double s : step_seconds) timed += s;
-    // The timing cap, and half of what --trial-timeout leaves: a candidate that times
-    // fine must not fail for having been timed long.
-    const double seconds_left = std::min(options.max_timing_seconds - timed, limit.seconds_left() / 2);
+    // The next chunk must fit the timing cap at the median step, and half of what
+    // --trial-timeout leaves at the slowest step so far: a candidate that times fine must
+    // not fail for having been timed long, even when a loaded machine slows some steps.
     const auto n = static_cast<int64_t>(step_seconds.size());
     const double step = std::max(now.estimate, 1e-9);
+    const double slowest = std::max(*std::max_element(step_seconds.begin(), step_seconds.end()), step);
+    const double affordable_steps =
+        std::min((options.max_timing_seconds - timed) / step, limit.seconds_left() / 2 / slowest);
     const int64_t floor_chunk = std::max<int64_t>(2, n / 4);
-    if (seconds_left < step * static_cast<double>(floor_chunk)) return StopRule::time_cap;
+    if (affordable_steps < static_cast<double>(floor_chunk)) return StopRule::time_cap;
     // Unbounded so far: up to the first count that has an interval, then doubling.
     int64_t wanted = n < kMinStepsForInterval ? kMinStepsForInterval - n : n;
     if (now.bounded()) {
       const double ratio = now.relative_half_width() / (options.delta / 2);
       wanted = static_cast<int64_t>(std::ceil(static_cast<double>(n) * (ratio * ratio - 1)));
     }
-    const auto affordable = static_cast<int64_t>(std::min(seconds_left / step, 1e12));
+    const auto affordable = static_cast<int64_t>(std::min(affordable_steps, 1e12));
     chunk = std::clamp<int64_t>(wanted, floor_chunk, n);
     chunk = std::min({chunk, affordable, options.max_steps - n});
   }
