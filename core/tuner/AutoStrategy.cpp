@@ -22,6 +22,10 @@ class AutoStrategy final : public TuningStrategy {
     CostInputs inputs = cost_inputs(space, runnable.size(), options.measure.warmup, options.measure.steps,
                                     context.reference().build_seconds,
                                     context.reference().step_seconds);
+    inputs.max_steps = options.measure.max_steps;
+    inputs.max_timing_seconds = options.measure.max_timing_seconds;
+    inputs.delta = options.measure.delta;
+    inputs.step_spread = context.reference().step_spread;
     try {
       const FindProbe probe = probe_find(space, options.find, options.measure);
       inputs.find_seconds = probe.find_seconds;

@@ -1,6 +1,8 @@
 // Cost estimates of the strategies and the `auto` rule (see StrategyChoice.h).
 #include "core/tuner/StrategyChoice.h"
 
+#include "core/tuner/StepStatistics.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -188,12 +190,24 @@ double find_seconds_of(double probe_seconds, const LayerFind& probe, int repetit
   return probe_seconds + static_cast<double>(std::max(1, repetitions) - 1) * repetition_ms / 1e3;
 }
 
+int64_t timed_steps(const CostInputs& in, double step_seconds) {
+  if (in.max_steps <= in.steps) return in.steps;
+  const int64_t minimum = std::max<int64_t>(in.steps, kMinStepsForInterval);
+  const double wanted = std::ceil(std::pow(1.92 * in.step_spread / std::max(in.delta, 1e-9), 2));
+  int64_t n = std::clamp<int64_t>(static_cast<int64_t>(std::min(wanted, 1e12)), minimum, in.max_steps);
+  if (in.max_timing_seconds > 0 && step_seconds > 0)
+    n = std::min<int64_t>(n, std::max<int64_t>(in.steps, static_cast<int64_t>(in.max_timing_seconds / step_seconds)));
+  return n;
+}
+
 std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
   // checked: the measurement starts with the numerics check's step (halving's later
-  // rounds leave it out: the candidate passed it in round 0).
+  // rounds leave it out: the candidate passed it in round 0). `steps` below in.steps: a
+  // brief halving round (a fixed count); else a full one, timed adaptively.
   auto measurement = [&](int64_t steps, bool checked = true, double step_seconds = -1) {
-    return in.build_seconds +
-           static_cast<double>((checked ? 1 : 0) + in.warmup + steps) * (step_seconds >= 0 ? step_seconds : in.step_seconds);
+    const double step = step_seconds >= 0 ? step_seconds : in.step_seconds;
+    const int64_t timed = steps < in.steps ? steps : timed_steps(in, step);
+    return in.build_seconds + static_cast<double>((checked ? 1 : 0) + in.warmup + timed) * step;
   };
   const double remeasure = 2 * measurement(in.steps);  // the interleaved winner vs runner-up, every strategy
   // Each candidate's step, fastest first (halving keeps the fastest); unpriced: the reference's.

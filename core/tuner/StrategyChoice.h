@@ -41,7 +41,15 @@ struct CostInputs {
   double find_seconds = 0;       // the per-layer find, all layouts and thread counts (probe_find)
   bool per_layer_allowed = true;  // false with --per-layer-product (an exhaustive-only sweep)
   int64_t warmup = 0;
-  int64_t steps = 1;
+  int64_t steps = 1;  // the minimum of timed steps (MeasureOptions::steps)
+  // Adaptive timing (MeasureOptions): a full measurement times steps until the 95%
+  // interval of its median is within +-delta/2, at most max_steps (0: exactly `steps`)
+  // and max_timing_seconds of steps. How many that takes follows from the step times'
+  // relative spread ((p90 - p10) / median), the reference's (Tuner::run): timed_steps.
+  int64_t max_steps = 0;
+  double max_timing_seconds = 0;  // 0: no cap
+  double delta = 0.02;
+  double step_spread = 0;
   double build_seconds = 0;  // building one candidate's session (the reference's, timed)
   double step_seconds = 0;   // one training step of the reference config (timed: Tuner::run)
   // Steps priced from the find's probe (price_steps); empty: every candidate steps at
@@ -101,8 +109,17 @@ struct StrategyEstimate {
   bool operator==(const StrategyEstimate&) const = default;
 };
 
+// The steps a full measurement of a candidate stepping at `step_seconds` times: `steps`
+// when timing is not adaptive (max_steps <= steps); else the steps whose median interval
+// reaches +-delta/2 at the inputs' spread, n = (1.92 spread / delta)^2 (the median's
+// standard error, 1.2533 sigma / sqrt(n), for sigma = spread / 2.563 as in a normal
+// distribution, at 95%), between max(steps, 6) and max_steps, and no more than
+// max_timing_seconds at that step time. Racing's early stops are not counted: for a
+// candidate slower than the leader this is an upper bound.
+int64_t timed_steps(const CostInputs& inputs, double step_seconds);
+
 // Estimates of exhaustive, per-layer (when allowed) and halving, in that order.
-// A measurement costs build + (numerics step + warmup + steps) x step; halving's rounds
+// A measurement costs build + (numerics step + warmup + timed_steps) x step; halving's rounds
 // follow its schedule (SuccessiveHalving.h), its later rounds without the numerics
 // step; per-layer is its find (find_seconds) plus the
 // measurement of its picks. Each measurement's steps at the candidate's priced step

@@ -21,6 +21,7 @@ namespace tunescope::tuner {
 struct ReferenceFacts {
   double build_seconds = 0;  // building its session
   double step_seconds = 0;   // one training step (auto: the median of a few)
+  double step_spread = 0;    // auto: those steps' (p90 - p10) / median
 };
 
 // The results DB's earlier trials of this machine and problem (the sweep's rows, not the

@@ -18,8 +18,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Steps of the reference timed after its first, for the strategy estimates' step time.
-constexpr int64_t kReferenceTimedSteps = 3;
+// Steps of the reference timed after its first, for the strategy estimates' step time
+// and spread (auto only).
+constexpr int64_t kReferenceTimedSteps = 8;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -64,7 +65,8 @@ Reference run_reference(const TuneOptions& options) {
     r.facts.step_seconds = seconds_since(step_start);
     add_next_batch(session, r.numerics, options.measure.samples_per_parameter);
     // The first step pays first-touch costs; the next ones are what a timed step costs.
-    // Their median of three: one sample on a shared machine was off by up to 2x
+    // Their median, and their spread, which says how many steps adaptive timing will
+    // need (timed_steps, StrategyChoice.h). One sample on a shared machine was off by up to 2x
     // (docs/BENCHMARKS.md, "Tuner strategies"). They only refine the estimate: when they
     // fail (say the training diverges) the candidates will say so, and the first step's
     // time stands. Only `auto` needs them.
@@ -76,8 +78,11 @@ Reference run_reference(const TuneOptions& options) {
           steps.push_back(seconds_since(last));
           last = Clock::now();
         });
-        std::sort(steps.begin(), steps.end());
-        if (!steps.empty()) r.facts.step_seconds = std::min(r.facts.step_seconds, steps[steps.size() / 2]);
+        if (!steps.empty()) {
+          const TimingFigures figures = figures_of(steps, base.batch);
+          r.facts.step_seconds = std::min(r.facts.step_seconds, figures.median_step_ms / 1e3);
+          r.facts.step_spread = figures.spread;
+        }
       } catch (const Error&) {
       }
     }
