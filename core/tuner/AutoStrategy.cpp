@@ -26,6 +26,7 @@ class AutoStrategy final : public TuningStrategy {
     inputs.max_timing_seconds = options.measure.max_timing_seconds;
     inputs.delta = options.measure.delta;
     inputs.step_spread = context.reference().step_spread;
+    inputs.racing = options.racing;
     try {
       const FindProbe probe = probe_find(space, options.find, options.measure);
       inputs.find_seconds = probe.find_seconds;

@@ -200,6 +200,27 @@ int64_t timed_steps(const CostInputs& in, double step_seconds) {
   return n;
 }
 
+int64_t raced_out_steps(const CostInputs& in) {
+  const int64_t first = std::max<int64_t>(in.steps, kMinStepsForInterval);
+  return first + std::max<int64_t>(2, first / 4);
+}
+
+double sweep_seconds(const CostInputs& in, const std::vector<double>& step_seconds, bool checked) {
+  const int64_t raced = raced_out_steps(in);
+  // The relative half-width of the median's interval after `raced` steps at the spread
+  // (0.958 = 1.96 x 1.2533 / 2.563, as in timed_steps).
+  const double half = 0.958 * in.step_spread / std::sqrt(static_cast<double>(raced));
+  double seconds = 0, leader = INFINITY;
+  for (double step : step_seconds) {
+    const int64_t full = timed_steps(in, step);
+    const bool out = in.racing && step * (1 - half) > leader * (1 + half) * (1 + in.delta / 2);
+    const int64_t timed = out ? std::min(raced, full) : full;
+    seconds += in.build_seconds + static_cast<double>((checked ? 1 : 0) + in.warmup + timed) * step;
+    if (!out) leader = std::min(leader, step);
+  }
+  return seconds;
+}
+
 std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
   // checked: the measurement starts with the numerics check's step (halving's later
   // rounds leave it out: the candidate passed it in round 0). `steps` below in.steps: a
@@ -209,30 +230,39 @@ std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
     const int64_t timed = steps < in.steps ? steps : timed_steps(in, step);
     return in.build_seconds + static_cast<double>((checked ? 1 : 0) + in.warmup + timed) * step;
   };
-  const double remeasure = 2 * measurement(in.steps);  // the interleaved winner vs runner-up, every strategy
-  // Each candidate's step, fastest first (halving keeps the fastest); unpriced: the reference's.
-  std::vector<double> steps = in.candidate_step_seconds;
-  if (steps.empty()) steps.assign(in.candidates, in.step_seconds);
+  // The interleaved winner vs runner-up, every strategy: rounds until the sign test
+  // settles, priced as a full measurement each.
+  const double remeasure = 2 * measurement(in.steps);
+  // Each candidate's step in the order measured; unpriced: the reference's.
+  std::vector<double> in_order = in.candidate_step_seconds;
+  if (in_order.empty()) in_order.assign(in.candidates, in.step_seconds);
+  // Fastest first (halving keeps the fastest, and races each round fastest first).
+  std::vector<double> steps = in_order;
   std::sort(steps.begin(), steps.end());
-  // Measurements of the `count` fastest candidates at `timed` steps.
+  // Measurements of the `count` fastest candidates at `timed` steps: a full round
+  // (timed = in.steps) as a sweep, fastest first; a brief one at its fixed count.
   auto fastest = [&](size_t count, int64_t timed, bool checked) {
+    if (timed >= in.steps)
+      return sweep_seconds(in, std::vector<double>(steps.begin(), steps.begin() + std::min(count, steps.size())), checked);
     double seconds = 0;
     for (size_t i = 0; i < count && i < steps.size(); ++i) seconds += measurement(timed, checked, steps[i]);
     return seconds;
   };
   std::vector<StrategyEstimate> out;
 
-  out.push_back({Strategy::exhaustive, fastest(steps.size(), in.steps, true) + remeasure, steps.size()});
+  out.push_back({Strategy::exhaustive, sweep_seconds(in, in_order, true) + remeasure, steps.size()});
 
   if (in.per_layer_allowed) {
     const size_t per_pair = in.layout_thread_pairs * in.concurrency_variants;
-    double seconds = in.find_seconds + measurement(in.steps) + remeasure;  // the baseline first
+    double seconds = in.find_seconds + remeasure;
     size_t configs = 0;
     if (!in.per_layer_step_seconds.empty()) {
       configs = in.per_layer_step_seconds.size();
-      for (double step : in.per_layer_step_seconds)
-        seconds += static_cast<double>(per_pair) * measurement(in.steps, true, step);
+      std::vector<double> order{in.step_seconds};  // the baseline first
+      for (double step : in.per_layer_step_seconds) order.insert(order.end(), per_pair, step);
+      seconds += sweep_seconds(in, order, true);
     } else {
+      seconds += measurement(in.steps);  // the baseline
       // Each distinct problem picks one algorithm, so at most this many per pair: an upper
       // bound (ResNet-18-small, 11 problems x 4 algorithms: 2 to 4 picked per layout).
       const size_t picked = std::min(in.algorithms, std::max<size_t>(1, in.distinct_problems));

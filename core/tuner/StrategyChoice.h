@@ -50,6 +50,9 @@ struct CostInputs {
   double max_timing_seconds = 0;  // 0: no cap
   double delta = 0.02;
   double step_spread = 0;
+  // Racing (TuneOptions::racing): a full measurement of a candidate slower than the
+  // leader so far, beyond both intervals and delta/2, stops after raced_out_steps.
+  bool racing = false;
   double build_seconds = 0;  // building one candidate's session (the reference's, timed)
   double step_seconds = 0;   // one training step of the reference config (timed: Tuner::run)
   // Steps priced from the find's probe (price_steps); empty: every candidate steps at
@@ -114,9 +117,17 @@ struct StrategyEstimate {
 // reaches +-delta/2 at the inputs' spread, n = (1.92 spread / delta)^2 (the median's
 // standard error, 1.2533 sigma / sqrt(n), for sigma = spread / 2.563 as in a normal
 // distribution, at 95%), between max(steps, 6) and max_steps, and no more than
-// max_timing_seconds at that step time. Racing's early stops are not counted: for a
-// candidate slower than the leader this is an upper bound.
+// max_timing_seconds at that step time. Racing's early stops: sweep_seconds.
 int64_t timed_steps(const CostInputs& inputs, double step_seconds);
+// The steps a raced-out measurement times: the first chunk that has an interval
+// (max(steps, 6)) and one more chunk (a quarter of it, at least 2).
+int64_t raced_out_steps(const CostInputs& inputs);
+// Full measurements of candidates stepping at `step_seconds`, in the order measured
+// (each build + (numerics step when `checked` + warmup + timed) x step), where with
+// racing a candidate slower than the leader so far (the fastest not raced out) by more
+// than the two medians' intervals after raced_out_steps (at the spread) and delta/2
+// times raced_out_steps only.
+double sweep_seconds(const CostInputs& inputs, const std::vector<double>& step_seconds, bool checked);
 
 // Estimates of exhaustive, per-layer (when allowed) and halving, in that order.
 // A measurement costs build + (numerics step + warmup + timed_steps) x step; halving's rounds

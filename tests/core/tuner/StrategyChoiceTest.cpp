@@ -368,5 +368,20 @@ TEST(StrategyChoice, AdaptiveTimingPricesTheStepsTheIntervalNeedsWithinTheCaps) 
   EXPECT_NEAR(estimate_costs(in).front().seconds, (17 + 2) * measurement, 1e-9);
 }
 
+TEST(StrategyChoice, RacingPricesASlowerCandidateAtItsFirstIntervalAndOneChunk) {
+  CostInputs in = small_net();  // steps 10, warm-up 3, build 0.3 s
+  in.max_steps = 200;
+  in.step_spread = 0.1;  // 93 steps in full (previous test)
+  in.racing = true;
+  EXPECT_EQ(raced_out_steps(in), 12);  // 10, then a chunk of 2
+  auto cost = [&](double step, int64_t timed) { return in.build_seconds + (1 + in.warmup + timed) * step; };
+  // The leader first; a candidate twice as slow races out; one within the noise does not.
+  EXPECT_NEAR(sweep_seconds(in, {0.01, 0.02, 0.0101}, true), cost(0.01, 93) + cost(0.02, 12) + cost(0.0101, 93), 1e-9);
+  // A slow candidate before any faster one has no leader to race against.
+  EXPECT_NEAR(sweep_seconds(in, {0.02, 0.01}, true), cost(0.02, 93) + cost(0.01, 93), 1e-9);
+  in.racing = false;
+  EXPECT_NEAR(sweep_seconds(in, {0.01, 0.02}, true), cost(0.01, 93) + cost(0.02, 93), 1e-9);
+}
+
 }  // namespace
 }  // namespace tunescope::tuner
