@@ -4,7 +4,8 @@
 // candidates failed an older numerics check, and the cheapest quietly once all were
 // valid). So before measuring any candidate the tuner estimates what each strategy will
 // cost on this problem, from what it knows by then: the candidates after pruning, the
-// steps per candidate, the reference config's build and step time, and a quick timing
+// steps adaptive timing will take per candidate (timed_steps, and racing's early stops:
+// sweep_seconds), the reference config's build and step time, and a quick timing
 // of the per-layer find on two of the distinct conv problems (the least and the most
 // FLOPs). Scaled to all of them that timing is the find's cost; its per-algorithm
 // timings price each candidate's step and predict per-layer's picks (price_steps). It

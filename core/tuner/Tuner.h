@@ -1,7 +1,7 @@
-// A whole tune: the reference, the candidates of a strategy, one measurement each
-// (recorded in the results DB as it finishes), the interleaved re-measurement of the
-// winner against the runner-up, and the decision. Front ends (CLI, GUI) watch it
-// through the progress callback.
+// A whole tune: the reference, the candidates of a strategy (TuningStrategy.h), one
+// measurement each by the trial runner (TrialRunner.h), recorded in the results DB as
+// it finishes (TuneContext::record), the interleaved re-measurement of the leaders, and
+// the decision. Front ends (CLI, GUI) watch it through the progress callback.
 #pragma once
 
 #include <atomic>
