@@ -19,6 +19,7 @@
 #include "core/base/Error.h"
 #include "core/engine/RunConfig.h"
 #include "core/engine/RunKnobs.h"
+#include "core/tuner/TrialRunner.h"
 #include "core/tuner/Measurement.h"
 #include "core/tuner/StepStatistics.h"
 

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/Commands.h"
+#include "cli/FlagNames.h"
 #include "core/base/Error.h"
 
 int main(int argc, char** argv) {
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
   } catch (const cli::ExitCode& e) {
     return e.code;
   } catch (const Error& e) {
-    std::fprintf(stderr, "tunescope: error: %s\n", e.what());
+    std::fprintf(stderr, "tunescope: error: %s\n", cli::with_flag_names(e.what()).c_str());
     return e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input ? 2 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tunescope: error: %s\n", e.what());

@@ -20,16 +20,18 @@ int Concurrency::lane_threads(int threads) const {
 }
 
 void Concurrency::validate(int64_t batch) const {
-  auto at_least = [](int64_t value, int64_t minimum, const char* option) {
-    if (value < minimum) fail(ErrorKind::usage, option, " must be >= ", minimum, ", got ", value);
+  // The config file's keys (RunKnobs.cpp declares them), as every core message names
+  // them; a front end adds its own flag (cli/FlagNames.h).
+  auto at_least = [](int64_t value, int64_t minimum, const char* key) {
+    if (value < minimum) fail(ErrorKind::usage, key, " must be >= ", minimum, ", got ", value);
   };
-  at_least(streams, 1, "--streams");
-  at_least(replicas, 1, "--replicas");
-  at_least(micro_batches, 1, "--micro-batches");
-  at_least(threads_per_lane, 0, "--threads-per-lane");
+  at_least(streams, 1, "streams");
+  at_least(replicas, 1, "replicas");
+  at_least(micro_batches, 1, "micro_batches");
+  at_least(threads_per_lane, 0, "threads_per_lane");
   const int64_t parts = static_cast<int64_t>(replicas) * micro_batches;
   if (batch % parts != 0)
-    fail(ErrorKind::usage, "--batch ", batch, " does not split into ", replicas, " replica", replicas == 1 ? "" : "s",
+    fail(ErrorKind::usage, "batch ", batch, " does not split into ", replicas, " replica", replicas == 1 ? "" : "s",
          " x ", micro_batches, " micro-batch", micro_batches == 1 ? "" : "es", " (", parts,
          " equal parts): choose a batch divisible by ", parts);
 }

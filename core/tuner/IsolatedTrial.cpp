@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/Error.h"
-#include "core/tuner/ResultsDb.h"
+#include "core/tuner/TrialRecordFields.h"
 #include "profiler/TraceFiles.h"
 
 namespace tunescope::tuner {
@@ -89,24 +89,13 @@ std::string encode(const std::vector<TrialResult>& results) {
       profiler::make_trace_writer(profiler::TraceFormat::chrome)->write(*results[i].trace, path);
       trace = path.string();
     }
-    message["trials"].push_back({{"config", r.config_json},
-                                 {"status", to_string(r.status)},
-                                 {"reason", r.reason},
-                                 {"steps", r.figures.steps},
-                                 {"median_eps", r.figures.median_eps},
-                                 {"median_step_ms", r.figures.median_step_ms},
-                                 {"min_step_ms", r.figures.min_step_ms},
-                                 {"spread", r.figures.spread},
-                                 {"eps_low", r.figures.eps_low},
-                                 {"eps_high", r.figures.eps_high},
-                                 {"stop", to_string(r.figures.stop)},
-                                 {"step_seconds", results[i].step_seconds},
-                                 {"concurrency", r.concurrency ? nlohmann::json{r.concurrency->concurrent_share,
-                                                                                r.concurrency->mean_in_flight}
-                                                               : nlohmann::json(nullptr)},
-                                 {"kernels", r.kernels_json},
-                                 {"numerics_checked", results[i].numerics_checked},
-                                 {"trace", trace}});
+    // The record the results DB stores (TrialRecordFields.h), and what only this
+    // process needs besides: the step times, whether the check ran, the trace's file.
+    nlohmann::json trial = record_to_json(r);
+    trial["step_seconds"] = results[i].step_seconds;
+    trial["numerics_checked"] = results[i].numerics_checked;
+    trial["trace"] = trace;
+    message["trials"].push_back(std::move(trial));
   }
   return message.dump();
 }
@@ -123,21 +112,7 @@ std::vector<TrialResult> decode(const std::string& message, const std::string& b
   if (parsed.contains("error")) fail(ErrorKind::runtime, parsed.at("error").get<std::string>());
   std::vector<TrialResult> results;
   for (const auto& t : parsed.at("trials")) {
-    TrialRecord r;
-    r.config_json = t.at("config").get<std::string>();
-    r.status = parse_trial_status(t.at("status").get<std::string>());
-    r.reason = t.at("reason").get<std::string>();
-    r.figures.steps = t.at("steps").get<int64_t>();
-    r.figures.median_eps = t.at("median_eps").get<double>();
-    r.figures.median_step_ms = t.at("median_step_ms").get<double>();
-    r.figures.min_step_ms = t.at("min_step_ms").get<double>();
-    r.figures.spread = t.at("spread").get<double>();
-    r.figures.eps_low = t.at("eps_low").get<double>();
-    r.figures.eps_high = t.at("eps_high").get<double>();
-    r.figures.stop = parse_stop_rule(t.at("stop").get<std::string>());
-    r.kernels_json = t.at("kernels").get<std::string>();
-    if (const auto& c = t.at("concurrency"); !c.is_null())
-      r.concurrency = ConcurrencyFigures{c.at(0).get<double>(), c.at(1).get<double>()};
+    const TrialRecord r = record_from_json(t, "the child process's trial");
     TrialResult result = result_of(r, backend);
     result.reused = false;
     result.numerics_checked = t.at("numerics_checked").get<bool>();

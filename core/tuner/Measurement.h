@@ -1,10 +1,13 @@
-// Measuring one candidate, cutlass-profiler style: build it, verify its numerics
-// against the reference config (nchw + the backend's reference conv) BEFORE timing, warm up, then time N
-// steps one by one with the tracer on. Every outcome has a disposition and a reason;
-// nothing a candidate throws escapes measure(), so one bad candidate never ends a sweep.
+// What a trial is checked against and what it yields: the measurement options, the
+// numerics sample of a first step and its comparison with the reference's (the one
+// error norm of every trial), the reference config, and a trial's figures and
+// disposition. The trials run in TrialRunner.h: build, verify BEFORE timing, warm up,
+// time adaptively; nothing a candidate throws escapes, so one bad candidate never ends
+// a sweep.
 #pragma once
 
 #include <functional>
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,8 +95,14 @@ struct NumericsSample {
   // in a candidate's sample, and where the reference's second step failed: the check is
   // then one batch.
   std::shared_ptr<const NumericsSample> next_batch;
+  // What the sampled tensors are, in a mismatch's reason: "gradient of <parameter>"
+  // after a training step, "<pass> output" for a conv layer alone (layer_reference).
+  std::string tensor_prefix = "gradient of ";
 };
 
+// `count` entries of `tensor` at evenly spaced logical indices (all of them when it has
+// fewer), so NCHW and NHWC tensors sample alike.
+std::vector<float> sample_logical(const Tensor& tensor, size_t count);
 // Runs one step of `session` and samples its numerics.
 NumericsSample first_step_numerics(TrainingSession& session, size_t samples_per_parameter);
 // `options` with the weights frozen: an SGD step so small (learning rate 1e-30) that it
@@ -179,27 +188,14 @@ struct TrialResult {
   // The timed steps in the order run (seconds each; the interleaved rounds pair them by
   // index). Not stored in the results DB.
   std::vector<double> step_seconds;
+  // Single-layer trials (measure_layer): each pass's fastest run in ms, forward,
+  // backward data, backward filter (zeros otherwise, and after an isolated child, whose
+  // record carries the stored fields only).
+  std::array<double, 3> layer_pass_ms{};
 };
 
 // Every trial of the interleaved re-measurement carries a reason starting with this, so
 // the results DB tells those rows from the sweep's (a resumed tune reuses only the latter).
 inline constexpr const char* kRemeasureReason = "interleaved re-measurement";
-
-// Measures `config` applied onto `base` (data, seed, SGD settings come from base), in a
-// child process when options.isolate is set.
-TrialResult measure(const SessionOptions& base, const RunConfig& config, const NumericsSample& reference,
-                    const MeasureOptions& options);
-// Whether the interleaved rounds so far (one step time per config per round, paired by
-// index) settle the choice; measure_interleaved stops at the first true.
-using RoundsSettled = std::function<bool(const std::vector<std::vector<double>>& round_seconds)>;
-// Measures `configs` (each checked against its reference) in interleaved rounds: each
-// round times one step of each, round-robin, so slow drift of the machine hits all alike:
-// the final word among the leaders. At least max(options.steps, 6) rounds, at most
-// options.max_steps, at most options.max_timing_seconds per config, fewer once
-// `settled` says so. The time and memory limits cover all of them. Each result carries
-// its round times in step_seconds, stop StopRule::interleaved, reason kRemeasureReason.
-std::vector<TrialResult> measure_interleaved(const SessionOptions& base, const std::vector<RunConfig>& configs,
-                                             const std::vector<const NumericsSample*>& references,
-                                             const MeasureOptions& options, const RoundsSettled& settled);
 
 }  // namespace tunescope::tuner

@@ -1,8 +1,9 @@
 // The `per-layer` strategy's first half, like cuDNN's Find: each conv layer's problem is
 // run alone, for every algorithm that supports it, through the registry with a
-// workspace; forward, backward-data and backward-filter are each timed to their end
-// (the median of their sum and each pass's fastest over several repetitions) after checking the
-// results against `direct` on the same inputs.
+// workspace, as a trial of the tuner's one trial runner (measure_layer, TrialRunner.h):
+// forward + backward-data + backward-filter are checked against `direct` on the same
+// inputs with the error norm and tolerance of whole configs, then timed together, under
+// the same isolation, time limit and memory cap.
 // Layers with the same problem (a ResNet repeats its blocks) are timed once: the later
 // ones take the first one's timings and pick.
 #pragma once
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/tuner/Measurement.h"
 #include "core/tuner/SearchSpace.h"
 
 namespace tunescope::tuner {
@@ -24,8 +26,8 @@ struct PassTimes {
 struct AlgorithmTiming {
   std::string algorithm;
   double median_ms = 0;    // fwd + bwd_data + bwd_filter, timed together
-  std::string skip_reason;  // empty: timed; else unsupported / wrong / threw
-  PassTimes passes;         // each pass timed alone (StepTimePredictor adds only the passes a layer runs)
+  std::string skip_reason;  // empty: timed; else unsupported / wrong / failed (threw, crashed, over a limit)
+  PassTimes passes;         // each pass's fastest run (StepTimePredictor adds only the passes a layer runs)
   bool reused = false;      // taken from a LayerTimingCache, not timed now
 };
 
@@ -52,16 +54,17 @@ struct LayerFind {
 };
 
 struct FindOptions {
-  int repetitions = 5;
-  double tolerance = 2e-3;  // max |out - direct| <= tolerance * max |direct|, per output
+  int repetitions = 5;  // timed runs per algorithm and layer (a fixed count: the find's cost stays known)
   // Timings of the same problem, threads and algorithm found before (another model, an
   // earlier tune) are taken from here instead of timed; new ones are stored. Null: none.
   LayerTimingCache* cache = nullptr;
 };
 
-// One LayerFind per conv layer of `space` for `layout` with a pool of `threads`. Throws
+// One LayerFind per conv layer of `space` for `layout` with a pool of `threads`, each
+// algorithm's trial under `limits` (tolerances, isolate, time_limit_seconds,
+// memory_limit_bytes; its step counts and warm-up are the find's). Throws
 // Error(runtime) naming the layer when no algorithm passes for it.
 std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, int threads,
-                                      const FindOptions& options = {});
+                                      const FindOptions& options = {}, const MeasureOptions& limits = {});
 
 }  // namespace tunescope::tuner

@@ -12,6 +12,7 @@
 #include "core/base/UtcTime.h"
 #include "core/base/HostCpu.h"
 #include "core/base/Registry.h"
+#include "core/tuner/TrialRecordFields.h"
 #include "profiler/FileKind.h"
 
 namespace tunescope::tuner {
@@ -66,11 +67,14 @@ CREATE TABLE IF NOT EXISTS layer_timings (
   created_at TEXT NOT NULL);
 )sql";
 
-// Columns of `trials` newer than the first schema, with their types: added on opening a
+// Columns of `trials` newer than the first schema (TrialField::added): added on opening a
 // file without them.
-const std::pair<const char*, const char*> kAddedTrialColumns[] = {
-    {"concurrent_share", "REAL"}, {"mean_in_flight", "REAL"}, {"eps_low", "REAL"}, {"eps_high", "REAL"},
-    {"stop_rule", "TEXT"}};
+std::vector<const TrialField*> added_trial_fields() {
+  std::vector<const TrialField*> added;
+  for (const TrialField& f : trial_fields())
+    if (f.added) added.push_back(&f);
+  return added;
+}
 
 }  // namespace
 
@@ -141,11 +145,10 @@ ResultsDb::ResultsDb(const std::filesystem::path& path, Access access, std::chro
     prepare_for_writing();
     db_->exec("PRAGMA foreign_keys=ON");
   }
-  trial_select_ = "SELECT id, problem_id, machine_id, config, status, reason, median_eps, median_step_ms, "
-                  "min_step_ms, spread, steps, kernels, created_at";
+  trial_select_ = "SELECT id, problem_id, machine_id, created_at";
   const std::vector<std::string> missing = missing_columns();
-  for (const auto& [name, type] : kAddedTrialColumns)
-    trial_select_ += std::find(missing.begin(), missing.end(), name) == missing.end() ? cat(", ", name) : ", NULL";
+  for (const TrialField& f : trial_fields())
+    trial_select_ += std::find(missing.begin(), missing.end(), f.name) == missing.end() ? cat(", ", f.name) : ", NULL";
   trial_select_ += " FROM trials ";
 } catch (const profiler::SqliteError& e) {
   throw_input_error(e);
@@ -198,16 +201,15 @@ void ResultsDb::check_ours() const {
 std::vector<std::string> ResultsDb::missing_columns() const {
   const std::set<std::string> present = db_->columns("trials");
   std::vector<std::string> missing;
-  for (const auto& [name, type] : kAddedTrialColumns)
-    if (!present.count(name)) missing.push_back(name);
+  for (const TrialField* f : added_trial_fields())
+    if (!present.count(f->name)) missing.push_back(f->name);
   return missing;
 }
 
 void ResultsDb::add_missing_columns() {
   for (const std::string& name : missing_columns()) {
-    const auto added = std::find_if(std::begin(kAddedTrialColumns), std::end(kAddedTrialColumns),
-                                    [&](const auto& column) { return name == column.first; });
-    db_->exec(cat("ALTER TABLE trials ADD COLUMN ", name, " ", added->second));
+    for (const TrialField* f : added_trial_fields())
+      if (name == f->name) db_->exec(cat("ALTER TABLE trials ADD COLUMN ", name, " ", f->sql_type));
   }
   db_->exec(kStrategyChoicesTable);
   db_->exec(kMachinePeaksTable);
@@ -239,28 +241,32 @@ int64_t ResultsDb::problem_id(const ProblemKey& p) try {
 }
 
 int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const TrialResult& result) try {
-  const TrialRecord r = record_of(result);
-  SqliteTransaction transaction(*db_);
-  SqliteStatement insert = db_->prepare(
-      "INSERT INTO trials(problem_id, machine_id, config, status, reason, median_eps, median_step_ms, "
-      "min_step_ms, spread, steps, kernels, created_at, concurrent_share, mean_in_flight, eps_low, eps_high, "
-      "stop_rule) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
+  TrialRecord r = record_of(result);
   // A pruned row is stored as skipped with a marked reason: the status column's CHECK
   // (in every file written before pruning) allows no other value, and an older build
   // reads it as a candidate that was not measured, which it is.
-  const bool pruned = r.status == TrialStatus::pruned;
-  insert.bind(1, problem_id).bind(2, machine_id).bind(3, r.config_json);
-  insert.bind(4, to_string(pruned ? TrialStatus::skipped : r.status));
-  insert.bind(5, pruned ? kPrunedReasonPrefix + r.reason : r.reason).bind(6, r.figures.median_eps).bind(7, r.figures.median_step_ms);
-  insert.bind(8, r.figures.min_step_ms).bind(9, r.figures.spread).bind(10, r.figures.steps);
-  insert.bind(11, r.kernels_json).bind(12, utc_now_iso8601());
-  const auto& c = r.concurrency;
-  insert.bind(13, c ? std::optional(c->concurrent_share) : std::nullopt);
-  insert.bind(14, c ? std::optional(c->mean_in_flight) : std::nullopt);
-  const bool interval = r.figures.has_interval();
-  insert.bind(15, interval ? std::optional(r.figures.eps_low) : std::nullopt);
-  insert.bind(16, interval ? std::optional(r.figures.eps_high) : std::nullopt);
-  insert.bind(17, to_string(r.figures.stop)).run();
+  if (r.status == TrialStatus::pruned) {
+    r.status = TrialStatus::skipped;
+    r.reason = kPrunedReasonPrefix + r.reason;
+  }
+  SqliteTransaction transaction(*db_);
+  std::string columns = "problem_id, machine_id, created_at", values = "?1, ?2, ?3";
+  for (size_t k = 0; k < trial_fields().size(); ++k) {
+    columns += cat(", ", trial_fields()[k].name);
+    values += cat(", ?", k + 4);
+  }
+  SqliteStatement insert = db_->prepare(cat("INSERT INTO trials(", columns, ") VALUES (", values, ")"));
+  insert.bind(1, problem_id).bind(2, machine_id).bind(3, utc_now_iso8601());
+  for (size_t k = 0; k < trial_fields().size(); ++k) {
+    const int index = static_cast<int>(k) + 4;
+    std::visit(
+        [&](const auto& value) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::monostate>) insert.bind(index, std::nullopt);
+          else insert.bind(index, value);
+        },
+        trial_fields()[k].get(r));
+  }
+  insert.run();
   const int64_t id = db_->last_insert_rowid();
   transaction.commit();
   return id;
@@ -372,31 +378,26 @@ TrialRecord read_trial(const SqliteStatement& select) {
   r.id = select.integer(0);
   r.problem_id = select.integer(1);
   r.machine_id = select.integer(2);
-  r.config_json = select.text(3);
-  r.status = parse_trial_status(select.text(4));
-  r.reason = select.text(5);
+  r.created_at = select.text(3);
+  for (size_t k = 0; k < trial_fields().size(); ++k) {
+    const TrialField& f = trial_fields()[k];
+    const int column = static_cast<int>(k) + 4;
+    FieldValue value;
+    if (!select.is_null(column)) {
+      const std::string type = f.sql_type;
+      if (type == "INTEGER") value = select.integer(column);
+      else if (type == "REAL") value = select.real(column);
+      else value = select.text(column);
+    }
+    try {
+      f.set(r, value);
+    } catch (const Error& e) {
+      fail(ErrorKind::input, "results DB trial ", r.id, ": ", f.name, ": ", e.what());
+    }
+  }
   if (r.status == TrialStatus::skipped && r.reason.rfind(kPrunedReasonPrefix, 0) == 0) {
     r.status = TrialStatus::pruned;
     r.reason.erase(0, std::string(kPrunedReasonPrefix).size());
-  }
-  r.figures.median_eps = select.real(6);
-  r.figures.median_step_ms = select.real(7);
-  r.figures.min_step_ms = select.real(8);
-  r.figures.spread = select.real(9);
-  r.figures.steps = select.integer(10);
-  r.kernels_json = select.text(11);
-  r.created_at = select.text(12);
-  if (!select.is_null(13) && !select.is_null(14)) r.concurrency = ConcurrencyFigures{select.real(13), select.real(14)};
-  if (!select.is_null(15) && !select.is_null(16)) {
-    r.figures.eps_low = select.real(15);
-    r.figures.eps_high = select.real(16);
-  }
-  if (!select.is_null(17)) {
-    try {
-      r.figures.stop = parse_stop_rule(select.text(17));
-    } catch (const Error& e) {
-      fail(ErrorKind::input, "results DB trial ", r.id, ": stop_rule: ", e.what());
-    }
   }
   return r;
 }

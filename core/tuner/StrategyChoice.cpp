@@ -1,6 +1,8 @@
 // Cost estimates of the strategies and the `auto` rule (see StrategyChoice.h).
 #include "core/tuner/StrategyChoice.h"
 
+#include "core/tuner/StepStatistics.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -86,7 +88,7 @@ CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int
   return in;
 }
 
-FindProbe probe_find(const SearchSpace& space, const FindOptions& options) {
+FindProbe probe_find(const SearchSpace& space, const FindOptions& options, const MeasureOptions& limits) {
   const SpaceOptions& o = space.options();
   std::vector<ConvLayerInfo> distinct = distinct_layers(space);
   FindProbe probe;
@@ -106,7 +108,7 @@ FindProbe probe_find(const SearchSpace& space, const FindOptions& options) {
   auto time_find = [&](const ConvLayerInfo& layer) {
     const SearchSpace one(o, {layer});
     const auto start = Clock::now();
-    std::vector<LayerFind> found = find_per_layer(one, layouts.front(), threads.front(), probe_options);
+    std::vector<LayerFind> found = find_per_layer(one, layouts.front(), threads.front(), probe_options, limits);
     const double probe_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return std::pair(find_seconds_of(probe_seconds, found.front(), repetitions), std::move(found.front()));
   };
@@ -190,37 +192,79 @@ double find_seconds_of(double probe_seconds, const LayerFind& probe, int repetit
   return probe_seconds + static_cast<double>(std::max(1, repetitions) - 1) * repetition_ms / 1e3;
 }
 
+int64_t timed_steps(const CostInputs& in, double step_seconds) {
+  if (in.max_steps <= in.steps) return in.steps;
+  const int64_t minimum = std::max<int64_t>(in.steps, kMinStepsForInterval);
+  const double wanted = std::ceil(std::pow(1.92 * in.step_spread / std::max(in.delta, 1e-9), 2));
+  int64_t n = std::clamp<int64_t>(static_cast<int64_t>(std::min(wanted, 1e12)), minimum, in.max_steps);
+  if (in.max_timing_seconds > 0 && step_seconds > 0)
+    n = std::min<int64_t>(n, std::max<int64_t>(in.steps, static_cast<int64_t>(in.max_timing_seconds / step_seconds)));
+  return n;
+}
+
+int64_t raced_out_steps(const CostInputs& in) {
+  const int64_t first = std::max<int64_t>(in.steps, kMinStepsForInterval);
+  return first + std::max<int64_t>(2, first / 4);
+}
+
+double sweep_seconds(const CostInputs& in, const std::vector<double>& step_seconds, bool checked) {
+  const int64_t raced = raced_out_steps(in);
+  // The relative half-width of the median's interval after `raced` steps at the spread
+  // (0.958 = 1.96 x 1.2533 / 2.563, as in timed_steps).
+  const double half = 0.958 * in.step_spread / std::sqrt(static_cast<double>(raced));
+  double seconds = 0, leader = INFINITY;
+  for (double step : step_seconds) {
+    const int64_t full = timed_steps(in, step);
+    const bool out = in.racing && step * (1 - half) > leader * (1 + half) * (1 + in.delta / 2);
+    const int64_t timed = out ? std::min(raced, full) : full;
+    seconds += in.build_seconds + static_cast<double>((checked ? 1 : 0) + in.warmup + timed) * step;
+    if (!out) leader = std::min(leader, step);
+  }
+  return seconds;
+}
+
 std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
   // checked: the measurement starts with the numerics check's step (halving's later
-  // rounds leave it out: the candidate passed it in round 0).
+  // rounds leave it out: the candidate passed it in round 0). `steps` below in.steps: a
+  // brief halving round (a fixed count); else a full one, timed adaptively.
   auto measurement = [&](int64_t steps, bool checked = true, double step_seconds = -1) {
-    return in.build_seconds +
-           static_cast<double>((checked ? 1 : 0) + in.warmup + steps) * (step_seconds >= 0 ? step_seconds : in.step_seconds);
+    const double step = step_seconds >= 0 ? step_seconds : in.step_seconds;
+    const int64_t timed = steps < in.steps ? steps : timed_steps(in, step);
+    return in.build_seconds + static_cast<double>((checked ? 1 : 0) + in.warmup + timed) * step;
   };
-  const double remeasure = 2 * measurement(in.steps);  // the interleaved winner vs runner-up, every strategy
-  // Each candidate's step, fastest first (halving keeps the fastest); unpriced: the reference's.
-  std::vector<double> steps = in.candidate_step_seconds;
-  if (steps.empty()) steps.assign(in.candidates, in.step_seconds);
+  // The interleaved winner vs runner-up, every strategy: rounds until the sign test
+  // settles, priced as a full measurement each.
+  const double remeasure = 2 * measurement(in.steps);
+  // Each candidate's step in the order measured; unpriced: the reference's.
+  std::vector<double> in_order = in.candidate_step_seconds;
+  if (in_order.empty()) in_order.assign(in.candidates, in.step_seconds);
+  // Fastest first (halving keeps the fastest, and races each round fastest first).
+  std::vector<double> steps = in_order;
   std::sort(steps.begin(), steps.end());
-  // Measurements of the `count` fastest candidates at `timed` steps.
+  // Measurements of the `count` fastest candidates at `timed` steps: a full round
+  // (timed = in.steps) as a sweep, fastest first; a brief one at its fixed count.
   auto fastest = [&](size_t count, int64_t timed, bool checked) {
+    if (timed >= in.steps)
+      return sweep_seconds(in, std::vector<double>(steps.begin(), steps.begin() + std::min(count, steps.size())), checked);
     double seconds = 0;
     for (size_t i = 0; i < count && i < steps.size(); ++i) seconds += measurement(timed, checked, steps[i]);
     return seconds;
   };
   std::vector<StrategyEstimate> out;
 
-  out.push_back({Strategy::exhaustive, fastest(steps.size(), in.steps, true) + remeasure, steps.size()});
+  out.push_back({Strategy::exhaustive, sweep_seconds(in, in_order, true) + remeasure, steps.size()});
 
   if (in.per_layer_allowed) {
     const size_t per_pair = in.layout_thread_pairs * in.concurrency_variants;
-    double seconds = in.find_seconds + measurement(in.steps) + remeasure;  // the baseline first
+    double seconds = in.find_seconds + remeasure;
     size_t configs = 0;
     if (!in.per_layer_step_seconds.empty()) {
       configs = in.per_layer_step_seconds.size();
-      for (double step : in.per_layer_step_seconds)
-        seconds += static_cast<double>(per_pair) * measurement(in.steps, true, step);
+      std::vector<double> order{in.step_seconds};  // the baseline first
+      for (double step : in.per_layer_step_seconds) order.insert(order.end(), per_pair, step);
+      seconds += sweep_seconds(in, order, true);
     } else {
+      seconds += measurement(in.steps);  // the baseline
       // Each distinct problem picks one algorithm, so at most this many per pair: an upper
       // bound (ResNet-18-small, 11 problems x 4 algorithms: 2 to 4 picked per layout).
       const size_t picked = std::min(in.algorithms, std::max<size_t>(1, in.distinct_problems));

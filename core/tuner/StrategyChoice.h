@@ -4,7 +4,8 @@
 // candidates failed an older numerics check, and the cheapest quietly once all were
 // valid). So before measuring any candidate the tuner estimates what each strategy will
 // cost on this problem, from what it knows by then: the candidates after pruning, the
-// steps per candidate, the reference config's build and step time, and a quick timing
+// steps adaptive timing will take per candidate (timed_steps, and racing's early stops:
+// sweep_seconds), the reference config's build and step time, and a quick timing
 // of the per-layer find on two of the distinct conv problems (the least and the most
 // FLOPs). Scaled to all of them that timing is the find's cost; its per-algorithm
 // timings price each candidate's step and predict per-layer's picks (price_steps). It
@@ -44,7 +45,18 @@ struct CostInputs {
   double find_seconds = 0;       // the per-layer find, all layouts and thread counts (probe_find)
   bool per_layer_allowed = true;  // false with --per-layer-product (an exhaustive-only sweep)
   int64_t warmup = 0;
-  int64_t steps = 1;
+  int64_t steps = 1;  // the minimum of timed steps (MeasureOptions::steps)
+  // Adaptive timing (MeasureOptions): a full measurement times steps until the 95%
+  // interval of its median is within +-delta/2, at most max_steps (0: exactly `steps`)
+  // and max_timing_seconds of steps. How many that takes follows from the step times'
+  // relative spread ((p90 - p10) / median), the reference's (Tuner::run): timed_steps.
+  int64_t max_steps = 0;
+  double max_timing_seconds = 0;  // 0: no cap
+  double delta = 0.02;
+  double step_spread = 0;
+  // Racing (TuneOptions::racing): a full measurement of a candidate slower than the
+  // leader so far, beyond both intervals and delta/2, stops after raced_out_steps.
+  bool racing = false;
   double build_seconds = 0;  // building one candidate's session (the reference's, timed)
   double step_seconds = 0;   // one training step of the reference config (timed: Tuner::run)
   // Steps priced from the find's probe (price_steps); empty: every candidate steps at
@@ -76,8 +88,9 @@ struct FindProbe {
   std::map<std::string, std::pair<double, double>> ms;  // algorithm -> (least, most), timed on both
 };
 // Costs about 2 / (distinct problems x layouts x threads) of a find with one
-// repetition. Throws what the find throws (no algorithm passes for a layer).
-FindProbe probe_find(const SearchSpace& space, const FindOptions& options);
+// repetition. `limits`: the find's (find_per_layer). Throws what the find throws (no
+// algorithm passes for a layer).
+FindProbe probe_find(const SearchSpace& space, const FindOptions& options, const MeasureOptions& limits = {});
 // `algorithm`'s fwd + bwd ms on a problem of `flops` by the probe's line (>= 0); -1
 // when the probe did not time it on both problems.
 double algorithm_ms(const FindProbe& probe, const std::string& algorithm, double flops);
@@ -106,10 +119,27 @@ struct StrategyEstimate {
   bool operator==(const StrategyEstimate&) const = default;
 };
 
+// The steps a full measurement of a candidate stepping at `step_seconds` times: `steps`
+// when timing is not adaptive (max_steps <= steps); else the steps whose median interval
+// reaches +-delta/2 at the inputs' spread, n = (1.92 spread / delta)^2 (the median's
+// standard error, 1.2533 sigma / sqrt(n), for sigma = spread / 2.563 as in a normal
+// distribution, at 95%), between max(steps, 6) and max_steps, and no more than
+// max_timing_seconds at that step time. Racing's early stops: sweep_seconds.
+int64_t timed_steps(const CostInputs& inputs, double step_seconds);
+// The steps a raced-out measurement times: the first chunk that has an interval
+// (max(steps, 6)) and one more chunk (a quarter of it, at least 2).
+int64_t raced_out_steps(const CostInputs& inputs);
+// Full measurements of candidates stepping at `step_seconds`, in the order measured
+// (each build + (numerics step when `checked` + warmup + timed) x step), where with
+// racing a candidate slower than the leader so far (the fastest not raced out) by more
+// than the two medians' intervals after raced_out_steps (at the spread) and delta/2
+// times raced_out_steps only.
+double sweep_seconds(const CostInputs& inputs, const std::vector<double>& step_seconds, bool checked);
+
 // Estimates of exhaustive, per-layer (when allowed), halving and, when the steps are
 // priced and per-layer is allowed (the find runs), pruned, in that order. pruned is the
 // find plus the baseline plus the candidates priced within prune_margin of the fastest.
-// A measurement costs build + (numerics step + warmup + steps) x step; halving's rounds
+// A measurement costs build + (numerics step + warmup + timed_steps) x step; halving's rounds
 // follow its schedule (SuccessiveHalving.h), its later rounds without the numerics
 // step; per-layer is its find (find_seconds) plus the
 // measurement of its picks. Each measurement's steps at the candidate's priced step

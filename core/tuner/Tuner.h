@@ -1,7 +1,7 @@
-// A whole tune: the reference, the candidates of a strategy, one measurement each
-// (recorded in the results DB as it finishes), the interleaved re-measurement of the
-// winner against the runner-up, and the decision. Front ends (CLI, GUI) watch it
-// through the progress callback.
+// A whole tune: the reference, the candidates of a strategy (TuningStrategy.h), one
+// measurement each by the trial runner (TrialRunner.h), recorded in the results DB as
+// it finishes (TuneContext::record), the interleaved re-measurement of the leaders, and
+// the decision. Front ends (CLI, GUI) watch it through the progress callback.
 #pragma once
 
 #include <atomic>
@@ -23,6 +23,10 @@ namespace tunescope::tuner {
 // Bounds of the adaptive timing options, checked before anything runs.
 inline constexpr int64_t kMaxTimedSteps = 1'000'000;
 inline constexpr double kMaxTimingSeconds = 3600;
+
+class TuneContext;
+struct Candidate;
+using CandidateFilter = std::function<std::vector<Candidate>(std::vector<Candidate> candidates, TuneContext& context)>;
 
 struct TuneOptions {
   SessionOptions base;  // model, data, batch, backend, seed...; its conv and knobs are ignored
@@ -53,6 +57,11 @@ struct TuneOptions {
   // where it stopped and a re-tune measures only what is new. Needs a DB. The CLI sets
   // it whenever it has a DB, unless --fresh.
   bool resume = false;
+  // Hook before measuring (a predictor's pruning, a warm start's ordering): given the
+  // strategy's candidates (the baseline first) and the context (the space, the
+  // reference's facts, the results DB's earlier trials: TuneContext::prior), returns
+  // those to measure; it must keep the baseline first. Unset: all of them.
+  CandidateFilter filter;
 };
 
 struct TuneProgress {
@@ -110,8 +119,6 @@ class Tuner {
   TuneReport run(const Progress& progress = {}, const ChoiceListener& chosen = {});
 
  private:
-  std::vector<Candidate> candidates(const SearchSpace& space, Strategy strategy, TuneReport& report) const;
-
   TuneOptions options_;
   ResultsDb* db_;
 };

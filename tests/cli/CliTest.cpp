@@ -39,7 +39,7 @@ TEST(Cli, UsageErrorsExitTwoAndNameTheValue) {
       {"train --batch -4", "--batch"},
       {"train --data /no/such/folder", "/no/such/folder"},
       {"profile --steps 0 " + std::string(kFakeSmall), "--steps"},
-      {"train --replicas 3 " + std::string(kFakeSmall), "does not split into 3 replicas"},
+      {"train --replicas 3 " + std::string(kFakeSmall), "batch (--batch) 16 does not split into 3 replicas"},
       {"train --streams 0 " + std::string(kFakeSmall), "--streams"},
       {"train --update-on gpu " + std::string(kFakeSmall), "--update-on: 'gpu' is not a value (device, host)"},
       {"profile --update-on host " + std::string(kFakeSmall), "backend cpu keeps its tensors in host memory"},

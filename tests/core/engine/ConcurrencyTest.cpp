@@ -153,6 +153,26 @@ TEST(Concurrency, SplitThatDoesNotDivideTheBatchIsAUsageError) {
   EXPECT_THROW(TrainingSession{options}, Error);
 }
 
+TEST(Concurrency, ValidateNamesTheConfigKeysNotFlags) {
+  auto message = [](const Concurrency& c, int64_t batch) {
+    try {
+      c.validate(batch);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  Concurrency c;
+  c.micro_batches = 0;
+  EXPECT_EQ(message(c, 8), "micro_batches must be >= 1, got 0");
+  c = {};
+  c.threads_per_lane = -1;
+  EXPECT_EQ(message(c, 8), "threads_per_lane must be >= 0, got -1");
+  c = {};
+  c.replicas = 3;
+  EXPECT_EQ(message(c, 8).rfind("batch 8 does not split into 3 replicas", 0), 0u) << message(c, 8);
+}
+
 TEST(Concurrency, TraceShowsWhatRunsOnWhichLane) {
   SessionOptions options = small_options("lenet5", Layout::NCHW);
   knobs::set_concurrency(options.knobs, {2, 2, 1, true, 1});  // lanes 0,1 (replica 0) and 2,3 (replica 1)

@@ -10,6 +10,7 @@
 #include "core/base/AllocationCap.h"
 #include "core/base/Error.h"
 #include "core/engine/RunKnobs.h"
+#include "core/tuner/TrialRunner.h"
 #include "core/tuner/Tuner.h"
 
 namespace tunescope::tuner {

@@ -3,6 +3,7 @@
 // segfaults, aborts or hangs past the time limit is recorded as failed with the signal
 // or the limit while the others succeed, and a tune with such candidates picks a winner
 // and records every trial.
+#include "core/tuner/TrialRunner.h"
 #include "core/tuner/IsolatedTrial.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,6 @@
 // Measurement dispositions: ok with figures and kernels, invalid for a wrong algorithm
 // (never timed), failed for a throwing one and a NaN loss; numerics comparison; figures.
+#include "core/tuner/TrialRunner.h"
 #include "core/tuner/Measurement.h"
 
 #include <gtest/gtest.h>

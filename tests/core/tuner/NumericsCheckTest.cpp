@@ -13,6 +13,7 @@
 #include "core/base/Registry.h"
 #include "core/engine/RunKnobs.h"
 #include "core/engine/TrainingSession.h"
+#include "core/tuner/TrialRunner.h"
 #include "core/tuner/Measurement.h"
 #include "core/tuner/SearchSpace.h"
 

@@ -353,6 +353,46 @@ TEST(StrategyChoice, PricedStepsWeighEachMeasurement) {
               9 * at(2, 1, 0.025) + 8 * at(2, 1, 0.1) + 6 * at(4, 0, 0.025) + 2 * at(10, 0, 0.025) + remeasure, 1e-9);
 }
 
+TEST(StrategyChoice, AdaptiveTimingPricesTheStepsTheIntervalNeedsWithinTheCaps) {
+  CostInputs in = small_net();  // steps 10, step 25 ms
+  EXPECT_EQ(timed_steps(in, 0.025), 10);  // max_steps 0: a fixed count
+  in.max_steps = 200;
+  in.delta = 0.02;
+  in.step_spread = 0.1;  // (1.92 x 0.1 / 0.02)^2 = 92.2
+  EXPECT_EQ(timed_steps(in, 0.025), 93);
+  in.step_spread = 0;  // no noise: the minimum, at least the 6 an interval needs
+  EXPECT_EQ(timed_steps(in, 0.025), 10);
+  in.steps = 2;
+  EXPECT_EQ(timed_steps(in, 0.025), 6);
+  in.steps = 10;
+  in.step_spread = 1.0;  // 9217 wanted: --max-steps caps it
+  EXPECT_EQ(timed_steps(in, 0.025), 200);
+  in.max_timing_seconds = 1;  // 40 steps of 25 ms
+  EXPECT_EQ(timed_steps(in, 0.025), 40);
+  EXPECT_EQ(timed_steps(in, 0.5), 10);  // the cap never goes below the minimum
+
+  // Exhaustive: every candidate's measurement at those steps, plus two for the final rounds.
+  in.max_timing_seconds = 0;
+  in.step_spread = 0.1;
+  const double measurement = in.build_seconds + (1 + in.warmup + 93) * in.step_seconds;
+  EXPECT_NEAR(estimate_costs(in).front().seconds, (17 + 2) * measurement, 1e-9);
+}
+
+TEST(StrategyChoice, RacingPricesASlowerCandidateAtItsFirstIntervalAndOneChunk) {
+  CostInputs in = small_net();  // steps 10, warm-up 3, build 0.3 s
+  in.max_steps = 200;
+  in.step_spread = 0.1;  // 93 steps in full (previous test)
+  in.racing = true;
+  EXPECT_EQ(raced_out_steps(in), 12);  // 10, then a chunk of 2
+  auto cost = [&](double step, int64_t timed) { return in.build_seconds + (1 + in.warmup + timed) * step; };
+  // The leader first; a candidate twice as slow races out; one within the noise does not.
+  EXPECT_NEAR(sweep_seconds(in, {0.01, 0.02, 0.0101}, true), cost(0.01, 93) + cost(0.02, 12) + cost(0.0101, 93), 1e-9);
+  // A slow candidate before any faster one has no leader to race against.
+  EXPECT_NEAR(sweep_seconds(in, {0.02, 0.01}, true), cost(0.02, 93) + cost(0.01, 93), 1e-9);
+  in.racing = false;
+  EXPECT_NEAR(sweep_seconds(in, {0.01, 0.02}, true), cost(0.01, 93) + cost(0.02, 93), 1e-9);
+}
+
 }  // namespace
 }  // namespace tunescope::tuner
 

@@ -3,6 +3,7 @@
 // candidate over the limit. (The deliberately slow algorithm sleeps 20 ms in each conv
 // pass, 5 per lenet5 step as conv1 needs no data gradient, so one of its steps takes at
 // least 100 ms whatever the load.)
+#include "core/tuner/TrialRunner.h"
 #include "core/tuner/TrialTimeLimit.h"
 
 #include <gtest/gtest.h>

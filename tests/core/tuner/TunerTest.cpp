@@ -14,6 +14,7 @@
 #include "core/base/Error.h"
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/StoredTune.h"
+#include "core/tuner/TuneContext.h"
 
 namespace tunescope::tuner {
 namespace {
@@ -261,6 +262,31 @@ TEST(Tuner, LeadersAreSettledInInterleavedRoundsByTheSignTest) {
   EXPECT_TRUE(report.winner().remeasured);
   EXPECT_NE(report.decision.find("exact sign test"), std::string::npos) << report.decision;
   EXPECT_NE(report.decision.find("p = "), std::string::npos) << report.decision;
+}
+
+TEST(Tuner, CandidateFilterSeesTheListAndThePriorTrialsAndDecidesWhatIsMeasured) {
+  const testing::TempResultsDb file("tuner-filter.sqlite");
+  ResultsDb db(file.path);
+  TuneOptions o = tiny_tune({"direct", "gemm", testing::kSlow});
+  Tuner(o, &db).run();  // the first tune: its trials are the second one's prior
+  size_t seen = 0, prior_rows = 0;
+  o.resume = false;
+  o.filter = [&](std::vector<Candidate> candidates, TuneContext& context) {
+    seen = candidates.size();
+    prior_rows = context.prior().rows().size();
+    // Keep the baseline (first) and gemm: a pruner that predicted the rest slower.
+    std::erase_if(candidates, [&](const Candidate& c) {
+      return &c != &candidates.front() && c.config.conv.default_algorithm != "gemm";
+    });
+    return candidates;
+  };
+  const TuneReport report = Tuner(o, &db).run();
+  EXPECT_EQ(seen, 3u);  // direct (the baseline), gemm, test-slow
+  EXPECT_GE(prior_rows, 3u);
+  ASSERT_EQ(report.trials.size(), 2u);
+  EXPECT_EQ(report.trials[0].config.conv.default_algorithm, "direct");
+  EXPECT_EQ(report.trials[1].config.conv.default_algorithm, "gemm");
+  EXPECT_EQ(report.reused, 0u);
 }
 
 }  // namespace

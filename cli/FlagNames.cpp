@@ -1,0 +1,20 @@
+// The flag of a config key a core message starts with (FlagNames.h).
+#include "cli/FlagNames.h"
+
+#include <utility>
+#include <vector>
+
+#include "core/base/Knob.h"
+
+namespace tunescope::cli {
+
+std::string with_flag_names(const std::string& message) {
+  std::vector<std::pair<std::string, std::string>> keys{{"batch", "--batch"}};
+  for (const KnobSpec& spec : KnobCatalog::instance().specs()) keys.emplace_back(spec.key, spec.flag());
+  for (const auto& [key, flag] : keys)
+    if (message.size() > key.size() && message.compare(0, key.size(), key) == 0 && message[key.size()] == ' ')
+      return key + " (" + flag + ")" + message.substr(key.size());
+  return message;
+}
+
+}  // namespace tunescope::cli

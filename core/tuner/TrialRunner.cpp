@@ -1,0 +1,469 @@
+// The trial runner (TrialRunner.h): one guarded, verified, adaptively timed trial of a
+// whole config, of interleaved leaders, or of one conv layer's algorithm.
+#include "core/tuner/TrialRunner.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <new>
+#include <optional>
+
+#include "core/base/AlignedBuffer.h"
+#include "core/base/AllocationCap.h"
+#include "core/base/Backend.h"
+#include "core/base/Error.h"
+#include "core/base/Registry.h"
+#include "core/base/ThreadPool.h"
+#include "core/engine/RunKnobs.h"
+#include "core/tuner/IsolatedTrial.h"
+#include "profiler/Metrics.h"
+
+namespace tunescope::tuner {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Times steps in chunks (`time_steps(count)` times `count` more, appending to
+// `step_seconds`) until the stopping rule, racing or the time cap says stop
+// (docs/TUNER-MEASUREMENT.md). A progress callback cannot end a train_steps call, so the
+// steps run in chunks, each one call: the first of at least the minimum, then each about
+// what the interval's width says is still needed (its half-width shrinks as 1/sqrt(n)),
+// at most as many as are timed already, so that few chunk boundaries (where an
+// asynchronous update's pipeline drains) fall among the steps.
+StopRule time_adaptively(const MeasureOptions& options, const std::vector<double>& step_seconds,
+                         const TrialTimeLimit& limit, const std::function<void(int64_t)>& time_steps) {
+  const StoppingRule rule{options.delta, static_cast<size_t>(options.steps), static_cast<size_t>(options.max_steps)};
+  int64_t chunk = options.steps;
+  for (;;) {
+    time_steps(chunk);
+    if (const auto stop = should_stop(step_seconds, rule)) return *stop;
+    const QuantileEstimate now = estimate_quantile(step_seconds);
+    if (options.race_against && slower_with_confidence(now, *options.race_against, options.delta))
+      return StopRule::raced_out;
+    double timed = 0;
+    for (double s : step_seconds) timed += s;
+    // The next chunk must fit the timing cap at the median step, and half of what
+    // --trial-timeout leaves at the slowest step so far: a candidate that times fine must
+    // not fail for having been timed long, even when a loaded machine slows some steps.
+    const auto n = static_cast<int64_t>(step_seconds.size());
+    const double step = std::max(now.estimate, 1e-9);
+    const double slowest = std::max(*std::max_element(step_seconds.begin(), step_seconds.end()), step);
+    const double affordable_steps =
+        std::min((options.max_timing_seconds - timed) / step, limit.seconds_left() / 2 / slowest);
+    const int64_t floor_chunk = std::max<int64_t>(2, n / 4);
+    if (affordable_steps < static_cast<double>(floor_chunk)) return StopRule::time_cap;
+    // Unbounded so far: up to the first count that has an interval, then doubling.
+    int64_t wanted = n < kMinStepsForInterval ? kMinStepsForInterval - n : n;
+    if (now.bounded()) {
+      const double ratio = now.relative_half_width() / (options.delta / 2);
+      wanted = static_cast<int64_t>(std::ceil(static_cast<double>(n) * (ratio * ratio - 1)));
+    }
+    const auto affordable = static_cast<int64_t>(std::min(affordable_steps, 1e12));
+    chunk = std::clamp<int64_t>(wanted, floor_chunk, n);
+    chunk = std::min({chunk, affordable, options.max_steps - n});
+  }
+}
+
+
+// One live session of a candidate, from its first (checked) step to its timed steps.
+// Every step it runs counts towards `limit`, which throws once the trial is over time.
+class CandidateRun {
+ public:
+  CandidateRun(const SessionOptions& base, const RunConfig& config, TrialTimeLimit& limit)
+      : config_(config), limit_(limit), options_(base) {
+    apply_run_config(config, options_);
+    session_ = std::make_unique<TrainingSession>(options_);
+  }
+
+  // The first step against the reference's; when it differs, the next batch at the same
+  // initial weights (a session of its own with frozen weights) against the reference's
+  // next batch: a ReLU tie flipped by reordering is an accident of one batch, a defect
+  // repeats (MeasureOptions::gradient_tolerance).
+  std::string check(const NumericsSample& reference, const MeasureOptions& options) {
+    const std::string first =
+        compare_numerics(reference, first_step_numerics(*session_, options.samples_per_parameter), options);
+    limit_.step_done();
+    if (first.empty()) return first;
+    if (!reference.next_batch) return cat("first step: ", first);
+    // The frozen session replaces the candidate's while it runs, so that a memory cap
+    // (MeasureOptions::memory_limit_bytes) still sees one session at a time.
+    session_.reset();
+    std::string second;
+    {
+      TrainingSession frozen(frozen_weights(options_));
+      first_step_numerics(frozen, options.samples_per_parameter);  // the first batch again
+      limit_.step_done();
+      second = compare_numerics(*reference.next_batch, first_step_numerics(frozen, options.samples_per_parameter),
+                                options);
+      limit_.step_done();
+    }
+    if (!second.empty()) return cat("first step: ", first, "; next batch at the same weights: ", second);
+    // Valid: build the candidate again and rerun its first step, so that its warm-up and
+    // timed steps start where they would have.
+    session_ = std::make_unique<TrainingSession>(options_);
+    session_->train_steps(1);
+    limit_.step_done();
+    return {};
+  }
+  void warm_up(int64_t steps) {
+    if (steps > 0) session_->train_steps(steps, [&](int64_t, int64_t, const StepStats&) { limit_.step_done(); });
+  }
+  void start_tracing() { session_->tracer().start(); }
+  const std::vector<double>& step_seconds() const { return step_seconds_; }
+  // One call of `count` steps timed step by step from the progress callback: an
+  // asynchronous update overlaps the next step only within one train_steps call, so
+  // timing steps one call each would drain the pipeline after every step.
+  // The steps run inside a `candidate` range named by the config's label (an NVTX range
+  // too), so a trace or an `nsys profile` of a tune shows which candidate ran when.
+  void time_steps(int64_t count) {
+    profiler::Tracer& tracer = session_->tracer();
+    const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()), profiler::RangeCategory::candidate);
+    auto last = Clock::now();
+    session_->train_steps(count, [&](int64_t, int64_t, const StepStats&) {
+      const auto now = Clock::now();
+      step_seconds_.push_back(std::chrono::duration<double>(now - last).count());
+      last = now;
+      limit_.step_done();
+    });
+  }
+  StopRule time_adaptively(const MeasureOptions& options) {
+    return tuner::time_adaptively(options, step_seconds_, limit_, [&](int64_t count) { time_steps(count); });
+  }
+  TrialResult finish(const MeasureOptions& options, StopRule stop) {
+    profiler::Tracer& tracer = session_->tracer();
+    tracer.stop();
+    profiler::TraceMetadata metadata{session_->backend().device_description(), session_->backend().name(),
+                                     to_json_text(config_), {{"candidate", config_.label()}}};
+    auto trace = std::make_shared<profiler::Trace>(tracer.collect(std::move(metadata)));
+    TrialResult result;
+    result.config = config_;
+    result.status = TrialStatus::ok;
+    result.figures = figures_of(step_seconds_, config_.batch, stop);
+    result.step_seconds = step_seconds_;
+    const profiler::Concurrency overlap = profiler::concurrency(*trace);
+    result.concurrency = ConcurrencyFigures{overlap.concurrent_share, overlap.mean_in_flight};
+    for (const auto& row : profiler::kernel_table(*trace, {}, options.top_kernels))
+      result.kernels.push_back({row.name, row.calls, static_cast<double>(row.total_ns) / 1e6, row.share_pct});
+    result.trace = std::move(trace);
+    return result;
+  }
+
+ private:
+  RunConfig config_;
+  TrialTimeLimit& limit_;
+  SessionOptions options_;
+  std::unique_ptr<TrainingSession> session_;
+  std::vector<double> step_seconds_;
+};
+
+// Runs `body`, turning every exception into a failed result naming the candidate: one
+// bad candidate (bad_alloc, NaN loss, a throwing kernel) must not end the sweep.
+template <typename Body>
+std::optional<std::string> failure_of(Body&& body) {
+  try {
+    body();
+    return std::nullopt;
+  } catch (const std::bad_alloc&) {
+    return std::string("allocation failed (std::bad_alloc)");
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  } catch (...) {
+    return std::string("unknown exception");
+  }
+}
+
+TrialResult disposition(const RunConfig& config, TrialStatus status, std::string reason) {
+  TrialResult result;
+  result.config = config;
+  result.status = status;
+  result.reason = std::move(reason);
+  return result;
+}
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// What a trial's body tells its guard besides its result.
+struct TrialState {
+  std::string mismatch;  // set: the numerics differ from the reference's (invalid)
+  bool checked = false;  // the numerics check ran to its end
+};
+using TrialBody = std::function<TrialResult(TrialTimeLimit& limit, TrialState& state)>;
+
+// One trial in this process under its limits: the memory cap and the time limit around
+// `body`, anything it throws turned into a failed disposition, a mismatch into invalid.
+TrialResult guarded_here(const RunConfig& config, const MeasureOptions& options, StepCounter* steps,
+                         const TrialBody& body) {
+  const auto start = Clock::now();
+  TrialResult result = disposition(config, TrialStatus::failed, "");
+  TrialState state;
+  const auto failure = failure_of([&] {
+    const ScopedAllocationCap cap(options.memory_limit_bytes);
+    TrialTimeLimit limit(options.time_limit_seconds, 1, steps);
+    result = body(limit, state);
+  });
+  if (failure) result = disposition(config, TrialStatus::failed, *failure);
+  else if (!state.mismatch.empty()) result = disposition(config, TrialStatus::invalid, state.mismatch);
+  result.numerics_checked = state.checked;
+  result.seconds = seconds_since(start);
+  return result;
+}
+
+// One trial under its guard, in a child process when options.isolate is set.
+TrialResult guarded(const std::string& backend, const RunConfig& config, const MeasureOptions& options,
+                    const TrialBody& body) {
+  if (!options.isolate) return guarded_here(config, options, nullptr, body);
+  const auto start = Clock::now();
+  ChildOutcome child = run_in_child(backend, {options.time_limit_seconds, 1}, [&](StepCounter& steps) {
+    return std::vector{guarded_here(config, options, &steps, body)};
+  });
+  TrialResult result = child.results.empty() ? disposition(config, TrialStatus::failed, child.failure)
+                                             : std::move(child.results.front());
+  result.seconds = seconds_since(start);  // the child's start and the result's way back included
+  return result;
+}
+
+// Inputs, filters and output gradients of one layer, filled with a fixed pseudo-random
+// pattern, in `memory` (the backend's): the reference and every algorithm see the same.
+struct LayerTensors {
+  Tensor x, w, dy;
+  explicit LayerTensors(const ConvProblem& p, MemorySpace& memory = host_memory())
+      : x(p.input, p.layout), w(p.filter(), p.layout), dy(p.output(), p.layout) {
+    uint32_t state = 12345;
+    for (Tensor* t : {&x, &w, &dy}) {
+      for (int64_t i = 0; i < t->size(); ++i) {
+        state = state * 1664525u + 1013904223u;
+        t->data()[i] = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) - 0.5f;
+      }
+      if (&memory != &t->memory()) *t = to_memory(*t, memory);
+    }
+  }
+};
+
+struct LayerOutputs {
+  Tensor y, dx, dw;
+  LayerOutputs(const ConvProblem& p, MemorySpace& memory = host_memory())
+      : y(p.output(), p.layout, memory), dx(p.input, p.layout, memory), dw(p.filter(), p.layout, memory) {}
+  // The three tensors in full as a numerics sample (loss 0), compared like a step's gradients.
+  NumericsSample sample() const {
+    NumericsSample s;
+    s.tensor_prefix = "";
+    const auto all = static_cast<size_t>(-1);
+    s.gradients = {{"forward output y", sample_logical(y, all)},
+                   {"backward-data output dx", sample_logical(dx, all)},
+                   {"backward-filter output dw", sample_logical(dw, all)}};
+    return s;
+  }
+};
+
+// Rounds at least: the sign test's smallest two-sided p with n rounds is 2^(1-n), below
+// 0.05 only from 6 rounds on.
+constexpr int64_t kMinimumRounds = 6;
+
+std::vector<TrialResult> interleave_here(const SessionOptions& base, const std::vector<RunConfig>& configs,
+                                         const std::vector<const NumericsSample*>& references,
+                                         const MeasureOptions& options, const RoundsSettled& settled,
+                                         StepCounter* steps) {
+  const auto start = Clock::now();
+  const auto count = static_cast<int>(configs.size());
+  std::vector<TrialResult> results;
+  std::string mismatch;
+  const auto failure = failure_of([&] {
+    const ScopedAllocationCap cap(options.memory_limit_bytes * configs.size());  // all live at once
+    TrialTimeLimit limit(options.time_limit_seconds, count, steps);
+    std::vector<std::unique_ptr<CandidateRun>> runs;
+    for (const RunConfig& config : configs) runs.push_back(std::make_unique<CandidateRun>(base, config, limit));
+    for (size_t i = 0; i < runs.size(); ++i)
+      if (mismatch = runs[i]->check(*references[i], options); !mismatch.empty()) return;
+    for (auto& run : runs) run->warm_up(options.warmup);
+    for (auto& run : runs) run->start_tracing();
+    // Round-robin single steps: each includes draining its own pipeline, alike for all.
+    const int64_t minimum = std::max(options.steps, kMinimumRounds);
+    const int64_t maximum = std::max(options.max_steps, minimum);
+    const double time_cap = options.max_timing_seconds * static_cast<double>(runs.size());
+    double timed = 0;
+    std::vector<std::vector<double>> rounds(runs.size());
+    for (int64_t round = 0; round < maximum; ++round) {
+      double this_round = 0;
+      for (size_t i = 0; i < runs.size(); ++i) {
+        runs[i]->time_steps(1);
+        rounds[i].push_back(runs[i]->step_seconds().back());
+        this_round += rounds[i].back();
+      }
+      timed += this_round;
+      // Also well before --trial-timeout: rounds that time fine must not fail for being many.
+      const bool out_of_time = timed >= time_cap || limit.seconds_left() < 4 * this_round;
+      if (round + 1 >= minimum && (out_of_time || (settled && settled(rounds)))) break;
+    }
+    for (auto& run : runs) results.push_back(run->finish(options, StopRule::interleaved));
+  });
+  // All were measured fine alone; a problem now is reported on all, not guessed at.
+  const std::string why = failure ? *failure : mismatch;
+  if (!why.empty()) {
+    const TrialStatus status = failure ? TrialStatus::failed : TrialStatus::invalid;
+    results.clear();
+    for (const RunConfig& config : configs) results.push_back(disposition(config, status, cat(kRemeasureReason, ": ", why)));
+  } else {
+    for (TrialResult& result : results) {
+      result.reason = cat(kRemeasureReason, " of ", configs.size(), " configs, ", result.figures.steps, " rounds");
+      result.numerics_checked = true;
+    }
+  }
+  for (TrialResult& result : results) result.seconds = seconds_since(start);
+  return results;
+}
+
+}  // namespace
+
+TrialResult measure(const SessionOptions& base, const RunConfig& config, const NumericsSample& reference,
+                    const MeasureOptions& options) {
+  return guarded(base.backend, config, options, [&](TrialTimeLimit& limit, TrialState& state) {
+    CandidateRun run(base, config, limit);
+    if (options.check_numerics) {
+      state.mismatch = run.check(reference, options);
+      state.checked = true;
+      if (!state.mismatch.empty()) return TrialResult{};  // a fast wrong candidate is never timed
+    }
+    run.warm_up(options.warmup);
+    run.start_tracing();
+    return run.finish(options, run.time_adaptively(options));
+  });
+}
+
+NumericsSample layer_reference(const ConvProblem& problem) {
+  const LayerTensors in(problem);
+  LayerOutputs reference(problem);
+  ThreadPool pool(1);
+  const ExecContext exec{pool, nullptr, 0, 0};
+  auto direct = Registry::instance().make_conv_algorithm("cpu", "direct");
+  AlignedBuffer workspace(direct->workspace_bytes(problem));
+  const ConvCall call{problem, exec, workspace.data(), workspace.bytes()};
+  direct->forward(call, in.x, in.w, reference.y);
+  direct->backward_data(call, in.dy, in.w, reference.dx);
+  direct->backward_filter(call, in.x, in.dy, reference.dw);
+  return reference.sample();
+}
+
+TrialResult measure_layer(const LayerTrial& trial, const NumericsSample& reference, const MeasureOptions& options) {
+  return guarded(trial.backend, trial.config, options, [&](TrialTimeLimit& limit, TrialState& state) {
+    const ConvProblem& problem = trial.problem;
+    const std::unique_ptr<Backend> backend = Registry::instance().make_backend(trial.backend);
+    MemorySpace& memory = backend->memory();
+    ThreadPool pool(trial.threads);
+    const ExecContext exec{pool, nullptr, 0, 0, backend->lane_stream(0, 0)};
+    const LayerTensors in(problem, memory);
+    auto algorithm = Registry::instance().make_conv_algorithm(trial.backend, trial.algorithm);
+    AlignedBuffer workspace(algorithm->workspace_bytes(problem), memory);
+    const ConvCall call{problem, exec, workspace.data(), workspace.bytes()};
+    LayerOutputs got(problem, memory);
+    // Each pass timed to its end (device kernels too); the fastest of each is kept for
+    // the step-time predictor, which adds only the passes a layer runs.
+    std::array<double, 3> fastest_ms;
+    fastest_ms.fill(INFINITY);
+    auto run_all = [&] {
+      const auto timed = [&](size_t pass, auto&& run) {
+        const auto start = Clock::now();
+        run();
+        backend->finish_stream(exec.stream);
+        fastest_ms[pass] = std::min(fastest_ms[pass], seconds_since(start) * 1e3);
+      };
+      timed(0, [&] { algorithm->forward(call, in.x, in.w, got.y); });
+      timed(1, [&] { algorithm->backward_data(call, in.dy, in.w, got.dx); });
+      timed(2, [&] { algorithm->backward_filter(call, in.x, in.dy, got.dw); });
+      limit.step_done();
+    };
+    run_all();  // first run: plans, caches, page faults; also the one checked
+    fastest_ms.fill(INFINITY);
+    if (options.check_numerics) {
+      if (std::string why = compare_numerics(reference, got.sample(), options); !why.empty())
+        state.mismatch = cat("wrong results vs direct: ", why);
+      state.checked = true;
+      if (!state.mismatch.empty()) return TrialResult{};
+    }
+    std::vector<double> seconds;
+    const StopRule stop = time_adaptively(options, seconds, limit, [&](int64_t count) {
+      for (int64_t i = 0; i < count; ++i) {
+        const auto start = Clock::now();
+        run_all();
+        seconds.push_back(seconds_since(start));
+      }
+    });
+    TrialResult result = disposition(trial.config, TrialStatus::ok, "");
+    result.figures = figures_of(seconds, problem.input.n, stop);
+    result.step_seconds = std::move(seconds);
+    result.layer_pass_ms = fastest_ms;
+    return result;
+  });
+}
+
+std::vector<TrialResult> measure_interleaved(const SessionOptions& base, const std::vector<RunConfig>& configs,
+                                             const std::vector<const NumericsSample*>& references,
+                                             const MeasureOptions& options, const RoundsSettled& settled) {
+  if (references.size() != configs.size())
+    fail(ErrorKind::runtime, "measure_interleaved: ", configs.size(), " configs but ", references.size(), " references");
+  if (!options.isolate) return interleave_here(base, configs, references, options, settled, nullptr);
+  const auto start = Clock::now();
+  const auto count = static_cast<int>(configs.size());
+  ChildOutcome child = run_in_child(base.backend, {options.time_limit_seconds, count}, [&](StepCounter& steps) {
+    return interleave_here(base, configs, references, options, settled, &steps);
+  });
+  std::vector<TrialResult> results = std::move(child.results);
+  if (results.size() != configs.size()) {
+    results.clear();
+    for (const RunConfig& config : configs)
+      results.push_back(disposition(config, TrialStatus::failed, cat(kRemeasureReason, ": ", child.failure)));
+  }
+  for (TrialResult& result : results) result.seconds = seconds_since(start);
+  return results;
+}
+
+TrialRunner::TrialRunner(SessionOptions base, MeasureOptions options, NumericsSample reference, bool has_batch_norm)
+    : base_(std::move(base)), options_(std::move(options)), reference_(std::move(reference)),
+      has_batch_norm_(has_batch_norm) {}
+
+const NumericsSample& TrialRunner::reference_for(const RunConfig& config) {
+  // Batch norm normalises over what one replica sees, so a split changes the maths (as
+  // in real data-parallel training): such candidates are checked against the reference
+  // run with the same split. Without batch norm a split must reproduce the whole batch.
+  const Concurrency c = config.concurrency();
+  if (!has_batch_norm_ || c.replicas * c.micro_batches == 1) return reference_;
+  const auto key = std::pair(c.replicas, c.micro_batches);
+  auto it = split_references_.find(key);
+  if (it == split_references_.end()) {
+    SessionOptions split = base_;
+    apply_run_config(reference_config(base_), split);
+    knobs::replicas.set(split.knobs, c.replicas);
+    knobs::micro_batches.set(split.knobs, c.micro_batches);
+    it = split_references_
+             .emplace(key, two_batch_numerics(frozen_weights(split), options_.samples_per_parameter))
+             .first;
+  }
+  return it->second;
+}
+
+TrialResult TrialRunner::measure(const RunConfig& config, const MeasureOptions& options) {
+  const NumericsSample* reference = nullptr;
+  try {
+    reference = &reference_for(config);
+  } catch (const std::exception& e) {
+    return disposition(config, TrialStatus::failed, cat("the reference with the same split failed: ", e.what()));
+  }
+  return tuner::measure(base_, config, *reference, options);
+}
+
+std::vector<TrialResult> TrialRunner::measure_interleaved(const std::vector<RunConfig>& configs,
+                                                          const RoundsSettled& settled) {
+  std::vector<const NumericsSample*> references;
+  try {
+    for (const RunConfig& config : configs) references.push_back(&reference_for(config));
+  } catch (const std::exception&) {  // every one of them was checked against it in the sweep
+    fail(ErrorKind::runtime, "the reference of a leader's split failed when it had run before");
+  }
+  MeasureOptions options = options_;
+  options.race_against.reset();
+  return tuner::measure_interleaved(base_, configs, references, options, settled);
+}
+
+}  // namespace tunescope::tuner

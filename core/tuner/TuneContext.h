@@ -1,0 +1,124 @@
+// What a strategy (TuningStrategy.h) works with during one tune: the options, the space,
+// the trial runner, the report it fills, the earlier trials of the results DB, and the
+// ONE place where a trial is recorded to the results DB and to progress (record), which
+// the front ends' terminal bar and jsonl stream watch.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/tuner/CandidatePruning.h"
+#include "core/tuner/Tuner.h"
+#include "core/tuner/TrialRunner.h"
+
+namespace tunescope::tuner {
+
+// The reference config's facts measured before any strategy runs (Tuner::run).
+struct ReferenceFacts {
+  double build_seconds = 0;  // building its session
+  double step_seconds = 0;   // one training step (auto: the median of a few)
+  double step_spread = 0;    // auto: those steps' (p90 - p10) / median
+};
+
+// The results DB's earlier trials of this machine and problem (the sweep's rows, not the
+// interleaved re-measurements), by config identity (StoredRunConfig::key, so a row an
+// older build wrote for the same config in another text is found too). Resume reuses
+// them; a warm start or a predictor may read them too. Empty without a DB.
+class PriorTrials {
+ public:
+  PriorTrials() = default;
+  PriorTrials(const ResultsDb& db, int64_t problem_id, int64_t machine_id, std::string backend);
+  // The earliest stored row of `config` with one of `statuses`, as a reused trial.
+  std::optional<TrialResult> find(const RunConfig& config, const std::vector<TrialStatus>& statuses) const;
+  // Every stored row, oldest first (rows this build cannot read left out).
+  const std::vector<TrialRecord>& rows() const { return rows_; }
+
+ private:
+  std::string backend_;
+  std::vector<TrialRecord> rows_;
+  std::map<std::string, std::vector<size_t>> by_identity_;  // config identity -> rows_ indices
+};
+
+class TuneContext {
+ public:
+  using Clock = std::chrono::steady_clock;
+  TuneContext(const TuneOptions& options, const SearchSpace& space, TrialRunner& runner, TuneReport& report,
+              ReferenceFacts reference, ResultsDb* db, const Tuner::Progress& progress, Clock::time_point start);
+
+  const TuneOptions& options() const { return options_; }
+  const SearchSpace& space() const { return space_; }
+  TrialRunner& runner() { return runner_; }
+  TuneReport& report() { return report_; }
+  const TuneReport& report() const { return report_; }
+  const ReferenceFacts& reference() const { return reference_; }
+  ResultsDb* db() const { return db_; }
+  int64_t problem_id() const { return problem_id_; }
+  int64_t machine_id() const { return machine_id_; }
+  // Loaded on first use; empty without a DB.
+  const PriorTrials& prior();
+
+  bool stopped() const { return options_.stop && options_.stop->load(); }
+  bool over_budget() const;
+  double seconds() const;
+
+  // The measurements planned (the progress bar's total).
+  void set_total(size_t total) { total_ = total; }
+  size_t total() const { return total_; }
+  // Measurements started so far (the progress index); halving corrects it when fewer
+  // candidates race on than its total assumed.
+  size_t measured() const { return index_; }
+  void set_measured(size_t index) { index_ = index; }
+
+  // One candidate of a sweep, appended to report().trials: the DB's earlier verdict when
+  // resuming, skipped when it cannot run or the budget is spent, else measured with
+  // `measure` (racing against the leader, when on and it is a full-length measurement).
+  // Recorded at once, except an ok measurement with `defer_ok` (halving keeps racing it:
+  // record it when it leaves). Returns false without a trial when the tune was stopped.
+  bool sweep(const Candidate& candidate, const MeasureOptions& measure, bool defer_ok = false);
+  // Candidates the pruner predicts clearly slower are recorded pruned, not measured
+  // (CandidatePruning.h); null: none is pruned.
+  void set_pruner(CandidatePruner* pruner) { pruner_ = pruner; }
+  // Measures report().trials[i] again with `measure` in round `round` (halving), its
+  // cost added to the earlier rounds'; recorded to progress, to the DB when it leaves
+  // the race (record_deferred). False (nothing measured) when stopped or over budget.
+  bool remeasure(size_t i, const MeasureOptions& measure, size_t round);
+  // Records the deferred trials (in report order).
+  void record_deferred();
+
+  // THE one place a trial is recorded: the results DB and/or progress.
+  enum Sink { to_db = 1, to_progress = 2 };
+  void record(const TrialResult& trial, int sinks, size_t round = 0);
+  // Progress: a measurement of `label` starts.
+  void announce(const std::string& label, size_t round = 0) const;
+
+  // `measure` racing against the leader so far (the fastest fully measured trial with
+  // an interval), when racing is on and `measure` is full length.
+  MeasureOptions racing_against_leader(MeasureOptions measure) const;
+  std::optional<size_t> best_index() const;
+
+ private:
+  void drop_traces(size_t keep);
+  void mark_brief(TrialResult& trial, const MeasureOptions& measure) const;
+
+  const TuneOptions& options_;
+  CandidatePruner* pruner_ = nullptr;
+  const SearchSpace& space_;
+  TrialRunner& runner_;
+  TuneReport& report_;
+  ReferenceFacts reference_;
+  ResultsDb* db_;
+  int64_t problem_id_ = 0, machine_id_ = 0;
+  const Tuner::Progress& progress_;
+  Clock::time_point start_;
+  std::optional<PriorTrials> prior_;
+  size_t total_ = 0;
+  size_t index_ = 0;
+  std::vector<size_t> deferred_;
+};
+
+}  // namespace tunescope::tuner
