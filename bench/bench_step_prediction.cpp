@@ -25,6 +25,7 @@
 #include "core/engine/RunKnobs.h"
 #include "core/engine/TrainingSession.h"
 #include "core/tuner/Measurement.h"
+#include "core/tuner/TrialRunner.h"
 #include "core/tuner/PerLayerFind.h"
 #include "core/tuner/SearchSpace.h"
 #include "core/tuner/StepStatistics.h"
