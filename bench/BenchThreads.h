@@ -12,7 +12,8 @@ namespace tunescope {
 // Takes --threads=N out of argv (Google Benchmark rejects unknown flags).
 inline int bench_threads_from(int& argc, char** argv) {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (const char* env = std::getenv("TUNESCOPE_BENCH_THREADS")) threads = std::max(1, std::atoi(env));
+  if (const char* env = std::getenv("TUNESCOPE_BENCH_THREADS"))
+    threads = std::max(1, std::atoi(env));
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--threads=", 10) == 0)

@@ -19,8 +19,8 @@ struct ConvLayer {
   ConvProblem problem;
 };
 
-inline ConvProblem conv(int64_t c, int64_t hw, int64_t k, int64_t kernel, int64_t stride, int64_t pad,
-                        int64_t batch = kBatch) {
+inline ConvProblem conv(int64_t c, int64_t hw, int64_t k, int64_t kernel, int64_t stride,
+                        int64_t pad, int64_t batch = kBatch) {
   ConvProblem p;
   p.input = {batch, c, hw, hw};
   p.out_channels = k;
@@ -54,11 +54,12 @@ inline std::vector<ConvLayer> tiling_layers() {
 inline std::vector<ConvLayer> winograd_layers() {
   std::vector<ConvLayer> out;
   for (int64_t batch : {32, 128})
-    for (const auto& [name, c, hw] : {std::tuple<const char*, int64_t, int64_t>{"stem_3to16x32", 3, 32},
-                                      {"s1_16x32", 16, 32},
-                                      {"s2_32x16", 32, 16},
-                                      {"s3_64x8", 64, 8},
-                                      {"s4_128x4", 128, 4}})
+    for (const auto& [name, c, hw] :
+         {std::tuple<const char*, int64_t, int64_t>{"stem_3to16x32", 3, 32},
+          {"s1_16x32", 16, 32},
+          {"s2_32x16", 32, 16},
+          {"s3_64x8", 64, 8},
+          {"s4_128x4", 128, 4}})
       out.push_back({"wino.b" + std::to_string(batch) + "." + name,
                      conv(c, hw, c == 3 ? 16 : c, 3, 1, 1, batch)});
   return out;

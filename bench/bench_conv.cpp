@@ -60,8 +60,8 @@ void fill(Tensor& t, uint32_t seed) {
 }
 
 void set_rate(benchmark::State& state, const ConvProblem& p) {
-  state.counters["FLOPS"] = benchmark::Counter(p.flops(), benchmark::Counter::kIsIterationInvariantRate,
-                                               benchmark::Counter::OneK::kIs1000);
+  state.counters["FLOPS"] = benchmark::Counter(
+      p.flops(), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::OneK::kIs1000);
 }
 
 enum class Pass { fwd, bwd_data, bwd_filter };
@@ -74,8 +74,10 @@ std::unique_ptr<ConvAlgorithm> make_algorithm(const std::string& name) {
   // "<algorithm>@<value>": the algorithm made with the value of the knob it declares.
   const std::string algorithm = name.substr(0, at), value = name.substr(at + 1);
   KnobValues knobs;
-  if (algorithm == "winograd") cpu::winograd_tile_knob.set(knobs, *cpu::parse_winograd_tile(value));
-  else fft_tile_knob.set(knobs, *parse_fft_tile_choice(value));
+  if (algorithm == "winograd")
+    cpu::winograd_tile_knob.set(knobs, *cpu::parse_winograd_tile(value));
+  else
+    fft_tile_knob.set(knobs, *parse_fft_tile_choice(value));
   return Registry::instance().make_conv_algorithm("cpu", algorithm, knobs);
 }
 
@@ -110,16 +112,20 @@ void run_conv(benchmark::State& state, const std::string& algorithm, ConvProblem
 // single-threaded OpenBLAS is used by the algorithms: what im2col-free GEMM would reach.
 void run_sgemm(benchmark::State& state, ConvProblem p) {
   const Shape4 out = p.output();
-  const int64_t M = out.n * out.h * out.w, N = p.out_channels, K = p.input.c * p.kernel_h * p.kernel_w;
+  const int64_t M = out.n * out.h * out.w, N = p.out_channels,
+                K = p.input.c * p.kernel_h * p.kernel_w;
   std::vector<float> a(static_cast<size_t>(M * K), 0.5f), b(static_cast<size_t>(K * N), 0.25f),
       c(static_cast<size_t>(M * N));
   for (auto _ : state) {
-    pool().parallel_for(M, [&](int64_t begin, int64_t end) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(end - begin),
-                  static_cast<int>(N), static_cast<int>(K), 1.0f, a.data() + begin * K,
-                  static_cast<int>(K), b.data(), static_cast<int>(N), 0.0f, c.data() + begin * N,
-                  static_cast<int>(N));
-    }, 256);
+    pool().parallel_for(
+        M,
+        [&](int64_t begin, int64_t end) {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(end - begin),
+                      static_cast<int>(N), static_cast<int>(K), 1.0f, a.data() + begin * K,
+                      static_cast<int>(K), b.data(), static_cast<int>(N), 0.0f,
+                      c.data() + begin * N, static_cast<int>(N));
+        },
+        256);
     benchmark::ClobberMemory();
   }
   set_rate(state, p);
@@ -132,7 +138,8 @@ void register_all() {
   for (const ConvLayer& layer : layers())
     for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
       std::vector<std::string> algorithms = registered;
-      if (layer.name.rfind("wino.", 0) == 0) algorithms = {"direct", "gemm", "fft-own", "winograd@f2", "winograd@f4"};
+      if (layer.name.rfind("wino.", 0) == 0)
+        algorithms = {"direct", "gemm", "fft-own", "winograd@f2", "winograd@f4"};
       if (layer.name.rfind("xover.", 0) == 0 || layer.name.rfind("tiling.", 0) == 0)
         for (const char* fft : {"fft-fftw", "fft-own"})
           for (const char* tiling : {"off", "16", "32"})
@@ -145,8 +152,8 @@ void register_all() {
           ->UseRealTime();
       for (const std::string& algorithm : algorithms)
         for (const auto& [pass, tag] : passes)
-          benchmark::RegisterBenchmark((prefix + algorithm + "/" + tag).c_str(), run_conv, algorithm,
-                                       p, pass)
+          benchmark::RegisterBenchmark((prefix + algorithm + "/" + tag).c_str(), run_conv,
+                                       algorithm, p, pass)
               ->Unit(benchmark::kMillisecond)
               ->UseRealTime();
     }
@@ -156,5 +163,6 @@ void register_all() {
 }  // namespace tunescope
 
 int main(int argc, char** argv) {
-  return tunescope::run_benchmark_program(argc, argv, tunescope::g_threads, tunescope::register_all);
+  return tunescope::run_benchmark_program(argc, argv, tunescope::g_threads,
+                                          tunescope::register_all);
 }

@@ -46,9 +46,12 @@ void triad(benchmark::State& state) {
   const float* bd = b.data();
   const float* cd = c.data();
   auto run = [&] {
-    pool().parallel_for(n, [=](int64_t first, int64_t last) {
-      for (int64_t i = first; i < last; ++i) ad[i] = bd[i] + s * cd[i];
-    }, int64_t{1} << 16);
+    pool().parallel_for(
+        n,
+        [=](int64_t first, int64_t last) {
+          for (int64_t i = first; i < last; ++i) ad[i] = bd[i] + s * cd[i];
+        },
+        int64_t{1} << 16);
   };
   run();  // first touch
   for (auto _ : state) {
@@ -70,9 +73,17 @@ Tensor filled(const Shape4& s, Layout layout, uint32_t seed) {
 // The tensors of one batch-norm + ReLU site and the ops on them.
 struct Site {
   explicit Site(Layout layout)
-      : x(filled(kShape, layout, 1)), r(filled(kShape, layout, 2)), dy(filled(kShape, layout, 3)),
-        y(kShape, layout), dx(kShape, layout), g(kShape, layout), gamma(kChannels, layout),
-        beta(kChannels, layout), rm(kChannels, layout), rv(kChannels, layout), dgamma(kChannels, layout),
+      : x(filled(kShape, layout, 1)),
+        r(filled(kShape, layout, 2)),
+        dy(filled(kShape, layout, 3)),
+        y(kShape, layout),
+        dx(kShape, layout),
+        g(kShape, layout),
+        gamma(kChannels, layout),
+        beta(kChannels, layout),
+        rm(kChannels, layout),
+        rv(kChannels, layout),
+        dgamma(kChannels, layout),
         dbeta(kChannels, layout) {
     gamma.fill(1.0f);
     rv.fill(1.0f);
@@ -98,23 +109,32 @@ const std::vector<KernelCase>& kernel_cases() {
       {"relu.bwd", 3, [](Site& s) { s.ops.relu_backward(s.ctx, s.y, s.dy, s.dx); }},
       {"add", 3, [](Site& s) { s.ops.add(s.ctx, s.x, s.r, s.y); }},
       {"bn.fwd", 3,
-       [](Site& s) { s.ops.batchnorm_forward_train(s.ctx, {}, s.x, s.gamma, s.beta, s.rm, s.rv, s.saved, s.y); }},
-      {"bn.bwd", 5, [](Site& s) { s.ops.batchnorm_backward(s.ctx, s.x, s.dy, s.gamma, s.saved, s.dx, s.dgamma, s.dbeta); }},
+       [](Site& s) {
+         s.ops.batchnorm_forward_train(s.ctx, {}, s.x, s.gamma, s.beta, s.rm, s.rv, s.saved, s.y);
+       }},
+      {"bn.bwd", 5,
+       [](Site& s) {
+         s.ops.batchnorm_backward(s.ctx, s.x, s.dy, s.gamma, s.saved, s.dx, s.dgamma, s.dbeta);
+       }},
       {"bn_relu.fwd", 3,
        [](Site& s) {
-         s.ops.batchnorm_relu_forward_train(s.ctx, {}, s.x, s.gamma, s.beta, nullptr, s.rm, s.rv, s.saved, s.y);
+         s.ops.batchnorm_relu_forward_train(s.ctx, {}, s.x, s.gamma, s.beta, nullptr, s.rm, s.rv,
+                                            s.saved, s.y);
        }},
       {"bn_relu.bwd", 7,
        [](Site& s) {
-         s.ops.batchnorm_relu_backward(s.ctx, s.x, s.y, s.dy, s.gamma, s.saved, s.dx, s.dgamma, s.dbeta, nullptr);
+         s.ops.batchnorm_relu_backward(s.ctx, s.x, s.y, s.dy, s.gamma, s.saved, s.dx, s.dgamma,
+                                       s.dbeta, nullptr);
        }},
       {"bn_add_relu.fwd", 4,
        [](Site& s) {
-         s.ops.batchnorm_relu_forward_train(s.ctx, {}, s.x, s.gamma, s.beta, &s.r, s.rm, s.rv, s.saved, s.y);
+         s.ops.batchnorm_relu_forward_train(s.ctx, {}, s.x, s.gamma, s.beta, &s.r, s.rm, s.rv,
+                                            s.saved, s.y);
        }},
       {"bn_add_relu.bwd", 8,
        [](Site& s) {
-         s.ops.batchnorm_relu_backward(s.ctx, s.x, s.y, s.dy, s.gamma, s.saved, s.dx, s.dgamma, s.dbeta, &s.g);
+         s.ops.batchnorm_relu_backward(s.ctx, s.x, s.y, s.dy, s.gamma, s.saved, s.dx, s.dgamma,
+                                       s.dbeta, &s.g);
        }},
   };
   return cases;
@@ -132,7 +152,11 @@ void run_kernel(benchmark::State& state, const KernelCase& k, Layout layout, cpu
 void register_all() {
   // 3 x 64 MiB: memory; 3 x 4 MiB: a last-level cache of 16 MiB or more, where a step's
   // activation (8 MiB at batch 128) often still is when the next kernel reads it.
-  benchmark::RegisterBenchmark("triad", triad)->Arg(64)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+  benchmark::RegisterBenchmark("triad", triad)
+      ->Arg(64)
+      ->Arg(4)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   for (const KernelCase& k : kernel_cases())
     for (Layout layout : {Layout::NCHW, Layout::NHWC})
       for (cpu::CpuIsa isa : cpu::supported_cpu_isas())
@@ -146,4 +170,7 @@ void register_all() {
 }  // namespace
 }  // namespace tunescope
 
-int main(int argc, char** argv) { return tunescope::run_benchmark_program(argc, argv, tunescope::g_threads, tunescope::register_all); }
+int main(int argc, char** argv) {
+  return tunescope::run_benchmark_program(argc, argv, tunescope::g_threads,
+                                          tunescope::register_all);
+}

@@ -63,7 +63,10 @@ struct Batch {
   int64_t n, count, real_stride, complex_stride;
   AlignedBuffer real, spectrum;
   Batch(int64_t n_, int64_t count_)
-      : n(n_), count(count_), real_stride(n_ * n_), complex_stride(n_ * (n_ / 2 + 1)),
+      : n(n_),
+        count(count_),
+        real_stride(n_ * n_),
+        complex_stride(n_ * (n_ / 2 + 1)),
         real(static_cast<size_t>(count_ * real_stride) * sizeof(float)),
         spectrum(static_cast<size_t>(count_ * complex_stride) * sizeof(cfloat)) {}
   float* x() { return static_cast<float*>(real.data()); }
@@ -86,8 +89,10 @@ std::pair<int64_t, int64_t> chunk_of(int64_t count, int threads, int64_t t) {
 void set_counters(benchmark::State& state, int64_t n, int64_t count) {
   const double points = static_cast<double>(n * n);
   const double flops = 2.5 * points * std::log2(points) * static_cast<double>(count);
-  state.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["planes/s"] = benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOP/s"] =
+      benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["planes/s"] =
+      benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 enum class Direction { r2c, c2r };
@@ -137,10 +142,10 @@ fftwf_plan fftw_plan_for(int64_t n, int64_t planes, Direction direction = Direct
               cdist = static_cast<int>(scratch.complex_stride);
     auto* X = reinterpret_cast<fftwf_complex*>(scratch.X());
     plan = direction == Direction::r2c
-               ? fftwf_plan_many_dft_r2c(2, dims, howmany, scratch.x(), nullptr, 1, rdist, X, nullptr, 1,
-                                         cdist, FFTW_MEASURE)
-               : fftwf_plan_many_dft_c2r(2, dims, howmany, X, nullptr, 1, cdist, scratch.x(), nullptr, 1,
-                                         rdist, FFTW_MEASURE);
+               ? fftwf_plan_many_dft_r2c(2, dims, howmany, scratch.x(), nullptr, 1, rdist, X,
+                                         nullptr, 1, cdist, FFTW_MEASURE)
+               : fftwf_plan_many_dft_c2r(2, dims, howmany, X, nullptr, 1, cdist, scratch.x(),
+                                         nullptr, 1, rdist, FFTW_MEASURE);
   }
   return plan;
 }
@@ -162,8 +167,10 @@ void bm_fftw(benchmark::State& state, Direction direction) {
         if (last == first) continue;
         float* x = b.x() + first * b.real_stride;
         auto* X = reinterpret_cast<fftwf_complex*>(b.X() + first * b.complex_stride);
-        if (direction == Direction::r2c) fftwf_execute_dft_r2c(plans[static_cast<size_t>(t)], x, X);
-        else fftwf_execute_dft_c2r(plans[static_cast<size_t>(t)], X, x);
+        if (direction == Direction::r2c)
+          fftwf_execute_dft_r2c(plans[static_cast<size_t>(t)], x, X);
+        else
+          fftwf_execute_dft_c2r(plans[static_cast<size_t>(t)], X, x);
       }
     });
   };
@@ -198,8 +205,10 @@ void bm_layout(benchmark::State& state, bool own, bool nhwc) {
       for (int64_t i = i0; i < i1; ++i) {
         float* x = b.x() + i * image;
         cfloat* X = b.X() + i * C * cs;
-        if (own) fft.forward(x, {distance, element}, X, cs, C);
-        else fftwf_execute_dft_r2c(plan, x, reinterpret_cast<fftwf_complex*>(X));
+        if (own)
+          fft.forward(x, {distance, element}, X, cs, C);
+        else
+          fftwf_execute_dft_r2c(plan, x, reinterpret_cast<fftwf_complex*>(X));
       }
     });
   };
@@ -248,8 +257,9 @@ void register_all() {
     if (bytes > kMaxBytes) continue;
     // Args append /<n>/<batch> to the names.
     const bool with_c2r = n <= 20 || (n & (n - 1)) == 0;
-    for (auto [own, fftw, direction] : {std::tuple{"fft/own", "fft/fftw", Direction::r2c},
-                                        std::tuple{"fft/c2r-own", "fft/c2r-fftw", Direction::c2r}}) {
+    for (auto [own, fftw, direction] :
+         {std::tuple{"fft/own", "fft/fftw", Direction::r2c},
+          std::tuple{"fft/c2r-own", "fft/c2r-fftw", Direction::c2r}}) {
       if (direction == Direction::c2r && !with_c2r) continue;
       benchmark::RegisterBenchmark(own, bm_own, std::optional<cpu::OwnFftIsa>{}, direction,
                                    cpu::OwnFftStore::automatic)
@@ -284,10 +294,9 @@ void register_all() {
   for (int64_t n : {8, 16, 32, 64})
     for (int64_t C : {16, 64}) {
       const int64_t images = std::max<int64_t>(1, 4096 / (C * std::max<int64_t>(1, n / 16)));
-      for (auto [name, own, nhwc] : {std::tuple{"fft/nhwc-own", true, true},
-                                     std::tuple{"fft/nhwc-fftw", false, true},
-                                     std::tuple{"fft/nchw-own", true, false},
-                                     std::tuple{"fft/nchw-fftw", false, false}})
+      for (auto [name, own, nhwc] :
+           {std::tuple{"fft/nhwc-own", true, true}, std::tuple{"fft/nhwc-fftw", false, true},
+            std::tuple{"fft/nchw-own", true, false}, std::tuple{"fft/nchw-fftw", false, false}})
         benchmark::RegisterBenchmark(name, bm_layout, own, nhwc)
             ->Args({n, C, images})
             ->Unit(benchmark::kMicrosecond)
@@ -296,9 +305,10 @@ void register_all() {
   // Small batches: within-transform vs batch split.
   for (int64_t n : {16, 32, 64, 128})
     for (int64_t count : {1, 2, 5, 8, 16})
-      for (auto [name, split] : {std::pair{"fft/split-batch", std::optional{cpu::OwnFftSplit::batch}},
-                                 std::pair{"fft/split-within", std::optional{cpu::OwnFftSplit::within}},
-                                 std::pair{"fft/split-fftw", std::optional<cpu::OwnFftSplit>{}}})
+      for (auto [name, split] :
+           {std::pair{"fft/split-batch", std::optional{cpu::OwnFftSplit::batch}},
+            std::pair{"fft/split-within", std::optional{cpu::OwnFftSplit::within}},
+            std::pair{"fft/split-fftw", std::optional<cpu::OwnFftSplit>{}}})
         benchmark::RegisterBenchmark(name, bm_split, split)
             ->Args({n, count})
             ->Unit(benchmark::kMicrosecond)
@@ -309,5 +319,6 @@ void register_all() {
 }  // namespace tunescope
 
 int main(int argc, char** argv) {
-  return tunescope::run_benchmark_program(argc, argv, tunescope::g_threads, tunescope::register_all);
+  return tunescope::run_benchmark_program(argc, argv, tunescope::g_threads,
+                                          tunescope::register_all);
 }

@@ -93,7 +93,8 @@ void run_transform(benchmark::State& state, const std::string& impl, bool invers
   }
   MemorySpace& memory = cuda::CudaMemory::of_device(0);
   const auto transform = factory(impl)->make({n, n});
-  AlignedBuffer real(static_cast<size_t>(real_bytes), memory), spectrum(static_cast<size_t>(spectrum_bytes), memory);
+  AlignedBuffer real(static_cast<size_t>(real_bytes), memory),
+      spectrum(static_cast<size_t>(spectrum_bytes), memory);
   AlignedBuffer work(std::max<size_t>(transform->work_bytes(count), 1), memory);
   const std::vector<float> host = noise(static_cast<size_t>(n * n * count), 42);
   memory.copy_from_host(real.data(), host.data(), real.bytes());
@@ -103,13 +104,16 @@ void run_transform(benchmark::State& state, const std::string& impl, bool invers
   EventTimer timer;
   for (auto _ : state) {
     state.SetIterationTime(timer.seconds([&] {
-      if (inverse) transform->inverse(X, x, count, work.data(), bench_stream());
-      else transform->forward(x, X, count, work.data(), bench_stream());
+      if (inverse)
+        transform->inverse(X, x, count, work.data(), bench_stream());
+      else
+        transform->forward(x, X, count, work.data(), bench_stream());
     }));
   }
   const double points = static_cast<double>(n * n);
-  state.counters["FLOP/s"] = benchmark::Counter(2.5 * points * std::log2(points) * static_cast<double>(count),
-                                                benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOP/s"] =
+      benchmark::Counter(2.5 * points * std::log2(points) * static_cast<double>(count),
+                         benchmark::Counter::kIsIterationInvariantRate);
   state.counters["planes/s"] =
       benchmark::Counter(static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -129,8 +133,10 @@ void run_conv(benchmark::State& state, const std::string& algorithm, ConvProblem
     std::copy(values.begin(), values.end(), host.data());
     return to_memory(host, memory);
   };
-  const Tensor x = device_tensor(p.input, 1), w = device_tensor(p.filter(), 2), dy = device_tensor(p.output(), 3);
-  Tensor y(p.output(), p.layout, memory), dx(p.input, p.layout, memory), dw(p.filter(), p.layout, memory);
+  const Tensor x = device_tensor(p.input, 1), w = device_tensor(p.filter(), 2),
+               dy = device_tensor(p.output(), 3);
+  Tensor y(p.output(), p.layout, memory), dx(p.input, p.layout, memory),
+      dw(p.filter(), p.layout, memory);
   const size_t bytes = algo->workspace_bytes(p);
   AlignedBuffer workspace(bytes, memory);
   static ThreadPool pool(1);
@@ -146,8 +152,8 @@ void run_conv(benchmark::State& state, const std::string& algorithm, ConvProblem
   EventTimer timer;
   timer.seconds(run);  // warm-up: plans, cuBLAS and cuDNN initialisation
   for (auto _ : state) state.SetIterationTime(timer.seconds(run));
-  state.counters["FLOPS"] = benchmark::Counter(p.flops(), benchmark::Counter::kIsIterationInvariantRate,
-                                               benchmark::Counter::OneK::kIs1000);
+  state.counters["FLOPS"] = benchmark::Counter(
+      p.flops(), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::OneK::kIs1000);
   state.counters["workspace_MiB"] = static_cast<double>(bytes) / (1 << 20);
 }
 
@@ -174,8 +180,8 @@ void register_all() {
     for (const auto& [inverse, tag] : {std::pair{false, "r2c"}, std::pair{true, "c2r"}})
       for (int64_t n : {8, 16, 32, 64, 128})
         for (int64_t batch : {256, 1024, 4096, 16384})
-          benchmark::RegisterBenchmark(("fft/" + std::string(impl) + "/" + tag).c_str(), bm_transform,
-                                       std::string(impl), inverse)
+          benchmark::RegisterBenchmark(("fft/" + std::string(impl) + "/" + tag).c_str(),
+                                       bm_transform, std::string(impl), inverse)
               ->Args({n, batch})
               ->UseManualTime()
               ->Unit(benchmark::kMicrosecond);
@@ -187,8 +193,9 @@ void register_all() {
       p.layout = layout;
       for (const char* algorithm : {"fft-own", "fft-cufft", "cudnn:fft"})
         for (const auto& [pass, tag] : passes)
-          benchmark::RegisterBenchmark((layer.name + "/" + to_string(layout) + "/" + algorithm + "/" + tag).c_str(),
-                                       bm_conv, std::string(algorithm), p, pass)
+          benchmark::RegisterBenchmark(
+              (layer.name + "/" + to_string(layout) + "/" + algorithm + "/" + tag).c_str(), bm_conv,
+              std::string(algorithm), p, pass)
               ->UseManualTime()
               ->Unit(benchmark::kMicrosecond);
     }
@@ -204,9 +211,9 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::AddCustomContext("device", tunescope::cuda::describe_cuda_device(
-                                            tunescope::cuda::query_cuda_device(0),
-                                            tunescope::cuda::query_library_versions()));
+  benchmark::AddCustomContext(
+      "device", tunescope::cuda::describe_cuda_device(tunescope::cuda::query_cuda_device(0),
+                                                      tunescope::cuda::query_library_versions()));
   tunescope::register_all();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

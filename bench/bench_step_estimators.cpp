@@ -107,18 +107,25 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--model") o.model = value;
-    else if (key == "--batch") o.batch = std::stoll(value);
-    else if (key == "--runs") o.runs = std::stoi(value);
-    else if (key == "--steps") o.steps = std::stoll(value);
-    else if (key == "--configs") o.configs = value;
+    if (key == "--model")
+      o.model = value;
+    else if (key == "--batch")
+      o.batch = std::stoll(value);
+    else if (key == "--runs")
+      o.runs = std::stoi(value);
+    else if (key == "--steps")
+      o.steps = std::stoll(value);
+    else if (key == "--configs")
+      o.configs = value;
     else {
       std::fprintf(stderr, "bench_step_estimators: unknown option %s\n", key.c_str());
       return 2;
     }
   }
-  if (o.runs < 2 || o.runs > 100 || o.steps < 6 || o.steps > 10000 || o.batch < 1 || o.batch > 4096) {
-    std::fprintf(stderr, "bench_step_estimators: --runs 2..100, --steps 6..10000, --batch 1..4096\n");
+  if (o.runs < 2 || o.runs > 100 || o.steps < 6 || o.steps > 10000 || o.batch < 1 ||
+      o.batch > 4096) {
+    std::fprintf(stderr,
+                 "bench_step_estimators: --runs 2..100, --steps 6..10000, --batch 1..4096\n");
     return 2;
   }
   std::vector<std::pair<std::string, SessionOptions>> configs;
@@ -148,21 +155,28 @@ int main(int argc, char** argv) {
         const std::vector<double> seconds = time_run(session, o.warmup, o.steps);
         busy.reset();
         auto& into = values[name][loaded];
-        for (const auto& [estimator, value] : estimators_of(seconds)) into[estimator].push_back(value * 1e3);
-        into["median_ci"].push_back(tuner::estimate_quantile(seconds, 0.5).relative_half_width() * 100);
-        into["p25_ci"].push_back(tuner::estimate_quantile(seconds, 0.25).relative_half_width() * 100);
-        std::fprintf(stderr, "run %d %s %s: median %.2f ms\n", run, name.c_str(), loaded ? "loaded" : "quiet",
-                     estimators_of(seconds)["median"] * 1e3);
+        for (const auto& [estimator, value] : estimators_of(seconds))
+          into[estimator].push_back(value * 1e3);
+        into["median_ci"].push_back(tuner::estimate_quantile(seconds, 0.5).relative_half_width() *
+                                    100);
+        into["p25_ci"].push_back(tuner::estimate_quantile(seconds, 0.25).relative_half_width() *
+                                 100);
+        std::fprintf(stderr, "run %d %s %s: median %.2f ms\n", run, name.c_str(),
+                     loaded ? "loaded" : "quiet", estimators_of(seconds)["median"] * 1e3);
       }
-  std::printf("%s batch %lld, %d runs x %lld timed steps (warm-up %lld), fake data\n", o.model.c_str(),
-              static_cast<long long>(o.batch), o.runs, static_cast<long long>(o.steps),
-              static_cast<long long>(o.warmup));
-  std::printf("| config | estimator | quiet ms | quiet run-to-run spread | loaded ms | loaded spread | shift under load |\n");
+  std::printf("%s batch %lld, %d runs x %lld timed steps (warm-up %lld), fake data\n",
+              o.model.c_str(), static_cast<long long>(o.batch), o.runs,
+              static_cast<long long>(o.steps), static_cast<long long>(o.warmup));
+  std::printf(
+      "| config | estimator | quiet ms | quiet run-to-run spread | loaded ms | loaded spread | "
+      "shift under load |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|\n");
   // What ranking needs: each config's estimate relative to the first config's in the
   // same run and load, stable from run to run and unmoved by the load.
-  std::printf("\n| config / %s | estimator | quiet ratio | quiet run-to-run spread | loaded ratio | loaded spread | shift under load |\n",
-              configs.front().first.c_str());
+  std::printf(
+      "\n| config / %s | estimator | quiet ratio | quiet run-to-run spread | loaded ratio | loaded "
+      "spread | shift under load |\n",
+      configs.front().first.c_str());
   std::printf("|---|---|---:|---:|---:|---:|---:|\n");
   for (size_t k = 1; k < configs.size(); ++k)
     for (const char* e : kEstimators) {
@@ -172,21 +186,25 @@ int main(int argc, char** argv) {
         const auto& first = values[configs.front().first][loaded][e];
         for (size_t r = 0; r < mine.size(); ++r) ratios[loaded].push_back(mine[r] / first[r]);
       }
-      std::printf("| %s | %s | %.3f | %.1f%% | %.3f | %.1f%% | %+.1f%% |\n", configs[k].first.c_str(), e,
-                  median_of(ratios[false]), spread_of(ratios[false]) * 100, median_of(ratios[true]),
-                  spread_of(ratios[true]) * 100, (median_of(ratios[true]) / median_of(ratios[false]) - 1) * 100);
+      std::printf("| %s | %s | %.3f | %.1f%% | %.3f | %.1f%% | %+.1f%% |\n",
+                  configs[k].first.c_str(), e, median_of(ratios[false]),
+                  spread_of(ratios[false]) * 100, median_of(ratios[true]),
+                  spread_of(ratios[true]) * 100,
+                  (median_of(ratios[true]) / median_of(ratios[false]) - 1) * 100);
     }
   std::printf("\n");
   for (const auto& [name, session] : configs) {
     for (const char* e : kEstimators) {
       const auto& q = values[name][false][e];
       const auto& l = values[name][true][e];
-      std::printf("| %s | %s | %.3f | %.1f%% | %.3f | %.1f%% | %+.1f%% |\n", name.c_str(), e, median_of(q),
-                  spread_of(q) * 100, median_of(l), spread_of(l) * 100, (median_of(l) / median_of(q) - 1) * 100);
+      std::printf("| %s | %s | %.3f | %.1f%% | %.3f | %.1f%% | %+.1f%% |\n", name.c_str(), e,
+                  median_of(q), spread_of(q) * 100, median_of(l), spread_of(l) * 100,
+                  (median_of(l) / median_of(q) - 1) * 100);
     }
     for (const char* e : {"median_ci", "p25_ci"})
       std::printf("| %s | %s half-width at %lld steps | %.1f%% | | %.1f%% | | |\n", name.c_str(), e,
-                  static_cast<long long>(o.steps), median_of(values[name][false][e]), median_of(values[name][true][e]));
+                  static_cast<long long>(o.steps), median_of(values[name][false][e]),
+                  median_of(values[name][true][e]));
   }
   return 0;
 }

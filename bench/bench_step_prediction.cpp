@@ -25,11 +25,11 @@
 #include "core/engine/RunKnobs.h"
 #include "core/engine/TrainingSession.h"
 #include "core/tuner/Measurement.h"
-#include "core/tuner/TrialRunner.h"
 #include "core/tuner/PerLayerFind.h"
 #include "core/tuner/SearchSpace.h"
 #include "core/tuner/StepStatistics.h"
 #include "core/tuner/StepTimePredictor.h"
+#include "core/tuner/TrialRunner.h"
 
 namespace {
 
@@ -85,20 +85,31 @@ int main(int argc, char** argv) {
   try {
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string key = argv[i], value = argv[i + 1];
-      if (key == "--model") base.model = value;
-      else if (key == "--batch") base.batch = std::stoll(value);
-      else if (key == "--data") base.data = value;
-      else if (key == "--layouts") layouts = value;
-      else if (key == "--algorithms") algorithms = value;
-      else if (key == "--threads") threads = value;
-      else if (key == "--rounds") rounds = std::stoll(value);
-      else if (key == "--delta") delta = std::stod(value);
-      else if (key == "--max-seconds") max_seconds = std::stod(value);
-      else fail(ErrorKind::usage, "unknown option ", key);
+      if (key == "--model")
+        base.model = value;
+      else if (key == "--batch")
+        base.batch = std::stoll(value);
+      else if (key == "--data")
+        base.data = value;
+      else if (key == "--layouts")
+        layouts = value;
+      else if (key == "--algorithms")
+        algorithms = value;
+      else if (key == "--threads")
+        threads = value;
+      else if (key == "--rounds")
+        rounds = std::stoll(value);
+      else if (key == "--delta")
+        delta = std::stod(value);
+      else if (key == "--max-seconds")
+        max_seconds = std::stod(value);
+      else
+        fail(ErrorKind::usage, "unknown option ", key);
     }
-    if (!(delta > 0 && delta <= 1) || rounds < 6 || rounds > 100000 || !(max_seconds > 0 && max_seconds <= 3600) ||
-        base.batch < 1 || base.batch > 65536)
-      fail(ErrorKind::usage, "--delta in (0, 1], --rounds 6..100000, --max-seconds in (0, 3600], --batch 1..65536");
+    if (!(delta > 0 && delta <= 1) || rounds < 6 || rounds > 100000 ||
+        !(max_seconds > 0 && max_seconds <= 3600) || base.batch < 1 || base.batch > 65536)
+      fail(ErrorKind::usage,
+           "--delta in (0, 1], --rounds 6..100000, --max-seconds in (0, 3600], --batch 1..65536");
 
     KnobLists lists;
     lists.set_text(knobs::layout.spec(), split(layouts));
@@ -115,7 +126,8 @@ int main(int argc, char** argv) {
       TrainingSession session(ref_options);
       layers = conv_layers(session.network());
     }
-    const SearchSpace space({base.model, base.batch, base.backend, split(algorithms), false, lists}, layers);
+    const SearchSpace space({base.model, base.batch, base.backend, split(algorithms), false, lists},
+                            layers);
 
     const auto find_start = std::chrono::steady_clock::now();
     std::vector<LayerFind> finds;
@@ -156,29 +168,34 @@ int main(int argc, char** argv) {
     std::vector<std::string> layer_names;
     for (const ConvLayerInfo& l : layers) layer_names.push_back(l.name);
     const StepTimePredictor predictor(
-        profile_reference(*traced.trace, layer_names, reference_conv_algorithm(base.backend), Layout::NCHW,
-                          thread_counts.front()),
+        profile_reference(*traced.trace, layer_names, reference_conv_algorithm(base.backend),
+                          Layout::NCHW, thread_counts.front()),
         finds);
     const ReferenceProfile& ref = predictor.reference();
-    std::printf("# reference: %s, %lld traced steps, step %.2f ms = conv %.2f + other kernels %.2f + idle %.2f\n",
-                reference_config(base).label().c_str(), static_cast<long long>(ref.steps), ref.step_ms, ref.conv_ms,
-                ref.non_conv_ms, ref.idle_ms);
-    std::printf("# find: %zu layer finds over %zu (layout, threads) pairs in %.1f s\n", finds.size(),
-                lists.get(knobs::layout).size() * thread_counts.size(), find_seconds);
+    std::printf(
+        "# reference: %s, %lld traced steps, step %.2f ms = conv %.2f + other kernels %.2f + idle "
+        "%.2f\n",
+        reference_config(base).label().c_str(), static_cast<long long>(ref.steps), ref.step_ms,
+        ref.conv_ms, ref.non_conv_ms, ref.idle_ms);
+    std::printf("# find: %zu layer finds over %zu (layout, threads) pairs in %.1f s\n",
+                finds.size(), lists.get(knobs::layout).size() * thread_counts.size(), find_seconds);
 
     const std::vector<const NumericsSample*> references(configs.size(), &reference);
-    const auto results = measure_interleaved(
-        base, configs, references, measure_options, [&](const std::vector<std::vector<double>>& seconds) {
-          for (const auto& series : seconds)
-            if (estimate_quantile(series).relative_half_width() > delta / 2) return false;
-          return true;
-        });
+    const auto results =
+        measure_interleaved(base, configs, references, measure_options,
+                            [&](const std::vector<std::vector<double>>& seconds) {
+                              for (const auto& series : seconds)
+                                if (estimate_quantile(series).relative_half_width() > delta / 2)
+                                  return false;
+                              return true;
+                            });
     std::vector<double> predicted, measured, errors;
     std::printf("config\tpredicted_ms\tmeasured_ms\tmeasured_low\tmeasured_high\trounds\terror\n");
     for (const TrialResult& r : results) {
       const StepPrediction p = predictor.predict(r.config);
       if (r.status != TrialStatus::ok) {
-        std::printf("%s\t%s\t%s\n", r.config.label().c_str(), to_string(r.status).c_str(), r.reason.c_str());
+        std::printf("%s\t%s\t%s\n", r.config.label().c_str(), to_string(r.status).c_str(),
+                    r.reason.c_str());
         continue;
       }
       if (!p.predicted()) {
@@ -191,16 +208,20 @@ int main(int argc, char** argv) {
       predicted.push_back(p.step_ms);
       measured.push_back(ms);
       errors.push_back(std::abs(error));
-      std::printf("%s\t%.2f\t%.2f\t%.2f\t%.2f\t%lld\t%+.1f%%\n", r.config.label().c_str(), p.step_ms, ms,
-                  ci.low * 1e3, ci.high * 1e3, static_cast<long long>(r.figures.steps), error * 100);
+      std::printf("%s\t%.2f\t%.2f\t%.2f\t%.2f\t%lld\t%+.1f%%\n", r.config.label().c_str(),
+                  p.step_ms, ms, ci.low * 1e3, ci.high * 1e3,
+                  static_cast<long long>(r.figures.steps), error * 100);
     }
     if (errors.empty()) fail(ErrorKind::runtime, "no config was both predicted and measured");
     std::vector<double> sorted = errors;
     std::sort(sorted.begin(), sorted.end());
-    const double median_error = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                                  : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
-    std::printf("# %zu configs: |pred - meas| / meas median %.1f%%, max %.1f%%; Spearman rank correlation %.3f\n",
-                errors.size(), median_error * 100, sorted.back() * 100, spearman(predicted, measured));
+    const double median_error =
+        sorted.size() % 2 ? sorted[sorted.size() / 2]
+                          : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+    std::printf(
+        "# %zu configs: |pred - meas| / meas median %.1f%%, max %.1f%%; Spearman rank correlation "
+        "%.3f\n",
+        errors.size(), median_error * 100, sorted.back() * 100, spearman(predicted, measured));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_step_prediction: %s\n", e.what());
     return 2;

@@ -19,9 +19,9 @@
 #include "core/base/Error.h"
 #include "core/engine/RunConfig.h"
 #include "core/engine/RunKnobs.h"
-#include "core/tuner/TrialRunner.h"
 #include "core/tuner/Measurement.h"
 #include "core/tuner/StepStatistics.h"
+#include "core/tuner/TrialRunner.h"
 
 namespace {
 
@@ -45,20 +45,33 @@ int main(int argc, char** argv) {
   try {
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string key = argv[i], value = argv[i + 1];
-      if (key == "--model") base.model = value;
-      else if (key == "--batch") base.batch = std::stoll(value);
-      else if (key == "--data") base.data = value;
-      else if (key == "--layouts") layouts = value;
-      else if (key == "--algorithms") algorithms = value;
-      else if (key == "--threads") threads = value;
-      else if (key == "--layers") layers = value;
-      else if (key == "--delta") delta = std::stod(value);
-      else if (key == "--max-rounds") max_rounds = std::stoll(value);
-      else if (key == "--max-seconds") max_seconds = std::stod(value);
-      else fail(ErrorKind::usage, "unknown option ", key);
+      if (key == "--model")
+        base.model = value;
+      else if (key == "--batch")
+        base.batch = std::stoll(value);
+      else if (key == "--data")
+        base.data = value;
+      else if (key == "--layouts")
+        layouts = value;
+      else if (key == "--algorithms")
+        algorithms = value;
+      else if (key == "--threads")
+        threads = value;
+      else if (key == "--layers")
+        layers = value;
+      else if (key == "--delta")
+        delta = std::stod(value);
+      else if (key == "--max-rounds")
+        max_rounds = std::stoll(value);
+      else if (key == "--max-seconds")
+        max_seconds = std::stod(value);
+      else
+        fail(ErrorKind::usage, "unknown option ", key);
     }
-    if (!(delta > 0 && delta <= 1) || max_rounds < 6 || max_rounds > 100000 || !(max_seconds > 0 && max_seconds <= 3600))
-      fail(ErrorKind::usage, "--delta in (0, 1], --max-rounds 6..100000, --max-seconds in (0, 3600]");
+    if (!(delta > 0 && delta <= 1) || max_rounds < 6 || max_rounds > 100000 ||
+        !(max_seconds > 0 && max_seconds <= 3600))
+      fail(ErrorKind::usage,
+           "--delta in (0, 1], --max-rounds 6..100000, --max-seconds in (0, 3600]");
     // Each layer's algorithm (every combination when --layers names the conv layers),
     // written as the tuner writes a per-layer pick: the most used algorithm as the
     // default (ties: the first layer's), overrides for the others.
@@ -81,7 +94,8 @@ int main(int argc, char** argv) {
           knobs::layout.set(options.knobs, parse_layout(layout));
           std::string common = choice.front();
           for (const std::string& name : choice)
-            if (std::count(choice.begin(), choice.end(), name) > std::count(choice.begin(), choice.end(), common))
+            if (std::count(choice.begin(), choice.end(), name) >
+                std::count(choice.begin(), choice.end(), common))
               common = name;
           options.conv.default_algorithm = common;
           for (size_t i = 0; i < conv_layers.size(); ++i)
@@ -103,9 +117,10 @@ int main(int argc, char** argv) {
           return true;
         });
     for (const tuner::TrialResult& r : results) {
-      if (r.status != tuner::TrialStatus::ok) fail(ErrorKind::runtime, r.config.label(), ": ", r.reason);
-      std::printf("%s\t%.2f\t%.2f\t%.2f\t%lld\n", r.config.label().c_str(), r.figures.median_eps, r.figures.eps_low,
-                  r.figures.eps_high, static_cast<long long>(r.figures.steps));
+      if (r.status != tuner::TrialStatus::ok)
+        fail(ErrorKind::runtime, r.config.label(), ": ", r.reason);
+      std::printf("%s\t%.2f\t%.2f\t%.2f\t%lld\n", r.config.label().c_str(), r.figures.median_eps,
+                  r.figures.eps_low, r.figures.eps_high, static_cast<long long>(r.figures.steps));
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_tuning_truth: %s\n", e.what());

@@ -43,15 +43,18 @@ an::TraceAnalysis analyze_argument(const profiler::Trace& trace, const std::stri
   }
   if (analysis.graph.lanes > 1 && analysis.graph.cross_lane_edges() == 0)
     fail(ErrorKind::input, path, ": no dependencies between its ", analysis.graph.lanes,
-         " lanes (no flows, no launch correlations), so what waited for what is unknown; record the trace with "
-         "`tunescope profile` (which stores the executor's dependencies), or export PyTorch/nsys traces with "
+         " lanes (no flows, no launch correlations), so what waited for what is unknown; record "
+         "the trace with "
+         "`tunescope profile` (which stores the executor's dependencies), or export PyTorch/nsys "
+         "traces with "
          "their CUDA runtime calls");
   return analysis;
 }
 
 json bounds_json(const std::array<int64_t, an::kBoundCount>& bound_ns) {
   json out = json::object();
-  for (size_t b = 0; b < an::kBoundCount; ++b) out[an::to_string(static_cast<an::Bound>(b))] = ms(bound_ns[b]);
+  for (size_t b = 0; b < an::kBoundCount; ++b)
+    out[an::to_string(static_cast<an::Bound>(b))] = ms(bound_ns[b]);
   return out;
 }
 
@@ -59,8 +62,9 @@ void print_bounds(const std::array<int64_t, an::kBoundCount>& bound_ns) {
   int64_t total = 0;
   for (int64_t ns : bound_ns) total += ns;
   for (size_t b = 0; b < an::kBoundCount; ++b)
-    std::printf("  %-22s %10.3f ms %6.1f %%\n", an::to_string(static_cast<an::Bound>(b)), ms(bound_ns[b]),
-                total > 0 ? 100.0 * static_cast<double>(bound_ns[b]) / static_cast<double>(total) : 0.0);
+    std::printf(
+        "  %-22s %10.3f ms %6.1f %%\n", an::to_string(static_cast<an::Bound>(b)), ms(bound_ns[b]),
+        total > 0 ? 100.0 * static_cast<double>(bound_ns[b]) / static_cast<double>(total) : 0.0);
 }
 
 // The critical path's activities grouped by name, longest total first.
@@ -71,7 +75,8 @@ struct PathEntry {
   size_t count = 0;
 };
 std::vector<PathEntry> path_entries(const profiler::Trace& trace, const an::DependencyGraph& graph,
-                                    const an::CriticalPath& path, const std::vector<int64_t>& durations) {
+                                    const an::CriticalPath& path,
+                                    const std::vector<int64_t>& durations) {
   std::map<std::tuple<std::string, int, int>, PathEntry> by_name;
   for (size_t node : path.nodes) {
     const profiler::Activity& a = trace.activities[graph.activity[node]];
@@ -82,23 +87,27 @@ std::vector<PathEntry> path_entries(const profiler::Trace& trace, const an::Depe
   }
   std::vector<PathEntry> out;
   for (auto& [key, e] : by_name) out.push_back(e);
-  std::sort(out.begin(), out.end(), [](const PathEntry& a, const PathEntry& b) { return a.total_ns > b.total_ns; });
+  std::sort(out.begin(), out.end(),
+            [](const PathEntry& a, const PathEntry& b) { return a.total_ns > b.total_ns; });
   return out;
 }
 
 json path_json(const std::vector<PathEntry>& entries, size_t top) {
   json out = json::array();
   for (size_t i = 0; i < entries.size() && (top == 0 || i < top); ++i)
-    out.push_back({{"name", entries[i].name}, {"device", entries[i].device}, {"stream", entries[i].stream},
-                   {"total_ms", ms(entries[i].total_ns)}, {"count", entries[i].count}});
+    out.push_back({{"name", entries[i].name},
+                   {"device", entries[i].device},
+                   {"stream", entries[i].stream},
+                   {"total_ms", ms(entries[i].total_ns)},
+                   {"count", entries[i].count}});
   return out;
 }
 
 void print_path(const std::vector<PathEntry>& entries, size_t top) {
   std::printf("  %-40s %6s %10s %6s\n", "activity", "lane", "total ms", "count");
   for (size_t i = 0; i < entries.size() && (top == 0 || i < top); ++i)
-    std::printf("  %-40.40s %6d %10.3f %6zu\n", entries[i].name.c_str(), entries[i].stream, ms(entries[i].total_ns),
-                entries[i].count);
+    std::printf("  %-40.40s %6d %10.3f %6zu\n", entries[i].name.c_str(), entries[i].stream,
+                ms(entries[i].total_ns), entries[i].count);
 }
 
 std::vector<an::DurationScale> parse_scales(const std::vector<std::string>& texts) {
@@ -117,21 +126,29 @@ std::vector<an::DurationScale> parse_scales(const std::vector<std::string>& text
 
 Action add_analyze_command(CLI::App& command) {
   auto flags = std::make_shared<AnalyzeFlags>();
-  command.add_option("trace", flags->input,
-                     "Trace to analyse: tunescope or PyTorch-profiler JSON (.json/.json.gz), nsys SQLite")
+  command
+      .add_option(
+          "trace", flags->input,
+          "Trace to analyse: tunescope or PyTorch-profiler JSON (.json/.json.gz), nsys SQLite")
       ->required();
   command.add_option("--what-if", flags->what_if,
-                     "PATTERN=xF: activities whose name matches the glob PATTERN take F times as long (repeatable)");
-  command.add_option("--what-if-times", flags->what_if_times,
-                     "Take each layer and pass's kernel time per step from this other trace (e.g. another "
-                     "algorithm's run)");
-  command.add_option("--latency", flags->latency,
-                     "Replay latencies between dependent activities: recorded (each as in the trace) | typical "
-                     "(the median over the same activity in every step: less of one run's preemptions)")
+                     "PATTERN=xF: activities whose name matches the glob PATTERN take F times as "
+                     "long (repeatable)");
+  command.add_option(
+      "--what-if-times", flags->what_if_times,
+      "Take each layer and pass's kernel time per step from this other trace (e.g. another "
+      "algorithm's run)");
+  command
+      .add_option(
+          "--latency", flags->latency,
+          "Replay latencies between dependent activities: recorded (each as in the trace) | "
+          "typical "
+          "(the median over the same activity in every step: less of one run's preemptions)")
       ->check(CLI::IsMember({"recorded", "typical"}))
       ->capture_default_str();
   command.add_option("--top", flags->top, "Activities of the critical path to list (0: all)")
-      ->check(CLI::Range(size_t{0}, size_t{100000}))->capture_default_str();
+      ->check(CLI::Range(size_t{0}, size_t{100000}))
+      ->capture_default_str();
   command.add_flag("--json", flags->json, "Print JSON instead of text");
 
   return [flags] {
@@ -144,8 +161,11 @@ Action add_analyze_command(CLI::App& command) {
 
     json out;
     out["trace"] = flags->input;
-    out["graph"] = {{"activities", graph.size()}, {"lanes", graph.lanes}, {"flows_bound", graph.flows_bound},
-                    {"flows_unbound", graph.flows_unbound}, {"launch_edges", graph.launch_edges}};
+    out["graph"] = {{"activities", graph.size()},
+                    {"lanes", graph.lanes},
+                    {"flows_bound", graph.flows_bound},
+                    {"flows_unbound", graph.flows_unbound},
+                    {"launch_edges", graph.launch_edges}};
     out["steps"] = analysis.steps.size();
     out["median_step_ms"] = ms(analysis.recorded.median_step_ns);
     out["critical_path"] = bounds_json(analysis.recorded.bound_ns);
@@ -153,45 +173,60 @@ Action add_analyze_command(CLI::App& command) {
     out["median_step_path"] = path_json(median_entries, flags->top);
     json idle = json::array();
     for (const an::LaneIdle& l : analysis.idle)
-      idle.push_back({{"device", l.device}, {"stream", l.stream}, {"busy_ms", ms(l.busy_ns)},
-                      {"host_wait_ms", ms(l.host_wait_ns)}, {"kernel_wait_ms", ms(l.kernel_wait_ns)},
+      idle.push_back({{"device", l.device},
+                      {"stream", l.stream},
+                      {"busy_ms", ms(l.busy_ns)},
+                      {"host_wait_ms", ms(l.host_wait_ns)},
+                      {"kernel_wait_ms", ms(l.kernel_wait_ns)},
                       {"other_ms", ms(l.other_ns)}});
     out["idle"] = idle;
     const std::vector<an::Finding> findings = an::find_findings(trace, analysis);
     json findings_json = json::array();
     for (const an::Finding& f : findings)
-      findings_json.push_back({{"rule", f.rule}, {"summary", f.summary}, {"evidence", f.evidence},
-                               {"window_ms", {ms(f.window_start_ns - graph.start_ns.front()), ms(f.window_end_ns - graph.start_ns.front())}},
-                               {"gain_ms", ms(f.gain_ns)}, {"gain_is_upper_bound", f.gain_is_bound},
+      findings_json.push_back({{"rule", f.rule},
+                               {"summary", f.summary},
+                               {"evidence", f.evidence},
+                               {"window_ms",
+                                {ms(f.window_start_ns - graph.start_ns.front()),
+                                 ms(f.window_end_ns - graph.start_ns.front())}},
+                               {"gain_ms", ms(f.gain_ns)},
+                               {"gain_is_upper_bound", f.gain_is_bound},
                                {"suggestion", f.suggestion}});
     out["findings"] = findings_json;
 
     if (!flags->json) {
       std::printf("trace: %s\n", flags->input.c_str());
-      std::printf("graph: %zu activities on %zu lanes; %zu flows bound (%zu unbound), %zu launch correlations\n",
-                  graph.size(), graph.lanes, graph.flows_bound, graph.flows_unbound, graph.launch_edges);
-      std::printf("steps: %zu, median %.3f ms\n\n", analysis.steps.size(), ms(analysis.recorded.median_step_ns));
+      std::printf(
+          "graph: %zu activities on %zu lanes; %zu flows bound (%zu unbound), %zu launch "
+          "correlations\n",
+          graph.size(), graph.lanes, graph.flows_bound, graph.flows_unbound, graph.launch_edges);
+      std::printf("steps: %zu, median %.3f ms\n\n", analysis.steps.size(),
+                  ms(analysis.recorded.median_step_ns));
       std::printf("critical path, summed over the steps:\n");
       print_bounds(analysis.recorded.bound_ns);
-      std::printf("\ncritical path of the median step (%s, %.3f ms):\n",
-                  analysis.steps.empty() ? "-" : analysis.steps[analysis.recorded.median_step].name.c_str(),
-                  ms(analysis.recorded.median_step_ns));
+      std::printf(
+          "\ncritical path of the median step (%s, %.3f ms):\n",
+          analysis.steps.empty() ? "-" : analysis.steps[analysis.recorded.median_step].name.c_str(),
+          ms(analysis.recorded.median_step_ns));
       print_path(median_entries, flags->top);
       std::printf("\nidle time by lane, summed over the steps (ms):\n");
-      std::printf("  %6s %6s %10s %10s %12s %10s\n", "device", "lane", "busy", "host wait", "kernel wait", "other");
+      std::printf("  %6s %6s %10s %10s %12s %10s\n", "device", "lane", "busy", "host wait",
+                  "kernel wait", "other");
       for (const an::LaneIdle& l : analysis.idle)
-        std::printf("  %6d %6d %10.3f %10.3f %12.3f %10.3f\n", l.device, l.stream, ms(l.busy_ns), ms(l.host_wait_ns),
-                    ms(l.kernel_wait_ns), ms(l.other_ns));
+        std::printf("  %6d %6d %10.3f %10.3f %12.3f %10.3f\n", l.device, l.stream, ms(l.busy_ns),
+                    ms(l.host_wait_ns), ms(l.kernel_wait_ns), ms(l.other_ns));
       std::printf("\nfindings, by estimated gain on the median step:\n");
       if (findings.empty()) std::printf("  none above 1 %% of the step\n");
       for (size_t i = 0; i < findings.size(); ++i) {
         const an::Finding& f = findings[i];
-        std::printf("  %zu. [%s] %s\n     gain: %s%.3f ms (%.1f %%)\n", i + 1, f.rule.c_str(), f.summary.c_str(),
-                    f.gain_is_bound ? "up to " : "", ms(f.gain_ns),
-                    100.0 * static_cast<double>(f.gain_ns) / static_cast<double>(analysis.recorded.median_step_ns));
+        std::printf("  %zu. [%s] %s\n     gain: %s%.3f ms (%.1f %%)\n", i + 1, f.rule.c_str(),
+                    f.summary.c_str(), f.gain_is_bound ? "up to " : "", ms(f.gain_ns),
+                    100.0 * static_cast<double>(f.gain_ns) /
+                        static_cast<double>(analysis.recorded.median_step_ns));
         if (!f.evidence.empty()) {
           std::string names;
-          for (size_t k = 0; k < f.evidence.size() && k < 6; ++k) names += (k ? ", " : "") + f.evidence[k];
+          for (size_t k = 0; k < f.evidence.size() && k < 6; ++k)
+            names += (k ? ", " : "") + f.evidence[k];
           if (f.evidence.size() > 6) names += ", ...";
           std::printf("     evidence: %s\n", names.c_str());
         }
@@ -205,8 +240,9 @@ Action add_analyze_command(CLI::App& command) {
       if (!flags->what_if_times.empty()) {
         const profiler::Trace other = read_trace_argument(flags->what_if_times);
         const an::TraceAnalysis other_analysis = analyze_argument(other, flags->what_if_times);
-        const an::Substitution s = an::substituted_durations(trace, graph, analysis.steps.size(), other,
-                                                             other_analysis.graph, other_analysis.steps.size());
+        const an::Substitution s =
+            an::substituted_durations(trace, graph, analysis.steps.size(), other,
+                                      other_analysis.graph, other_analysis.steps.size());
         durations = s.durations;
         what_if["times_from"] = flags->what_if_times;
         what_if["work_kinds_replaced"] = s.keys_replaced;
@@ -216,16 +252,18 @@ Action add_analyze_command(CLI::App& command) {
       size_t matched = 0;
       durations = an::scaled_durations(trace, graph, durations, scales, &matched);
       what_if["scaled_activities"] = matched;
-      const an::Latency latency = flags->latency == "typical" ? an::Latency::typical : an::Latency::recorded;
+      const an::Latency latency =
+          flags->latency == "typical" ? an::Latency::typical : an::Latency::recorded;
       const an::Prediction p = an::predict(trace, analysis, durations, latency);
       what_if["latency"] = flags->latency;
       what_if["replay_check_median_step_ms"] = ms(p.replay_check.median_step_ns);
       what_if["predicted_median_step_ms"] = ms(p.predicted.median_step_ns);
-      what_if["change_percent"] =
-          analysis.recorded.median_step_ns > 0
-              ? 100.0 * static_cast<double>(p.predicted.median_step_ns - analysis.recorded.median_step_ns) /
-                    static_cast<double>(analysis.recorded.median_step_ns)
-              : 0.0;
+      what_if["change_percent"] = analysis.recorded.median_step_ns > 0
+                                      ? 100.0 *
+                                            static_cast<double>(p.predicted.median_step_ns -
+                                                                analysis.recorded.median_step_ns) /
+                                            static_cast<double>(analysis.recorded.median_step_ns)
+                                      : 0.0;
       what_if["critical_path"] = bounds_json(p.predicted.bound_ns);
       const auto entries = path_entries(trace, graph, p.predicted.median_path, durations);
       what_if["median_step_path"] = path_json(entries, flags->top);
@@ -235,11 +273,15 @@ Action add_analyze_command(CLI::App& command) {
         for (const std::string& text : flags->what_if) std::printf(" %s", text.c_str());
         if (!scales.empty()) std::printf(" (%zu activities scaled)", matched);
         if (!flags->what_if_times.empty())
-          std::printf("%s times of %s (%zu kinds of work replaced, %zu not in it)", scales.empty() ? "" : ";",
-                      flags->what_if_times.c_str(), what_if["work_kinds_replaced"].get<size_t>(),
+          std::printf("%s times of %s (%zu kinds of work replaced, %zu not in it)",
+                      scales.empty() ? "" : ";", flags->what_if_times.c_str(),
+                      what_if["work_kinds_replaced"].get<size_t>(),
                       what_if["work_kinds_not_in_other"].get<size_t>());
-        std::printf("\n  replay of the recorded times (%s latencies): median step %.3f ms (recorded %.3f ms)\n",
-                    flags->latency.c_str(), ms(p.replay_check.median_step_ns), ms(analysis.recorded.median_step_ns));
+        std::printf(
+            "\n  replay of the recorded times (%s latencies): median step %.3f ms (recorded %.3f "
+            "ms)\n",
+            flags->latency.c_str(), ms(p.replay_check.median_step_ns),
+            ms(analysis.recorded.median_step_ns));
         std::printf("  predicted median step: %.3f ms (%+.1f %%)\n", ms(p.predicted.median_step_ns),
                     what_if["change_percent"].get<double>());
         std::printf("\npredicted critical path, summed over the steps:\n");

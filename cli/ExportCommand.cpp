@@ -21,14 +21,15 @@ struct ExportFlags {
 
 Action add_export_command(CLI::App& command) {
   auto flags = std::make_shared<ExportFlags>();
-  command.add_option("trace", flags->input,
-                     "Trace to read: tunescope or PyTorch-profiler JSON (.json/.json.gz), nsys SQLite")
+  command
+      .add_option("trace", flags->input,
+                  "Trace to read: tunescope or PyTorch-profiler JSON (.json/.json.gz), nsys SQLite")
       ->required();
   command.add_option("--format", flags->format, "Output format")
       ->required()
       ->check(CLI::IsMember(profiler::trace_format_names()));
-  command.add_option("-o,--output", flags->output,
-                     "File to write (.gz compresses the JSON formats)")
+  command
+      .add_option("-o,--output", flags->output, "File to write (.gz compresses the JSON formats)")
       ->required();
 
   return [flags] {

@@ -10,9 +10,11 @@ namespace tunescope::cli {
 
 std::string with_flag_names(const std::string& message) {
   std::vector<std::pair<std::string, std::string>> keys{{"batch", "--batch"}};
-  for (const KnobSpec& spec : KnobCatalog::instance().specs()) keys.emplace_back(spec.key, spec.flag());
+  for (const KnobSpec& spec : KnobCatalog::instance().specs())
+    keys.emplace_back(spec.key, spec.flag());
   for (const auto& [key, flag] : keys)
-    if (message.size() > key.size() && message.compare(0, key.size(), key) == 0 && message[key.size()] == ' ')
+    if (message.size() > key.size() && message.compare(0, key.size(), key) == 0 &&
+        message[key.size()] == ' ')
       return key + " (" + flag + ")" + message.substr(key.size());
   return message;
 }

@@ -76,15 +76,16 @@ Action add_knobs_command(CLI::App& command) {
       std::printf("%s\n", out.dump(2).c_str());
       return;
     }
-    std::printf("%-18s %-22s %-10s %-24s %s\n", "config key", "flag (tune: FLAG-list)", "default", "values", "read by");
+    std::printf("%-18s %-22s %-10s %-24s %s\n", "config key", "flag (tune: FLAG-list)", "default",
+                "values", "read by");
     for (const KnobSpec& spec : specs) {
       std::string readers = "every run";
       if (spec.scope == KnobScope::conv_algorithm) {
         readers.clear();
         for (const std::string& r : read_by(spec.key)) readers += (readers.empty() ? "" : ", ") + r;
       }
-      std::printf("%-18s %-22s %-10s %-24s %s\n", spec.key.c_str(), spec.flag().c_str(), spec.default_value.c_str(),
-                  spec.describe_values().c_str(), readers.c_str());
+      std::printf("%-18s %-22s %-10s %-24s %s\n", spec.key.c_str(), spec.flag().c_str(),
+                  spec.default_value.c_str(), spec.describe_values().c_str(), readers.c_str());
     }
   };
 }

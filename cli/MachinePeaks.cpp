@@ -15,7 +15,8 @@ namespace tunescope::cli {
 PeakLookup cached_peak(const std::string& db_path, const std::string& cpu, int threads) {
   PeakLookup lookup;
   if (db_path.empty()) {
-    lookup.why_not_measured = "no --db to read it from; `tunescope machine --db FILE` measures and caches it";
+    lookup.why_not_measured =
+        "no --db to read it from; `tunescope machine --db FILE` measures and caches it";
     return lookup;
   }
   if (!std::filesystem::exists(db_path)) fail(ErrorKind::input, "--db ", db_path, ": no such file");
@@ -24,12 +25,13 @@ PeakLookup cached_peak(const std::string& db_path, const std::string& cpu, int t
   lookup.source = "results DB " + db_path;
   if (!lookup.peak)
     lookup.why_not_measured = cat("results DB ", db_path, " has none for '", cpu, "' on ", threads,
-                                  " thread", threads == 1 ? "" : "s", "; `tunescope machine --db ", db_path,
-                                  " --threads ", threads, "` measures it");
+                                  " thread", threads == 1 ? "" : "s", "; `tunescope machine --db ",
+                                  db_path, " --threads ", threads, "` measures it");
   return lookup;
 }
 
-std::vector<profiler::MachinePeak> local_peaks(const std::string& backend, const std::string& db_path, int threads,
+std::vector<profiler::MachinePeak> local_peaks(const std::string& backend,
+                                               const std::string& db_path, int threads,
                                                double seconds, bool remeasure) {
   const std::string cpu = host_cpu_model();
   std::optional<tuner::ResultsDb> db;
@@ -42,8 +44,8 @@ std::vector<profiler::MachinePeak> local_peaks(const std::string& backend, const
       if (!cached.empty()) return cached;
     }
   }
-  std::printf("measuring the machine's peaks (%s, %d thread%s, about %.1f s)...\n", cpu.c_str(), threads,
-              threads == 1 ? "" : "s", seconds);
+  std::printf("measuring the machine's peaks (%s, %d thread%s, about %.1f s)...\n", cpu.c_str(),
+              threads, threads == 1 ? "" : "s", seconds);
   std::fflush(stdout);
   const std::vector<profiler::MachinePeak> measured =
       Registry::instance().make_backend(backend)->measure_peaks(threads, seconds);
@@ -67,10 +69,14 @@ std::string conv_roofline_section(const profiler::Trace& trace, const PeakLookup
     fail(ErrorKind::input, e.what());
   }
   std::string out = "\n";
-  if (layers.empty()) return out + "conv layers: none recorded in the trace metadata (not a tunescope trace)\n";
+  if (layers.empty())
+    return out + "conv layers: none recorded in the trace metadata (not a tunescope trace)\n";
   const auto rates = profiler::conv_pass_rates(trace, layers);
-  if (rates.empty()) return out + "conv layers: no kernel named <algorithm>.<pass> in their layer ranges\n";
-  out += "conv passes (effective GFLOP/s: the problem's direct-convolution flops over the pass's kernel time):\n";
+  if (rates.empty())
+    return out + "conv layers: no kernel named <algorithm>.<pass> in their layer ranges\n";
+  out +=
+      "conv passes (effective GFLOP/s: the problem's direct-convolution flops over the pass's "
+      "kernel time):\n";
   return out + profiler::format_conv_roofline(rates, lookup.peak);
 }
 

@@ -28,7 +28,8 @@ PeakLookup cached_peak(const std::string& db_path, const std::string& cpu, int t
 // The cached figures of this machine on `threads` threads, measuring them first (and
 // caching them) when the DB has none or `remeasure`; `db_path` empty: measured, not
 // cached. Prints a line while it measures.
-std::vector<profiler::MachinePeak> local_peaks(const std::string& backend, const std::string& db_path, int threads,
+std::vector<profiler::MachinePeak> local_peaks(const std::string& backend,
+                                               const std::string& db_path, int threads,
                                                double seconds, bool remeasure);
 
 // The report header's machine line: the peak and where it came from, or why there is none.

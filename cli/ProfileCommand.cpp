@@ -31,7 +31,8 @@ PeakLookup run_peak(TrainingSession& session, const std::string& db_path) {
   const int threads = session.options().concurrency().lane_threads(session.options().threads());
   if (db_path.empty()) return cached_peak(db_path, "", threads);
   if (session.backend().name() != "cpu")
-    return {std::nullopt, "the machine probe measures the CPU; this run is on " + session.backend().name(), ""};
+    return {std::nullopt,
+            "the machine probe measures the CPU; this run is on " + session.backend().name(), ""};
   local_peaks(session.backend().name(), db_path, threads, kDefaultProbeSeconds, false);
   return cached_peak(db_path, host_cpu_model(), threads);
 }
@@ -40,14 +41,17 @@ PeakLookup run_peak(TrainingSession& session, const std::string& db_path) {
 Action add_profile_command(CLI::App& command) {
   auto flags = std::make_shared<ProfileFlags>();
   flags->session.add_to(command);
-  command.add_option("--warmup", flags->warmup, "Untimed steps before tracing")->capture_default_str();
+  command.add_option("--warmup", flags->warmup, "Untimed steps before tracing")
+      ->capture_default_str();
   command.add_option("--steps", flags->steps, "Traced training steps")->capture_default_str();
-  command.add_option("--top", flags->top, "Rows of the kernel table (0: all)")->capture_default_str();
+  command.add_option("--top", flags->top, "Rows of the kernel table (0: all)")
+      ->capture_default_str();
   command.add_option("--trace", flags->trace_path,
                      "Write the trace as Chrome/Perfetto JSON (.json, or .json.gz compressed)");
-  command.add_option("--db", flags->db_path,
-                     "Results DB (created if missing) caching the machine's measured peak, which the conv "
-                     "kernels are held against; measured once when it has none");
+  command.add_option(
+      "--db", flags->db_path,
+      "Results DB (created if missing) caching the machine's measured peak, which the conv "
+      "kernels are held against; measured once when it has none");
 
   return [flags] {
     if (flags->warmup < 0) fail(ErrorKind::usage, "--warmup must be >= 0, got ", flags->warmup);
@@ -75,8 +79,9 @@ Action add_profile_command(CLI::App& command) {
       bar.finish("");
     }
     tracer.stop();
-    profiler::TraceMetadata metadata{session.backend().device_description(), session.backend().name(),
-                                     session.config_json(), session.trace_metadata_extra()};
+    profiler::TraceMetadata metadata{session.backend().device_description(),
+                                     session.backend().name(), session.config_json(),
+                                     session.trace_metadata_extra()};
     const profiler::Trace trace = tracer.collect(metadata);
 
     profiler::SummaryOptions summary_options;
@@ -86,7 +91,8 @@ Action add_profile_command(CLI::App& command) {
                 1000 * timed.seconds / static_cast<double>(flags->steps),
                 std::chrono::duration<double>(timed.data_wait).count());
     std::printf("%s\n\n", session.conv_memory_line().c_str());
-    std::printf("%s", profiler::format_summary(profiler::summarize(trace, summary_options)).c_str());
+    std::printf("%s",
+                profiler::format_summary(profiler::summarize(trace, summary_options)).c_str());
     std::printf("%s", conv_roofline_section(trace, peak).c_str());
     if (!flags->trace_path.empty()) {
       write_trace_argument(trace, profiler::TraceFormat::chrome, flags->trace_path, "--trace");

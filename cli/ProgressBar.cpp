@@ -20,7 +20,10 @@ std::string format_duration(double seconds) {
 }
 
 ProgressBar::ProgressBar(std::string label, int64_t total, std::FILE* out)
-    : label_(std::move(label)), total_(std::max<int64_t>(total, 1)), out_(out), tty_(isatty(fileno(out))) {}
+    : label_(std::move(label)),
+      total_(std::max<int64_t>(total, 1)),
+      out_(out),
+      tty_(isatty(fileno(out))) {}
 
 void ProgressBar::update(int64_t done, const std::string& status) {
   const auto now = std::chrono::steady_clock::now();
@@ -40,15 +43,16 @@ void ProgressBar::finish(const std::string& status) { draw(total_, status, true)
 
 void ProgressBar::draw(int64_t done, const std::string& status, bool final) {
   constexpr int kWidth = 30;
-  const double fraction = std::clamp(static_cast<double>(done) / static_cast<double>(total_), 0.0, 1.0);
+  const double fraction =
+      std::clamp(static_cast<double>(done) / static_cast<double>(total_), 0.0, 1.0);
   const int filled = static_cast<int>(fraction * kWidth);
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double eta = fraction > 0 ? elapsed * (1 - fraction) / fraction : NAN;
   std::string bar(filled, '#');
   bar.resize(kWidth, '.');
-  std::fprintf(out_, "%s%s [%s] %3.0f%%  %s  %s %s%s", tty_ ? "\r\033[K" : "", label_.c_str(), bar.c_str(),
-               100 * fraction, status.c_str(), final ? "took" : "ETA",
+  std::fprintf(out_, "%s%s [%s] %3.0f%%  %s  %s %s%s", tty_ ? "\r\033[K" : "", label_.c_str(),
+               bar.c_str(), 100 * fraction, status.c_str(), final ? "took" : "ETA",
                format_duration(final ? elapsed : eta).c_str(), tty_ && !final ? "" : "\n");
   std::fflush(out_);
 }

@@ -45,7 +45,8 @@ std::string trial_note(const tuner::TrialResult& trial, const std::string& above
                 stop_text(trial.figures.stop), "; ");
   if (!above_faster.empty()) note += cat("ranked above faster rows: ", above_faster, "; ");
   if (!trial.kernels.empty())
-    note += cat("top kernel ", trial.kernels.front().name, " ", static_cast<int>(trial.kernels.front().share_pct + 0.5), "%");
+    note += cat("top kernel ", trial.kernels.front().name, " ",
+                static_cast<int>(trial.kernels.front().share_pct + 0.5), "%");
   return note;
 }
 
@@ -78,27 +79,37 @@ void print_ranking(const tuner::TuneReport& report) {
     for (size_t q = r + 1; q < rows.size(); ++q)
       if (rows[q]->figures.median_eps > rows[r]->figures.median_eps) {
         const size_t i = report.ranking[r], j = report.ranking[q];
-        above_faster[r] = above_faster_reason(rows[r] == report.best_trial() && tiers[i] == tiers[j], tiers[i]);
+        above_faster[r] =
+            above_faster_reason(rows[r] == report.best_trial() && tiers[i] == tiers[j], tiers[i]);
         break;
       }
-  for (tuner::TrialStatus status : {tuner::TrialStatus::invalid, tuner::TrialStatus::failed, tuner::TrialStatus::skipped,
-                                    tuner::TrialStatus::pruned})
+  for (tuner::TrialStatus status : {tuner::TrialStatus::invalid, tuner::TrialStatus::failed,
+                                    tuner::TrialStatus::skipped, tuner::TrialStatus::pruned})
     for (const auto& t : report.trials)
       if (t.status == status) rows.push_back(&t);
   above_faster.resize(rows.size());
   const double base = report.baseline_trial() ? report.baseline_trial()->figures.median_eps : 0;
-  std::printf("\n| # | config | status | median ex/s [95%% CI] | spread | vs baseline | concurrency | note |\n");
-  std::printf("|---|--------|--------|---------------------:|-------:|------------:|------------:|------|\n");
+  std::printf(
+      "\n| # | config | status | median ex/s [95%% CI] | spread | vs baseline | concurrency | note "
+      "|\n");
+  std::printf(
+      "|---|--------|--------|---------------------:|-------:|------------:|------------:|------|"
+      "\n");
   int rank = 0;
   for (size_t r = 0; r < rows.size(); ++r) {
     const auto* t = rows[r];
     const bool ok = t->status == tuner::TrialStatus::ok;
-    const std::string mark = t == report.best_trial() ? " (best)" : t == report.baseline_trial() ? " (baseline)" : "";
-    std::printf("| %d | %s%s | %s | %s | %s | %s | %s | %s |\n", ++rank, t->config.label().c_str(), mark.c_str(),
-                to_string(t->status).c_str(), ok ? rate_cell(t->figures).c_str() : "-",
-                ok ? cat(static_cast<int>(t->figures.spread * 1000 + 0.5) / 10.0, "%").c_str() : "-",
-                ok && base > 0 ? cat(static_cast<int>(t->figures.median_eps / base * 100 + 0.5) / 100.0, "x").c_str() : "-",
-                concurrency_cell(*t).c_str(), trial_note(*t, above_faster[r]).c_str());
+    const std::string mark = t == report.best_trial()       ? " (best)"
+                             : t == report.baseline_trial() ? " (baseline)"
+                                                            : "";
+    std::printf(
+        "| %d | %s%s | %s | %s | %s | %s | %s | %s |\n", ++rank, t->config.label().c_str(),
+        mark.c_str(), to_string(t->status).c_str(), ok ? rate_cell(t->figures).c_str() : "-",
+        ok ? cat(static_cast<int>(t->figures.spread * 1000 + 0.5) / 10.0, "%").c_str() : "-",
+        ok && base > 0
+            ? cat(static_cast<int>(t->figures.median_eps / base * 100 + 0.5) / 100.0, "x").c_str()
+            : "-",
+        concurrency_cell(*t).c_str(), trial_note(*t, above_faster[r]).c_str());
   }
 }
 

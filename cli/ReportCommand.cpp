@@ -31,12 +31,14 @@ PeakLookup trace_peak(const profiler::TraceMetadata& m, const std::string& db_pa
   const auto threads = m.extra.find(profiler::kKernelThreadsKey);
   if (db_path.empty()) return cached_peak(db_path, "", 0);  // says there is no --db
   if (cpu == m.extra.end() || threads == m.extra.end())
-    return {std::nullopt, "the trace does not say which CPU and how many threads its kernels ran on", ""};
+    return {std::nullopt,
+            "the trace does not say which CPU and how many threads its kernels ran on", ""};
   int count = 0;
   try {
     count = std::stoi(threads->second);
   } catch (const std::exception&) {
-    fail(ErrorKind::input, "trace metadata '", profiler::kKernelThreadsKey, "': not a number: '", threads->second, "'");
+    fail(ErrorKind::input, "trace metadata '", profiler::kKernelThreadsKey, "': not a number: '",
+         threads->second, "'");
   }
   return cached_peak(db_path, cpu->second, count);
 }
@@ -46,18 +48,21 @@ PeakLookup trace_peak(const profiler::TraceMetadata& m, const std::string& db_pa
 void report_results_db(const std::string& path) {
   const tuner::ResultsDb db(path, tuner::ResultsDb::Access::read_only);
   const auto tunes = db.tuned_pairs();
-  std::printf("results DB: %s (%zu tuned problem%s)\n", path.c_str(), tunes.size(), tunes.size() == 1 ? "" : "s");
+  std::printf("results DB: %s (%zu tuned problem%s)\n", path.c_str(), tunes.size(),
+              tunes.size() == 1 ? "" : "s");
   for (const auto& [machine_id, problem_id] : tunes) {
     const tuner::TuneReport report = tuner::stored_tune(db, machine_id, problem_id);
     const tuner::ProblemKey& p = report.problem;
-    std::printf("\n%s, input %s, batch %lld on %s: %zu configs\n", p.model.c_str(), p.input_shape.c_str(),
-                static_cast<long long>(p.batch), report.machine.str().c_str(), report.trials.size());
+    std::printf("\n%s, input %s, batch %lld on %s: %zu configs\n", p.model.c_str(),
+                p.input_shape.c_str(), static_cast<long long>(p.batch),
+                report.machine.str().c_str(), report.trials.size());
     if (const auto& choice = report.strategy_choice)
-      std::printf("strategy: %s (%s)\n", tuner::to_string(choice->run).c_str(), choice->reason.c_str());
+      std::printf("strategy: %s (%s)\n", tuner::to_string(choice->run).c_str(),
+                  choice->reason.c_str());
     print_ranking(report);
     if (const tuner::TrialResult* best = report.best_trial())
-      std::printf("\nbest: %s, %.1f ex/s (%s)\n", best->config.label().c_str(), best->figures.median_eps,
-                  report.decision.c_str());
+      std::printf("\nbest: %s, %.1f ex/s (%s)\n", best->config.label().c_str(),
+                  best->figures.median_eps, report.decision.c_str());
     else
       std::printf("\nno best: %s\n", report.decision.c_str());
   }
@@ -67,16 +72,22 @@ void report_results_db(const std::string& path) {
 
 Action add_report_command(CLI::App& command) {
   auto flags = std::make_shared<ReportFlags>();
-  command.add_option("trace", flags->input,
-                     "Trace to read: tunescope or PyTorch-profiler JSON (.json/.json.gz), nsys SQLite; or a "
-                     "tunescope results DB (tune --db) to reprint the ranking of its tunes")
+  command
+      .add_option(
+          "trace", flags->input,
+          "Trace to read: tunescope or PyTorch-profiler JSON (.json/.json.gz), nsys SQLite; or a "
+          "tunescope results DB (tune --db) to reprint the ranking of its tunes")
       ->required();
   command.add_option("--top", flags->top, "Rows of the kernel table (0: all)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  command.add_option("--gaps-us", flags->gap_us, "List idle gaps longer than this (microseconds; 0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command
+      .add_option("--gaps-us", flags->gap_us,
+                  "List idle gaps longer than this (microseconds; 0: none)")
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--db", flags->db_path,
-                     "Results DB whose cached machine peak (tunescope machine) the conv kernels are held against");
+  command.add_option(
+      "--db", flags->db_path,
+      "Results DB whose cached machine peak (tunescope machine) the conv kernels are held against");
 
   return [flags] {
     const profiler::FileKind kind = profiler::sniff_file(flags->input);
@@ -87,7 +98,8 @@ Action add_report_command(CLI::App& command) {
       } catch (const Error& e) {
         // An SQLite file here is either an nsys export or a results DB: say it is neither.
         if (e.kind() == ErrorKind::input && kind == profiler::FileKind::other_sqlite)
-          fail(ErrorKind::input, e.what(), "; nor a tunescope results DB (no tunescope application_id)");
+          fail(ErrorKind::input, e.what(),
+               "; nor a tunescope results DB (no tunescope application_id)");
         throw;
       }
     }();

@@ -16,7 +16,7 @@ namespace tunescope::cli {
 
 struct SessionFlags {
   SessionOptions options;
-  std::string conv;  // empty: the backend's default algorithm
+  std::string conv;                              // empty: the backend's default algorithm
   std::map<std::string, std::string> knob_text;  // knob key -> the flag's text as typed
   std::string config_path;
 
@@ -38,6 +38,7 @@ struct SessionFlags {
 
 // Adds every knob's flag to `command`, storing what is typed in `text` (key -> text);
 // boolean knobs are flags (`--async-update`). Returns the options by key.
-std::map<std::string, CLI::Option*> add_knob_flags(CLI::App& command, std::map<std::string, std::string>& text);
+std::map<std::string, CLI::Option*> add_knob_flags(CLI::App& command,
+                                                   std::map<std::string, std::string>& text);
 
 }  // namespace tunescope::cli

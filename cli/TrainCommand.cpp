@@ -19,23 +19,28 @@ Action add_train_command(CLI::App& command) {
   return [flags, epochs] {
     if (*epochs < 1) fail(ErrorKind::usage, "--epochs must be >= 1, got ", *epochs);
     TrainingSession session(flags->resolve());
-    std::printf("tunescope train: %s\n%s\n", session.description().c_str(), session.conv_memory_line().c_str());
+    std::printf("tunescope train: %s\n%s\n", session.description().c_str(),
+                session.conv_memory_line().c_str());
     std::fflush(stdout);
     for (int64_t epoch = 1; epoch <= *epochs; ++epoch) {
-      ProgressBar bar(cat("epoch ", epoch, "/", *epochs), session.train_loader().batches_per_epoch());
-      const EpochResult result = session.train_epoch(training_progress(bar, session.options().batch));
-      bar.finish(format_loss_and_accuracy(result.stats) + "  " + format_rate(result.examples_per_second));
+      ProgressBar bar(cat("epoch ", epoch, "/", *epochs),
+                      session.train_loader().batches_per_epoch());
+      const EpochResult result =
+          session.train_epoch(training_progress(bar, session.options().batch));
+      bar.finish(format_loss_and_accuracy(result.stats) + "  " +
+                 format_rate(result.examples_per_second));
 
       ProgressBar eval_bar("  test", session.test_loader().batches_per_epoch());
       const StepStats test = session.evaluate([&](int64_t step, int64_t, const StepStats& so_far) {
         eval_bar.update(step, format_loss_and_accuracy(so_far));
       });
       eval_bar.finish(format_loss_and_accuracy(test));
-      std::printf("epoch %lld: %.2f s, %.1f ex/s (input wait %.2f s), train %s, test %s on %lld examples\n",
-                  static_cast<long long>(epoch), result.seconds, result.examples_per_second,
-                  std::chrono::duration<double>(result.data_wait).count(),
-                  format_loss_and_accuracy(result.stats).c_str(), format_loss_and_accuracy(test).c_str(),
-                  static_cast<long long>(test.examples));
+      std::printf(
+          "epoch %lld: %.2f s, %.1f ex/s (input wait %.2f s), train %s, test %s on %lld examples\n",
+          static_cast<long long>(epoch), result.seconds, result.examples_per_second,
+          std::chrono::duration<double>(result.data_wait).count(),
+          format_loss_and_accuracy(result.stats).c_str(), format_loss_and_accuracy(test).c_str(),
+          static_cast<long long>(test.examples));
       std::fflush(stdout);
     }
   };

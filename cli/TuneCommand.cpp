@@ -1,10 +1,10 @@
 // `tunescope tune`: measures the candidates of a strategy over layout x threads x conv
-// algorithm x the other knobs (one `-list` flag each, from the knob catalog), records every trial in the results DB, prints the
-// ranking, writes the tuned config and the Chrome traces of the winner and the
-// baseline (nchw + the backend's default conv). SIGINT/SIGTERM stop it after the trial in flight with the
-// best-so-far table (exit 128 + signal). With --db a tune reuses the trials the DB holds
-// for this machine, problem and config (so a re-run continues an interrupted tune)
-// unless --fresh. `--progress jsonl` streams the progress as JSON lines instead
+// algorithm x the other knobs (one `-list` flag each, from the knob catalog), records every trial
+// in the results DB, prints the ranking, writes the tuned config and the Chrome traces of the
+// winner and the baseline (nchw + the backend's default conv). SIGINT/SIGTERM stop it after the
+// trial in flight with the best-so-far table (exit 128 + signal). With --db a tune reuses the
+// trials the DB holds for this machine, problem and config (so a re-run continues an interrupted
+// tune) unless --fresh. `--progress jsonl` streams the progress as JSON lines instead
 // (cli/TuneJsonProgress.h).
 #include <signal.h>
 #include <unistd.h>
@@ -22,8 +22,8 @@
 #include "cli/Commands.h"
 #include "cli/RankingTable.h"
 #include "cli/SessionFlags.h"
-#include "cli/TuneJsonProgress.h"
 #include "cli/TrainingProgress.h"
+#include "cli/TuneJsonProgress.h"
 #include "core/base/Error.h"
 #include "core/tuner/LayerTimingStore.h"
 #include "core/tuner/Tuner.h"
@@ -75,7 +75,8 @@ extern "C" void on_stop_signal(int signal) {
   g_stop.store(true);
   // write(2) is async-signal-safe; printf is not.
   constexpr char message[] =
-      "\ntunescope: interrupted: finishing the trial in flight (interrupt again to abort at once)\n";
+      "\ntunescope: interrupted: finishing the trial in flight (interrupt again to abort at "
+      "once)\n";
   ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
   (void)ignored;
 }
@@ -109,7 +110,8 @@ class StopSignals {
 // Options that each make sense alone but not together; CLI11 cannot see these.
 void check_conflicts(const TuneFlags& flags, tuner::Strategy strategy) {
   if (flags.per_layer_product && strategy == tuner::Strategy::per_layer)
-    fail(ErrorKind::usage, "--per-layer-product does not apply to --strategy per-layer (which times each layer "
+    fail(ErrorKind::usage,
+         "--per-layer-product does not apply to --strategy per-layer (which times each layer "
          "alone): use one or the other");
   namespace fs = std::filesystem;
   const auto same_file = [](const fs::path& a, const fs::path& b) {
@@ -121,14 +123,16 @@ void check_conflicts(const TuneFlags& flags, tuner::Strategy strategy) {
   if (!flags.trace_dir.empty())
     for (const char* trace : {"best.json", "baseline.json"}) {
       const fs::path path = fs::path(flags.trace_dir) / trace;
-      if (same_file(flags.out_path, path) || (!flags.db_path.empty() && same_file(flags.db_path, path)))
+      if (same_file(flags.out_path, path) ||
+          (!flags.db_path.empty() && same_file(flags.db_path, path)))
         fail(ErrorKind::usage, "--trace-dir ", flags.trace_dir, " would write ", trace, " over ",
              same_file(flags.out_path, path) ? "--out " + flags.out_path : "--db " + flags.db_path);
     }
 }
 
 // Returns the path written, or "" when there is no trace to write.
-std::string write_trace(const std::shared_ptr<const profiler::Trace>& trace, const std::filesystem::path& path) {
+std::string write_trace(const std::shared_ptr<const profiler::Trace>& trace,
+                        const std::filesystem::path& path) {
   if (!trace) return {};
   try {
     profiler::ChromeTraceWriter().write(*trace, path);
@@ -144,96 +148,153 @@ std::string write_trace(const std::shared_ptr<const profiler::Trace>& trace, con
 Action add_tune_command(CLI::App& command) {
   auto flags = std::make_shared<TuneFlags>();
   flags->session.add_to(command, /*tuned_knobs=*/false);
-  command.add_option("--algorithms", flags->algorithms,
-                     "Conv algorithms to try (comma-separated; default: all registered for the backend)")
+  command
+      .add_option(
+          "--algorithms", flags->algorithms,
+          "Conv algorithms to try (comma-separated; default: all registered for the backend)")
       ->delimiter(',');
   // One `-list` flag per knob of the catalog (core/base/Knob.h).
   for (const KnobSpec& spec : KnobCatalog::instance().specs()) {
     std::vector<std::string>& into = flags->knob_lists[spec.key];
     into = spec.tune_default();
-    const std::string names = spec.list_alias.empty() ? spec.list_flag() : spec.list_flag() + "," + spec.list_alias;
+    const std::string names =
+        spec.list_alias.empty() ? spec.list_flag() : spec.list_flag() + "," + spec.list_alias;
     const std::string where = spec.scope == KnobScope::conv_algorithm
                                   ? " (only on configs where some layer's algorithm reads it)"
                                   : "";
-    command.add_option(names, into, cat(spec.key, " values to try, comma-separated (", spec.describe_values(),
-                                            ")", where, ": ", spec.help))
+    command
+        .add_option(names, into,
+                    cat(spec.key, " values to try, comma-separated (", spec.describe_values(), ")",
+                        where, ": ", spec.help))
         ->delimiter(',')
         ->capture_default_str();
   }
-  CLI::Option* strategy_option = command.add_option("--strategy", flags->strategy,
-                     "auto: the strategy estimated cheapest for this model and space (the estimates are "
-                     "printed and kept in --out and --db); exhaustive: every candidate; per-layer: time each conv layer's algorithms alone, then "
-                     "measure the per-layer pick and its global variants; halving: time every candidate "
-                     "briefly, race the fastest third on with 3x the steps each round (the last round --steps); pruned: exhaustive's "
-                     "candidates, those predicted clearly slower not measured (as --prune on)")
-      ->capture_default_str();
-  command.add_flag("--per-layer-product", flags->per_layer_product,
-                   "exhaustive and halving: also try every per-layer combination of algorithms (without "
-                   "--strategy: implies exhaustive)");
+  CLI::Option* strategy_option =
+      command
+          .add_option(
+              "--strategy", flags->strategy,
+              "auto: the strategy estimated cheapest for this model and space (the estimates are "
+              "printed and kept in --out and --db); exhaustive: every candidate; per-layer: time "
+              "each conv layer's algorithms alone, then "
+              "measure the per-layer pick and its global variants; halving: time every candidate "
+              "briefly, race the fastest third on with 3x the steps each round (the last round "
+              "--steps); pruned: exhaustive's "
+              "candidates, those predicted clearly slower not measured (as --prune on)")
+          ->capture_default_str();
+  command.add_flag(
+      "--per-layer-product", flags->per_layer_product,
+      "exhaustive and halving: also try every per-layer combination of algorithms (without "
+      "--strategy: implies exhaustive)");
   // Bounded: a number too large for int64 reads as its maximum, which would run forever.
-  command.add_option("--steps", flags->steps,
-                     "Minimum timed steps per candidate: timing goes on until the 95% interval of the median "
-                     "step time is within +-delta/2 (halving: the fixed count of its brief rounds is a fraction "
-                     "of it)")
-      ->check(CLI::Range(int64_t{1}, kMaxSteps))->capture_default_str();
-  CLI::Option* max_steps_option = command.add_option(
-      "--max-steps", flags->max_steps, "Most timed steps per candidate and interleaved rounds (default: 200, or --steps if more)")
-      ->check(CLI::Range(int64_t{1}, kMaxSteps))->capture_default_str();
-  command.add_option("--delta", flags->delta,
-                     "Relative precision of each candidate's estimate: timing stops once its 95% interval is "
-                     "within +-delta/2; differences below delta that the final test finds insignificant go to "
-                     "the simpler config")
-      ->check(CLI::Range(1e-4, 1.0))->capture_default_str();
-  command.add_option("--max-timing-seconds", flags->max_timing_seconds,
-                     "Most seconds of timed steps per candidate (per config in the final interleaved rounds)")
-      ->check(CLI::Range(1e-3, tuner::kMaxTimingSeconds))->capture_default_str();
-  command.add_option("--racing", flags->racing,
-                     "on: stop timing a candidate once it is slower than the leader with confidence (its "
-                     "interval above the leader's by more than delta/2); it is recorded as raced out")
-      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
-  command.add_option("--warmup", flags->warmup, "Untimed steps per candidate after the numerics check")
-      ->check(CLI::Range(int64_t{0}, kMaxSteps))->capture_default_str();
-  command.add_option("--budget", flags->budget, "Seconds after which no new candidate starts (0: none)")
+  command
+      .add_option(
+          "--steps", flags->steps,
+          "Minimum timed steps per candidate: timing goes on until the 95% interval of the median "
+          "step time is within +-delta/2 (halving: the fixed count of its brief rounds is a "
+          "fraction "
+          "of it)")
+      ->check(CLI::Range(int64_t{1}, kMaxSteps))
       ->capture_default_str();
-  command.add_option("--memory-limit-mb", flags->memory_limit_mb,
-                     "Host memory one candidate may allocate (MiB; 0: no limit); beyond it the candidate "
-                     "is recorded as failed and the tune goes on")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  command.add_option("--trial-timeout", flags->trial_timeout,
-                     "Seconds one candidate may take (0: no limit); beyond it the candidate is recorded as "
-                     "failed and the tune goes on (an isolated candidate is killed at the limit, one measured "
-                     "in-process is stopped at its next step)")
-      ->check(CLI::Range(0.0, 7 * 24 * 3600.0))->capture_default_str();
-  command.add_option("--isolate", flags->isolate,
-                     "on: measure each candidate in a child process, so that a crashing or hanging kernel fails "
-                     "that candidate instead of the tune (cpu backend only: a CUDA context does not survive "
-                     "fork; costs ~15% CPU on small tunes, see docs/BENCHMARKS.md)")
-      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
-  command.add_option("--prune", flags->prune,
-                     "on: predict each candidate's step time from the per-layer find and the baseline's trace, "
-                     "and do not measure those predicted more than --prune-margin slower than the best "
-                     "predicted (recorded as pruned, with the prediction)")
-      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
-  command.add_option("--prune-margin", flags->prune_margin,
-                     "--prune on: how much slower than the best prediction a prediction must be to prune it "
-                     "(relative; the default covers the largest prediction error measured, docs/BENCHMARKS.md)")
-      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  CLI::Option* max_steps_option = command
+                                      .add_option("--max-steps", flags->max_steps,
+                                                  "Most timed steps per candidate and interleaved "
+                                                  "rounds (default: 200, or --steps if more)")
+                                      ->check(CLI::Range(int64_t{1}, kMaxSteps))
+                                      ->capture_default_str();
+  command
+      .add_option(
+          "--delta", flags->delta,
+          "Relative precision of each candidate's estimate: timing stops once its 95% interval is "
+          "within +-delta/2; differences below delta that the final test finds insignificant go to "
+          "the simpler config")
+      ->check(CLI::Range(1e-4, 1.0))
+      ->capture_default_str();
+  command
+      .add_option(
+          "--max-timing-seconds", flags->max_timing_seconds,
+          "Most seconds of timed steps per candidate (per config in the final interleaved rounds)")
+      ->check(CLI::Range(1e-3, tuner::kMaxTimingSeconds))
+      ->capture_default_str();
+  command
+      .add_option(
+          "--racing", flags->racing,
+          "on: stop timing a candidate once it is slower than the leader with confidence (its "
+          "interval above the leader's by more than delta/2); it is recorded as raced out")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  command
+      .add_option("--warmup", flags->warmup, "Untimed steps per candidate after the numerics check")
+      ->check(CLI::Range(int64_t{0}, kMaxSteps))
+      ->capture_default_str();
+  command
+      .add_option("--budget", flags->budget,
+                  "Seconds after which no new candidate starts (0: none)")
+      ->capture_default_str();
+  command
+      .add_option(
+          "--memory-limit-mb", flags->memory_limit_mb,
+          "Host memory one candidate may allocate (MiB; 0: no limit); beyond it the candidate "
+          "is recorded as failed and the tune goes on")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command
+      .add_option(
+          "--trial-timeout", flags->trial_timeout,
+          "Seconds one candidate may take (0: no limit); beyond it the candidate is recorded as "
+          "failed and the tune goes on (an isolated candidate is killed at the limit, one measured "
+          "in-process is stopped at its next step)")
+      ->check(CLI::Range(0.0, 7 * 24 * 3600.0))
+      ->capture_default_str();
+  command
+      .add_option(
+          "--isolate", flags->isolate,
+          "on: measure each candidate in a child process, so that a crashing or hanging kernel "
+          "fails "
+          "that candidate instead of the tune (cpu backend only: a CUDA context does not survive "
+          "fork; costs ~15% CPU on small tunes, see docs/BENCHMARKS.md)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  command
+      .add_option(
+          "--prune", flags->prune,
+          "on: predict each candidate's step time from the per-layer find and the baseline's "
+          "trace, "
+          "and do not measure those predicted more than --prune-margin slower than the best "
+          "predicted (recorded as pruned, with the prediction)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  command
+      .add_option(
+          "--prune-margin", flags->prune_margin,
+          "--prune on: how much slower than the best prediction a prediction must be to prune it "
+          "(relative; the default covers the largest prediction error measured, "
+          "docs/BENCHMARKS.md)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
   command.add_option("--db", flags->db_path, "Results database (SQLite), created if missing");
-  command.add_flag("--resume", flags->resume,
-                   "Continue an interrupted tune from --db: what a tune with --db does unless --fresh, "
-                   "stated (an error without --db)");
-  command.add_flag("--fresh", flags->fresh,
-                   "Measure every candidate again, even those --db holds for this machine, problem and config "
-                   "(by default they are reused)");
-  command.add_option("-o,--out", flags->out_path, "Where to write the tuned config (tunescope.config/1 JSON)")
+  command.add_flag(
+      "--resume", flags->resume,
+      "Continue an interrupted tune from --db: what a tune with --db does unless --fresh, "
+      "stated (an error without --db)");
+  command.add_flag(
+      "--fresh", flags->fresh,
+      "Measure every candidate again, even those --db holds for this machine, problem and config "
+      "(by default they are reused)");
+  command
+      .add_option("-o,--out", flags->out_path,
+                  "Where to write the tuned config (tunescope.config/1 JSON)")
       ->required();
-  command.add_option("--trace-dir", flags->trace_dir,
-                     "Folder for Chrome traces of the best and the baseline config (best.json, baseline.json)");
-  command.add_option("--progress", flags->progress,
-                     "bar: a progress bar on stderr; jsonl: one JSON object per line on stdout (start, "
-                     "trial_start, trial, done; schema tunescope.tune-progress/1 in README) and the report "
-                     "on stderr")
-      ->check(CLI::IsMember({"bar", "jsonl"}))->capture_default_str();
+  command.add_option(
+      "--trace-dir", flags->trace_dir,
+      "Folder for Chrome traces of the best and the baseline config (best.json, baseline.json)");
+  command
+      .add_option(
+          "--progress", flags->progress,
+          "bar: a progress bar on stderr; jsonl: one JSON object per line on stdout (start, "
+          "trial_start, trial, done; schema tunescope.tune-progress/1 in README) and the report "
+          "on stderr")
+      ->check(CLI::IsMember({"bar", "jsonl"}))
+      ->capture_default_str();
 
   return [flags, strategy_option, max_steps_option] {
     tuner::TuneOptions options;
@@ -242,7 +303,8 @@ Action add_tune_command(CLI::App& command) {
     for (const auto& [key, values] : flags->knob_lists) {
       const KnobSpec& spec = KnobCatalog::instance().at(key);
       std::vector<std::string> canonical;
-      for (const std::string& value : values) canonical.push_back(spec.checked(value, spec.list_flag()));
+      for (const std::string& value : values)
+        canonical.push_back(spec.checked(value, spec.list_flag()));
       options.knobs.set_text(spec, std::move(canonical));
     }
     // The product is an exhaustive sweep, so asking for it picks that strategy unless one is named.
@@ -251,8 +313,9 @@ Action add_tune_command(CLI::App& command) {
     check_conflicts(*flags, options.strategy);
     options.per_layer_product = flags->per_layer_product;
     options.measure.steps = flags->steps;
-    options.measure.max_steps =
-        max_steps_option->count() == 0 ? std::max(flags->max_steps, flags->steps) : flags->max_steps;
+    options.measure.max_steps = max_steps_option->count() == 0
+                                    ? std::max(flags->max_steps, flags->steps)
+                                    : flags->max_steps;
     options.measure.delta = flags->delta;
     options.measure.max_timing_seconds = flags->max_timing_seconds;
     options.racing = flags->racing == "on";
@@ -271,7 +334,8 @@ Action add_tune_command(CLI::App& command) {
     options.resume = !flags->db_path.empty() && !flags->fresh;
     options.stop = &g_stop;
     if (flags->resume && flags->db_path.empty()) fail(ErrorKind::usage, "--resume needs --db");
-    if (flags->resume && flags->fresh) fail(ErrorKind::usage, "--resume and --fresh contradict each other");
+    if (flags->resume && flags->fresh)
+      fail(ErrorKind::usage, "--resume and --fresh contradict each other");
     if (!flags->trace_dir.empty()) std::filesystem::create_directories(flags->trace_dir);
 
     std::optional<tuner::ResultsDb> db;
@@ -279,16 +343,18 @@ Action add_tune_command(CLI::App& command) {
     // Warm start: the finds reuse the DB's timings of the same conv problems on this machine.
     std::optional<tuner::LayerTimingStore> layer_timings;
     if (db && options.resume) {
-      layer_timings.emplace(*db, tuner::MachineSignature::local(options.base.backend), options.base.model);
+      layer_timings.emplace(*db, tuner::MachineSignature::local(options.base.backend),
+                            options.base.model);
       options.find.cache = &*layer_timings;
     }
     tuner::Tuner tuner(options, db ? &*db : nullptr);
     std::optional<TuneJsonProgress> json;
     if (flags->progress == "jsonl")
-      json.emplace(TuneJsonProgress::Run{options.base.model, options.base.batch, options.base.data, flags->strategy,
-                                         flags->db_path});
+      json.emplace(TuneJsonProgress::Run{options.base.model, options.base.batch, options.base.data,
+                                         flags->strategy, flags->db_path});
     std::printf("tunescope tune: %s, batch %lld on %s, strategy %s\n", options.base.model.c_str(),
-                static_cast<long long>(options.base.batch), options.base.data.c_str(), flags->strategy.c_str());
+                static_cast<long long>(options.base.batch), options.base.data.c_str(),
+                flags->strategy.c_str());
     std::fflush(stdout);
 
     std::unique_ptr<ProgressBar> bar;
@@ -296,44 +362,60 @@ Action add_tune_command(CLI::App& command) {
     const auto chosen = [&](const tuner::StrategyChoice& choice) {
       halving = choice.run == tuner::Strategy::halving;
       if (json) json->chosen(choice);
-      std::printf("strategy: %s (%s)\n", tuner::to_string(choice.run).c_str(), choice.reason.c_str());
+      std::printf("strategy: %s (%s)\n", tuner::to_string(choice.run).c_str(),
+                  choice.reason.c_str());
       std::fflush(stdout);
     };
     const tuner::TuneReport report = [&] {
       const StopSignals signals;
-      return tuner.run([&](const tuner::TuneProgress& p) {
-        if (json) return json->update(p);
-        if (!bar) bar = std::make_unique<ProgressBar>("tune", static_cast<int64_t>(p.total));
-        const std::string best = p.best ? cat("best ", format_rate(p.best->figures.median_eps)) : "best -";
-        const std::string round = halving ? cat("round ", p.round + 1, ": ") : "";
-        bar->update(static_cast<int64_t>(p.last ? p.index : p.index - 1), cat(round, p.candidate, "  ", best));
-      }, chosen);
+      return tuner.run(
+          [&](const tuner::TuneProgress& p) {
+            if (json) return json->update(p);
+            if (!bar) bar = std::make_unique<ProgressBar>("tune", static_cast<int64_t>(p.total));
+            const std::string best =
+                p.best ? cat("best ", format_rate(p.best->figures.median_eps)) : "best -";
+            const std::string round = halving ? cat("round ", p.round + 1, ": ") : "";
+            bar->update(static_cast<int64_t>(p.last ? p.index : p.index - 1),
+                        cat(round, p.candidate, "  ", best));
+          },
+          chosen);
     }();
-    if (bar) bar->finish(cat(report.trials.size(), " trials", report.interrupted ? ", interrupted" : ""));
+    if (bar)
+      bar->finish(cat(report.trials.size(), " trials", report.interrupted ? ", interrupted" : ""));
 
     print_ranking(report);
     if (!report.finds.empty()) {
-      const auto timed = std::count_if(report.finds.begin(), report.finds.end(),
-                                       [](const tuner::LayerFind& f) { return f.timed_as.empty(); });
-      std::printf("\nper-layer find: %zu layer finds, %td timed (layers with the same problem share one)\n",
-                  report.finds.size(), timed);
+      const auto timed =
+          std::count_if(report.finds.begin(), report.finds.end(),
+                        [](const tuner::LayerFind& f) { return f.timed_as.empty(); });
+      std::printf(
+          "\nper-layer find: %zu layer finds, %td timed (layers with the same problem share one)\n",
+          report.finds.size(), timed);
     }
-    if (const auto pruned = std::count_if(report.trials.begin(), report.trials.end(),
-                                          [](const tuner::TrialResult& t) { return t.status == tuner::TrialStatus::pruned; }))
-      std::printf("\n%td candidates pruned: predicted more than %.0f%% slower than the best predicted (not measured)\n",
-                  pruned, options.prune.margin * 100);
-    if (report.reused > 0) std::printf("\n%zu trials reused from %s\n", report.reused, db->path().c_str());
+    if (const auto pruned = std::count_if(
+            report.trials.begin(), report.trials.end(),
+            [](const tuner::TrialResult& t) { return t.status == tuner::TrialStatus::pruned; }))
+      std::printf(
+          "\n%td candidates pruned: predicted more than %.0f%% slower than the best predicted (not "
+          "measured)\n",
+          pruned, options.prune.margin * 100);
+    if (report.reused > 0)
+      std::printf("\n%zu trials reused from %s\n", report.reused, db->path().c_str());
     if (layer_timings && !layer_timings->error().empty())
-      std::fprintf(stderr, "tunescope: warning: per-layer find timings not kept in the results DB: %s\n",
+      std::fprintf(stderr,
+                   "tunescope: warning: per-layer find timings not kept in the results DB: %s\n",
                    layer_timings->error().c_str());
     if (layer_timings && layer_timings->reused() > 0)
-      std::printf("%zu per-layer find timings reused from %s (same conv problem, threads and machine), %zu timed\n",
-                  layer_timings->reused(), db->path().c_str(), layer_timings->stored());
+      std::printf(
+          "%zu per-layer find timings reused from %s (same conv problem, threads and machine), %zu "
+          "timed\n",
+          layer_timings->reused(), db->path().c_str(), layer_timings->stored());
     if (report.interrupted) {
       // No config and no traces: a partial tune must not leave files that look like a result.
       if (const tuner::TrialResult* best = report.best_trial())
-        std::printf("\ninterrupted: best so far: %s, %.1f ex/s (%s)\n", best->config.label().c_str(),
-                    best->figures.median_eps, report.decision.c_str());
+        std::printf("\ninterrupted: best so far: %s, %.1f ex/s (%s)\n",
+                    best->config.label().c_str(), best->figures.median_eps,
+                    report.decision.c_str());
       else
         std::printf("\ninterrupted: no candidate finished ok yet (%s)\n", report.decision.c_str());
       if (db) std::printf("results: %s (continue with --resume)\n", db->path().c_str());
@@ -342,18 +424,21 @@ Action add_tune_command(CLI::App& command) {
       throw ExitCode{128 + (g_signal ? static_cast<int>(g_signal) : SIGINT)};
     }
     const tuner::TrialResult& winner = report.winner();
-    std::printf("\nwinner: %s, %.1f ex/s (%s)\n", winner.config.label().c_str(), winner.figures.median_eps,
-                report.decision.c_str());
-    if (report.budget_exhausted) std::printf("budget of %.1f s exhausted: some candidates were not started\n", flags->budget);
+    std::printf("\nwinner: %s, %.1f ex/s (%s)\n", winner.config.label().c_str(),
+                winner.figures.median_eps, report.decision.c_str());
+    if (report.budget_exhausted)
+      std::printf("budget of %.1f s exhausted: some candidates were not started\n", flags->budget);
     std::printf("tune took %.1f s on %s\n", report.seconds, report.machine.str().c_str());
     save_run_config(report.tuned_config(), flags->out_path);
     std::printf("config: %s\n", flags->out_path.c_str());
     if (db) std::printf("results: %s\n", db->path().c_str());
     std::map<std::string, std::string> traces;
     if (!flags->trace_dir.empty()) {
-      traces["best"] = write_trace(winner.trace, std::filesystem::path(flags->trace_dir) / "best.json");
+      traces["best"] =
+          write_trace(winner.trace, std::filesystem::path(flags->trace_dir) / "best.json");
       if (const auto* base = report.baseline_trial())
-        traces["baseline"] = write_trace(base->trace, std::filesystem::path(flags->trace_dir) / "baseline.json");
+        traces["baseline"] =
+            write_trace(base->trace, std::filesystem::path(flags->trace_dir) / "baseline.json");
       std::erase_if(traces, [](const auto& entry) { return entry.second.empty(); });
     }
     if (json) json->done(report, flags->out_path, traces);

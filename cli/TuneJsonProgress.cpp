@@ -35,7 +35,8 @@ TuneJsonProgress::TuneJsonProgress(Run run) : run_(std::move(run)) {
   if (json_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
     fail(ErrorKind::runtime, "--progress jsonl: cannot redirect stdout: ", std::strerror(errno));
   out_ = fdopen(json_fd, "w");
-  if (!out_) fail(ErrorKind::runtime, "--progress jsonl: cannot open stdout: ", std::strerror(errno));
+  if (!out_)
+    fail(ErrorKind::runtime, "--progress jsonl: cannot open stdout: ", std::strerror(errno));
 }
 
 TuneJsonProgress::~TuneJsonProgress() { std::fclose(out_); }
@@ -70,14 +71,20 @@ void TuneJsonProgress::update(const tuner::TuneProgress& p) {
              .dump());
   }
   if (!p.last) {
-    emit(Json{{"event", "trial_start"}, {"index", p.index}, {"total", p.total}, {"candidate", p.candidate}}.dump());
+    emit(Json{{"event", "trial_start"},
+              {"index", p.index},
+              {"total", p.total},
+              {"candidate", p.candidate}}
+             .dump());
     return;
   }
   const tuner::TrialResult& t = *p.last;
   const bool ok = t.status == tuner::TrialStatus::ok;
   const double seconds = elapsed();
   // The mean pace so far (reference run included) times the candidates left.
-  const double eta = p.index > 0 ? seconds * static_cast<double>(p.total - p.index) / static_cast<double>(p.index) : 0;
+  const double eta =
+      p.index > 0 ? seconds * static_cast<double>(p.total - p.index) / static_cast<double>(p.index)
+                  : 0;
   emit(Json{{"event", "trial"},
             {"index", p.index},
             {"total", p.total},

@@ -51,7 +51,7 @@ class TuneJsonProgress {
     int64_t batch = 0;
     std::string data;
     std::string strategy;  // as requested; replaced by the one run when the tuner chooses
-    std::string db_path;  // empty: no DB
+    std::string db_path;   // empty: no DB
   };
 
   // Takes over stdout for the JSON lines and points the process's fd 1 at stderr, so

@@ -16,7 +16,8 @@ namespace tunescope::fuzz {
 // One file per process, rewritten for every input; /dev/shm keeps it off the disk.
 inline std::filesystem::path input_file(const uint8_t* data, size_t size, const char* extension) {
   static const std::filesystem::path path = [&] {
-    const std::filesystem::path dir = std::filesystem::exists("/dev/shm") ? "/dev/shm" : std::filesystem::temp_directory_path();
+    const std::filesystem::path dir =
+        std::filesystem::exists("/dev/shm") ? "/dev/shm" : std::filesystem::temp_directory_path();
     return dir / ("tunescope-fuzz-" + std::to_string(getpid()) + extension);
   }();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

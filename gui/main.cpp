@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <optional>
 
-#include "models/KernelTableModel.h"
 #include "models/CandidatesModel.h"
+#include "models/KernelTableModel.h"
 #include "widgets/CandidatesChart.h"
 #include "widgets/CandidatesView.h"
 #include "widgets/KernelDock.h"
@@ -29,33 +29,42 @@ int main(int argc, char** argv) {
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("Timeline viewer for tunescope traces"));
   parser.addHelpOption();
-  parser.addPositionalArgument(QStringLiteral("file"),
-                               QStringLiteral("Chrome trace JSON (plain or gzip) or a tunescope results DB"));
-  QCommandLineOption compare(QStringLiteral("compare"),
-                             QStringLiteral("Compare the trace with this second trace (Compare tab)."),
-                             QStringLiteral("trace"));
-  QCommandLineOption row(QStringLiteral("row"), QStringLiteral("Results DB: select this ranked trial (1-based)."),
+  parser.addPositionalArgument(
+      QStringLiteral("file"),
+      QStringLiteral("Chrome trace JSON (plain or gzip) or a tunescope results DB"));
+  QCommandLineOption compare(
+      QStringLiteral("compare"),
+      QStringLiteral("Compare the trace with this second trace (Compare tab)."),
+      QStringLiteral("trace"));
+  QCommandLineOption row(QStringLiteral("row"),
+                         QStringLiteral("Results DB: select this ranked trial (1-based)."),
                          QStringLiteral("n"));
   QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                 QStringLiteral("Save the window as PNG after loading, then exit."),
                                 QStringLiteral("file"));
-  QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size WxH (default 1600x1000)."),
+  QCommandLineOption size(QStringLiteral("size"),
+                          QStringLiteral("Window size WxH (default 1600x1000)."),
                           QStringLiteral("WxH"), QStringLiteral("1600x1000"));
-  QCommandLineOption highlight(QStringLiteral("highlight"),
-                               QStringLiteral("Select this kernel in the table (and focus its first instance)."),
-                               QStringLiteral("name"));
-  QCommandLineOption select(QStringLiteral("select"),
-                            QStringLiteral("Select the window FROM,TO after loading (ms from the trace start, or N%)."),
-                            QStringLiteral("from,to"));
-  QCommandLineOption view(QStringLiteral("view"), QStringLiteral("Show the window FROM,TO after loading (as --select)."),
+  QCommandLineOption highlight(
+      QStringLiteral("highlight"),
+      QStringLiteral("Select this kernel in the table (and focus its first instance)."),
+      QStringLiteral("name"));
+  QCommandLineOption select(
+      QStringLiteral("select"),
+      QStringLiteral("Select the window FROM,TO after loading (ms from the trace start, or N%)."),
+      QStringLiteral("from,to"));
+  QCommandLineOption view(QStringLiteral("view"),
+                          QStringLiteral("Show the window FROM,TO after loading (as --select)."),
                           QStringLiteral("from,to"));
-  QCommandLineOption runTune(QStringLiteral("run-tune"),
-                             QStringLiteral("Start a tune in the Run tab with its default form, writing results.sqlite, "
-                                            "tuned.json and traces/ to this folder."),
-                             QStringLiteral("dir"));
-  QCommandLineOption runOptions(QStringLiteral("run-options"),
-                                QStringLiteral("More `tunescope tune` options for --run-tune (the form's Other options)."),
-                                QStringLiteral("options"));
+  QCommandLineOption runTune(
+      QStringLiteral("run-tune"),
+      QStringLiteral("Start a tune in the Run tab with its default form, writing results.sqlite, "
+                     "tuned.json and traces/ to this folder."),
+      QStringLiteral("dir"));
+  QCommandLineOption runOptions(
+      QStringLiteral("run-options"),
+      QStringLiteral("More `tunescope tune` options for --run-tune (the form's Other options)."),
+      QStringLiteral("options"));
   parser.addOptions({screenshot, size, highlight, select, view, compare, row, runTune, runOptions});
   parser.process(app);
 
@@ -112,18 +121,21 @@ int main(int argc, char** argv) {
         };
         return profiler::Interval{at(parts[0]), at(parts[1])};
       };
-      if (auto w = parseWindow(parser.value(view))) window.timelineView()->showWindow(double(w->start_ns), double(w->end_ns));
+      if (auto w = parseWindow(parser.value(view)))
+        window.timelineView()->showWindow(double(w->start_ns), double(w->end_ns));
       if (auto w = parseWindow(parser.value(select))) window.timelineView()->setSelection(*w);
       grabLater();
     });
-    QObject::connect(&window, &tunescope::gui::MainWindow::loadFailed, &window, [](const QString& message) {
-      std::fprintf(stderr, "tunescope-gui: %s\n", qPrintable(message));
-      QApplication::exit(1);
-    });
+    QObject::connect(&window, &tunescope::gui::MainWindow::loadFailed, &window,
+                     [](const QString& message) {
+                       std::fprintf(stderr, "tunescope-gui: %s\n", qPrintable(message));
+                       QApplication::exit(1);
+                     });
   }
   if (parser.isSet(runTune)) {
     tunescope::gui::RunView* run = window.runView();
-    tunescope::gui::TuneRequest request = tunescope::gui::TuneRequest::inFolder(parser.value(runTune));
+    tunescope::gui::TuneRequest request =
+        tunescope::gui::TuneRequest::inFolder(parser.value(runTune));
     request.extraArguments = parser.value(runOptions);
     run->setRequest(request);
     window.tabs()->setCurrentWidget(run);
@@ -131,8 +143,10 @@ int main(int argc, char** argv) {
       run->setOpenWhenDone(false);  // the finished Run tab is the picture
       QObject::connect(run, &tunescope::gui::RunView::runFinished, &window,
                        [&](const tunescope::gui::TuneOutcome& outcome) {
-                         if (outcome.result == tunescope::gui::TuneOutcome::Result::Completed) return grabLater();
-                         std::fprintf(stderr, "tunescope-gui: the tune failed: %s\n", qPrintable(outcome.message));
+                         if (outcome.result == tunescope::gui::TuneOutcome::Result::Completed)
+                           return grabLater();
+                         std::fprintf(stderr, "tunescope-gui: the tune failed: %s\n",
+                                      qPrintable(outcome.message));
                          QApplication::exit(1);
                        });
     }

@@ -8,8 +8,8 @@
 
 namespace tunescope::profiler::chrome_trace {
 
-void write_other_data(trace_output::TextOutput& out, std::string_view schema, const TraceMetadata& metadata,
-                      std::optional<int64_t> time_origin_ns) {
+void write_other_data(trace_output::TextOutput& out, std::string_view schema,
+                      const TraceMetadata& metadata, std::optional<int64_t> time_origin_ns) {
   out.raw("{").string(kSchemaKey).raw(":").string(schema);
   out.raw(",").string(kMachineKey).raw(":").string(metadata.machine);
   out.raw(",").string(kBackendKey).raw(":").string(metadata.backend);
@@ -24,7 +24,8 @@ void write_other_data(trace_output::TextOutput& out, std::string_view schema, co
   out.raw("}}");
 }
 
-std::vector<std::pair<size_t, size_t>> launch_kernel_pairs(const std::vector<Activity>& activities) {
+std::vector<std::pair<size_t, size_t>> launch_kernel_pairs(
+    const std::vector<Activity>& activities) {
   std::unordered_map<uint64_t, size_t> launch_of;
   for (size_t i = 0; i < activities.size(); ++i) {
     const Activity& a = activities[i];
@@ -41,7 +42,11 @@ std::vector<std::pair<size_t, size_t>> launch_kernel_pairs(const std::vector<Act
 }
 
 void EventList::flow(char phase, uint64_t id, int64_t pid, int64_t tid, int64_t ts_ns) {
-  begin().raw("{\"ph\":\"").raw(std::string(1, phase)).raw("\",\"id\":").integer(static_cast<int64_t>(id));
+  begin()
+      .raw("{\"ph\":\"")
+      .raw(std::string(1, phase))
+      .raw("\",\"id\":")
+      .integer(static_cast<int64_t>(id));
   out_.raw(",\"pid\":").integer(pid).raw(",\"tid\":").integer(tid);
   out_.raw(",\"ts\":").microseconds(ts_ns - origin_ns_);
   out_.raw(",\"cat\":\"ac2g\",\"name\":\"ac2g\"").raw(phase == 'f' ? ",\"bp\":\"e\"}" : "}");
@@ -49,12 +54,20 @@ void EventList::flow(char phase, uint64_t id, int64_t pid, int64_t tid, int64_t 
 
 void EventList::dependency_end(char phase, uint64_t id, FlowKind kind, const FlowEnd& end,
                                std::pair<int64_t, int64_t> place) {
-  begin().raw("{\"ph\":\"").raw(std::string(1, phase)).raw("\",\"id\":").integer(static_cast<int64_t>(id));
+  begin()
+      .raw("{\"ph\":\"")
+      .raw(std::string(1, phase))
+      .raw("\",\"id\":")
+      .integer(static_cast<int64_t>(id));
   out_.raw(",\"pid\":").integer(place.first).raw(",\"tid\":").integer(place.second);
   out_.raw(",\"ts\":").microseconds(end.ns - origin_ns_);
   out_.raw(",\"cat\":").string(kDependencyCategory).raw(",\"name\":").string(to_string(kind));
   if (phase == 'f') out_.raw(",\"bp\":\"e\"");
-  out_.raw(",\"args\":{\"device\":").integer(end.device).raw(",\"stream\":").integer(end.stream).raw("}}");
+  out_.raw(",\"args\":{\"device\":")
+      .integer(end.device)
+      .raw(",\"stream\":")
+      .integer(end.stream)
+      .raw("}}");
 }
 
 trace_output::TextOutput& EventList::begin() {
@@ -63,8 +76,9 @@ trace_output::TextOutput& EventList::begin() {
   return out_;
 }
 
-trace_output::TextOutput& EventList::complete(std::string_view name, std::string_view category, int64_t pid,
-                                              int64_t tid, int64_t start_ns, int64_t end_ns) {
+trace_output::TextOutput& EventList::complete(std::string_view name, std::string_view category,
+                                              int64_t pid, int64_t tid, int64_t start_ns,
+                                              int64_t end_ns) {
   begin().raw("{\"ph\":\"X\",\"cat\":").string(category).raw(",\"name\":").string(name);
   out_.raw(",\"pid\":").integer(pid).raw(",\"tid\":").integer(tid);
   out_.raw(",\"ts\":").microseconds(start_ns - origin_ns_);

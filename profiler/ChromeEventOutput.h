@@ -18,8 +18,8 @@ namespace tunescope::profiler::chrome_trace {
 inline constexpr const char* kDependencyCategory = "dependency";
 
 // {"schema":…,"machine":…,"backend":…,"config":…[,"time_origin_ns":…],"extra":{…}}
-void write_other_data(trace_output::TextOutput& out, std::string_view schema, const TraceMetadata& metadata,
-                      std::optional<int64_t> time_origin_ns);
+void write_other_data(trace_output::TextOutput& out, std::string_view schema,
+                      const TraceMetadata& metadata, std::optional<int64_t> time_origin_ns);
 
 // (launch, kernel) index pairs: a host-side overhead activity (the CUDA API call) and a
 // kernel sharing a nonzero correlation id, as CUPTI reports a launch and what it launched.
@@ -33,8 +33,8 @@ class EventList {
   trace_output::TextOutput& begin();
   // {"ph":"X","cat":…,"name":…,"pid":…,"tid":…,"ts":…,"dur":… left open for the caller's
   // args and closing brace.
-  trace_output::TextOutput& complete(std::string_view name, std::string_view category, int64_t pid, int64_t tid,
-                                     int64_t start_ns, int64_t end_ns);
+  trace_output::TextOutput& complete(std::string_view name, std::string_view category, int64_t pid,
+                                     int64_t tid, int64_t start_ns, int64_t end_ns);
   // A flow ("s" start bound to the enclosing slice, or "f" end bound to the slice it
   // lands on, "bp":"e") with Kineto's launch -> kernel category "ac2g".
   void flow(char phase, uint64_t id, int64_t pid, int64_t tid, int64_t ts_ns);
@@ -53,7 +53,8 @@ class EventList {
   int64_t origin_ns() const { return origin_ns_; }
 
  private:
-  void dependency_end(char phase, uint64_t id, FlowKind kind, const FlowEnd& end, std::pair<int64_t, int64_t> place);
+  void dependency_end(char phase, uint64_t id, FlowKind kind, const FlowEnd& end,
+                      std::pair<int64_t, int64_t> place);
 
   trace_output::TextOutput& out_;
   const int64_t origin_ns_;

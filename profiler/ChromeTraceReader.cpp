@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -49,7 +49,8 @@ constexpr const char* kMetadataKeys[] = {"otherData", "metadata", "baseTimeNanos
                                          "schemaVersion", "deviceProperties"};
 
 std::string byte_size(uint64_t bytes) {
-  return bytes >= (uint64_t{1} << 20) ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes) + " bytes";
+  return bytes >= (uint64_t{1} << 20) ? std::to_string(bytes >> 20) + " MiB"
+                                      : std::to_string(bytes) + " bytes";
 }
 
 // `what` names the value in the error message; called only on failure.
@@ -91,7 +92,9 @@ struct EventFields {
   }
   void clear_args() {
     has_args = false;
-    for (JsonScalar* f : {&device, &stream, &correlation, &flops, &bytes, &lane, &category, &range_id}) f->clear();
+    for (JsonScalar* f :
+         {&device, &stream, &correlation, &flops, &bytes, &lane, &category, &range_id})
+      f->clear();
   }
   JsonScalar* field(std::string_view key) {
     switch (key.size()) {
@@ -234,7 +237,8 @@ class EventCollector {
       const int c = in_.peek();
       event_offset_ = in_.offset();
       if (c != '{') {
-        if (c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n' || c == '[')
+        if (c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n' ||
+            c == '[')
           throw FormatError("event " + std::to_string(index_) + ": not an object" + at_event());
         in_.fail_unexpected("an event object");
       }
@@ -288,10 +292,13 @@ class EventCollector {
     }
   }
 
-  std::string at_event() const { return " (the event starts at byte " + std::to_string(event_offset_) + ")"; }
+  std::string at_event() const {
+    return " (the event starts at byte " + std::to_string(event_offset_) + ")";
+  }
 
   [[noreturn]] void fail(const char* key, const char* problem) const {
-    throw FormatError("event " + std::to_string(index_) + ": '" + key + "' " + problem + at_event());
+    throw FormatError("event " + std::to_string(index_) + ": '" + key + "' " + problem +
+                      at_event());
   }
 
   const JsonScalar& required(const JsonScalar& value, const char* key) const {
@@ -305,9 +312,7 @@ class EventCollector {
   }
 
   int64_t integer_of(const JsonScalar& value, const char* key) const {
-    return integer(value, [&] {
-      return "event " + std::to_string(index_) + ": '" + key + "'";
-    });
+    return integer(value, [&] { return "event " + std::to_string(index_) + ": '" + key + "'"; });
   }
 
   // An int from args when present (the writer's exact value), else from the event
@@ -348,11 +353,13 @@ class EventCollector {
     if (e_.cat.type != Type::string || e_.cat.text != kDependencyCategory) return;
     const int64_t id = integer_of(required(e_.id, "id"), "id");
     FlowEnd end;
-    end.device = static_cast<int>(e_.has_args && e_.device.present() ? integer_of(e_.device, "device")
-                                                                     : integer_of(required(e_.pid, "pid"), "pid") - 1);
-    end.stream = static_cast<int>(e_.has_args && e_.stream.present()
-                                      ? integer_of(e_.stream, "stream")
-                                      : integer_of(required(e_.tid, "tid"), "tid") % kTrackStride - 1);
+    end.device = static_cast<int>(e_.has_args && e_.device.present()
+                                      ? integer_of(e_.device, "device")
+                                      : integer_of(required(e_.pid, "pid"), "pid") - 1);
+    end.stream =
+        static_cast<int>(e_.has_args && e_.stream.present()
+                             ? integer_of(e_.stream, "stream")
+                             : integer_of(required(e_.tid, "tid"), "tid") % kTrackStride - 1);
     end.ns = nanoseconds(e_.ts, "ts");
     PendingFlow& flow = flows_[id];
     if (e_.ph.text == "s") {
@@ -440,7 +447,7 @@ class EventCollector {
     }
     const std::string shown = value.type == Type::string ? "\"" + value.text + "\""
                               : value.is_number()        ? value.text
-                                                         : std::string("a value that is not a string");
+                                                  : std::string("a value that is not a string");
     fail("category", ("is not a range category: " + shown).c_str());
   }
 
@@ -482,19 +489,23 @@ class EventCollector {
 
   template <typename List>
   static size_t grown(const List& list) {
-    return list.size() < list.capacity() ? list.capacity() : std::max<size_t>(16, list.capacity() * 2);
+    return list.size() < list.capacity() ? list.capacity()
+                                         : std::max<size_t>(16, list.capacity() * 2);
   }
 
   void check_limits(const std::string& name, size_t activity_capacity, size_t range_capacity) {
     if (max_records_ != 0 && records() >= max_records_)
       throw FormatError("too many events: more than " + std::to_string(max_records_) +
-                        " activities and ranges, the limit (event " + std::to_string(index_) + at_event() + ")");
+                        " activities and ranges, the limit (event " + std::to_string(index_) +
+                        at_event() + ")");
     if (name.capacity() > 15) name_bytes_ += name.capacity() + 1;
-    const uint64_t needed = name_bytes_ + activity_capacity * sizeof(Activity) + range_capacity * sizeof(Range);
+    const uint64_t needed =
+        name_bytes_ + activity_capacity * sizeof(Activity) + range_capacity * sizeof(Range);
     if (needed > max_memory_)
       throw FormatError("too large: its records would need more than " + byte_size(max_memory_) +
                         " of memory, the limit for traces (" + std::to_string(records()) +
-                        " activities and ranges read, event " + std::to_string(index_) + at_event() + ")");
+                        " activities and ranges read, event " + std::to_string(index_) +
+                        at_event() + ")");
   }
 
   // ProfilerStep#N is the profiler's iteration; "aten::..." and other namespaced names
@@ -567,17 +578,19 @@ class EventCollector {
       keep(std::move(a));
     }
     if (!trace_.activities.empty())
-      trace_.metadata.extra["activities"] = "CPU operators doing most of their own work (the trace has no device kernels)";
+      trace_.metadata.extra["activities"] =
+          "CPU operators doing most of their own work (the trace has no device kernels)";
   }
 
   // Without our otherData: say where the trace came from, and what ran it as far as
   // deviceProperties tell.
   void describe_pytorch_trace() {
     const bool kineto = member(document_, "schemaVersion") != nullptr;
-    trace_.metadata.extra["source"] = kineto ? "pytorch-profiler (kineto)" : "pytorch-profiler (legacy)";
+    trace_.metadata.extra["source"] =
+        kineto ? "pytorch-profiler (kineto)" : "pytorch-profiler (legacy)";
     const json* devices = member(document_, "deviceProperties");
-    const bool has_gpu = (devices && devices->is_array() && !devices->empty()) ||
-                         !trace_.activities.empty();
+    const bool has_gpu =
+        (devices && devices->is_array() && !devices->empty()) || !trace_.activities.empty();
     trace_.metadata.backend = has_gpu ? "cuda" : "cpu";
     if (devices && devices->is_array()) {
       std::map<std::string, int> names;
@@ -593,7 +606,7 @@ class EventCollector {
   struct Category {
     std::optional<ActivityKind> kind;
     std::optional<RangeCategory> range;
-    bool pytorch = false;  // a Kineto category (libkineto/src/ActivityType.cpp)
+    bool pytorch = false;      // a Kineto category (libkineto/src/ActivityType.cpp)
     bool host_thread = false;  // placed by its OS thread, not by device and stream
   };
 
@@ -615,7 +628,8 @@ class EventCollector {
       if (text == "gpu_memcpy") category = {ActivityKind::memcpy, std::nullopt, true};
       if (text == "gpu_memset") category = {ActivityKind::memset, std::nullopt, true};
       if (text == "cuda_sync") category = {ActivityKind::sync, std::nullopt, true};
-      if (text == "cuda_runtime" || text == "cuda_driver") category = {ActivityKind::overhead, std::nullopt, true, true};
+      if (text == "cuda_runtime" || text == "cuda_driver")
+        category = {ActivityKind::overhead, std::nullopt, true, true};
       if (text == "cpu_op" || text == "user_annotation" || text == "gpu_user_annotation")
         category = {std::nullopt, RangeCategory::phase, true};
       it = categories_.emplace(text, category).first;
@@ -659,7 +673,8 @@ std::string gzip_problem(gzFile file, int n) {
   int code = Z_OK;
   const char* message = gzerror(file, &code);
   if (code == Z_BUF_ERROR) return "truncated gzip data";
-  if (code == Z_ERRNO || n < 0) return std::string("read error: ") + (errno ? std::strerror(errno) : message);
+  if (code == Z_ERRNO || n < 0)
+    return std::string("read error: ") + (errno ? std::strerror(errno) : message);
   if (code != Z_OK) return std::string("corrupt gzip data: ") + message;
   return {};
 }
@@ -684,7 +699,8 @@ Trace read_chrome_trace(const fs::path& path, const TraceReadOptions& options) {
     if (options.cancel && options.cancel->load(std::memory_order_relaxed))
       throw TraceReadCancelled(path.string() + ": loading cancelled");
     errno = 0;
-    const int n = gzread(file.get(), buffer, static_cast<unsigned>(std::min<size_t>(capacity, INT_MAX)));
+    const int n =
+        gzread(file.get(), buffer, static_cast<unsigned>(std::min<size_t>(capacity, INT_MAX)));
     if (n <= 0) {
       const std::string problem = gzip_problem(file.get(), n);
       if (!problem.empty()) throw FormatError(problem);
@@ -692,7 +708,8 @@ Trace read_chrome_trace(const fs::path& path, const TraceReadOptions& options) {
     if (options.progress) options.progress(static_cast<uint64_t>(gzoffset(file.get())), file_size);
     return n > 0 ? static_cast<size_t>(n) : 0;
   });
-  const uint64_t memory = options.max_memory_bytes ? options.max_memory_bytes : default_memory_limit();
+  const uint64_t memory =
+      options.max_memory_bytes ? options.max_memory_bytes : default_memory_limit();
   EventCollector collector(in, options.max_records, memory);
   try {
     collector.read_document();
@@ -710,8 +727,9 @@ Trace read_chrome_trace(const fs::path& path, const TraceReadOptions& options) {
   } catch (const json::exception& e) {
     throw error(e.what());
   } catch (const std::bad_alloc&) {
-    throw error("out of memory after " + std::to_string(collector.records()) + " activities and ranges (byte " +
-                std::to_string(in.offset()) + "): the trace is too large for this machine");
+    throw error("out of memory after " + std::to_string(collector.records()) +
+                " activities and ranges (byte " + std::to_string(in.offset()) +
+                "): the trace is too large for this machine");
   }
 }
 

@@ -48,7 +48,10 @@ class EventWriter {
       const int64_t tid = tids[i] = activity_tid(a.stream, activity_tracks[i]);
       threads_[{pid, tid}] = {a.device, false, a.stream, activity_tracks[i]};
       events_.complete(a.name, to_string(a.kind), pid, tid, a.start_ns, a.end_ns)
-          .raw(",\"args\":{\"device\":").integer(a.device).raw(",\"stream\":").integer(a.stream);
+          .raw(",\"args\":{\"device\":")
+          .integer(a.device)
+          .raw(",\"stream\":")
+          .integer(a.stream);
       out_.raw(",\"correlation\":").integer(static_cast<int64_t>(a.correlation));
       if (a.range_id != 0) out_.raw(",\"range_id\":").integer(static_cast<int64_t>(a.range_id));
       out_.raw(",\"flops\":").number(a.flops).raw(",\"bytes\":").number(a.bytes).raw("}}");

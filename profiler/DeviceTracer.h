@@ -64,7 +64,7 @@ struct DeviceTracerRegistration {
 };
 
 // Trace metadata keys the Tracer writes about its device tracer.
-inline constexpr const char* kDeviceTracerKey = "device_tracer";              // its name()
+inline constexpr const char* kDeviceTracerKey = "device_tracer";             // its name()
 inline constexpr const char* kDeviceTracerErrorKey = "device_tracer.error";  // why start() failed
 inline constexpr const char* kDroppedRecordsKey = "device_tracer.dropped_records";
 

@@ -67,7 +67,8 @@ FileKind sniff_file(const fs::path& path) {
   const fs::file_status status = fs::status(path, ec);
   if (!fs::exists(status)) return FileKind::missing;
   if (fs::is_directory(status)) return FileKind::directory;
-  if (!fs::is_regular_file(status)) return FileKind::unknown;  // a FIFO or a device could block a read
+  if (!fs::is_regular_file(status))
+    return FileKind::unknown;  // a FIFO or a device could block a read
   std::ifstream in(path, std::ios::binary);
   if (!in) return FileKind::unknown;
   std::string head(kSniffBytes, '\0');
@@ -76,7 +77,8 @@ FileKind sniff_file(const fs::path& path) {
   if (head.empty()) return FileKind::empty;
   if (head.substr(0, kSqliteHeader.size()) == kSqliteHeader) return sqlite_kind(path, head);
   if (head.size() >= 2 && head[0] == '\x1f' && head[1] == '\x8b')
-    return starts_like_json_trace(inflated_start(path)) ? FileKind::trace_json_gz : FileKind::unknown;
+    return starts_like_json_trace(inflated_start(path)) ? FileKind::trace_json_gz
+                                                        : FileKind::unknown;
   return starts_like_json_trace(head) ? FileKind::trace_json : FileKind::unknown;
 }
 
@@ -89,7 +91,8 @@ std::string describe(FileKind kind) {
     case FileKind::trace_json_gz: return "a Chrome trace (gzip-compressed JSON)";
     case FileKind::nsys_sqlite: return "an Nsight Systems SQLite export";
     case FileKind::results_db: return "a tunescope results DB";
-    case FileKind::other_sqlite: return "an SQLite database that is neither a trace nor a results DB";
+    case FileKind::other_sqlite:
+      return "an SQLite database that is neither a trace nor a results DB";
     case FileKind::unknown: break;
   }
   return "not a file tunescope reads";

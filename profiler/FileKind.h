@@ -15,7 +15,7 @@ namespace tunescope::profiler {
 inline constexpr int64_t kResultsDbApplicationId = 0x54534350;
 
 enum class FileKind {
-  missing,        // no such file
+  missing,  // no such file
   directory,
   empty,          // zero bytes
   trace_json,     // Chrome trace JSON: ours, Kineto's (PyTorch profiler) or PyTorch's legacy list

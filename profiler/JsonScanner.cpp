@@ -42,7 +42,8 @@ void append_utf8(std::string& out, uint32_t code) {
 }
 
 std::optional<double> plain_decimal(const char* first, const char* last) {
-  static constexpr double kPowers[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  static constexpr double kPowers[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
   const bool negative = *first == '-';
   int64_t mantissa = 0;
   int digits = 0, fraction = -1;
@@ -71,7 +72,8 @@ bool JsonScanner::refill() {
   if (capture_) {
     capture_->append(capture_from_, end_);
     if (capture_->size() > capture_limit_)
-      fail(capture_what_ + " is larger than " + std::to_string(capture_limit_) + " bytes", capture_start_);
+      fail(capture_what_ + " is larger than " + std::to_string(capture_limit_) + " bytes",
+           capture_start_);
   }
   consumed_before_ += static_cast<uint64_t>(end_ - buffer_.get());
   const size_t n = read_(buffer_.get(), chunk_bytes_);
@@ -109,8 +111,8 @@ void JsonScanner::fail_truncated() const {
 void JsonScanner::fail_unexpected(const char* expected) {
   const int c = peek();
   if (c < 0) fail_truncated();
-  throw JsonSyntaxError("not JSON: unexpected " + describe(c) + " at byte " + std::to_string(offset()) +
-                        ", expected " + expected);
+  throw JsonSyntaxError("not JSON: unexpected " + describe(c) + " at byte " +
+                        std::to_string(offset()) + ", expected " + expected);
 }
 
 void JsonScanner::read_string(std::string& out) {
@@ -293,7 +295,8 @@ bool JsonScanner::scan_number_in_chunk(JsonScalar* out) {
   return true;
 }
 
-void JsonScanner::parse_number_token(const char* first, const char* last, bool integral, JsonScalar* out) {
+void JsonScanner::parse_number_token(const char* first, const char* last, bool integral,
+                                     JsonScalar* out) {
   if (!out) return;
   out->text.assign(first, last);
   if (integral) {
@@ -328,7 +331,8 @@ void JsonScanner::scan_literal(const char* word) {
   for (const char* p = word; *p; ++p) {
     const int c = next_raw();
     if (c < 0) fail_truncated();
-    if (c != static_cast<unsigned char>(*p)) fail(std::string("invalid literal, expected '") + word + "'", at);
+    if (c != static_cast<unsigned char>(*p))
+      fail(std::string("invalid literal, expected '") + word + "'", at);
   }
 }
 

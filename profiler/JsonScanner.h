@@ -75,7 +75,9 @@ class JsonScanner {
   // Bytes of input consumed so far.
   uint64_t offset() const { return consumed_before_ + static_cast<uint64_t>(pos_ - buffer_.get()); }
   // True once the first byte has been read and the input was empty.
-  bool empty_input() const { return eof_ && consumed_before_ + static_cast<uint64_t>(end_ - buffer_.get()) == 0; }
+  bool empty_input() const {
+    return eof_ && consumed_before_ + static_cast<uint64_t>(end_ - buffer_.get()) == 0;
+  }
 
   [[noreturn]] void fail_unexpected(const char* expected);
 
@@ -105,8 +107,8 @@ class JsonScanner {
   size_t capture_limit_ = 0;
   std::string capture_what_;
   uint64_t capture_start_ = 0;
-  std::string token_;               // a number's text
-  std::vector<char> nesting_;       // '{' or '[' per open level while skipping
+  std::string token_;          // a number's text
+  std::vector<char> nesting_;  // '{' or '[' per open level while skipping
 };
 
 }  // namespace tunescope::profiler

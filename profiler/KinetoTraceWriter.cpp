@@ -74,23 +74,28 @@ class KinetoEventWriter {
   }
 
   void write_activities() {
-    const auto tracks =
-        trace_output::tracks_per_lane(trace_.activities, [](const Activity& a) { return a.stream; });
+    const auto tracks = trace_output::tracks_per_lane(trace_.activities,
+                                                      [](const Activity& a) { return a.stream; });
     std::vector<std::pair<int64_t, int64_t>> places(trace_.activities.size());  // (pid, tid)
     for (size_t i = 0; i < trace_.activities.size(); ++i) {
       const Activity& a = trace_.activities[i];
       places[i] = place_of(a, tracks[i]);
       const auto [pid, tid] = places[i];
-      if (pid != kineto::kHostPid) threads_[{pid, tid}] = Thread{a.device, false, a.stream, tracks[i]};
+      if (pid != kineto::kHostPid)
+        threads_[{pid, tid}] = Thread{a.device, false, a.stream, tracks[i]};
       events_.complete(a.name, kineto::category_of(a.kind), pid, tid, a.start_ns, a.end_ns)
-          .raw(",\"args\":{\"device\":").integer(a.device).raw(",\"stream\":").integer(a.stream);
+          .raw(",\"args\":{\"device\":")
+          .integer(a.device)
+          .raw(",\"stream\":")
+          .integer(a.stream);
       out_.raw(",\"correlation\":").integer(static_cast<int64_t>(a.correlation));
       if (a.range_id != 0) out_.raw(",\"range_id\":").integer(static_cast<int64_t>(a.range_id));
       out_.raw(",\"flops\":").number(a.flops).raw(",\"bytes\":").number(a.bytes).raw("}}");
     }
     for (const auto& [launch, kernel] : chrome_trace::launch_kernel_pairs(trace_.activities)) {
       const Activity& k = trace_.activities[kernel];
-      events_.flow('s', k.correlation, places[launch].first, places[launch].second, trace_.activities[launch].start_ns);
+      events_.flow('s', k.correlation, places[launch].first, places[launch].second,
+                   trace_.activities[launch].start_ns);
       events_.flow('f', k.correlation, places[kernel].first, places[kernel].second, k.start_ns);
     }
     events_.dependency_flows(trace_.flows, [](int device, int stream) {
@@ -112,11 +117,13 @@ class KinetoEventWriter {
 
   // Ranges of every device share the host process; devices get their own tid block.
   void place_ranges() {
-    range_tracks_ = trace_output::tracks_per_lane(trace_.ranges, [](const Range& r) { return r.lane; });
+    range_tracks_ =
+        trace_output::tracks_per_lane(trace_.ranges, [](const Range& r) { return r.lane; });
     range_tids_.resize(trace_.ranges.size());
     for (size_t i = 0; i < trace_.ranges.size(); ++i) {
       const Range& r = trace_.ranges[i];
-      range_tids_[i] = int64_t{r.lane} + 1 + int64_t{kineto::kTrackStride} * range_tracks_[i] + int64_t{1000} * r.device;
+      range_tids_[i] = int64_t{r.lane} + 1 + int64_t{kineto::kTrackStride} * range_tracks_[i] +
+                       int64_t{1000} * r.device;
       if (r.id != 0) range_tid_of_id_[r.id] = range_tids_[i];
     }
   }
@@ -127,7 +134,10 @@ class KinetoEventWriter {
       const int64_t tid = range_tids_[i];
       threads_[{kineto::kHostPid, tid}] = Thread{r.device, true, r.lane, range_tracks_[i]};
       events_.complete(r.name, "user_annotation", kineto::kHostPid, tid, r.start_ns, r.end_ns)
-          .raw(",\"args\":{\"device\":").integer(r.device).raw(",\"lane\":").integer(r.lane);
+          .raw(",\"args\":{\"device\":")
+          .integer(r.device)
+          .raw(",\"lane\":")
+          .integer(r.lane);
       out_.raw(",\"category\":").string(to_string(r.category));
       if (r.id != 0) out_.raw(",\"range_id\":").integer(static_cast<int64_t>(r.id));
       out_.raw("}}");
@@ -136,7 +146,11 @@ class KinetoEventWriter {
 
   // Kineto's metadata events carry a ts; ours are placed at the origin.
   void metadata_event(const char* what, int64_t pid, int64_t tid, const char* arg_key) {
-    events_.begin().raw("{\"ph\":\"M\",\"name\":\"").raw(what).raw("\",\"ts\":0.000,\"pid\":").integer(pid);
+    events_.begin()
+        .raw("{\"ph\":\"M\",\"name\":\"")
+        .raw(what)
+        .raw("\",\"ts\":0.000,\"pid\":")
+        .integer(pid);
     out_.raw(",\"tid\":").integer(tid).raw(",\"args\":{\"").raw(arg_key).raw("\":");
   }
 
@@ -147,9 +161,9 @@ class KinetoEventWriter {
       const auto& [pid, tid] = key;
       if (pid != last_pid) {
         metadata_event("process_name", pid, 0, "name");
-        out_.string(pid == kineto::kHostPid ? std::string("host (ranges)")
-                                            : trace_output::device_name(trace_.metadata.backend,
-                                                                        thread.device))
+        out_.string(pid == kineto::kHostPid
+                        ? std::string("host (ranges)")
+                        : trace_output::device_name(trace_.metadata.backend, thread.device))
             .raw("}}");
         metadata_event("process_sort_index", pid, 0, "sort_index");
         out_.integer(pid).raw("}}");

@@ -25,7 +25,7 @@
 namespace tunescope::profiler {
 
 namespace kineto {
-inline constexpr int kSchemaVersion = 1;  // libkineto's kSchemaVersion
+inline constexpr int kSchemaVersion = 1;    // libkineto's kSchemaVersion
 inline constexpr int kHostPid = 1'000'000;  // the process holding ranges (Kineto: the OS pid)
 inline constexpr int kTrackStride = 1'000'000;
 // Kineto category names (libkineto/src/ActivityType.cpp), by our activity kind.

@@ -201,7 +201,9 @@ Concurrency concurrency(const Trace& trace, const MetricsScope& scope) {
   // GUI's peak memory on a 10M-event trace.
   std::vector<int64_t> starts, ends;
   size_t n = 0;
-  for_each_in_scope(trace, scope, [&](const Activity&, const Interval& part) { n += part.end_ns > part.start_ns; });
+  for_each_in_scope(trace, scope, [&](const Activity&, const Interval& part) {
+    n += part.end_ns > part.start_ns;
+  });
   starts.reserve(n);
   ends.reserve(n);
   for_each_in_scope(trace, scope, [&](const Activity&, const Interval& part) {
@@ -249,14 +251,16 @@ namespace {
 // per range, as only ranges that launched device work are asked about.
 class RangeOwners {
  public:
-  RangeOwners(const std::vector<Range>& ranges, RangeCategory category) : ranges_(ranges), category_(category) {
+  RangeOwners(const std::vector<Range>& ranges, RangeCategory category)
+      : ranges_(ranges), category_(category) {
     for (size_t i = 0; i < ranges.size(); ++i) {
       if (ranges[i].id != 0) index_of_id_[ranges[i].id] = i;
       if (ranges[i].category == category) by_lane_[{ranges[i].device, ranges[i].lane}].push_back(i);
     }
     for (auto& [lane, list] : by_lane_)
-      std::stable_sort(list.begin(), list.end(),
-                       [&](size_t a, size_t b) { return ranges_[a].start_ns < ranges_[b].start_ns; });
+      std::stable_sort(list.begin(), list.end(), [&](size_t a, size_t b) {
+        return ranges_[a].start_ns < ranges_[b].start_ns;
+      });
   }
 
   // The owner's index for range id `id`; -1 when unknown or outside the category.
@@ -275,8 +279,9 @@ class RangeOwners {
     if (lane == by_lane_.end()) return -1;
     const std::vector<size_t>& list = lane->second;
     // The latest-starting range that starts no later than r and also ends no earlier.
-    auto it = std::upper_bound(list.begin(), list.end(), r.start_ns,
-                               [&](int64_t start, size_t i) { return start < ranges_[i].start_ns; });
+    auto it = std::upper_bound(list.begin(), list.end(), r.start_ns, [&](int64_t start, size_t i) {
+      return start < ranges_[i].start_ns;
+    });
     while (it != list.begin()) {
       --it;
       if (ranges_[*it].end_ns >= r.end_ns) return static_cast<int64_t>(*it);
@@ -303,7 +308,8 @@ std::vector<RangeDeviceTime> device_time_by_range(const Trace& trace, RangeCateg
     if (a.range_id == 0) return;
     const int64_t owner = owners.owner_of(a.range_id);
     const std::string_view name =
-        owner < 0 ? std::string_view(kOutsideRanges) : std::string_view(trace.ranges[static_cast<size_t>(owner)].name);
+        owner < 0 ? std::string_view(kOutsideRanges)
+                  : std::string_view(trace.ranges[static_cast<size_t>(owner)].name);
     RangeDeviceTime& row = by_name[name];
     ++row.activities;
     row.device_ns += part.duration_ns();
@@ -314,7 +320,8 @@ std::vector<RangeDeviceTime> device_time_by_range(const Trace& trace, RangeCateg
   for (auto& [name, row] : by_name) {
     row.name = std::string(name);
     row.ranges = instances[name].size();
-    row.share_pct = total > 0 ? 100.0 * static_cast<double>(row.device_ns) / static_cast<double>(total) : 0.0;
+    row.share_pct =
+        total > 0 ? 100.0 * static_cast<double>(row.device_ns) / static_cast<double>(total) : 0.0;
     rows.push_back(std::move(row));
   }
   std::sort(rows.begin(), rows.end(), [](const RangeDeviceTime& a, const RangeDeviceTime& b) {

@@ -125,11 +125,11 @@ std::vector<LaneGaps> idle_gaps(const Trace& trace, int64_t threshold_ns,
                                 const MetricsScope& scope = {});
 
 struct RangeDeviceTime {
-  std::string name;          // of the range; kOutsideRanges for work outside any of the category
-  size_t ranges = 0;         // range instances that launched work in scope
+  std::string name;   // of the range; kOutsideRanges for work outside any of the category
+  size_t ranges = 0;  // range instances that launched work in scope
   size_t activities = 0;
-  int64_t device_ns = 0;     // summed (not merged) clipped time
-  double share_pct = 0;      // of all attributed device time in scope
+  int64_t device_ns = 0;  // summed (not merged) clipped time
+  double share_pct = 0;   // of all attributed device time in scope
 };
 
 // The row name for attributed work launched outside every range of the category (e.g.

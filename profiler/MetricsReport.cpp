@@ -146,15 +146,16 @@ std::string format_lane_table(const std::vector<LaneStats>& lanes,
   return table.render();
 }
 
-std::string format_device_time_table(const std::vector<RangeDeviceTime>& rows, size_t max_name_width) {
+std::string format_device_time_table(const std::vector<RangeDeviceTime>& rows,
+                                     size_t max_name_width) {
   TextTable table({{"layer", Align::left},
                    {"ranges", Align::right},
                    {"activities", Align::right},
                    {"device ms", Align::right},
                    {"share %", Align::right}});
   for (const RangeDeviceTime& r : rows)
-    table.add_row({ellipsize(r.name, max_name_width), std::to_string(r.ranges), std::to_string(r.activities),
-                   ms(r.device_ns), fixed(r.share_pct, 1)});
+    table.add_row({ellipsize(r.name, max_name_width), std::to_string(r.ranges),
+                   std::to_string(r.activities), ms(r.device_ns), fixed(r.share_pct, 1)});
   return table.render();
 }
 
@@ -164,32 +165,44 @@ std::string format_concurrency(const Concurrency& c) {
          " (busy " + ms(c.busy_ns) + " ms)\n";
 }
 
-std::string format_machine_peak(const std::optional<MachinePeak>& peak, const std::string& why_not_measured) {
+std::string format_machine_peak(const std::optional<MachinePeak>& peak,
+                                const std::string& why_not_measured) {
   if (!peak) return "machine peak: not measured (" + why_not_measured + ")\n";
-  std::string out = "machine peak: " + fixed(peak->fma_gflops, 1) + " GFLOP/s fp32 FMA (" + peak->isa + ", " +
-                    std::to_string(peak->threads) + " thread" + (peak->threads == 1 ? "" : "s") + "), memory " +
-                    fixed(peak->bandwidth_gbs, 1) + " GB/s, ridge " + fixed(ridge_intensity(*peak), 1) +
-                    " FLOP/B; measured " + peak->measured_at;
+  std::string out = "machine peak: " + fixed(peak->fma_gflops, 1) + " GFLOP/s fp32 FMA (" +
+                    peak->isa + ", " + std::to_string(peak->threads) + " thread" +
+                    (peak->threads == 1 ? "" : "s") + "), memory " + fixed(peak->bandwidth_gbs, 1) +
+                    " GB/s, ridge " + fixed(ridge_intensity(*peak), 1) + " FLOP/B; measured " +
+                    peak->measured_at;
   if (peak->theoretical_gflops > 0)
-    out += "; theoretical " + fixed(peak->theoretical_gflops, 1) + " GFLOP/s (" + peak->theoretical_basis + ")";
+    out += "; theoretical " + fixed(peak->theoretical_gflops, 1) + " GFLOP/s (" +
+           peak->theoretical_basis + ")";
   return out + "\n";
 }
 
-std::string format_conv_roofline(const std::vector<ConvPassRate>& rows, const std::optional<MachinePeak>& peak,
-                                 size_t max_name_width) {
+std::string format_conv_roofline(const std::vector<ConvPassRate>& rows,
+                                 const std::optional<MachinePeak>& peak, size_t max_name_width) {
   const double ridge = peak ? ridge_intensity(*peak) : 0;
-  std::vector<TextTable::Column> columns{{"layer", Align::left}, {"algorithm", Align::left}, {"pass", Align::left}};
-  for (const char* header : {"calls", "mean ms", "GFLOP/s"}) columns.push_back({header, Align::right});
+  std::vector<TextTable::Column> columns{
+      {"layer", Align::left}, {"algorithm", Align::left}, {"pass", Align::left}};
+  for (const char* header : {"calls", "mean ms", "GFLOP/s"})
+    columns.push_back({header, Align::right});
   if (peak) columns.push_back({"% peak", Align::right});
   columns.push_back({"FLOP/B", Align::right});
   if (peak) columns.push_back({"bound", Align::left});
   TextTable table(std::move(columns));
   for (const ConvPassRate& r : rows) {
-    std::vector<std::string> cells{ellipsize(r.layer, max_name_width), r.algorithm, r.pass, std::to_string(r.calls),
-                                   ms(r.calls ? r.total_ns / static_cast<int64_t>(r.calls) : 0), fixed(r.gflops, 1)};
-    if (peak) cells.push_back(peak->fma_gflops > 0 ? fixed(100.0 * r.gflops / peak->fma_gflops, 1) : "-");
+    std::vector<std::string> cells{ellipsize(r.layer, max_name_width),
+                                   r.algorithm,
+                                   r.pass,
+                                   std::to_string(r.calls),
+                                   ms(r.calls ? r.total_ns / static_cast<int64_t>(r.calls) : 0),
+                                   fixed(r.gflops, 1)};
+    if (peak)
+      cells.push_back(peak->fma_gflops > 0 ? fixed(100.0 * r.gflops / peak->fma_gflops, 1) : "-");
     cells.push_back(r.intensity > 0 ? fixed(r.intensity, 1) : "-");
-    if (peak) cells.push_back(r.intensity > 0 && ridge > 0 ? (r.intensity >= ridge ? "compute" : "memory") : "-");
+    if (peak)
+      cells.push_back(r.intensity > 0 && ridge > 0 ? (r.intensity >= ridge ? "compute" : "memory")
+                                                   : "-");
     table.add_row(std::move(cells));
   }
   return table.render();
@@ -210,11 +223,17 @@ std::string format_summary(const TraceSummary& summary, size_t max_name_width) {
   }
   if (!kinds.empty()) out.append("time by kind: ").append(kinds).append("\n");
   if (!summary.device_tracer_error.empty())
-    out.append("device tracer ").append(summary.device_tracer).append(" did not start: ")
-        .append(summary.device_tracer_error).append(" (host records only)\n");
+    out.append("device tracer ")
+        .append(summary.device_tracer)
+        .append(" did not start: ")
+        .append(summary.device_tracer_error)
+        .append(" (host records only)\n");
   else if (!summary.device_tracer.empty())
-    out.append("device tracer: ").append(summary.device_tracer).append(", ")
-        .append(summary.dropped_records.empty() ? "0" : summary.dropped_records).append(" records dropped\n");
+    out.append("device tracer: ")
+        .append(summary.device_tracer)
+        .append(", ")
+        .append(summary.dropped_records.empty() ? "0" : summary.dropped_records)
+        .append(" records dropped\n");
 
   const bool kernels_only =
       std::all_of(summary.kernels.begin(), summary.kernels.end(),
@@ -228,7 +247,8 @@ std::string format_summary(const TraceSummary& summary, size_t max_name_width) {
            std::to_string(summary.kernel_rows) + ")";
   out.append(":\n").append(format_kernel_table(summary.kernels, max_name_width));
   if (!summary.device_time_by_layer.empty())
-    out.append("\ndevice time by layer:\n").append(format_device_time_table(summary.device_time_by_layer, max_name_width));
+    out.append("\ndevice time by layer:\n")
+        .append(format_device_time_table(summary.device_time_by_layer, max_name_width));
   out.append("\nlanes:\n").append(format_lane_table(summary.lanes, summary.gaps));
   out.append("\n").append(format_concurrency(summary.concurrency));
   return out;

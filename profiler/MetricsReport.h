@@ -38,12 +38,14 @@ std::string format_summary(const TraceSummary& summary,
 
 // The machine line of a report header: the measured FMA peak and memory bandwidth and
 // where the roofline bends, or "not measured (<why>)" when `peak` is empty.
-std::string format_machine_peak(const std::optional<MachinePeak>& peak, const std::string& why_not_measured);
+std::string format_machine_peak(const std::optional<MachinePeak>& peak,
+                                const std::string& why_not_measured);
 
 // Columns: layer, algorithm, pass, calls, mean ms, GFLOP/s; with a peak also % of peak;
 // where the intensity is known FLOP/B and, with a peak, the bound (compute or memory:
 // which roof is lower at that intensity).
-std::string format_conv_roofline(const std::vector<ConvPassRate>& rows, const std::optional<MachinePeak>& peak,
+std::string format_conv_roofline(const std::vector<ConvPassRate>& rows,
+                                 const std::optional<MachinePeak>& peak,
                                  size_t max_name_width = kDefaultMaxNameWidth);
 
 }  // namespace tunescope::profiler

@@ -69,8 +69,8 @@ class NsysImport {
       trace_.metadata.backend = "cuda";
       trace_.metadata.extra["source"] = "nsys-sqlite";
       if (db_.has_table("TARGET_INFO_GPU") && db_.columns("TARGET_INFO_GPU").count("name")) {
-        SqliteStatement gpus = db_.prepare(
-            "SELECT name, count(*) FROM TARGET_INFO_GPU GROUP BY name ORDER BY name");
+        SqliteStatement gpus =
+            db_.prepare("SELECT name, count(*) FROM TARGET_INFO_GPU GROUP BY name ORDER BY name");
         while (gpus.step()) {
           const int64_t count = gpus.integer(1);
           trace_.metadata.machine += (trace_.metadata.machine.empty() ? "" : ", ") + gpus.text(0) +
@@ -83,10 +83,14 @@ class NsysImport {
     SqliteStatement meta = db_.prepare("SELECT name, value FROM TUNESCOPE_METADATA");
     while (meta.step()) {
       const std::string name = meta.text(0), value = meta.text(1);
-      if (name == chrome_trace::kMachineKey) trace_.metadata.machine = value;
-      else if (name == chrome_trace::kBackendKey) trace_.metadata.backend = value;
-      else if (name == chrome_trace::kConfigKey) trace_.metadata.config = value;
-      else if (name == chrome_trace::kTimeOriginKey) origin_ = parse_origin(value);
+      if (name == chrome_trace::kMachineKey)
+        trace_.metadata.machine = value;
+      else if (name == chrome_trace::kBackendKey)
+        trace_.metadata.backend = value;
+      else if (name == chrome_trace::kConfigKey)
+        trace_.metadata.config = value;
+      else if (name == chrome_trace::kTimeOriginKey)
+        origin_ = parse_origin(value);
       else if (name.rfind(extra_prefix, 0) == 0)
         trace_.metadata.extra[name.substr(extra_prefix.size())] = value;
     }
@@ -106,8 +110,9 @@ class NsysImport {
   // and stream order).
   void read_flows() {
     if (!db_.has_table(nsys::kFlowsTable)) return;
-    SqliteStatement rows = db_.prepare(std::string("SELECT kind, fromDevice, fromStream, fromNs, toDevice, toStream, toNs FROM ") +
-                                       nsys::kFlowsTable);
+    SqliteStatement rows = db_.prepare(
+        std::string("SELECT kind, fromDevice, fromStream, fromNs, toDevice, toStream, toNs FROM ") +
+        nsys::kFlowsTable);
     while (rows.step()) {
       Flow f;
       try {
@@ -115,8 +120,10 @@ class NsysImport {
       } catch (const std::invalid_argument& e) {
         throw std::runtime_error(std::string(nsys::kFlowsTable) + ": " + e.what());
       }
-      f.from = {static_cast<int>(rows.integer(1)), static_cast<int>(rows.integer(2)), rows.integer(3)};
-      f.to = {static_cast<int>(rows.integer(4)), static_cast<int>(rows.integer(5)), rows.integer(6)};
+      f.from = {static_cast<int>(rows.integer(1)), static_cast<int>(rows.integer(2)),
+                rows.integer(3)};
+      f.to = {static_cast<int>(rows.integer(4)), static_cast<int>(rows.integer(5)),
+              rows.integer(6)};
       trace_.flows.push_back(f);
     }
   }
@@ -124,15 +131,18 @@ class NsysImport {
   void read_side_records() {
     if (!db_.has_table(nsys::kRecordsTable)) return;
     // Exports written before range ids were kept lack the rangeId column.
-    const std::string range_id =
-        column_or(db_.columns(nsys::kRecordsTable), "rangeId", "0");
+    const std::string range_id = column_or(db_.columns(nsys::kRecordsTable), "rangeId", "0");
     SqliteStatement rows = db_.prepare(
         "SELECT sourceTable, sourceRowId, name, device, lane, category, flops, bytes, " + range_id +
         " FROM TUNESCOPE_RECORDS");
     while (rows.step())
-      side_[rows.text(0)][rows.integer(1)] =
-          SideRecord{rows.text(2), static_cast<int>(rows.integer(3)), static_cast<int>(rows.integer(4)),
-                     rows.text(5), rows.real(6), rows.real(7), static_cast<uint64_t>(rows.integer(8))};
+      side_[rows.text(0)][rows.integer(1)] = SideRecord{rows.text(2),
+                                                        static_cast<int>(rows.integer(3)),
+                                                        static_cast<int>(rows.integer(4)),
+                                                        rows.text(5),
+                                                        rows.real(6),
+                                                        rows.real(7),
+                                                        static_cast<uint64_t>(rows.integer(8))};
   }
 
   const SideRecord* side(const char* table, int64_t row) const {
@@ -162,8 +172,8 @@ class NsysImport {
     }
     const std::string sql =
         "SELECT t.rowid, t.start, t.end, " + column_or(columns, "deviceId", "0") + ", " +
-        column_or(columns, "streamId", "0") + ", " + column_or(columns, "correlationId", "0") + ", " +
-        column_or(columns, "bytes", "0") + ", " + name + " FROM " + table + " AS t";
+        column_or(columns, "streamId", "0") + ", " + column_or(columns, "correlationId", "0") +
+        ", " + column_or(columns, "bytes", "0") + ", " + name + " FROM " + table + " AS t";
     SqliteStatement rows = db_.prepare(sql);
     while (rows.step()) {
       Activity a;
@@ -176,7 +186,9 @@ class NsysImport {
       a.bytes = static_cast<double>(rows.integer(6));
       switch (kind) {
         case ActivityKind::kernel: a.name = rows.text(7); break;
-        case ActivityKind::memcpy: a.name = "Memcpy " + nsys::copy_kind_name(rows.integer(7)); break;
+        case ActivityKind::memcpy:
+          a.name = "Memcpy " + nsys::copy_kind_name(rows.integer(7));
+          break;
         case ActivityKind::memset: a.name = "Memset"; break;
         default: a.name = "Synchronize"; break;
       }
@@ -198,7 +210,8 @@ class NsysImport {
 
   // nsys tids are OS thread ids: lanes are numbered by each thread's first record.
   int lane_of_thread(int64_t global_tid) {
-    return threads_.emplace(nsys::tid_of(global_tid), static_cast<int>(threads_.size())).first->second;
+    return threads_.emplace(nsys::tid_of(global_tid), static_cast<int>(threads_.size()))
+        .first->second;
   }
 
   void read_runtime() {
@@ -225,14 +238,15 @@ class NsysImport {
   void read_nvtx() {
     if (!db_.has_table(nsys::kNvtx)) return;
     const std::set<std::string> columns = db_.columns(nsys::kNvtx);
-    const std::string text_id = columns.count("textId")
-                                    ? "(SELECT value FROM StringIds WHERE id = t.textId)"
-                                    : "NULL";
-    SqliteStatement rows = db_.prepare(
-        "SELECT t.rowid, t.start, t.end, " + column_or(columns, "globalTid", "0") +
-        ", COALESCE(t.text, " + text_id + ", '') FROM NVTX_EVENTS AS t "
-        "WHERE t.end IS NOT NULL AND t.eventType IN (" + std::to_string(nsys::kNvtxPushPopRange) +
-        ", " + std::to_string(nsys::kNvtxStartEndRange) + ")");
+    const std::string text_id =
+        columns.count("textId") ? "(SELECT value FROM StringIds WHERE id = t.textId)" : "NULL";
+    SqliteStatement rows =
+        db_.prepare("SELECT t.rowid, t.start, t.end, " + column_or(columns, "globalTid", "0") +
+                    ", COALESCE(t.text, " + text_id +
+                    ", '') FROM NVTX_EVENTS AS t "
+                    "WHERE t.end IS NOT NULL AND t.eventType IN (" +
+                    std::to_string(nsys::kNvtxPushPopRange) + ", " +
+                    std::to_string(nsys::kNvtxStartEndRange) + ")");
     while (rows.step()) {
       Range r;
       r.category = RangeCategory::phase;
@@ -261,8 +275,9 @@ class NsysImport {
 }  // namespace
 
 bool is_nsys_export(const SqliteDatabase& db) {
-  return db.has_table(nsys::kStringIds) && (db.has_table(nsys::kKernel) || db.has_table(nsys::kMemcpy) ||
-                                            db.has_table(nsys::kMemset) || db.has_table(nsys::kNvtx));
+  return db.has_table(nsys::kStringIds) &&
+         (db.has_table(nsys::kKernel) || db.has_table(nsys::kMemcpy) ||
+          db.has_table(nsys::kMemset) || db.has_table(nsys::kNvtx));
 }
 
 Trace read_nsys_sqlite(const fs::path& path) {

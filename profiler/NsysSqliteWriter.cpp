@@ -94,7 +94,9 @@ int64_t context_id(int device) { return device_id(device) + 1; }
 class SqliteExport {
  public:
   SqliteExport(SqliteDatabase& db, const Trace& trace)
-      : db_(db), trace_(trace), origin_(trace_output::time_origin(trace)),
+      : db_(db),
+        trace_(trace),
+        origin_(trace_output::time_origin(trace)),
         global_pid_(nsys::global_pid(::getpid())),
         strings_(db.prepare("INSERT INTO StringIds (id, value) VALUES (?, ?)")),
         records_(db.prepare("INSERT INTO TUNESCOPE_RECORDS VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {}
@@ -119,11 +121,16 @@ class SqliteExport {
   }
 
   void write_flows() {
-    SqliteStatement insert = db_.prepare(std::string("INSERT INTO ") + nsys::kFlowsTable + " VALUES (?, ?, ?, ?, ?, ?, ?)");
+    SqliteStatement insert = db_.prepare(std::string("INSERT INTO ") + nsys::kFlowsTable +
+                                         " VALUES (?, ?, ?, ?, ?, ?, ?)");
     for (const Flow& f : trace_.flows) {
       const std::string kind = to_string(f.kind);
-      insert.bind(1, std::string_view(kind)).bind(2, int64_t{f.from.device}).bind(3, int64_t{f.from.stream});
-      insert.bind(4, f.from.ns - origin_).bind(5, int64_t{f.to.device}).bind(6, int64_t{f.to.stream});
+      insert.bind(1, std::string_view(kind))
+          .bind(2, int64_t{f.from.device})
+          .bind(3, int64_t{f.from.stream});
+      insert.bind(4, f.from.ns - origin_)
+          .bind(5, int64_t{f.to.device})
+          .bind(6, int64_t{f.to.stream});
       insert.bind(7, f.to.ns - origin_).run();
     }
   }
@@ -150,7 +157,8 @@ class SqliteExport {
         "correlationId, globalPid, value, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)");
     SqliteStatement sync = db_.prepare(
         "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, "
-        "streamId, correlationId, globalPid, syncType, eventId) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0)");
+        "streamId, correlationId, globalPid, syncType, eventId) VALUES (?, ?, ?, ?, ?, ?, ?, 0, "
+        "0)");
     SqliteStatement runtime = db_.prepare(
         "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, "
         "correlationId, nameId, returnValue) VALUES (?, ?, 0, ?, ?, ?, 0)");
@@ -158,8 +166,12 @@ class SqliteExport {
     for (const Activity& a : trace_.activities) {
       const auto correlation = static_cast<int64_t>(a.correlation);
       const auto device_columns = [&](SqliteStatement& s) -> SqliteStatement& {
-        return s.bind(1, a.start_ns - origin_).bind(2, a.end_ns - origin_).bind(3, device_id(a.device))
-            .bind(4, context_id(a.device)).bind(5, int64_t{a.stream}).bind(6, correlation)
+        return s.bind(1, a.start_ns - origin_)
+            .bind(2, a.end_ns - origin_)
+            .bind(3, device_id(a.device))
+            .bind(4, context_id(a.device))
+            .bind(5, int64_t{a.stream})
+            .bind(6, correlation)
             .bind(7, global_pid_);
       };
       const char* table = nullptr;
@@ -171,8 +183,10 @@ class SqliteExport {
           break;
         }
         case ActivityKind::memcpy:
-          device_columns(memcpy).bind(8, static_cast<int64_t>(a.bytes))
-              .bind(9, int64_t{nsys::copy_kind_of(a.name)}).run();
+          device_columns(memcpy)
+              .bind(8, static_cast<int64_t>(a.bytes))
+              .bind(9, int64_t{nsys::copy_kind_of(a.name)})
+              .run();
           table = nsys::kMemcpy;
           break;
         case ActivityKind::memset:
@@ -185,14 +199,18 @@ class SqliteExport {
           break;
         case ActivityKind::overhead:
           // A runtime call belongs to a host thread: the lane is its tid.
-          runtime.bind(1, a.start_ns - origin_).bind(2, a.end_ns - origin_)
-              .bind(3, nsys::global_tid(::getpid(), a.stream)).bind(4, correlation)
-              .bind(5, string_id(a.name)).run();
+          runtime.bind(1, a.start_ns - origin_)
+              .bind(2, a.end_ns - origin_)
+              .bind(3, nsys::global_tid(::getpid(), a.stream))
+              .bind(4, correlation)
+              .bind(5, string_id(a.name))
+              .run();
           table = nsys::kRuntime;
           break;
       }
       // SQLite numbers rowids from 1 in insertion order in a fresh table.
-      side_record(table, ++rows[table], a.name, a.device, a.stream, "", a.flops, a.bytes, a.range_id);
+      side_record(table, ++rows[table], a.name, a.device, a.stream, "", a.flops, a.bytes,
+                  a.range_id);
     }
   }
 
@@ -204,9 +222,14 @@ class SqliteExport {
     for (const Range& r : trace_.ranges) {
       const int64_t tid = nsys::global_tid(::getpid(), r.lane);
       // NVTX categories are user numbers; ours are 1 + the RangeCategory value.
-      nvtx.bind(1, r.start_ns - origin_).bind(2, r.end_ns - origin_)
-          .bind(3, int64_t{nsys::kNvtxPushPopRange}).bind(4, int64_t{1 + static_cast<int>(r.category)})
-          .bind(5, std::string_view(r.name)).bind(6, tid).bind(7, tid).run();
+      nvtx.bind(1, r.start_ns - origin_)
+          .bind(2, r.end_ns - origin_)
+          .bind(3, int64_t{nsys::kNvtxPushPopRange})
+          .bind(4, int64_t{1 + static_cast<int>(r.category)})
+          .bind(5, std::string_view(r.name))
+          .bind(6, tid)
+          .bind(7, tid)
+          .run();
       side_record(nsys::kNvtx, ++row, r.name, r.device, r.lane, to_string(r.category), 0, 0, r.id);
     }
   }
@@ -222,16 +245,22 @@ class SqliteExport {
     put(chrome_trace::kBackendKey, m.backend);
     put(chrome_trace::kConfigKey, m.config);
     put(chrome_trace::kTimeOriginKey, std::to_string(origin_));
-    for (const auto& [key, value] : m.extra) put(std::string(chrome_trace::kExtraKey) + "." + key, value);
+    for (const auto& [key, value] : m.extra)
+      put(std::string(chrome_trace::kExtraKey) + "." + key, value);
 
     SqliteStatement export_meta = db_.prepare("INSERT INTO META_DATA_EXPORT VALUES (?, ?)");
-    export_meta.bind(1, std::string_view("EXPORT_PRODUCER")).bind(2, std::string_view("tunescope")).run();
-    export_meta.bind(1, std::string_view("TUNESCOPE_SCHEMA")).bind(2, std::string_view(nsys::kSchema)).run();
+    export_meta.bind(1, std::string_view("EXPORT_PRODUCER"))
+        .bind(2, std::string_view("tunescope"))
+        .run();
+    export_meta.bind(1, std::string_view("TUNESCOPE_SCHEMA"))
+        .bind(2, std::string_view(nsys::kSchema))
+        .run();
 
     std::set<int> devices;
     for (const Activity& a : trace_.activities)
       if (a.device >= 0) devices.insert(a.device);
-    SqliteStatement gpu = db_.prepare("INSERT INTO TARGET_INFO_GPU (vmId, id, name) VALUES (0, ?, ?)");
+    SqliteStatement gpu =
+        db_.prepare("INSERT INTO TARGET_INFO_GPU (vmId, id, name) VALUES (0, ?, ?)");
     for (int device : devices)
       gpu.bind(1, int64_t{device})
           .bind(2, std::string_view(trace_output::device_name(m.backend, device)))
@@ -244,10 +273,13 @@ class SqliteExport {
     char utc[32] = "", local[32] = "";
     std::tm parts{};
     if (gmtime_r(&seconds, &parts)) std::strftime(utc, sizeof utc, "%Y-%m-%dT%H:%M:%SZ", &parts);
-    if (localtime_r(&seconds, &parts)) std::strftime(local, sizeof local, "%Y-%m-%dT%H:%M:%S", &parts);
+    if (localtime_r(&seconds, &parts))
+      std::strftime(local, sizeof local, "%Y-%m-%dT%H:%M:%S", &parts);
     db_.prepare("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, ?, ?)")
         .bind(1, now_ns)
-        .bind(2, std::string_view(utc)).bind(3, std::string_view(local)).run();
+        .bind(2, std::string_view(utc))
+        .bind(3, std::string_view(local))
+        .run();
   }
 
   SqliteDatabase& db_;

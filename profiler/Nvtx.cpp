@@ -12,8 +12,9 @@ namespace tunescope::profiler::nvtx {
 
 namespace {
 
-constexpr RangeCategory kCategories[] = {RangeCategory::run, RangeCategory::candidate, RangeCategory::iteration,
-                                         RangeCategory::layer, RangeCategory::phase};
+constexpr RangeCategory kCategories[] = {RangeCategory::run, RangeCategory::candidate,
+                                         RangeCategory::iteration, RangeCategory::layer,
+                                         RangeCategory::phase};
 
 // NVTX categories are user numbers with 0 meaning "none".
 uint32_t category_id(RangeCategory category) { return 1 + static_cast<uint32_t>(category); }

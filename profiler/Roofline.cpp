@@ -9,19 +9,23 @@
 
 namespace tunescope::profiler {
 
-std::optional<MachinePeak> machine_peak_for(const std::vector<MachinePeak>& peaks, const std::string& cpu,
-                                            int threads) {
+std::optional<MachinePeak> machine_peak_for(const std::vector<MachinePeak>& peaks,
+                                            const std::string& cpu, int threads) {
   std::optional<MachinePeak> best;
   for (const MachinePeak& p : peaks)
-    if (p.cpu == cpu && p.threads == threads && (!best || p.fma_gflops > best->fma_gflops)) best = p;
+    if (p.cpu == cpu && p.threads == threads && (!best || p.fma_gflops > best->fma_gflops))
+      best = p;
   return best;
 }
 
 std::string conv_layers_to_json(const std::vector<ConvLayerInfo>& layers) {
   nlohmann::json out = nlohmann::json::array();
   for (const ConvLayerInfo& l : layers)
-    out.push_back({{"layer", l.layer}, {"algorithm", l.algorithm}, {"problem", l.problem},
-                   {"flops_per_pass", l.flops_per_pass}, {"min_bytes_per_pass", l.min_bytes_per_pass}});
+    out.push_back({{"layer", l.layer},
+                   {"algorithm", l.algorithm},
+                   {"problem", l.problem},
+                   {"flops_per_pass", l.flops_per_pass},
+                   {"min_bytes_per_pass", l.min_bytes_per_pass}});
   return out.dump();
 }
 
@@ -34,11 +38,13 @@ std::vector<ConvLayerInfo> conv_layers_of(const TraceMetadata& metadata) {
       ConvLayerInfo info{l.at("layer").get<std::string>(), l.at("algorithm").get<std::string>(),
                          l.value("problem", std::string()), l.at("flops_per_pass").get<double>(),
                          l.value("min_bytes_per_pass", 0.0)};
-      if (info.flops_per_pass < 0 || info.min_bytes_per_pass < 0) throw std::invalid_argument("negative count");
+      if (info.flops_per_pass < 0 || info.min_bytes_per_pass < 0)
+        throw std::invalid_argument("negative count");
       layers.push_back(std::move(info));
     }
   } catch (const std::exception& e) {
-    throw std::invalid_argument(std::string("trace metadata '") + kConvLayersKey + "': " + e.what());
+    throw std::invalid_argument(std::string("trace metadata '") + kConvLayersKey +
+                                "': " + e.what());
   }
   return layers;
 }
@@ -48,8 +54,8 @@ namespace {
 // The pass a kernel of `algorithm` belongs to ("gemm.bwd_data.col2im" -> "bwd_data"),
 // or empty when the name is not one of its kernels.
 std::string pass_of(const std::string& kernel, const std::string& algorithm) {
-  if (kernel.size() <= algorithm.size() + 1 || kernel.compare(0, algorithm.size(), algorithm) != 0 ||
-      kernel[algorithm.size()] != '.')
+  if (kernel.size() <= algorithm.size() + 1 ||
+      kernel.compare(0, algorithm.size(), algorithm) != 0 || kernel[algorithm.size()] != '.')
     return {};
   const size_t start = algorithm.size() + 1;
   const std::string pass = kernel.substr(start, kernel.find('.', start) - start);
@@ -78,7 +84,8 @@ std::vector<PassCall> pass_calls(const Trace& trace, const std::vector<ConvLayer
     if (r.category == RangeCategory::layer && layer_index.count(r.name))
       lane_ranges[{r.device, r.lane}].push_back(&r);
   for (auto& [lane, ranges] : lane_ranges)
-    std::stable_sort(ranges.begin(), ranges.end(), [](const Range* a, const Range* b) { return a->start_ns < b->start_ns; });
+    std::stable_sort(ranges.begin(), ranges.end(),
+                     [](const Range* a, const Range* b) { return a->start_ns < b->start_ns; });
 
   std::map<std::tuple<const Range*, std::string>, PassCall> calls;
   for (const Activity& a : trace.activities) {
@@ -113,7 +120,8 @@ size_t pass_index(const std::string& pass) {
 
 }  // namespace
 
-std::vector<ConvPassRate> conv_pass_rates(const Trace& trace, const std::vector<ConvLayerInfo>& layers) {
+std::vector<ConvPassRate> conv_pass_rates(const Trace& trace,
+                                          const std::vector<ConvLayerInfo>& layers) {
   std::map<std::pair<size_t, size_t>, ConvPassRate> rows;
   for (const PassCall& call : pass_calls(trace, layers)) {
     const ConvLayerInfo& info = layers[call.layer];
@@ -128,25 +136,29 @@ std::vector<ConvPassRate> conv_pass_rates(const Trace& trace, const std::vector<
   }
   std::vector<ConvPassRate> out;
   for (auto& [key, row] : rows) {
-    row.gflops = row.total_ns > 0 ? row.flops / static_cast<double>(row.total_ns) : 0;  // flop/ns = GFLOP/s
+    row.gflops =
+        row.total_ns > 0 ? row.flops / static_cast<double>(row.total_ns) : 0;  // flop/ns = GFLOP/s
     out.push_back(std::move(row));
   }
   return out;
 }
 
-std::vector<KernelPassRate> kernel_pass_rates(const Trace& trace, const std::vector<ConvLayerInfo>& layers) {
+std::vector<KernelPassRate> kernel_pass_rates(const Trace& trace,
+                                              const std::vector<ConvLayerInfo>& layers) {
   std::map<std::string, std::pair<double, int64_t>> by_name;  // attributed flops, time
   for (const PassCall& call : pass_calls(trace, layers)) {
     const double flops = layers[call.layer].flops_per_pass;
     for (const Activity* a : call.kernels) {
       auto& [f, ns] = by_name[a->name];
-      if (call.total_ns > 0) f += flops * static_cast<double>(a->duration_ns()) / static_cast<double>(call.total_ns);
+      if (call.total_ns > 0)
+        f += flops * static_cast<double>(a->duration_ns()) / static_cast<double>(call.total_ns);
       ns += a->duration_ns();
     }
   }
   std::vector<KernelPassRate> out;
   for (const auto& [name, totals] : by_name)
-    out.push_back({name, totals.second > 0 ? totals.first / static_cast<double>(totals.second) : 0});
+    out.push_back(
+        {name, totals.second > 0 ? totals.first / static_cast<double>(totals.second) : 0});
   return out;
 }
 

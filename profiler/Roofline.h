@@ -17,8 +17,8 @@ namespace tunescope::profiler {
 // One measurement of the machine probe: fp32 FMA throughput of one instruction-set path
 // on `threads` threads, and STREAM-triad memory bandwidth on as many.
 struct MachinePeak {
-  std::string cpu;   // /proc/cpuinfo model name
-  std::string isa;   // "scalar", "avx2", "avx512"
+  std::string cpu;  // /proc/cpuinfo model name
+  std::string isa;  // "scalar", "avx2", "avx512"
   int threads = 0;
   double fma_gflops = 0;     // measured
   double bandwidth_gbs = 0;  // measured (1 GB = 1e9 bytes)
@@ -36,14 +36,14 @@ inline constexpr double kMaxProbeSeconds = 120;
 
 // The peak a trace's kernels are held against: the fastest path's (highest FMA figure)
 // among `peaks` for this CPU and thread count; none when none was measured.
-std::optional<MachinePeak> machine_peak_for(const std::vector<MachinePeak>& peaks, const std::string& cpu,
-                                            int threads);
+std::optional<MachinePeak> machine_peak_for(const std::vector<MachinePeak>& peaks,
+                                            const std::string& cpu, int threads);
 
 // One convolution layer of the traced model, as its trace metadata records it.
 struct ConvLayerInfo {
-  std::string layer;      // the name of its layer ranges
-  std::string algorithm;  // its kernels are named "<algorithm>.<pass>[.<step>]"
-  std::string problem;    // ConvProblem::key()
+  std::string layer;          // the name of its layer ranges
+  std::string algorithm;      // its kernels are named "<algorithm>.<pass>[.<step>]"
+  std::string problem;        // ConvProblem::key()
   double flops_per_pass = 0;  // 2 x multiply-adds of one pass over the whole problem
   // What one pass must move at least: input, filter and output (or their gradients)
   // once each, in bytes; 0 when unknown.
@@ -78,7 +78,8 @@ struct ConvPassRate {
 // One row per (conv layer, pass) that ran: the kernels named "<algorithm>.<pass>..."
 // recorded on a layer range of that layer's name (same device and lane, within its
 // time). Rows in the order of `layers`, passes in kConvPassNames order.
-std::vector<ConvPassRate> conv_pass_rates(const Trace& trace, const std::vector<ConvLayerInfo>& layers);
+std::vector<ConvPassRate> conv_pass_rates(const Trace& trace,
+                                          const std::vector<ConvLayerInfo>& layers);
 
 // Per kernel name: the effective GFLOP/s of the conv passes its calls took part in (each
 // pass's flops shared out over its kernels in proportion to their time, so every
@@ -87,7 +88,8 @@ struct KernelPassRate {
   std::string name;
   double gflops = 0;
 };
-std::vector<KernelPassRate> kernel_pass_rates(const Trace& trace, const std::vector<ConvLayerInfo>& layers);
+std::vector<KernelPassRate> kernel_pass_rates(const Trace& trace,
+                                              const std::vector<ConvLayerInfo>& layers);
 
 // Where the roofline of a kernel with this intensity bends: FLOP per byte at which the
 // bandwidth roof meets the compute roof.

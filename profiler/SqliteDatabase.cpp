@@ -16,7 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool is_lock_conflict(int code) { return (code & 0xFF) == SQLITE_BUSY || (code & 0xFF) == SQLITE_LOCKED; }
+bool is_lock_conflict(int code) {
+  return (code & 0xFF) == SQLITE_BUSY || (code & 0xFF) == SQLITE_LOCKED;
+}
 
 std::string duration_text(std::chrono::milliseconds wait) {
   const auto ms = wait.count();
@@ -29,8 +31,10 @@ std::string read_only_uri(const fs::path& path) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string uri = "file:";
   for (const char c : path.string()) {
-    if (c == '?' || c == '#' || c == '%') uri.append({'%', kHex[(c >> 4) & 0xF], kHex[c & 0xF]});
-    else uri += c;
+    if (c == '?' || c == '#' || c == '%')
+      uri.append({'%', kHex[(c >> 4) & 0xF], kHex[c & 0xF]});
+    else
+      uri += c;
   }
   const bool wal = fs::exists(path.string() + "-wal");
   return uri + (wal ? "?mode=ro" : "?mode=ro&immutable=1");
@@ -50,8 +54,8 @@ SqliteError::SqliteError(const fs::path& path, const std::string& problem, int c
     : std::runtime_error(path.string() + ": " + problem), problem_(problem), code_(code & 0xFF) {}
 
 SqliteStatement::SqliteStatement(const SqliteDatabase& db, std::string_view sql) : db_(&db) {
-  const int status =
-      sqlite3_prepare_v2(db.handle(), sql.data(), static_cast<int>(sql.size()), &statement_, nullptr);
+  const int status = sqlite3_prepare_v2(db.handle(), sql.data(), static_cast<int>(sql.size()),
+                                        &statement_, nullptr);
   if (status != SQLITE_OK) fail(std::string(sql.substr(0, 80)), status);
 }
 
@@ -72,21 +76,24 @@ void SqliteStatement::fail_bind(int index, int code) const {
 }
 
 SqliteStatement& SqliteStatement::bind(int index, int64_t value) {
-  if (const int status = sqlite3_bind_int64(statement_, index, value); status != SQLITE_OK) fail_bind(index, status);
+  if (const int status = sqlite3_bind_int64(statement_, index, value); status != SQLITE_OK)
+    fail_bind(index, status);
   return *this;
 }
 SqliteStatement& SqliteStatement::bind(int index, double value) {
-  if (const int status = sqlite3_bind_double(statement_, index, value); status != SQLITE_OK) fail_bind(index, status);
+  if (const int status = sqlite3_bind_double(statement_, index, value); status != SQLITE_OK)
+    fail_bind(index, status);
   return *this;
 }
 SqliteStatement& SqliteStatement::bind(int index, std::string_view value) {
-  const int status = sqlite3_bind_text(statement_, index, value.data(), static_cast<int>(value.size()),
-                                       SQLITE_TRANSIENT);
+  const int status = sqlite3_bind_text(statement_, index, value.data(),
+                                       static_cast<int>(value.size()), SQLITE_TRANSIENT);
   if (status != SQLITE_OK) fail_bind(index, status);
   return *this;
 }
 SqliteStatement& SqliteStatement::bind(int index, std::nullopt_t) {
-  if (const int status = sqlite3_bind_null(statement_, index); status != SQLITE_OK) fail_bind(index, status);
+  if (const int status = sqlite3_bind_null(statement_, index); status != SQLITE_OK)
+    fail_bind(index, status);
   return *this;
 }
 
@@ -111,7 +118,9 @@ void SqliteStatement::reset() {
 bool SqliteStatement::is_null(int column) const {
   return sqlite3_column_type(statement_, column) == SQLITE_NULL;
 }
-int64_t SqliteStatement::integer(int column) const { return sqlite3_column_int64(statement_, column); }
+int64_t SqliteStatement::integer(int column) const {
+  return sqlite3_column_int64(statement_, column);
+}
 double SqliteStatement::real(int column) const { return sqlite3_column_double(statement_, column); }
 std::string SqliteStatement::text(int column) const {
   const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(statement_, column));
@@ -119,15 +128,18 @@ std::string SqliteStatement::text(int column) const {
               : std::string();
 }
 
-SqliteDatabase::SqliteDatabase(const fs::path& path, Mode mode, std::chrono::milliseconds busy_timeout)
+SqliteDatabase::SqliteDatabase(const fs::path& path, Mode mode,
+                               std::chrono::milliseconds busy_timeout)
     : path_(path), busy_timeout_(busy_timeout) {
   std::error_code ec;
-  if (mode == Mode::read_only && !fs::exists(path, ec)) throw SqliteError(path, "no such file", SQLITE_CANTOPEN);
+  if (mode == Mode::read_only && !fs::exists(path, ec))
+    throw SqliteError(path, "no such file", SQLITE_CANTOPEN);
   if (mode == Mode::create) create_exclusively(path);
-  const int status =
-      mode == Mode::read_only
-          ? sqlite3_open_v2(read_only_uri(path).c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr)
-          : sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  const int status = mode == Mode::read_only
+                         ? sqlite3_open_v2(read_only_uri(path).c_str(), &db_,
+                                           SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr)
+                         : sqlite3_open_v2(path.c_str(), &db_,
+                                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (status != SQLITE_OK) {
     const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
@@ -140,8 +152,9 @@ SqliteDatabase::SqliteDatabase(const fs::path& path, Mode mode, std::chrono::mil
 SqliteDatabase::~SqliteDatabase() { sqlite3_close(db_); }
 
 void SqliteDatabase::fail(const std::string& sql, int code) const {
-  const std::string why =
-      is_lock_conflict(code) ? "still locked by another writer after " + duration_text(busy_timeout_) : sqlite3_errmsg(db_);
+  const std::string why = is_lock_conflict(code) ? "still locked by another writer after " +
+                                                       duration_text(busy_timeout_)
+                                                 : sqlite3_errmsg(db_);
   throw SqliteError(path_, why + " (in: " + sql + ")", code);
 }
 

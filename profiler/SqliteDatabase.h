@@ -49,8 +49,12 @@ class SqliteStatement {
   SqliteStatement& bind(int index, int value) { return bind(index, int64_t{value}); }
   SqliteStatement& bind(int index, double value);
   SqliteStatement& bind(int index, std::string_view value);
-  SqliteStatement& bind(int index, const std::string& value) { return bind(index, std::string_view(value)); }
-  SqliteStatement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
+  SqliteStatement& bind(int index, const std::string& value) {
+    return bind(index, std::string_view(value));
+  }
+  SqliteStatement& bind(int index, const char* value) {
+    return bind(index, std::string_view(value));
+  }
   SqliteStatement& bind(int index, std::nullopt_t);
   template <class T>
   SqliteStatement& bind(int index, const std::optional<T>& value) {

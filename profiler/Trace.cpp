@@ -13,14 +13,17 @@ constexpr std::array kRangeCategoryNames{"run", "candidate", "iteration", "layer
 constexpr std::array kFlowKindNames{"event", "host", "launch"};
 
 template <typename Enum, size_t N>
-Enum parse_name(const std::array<const char*, N>& names, const std::string& text, const char* what) {
+Enum parse_name(const std::array<const char*, N>& names, const std::string& text,
+                const char* what) {
   for (size_t i = 0; i < N; ++i)
     if (text == names[i]) return static_cast<Enum>(i);
   throw std::invalid_argument("unknown " + std::string(what) + " '" + text + "'");
 }
 }  // namespace
 
-std::string to_string(ActivityKind kind) { return kActivityKindNames.at(static_cast<size_t>(kind)); }
+std::string to_string(ActivityKind kind) {
+  return kActivityKindNames.at(static_cast<size_t>(kind));
+}
 std::string to_string(RangeCategory category) {
   return kRangeCategoryNames.at(static_cast<size_t>(category));
 }
@@ -32,15 +35,19 @@ RangeCategory parse_range_category(const std::string& text) {
 }
 
 std::string to_string(FlowKind kind) { return kFlowKindNames.at(static_cast<size_t>(kind)); }
-FlowKind parse_flow_kind(const std::string& text) { return parse_name<FlowKind>(kFlowKindNames, text, "flow kind"); }
+FlowKind parse_flow_kind(const std::string& text) {
+  return parse_name<FlowKind>(kFlowKindNames, text, "flow kind");
+}
 
 void sort_by_start(Trace& trace) {
   // The ends are compared swapped so that a longer record sorts first at the same start.
   const auto activity_order = [](const Activity& a, const Activity& b) {
-    return std::tie(a.start_ns, b.end_ns, a.device, a.stream) < std::tie(b.start_ns, a.end_ns, b.device, b.stream);
+    return std::tie(a.start_ns, b.end_ns, a.device, a.stream) <
+           std::tie(b.start_ns, a.end_ns, b.device, b.stream);
   };
   const auto range_order = [](const Range& a, const Range& b) {
-    return std::tie(a.start_ns, b.end_ns, a.device, a.lane) < std::tie(b.start_ns, a.end_ns, b.device, b.lane);
+    return std::tie(a.start_ns, b.end_ns, a.device, a.lane) <
+           std::tie(b.start_ns, a.end_ns, b.device, b.lane);
   };
   // Traces read from files usually come sorted: checking is much cheaper than sorting.
   if (!std::is_sorted(trace.activities.begin(), trace.activities.end(), activity_order))
@@ -48,8 +55,9 @@ void sort_by_start(Trace& trace) {
   if (!std::is_sorted(trace.ranges.begin(), trace.ranges.end(), range_order))
     std::stable_sort(trace.ranges.begin(), trace.ranges.end(), range_order);
   const auto flow_order = [](const Flow& a, const Flow& b) {
-    return std::tie(a.to.ns, a.to.device, a.to.stream, a.from.ns, a.from.device, a.from.stream, a.kind) <
-           std::tie(b.to.ns, b.to.device, b.to.stream, b.from.ns, b.from.device, b.from.stream, b.kind);
+    return std::tie(a.to.ns, a.to.device, a.to.stream, a.from.ns, a.from.device, a.from.stream,
+                    a.kind) < std::tie(b.to.ns, b.to.device, b.to.stream, b.from.ns, b.from.device,
+                                       b.from.stream, b.kind);
   };
   if (!std::is_sorted(trace.flows.begin(), trace.flows.end(), flow_order))
     std::stable_sort(trace.flows.begin(), trace.flows.end(), flow_order);

@@ -13,7 +13,8 @@ enum class ActivityKind { kernel, memcpy, memset, sync, overhead };
 enum class RangeCategory { run, candidate, iteration, layer, phase };
 // Why a flow's target waited for its source (see Flow).
 enum class FlowKind {
-  event,   // an executor event recorded on one lane and waited on by another (CUDA: event record/wait)
+  event,   // an executor event recorded on one lane and waited on by another (CUDA: event
+           // record/wait)
   host,    // the host waited for a lane (host_wait, synchronize), then submitted to another lane
   launch,  // a host launch and the device work it launched (PyTorch's ac2g flows)
 };

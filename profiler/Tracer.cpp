@@ -121,14 +121,17 @@ Tracer::Tracer()
 
 Tracer::~Tracer() = default;
 
-void Tracer::attach_device_tracer(std::unique_ptr<DeviceTracer> device) { device_ = std::move(device); }
+void Tracer::attach_device_tracer(std::unique_ptr<DeviceTracer> device) {
+  device_ = std::move(device);
+}
 
 void Tracer::start() {
   if (device_ && !device_started_) {
     device_error_.clear();
     device_started_ = device_->start();
     if (!device_started_) {
-      for (const std::string& error : device_->errors()) device_error_ += (device_error_.empty() ? "" : "; ") + error;
+      for (const std::string& error : device_->errors())
+        device_error_ += (device_error_.empty() ? "" : "; ") + error;
       if (device_error_.empty()) device_error_ = device_->name() + " did not start";
     }
   }

@@ -118,10 +118,16 @@ class KernelScope {
   KernelScope(Tracer* tracer, const char* name, int device, int lane, double flops = 0,
               double bytes = 0, ActivityKind kind = ActivityKind::kernel)
       : tracer_(tracer && tracer->recording() ? tracer : nullptr),
-        name_(name), device_(device), lane_(lane), flops_(flops), bytes_(bytes), kind_(kind),
+        name_(name),
+        device_(device),
+        lane_(lane),
+        flops_(flops),
+        bytes_(bytes),
+        kind_(kind),
         start_(tracer_ ? now_ns() : 0) {}
   ~KernelScope() {
-    if (tracer_) tracer_->record_activity(kind_, name_, device_, lane_, start_, now_ns(), flops_, bytes_);
+    if (tracer_)
+      tracer_->record_activity(kind_, name_, device_, lane_, start_, now_ns(), flops_, bytes_);
   }
   KernelScope(const KernelScope&) = delete;
   KernelScope& operator=(const KernelScope&) = delete;
@@ -140,7 +146,11 @@ class KernelScope {
 class RangeScope {
  public:
   RangeScope(Tracer* tracer, const char* name, RangeCategory category, int device = 0, int lane = 0)
-      : tracer_(tracer), name_(name), category_(category), device_(device), lane_(lane),
+      : tracer_(tracer),
+        name_(name),
+        category_(category),
+        device_(device),
+        lane_(lane),
         range_(tracer ? tracer->begin_range(name, category) : Tracer::OpenRange{}) {}
   ~RangeScope() {
     if (tracer_) tracer_->end_range(name_, category_, device_, lane_, range_);

@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+scripts/check-format.sh  # one formatting rule (.clang-format); --fix rewrites
 scripts/build.sh build-test -DTUNESCOPE_WERROR=ON  # a new compiler warning fails CI
 (cd build-test && ctest --output-on-failure -j"$(nproc)" --timeout 300)
 # Separate build folder; the subset and its wall time are in the script.

@@ -18,7 +18,9 @@ AlignedBuffer::AlignedBuffer(size_t bytes, MemorySpace& space) : space_(&space),
 AlignedBuffer::~AlignedBuffer() { release(); }
 
 AlignedBuffer::AlignedBuffer(AlignedBuffer&& other) noexcept
-    : space_(other.space_), data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+    : space_(other.space_),
+      data_(std::exchange(other.data_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
 
 AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& other) noexcept {
   if (this != &other) {

@@ -29,7 +29,9 @@ class Backend {
   // Batch split: the device each of `replicas` replicas runs on (its tensors in
   // device_memory(device), its lanes' streams on it); see core/base/ReplicaPlacement.h.
   // Throws Error(usage) naming the counts when the backend cannot place them.
-  virtual std::vector<int> replica_devices(int replicas) { return std::vector<int>(static_cast<size_t>(replicas), 0); }
+  virtual std::vector<int> replica_devices(int replicas) {
+    return std::vector<int>(static_cast<size_t>(replicas), 0);
+  }
   virtual MemorySpace& device_memory(int device) { return memory(); }
   // Host memory the data loader fills batches in before their upload: page-locked on
   // cuda, so the upload is an asynchronous DMA on the lane's stream.
@@ -49,7 +51,9 @@ class Backend {
   // Measures the device's peaks on `threads` threads within about `seconds`: fp32 FMA
   // throughput of each instruction-set path it runs, and memory bandwidth (one entry
   // per path). Empty where the backend has no probe. Slow: callers cache the result.
-  virtual std::vector<profiler::MachinePeak> measure_peaks(int threads, double seconds) { return {}; }
+  virtual std::vector<profiler::MachinePeak> measure_peaks(int threads, double seconds) {
+    return {};
+  }
 };
 
 }  // namespace tunescope

@@ -34,7 +34,8 @@ BackendChoice choose_backend(const std::string& requested, const Registry& regis
     }
   }
   std::string reasons;
-  for (const std::string& reason : choice.passed_over) reasons += (reasons.empty() ? "" : "; ") + reason;
+  for (const std::string& reason : choice.passed_over)
+    reasons += (reasons.empty() ? "" : "; ") + reason;
   fail(ErrorKind::unsupported, "--backend auto: no backend can start (",
        reasons.empty() ? std::string("none registered") : reasons, ")");
 }

@@ -53,14 +53,18 @@ class ConvAlgorithm {
   // fft_tile) changes how this algorithm runs `problem`: the tuner crosses such a knob
   // only with configs where some layer's algorithm says so, since elsewhere every value
   // is the same run.
-  virtual bool knob_applies(std::string_view key, const ConvProblem& problem) const { return false; }
+  virtual bool knob_applies(std::string_view key, const ConvProblem& problem) const {
+    return false;
+  }
 
   // y = conv(x, w)
   virtual void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) = 0;
   // dx = d(loss)/dx given dy
-  virtual void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) = 0;
+  virtual void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w,
+                             Tensor& dx) = 0;
   // dw = d(loss)/dw given x and dy
-  virtual void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) = 0;
+  virtual void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                               Tensor& dw) = 0;
 };
 
 }  // namespace tunescope

@@ -11,7 +11,8 @@ Shape4 ConvProblem::output() const {
 
 double ConvProblem::flops() const {
   const Shape4 out = output();
-  return 2.0 * static_cast<double>(out.count()) * static_cast<double>(input.c * kernel_h * kernel_w);
+  return 2.0 * static_cast<double>(out.count()) *
+         static_cast<double>(input.c * kernel_h * kernel_w);
 }
 
 double ConvProblem::min_bytes() const {
@@ -27,7 +28,8 @@ std::string ConvProblem::key() const {
 
 void ConvProblem::validate() const {
   auto positive = [&](int64_t value, const char* field) {
-    if (value <= 0) fail(ErrorKind::usage, "conv problem ", key(), ": ", field, " must be > 0, got ", value);
+    if (value <= 0)
+      fail(ErrorKind::usage, "conv problem ", key(), ": ", field, " must be > 0, got ", value);
   };
   positive(input.n, "batch");
   positive(input.c, "input channels");
@@ -38,7 +40,8 @@ void ConvProblem::validate() const {
   positive(kernel_w, "kernel width");
   positive(stride_h, "stride height");
   positive(stride_w, "stride width");
-  if (pad_h < 0 || pad_w < 0) fail(ErrorKind::usage, "conv problem ", key(), ": padding must be >= 0");
+  if (pad_h < 0 || pad_w < 0)
+    fail(ErrorKind::usage, "conv problem ", key(), ": padding must be >= 0");
   if (input.h + 2 * pad_h < kernel_h || input.w + 2 * pad_w < kernel_w)
     fail(ErrorKind::usage, "conv problem ", key(), ": kernel larger than the padded input");
 }

@@ -15,7 +15,9 @@ class NativeStream {
   explicit NativeStream(Handle* handle) : handle_(handle) {}
   // The handle as the backend's own type, e.g. as<CUstream_st>() is a cudaStream_t.
   template <class Handle>
-  Handle* as() const { return static_cast<Handle*>(handle_); }
+  Handle* as() const {
+    return static_cast<Handle*>(handle_);
+  }
   explicit operator bool() const { return handle_ != nullptr; }
   friend bool operator==(NativeStream, NativeStream) = default;
 

@@ -26,8 +26,8 @@ class HostMemory final : public MemorySpace {
   void* allocate(size_t bytes) override {
     const size_t rounded = (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
     if (const size_t cap = g_cap.load(); cap > 0 && g_allocated.load() + rounded > cap)
-      fail(ErrorKind::runtime, "cannot allocate ", bytes, " bytes: allocation cap of ", cap, " bytes (",
-           g_allocated.load(), " held)");
+      fail(ErrorKind::runtime, "cannot allocate ", bytes, " bytes: allocation cap of ", cap,
+           " bytes (", g_allocated.load(), " held)");
     void* p = std::aligned_alloc(kBufferAlignment, rounded);
     if (!p) fail(ErrorKind::runtime, "cannot allocate ", bytes, " bytes of aligned host memory");
     g_allocated.fetch_add(malloc_usable_size(p));
@@ -38,9 +38,15 @@ class HostMemory final : public MemorySpace {
     std::free(p);
   }
   void zero(void* p, size_t bytes) override { std::memset(p, 0, bytes); }
-  void copy_within(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
-  void copy_from_host(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
-  void copy_to_host(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void copy_within(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void copy_from_host(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
 };
 }  // namespace
 
@@ -53,7 +59,8 @@ MemorySpace& host_memory() {
   return memory;
 }
 
-void copy_between(MemorySpace& dst_space, void* dst, MemorySpace& src_space, const void* src, size_t bytes) {
+void copy_between(MemorySpace& dst_space, void* dst, MemorySpace& src_space, const void* src,
+                  size_t bytes) {
   if (bytes == 0) return;
   if (&dst_space == &src_space) return dst_space.copy_within(dst, src, bytes);
   if (src_space.host_accessible()) return dst_space.copy_from_host(dst, src, bytes);

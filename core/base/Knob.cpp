@@ -65,7 +65,8 @@ std::optional<std::string> KnobSpec::canonical(std::string_view text) const {
       return std::nullopt;
     case KnobType::choice:
       if (parse) return parse(text);
-      if (std::find(choices.begin(), choices.end(), text) != choices.end()) return std::string(text);
+      if (std::find(choices.begin(), choices.end(), text) != choices.end())
+        return std::string(text);
       return std::nullopt;
   }
   return std::nullopt;
@@ -74,7 +75,8 @@ std::optional<std::string> KnobSpec::canonical(std::string_view text) const {
 std::string KnobSpec::checked(std::string_view text, const std::string& where) const {
   if (auto value = canonical(text)) return *value;
   if (type == KnobType::integer) {
-    if (!parse_integer(text)) fail(ErrorKind::usage, where, ": expected an integer, got '", text, "'");
+    if (!parse_integer(text))
+      fail(ErrorKind::usage, where, ": expected an integer, got '", text, "'");
     fail(ErrorKind::usage, where, ": must be in ", min, "..", max, ", got ", text);
   }
   fail(ErrorKind::usage, where, ": '", text, "' is not a value (", describe_values(), ")");
@@ -88,19 +90,23 @@ KnobCatalog& KnobCatalog::instance() {
 void KnobCatalog::add(KnobSpec spec, bool engine) {
   if (find(spec.key)) fail(ErrorKind::runtime, "knob '", spec.key, "' is declared twice");
   if (!spec.canonical(spec.default_value))
-    fail(ErrorKind::runtime, "knob '", spec.key, "': its default '", spec.default_value, "' is not one of its values");
+    fail(ErrorKind::runtime, "knob '", spec.key, "': its default '", spec.default_value,
+         "' is not one of its values");
   for (const std::string& value : spec.tune_default())
     if (!spec.canonical(value))
-      fail(ErrorKind::runtime, "knob '", spec.key, "': its tune default '", value, "' is not one of its values");
+      fail(ErrorKind::runtime, "knob '", spec.key, "': its tune default '", value,
+           "' is not one of its values");
   if (!engine && spec.written_when_default)
-    fail(ErrorKind::runtime, "knob '", spec.key, "': an algorithm's knob is written only when set (a viewer "
+    fail(ErrorKind::runtime, "knob '", spec.key,
+         "': an algorithm's knob is written only when set (a viewer "
          "without the algorithm must tell its values from the defaults)");
   if (engine) {
     specs_.insert(specs_.begin() + static_cast<std::ptrdiff_t>(engine_count_++), std::move(spec));
     return;
   }
-  auto at = std::upper_bound(specs_.begin() + static_cast<std::ptrdiff_t>(engine_count_), specs_.end(), spec,
-                             [](const KnobSpec& a, const KnobSpec& b) { return a.key < b.key; });
+  auto at =
+      std::upper_bound(specs_.begin() + static_cast<std::ptrdiff_t>(engine_count_), specs_.end(),
+                       spec, [](const KnobSpec& a, const KnobSpec& b) { return a.key < b.key; });
   specs_.insert(at, std::move(spec));
 }
 
@@ -127,7 +133,9 @@ std::string KnobValues::text(std::string_view key) const {
   return {};
 }
 
-void KnobValues::set_text(const std::string& key, std::string value) { values_[key] = std::move(value); }
+void KnobValues::set_text(const std::string& key, std::string value) {
+  values_[key] = std::move(value);
+}
 
 bool KnobValues::differs_from_default(std::string_view key) const {
   const KnobSpec* spec = KnobCatalog::instance().find(key);
@@ -158,7 +166,8 @@ KnobCodec<bool> boolean_codec() {
 }
 
 KnobCodec<std::string> text_codec() {
-  return {[](std::string_view text) { return std::string(text); }, [](const std::string& value) { return value; }};
+  return {[](std::string_view text) { return std::string(text); },
+          [](const std::string& value) { return value; }};
 }
 
 }  // namespace tunescope

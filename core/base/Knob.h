@@ -135,13 +135,16 @@ KnobCodec<std::string> text_codec();
 template <typename T>
 class Knob {
  public:
-  Knob(KnobSpec spec, KnobCodec<T> codec, bool engine = false) : key_(spec.key), codec_(std::move(codec)) {
+  Knob(KnobSpec spec, KnobCodec<T> codec, bool engine = false)
+      : key_(spec.key), codec_(std::move(codec)) {
     KnobCatalog::instance().add(std::move(spec), engine);
   }
   const std::string& key() const { return key_; }
   const KnobSpec& spec() const { return KnobCatalog::instance().at(key_); }
   T get(const KnobValues& values) const { return codec_.decode(values.text(key_)); }
-  void set(KnobValues& values, const T& value) const { values.set_text(key_, codec_.encode(value)); }
+  void set(KnobValues& values, const T& value) const {
+    values.set_text(key_, codec_.encode(value));
+  }
   T decode(std::string_view canonical) const { return codec_.decode(canonical); }
   std::string encode(const T& value) const { return codec_.encode(value); }
 

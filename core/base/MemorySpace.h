@@ -41,6 +41,7 @@ class MemorySpace {
 MemorySpace& host_memory();
 
 // Copies between any two spaces (through host staging when both are devices).
-void copy_between(MemorySpace& dst_space, void* dst, MemorySpace& src_space, const void* src, size_t bytes);
+void copy_between(MemorySpace& dst_space, void* dst, MemorySpace& src_space, const void* src,
+                  size_t bytes);
 
 }  // namespace tunescope

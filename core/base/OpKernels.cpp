@@ -5,17 +5,19 @@
 namespace tunescope {
 
 void OpKernels::batchnorm_relu_forward_train(const ExecContext& ctx, const BatchNormParams& params,
-                                             const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                             const Tensor* residual, Tensor& running_mean, Tensor& running_var,
+                                             const Tensor& x, const Tensor& gamma,
+                                             const Tensor& beta, const Tensor* residual,
+                                             Tensor& running_mean, Tensor& running_var,
                                              BatchNormSaved& saved, Tensor& y) {
   batchnorm_forward_train(ctx, params, x, gamma, beta, running_mean, running_var, saved, y);
   if (residual) add(ctx, y, *residual, y);
   relu_forward(ctx, y, y);
 }
 
-void OpKernels::batchnorm_relu_backward(const ExecContext& ctx, const Tensor& x, const Tensor& y, const Tensor& dy,
-                                        const Tensor& gamma, const BatchNormSaved& saved, Tensor& dx,
-                                        Tensor& dgamma, Tensor& dbeta, Tensor* dresidual) {
+void OpKernels::batchnorm_relu_backward(const ExecContext& ctx, const Tensor& x, const Tensor& y,
+                                        const Tensor& dy, const Tensor& gamma,
+                                        const BatchNormSaved& saved, Tensor& dx, Tensor& dgamma,
+                                        Tensor& dbeta, Tensor* dresidual) {
   Tensor& g = dresidual ? *dresidual : dx;
   relu_backward(ctx, y, dy, g);
   batchnorm_backward(ctx, x, g, gamma, saved, dx, dgamma, dbeta);

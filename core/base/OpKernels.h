@@ -64,16 +64,18 @@ class OpKernels {
   // "bn_relu.fwd" / "bn_add_relu.fwd". y must not alias x (the backward pass reads both).
   // The default runs bn.fwd, add and relu.fwd, for a backend without the fused kernel.
   virtual void batchnorm_relu_forward_train(const ExecContext& ctx, const BatchNormParams& params,
-                                            const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                            const Tensor* residual, Tensor& running_mean,
-                                            Tensor& running_var, BatchNormSaved& saved, Tensor& y);
+                                            const Tensor& x, const Tensor& gamma,
+                                            const Tensor& beta, const Tensor* residual,
+                                            Tensor& running_mean, Tensor& running_var,
+                                            BatchNormSaved& saved, Tensor& y);
   // Its gradient, from x, the fused output y and dy: g = (y > 0 ? dy : 0) goes to
   // `dresidual` when not null, and dx, dgamma, dbeta are bn.bwd's of g.
   // "bn_relu.bwd" / "bn_add_relu.bwd". dx must not alias dresidual.
   // The default runs relu.bwd (into dresidual, or dx) and bn.bwd.
   virtual void batchnorm_relu_backward(const ExecContext& ctx, const Tensor& x, const Tensor& y,
-                                       const Tensor& dy, const Tensor& gamma, const BatchNormSaved& saved,
-                                       Tensor& dx, Tensor& dgamma, Tensor& dbeta, Tensor* dresidual);
+                                       const Tensor& dy, const Tensor& gamma,
+                                       const BatchNormSaved& saved, Tensor& dx, Tensor& dgamma,
+                                       Tensor& dbeta, Tensor* dresidual);
 
   // "relu.fwd" / "relu.bwd" (y may alias x; dx may alias dy).
   virtual void relu_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) = 0;
@@ -90,8 +92,8 @@ class OpKernels {
   // "avgpool.fwd" / "avgpool.bwd": divides by the full kernel area (padding counts as 0).
   virtual void avgpool_forward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
                                Tensor& y) = 0;
-  virtual void avgpool_backward(const ExecContext& ctx, const PoolParams& params,
-                                const Tensor& dy, Tensor& dx) = 0;
+  virtual void avgpool_backward(const ExecContext& ctx, const PoolParams& params, const Tensor& dy,
+                                Tensor& dx) = 0;
 
   // "gap.fwd" / "gap.bwd": global average pool, y is {N, C, 1, 1}.
   virtual void global_avgpool_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) = 0;
@@ -142,15 +144,17 @@ class OpKernels {
   // batch.n - first); rows past k are zeroed (a partial last shard). Same c, h, w and
   // layout; `batch` may be a host tensor while shard is in the backend's memory (the
   // upload of a batch).
-  virtual void scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t first, Tensor& shard) = 0;
+  virtual void scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t first,
+                            Tensor& shard) = 0;
   // "allreduce": out = scale * sum of sources, elementwise, summed in source order so a
   // run is reproducible; out may be one of the sources, the others are left alone. All
   // have out's shape and layout. Sources may be on several devices of the backend (one
   // replica per device, Backend::replica_devices); out is on the calling lane's device.
-  virtual void allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale,
-                             Tensor& out) = 0;
+  virtual void allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources,
+                             float scale, Tensor& out) = 0;
   // "broadcast": copies `source` into every tensor of `targets`.
-  virtual void broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* const> targets) = 0;
+  virtual void broadcast(const ExecContext& ctx, const Tensor& source,
+                         std::span<Tensor* const> targets) = 0;
 
   // The traffic of the update on the host (RunConfig update_on = host), traced as
   // memcpy-kind kernels: "memcpy.dtoh" copies a tensor of the backend's memory into a

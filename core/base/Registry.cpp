@@ -18,7 +18,8 @@ Registry& Registry::instance() {
   return registry;
 }
 
-void Registry::add_backend(const std::string& name, BackendFactory factory, std::string default_conv_algorithm) {
+void Registry::add_backend(const std::string& name, BackendFactory factory,
+                           std::string default_conv_algorithm) {
   backends_[name] = {std::move(factory), std::move(default_conv_algorithm)};
 }
 
@@ -52,11 +53,13 @@ std::string Registry::default_conv_algorithm(const std::string& backend) const {
   if (it == backends_.end())
     fail(ErrorKind::usage, "unknown backend '", backend, "' (known: ", known_names(backends_), ")");
   if (it->second.default_conv_algorithm.empty())
-    fail(ErrorKind::usage, "backend '", backend, "' has no default convolution algorithm: name one with --conv");
+    fail(ErrorKind::usage, "backend '", backend,
+         "' has no default convolution algorithm: name one with --conv");
   return it->second.default_conv_algorithm;
 }
 
-std::unique_ptr<ConvAlgorithm> Registry::make_conv_algorithm(const std::string& backend, const std::string& name,
+std::unique_ptr<ConvAlgorithm> Registry::make_conv_algorithm(const std::string& backend,
+                                                             const std::string& name,
                                                              const KnobValues& knobs) const {
   auto it = conv_.find(backend);
   if (it == conv_.end() || !it->second.count(name))

@@ -27,9 +27,9 @@ class Registry {
 
   // `default_conv_algorithm`: what conv layers run when the user names no algorithm
   // (cpu: the "direct" reference; cuda, which has no direct: "cudnn:implicit_gemm").
-  void add_backend(const std::string& name, BackendFactory factory, std::string default_conv_algorithm = {});
-  void add_conv_algorithm(const std::string& backend, const std::string& name,
-                          ConvFactory factory);
+  void add_backend(const std::string& name, BackendFactory factory,
+                   std::string default_conv_algorithm = {});
+  void add_conv_algorithm(const std::string& backend, const std::string& name, ConvFactory factory);
 
   std::vector<std::string> backends() const;
   // Registered names for `backend`, sorted.
@@ -40,7 +40,8 @@ class Registry {
 
   // Throw Error(usage) listing the known names when `name` is unknown.
   std::unique_ptr<Backend> make_backend(const std::string& name) const;
-  std::unique_ptr<ConvAlgorithm> make_conv_algorithm(const std::string& backend, const std::string& name,
+  std::unique_ptr<ConvAlgorithm> make_conv_algorithm(const std::string& backend,
+                                                     const std::string& name,
                                                      const KnobValues& knobs = {}) const;
 
  private:

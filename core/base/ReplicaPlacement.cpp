@@ -6,8 +6,11 @@ namespace tunescope {
 
 std::vector<int> place_replicas(const ReplicaPlacementInput& in) {
   if (in.replicas < 1) fail(ErrorKind::usage, "--replicas must be >= 1, got ", in.replicas);
-  if (in.devices < 1) fail(ErrorKind::usage, "backend ", in.backend, " sees no device for ", in.replicas, " replicas");
-  if (in.devices == 1 || in.replicas == 1) return std::vector<int>(static_cast<size_t>(in.replicas), 0);
+  if (in.devices < 1)
+    fail(ErrorKind::usage, "backend ", in.backend, " sees no device for ", in.replicas,
+         " replicas");
+  if (in.devices == 1 || in.replicas == 1)
+    return std::vector<int>(static_cast<size_t>(in.replicas), 0);
   if (in.replicas > in.devices)
     fail(ErrorKind::usage, "--replicas ", in.replicas, " on ", in.backend, ": ", in.devices,
          " devices; run one replica per device (--replicas <= ", in.devices,

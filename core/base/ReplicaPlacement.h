@@ -15,10 +15,10 @@
 namespace tunescope {
 
 struct ReplicaPlacementInput {
-  std::string backend;        // for the message: "cuda"
+  std::string backend;  // for the message: "cuda"
   int replicas = 1;
-  int devices = 1;            // devices the backend sees (>= 1)
-  bool cross_device = false;  // a cross-device all-reduce is available (built with NCCL)
+  int devices = 1;                   // devices the backend sees (>= 1)
+  bool cross_device = false;         // a cross-device all-reduce is available (built with NCCL)
   std::string cross_device_missing;  // why not, for the message ("built without NCCL")
 };
 

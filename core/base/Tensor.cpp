@@ -49,8 +49,8 @@ void Tensor::zero() {
 
 void copy_tensor(const Tensor& src, Tensor& dst) {
   if (!(src.shape() == dst.shape()) || src.layout() != dst.layout())
-    fail(ErrorKind::runtime, "copy_tensor: ", src.shape().str(), " ", to_string(src.layout()), " into ",
-         dst.shape().str(), " ", to_string(dst.layout()));
+    fail(ErrorKind::runtime, "copy_tensor: ", src.shape().str(), " ", to_string(src.layout()),
+         " into ", dst.shape().str(), " ", to_string(dst.layout()));
   if (src.empty()) return;
   copy_between(dst.memory(), dst.data(), src.memory(), src.data(), src.bytes());
 }
@@ -65,8 +65,8 @@ Tensor to_host(const Tensor& tensor) { return to_memory(tensor, host_memory()); 
 
 void convert_layout(const Tensor& src, Tensor& dst, ThreadPool* pool) {
   if (!src.on_host() || !dst.on_host())
-    fail(ErrorKind::runtime, "convert_layout: needs host tensors, got ", src.memory().name(), " and ",
-         dst.memory().name());
+    fail(ErrorKind::runtime, "convert_layout: needs host tensors, got ", src.memory().name(),
+         " and ", dst.memory().name());
   if (!(src.shape() == dst.shape()))
     fail(ErrorKind::runtime, "convert_layout: shapes differ (", src.shape().str(), " vs ",
          dst.shape().str(), ")");

@@ -67,8 +67,7 @@ void ThreadPool::worker_loop() {
   }
 }
 
-void ThreadPool::parallel_for(int64_t count,
-                              const std::function<void(int64_t, int64_t)>& body,
+void ThreadPool::parallel_for(int64_t count, const std::function<void(int64_t, int64_t)>& body,
                               int64_t grain) {
   if (count <= 0) return;
   grain = std::max<int64_t>(grain, 1);

@@ -43,7 +43,7 @@ class ThreadPool {
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;
   int64_t count_ = 0;
   int64_t chunk_ = 1;
-  int64_t next_chunk_ = 0;     // guarded by mutex_
+  int64_t next_chunk_ = 0;  // guarded by mutex_
   int64_t chunks_total_ = 0;
   int workers_busy_ = 0;
   uint64_t generation_ = 0;

@@ -31,9 +31,10 @@ void Concurrency::validate(int64_t batch) const {
   at_least(threads_per_lane, 0, "threads_per_lane");
   const int64_t parts = static_cast<int64_t>(replicas) * micro_batches;
   if (batch % parts != 0)
-    fail(ErrorKind::usage, "batch ", batch, " does not split into ", replicas, " replica", replicas == 1 ? "" : "s",
-         " x ", micro_batches, " micro-batch", micro_batches == 1 ? "" : "es", " (", parts,
-         " equal parts): choose a batch divisible by ", parts);
+    fail(ErrorKind::usage, "batch ", batch, " does not split into ", replicas, " replica",
+         replicas == 1 ? "" : "s", " x ", micro_batches, " micro-batch",
+         micro_batches == 1 ? "" : "es", " (", parts, " equal parts): choose a batch divisible by ",
+         parts);
 }
 
 std::string Concurrency::label() const {

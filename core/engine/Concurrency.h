@@ -20,16 +20,18 @@ const char* to_string(UpdateOn where);
 std::optional<UpdateOn> parse_update_on(std::string_view text);
 
 struct Concurrency {
-  int streams = 1;        // lanes per replica: compute, parameter gradients, update
-  int replicas = 1;       // data-parallel copies of the model, each batch / replicas examples
-  int micro_batches = 1;  // gradient accumulation steps per replica before one update
+  int streams = 1;            // lanes per replica: compute, parameter gradients, update
+  int replicas = 1;           // data-parallel copies of the model, each batch / replicas examples
+  int micro_batches = 1;      // gradient accumulation steps per replica before one update
   bool async_update = false;  // the update of step k overlaps the forward pass of step k+1
   int threads_per_lane = 0;   // 0: the run's threads shared out over the lanes
   UpdateOn update_on = UpdateOn::device;
 
   int lanes() const { return streams * replicas; }
   // Examples each replica takes per micro-batch.
-  int64_t shard(int64_t batch) const { return batch / (static_cast<int64_t>(replicas) * micro_batches); }
+  int64_t shard(int64_t batch) const {
+    return batch / (static_cast<int64_t>(replicas) * micro_batches);
+  }
   // The pool size of each lane for a run of `threads` threads in all.
   int lane_threads(int threads) const;
   // Throws Error(usage) naming the flag: values < 1 (threads_per_lane < 0), or a split

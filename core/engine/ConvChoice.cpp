@@ -24,8 +24,7 @@ ConvChoice parse_conv_choice(std::string_view text) {
     const size_t comma = std::min(text.find(',', start), text.size());
     const std::string_view part = text.substr(start, comma - start);
     const size_t eq = part.find('=');
-    if (part.empty())
-      fail(ErrorKind::usage, "--conv '", text, "': empty entry");
+    if (part.empty()) fail(ErrorKind::usage, "--conv '", text, "': empty entry");
     if (first && eq == std::string_view::npos) {
       choice.default_algorithm = std::string(part);
     } else if (eq == std::string_view::npos || eq == 0 || eq + 1 == part.size()) {
@@ -42,7 +41,8 @@ ConvChoice parse_conv_choice(std::string_view text) {
 }
 
 ConvChoice with_backend_default(ConvChoice choice, const std::string& backend) {
-  if (choice.default_algorithm.empty()) choice.default_algorithm = Registry::instance().default_conv_algorithm(backend);
+  if (choice.default_algorithm.empty())
+    choice.default_algorithm = Registry::instance().default_conv_algorithm(backend);
   return choice;
 }
 

@@ -12,11 +12,16 @@ namespace tunescope {
 
 Executor::Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, Backend* backend,
                    std::vector<int> lane_devices, int host_lanes)
-    : tracer_(tracer), backend_(backend), threads_per_lane_(threads_per_lane), lanes_(static_cast<size_t>(lanes)) {
+    : tracer_(tracer),
+      backend_(backend),
+      threads_per_lane_(threads_per_lane),
+      lanes_(static_cast<size_t>(lanes)) {
   if (lanes < 1) fail(ErrorKind::usage, "an executor needs >= 1 lane, got ", lanes);
-  if (threads_per_lane < 1) fail(ErrorKind::usage, "threads per lane must be >= 1, got ", threads_per_lane);
+  if (threads_per_lane < 1)
+    fail(ErrorKind::usage, "threads per lane must be >= 1, got ", threads_per_lane);
   if (!lane_devices.empty() && lane_devices.size() != lanes_.size())
-    fail(ErrorKind::runtime, "executor: devices for ", lane_devices.size(), " lanes, but ", lanes, " lanes");
+    fail(ErrorKind::runtime, "executor: devices for ", lane_devices.size(), " lanes, but ", lanes,
+         " lanes");
   if (host_lanes < 0 || host_lanes > lanes)
     fail(ErrorKind::runtime, "executor: ", host_lanes, " host lanes of ", lanes, " lanes");
   for (size_t i = 0; i < lanes_.size(); ++i) {
@@ -24,7 +29,8 @@ Executor::Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, Ba
     if (!lane_devices.empty()) lanes_[i].device = lane_devices[i];
     lanes_[i].host = static_cast<int>(i) >= lanes - host_lanes;
   }
-  for (int i = 0; i < lanes; ++i) lanes_[static_cast<size_t>(i)].thread = std::thread([this, i] { lane_loop(i); });
+  for (int i = 0; i < lanes; ++i)
+    lanes_[static_cast<size_t>(i)].thread = std::thread([this, i] { lane_loop(i); });
 }
 
 Executor::~Executor() {
@@ -51,7 +57,8 @@ Executor::Item Executor::run_item_for(int lane, Task task, bool always) {
 
 void Executor::note_host_wait(const profiler::FlowEnd& source) {
   if (!tracing() || source.ns < 0) return;
-  if (host_submitted_) host_waited_.clear();  // a new fence: the old one bound what was submitted since
+  if (host_submitted_)
+    host_waited_.clear();  // a new fence: the old one bound what was submitted since
   host_submitted_ = false;
   host_waited_.push_back(source);
   ++host_fence_;
@@ -96,7 +103,8 @@ void Executor::submit_finally(int lane, Task task) {
 void Executor::record(int lane, Event& event) {
   {
     std::lock_guard lock(mutex_);
-    lanes_.at(static_cast<size_t>(lane)).queue.push_back(Item{Item::Kind::record, {}, &event, ++event.recorded_});
+    lanes_.at(static_cast<size_t>(lane))
+        .queue.push_back(Item{Item::Kind::record, {}, &event, ++event.recorded_});
   }
   changed_.notify_all();
 }
@@ -161,7 +169,8 @@ void Executor::lane_loop(int index) {
     changed_.notify_all();
   }
   for (;;) {
-    changed_.wait(lock, [&] { return stopping_ || (!lane.queue.empty() && ready(lane.queue.front())); });
+    changed_.wait(lock,
+                  [&] { return stopping_ || (!lane.queue.empty() && ready(lane.queue.front())); });
     if (stopping_) {
       run_remaining_finally(lane, exec, lock);
       return;
@@ -170,7 +179,8 @@ void Executor::lane_loop(int index) {
     lane.queue.pop_front();
     const bool record = item.kind == Item::Kind::record;
     if (item.kind == Item::Kind::wait) note_wait(index, item);
-    if (item.kind == Item::Kind::wait || (!record && failure_ && !item.always)) {  // a poisoned executor skips work
+    if (item.kind == Item::Kind::wait ||
+        (!record && failure_ && !item.always)) {      // a poisoned executor skips work
       if (lane.queue.empty()) changed_.notify_all();  // synchronize() may be waiting for this
       continue;
     }
@@ -179,7 +189,9 @@ void Executor::lane_loop(int index) {
       lane.busy = true;
       const bool traced = !record && tracing();
       lock.unlock();
-      if (traced) emit_flows(lane, item, profiler::now_ns());  // only this lane's thread touches pending_waits
+      if (traced)
+        emit_flows(lane, item,
+                   profiler::now_ns());  // only this lane's thread touches pending_waits
       lane.pending_waits.clear();
       error = run_item(item, exec);
       const int64_t end_ns = traced ? profiler::now_ns() : -1;
@@ -201,7 +213,8 @@ void Executor::lane_loop(int index) {
   }
 }
 
-void Executor::run_remaining_finally(Lane& lane, const ExecContext& exec, std::unique_lock<std::mutex>& lock) {
+void Executor::run_remaining_finally(Lane& lane, const ExecContext& exec,
+                                     std::unique_lock<std::mutex>& lock) {
   while (!lane.queue.empty()) {
     Item item = std::move(lane.queue.front());
     lane.queue.pop_front();

@@ -65,9 +65,9 @@ class Executor {
   // `lanes` lanes, each with a pool of `threads_per_lane` threads (the lane thread
   // included). Lane i runs on device lane_devices[i] (all on device 0 when empty): its
   // thread is bound to it (backend->bind_thread) and its kernels see ExecContext{pool,
-  // tracer, device, lane id, backend->lane_stream(lane id, device)}. With a backend whose lanes have native streams, a
-  // lane finishes its stream's work before an event recorded on it completes and before
-  // it goes idle, so events and synchronize() order device work too. The last
+  // tracer, device, lane id, backend->lane_stream(lane id, device)}. With a backend whose lanes
+  // have native streams, a lane finishes its stream's work before an event recorded on it completes
+  // and before it goes idle, so events and synchronize() order device work too. The last
   // `host_lanes` lanes run host work beside the device (the update on the host): their
   // threads are not bound and get no stream (a null ExecContext::stream), and they keep
   // lane_devices' entry only to be traced beside that device's lanes.
@@ -104,7 +104,8 @@ class Executor {
     Event* event = nullptr;
     uint64_t target = 0;
     bool always = false;  // submit_finally: runs even when poisoned or stopping
-    std::vector<profiler::FlowEnd> host_waited{};  // traced: what the host waited for before submitting this
+    std::vector<profiler::FlowEnd>
+        host_waited{};  // traced: what the host waited for before submitting this
   };
   struct Lane {
     std::deque<Item> queue;
@@ -122,13 +123,14 @@ class Executor {
 
   void lane_loop(int lane);
   // On destruction: runs the submit_finally tasks still queued on the lane; under mutex_.
-  void run_remaining_finally(Lane& lane, const ExecContext& exec, std::unique_lock<std::mutex>& lock);
+  void run_remaining_finally(Lane& lane, const ExecContext& exec,
+                             std::unique_lock<std::mutex>& lock);
   // Runs a task, or for a record item finishes the lane's device work; returns its error.
   std::exception_ptr run_item(Item& item, const ExecContext& exec);
   std::exception_ptr finish_stream(const ExecContext& exec);
   bool ready(const Item& item) const;  // under mutex_
   bool tracing() const;
-  Item run_item_for(int lane, Task task, bool always);  // under mutex_: attaches the host's waits
+  Item run_item_for(int lane, Task task, bool always);   // under mutex_: attaches the host's waits
   void note_host_wait(const profiler::FlowEnd& source);  // under mutex_
   // Under mutex_: a wait item reached by `lane`; its source becomes a flow of the next task.
   void note_wait(int lane, const Item& item);

@@ -33,9 +33,10 @@ struct LayerContext {
 struct LayerSetup {
   Layout layout = Layout::NCHW;
   std::string backend = "cpu";
-  uint64_t seed = 1;  // parameter initialisation
+  uint64_t seed = 1;                     // parameter initialisation
   MemorySpace* memory = &host_memory();  // the backend's: where parameters and activations live
-  KnobValues knobs{};  // the run's knobs, handed to every conv algorithm the layers make (fft_tile, ...)
+  KnobValues
+      knobs{};  // the run's knobs, handed to every conv algorithm the layers make (fft_tile, ...)
 };
 
 class Layer {
@@ -87,15 +88,18 @@ class SeparableLayer : public Layer {
   using Layer::Layer;
 
   bool separable_backward() const final { return true; }
-  void backward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs, const Tensor& output,
-                const Tensor& doutput, const std::vector<Tensor*>& dinputs) final {
+  void backward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
+                const Tensor& output, const Tensor& doutput,
+                const std::vector<Tensor*>& dinputs) final {
     backward_parameters(ctx, inputs, output, doutput);
     backward_data(ctx, inputs, output, doutput, dinputs);
   }
   virtual void backward_data(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
-                             const Tensor& output, const Tensor& doutput, const std::vector<Tensor*>& dinputs) = 0;
-  virtual void backward_parameters(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
-                                   const Tensor& output, const Tensor& doutput) = 0;
+                             const Tensor& output, const Tensor& doutput,
+                             const std::vector<Tensor*>& dinputs) = 0;
+  virtual void backward_parameters(const LayerContext& ctx,
+                                   const std::vector<const Tensor*>& inputs, const Tensor& output,
+                                   const Tensor& doutput) = 0;
 };
 
 }  // namespace tunescope

@@ -4,12 +4,12 @@
 
 #include "core/base/Error.h"
 #include "core/engine/ModelFiles.h"
+#include "core/engine/RunKnobs.h"
 #include "core/engine/layers/BatchNormLayer.h"
 #include "core/engine/layers/Conv2dLayer.h"
 #include "core/engine/layers/ElementwiseLayers.h"
 #include "core/engine/layers/LinearLayer.h"
 #include "core/engine/layers/PoolingLayers.h"
-#include "core/engine/RunKnobs.h"
 
 namespace tunescope {
 
@@ -18,7 +18,9 @@ namespace {
 class ModelBuilder {
  public:
   ModelBuilder(const ModelSpec& spec)
-      : spec_(spec), net_(std::make_unique<Network>(spec.name)), fuse_(knobs::fuse.get(spec.setup.knobs)) {}
+      : spec_(spec),
+        net_(std::make_unique<Network>(spec.name)),
+        fuse_(knobs::fuse.get(spec.setup.knobs)) {}
 
   int conv(const std::string& name, int from, Conv2dSpec conv) {
     used_.insert(name);
@@ -39,8 +41,9 @@ class ModelBuilder {
   // The fused layer "<bn>+<add>+<relu>": relu(bn(from) + shortcut).
   int bn_add_relu(int from, int shortcut, const std::string& bn, const std::string& add_name,
                   const std::string& relu) {
-    return net_->add(std::make_unique<BatchNormReluLayer>(cat(bn, "+", add_name, "+", relu), bn, true),
-                     {from, shortcut});
+    return net_->add(
+        std::make_unique<BatchNormReluLayer>(cat(bn, "+", add_name, "+", relu), bn, true),
+        {from, shortcut});
   }
   bool fuse() const { return fuse_; }
 
@@ -135,7 +138,8 @@ ModelInput model_input(const std::string& name) {
     const ModelFileShape shape = model_file_format(name).shape(name);
     return ModelInput{shape.channels, true, shape.height, shape.width, shape.classes};
   }
-  fail(ErrorKind::usage, "unknown model '", name, "' (known: lenet5, resnet18-small, or a PATH.onnx file)");
+  fail(ErrorKind::usage, "unknown model '", name,
+       "' (known: lenet5, resnet18-small, or a PATH.onnx file)");
 }
 
 std::unique_ptr<Network> build_model(const ModelSpec& given) {
@@ -144,10 +148,12 @@ std::unique_ptr<Network> build_model(const ModelSpec& given) {
   spec.conv = with_backend_default(given.conv, given.setup.backend);
   if (is_model_file(spec.name)) return model_file_format(spec.name).build(spec);
   if (spec.file_weights)
-    fail(ErrorKind::usage, "--init onnx: model ", spec.name, " is built in and has no file to take weights from");
+    fail(ErrorKind::usage, "--init onnx: model ", spec.name,
+         " is built in and has no file to take weights from");
   if (spec.name == "lenet5") return lenet5(spec);
   if (spec.name == "resnet18-small") return resnet18_small(spec);
-  fail(ErrorKind::usage, "unknown model '", spec.name, "' (known: lenet5, resnet18-small, or a PATH.onnx file)");
+  fail(ErrorKind::usage, "unknown model '", spec.name,
+       "' (known: lenet5, resnet18-small, or a PATH.onnx file)");
 }
 
 }  // namespace tunescope

@@ -13,7 +13,7 @@
 namespace tunescope {
 
 struct ModelSpec {
-  std::string name = "lenet5";  // lenet5 | resnet18-small | PATH.onnx
+  std::string name = "lenet5";   // lenet5 | resnet18-small | PATH.onnx
   Shape4 input{128, 1, 32, 32};  // batch, channels, height, width
   int64_t classes = 10;
   ConvChoice conv;

@@ -21,8 +21,8 @@ int Network::add(std::unique_ptr<Layer> layer, std::vector<int> inputs) {
   const int id = static_cast<int>(nodes_.size());
   for (int input : inputs)
     if (input < 0 || input >= id)
-      fail(ErrorKind::usage, "model ", model_name_, ": layer ", layer->name(), " reads node ", input,
-           " which does not exist yet");
+      fail(ErrorKind::usage, "model ", model_name_, ": layer ", layer->name(), " reads node ",
+           input, " which does not exist yet");
   Node node;
   node.layer = std::move(layer);
   node.inputs = std::move(inputs);
@@ -98,8 +98,8 @@ const Tensor& Network::output_gradient(int node, const Tensor& dlogits) const {
 
 void Network::forward_node(const LayerContext& ctx, int node, const Tensor& input, bool training) {
   Node& n = nodes_.at(node);
-  RangeScope layer(ctx.exec.tracer, traced_name(ctx.exec, n.layer->name()), RangeCategory::layer, ctx.exec.device,
-                   ctx.exec.lane);
+  RangeScope layer(ctx.exec.tracer, traced_name(ctx.exec, n.layer->name()), RangeCategory::layer,
+                   ctx.exec.device, ctx.exec.lane);
   n.layer->forward(ctx, inputs_for(node, input), n.output, training);
 }
 
@@ -108,28 +108,33 @@ void Network::backward_step(const LayerContext& ctx, const BackwardStep& step, c
   Node& node = nodes_.at(step.node);
   Layer& layer = *node.layer;
   if (part != BackwardPart::all && !layer.separable_backward())
-    fail(ErrorKind::runtime, "layer ", layer.name(), ": its backward pass cannot be split into data and parameters");
-  RangeScope range(ctx.exec.tracer, traced_name(ctx.exec, layer.name()), RangeCategory::layer, ctx.exec.device,
-                   ctx.exec.lane);
+    fail(ErrorKind::runtime, "layer ", layer.name(),
+         ": its backward pass cannot be split into data and parameters");
+  RangeScope range(ctx.exec.tracer, traced_name(ctx.exec, layer.name()), RangeCategory::layer,
+                   ctx.exec.device, ctx.exec.lane);
   const auto inputs = inputs_for(step.node, input);
   const Tensor& doutput = output_gradient(step.node, dlogits);
   switch (part) {
     case BackwardPart::all: layer.backward(ctx, inputs, node.output, doutput, step.dinputs); break;
     case BackwardPart::data:
-      static_cast<SeparableLayer&>(layer).backward_data(ctx, inputs, node.output, doutput, step.dinputs);
+      static_cast<SeparableLayer&>(layer).backward_data(ctx, inputs, node.output, doutput,
+                                                        step.dinputs);
       break;
     case BackwardPart::parameters:
       static_cast<SeparableLayer&>(layer).backward_parameters(ctx, inputs, node.output, doutput);
       return;  // the fan-out accumulation belongs to the input gradients
   }
-  for (int in : step.accumulate_into) ctx.ops.accumulate(ctx.exec, nodes_[in].grad_scratch, nodes_[in].grad);
+  for (int in : step.accumulate_into)
+    ctx.ops.accumulate(ctx.exec, nodes_[in].grad_scratch, nodes_[in].grad);
 }
 
 const Tensor& Network::forward(const LayerContext& ctx, const Tensor& input, bool training) {
   if (!built_) fail(ErrorKind::runtime, "model ", model_name_, ": forward before build");
   check_input(input);
-  RangeScope phase(ctx.exec.tracer, "forward", RangeCategory::phase, ctx.exec.device, ctx.exec.lane);
-  for (int node = 1; node < static_cast<int>(nodes_.size()); ++node) forward_node(ctx, node, input, training);
+  RangeScope phase(ctx.exec.tracer, "forward", RangeCategory::phase, ctx.exec.device,
+                   ctx.exec.lane);
+  for (int node = 1; node < static_cast<int>(nodes_.size()); ++node)
+    forward_node(ctx, node, input, training);
   return nodes_.back().output;
 }
 
@@ -142,8 +147,10 @@ void Network::check_input(const Tensor& input) const {
 
 void Network::backward(const LayerContext& ctx, const Tensor& input, const Tensor& dlogits) {
   if (!built_) fail(ErrorKind::runtime, "model ", model_name_, ": backward before build");
-  RangeScope phase(ctx.exec.tracer, "backward", RangeCategory::phase, ctx.exec.device, ctx.exec.lane);
-  for (const BackwardStep& step : backward_steps_) backward_step(ctx, step, input, dlogits, BackwardPart::all);
+  RangeScope phase(ctx.exec.tracer, "backward", RangeCategory::phase, ctx.exec.device,
+                   ctx.exec.lane);
+  for (const BackwardStep& step : backward_steps_)
+    backward_step(ctx, step, input, dlogits, BackwardPart::all);
 }
 
 std::vector<Parameter*> Network::parameters() {
@@ -155,7 +162,8 @@ std::vector<Parameter*> Network::parameters() {
 
 size_t Network::workspace_bytes() const {
   size_t most = 0;
-  for (size_t i = 1; i < nodes_.size(); ++i) most = std::max(most, nodes_[i].layer->workspace_bytes());
+  for (size_t i = 1; i < nodes_.size(); ++i)
+    most = std::max(most, nodes_[i].layer->workspace_bytes());
   return most;
 }
 

@@ -41,8 +41,8 @@ class Network {
   // buffer and accumulate it.
   struct BackwardStep {
     int node = 0;
-    std::vector<Tensor*> dinputs;         // null for the data input
-    std::vector<int> accumulate_into;     // nodes whose scratch this step fills
+    std::vector<Tensor*> dinputs;      // null for the data input
+    std::vector<int> accumulate_into;  // nodes whose scratch this step fills
   };
   // The steps in execution order (last node first); nodes that do not reach the loss
   // are left out.

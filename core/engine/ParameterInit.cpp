@@ -25,7 +25,8 @@ void init_he_normal(Tensor& weight, int64_t fan_in, uint64_t seed) {
         for (int64_t w = 0; w < s.w; ++w) weight.at(n, c, h, w) = normal(rng);
 }
 
-void load_logical_values(Tensor& tensor, const std::vector<float>& values, const std::string& what) {
+void load_logical_values(Tensor& tensor, const std::vector<float>& values,
+                         const std::string& what) {
   if (static_cast<int64_t>(values.size()) != tensor.size())
     fail(ErrorKind::input, what, ": ", values.size(), " values for a tensor of ", tensor.size());
   Tensor logical(tensor.shape(), Layout::NCHW);  // NCHW storage is logical order

@@ -30,7 +30,8 @@ class Checker {
     fail(ErrorKind::input, "config ", source_, ": key '", key, "': ", why);
   }
 
-  void only_keys(const json& object, const std::string& where, const std::vector<std::string>& known) const {
+  void only_keys(const json& object, const std::string& where,
+                 const std::vector<std::string>& known) const {
     const std::set<std::string> allowed(known.begin(), known.end());
     for (const auto& [key, value] : object.items())
       if (!allowed.count(key)) {
@@ -52,7 +53,8 @@ class Checker {
   }
 
   int64_t positive_integer(const json& value, const std::string& key) const {
-    if (!value.is_number_integer()) reject(key, cat("expected an integer, got ", value.type_name()));
+    if (!value.is_number_integer())
+      reject(key, cat("expected an integer, got ", value.type_name()));
     const auto number = value.get<int64_t>();
     if (number < 1) reject(key, cat("must be >= 1, got ", number));
     return number;
@@ -74,14 +76,16 @@ class Checker {
   }
 
   // An empty backend: any name (stored_run_config_from_json_text).
-  std::string algorithm(const json& value, const std::string& key, const std::string& backend) const {
+  std::string algorithm(const json& value, const std::string& key,
+                        const std::string& backend) const {
     std::string name = string(value, key);
     if (backend.empty()) return name;
     const auto known = Registry::instance().conv_algorithms(backend);
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      reject(key, cat("unknown convolution algorithm '", name, "' for backend ", backend, " (known: ", list, ")"));
+      reject(key, cat("unknown convolution algorithm '", name, "' for backend ", backend,
+                      " (known: ", list, ")"));
     }
     return name;
   }
@@ -102,11 +106,13 @@ std::string RunConfig::label() const {
   std::string out = cat(to_string(layout()), " conv=", conv.str(), " threads=", threads());
   const KnobCatalog& catalog = KnobCatalog::instance();
   for (const KnobSpec& spec : catalog.specs()) {
-    if (spec.key == knobs::layout.key() || spec.key == knobs::threads.key() || !knobs.differs_from_default(spec.key))
+    if (spec.key == knobs::layout.key() || spec.key == knobs::threads.key() ||
+        !knobs.differs_from_default(spec.key))
       continue;
     const std::string name = spec.label.empty() ? spec.key : spec.label;
-    out += spec.type == KnobType::boolean ? (knobs.text(spec.key) == "on" ? " " + name : " " + name + "=off")
-                                          : cat(" ", name, "=", knobs.text(spec.key));
+    out += spec.type == KnobType::boolean
+               ? (knobs.text(spec.key) == "on" ? " " + name : " " + name + "=off")
+               : cat(" ", name, "=", knobs.text(spec.key));
   }
   for (const auto& [key, value] : knobs.explicit_values())
     if (!catalog.find(key)) out += cat(" ", key, "=", value);
@@ -116,7 +122,8 @@ std::string RunConfig::label() const {
 namespace {
 
 // Top-level keys that are not knobs.
-constexpr std::initializer_list<const char*> kFixedKeys = {"schema", "model", "batch", "conv", "measured"};
+constexpr std::initializer_list<const char*> kFixedKeys = {"schema", "model", "batch", "conv",
+                                                           "measured"};
 // Knobs schema 1 requires in every file.
 constexpr std::initializer_list<const char*> kRequiredKnobs = {"layout", "threads"};
 
@@ -139,21 +146,20 @@ std::string to_json_text(const RunConfig& config, KnobsWritten written) {
       {"conv", {{"default", config.conv.default_algorithm}, {"per_layer", config.conv.per_layer}}},
   };
   // Knobs added after schema 1 only when not the default: a results DB finds a
-  // candidate's earlier trials by this text, and those stored before the knob existed ran it at its default.
+  // candidate's earlier trials by this text, and those stored before the knob existed ran it at its
+  // default.
   const KnobCatalog& catalog = KnobCatalog::instance();
   for (const KnobSpec& spec : catalog.specs())
-    if (written == KnobsWritten::every_knob || spec.written_when_default || config.knobs.differs_from_default(spec.key))
+    if (written == KnobsWritten::every_knob || spec.written_when_default ||
+        config.knobs.differs_from_default(spec.key))
       out[spec.key] = knob_json(spec, config.knobs.text(spec.key));
   for (const auto& [key, value] : config.knobs.explicit_values())
     if (!catalog.find(key)) out[key] = value;
   if (config.measured) {
     const MeasuredFigures& m = *config.measured;
-    out["measured"] = {{"examples_per_second", m.examples_per_second},
-                       {"spread", m.spread},
-                       {"speedup_vs_baseline", m.speedup_vs_baseline},
-                       {"strategy", m.strategy},
-                       {"strategy_reason", m.strategy_reason},
-                       {"machine", m.machine}};
+    out["measured"] = {{"examples_per_second", m.examples_per_second}, {"spread", m.spread},
+                       {"speedup_vs_baseline", m.speedup_vs_baseline}, {"strategy", m.strategy},
+                       {"strategy_reason", m.strategy_reason},         {"machine", m.machine}};
   }
   return out.dump(2) + "\n";
 }
@@ -169,21 +175,25 @@ json parse_object(const std::string& text, const std::string& source) {
     // fuzz/fuzz_run_config).
     fail(ErrorKind::input, "config ", source, ": not JSON: ", e.what());
   }
-  if (!root.is_object()) fail(ErrorKind::input, "config ", source, ": expected a JSON object, got ", root.type_name());
+  if (!root.is_object())
+    fail(ErrorKind::input, "config ", source, ": expected a JSON object, got ", root.type_name());
   return root;
 }
 
 // An empty backend: any algorithm name, and keys that are not knobs of this build are
 // kept (stored_run_config_from_json_text).
-RunConfig run_config_from_json(const json& root, const std::string& source, const std::string& backend);
+RunConfig run_config_from_json(const json& root, const std::string& source,
+                               const std::string& backend);
 
 }  // namespace
 
-RunConfig run_config_from_json_text(const std::string& text, const std::string& source, const std::string& backend) {
+RunConfig run_config_from_json_text(const std::string& text, const std::string& source,
+                                    const std::string& backend) {
   return run_config_from_json(parse_object(text, source), source, backend);
 }
 
-StoredRunConfig stored_run_config_from_json_text(const std::string& text, const std::string& source) {
+StoredRunConfig stored_run_config_from_json_text(const std::string& text,
+                                                 const std::string& source) {
   StoredRunConfig stored;
   stored.config = run_config_from_json(parse_object(text, source), source, "");
   for (const auto& [key, value] : stored.config.knobs.explicit_values())
@@ -201,7 +211,8 @@ std::string StoredRunConfig::key() const {
 
 namespace {
 
-RunConfig run_config_from_json(const json& root, const std::string& source, const std::string& backend) {
+RunConfig run_config_from_json(const json& root, const std::string& source,
+                               const std::string& backend) {
   const Checker check(source);
   const KnobCatalog& catalog = KnobCatalog::instance();
   const bool lenient = backend.empty();
@@ -211,7 +222,8 @@ RunConfig run_config_from_json(const json& root, const std::string& source, cons
     check.only_keys(root, "", known);
   }
   const std::string schema = check.string(check.required(root, "", "schema"), "schema");
-  if (schema != kRunConfigSchema) check.reject("schema", cat("expected '", kRunConfigSchema, "', got '", schema, "'"));
+  if (schema != kRunConfigSchema)
+    check.reject("schema", cat("expected '", kRunConfigSchema, "', got '", schema, "'"));
 
   RunConfig config;
   config.model = check.string(check.required(root, "", "model"), "model");
@@ -227,30 +239,30 @@ RunConfig run_config_from_json(const json& root, const std::string& source, cons
     std::string text;
     switch (spec->type) {
       case KnobType::integer:
-        if (!value.is_number_integer()) check.reject(key, cat("expected an integer, got ", value.type_name()));
+        if (!value.is_number_integer())
+          check.reject(key, cat("expected an integer, got ", value.type_name()));
         text = value.dump();
         break;
-      case KnobType::boolean:
-        text = check.boolean(value, key) ? "on" : "off";
-        break;
-      case KnobType::choice:
-        text = check.string(value, key);
-        break;
+      case KnobType::boolean: text = check.boolean(value, key) ? "on" : "off"; break;
+      case KnobType::choice: text = check.string(value, key); break;
     }
     const auto canonical = spec->canonical(text);
     if (!canonical)
-      check.reject(key, spec->type == KnobType::integer ? cat("must be in ", spec->min, "..", spec->max, ", got ", text)
-                                                        : cat("'", text, "' is not a value (", spec->describe_values(), ")"));
+      check.reject(key, spec->type == KnobType::integer
+                            ? cat("must be in ", spec->min, "..", spec->max, ", got ", text)
+                            : cat("'", text, "' is not a value (", spec->describe_values(), ")"));
     config.knobs.set_text(key, *canonical);
   }
   const Concurrency concurrency = config.concurrency();
   const int64_t parts = static_cast<int64_t>(concurrency.replicas) * concurrency.micro_batches;
   if (config.batch % parts != 0)
-    check.reject("replicas", cat("replicas x micro_batches = ", parts, " does not divide the batch ", config.batch));
+    check.reject("replicas", cat("replicas x micro_batches = ", parts,
+                                 " does not divide the batch ", config.batch));
 
   const json& conv = check.object(check.required(root, "", "conv"), "conv");
   check.only_keys(conv, "conv.", {"default", "per_layer"});
-  config.conv.default_algorithm = check.algorithm(check.required(conv, "conv.", "default"), "conv.default", backend);
+  config.conv.default_algorithm =
+      check.algorithm(check.required(conv, "conv.", "default"), "conv.default", backend);
   config.conv.per_layer.clear();
   if (auto it = conv.find("per_layer"); it != conv.end()) {
     const json& per_layer = check.object(*it, "conv.per_layer");
@@ -260,14 +272,17 @@ RunConfig run_config_from_json(const json& root, const std::string& source, cons
 
   if (auto it = root.find("measured"); it != root.end()) {
     const json& measured = check.object(*it, "measured");
-    check.only_keys(measured, "measured.", {"examples_per_second", "spread", "speedup_vs_baseline", "strategy", "strategy_reason",
-                                                      "machine"});
+    check.only_keys(measured, "measured.",
+                    {"examples_per_second", "spread", "speedup_vs_baseline", "strategy",
+                     "strategy_reason", "machine"});
     MeasuredFigures m;
     auto optional_number = [&](const char* key, double& into) {
-      if (auto f = measured.find(key); f != measured.end()) into = check.number(*f, cat("measured.", key));
+      if (auto f = measured.find(key); f != measured.end())
+        into = check.number(*f, cat("measured.", key));
     };
     auto optional_string = [&](const char* key, std::string& into) {
-      if (auto f = measured.find(key); f != measured.end()) into = check.string(*f, cat("measured.", key));
+      if (auto f = measured.find(key); f != measured.end())
+        into = check.string(*f, cat("measured.", key));
     };
     optional_number("examples_per_second", m.examples_per_second);
     optional_number("spread", m.spread);
@@ -311,7 +326,8 @@ RunConfig run_config_of(const SessionOptions& options) {
   config.conv = options.conv;
   config.knobs = options.knobs;
   if (config.threads() == 0)
-    knobs::threads.set(config.knobs, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    knobs::threads.set(config.knobs,
+                       static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   return config;
 }
 

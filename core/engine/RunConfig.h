@@ -26,7 +26,7 @@ struct MeasuredFigures {
   double examples_per_second = 0;  // median over the timed steps
   double spread = 0;               // (p90 - p10) / median of the step times
   double speedup_vs_baseline = 0;  // vs nchw + direct with the same threads
-  std::string strategy;         // the strategy the tune ran (never "auto")
+  std::string strategy;            // the strategy the tune ran (never "auto")
   std::string strategy_reason;  // why: requested, or auto's estimates (core/tuner/StrategyChoice.h)
   std::string machine;
   bool operator==(const MeasuredFigures&) const = default;
@@ -83,7 +83,8 @@ struct StoredRunConfig {
   std::string key() const;
 };
 // Throws Error(input) naming `source`, as run_config_from_json_text.
-StoredRunConfig stored_run_config_from_json_text(const std::string& text, const std::string& source);
+StoredRunConfig stored_run_config_from_json_text(const std::string& text,
+                                                 const std::string& source);
 
 RunConfig load_run_config(const std::filesystem::path& path, const std::string& backend = "cpu");
 // Throws Error(input) naming the file when it cannot be written.

@@ -7,8 +7,8 @@ namespace tunescope::knobs {
 
 namespace {
 
-KnobSpec integer(const char* key, const char* label, int64_t min, int64_t max, const char* default_value,
-                 const char* help) {
+KnobSpec integer(const char* key, const char* label, int64_t min, int64_t max,
+                 const char* default_value, const char* help) {
   KnobSpec spec;
   spec.key = key;
   spec.label = label;
@@ -21,7 +21,8 @@ KnobSpec integer(const char* key, const char* label, int64_t min, int64_t max, c
   return spec;
 }
 
-KnobSpec choice(const char* key, const char* label, std::vector<std::string> values, const char* help) {
+KnobSpec choice(const char* key, const char* label, std::vector<std::string> values,
+                const char* help) {
   KnobSpec spec;
   spec.key = key;
   spec.label = label;
@@ -34,69 +35,78 @@ KnobSpec choice(const char* key, const char* label, std::vector<std::string> val
 
 }  // namespace
 
-const Knob<Layout> layout{[] {
-                            KnobSpec spec = choice("layout", "", {"nchw", "nhwc"}, "Tensor layout");
-                            spec.written_when_default = true;
-                            spec.list_default = "nchw,nhwc";  // a tune tries both
-                            spec.list_alias = "--layouts";
-                            return spec;
-                          }(),
-                          {[](std::string_view text) { return text == "nhwc" ? Layout::NHWC : Layout::NCHW; },
-                           [](const Layout& value) { return to_string(value); }},
-                          true};
+const Knob<Layout> layout{
+    [] {
+      KnobSpec spec = choice("layout", "", {"nchw", "nhwc"}, "Tensor layout");
+      spec.written_when_default = true;
+      spec.list_default = "nchw,nhwc";  // a tune tries both
+      spec.list_alias = "--layouts";
+      return spec;
+    }(),
+    {[](std::string_view text) { return text == "nhwc" ? Layout::NHWC : Layout::NCHW; },
+     [](const Layout& value) { return to_string(value); }},
+    true};
 
 const Knob<int> threads{[] {
-                          KnobSpec spec = integer("threads", "threads", 0, kMaxThreads, "0",
-                                                  "Worker threads (0: one per hardware thread), shared out over "
-                                                  "the lanes");
+                          KnobSpec spec = integer(
+                              "threads", "threads", 0, kMaxThreads, "0",
+                              "Worker threads (0: one per hardware thread), shared out over "
+                              "the lanes");
                           spec.list_default = "1";  // a tune tries one thread unless told more
                           return spec;
                         }(),
                         integer_codec(), true};
 
-const Knob<int> streams{integer("streams", "streams", 1, 64, "1",
-                                "Ordered execution lanes per replica: with >= 2, backward-filter and the weight "
-                                "update run on their own lanes"),
-                        integer_codec(), true};
+const Knob<int> streams{
+    integer("streams", "streams", 1, 64, "1",
+            "Ordered execution lanes per replica: with >= 2, backward-filter and the weight "
+            "update run on their own lanes"),
+    integer_codec(), true};
 
 const Knob<bool> async_update{[] {
-                                KnobSpec spec = choice("async_update", "async", {"off", "on"},
-                                                       "Overlap the weight update of a step with the next step's "
-                                                       "forward pass (layer L's forward waits only for layer L's "
-                                                       "update)");
+                                KnobSpec spec = choice(
+                                    "async_update", "async", {"off", "on"},
+                                    "Overlap the weight update of a step with the next step's "
+                                    "forward pass (layer L's forward waits only for layer L's "
+                                    "update)");
                                 spec.type = KnobType::boolean;
                                 spec.written_when_default = true;
                                 return spec;
                               }(),
                               boolean_codec(), true};
 
-const Knob<int> replicas{integer("replicas", "replicas", 1, 256, "1",
-                                 "Data-parallel replicas, each taking batch/replicas examples on its own lanes; "
-                                 "gradients are all-reduced before the update (cuda: one per GPU with NCCL when "
-                                 "several GPUs are visible)"),
-                         integer_codec(), true};
+const Knob<int> replicas{
+    integer("replicas", "replicas", 1, 256, "1",
+            "Data-parallel replicas, each taking batch/replicas examples on its own lanes; "
+            "gradients are all-reduced before the update (cuda: one per GPU with NCCL when "
+            "several GPUs are visible)"),
+    integer_codec(), true};
 
-const Knob<int> micro_batches{integer("micro_batches", "micro", 1, 4096, "1",
-                                      "Gradient accumulation: each replica runs its share in this many sequential "
-                                      "micro-batches before one update"),
-                              integer_codec(), true};
+const Knob<int> micro_batches{
+    integer("micro_batches", "micro", 1, 4096, "1",
+            "Gradient accumulation: each replica runs its share in this many sequential "
+            "micro-batches before one update"),
+    integer_codec(), true};
 
-const Knob<int> threads_per_lane{integer("threads_per_lane", "threads/lane", 0, kMaxThreads, "0",
-                                         "Threads of each lane's pool (0: threads shared out over the lanes)"),
-                                 integer_codec(), true};
+const Knob<int> threads_per_lane{
+    integer("threads_per_lane", "threads/lane", 0, kMaxThreads, "0",
+            "Threads of each lane's pool (0: threads shared out over the lanes)"),
+    integer_codec(), true};
 
-const Knob<UpdateOn> update_on{choice("update_on", "update", {"device", "host"},
-                                      "Where SGD runs on a backend with device memory (cuda): device | host "
-                                      "(gradients copied to pinned host memory, updated by host threads, weights "
-                                      "copied back; with async_update beside the next forward pass)"),
-                               {[](std::string_view text) { return text == "host" ? UpdateOn::host : UpdateOn::device; },
-                                [](const UpdateOn& value) { return std::string(to_string(value)); }},
-                               true};
+const Knob<UpdateOn> update_on{
+    choice("update_on", "update", {"device", "host"},
+           "Where SGD runs on a backend with device memory (cuda): device | host "
+           "(gradients copied to pinned host memory, updated by host threads, weights "
+           "copied back; with async_update beside the next forward pass)"),
+    {[](std::string_view text) { return text == "host" ? UpdateOn::host : UpdateOn::device; },
+     [](const UpdateOn& value) { return std::string(to_string(value)); }},
+    true};
 
 const Knob<bool> fuse{[] {
-                        KnobSpec spec = choice("fuse", "fuse", {"off", "on"},
-                                               "Fuse batch norm with the ReLU after it, and with the residual add "
-                                               "between them, into one kernel each way (off: separate kernels)");
+                        KnobSpec spec = choice(
+                            "fuse", "fuse", {"off", "on"},
+                            "Fuse batch norm with the ReLU after it, and with the residual add "
+                            "between them, into one kernel each way (off: separate kernels)");
                         spec.type = KnobType::boolean;
                         spec.default_value = "on";
                         return spec;
@@ -104,8 +114,9 @@ const Knob<bool> fuse{[] {
                       boolean_codec(), true};
 
 Concurrency concurrency_of(const KnobValues& values) {
-  return Concurrency{streams.get(values),      replicas.get(values),         micro_batches.get(values),
-                     async_update.get(values), threads_per_lane.get(values), update_on.get(values)};
+  return Concurrency{streams.get(values),          replicas.get(values),
+                     micro_batches.get(values),    async_update.get(values),
+                     threads_per_lane.get(values), update_on.get(values)};
 }
 
 void set_concurrency(KnobValues& values, const Concurrency& c) {

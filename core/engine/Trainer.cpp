@@ -27,9 +27,9 @@ struct Trainer::Replica {
   std::vector<Parameter*> parameters;  // net->parameters(): the same order in every replica
   Tensor input;                        // the shard, when the batch is split
   Tensor dlogits;
-  std::vector<float> loss;             // per micro-batch, written by its loss task
+  std::vector<float> loss;  // per micro-batch, written by its loss task
   std::vector<int64_t> correct;
-  std::vector<Tensor> accumulated;     // per parameter: the sum over micro-batches (micro_batches > 1)
+  std::vector<Tensor> accumulated;  // per parameter: the sum over micro-batches (micro_batches > 1)
   std::vector<std::unique_ptr<Event>> shard_done;  // per gradient lane: done reading this shard
   std::unique_ptr<Event> compute_done = std::make_unique<Event>();
 };
@@ -37,9 +37,9 @@ struct Trainer::Replica {
 struct Trainer::ParameterLayer {
   int node = 0;
   std::string name;
-  bool separate = false;        // parameter gradients on a gradient lane, apart from backward-data
-  int gradient_lane_offset = 0; // within the replica's lanes (0: the compute lane)
-  std::vector<size_t> parameters;  // indices into Replica::parameters
+  bool separate = false;         // parameter gradients on a gradient lane, apart from backward-data
+  int gradient_lane_offset = 0;  // within the replica's lanes (0: the compute lane)
+  std::vector<size_t> parameters;                       // indices into Replica::parameters
   std::vector<std::unique_ptr<Event>> doutput_ready;    // per replica
   std::vector<std::unique_ptr<Event>> gradients_ready;  // per replica
   // Per replica, separate layers only: backward-data, which reads the weights, is done.
@@ -50,14 +50,16 @@ struct Trainer::ParameterLayer {
   std::unique_ptr<Event> host_updated = std::make_unique<Event>();
 };
 
-Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tracer* tracer, SgdParams sgd,
-                 Concurrency concurrency, int threads)
+Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tracer* tracer,
+                 SgdParams sgd, Concurrency concurrency, int threads)
     : ops_(backend.ops()), tracer_(tracer), sgd_(sgd), concurrency_(concurrency) {
   if (static_cast<int>(replicas.size()) != concurrency_.replicas || replicas.empty())
-    fail(ErrorKind::runtime, "trainer: ", replicas.size(), " networks for ", concurrency_.replicas, " replicas");
+    fail(ErrorKind::runtime, "trainer: ", replicas.size(), " networks for ", concurrency_.replicas,
+         " replicas");
   if (update_on_host() && backend.memory().host_accessible())
     fail(ErrorKind::usage, "--update-on host (config key update_on): backend ", backend.name(),
-         " keeps its tensors in host memory, where its update already runs; the update on the host is for a "
+         " keeps its tensors in host memory, where its update already runs; the update on the host "
+         "is for a "
          "backend with device memory (cuda): use --update-on device");
   // Each replica's buffers live on its device, beside its network (built there by the caller).
   const std::vector<int> devices = backend.replica_devices(concurrency_.replicas);
@@ -89,7 +91,8 @@ Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tra
   }
 
   std::map<const Parameter*, size_t> index_of;
-  for (size_t i = 0; i < replicas_.front().parameters.size(); ++i) index_of[replicas_.front().parameters[i]] = i;
+  for (size_t i = 0; i < replicas_.front().parameters.size(); ++i)
+    index_of[replicas_.front().parameters[i]] = i;
   const int gradient_lane_count = static_cast<int>(gradient_lanes(0).size());
   int separable_seen = 0;
   for (int node = 1; node <= main.layer_count(); ++node) {
@@ -132,9 +135,11 @@ Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tra
   }
   open_phase_.assign(lane_devices.size(), {});
   parameter_layer_of_node_.assign(static_cast<size_t>(main.layer_count() + 1), nullptr);
-  for (ParameterLayer& layer : parameter_layers_) parameter_layer_of_node_[static_cast<size_t>(layer.node)] = &layer;
-  executor_ = std::make_unique<Executor>(static_cast<int>(lane_devices.size()), concurrency_.lane_threads(threads),
-                                         tracer_, &backend, std::move(lane_devices), host_lanes);
+  for (ParameterLayer& layer : parameter_layers_)
+    parameter_layer_of_node_[static_cast<size_t>(layer.node)] = &layer;
+  executor_ = std::make_unique<Executor>(static_cast<int>(lane_devices.size()),
+                                         concurrency_.lane_threads(threads), tracer_, &backend,
+                                         std::move(lane_devices), host_lanes);
 }
 
 Trainer::~Trainer() = default;
@@ -171,16 +176,19 @@ void Trainer::submit_phase(int lane, const char* name, bool begin) {
   // end does nothing.
   if (begin) {
     executor_->submit(lane, [this, name](const ExecContext& exec) {
-      open_phase_[static_cast<size_t>(exec.lane)] = tracer_->begin_range(name, RangeCategory::phase);
+      open_phase_[static_cast<size_t>(exec.lane)] =
+          tracer_->begin_range(name, RangeCategory::phase);
     });
   } else {
     executor_->submit_finally(lane, [this, name](const ExecContext& exec) {
-      tracer_->end_range(name, RangeCategory::phase, exec.device, exec.lane, open_phase_[static_cast<size_t>(exec.lane)]);
+      tracer_->end_range(name, RangeCategory::phase, exec.device, exec.lane,
+                         open_phase_[static_cast<size_t>(exec.lane)]);
     });
   }
 }
 
-void Trainer::submit_shard(int r, int micro, const Tensor& images, std::span<const int32_t> labels) {
+void Trainer::submit_shard(int r, int micro, const Tensor& images,
+                           std::span<const int32_t> labels) {
   Replica& rep = replicas_[static_cast<size_t>(r)];
   Network& net = *rep.net;
   const int lane = compute_lane(r);
@@ -213,12 +221,14 @@ void Trainer::submit_shard(int r, int micro, const Tensor& images, std::span<con
   submit_phase(lane, "forward", false);
 
   const int64_t step = step_;
-  executor_->submit(lane, [this, &rep, micro, step, shard_labels = labels.subspan(first, shard_)](const ExecContext& exec) {
+  executor_->submit(lane, [this, &rep, micro, step,
+                           shard_labels = labels.subspan(first, shard_)](const ExecContext& exec) {
     const auto m = static_cast<size_t>(micro);
-    const float loss = ops_.softmax_cross_entropy(exec, rep.net->logits(), shard_labels, &rep.dlogits, &rep.correct[m]);
+    const float loss = ops_.softmax_cross_entropy(exec, rep.net->logits(), shard_labels,
+                                                  &rep.dlogits, &rep.correct[m]);
     if (!std::isfinite(loss))
-      fail(ErrorKind::runtime, "model ", rep.net->model_name(), ": loss is ", loss, " at step ", step,
-           " (training diverged)");
+      fail(ErrorKind::runtime, "model ", rep.net->model_name(), ": loss is ", loss, " at step ",
+           step, " (training diverged)");
     rep.loss[m] = loss;
   });
 
@@ -227,8 +237,10 @@ void Trainer::submit_shard(int r, int micro, const Tensor& images, std::span<con
     if (concurrency_.micro_batches == 1) return;
     for (size_t i : layer.parameters) {
       const Tensor& grad = rep.parameters[i]->grad;
-      if (micro == 0) ops_.copy(exec, grad, rep.accumulated[i]);
-      else ops_.accumulate(exec, grad, rep.accumulated[i]);
+      if (micro == 0)
+        ops_.copy(exec, grad, rep.accumulated[i]);
+      else
+        ops_.accumulate(exec, grad, rep.accumulated[i]);
     }
   };
   const bool last_contribution = r == concurrency_.replicas - 1 && micro == micro_count - 1;
@@ -249,7 +261,8 @@ void Trainer::submit_shard(int r, int micro, const Tensor& images, std::span<con
       Event& doutput = *layer.doutput_ready[static_cast<size_t>(r)];
       executor_->record(lane, doutput);
       executor_->wait(side, doutput);
-      executor_->submit(side, [this, &net, &input, &dlogits, &bstep, &layer, accumulate](const ExecContext& exec) {
+      executor_->submit(side, [this, &net, &input, &dlogits, &bstep, &layer,
+                               accumulate](const ExecContext& exec) {
         net.backward_step(context(exec), bstep, input, dlogits, Network::BackwardPart::parameters);
         accumulate(exec, layer);
       });
@@ -259,7 +272,8 @@ void Trainer::submit_shard(int r, int micro, const Tensor& images, std::span<con
       });
       executor_->record(lane, *layer.weights_read[static_cast<size_t>(r)]);
     } else {
-      executor_->submit(lane, [this, &net, &input, &dlogits, &bstep, &layer, accumulate](const ExecContext& exec) {
+      executor_->submit(lane, [this, &net, &input, &dlogits, &bstep, &layer,
+                               accumulate](const ExecContext& exec) {
         net.backward_step(context(exec), bstep, input, dlogits, Network::BackwardPart::all);
         accumulate(exec, layer);
       });
@@ -275,7 +289,8 @@ void Trainer::submit_shard(int r, int micro, const Tensor& images, std::span<con
 
 void Trainer::broadcast_weight(const ExecContext& exec, size_t parameter) {
   std::vector<Tensor*> copies;
-  for (size_t r = 1; r < replicas_.size(); ++r) copies.push_back(&replicas_[r].parameters[parameter]->value);
+  for (size_t r = 1; r < replicas_.size(); ++r)
+    copies.push_back(&replicas_[r].parameters[parameter]->value);
   ops_.broadcast(exec, replicas_.front().parameters[parameter]->value, copies);
 }
 
@@ -299,7 +314,8 @@ void Trainer::submit_update(ParameterLayer& layer) {
         // Each shard's gradient is of its own mean loss: the batch's mean is their mean.
         sources.clear();
         for (Replica& rep : replicas_)
-          sources.push_back(concurrency_.micro_batches > 1 ? &rep.accumulated[i] : &rep.parameters[i]->grad);
+          sources.push_back(concurrency_.micro_batches > 1 ? &rep.accumulated[i]
+                                                           : &rep.parameters[i]->grad);
         ops_.allreduce_sum(exec, sources, 1.0f / static_cast<float>(parts), p.grad);
       }
       if (update_on_host()) {
@@ -344,14 +360,16 @@ StepStats Trainer::train_step(const Tensor& images, std::span<const int32_t> lab
   const int64_t batch = shard_ * concurrency_.replicas * concurrency_.micro_batches;
   Network& main = network();
   const Shape4 expected{batch, main.input_shape().c, main.input_shape().h, main.input_shape().w};
-  if (!(images.shape() == expected) || images.layout() != main.layout() || static_cast<int64_t>(labels.size()) != batch)
+  if (!(images.shape() == expected) || images.layout() != main.layout() ||
+      static_cast<int64_t>(labels.size()) != batch)
     fail(ErrorKind::runtime, "model ", main.model_name(), ": batch ", images.shape().str(), " ",
-         to_string(images.layout()), " with ", labels.size(), " labels does not match the built ", expected.str(),
-         " ", to_string(main.layout()));
+         to_string(images.layout()), " with ", labels.size(), " labels does not match the built ",
+         expected.str(), " ", to_string(main.layout()));
   for (int r = 0; r < concurrency_.replicas; ++r)
     for (int m = 0; m < concurrency_.micro_batches; ++m) submit_shard(r, m, images, labels);
   if (concurrency_.async_update)
-    for (ParameterLayer& layer : parameter_layers_) submit_update(layer);  // forward order: the next step needs layer 1 first
+    for (ParameterLayer& layer : parameter_layers_)
+      submit_update(layer);  // forward order: the next step needs layer 1 first
 
   // The lanes are done with `images` and `labels` once the gradients are; with async
   // update the updates may still run when this returns.
@@ -390,7 +408,8 @@ StepStats Trainer::eval_step(const Tensor& images, std::span<const int32_t> labe
   for (int64_t first = 0; first < static_cast<int64_t>(labels.size()); first += shard.n) {
     const int64_t count = std::min(shard.n, rows - first);
     executor_->submit(0, [this, &net, &images, first](const ExecContext& exec) {
-      ops_.scatter_rows(exec, images, first, eval_input_);  // a partial shard is padded with zero images
+      ops_.scatter_rows(exec, images, first,
+                        eval_input_);  // a partial shard is padded with zero images
       net.forward(context(exec), eval_input_, false);
     });
     executor_->synchronize();
@@ -417,7 +436,8 @@ StepStats score_logits(const Tensor& logits, std::span<const int32_t> labels) {
     for (int64_t k = 1; k < classes; ++k)
       if (logits.at(n, k, 0, 0) > top) top = logits.at(n, k, 0, 0), best = k;
     double sum = 0;
-    for (int64_t k = 0; k < classes; ++k) sum += std::exp(static_cast<double>(logits.at(n, k, 0, 0) - top));
+    for (int64_t k = 0; k < classes; ++k)
+      sum += std::exp(static_cast<double>(logits.at(n, k, 0, 0) - top));
     stats.loss_sum += std::log(sum) - static_cast<double>(logits.at(n, label, 0, 0) - top);
     stats.correct += best == label;
   }

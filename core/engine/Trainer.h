@@ -43,12 +43,14 @@
 namespace tunescope {
 
 struct StepStats {
-  double loss_sum = 0;    // sum over examples of the cross-entropy
+  double loss_sum = 0;  // sum over examples of the cross-entropy
   int64_t correct = 0;
   int64_t examples = 0;
 
   double mean_loss() const { return examples ? loss_sum / static_cast<double>(examples) : 0.0; }
-  double accuracy() const { return examples ? static_cast<double>(correct) / static_cast<double>(examples) : 0.0; }
+  double accuracy() const {
+    return examples ? static_cast<double>(correct) / static_cast<double>(examples) : 0.0;
+  }
   StepStats& operator+=(const StepStats& other);
 };
 
@@ -97,18 +99,18 @@ class Trainer {
   void submit_shard(int replica, int micro, const Tensor& images, std::span<const int32_t> labels);
   void submit_update(ParameterLayer& layer);
   bool update_on_host() const { return concurrency_.update_on == UpdateOn::host; }
-  int upload_lane() const { return concurrency_.lanes(); }     // update on the host only
-  int host_lane() const { return concurrency_.lanes() + 1; }   // likewise
+  int upload_lane() const { return concurrency_.lanes(); }    // update on the host only
+  int host_lane() const { return concurrency_.lanes() + 1; }  // likewise
   // Copies replica 0's weight `parameter` into the other replicas'.
   void broadcast_weight(const ExecContext& exec, size_t parameter);
   void submit_phase(int lane, const char* name, bool begin);
 
   std::vector<Replica> replicas_;
-  std::vector<ParameterLayer> parameter_layers_;  // graph order
+  std::vector<ParameterLayer> parameter_layers_;          // graph order
   std::vector<ParameterLayer*> parameter_layer_of_node_;  // null for layers without parameters
   OpKernels& ops_;
   OpKernels* host_ops_ = nullptr;  // the SGD of the update on the host (only then)
-  struct HostCopy {      // per parameter of replica 0, in the backend's staging memory
+  struct HostCopy {                // per parameter of replica 0, in the backend's staging memory
     Tensor weight, grad, velocity;
   };
   std::vector<HostCopy> host_copies_;  // empty unless the update runs on the host
@@ -120,7 +122,7 @@ class Trainer {
   std::vector<profiler::Tracer::OpenRange> open_phase_;  // per lane, touched only by that lane
   Tensor eval_input_;
   int64_t step_ = 0;
-  std::unique_ptr<Executor> executor_;     // last: its lanes stop before the state they use goes
+  std::unique_ptr<Executor> executor_;  // last: its lanes stop before the state they use goes
 };
 
 // Cross-entropy and arg-max accuracy of the first labels.size() rows of logits

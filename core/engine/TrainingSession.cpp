@@ -61,12 +61,15 @@ void SessionOptions::validate() const {
   c.validate(batch);
   const int lane_threads = c.lane_threads(threads() > 0 ? threads() : 1);
   if (int64_t{c.lanes()} * lane_threads > knobs::kMaxThreads)
-    fail(ErrorKind::usage, "threads: ", c.lanes(), " lanes x ", lane_threads, " threads each would start more than ",
-         knobs::kMaxThreads, " threads");
+    fail(ErrorKind::usage, "threads: ", c.lanes(), " lanes x ", lane_threads,
+         " threads each would start more than ", knobs::kMaxThreads, " threads");
   if (!(sgd.learning_rate > 0)) fail(ErrorKind::usage, "--lr must be > 0, got ", sgd.learning_rate);
-  if (sgd.momentum < 0 || sgd.momentum >= 1) fail(ErrorKind::usage, "--momentum must be in [0, 1), got ", sgd.momentum);
-  if (init != "random" && init != "onnx") fail(ErrorKind::usage, "--init must be random or onnx, got '", init, "'");
-  if (sgd.weight_decay < 0) fail(ErrorKind::usage, "--weight-decay must be >= 0, got ", sgd.weight_decay);
+  if (sgd.momentum < 0 || sgd.momentum >= 1)
+    fail(ErrorKind::usage, "--momentum must be in [0, 1), got ", sgd.momentum);
+  if (init != "random" && init != "onnx")
+    fail(ErrorKind::usage, "--init must be random or onnx, got '", init, "'");
+  if (sgd.weight_decay < 0)
+    fail(ErrorKind::usage, "--weight-decay must be >= 0, got ", sgd.weight_decay);
 }
 
 TrainingSession::TrainingSession(const SessionOptions& options) : options_(options) {
@@ -75,7 +78,8 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   options_.backend = choose_backend(options_.backend).name;  // resolves "auto"
   options_.knobs = with_backend_defaults(options_.knobs, options_.backend);
   if (options_.threads() == 0)
-    knobs::threads.set(options_.knobs, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    knobs::threads.set(options_.knobs,
+                       static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   const Concurrency concurrency = options_.concurrency();
   options_.conv = with_backend_default(options_.conv, options_.backend);
   backend_ = Registry::instance().make_backend(options_.backend);
@@ -96,21 +100,25 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
     for (const auto& [count, flag] : {std::pair{options_.fake_train_count, "--fake-count"},
                                       std::pair{options_.fake_test_count, "--fake-test-count"}})
       if (count > kMaxFakeBytes / image)
-        fail(ErrorKind::usage, flag, " ", count, ": fake images of ", source.fake.channels, "x", model.height, "x",
-             model.width, " (model ", options_.model, ") would take more than ", kMaxFakeBytes, " bytes");
+        fail(ErrorKind::usage, flag, " ", count, ": fake images of ", source.fake.channels, "x",
+             model.height, "x", model.width, " (model ", options_.model, ") would take more than ",
+             kMaxFakeBytes, " bytes");
   }
-  auto train = first_items(data::load_dataset(options_.data, data::Split::train, source), options_.train_limit);
-  auto test = first_items(data::load_dataset(options_.data, data::Split::test, source), options_.test_limit);
+  auto train = first_items(data::load_dataset(options_.data, data::Split::train, source),
+                           options_.train_limit);
+  auto test = first_items(data::load_dataset(options_.data, data::Split::test, source),
+                          options_.test_limit);
   if (train->height > model.height || train->width > model.width)
-    fail(ErrorKind::input, "data '", options_.data, "': images are ", train->height, "x", train->width,
-         " but model ", options_.model, " takes at most ", model.height, "x", model.width);
+    fail(ErrorKind::input, "data '", options_.data, "': images are ", train->height, "x",
+         train->width, " but model ", options_.model, " takes at most ", model.height, "x",
+         model.width);
   if (model.channels_fixed && train->channels != model.channels)
-    fail(ErrorKind::input, "data '", options_.data, "': images have ", train->channels, " channel(s) but model ",
-         options_.model, " takes ", model.channels);
+    fail(ErrorKind::input, "data '", options_.data, "': images have ", train->channels,
+         " channel(s) but model ", options_.model, " takes ", model.channels);
   const int64_t classes = std::max(train->num_classes, test->num_classes);
   if (model.classes > 0 && classes > model.classes)
-    fail(ErrorKind::input, "data '", options_.data, "': ", classes, " classes but model ", options_.model,
-         " scores only ", model.classes);
+    fail(ErrorKind::input, "data '", options_.data, "': ", classes, " classes but model ",
+         options_.model, " scores only ", model.classes);
   if (train->count < options_.batch)
     fail(ErrorKind::usage, "--batch ", options_.batch, " is larger than the ", train->count,
          " training examples of '", options_.data, "'");
@@ -142,13 +150,15 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   const std::vector<int> devices = backend_->replica_devices(concurrency.replicas);
   std::vector<Network*> replicas;
   for (int r = 0; r < concurrency.replicas; ++r) {
-    spec.setup = LayerSetup{options_.layout(), options_.backend, options_.seed,
-                            &backend_->device_memory(devices[static_cast<size_t>(r)]), options_.knobs};
-    replicas_.push_back(build_model(spec));  // the same seed: every replica starts from the same weights
+    spec.setup =
+        LayerSetup{options_.layout(), options_.backend, options_.seed,
+                   &backend_->device_memory(devices[static_cast<size_t>(r)]), options_.knobs};
+    replicas_.push_back(
+        build_model(spec));  // the same seed: every replica starts from the same weights
     replicas.push_back(replicas_.back().get());
   }
-  trainer_ = std::make_unique<Trainer>(std::move(replicas), *backend_, &tracer_, options_.sgd, concurrency,
-                                       options_.threads());
+  trainer_ = std::make_unique<Trainer>(std::move(replicas), *backend_, &tracer_, options_.sgd,
+                                       concurrency, options_.threads());
 }
 
 TrainingSession::~TrainingSession() = default;
@@ -176,7 +186,8 @@ EpochResult TrainingSession::train_steps(int64_t count, const Progress& progress
   }
   trainer_->synchronize();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  result.examples_per_second = result.seconds > 0 ? static_cast<double>(result.stats.examples) / result.seconds : 0;
+  result.examples_per_second =
+      result.seconds > 0 ? static_cast<double>(result.stats.examples) / result.seconds : 0;
   result.data_wait = train_loader_->wait_time() - wait_before;
   return result;
 }
@@ -205,22 +216,27 @@ std::string TrainingSession::description() const {
   std::string knobs_text;
   for (const std::string& key : algorithm_knobs_applied())
     knobs_text += cat(", ", key, " ", options_.knobs.text(key));
-  return cat(options_.model, " on ", options_.data, " (", train.count, " train / ", test.count, " test, ",
-             in.c, "x", in.h, "x", in.w, "), batch ", options_.batch, ", ", to_string(options_.layout()),
-             ", conv ", options_.conv.str(), ", ", options_.threads(), " thread", options_.threads() == 1 ? "" : "s",
-             options_.concurrency().label(), knobs_text, ", backend ", options_.backend);
+  return cat(options_.model, " on ", options_.data, " (", train.count, " train / ", test.count,
+             " test, ", in.c, "x", in.h, "x", in.w, "), batch ", options_.batch, ", ",
+             to_string(options_.layout()), ", conv ", options_.conv.str(), ", ", options_.threads(),
+             " thread", options_.threads() == 1 ? "" : "s", options_.concurrency().label(),
+             knobs_text, ", backend ", options_.backend);
 }
 
 std::string TrainingSession::config_json() const {
-  // Every knob with the value the run used (threads_per_lane resolved to the threads each lane got).
-  nlohmann::json config = nlohmann::json::parse(to_json_text(run_config_of(options_), KnobsWritten::every_knob));
+  // Every knob with the value the run used (threads_per_lane resolved to the threads each lane
+  // got).
+  nlohmann::json config =
+      nlohmann::json::parse(to_json_text(run_config_of(options_), KnobsWritten::every_knob));
   config.erase("schema");
   config["threads_per_lane"] = options_.concurrency().lane_threads(options_.threads());
   config.update({
       {"data", options_.data},
       {"backend", options_.backend},
-      {"sgd", {{"lr", options_.sgd.learning_rate}, {"momentum", options_.sgd.momentum},
-               {"weight_decay", options_.sgd.weight_decay}}},
+      {"sgd",
+       {{"lr", options_.sgd.learning_rate},
+        {"momentum", options_.sgd.momentum},
+        {"weight_decay", options_.sgd.weight_decay}}},
       {"seed", options_.seed},
   });
   return config.dump();
@@ -232,7 +248,8 @@ std::vector<std::string> TrainingSession::algorithm_knobs_applied() const {
     if (knob.scope != KnobScope::conv_algorithm) continue;
     const Network& network = *replicas_.front();
     for (int node = 1; node <= network.layer_count(); ++node)
-      if (const auto* conv = dynamic_cast<const Conv2dLayer*>(&network.layer(node)); conv && conv->knob_applies(knob.key)) {
+      if (const auto* conv = dynamic_cast<const Conv2dLayer*>(&network.layer(node));
+          conv && conv->knob_applies(knob.key)) {
         keys.push_back(knob.key);
         break;
       }
@@ -249,22 +266,25 @@ ConvMemory TrainingSession::conv_memory() const {
 
 std::string TrainingSession::conv_memory_line() const {
   const ConvMemory m = conv_memory();
-  const auto mib = [](size_t bytes) { return cat(std::round(static_cast<double>(bytes) / (1 << 20) * 10) / 10, " MiB"); };
+  const auto mib = [](size_t bytes) {
+    return cat(std::round(static_cast<double>(bytes) / (1 << 20) * 10) / 10, " MiB");
+  };
   // With the knobs that decided it: those the layers' algorithms read (fft_workspace, ...).
   std::string knobs_text;
   for (const std::string& key : algorithm_knobs_applied())
     knobs_text += cat(", ", key, " ", options_.knobs.text(key));
-  return cat("conv memory ", mib(m.peak_bytes()), " (workspace ", mib(m.workspace_bytes), " + cached spectra ",
-             mib(m.saved_bytes), knobs_text, ")");
+  return cat("conv memory ", mib(m.peak_bytes()), " (workspace ", mib(m.workspace_bytes),
+             " + cached spectra ", mib(m.saved_bytes), knobs_text, ")");
 }
 
 std::map<std::string, std::string> TrainingSession::conv_memory_metadata() const {
   const ConvMemory m = conv_memory();
   // With the value of every knob that conv algorithms read (fft_workspace, ...): what
   // decided the memory.
-  std::map<std::string, std::string> metadata{{"conv_workspace_bytes", std::to_string(m.workspace_bytes)},
-                                              {"fft_cached_spectra_bytes", std::to_string(m.saved_bytes)},
-                                              {"conv_memory_peak_bytes", std::to_string(m.peak_bytes())}};
+  std::map<std::string, std::string> metadata{
+      {"conv_workspace_bytes", std::to_string(m.workspace_bytes)},
+      {"fft_cached_spectra_bytes", std::to_string(m.saved_bytes)},
+      {"conv_memory_peak_bytes", std::to_string(m.peak_bytes())}};
   for (const std::string& key : algorithm_knobs_applied()) metadata[key] = options_.knobs.text(key);
   return metadata;
 }
@@ -286,7 +306,8 @@ std::map<std::string, std::string> TrainingSession::trace_metadata_extra() const
   extra["model"] = options_.model;
   extra[profiler::kConvLayersKey] = profiler::conv_layers_to_json(conv_layers());
   extra[profiler::kHostCpuKey] = host_cpu_model();
-  extra[profiler::kKernelThreadsKey] = std::to_string(options_.concurrency().lane_threads(options_.threads()));
+  extra[profiler::kKernelThreadsKey] =
+      std::to_string(options_.concurrency().lane_threads(options_.threads()));
   return extra;
 }
 

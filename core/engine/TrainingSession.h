@@ -31,8 +31,8 @@ inline constexpr int64_t kMaxBatch = 65'536;
 
 struct SessionOptions {
   std::string backend = "cpu";
-  std::string model = "lenet5";       // lenet5 | resnet18-small | PATH.onnx
-  std::string init = "random";        // starting weights: random (from --seed) | onnx (the model file's)
+  std::string model = "lenet5";  // lenet5 | resnet18-small | PATH.onnx
+  std::string init = "random";   // starting weights: random (from --seed) | onnx (the model file's)
   std::string data = "fashion-mnist";  // fashion-mnist | fake | PATH to IDX files
   std::filesystem::path data_dir;      // overrides where "fashion-mnist" is looked for
   int64_t batch = 128;
@@ -43,10 +43,11 @@ struct SessionOptions {
   KnobValues knobs;
   SgdParams sgd{0.02f, 0.9f, 5e-4f};  // LeNet-5 reaches ~86% on Fashion-MNIST in one epoch
   uint64_t seed = 1;
-  int prefetch = 2;                    // batches prepared ahead by the input thread
-  int64_t train_limit = 0;             // use the first N training examples; 0: all
-  int64_t test_limit = 0;              // likewise for the test set
-  int64_t fake_channels = 0;           // fake data channels; 0: the model's (lenet5 1, resnet 3, a file's input)
+  int prefetch = 2;         // batches prepared ahead by the input thread
+  int64_t train_limit = 0;  // use the first N training examples; 0: all
+  int64_t test_limit = 0;   // likewise for the test set
+  int64_t fake_channels =
+      0;  // fake data channels; 0: the model's (lenet5 1, resnet 3, a file's input)
   int64_t fake_train_count = 60000;
   int64_t fake_test_count = 10000;
 
@@ -100,12 +101,14 @@ class TrainingSession {
   Trainer& trainer() { return *trainer_; }
   data::DataLoader& train_loader() { return *train_loader_; }
   data::DataLoader& test_loader() { return *test_loader_; }
-  // "lenet5 on fashion-mnist (60000 train / 10000 test, 1x32x32), batch 128, nchw, conv direct, 2 threads"
+  // "lenet5 on fashion-mnist (60000 train / 10000 test, 1x32x32), batch 128, nchw, conv direct, 2
+  // threads"
   std::string description() const;
   // The run's settings as the JSON text kept in trace metadata.
   std::string config_json() const;
   ConvMemory conv_memory() const;
-  // "conv memory 12.3 MiB (workspace 4.1 MiB + cached spectra 8.2 MiB, fft_tile auto, fft_workspace cache)"
+  // "conv memory 12.3 MiB (workspace 4.1 MiB + cached spectra 8.2 MiB, fft_tile auto, fft_workspace
+  // cache)"
   std::string conv_memory_line() const;
   // The keys of the knobs some conv layer's algorithm reads on its problem (fft_tile,
   // fft_workspace, winograd_tile...), in catalog order: the ones that shape this run.

@@ -19,9 +19,9 @@ class AutoStrategy final : public TuningStrategy {
     std::vector<RunConfig> runnable{baseline};
     for (const Candidate& c : space.enumerate())
       if (c.runnable() && c.config != baseline) runnable.push_back(c.config);
-    CostInputs inputs = cost_inputs(space, runnable.size(), options.measure.warmup, options.measure.steps,
-                                    context.reference().build_seconds,
-                                    context.reference().step_seconds);
+    CostInputs inputs =
+        cost_inputs(space, runnable.size(), options.measure.warmup, options.measure.steps,
+                    context.reference().build_seconds, context.reference().step_seconds);
     inputs.max_steps = options.measure.max_steps;
     inputs.max_timing_seconds = options.measure.max_timing_seconds;
     inputs.delta = options.measure.delta;
@@ -32,13 +32,16 @@ class AutoStrategy final : public TuningStrategy {
       inputs.find_seconds = probe.find_seconds;
       price_steps(inputs, space, runnable, baseline.conv.default_algorithm, probe);
     } catch (const Error&) {
-      inputs.per_layer_allowed = false;  // some layer has no passing algorithm: per-layer cannot run
+      inputs.per_layer_allowed =
+          false;  // some layer has no passing algorithm: per-layer cannot run
     }
     StrategyChoice choice = choose_strategy(Strategy::automatic, inputs);
     chosen_ = make_strategy(choice.run);
     return choice;
   }
-  std::vector<Candidate> candidates(TuneContext& context) override { return chosen_->candidates(context); }
+  std::vector<Candidate> candidates(TuneContext& context) override {
+    return chosen_->candidates(context);
+  }
   void measure(TuneContext& context, const std::vector<Candidate>& candidates) override {
     chosen_->measure(context, candidates);
   }

@@ -58,23 +58,29 @@ void CandidatePruner::build(const TrialResult& baseline, const std::vector<Layer
   }
 }
 
-std::optional<TrialResult> CandidatePruner::prune(const Candidate& candidate, const TrialResult* baseline,
+std::optional<TrialResult> CandidatePruner::prune(const Candidate& candidate,
+                                                  const TrialResult* baseline,
                                                   const std::vector<LayerFind>& finds) {
   if (!options_.enabled || !candidate.runnable()) return std::nullopt;
   if (!built_) {
     if (!baseline || baseline->status != TrialStatus::ok || !baseline->trace) return std::nullopt;
     build(*baseline, finds);
   }
-  if (!predictor_ || best_label_.empty() || !baseline || candidate.config == baseline->config) return std::nullopt;
+  if (!predictor_ || best_label_.empty() || !baseline || candidate.config == baseline->config)
+    return std::nullopt;
   const StepPrediction p = predictor_->predict(candidate.config);
   if (!p.predicted() || p.step_ms <= best_ms_ * (1 + options_.margin)) return std::nullopt;
   TrialResult trial;
   trial.config = candidate.config;
   trial.status = TrialStatus::pruned;
-  const auto r = [](double x) { return std::round(x * 100) / 100; };  // 0.01 ms or % is finer than the error
-  trial.reason = cat("predicted ", r(p.step_ms), " ms/step (conv ", r(p.conv_ms), " + other kernels ", r(p.non_conv_ms),
-                     " + idle ", r(p.idle_ms), "), ", r((p.step_ms / best_ms_ - 1) * 100), "% above the best predicted ",
-                     r(best_ms_), " ms (", best_label_, "); margin ", r(options_.margin * 100), "%");
+  const auto r = [](double x) {
+    return std::round(x * 100) / 100;
+  };  // 0.01 ms or % is finer than the error
+  trial.reason =
+      cat("predicted ", r(p.step_ms), " ms/step (conv ", r(p.conv_ms), " + other kernels ",
+          r(p.non_conv_ms), " + idle ", r(p.idle_ms), "), ", r((p.step_ms / best_ms_ - 1) * 100),
+          "% above the best predicted ", r(best_ms_), " ms (", best_label_, "); margin ",
+          r(options_.margin * 100), "%");
   ++pruned_;
   return trial;
 }

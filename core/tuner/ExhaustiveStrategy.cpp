@@ -10,7 +10,9 @@ namespace {
 class ExhaustiveStrategy final : public TuningStrategy {
  public:
   explicit ExhaustiveStrategy(Strategy kind = Strategy::exhaustive) : kind_(kind) {}
-  std::vector<Candidate> candidates(TuneContext& context) override { return baseline_and_space(context); }
+  std::vector<Candidate> candidates(TuneContext& context) override {
+    return baseline_and_space(context);
+  }
   void measure(TuneContext& context, const std::vector<Candidate>& candidates) override {
     sweep_all(context, candidates);
   }
@@ -24,7 +26,9 @@ class ExhaustiveStrategy final : public TuningStrategy {
 
 }  // namespace
 
-std::unique_ptr<TuningStrategy> make_exhaustive_strategy() { return std::make_unique<ExhaustiveStrategy>(); }
+std::unique_ptr<TuningStrategy> make_exhaustive_strategy() {
+  return std::make_unique<ExhaustiveStrategy>();
+}
 std::unique_ptr<TuningStrategy> make_pruned_strategy() {
   return std::make_unique<ExhaustiveStrategy>(Strategy::pruned);
 }

@@ -16,17 +16,20 @@ namespace {
 
 class HalvingStrategy final : public TuningStrategy {
  public:
-  std::vector<Candidate> candidates(TuneContext& context) override { return baseline_and_space(context); }
+  std::vector<Candidate> candidates(TuneContext& context) override {
+    return baseline_and_space(context);
+  }
 
   void measure(TuneContext& context, const std::vector<Candidate>& candidates) override {
     const MeasureOptions& full = context.options().measure;
     TuneReport& report = context.report();
-    const size_t runnable = static_cast<size_t>(
-        std::count_if(candidates.begin(), candidates.end(), [](const Candidate& c) { return c.runnable(); }));
+    const size_t runnable = static_cast<size_t>(std::count_if(
+        candidates.begin(), candidates.end(), [](const Candidate& c) { return c.runnable(); }));
     const size_t total = std::max(runnable, halving_work(runnable));
     context.set_total(total);
     for (const Candidate& candidate : candidates)
-      if (!context.sweep(candidate, round_measure(full, halving_steps(runnable, full.steps)), true)) break;
+      if (!context.sweep(candidate, round_measure(full, halving_steps(runnable, full.steps)), true))
+        break;
 
     // An interrupted first round ends the race: the sweep's best so far stands.
     if (!report.interrupted) {
@@ -35,7 +38,8 @@ class HalvingStrategy final : public TuningStrategy {
         if (report.trials[i].status == TrialStatus::ok) racing.push_back(i);
       report.rounds = racing.empty() ? 0 : 1;
       // The progress total assumed every runnable candidate races on; fewer did.
-      context.set_measured(total - (racing.size() > 1 ? halving_work(racing.size()) - racing.size() : 0));
+      context.set_measured(total -
+                           (racing.size() > 1 ? halving_work(racing.size()) - racing.size() : 0));
       auto faster = [&](size_t a, size_t b) {
         return report.trials[a].figures.median_eps > report.trials[b].figures.median_eps;
       };
@@ -72,6 +76,8 @@ class HalvingStrategy final : public TuningStrategy {
 
 }  // namespace
 
-std::unique_ptr<TuningStrategy> make_halving_strategy() { return std::make_unique<HalvingStrategy>(); }
+std::unique_ptr<TuningStrategy> make_halving_strategy() {
+  return std::make_unique<HalvingStrategy>();
+}
 
 }  // namespace tunescope::tuner

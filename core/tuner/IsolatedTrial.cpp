@@ -38,7 +38,8 @@ class ChildChannel {
  public:
   ChildChannel() {
     if (pipe2(fds_, O_CLOEXEC) != 0) fail(ErrorKind::runtime, "pipe: ", std::strerror(errno));
-    void* shared = mmap(nullptr, sizeof(StepCounter), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void* shared = mmap(nullptr, sizeof(StepCounter), PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) {
       close_read();
       close_write();
@@ -81,7 +82,8 @@ std::string encode(const std::vector<TrialResult>& results) {
     if (results[i].trace) {
       if (folder.empty()) {
         std::string pattern = (fs::temp_directory_path() / "tunescope-trial-XXXXXX").string();
-        if (!mkdtemp(pattern.data())) fail(ErrorKind::runtime, "temporary folder ", pattern, ": ", std::strerror(errno));
+        if (!mkdtemp(pattern.data()))
+          fail(ErrorKind::runtime, "temporary folder ", pattern, ": ", std::strerror(errno));
         folder = pattern;
         message["folder"] = folder.string();
       }
@@ -108,7 +110,8 @@ std::vector<TrialResult> decode(const std::string& message, const std::string& b
       std::error_code ignored;
       if (!folder.empty()) fs::remove_all(folder, ignored);
     }
-  } traces{parsed.contains("folder") ? fs::path(parsed.at("folder").get<std::string>()) : fs::path()};
+  } traces{parsed.contains("folder") ? fs::path(parsed.at("folder").get<std::string>())
+                                     : fs::path()};
   if (parsed.contains("error")) fail(ErrorKind::runtime, parsed.at("error").get<std::string>());
   std::vector<TrialResult> results;
   for (const auto& t : parsed.at("trials")) {
@@ -118,7 +121,8 @@ std::vector<TrialResult> decode(const std::string& message, const std::string& b
     result.numerics_checked = t.at("numerics_checked").get<bool>();
     result.step_seconds = t.at("step_seconds").get<std::vector<double>>();
     if (!t.at("trace").is_null())
-      result.trace = std::make_shared<const profiler::Trace>(profiler::read_trace_file(t.at("trace").get<std::string>()));
+      result.trace = std::make_shared<const profiler::Trace>(
+          profiler::read_trace_file(t.at("trace").get<std::string>()));
     results.push_back(std::move(result));
   }
   return results;
@@ -158,7 +162,8 @@ ReadEnd read_until(int fd, std::optional<Clock::time_point> deadline, std::strin
   for (;;) {
     int timeout_ms = -1;
     if (deadline) {
-      const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now()).count();
       if (left <= 0) return ReadEnd::deadline;
       timeout_ms = static_cast<int>(std::min<int64_t>(left, 1 << 30));
     }
@@ -206,7 +211,8 @@ ChildOutcome run_in_child(const std::string& backend, ChildTimeLimit limit, cons
   channel->close_write();
   std::optional<Clock::time_point> deadline;
   if (limit.seconds > 0)
-    deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit.seconds * limit.trials));
+    deadline = start + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(limit.seconds * limit.trials));
   std::string message;
   const ReadEnd end = read_until(channel->read_fd(), deadline, message);
   const std::string read_error = end == ReadEnd::error ? std::strerror(errno) : "";
@@ -214,14 +220,19 @@ ChildOutcome run_in_child(const std::string& backend, ChildTimeLimit limit, cons
   const int status = wait_for(pid);
   const int64_t steps = channel->steps().load();
   if (end == ReadEnd::deadline)
-    return {{}, cat(time_limit_reason(limit.seconds, steps, limit.trials), "; its child process was killed")};
-  if (end == ReadEnd::error) return {{}, cat("lost its child process's result (", read_error, "); the child was killed")};
+    return {{},
+            cat(time_limit_reason(limit.seconds, steps, limit.trials),
+                "; its child process was killed")};
+  if (end == ReadEnd::error)
+    return {{}, cat("lost its child process's result (", read_error, "); the child was killed")};
   if (WIFSIGNALED(status))
-    return {{}, cat("crashed: its child process was killed by ", signal_description(WTERMSIG(status)), " after ",
-                    steps_text(steps))};
+    return {{},
+            cat("crashed: its child process was killed by ", signal_description(WTERMSIG(status)),
+                " after ", steps_text(steps))};
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return {{}, cat("its child process exited with status ", WEXITSTATUS(status), " without a result after ",
-                    steps_text(steps))};
+    return {{},
+            cat("its child process exited with status ", WEXITSTATUS(status),
+                " without a result after ", steps_text(steps))};
   try {
     return {decode(message, backend), ""};
   } catch (const std::exception& e) {

@@ -21,7 +21,9 @@ void KnobLists::check() const {
   for (const KnobSpec& spec : KnobCatalog::instance().specs())
     for (const std::string& value : values(spec)) spec.checked(value, spec.list_flag());
   for (int t : get(knobs::threads))
-    if (t < 1) fail(ErrorKind::usage, knobs::threads.spec().list_flag(), ": thread counts must be >= 1, got ", t);
+    if (t < 1)
+      fail(ErrorKind::usage, knobs::threads.spec().list_flag(),
+           ": thread counts must be >= 1, got ", t);
 }
 
 bool KnobLists::contains(const KnobSpec& spec, const std::string& canonical_value) const {

@@ -5,7 +5,8 @@
 
 namespace tunescope::tuner {
 
-LayerTimingStore::LayerTimingStore(ResultsDb& db, const MachineSignature& machine, std::string model)
+LayerTimingStore::LayerTimingStore(ResultsDb& db, const MachineSignature& machine,
+                                   std::string model)
     : db_(db), machine_(machine), model_(std::move(model)) {}
 
 int64_t LayerTimingStore::machine_id() {
@@ -14,10 +15,12 @@ int64_t LayerTimingStore::machine_id() {
 }
 
 std::optional<AlgorithmTiming> LayerTimingStore::lookup(const ConvProblem& problem, int threads,
-                                                        const std::string& algorithm, int repetitions) {
+                                                        const std::string& algorithm,
+                                                        int repetitions) {
   if (!error_.empty()) return std::nullopt;
   try {
-    std::optional<AlgorithmTiming> found = db_.layer_timing(machine_id(), problem.key(), threads, algorithm, repetitions);
+    std::optional<AlgorithmTiming> found =
+        db_.layer_timing(machine_id(), problem.key(), threads, algorithm, repetitions);
     if (found) ++reused_;
     return found;
   } catch (const Error& e) {
@@ -26,7 +29,8 @@ std::optional<AlgorithmTiming> LayerTimingStore::lookup(const ConvProblem& probl
   }
 }
 
-void LayerTimingStore::store(const ConvProblem& problem, int threads, int repetitions, const AlgorithmTiming& timing) {
+void LayerTimingStore::store(const ConvProblem& problem, int threads, int repetitions,
+                             const AlgorithmTiming& timing) {
   pending_.push_back({problem.key(), threads, repetitions, timing});
 }
 

@@ -18,10 +18,11 @@ class LayerTimingStore final : public LayerTimingCache {
   // `model`: the model being tuned, recorded with each new timing.
   LayerTimingStore(ResultsDb& db, const MachineSignature& machine, std::string model);
 
-  std::optional<AlgorithmTiming> lookup(const ConvProblem& problem, int threads, const std::string& algorithm,
-                                        int repetitions) override;
+  std::optional<AlgorithmTiming> lookup(const ConvProblem& problem, int threads,
+                                        const std::string& algorithm, int repetitions) override;
   // Kept until flush(), which writes a find's timings in one transaction.
-  void store(const ConvProblem& problem, int threads, int repetitions, const AlgorithmTiming& timing) override;
+  void store(const ConvProblem& problem, int threads, int repetitions,
+             const AlgorithmTiming& timing) override;
   void flush() override;
 
   size_t reused() const { return reused_; }

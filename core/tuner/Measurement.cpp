@@ -3,9 +3,9 @@
 // themselves run in TrialRunner.cpp.
 #include "core/tuner/Measurement.h"
 
-#include <map>
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
@@ -56,8 +56,8 @@ std::string to_string(TrialStatus status) {
 }
 
 TrialStatus parse_trial_status(const std::string& text) {
-  for (TrialStatus s : {TrialStatus::ok, TrialStatus::invalid, TrialStatus::failed, TrialStatus::skipped,
-                        TrialStatus::pruned})
+  for (TrialStatus s : {TrialStatus::ok, TrialStatus::invalid, TrialStatus::failed,
+                        TrialStatus::skipped, TrialStatus::pruned})
     if (to_string(s) == text) return s;
   fail(ErrorKind::input, "unknown trial status '", text, "'");
 }
@@ -75,28 +75,32 @@ NumericsSample first_step_numerics(TrainingSession& session, size_t samples_per_
 
 std::string compare_numerics(const NumericsSample& reference, const NumericsSample& candidate,
                              const MeasureOptions& options) {
-  const double loss_error = std::abs(candidate.loss - reference.loss) / std::max(1.0, std::abs(reference.loss));
+  const double loss_error =
+      std::abs(candidate.loss - reference.loss) / std::max(1.0, std::abs(reference.loss));
   if (!(loss_error <= options.loss_tolerance))
     return cat("loss ", candidate.loss, " differs from the reference's ", reference.loss,
                ": relative error ", loss_error, " > tolerance ", options.loss_tolerance);
   if (candidate.gradients.size() != reference.gradients.size())
-    return cat(candidate.gradients.size(), " parameters, the reference has ", reference.gradients.size());
+    return cat(candidate.gradients.size(), " parameters, the reference has ",
+               reference.gradients.size());
   // Matched by name: a fused build of the model orders some parameters differently.
   std::map<std::string, size_t> candidate_index;
-  for (size_t i = 0; i < candidate.gradients.size(); ++i) candidate_index[candidate.gradients[i].parameter] = i;
+  for (size_t i = 0; i < candidate.gradients.size(); ++i)
+    candidate_index[candidate.gradients[i].parameter] = i;
   for (size_t i = 0; i < reference.gradients.size(); ++i) {
     const auto& ref = reference.gradients[i];
     const auto found = candidate_index.find(ref.parameter);
-    if (found == candidate_index.end()) return cat("the reference's parameter ", ref.parameter, " is missing");
+    if (found == candidate_index.end())
+      return cat("the reference's parameter ", ref.parameter, " is missing");
     const auto& got = candidate.gradients[found->second];
     if (ref.values.size() != got.values.size())
-      return cat("parameter ", got.parameter, ": ", got.values.size(), " sampled entries, the reference has ",
-                 ref.values.size());
+      return cat("parameter ", got.parameter, ": ", got.values.size(),
+                 " sampled entries, the reference has ", ref.values.size());
     const double error = relative_l2_error(ref.values, got.values);
     if (!(error <= options.gradient_tolerance))
       return cat(reference.tensor_prefix, ref.parameter, ": relative L2 error ", error,
-                 " (||g - ref|| / ||ref|| over ", ref.values.size(), " sampled entries) > tolerance ",
-                 options.gradient_tolerance);
+                 " (||g - ref|| / ||ref|| over ", ref.values.size(),
+                 " sampled entries) > tolerance ", options.gradient_tolerance);
   }
   return {};
 }
@@ -115,7 +119,8 @@ RunConfig reference_config(const SessionOptions& base) {
 }
 
 bool has_reference_shape(const RunConfig& config) {
-  return config.layout() == Layout::NCHW && config.conv.per_layer.empty() && config.concurrency() == Concurrency{};
+  return config.layout() == Layout::NCHW && config.conv.per_layer.empty() &&
+         config.concurrency() == Concurrency{};
 }
 
 NumericsSample reference_numerics(const SessionOptions& base, const MeasureOptions& options) {
@@ -135,7 +140,8 @@ SessionOptions frozen_weights(SessionOptions options) {
 
 void add_next_batch(TrainingSession& frozen, NumericsSample& sample, size_t samples_per_parameter) {
   try {
-    sample.next_batch = std::make_shared<const NumericsSample>(first_step_numerics(frozen, samples_per_parameter));
+    sample.next_batch =
+        std::make_shared<const NumericsSample>(first_step_numerics(frozen, samples_per_parameter));
   } catch (const Error&) {
     sample.next_batch = nullptr;
   }
@@ -159,9 +165,11 @@ TimingFigures figures_of(std::vector<double> step_seconds, int64_t batch, StopRu
   figures.min_step_ms = step_seconds.front() * 1e3;
   const auto examples = static_cast<double>(batch);
   figures.median_eps = median.estimate > 0 ? examples / median.estimate : 0;
-  figures.spread = median.estimate > 0
-                       ? (quantile_of_sorted(step_seconds, 0.9) - quantile_of_sorted(step_seconds, 0.1)) / median.estimate
-                       : 0;
+  figures.spread =
+      median.estimate > 0
+          ? (quantile_of_sorted(step_seconds, 0.9) - quantile_of_sorted(step_seconds, 0.1)) /
+                median.estimate
+          : 0;
   if (median.bounded() && median.low > 0) {  // a zero step time has no rate
     figures.eps_low = examples / median.high;
     figures.eps_high = examples / median.low;

@@ -6,8 +6,8 @@
 // a sweep.
 #pragma once
 
-#include <functional>
 #include <array>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -134,9 +134,10 @@ std::string reference_conv_algorithm(const std::string& backend);
 // Throws whatever building or stepping it throws.
 RunConfig reference_config(const SessionOptions& base);
 // Whether `config` has the shape of reference_config() of some base: nchw, one conv
-// algorithm on every layer, one lane, the whole batch at once. Which algorithm is not asked: the backend's default is known only where
-// its kernels are registered, and a stored tune needs no more, as the tuner measures
-// its reference before any other candidate (stored_baseline, StoredTune.h).
+// algorithm on every layer, one lane, the whole batch at once. Which algorithm is not asked: the
+// backend's default is known only where its kernels are registered, and a stored tune needs no
+// more, as the tuner measures its reference before any other candidate (stored_baseline,
+// StoredTune.h).
 bool has_reference_shape(const RunConfig& config);
 NumericsSample reference_numerics(const SessionOptions& base, const MeasureOptions& options);
 
@@ -150,10 +151,10 @@ struct KernelShare {
 
 struct TimingFigures {
   int64_t steps = 0;
-  double median_eps = 0;      // batch / median step time: the estimate every ranking uses
+  double median_eps = 0;  // batch / median step time: the estimate every ranking uses
   double median_step_ms = 0;
   double min_step_ms = 0;
-  double spread = 0;          // (p90 - p10) / median of the step times
+  double spread = 0;  // (p90 - p10) / median of the step times
   // The 95% order-statistic interval of median_eps (batch / the interval of the median
   // step time); 0 when unknown (fewer than 6 steps, an older build's row).
   double eps_low = 0;
@@ -164,7 +165,8 @@ struct TimingFigures {
   QuantileEstimate step_interval(int64_t batch) const;
 };
 // Figures of individually timed steps (seconds each). Empty input: all zero.
-TimingFigures figures_of(std::vector<double> step_seconds, int64_t batch, StopRule stop = StopRule::none);
+TimingFigures figures_of(std::vector<double> step_seconds, int64_t batch,
+                         StopRule stop = StopRule::none);
 
 // How much the timed steps overlapped (profiler::concurrency over the trial's trace).
 struct ConcurrencyFigures {
@@ -181,7 +183,7 @@ struct TrialResult {
   std::optional<ConcurrencyFigures> concurrency;  // ok trials (none in rows of an older results DB)
   std::vector<KernelShare> kernels;
   std::shared_ptr<const profiler::Trace> trace;  // of the timed steps (ok trials only)
-  double seconds = 0;                             // wall time the measurement took
+  double seconds = 0;                            // wall time the measurement took
   bool remeasured = false;  // figures come from the final interleaved rounds among the leaders
   bool reused = false;      // taken from the results DB by a resumed tune, not measured now
   bool numerics_checked = false;  // this measurement ran and completed the numerics check

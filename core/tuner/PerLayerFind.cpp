@@ -37,27 +37,32 @@ std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, i
     }
     timed.emplace(problem.key(), out.size());
     LayerFind find{layer.name, layout, threads, {}, {}, {}};
-    std::optional<NumericsSample> reference;  // made on first need: a layer served from options.cache needs none
+    std::optional<NumericsSample>
+        reference;  // made on first need: a layer served from options.cache needs none
     double best_ms = INFINITY;
     for (const std::string& name : space.algorithms()) {
       AlgorithmTiming timing{name, 0, space.unsupported_reason(layer, layout, name), {}, false};
       const int repetitions = std::max(1, options.repetitions);
       std::optional<AlgorithmTiming> cached;
-      if (timing.skip_reason.empty() && options.cache) cached = options.cache->lookup(problem, threads, name, repetitions);
+      if (timing.skip_reason.empty() && options.cache)
+        cached = options.cache->lookup(problem, threads, name, repetitions);
       if (cached) {
         timing = std::move(*cached);
         timing.reused = true;
       } else if (timing.skip_reason.empty()) {
         if (!reference) reference = layer_reference(problem);
-        LayerTrial trial{backend, problem, name, threads, space.global(layout, threads, name).config};
+        LayerTrial trial{backend, problem, name, threads,
+                         space.global(layout, threads, name).config};
         // The trial's config: the layer's algorithm over the reference's on the others.
         trial.config.conv.default_algorithm = reference_conv_algorithm(backend);
         trial.config.conv.per_layer = {{layer.name, name}};
         const TrialResult result = measure_layer(trial, *reference, measure);
         if (result.status == TrialStatus::ok) {
           timing.median_ms = result.figures.median_step_ms;
-          timing.passes = {result.layer_pass_ms[0], result.layer_pass_ms[1], result.layer_pass_ms[2]};
-          if (options.cache && timing.passes.fwd_ms > 0) options.cache->store(problem, threads, repetitions, timing);
+          timing.passes = {result.layer_pass_ms[0], result.layer_pass_ms[1],
+                           result.layer_pass_ms[2]};
+          if (options.cache && timing.passes.fwd_ms > 0)
+            options.cache->store(problem, threads, repetitions, timing);
         } else if (result.status == TrialStatus::invalid) {
           timing.skip_reason = result.reason;
         } else {
@@ -71,7 +76,8 @@ std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, i
       find.timings.push_back(std::move(timing));
     }
     if (find.best.empty())
-      fail(ErrorKind::runtime, "per-layer find: no algorithm passed for layer ", layer.name, " (", problem.key(), ")");
+      fail(ErrorKind::runtime, "per-layer find: no algorithm passed for layer ", layer.name, " (",
+           problem.key(), ")");
     out.push_back(std::move(find));
   }
   if (options.cache) options.cache->flush();

@@ -25,10 +25,12 @@ struct PassTimes {
 
 struct AlgorithmTiming {
   std::string algorithm;
-  double median_ms = 0;    // fwd + bwd_data + bwd_filter, timed together
-  std::string skip_reason;  // empty: timed; else unsupported / wrong / failed (threw, crashed, over a limit)
-  PassTimes passes;         // each pass's fastest run (StepTimePredictor adds only the passes a layer runs)
-  bool reused = false;      // taken from a LayerTimingCache, not timed now
+  double median_ms = 0;     // fwd + bwd_data + bwd_filter, timed together
+  std::string skip_reason;  // empty: timed; else unsupported / wrong / failed (threw, crashed, over
+                            // a limit)
+  PassTimes
+      passes;  // each pass's fastest run (StepTimePredictor adds only the passes a layer runs)
+  bool reused = false;  // taken from a LayerTimingCache, not timed now
 };
 
 // Timings of a conv problem (its key includes the layout) with a pool of `threads`,
@@ -37,9 +39,10 @@ class LayerTimingCache {
  public:
   virtual ~LayerTimingCache() = default;
   // A timing of `algorithm` from at least `repetitions` timed runs, if one is kept.
-  virtual std::optional<AlgorithmTiming> lookup(const ConvProblem& problem, int threads, const std::string& algorithm,
-                                                int repetitions) = 0;
-  virtual void store(const ConvProblem& problem, int threads, int repetitions, const AlgorithmTiming& timing) = 0;
+  virtual std::optional<AlgorithmTiming> lookup(const ConvProblem& problem, int threads,
+                                                const std::string& algorithm, int repetitions) = 0;
+  virtual void store(const ConvProblem& problem, int threads, int repetitions,
+                     const AlgorithmTiming& timing) = 0;
   // Called once a find has stored its timings (a store may keep them until then).
   virtual void flush() {}
 };
@@ -50,11 +53,13 @@ struct LayerFind {
   int threads = 1;
   std::vector<AlgorithmTiming> timings;
   std::string best;  // fastest timed algorithm
-  std::string timed_as;  // empty: timed for this layer; else the earlier layer with the same problem
+  std::string
+      timed_as;  // empty: timed for this layer; else the earlier layer with the same problem
 };
 
 struct FindOptions {
-  int repetitions = 5;  // timed runs per algorithm and layer (a fixed count: the find's cost stays known)
+  int repetitions =
+      5;  // timed runs per algorithm and layer (a fixed count: the find's cost stays known)
   // Timings of the same problem, threads and algorithm found before (another model, an
   // earlier tune) are taken from here instead of timed; new ones are stored. Null: none.
   LayerTimingCache* cache = nullptr;
@@ -65,6 +70,7 @@ struct FindOptions {
 // memory_limit_bytes; its step counts and warm-up are the find's). Throws
 // Error(runtime) naming the layer when no algorithm passes for it.
 std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, int threads,
-                                      const FindOptions& options = {}, const MeasureOptions& limits = {});
+                                      const FindOptions& options = {},
+                                      const MeasureOptions& limits = {});
 
 }  // namespace tunescope::tuner

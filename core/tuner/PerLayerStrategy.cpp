@@ -20,10 +20,12 @@ class PerLayerStrategy final : public TuningStrategy {
     std::vector<Candidate> list{{reference_config(options.base), {}}};
     for (Layout layout : options.knobs.get(knobs::layout))
       for (int threads : options.knobs.get(knobs::threads)) {
-        std::vector<LayerFind> finds = find_per_layer(space, layout, threads, options.find, options.measure);
+        std::vector<LayerFind> finds =
+            find_per_layer(space, layout, threads, options.find, options.measure);
         std::vector<std::string> picks;
         for (const LayerFind& f : finds) picks.push_back(f.best);
-        // The concurrency knobs are independent of the algorithm picks: each config is tried with each.
+        // The concurrency knobs are independent of the algorithm picks: each config is tried with
+        // each.
         auto add = [&](const Candidate& c) {
           for (Candidate& variant : space.with_knobs(c)) add_unique(list, std::move(variant));
         };
@@ -45,6 +47,8 @@ class PerLayerStrategy final : public TuningStrategy {
 
 }  // namespace
 
-std::unique_ptr<TuningStrategy> make_per_layer_strategy() { return std::make_unique<PerLayerStrategy>(); }
+std::unique_ptr<TuningStrategy> make_per_layer_strategy() {
+  return std::make_unique<PerLayerStrategy>();
+}
 
 }  // namespace tunescope::tuner

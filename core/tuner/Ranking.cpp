@@ -52,10 +52,14 @@ std::vector<RankTier> rank_tiers(const std::vector<TrialResult>& trials) {
   std::vector<RankTier> tiers;
   for (const TrialResult& t : trials) {
     const StopRule stop = t.figures.stop;
-    if (t.status != TrialStatus::ok) tiers.push_back(RankTier::cut_short);
-    else if (t.remeasured) tiers.push_back(RankTier::remeasured);
-    else if (stop == StopRule::none) tiers.push_back(t.figures.steps < legacy_steps ? RankTier::cut_short : RankTier::full);
-    else tiers.push_back(fully_measured(stop) ? RankTier::full : RankTier::cut_short);
+    if (t.status != TrialStatus::ok)
+      tiers.push_back(RankTier::cut_short);
+    else if (t.remeasured)
+      tiers.push_back(RankTier::remeasured);
+    else if (stop == StopRule::none)
+      tiers.push_back(t.figures.steps < legacy_steps ? RankTier::cut_short : RankTier::full);
+    else
+      tiers.push_back(fully_measured(stop) ? RankTier::full : RankTier::cut_short);
   }
   return tiers;
 }
@@ -69,7 +73,8 @@ std::vector<size_t> rank_ok_trials(const std::vector<TrialResult>& trials) {
     const TimingFigures& x = trials[a].figures;
     const TimingFigures& y = trials[b].figures;
     if (tiers[a] != tiers[b]) return tiers[a] < tiers[b];
-    if (x.stop == StopRule::none && y.stop == StopRule::none && x.steps != y.steps) return x.steps > y.steps;
+    if (x.stop == StopRule::none && y.stop == StopRule::none && x.steps != y.steps)
+      return x.steps > y.steps;
     return x.median_eps > y.median_eps;
   });
   return ranked;
@@ -78,7 +83,8 @@ std::vector<size_t> rank_ok_trials(const std::vector<TrialResult>& trials) {
 std::vector<size_t> ranking_led_by(const std::vector<TrialResult>& trials, size_t winner) {
   std::vector<size_t> ranked = rank_ok_trials(trials);
   const auto at = std::find(ranked.begin(), ranked.end(), winner);
-  if (at == ranked.end()) fail(ErrorKind::runtime, "the declared winner (trial ", winner, ") is not an ok trial");
+  if (at == ranked.end())
+    fail(ErrorKind::runtime, "the declared winner (trial ", winner, ") is not an ok trial");
   std::rotate(ranked.begin(), at, at + 1);
   return ranked;
 }
@@ -96,16 +102,21 @@ std::vector<size_t> settle_candidates(const std::vector<TrialResult>& trials, si
 }
 
 RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
-                             const std::vector<std::vector<double>>& round_seconds, double delta, double alpha) {
+                             const std::vector<std::vector<double>>& round_seconds, double delta,
+                             double alpha) {
   if (configs.size() != round_seconds.size() || configs.empty())
-    fail(ErrorKind::runtime, "rounds_verdict: ", configs.size(), " configs but ", round_seconds.size(), " round series");
+    fail(ErrorKind::runtime, "rounds_verdict: ", configs.size(), " configs but ",
+         round_seconds.size(), " round series");
   const size_t rounds = round_seconds.front().size();
   for (const auto& series : round_seconds)
-    if (series.size() != rounds) fail(ErrorKind::runtime, "rounds_verdict: round series of different lengths");
+    if (series.size() != rounds)
+      fail(ErrorKind::runtime, "rounds_verdict: round series of different lengths");
   RoundsVerdict verdict;
   std::vector<double> median;
-  for (const auto& series : round_seconds) median.push_back(estimate_quantile(series, 0.5).estimate);
-  verdict.fastest = static_cast<size_t>(std::min_element(median.begin(), median.end()) - median.begin());
+  for (const auto& series : round_seconds)
+    median.push_back(estimate_quantile(series, 0.5).estimate);
+  verdict.fastest =
+      static_cast<size_t>(std::min_element(median.begin(), median.end()) - median.begin());
   verdict.winner = verdict.fastest;
   verdict.settled = true;
   const std::string& fastest = configs[verdict.fastest].label();
@@ -125,13 +136,15 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
     }
     c.significant = c.test.p_value < alpha;
     c.below_delta = std::abs(c.ratio - 1) < delta;
-    const bool known_small = c.ratio_high > 0 && c.ratio_high - 1 < delta && 1 - c.ratio_low < delta;
+    const bool known_small =
+        c.ratio_high > 0 && c.ratio_high - 1 < delta && 1 - c.ratio_low < delta;
     c.settled = c.significant || known_small;
     verdict.settled = verdict.settled && c.settled;
     if (c.tie() && simpler(configs[j], configs[verdict.winner])) verdict.winner = j;
-    findings += cat("; ", configs[j].label(), " is ", percent(std::abs(c.ratio - 1)), c.ratio >= 1 ? " slower" : " faster",
-                    c.ratio_high > 0 ? cat(" (ratio ", figure(c.ratio), ", 95% CI [", figure(c.ratio_low), ", ",
-                                           figure(c.ratio_high), "])")
+    findings += cat("; ", configs[j].label(), " is ", percent(std::abs(c.ratio - 1)),
+                    c.ratio >= 1 ? " slower" : " faster",
+                    c.ratio_high > 0 ? cat(" (ratio ", figure(c.ratio), ", 95% CI [",
+                                           figure(c.ratio_low), ", ", figure(c.ratio_high), "])")
                                      : std::string(),
                     ", p = ", figure(c.test.p_value), c.significant ? " < " : " >= ", figure(alpha),
                     c.tie() ? cat(", below delta ", percent(delta), ": a tie") : std::string());
@@ -153,8 +166,10 @@ InterleavedVerdict legacy_interleaved_verdict(const TrialResult& first, const Tr
   const double noise = std::max(first.figures.spread, second.figures.spread);
   if (gap <= noise)
     return {simpler(second.config, first.config),
-            cat("tie within noise (gap ", gap * 100, "% <= spread ", noise * 100, "%): the simpler config wins")};
-  return {b > a, cat("confirmed by interleaved re-measurement (gap ", gap * 100, "% > spread ", noise * 100, "%)")};
+            cat("tie within noise (gap ", gap * 100, "% <= spread ", noise * 100,
+                "%): the simpler config wins")};
+  return {b > a, cat("confirmed by interleaved re-measurement (gap ", gap * 100, "% > spread ",
+                     noise * 100, "%)")};
 }
 
 }  // namespace tunescope::tuner

@@ -35,13 +35,14 @@ std::vector<size_t> ranking_led_by(const std::vector<TrialResult>& trials, size_
 // interval), in ranking order; always the runner-up, at most `cap` in all. Empty when
 // fewer than two fully measured trials.
 inline constexpr size_t kMaxSettled = 4;
-std::vector<size_t> settle_candidates(const std::vector<TrialResult>& trials, size_t cap = kMaxSettled);
+std::vector<size_t> settle_candidates(const std::vector<TrialResult>& trials,
+                                      size_t cap = kMaxSettled);
 
 // The fastest of a group against one other, over their paired interleaved rounds.
 struct PairedComparison {
-  size_t other = 0;     // index in the group
-  SignTest test;        // of log(other's step time / fastest's) per round
-  double ratio = 1;     // exp(median log ratio): > 1 when `other` is slower
+  size_t other = 0;                      // index in the group
+  SignTest test;                         // of log(other's step time / fastest's) per round
+  double ratio = 1;                      // exp(median log ratio): > 1 when `other` is slower
   double ratio_low = 0, ratio_high = 0;  // its 95% interval (0: too few rounds)
   bool significant = false;              // test.p_value < alpha
   // Below delta: |ratio - 1| < delta. A tie: not significant and below delta.
@@ -53,10 +54,10 @@ struct PairedComparison {
 };
 
 struct RoundsVerdict {
-  size_t fastest = 0;  // group index with the lowest median round time
-  size_t winner = 0;   // the fastest, or the simplest config tied with it
+  size_t fastest = 0;                         // group index with the lowest median round time
+  size_t winner = 0;                          // the fastest, or the simplest config tied with it
   std::vector<PairedComparison> comparisons;  // the fastest against each other member
-  bool settled = false;                        // every comparison is decided
+  bool settled = false;                       // every comparison is decided
   std::string decision;  // the test, each effect size and p, and the rule applied
 };
 // The verdict of interleaved rounds: round_seconds[i][r] is member i's step time in
@@ -69,7 +70,8 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
 
 // The decision when every ok candidate but the top one was cut short.
 inline constexpr const char* kOnlyFullyMeasuredDecision =
-    "the only fully measured candidate: every other was slower with confidence (raced out) or eliminated in a "
+    "the only fully measured candidate: every other was slower with confidence (raced out) or "
+    "eliminated in a "
     "brief halving round";
 
 // Reason prefix of the winner's row of the interleaved rounds (it starts with

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/Error.h"
-#include "core/base/UtcTime.h"
 #include "core/base/HostCpu.h"
 #include "core/base/Registry.h"
+#include "core/base/UtcTime.h"
 #include "core/tuner/TrialRecordFields.h"
 #include "profiler/FileKind.h"
 
@@ -94,7 +94,10 @@ std::string MachineSignature::str() const {
 std::string kernels_to_json(const std::vector<KernelShare>& kernels) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& k : kernels)
-    out.push_back({{"name", k.name}, {"calls", k.calls}, {"total_ms", k.total_ms}, {"share_pct", k.share_pct}});
+    out.push_back({{"name", k.name},
+                   {"calls", k.calls},
+                   {"total_ms", k.total_ms},
+                   {"share_pct", k.share_pct}});
   return out.dump();
 }
 
@@ -111,7 +114,8 @@ TrialRecord record_of(const TrialResult& result) {
 
 TrialResult result_of(const TrialRecord& record, const std::string& backend) {
   TrialResult t;
-  t.config = run_config_from_json_text(record.config_json, cat("results DB trial ", record.id), backend);
+  t.config =
+      run_config_from_json_text(record.config_json, cat("results DB trial ", record.id), backend);
   t.status = record.status;
   t.reason = record.reason;
   t.figures = record.figures;
@@ -134,11 +138,13 @@ namespace {
 }
 }  // namespace
 
-ResultsDb::ResultsDb(const std::filesystem::path& path, Access access, std::chrono::milliseconds busy_timeout) try
+ResultsDb::ResultsDb(const std::filesystem::path& path, Access access,
+                     std::chrono::milliseconds busy_timeout) try
     : path_(path) {
   const bool read_only = access == Access::read_only;
   db_ = std::make_unique<SqliteDatabase>(
-      path, read_only ? SqliteDatabase::Mode::read_only : SqliteDatabase::Mode::read_write, busy_timeout);
+      path, read_only ? SqliteDatabase::Mode::read_only : SqliteDatabase::Mode::read_write,
+      busy_timeout);
   if (read_only) {
     check_ours();
   } else {
@@ -148,7 +154,9 @@ ResultsDb::ResultsDb(const std::filesystem::path& path, Access access, std::chro
   trial_select_ = "SELECT id, problem_id, machine_id, created_at";
   const std::vector<std::string> missing = missing_columns();
   for (const TrialField& f : trial_fields())
-    trial_select_ += std::find(missing.begin(), missing.end(), f.name) == missing.end() ? cat(", ", f.name) : ", NULL";
+    trial_select_ += std::find(missing.begin(), missing.end(), f.name) == missing.end()
+                         ? cat(", ", f.name)
+                         : ", NULL";
   trial_select_ += " FROM trials ";
 } catch (const profiler::SqliteError& e) {
   throw_input_error(e);
@@ -189,13 +197,14 @@ int64_t ResultsDb::table_count() const {
 void ResultsDb::check_ours() const {
   const int64_t application_id = db_->application_id();
   if (application_id != profiler::kResultsDbApplicationId)
-    fail(ErrorKind::input, "results DB ", path_.string(), ": an SQLite database of another application (",
-         table_count(), " tables, application_id ", application_id, "), not a tunescope results DB");
+    fail(ErrorKind::input, "results DB ", path_.string(),
+         ": an SQLite database of another application (", table_count(), " tables, application_id ",
+         application_id, "), not a tunescope results DB");
   SqliteStatement version = db_->prepare("SELECT value FROM meta WHERE key = 'schema_version'");
   const std::string v = version.step() ? version.text(0) : "";
   if (v != std::to_string(kResultsSchemaVersion))
-    fail(ErrorKind::input, "results DB ", path_.string(), ": schema version '", v, "', this build reads ",
-         kResultsSchemaVersion);
+    fail(ErrorKind::input, "results DB ", path_.string(), ": schema version '", v,
+         "', this build reads ", kResultsSchemaVersion);
 }
 
 std::vector<std::string> ResultsDb::missing_columns() const {
@@ -217,12 +226,20 @@ void ResultsDb::add_missing_columns() {
 }
 
 int64_t ResultsDb::machine_id(const MachineSignature& m) try {
-  db_->prepare("INSERT OR IGNORE INTO machines(cpu, cores, backend, backend_description) VALUES (?1, ?2, ?3, ?4)")
-      .bind(1, m.cpu).bind(2, m.cores).bind(3, m.backend).bind(4, m.backend_description).run();
+  db_->prepare(
+         "INSERT OR IGNORE INTO machines(cpu, cores, backend, backend_description) VALUES (?1, ?2, "
+         "?3, ?4)")
+      .bind(1, m.cpu)
+      .bind(2, m.cores)
+      .bind(3, m.backend)
+      .bind(4, m.backend_description)
+      .run();
   SqliteStatement select = db_->prepare(
-      "SELECT id FROM machines WHERE cpu = ?1 AND cores = ?2 AND backend = ?3 AND backend_description = ?4");
+      "SELECT id FROM machines WHERE cpu = ?1 AND cores = ?2 AND backend = ?3 AND "
+      "backend_description = ?4");
   select.bind(1, m.cpu).bind(2, m.cores).bind(3, m.backend).bind(4, m.backend_description);
-  if (!select.step()) fail(ErrorKind::input, "results DB ", path_.string(), ": machine row vanished");
+  if (!select.step())
+    fail(ErrorKind::input, "results DB ", path_.string(), ": machine row vanished");
   return select.integer(0);
 } catch (const profiler::SqliteError& e) {
   throw_input_error(e);
@@ -230,17 +247,22 @@ int64_t ResultsDb::machine_id(const MachineSignature& m) try {
 
 int64_t ResultsDb::problem_id(const ProblemKey& p) try {
   db_->prepare("INSERT OR IGNORE INTO problems(model, input_shape, batch) VALUES (?1, ?2, ?3)")
-      .bind(1, p.model).bind(2, p.input_shape).bind(3, p.batch).run();
+      .bind(1, p.model)
+      .bind(2, p.input_shape)
+      .bind(3, p.batch)
+      .run();
   SqliteStatement select =
       db_->prepare("SELECT id FROM problems WHERE model = ?1 AND input_shape = ?2 AND batch = ?3");
   select.bind(1, p.model).bind(2, p.input_shape).bind(3, p.batch);
-  if (!select.step()) fail(ErrorKind::input, "results DB ", path_.string(), ": problem row vanished");
+  if (!select.step())
+    fail(ErrorKind::input, "results DB ", path_.string(), ": problem row vanished");
   return select.integer(0);
 } catch (const profiler::SqliteError& e) {
   throw_input_error(e);
 }
 
-int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const TrialResult& result) try {
+int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id,
+                             const TrialResult& result) try {
   TrialRecord r = record_of(result);
   // A pruned row is stored as skipped with a marked reason: the status column's CHECK
   // (in every file written before pruning) allows no other value, and an older build
@@ -255,14 +277,17 @@ int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const Trial
     columns += cat(", ", trial_fields()[k].name);
     values += cat(", ?", k + 4);
   }
-  SqliteStatement insert = db_->prepare(cat("INSERT INTO trials(", columns, ") VALUES (", values, ")"));
+  SqliteStatement insert =
+      db_->prepare(cat("INSERT INTO trials(", columns, ") VALUES (", values, ")"));
   insert.bind(1, problem_id).bind(2, machine_id).bind(3, utc_now_iso8601());
   for (size_t k = 0; k < trial_fields().size(); ++k) {
     const int index = static_cast<int>(k) + 4;
     std::visit(
         [&](const auto& value) {
-          if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::monostate>) insert.bind(index, std::nullopt);
-          else insert.bind(index, value);
+          if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::monostate>)
+            insert.bind(index, std::nullopt);
+          else
+            insert.bind(index, value);
         },
         trial_fields()[k].get(r));
   }
@@ -274,11 +299,19 @@ int64_t ResultsDb::add_trial(int64_t problem_id, int64_t machine_id, const Trial
   throw_input_error(e);
 }
 
-void ResultsDb::add_strategy_choice(int64_t problem_id, int64_t machine_id, const StrategyChoice& choice) try {
-  db_->prepare("INSERT INTO strategy_choices(problem_id, machine_id, requested, strategy, reason, estimates, "
-               "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
-      .bind(1, problem_id).bind(2, machine_id).bind(3, to_string(choice.requested)).bind(4, to_string(choice.run))
-      .bind(5, choice.reason).bind(6, estimates_to_json(choice.estimates)).bind(7, utc_now_iso8601())
+void ResultsDb::add_strategy_choice(int64_t problem_id, int64_t machine_id,
+                                    const StrategyChoice& choice) try {
+  db_->prepare(
+         "INSERT INTO strategy_choices(problem_id, machine_id, requested, strategy, reason, "
+         "estimates, "
+         "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+      .bind(1, problem_id)
+      .bind(2, machine_id)
+      .bind(3, to_string(choice.requested))
+      .bind(4, to_string(choice.run))
+      .bind(5, choice.reason)
+      .bind(6, estimates_to_json(choice.estimates))
+      .bind(7, utc_now_iso8601())
       .run();
 } catch (const profiler::SqliteError& e) {
   throw_input_error(e);
@@ -289,12 +322,23 @@ void ResultsDb::add_layer_timings(int64_t machine_id, const std::vector<LayerTim
   SqliteTransaction transaction(*db_);
   for (const LayerTimingRow& row : rows) {
     const AlgorithmTiming& t = row.timing;
-    db_->prepare("INSERT INTO layer_timings(machine_id, conv_problem, threads, algorithm, repetitions, total_ms, "
-                 "fwd_ms, bwd_data_ms, bwd_filter_ms, model, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-                 "?9, ?10, ?11)")
-        .bind(1, machine_id).bind(2, row.conv_problem).bind(3, row.threads).bind(4, t.algorithm)
-        .bind(5, row.repetitions).bind(6, t.median_ms).bind(7, t.passes.fwd_ms).bind(8, t.passes.bwd_data_ms)
-        .bind(9, t.passes.bwd_filter_ms).bind(10, model).bind(11, utc_now_iso8601())
+    db_->prepare(
+           "INSERT INTO layer_timings(machine_id, conv_problem, threads, algorithm, repetitions, "
+           "total_ms, "
+           "fwd_ms, bwd_data_ms, bwd_filter_ms, model, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+           "?7, ?8, "
+           "?9, ?10, ?11)")
+        .bind(1, machine_id)
+        .bind(2, row.conv_problem)
+        .bind(3, row.threads)
+        .bind(4, t.algorithm)
+        .bind(5, row.repetitions)
+        .bind(6, t.median_ms)
+        .bind(7, t.passes.fwd_ms)
+        .bind(8, t.passes.bwd_data_ms)
+        .bind(9, t.passes.bwd_filter_ms)
+        .bind(10, model)
+        .bind(11, utc_now_iso8601())
         .run();
   }
   transaction.commit();
@@ -302,14 +346,21 @@ void ResultsDb::add_layer_timings(int64_t machine_id, const std::vector<LayerTim
   throw_input_error(e);
 }
 
-std::optional<AlgorithmTiming> ResultsDb::layer_timing(int64_t machine_id, const std::string& conv_problem,
-                                                       int threads, const std::string& algorithm,
+std::optional<AlgorithmTiming> ResultsDb::layer_timing(int64_t machine_id,
+                                                       const std::string& conv_problem, int threads,
+                                                       const std::string& algorithm,
                                                        int min_repetitions) const try {
   if (!db_->has_table("layer_timings")) return std::nullopt;
   SqliteStatement select = db_->prepare(
-      "SELECT total_ms, fwd_ms, bwd_data_ms, bwd_filter_ms FROM layer_timings WHERE machine_id = ?1 AND "
-      "conv_problem = ?2 AND threads = ?3 AND algorithm = ?4 AND repetitions >= ?5 ORDER BY id DESC LIMIT 1");
-  select.bind(1, machine_id).bind(2, conv_problem).bind(3, threads).bind(4, algorithm).bind(5, min_repetitions);
+      "SELECT total_ms, fwd_ms, bwd_data_ms, bwd_filter_ms FROM layer_timings WHERE machine_id = "
+      "?1 AND "
+      "conv_problem = ?2 AND threads = ?3 AND algorithm = ?4 AND repetitions >= ?5 ORDER BY id "
+      "DESC LIMIT 1");
+  select.bind(1, machine_id)
+      .bind(2, conv_problem)
+      .bind(3, threads)
+      .bind(4, algorithm)
+      .bind(5, min_repetitions);
   if (!select.step()) return std::nullopt;
   AlgorithmTiming t;
   t.algorithm = algorithm;
@@ -320,14 +371,17 @@ std::optional<AlgorithmTiming> ResultsDb::layer_timing(int64_t machine_id, const
   throw_input_error(e);
 }
 
-std::optional<StrategyChoice> ResultsDb::latest_strategy_choice(int64_t problem_id, int64_t machine_id) const try {
+std::optional<StrategyChoice> ResultsDb::latest_strategy_choice(int64_t problem_id,
+                                                                int64_t machine_id) const try {
   if (!db_->has_table("strategy_choices")) return std::nullopt;
   SqliteStatement select = db_->prepare(
-      "SELECT id, requested, strategy, reason, estimates FROM strategy_choices WHERE problem_id = ?1 AND "
+      "SELECT id, requested, strategy, reason, estimates FROM strategy_choices WHERE problem_id = "
+      "?1 AND "
       "machine_id = ?2 ORDER BY id DESC LIMIT 1");
   select.bind(1, problem_id).bind(2, machine_id);
   if (!select.step()) return std::nullopt;
-  const std::string row = cat("results DB ", path_.string(), " strategy choice ", select.integer(0));
+  const std::string row =
+      cat("results DB ", path_.string(), " strategy choice ", select.integer(0));
   StrategyChoice choice;
   try {
     choice.requested = parse_strategy(select.text(1));
@@ -344,12 +398,19 @@ std::optional<StrategyChoice> ResultsDb::latest_strategy_choice(int64_t problem_
 
 void ResultsDb::store_machine_peak(const profiler::MachinePeak& p) try {
   if (!(p.fma_gflops > 0) || !(p.bandwidth_gbs > 0) || p.threads < 1)
-    fail(ErrorKind::runtime, "results DB ", path_.string(), ": refusing a machine peak without figures (",
-         p.isa, ", ", p.threads, " threads)");
-  db_->prepare("INSERT OR REPLACE INTO machine_peaks(cpu, isa, threads, fma_gflops, bandwidth_gbs, "
-               "theoretical_gflops, theoretical_basis, measured_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
-      .bind(1, p.cpu).bind(2, p.isa).bind(3, p.threads).bind(4, p.fma_gflops).bind(5, p.bandwidth_gbs)
-      .bind(6, p.theoretical_gflops).bind(7, p.theoretical_basis)
+    fail(ErrorKind::runtime, "results DB ", path_.string(),
+         ": refusing a machine peak without figures (", p.isa, ", ", p.threads, " threads)");
+  db_->prepare(
+         "INSERT OR REPLACE INTO machine_peaks(cpu, isa, threads, fma_gflops, bandwidth_gbs, "
+         "theoretical_gflops, theoretical_basis, measured_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+         "?8)")
+      .bind(1, p.cpu)
+      .bind(2, p.isa)
+      .bind(3, p.threads)
+      .bind(4, p.fma_gflops)
+      .bind(5, p.bandwidth_gbs)
+      .bind(6, p.theoretical_gflops)
+      .bind(7, p.theoretical_basis)
       .bind(8, p.measured_at.empty() ? utc_now_iso8601() : p.measured_at)
       .run();
 } catch (const profiler::SqliteError& e) {
@@ -358,14 +419,17 @@ void ResultsDb::store_machine_peak(const profiler::MachinePeak& p) try {
 
 std::vector<profiler::MachinePeak> ResultsDb::machine_peaks(const std::string& cpu) const try {
   std::vector<profiler::MachinePeak> peaks;
-  if (!db_->has_table("machine_peaks")) return peaks;  // a file from before the probe, opened read-only
+  if (!db_->has_table("machine_peaks"))
+    return peaks;  // a file from before the probe, opened read-only
   SqliteStatement select = db_->prepare(
-      "SELECT cpu, isa, threads, fma_gflops, bandwidth_gbs, theoretical_gflops, theoretical_basis, measured_at "
+      "SELECT cpu, isa, threads, fma_gflops, bandwidth_gbs, theoretical_gflops, theoretical_basis, "
+      "measured_at "
       "FROM machine_peaks WHERE cpu = ?1 ORDER BY threads, fma_gflops");
   select.bind(1, cpu);
   while (select.step())
-    peaks.push_back({select.text(0), select.text(1), static_cast<int>(select.integer(2)), select.real(3),
-                     select.real(4), select.real(5), select.text(6), select.text(7)});
+    peaks.push_back({select.text(0), select.text(1), static_cast<int>(select.integer(2)),
+                     select.real(3), select.real(4), select.real(5), select.text(6),
+                     select.text(7)});
   return peaks;
 } catch (const profiler::SqliteError& e) {
   throw_input_error(e);
@@ -385,9 +449,12 @@ TrialRecord read_trial(const SqliteStatement& select) {
     FieldValue value;
     if (!select.is_null(column)) {
       const std::string type = f.sql_type;
-      if (type == "INTEGER") value = select.integer(column);
-      else if (type == "REAL") value = select.real(column);
-      else value = select.text(column);
+      if (type == "INTEGER")
+        value = select.integer(column);
+      else if (type == "REAL")
+        value = select.real(column);
+      else
+        value = select.text(column);
     }
     try {
       f.set(r, value);
@@ -405,7 +472,8 @@ TrialRecord read_trial(const SqliteStatement& select) {
 }  // namespace
 
 std::vector<TrialRecord> ResultsDb::trials(int64_t problem_id) const try {
-  SqliteStatement select = db_->prepare(cat(trial_select_, "WHERE ?1 = 0 OR problem_id = ?1 ORDER BY id"));
+  SqliteStatement select =
+      db_->prepare(cat(trial_select_, "WHERE ?1 = 0 OR problem_id = ?1 ORDER BY id"));
   select.bind(1, problem_id);
   std::vector<TrialRecord> out;
   while (select.step()) out.push_back(read_trial(select));
@@ -415,8 +483,8 @@ std::vector<TrialRecord> ResultsDb::trials(int64_t problem_id) const try {
 }
 
 std::vector<std::pair<int64_t, int64_t>> ResultsDb::tuned_pairs() const try {
-  SqliteStatement select =
-      db_->prepare("SELECT machine_id, problem_id FROM trials GROUP BY machine_id, problem_id ORDER BY min(id)");
+  SqliteStatement select = db_->prepare(
+      "SELECT machine_id, problem_id FROM trials GROUP BY machine_id, problem_id ORDER BY min(id)");
   std::vector<std::pair<int64_t, int64_t>> out;
   while (select.step()) out.emplace_back(select.integer(0), select.integer(1));
   return out;
@@ -425,18 +493,22 @@ std::vector<std::pair<int64_t, int64_t>> ResultsDb::tuned_pairs() const try {
 }
 
 MachineSignature ResultsDb::machine(int64_t machine_id) const try {
-  SqliteStatement select = db_->prepare("SELECT cpu, cores, backend, backend_description FROM machines WHERE id = ?1");
+  SqliteStatement select =
+      db_->prepare("SELECT cpu, cores, backend, backend_description FROM machines WHERE id = ?1");
   select.bind(1, machine_id);
-  if (!select.step()) fail(ErrorKind::input, "results DB ", path_.string(), ": no machine ", machine_id);
+  if (!select.step())
+    fail(ErrorKind::input, "results DB ", path_.string(), ": no machine ", machine_id);
   return {select.text(0), static_cast<int>(select.integer(1)), select.text(2), select.text(3)};
 } catch (const profiler::SqliteError& e) {
   throw_input_error(e);
 }
 
 ProblemKey ResultsDb::problem(int64_t problem_id) const try {
-  SqliteStatement select = db_->prepare("SELECT model, input_shape, batch FROM problems WHERE id = ?1");
+  SqliteStatement select =
+      db_->prepare("SELECT model, input_shape, batch FROM problems WHERE id = ?1");
   select.bind(1, problem_id);
-  if (!select.step()) fail(ErrorKind::input, "results DB ", path_.string(), ": no problem ", problem_id);
+  if (!select.step())
+    fail(ErrorKind::input, "results DB ", path_.string(), ": no problem ", problem_id);
   return {select.text(0), select.text(1), select.integer(2)};
 } catch (const profiler::SqliteError& e) {
   throw_input_error(e);

@@ -24,15 +24,15 @@ namespace tunescope::tuner {
 
 // Columns added to a table later (trials.concurrent_share, trials.mean_in_flight,
 // trials.eps_low, trials.eps_high, trials.stop_rule) and
-// tables added later (strategy_choices, machine_peaks, layer_timings) do not change the version: opening an older
-// file adds them (older rows keep NULL), and an older build reads and writes a newer
-// file by naming its columns and tables.
+// tables added later (strategy_choices, machine_peaks, layer_timings) do not change the version:
+// opening an older file adds them (older rows keep NULL), and an older build reads and writes a
+// newer file by naming its columns and tables.
 inline constexpr int kResultsSchemaVersion = 1;
 
 struct MachineSignature {
-  std::string cpu;      // model name from /proc/cpuinfo
-  int cores = 0;        // hardware threads
-  std::string backend;  // "cpu"
+  std::string cpu;                  // model name from /proc/cpuinfo
+  int cores = 0;                    // hardware threads
+  std::string backend;              // "cpu"
   std::string backend_description;  // Backend::device_description(): library versions
   // The local machine as seen through `backend`.
   static MachineSignature local(const std::string& backend);
@@ -53,10 +53,11 @@ struct TrialRecord {
   std::string config_json;
   TrialStatus status = TrialStatus::failed;
   std::string reason;
-  TimingFigures figures;  // eps_low/eps_high 0 and stop none where the columns are NULL
+  TimingFigures figures;     // eps_low/eps_high 0 and stop none where the columns are NULL
   std::string kernels_json;  // [{"name", "calls", "total_ms", "share_pct"}]
-  std::optional<ConcurrencyFigures> concurrency;  // NULL columns: not measured, or an older build's row
-  std::string created_at;    // UTC, ISO 8601
+  std::optional<ConcurrencyFigures>
+      concurrency;         // NULL columns: not measured, or an older build's row
+  std::string created_at;  // UTC, ISO 8601
 };
 
 // The reason of a pruned trial's row starts with this; its status column says skipped
@@ -83,8 +84,9 @@ class ResultsDb {
   // newer schema. Every statement waits up to `busy_timeout` for another writer's lock
   // (creating the schema included: of two writers creating one file, the second finds
   // it created), then throws Error(input) saying the file stayed locked.
-  explicit ResultsDb(const std::filesystem::path& path, Access access = Access::read_write,
-                     std::chrono::milliseconds busy_timeout = profiler::SqliteDatabase::kDefaultBusyTimeout);
+  explicit ResultsDb(
+      const std::filesystem::path& path, Access access = Access::read_write,
+      std::chrono::milliseconds busy_timeout = profiler::SqliteDatabase::kDefaultBusyTimeout);
   ~ResultsDb();
   ResultsDb(const ResultsDb&) = delete;
   ResultsDb& operator=(const ResultsDb&) = delete;
@@ -103,7 +105,8 @@ class ResultsDb {
   // Records the strategy a tune of this problem on this machine ran, and why.
   void add_strategy_choice(int64_t problem_id, int64_t machine_id, const StrategyChoice& choice);
   // The latest such record (none from a build before the record, or a read-only older file).
-  std::optional<StrategyChoice> latest_strategy_choice(int64_t problem_id, int64_t machine_id) const;
+  std::optional<StrategyChoice> latest_strategy_choice(int64_t problem_id,
+                                                       int64_t machine_id) const;
 
   // The machine probe's cache: stores (or replaces) the figures of one (CPU, path,
   // threads); throws Error(runtime) for a peak without positive figures.
@@ -118,10 +121,12 @@ class ResultsDb {
     int repetitions = 1;  // timed runs
     AlgorithmTiming timing;
   };
-  void add_layer_timings(int64_t machine_id, const std::vector<LayerTimingRow>& rows, const std::string& model);
+  void add_layer_timings(int64_t machine_id, const std::vector<LayerTimingRow>& rows,
+                         const std::string& model);
   // The latest such timing from at least `min_repetitions` runs, of any model.
-  std::optional<AlgorithmTiming> layer_timing(int64_t machine_id, const std::string& conv_problem, int threads,
-                                              const std::string& algorithm, int min_repetitions) const;
+  std::optional<AlgorithmTiming> layer_timing(int64_t machine_id, const std::string& conv_problem,
+                                              int threads, const std::string& algorithm,
+                                              int min_repetitions) const;
 
   const std::filesystem::path& path() const { return path_; }
 

@@ -31,18 +31,23 @@ SearchSpace::SearchSpace(SpaceOptions options, std::vector<ConvLayerInfo> layers
   options_.knobs.check();
   const auto registered = Registry::instance().conv_algorithms(options_.backend);
   algorithms_ = options_.algorithms.empty() ? registered : options_.algorithms;
-  if (algorithms_.empty()) fail(ErrorKind::usage, "backend ", options_.backend, " has no conv algorithms");
+  if (algorithms_.empty())
+    fail(ErrorKind::usage, "backend ", options_.backend, " has no conv algorithms");
   for (const auto& name : algorithms_)
-    Registry::instance().make_conv_algorithm(options_.backend, name);  // throws Error(usage) naming it
+    Registry::instance().make_conv_algorithm(options_.backend,
+                                             name);  // throws Error(usage) naming it
 }
 
-std::string SearchSpace::unsupported_reason(const ConvLayerInfo& layer, Layout layout, const std::string& algorithm,
+std::string SearchSpace::unsupported_reason(const ConvLayerInfo& layer, Layout layout,
+                                            const std::string& algorithm,
                                             const KnobValues& knobs) const {
   ConvProblem problem = layer.problem;
   problem.layout = layout;
-  const auto instance = Registry::instance().make_conv_algorithm(options_.backend, algorithm, knobs);
+  const auto instance =
+      Registry::instance().make_conv_algorithm(options_.backend, algorithm, knobs);
   if (std::string why = instance->unsupported_reason(problem); !why.empty())
-    return cat("layer ", layer.name, ": ", algorithm, " does not support ", problem.key(), ": ", why);
+    return cat("layer ", layer.name, ": ", algorithm, " does not support ", problem.key(), ": ",
+               why);
   return {};
 }
 
@@ -59,13 +64,17 @@ Candidate SearchSpace::global(Layout layout, int threads, const std::string& alg
   Candidate candidate{base_config(layout, threads), {}};
   candidate.config.conv.default_algorithm = algorithm;
   for (const auto& layer : layers_)
-    if (candidate.skip_reason = unsupported_reason(layer, layout, algorithm); !candidate.skip_reason.empty()) break;
+    if (candidate.skip_reason = unsupported_reason(layer, layout, algorithm);
+        !candidate.skip_reason.empty())
+      break;
   return candidate;
 }
 
-Candidate SearchSpace::per_layer(Layout layout, int threads, const std::vector<std::string>& chosen) const {
+Candidate SearchSpace::per_layer(Layout layout, int threads,
+                                 const std::vector<std::string>& chosen) const {
   if (chosen.size() != layers_.size())
-    fail(ErrorKind::runtime, "per-layer choice names ", chosen.size(), " algorithms for ", layers_.size(), " conv layers");
+    fail(ErrorKind::runtime, "per-layer choice names ", chosen.size(), " algorithms for ",
+         layers_.size(), " conv layers");
   Candidate candidate{base_config(layout, threads), {}};
   // The most used algorithm becomes the default (ties: the earliest layer's), so equal
   // configs have one form and the override count measures how unusual a config is.
@@ -73,13 +82,16 @@ Candidate SearchSpace::per_layer(Layout layout, int threads, const std::vector<s
   for (const auto& name : chosen) ++uses[name];
   // A net without conv layers: the backend's default, what its conv layers would run
   // (cuda has no `direct`).
-  std::string common = chosen.empty() ? Registry::instance().default_conv_algorithm(options_.backend) : chosen.front();
+  std::string common = chosen.empty()
+                           ? Registry::instance().default_conv_algorithm(options_.backend)
+                           : chosen.front();
   for (const auto& name : chosen)
     if (uses[name] > uses[common]) common = name;
   candidate.config.conv.default_algorithm = common;
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (chosen[i] != common) candidate.config.conv.per_layer[layers_[i].name] = chosen[i];
-    if (candidate.skip_reason.empty()) candidate.skip_reason = unsupported_reason(layers_[i], layout, chosen[i]);
+    if (candidate.skip_reason.empty())
+      candidate.skip_reason = unsupported_reason(layers_[i], layout, chosen[i]);
   }
   return candidate;
 }
@@ -93,12 +105,15 @@ constexpr double kMaxPerLayerProduct = 4096;
 
 void refuse_huge_product(const std::vector<std::vector<std::string>>& options) {
   double combinations = 1;
-  for (const auto& layer_options : options) combinations *= static_cast<double>(layer_options.size());
+  for (const auto& layer_options : options)
+    combinations *= static_cast<double>(layer_options.size());
   if (combinations <= kMaxPerLayerProduct) return;
-  const std::string count = combinations < 1e15 ? std::to_string(std::llround(combinations)) : "over 10^15";
+  const std::string count =
+      combinations < 1e15 ? std::to_string(std::llround(combinations)) : "over 10^15";
   fail(ErrorKind::usage, "--per-layer-product: ", options.size(), " conv layers give ", count,
        " algorithm combinations per layout and thread count, more than the ", kMaxPerLayerProduct,
-       " a tune can measure; use --strategy per-layer (which times each layer alone) or fewer --algorithms");
+       " a tune can measure; use --strategy per-layer (which times each layer alone) or fewer "
+       "--algorithms");
 }
 
 // Calls visit(index) for every combination of one index per list of `sizes` (each > 0),
@@ -122,8 +137,8 @@ bool SearchSpace::knob_applies(const RunConfig& config, const std::string& key) 
   for (const auto& layer : layers_) {
     ConvProblem problem = layer.problem;
     problem.layout = config.layout();
-    const auto instance =
-        Registry::instance().make_conv_algorithm(options_.backend, config.conv.for_layer(layer.name), config.knobs);
+    const auto instance = Registry::instance().make_conv_algorithm(
+        options_.backend, config.conv.for_layer(layer.name), config.knobs);
     if (instance->supports(problem) && instance->knob_applies(key, problem)) return true;
   }
   return false;
@@ -134,8 +149,9 @@ std::vector<Candidate> SearchSpace::with_knobs(const Candidate& candidate) const
   std::vector<std::pair<const KnobSpec*, std::vector<std::string>>> lists;
   for (const KnobSpec& spec : KnobCatalog::instance().specs()) {
     if (spec.key == knobs::layout.key() || spec.key == knobs::threads.key()) continue;
-    lists.emplace_back(&spec, knob_applies(candidate.config, spec.key) ? options_.knobs.values(spec)
-                                                                       : std::vector{spec.default_value});
+    lists.emplace_back(&spec, knob_applies(candidate.config, spec.key)
+                                  ? options_.knobs.values(spec)
+                                  : std::vector{spec.default_value});
   }
   // Whether each layer's algorithm takes the algorithm knobs' values: asked once per
   // combination of them (an fft_tile not larger than a kernel is refused per layer).
@@ -143,11 +159,13 @@ std::vector<Candidate> SearchSpace::with_knobs(const Candidate& candidate) const
   auto refusal = [&](const RunConfig& config) -> std::string {
     std::string key;
     for (const auto& [spec, values] : lists)
-      if (spec->scope == KnobScope::conv_algorithm) key += spec->key + "=" + config.knobs.text(spec->key) + ";";
+      if (spec->scope == KnobScope::conv_algorithm)
+        key += spec->key + "=" + config.knobs.text(spec->key) + ";";
     auto [it, added] = refusals.emplace(key, "");
     if (added)
       for (const auto& layer : layers_)
-        if (it->second = unsupported_reason(layer, config.layout(), config.conv.for_layer(layer.name), config.knobs);
+        if (it->second = unsupported_reason(layer, config.layout(),
+                                            config.conv.for_layer(layer.name), config.knobs);
             !it->second.empty())
           break;
     return it->second;
@@ -157,7 +175,8 @@ std::vector<Candidate> SearchSpace::with_knobs(const Candidate& candidate) const
   for (const auto& [spec, values] : lists) sizes.push_back(values.size());
   for_each_combination(sizes, [&](const std::vector<size_t>& index) {
     Candidate variant = candidate;
-    for (size_t k = 0; k < lists.size(); ++k) variant.config.knobs.set_text(lists[k].first->key, lists[k].second[index[k]]);
+    for (size_t k = 0; k < lists.size(); ++k)
+      variant.config.knobs.set_text(lists[k].first->key, lists[k].second[index[k]]);
     if (variant.skip_reason.empty()) variant.skip_reason = refusal(variant.config);
     if (variant.skip_reason.empty()) {
       try {
@@ -195,7 +214,8 @@ std::vector<Candidate> SearchSpace::enumerate() const {
             out.push_back(std::move(skipped));
           }
         }
-      if (std::any_of(options.begin(), options.end(), [](const auto& o) { return o.empty(); })) continue;
+      if (std::any_of(options.begin(), options.end(), [](const auto& o) { return o.empty(); }))
+        continue;
       refuse_huge_product(options);
       std::vector<size_t> sizes;
       for (const auto& layer_options : options) sizes.push_back(layer_options.size());

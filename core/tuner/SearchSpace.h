@@ -70,7 +70,8 @@ class SearchSpace {
   // A config from one algorithm per conv layer (in layers() order), normalised so the
   // most common algorithm is the default and the rest are overrides (no layers: the
   // backend's default conv algorithm).
-  Candidate per_layer(Layout layout, int threads, const std::vector<std::string>& per_layer_algorithms) const;
+  Candidate per_layer(Layout layout, int threads,
+                      const std::vector<std::string>& per_layer_algorithms) const;
   // `candidate` once per combination of the lists of the knobs other than layout and
   // threads (the first combination first; an algorithm's knob only where it applies:
   // knob_applies); a split that does not divide the batch or a knob value some layer's
@@ -82,8 +83,8 @@ class SearchSpace {
   // (ConvAlgorithm::knob_applies).
   bool knob_applies(const RunConfig& config, const std::string& key) const;
   // Empty when `algorithm`, made with `knobs`, runs `layer` in `layout`, else why not.
-  std::string unsupported_reason(const ConvLayerInfo& layer, Layout layout, const std::string& algorithm,
-                                 const KnobValues& knobs = {}) const;
+  std::string unsupported_reason(const ConvLayerInfo& layer, Layout layout,
+                                 const std::string& algorithm, const KnobValues& knobs = {}) const;
 
  private:
   RunConfig base_config(Layout layout, int threads) const;

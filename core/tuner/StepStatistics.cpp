@@ -20,7 +20,8 @@ std::vector<double> binomial_cdf_table(long n, double p) {
   double sum = 0;
   for (long k = 0; k <= n; ++k) {
     const auto kd = static_cast<double>(k), nd = static_cast<double>(n);
-    sum += std::exp(log_n_fact - std::lgamma(kd + 1) - std::lgamma(nd - kd + 1) + kd * log_p + (nd - kd) * log_q);
+    sum += std::exp(log_n_fact - std::lgamma(kd + 1) - std::lgamma(nd - kd + 1) + kd * log_p +
+                    (nd - kd) * log_q);
     cdf[static_cast<size_t>(k)] = std::min(sum, 1.0);
   }
   return cdf;
@@ -39,11 +40,13 @@ double binomial_cdf(long k, long n, double p) {
   return binomial_cdf_table(n, p)[static_cast<size_t>(k)];
 }
 
-std::optional<std::pair<size_t, size_t>> order_statistic_ranks(size_t n, double q, double confidence) {
+std::optional<std::pair<size_t, size_t>> order_statistic_ranks(size_t n, double q,
+                                                               double confidence) {
   if (n == 0 || !(q > 0 && q < 1) || !(confidence > 0 && confidence < 1)) return std::nullopt;
   const double tail = (1 - confidence) / 2;
   const std::vector<double> cdf = binomial_cdf_table(static_cast<long>(n), q);
-  // x_(l) (1-based) is below the quantile unless B <= l - 1: the largest l with that tail <= alpha/2.
+  // x_(l) (1-based) is below the quantile unless B <= l - 1: the largest l with that tail <=
+  // alpha/2.
   if (cdf[0] > tail + kTailSlack) return std::nullopt;
   size_t low = 1;
   while (low + 1 <= n && cdf[low] <= tail + kTailSlack) ++low;
@@ -102,17 +105,22 @@ StopRule parse_stop_rule(const std::string& text) {
   fail(ErrorKind::input, "unknown stop rule '", text, "'");
 }
 
-bool fully_measured(StopRule rule) { return rule != StopRule::raced_out && rule != StopRule::brief; }
+bool fully_measured(StopRule rule) {
+  return rule != StopRule::raced_out && rule != StopRule::brief;
+}
 
-std::optional<StopRule> should_stop(const std::vector<double>& step_seconds, const StoppingRule& rule) {
+std::optional<StopRule> should_stop(const std::vector<double>& step_seconds,
+                                    const StoppingRule& rule) {
   const size_t n = step_seconds.size();
   if (n >= rule.maximum) return StopRule::max_steps;
   if (n < rule.minimum) return std::nullopt;
-  if (estimate_quantile(step_seconds).relative_half_width() <= rule.delta / 2) return StopRule::converged;
+  if (estimate_quantile(step_seconds).relative_half_width() <= rule.delta / 2)
+    return StopRule::converged;
   return std::nullopt;
 }
 
-bool slower_with_confidence(const QuantileEstimate& candidate, const QuantileEstimate& leader, double delta) {
+bool slower_with_confidence(const QuantileEstimate& candidate, const QuantileEstimate& leader,
+                            double delta) {
   if (!candidate.bounded() || !leader.bounded()) return false;
   return candidate.low > leader.high * (1 + delta / 2);
 }
@@ -126,7 +134,8 @@ SignTest sign_test(const std::vector<double>& differences, double confidence) {
   }
   const size_t fewer = std::min(test.positive, test.n - test.positive);
   test.p_value = test.n == 0 ? 1.0
-                             : std::min(1.0, 2 * binomial_cdf(static_cast<long>(fewer), static_cast<long>(test.n), 0.5));
+                             : std::min(1.0, 2 * binomial_cdf(static_cast<long>(fewer),
+                                                              static_cast<long>(test.n), 0.5));
   test.median = estimate_quantile(differences, 0.5, confidence);
   return test;
 }

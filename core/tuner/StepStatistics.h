@@ -31,7 +31,8 @@ double binomial_cdf(long k, long n, double p);
 // P(x_(low) <= the q-quantile <= x_(high)) >= confidence, each tail at most
 // (1 - confidence) / 2 (the binomial order-statistic interval). Empty when n is too
 // small for any such pair (the median at 95% needs n >= 6).
-std::optional<std::pair<size_t, size_t>> order_statistic_ranks(size_t n, double q, double confidence);
+std::optional<std::pair<size_t, size_t>> order_statistic_ranks(size_t n, double q,
+                                                               double confidence);
 
 // Linear interpolation between closest ranks (what numpy's default percentile does).
 double quantile_of_sorted(const std::vector<double>& sorted, double q);
@@ -55,13 +56,13 @@ QuantileEstimate estimate_quantile(std::vector<double> sample, double q = kStepQ
 // The stopping rule of adaptive timing: stop once `minimum` samples are in and the
 // interval lies within +-delta/2 of the estimate, or at `maximum` samples.
 enum class StopRule {
-  none,        // not an adaptive measurement (an older build's row)
-  converged,   // the interval reached +-delta/2
-  max_steps,   // --max-steps reached first
-  time_cap,    // --max-trial-seconds reached first
-  raced_out,   // stopped early: slower than the leader with confidence (racing)
-  brief,       // a halving round before the last: a fixed, brief count
-  interleaved, // the final interleaved rounds
+  none,         // not an adaptive measurement (an older build's row)
+  converged,    // the interval reached +-delta/2
+  max_steps,    // --max-steps reached first
+  time_cap,     // --max-trial-seconds reached first
+  raced_out,    // stopped early: slower than the leader with confidence (racing)
+  brief,        // a halving round before the last: a fixed, brief count
+  interleaved,  // the final interleaved rounds
 };
 std::string to_string(StopRule rule);
 // Throws Error(input) for an unknown name.
@@ -75,19 +76,21 @@ struct StoppingRule {
   size_t maximum = 1000;
 };
 // converged / max_steps when timing should stop after `step_seconds`, else nullopt.
-std::optional<StopRule> should_stop(const std::vector<double>& step_seconds, const StoppingRule& rule);
+std::optional<StopRule> should_stop(const std::vector<double>& step_seconds,
+                                    const StoppingRule& rule);
 
 // Racing: a candidate whose step-time interval lies entirely above the leader's, with
 // its lower end more than delta/2 above the leader's upper end, is slower with
 // confidence; it need not be timed further.
-bool slower_with_confidence(const QuantileEstimate& candidate, const QuantileEstimate& leader, double delta);
+bool slower_with_confidence(const QuantileEstimate& candidate, const QuantileEstimate& leader,
+                            double delta);
 
 // The exact two-sided sign test of paired differences against a zero median (zeros
 // dropped), with the median difference and its order-statistic interval.
 struct SignTest {
-  size_t n = 0;         // nonzero differences
-  size_t positive = 0;  // of them, > 0
-  double p_value = 1;   // min(1, 2 P(B <= min(positive, n - positive))), B ~ Bin(n, 1/2)
+  size_t n = 0;             // nonzero differences
+  size_t positive = 0;      // of them, > 0
+  double p_value = 1;       // min(1, 2 P(B <= min(positive, n - positive))), B ~ Bin(n, 1/2)
   QuantileEstimate median;  // of all differences, zeros included
 };
 SignTest sign_test(const std::vector<double>& differences, double confidence = kConfidence);

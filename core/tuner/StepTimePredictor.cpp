@@ -37,8 +37,8 @@ const Range* enclosing(const std::vector<const Range*>& sorted, int64_t start, i
 
 // The pass of a conv algorithm's kernel `<algorithm>.<pass>[.step]`, -1 when the name is not one.
 int pass_of(const std::string& kernel, const std::string& algorithm) {
-  if (kernel.size() <= algorithm.size() + 1 || kernel.compare(0, algorithm.size(), algorithm) != 0 ||
-      kernel[algorithm.size()] != '.')
+  if (kernel.size() <= algorithm.size() + 1 ||
+      kernel.compare(0, algorithm.size(), algorithm) != 0 || kernel[algorithm.size()] != '.')
     return -1;
   const std::string rest = kernel.substr(algorithm.size() + 1);
   const std::string pass = rest.substr(0, rest.find('.'));
@@ -57,7 +57,8 @@ void add_pass_ms(PassTimes& t, int pass, double ms) {
 
 }  // namespace
 
-ReferenceProfile profile_reference(const profiler::Trace& trace, const std::vector<std::string>& conv_layers,
+ReferenceProfile profile_reference(const profiler::Trace& trace,
+                                   const std::vector<std::string>& conv_layers,
                                    const std::string& algorithm, Layout layout, int threads) {
   ReferenceProfile profile;
   profile.layout = layout;
@@ -68,7 +69,8 @@ ReferenceProfile profile_reference(const profiler::Trace& trace, const std::vect
   std::map<int, std::vector<const Range*>> conv_ranges;  // lane -> the conv layers' ranges
   for (const Range& r : trace.ranges) {
     if (r.category == RangeCategory::iteration && r.name == "train_step") steps.push_back(&r);
-    if (r.category == RangeCategory::layer && conv_names.count(r.name)) conv_ranges[r.lane].push_back(&r);
+    if (r.category == RangeCategory::layer && conv_names.count(r.name))
+      conv_ranges[r.lane].push_back(&r);
   }
   auto by_start = [](const Range* a, const Range* b) { return a->start_ns < b->start_ns; };
   std::sort(steps.begin(), steps.end(), by_start);
@@ -81,11 +83,14 @@ ReferenceProfile profile_reference(const profiler::Trace& trace, const std::vect
     if (a.kind != ActivityKind::kernel) continue;
     const Range* step = enclosing(steps, a.start_ns, a.end_ns);
     if (!step) continue;  // outside the training steps (an evaluation)
-    const size_t s = static_cast<size_t>(std::find(steps.begin(), steps.end(), step) - steps.begin());
+    const size_t s =
+        static_cast<size_t>(std::find(steps.begin(), steps.end(), step) - steps.begin());
     const double ms = static_cast<double>(a.duration_ns()) * 1e-6;
     const int pass = pass_of(a.name, algorithm);
     const auto lane = conv_ranges.find(a.stream);
-    const Range* layer = pass >= 0 && lane != conv_ranges.end() ? enclosing(lane->second, a.start_ns, a.end_ns) : nullptr;
+    const Range* layer = pass >= 0 && lane != conv_ranges.end()
+                             ? enclosing(lane->second, a.start_ns, a.end_ns)
+                             : nullptr;
     if (layer) {
       conv[s] += ms;
       profile.passes[layer->name][static_cast<size_t>(pass)] = true;
@@ -111,7 +116,8 @@ ReferenceProfile profile_reference(const profiler::Trace& trace, const std::vect
   profile.non_conv_ms = *std::min_element(other.begin(), other.end());
   profile.idle_ms = *std::min_element(idle.begin(), idle.end());
   for (auto& [name, t] : layer_ns)
-    profile.conv_layer_ms[name] = {t.fwd_ms / profile.steps, t.bwd_data_ms / profile.steps, t.bwd_filter_ms / profile.steps};
+    profile.conv_layer_ms[name] = {t.fwd_ms / profile.steps, t.bwd_data_ms / profile.steps,
+                                   t.bwd_filter_ms / profile.steps};
   return profile;
 }
 
@@ -123,8 +129,8 @@ StepTimePredictor::StepTimePredictor(ReferenceProfile reference, std::vector<Lay
   }
 }
 
-const AlgorithmTiming* StepTimePredictor::timing(const std::string& layer, Layout layout, int threads,
-                                                 const std::string& algorithm) const {
+const AlgorithmTiming* StepTimePredictor::timing(const std::string& layer, Layout layout,
+                                                 int threads, const std::string& algorithm) const {
   const auto find = finds_.find(std::tuple(layer, layout, threads));
   if (find == finds_.end()) return nullptr;
   for (const AlgorithmTiming& t : find->second.timings)
@@ -136,7 +142,8 @@ double StepTimePredictor::layer_ms(const std::string& layer, const AlgorithmTimi
   const auto passes = reference_.passes.find(layer);
   double ms = 0;
   for (int p = 0; p < 3; ++p)
-    if (passes == reference_.passes.end() || passes->second[static_cast<size_t>(p)]) ms += pass_ms(timing.passes, p);
+    if (passes == reference_.passes.end() || passes->second[static_cast<size_t>(p)])
+      ms += pass_ms(timing.passes, p);
   return ms;
 }
 
@@ -145,9 +152,12 @@ std::optional<double> StepTimePredictor::thread_scale(int threads) const {
   double at_threads = 0, at_reference = 0;
   for (const auto& [layer, passes] : reference_.passes)
     for (const auto& [key, find] : finds_) {
-      if (std::get<0>(key) != layer || std::get<1>(key) != reference_.layout || std::get<2>(key) != threads) continue;
+      if (std::get<0>(key) != layer || std::get<1>(key) != reference_.layout ||
+          std::get<2>(key) != threads)
+        continue;
       for (const AlgorithmTiming& t : find.timings) {
-        const AlgorithmTiming* ref = timing(layer, reference_.layout, reference_.threads, t.algorithm);
+        const AlgorithmTiming* ref =
+            timing(layer, reference_.layout, reference_.threads, t.algorithm);
         if (!t.skip_reason.empty() || !ref) continue;
         at_threads += layer_ms(layer, t);
         at_reference += layer_ms(layer, *ref);
@@ -160,15 +170,18 @@ std::optional<double> StepTimePredictor::thread_scale(int threads) const {
 StepPrediction StepTimePredictor::predict(const RunConfig& config) const {
   StepPrediction out;
   for (const KnobSpec& spec : KnobCatalog::instance().specs())
-    if (spec.key != knobs::layout.key() && spec.key != knobs::threads.key() && config.knobs.differs_from_default(spec.key)) {
-      out.unpredictable = cat(spec.key, " ", config.knobs.text(spec.key), " is not its default: the find times no such run");
+    if (spec.key != knobs::layout.key() && spec.key != knobs::threads.key() &&
+        config.knobs.differs_from_default(spec.key)) {
+      out.unpredictable = cat(spec.key, " ", config.knobs.text(spec.key),
+                              " is not its default: the find times no such run");
       return out;
     }
   const Layout layout = config.layout();
   const int threads = config.threads();
   const std::optional<double> scale = thread_scale(threads);
   if (!scale) {
-    out.unpredictable = cat("the find has no timing at ", threads, " threads to scale the other kernels by");
+    out.unpredictable =
+        cat("the find has no timing at ", threads, " threads to scale the other kernels by");
     return out;
   }
   for (const auto& [layer, passes] : reference_.passes) {
@@ -177,8 +190,8 @@ StepPrediction StepTimePredictor::predict(const RunConfig& config) const {
     const AlgorithmTiming* t = timing(layer, layout, threads, name);
     if (!t) {
       out = {};
-      out.unpredictable = cat("the find has no timing of ", name, " on ", layer, " in ", to_string(layout), " at ",
-                              threads, " threads");
+      out.unpredictable = cat("the find has no timing of ", name, " on ", layer, " in ",
+                              to_string(layout), " at ", threads, " threads");
       return out;
     }
     out.conv_ms += layer_ms(layer, *t);

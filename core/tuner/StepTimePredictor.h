@@ -26,7 +26,7 @@ struct ReferenceProfile {
   std::string algorithm;  // the conv algorithm of every conv layer of the reference
   int64_t steps = 0;      // train_step iterations in the trace
   double step_ms = 0;
-  double conv_ms = 0;      // the conv algorithm's kernels (`<algorithm>.<pass>[.step]`) in conv layers
+  double conv_ms = 0;  // the conv algorithm's kernels (`<algorithm>.<pass>[.step]`) in conv layers
   double non_conv_ms = 0;  // every other kernel (bias, activations, pooling, fc, loss, update...)
   double idle_ms = 0;      // step_ms minus its kernels: dispatch, tracing, waits
   // Which passes (fwd, bwd_data, bwd_filter) each conv layer ran (the first conv layer
@@ -38,14 +38,15 @@ struct ReferenceProfile {
 // Reads `trace` (one lane: the reference runs on one) of a run whose every conv layer
 // (named in `conv_layers`) ran `algorithm`. Throws Error(input) when the trace has no
 // train_step iteration or no kernel of `algorithm` in some conv layer.
-ReferenceProfile profile_reference(const profiler::Trace& trace, const std::vector<std::string>& conv_layers,
+ReferenceProfile profile_reference(const profiler::Trace& trace,
+                                   const std::vector<std::string>& conv_layers,
                                    const std::string& algorithm, Layout layout, int threads);
 
 struct StepPrediction {
   double step_ms = 0;
-  double conv_ms = 0;      // the find's timings of the passes each layer runs
-  double non_conv_ms = 0;  // the reference's, scaled to the config's threads
-  double idle_ms = 0;      // the reference's
+  double conv_ms = 0;         // the find's timings of the passes each layer runs
+  double non_conv_ms = 0;     // the reference's, scaled to the config's threads
+  double idle_ms = 0;         // the reference's
   std::string unpredictable;  // non-empty: why there is no prediction (the other fields 0)
   bool predicted() const { return unpredictable.empty(); }
 };

@@ -38,7 +38,8 @@ TuneReport stored_tune(const ResultsDb& db, int64_t machine_id, int64_t problem_
   std::optional<TrialRecord> last_pair[2];  // an older build's latest interleaved pair
   for (const TrialRecord& row : db.trials(problem_id)) {
     if (row.machine_id != machine_id) continue;
-    if (row.reason.rfind(kRemeasureWinnerReason, 0) == 0 && row.status == TrialStatus::ok) last_winner = row;
+    if (row.reason.rfind(kRemeasureWinnerReason, 0) == 0 && row.status == TrialStatus::ok)
+      last_winner = row;
     if (row.reason.rfind(kLegacyPairReason, 0) == 0) {
       last_pair[0] = std::move(last_pair[1]);
       last_pair[1] = row;
@@ -67,15 +68,20 @@ TuneReport stored_tune(const ResultsDb& db, int64_t machine_id, int64_t problem_
   }
   report.best = ranked.front();
   report.decision = "the best so far, not re-measured (an interrupted or unfinished tune)";
-  if (ranked.size() == 1) report.decision = "only one candidate succeeded";
-  else if (settle_candidates(report.trials).empty()) report.decision = kOnlyFullyMeasuredDecision;
+  if (ranked.size() == 1)
+    report.decision = "only one candidate succeeded";
+  else if (settle_candidates(report.trials).empty())
+    report.decision = kOnlyFullyMeasuredDecision;
   // The tune's own verdict, when its interleaved pair (recorded first, then second) is
   // still what the DB shows for the top two.
-  auto shows = [&](size_t trial, const std::optional<TrialRecord>& row) { return row && row_of[trial] == row->id; };
+  auto shows = [&](size_t trial, const std::optional<TrialRecord>& row) {
+    return row && row_of[trial] == row->id;
+  };
   if (ranked.size() >= 2)
     for (auto [first, second] : {std::pair(ranked[0], ranked[1]), std::pair(ranked[1], ranked[0])})
       if (shows(first, last_pair[0]) && shows(second, last_pair[1])) {
-        const InterleavedVerdict verdict = legacy_interleaved_verdict(report.trials[first], report.trials[second]);
+        const InterleavedVerdict verdict =
+            legacy_interleaved_verdict(report.trials[first], report.trials[second]);
         report.best = verdict.second_wins ? second : first;
         report.decision = verdict.decision;
       }

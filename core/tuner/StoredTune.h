@@ -11,8 +11,8 @@
 namespace tunescope::tuner {
 
 // Each config's latest row (neither a skipped row nor a failed re-measurement hides a
-// measured one; an ok interleaved re-measurement marks the trial re-measured), in the order the configs were first
-// recorded; the baseline (stored_baseline); the ranking of the tune
+// measured one; an ok interleaved re-measurement marks the trial re-measured), in the order the
+// configs were first recorded; the baseline (stored_baseline); the ranking of the tune
 // (rank_ok_trials), and the winner: the one the latest interleaved rounds declared (its
 // row's reason holds the decision) while its row is still the one shown, an older
 // build's pair verdict likewise, else the top of the ranking; the latest strategy choice

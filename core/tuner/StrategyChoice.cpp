@@ -27,7 +27,8 @@ std::string to_string(Strategy strategy) {
 }
 
 Strategy parse_strategy(const std::string& text) {
-  for (Strategy s : {Strategy::exhaustive, Strategy::per_layer, Strategy::halving, Strategy::automatic, Strategy::pruned})
+  for (Strategy s : {Strategy::exhaustive, Strategy::per_layer, Strategy::halving,
+                     Strategy::automatic, Strategy::pruned})
     if (to_string(s) == text) return s;
   fail(ErrorKind::usage, "--strategy: unknown strategy '", text,
        "' (known: auto, exhaustive, per-layer, halving, pruned)");
@@ -48,8 +49,8 @@ std::vector<ConvLayerInfo> distinct_layers(const SearchSpace& space) {
 
 }  // namespace
 
-CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int64_t warmup, int64_t steps,
-                       double build_seconds, double step_seconds) {
+CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int64_t warmup,
+                       int64_t steps, double build_seconds, double step_seconds) {
   const SpaceOptions& o = space.options();
   CostInputs in;
   in.candidates = runnable_candidates;
@@ -69,11 +70,13 @@ CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int
   // the FFT knobs; per-layer's picks are mostly not FFT on the nets measured).
   auto algorithm_knob_applies = [&](const RunConfig& config) {
     for (const KnobSpec& spec : KnobCatalog::instance().specs())
-      if (spec.scope == KnobScope::conv_algorithm && space.knob_applies(config, spec.key)) return true;
+      if (spec.scope == KnobScope::conv_algorithm && space.knob_applies(config, spec.key))
+        return true;
     return false;
   };
   if (!space.algorithms().empty()) {
-    Candidate sample{space.global(layouts.front(), threads.front(), space.algorithms().front()).config, ""};
+    Candidate sample{
+        space.global(layouts.front(), threads.front(), space.algorithms().front()).config, ""};
     for (const std::string& algorithm : space.algorithms()) {
       const RunConfig config = space.global(layouts.front(), threads.front(), algorithm).config;
       if (!algorithm_knob_applies(config)) {
@@ -82,20 +85,24 @@ CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int
       }
     }
     const auto variants = space.with_knobs(sample);
-    in.concurrency_variants = static_cast<size_t>(
-        std::max<std::ptrdiff_t>(1, std::count_if(variants.begin(), variants.end(), [](const Candidate& c) { return c.runnable(); })));
+    in.concurrency_variants = static_cast<size_t>(std::max<std::ptrdiff_t>(
+        1, std::count_if(variants.begin(), variants.end(),
+                         [](const Candidate& c) { return c.runnable(); })));
   }
   return in;
 }
 
-FindProbe probe_find(const SearchSpace& space, const FindOptions& options, const MeasureOptions& limits) {
+FindProbe probe_find(const SearchSpace& space, const FindOptions& options,
+                     const MeasureOptions& limits) {
   const SpaceOptions& o = space.options();
   std::vector<ConvLayerInfo> distinct = distinct_layers(space);
   FindProbe probe;
   if (distinct.empty()) return probe;
   const std::vector<Layout> layouts = o.layouts();
   const std::vector<int> threads = o.threads();
-  auto by_flops = [](const ConvLayerInfo& a, const ConvLayerInfo& b) { return a.problem.flops() < b.problem.flops(); };
+  auto by_flops = [](const ConvLayerInfo& a, const ConvLayerInfo& b) {
+    return a.problem.flops() < b.problem.flops();
+  };
   const ConvLayerInfo least = *std::min_element(distinct.begin(), distinct.end(), by_flops);
   const ConvLayerInfo most = *std::max_element(distinct.begin(), distinct.end(), by_flops);
   FindOptions probe_options = options;
@@ -108,12 +115,15 @@ FindProbe probe_find(const SearchSpace& space, const FindOptions& options, const
   auto time_find = [&](const ConvLayerInfo& layer) {
     const SearchSpace one(o, {layer});
     const auto start = Clock::now();
-    std::vector<LayerFind> found = find_per_layer(one, layouts.front(), threads.front(), probe_options, limits);
+    std::vector<LayerFind> found =
+        find_per_layer(one, layouts.front(), threads.front(), probe_options, limits);
     const double probe_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    return std::pair(find_seconds_of(probe_seconds, found.front(), repetitions), std::move(found.front()));
+    return std::pair(find_seconds_of(probe_seconds, found.front(), repetitions),
+                     std::move(found.front()));
   };
   const auto [least_seconds, least_find] = time_find(least);
-  const auto [most_seconds, most_find] = least.problem == most.problem ? std::pair(least_seconds, least_find) : time_find(most);
+  const auto [most_seconds, most_find] =
+      least.problem == most.problem ? std::pair(least_seconds, least_find) : time_find(most);
   probe.least_flops = least.problem.flops();
   probe.most_flops = most.problem.flops();
   for (const AlgorithmTiming& a : least_find.timings)
@@ -122,10 +132,12 @@ FindProbe probe_find(const SearchSpace& space, const FindOptions& options, const
         probe.ms[a.algorithm] = {a.median_ms, b.median_ms};
   // A line through the two (flops, seconds) points; one point: proportional to FLOPs.
   const double df = most.problem.flops() - least.problem.flops();
-  const double slope = df > 0 ? (most_seconds - least_seconds) / df : least_seconds / std::max(1.0, least.problem.flops());
+  const double slope = df > 0 ? (most_seconds - least_seconds) / df
+                              : least_seconds / std::max(1.0, least.problem.flops());
   double seconds = 0;
   for (const ConvLayerInfo& layer : distinct)
-    seconds += std::max(0.0, least_seconds + slope * (layer.problem.flops() - least.problem.flops()));
+    seconds +=
+        std::max(0.0, least_seconds + slope * (layer.problem.flops() - least.problem.flops()));
   probe.find_seconds = seconds * static_cast<double>(layouts.size() * threads.size());
   return probe;
 }
@@ -142,7 +154,8 @@ double algorithm_ms(const FindProbe& probe, const std::string& algorithm, double
 
 void price_steps(CostInputs& in, const SearchSpace& space, const std::vector<RunConfig>& runnable,
                  const std::string& reference_algorithm, const FindProbe& probe) {
-  if (algorithm_ms(probe, reference_algorithm, probe.least_flops) < 0) return;  // nothing to price against
+  if (algorithm_ms(probe, reference_algorithm, probe.least_flops) < 0)
+    return;  // nothing to price against
   // A layer's ms with `algorithm`, the reference's when the probe did not time it.
   auto layer_ms = [&](const ConvLayerInfo& layer, const std::string& algorithm) {
     const double ms = algorithm_ms(probe, algorithm, layer.problem.flops());
@@ -160,10 +173,13 @@ void price_steps(CostInputs& in, const SearchSpace& space, const std::vector<Run
   const double reference_ms = conv_ms(ConvChoice{});
   // A floor against lines that extrapolate too low: no config steps in under a tenth of
   // the reference's time.
-  auto step_of = [&](double ms) { return std::max(0.1 * in.step_seconds, in.step_seconds + (ms - reference_ms) / 1e3); };
+  auto step_of = [&](double ms) {
+    return std::max(0.1 * in.step_seconds, in.step_seconds + (ms - reference_ms) / 1e3);
+  };
 
   in.candidate_step_seconds.clear();
-  for (const RunConfig& config : runnable) in.candidate_step_seconds.push_back(step_of(conv_ms(config.conv)));
+  for (const RunConfig& config : runnable)
+    in.candidate_step_seconds.push_back(step_of(conv_ms(config.conv)));
 
   // Per-layer: each layer's fastest timed algorithm by the lines, the mix of those, and
   // the uniform config of each picked algorithm.
@@ -196,9 +212,11 @@ int64_t timed_steps(const CostInputs& in, double step_seconds) {
   if (in.max_steps <= in.steps) return in.steps;
   const int64_t minimum = std::max<int64_t>(in.steps, kMinStepsForInterval);
   const double wanted = std::ceil(std::pow(1.92 * in.step_spread / std::max(in.delta, 1e-9), 2));
-  int64_t n = std::clamp<int64_t>(static_cast<int64_t>(std::min(wanted, 1e12)), minimum, in.max_steps);
+  int64_t n =
+      std::clamp<int64_t>(static_cast<int64_t>(std::min(wanted, 1e12)), minimum, in.max_steps);
   if (in.max_timing_seconds > 0 && step_seconds > 0)
-    n = std::min<int64_t>(n, std::max<int64_t>(in.steps, static_cast<int64_t>(in.max_timing_seconds / step_seconds)));
+    n = std::min<int64_t>(
+        n, std::max<int64_t>(in.steps, static_cast<int64_t>(in.max_timing_seconds / step_seconds)));
   return n;
 }
 
@@ -245,14 +263,18 @@ std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
   // (timed = in.steps) as a sweep, fastest first; a brief one at its fixed count.
   auto fastest = [&](size_t count, int64_t timed, bool checked) {
     if (timed >= in.steps)
-      return sweep_seconds(in, std::vector<double>(steps.begin(), steps.begin() + std::min(count, steps.size())), checked);
+      return sweep_seconds(
+          in, std::vector<double>(steps.begin(), steps.begin() + std::min(count, steps.size())),
+          checked);
     double seconds = 0;
-    for (size_t i = 0; i < count && i < steps.size(); ++i) seconds += measurement(timed, checked, steps[i]);
+    for (size_t i = 0; i < count && i < steps.size(); ++i)
+      seconds += measurement(timed, checked, steps[i]);
     return seconds;
   };
   std::vector<StrategyEstimate> out;
 
-  out.push_back({Strategy::exhaustive, sweep_seconds(in, in_order, true) + remeasure, steps.size()});
+  out.push_back(
+      {Strategy::exhaustive, sweep_seconds(in, in_order, true) + remeasure, steps.size()});
 
   if (in.per_layer_allowed) {
     const size_t per_pair = in.layout_thread_pairs * in.concurrency_variants;
@@ -291,7 +313,8 @@ std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
     // The baseline (measured first, never pruned), then every other candidate priced
     // within the margin of the fastest.
     const double limit = steps.front() * (1 + in.prune_margin);
-    double seconds = in.find_seconds + measurement(in.steps, true, in.candidate_step_seconds.front()) + remeasure;
+    double seconds = in.find_seconds +
+                     measurement(in.steps, true, in.candidate_step_seconds.front()) + remeasure;
     size_t measured = 1;
     for (size_t i = 1; i < in.candidate_step_seconds.size(); ++i)
       if (in.candidate_step_seconds[i] <= limit) {
@@ -307,8 +330,8 @@ namespace {
 
 std::string seconds_text(double seconds) {
   const double rounded = seconds >= 10  ? std::round(seconds)
-                        : seconds >= 1 ? std::round(seconds * 10) / 10
-                                       : std::round(seconds * 100) / 100;
+                         : seconds >= 1 ? std::round(seconds * 10) / 10
+                                        : std::round(seconds * 100) / 100;
   return cat(rounded, " s");
 }
 
@@ -317,8 +340,8 @@ std::string seconds_text(double seconds) {
 std::string describe_estimates(const std::vector<StrategyEstimate>& estimates) {
   std::string out;
   for (const StrategyEstimate& e : estimates)
-    out += cat(out.empty() ? "" : ", ", to_string(e.strategy), " ", seconds_text(e.seconds), " (", e.measurements,
-               " measurements)");
+    out += cat(out.empty() ? "" : ", ", to_string(e.strategy), " ", seconds_text(e.seconds), " (",
+               e.measurements, " measurements)");
   return out;
 }
 
@@ -332,39 +355,47 @@ StrategyChoice choose_strategy(Strategy requested, const CostInputs& inputs) {
   }
   choice.estimates = estimate_costs(inputs);
   const std::string estimated =
-      cat("estimated before measuring: ", describe_estimates(choice.estimates), " from ", inputs.candidates,
-          " candidates, ", inputs.conv_layers, " conv layers (", inputs.distinct_problems, " distinct), a ",
-          seconds_text(inputs.build_seconds), " build and a ", std::round(inputs.step_seconds * 1e4) / 10,
-          " ms step", inputs.per_layer_allowed ? cat(", a find of ", seconds_text(inputs.find_seconds)) : "");
-  const auto cheapest = *std::min_element(choice.estimates.begin(), choice.estimates.end(),
-                                          [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
-  for (Strategy preferred : {Strategy::per_layer, Strategy::exhaustive, Strategy::pruned, Strategy::halving})
+      cat("estimated before measuring: ", describe_estimates(choice.estimates), " from ",
+          inputs.candidates, " candidates, ", inputs.conv_layers, " conv layers (",
+          inputs.distinct_problems, " distinct), a ", seconds_text(inputs.build_seconds),
+          " build and a ", std::round(inputs.step_seconds * 1e4) / 10, " ms step",
+          inputs.per_layer_allowed ? cat(", a find of ", seconds_text(inputs.find_seconds)) : "");
+  const auto cheapest =
+      *std::min_element(choice.estimates.begin(), choice.estimates.end(),
+                        [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
+  for (Strategy preferred :
+       {Strategy::per_layer, Strategy::exhaustive, Strategy::pruned, Strategy::halving})
     for (const StrategyEstimate& e : choice.estimates)
       if (e.strategy == preferred && e.seconds <= kStrategyTieFactor * cheapest.seconds) {
         choice.run = preferred;
-        choice.reason = preferred == cheapest.strategy
-                            ? cat("auto: ", to_string(preferred), " has the cheapest estimate; ", estimated)
-                            : cat("auto: ", to_string(preferred), " is within ", kStrategyTieFactor, "x of the cheapest (",
-                                  to_string(cheapest.strategy), "), and ties go to per-layer, then exhaustive, then pruned; ",
-                                  estimated);
+        choice.reason =
+            preferred == cheapest.strategy
+                ? cat("auto: ", to_string(preferred), " has the cheapest estimate; ", estimated)
+                : cat("auto: ", to_string(preferred), " is within ", kStrategyTieFactor,
+                      "x of the cheapest (", to_string(cheapest.strategy),
+                      "), and ties go to per-layer, then exhaustive, then pruned; ", estimated);
         return choice;
       }
-  fail(ErrorKind::runtime, "auto strategy: no estimate within ", kStrategyTieFactor, "x of the cheapest");
+  fail(ErrorKind::runtime, "auto strategy: no estimate within ", kStrategyTieFactor,
+       "x of the cheapest");
 }
 
 std::string estimates_to_json(const std::vector<StrategyEstimate>& estimates) {
   nlohmann::json out = nlohmann::json::array();
   for (const StrategyEstimate& e : estimates)
-    out.push_back({{"strategy", to_string(e.strategy)}, {"seconds", e.seconds}, {"measurements", e.measurements}});
+    out.push_back({{"strategy", to_string(e.strategy)},
+                   {"seconds", e.seconds},
+                   {"measurements", e.measurements}});
   return out.dump();
 }
 
-std::vector<StrategyEstimate> estimates_from_json(const std::string& text, const std::string& source) {
+std::vector<StrategyEstimate> estimates_from_json(const std::string& text,
+                                                  const std::string& source) {
   std::vector<StrategyEstimate> out;
   try {
     for (const auto& e : nlohmann::json::parse(text))
-      out.push_back({parse_strategy(e.at("strategy").get<std::string>()), e.at("seconds").get<double>(),
-                     e.at("measurements").get<size_t>()});
+      out.push_back({parse_strategy(e.at("strategy").get<std::string>()),
+                     e.at("seconds").get<double>(), e.at("measurements").get<size_t>()});
   } catch (const nlohmann::json::exception& e) {
     fail(ErrorKind::input, source, ": strategy estimates: ", e.what());
   } catch (const Error& e) {

@@ -41,8 +41,8 @@ struct CostInputs {
   size_t layout_thread_pairs = 1;  // the per-layer find runs once per pair
   size_t algorithms = 1;           // algorithms considered
   size_t conv_layers = 0;
-  size_t distinct_problems = 0;  // conv layers with the same problem are timed once by the find
-  double find_seconds = 0;       // the per-layer find, all layouts and thread counts (probe_find)
+  size_t distinct_problems = 0;   // conv layers with the same problem are timed once by the find
+  double find_seconds = 0;        // the per-layer find, all layouts and thread counts (probe_find)
   bool per_layer_allowed = true;  // false with --per-layer-product (an exhaustive-only sweep)
   int64_t warmup = 0;
   int64_t steps = 1;  // the minimum of timed steps (MeasureOptions::steps)
@@ -73,8 +73,8 @@ struct CostInputs {
 
 // The inputs for a tune over `space`, find_seconds left 0; `build_seconds` and
 // `step_seconds` are the reference config's.
-CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int64_t warmup, int64_t steps,
-                       double build_seconds, double step_seconds);
+CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int64_t warmup,
+                       int64_t steps, double build_seconds, double step_seconds);
 
 // What timing the per-layer find with one repetition (a probe) on the distinct conv
 // problems with the least and the most FLOPs, in the first layout and thread count,
@@ -90,7 +90,8 @@ struct FindProbe {
 // Costs about 2 / (distinct problems x layouts x threads) of a find with one
 // repetition. `limits`: the find's (find_per_layer). Throws what the find throws (no
 // algorithm passes for a layer).
-FindProbe probe_find(const SearchSpace& space, const FindOptions& options, const MeasureOptions& limits = {});
+FindProbe probe_find(const SearchSpace& space, const FindOptions& options,
+                     const MeasureOptions& limits = {});
 // `algorithm`'s fwd + bwd ms on a problem of `flops` by the probe's line (>= 0); -1
 // when the probe did not time it on both problems.
 double algorithm_ms(const FindProbe& probe, const std::string& algorithm, double flops);
@@ -134,7 +135,8 @@ int64_t raced_out_steps(const CostInputs& inputs);
 // racing a candidate slower than the leader so far (the fastest not raced out) by more
 // than the two medians' intervals after raced_out_steps (at the spread) and delta/2
 // times raced_out_steps only.
-double sweep_seconds(const CostInputs& inputs, const std::vector<double>& step_seconds, bool checked);
+double sweep_seconds(const CostInputs& inputs, const std::vector<double>& step_seconds,
+                     bool checked);
 
 // Estimates of exhaustive, per-layer (when allowed), halving and, when the steps are
 // priced and per-layer is allowed (the find runs), pruned, in that order. pruned is the
@@ -185,6 +187,7 @@ std::string describe_estimates(const std::vector<StrategyEstimate>& estimates);
 // The estimates as JSON text and back (the results DB's column); throws Error(input)
 // naming `source` for text that does not parse.
 std::string estimates_to_json(const std::vector<StrategyEstimate>& estimates);
-std::vector<StrategyEstimate> estimates_from_json(const std::string& text, const std::string& source);
+std::vector<StrategyEstimate> estimates_from_json(const std::string& text,
+                                                  const std::string& source);
 
 }  // namespace tunescope::tuner

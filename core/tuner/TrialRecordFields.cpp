@@ -34,15 +34,19 @@ FieldValue interval_end(const TrialRecord& r, double value) {
 const std::vector<TrialField> kFields = {
     {"config", "TEXT", false, [](const TrialRecord& r) -> FieldValue { return r.config_json; },
      [](TrialRecord& r, const FieldValue& v) { r.config_json = text_of(v); }},
-    {"status", "TEXT", false, [](const TrialRecord& r) -> FieldValue { return to_string(r.status); },
+    {"status", "TEXT", false,
+     [](const TrialRecord& r) -> FieldValue { return to_string(r.status); },
      [](TrialRecord& r, const FieldValue& v) { r.status = parse_trial_status(text_of(v)); }},
     {"reason", "TEXT", false, [](const TrialRecord& r) -> FieldValue { return r.reason; },
      [](TrialRecord& r, const FieldValue& v) { r.reason = text_of(v); }},
-    {"median_eps", "REAL", false, [](const TrialRecord& r) -> FieldValue { return r.figures.median_eps; },
+    {"median_eps", "REAL", false,
+     [](const TrialRecord& r) -> FieldValue { return r.figures.median_eps; },
      [](TrialRecord& r, const FieldValue& v) { r.figures.median_eps = real_or_zero(v); }},
-    {"median_step_ms", "REAL", false, [](const TrialRecord& r) -> FieldValue { return r.figures.median_step_ms; },
+    {"median_step_ms", "REAL", false,
+     [](const TrialRecord& r) -> FieldValue { return r.figures.median_step_ms; },
      [](TrialRecord& r, const FieldValue& v) { r.figures.median_step_ms = real_or_zero(v); }},
-    {"min_step_ms", "REAL", false, [](const TrialRecord& r) -> FieldValue { return r.figures.min_step_ms; },
+    {"min_step_ms", "REAL", false,
+     [](const TrialRecord& r) -> FieldValue { return r.figures.min_step_ms; },
      [](TrialRecord& r, const FieldValue& v) { r.figures.min_step_ms = real_or_zero(v); }},
     {"spread", "REAL", false, [](const TrialRecord& r) -> FieldValue { return r.figures.spread; },
      [](TrialRecord& r, const FieldValue& v) { r.figures.spread = real_or_zero(v); }},
@@ -64,11 +68,14 @@ const std::vector<TrialField> kFields = {
      [](TrialRecord& r, const FieldValue& v) {
        if (auto d = real_of(v)) concurrency(r).mean_in_flight = *d;
      }},
-    {"eps_low", "REAL", true, [](const TrialRecord& r) { return interval_end(r, r.figures.eps_low); },
+    {"eps_low", "REAL", true,
+     [](const TrialRecord& r) { return interval_end(r, r.figures.eps_low); },
      [](TrialRecord& r, const FieldValue& v) { r.figures.eps_low = real_or_zero(v); }},
-    {"eps_high", "REAL", true, [](const TrialRecord& r) { return interval_end(r, r.figures.eps_high); },
+    {"eps_high", "REAL", true,
+     [](const TrialRecord& r) { return interval_end(r, r.figures.eps_high); },
      [](TrialRecord& r, const FieldValue& v) { r.figures.eps_high = real_or_zero(v); }},
-    {"stop_rule", "TEXT", true, [](const TrialRecord& r) -> FieldValue { return to_string(r.figures.stop); },
+    {"stop_rule", "TEXT", true,
+     [](const TrialRecord& r) -> FieldValue { return to_string(r.figures.stop); },
      [](TrialRecord& r, const FieldValue& v) {
        if (std::holds_alternative<std::string>(v)) r.figures.stop = parse_stop_rule(text_of(v));
      }},
@@ -83,8 +90,10 @@ nlohmann::json record_to_json(const TrialRecord& record) {
   for (const TrialField& f : kFields)
     out[f.name] = std::visit(
         [](const auto& value) -> nlohmann::json {
-          if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::monostate>) return nullptr;
-          else return value;
+          if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::monostate>)
+            return nullptr;
+          else
+            return value;
         },
         f.get(record));
   return out;
@@ -95,10 +104,14 @@ TrialRecord record_from_json(const nlohmann::json& json, const std::string& sour
   for (const TrialField& f : kFields) {
     const nlohmann::json& v = json.at(f.name);
     FieldValue value;
-    if (v.is_string()) value = v.get<std::string>();
-    else if (v.is_number_integer()) value = v.get<int64_t>();
-    else if (v.is_number()) value = v.get<double>();
-    else if (!v.is_null()) fail(ErrorKind::input, source, ": field ", f.name, ": not a number, text or null");
+    if (v.is_string())
+      value = v.get<std::string>();
+    else if (v.is_number_integer())
+      value = v.get<int64_t>();
+    else if (v.is_number())
+      value = v.get<double>();
+    else if (!v.is_null())
+      fail(ErrorKind::input, source, ": field ", f.name, ": not a number, text or null");
     try {
       f.set(record, value);
     } catch (const Error& e) {

@@ -33,8 +33,10 @@ using Clock = std::chrono::steady_clock;
 // at most as many as are timed already, so that few chunk boundaries (where an
 // asynchronous update's pipeline drains) fall among the steps.
 StopRule time_adaptively(const MeasureOptions& options, const std::vector<double>& step_seconds,
-                         const TrialTimeLimit& limit, const std::function<void(int64_t)>& time_steps) {
-  const StoppingRule rule{options.delta, static_cast<size_t>(options.steps), static_cast<size_t>(options.max_steps)};
+                         const TrialTimeLimit& limit,
+                         const std::function<void(int64_t)>& time_steps) {
+  const StoppingRule rule{options.delta, static_cast<size_t>(options.steps),
+                          static_cast<size_t>(options.max_steps)};
   int64_t chunk = options.steps;
   for (;;) {
     time_steps(chunk);
@@ -49,7 +51,8 @@ StopRule time_adaptively(const MeasureOptions& options, const std::vector<double
     // not fail for having been timed long, even when a loaded machine slows some steps.
     const auto n = static_cast<int64_t>(step_seconds.size());
     const double step = std::max(now.estimate, 1e-9);
-    const double slowest = std::max(*std::max_element(step_seconds.begin(), step_seconds.end()), step);
+    const double slowest =
+        std::max(*std::max_element(step_seconds.begin(), step_seconds.end()), step);
     const double affordable_steps =
         std::min((options.max_timing_seconds - timed) / step, limit.seconds_left() / 2 / slowest);
     const int64_t floor_chunk = std::max<int64_t>(2, n / 4);
@@ -66,7 +69,6 @@ StopRule time_adaptively(const MeasureOptions& options, const std::vector<double
   }
 }
 
-
 // One live session of a candidate, from its first (checked) step to its timed steps.
 // Every step it runs counts towards `limit`, which throws once the trial is over time.
 class CandidateRun {
@@ -82,8 +84,8 @@ class CandidateRun {
   // next batch: a ReLU tie flipped by reordering is an accident of one batch, a defect
   // repeats (MeasureOptions::gradient_tolerance).
   std::string check(const NumericsSample& reference, const MeasureOptions& options) {
-    const std::string first =
-        compare_numerics(reference, first_step_numerics(*session_, options.samples_per_parameter), options);
+    const std::string first = compare_numerics(
+        reference, first_step_numerics(*session_, options.samples_per_parameter), options);
     limit_.step_done();
     if (first.empty()) return first;
     if (!reference.next_batch) return cat("first step: ", first);
@@ -95,11 +97,13 @@ class CandidateRun {
       TrainingSession frozen(frozen_weights(options_));
       first_step_numerics(frozen, options.samples_per_parameter);  // the first batch again
       limit_.step_done();
-      second = compare_numerics(*reference.next_batch, first_step_numerics(frozen, options.samples_per_parameter),
-                                options);
+      second =
+          compare_numerics(*reference.next_batch,
+                           first_step_numerics(frozen, options.samples_per_parameter), options);
       limit_.step_done();
     }
-    if (!second.empty()) return cat("first step: ", first, "; next batch at the same weights: ", second);
+    if (!second.empty())
+      return cat("first step: ", first, "; next batch at the same weights: ", second);
     // Valid: build the candidate again and rerun its first step, so that its warm-up and
     // timed steps start where they would have.
     session_ = std::make_unique<TrainingSession>(options_);
@@ -108,7 +112,8 @@ class CandidateRun {
     return {};
   }
   void warm_up(int64_t steps) {
-    if (steps > 0) session_->train_steps(steps, [&](int64_t, int64_t, const StepStats&) { limit_.step_done(); });
+    if (steps > 0)
+      session_->train_steps(steps, [&](int64_t, int64_t, const StepStats&) { limit_.step_done(); });
   }
   void start_tracing() { session_->tracer().start(); }
   const std::vector<double>& step_seconds() const { return step_seconds_; }
@@ -119,7 +124,8 @@ class CandidateRun {
   // too), so a trace or an `nsys profile` of a tune shows which candidate ran when.
   void time_steps(int64_t count) {
     profiler::Tracer& tracer = session_->tracer();
-    const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()), profiler::RangeCategory::candidate);
+    const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()),
+                                         profiler::RangeCategory::candidate);
     auto last = Clock::now();
     session_->train_steps(count, [&](int64_t, int64_t, const StepStats&) {
       const auto now = Clock::now();
@@ -129,13 +135,16 @@ class CandidateRun {
     });
   }
   StopRule time_adaptively(const MeasureOptions& options) {
-    return tuner::time_adaptively(options, step_seconds_, limit_, [&](int64_t count) { time_steps(count); });
+    return tuner::time_adaptively(options, step_seconds_, limit_,
+                                  [&](int64_t count) { time_steps(count); });
   }
   TrialResult finish(const MeasureOptions& options, StopRule stop) {
     profiler::Tracer& tracer = session_->tracer();
     tracer.stop();
-    profiler::TraceMetadata metadata{session_->backend().device_description(), session_->backend().name(),
-                                     to_json_text(config_), {{"candidate", config_.label()}}};
+    profiler::TraceMetadata metadata{session_->backend().device_description(),
+                                     session_->backend().name(),
+                                     to_json_text(config_),
+                                     {{"candidate", config_.label()}}};
     auto trace = std::make_shared<profiler::Trace>(tracer.collect(std::move(metadata)));
     TrialResult result;
     result.config = config_;
@@ -145,7 +154,8 @@ class CandidateRun {
     const profiler::Concurrency overlap = profiler::concurrency(*trace);
     result.concurrency = ConcurrencyFigures{overlap.concurrent_share, overlap.mean_in_flight};
     for (const auto& row : profiler::kernel_table(*trace, {}, options.top_kernels))
-      result.kernels.push_back({row.name, row.calls, static_cast<double>(row.total_ns) / 1e6, row.share_pct});
+      result.kernels.push_back(
+          {row.name, row.calls, static_cast<double>(row.total_ns) / 1e6, row.share_pct});
     result.trace = std::move(trace);
     return result;
   }
@@ -204,23 +214,26 @@ TrialResult guarded_here(const RunConfig& config, const MeasureOptions& options,
     TrialTimeLimit limit(options.time_limit_seconds, 1, steps);
     result = body(limit, state);
   });
-  if (failure) result = disposition(config, TrialStatus::failed, *failure);
-  else if (!state.mismatch.empty()) result = disposition(config, TrialStatus::invalid, state.mismatch);
+  if (failure)
+    result = disposition(config, TrialStatus::failed, *failure);
+  else if (!state.mismatch.empty())
+    result = disposition(config, TrialStatus::invalid, state.mismatch);
   result.numerics_checked = state.checked;
   result.seconds = seconds_since(start);
   return result;
 }
 
 // One trial under its guard, in a child process when options.isolate is set.
-TrialResult guarded(const std::string& backend, const RunConfig& config, const MeasureOptions& options,
-                    const TrialBody& body) {
+TrialResult guarded(const std::string& backend, const RunConfig& config,
+                    const MeasureOptions& options, const TrialBody& body) {
   if (!options.isolate) return guarded_here(config, options, nullptr, body);
   const auto start = Clock::now();
-  ChildOutcome child = run_in_child(backend, {options.time_limit_seconds, 1}, [&](StepCounter& steps) {
-    return std::vector{guarded_here(config, options, &steps, body)};
-  });
-  TrialResult result = child.results.empty() ? disposition(config, TrialStatus::failed, child.failure)
-                                             : std::move(child.results.front());
+  ChildOutcome child = run_in_child(
+      backend, {options.time_limit_seconds, 1},
+      [&](StepCounter& steps) { return std::vector{guarded_here(config, options, &steps, body)}; });
+  TrialResult result = child.results.empty()
+                           ? disposition(config, TrialStatus::failed, child.failure)
+                           : std::move(child.results.front());
   result.seconds = seconds_since(start);  // the child's start and the result's way back included
   return result;
 }
@@ -245,7 +258,9 @@ struct LayerTensors {
 struct LayerOutputs {
   Tensor y, dx, dw;
   LayerOutputs(const ConvProblem& p, MemorySpace& memory = host_memory())
-      : y(p.output(), p.layout, memory), dx(p.input, p.layout, memory), dw(p.filter(), p.layout, memory) {}
+      : y(p.output(), p.layout, memory),
+        dx(p.input, p.layout, memory),
+        dw(p.filter(), p.layout, memory) {}
   // The three tensors in full as a numerics sample (loss 0), compared like a step's gradients.
   NumericsSample sample() const {
     NumericsSample s;
@@ -262,10 +277,11 @@ struct LayerOutputs {
 // 0.05 only from 6 rounds on.
 constexpr int64_t kMinimumRounds = 6;
 
-std::vector<TrialResult> interleave_here(const SessionOptions& base, const std::vector<RunConfig>& configs,
+std::vector<TrialResult> interleave_here(const SessionOptions& base,
+                                         const std::vector<RunConfig>& configs,
                                          const std::vector<const NumericsSample*>& references,
-                                         const MeasureOptions& options, const RoundsSettled& settled,
-                                         StepCounter* steps) {
+                                         const MeasureOptions& options,
+                                         const RoundsSettled& settled, StepCounter* steps) {
   const auto start = Clock::now();
   const auto count = static_cast<int>(configs.size());
   std::vector<TrialResult> results;
@@ -274,7 +290,8 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base, const std::
     const ScopedAllocationCap cap(options.memory_limit_bytes * configs.size());  // all live at once
     TrialTimeLimit limit(options.time_limit_seconds, count, steps);
     std::vector<std::unique_ptr<CandidateRun>> runs;
-    for (const RunConfig& config : configs) runs.push_back(std::make_unique<CandidateRun>(base, config, limit));
+    for (const RunConfig& config : configs)
+      runs.push_back(std::make_unique<CandidateRun>(base, config, limit));
     for (size_t i = 0; i < runs.size(); ++i)
       if (mismatch = runs[i]->check(*references[i], options); !mismatch.empty()) return;
     for (auto& run : runs) run->warm_up(options.warmup);
@@ -304,10 +321,12 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base, const std::
   if (!why.empty()) {
     const TrialStatus status = failure ? TrialStatus::failed : TrialStatus::invalid;
     results.clear();
-    for (const RunConfig& config : configs) results.push_back(disposition(config, status, cat(kRemeasureReason, ": ", why)));
+    for (const RunConfig& config : configs)
+      results.push_back(disposition(config, status, cat(kRemeasureReason, ": ", why)));
   } else {
     for (TrialResult& result : results) {
-      result.reason = cat(kRemeasureReason, " of ", configs.size(), " configs, ", result.figures.steps, " rounds");
+      result.reason = cat(kRemeasureReason, " of ", configs.size(), " configs, ",
+                          result.figures.steps, " rounds");
       result.numerics_checked = true;
     }
   }
@@ -317,8 +336,8 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base, const std::
 
 }  // namespace
 
-TrialResult measure(const SessionOptions& base, const RunConfig& config, const NumericsSample& reference,
-                    const MeasureOptions& options) {
+TrialResult measure(const SessionOptions& base, const RunConfig& config,
+                    const NumericsSample& reference, const MeasureOptions& options) {
   return guarded(base.backend, config, options, [&](TrialTimeLimit& limit, TrialState& state) {
     CandidateRun run(base, config, limit);
     if (options.check_numerics) {
@@ -346,81 +365,92 @@ NumericsSample layer_reference(const ConvProblem& problem) {
   return reference.sample();
 }
 
-TrialResult measure_layer(const LayerTrial& trial, const NumericsSample& reference, const MeasureOptions& options) {
-  return guarded(trial.backend, trial.config, options, [&](TrialTimeLimit& limit, TrialState& state) {
-    const ConvProblem& problem = trial.problem;
-    const std::unique_ptr<Backend> backend = Registry::instance().make_backend(trial.backend);
-    MemorySpace& memory = backend->memory();
-    ThreadPool pool(trial.threads);
-    const ExecContext exec{pool, nullptr, 0, 0, backend->lane_stream(0, 0)};
-    const LayerTensors in(problem, memory);
-    auto algorithm = Registry::instance().make_conv_algorithm(trial.backend, trial.algorithm);
-    AlignedBuffer workspace(algorithm->workspace_bytes(problem), memory);
-    const ConvCall call{problem, exec, workspace.data(), workspace.bytes()};
-    LayerOutputs got(problem, memory);
-    // Each pass timed to its end (device kernels too); the fastest of each is kept for
-    // the step-time predictor, which adds only the passes a layer runs.
-    std::array<double, 3> fastest_ms;
-    fastest_ms.fill(INFINITY);
-    auto run_all = [&] {
-      const auto timed = [&](size_t pass, auto&& run) {
-        const auto start = Clock::now();
-        run();
-        backend->finish_stream(exec.stream);
-        fastest_ms[pass] = std::min(fastest_ms[pass], seconds_since(start) * 1e3);
-      };
-      timed(0, [&] { algorithm->forward(call, in.x, in.w, got.y); });
-      timed(1, [&] { algorithm->backward_data(call, in.dy, in.w, got.dx); });
-      timed(2, [&] { algorithm->backward_filter(call, in.x, in.dy, got.dw); });
-      limit.step_done();
-    };
-    run_all();  // first run: plans, caches, page faults; also the one checked
-    fastest_ms.fill(INFINITY);
-    if (options.check_numerics) {
-      if (std::string why = compare_numerics(reference, got.sample(), options); !why.empty())
-        state.mismatch = cat("wrong results vs direct: ", why);
-      state.checked = true;
-      if (!state.mismatch.empty()) return TrialResult{};
-    }
-    std::vector<double> seconds;
-    const StopRule stop = time_adaptively(options, seconds, limit, [&](int64_t count) {
-      for (int64_t i = 0; i < count; ++i) {
-        const auto start = Clock::now();
-        run_all();
-        seconds.push_back(seconds_since(start));
-      }
-    });
-    TrialResult result = disposition(trial.config, TrialStatus::ok, "");
-    result.figures = figures_of(seconds, problem.input.n, stop);
-    result.step_seconds = std::move(seconds);
-    result.layer_pass_ms = fastest_ms;
-    return result;
-  });
+TrialResult measure_layer(const LayerTrial& trial, const NumericsSample& reference,
+                          const MeasureOptions& options) {
+  return guarded(
+      trial.backend, trial.config, options, [&](TrialTimeLimit& limit, TrialState& state) {
+        const ConvProblem& problem = trial.problem;
+        const std::unique_ptr<Backend> backend = Registry::instance().make_backend(trial.backend);
+        MemorySpace& memory = backend->memory();
+        ThreadPool pool(trial.threads);
+        const ExecContext exec{pool, nullptr, 0, 0, backend->lane_stream(0, 0)};
+        const LayerTensors in(problem, memory);
+        auto algorithm = Registry::instance().make_conv_algorithm(trial.backend, trial.algorithm);
+        AlignedBuffer workspace(algorithm->workspace_bytes(problem), memory);
+        const ConvCall call{problem, exec, workspace.data(), workspace.bytes()};
+        LayerOutputs got(problem, memory);
+        // Each pass timed to its end (device kernels too); the fastest of each is kept for
+        // the step-time predictor, which adds only the passes a layer runs.
+        std::array<double, 3> fastest_ms;
+        fastest_ms.fill(INFINITY);
+        auto run_all = [&] {
+          const auto timed = [&](size_t pass, auto&& run) {
+            const auto start = Clock::now();
+            run();
+            backend->finish_stream(exec.stream);
+            fastest_ms[pass] = std::min(fastest_ms[pass], seconds_since(start) * 1e3);
+          };
+          timed(0, [&] { algorithm->forward(call, in.x, in.w, got.y); });
+          timed(1, [&] { algorithm->backward_data(call, in.dy, in.w, got.dx); });
+          timed(2, [&] { algorithm->backward_filter(call, in.x, in.dy, got.dw); });
+          limit.step_done();
+        };
+        run_all();  // first run: plans, caches, page faults; also the one checked
+        fastest_ms.fill(INFINITY);
+        if (options.check_numerics) {
+          if (std::string why = compare_numerics(reference, got.sample(), options); !why.empty())
+            state.mismatch = cat("wrong results vs direct: ", why);
+          state.checked = true;
+          if (!state.mismatch.empty()) return TrialResult{};
+        }
+        std::vector<double> seconds;
+        const StopRule stop = time_adaptively(options, seconds, limit, [&](int64_t count) {
+          for (int64_t i = 0; i < count; ++i) {
+            const auto start = Clock::now();
+            run_all();
+            seconds.push_back(seconds_since(start));
+          }
+        });
+        TrialResult result = disposition(trial.config, TrialStatus::ok, "");
+        result.figures = figures_of(seconds, problem.input.n, stop);
+        result.step_seconds = std::move(seconds);
+        result.layer_pass_ms = fastest_ms;
+        return result;
+      });
 }
 
-std::vector<TrialResult> measure_interleaved(const SessionOptions& base, const std::vector<RunConfig>& configs,
+std::vector<TrialResult> measure_interleaved(const SessionOptions& base,
+                                             const std::vector<RunConfig>& configs,
                                              const std::vector<const NumericsSample*>& references,
-                                             const MeasureOptions& options, const RoundsSettled& settled) {
+                                             const MeasureOptions& options,
+                                             const RoundsSettled& settled) {
   if (references.size() != configs.size())
-    fail(ErrorKind::runtime, "measure_interleaved: ", configs.size(), " configs but ", references.size(), " references");
-  if (!options.isolate) return interleave_here(base, configs, references, options, settled, nullptr);
+    fail(ErrorKind::runtime, "measure_interleaved: ", configs.size(), " configs but ",
+         references.size(), " references");
+  if (!options.isolate)
+    return interleave_here(base, configs, references, options, settled, nullptr);
   const auto start = Clock::now();
   const auto count = static_cast<int>(configs.size());
-  ChildOutcome child = run_in_child(base.backend, {options.time_limit_seconds, count}, [&](StepCounter& steps) {
-    return interleave_here(base, configs, references, options, settled, &steps);
-  });
+  ChildOutcome child =
+      run_in_child(base.backend, {options.time_limit_seconds, count}, [&](StepCounter& steps) {
+        return interleave_here(base, configs, references, options, settled, &steps);
+      });
   std::vector<TrialResult> results = std::move(child.results);
   if (results.size() != configs.size()) {
     results.clear();
     for (const RunConfig& config : configs)
-      results.push_back(disposition(config, TrialStatus::failed, cat(kRemeasureReason, ": ", child.failure)));
+      results.push_back(
+          disposition(config, TrialStatus::failed, cat(kRemeasureReason, ": ", child.failure)));
   }
   for (TrialResult& result : results) result.seconds = seconds_since(start);
   return results;
 }
 
-TrialRunner::TrialRunner(SessionOptions base, MeasureOptions options, NumericsSample reference, bool has_batch_norm)
-    : base_(std::move(base)), options_(std::move(options)), reference_(std::move(reference)),
+TrialRunner::TrialRunner(SessionOptions base, MeasureOptions options, NumericsSample reference,
+                         bool has_batch_norm)
+    : base_(std::move(base)),
+      options_(std::move(options)),
+      reference_(std::move(reference)),
       has_batch_norm_(has_batch_norm) {}
 
 const NumericsSample& TrialRunner::reference_for(const RunConfig& config) {
@@ -436,9 +466,10 @@ const NumericsSample& TrialRunner::reference_for(const RunConfig& config) {
     apply_run_config(reference_config(base_), split);
     knobs::replicas.set(split.knobs, c.replicas);
     knobs::micro_batches.set(split.knobs, c.micro_batches);
-    it = split_references_
-             .emplace(key, two_batch_numerics(frozen_weights(split), options_.samples_per_parameter))
-             .first;
+    it =
+        split_references_
+            .emplace(key, two_batch_numerics(frozen_weights(split), options_.samples_per_parameter))
+            .first;
   }
   return it->second;
 }
@@ -448,7 +479,8 @@ TrialResult TrialRunner::measure(const RunConfig& config, const MeasureOptions& 
   try {
     reference = &reference_for(config);
   } catch (const std::exception& e) {
-    return disposition(config, TrialStatus::failed, cat("the reference with the same split failed: ", e.what()));
+    return disposition(config, TrialStatus::failed,
+                       cat("the reference with the same split failed: ", e.what()));
   }
   return tuner::measure(base_, config, *reference, options);
 }

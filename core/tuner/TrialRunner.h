@@ -23,8 +23,8 @@ namespace tunescope::tuner {
 
 // Measures `config` applied onto `base` (data, seed, SGD settings come from base),
 // checked against `reference`, in a child process when options.isolate is set.
-TrialResult measure(const SessionOptions& base, const RunConfig& config, const NumericsSample& reference,
-                    const MeasureOptions& options);
+TrialResult measure(const SessionOptions& base, const RunConfig& config,
+                    const NumericsSample& reference, const MeasureOptions& options);
 
 // Whether the interleaved rounds so far (one step time per config per round, paired by
 // index) settle the choice; measure_interleaved stops at the first true.
@@ -35,9 +35,11 @@ using RoundsSettled = std::function<bool(const std::vector<std::vector<double>>&
 // options.max_steps, at most options.max_timing_seconds per config, fewer once
 // `settled` says so. The time and memory limits cover all of them. Each result carries
 // its round times in step_seconds, stop StopRule::interleaved, reason kRemeasureReason.
-std::vector<TrialResult> measure_interleaved(const SessionOptions& base, const std::vector<RunConfig>& configs,
+std::vector<TrialResult> measure_interleaved(const SessionOptions& base,
+                                             const std::vector<RunConfig>& configs,
                                              const std::vector<const NumericsSample*>& references,
-                                             const MeasureOptions& options, const RoundsSettled& settled);
+                                             const MeasureOptions& options,
+                                             const RoundsSettled& settled);
 
 // One conv layer's problem run alone by one algorithm (the per-layer find's trial).
 struct LayerTrial {
@@ -58,7 +60,8 @@ NumericsSample layer_reference(const ConvProblem& problem);
 // together, one step each, adaptively with `options` (steps, max_steps, delta,
 // max_timing_seconds), under the same limits and isolation as a whole config. An ok
 // result's figures are of those steps (median_step_ms: the three passes together).
-TrialResult measure_layer(const LayerTrial& trial, const NumericsSample& reference, const MeasureOptions& options);
+TrialResult measure_layer(const LayerTrial& trial, const NumericsSample& reference,
+                          const MeasureOptions& options);
 
 // A tune's trial runner: `base` and the options every trial of the tune uses, and the
 // references its candidates are checked against, made once each (with batch norm, a
@@ -67,7 +70,8 @@ TrialResult measure_layer(const LayerTrial& trial, const NumericsSample& referen
 class TrialRunner {
  public:
   // `reference`: the first two batches of the reference config (Tuner::run measures it).
-  TrialRunner(SessionOptions base, MeasureOptions options, NumericsSample reference, bool has_batch_norm);
+  TrialRunner(SessionOptions base, MeasureOptions options, NumericsSample reference,
+              bool has_batch_norm);
 
   const SessionOptions& base() const { return base_; }
   const MeasureOptions& options() const { return options_; }
@@ -78,7 +82,8 @@ class TrialRunner {
   TrialResult measure(const RunConfig& config, const MeasureOptions& options);
   TrialResult measure(const RunConfig& config) { return measure(config, options_); }
   // The leaders in interleaved rounds (measure_interleaved) with the tune's options.
-  std::vector<TrialResult> measure_interleaved(const std::vector<RunConfig>& configs, const RoundsSettled& settled);
+  std::vector<TrialResult> measure_interleaved(const std::vector<RunConfig>& configs,
+                                               const RoundsSettled& settled);
 
  private:
   SessionOptions base_;

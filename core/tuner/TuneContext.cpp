@@ -17,7 +17,8 @@ std::string identity(const std::string& config_json) {
 
 }  // namespace
 
-PriorTrials::PriorTrials(const ResultsDb& db, int64_t problem_id, int64_t machine_id, std::string backend)
+PriorTrials::PriorTrials(const ResultsDb& db, int64_t problem_id, int64_t machine_id,
+                         std::string backend)
     : backend_(std::move(backend)) {
   for (TrialRecord& row : db.trials(problem_id)) {
     if (row.machine_id != machine_id || is_remeasurement(row)) continue;
@@ -31,7 +32,8 @@ PriorTrials::PriorTrials(const ResultsDb& db, int64_t problem_id, int64_t machin
   }
 }
 
-std::optional<TrialResult> PriorTrials::find(const RunConfig& config, const std::vector<TrialStatus>& statuses) const {
+std::optional<TrialResult> PriorTrials::find(const RunConfig& config,
+                                             const std::vector<TrialStatus>& statuses) const {
   const auto rows = by_identity_.find(identity(to_json_text(config)));
   if (rows == by_identity_.end()) return std::nullopt;
   for (size_t i : rows->second)
@@ -41,10 +43,16 @@ std::optional<TrialResult> PriorTrials::find(const RunConfig& config, const std:
 }
 
 TuneContext::TuneContext(const TuneOptions& options, const SearchSpace& space, TrialRunner& runner,
-                         TuneReport& report, ReferenceFacts reference, ResultsDb* db, const Tuner::Progress& progress,
-                         Clock::time_point start)
-    : options_(options), space_(space), runner_(runner), report_(report), reference_(reference), db_(db),
-      progress_(progress), start_(start) {
+                         TuneReport& report, ReferenceFacts reference, ResultsDb* db,
+                         const Tuner::Progress& progress, Clock::time_point start)
+    : options_(options),
+      space_(space),
+      runner_(runner),
+      report_(report),
+      reference_(reference),
+      db_(db),
+      progress_(progress),
+      start_(start) {
   if (db_) {
     problem_id_ = db_->problem_id(report_.problem);
     machine_id_ = db_->machine_id(report_.machine);
@@ -52,13 +60,19 @@ TuneContext::TuneContext(const TuneOptions& options, const SearchSpace& space, T
 }
 
 const PriorTrials& TuneContext::prior() {
-  if (!prior_) prior_ = db_ ? PriorTrials(*db_, problem_id_, machine_id_, options_.base.backend) : PriorTrials();
+  if (!prior_)
+    prior_ =
+        db_ ? PriorTrials(*db_, problem_id_, machine_id_, options_.base.backend) : PriorTrials();
   return *prior_;
 }
 
-double TuneContext::seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+double TuneContext::seconds() const {
+  return std::chrono::duration<double>(Clock::now() - start_).count();
+}
 
-bool TuneContext::over_budget() const { return options_.budget_seconds > 0 && seconds() > options_.budget_seconds; }
+bool TuneContext::over_budget() const {
+  return options_.budget_seconds > 0 && seconds() > options_.budget_seconds;
+}
 
 std::optional<size_t> TuneContext::best_index() const {
   const std::vector<size_t> ranked = rank_ok_trials(report_.trials);
@@ -75,7 +89,8 @@ void TuneContext::record(const TrialResult& trial, int sinks, size_t round) {
   if ((sinks & to_db) && db_) db_->add_trial(problem_id_, machine_id_, trial);
   if ((sinks & to_progress) && progress_ && trial.status != TrialStatus::skipped) {
     const auto best = best_index();
-    progress_({index_, total_, round, trial.config.label(), &trial, best ? &report_.trials[*best] : nullptr});
+    progress_({index_, total_, round, trial.config.label(), &trial,
+               best ? &report_.trials[*best] : nullptr});
   }
 }
 
@@ -93,7 +108,8 @@ MeasureOptions TuneContext::racing_against_leader(MeasureOptions m) const {
 // A brief measurement's figures (fewer steps than a full one: halving's early rounds)
 // are marked so: they rank below the fully measured.
 void TuneContext::mark_brief(TrialResult& trial, const MeasureOptions& m) const {
-  if (trial.status == TrialStatus::ok && m.max_steps < options_.measure.max_steps) trial.figures.stop = StopRule::brief;
+  if (trial.status == TrialStatus::ok && m.max_steps < options_.measure.max_steps)
+    trial.figures.stop = StopRule::brief;
 }
 
 // Only the traces of the baseline and the best so far are worth keeping in memory.
@@ -116,7 +132,8 @@ bool TuneContext::sweep(const Candidate& candidate, const MeasureOptions& measur
   std::optional<TrialResult> reused;
   if (options_.resume)
     reused = prior().find(candidate.config, candidate.runnable()
-                                                ? std::vector{TrialStatus::ok, TrialStatus::invalid, TrialStatus::failed}
+                                                ? std::vector{TrialStatus::ok, TrialStatus::invalid,
+                                                              TrialStatus::failed}
                                                 : std::vector{TrialStatus::skipped});
   if (reused) {
     trial = std::move(*reused);
@@ -132,9 +149,11 @@ bool TuneContext::sweep(const Candidate& candidate, const MeasureOptions& measur
     ++index_;
     trial.config = candidate.config;
     trial.status = TrialStatus::skipped;
-    trial.reason = cat("not started: --budget ", options_.budget_seconds, " s exhausted after ", seconds(), " s");
+    trial.reason = cat("not started: --budget ", options_.budget_seconds, " s exhausted after ",
+                       seconds(), " s");
   } else if (std::optional<TrialResult> pruned =
-                 pruner_ ? pruner_->prune(candidate, report_.baseline_trial(), report_.finds) : std::nullopt) {
+                 pruner_ ? pruner_->prune(candidate, report_.baseline_trial(), report_.finds)
+                         : std::nullopt) {
     ++index_;
     trial = std::move(*pruned);
   } else {

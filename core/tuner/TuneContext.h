@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "core/tuner/CandidatePruning.h"
-#include "core/tuner/Tuner.h"
 #include "core/tuner/TrialRunner.h"
+#include "core/tuner/Tuner.h"
 
 namespace tunescope::tuner {
 
@@ -34,7 +34,8 @@ class PriorTrials {
   PriorTrials() = default;
   PriorTrials(const ResultsDb& db, int64_t problem_id, int64_t machine_id, std::string backend);
   // The earliest stored row of `config` with one of `statuses`, as a reused trial.
-  std::optional<TrialResult> find(const RunConfig& config, const std::vector<TrialStatus>& statuses) const;
+  std::optional<TrialResult> find(const RunConfig& config,
+                                  const std::vector<TrialStatus>& statuses) const;
   // Every stored row, oldest first (rows this build cannot read left out).
   const std::vector<TrialRecord>& rows() const { return rows_; }
 
@@ -47,8 +48,9 @@ class PriorTrials {
 class TuneContext {
  public:
   using Clock = std::chrono::steady_clock;
-  TuneContext(const TuneOptions& options, const SearchSpace& space, TrialRunner& runner, TuneReport& report,
-              ReferenceFacts reference, ResultsDb* db, const Tuner::Progress& progress, Clock::time_point start);
+  TuneContext(const TuneOptions& options, const SearchSpace& space, TrialRunner& runner,
+              TuneReport& report, ReferenceFacts reference, ResultsDb* db,
+              const Tuner::Progress& progress, Clock::time_point start);
 
   const TuneOptions& options() const { return options_; }
   const SearchSpace& space() const { return space_; }

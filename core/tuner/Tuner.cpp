@@ -54,8 +54,10 @@ Reference run_reference(const TuneOptions& options) {
     r.facts.build_seconds = seconds_since(build_start);
     if (session.backend().memory().host_accessible() &&
         options.knobs.contains(knobs::update_on.spec(), knobs::update_on.encode(UpdateOn::host)))
-      fail(ErrorKind::usage, knobs::update_on.spec().list_flag(), " host: backend ", session.backend().name(),
-           " keeps its tensors in host memory, where its update already runs; only a backend with device memory "
+      fail(ErrorKind::usage, knobs::update_on.spec().list_flag(), " host: backend ",
+           session.backend().name(),
+           " keeps its tensors in host memory, where its update already runs; only a backend with "
+           "device memory "
            "(cuda) can update on the host");
     r.layers = conv_layers(session.network());
     for (int node = 1; node <= session.network().layer_count(); ++node)
@@ -90,7 +92,8 @@ Reference run_reference(const TuneOptions& options) {
     r.problem = {base.model, cat(in.c, "x", in.h, "x", in.w), base.batch};
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-    fail(ErrorKind::runtime, "the reference config (nchw + the backend's default conv algorithm) failed: ", e.what());
+    fail(ErrorKind::runtime,
+         "the reference config (nchw + the backend's default conv algorithm) failed: ", e.what());
   }
   return r;
 }
@@ -115,12 +118,14 @@ void settle_leaders(TuneContext& context) {
   for (size_t i : group) configs.push_back(report.trials[i].config);
   const double delta = context.options().measure.delta;
   std::vector<TrialResult> rounds = context.runner().measure_interleaved(
-      configs,
-      [&](const std::vector<std::vector<double>>& seconds) { return rounds_verdict(configs, seconds, delta).settled; });
-  const bool all_ok =
-      std::all_of(rounds.begin(), rounds.end(), [](const TrialResult& t) { return t.status == TrialStatus::ok; });
+      configs, [&](const std::vector<std::vector<double>>& seconds) {
+        return rounds_verdict(configs, seconds, delta).settled;
+      });
+  const bool all_ok = std::all_of(rounds.begin(), rounds.end(),
+                                  [](const TrialResult& t) { return t.status == TrialStatus::ok; });
   if (!all_ok) {
-    report.decision = cat("interleaved re-measurement failed (", rounds.front().reason, "); the sweep's fastest wins");
+    report.decision = cat("interleaved re-measurement failed (", rounds.front().reason,
+                          "); the sweep's fastest wins");
     for (const TrialResult& t : rounds) context.record(t, TuneContext::to_db);
     return;
   }
@@ -131,9 +136,11 @@ void settle_leaders(TuneContext& context) {
   report.decision = verdict.decision;
   for (size_t k = 0; k < group.size(); ++k) {
     TrialResult& fresh = rounds[k];
-    fresh.reason = k == verdict.winner ? cat(kRemeasureWinnerReason, verdict.decision)
-                                       : cat(kRemeasureReason, " of ", group.size(), " configs over ",
-                                             fresh.figures.steps, " rounds; the winner: ", configs[verdict.winner].label());
+    fresh.reason =
+        k == verdict.winner
+            ? cat(kRemeasureWinnerReason, verdict.decision)
+            : cat(kRemeasureReason, " of ", group.size(), " configs over ", fresh.figures.steps,
+                  " rounds; the winner: ", configs[verdict.winner].label());
     context.record(fresh, TuneContext::to_db);
     const double seconds_before = report.trials[group[k]].seconds;
     report.trials[group[k]] = std::move(fresh);
@@ -170,15 +177,20 @@ Tuner::Tuner(TuneOptions options, ResultsDb* db) : options_(std::move(options)),
   const MeasureOptions& m = options_.measure;
   if (m.steps < 1) fail(ErrorKind::usage, "--steps must be >= 1, got ", m.steps);
   if (m.max_steps < m.steps || m.max_steps > kMaxTimedSteps)
-    fail(ErrorKind::usage, "--max-steps must be between --steps (", m.steps, ") and ", kMaxTimedSteps, ", got ",
-         m.max_steps);
-  if (!(m.delta > 0 && m.delta <= 1)) fail(ErrorKind::usage, "--delta must be in (0, 1], got ", m.delta);
+    fail(ErrorKind::usage, "--max-steps must be between --steps (", m.steps, ") and ",
+         kMaxTimedSteps, ", got ", m.max_steps);
+  if (!(m.delta > 0 && m.delta <= 1))
+    fail(ErrorKind::usage, "--delta must be in (0, 1], got ", m.delta);
   if (!(m.max_timing_seconds > 0 && m.max_timing_seconds <= kMaxTimingSeconds))
-    fail(ErrorKind::usage, "--max-timing-seconds must be in (0, ", kMaxTimingSeconds, "], got ", m.max_timing_seconds);
-  if (options_.measure.warmup < 0) fail(ErrorKind::usage, "--warmup must be >= 0, got ", options_.measure.warmup);
-  if (options_.budget_seconds < 0) fail(ErrorKind::usage, "--budget must be >= 0, got ", options_.budget_seconds);
+    fail(ErrorKind::usage, "--max-timing-seconds must be in (0, ", kMaxTimingSeconds, "], got ",
+         m.max_timing_seconds);
+  if (options_.measure.warmup < 0)
+    fail(ErrorKind::usage, "--warmup must be >= 0, got ", options_.measure.warmup);
+  if (options_.budget_seconds < 0)
+    fail(ErrorKind::usage, "--budget must be >= 0, got ", options_.budget_seconds);
   if (options_.measure.time_limit_seconds < 0)
-    fail(ErrorKind::usage, "--trial-timeout must be >= 0, got ", options_.measure.time_limit_seconds);
+    fail(ErrorKind::usage, "--trial-timeout must be >= 0, got ",
+         options_.measure.time_limit_seconds);
   options_.knobs.check();
   knobs::threads.set(options_.base.knobs, options_.knobs.get(knobs::threads).front());
   if (options_.resume && !db_) fail(ErrorKind::usage, "--resume needs a results DB (--db)");
@@ -190,16 +202,18 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   Reference reference = run_reference(options_);
   report.problem = reference.problem;
   report.machine = MachineSignature::local(options_.base.backend);
-  const SearchSpace space({options_.base.model, options_.base.batch, options_.base.backend, options_.algorithms,
-                           options_.per_layer_product, options_.knobs},
+  const SearchSpace space({options_.base.model, options_.base.batch, options_.base.backend,
+                           options_.algorithms, options_.per_layer_product, options_.knobs},
                           reference.layers);
-  TrialRunner runner(options_.base, options_.measure, std::move(reference.numerics), reference.has_batch_norm);
+  TrialRunner runner(options_.base, options_.measure, std::move(reference.numerics),
+                     reference.has_batch_norm);
   TuneContext context(options_, space, runner, report, reference.facts, db_, progress, start);
 
   const std::unique_ptr<TuningStrategy> strategy = make_strategy(options_.strategy);
   report.strategy_choice = strategy->choose(context);
   if (chosen) chosen(*report.strategy_choice);
-  if (db_) db_->add_strategy_choice(context.problem_id(), context.machine_id(), *report.strategy_choice);
+  if (db_)
+    db_->add_strategy_choice(context.problem_id(), context.machine_id(), *report.strategy_choice);
   std::vector<Candidate> candidates = strategy->candidates(context);
   if (options_.filter) candidates = options_.filter(std::move(candidates), context);
   PruneOptions prune = options_.prune;
@@ -223,7 +237,8 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   if (ranked.empty()) {
     std::string reasons;
     for (const auto& t : report.trials)
-      if (reasons.size() < 2000) reasons += cat("\n  ", t.config.label(), ": ", to_string(t.status), ": ", t.reason);
+      if (reasons.size() < 2000)
+        reasons += cat("\n  ", t.config.label(), ": ", to_string(t.status), ": ", t.reason);
     fail(ErrorKind::runtime, "no candidate succeeded (", report.trials.size(), " tried):", reasons);
   }
   settle_leaders(context);

@@ -26,13 +26,15 @@ inline constexpr double kMaxTimingSeconds = 3600;
 
 class TuneContext;
 struct Candidate;
-using CandidateFilter = std::function<std::vector<Candidate>(std::vector<Candidate> candidates, TuneContext& context)>;
+using CandidateFilter =
+    std::function<std::vector<Candidate>(std::vector<Candidate> candidates, TuneContext& context)>;
 
 struct TuneOptions {
   SessionOptions base;  // model, data, batch, backend, seed...; its conv and knobs are ignored
   std::vector<std::string> algorithms;  // empty: all registered for the backend
   // The values tried of each knob (layout and threads included; see SpaceOptions).
-  // update_on host only on a backend whose memory the host cannot read (run() refuses it elsewhere).
+  // update_on host only on a backend whose memory the host cannot read (run() refuses it
+  // elsewhere).
   KnobLists knobs;
   // exhaustive: the reference every other strategy is judged against. The CLI's default
   // is automatic: the strategy estimated cheapest for the problem (StrategyChoice.h).
@@ -79,18 +81,20 @@ struct TuneReport {
   // (settle_candidates) carry the figures of those rounds (remeasured = true) when they
   // succeeded.
   std::vector<TrialResult> trials;
-  std::optional<size_t> baseline;   // index of the reference config (nchw + the backend's default conv)
-  std::optional<size_t> best;       // index of the declared winner
-  std::vector<size_t> ranking;      // the ok trials, best first (rank_ok_trials; the winner leads)
-  std::string decision;             // how the winner was declared
-  std::vector<LayerFind> finds;     // per-layer strategy: each layer's timings
+  std::optional<size_t>
+      baseline;                 // index of the reference config (nchw + the backend's default conv)
+  std::optional<size_t> best;   // index of the declared winner
+  std::vector<size_t> ranking;  // the ok trials, best first (rank_ok_trials; the winner leads)
+  std::string decision;         // how the winner was declared
+  std::vector<LayerFind> finds;  // per-layer strategy: each layer's timings
   // The strategy run and why (with every strategy's estimate); absent only in a stored
   // tune whose DB predates the record.
   std::optional<StrategyChoice> strategy_choice;
   bool budget_exhausted = false;
-  bool interrupted = false;  // options.stop was set: `best` is the sweep's best so far (may be empty)
-  size_t reused = 0;         // trials taken from the results DB (resume)
-  size_t rounds = 0;         // halving: rounds raced (the first, brief one included)
+  bool interrupted =
+      false;          // options.stop was set: `best` is the sweep's best so far (may be empty)
+  size_t reused = 0;  // trials taken from the results DB (resume)
+  size_t rounds = 0;  // halving: rounds raced (the first, brief one included)
   double seconds = 0;
   MachineSignature machine;
   ProblemKey problem;

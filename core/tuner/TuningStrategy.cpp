@@ -35,8 +35,8 @@ std::vector<Candidate> baseline_and_space(const TuneContext& context) {
 }
 
 void sweep_all(TuneContext& context, const std::vector<Candidate>& candidates) {
-  context.set_total(static_cast<size_t>(
-      std::count_if(candidates.begin(), candidates.end(), [](const Candidate& c) { return c.runnable(); })));
+  context.set_total(static_cast<size_t>(std::count_if(
+      candidates.begin(), candidates.end(), [](const Candidate& c) { return c.runnable(); })));
   for (const Candidate& candidate : candidates)
     if (!context.sweep(candidate, context.options().measure)) break;
 }

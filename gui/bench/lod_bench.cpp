@@ -9,16 +9,16 @@
 //   tunescope-gui-bench --dom F           the peer alone: an nlohmann::json DOM parse of F
 // --open runs in its own process so that its peak resident memory is the open's alone.
 #include <QApplication>
-#include <QImage>
 #include <QElapsedTimer>
+#include <QImage>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <cstring>
-#include <ctime>
 #include <string>
 
 #include "models/LodBuilder.h"
@@ -38,7 +38,8 @@ profiler::Trace generateTrace(size_t events, int lanes) {
   trace.metadata.machine = "generated";
   std::mt19937_64 rng(42);
   std::uniform_int_distribution<int64_t> duration(200, 20'000), gap(50, 5'000);
-  const char* names[] = {"direct.fwd", "gemm.bwd_data", "fft-own.bwd_filter", "bn.fwd", "relu.fwd", "sgd"};
+  const char* names[] = {"direct.fwd", "gemm.bwd_data", "fft-own.bwd_filter",
+                         "bn.fwd",     "relu.fwd",      "sgd"};
   const size_t perLane = events / static_cast<size_t>(lanes);
   for (int lane = 0; lane < lanes; ++lane) {
     int64_t t = 1'000'000'000;
@@ -89,10 +90,12 @@ void timeLod(const gui::TraceDocument& doc, double fraction, int width) {
   const auto t0 = std::chrono::steady_clock::now();
   for (int r = 0; r < repeats; ++r) {
     boxes = 0;
-    for (const gui::ActivityLane& lane : doc.lanes()) boxes += gui::buildLod(lane.series, tl).size();
+    for (const gui::ActivityLane& lane : doc.lanes())
+      boxes += gui::buildLod(lane.series, tl).size();
   }
   std::printf("LOD %-14s %8.3f ms per frame (%zu lanes, %zu boxes, %d px)\n",
-              fraction == 1.0 ? "full view" : QStringLiteral("zoom %1%").arg(fraction * 100).toUtf8().constData(),
+              fraction == 1.0 ? "full view"
+                              : QStringLiteral("zoom %1%").arg(fraction * 100).toUtf8().constData(),
               msSince(t0) / repeats, doc.lanes().size(), boxes, width);
 }
 
@@ -110,24 +113,29 @@ void timePaint(const gui::TraceDocumentPtr& doc, double fraction) {
   const double cpu0 = cpuMs(CLOCK_THREAD_CPUTIME_ID);
   for (int r = 0; r < repeats; ++r) view.render(&image);
   std::printf("paint %-12s %8.2f ms per frame, CPU %.2f ms (TimelineView %dx%d)\n",
-              fraction == 1.0 ? "full view" : QStringLiteral("zoom %1%").arg(fraction * 100).toUtf8().constData(),
-              msSince(t0) / repeats, (cpuMs(CLOCK_THREAD_CPUTIME_ID) - cpu0) / repeats, view.width(), view.height());
+              fraction == 1.0 ? "full view"
+                              : QStringLiteral("zoom %1%").arg(fraction * 100).toUtf8().constData(),
+              msSince(t0) / repeats, (cpuMs(CLOCK_THREAD_CPUTIME_ID) - cpu0) / repeats,
+              view.width(), view.height());
 }
 
 // The --open mode: what a user waits for and what the process holds, then frame times.
 int openOnly(const std::filesystem::path& path) {
-  std::printf("trace file %s: %.1f MB, resident before: %.0f MB\n", path.c_str(), std::filesystem::file_size(path) / 1e6,
-              residentMb("VmRSS:"));
+  std::printf("trace file %s: %.1f MB, resident before: %.0f MB\n", path.c_str(),
+              std::filesystem::file_size(path) / 1e6, residentMb("VmRSS:"));
   const auto t0 = std::chrono::steady_clock::now();
   const double cpu0 = cpuMs(CLOCK_PROCESS_CPUTIME_ID);
   // TraceDocument::load's two steps, apart, so the peak can be told to the reader or the document.
   profiler::Trace trace = profiler::read_trace_file(path);
   std::printf("read: %.0f ms, CPU %.0f ms; resident %.0f MB, peak %.0f MB\n", msSince(t0),
               cpuMs(CLOCK_PROCESS_CPUTIME_ID) - cpu0, residentMb("VmRSS:"), residentMb("VmHWM:"));
-  auto doc = std::make_shared<const gui::TraceDocument>(std::move(trace), QString::fromStdString(path.string()));
-  std::printf("open (read + document): %.0f ms, CPU %.0f ms, %zu activities; resident after %.0f MB, peak %.0f MB\n",
-              msSince(t0), cpuMs(CLOCK_PROCESS_CPUTIME_ID) - cpu0, doc->trace().activities.size(),
-              residentMb("VmRSS:"), residentMb("VmHWM:"));
+  auto doc = std::make_shared<const gui::TraceDocument>(std::move(trace),
+                                                        QString::fromStdString(path.string()));
+  std::printf(
+      "open (read + document): %.0f ms, CPU %.0f ms, %zu activities; resident after %.0f MB, peak "
+      "%.0f MB\n",
+      msSince(t0), cpuMs(CLOCK_PROCESS_CPUTIME_ID) - cpu0, doc->trace().activities.size(),
+      residentMb("VmRSS:"), residentMb("VmHWM:"));
   for (double fraction : {1.0, 0.01, 0.0001}) timeLod(*doc, fraction, 1600);
   for (double fraction : {1.0, 0.01, 0.0001}) timePaint(doc, fraction);
   std::printf("peak resident after painting: %.0f MB\n", residentMb("VmHWM:"));
@@ -147,18 +155,22 @@ int main(int argc, char** argv) {
     const double cpu0 = cpuMs(CLOCK_PROCESS_CPUTIME_ID);
     std::ifstream in(argv[2], std::ios::binary);
     const nlohmann::json dom = nlohmann::json::parse(in);
-    std::printf("peer: DOM parse %.0f ms, CPU %.0f ms, %zu events, peak resident %.0f MB\n", msSince(t0),
-                cpuMs(CLOCK_PROCESS_CPUTIME_ID) - cpu0, dom.at("traceEvents").size(), residentMb("VmHWM:"));
+    std::printf("peer: DOM parse %.0f ms, CPU %.0f ms, %zu events, peak resident %.0f MB\n",
+                msSince(t0), cpuMs(CLOCK_PROCESS_CPUTIME_ID) - cpu0, dom.at("traceEvents").size(),
+                residentMb("VmHWM:"));
     return 0;
   }
   if (mode == "--write" && argc == 4) {
     const auto t0 = std::chrono::steady_clock::now();
     profiler::ChromeTraceWriter().write(generateTrace(std::stoul(argv[2]), 4), argv[3]);
-    std::printf("wrote %s: %.1f MB in %.0f ms\n", argv[3], std::filesystem::file_size(argv[3]) / 1e6, msSince(t0));
+    std::printf("wrote %s: %.1f MB in %.0f ms\n", argv[3],
+                std::filesystem::file_size(argv[3]) / 1e6, msSince(t0));
     return 0;
   }
   if (!mode.empty() && mode[0] == '-') {
-    std::fprintf(stderr, "usage: tunescope-gui-bench [EVENTS] | --write EVENTS FILE | --open FILE | --dom FILE\n");
+    std::fprintf(
+        stderr,
+        "usage: tunescope-gui-bench [EVENTS] | --write EVENTS FILE | --open FILE | --dom FILE\n");
     return 2;
   }
   const size_t events = argc > 1 ? std::stoul(argv[1]) : 1'000'000;
@@ -177,7 +189,8 @@ int main(int argc, char** argv) {
   t0 = std::chrono::steady_clock::now();
   const profiler::Trace streamed = profiler::read_chrome_trace(path);
   const double readMs = msSince(t0);
-  std::printf("streaming read_chrome_trace: %.0f ms (%zu activities)\n", readMs, streamed.activities.size());
+  std::printf("streaming read_chrome_trace: %.0f ms (%zu activities)\n", readMs,
+              streamed.activities.size());
 
   // The peer: what the reader cost when it built an nlohmann::json DOM of the file
   // (as it did before it streamed); a DOM parse alone is a lower bound of that.

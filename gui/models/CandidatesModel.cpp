@@ -14,9 +14,9 @@
 
 #include "core/tuner/Ranking.h"
 #include "core/tuner/ResultsDb.h"
-#include "profiler/FileKind.h"
 #include "core/tuner/StoredTune.h"
 #include "profiler/ChromeTraceReader.h"
+#include "profiler/FileKind.h"
 
 namespace tunescope::gui {
 
@@ -34,8 +34,10 @@ struct DescribedConfig {
 
 DescribedConfig describe(const QString& text) {
   try {
-    const StoredRunConfig stored = stored_run_config_from_json_text(text.toStdString(), "results DB");
-    return {QString::fromStdString(stored.key()), QString::fromStdString(stored.label()), stored.config};
+    const StoredRunConfig stored =
+        stored_run_config_from_json_text(text.toStdString(), "results DB");
+    return {QString::fromStdString(stored.key()), QString::fromStdString(stored.label()),
+            stored.config};
   } catch (const std::exception&) {
     return {text, text.simplified().left(80), std::nullopt};
   }
@@ -43,8 +45,8 @@ DescribedConfig describe(const QString& text) {
 
 int statusOrder(const QString& s) {
   // TrialStatus order: ok, invalid, failed, skipped (as the CLI's ranking).
-  static const QStringList order{QStringLiteral("ok"), QStringLiteral("invalid"), QStringLiteral("failed"),
-                                 QStringLiteral("skipped")};
+  static const QStringList order{QStringLiteral("ok"), QStringLiteral("invalid"),
+                                 QStringLiteral("failed"), QStringLiteral("skipped")};
   const int i = static_cast<int>(order.indexOf(s));
   return i < 0 ? static_cast<int>(order.size()) : i;
 }
@@ -68,7 +70,8 @@ bool CandidatesModel::load(const QString& dbPath, QString* error) {
   switch (profiler::sniff_file(dbPath.toStdString())) {
     case profiler::FileKind::missing: return refuse(QStringLiteral("no such file"));
     case profiler::FileKind::directory: return refuse(QStringLiteral("not a file"));
-    case profiler::FileKind::empty: return refuse(QStringLiteral("empty file, not a tunescope results DB"));
+    case profiler::FileKind::empty:
+      return refuse(QStringLiteral("empty file, not a tunescope results DB"));
     default: break;  // ResultsDb says what is wrong with any other file
   }
 
@@ -103,9 +106,10 @@ bool CandidatesModel::load(const QString& dbPath, QString* error) {
     row.steps = r.figures.steps;
     row.remeasured = tuner::is_remeasurement(r);
     if (!problems.count(r.problem_id))
-      problems[r.problem_id] = {r.problem_id, QStringLiteral("%1 · batch %2")
-                                                  .arg(QString::fromStdString(row.config ? row.config->model : "?"))
-                                                  .arg(row.config ? row.config->batch : 0)};
+      problems[r.problem_id] = {
+          r.problem_id, QStringLiteral("%1 · batch %2")
+                            .arg(QString::fromStdString(row.config ? row.config->model : "?"))
+                            .arg(row.config ? row.config->batch : 0)};
 
     const auto key = std::pair(r.problem_id, row.configKey);
     if (auto it = byConfig.find(key); it != byConfig.end()) {
@@ -134,7 +138,8 @@ bool CandidatesModel::load(const QString& dbPath, QString* error) {
         configs.push_back(*all[i].config);
         rowOf.push_back(i);
       }
-    if (const auto baseline = tuner::stored_baseline(configs)) all[rowOf[*baseline]].baseline = true;
+    if (const auto baseline = tuner::stored_baseline(configs))
+      all[rowOf[*baseline]].baseline = true;
   }
 
   beginResetModel();
@@ -193,8 +198,9 @@ void CandidatesModel::rebuildRows() {
   std::vector<CandidateRow> rest;
   for (const CandidateRow& r : shown)
     if (!r.ok()) rest.push_back(r);
-  std::stable_sort(rest.begin(), rest.end(),
-                   [](const CandidateRow& a, const CandidateRow& b) { return statusOrder(a.status) < statusOrder(b.status); });
+  std::stable_sort(rest.begin(), rest.end(), [](const CandidateRow& a, const CandidateRow& b) {
+    return statusOrder(a.status) < statusOrder(b.status);
+  });
   rows_.insert(rows_.end(), rest.begin(), rest.end());
 }
 
@@ -202,9 +208,11 @@ int CandidatesModel::mapTraceDirectory(const QString& dirPath, bool onlyTuneName
   const QDir dir(dirPath);
   // best.json last: when the baseline wins, both files hold its config, and its row
   // should name the winner's trace.
-  QStringList names = onlyTuneNames ? QStringList{QStringLiteral("baseline.json"), QStringLiteral("baseline.json.gz"),
-                                                  QStringLiteral("best.json"), QStringLiteral("best.json.gz")}
-                                    : dir.entryList(QDir::Files, QDir::Name);
+  QStringList names =
+      onlyTuneNames
+          ? QStringList{QStringLiteral("baseline.json"), QStringLiteral("baseline.json.gz"),
+                        QStringLiteral("best.json"), QStringLiteral("best.json.gz")}
+          : dir.entryList(QDir::Files, QDir::Name);
   int mapped = 0;
   for (const QString& name : names) {
     const QString path = dir.absoluteFilePath(name);
@@ -237,7 +245,8 @@ int CandidatesModel::mapTraceDirectory(const QString& dirPath, bool onlyTuneName
 void CandidatesModel::setTracePath(int row, const QString& path) {
   if (row < 0 || row >= rowCount()) return;
   for (CandidateRow& r : all_)
-    if (r.problemId == rows_[static_cast<size_t>(row)].problemId && r.configKey == rows_[static_cast<size_t>(row)].configKey)
+    if (r.problemId == rows_[static_cast<size_t>(row)].problemId &&
+        r.configKey == rows_[static_cast<size_t>(row)].configKey)
       r.tracePath = path;
   rows_[static_cast<size_t>(row)].tracePath = path;
   emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
@@ -273,7 +282,9 @@ int CandidatesModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }
 
-int CandidatesModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int CandidatesModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant CandidatesModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
@@ -300,11 +311,16 @@ QVariant CandidatesModel::data(const QModelIndex& index, int role) const {
                                                : QString());
       case StatusColumn: return r.status;
       case ReasonColumn:
-        return r.ok() && r.measurements > 1 ? tr("measured %1×, latest shown").arg(r.measurements) : r.reason;
-      case EpsColumn: return r.ok() ? QStringLiteral("%L1").arg(r.medianEps, 0, 'f', 1) : QStringLiteral("–");
-      case SpreadColumn: return r.ok() ? QStringLiteral("%1%").arg(r.spread * 100, 0, 'f', 1) : QStringLiteral("–");
-      case RatioColumn: return ratio > 0 ? QStringLiteral("%1×").arg(ratio, 0, 'f', 2) : QStringLiteral("–");
-      case TraceColumn: return r.tracePath.isEmpty() ? QStringLiteral("–") : QFileInfo(r.tracePath).fileName();
+        return r.ok() && r.measurements > 1 ? tr("measured %1×, latest shown").arg(r.measurements)
+                                            : r.reason;
+      case EpsColumn:
+        return r.ok() ? QStringLiteral("%L1").arg(r.medianEps, 0, 'f', 1) : QStringLiteral("–");
+      case SpreadColumn:
+        return r.ok() ? QStringLiteral("%1%").arg(r.spread * 100, 0, 'f', 1) : QStringLiteral("–");
+      case RatioColumn:
+        return ratio > 0 ? QStringLiteral("%1×").arg(ratio, 0, 'f', 2) : QStringLiteral("–");
+      case TraceColumn:
+        return r.tracePath.isEmpty() ? QStringLiteral("–") : QFileInfo(r.tracePath).fileName();
       default: return {};
     }
   }
@@ -314,16 +330,19 @@ QVariant CandidatesModel::data(const QModelIndex& index, int role) const {
     if (index.column() == TraceColumn)
       return r.tracePath.isEmpty() ? tr("No trace known: double-click to pick one") : r.tracePath;
   }
-  if (role == Qt::TextAlignmentRole && (index.column() == EpsColumn || index.column() == SpreadColumn ||
-                                        index.column() == RatioColumn || index.column() == RankColumn))
+  if (role == Qt::TextAlignmentRole &&
+      (index.column() == EpsColumn || index.column() == SpreadColumn ||
+       index.column() == RatioColumn || index.column() == RankColumn))
     return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role == Qt::ForegroundRole && index.column() == StatusColumn && !r.ok())
-    return QBrush(r.status == QLatin1String("skipped") ? QColor(0x80, 0x80, 0x80) : QColor(0xc0, 0x39, 0x2b));
+    return QBrush(r.status == QLatin1String("skipped") ? QColor(0x80, 0x80, 0x80)
+                                                       : QColor(0xc0, 0x39, 0x2b));
   return {};
 }
 
 QVariant CandidatesModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    return QAbstractTableModel::headerData(section, orientation, role);
   switch (section) {
     case RankColumn: return tr("#");
     case ConfigColumn: return tr("Config");

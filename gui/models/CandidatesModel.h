@@ -1,6 +1,7 @@
 // The Candidates view's data: the trials of a tunescope results DB (read through
 // core/tuner's ResultsDb, never SQL of our own), one row per config, ranked as the CLI
-// ranks them (core/tuner's ranking, baseline rule and config labels), with the vs-baseline ratio and the Chrome trace each trial maps to.
+// ranks them (core/tuner's ranking, baseline rule and config labels), with the vs-baseline ratio
+// and the Chrome trace each trial maps to.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -14,23 +15,24 @@
 namespace tunescope::gui {
 
 struct CandidateRow {
-  int64_t trialId = 0;     // the latest DB row of this config (a re-measurement wins)
+  int64_t trialId = 0;  // the latest DB row of this config (a re-measurement wins)
   int64_t problemId = 0;
-  QString configJson;      // exactly as stored: traces carry the same text in metadata.config
-  QString configKey;       // configKey(configJson): equal for configs that run the same
-  QString label;           // "nchw conv=gemm threads=2 streams=2", as RunConfig::label()
-  QString status;          // ok, invalid, failed, skipped
+  QString configJson;  // exactly as stored: traces carry the same text in metadata.config
+  QString configKey;   // configKey(configJson): equal for configs that run the same
+  QString label;       // "nchw conv=gemm threads=2 streams=2", as RunConfig::label()
+  QString status;      // ok, invalid, failed, skipped
   QString reason;
-  double medianEps = 0;    // examples/s (ok trials)
-  double spread = 0;       // (p90 - p10) / median of the step times
+  double medianEps = 0;  // examples/s (ok trials)
+  double spread = 0;     // (p90 - p10) / median of the step times
   double medianStepMs = 0;
   int64_t steps = 0;        // timed steps behind the figures (halving's early rounds time fewer)
   bool remeasured = false;  // the figures are from the interleaved re-measurement of the top two
-  int measurements = 1;    // DB rows of this config (2+: re-measured interleaved, or several tunes)
+  int measurements = 1;  // DB rows of this config (2+: re-measured interleaved, or several tunes)
   std::optional<RunConfig> config;  // the parsed config (none: a row whose text does not parse)
-  bool baseline = false;   // the tune's yardstick, by tuner::stored_baseline (the backend's default conv)
-  bool best = false;       // the fastest ok trial, or the config of a mapped best.json
-  QString tracePath;       // empty when no trace is known for this trial
+  bool baseline =
+      false;  // the tune's yardstick, by tuner::stored_baseline (the backend's default conv)
+  bool best = false;  // the fastest ok trial, or the config of a mapped best.json
+  QString tracePath;  // empty when no trace is known for this trial
   bool ok() const { return status == QLatin1String("ok"); }
 };
 
@@ -43,7 +45,14 @@ class CandidatesModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column {
-    RankColumn, ConfigColumn, StatusColumn, ReasonColumn, EpsColumn, SpreadColumn, RatioColumn, TraceColumn,
+    RankColumn,
+    ConfigColumn,
+    StatusColumn,
+    ReasonColumn,
+    EpsColumn,
+    SpreadColumn,
+    RatioColumn,
+    TraceColumn,
     ColumnCount
   };
   static constexpr int SortRole = Qt::UserRole + 1;
@@ -95,7 +104,8 @@ class CandidatesModel : public QAbstractTableModel {
   std::vector<ProblemInfo> problems_;
   int64_t problem_ = 0;
   std::vector<CandidateRow> rows_;
-  QString bestConfig_;  // configKey of a mapped best.json's metadata.config: the tune's declared winner
+  QString
+      bestConfig_;  // configKey of a mapped best.json's metadata.config: the tune's declared winner
 };
 
 // StoredRunConfig::label() of the stored JSON (RunConfig::label() plus the keys of a

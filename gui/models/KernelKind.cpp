@@ -30,7 +30,8 @@ KernelClass classifyKernel(profiler::ActivityKind kind, const std::string& name)
   const std::string_view pass = dot == n.npos ? std::string_view{} : n.substr(dot + 1);
 
   if (ConvAlgorithmFamily algo = convAlgorithm(head); algo != ConvAlgorithmFamily::none) {
-    if (startsWith(pass, "bwd_filter") || startsWith(pass, "bwd_weight")) return {KernelFamily::convBackwardFilter, algo};
+    if (startsWith(pass, "bwd_filter") || startsWith(pass, "bwd_weight"))
+      return {KernelFamily::convBackwardFilter, algo};
     if (startsWith(pass, "bwd")) return {KernelFamily::convBackwardData, algo};
     return {KernelFamily::convForward, algo};
   }
@@ -38,10 +39,14 @@ KernelClass classifyKernel(profiler::ActivityKind kind, const std::string& name)
   if (startsWith(head, "relu")) return {KernelFamily::relu};
   if (contains(head, "pool") || head == "gap") return {KernelFamily::pooling};
   if (startsWith(head, "fc") || startsWith(head, "linear")) return {KernelFamily::fullyConnected};
-  if (startsWith(head, "sgd") || startsWith(head, "update") || head == "accumulate") return {KernelFamily::update};
-  if (startsWith(head, "transpose") || startsWith(head, "nchw") || startsWith(head, "nhwc")) return {KernelFamily::transpose};
-  if (head == "copy" || startsWith(head, "memcpy") || startsWith(head, "pad")) return {KernelFamily::memory};
-  if (head == "add" || startsWith(head, "softmax") || startsWith(head, "broadcast")) return {KernelFamily::elementwise};
+  if (startsWith(head, "sgd") || startsWith(head, "update") || head == "accumulate")
+    return {KernelFamily::update};
+  if (startsWith(head, "transpose") || startsWith(head, "nchw") || startsWith(head, "nhwc"))
+    return {KernelFamily::transpose};
+  if (head == "copy" || startsWith(head, "memcpy") || startsWith(head, "pad"))
+    return {KernelFamily::memory};
+  if (head == "add" || startsWith(head, "softmax") || startsWith(head, "broadcast"))
+    return {KernelFamily::elementwise};
   return {KernelFamily::other};
 }
 

@@ -13,7 +13,8 @@ void KernelTableModel::setRows(std::vector<profiler::KernelStats> rows,
   gflops_.assign(rows_.size(), -1);
   for (size_t i = 0; i < rows_.size(); ++i)
     for (const profiler::KernelPassRate& rate : passRates)
-      if (rate.name == rows_[i].name && rows_[i].kind == profiler::ActivityKind::kernel) gflops_[i] = rate.gflops;
+      if (rate.name == rows_[i].name && rows_[i].kind == profiler::ActivityKind::kernel)
+        gflops_[i] = rate.gflops;
   endResetModel();
 }
 
@@ -55,9 +56,12 @@ QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
   }
   if (role == Qt::TextAlignmentRole && col != NameColumn)
     return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
-  if (role == Qt::ToolTipRole && col == GflopsColumn && gflops_[static_cast<size_t>(index.row())] >= 0)
-    return tr("Effective GFLOP/s of the convolution passes this kernel ran in: each pass's direct-convolution "
-              "flop count over the time of all its kernels, so the kernels of one pass share its rate");
+  if (role == Qt::ToolTipRole && col == GflopsColumn &&
+      gflops_[static_cast<size_t>(index.row())] >= 0)
+    return tr(
+        "Effective GFLOP/s of the convolution passes this kernel ran in: each pass's "
+        "direct-convolution "
+        "flop count over the time of all its kernels, so the kernels of one pass share its rate");
   if (role == Qt::ToolTipRole)
     return QStringLiteral("%1 (%2, %3)")
         .arg(QString::fromStdString(k.name), QString::fromStdString(profiler::to_string(k.kind)),

@@ -1,5 +1,6 @@
 // The per-kernel table (name, calls, total, mean, share %) of profiler::kernel_table,
-// with each conv kernel's effective GFLOP/s (profiler::kernel_pass_rates), as a Qt item model; KernelTableProxyModel sorts it numerically and filters by name.
+// with each conv kernel's effective GFLOP/s (profiler::kernel_pass_rates), as a Qt item model;
+// KernelTableProxyModel sorts it numerically and filters by name.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -14,7 +15,15 @@ namespace tunescope::gui {
 class KernelTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { NameColumn, CallsColumn, TotalColumn, MeanColumn, ShareColumn, GflopsColumn, ColumnCount };
+  enum Column {
+    NameColumn,
+    CallsColumn,
+    TotalColumn,
+    MeanColumn,
+    ShareColumn,
+    GflopsColumn,
+    ColumnCount
+  };
   // Raw numbers for sorting and tests; DisplayRole holds the formatted text.
   static constexpr int SortRole = Qt::UserRole + 1;
   static constexpr int KernelNameRole = Qt::UserRole + 2;
@@ -22,7 +31,8 @@ class KernelTableModel : public QAbstractTableModel {
   using QAbstractTableModel::QAbstractTableModel;
 
   // `passRates`: the GFLOP/s column's figures by kernel name (blank for other kernels).
-  void setRows(std::vector<profiler::KernelStats> rows, const std::vector<profiler::KernelPassRate>& passRates = {});
+  void setRows(std::vector<profiler::KernelStats> rows,
+               const std::vector<profiler::KernelPassRate>& passRates = {});
   const std::vector<profiler::KernelStats>& rows() const { return rows_; }
 
   int rowCount(const QModelIndex& parent = {}) const override;

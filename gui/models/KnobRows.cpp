@@ -22,18 +22,23 @@ bool stringList(const QJsonObject& knob, const QString& field, bool optional, co
                 QStringList* out, QString* error) {
   const QJsonValue value = knob.value(field);
   if (value.isUndefined() && optional) return true;
-  if (!value.isArray()) return fail(error, QStringLiteral("%1: \"%2\" is missing or not an array").arg(where, field));
+  if (!value.isArray())
+    return fail(error, QStringLiteral("%1: \"%2\" is missing or not an array").arg(where, field));
   for (const QJsonValue& item : value.toArray()) {
     if (!item.isString())
-      return fail(error, QStringLiteral("%1: \"%2\" holds something that is not a string").arg(where, field));
+      return fail(
+          error,
+          QStringLiteral("%1: \"%2\" holds something that is not a string").arg(where, field));
     *out << item.toString();
   }
   return true;
 }
 
-bool string(const QJsonObject& knob, const QString& field, const QString& where, QString* out, QString* error) {
+bool string(const QJsonObject& knob, const QString& field, const QString& where, QString* out,
+            QString* error) {
   const QJsonValue value = knob.value(field);
-  if (!value.isString()) return fail(error, QStringLiteral("%1: \"%2\" is missing or not a string").arg(where, field));
+  if (!value.isString())
+    return fail(error, QStringLiteral("%1: \"%2\" is missing or not a string").arg(where, field));
   *out = value.toString();
   return true;
 }
@@ -61,7 +66,8 @@ std::optional<KnobRow> parseKnob(const QJsonValue& value, int index, QString* er
     return std::nullopt;
   // The flag becomes a child process argument: it must read as an option, not a value.
   if (!row.listFlag.startsWith(QStringLiteral("--")) || row.listFlag.contains(QLatin1Char(' '))) {
-    fail(error, QStringLiteral("%1: \"list_flag\" '%2' is not an option such as --%3-list").arg(where, row.listFlag, row.key));
+    fail(error, QStringLiteral("%1: \"list_flag\" '%2' is not an option such as --%3-list")
+                    .arg(where, row.listFlag, row.key));
     return std::nullopt;
   }
   return row;
@@ -85,7 +91,8 @@ std::optional<QVector<KnobRow>> parseKnobRows(const QByteArray& json, QString* e
   const QJsonObject root = doc.object();
   const QString schema = root.value(QStringLiteral("schema")).toString();
   if (schema != kSchema) {
-    fail(error, QStringLiteral("the knob catalog's schema is '%1', expected %2").arg(schema, kSchema));
+    fail(error,
+         QStringLiteral("the knob catalog's schema is '%1', expected %2").arg(schema, kSchema));
     return std::nullopt;
   }
   const QJsonValue knobs = root.value(QStringLiteral("knobs"));
@@ -109,7 +116,8 @@ std::optional<QVector<KnobRow>> parseKnobRows(const QByteArray& json, QString* e
   return rows;
 }
 
-std::optional<QByteArray> readKnobCatalogJson(const QString& program, QString* error, int timeoutMs) {
+std::optional<QByteArray> readKnobCatalogJson(const QString& program, QString* error,
+                                              int timeoutMs) {
   if (program.isEmpty()) {
     fail(error, QStringLiteral("no tunescope CLI to ask for the knob catalog"));
     return std::nullopt;
@@ -124,12 +132,14 @@ std::optional<QByteArray> readKnobCatalogJson(const QString& program, QString* e
   if (!process.waitForFinished(timeoutMs)) {
     process.kill();
     process.waitForFinished(1000);
-    fail(error, QStringLiteral("`%1` did not finish within %2 s").arg(command).arg(timeoutMs / 1000.0));
+    fail(error,
+         QStringLiteral("`%1` did not finish within %2 s").arg(command).arg(timeoutMs / 1000.0));
     return std::nullopt;
   }
   if (process.exitStatus() != QProcess::NormalExit || process.exitCode() != 0) {
     // The CLI's last stderr line is its error message.
-    const QStringList lines = QString::fromUtf8(process.readAllStandardError()).trimmed().split(QLatin1Char('\n'));
+    const QStringList lines =
+        QString::fromUtf8(process.readAllStandardError()).trimmed().split(QLatin1Char('\n'));
     fail(error, QStringLiteral("`%1` failed (%2)%3")
                     .arg(command,
                          process.exitStatus() == QProcess::NormalExit
@@ -141,7 +151,8 @@ std::optional<QByteArray> readKnobCatalogJson(const QString& program, QString* e
   return process.readAllStandardOutput();
 }
 
-std::optional<QVector<KnobRow>> loadKnobRows(const QString& program, QString* error, int timeoutMs) {
+std::optional<QVector<KnobRow>> loadKnobRows(const QString& program, QString* error,
+                                             int timeoutMs) {
   const std::optional<QByteArray> json = readKnobCatalogJson(program, error, timeoutMs);
   if (!json) return std::nullopt;
   QString parseError;

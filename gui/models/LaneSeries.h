@@ -9,7 +9,7 @@
 namespace tunescope::gui {
 
 struct LaneSeries {
-  std::vector<int64_t> starts;    // sorted ascending
+  std::vector<int64_t> starts;  // sorted ascending
   std::vector<int64_t> ends;
   std::vector<uint32_t> indices;  // into Trace::activities or Trace::ranges
   int64_t maxDurationNs = 0;      // bounds the backward search for straddling records

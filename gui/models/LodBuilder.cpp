@@ -14,9 +14,10 @@ std::vector<LodBox> buildLod(const LaneSeries& s, const TimelineData& tl, const 
   const double maxClusterNs = opt.maxClusterPx * tl.nsPerPixel();
   const auto startsBegin = s.starts.begin();
   auto firstStartingAtOrAfter = [&](size_t from, double t) {
-    return static_cast<size_t>(std::lower_bound(startsBegin + static_cast<ptrdiff_t>(from), s.starts.end(), t,
-                                                [](int64_t a, double b) { return static_cast<double>(a) < b; }) -
-                               startsBegin);
+    return static_cast<size_t>(
+        std::lower_bound(startsBegin + static_cast<ptrdiff_t>(from), s.starts.end(), t,
+                         [](int64_t a, double b) { return static_cast<double>(a) < b; }) -
+        startsBegin);
   };
 
   // Nothing starting before t0 - maxDuration can reach into the window.
@@ -28,7 +29,8 @@ std::vector<LodBox> buildLod(const LaneSeries& s, const TimelineData& tl, const 
     }
     const double width = static_cast<double>(s.ends[i] - s.starts[i]);
     if (width >= minNs) {
-      boxes.push_back({tl.mapTimeToX(s.starts[i]), tl.mapTimeToX(s.ends[i]), 1, static_cast<uint32_t>(i)});
+      boxes.push_back(
+          {tl.mapTimeToX(s.starts[i]), tl.mapTimeToX(s.ends[i]), 1, static_cast<uint32_t>(i)});
       ++i;
       continue;
     }
@@ -39,7 +41,8 @@ std::vector<LodBox> buildLod(const LaneSeries& s, const TimelineData& tl, const 
     double clusterEnd = static_cast<double>(s.ends[i]);
     size_t j = i + 1;
     while (j < n) {
-      const double limit = std::min(std::max(clusterEnd, static_cast<double>(s.starts[j - 1])) + minNs, cap);
+      const double limit =
+          std::min(std::max(clusterEnd, static_cast<double>(s.starts[j - 1])) + minNs, cap);
       size_t k = firstStartingAtOrAfter(j, limit);
       if (k == j) break;
       // Records in between end before the last one starts (a lane runs one at a time),
@@ -62,14 +65,16 @@ std::vector<LodBox> buildLod(const LaneSeries& s, const TimelineData& tl, const 
 
 namespace tunescope::gui {
 
-std::optional<size_t> recordAt(const LaneSeries& s, const TimelineData& tl, double x, double tolerancePx) {
+std::optional<size_t> recordAt(const LaneSeries& s, const TimelineData& tl, double x,
+                               double tolerancePx) {
   if (s.size() == 0) return std::nullopt;
   const double t = tl.mapXToTime(x);
   const double tol = tolerancePx * tl.nsPerPixel();
   const double earliest = t - static_cast<double>(s.maxDurationNs) - tol;
-  size_t k = static_cast<size_t>(std::upper_bound(s.starts.begin(), s.starts.end(), t + tol,
-                                                  [](double v, int64_t a) { return v < static_cast<double>(a); }) -
-                                 s.starts.begin());
+  size_t k = static_cast<size_t>(
+      std::upper_bound(s.starts.begin(), s.starts.end(), t + tol,
+                       [](double v, int64_t a) { return v < static_cast<double>(a); }) -
+      s.starts.begin());
   std::optional<size_t> containing, nearest;
   double bestDistance = tol;
   // Walk back over the candidates that can reach t; lanes rarely overlap, so few.
@@ -78,7 +83,8 @@ std::optional<size_t> recordAt(const LaneSeries& s, const TimelineData& tl, doub
     const double a = static_cast<double>(s.starts[k]), b = static_cast<double>(s.ends[k]);
     if (a < earliest) break;
     if (a <= t && t <= b) {
-      if (!containing || b - a < static_cast<double>(s.ends[*containing] - s.starts[*containing])) containing = k;
+      if (!containing || b - a < static_cast<double>(s.ends[*containing] - s.starts[*containing]))
+        containing = k;
     } else {
       const double d = t < a ? a - t : t - b;
       if (d <= bestDistance) bestDistance = d, nearest = k;

@@ -13,7 +13,7 @@
 namespace tunescope::gui {
 
 struct LodBox {
-  double x0 = 0;       // pixels, may lie outside [0, width) for straddling records
+  double x0 = 0;  // pixels, may lie outside [0, width) for straddling records
   double x1 = 0;
   uint32_t count = 1;  // records merged; 1 = an exact record
   uint32_t first = 0;  // position in the LaneSeries of the first record

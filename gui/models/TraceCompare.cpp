@@ -70,7 +70,9 @@ int KernelDiffModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }
 
-int KernelDiffModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int KernelDiffModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant KernelDiffModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
@@ -95,7 +97,9 @@ QVariant KernelDiffModel::data(const QModelIndex& index, int role) const {
       case TotalAColumn: return formatDuration(double(r.totalA));
       case TotalBColumn: return formatDuration(double(r.totalB));
       case DeltaColumn:
-        return (r.delta() > 0 ? QStringLiteral("+") : r.delta() < 0 ? QStringLiteral("−") : QString()) +
+        return (r.delta() > 0   ? QStringLiteral("+")
+                : r.delta() < 0 ? QStringLiteral("−")
+                                : QString()) +
                formatDuration(double(std::llabs(r.delta())));
       case RatioColumn:
         if (r.totalA == 0) return tr("new");
@@ -104,15 +108,18 @@ QVariant KernelDiffModel::data(const QModelIndex& index, int role) const {
       default: return {};
     }
   }
-  if (role == Qt::TextAlignmentRole && index.column() != NameColumn) return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::TextAlignmentRole && index.column() != NameColumn)
+    return int(Qt::AlignRight | Qt::AlignVCenter);
   // B slower than A in red, faster in green: the colour says which way a kernel moved.
-  if (role == Qt::ForegroundRole && (index.column() == DeltaColumn || index.column() == RatioColumn) && r.delta() != 0)
+  if (role == Qt::ForegroundRole &&
+      (index.column() == DeltaColumn || index.column() == RatioColumn) && r.delta() != 0)
     return QBrush(r.delta() > 0 ? QColor(0xc0, 0x39, 0x2b) : QColor(0x1e, 0x84, 0x49));
   return {};
 }
 
 QVariant KernelDiffModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    return QAbstractTableModel::headerData(section, orientation, role);
   switch (section) {
     case NameColumn: return tr("Kernel");
     case CallsAColumn: return tr("Calls %1").arg(nameA_);

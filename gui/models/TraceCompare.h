@@ -37,7 +37,16 @@ std::vector<KernelDiffRow> kernelDiff(const std::vector<profiler::KernelStats>& 
 class KernelDiffModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { NameColumn, CallsAColumn, CallsBColumn, TotalAColumn, TotalBColumn, DeltaColumn, RatioColumn, ColumnCount };
+  enum Column {
+    NameColumn,
+    CallsAColumn,
+    CallsBColumn,
+    TotalAColumn,
+    TotalBColumn,
+    DeltaColumn,
+    RatioColumn,
+    ColumnCount
+  };
   static constexpr int SortRole = Qt::UserRole + 1;
 
   using QAbstractTableModel::QAbstractTableModel;

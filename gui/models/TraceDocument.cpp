@@ -13,7 +13,6 @@
 #include "profiler/ChromeEventOutput.h"
 #include "profiler/TraceFileOutput.h"
 
-
 namespace tunescope::gui {
 
 using profiler::Activity;
@@ -29,8 +28,9 @@ void LaneSeries::add(int64_t startNs, int64_t endNs, uint32_t index) {
 TraceDocument::TraceDocument(profiler::Trace trace, QString filePath)
     : trace_(std::move(trace)), filePath_(std::move(filePath)) {
   // The reader sorts; a trace built in memory might not be, and lanes need it.
-  if (!std::is_sorted(trace_.activities.begin(), trace_.activities.end(),
-                      [](const Activity& a, const Activity& b) { return a.start_ns < b.start_ns; }) ||
+  if (!std::is_sorted(
+          trace_.activities.begin(), trace_.activities.end(),
+          [](const Activity& a, const Activity& b) { return a.start_ns < b.start_ns; }) ||
       !std::is_sorted(trace_.ranges.begin(), trace_.ranges.end(),
                       [](const Range& a, const Range& b) { return a.start_ns < b.start_ns; }))
     profiler::sort_by_start(trace_);
@@ -46,13 +46,14 @@ TraceDocument::TraceDocument(profiler::Trace trace, QString filePath)
   }
 
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-  for (const Activity& a : trace_.activities) lo = std::min(lo, a.start_ns), hi = std::max(hi, a.end_ns);
+  for (const Activity& a : trace_.activities)
+    lo = std::min(lo, a.start_ns), hi = std::max(hi, a.end_ns);
   for (const Range& r : trace_.ranges) lo = std::min(lo, r.start_ns), hi = std::max(hi, r.end_ns);
   if (lo <= hi) extent_ = {lo, std::max(hi, lo + 1)};
 }
 
-std::shared_ptr<const TraceDocument> TraceDocument::load(const QString& filePath,
-                                                         const profiler::TraceReadOptions& options) {
+std::shared_ptr<const TraceDocument> TraceDocument::load(
+    const QString& filePath, const profiler::TraceReadOptions& options) {
   profiler::Trace trace = profiler::read_trace_file(filePath.toStdString(), options);
   if (options.cancel && options.cancel->load())
     throw profiler::TraceReadCancelled(filePath.toStdString() + ": loading cancelled");
@@ -104,8 +105,9 @@ void TraceDocument::buildRangeRows() {
       rangeRowOf_[i] = rangeRows_.size();
     }
     // The category most ranges of the row have names it.
-    const auto top = std::max_element(categories.begin(), categories.end(),
-                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+    const auto top =
+        std::max_element(categories.begin(), categories.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
     row.label = QString::fromStdString(profiler::to_string(top->first));
     rangeRows_.push_back(std::move(row));
   }
@@ -135,7 +137,8 @@ void TraceDocument::buildTracks() {
     if (groups_.empty() || groups_.back().device != key.device) {
       TrackGroup group;
       group.device = key.device;
-      group.label = QString::fromStdString(profiler::trace_output::device_name(trace_.metadata.backend, key.device));
+      group.label = QString::fromStdString(
+          profiler::trace_output::device_name(trace_.metadata.backend, key.device));
       groups_.push_back(std::move(group));
     }
     groups_.back().tracks.push_back(tracks_.size());
@@ -144,7 +147,8 @@ void TraceDocument::buildTracks() {
 }
 
 void TraceDocument::buildFlows() {
-  for (const auto& [launch, kernel] : profiler::chrome_trace::launch_kernel_pairs(trace_.activities))
+  for (const auto& [launch, kernel] :
+       profiler::chrome_trace::launch_kernel_pairs(trace_.activities))
     launchFlows_.push_back({static_cast<uint32_t>(launch), static_cast<uint32_t>(kernel)});
   for (uint32_t i = 0; i < trace_.ranges.size(); ++i)
     if (trace_.ranges[i].id != 0) rangeIds_.emplace_back(trace_.ranges[i].id, i);
@@ -164,13 +168,15 @@ std::vector<LaunchFlow> TraceDocument::launchFlowsOf(uint32_t activityIndex) con
 
 std::optional<uint32_t> TraceDocument::rangeWithId(uint64_t id) const {
   if (id == 0) return std::nullopt;
-  const auto it = std::lower_bound(rangeIds_.begin(), rangeIds_.end(), std::pair<uint64_t, uint32_t>{id, 0});
+  const auto it =
+      std::lower_bound(rangeIds_.begin(), rangeIds_.end(), std::pair<uint64_t, uint32_t>{id, 0});
   if (it == rangeIds_.end() || it->first != id) return std::nullopt;
   return it->second;
 }
 
 QString TraceDocument::kind() const {
-  return trace_.metadata.backend.empty() ? QStringLiteral("foreign") : QString::fromStdString(trace_.metadata.backend);
+  return trace_.metadata.backend.empty() ? QStringLiteral("foreign")
+                                         : QString::fromStdString(trace_.metadata.backend);
 }
 
 std::vector<uint32_t> TraceDocument::instancesOf(const std::string& name) const {

@@ -25,9 +25,9 @@ struct ActivityLane {
 
 struct RangeRow {
   int device = 0;
-  int lane = 0;    // Range::lane: the lane the ranges were recorded on
-  int depth = 0;   // 0 = outermost, within the lane
-  QString label;   // the category most ranges of the row have
+  int lane = 0;   // Range::lane: the lane the ranges were recorded on
+  int depth = 0;  // 0 = outermost, within the lane
+  QString label;  // the category most ranges of the row have
   LaneSeries series;
 };
 
@@ -35,17 +35,17 @@ struct RangeRow {
 // activities. A lane may have ranges only (a host thread) or activities only.
 struct Track {
   profiler::LaneKey key;
-  QString label;                      // "CPU 0 · lane 1", "GPU 0 · stream 7"
-  std::vector<size_t> rangeRows;      // into rangeRows(), outermost first
-  std::optional<size_t> activityLane; // into lanes()
+  QString label;                       // "CPU 0 · lane 1", "GPU 0 · stream 7"
+  std::vector<size_t> rangeRows;       // into rangeRows(), outermost first
+  std::optional<size_t> activityLane;  // into lanes()
 };
 
 // The tracks of one device, in lane order. A trace holds one process's records (the
 // model has no rank), so groups stop at the device.
 struct TrackGroup {
   int device = 0;
-  QString label;                      // "CPU 0", "GPU 1"
-  std::vector<size_t> tracks;         // into tracks()
+  QString label;               // "CPU 0", "GPU 1"
+  std::vector<size_t> tracks;  // into tracks()
 };
 
 // A launch -> kernel link: the host-side launch (the CUDA API call) and the kernel

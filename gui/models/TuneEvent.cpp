@@ -7,7 +7,9 @@ namespace tunescope::gui {
 
 namespace {
 
-QString pathOrEmpty(const QJsonValue& value) { return value.isString() ? value.toString() : QString(); }
+QString pathOrEmpty(const QJsonValue& value) {
+  return value.isString() ? value.toString() : QString();
+}
 
 }  // namespace
 
@@ -17,7 +19,8 @@ std::optional<TuneEvent> parseTuneEvent(const QByteArray& line, QString* error) 
   if (!document.isObject()) {
     if (error)
       *error = parseError.error != QJsonParseError::NoError
-                   ? QStringLiteral("not JSON (%1): %2").arg(parseError.errorString(), QString::fromUtf8(line.left(120)))
+                   ? QStringLiteral("not JSON (%1): %2")
+                         .arg(parseError.errorString(), QString::fromUtf8(line.left(120)))
                    : QStringLiteral("not a JSON object: %1").arg(QString::fromUtf8(line.left(120)));
     return std::nullopt;
   }
@@ -57,10 +60,13 @@ std::optional<TuneEvent> parseTuneEvent(const QByteArray& line, QString* error) 
     e.outPath = pathOrEmpty(o.value(QLatin1String("out")));
     e.dbPath = pathOrEmpty(o.value(QLatin1String("db")));
     const QJsonObject traces = o.value(QLatin1String("traces")).toObject();
-    for (auto it = traces.begin(); it != traces.end(); ++it) e.traces.insert(it.key(), it.value().toString());
+    for (auto it = traces.begin(); it != traces.end(); ++it)
+      e.traces.insert(it.key(), it.value().toString());
     e.tuneSeconds = o.value(QLatin1String("seconds")).toDouble();
   } else {
-    if (error) *error = QStringLiteral("unknown event '%1': %2").arg(name, QString::fromUtf8(line.left(120)));
+    if (error)
+      *error =
+          QStringLiteral("unknown event '%1': %2").arg(name, QString::fromUtf8(line.left(120)));
     return std::nullopt;
   }
   if (e.kind != TuneEvent::Kind::Done) {

@@ -25,16 +25,16 @@ struct TuneEvent {
   bool reused = false;
   double medianEps = 0;
   double spread = 0;
-  double seconds = 0;  // this trial's wall time
-  double elapsed = 0;  // since the tune started
-  double eta = 0;      // seconds left
+  double seconds = 0;     // this trial's wall time
+  double elapsed = 0;     // since the tune started
+  double eta = 0;         // seconds left
   QString bestCandidate;  // trial: best so far; done: the winner (empty: none)
   double bestEps = 0;
   // done
   bool interrupted = false;
   int trials = 0;
   QString decision;
-  QString outPath;            // empty: no config written
+  QString outPath;                // empty: no config written
   QMap<QString, QString> traces;  // "best", "baseline" -> file
   double tuneSeconds = 0;
 };

@@ -14,7 +14,8 @@ namespace {
 bool isInterruptExit(int code) { return code == 128 + SIGINT || code == 128 + SIGTERM; }
 }  // namespace
 
-TuneProcess::TuneProcess(QObject* parent) : QObject(parent), process_(new QProcess(this)), program_(locateCli()) {
+TuneProcess::TuneProcess(QObject* parent)
+    : QObject(parent), process_(new QProcess(this)), program_(locateCli()) {
   connect(process_, &QProcess::readyReadStandardOutput, this, &TuneProcess::readEvents);
   connect(process_, &QProcess::readyReadStandardError, this, &TuneProcess::readLog);
   connect(process_, &QProcess::finished, this, &TuneProcess::processEnded);
@@ -30,7 +31,8 @@ TuneProcess::~TuneProcess() {
 }
 
 QString TuneProcess::locateCli() {
-  const QFileInfo beside(QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("tunescope")));
+  const QFileInfo beside(
+      QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("tunescope")));
   if (beside.isFile() && beside.isExecutable()) return beside.absoluteFilePath();
   return QStandardPaths::findExecutable(QStringLiteral("tunescope"));
 }
@@ -57,7 +59,10 @@ bool TuneProcess::start(const TuneRequest& request) {
   const QStringList args = request.arguments();
   process_->start(program_, args);
   QStringList shown{program_};
-  for (const QString& a : args) shown << (a.contains(QLatin1Char(' ')) || a.isEmpty() ? QLatin1Char('\'') + a + QLatin1Char('\'') : a);
+  for (const QString& a : args)
+    shown << (a.contains(QLatin1Char(' ')) || a.isEmpty()
+                  ? QLatin1Char('\'') + a + QLatin1Char('\'')
+                  : a);
   emit started(shown.join(QLatin1Char(' ')));
   return true;
 }
@@ -92,7 +97,8 @@ QString TuneProcess::errorLine() const {
   // The CLI's message is its last "tunescope: ..." line (the interrupt notice aside).
   const QStringList lines = stderrText_.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
   for (auto it = lines.crbegin(); it != lines.crend(); ++it)
-    if (it->startsWith(QLatin1String("tunescope: ")) && !it->startsWith(QLatin1String("tunescope: interrupted")))
+    if (it->startsWith(QLatin1String("tunescope: ")) &&
+        !it->startsWith(QLatin1String("tunescope: interrupted")))
       return it->trimmed();
   return lines.isEmpty() ? QString() : lines.last().trimmed();
 }
@@ -106,8 +112,9 @@ void TuneProcess::processEnded(int exitCode, QProcess::ExitStatus status) {
   if (status == QProcess::CrashExit) {
     outcome.result = cancels_ > 0 ? TuneOutcome::Result::Interrupted : TuneOutcome::Result::Failed;
     // Killed by a repeated SIGINT (or one that came before the CLI could catch it).
-    outcome.message = cancels_ > 0 ? tr("stopped at once: the trials finished before are in the results DB")
-                                   : tr("tunescope ended abnormally (%1)").arg(process_->errorString());
+    outcome.message = cancels_ > 0
+                          ? tr("stopped at once: the trials finished before are in the results DB")
+                          : tr("tunescope ended abnormally (%1)").arg(process_->errorString());
   } else {
     outcome.exitCode = exitCode;
     if (exitCode == 0 && done_)
@@ -115,10 +122,12 @@ void TuneProcess::processEnded(int exitCode, QProcess::ExitStatus status) {
     else if (isInterruptExit(exitCode))
       outcome.result = TuneOutcome::Result::Interrupted;
     else if (exitCode == 0)
-      outcome.message = tr("tunescope exited without reporting the end of the tune (is it older than this GUI?)");
+      outcome.message =
+          tr("tunescope exited without reporting the end of the tune (is it older than this GUI?)");
     else {
       outcome.message = errorLine();
-      if (outcome.message.isEmpty()) outcome.message = tr("tunescope exited with status %1").arg(exitCode);
+      if (outcome.message.isEmpty())
+        outcome.message = tr("tunescope exited with status %1").arg(exitCode);
     }
   }
   emit finished(outcome);
@@ -127,7 +136,8 @@ void TuneProcess::processEnded(int exitCode, QProcess::ExitStatus status) {
 void TuneProcess::processError(QProcess::ProcessError error) {
   // Only a failed start ends without finished(); the other errors precede it.
   if (error != QProcess::FailedToStart) return;
-  emit finished({TuneOutcome::Result::Failed, -1, tr("could not start %1: %2").arg(program_, process_->errorString()),
+  emit finished({TuneOutcome::Result::Failed, -1,
+                 tr("could not start %1: %2").arg(program_, process_->errorString()),
                  std::nullopt});
 }
 

@@ -18,8 +18,8 @@ namespace tunescope::gui {
 struct TuneOutcome {
   enum class Result { Completed, Interrupted, Failed };
   Result result = Result::Failed;
-  int exitCode = -1;  // -1: did not start, or ended by a signal
-  QString message;    // Failed: the CLI's error line, or why it did not start or end
+  int exitCode = -1;              // -1: did not start, or ended by a signal
+  QString message;                // Failed: the CLI's error line, or why it did not start or end
   std::optional<TuneEvent> done;  // the done event, when the CLI sent one
 };
 

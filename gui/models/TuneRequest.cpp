@@ -7,10 +7,18 @@
 namespace tunescope::gui {
 
 QStringList TuneRequest::arguments() const {
-  QStringList args{QStringLiteral("tune"),      QStringLiteral("--model"), model,
-                   QStringLiteral("--data"),    data,                      QStringLiteral("--batch"),
-                   QString::number(batch),      QStringLiteral("--strategy"), strategy,
-                   QStringLiteral("--steps"),   QString::number(steps),    QStringLiteral("--warmup"),
+  QStringList args{QStringLiteral("tune"),
+                   QStringLiteral("--model"),
+                   model,
+                   QStringLiteral("--data"),
+                   data,
+                   QStringLiteral("--batch"),
+                   QString::number(batch),
+                   QStringLiteral("--strategy"),
+                   strategy,
+                   QStringLiteral("--steps"),
+                   QString::number(steps),
+                   QStringLiteral("--warmup"),
                    QString::number(warmup)};
   // Empty lists leave the CLI's defaults.
   QMap<QString, QString> lists = knobLists;
@@ -24,9 +32,11 @@ QStringList TuneRequest::arguments() const {
     const QString text = it.value().trimmed();
     if (text.isEmpty()) continue;
     QString flag = it.key();
-    args << QStringLiteral("--%1-list").arg(flag.replace(QLatin1Char('_'), QLatin1Char('-'))) << text;
+    args << QStringLiteral("--%1-list").arg(flag.replace(QLatin1Char('_'), QLatin1Char('-')))
+         << text;
   }
-  if (!algorithms.isEmpty()) args << QStringLiteral("--algorithms") << algorithms.join(QLatin1Char(','));
+  if (!algorithms.isEmpty())
+    args << QStringLiteral("--algorithms") << algorithms.join(QLatin1Char(','));
   if (budgetSeconds > 0) args << QStringLiteral("--budget") << QString::number(budgetSeconds);
   if (!dbPath.isEmpty()) args << QStringLiteral("--db") << dbPath;
   // Without a path the CLI's own "--out is required" is the message.

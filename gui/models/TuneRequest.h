@@ -16,9 +16,10 @@ struct TuneRequest {
   QString model = QStringLiteral("lenet5");
   QString data = QStringLiteral("fake");  // fake | fashion-mnist | a folder of IDX files
   int batch = 32;
-  QString strategy = QStringLiteral("auto");  // auto | exhaustive | per-layer | halving (the CLI's default first)
-  double budgetSeconds = 0;                    // 0: no budget
-  QStringList algorithms;  // empty: every algorithm the backend registers
+  QString strategy =
+      QStringLiteral("auto");  // auto | exhaustive | per-layer | halving (the CLI's default first)
+  double budgetSeconds = 0;    // 0: no budget
+  QStringList algorithms;      // empty: every algorithm the backend registers
   // Knob key -> the values to try, comma-separated as on the CLI ("fft_tile" -> "auto,16");
   // an empty or absent entry leaves the CLI's tune default.
   QMap<QString, QString> knobLists{{QStringLiteral("threads"), defaultThreads()}};
@@ -30,7 +31,7 @@ struct TuneRequest {
   int warmup = 2;
   QString dbPath;
   QString outPath;
-  QString traceDir;  // empty: no traces
+  QString traceDir;        // empty: no traces
   QString extraArguments;  // more CLI options, split as a shell would ("--fake-count 256")
 
   // `tune ... --progress jsonl`; values are passed as given, so the CLI (not the GUI)

@@ -20,12 +20,17 @@ void TuneTrialsModel::setBest(const QString& candidate, double finalEps) {
   best_ = candidate;
   bestFinalEps_ = finalEps;
   // The bold row moves.
-  if (rowCount() > 0) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1), {Qt::FontRole, Qt::BackgroundRole});
+  if (rowCount() > 0)
+    emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1),
+                     {Qt::FontRole, Qt::BackgroundRole});
 }
 
 double TuneTrialsModel::ratioToBaseline(const TuneEvent& row) const {
-  const auto ok = [](const TuneEvent& r) { return r.kind == TuneEvent::Kind::Trial && r.status == QLatin1String("ok"); };
-  if (rows_.empty() || rows_.front().index != 1 || !ok(rows_.front()) || !ok(row) || rows_.front().medianEps <= 0)
+  const auto ok = [](const TuneEvent& r) {
+    return r.kind == TuneEvent::Kind::Trial && r.status == QLatin1String("ok");
+  };
+  if (rows_.empty() || rows_.front().index != 1 || !ok(rows_.front()) || !ok(row) ||
+      rows_.front().medianEps <= 0)
     return 0;
   return row.medianEps / rows_.front().medianEps;
 }
@@ -33,7 +38,8 @@ double TuneTrialsModel::ratioToBaseline(const TuneEvent& row) const {
 void TuneTrialsModel::apply(const TuneEvent& event) {
   if (event.kind == TuneEvent::Kind::Done) return setBest(event.bestCandidate, event.bestEps);
   if (event.kind != TuneEvent::Kind::TrialStart && event.kind != TuneEvent::Kind::Trial) return;
-  const bool replacesRunning = !rows_.empty() && isRunning(rows_.back()) && rows_.back().index == event.index;
+  const bool replacesRunning =
+      !rows_.empty() && isRunning(rows_.back()) && rows_.back().index == event.index;
   if (replacesRunning) {
     rows_.back() = event;
     const int row = static_cast<int>(rows_.size()) - 1;
@@ -57,15 +63,18 @@ void TuneTrialsModel::abandonRunning(const QString& why) {
 }
 
 int TuneTrialsModel::finishedCount() const {
-  return static_cast<int>(
-      std::count_if(rows_.begin(), rows_.end(), [](const TuneEvent& r) { return r.kind == TuneEvent::Kind::Trial; }));
+  return static_cast<int>(std::count_if(rows_.begin(), rows_.end(), [](const TuneEvent& r) {
+    return r.kind == TuneEvent::Kind::Trial;
+  }));
 }
 
 int TuneTrialsModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }
 
-int TuneTrialsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int TuneTrialsModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant TuneTrialsModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
@@ -76,27 +85,33 @@ QVariant TuneTrialsModel::data(const QModelIndex& index, int role) const {
     switch (index.column()) {
       case IndexColumn: return QStringLiteral("%1/%2").arg(r.index).arg(r.total);
       case CandidateColumn: return r.candidate;
-      case StatusColumn: return running ? tr("running…") : r.reused ? tr("%1 (from DB)").arg(r.status) : r.status;
-      case EpsColumn: return ok ? QStringLiteral("%L1").arg(r.medianEps, 0, 'f', 1) : QStringLiteral("–");
-      case SpreadColumn: return ok ? QStringLiteral("%1%").arg(r.spread * 100, 0, 'f', 1) : QStringLiteral("–");
+      case StatusColumn:
+        return running ? tr("running…") : r.reused ? tr("%1 (from DB)").arg(r.status) : r.status;
+      case EpsColumn:
+        return ok ? QStringLiteral("%L1").arg(r.medianEps, 0, 'f', 1) : QStringLiteral("–");
+      case SpreadColumn:
+        return ok ? QStringLiteral("%1%").arg(r.spread * 100, 0, 'f', 1) : QStringLiteral("–");
       case RatioColumn: {
         const double ratio = ratioToBaseline(r);
         return ratio > 0 ? QStringLiteral("%1×").arg(ratio, 0, 'f', 2) : QStringLiteral("–");
       }
       case SecondsColumn:
         if (running) return QStringLiteral("…");
-        return r.kind == TuneEvent::Kind::Trial ? QStringLiteral("%1 s").arg(r.seconds, 0, 'f', 1) : QStringLiteral("–");
+        return r.kind == TuneEvent::Kind::Trial ? QStringLiteral("%1 s").arg(r.seconds, 0, 'f', 1)
+                                                : QStringLiteral("–");
       case ReasonColumn:
         // The sweep's figure is in the row; the winner's final word may differ.
         if (ok && r.candidate == best_ && bestFinalEps_ > 0 && bestFinalEps_ != r.medianEps)
-          return tr("winner: %L1 ex/s when re-measured against the runner-up").arg(bestFinalEps_, 0, 'f', 1);
+          return tr("winner: %L1 ex/s when re-measured against the runner-up")
+              .arg(bestFinalEps_, 0, 'f', 1);
         return r.reason;
       default: return {};
     }
   }
-  if (role == Qt::ToolTipRole && index.column() == ReasonColumn && !r.reason.isEmpty()) return r.reason;
-  if (role == Qt::TextAlignmentRole && index.column() != CandidateColumn && index.column() != ReasonColumn &&
-      index.column() != StatusColumn)
+  if (role == Qt::ToolTipRole && index.column() == ReasonColumn && !r.reason.isEmpty())
+    return r.reason;
+  if (role == Qt::TextAlignmentRole && index.column() != CandidateColumn &&
+      index.column() != ReasonColumn && index.column() != StatusColumn)
     return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role == Qt::FontRole && ((!running && r.candidate == best_) || running)) {
     QFont font;
@@ -110,12 +125,14 @@ QVariant TuneTrialsModel::data(const QModelIndex& index, int role) const {
     if (r.status == QLatin1String("invalid")) return QBrush(QColor(0xd3, 0x54, 0x00));
     return QBrush(QColor(0xc0, 0x39, 0x2b));
   }
-  if (role == Qt::BackgroundRole && !running && r.candidate == best_) return QBrush(QColor(0xe8, 0xf6, 0xee));
+  if (role == Qt::BackgroundRole && !running && r.candidate == best_)
+    return QBrush(QColor(0xe8, 0xf6, 0xee));
   return {};
 }
 
 QVariant TuneTrialsModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    return QAbstractTableModel::headerData(section, orientation, role);
   switch (section) {
     case IndexColumn: return tr("#");
     case CandidateColumn: return tr("Candidate");

@@ -13,8 +13,17 @@ namespace tunescope::gui {
 class TuneTrialsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { IndexColumn, CandidateColumn, StatusColumn, EpsColumn, SpreadColumn, RatioColumn, SecondsColumn,
-                ReasonColumn, ColumnCount };
+  enum Column {
+    IndexColumn,
+    CandidateColumn,
+    StatusColumn,
+    EpsColumn,
+    SpreadColumn,
+    RatioColumn,
+    SecondsColumn,
+    ReasonColumn,
+    ColumnCount
+  };
 
   using QAbstractTableModel::QAbstractTableModel;
 
@@ -29,8 +38,8 @@ class TuneTrialsModel : public QAbstractTableModel {
   int finishedCount() const;
   const std::vector<TuneEvent>& rows() const { return rows_; }
   QString bestCandidate() const { return best_; }
-  // median ex/s over the baseline's (the tune's first candidate, nchw + the backend's default conv); 0 when
-  // either is not ok.
+  // median ex/s over the baseline's (the tune's first candidate, nchw + the backend's default
+  // conv); 0 when either is not ok.
   double ratioToBaseline(const TuneEvent& row) const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -41,7 +50,9 @@ class TuneTrialsModel : public QAbstractTableModel {
  private:
   void setBest(const QString& candidate, double finalEps = 0);
   // A trial_start row is running until abandonRunning() gives it a status.
-  static bool isRunning(const TuneEvent& row) { return row.kind == TuneEvent::Kind::TrialStart && row.status.isEmpty(); }
+  static bool isRunning(const TuneEvent& row) {
+    return row.kind == TuneEvent::Kind::TrialStart && row.status.isEmpty();
+  }
 
   std::vector<TuneEvent> rows_;  // Trial events; TrialStart for the one running (or abandoned)
   QString best_;

@@ -15,34 +15,40 @@ QString siQuantity(double v, const char* unit) {
   const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
   int i = 0;
   while (std::abs(v) >= 1000 && i < 5) v /= 1000, ++i;
-  return QStringLiteral("%1 %2%3").arg(v, 0, 'f', i == 0 ? 0 : 2).arg(QLatin1String(prefixes[i]), QLatin1String(unit));
+  return QStringLiteral("%1 %2%3")
+      .arg(v, 0, 'f', i == 0 ? 0 : 2)
+      .arg(QLatin1String(prefixes[i]), QLatin1String(unit));
 }
 }  // namespace
 
 QString ActivityLaneItem::subLabel() const {
   const size_t n = lane_.series.size();
-  return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? QStringLiteral("activity") : QStringLiteral("activities"));
+  return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? QStringLiteral("activity")
+                                                   : QStringLiteral("activities"));
 }
 
 QString activityTooltip(const TraceDocument& doc, uint32_t index) {
   const profiler::Activity& a = doc.trace().activities[index];
   const KernelClass k = classifyKernel(a.kind, a.name);
-  QString html = QStringLiteral("<b>%1</b> <i>(%2)</i><table>").arg(QString::fromStdString(a.name).toHtmlEscaped(),
-                                                                    familyLabel(k.family));
+  QString html = QStringLiteral("<b>%1</b> <i>(%2)</i><table>")
+                     .arg(QString::fromStdString(a.name).toHtmlEscaped(), familyLabel(k.family));
   auto row = [&](const QString& key, const QString& value) {
     html += QStringLiteral("<tr><td>%1</td><td>%2</td></tr>").arg(key, value);
   };
   row(QStringLiteral("lane"), QStringLiteral("device %1 · stream %2").arg(a.device).arg(a.stream));
-  row(QStringLiteral("start"), formatDuration(static_cast<double>(a.start_ns - doc.extent().start_ns)));
+  row(QStringLiteral("start"),
+      formatDuration(static_cast<double>(a.start_ns - doc.extent().start_ns)));
   row(QStringLiteral("duration"), formatDuration(static_cast<double>(a.duration_ns())));
   row(QStringLiteral("flops"), siQuantity(a.flops, "FLOP"));
   row(QStringLiteral("bytes"), siQuantity(a.bytes, "B"));
   if (a.duration_ns() > 0 && a.flops > 0)
-    row(QStringLiteral("rate"), siQuantity(a.flops / (static_cast<double>(a.duration_ns()) * 1e-9), "FLOP/s"));
+    row(QStringLiteral("rate"),
+        siQuantity(a.flops / (static_cast<double>(a.duration_ns()) * 1e-9), "FLOP/s"));
   return html + QStringLiteral("</table>");
 }
 
-void ActivityLaneItem::drawContents(QPainter& p, const QRect& area, const TimelinePaintContext& ctx) const {
+void ActivityLaneItem::drawContents(QPainter& p, const QRect& area,
+                                    const TimelinePaintContext& ctx) const {
   const auto& activities = ctx.document->trace().activities;
   const std::vector<LodBox> boxes = buildLod(lane_.series, *ctx.timeline);
   const bool highlighting = !ctx.highlightedKernel.empty();
@@ -80,13 +86,15 @@ void ActivityLaneItem::drawContents(QPainter& p, const QRect& area, const Timeli
       p.drawRect(r.adjusted(0.5, 0.5, -0.5, -0.5));
     }
     const uint32_t index = lane_.series.indices[box.first];
-    if ((ctx.focusedActivity && index == *ctx.focusedActivity) || (ctx.selectedActivity && index == *ctx.selectedActivity))
+    if ((ctx.focusedActivity && index == *ctx.focusedActivity) ||
+        (ctx.selectedActivity && index == *ctx.selectedActivity))
       focusRect = r;
     if (r.width() > 30) {
       p.setPen(highlighting && !match ? palette::kSubtleText : palette::textOn(fill));
       const QRectF textRect = r.adjusted(4, 0, -3, 0).intersected(QRectF(area));
       p.drawText(textRect, Qt::AlignVCenter | Qt::AlignLeft,
-                 fm.elidedText(QString::fromStdString(a.name), Qt::ElideRight, static_cast<int>(textRect.width())));
+                 fm.elidedText(QString::fromStdString(a.name), Qt::ElideRight,
+                               static_cast<int>(textRect.width())));
     }
   }
   if (focusRect) {
@@ -96,7 +104,8 @@ void ActivityLaneItem::drawContents(QPainter& p, const QRect& area, const Timeli
   }
 }
 
-std::optional<TimelineHit> ActivityLaneItem::hitTest(double x, double y, const TimelinePaintContext& ctx) const {
+std::optional<TimelineHit> ActivityLaneItem::hitTest(double x, double y,
+                                                     const TimelinePaintContext& ctx) const {
   const std::optional<size_t> k = recordAt(lane_.series, *ctx.timeline, x, 3.0);
   if (!k || y < 0 || y >= height_) return std::nullopt;
   const uint32_t index = lane_.series.indices[*k];

@@ -15,7 +15,8 @@ class ActivityLaneItem final : public TimelineItem {
   // The view stretches lanes to use its height (within limits).
   void setHeight(int pixels) { height_ = pixels; }
   void drawContents(QPainter& p, const QRect& area, const TimelinePaintContext& ctx) const override;
-  std::optional<TimelineHit> hitTest(double x, double y, const TimelinePaintContext& ctx) const override;
+  std::optional<TimelineHit> hitTest(double x, double y,
+                                     const TimelinePaintContext& ctx) const override;
 
  private:
   const ActivityLane& lane_;

@@ -74,7 +74,8 @@ CandidatesChart::Layout CandidatesChart::layout() const {
   bold.setBold(true);  // the best row's label is bold: measure with the wider font
   const QFontMetrics fm(bold);
   if (model_)
-    for (const CandidateRow& r : model_->rows()) longest = std::max(longest, fm.horizontalAdvance(r.label));
+    for (const CandidateRow& r : model_->rows())
+      longest = std::max(longest, fm.horizontalAdvance(r.label));
   l.labelWidth = std::min(longest + 2 * kMargin, width() * 2 / 5);
   l.plotLeft = l.labelWidth + kMargin;
   l.plotRight = std::max(l.plotLeft + 40, width() - kValueWidth - kMargin);
@@ -87,7 +88,8 @@ CandidatesChart::Layout CandidatesChart::layout() const {
 }
 
 int CandidatesChart::preferredHeight() const {
-  return kTitleHeight + (model_ ? model_->rowCount() : 0) * kMaxRowHeight + kAxisHeight + kMargin + 4;
+  return kTitleHeight + (model_ ? model_->rowCount() : 0) * kMaxRowHeight + kAxisHeight + kMargin +
+         4;
 }
 
 int CandidatesChart::rowAt(int y) const {
@@ -107,23 +109,27 @@ void CandidatesChart::paintEvent(QPaintEvent*) {
   muted.setAlpha(140);
   if (!model_ || model_->rowCount() == 0) {
     p.setPen(muted);
-    p.drawText(rect(), Qt::AlignCenter, tr("Open a tunescope results DB (File → Open) to see its candidates"));
+    p.drawText(rect(), Qt::AlignCenter,
+               tr("Open a tunescope results DB (File → Open) to see its candidates"));
     return;
   }
   const Layout l = layout();
-  const auto x = [&](double eps) { return l.plotLeft + eps / l.maxEps * (l.plotRight - l.plotLeft); };
+  const auto x = [&](double eps) {
+    return l.plotLeft + eps / l.maxEps * (l.plotRight - l.plotLeft);
+  };
 
   QFont titleFont = font();
   titleFont.setBold(true);
   p.setFont(titleFont);
   p.setPen(text);
-  p.drawText(QRect(kMargin, 0, width() - 2 * kMargin, kTitleHeight), Qt::AlignVCenter | Qt::AlignLeft,
-             tr("Median examples/s per config"));
+  p.drawText(QRect(kMargin, 0, width() - 2 * kMargin, kTitleHeight),
+             Qt::AlignVCenter | Qt::AlignLeft, tr("Median examples/s per config"));
   p.setFont(font());
   {
     // Legend, right-aligned: a swatch before each word, then the whisker note.
     const QFontMetrics fm(font());
-    const std::pair<QColor, QString> items[] = {{kBest, tr("best")}, {kBaseline, tr("baseline")}, {kOther, tr("other")}};
+    const std::pair<QColor, QString> items[] = {
+        {kBest, tr("best")}, {kBaseline, tr("baseline")}, {kOther, tr("other")}};
     const QString note = tr("whiskers: step-time spread p10–p90");
     int w = fm.horizontalAdvance(note);
     for (const auto& [colour, word] : items) w += 14 + fm.horizontalAdvance(word) + 14;
@@ -142,30 +148,37 @@ void CandidatesChart::paintEvent(QPaintEvent*) {
   // Grid and axis.
   const double step = niceStep(l.maxEps, std::max(2, (l.plotRight - l.plotLeft) / 110));
   p.setPen(QPen(QColor(0, 0, 0, 28), 1));
-  for (double v = 0; v <= l.maxEps; v += step) p.drawLine(QPointF(x(v), l.top), QPointF(x(v), l.axisY));
+  for (double v = 0; v <= l.maxEps; v += step)
+    p.drawLine(QPointF(x(v), l.top), QPointF(x(v), l.axisY));
   p.setPen(QPen(muted, 1));
   p.drawLine(QPointF(l.plotLeft, l.axisY), QPointF(l.plotRight, l.axisY));
   for (double v = 0; v <= l.maxEps; v += step) {
     p.drawLine(QPointF(x(v), l.axisY), QPointF(x(v), l.axisY + 4));
-    p.drawText(QRectF(x(v) - 50, l.axisY + 4, 100, kAxisHeight - 6), Qt::AlignHCenter | Qt::AlignTop,
+    p.drawText(QRectF(x(v) - 50, l.axisY + 4, 100, kAxisHeight - 6),
+               Qt::AlignHCenter | Qt::AlignTop,
                QStringLiteral("%L1").arg(v, 0, 'f', step < 1 ? 1 : 0));
   }
-  p.drawText(QRectF(l.plotRight + 6, l.axisY + 4, kValueWidth, kAxisHeight - 6), Qt::AlignLeft | Qt::AlignTop,
-             tr("ex/s"));
+  p.drawText(QRectF(l.plotRight + 6, l.axisY + 4, kValueWidth, kAxisHeight - 6),
+             Qt::AlignLeft | Qt::AlignTop, tr("ex/s"));
 
   const QFontMetrics fm(font());
-  const double baseEps = model_->baselineRow() && model_->baselineRow()->ok() ? model_->baselineRow()->medianEps : 0;
+  const double baseEps =
+      model_->baselineRow() && model_->baselineRow()->ok() ? model_->baselineRow()->medianEps : 0;
   for (int i = 0; i < model_->rowCount(); ++i) {
     const CandidateRow& r = model_->rows()[static_cast<size_t>(i)];
     const QRect band(0, l.top + i * l.rowHeight, width(), l.rowHeight);
-    if (i == current_) p.fillRect(band, palette().color(QPalette::Highlight).lighter(175));
-    else if (i % 2) p.fillRect(band, QColor(0, 0, 0, 8));
+    if (i == current_)
+      p.fillRect(band, palette().color(QPalette::Highlight).lighter(175));
+    else if (i % 2)
+      p.fillRect(band, QColor(0, 0, 0, 8));
     p.setPen(r.ok() ? text : muted);
     QFont labelFont = font();
     labelFont.setBold(r.best);
     p.setFont(labelFont);
-    p.drawText(QRect(kMargin, band.top(), l.labelWidth - kMargin, band.height()), Qt::AlignVCenter | Qt::AlignRight,
-               QFontMetrics(labelFont).elidedText(r.label, Qt::ElideMiddle, l.labelWidth - kMargin));
+    p.drawText(
+        QRect(kMargin, band.top(), l.labelWidth - kMargin, band.height()),
+        Qt::AlignVCenter | Qt::AlignRight,
+        QFontMetrics(labelFont).elidedText(r.label, Qt::ElideMiddle, l.labelWidth - kMargin));
     p.setFont(font());
     const int barH = std::max(6, l.rowHeight * 3 / 5);
     const double cy = band.center().y() + 0.5;
@@ -190,8 +203,8 @@ void CandidatesChart::paintEvent(QPaintEvent*) {
     QString value = QStringLiteral("%L1").arg(r.medianEps, 0, 'f', 0);
     if (baseEps > 0) value += QStringLiteral("  ·  %1×").arg(r.medianEps / baseEps, 0, 'f', 2);
     p.setPen(text);
-    p.drawText(QRectF(x(hi) + 6, band.top(), kValueWidth + 200, band.height()), Qt::AlignVCenter | Qt::AlignLeft,
-               value);
+    p.drawText(QRectF(x(hi) + 6, band.top(), kValueWidth + 200, band.height()),
+               Qt::AlignVCenter | Qt::AlignLeft, value);
   }
   if (baseEps > 0) {
     // The yardstick: everything right of this line beats the baseline.

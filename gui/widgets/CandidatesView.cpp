@@ -36,11 +36,13 @@ CandidatesView::CandidatesView(QWidget* parent)
   table_->verticalHeader()->setDefaultSectionSize(22);
   table_->horizontalHeader()->setStretchLastSection(false);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->horizontalHeader()->setSectionResizeMode(CandidatesModel::ReasonColumn, QHeaderView::Stretch);
+  table_->horizontalHeader()->setSectionResizeMode(CandidatesModel::ReasonColumn,
+                                                   QHeaderView::Stretch);
   table_->setWordWrap(false);
 
   auto* traceFolder = new QPushButton(tr("Trace folder…"));
-  traceFolder->setToolTip(tr("Map the Chrome traces of a tune's --trace-dir (best.json, baseline.json) to its trials"));
+  traceFolder->setToolTip(
+      tr("Map the Chrome traces of a tune's --trace-dir (best.json, baseline.json) to its trials"));
   compare_->setEnabled(false);
   problems_->setMinimumContentsLength(24);
   QFont bold = title_->font();
@@ -74,7 +76,8 @@ CandidatesView::CandidatesView(QWidget* parent)
     chart_->setCurrentRow(index.row());
     openRow(index.row());
   });
-  connect(table_, &QTableView::doubleClicked, this, [this](const QModelIndex& index) { pickTraceFor(index.row()); });
+  connect(table_, &QTableView::doubleClicked, this,
+          [this](const QModelIndex& index) { pickTraceFor(index.row()); });
   connect(problems_, &QComboBox::activated, this, [this](int i) {
     model_->setProblem(problems_->itemData(i).toLongLong());
     refreshHeader();
@@ -107,7 +110,8 @@ bool CandidatesView::openRow(int row) {
   const CandidateRow& r = model_->rows()[static_cast<size_t>(row)];
   if (r.tracePath.isEmpty()) {
     hint_->setText(tr("No trace is known for “%1”: double-click it to pick one, or map a tune's "
-                      "--trace-dir with Trace folder…").arg(r.label));
+                      "--trace-dir with Trace folder…")
+                       .arg(r.label));
     return false;
   }
   emit traceRequested(r.tracePath);
@@ -123,7 +127,8 @@ void CandidatesView::pickTraceFor(int row) {
   if (row < 0 || row >= model_->rowCount()) return;
   const QString path = QFileDialog::getOpenFileName(
       this, tr("Trace of %1").arg(model_->rows()[static_cast<size_t>(row)].label),
-      QFileInfo(model_->dbPath()).absolutePath(), tr("Chrome traces (*.json *.json.gz *.gz);;All files (*)"));
+      QFileInfo(model_->dbPath()).absolutePath(),
+      tr("Chrome traces (*.json *.json.gz *.gz);;All files (*)"));
   if (path.isEmpty()) return;
   model_->setTracePath(row, path);
   openRow(row);
@@ -140,7 +145,8 @@ void CandidatesView::pickTraceFolder() {
 void CandidatesView::refreshHeader() {
   if (model_->dbPath().isEmpty()) {
     title_->setText(tr("No results DB open"));
-    hint_->setText(tr("File → Open accepts a results DB (.sqlite, .db) written by `tunescope tune --db`."));
+    hint_->setText(
+        tr("File → Open accepts a results DB (.sqlite, .db) written by `tunescope tune --db`."));
     return;
   }
   int ok = 0, traces = 0;
@@ -148,13 +154,19 @@ void CandidatesView::refreshHeader() {
     ok += r.ok();
     traces += !r.tracePath.isEmpty();
   }
-  title_->setText(tr("%1 — %2 configs, %3 ok").arg(QFileInfo(model_->dbPath()).fileName()).arg(model_->rowCount()).arg(ok));
+  title_->setText(tr("%1 — %2 configs, %3 ok")
+                      .arg(QFileInfo(model_->dbPath()).fileName())
+                      .arg(model_->rowCount())
+                      .arg(ok));
   const CandidateRow* base = model_->baselineRow();
   const CandidateRow* best = model_->bestRow();
-  compare_->setEnabled(base && best && base != best && !base->tracePath.isEmpty() && !best->tracePath.isEmpty());
-  hint_->setText(traces > 0 ? tr("%1 trial(s) have a trace: click one to open it in the timeline.").arg(traces)
-                            : tr("No traces mapped: Trace folder… maps a tune's --trace-dir; double-click a trial "
-                                 "to pick its trace."));
+  compare_->setEnabled(base && best && base != best && !base->tracePath.isEmpty() &&
+                       !best->tracePath.isEmpty());
+  hint_->setText(
+      traces > 0
+          ? tr("%1 trial(s) have a trace: click one to open it in the timeline.").arg(traces)
+          : tr("No traces mapped: Trace folder… maps a tune's --trace-dir; double-click a trial "
+               "to pick its trace."));
 }
 
 }  // namespace tunescope::gui

@@ -40,13 +40,15 @@ CompareView::CompareView(QWidget* parent)
   proxy_->setSortRole(KernelDiffModel::SortRole);
   table_->setModel(proxy_);
   table_->setSortingEnabled(true);
-  table_->sortByColumn(-1, Qt::AscendingOrder);  // keep kernelDiff's |delta| order until a header is clicked
+  table_->sortByColumn(
+      -1, Qt::AscendingOrder);  // keep kernelDiff's |delta| order until a header is clicked
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setAlternatingRowColors(true);
   table_->verticalHeader()->hide();
   table_->verticalHeader()->setDefaultSectionSize(22);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->horizontalHeader()->setSectionResizeMode(KernelDiffModel::NameColumn, QHeaderView::Stretch);
+  table_->horizontalHeader()->setSectionResizeMode(KernelDiffModel::NameColumn,
+                                                   QHeaderView::Stretch);
 
   auto pane = [](QLabel* label, QWidget* view) {
     auto* w = new QWidget;
@@ -75,7 +77,8 @@ CompareView::CompareView(QWidget* parent)
           [this](double s, double e) { mirror(viewB_, viewA_, -1, s, e); });
 }
 
-void CompareView::mirror(TimelineView*, TimelineView* to, double sign, double startNs, double endNs) {
+void CompareView::mirror(TimelineView*, TimelineView* to, double sign, double startNs,
+                         double endNs) {
   if (syncing_ || !a_ || !b_) return;
   // Both views have bounds of the same length offset_ apart, so mirroring a window
   // never gets clamped differently and cannot ping-pong.
@@ -108,9 +111,11 @@ void CompareView::setDocuments(TraceDocumentPtr a, TraceDocumentPtr b) {
   diff_->setNames(nameA, nameB);
   diff_->setRows(kernelDiff(a_->kernelTable(), b_->kernelTable()));
   auto describe = [](const QString& tag, const TraceDocument& d) {
-    const std::string& candidate = d.trace().metadata.extra.count("candidate") ? d.trace().metadata.extra.at("candidate") : "";
+    const std::string& candidate =
+        d.trace().metadata.extra.count("candidate") ? d.trace().metadata.extra.at("candidate") : "";
     return QStringLiteral("<b>%1</b> %2 <span style='color:#777'>%3 · span %4</span>")
-        .arg(tag, QFileInfo(d.filePath()).fileName().toHtmlEscaped(), QString::fromStdString(candidate).toHtmlEscaped(),
+        .arg(tag, QFileInfo(d.filePath()).fileName().toHtmlEscaped(),
+             QString::fromStdString(candidate).toHtmlEscaped(),
              formatDuration(double(d.extent().duration_ns())));
   };
   labelA_->setText(describe(QStringLiteral("A"), *a_));
@@ -120,13 +125,14 @@ void CompareView::setDocuments(TraceDocumentPtr a, TraceDocumentPtr b) {
     totalA += r.totalA;
     totalB += r.totalB;
   }
-  summary_->setText(tr("<b>Per-kernel time</b> <span style='color:#777'>total A %1 → B %2 (%3) · first "
-                       "iterations aligned (B's clock shifted by %4)</span>")
-                        .arg(formatDuration(double(totalA)), formatDuration(double(totalB)),
-                             totalA > 0 ? QStringLiteral("%1×").arg(double(totalB) / double(totalA), 0, 'f', 2)
-                                        : QStringLiteral("–"),
-                             (offset_ < 0 ? QStringLiteral("−") : QString()) +
-                                 formatDuration(double(offset_ < 0 ? -offset_ : offset_))));
+  summary_->setText(
+      tr("<b>Per-kernel time</b> <span style='color:#777'>total A %1 → B %2 (%3) · first "
+         "iterations aligned (B's clock shifted by %4)</span>")
+          .arg(formatDuration(double(totalA)), formatDuration(double(totalB)),
+               totalA > 0 ? QStringLiteral("%1×").arg(double(totalB) / double(totalA), 0, 'f', 2)
+                          : QStringLiteral("–"),
+               (offset_ < 0 ? QStringLiteral("−") : QString()) +
+                   formatDuration(double(offset_ < 0 ? -offset_ : offset_))));
 }
 
 }  // namespace tunescope::gui

@@ -13,7 +13,8 @@ QString GroupHeaderItem::label() const {
       .arg(n == 1 ? "" : "s");
 }
 
-void GroupHeaderItem::drawBackground(QPainter& p, const QRect& header, const QRect& area, bool) const {
+void GroupHeaderItem::drawBackground(QPainter& p, const QRect& header, const QRect& area,
+                                     bool) const {
   // One band across both columns, so a group reads as a section heading.
   p.fillRect(header.united(area), palette::kRuler);
   p.setPen(palette::kGrid);

@@ -13,7 +13,8 @@ class GroupHeaderItem final : public TimelineItem {
   GroupHeaderItem(const TrackGroup& group, int index) : group_(group), index_(index) {}
   QString label() const override;
   int height() const override { return kHeight; }
-  void drawBackground(QPainter& p, const QRect& header, const QRect& area, bool alternate) const override;
+  void drawBackground(QPainter& p, const QRect& header, const QRect& area,
+                      bool alternate) const override;
   void drawContents(QPainter&, const QRect&, const TimelinePaintContext&) const override {}
   std::optional<TimelineHit> hitTest(double, double, const TimelinePaintContext&) const override {
     return std::nullopt;

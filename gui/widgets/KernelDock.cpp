@@ -32,7 +32,8 @@ KernelDock::KernelDock(QWidget* parent)
   table_->setAlternatingRowColors(true);
   table_->verticalHeader()->hide();
   table_->verticalHeader()->setDefaultSectionSize(22);
-  table_->horizontalHeader()->setSectionResizeMode(KernelTableModel::NameColumn, QHeaderView::Stretch);
+  table_->horizontalHeader()->setSectionResizeMode(KernelTableModel::NameColumn,
+                                                   QHeaderView::Stretch);
   for (int c = KernelTableModel::CallsColumn; c < KernelTableModel::ColumnCount; ++c)
     table_->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
 
@@ -46,7 +47,8 @@ KernelDock::KernelDock(QWidget* parent)
   next_->setToolTip(tr("Next instance of the selected kernel (N)"));
   connect(previous_, &QToolButton::clicked, this, &KernelDock::previousInstanceRequested);
   connect(next_, &QToolButton::clicked, this, &KernelDock::nextInstanceRequested);
-  connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &KernelDock::emitCurrentKernel);
+  connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+          &KernelDock::emitCurrentKernel);
   showInstancePosition(0, 0);
 
   auto* bar = new QHBoxLayout;
@@ -65,13 +67,15 @@ KernelDock::KernelDock(QWidget* parent)
 
 void KernelDock::emitCurrentKernel() {
   const QModelIndexList rows = table_->selectionModel()->selectedRows();
-  emit kernelSelected(rows.isEmpty() ? QString() : rows.first().data(KernelTableModel::KernelNameRole).toString());
+  emit kernelSelected(
+      rows.isEmpty() ? QString() : rows.first().data(KernelTableModel::KernelNameRole).toString());
 }
 
 void KernelDock::showInstancePosition(int position, int count) {
   previous_->setEnabled(count > 0);
   next_->setEnabled(count > 0);
-  position_->setText(count == 0 ? QStringLiteral("–") : QStringLiteral("%1 / %2").arg(position).arg(count));
+  position_->setText(count == 0 ? QStringLiteral("–")
+                                : QStringLiteral("%1 / %2").arg(position).arg(count));
 }
 
 }  // namespace tunescope::gui

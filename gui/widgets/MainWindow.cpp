@@ -35,8 +35,9 @@ namespace tunescope::gui {
 
 namespace {
 const QString kRecentKey = QStringLiteral("recentFiles");
-const QString kHint = QStringLiteral("<p style='color:#777'>Shift+drag or right-drag on the timeline to select a "
-                                     "time window; its statistics appear here.</p>");
+const QString kHint = QStringLiteral(
+    "<p style='color:#777'>Shift+drag or right-drag on the timeline to select a "
+    "time window; its statistics appear here.</p>");
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -77,27 +78,33 @@ MainWindow::MainWindow(QWidget* parent)
   connect(timeline_, &TimelineView::selectionChanged, this, &MainWindow::showSelection);
   connect(timeline_, &TimelineView::selectionCleared, this, &MainWindow::showWholeTrace);
   connect(kernels_, &KernelDock::kernelSelected, timeline_, &TimelineView::setHighlightedKernel);
-  connect(kernels_, &KernelDock::nextInstanceRequested, timeline_, &TimelineView::focusNextInstance);
-  connect(kernels_, &KernelDock::previousInstanceRequested, timeline_, &TimelineView::focusPreviousInstance);
+  connect(kernels_, &KernelDock::nextInstanceRequested, timeline_,
+          &TimelineView::focusNextInstance);
+  connect(kernels_, &KernelDock::previousInstanceRequested, timeline_,
+          &TimelineView::focusPreviousInstance);
   connect(timeline_, &TimelineView::instanceFocused, kernels_, &KernelDock::showInstancePosition);
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::tabChanged);
   connect(candidates_, &CandidatesView::traceRequested, this, &MainWindow::openFile);
   connect(candidates_, &CandidatesView::compareRequested, this, &MainWindow::compareFiles);
   // A finished tune: its trials in Candidates, then (loaded off the GUI thread) the
   // best config's trace in the Timeline.
-  connect(run_, &RunView::resultsReady, this, [this](const QString& dbPath, const QString& bestTrace) {
-    if (!dbPath.isEmpty()) openResults(dbPath);
-    if (!bestTrace.isEmpty()) loader_->load(bestTrace);
-  });
+  connect(run_, &RunView::resultsReady, this,
+          [this](const QString& dbPath, const QString& bestTrace) {
+            if (!dbPath.isEmpty()) openResults(dbPath);
+            if (!bestTrace.isEmpty()) loader_->load(bestTrace);
+          });
   for (int side : {0, 1}) {
     connect(compareLoaders_[side], &TraceLoader::loaded, this,
-            [this, side](TraceDocumentPtr document, qint64) { compareLoaded(side, std::move(document)); });
+            [this, side](TraceDocumentPtr document, qint64) {
+              compareLoaded(side, std::move(document));
+            });
     connect(compareLoaders_[side], &TraceLoader::failed, this,
             [this](const QString& path, const QString& message) { showLoadError(path, message); });
   }
   createMenus();
   statusBar()->showMessage(
-      tr("Open a trace (tunescope, PyTorch profiler, Nsight Systems SQLite) or a results DB (Ctrl+O)"));
+      tr("Open a trace (tunescope, PyTorch profiler, Nsight Systems SQLite) or a results DB "
+         "(Ctrl+O)"));
   resize(1500, 900);
 }
 
@@ -126,9 +133,11 @@ void MainWindow::createLoadProgress() {
   connect(loader_, &TraceLoader::failed, this, &MainWindow::endLoadProgress);
   connect(loader_, &TraceLoader::cancelled, this, [this](const QString& path) {
     endLoadProgress();
-    statusBar()->showMessage(document_ ? tr("Loading %1 cancelled; %2 stays open")
-                                             .arg(QFileInfo(path).fileName(), QFileInfo(document_->filePath()).fileName())
-                                       : tr("Loading %1 cancelled").arg(QFileInfo(path).fileName()));
+    statusBar()->showMessage(
+        document_
+            ? tr("Loading %1 cancelled; %2 stays open")
+                  .arg(QFileInfo(path).fileName(), QFileInfo(document_->filePath()).fileName())
+            : tr("Loading %1 cancelled").arg(QFileInfo(path).fileName()));
   });
 }
 
@@ -142,7 +151,8 @@ void MainWindow::createMenus() {
   file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openDialog);
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   file->addAction(tr("&Compare…"), QKeySequence(tr("Ctrl+K")), this, &MainWindow::compareDialog);
-  file->addAction(tr("&Export Timeline PNG…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportDialog);
+  file->addAction(tr("&Export Timeline PNG…"), QKeySequence(tr("Ctrl+E")), this,
+                  &MainWindow::exportDialog);
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
   QMenu* view = menuBar()->addMenu(tr("&View"));
@@ -224,14 +234,17 @@ void MainWindow::compareLoaded(int side, TraceDocumentPtr document) {
 void MainWindow::compareDialog() {
   const QString filter = tr("Traces (*.json *.json.gz *.gz *.sqlite);;All files (*)");
   if (document_) {
-    const QString b = QFileDialog::getOpenFileName(this, tr("Compare %1 with").arg(QFileInfo(document_->filePath()).fileName()),
-                                                   QFileInfo(document_->filePath()).absolutePath(), filter);
+    const QString b = QFileDialog::getOpenFileName(
+        this, tr("Compare %1 with").arg(QFileInfo(document_->filePath()).fileName()),
+        QFileInfo(document_->filePath()).absolutePath(), filter);
     if (!b.isEmpty()) compareWithCurrent(b);
     return;
   }
-  const QString a = QFileDialog::getOpenFileName(this, tr("Compare: first trace (A)"), QString(), filter);
+  const QString a =
+      QFileDialog::getOpenFileName(this, tr("Compare: first trace (A)"), QString(), filter);
   if (a.isEmpty()) return;
-  const QString b = QFileDialog::getOpenFileName(this, tr("Compare: second trace (B)"), QFileInfo(a).absolutePath(), filter);
+  const QString b = QFileDialog::getOpenFileName(this, tr("Compare: second trace (B)"),
+                                                 QFileInfo(a).absolutePath(), filter);
   if (!b.isEmpty()) compareFiles(a, b);
 }
 
@@ -243,22 +256,26 @@ void MainWindow::tabChanged(int index) {
 }
 
 void MainWindow::openDialog() {
-  const QString path = QFileDialog::getOpenFileName(
-      this, tr("Open trace or results DB"), QString(),
-      tr("Traces and results DBs (*.json *.json.gz *.gz *.sqlite *.sqlite3 *.db);;Chrome traces, ours or PyTorch's "
-         "(*.json *.json.gz *.gz);;Nsight Systems SQLite exports and results DBs (*.sqlite *.sqlite3 *.db);;All files "
-         "(*)"));
+  const QString path =
+      QFileDialog::getOpenFileName(this, tr("Open trace or results DB"), QString(),
+                                   tr("Traces and results DBs (*.json *.json.gz *.gz *.sqlite "
+                                      "*.sqlite3 *.db);;Chrome traces, ours or PyTorch's "
+                                      "(*.json *.json.gz *.gz);;Nsight Systems SQLite exports and "
+                                      "results DBs (*.sqlite *.sqlite3 *.db);;All files "
+                                      "(*)"));
   if (!path.isEmpty()) openFile(path);
 }
 
 void MainWindow::exportDialog() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export timeline"), QStringLiteral("timeline.png"),
-                                                    tr("PNG images (*.png)"));
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export timeline"), QStringLiteral("timeline.png"), tr("PNG images (*.png)"));
   if (!path.isEmpty() && !exportTimelinePng(path))
     QMessageBox::warning(this, tr("Export failed"), tr("Could not write %1").arg(path));
 }
 
-bool MainWindow::exportTimelinePng(const QString& path) { return timeline_->grab().save(path, "PNG"); }
+bool MainWindow::exportTimelinePng(const QString& path) {
+  return timeline_->grab().save(path, "PNG");
+}
 
 void MainWindow::showDocument(TraceDocumentPtr document, qint64 elapsedMs) {
   document_ = std::move(document);
@@ -270,14 +287,15 @@ void MainWindow::showDocument(TraceDocumentPtr document, qint64 elapsedMs) {
   const QFileInfo info(document_->filePath());
   setWindowTitle(tr("%1 — tunescope").arg(info.fileName()));
   const auto& meta = document_->trace().metadata;
-  statusBar()->showMessage(tr("%1: %2 activities, %3 ranges, lanes: %4, span %5 · %6 · loaded in %7 ms")
-                               .arg(info.fileName())
-                               .arg(document_->trace().activities.size())
-                               .arg(document_->trace().ranges.size())
-                               .arg(document_->lanes().size())
-                               .arg(formatDuration(static_cast<double>(document_->extent().duration_ns())))
-                               .arg(QString::fromStdString(meta.backend.empty() ? "?" : meta.backend))
-                               .arg(elapsedMs));
+  statusBar()->showMessage(
+      tr("%1: %2 activities, %3 ranges, lanes: %4, span %5 · %6 · loaded in %7 ms")
+          .arg(info.fileName())
+          .arg(document_->trace().activities.size())
+          .arg(document_->trace().ranges.size())
+          .arg(document_->lanes().size())
+          .arg(formatDuration(static_cast<double>(document_->extent().duration_ns())))
+          .arg(QString::fromStdString(meta.backend.empty() ? "?" : meta.backend))
+          .arg(elapsedMs));
   addRecentFile(document_->filePath());
   timeline_->setFocus();
   emit documentLoaded();
@@ -286,8 +304,9 @@ void MainWindow::showDocument(TraceDocumentPtr document, qint64 elapsedMs) {
 void MainWindow::showLoadError(const QString& path, const QString& message, const QString& title) {
   statusBar()->showMessage(tr("Could not open %1").arg(path));
   // Non-blocking, so a scripted or tested session never hangs on it.
-  auto* box = new QMessageBox(QMessageBox::Critical, title.isEmpty() ? tr("Cannot open trace") : title,
-                              tr("Could not open %1").arg(QFileInfo(path).fileName()), QMessageBox::Ok, this);
+  auto* box = new QMessageBox(
+      QMessageBox::Critical, title.isEmpty() ? tr("Cannot open trace") : title,
+      tr("Could not open %1").arg(QFileInfo(path).fileName()), QMessageBox::Ok, this);
   box->setInformativeText(message);
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->setObjectName(QStringLiteral("loadErrorDialog"));
@@ -298,7 +317,8 @@ void MainWindow::showLoadError(const QString& path, const QString& message, cons
 void MainWindow::showSelection(qint64 startNs, qint64 endNs) {
   if (!document_) return;
   const SelectionStats stats = computeSelectionStats(document_->trace(), {startNs, endNs});
-  selectionPanel_->setHtml(selectionStatsHtml(stats, document_->extent().start_ns, tr("Selection")));
+  selectionPanel_->setHtml(
+      selectionStatsHtml(stats, document_->extent().start_ns, tr("Selection")));
 }
 
 void MainWindow::showWholeTrace() {

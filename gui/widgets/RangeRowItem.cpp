@@ -9,7 +9,8 @@ namespace tunescope::gui {
 
 QString RangeRowItem::label() const { return row_.label; }
 
-void RangeRowItem::drawContents(QPainter& p, const QRect& area, const TimelinePaintContext& ctx) const {
+void RangeRowItem::drawContents(QPainter& p, const QRect& area,
+                                const TimelinePaintContext& ctx) const {
   const auto& ranges = ctx.document->trace().ranges;
   const QFontMetrics fm(p.font());
   for (const LodBox& box : buildLod(row_.series, *ctx.timeline)) {
@@ -27,24 +28,28 @@ void RangeRowItem::drawContents(QPainter& p, const QRect& area, const TimelinePa
       p.setPen(QColor(0xe8, 0xea, 0xee));
       const QRectF textRect = rect.adjusted(4, 0, -2, 0).intersected(QRectF(area));
       p.drawText(textRect, Qt::AlignVCenter | Qt::AlignLeft,
-                 fm.elidedText(QString::fromStdString(r.name), Qt::ElideRight, static_cast<int>(textRect.width())));
+                 fm.elidedText(QString::fromStdString(r.name), Qt::ElideRight,
+                               static_cast<int>(textRect.width())));
     }
   }
 }
 
-std::optional<TimelineHit> RangeRowItem::hitTest(double x, double y, const TimelinePaintContext& ctx) const {
+std::optional<TimelineHit> RangeRowItem::hitTest(double x, double y,
+                                                 const TimelinePaintContext& ctx) const {
   const std::optional<size_t> k = recordAt(row_.series, *ctx.timeline, x, 3.0);
   if (!k || y < 0 || y >= height_) return std::nullopt;
   const TraceDocument& doc = *ctx.document;
   const profiler::Range& r = doc.trace().ranges[row_.series.indices[*k]];
-  return TimelineHit{QStringLiteral("<b>%1</b> <i>(%2)</i><table><tr><td>lane</td><td>%3</td></tr>"
-                                    "<tr><td>start</td><td>%4</td></tr><tr><td>duration</td><td>%5</td></tr></table>")
-                         .arg(QString::fromStdString(r.name).toHtmlEscaped(),
-                              QString::fromStdString(profiler::to_string(r.category)))
-                         .arg(QStringLiteral("device %1 · lane %2").arg(r.device).arg(r.lane))
-                         .arg(formatDuration(static_cast<double>(r.start_ns - doc.extent().start_ns)),
-                              formatDuration(static_cast<double>(r.end_ns - r.start_ns))),
-                     std::nullopt};
+  return TimelineHit{
+      QStringLiteral(
+          "<b>%1</b> <i>(%2)</i><table><tr><td>lane</td><td>%3</td></tr>"
+          "<tr><td>start</td><td>%4</td></tr><tr><td>duration</td><td>%5</td></tr></table>")
+          .arg(QString::fromStdString(r.name).toHtmlEscaped(),
+               QString::fromStdString(profiler::to_string(r.category)))
+          .arg(QStringLiteral("device %1 · lane %2").arg(r.device).arg(r.lane))
+          .arg(formatDuration(static_cast<double>(r.start_ns - doc.extent().start_ns)),
+               formatDuration(static_cast<double>(r.end_ns - r.start_ns))),
+      std::nullopt};
 }
 
 }  // namespace tunescope::gui

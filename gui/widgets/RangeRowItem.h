@@ -14,7 +14,8 @@ class RangeRowItem final : public TimelineItem {
   // The view shrinks the rows of deep stacks so that every lane fits (within limits).
   void setHeight(int pixels) { height_ = pixels; }
   void drawContents(QPainter& p, const QRect& area, const TimelinePaintContext& ctx) const override;
-  std::optional<TimelineHit> hitTest(double x, double y, const TimelinePaintContext& ctx) const override;
+  std::optional<TimelineHit> hitTest(double x, double y,
+                                     const TimelinePaintContext& ctx) const override;
 
  private:
   const RangeRow& row_;

@@ -108,7 +108,8 @@ QWidget* RunView::withBrowse(QLineEdit* edit, bool folder, bool save) {
   row->addWidget(browse);
   connect(browse, &QToolButton::clicked, this, [this, edit, folder, save] {
     const QString start = edit->text().isEmpty() ? defaultRunFolder() : edit->text();
-    const QString path = folder ? QFileDialog::getExistingDirectory(this, tr("Choose a folder"), start)
+    const QString path = folder
+                             ? QFileDialog::getExistingDirectory(this, tr("Choose a folder"), start)
                          : save ? QFileDialog::getSaveFileName(this, tr("Choose a file"), start)
                                 : QFileDialog::getOpenFileName(this, tr("Choose a file"), start);
     if (!path.isEmpty()) edit->setText(path);
@@ -123,7 +124,8 @@ QWidget* RunView::createForm() {
   data_ = new QComboBox;
   data_->setEditable(true);
   data_->addItems({QStringLiteral("fake"), QStringLiteral("fashion-mnist")});
-  data_->setToolTip(tr("fake (synthetic, no input pipeline), fashion-mnist, or a folder of MNIST-format IDX files"));
+  data_->setToolTip(tr(
+      "fake (synthetic, no input pipeline), fashion-mnist, or a folder of MNIST-format IDX files"));
   auto* dataBox = new QWidget;
   {
     auto* row = new QHBoxLayout(dataBox);
@@ -134,7 +136,8 @@ QWidget* RunView::createForm() {
     browse->setToolTip(tr("Choose a folder of IDX files"));
     row->addWidget(browse);
     connect(browse, &QToolButton::clicked, this, [this] {
-      const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder of MNIST-format IDX files"));
+      const QString dir =
+          QFileDialog::getExistingDirectory(this, tr("Folder of MNIST-format IDX files"));
       if (!dir.isEmpty()) data_->setCurrentText(dir);
     });
   }
@@ -142,12 +145,13 @@ QWidget* RunView::createForm() {
   batch_ = new QSpinBox;
   batch_->setRange(0, 1 << 20);
   strategy_ = new QComboBox;
-  strategy_->addItems({QStringLiteral("auto"), QStringLiteral("exhaustive"), QStringLiteral("per-layer"),
-                       QStringLiteral("halving")});
-  strategy_->setToolTip(tr("auto: the strategy estimated cheapest for this model and space (the CLI's default; "
-                           "the log says which and why); exhaustive: every candidate; per-layer: time each conv "
-                           "layer's algorithms alone, then the per-layer pick and its global variants; halving: "
-                           "time every candidate briefly, race the fastest third on with 3x the steps"));
+  strategy_->addItems({QStringLiteral("auto"), QStringLiteral("exhaustive"),
+                       QStringLiteral("per-layer"), QStringLiteral("halving")});
+  strategy_->setToolTip(
+      tr("auto: the strategy estimated cheapest for this model and space (the CLI's default; "
+         "the log says which and why); exhaustive: every candidate; per-layer: time each conv "
+         "layer's algorithms alone, then the per-layer pick and its global variants; halving: "
+         "time every candidate briefly, race the fastest third on with 3x the steps"));
   budget_ = new QDoubleSpinBox;
   budget_->setRange(0, 7 * 24 * 3600);
   budget_->setDecimals(0);
@@ -156,7 +160,8 @@ QWidget* RunView::createForm() {
   budget_->setToolTip(tr("Seconds after which no new candidate starts"));
   algorithms_ = new QLineEdit;
   algorithms_->setPlaceholderText(tr("all registered"));
-  algorithms_->setToolTip(tr("Conv algorithms to try, comma-separated (`tunescope list-algorithms` lists them)"));
+  algorithms_->setToolTip(
+      tr("Conv algorithms to try, comma-separated (`tunescope list-algorithms` lists them)"));
   // Filled by loadKnobRows() from the CLI's catalog.
   knobBox_ = new QGroupBox(tr("Knobs: values to try, comma-separated"));
   knobBox_->setToolTip(tr("From `tunescope knobs --json`; an empty row tries the grey default"));
@@ -204,7 +209,8 @@ QWidget* RunView::createForm() {
   fileForm->addRow(tr("Trace folder"), withBrowse(traceDir_, true, false));
   openWhenDone_ = new QCheckBox(tr("Open the results when done"));
   openWhenDone_->setChecked(true);
-  openWhenDone_->setToolTip(tr("The results DB in the Candidates tab and the best config's trace in the Timeline"));
+  openWhenDone_->setToolTip(
+      tr("The results DB in the Candidates tab and the best config's trace in the Timeline"));
   fileForm->addRow(openWhenDone_);
 
   cli_ = new QLabel;
@@ -216,10 +222,12 @@ QWidget* RunView::createForm() {
   start_ = new QPushButton(tr("Start"));
   start_->setDefault(true);
   cancel_ = new QPushButton(tr("Cancel"));
-  cancel_->setToolTip(tr("Interrupt as Ctrl-C does: the trial in flight finishes and every finished trial stays in "
-                         "the results DB"));
+  cancel_->setToolTip(
+      tr("Interrupt as Ctrl-C does: the trial in flight finishes and every finished trial stays in "
+         "the results DB"));
   open_ = new QPushButton(tr("Open results"));
-  open_->setToolTip(tr("The results DB in the Candidates tab and the best config's trace in the Timeline"));
+  open_->setToolTip(
+      tr("The results DB in the Candidates tab and the best config's trace in the Timeline"));
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(start_);
   buttons->addWidget(cancel_);
@@ -270,11 +278,12 @@ void RunView::loadKnobRows() {
   while (knobForm_->rowCount() > 0) knobForm_->removeRow(0);
   knobEdits_.clear();
   QString error;
-  knobRows_ = tunescope::gui::loadKnobRows(process_->program(), &error).value_or(QVector<KnobRow>{});
+  knobRows_ =
+      tunescope::gui::loadKnobRows(process_->program(), &error).value_or(QVector<KnobRow>{});
   if (knobRows_.isEmpty()) {
-    knobMessage_->setText(
-        tr("No knob rows: %1. Knob lists can still go under Other options (e.g. --threads-list 1,4).")
-            .arg(error.isEmpty() ? tr("the catalog has no knobs") : error));
+    knobMessage_->setText(tr("No knob rows: %1. Knob lists can still go under Other options (e.g. "
+                             "--threads-list 1,4).")
+                              .arg(error.isEmpty() ? tr("the catalog has no knobs") : error));
     knobMessage_->show();
   } else {
     knobMessage_->hide();
@@ -284,8 +293,10 @@ void RunView::loadKnobRows() {
     edit->setObjectName(QStringLiteral("knob:%1").arg(knob.key));
     edit->setPlaceholderText(knob.tuneDefault.join(QLatin1Char(',')));
     QString tip = tr("%1\nValues: %2").arg(knob.help, knob.values);
-    if (!knob.readBy.isEmpty()) tip += tr("\nRead by: %1").arg(knob.readBy.join(QStringLiteral(", ")));
-    tip += tr("\nPassed as %1; empty: %2").arg(knob.listFlag, knob.tuneDefault.join(QLatin1Char(',')));
+    if (!knob.readBy.isEmpty())
+      tip += tr("\nRead by: %1").arg(knob.readBy.join(QStringLiteral(", ")));
+    tip +=
+        tr("\nPassed as %1; empty: %2").arg(knob.listFlag, knob.tuneDefault.join(QLatin1Char(',')));
     edit->setToolTip(tip);
     auto* label = new QLabel(knob.key);
     label->setToolTip(tip);
@@ -322,7 +333,8 @@ QWidget* RunView::createProgressPane() {
   table_->verticalHeader()->hide();
   table_->verticalHeader()->setDefaultSectionSize(22);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->horizontalHeader()->setSectionResizeMode(TuneTrialsModel::ReasonColumn, QHeaderView::Stretch);
+  table_->horizontalHeader()->setSectionResizeMode(TuneTrialsModel::ReasonColumn,
+                                                   QHeaderView::Stretch);
   table_->setWordWrap(false);
   connect(trials_, &QAbstractItemModel::rowsInserted, table_, [this] { table_->scrollToBottom(); });
 
@@ -362,7 +374,8 @@ TuneRequest RunView::request() const {
   r.knobCatalog = knobRows_;
   r.knobLists.clear();
   for (int i = 0; i < knobRows_.size(); ++i)
-    if (const QString text = knobEdits_[i]->text().trimmed(); !text.isEmpty()) r.knobLists[knobRows_[i].key] = text;
+    if (const QString text = knobEdits_[i]->text().trimmed(); !text.isEmpty())
+      r.knobLists[knobRows_[i].key] = text;
   r.steps = steps_->value();
   r.warmup = warmup_->value();
   r.dbPath = db_->text().trimmed();
@@ -380,7 +393,8 @@ void RunView::setRequest(const TuneRequest& r) {
   budget_->setValue(r.budgetSeconds);
   algorithms_->setText(r.algorithms.join(QLatin1Char(',')));
   // A key the catalog lacks has no row, so no way to be shown or edited: it is dropped.
-  for (int i = 0; i < knobRows_.size(); ++i) knobEdits_[i]->setText(r.knobLists.value(knobRows_[i].key));
+  for (int i = 0; i < knobRows_.size(); ++i)
+    knobEdits_[i]->setText(r.knobLists.value(knobRows_[i].key));
   steps_->setValue(r.steps);
   warmup_->setValue(r.warmup);
   db_->setText(r.dbPath);
@@ -415,9 +429,11 @@ void RunView::cancel() {
   if (!process_->isRunning()) return;
   process_->cancel();
   if (process_->cancelRequests() == 1) {
-    status_->setText(tr("Cancelling: the trial in flight finishes, the finished ones stay in the results DB…"));
+    status_->setText(
+        tr("Cancelling: the trial in flight finishes, the finished ones stay in the results DB…"));
     cancel_->setText(tr("Stop now"));
-    cancel_->setToolTip(tr("Interrupt again: stop at once (the trial in flight is lost, finished ones stay)"));
+    cancel_->setToolTip(
+        tr("Interrupt again: stop at once (the trial in flight is lost, finished ones stay)"));
   }
 }
 
@@ -426,8 +442,9 @@ void RunView::setRunning(bool running) {
   cancel_->setEnabled(running);
   cancel_->setText(tr("Cancel"));
   open_->setEnabled(!running && (!resultsDb_.isEmpty() || !bestTrace_.isEmpty()));
-  for (QWidget* w : std::initializer_list<QWidget*>{model_, data_, batch_, strategy_, budget_, algorithms_, steps_,
-                                                    warmup_, db_, out_, traceDir_, extra_})
+  for (QWidget* w :
+       std::initializer_list<QWidget*>{model_, data_, batch_, strategy_, budget_, algorithms_,
+                                       steps_, warmup_, db_, out_, traceDir_, extra_})
     w->setEnabled(!running);
   for (QLineEdit* edit : knobEdits_) edit->setEnabled(!running);
   if (running)
@@ -439,9 +456,13 @@ void RunView::setRunning(bool running) {
 void RunView::tick() {
   if (progress_->maximum() == 0) return;
   const double elapsed = static_cast<double>(clock_.elapsed()) / 1000;
-  QString text = tr("%1 of %2 candidates · elapsed %3").arg(progress_->value()).arg(progress_->maximum()).arg(seconds(elapsed));
+  QString text = tr("%1 of %2 candidates · elapsed %3")
+                     .arg(progress_->value())
+                     .arg(progress_->maximum())
+                     .arg(seconds(elapsed));
   if (etaAtLastTrial_ >= 0) {
-    const double left = etaAtLastTrial_ - static_cast<double>(clock_.elapsed() - lastTrialAtMs_) / 1000;
+    const double left =
+        etaAtLastTrial_ - static_cast<double>(clock_.elapsed() - lastTrialAtMs_) / 1000;
     text += tr(" · ETA %1").arg(left > 0 ? seconds(left) : tr("any moment"));
   }
   progress_->setFormat(text);
@@ -463,18 +484,24 @@ void RunView::applyEvent(const TuneEvent& e) {
       etaAtLastTrial_ = e.eta;
       lastTrialAtMs_ = clock_.elapsed();
       if (e.index == e.total)
-        status_->setText(tr("All %1 candidates measured; re-measuring the fastest two interleaved…").arg(e.total));
+        status_->setText(tr("All %1 candidates measured; re-measuring the fastest two interleaved…")
+                             .arg(e.total));
       if (!e.bestCandidate.isEmpty())
-        best_->setText(tr("Best so far: <b>%1</b> — %L2 ex/s").arg(e.bestCandidate.toHtmlEscaped()).arg(e.bestEps, 0, 'f', 1));
+        best_->setText(tr("Best so far: <b>%1</b> — %L2 ex/s")
+                           .arg(e.bestCandidate.toHtmlEscaped())
+                           .arg(e.bestEps, 0, 'f', 1));
       break;
     case TuneEvent::Kind::Done:
-      if (!e.traces.value(QStringLiteral("best")).isEmpty()) bestTrace_ = e.traces.value(QStringLiteral("best"));
+      if (!e.traces.value(QStringLiteral("best")).isEmpty())
+        bestTrace_ = e.traces.value(QStringLiteral("best"));
       if (!e.dbPath.isEmpty()) resultsDb_ = e.dbPath;
       if (!e.bestCandidate.isEmpty())
-        best_->setText(tr("%1: <b>%2</b> — %L3 ex/s<br><span style='color:#777; font-size:small'>%4</span>")
-                           .arg(e.interrupted ? tr("Best so far") : tr("Winner"), e.bestCandidate.toHtmlEscaped())
-                           .arg(e.bestEps, 0, 'f', 1)
-                           .arg(e.decision.toHtmlEscaped()));
+        best_->setText(
+            tr("%1: <b>%2</b> — %L3 ex/s<br><span style='color:#777; font-size:small'>%4</span>")
+                .arg(e.interrupted ? tr("Best so far") : tr("Winner"),
+                     e.bestCandidate.toHtmlEscaped())
+                .arg(e.bestEps, 0, 'f', 1)
+                .arg(e.decision.toHtmlEscaped()));
       break;
   }
   tick();
@@ -486,20 +513,24 @@ void RunView::showOutcome(const TuneOutcome& outcome) {
     case TuneOutcome::Result::Completed: {
       const TuneEvent& done = *outcome.done;
       progress_->setValue(progress_->maximum());
-      progress_->setFormat(tr("%1 candidates · took %2").arg(progress_->maximum()).arg(seconds(done.tuneSeconds)));
+      progress_->setFormat(
+          tr("%1 candidates · took %2").arg(progress_->maximum()).arg(seconds(done.tuneSeconds)));
       status_->setStyleSheet(kDoneStyle);
       status_->setText(tr("Done: the tuned config is in %1").arg(done.outPath));
       break;
     }
     case TuneOutcome::Result::Interrupted:
       trials_->abandonRunning(tr("stopped before it finished"));
-      progress_->setFormat(tr("cancelled after %1 of %2 candidates").arg(trials_->finishedCount()).arg(progress_->maximum()));
+      progress_->setFormat(tr("cancelled after %1 of %2 candidates")
+                               .arg(trials_->finishedCount())
+                               .arg(progress_->maximum()));
       status_->setStyleSheet(kErrorStyle);
-      status_->setText(resultsDb_.isEmpty()
-                           ? tr("Cancelled: %1 trials finished.").arg(trials_->finishedCount())
-                           : tr("Cancelled: %1 trials kept in %2 (the CLI's --resume continues the tune).")
-                                 .arg(trials_->finishedCount())
-                                 .arg(resultsDb_));
+      status_->setText(
+          resultsDb_.isEmpty()
+              ? tr("Cancelled: %1 trials finished.").arg(trials_->finishedCount())
+              : tr("Cancelled: %1 trials kept in %2 (the CLI's --resume continues the tune).")
+                    .arg(trials_->finishedCount())
+                    .arg(resultsDb_));
       if (!outcome.message.isEmpty()) log_->appendPlainText(outcome.message);
       break;
     case TuneOutcome::Result::Failed:

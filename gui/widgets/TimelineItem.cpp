@@ -11,14 +11,16 @@ constexpr int kLabelLineHeight = 18;
 
 HeaderLabel TimelineItem::headerLabel(const QRect& header, const QFontMetrics& fm) const {
   HeaderLabel out;
-  out.rect = QRect(header.left() + indent(), header.top() + 1, std::max(header.width() - indent() - 6, 0),
-                   std::min(header.height() - 2, kLabelLineHeight));
+  out.rect =
+      QRect(header.left() + indent(), header.top() + 1, std::max(header.width() - indent() - 6, 0),
+            std::min(header.height() - 2, kLabelLineHeight));
   out.full = label();
   out.shown = fm.elidedText(out.full, Qt::ElideMiddle, out.rect.width());
   return out;
 }
 
-void TimelineItem::drawBackground(QPainter& p, const QRect& header, const QRect& area, bool alternate) const {
+void TimelineItem::drawBackground(QPainter& p, const QRect& header, const QRect& area,
+                                  bool alternate) const {
   p.fillRect(area, alternate ? palette::kLaneAlternate : palette::kCanvas);
   p.fillRect(header, palette::kHeader);
   p.setPen(palette::kGrid);
@@ -33,8 +35,10 @@ void TimelineItem::drawBackground(QPainter& p, const QRect& header, const QRect&
   small.setPointSizeF(f.pointSizeF() * 0.85);
   p.setFont(small);
   p.setPen(palette::kSubtleText);
-  const QRect subRect(line.rect.left(), line.rect.bottom() + 1, line.rect.width(), kLabelLineHeight - 2);
-  p.drawText(subRect, Qt::AlignTop | Qt::AlignLeft, p.fontMetrics().elidedText(sub, Qt::ElideMiddle, subRect.width()));
+  const QRect subRect(line.rect.left(), line.rect.bottom() + 1, line.rect.width(),
+                      kLabelLineHeight - 2);
+  p.drawText(subRect, Qt::AlignTop | Qt::AlignLeft,
+             p.fontMetrics().elidedText(sub, Qt::ElideMiddle, subRect.width()));
   p.setFont(f);
 }
 

@@ -16,9 +16,9 @@ namespace tunescope::gui {
 struct TimelinePaintContext {
   const TraceDocument* document = nullptr;
   const TimelineData* timeline = nullptr;
-  std::string highlightedKernel;            // empty: none
-  std::optional<uint32_t> focusedActivity;  // index into trace().activities
-  std::optional<uint32_t> selectedActivity; // the clicked one, whose flows are drawn
+  std::string highlightedKernel;             // empty: none
+  std::optional<uint32_t> focusedActivity;   // index into trace().activities
+  std::optional<uint32_t> selectedActivity;  // the clicked one, whose flows are drawn
 };
 
 struct TimelineHit {
@@ -45,10 +45,13 @@ class TimelineItem {
   virtual int indent() const { return 10; }
 
   // header: the left column; area: the row across the time axis.
-  virtual void drawBackground(QPainter& p, const QRect& header, const QRect& area, bool alternate) const;
-  virtual void drawContents(QPainter& p, const QRect& area, const TimelinePaintContext& ctx) const = 0;
+  virtual void drawBackground(QPainter& p, const QRect& header, const QRect& area,
+                              bool alternate) const;
+  virtual void drawContents(QPainter& p, const QRect& area,
+                            const TimelinePaintContext& ctx) const = 0;
   // x from the left of the time area, y from the top of the item.
-  virtual std::optional<TimelineHit> hitTest(double x, double y, const TimelinePaintContext& ctx) const = 0;
+  virtual std::optional<TimelineHit> hitTest(double x, double y,
+                                             const TimelinePaintContext& ctx) const = 0;
 
   // The label line as drawn into `header` with the font metrics `fm` (one function for
   // painting, tooltips and tests, so they cannot disagree).

@@ -3,11 +3,11 @@
 
 #include <QHelpEvent>
 #include <QKeyEvent>
-#include <QPainterPath>
-#include <QSettings>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPainterPath>
 #include <QScrollBar>
+#include <QSettings>
 #include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
@@ -34,7 +34,8 @@ constexpr int kLaneMaxHeight = 72;
 constexpr double kWheelScrollPixels = 60;  // per 120-unit wheel notch
 }  // namespace
 
-TimelineView::TimelineView(QWidget* parent) : QWidget(parent), vScroll_(new QScrollBar(Qt::Vertical, this)) {
+TimelineView::TimelineView(QWidget* parent)
+    : QWidget(parent), vScroll_(new QScrollBar(Qt::Vertical, this)) {
   vScroll_->hide();
   vScroll_->setFocusPolicy(Qt::NoFocus);
   connect(vScroll_, &QScrollBar::valueChanged, this, qOverload<>(&QWidget::update));
@@ -94,8 +95,10 @@ void TimelineView::rebuildItems() {
   // Wide enough for the labels by default: the user should not have to drag to read them.
   const QFontMetrics fm(paintFont());
   int widest = 0;
-  for (const auto& item : items_) widest = std::max(widest, item->indent() + fm.horizontalAdvance(item->label()) + 12);
-  headerWidth_ = std::clamp(widest, static_cast<int>(kHeaderWidth), static_cast<int>(kMaxDefaultHeaderWidth));
+  for (const auto& item : items_)
+    widest = std::max(widest, item->indent() + fm.horizontalAdvance(item->label()) + 12);
+  headerWidth_ =
+      std::clamp(widest, static_cast<int>(kHeaderWidth), static_cast<int>(kMaxDefaultHeaderWidth));
   rebuildShown();
 }
 
@@ -114,7 +117,8 @@ void TimelineView::rebuildShown() {
 }
 
 bool TimelineView::isGroupCollapsed(int group) const {
-  return group >= 0 && group < static_cast<int>(groupItems_.size()) && groupItems_[static_cast<size_t>(group)]->collapsed();
+  return group >= 0 && group < static_cast<int>(groupItems_.size()) &&
+         groupItems_[static_cast<size_t>(group)]->collapsed();
 }
 
 void TimelineView::setGroupCollapsed(int group, bool collapsed) {
@@ -150,7 +154,8 @@ void TimelineView::layoutLanes() {
     for (int r : kRangeRowHeights) {
       if (depths * r + lanes * laneMin <= free) {
         rangeHeight = r;
-        laneHeight = lanes > 0 ? std::clamp((free - depths * r) / lanes, laneMin, kLaneMaxHeight) : laneMin;
+        laneHeight =
+            lanes > 0 ? std::clamp((free - depths * r) / lanes, laneMin, kLaneMaxHeight) : laneMin;
         fits = true;
         break;
       }
@@ -161,7 +166,8 @@ void TimelineView::layoutLanes() {
 }
 
 void TimelineView::setHeaderWidth(int pixels) {
-  headerWidth_ = std::clamp(pixels, static_cast<int>(kMinHeaderWidth), std::max(static_cast<int>(kMinHeaderWidth), width() / 2));
+  headerWidth_ = std::clamp(pixels, static_cast<int>(kMinHeaderWidth),
+                            std::max(static_cast<int>(kMinHeaderWidth), width() / 2));
   syncWidth();
   timeline_.clamp();
   update();
@@ -201,7 +207,8 @@ void TimelineView::updateScrollBar() {
 
 int TimelineView::itemTop(int item) const {
   int y = kRulerHeight - vScroll_->value();
-  for (int i = 0; i < item && i < static_cast<int>(shown_.size()); ++i) y += shown_[static_cast<size_t>(i)]->height();
+  for (int i = 0; i < item && i < static_cast<int>(shown_.size()); ++i)
+    y += shown_[static_cast<size_t>(i)]->height();
   return y;
 }
 
@@ -231,7 +238,8 @@ QRect TimelineView::groupHeaderRect(int group) const {
 QRect TimelineView::trackRect(int track) const {
   const int row = shownIndexOfTrack(track);
   if (row < 0) return {};
-  return QRect(0, itemTop(row), headerWidth_ + timeline_.width, shown_[static_cast<size_t>(row)]->height());
+  return QRect(0, itemTop(row), headerWidth_ + timeline_.width,
+               shown_[static_cast<size_t>(row)]->height());
 }
 
 QRect TimelineView::activityLaneRect(int track) const {
@@ -247,14 +255,16 @@ QRect TimelineView::rangeRowRect(int track, int depth) const {
   if (row < 0) return {};
   const TrackItem& item = *trackItems_[static_cast<size_t>(track)];
   if (depth < 0 || depth >= item.rangeDepths()) return {};
-  return QRect(headerWidth_, itemTop(row) + item.rangeRowTop(depth), timeline_.width, item.rangeRowHeight());
+  return QRect(headerWidth_, itemTop(row) + item.rangeRowTop(depth), timeline_.width,
+               item.rangeRowHeight());
 }
 
 std::vector<HeaderLabel> TimelineView::headerLabels() const {
   std::vector<HeaderLabel> out;
   const QFontMetrics fm(paintFont());
   for (size_t i = 0; i < shown_.size(); ++i)
-    out.push_back(shown_[i]->headerLabel(QRect(0, itemTop(static_cast<int>(i)), headerWidth_, shown_[i]->height()), fm));
+    out.push_back(shown_[i]->headerLabel(
+        QRect(0, itemTop(static_cast<int>(i)), headerWidth_, shown_[i]->height()), fm));
   return out;
 }
 
@@ -275,7 +285,8 @@ void TimelineView::setSelection(std::optional<profiler::Interval> window) {
 
 void TimelineView::setHighlightedKernel(const QString& name) {
   highlighted_ = name.toStdString();
-  instances_ = (document_ && !highlighted_.empty()) ? document_->instancesOf(highlighted_) : std::vector<uint32_t>{};
+  instances_ = (document_ && !highlighted_.empty()) ? document_->instancesOf(highlighted_)
+                                                    : std::vector<uint32_t>{};
   instancePosition_ = -1;
   focused_.reset();
   update();
@@ -298,7 +309,8 @@ bool TimelineView::focusInstance(int position) {
   const int track = trackOfActivity(*focused_);
   for (size_t g = 0; g < groupItems_.size(); ++g) {
     const auto& members = groupItems_[g]->group().tracks;
-    if (groupItems_[g]->collapsed() && std::find(members.begin(), members.end(), size_t(track)) != members.end())
+    if (groupItems_[g]->collapsed() &&
+        std::find(members.begin(), members.end(), size_t(track)) != members.end())
       setGroupCollapsed(static_cast<int>(g), false);
   }
   scrollToItem(shownIndexOfTrack(track));
@@ -372,10 +384,12 @@ int TimelineView::trackOfRange(uint32_t range) const {
 }
 
 // A record in a collapsed group anchors on its group's header.
-static std::optional<QPointF> collapsedAnchor(const TimelineView& view, const TraceDocument& doc, int track, double x) {
+static std::optional<QPointF> collapsedAnchor(const TimelineView& view, const TraceDocument& doc,
+                                              int track, double x) {
   const auto& groups = doc.trackGroups();
   for (size_t g = 0; g < groups.size(); ++g)
-    if (std::find(groups[g].tracks.begin(), groups[g].tracks.end(), size_t(track)) != groups[g].tracks.end()) {
+    if (std::find(groups[g].tracks.begin(), groups[g].tracks.end(), size_t(track)) !=
+        groups[g].tracks.end()) {
       const QRect header = view.groupHeaderRect(static_cast<int>(g));
       return QPointF(x, header.center().y());
     }
@@ -385,7 +399,9 @@ static std::optional<QPointF> collapsedAnchor(const TimelineView& view, const Tr
 std::optional<QPointF> TimelineView::activityAnchor(uint32_t activity) const {
   const int track = trackOfActivity(activity);
   if (track < 0) return std::nullopt;
-  const double x = headerWidth_ + timeline_.mapTimeToX(static_cast<double>(document_->trace().activities[activity].start_ns));
+  const double x =
+      headerWidth_ +
+      timeline_.mapTimeToX(static_cast<double>(document_->trace().activities[activity].start_ns));
   const QRect lane = activityLaneRect(track);
   if (lane.isEmpty()) return collapsedAnchor(*this, *document_, track, x);
   return QPointF(x, lane.center().y());
@@ -398,14 +414,16 @@ std::optional<QPointF> TimelineView::rangeAnchor(uint32_t range, int64_t atNs) c
   const double t = static_cast<double>(std::clamp(atNs, r.start_ns, r.end_ns));
   const double x = headerWidth_ + timeline_.mapTimeToX(t);
   const auto& rows = document_->tracks()[static_cast<size_t>(track)].rangeRows;
-  const auto depth = std::find(rows.begin(), rows.end(), document_->rangeRowOf(range)) - rows.begin();
+  const auto depth =
+      std::find(rows.begin(), rows.end(), document_->rangeRowOf(range)) - rows.begin();
   const QRect row = rangeRowRect(track, static_cast<int>(depth));
   if (row.isEmpty()) return collapsedAnchor(*this, *document_, track, x);
   return QPointF(x, row.bottom());
 }
 
 void TimelineView::selectActivity(std::optional<uint32_t> activity) {
-  if (activity && (!document_ || *activity >= document_->trace().activities.size())) activity.reset();
+  if (activity && (!document_ || *activity >= document_->trace().activities.size()))
+    activity.reset();
   selected_ = activity;
   update();
 }
@@ -510,7 +528,8 @@ void TimelineView::paintRuler(QPainter& p) {
   p.setClipRect(QRect(headerWidth_, 0, timeline_.width, kRulerHeight));
   const double minor = rulerStepNs(timeline_, 90) / 5;
   p.setPen(palette::kSubtleText);
-  for (double t = std::ceil((timeline_.viewStartNs - timeline_.boundsStartNs) / minor) * minor + timeline_.boundsStartNs;
+  for (double t = std::ceil((timeline_.viewStartNs - timeline_.boundsStartNs) / minor) * minor +
+                  timeline_.boundsStartNs;
        t <= timeline_.viewEndNs && minor > 0; t += minor) {
     const double x = headerWidth_ + timeline_.mapTimeToX(t);
     p.drawLine(QPointF(x, kRulerHeight - 5), QPointF(x, kRulerHeight));
@@ -521,7 +540,8 @@ void TimelineView::paintRuler(QPainter& p) {
     p.drawLine(QPointF(x, kRulerHeight - 12), QPointF(x, kRulerHeight));
     // A label cut by the right edge reads as a wrong number: leave it out.
     if (x + 4 + p.fontMetrics().horizontalAdvance(t.label) < width())
-      p.drawText(QRectF(x + 4, 2, 120, kRulerHeight - 10), Qt::AlignLeft | Qt::AlignVCenter, t.label);
+      p.drawText(QRectF(x + 4, 2, 120, kRulerHeight - 10), Qt::AlignLeft | Qt::AlignVCenter,
+                 t.label);
   }
   p.restore();
   p.setPen(palette::kGrid);
@@ -531,7 +551,8 @@ void TimelineView::paintRuler(QPainter& p) {
 void TimelineView::paintLegend(QPainter& p) {
   // The families present in this trace, so colours need no guessing.
   std::set<KernelFamily> present;
-  for (const profiler::KernelStats& k : document_->kernelTable()) present.insert(classifyKernel(k.kind, k.name).family);
+  for (const profiler::KernelStats& k : document_->kernelTable())
+    present.insert(classifyKernel(k.kind, k.name).family);
   const QRect bar(0, height() - kLegendHeight, width(), kLegendHeight);
   p.fillRect(bar, palette::kHeader);
   const QFontMetrics fm(p.font());
@@ -545,7 +566,8 @@ void TimelineView::paintLegend(QPainter& p) {
     p.drawText(QPoint(x, bar.top() + 17), label);
     x += fm.horizontalAdvance(label) + 16;
   }
-  const QString keys = tr("ctrl+wheel/W/S zoom · wheel scroll · drag/shift+wheel/A/D pan · F fit · shift+drag select");
+  const QString keys = tr(
+      "ctrl+wheel/W/S zoom · wheel scroll · drag/shift+wheel/A/D pan · F fit · shift+drag select");
   if (x + fm.horizontalAdvance(keys) + 20 < width()) {  // only where it fits beside the legend
     p.setPen(palette::kSubtleText);
     p.drawText(bar.adjusted(0, 0, -10, 0), Qt::AlignRight | Qt::AlignVCenter, keys);
@@ -556,7 +578,8 @@ void TimelineView::paintSelection(QPainter& p) {
   if (!selection_) return;
   const double x0 = headerWidth_ + timeline_.mapTimeToX(static_cast<double>(selection_->start_ns));
   const double x1 = headerWidth_ + timeline_.mapTimeToX(static_cast<double>(selection_->end_ns));
-  const QRectF r(QPointF(std::max(x0, double(headerWidth_)), 0), QPointF(std::min(x1, double(width())), height() - kLegendHeight));
+  const QRectF r(QPointF(std::max(x0, double(headerWidth_)), 0),
+                 QPointF(std::min(x1, double(width())), height() - kLegendHeight));
   if (r.width() <= 0) return;
   QColor fill = palette::kSelection;
   fill.setAlpha(45);
@@ -572,7 +595,8 @@ void TimelineView::paintSelection(QPainter& p) {
 }
 
 void TimelineView::resizeEvent(QResizeEvent*) {
-  headerWidth_ = std::clamp(headerWidth_, static_cast<int>(kMinHeaderWidth), std::max(static_cast<int>(kMinHeaderWidth), width() / 2));
+  headerWidth_ = std::clamp(headerWidth_, static_cast<int>(kMinHeaderWidth),
+                            std::max(static_cast<int>(kMinHeaderWidth), width() / 2));
   layoutLanes();
   updateScrollBar();
   timeline_.clamp();
@@ -590,7 +614,8 @@ void TimelineView::wheelEvent(QWheelEvent* e) {
     timeline_.panByPixels((delta.x() != 0 ? delta.x() : delta.y()) / 4.0);
     windowChanged();
   } else {
-    vScroll_->setValue(vScroll_->value() - static_cast<int>(std::lround(delta.y() / 120.0 * kWheelScrollPixels)));
+    vScroll_->setValue(vScroll_->value() -
+                       static_cast<int>(std::lround(delta.y() / 120.0 * kWheelScrollPixels)));
   }
   e->accept();
 }
@@ -642,7 +667,8 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
   if (drag_ == Drag::select) {
     if (!dragMoved_) return;
     const auto t0 = static_cast<int64_t>(timeline_.mapXToTime(dragOrigin_.x() - headerWidth_));
-    const auto t1 = static_cast<int64_t>(timeline_.mapXToTime(std::max(x, double(headerWidth_)) - headerWidth_));
+    const auto t1 = static_cast<int64_t>(
+        timeline_.mapXToTime(std::max(x, double(headerWidth_)) - headerWidth_));
     selection_ = profiler::Interval{std::min(t0, t1), std::max(t0, t1)};
     update();
     return;
@@ -668,10 +694,12 @@ QString TimelineView::toolTipAt(QPoint pos) const {
   if (pos.x() < headerWidth_) {
     // The label column: the full label and what it holds, whether or not it was elided.
     const QString sub = item.subLabel();
-    return QStringLiteral("<b>%1</b>%2").arg(item.label().toHtmlEscaped(),
-                                            sub.isEmpty() ? QString() : QStringLiteral("<br>") + sub.toHtmlEscaped());
+    return QStringLiteral("<b>%1</b>%2")
+        .arg(item.label().toHtmlEscaped(),
+             sub.isEmpty() ? QString() : QStringLiteral("<br>") + sub.toHtmlEscaped());
   }
-  if (auto hit = item.hitTest(pos.x() - headerWidth_, pos.y() - itemTop(row), paintContext())) return hit->tooltipHtml;
+  if (auto hit = item.hitTest(pos.x() - headerWidth_, pos.y() - itemTop(row), paintContext()))
+    return hit->tooltipHtml;
   return {};
 }
 
@@ -696,8 +724,10 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
     int y = kRulerHeight - vScroll_->value();
     for (size_t i = 0; i < shown_.size(); ++i) {
       const int h = shown_[i]->height();
-      if (e->position().x() >= headerWidth_ && e->position().y() >= y && e->position().y() < y + h) {
-        if (auto hit = shown_[i]->hitTest(e->position().x() - headerWidth_, e->position().y() - y, paintContext()))
+      if (e->position().x() >= headerWidth_ && e->position().y() >= y &&
+          e->position().y() < y + h) {
+        if (auto hit = shown_[i]->hitTest(e->position().x() - headerWidth_, e->position().y() - y,
+                                          paintContext()))
           hitActivity = hit->activity;
         break;
       }
@@ -719,11 +749,17 @@ void TimelineView::leaveEvent(QEvent*) { QToolTip::hideText(); }
 
 void TimelineView::keyPressEvent(QKeyEvent* e) {
   switch (e->key()) {
-    case Qt::Key_W: case Qt::Key_Plus: case Qt::Key_Equal: zoomIn(); break;
-    case Qt::Key_S: case Qt::Key_Minus: zoomOut(); break;
-    case Qt::Key_A: case Qt::Key_Left: panLeft(); break;
-    case Qt::Key_D: case Qt::Key_Right: panRight(); break;
-    case Qt::Key_F: case Qt::Key_Home: fitAll(); break;
+    case Qt::Key_W:
+    case Qt::Key_Plus:
+    case Qt::Key_Equal: zoomIn(); break;
+    case Qt::Key_S:
+    case Qt::Key_Minus: zoomOut(); break;
+    case Qt::Key_A:
+    case Qt::Key_Left: panLeft(); break;
+    case Qt::Key_D:
+    case Qt::Key_Right: panRight(); break;
+    case Qt::Key_F:
+    case Qt::Key_Home: fitAll(); break;
     case Qt::Key_N: focusNextInstance(); break;
     case Qt::Key_P: focusPreviousInstance(); break;
     case Qt::Key_Escape: setSelection(std::nullopt); break;

@@ -75,8 +75,8 @@ class TimelineView : public QWidget {
   // Widget-coordinate geometry at the current scroll position; empty when the track
   // (or group) is not shown because its group is collapsed.
   QRect groupHeaderRect(int group) const;
-  QRect trackRect(int track) const;  // whole track, label column included
-  QRect activityLaneRect(int track) const;  // its activities, time area only
+  QRect trackRect(int track) const;                // whole track, label column included
+  QRect activityLaneRect(int track) const;         // its activities, time area only
   QRect rangeRowRect(int track, int depth) const;  // one depth of its range stack, time area only
   bool isGroupCollapsed(int group) const;
   // Collapses/expands a device group and remembers it for traces of this kind.
@@ -113,8 +113,8 @@ class TimelineView : public QWidget {
 
  private:
   void rebuildItems();
-  void rebuildShown();  // the rows to show after a collapse or expand
-  void layoutLanes();  // sizes range rows and lanes to the free height
+  void rebuildShown();                     // the rows to show after a collapse or expand
+  void layoutLanes();                      // sizes range rows and lanes to the free height
   int shownIndexOfTrack(int track) const;  // -1 when collapsed
   int trackOfActivity(uint32_t activity) const;
   int trackOfRange(uint32_t range) const;
@@ -126,7 +126,7 @@ class TimelineView : public QWidget {
   QString settingsKey() const;
   void syncWidth();
   void updateScrollBar();
-  int rowsHeight() const;  // of all shown rows
+  int rowsHeight() const;      // of all shown rows
   QRect rowsViewport() const;  // between ruler and legend, left of the scroll bar
   void windowChanged();
   bool focusInstance(int position);
@@ -140,10 +140,10 @@ class TimelineView : public QWidget {
   TraceDocumentPtr document_;
   TimelineData timeline_;
   std::vector<std::unique_ptr<TimelineItem>> items_;  // owns the headers and tracks
-  std::vector<GroupHeaderItem*> groupItems_;  // per TrackGroup
-  std::vector<TrackItem*> trackItems_;        // per Track
-  std::vector<TimelineItem*> shown_;          // top down: headers, tracks of expanded groups
-  std::vector<int> trackOfLane_;              // per ActivityLane
+  std::vector<GroupHeaderItem*> groupItems_;          // per TrackGroup
+  std::vector<TrackItem*> trackItems_;                // per Track
+  std::vector<TimelineItem*> shown_;               // top down: headers, tracks of expanded groups
+  std::vector<int> trackOfLane_;                   // per ActivityLane
   std::map<std::pair<int, int>, int> trackOfKey_;  // (device, lane) -> track
   int headerWidth_ = kHeaderWidth;
   QScrollBar* vScroll_;

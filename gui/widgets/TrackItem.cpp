@@ -4,14 +4,17 @@
 namespace tunescope::gui {
 
 TrackItem::TrackItem(const TraceDocument& document, const Track& track) : track_(track) {
-  for (size_t row : track.rangeRows) rows_.push_back(std::make_unique<RangeRowItem>(document.rangeRows()[row]));
-  if (track.activityLane) lane_ = std::make_unique<ActivityLaneItem>(document.lanes()[*track.activityLane]);
+  for (size_t row : track.rangeRows)
+    rows_.push_back(std::make_unique<RangeRowItem>(document.rangeRows()[row]));
+  if (track.activityLane)
+    lane_ = std::make_unique<ActivityLaneItem>(document.lanes()[*track.activityLane]);
 }
 
 QString TrackItem::subLabel() const {
   QStringList parts;
   if (lane_) parts << lane_->subLabel();
-  if (!rows_.empty()) parts << QStringLiteral("%1 range level%2").arg(rows_.size()).arg(rows_.size() == 1 ? "" : "s");
+  if (!rows_.empty())
+    parts << QStringLiteral("%1 range level%2").arg(rows_.size()).arg(rows_.size() == 1 ? "" : "s");
   return parts.join(QStringLiteral(" · "));
 }
 
@@ -23,10 +26,12 @@ void TrackItem::setHeights(int rangeRowPixels, int lanePixels) {
   if (lane_) lane_->setHeight(lanePixels);
 }
 
-void TrackItem::drawContents(QPainter& p, const QRect& area, const TimelinePaintContext& ctx) const {
+void TrackItem::drawContents(QPainter& p, const QRect& area,
+                             const TimelinePaintContext& ctx) const {
   const QRect clip = p.hasClipping() ? p.clipBoundingRect().toAlignedRect() : area;
   for (int depth = 0; depth < rangeDepths(); ++depth) {
-    const QRect rowArea(area.left(), area.top() + rangeRowTop(depth), area.width(), rangeRowHeight_);
+    const QRect rowArea(area.left(), area.top() + rangeRowTop(depth), area.width(),
+                        rangeRowHeight_);
     if (rowArea.intersects(clip)) rows_[static_cast<size_t>(depth)]->drawContents(p, rowArea, ctx);
   }
   if (lane_) {
@@ -35,7 +40,8 @@ void TrackItem::drawContents(QPainter& p, const QRect& area, const TimelinePaint
   }
 }
 
-std::optional<TimelineHit> TrackItem::hitTest(double x, double y, const TimelinePaintContext& ctx) const {
+std::optional<TimelineHit> TrackItem::hitTest(double x, double y,
+                                              const TimelinePaintContext& ctx) const {
   if (y < laneTop() - (rows_.empty() ? 0 : kStackGap)) {
     const int depth = static_cast<int>(y) / rangeRowHeight_;
     if (depth < 0 || depth >= rangeDepths()) return std::nullopt;

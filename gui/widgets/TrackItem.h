@@ -19,7 +19,8 @@ class TrackItem final : public TimelineItem {
   int indent() const override { return 22; }
   int height() const override;
   void drawContents(QPainter& p, const QRect& area, const TimelinePaintContext& ctx) const override;
-  std::optional<TimelineHit> hitTest(double x, double y, const TimelinePaintContext& ctx) const override;
+  std::optional<TimelineHit> hitTest(double x, double y,
+                                     const TimelinePaintContext& ctx) const override;
 
   const Track& track() const { return track_; }
   int rangeDepths() const { return static_cast<int>(rows_.size()); }

@@ -17,9 +17,9 @@ void CpuOps::relu_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) {
   const float* xd = x.data();
   float* yd = y.data();
   const auto kernel = elementwise_kernels().relu_forward;  // keeps NaN
-  ctx.pool.parallel_for(x.size(), [=](int64_t first, int64_t last) {
-    kernel(xd + first, yd + first, last - first);
-  }, kElementGrain);
+  ctx.pool.parallel_for(
+      x.size(), [=](int64_t first, int64_t last) { kernel(xd + first, yd + first, last - first); },
+      kElementGrain);
 }
 
 void CpuOps::relu_backward(const ExecContext& ctx, const Tensor& y, const Tensor& dy, Tensor& dx) {
@@ -31,9 +31,12 @@ void CpuOps::relu_backward(const ExecContext& ctx, const Tensor& y, const Tensor
   float* dxd = dx.data();
   // Branch-free: the sign of y is random, and a branch on it mispredicted half the time.
   const auto kernel = elementwise_kernels().relu_backward;
-  ctx.pool.parallel_for(y.size(), [=](int64_t first, int64_t last) {
-    kernel(yd + first, dyd + first, dxd + first, last - first);
-  }, kElementGrain);
+  ctx.pool.parallel_for(
+      y.size(),
+      [=](int64_t first, int64_t last) {
+        kernel(yd + first, dyd + first, dxd + first, last - first);
+      },
+      kElementGrain);
 }
 
 }  // namespace tunescope::cpu

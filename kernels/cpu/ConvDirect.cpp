@@ -28,15 +28,15 @@
 #include "core/base/ConvAlgorithm.h"
 #include "core/base/Registry.h"
 #include "core/base/ThreadPool.h"
-#include "kernels/shared/ConvArgs.h"
 #include "kernels/cpu/Vec8.h"
+#include "kernels/shared/ConvArgs.h"
 #include "kernels/shared/WorkspaceLayout.h"
 #include "profiler/Tracer.h"
 
 namespace tunescope::cpu {
 namespace {
 
-constexpr int kNchwChannels = 4;     // output channels per NCHW tile
+constexpr int kNchwChannels = 4;       // output channels per NCHW tile
 constexpr int64_t kNchwWideTile = 16;  // output columns per NCHW tile (8 when Q is small)
 constexpr int64_t kNhwcPixels = 4;     // output pixels per NHWC tile
 constexpr int64_t kFilterVec = 8;      // input channels per NHWC backward-filter Vec8
@@ -176,9 +176,8 @@ int64_t tiled_width(Layout layout, int64_t Q) {
 // buffer of rows x cols at (top, left), laid out as `to`: channel planes (NCHW) or
 // pixels of `pitch` channel slots (NHWC). Converting here lets either correlation engine
 // serve tensors of either layout.
-void pack_padded(Layout from, const float* image, int64_t channels, int64_t h, int64_t w,
-                 Layout to, float* buf, int64_t rows, int64_t cols, int64_t top, int64_t left,
-                 int64_t pitch) {
+void pack_padded(Layout from, const float* image, int64_t channels, int64_t h, int64_t w, Layout to,
+                 float* buf, int64_t rows, int64_t cols, int64_t top, int64_t left, int64_t pitch) {
   std::fill_n(buf, (to == Layout::NCHW ? channels : pitch) * rows * cols, 0.0f);
   for (int64_t y = 0; y < h; ++y) {
     if (from == Layout::NCHW && to == Layout::NCHW) {
@@ -262,11 +261,11 @@ ImageStrides image_strides(Layout layout, int64_t channels, int64_t rows, int64_
 // inside dx (a in [first_h, first_h + rows)) are computed, so nothing is cropped.
 struct Phase {
   int64_t ph_h, ph_w;
-  int64_t taps_h, taps_w;      // filter taps with r = ph_h (mod u), s = ph_w (mod v)
-  int64_t first_h, first_w;    // first a (row) and column index inside dx
-  int64_t rows, cols;          // how many
-  int64_t dx_row, dx_col;      // where the first lands in dx
-  size_t filter_offset = 0;    // its arranged sub-filter in the workspace
+  int64_t taps_h, taps_w;    // filter taps with r = ph_h (mod u), s = ph_w (mod v)
+  int64_t first_h, first_w;  // first a (row) and column index inside dx
+  int64_t rows, cols;        // how many
+  int64_t dx_row, dx_col;    // where the first lands in dx
+  size_t filter_offset = 0;  // its arranged sub-filter in the workspace
 };
 
 struct DirectPlan {
@@ -306,10 +305,10 @@ DirectPlan make_plan(const ConvProblem& p, ConvPass pass) {
   WorkspaceLayout ws;
   if (pass == ConvPass::forward || pass == ConvPass::backward_filter) {
     // Backward filter over input channels reads them as vectors, hence the pitch.
-    plan.x_pitch = pass == ConvPass::backward_filter &&
-                           plan.filter_engine == FilterEngine::over_input_channels
-                       ? round_up(C, kFilterVec)
-                       : C;
+    plan.x_pitch =
+        pass == ConvPass::backward_filter && plan.filter_engine == FilterEngine::over_input_channels
+            ? round_up(C, kFilterVec)
+            : C;
     plan.x_rows = Hp;
     // One column of slack: stride-2 vector loads read one float past the last tap.
     plan.x_cols = std::max(Wp, (tiled_width(plan.engine, out.w) - 1) * v + S + 1);
@@ -343,8 +342,8 @@ DirectPlan make_plan(const ConvProblem& p, ConvPass pass) {
         // The phase reads dy-buffer rows up to dy_top + first + rows - 1, and columns up
         // to dy_left + first + (rows rounded up to whole tiles) - 1.
         plan.dy_rows = std::max(plan.dy_rows, plan.dy_top + phase.first_h + phase.rows);
-        plan.dy_cols = std::max(plan.dy_cols, plan.dy_left + phase.first_w +
-                                                  tiled_width(plan.engine, phase.cols));
+        plan.dy_cols = std::max(
+            plan.dy_cols, plan.dy_left + phase.first_w + tiled_width(plan.engine, phase.cols));
         plan.phases.push_back(phase);
       }
     // dy itself sits at (dy_top, dy_left), whether or not a phase reads all of it.
@@ -386,7 +385,8 @@ void nchw_filter_tile(const ConvProblem& p, const float* xbuf, int64_t x_rows, i
     const float* xrow = xbuf + (c * x_rows + pp * p.stride_h + r) * x_cols + s;
     for (int64_t q0 = 0; q0 < dy_cols; q0 += 8) {
       const Vec8 xv = load8_strided<V>(xrow + q0 * v, v);
-      for (int kb = 0; kb < KB; ++kb) acc[kb] += load8(dy + ((k0 + kb) * P + pp) * dy_cols + q0) * xv;
+      for (int kb = 0; kb < KB; ++kb)
+        acc[kb] += load8(dy + ((k0 + kb) * P + pp) * dy_cols + q0) * xv;
     }
   }
   const Strides4 fs = strides_for(p.filter(), p.layout);  // partials are laid out like dw
@@ -407,15 +407,23 @@ void nchw_filter_image(const ConvProblem& p, const float* xbuf, int64_t x_rows, 
     for (int64_t c = 0; c < p.input.c; ++c)
       for (int64_t r = 0; r < p.kernel_h; ++r)
         for (int64_t s = 0; s < p.kernel_w; ++s) switch (std::min<int64_t>(kNchwChannels, K - k0)) {
-            case 4: nchw_filter_tile<4, V>(p, xbuf, x_rows, x_cols, dy, dy_cols, partial, k0, c, r, s); break;
-            case 3: nchw_filter_tile<3, V>(p, xbuf, x_rows, x_cols, dy, dy_cols, partial, k0, c, r, s); break;
-            case 2: nchw_filter_tile<2, V>(p, xbuf, x_rows, x_cols, dy, dy_cols, partial, k0, c, r, s); break;
-            default: nchw_filter_tile<1, V>(p, xbuf, x_rows, x_cols, dy, dy_cols, partial, k0, c, r, s); break;
+            case 4:
+              nchw_filter_tile<4, V>(p, xbuf, x_rows, x_cols, dy, dy_cols, partial, k0, c, r, s);
+              break;
+            case 3:
+              nchw_filter_tile<3, V>(p, xbuf, x_rows, x_cols, dy, dy_cols, partial, k0, c, r, s);
+              break;
+            case 2:
+              nchw_filter_tile<2, V>(p, xbuf, x_rows, x_cols, dy, dy_cols, partial, k0, c, r, s);
+              break;
+            default:
+              nchw_filter_tile<1, V>(p, xbuf, x_rows, x_cols, dy, dy_cols, partial, k0, c, r, s);
+              break;
           }
 }
 
-void nchw_filter_image_step(const ConvProblem& p, const float* xbuf, int64_t x_rows,
-                            int64_t x_cols, const float* dy, int64_t dy_cols, float* partial) {
+void nchw_filter_image_step(const ConvProblem& p, const float* xbuf, int64_t x_rows, int64_t x_cols,
+                            const float* dy, int64_t dy_cols, float* partial) {
   if (p.stride_w == 1) return nchw_filter_image<1>(p, xbuf, x_rows, x_cols, dy, dy_cols, partial);
   if (p.stride_w == 2) return nchw_filter_image<2>(p, xbuf, x_rows, x_cols, dy, dy_cols, partial);
   nchw_filter_image<0>(p, xbuf, x_rows, x_cols, dy, dy_cols, partial);
@@ -426,7 +434,8 @@ void nchw_filter_image_step(const ConvProblem& p, const float* xbuf, int64_t x_r
 // whole vector of channels), KB output channels at a time.
 template <int KB>
 void nhwc_filter_tile(const ConvProblem& p, const float* xbuf, int64_t x_cols, int64_t pitch,
-                      const float* dy, float* partial, int64_t k0, int64_t r, int64_t s, int64_t c0) {
+                      const float* dy, float* partial, int64_t k0, int64_t r, int64_t s,
+                      int64_t c0) {
   const Shape4 out = p.output();
   const int64_t K = p.out_channels, C = p.input.c;
   const Strides4 fs = strides_for(p.filter(), p.layout);  // partials are laid out like dw
@@ -472,9 +481,9 @@ void nhwc_filter_image(const ConvProblem& p, const float* xbuf, int64_t x_cols, 
 // instead, all C input channels broadcast; dy pixels are read from a copy with a
 // pitch of whole vectors.
 template <int CB>
-void nhwc_filter_tile_over_k(const ConvProblem& p, const float* xbuf, int64_t x_cols,
-                             int64_t pitch, const float* dy, int64_t dy_pitch, float* partial,
-                             int64_t k0, int64_t r, int64_t s) {
+void nhwc_filter_tile_over_k(const ConvProblem& p, const float* xbuf, int64_t x_cols, int64_t pitch,
+                             const float* dy, int64_t dy_pitch, float* partial, int64_t k0,
+                             int64_t r, int64_t s) {
   const Shape4 out = p.output();
   Vec8 acc[CB] = {};
   for (int64_t pp = 0; pp < out.h; ++pp) {
@@ -553,9 +562,22 @@ class ConvDirect final : public ConvAlgorithm {
       for (int64_t n = first; n < end; ++n) {
         pack_padded(p.layout, x.data() + n * p.input.item_count(), C, p.input.h, p.input.w,
                     plan.engine, buf, plan.x_rows, plan.x_cols, p.pad_h, p.pad_w, plan.x_pitch);
-        const Correlation a{C, K, p.kernel_h, p.kernel_w, out.h, out.w, p.stride_h, p.stride_w,
-                            buf, plan.x_rows, plan.x_cols, filter,
-                            y.data() + n * out.item_count(), ys.channel, ys.row, ys.col};
+        const Correlation a{C,
+                            K,
+                            p.kernel_h,
+                            p.kernel_w,
+                            out.h,
+                            out.w,
+                            p.stride_h,
+                            p.stride_w,
+                            buf,
+                            plan.x_rows,
+                            plan.x_cols,
+                            filter,
+                            y.data() + n * out.item_count(),
+                            ys.channel,
+                            ys.row,
+                            ys.col};
         correlate(plan.engine, a);
       }
     });
@@ -584,8 +606,8 @@ class ConvDirect final : public ConvAlgorithm {
                      slot * K * plan.dy_rows * plan.dy_cols;
       for (int64_t n = first; n < end; ++n) {
         float* dx_image = dx.data() + n * p.input.item_count();
-        pack_padded(p.layout, dy.data() + n * out.item_count(), K, out.h, out.w, plan.engine,
-                    dybuf, plan.dy_rows, plan.dy_cols, plan.dy_top, plan.dy_left, K);
+        pack_padded(p.layout, dy.data() + n * out.item_count(), K, out.h, out.w, plan.engine, dybuf,
+                    plan.dy_rows, plan.dy_cols, plan.dy_top, plan.dy_left, K);
         for (const Phase& ph : plan.phases) {
           if (ph.rows == 0 || ph.cols == 0) continue;
           // Phases with fewer taps start further into the shared top/left zero border.
@@ -593,18 +615,30 @@ class ConvDirect final : public ConvAlgorithm {
           const int64_t col0 = plan.dy_left - (ph.taps_w - 1) + ph.first_w;
           const float* in = plan.engine == Layout::NCHW ? dybuf + row0 * plan.dy_cols + col0
                                                         : dybuf + (row0 * plan.dy_cols + col0) * K;
-          const Correlation a{K, C, ph.taps_h, ph.taps_w, ph.rows, ph.cols, 1, 1,
-                              in, plan.dy_rows, plan.dy_cols,
+          const Correlation a{K,
+                              C,
+                              ph.taps_h,
+                              ph.taps_w,
+                              ph.rows,
+                              ph.cols,
+                              1,
+                              1,
+                              in,
+                              plan.dy_rows,
+                              plan.dy_cols,
                               WorkspaceLayout::at(call.workspace, ph.filter_offset),
                               dx_image + ph.dx_row * xs.row + ph.dx_col * xs.col,
-                              xs.channel, u * xs.row, v * xs.col};
+                              xs.channel,
+                              u * xs.row,
+                              v * xs.col};
           correlate(plan.engine, a);
         }
       }
     });
   }
 
-  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override {
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                       Tensor& dw) override {
     const ConvProblem& p = call.problem;
     check_conv_args(name(), ConvPass::backward_filter, p, x, dy, dw);
     const DirectPlan plan = make_plan(p, ConvPass::backward_filter);
@@ -618,8 +652,8 @@ class ConvDirect final : public ConvAlgorithm {
     for_each_slot(ex.pool, plan.slots, p.input.n, [&](int64_t slot, int64_t first, int64_t end) {
       float* buf = WorkspaceLayout::at(call.workspace, plan.x_offset) +
                    slot * plan.x_rows * plan.x_cols * plan.x_pitch;
-      float* dycopy = WorkspaceLayout::at(call.workspace, plan.dy_copy_offset) +
-                      slot * plan.dy_copy_elements;
+      float* dycopy =
+          WorkspaceLayout::at(call.workspace, plan.dy_copy_offset) + slot * plan.dy_copy_elements;
       float* partial = plan.slots > 1 ? partials + slot * filter_elements : dw.data();
       std::fill_n(partial, filter_elements, 0.0f);
       for (int64_t n = first; n < end; ++n) {
@@ -629,7 +663,8 @@ class ConvDirect final : public ConvAlgorithm {
                     dycopy, out.h, plan.dy_tiled, 0, 0, plan.dy_pitch);
         switch (plan.filter_engine) {
           case FilterEngine::over_columns:
-            nchw_filter_image_step(p, buf, plan.x_rows, plan.x_cols, dycopy, plan.dy_tiled, partial);
+            nchw_filter_image_step(p, buf, plan.x_rows, plan.x_cols, dycopy, plan.dy_tiled,
+                                   partial);
             break;
           case FilterEngine::over_input_channels:
             nhwc_filter_image(p, buf, plan.x_cols, plan.x_pitch, dycopy, partial);
@@ -642,14 +677,17 @@ class ConvDirect final : public ConvAlgorithm {
       }
     });
     if (plan.slots > 1)
-      ex.pool.parallel_for(filter_elements, [&](int64_t b, int64_t e) {
-        float* out_dw = dw.data();
-        std::copy(partials + b, partials + e, out_dw + b);
-        for (int64_t g = 1; g < plan.slots; ++g) {
-          const float* part = partials + g * filter_elements;
-          for (int64_t i = b; i < e; ++i) out_dw[i] += part[i];
-        }
-      }, 1024);
+      ex.pool.parallel_for(
+          filter_elements,
+          [&](int64_t b, int64_t e) {
+            float* out_dw = dw.data();
+            std::copy(partials + b, partials + e, out_dw + b);
+            for (int64_t g = 1; g < plan.slots; ++g) {
+              const float* part = partials + g * filter_elements;
+              for (int64_t i = b; i < e; ++i) out_dw[i] += part[i];
+            }
+          },
+          1024);
   }
 };
 

@@ -16,11 +16,10 @@ namespace {
 constexpr double kTiledFlopWeight = 1.0;
 
 const ConvAlgorithmRegistration registration("cpu", "fft-fftw", [](const KnobValues& knobs) {
-  return std::make_unique<FftConvolution>("fft-fftw", TUNESCOPE_FFT_KERNEL_NAMES("fft-fftw"),
-                                          std::make_unique<FftwTransformFactory>(),
-                                          FftConvolution::kDefaultChunkBudgetBytes,
-                                          fft_tile_knob.get(knobs), kTiledFlopWeight,
-                                          fft_workspace_knob.get(knobs) == FftWorkspace::cache);
+  return std::make_unique<FftConvolution>(
+      "fft-fftw", TUNESCOPE_FFT_KERNEL_NAMES("fft-fftw"), std::make_unique<FftwTransformFactory>(),
+      FftConvolution::kDefaultChunkBudgetBytes, fft_tile_knob.get(knobs), kTiledFlopWeight,
+      fft_workspace_knob.get(knobs) == FftWorkspace::cache);
 });
 
 }  // namespace

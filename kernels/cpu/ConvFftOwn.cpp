@@ -16,11 +16,10 @@ namespace {
 constexpr double kTiledFlopWeight = 1.7;
 
 const ConvAlgorithmRegistration registration("cpu", "fft-own", [](const KnobValues& knobs) {
-  return std::make_unique<FftConvolution>("fft-own", TUNESCOPE_FFT_KERNEL_NAMES("fft-own"),
-                                          std::make_unique<OwnFftTransformFactory>(),
-                                          FftConvolution::kDefaultChunkBudgetBytes,
-                                          fft_tile_knob.get(knobs), kTiledFlopWeight,
-                                          fft_workspace_knob.get(knobs) == FftWorkspace::cache);
+  return std::make_unique<FftConvolution>(
+      "fft-own", TUNESCOPE_FFT_KERNEL_NAMES("fft-own"), std::make_unique<OwnFftTransformFactory>(),
+      FftConvolution::kDefaultChunkBudgetBytes, fft_tile_knob.get(knobs), kTiledFlopWeight,
+      fft_workspace_knob.get(knobs) == FftWorkspace::cache);
 });
 
 }  // namespace

@@ -15,8 +15,8 @@
 #include "core/base/ConvAlgorithm.h"
 #include "core/base/Registry.h"
 #include "core/base/ThreadPool.h"
-#include "kernels/shared/ConvArgs.h"
 #include "kernels/cpu/Im2col.h"
+#include "kernels/shared/ConvArgs.h"
 #include "kernels/shared/WorkspaceLayout.h"
 #include "profiler/Tracer.h"
 
@@ -30,8 +30,8 @@ constexpr int64_t kColumnBudgetBytes = 8 << 20;
 constexpr int64_t kMinTileColumns = 64;
 
 struct GemmPlan {
-  int64_t wave = 1;    // images whose column matrices are live at once
-  int64_t groups = 1;  // backward-filter partial sums; 1 = accumulate straight into dw
+  int64_t wave = 1;          // images whose column matrices are live at once
+  int64_t groups = 1;        // backward-filter partial sums; 1 = accumulate straight into dw
   int64_t col_elements = 0;  // per image; 0 when the image is its own column matrix
   size_t col_offset = 0;
   size_t partial_offset = 0;
@@ -59,15 +59,18 @@ GemmPlan make_plan(const ConvProblem& p) {
 struct Dims {
   int64_t C, K, CRS, PQ, image_in, image_out;
   explicit Dims(const ConvProblem& p)
-      : C(p.input.c), K(p.out_channels), CRS(p.input.c * p.kernel_h * p.kernel_w),
-        PQ(p.output().h * p.output().w), image_in(p.input.item_count()),
+      : C(p.input.c),
+        K(p.out_channels),
+        CRS(p.input.c * p.kernel_h * p.kernel_w),
+        PQ(p.output().h * p.output().w),
+        image_in(p.input.item_count()),
         image_out(p.output().item_count()) {}
 };
 
 // y_image[:, t0:t1] = W * col (NCHW) or y_image[t0:t1, :] = col * W^T (NHWC), where
 // [t0, t1) are output pixels.
-void forward_tile(const ConvProblem& p, const Dims& d, const float* w, const float* col,
-                  float* y, int64_t t0, int64_t t1) {
+void forward_tile(const ConvProblem& p, const Dims& d, const float* w, const float* col, float* y,
+                  int64_t t0, int64_t t1) {
   const int n = static_cast<int>(t1 - t0), K = static_cast<int>(d.K), CRS = static_cast<int>(d.CRS),
             PQ = static_cast<int>(d.PQ);
   if (p.layout == Layout::NCHW)
@@ -96,11 +99,11 @@ void backward_filter_image(const ConvProblem& p, const Dims& d, const float* dy,
                            float* dw, float beta) {
   const int K = static_cast<int>(d.K), CRS = static_cast<int>(d.CRS), PQ = static_cast<int>(d.PQ);
   if (p.layout == Layout::NCHW)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, K, CRS, PQ, 1.0f, dy, PQ, col, PQ, beta, dw,
-                CRS);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, K, CRS, PQ, 1.0f, dy, PQ, col, PQ, beta,
+                dw, CRS);
   else
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, CRS, PQ, 1.0f, dy, K, col, CRS, beta, dw,
-                CRS);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, CRS, PQ, 1.0f, dy, K, col, CRS, beta,
+                dw, CRS);
 }
 
 // Output pixels per sgemm tile so that a wave of `images` yields about two items per thread.
@@ -168,7 +171,8 @@ class ConvGemm final : public ConvAlgorithm {
                               p.flops() * images / p.input.n,
                               images * (d.CRS * d.PQ + d.image_out) * 4.0 + w.bytes());
       for_each_tile(ex.pool, d, images, [&](int64_t i, int64_t t0, int64_t t1) {
-        const float* col = plan.col_elements > 0 ? cols + i * plan.col_elements : x0 + i * d.image_in;
+        const float* col =
+            plan.col_elements > 0 ? cols + i * plan.col_elements : x0 + i * d.image_in;
         forward_tile(p, d, w.data(), col, y.data() + (first + i) * d.image_out, t0, t1);
       });
     }
@@ -204,7 +208,8 @@ class ConvGemm final : public ConvAlgorithm {
     }
   }
 
-  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override {
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                       Tensor& dw) override {
     const ConvProblem& p = call.problem;
     const GemmPlan plan = begin_pass(call, ConvPass::backward_filter, x, dy, dw);
     const Dims d(p);
@@ -217,7 +222,8 @@ class ConvGemm final : public ConvAlgorithm {
     for (int64_t first = 0; first < p.input.n; first += plan.wave) {
       const int64_t images = std::min(plan.wave, p.input.n - first);
       const float* x0 = x.data() + first * d.image_in;
-      if (plan.col_elements > 0) im2col_wave(ex, "gemm.bwd_filter.im2col", p, d, plan, x0, images, cols);
+      if (plan.col_elements > 0)
+        im2col_wave(ex, "gemm.bwd_filter.im2col", p, d, plan, x0, images, cols);
       profiler::KernelScope k(ex.tracer, "gemm.bwd_filter.sgemm", ex.device, ex.lane,
                               p.flops() * images / p.input.n,
                               images * (d.CRS * d.PQ + d.image_out) * 4.0 + dw.bytes());
@@ -225,7 +231,8 @@ class ConvGemm final : public ConvAlgorithm {
         for (int64_t g = gb; g < ge; ++g) {
           float* target = plan.groups > 1 ? partials + g * filter_elements : dw.data();
           for (int64_t i = g * images / plan.groups; i < (g + 1) * images / plan.groups; ++i) {
-            const float* col = plan.col_elements > 0 ? cols + i * plan.col_elements : x0 + i * d.image_in;
+            const float* col =
+                plan.col_elements > 0 ? cols + i * plan.col_elements : x0 + i * d.image_in;
             backward_filter_image(p, d, dy.data() + (first + i) * d.image_out, col, target,
                                   started[g] ? 1.0f : 0.0f);
             started[g] = 1;
@@ -237,14 +244,17 @@ class ConvGemm final : public ConvAlgorithm {
       profiler::KernelScope k(ex.tracer, "gemm.bwd_filter.reduce", ex.device, ex.lane,
                               static_cast<double>(plan.groups * filter_elements),
                               (plan.groups + 1) * filter_elements * 4.0);
-      ex.pool.parallel_for(filter_elements, [&](int64_t b, int64_t e) {
-        float* out = dw.data();
-        std::copy(partials + b, partials + e, out + b);
-        for (int64_t g = 1; g < plan.groups; ++g) {
-          const float* part = partials + g * filter_elements;
-          for (int64_t i = b; i < e; ++i) out[i] += part[i];
-        }
-      }, 1024);
+      ex.pool.parallel_for(
+          filter_elements,
+          [&](int64_t b, int64_t e) {
+            float* out = dw.data();
+            std::copy(partials + b, partials + e, out + b);
+            for (int64_t g = 1; g < plan.groups; ++g) {
+              const float* part = partials + g * filter_elements;
+              for (int64_t i = b; i < e; ++i) out[i] += part[i];
+            }
+          },
+          1024);
     }
   }
 };

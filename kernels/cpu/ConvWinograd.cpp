@@ -10,8 +10,8 @@
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/base/ThreadPool.h"
-#include "kernels/shared/ConvArgs.h"
 #include "kernels/cpu/WinogradKernelTable.h"
+#include "kernels/shared/ConvArgs.h"
 #include "kernels/shared/WorkspaceLayout.h"
 #include "profiler/Tracer.h"
 
@@ -70,11 +70,12 @@ struct PassNames {
 };
 constexpr PassNames kForwardNames{"winograd.fwd.filter_transform", "winograd.fwd.input_transform",
                                   "winograd.fwd.gemm", "winograd.fwd.output_transform"};
-constexpr PassNames kBackwardDataNames{"winograd.bwd_data.filter_transform", "winograd.bwd_data.input_transform",
-                                       "winograd.bwd_data.gemm", "winograd.bwd_data.output_transform"};
-constexpr PassNames kBackwardFilterNames{"winograd.bwd_filter.filter_transform",
-                                         "winograd.bwd_filter.input_transform", "winograd.bwd_filter.gemm",
-                                         "winograd.bwd_filter.dy_transform"};
+constexpr PassNames kBackwardDataNames{
+    "winograd.bwd_data.filter_transform", "winograd.bwd_data.input_transform",
+    "winograd.bwd_data.gemm", "winograd.bwd_data.output_transform"};
+constexpr PassNames kBackwardFilterNames{
+    "winograd.bwd_filter.filter_transform", "winograd.bwd_filter.input_transform",
+    "winograd.bwd_filter.gemm", "winograd.bwd_filter.dy_transform"};
 
 // Tiles x alpha^2: the transformed-domain products per channel pair of F(m x m).
 int64_t transformed_products(const ConvProblem& p, int m) {
@@ -116,10 +117,12 @@ WinogradPlan make_plan(const ConvProblem& p, ConvPass pass, int m) {
   plan.alpha2 = (m + 2) * (m + 2);
   plan.g = geometry(p, pass, m);
   plan.tiles = plan.g.n * plan.g.tiles_h * plan.g.tiles_w;
-  const int64_t tile_bytes = plan.alpha2 * (plan.g.in_c + plan.g.out_c) * static_cast<int64_t>(sizeof(float));
-  const int64_t fit = std::clamp<int64_t>(kWaveBudgetBytes / tile_bytes, std::min(kMinWaveTiles, plan.tiles),
-                                          plan.tiles);
-  plan.wave = ceil_div(plan.tiles, ceil_div(plan.tiles, fit));  // equal waves rather than a short last one
+  const int64_t tile_bytes =
+      plan.alpha2 * (plan.g.in_c + plan.g.out_c) * static_cast<int64_t>(sizeof(float));
+  const int64_t fit = std::clamp<int64_t>(kWaveBudgetBytes / tile_bytes,
+                                          std::min(kMinWaveTiles, plan.tiles), plan.tiles);
+  plan.wave =
+      ceil_div(plan.tiles, ceil_div(plan.tiles, fit));  // equal waves rather than a short last one
   WorkspaceLayout layout;
   plan.u_offset = layout.add_floats(plan.alpha2 * plan.g.in_c * plan.g.out_c);
   plan.v_offset = layout.add_floats(plan.alpha2 * plan.g.in_c * plan.wave);
@@ -149,8 +152,8 @@ struct FilterView {
 // u[a][o][i] = (G g G^T)[a] with g the 3x3 filter (k, c) = (o, i) (forward) or, for
 // backward data, rot180 of (k, c) = (i, o): the transposed, flipped filter.
 template <int M>
-void transform_filters_m(const ExecContext& ex, const WinogradPlan& plan, const FilterView& w, bool flip_transpose,
-                         float* u) {
+void transform_filters_m(const ExecContext& ex, const WinogradPlan& plan, const FilterView& w,
+                         bool flip_transpose, float* u) {
   constexpr int A2 = (M + 2) * (M + 2);
   const int64_t outs = plan.g.out_c, ins = plan.g.in_c;
   ex.pool.parallel_for(outs, [&](int64_t begin, int64_t end) {
@@ -172,8 +175,8 @@ void transform_filters_m(const ExecContext& ex, const WinogradPlan& plan, const 
   });
 }
 
-void transform_filters(const ExecContext& ex, const char* kernel, const WinogradPlan& plan, const FilterView& w,
-                       bool flip_transpose, float* u) {
+void transform_filters(const ExecContext& ex, const char* kernel, const WinogradPlan& plan,
+                       const FilterView& w, bool flip_transpose, float* u) {
   const int64_t outs = plan.g.out_c, ins = plan.g.in_c;
   profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * outs * ins * plan.alpha2 * 9,
                           (outs * ins * (9 + plan.alpha2)) * 4.0);
@@ -221,20 +224,20 @@ void inverse_transform_filters(const ExecContext& ex, const char* kernel, const 
 // on the NCHW path), in parallel.
 template <typename Body>
 void for_each_tile_group(ThreadPool& pool, int64_t count, int lanes, Body body) {
-  pool.parallel_for(ceil_div(count, lanes), [&](int64_t gb, int64_t ge) {
-    body(gb * lanes, std::min(count, ge * lanes));
-  });
+  pool.parallel_for(ceil_div(count, lanes),
+                    [&](int64_t gb, int64_t ge) { body(gb * lanes, std::min(count, ge * lanes)); });
 }
 
 // Items of `alpha2` sgemms split `extent` ways so that the pool gets about two each.
 int64_t gemm_splits(const ThreadPool& pool, int alpha2, int64_t extent, int64_t min_extent) {
-  return std::clamp<int64_t>(ceil_div(2 * pool.size(), alpha2), 1, std::max<int64_t>(1, extent / min_extent));
+  return std::clamp<int64_t>(ceil_div(2 * pool.size(), alpha2), 1,
+                             std::max<int64_t>(1, extent / min_extent));
 }
 
 // m[a] = u[a] v[a] for every point a of one wave: (out_c x in_c) (in_c x count) in
 // NCHW, (count x in_c) (in_c x out_c) in NHWC (see WinogradKernelTable.h).
-void multiply_wave(const ExecContext& ex, const char* kernel, const WinogradPlan& plan, int64_t count,
-                   const float* u, const float* v, float* mt) {
+void multiply_wave(const ExecContext& ex, const char* kernel, const WinogradPlan& plan,
+                   int64_t count, const float* u, const float* v, float* mt) {
   const WinogradGeometry& g = plan.g;
   const int K = static_cast<int>(g.out_c), C = static_cast<int>(g.in_c);
   profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * plan.alpha2 * K * C * count,
@@ -244,25 +247,28 @@ void multiply_wave(const ExecContext& ex, const char* kernel, const WinogradPlan
   ex.pool.parallel_for(plan.alpha2 * splits, [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
       const int64_t a = item / splits, t0 = item % splits * chunk;
-      const int n = static_cast<int>(std::min(count, t0 + chunk) - t0), ld = static_cast<int>(count);
+      const int n = static_cast<int>(std::min(count, t0 + chunk) - t0),
+                ld = static_cast<int>(count);
       if (n <= 0) continue;
       const float* ua = u + a * K * C;
       const float* va = v + a * C * count;
       float* ma = mt + a * K * count;
       if (!g.nhwc)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, n, C, 1.0f, ua, C, va + t0, ld, 0.0f, ma + t0, ld);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, n, C, 1.0f, ua, C, va + t0, ld,
+                    0.0f, ma + t0, ld);
       else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, K, C, 1.0f, va + t0 * C, C, ua, C, 0.0f,
-                    ma + t0 * K, K);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, K, C, 1.0f, va + t0 * C, C, ua, C,
+                    0.0f, ma + t0 * K, K);
     }
   });
 }
 
 // du[a] = beta du[a] + dm[a] v[a]^T for every point a of one wave; du[a] is out_c x in_c.
-void accumulate_filter_wave(const ExecContext& ex, const char* kernel, const WinogradPlan& plan, int64_t count,
-                            const float* dm, const float* v, float* du, float beta) {
+void accumulate_filter_wave(const ExecContext& ex, const char* kernel, const WinogradPlan& plan,
+                            int64_t count, const float* dm, const float* v, float* du, float beta) {
   const WinogradGeometry& g = plan.g;
-  const int K = static_cast<int>(g.out_c), C = static_cast<int>(g.in_c), n = static_cast<int>(count);
+  const int K = static_cast<int>(g.out_c), C = static_cast<int>(g.in_c),
+            n = static_cast<int>(count);
   profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * plan.alpha2 * K * C * count,
                           plan.alpha2 * (static_cast<double>(K) * C + (K + C) * count) * 4.0);
   const int64_t splits = gemm_splits(ex.pool, plan.alpha2, K, kMinGemmRows);
@@ -276,10 +282,11 @@ void accumulate_filter_wave(const ExecContext& ex, const char* kernel, const Win
       const float* va = v + a * C * count;
       float* dua = du + a * K * C + k0 * C;
       if (!g.nhwc)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, C, n, 1.0f, dma + k0 * count, n, va, n, beta,
-                    dua, C);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, C, n, 1.0f, dma + k0 * count, n,
+                    va, n, beta, dua, C);
       else
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rows, C, n, 1.0f, dma + k0, K, va, C, beta, dua, C);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rows, C, n, 1.0f, dma + k0, K, va, C,
+                    beta, dua, C);
     }
   });
 }
@@ -313,13 +320,15 @@ int winograd_tile_size(WinogradTile tile, const ConvProblem& problem) {
   switch (tile) {
     case WinogradTile::f2: return 2;
     case WinogradTile::f4: return 4;
-    default: return 4 * transformed_products(problem, 4) <= 3 * transformed_products(problem, 2) ? 4 : 2;
+    default:
+      return 4 * transformed_products(problem, 4) <= 3 * transformed_products(problem, 2) ? 4 : 2;
   }
 }
 
 ConvWinograd::ConvWinograd(WinogradTile tile, std::optional<CpuIsa> isa)
     : tile_(tile), isa_(isa ? *isa : cpu_isa_from_environment("TUNESCOPE_WINOGRAD_ISA")) {
-  if (!cpu_supports(isa_)) fail(ErrorKind::usage, "winograd: this CPU cannot run the ", to_string(isa_), " path");
+  if (!cpu_supports(isa_))
+    fail(ErrorKind::usage, "winograd: this CPU cannot run the ", to_string(isa_), " path");
 }
 
 std::string ConvWinograd::unsupported_reason(const ConvProblem& p) const {
@@ -330,36 +339,41 @@ std::string ConvWinograd::unsupported_reason(const ConvProblem& p) const {
   if (p.stride_h != 1 || p.stride_w != 1)
     return cat("winograd runs stride 1 only, not ", p.stride_h, "x", p.stride_w);
   if (const size_t bytes = plan_bytes(p); bytes > kMaxWorkspaceBytes)
-    return cat("winograd: ", p.key(), " needs ", bytes >> 20, " MiB of workspace (limit ", kMaxWorkspaceBytes >> 20,
-               " MiB)");
+    return cat("winograd: ", p.key(), " needs ", bytes >> 20, " MiB of workspace (limit ",
+               kMaxWorkspaceBytes >> 20, " MiB)");
   return {};
 }
 
 size_t ConvWinograd::plan_bytes(const ConvProblem& p) const {
   const int m = winograd_tile_size(tile_, p);
   // Backward filter plans as forward does; backward data tiles dx instead of y.
-  return std::max(make_plan(p, ConvPass::forward, m).bytes, make_plan(p, ConvPass::backward_data, m).bytes);
+  return std::max(make_plan(p, ConvPass::forward, m).bytes,
+                  make_plan(p, ConvPass::backward_data, m).bytes);
 }
 
-size_t ConvWinograd::workspace_bytes(const ConvProblem& p) const { return supports(p) ? plan_bytes(p) : 0; }
+size_t ConvWinograd::workspace_bytes(const ConvProblem& p) const {
+  return supports(p) ? plan_bytes(p) : 0;
+}
 
 namespace {
 
 // What every pass does first: checks the tensors, support and the workspace.
-WinogradPlan begin_pass(const ConvWinograd& algo, WinogradTile tile, const ConvCall& call, ConvPass pass,
-                        const Tensor& a, const Tensor& b, const Tensor& out) {
+WinogradPlan begin_pass(const ConvWinograd& algo, WinogradTile tile, const ConvCall& call,
+                        ConvPass pass, const Tensor& a, const Tensor& b, const Tensor& out) {
   check_conv_args(algo.name(), pass, call.problem, a, b, out);
   const std::string reason = algo.unsupported_reason(call.problem);
   if (!reason.empty())
-    fail(ErrorKind::runtime, "conv winograd.", pass_tag(pass), " on ", call.problem.key(), ": ", reason);
+    fail(ErrorKind::runtime, "conv winograd.", pass_tag(pass), " on ", call.problem.key(), ": ",
+         reason);
   check_workspace(algo.name(), call, algo.workspace_bytes(call.problem));
   return make_plan(call.problem, pass, winograd_tile_size(tile, call.problem));
 }
 
 // Forward and backward data: U once, then per wave input transform, sgemms and output
 // transform of `in` into `out`.
-void run_forward_like(const ConvCall& call, const WinogradPlan& plan, const WinogradKernelTable& table,
-                      const PassNames& names, const Tensor& in, const Tensor& w, bool flip_transpose, Tensor& out) {
+void run_forward_like(const ConvCall& call, const WinogradPlan& plan,
+                      const WinogradKernelTable& table, const PassNames& names, const Tensor& in,
+                      const Tensor& w, bool flip_transpose, Tensor& out) {
   const ExecContext& ex = call.exec;
   const WinogradGeometry& g = plan.g;
   const WinogradTileKernels& kernels = tile_kernels(table, plan.m);
@@ -393,12 +407,14 @@ void ConvWinograd::forward(const ConvCall& call, const Tensor& x, const Tensor& 
   run_forward_like(call, plan, kernels_for(isa_), kForwardNames, x, w, false, y);
 }
 
-void ConvWinograd::backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) {
+void ConvWinograd::backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w,
+                                 Tensor& dx) {
   const WinogradPlan plan = begin_pass(*this, tile_, call, ConvPass::backward_data, dy, w, dx);
   run_forward_like(call, plan, kernels_for(isa_), kBackwardDataNames, dy, w, true, dx);
 }
 
-void ConvWinograd::backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) {
+void ConvWinograd::backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                                   Tensor& dw) {
   const WinogradPlan plan = begin_pass(*this, tile_, call, ConvPass::backward_filter, x, dy, dw);
   const ExecContext& ex = call.exec;
   const WinogradGeometry& g = plan.g;
@@ -413,9 +429,8 @@ void ConvWinograd::backward_filter(const ConvCall& call, const Tensor& x, const 
     {
       profiler::KernelScope k(ex.tracer, names.input, ex.device, ex.lane, 0,
                               transform_bytes(plan, wave.count, g.in_c, plan.m + 2));
-      for_each_tile_group(ex.pool, wave.count, table.lanes, [&](int64_t b, int64_t e) {
-        kernels.input(g, x.data(), wave, b, e, v);
-      });
+      for_each_tile_group(ex.pool, wave.count, table.lanes,
+                          [&](int64_t b, int64_t e) { kernels.input(g, x.data(), wave, b, e, v); });
     }
     {
       profiler::KernelScope k(ex.tracer, names.output, ex.device, ex.lane, 0,
@@ -442,11 +457,14 @@ const Knob<WinogradTile> winograd_tile_knob{
       spec.default_value = "auto";
       spec.scope = KnobScope::conv_algorithm;
       spec.help =
-          "Winograd output tile of 3x3 stride-1 layers: auto (F(4x4) unless it saves under 25% of the products of "
+          "Winograd output tile of 3x3 stride-1 layers: auto (F(4x4) unless it saves under 25% of "
+          "the products of "
           "F(2x2)) | f2 (F(2x2,3x3)) | f4 (F(4x4,3x3): fewer products, larger rounding error)";
       return spec;
     }(),
-    {[](std::string_view text) { return parse_winograd_tile(text).value_or(WinogradTile::automatic); },
+    {[](std::string_view text) {
+       return parse_winograd_tile(text).value_or(WinogradTile::automatic);
+     },
      [](const WinogradTile& tile) { return std::string(to_string(tile)); }}};
 
 namespace {

@@ -46,7 +46,8 @@ class ConvWinograd final : public ConvAlgorithm {
   // isa: the transform kernels' instruction set; by default TUNESCOPE_WINOGRAD_ISA when
   // set (scalar|avx2|avx512), else the widest this CPU runs. Throws Error(usage) naming
   // the variable when it names an unknown path or one this CPU lacks.
-  explicit ConvWinograd(WinogradTile tile = WinogradTile::automatic, std::optional<CpuIsa> isa = std::nullopt);
+  explicit ConvWinograd(WinogradTile tile = WinogradTile::automatic,
+                        std::optional<CpuIsa> isa = std::nullopt);
 
   std::string name() const override { return "winograd"; }
   std::string unsupported_reason(const ConvProblem& problem) const override;
@@ -59,7 +60,8 @@ class ConvWinograd final : public ConvAlgorithm {
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override;
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override;
-  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override;
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                       Tensor& dw) override;
 
  private:
   size_t plan_bytes(const ConvProblem& problem) const;  // of a supported shape

@@ -30,8 +30,8 @@ class CpuBackend final : public Backend {
 
   std::string device_description() const override {
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    return cat(host_cpu_model(), ", ", cores, " logical cores, ", trim(openblas_get_config()),
-               ", ", fftwf_version);
+    return cat(host_cpu_model(), ", ", cores, " logical cores, ", trim(openblas_get_config()), ", ",
+               fftwf_version);
   }
 
   OpKernels& ops() override { return ops_; }
@@ -44,7 +44,8 @@ class CpuBackend final : public Backend {
   CpuOps ops_;
 };
 
-const BackendRegistration registration("cpu", "direct", [] { return std::make_unique<CpuBackend>(); });
+const BackendRegistration registration("cpu", "direct",
+                                       [] { return std::make_unique<CpuBackend>(); });
 
 }  // namespace
 }  // namespace tunescope::cpu

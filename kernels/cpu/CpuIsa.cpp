@@ -52,7 +52,8 @@ CpuIsa cpu_isa_from_environment(const char* variable) {
   const auto isa = parse_cpu_isa(forced);
   if (!isa)
     fail(ErrorKind::usage, variable, ": unknown path '", forced, "' (known: scalar, avx2, avx512)");
-  if (!cpu_supports(*isa)) fail(ErrorKind::usage, variable, ": this CPU cannot run the ", forced, " path");
+  if (!cpu_supports(*isa))
+    fail(ErrorKind::usage, variable, ": this CPU cannot run the ", forced, " path");
   return *isa;
 }
 

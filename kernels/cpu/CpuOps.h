@@ -22,13 +22,14 @@ class CpuOps final : public OpKernels {
                           const Tensor& gamma, const BatchNormSaved& saved, Tensor& dx,
                           Tensor& dgamma, Tensor& dbeta) override;
 
-  void batchnorm_relu_forward_train(const ExecContext& ctx, const BatchNormParams& params, const Tensor& x,
-                                    const Tensor& gamma, const Tensor& beta, const Tensor* residual,
-                                    Tensor& running_mean, Tensor& running_var, BatchNormSaved& saved,
-                                    Tensor& y) override;
-  void batchnorm_relu_backward(const ExecContext& ctx, const Tensor& x, const Tensor& y, const Tensor& dy,
-                               const Tensor& gamma, const BatchNormSaved& saved, Tensor& dx, Tensor& dgamma,
-                               Tensor& dbeta, Tensor* dresidual) override;
+  void batchnorm_relu_forward_train(const ExecContext& ctx, const BatchNormParams& params,
+                                    const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                    const Tensor* residual, Tensor& running_mean,
+                                    Tensor& running_var, BatchNormSaved& saved, Tensor& y) override;
+  void batchnorm_relu_backward(const ExecContext& ctx, const Tensor& x, const Tensor& y,
+                               const Tensor& dy, const Tensor& gamma, const BatchNormSaved& saved,
+                               Tensor& dx, Tensor& dgamma, Tensor& dbeta,
+                               Tensor* dresidual) override;
 
   void relu_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) override;
   void relu_backward(const ExecContext& ctx, const Tensor& y, const Tensor& dy,
@@ -45,8 +46,8 @@ class CpuOps final : public OpKernels {
   void global_avgpool_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) override;
   void global_avgpool_backward(const ExecContext& ctx, const Tensor& dy, Tensor& dx) override;
 
-  void fc_forward(const ExecContext& ctx, const Tensor& x, const Tensor& weight,
-                  const Tensor& bias, Tensor& y) override;
+  void fc_forward(const ExecContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  Tensor& y) override;
   void fc_backward_data(const ExecContext& ctx, const Tensor& dy, const Tensor& weight,
                         Tensor& dx) override;
   void fc_backward_weight(const ExecContext& ctx, const Tensor& x, const Tensor& dy,
@@ -68,10 +69,12 @@ class CpuOps final : public OpKernels {
 
   void transpose(const ExecContext& ctx, const Tensor& x, Tensor& y) override;
 
-  void scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t first, Tensor& shard) override;
+  void scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t first,
+                    Tensor& shard) override;
   void allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale,
                      Tensor& out) override;
-  void broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* const> targets) override;
+  void broadcast(const ExecContext& ctx, const Tensor& source,
+                 std::span<Tensor* const> targets) override;
   void copy_to_host(const ExecContext& ctx, const Tensor& src, Tensor& host_dst) override;
   void copy_from_host(const ExecContext& ctx, const Tensor& host_src, Tensor& dst) override;
 };

@@ -75,13 +75,14 @@ std::array<double, K> sum_run(int64_t begin, int64_t end, const Term& term) {
 // per-channel vector). Each chunk sweeps memory in order, which the prefetchers need;
 // its partial sums are combined in chunk order, so the result is the same for any pool.
 template <size_t K, typename Term>
-std::array<std::vector<double>, K> sum_per_channel(ThreadPool& pool, const Shape4& s,
-                                                   Layout layout, const Term& term) {
+std::array<std::vector<double>, K> sum_per_channel(ThreadPool& pool, const Shape4& s, Layout layout,
+                                                   const Term& term) {
   const int64_t channels = s.c, plane = s.h * s.w;
   const bool planar = layout == Layout::NCHW;
   const int64_t segments = planar ? s.n * channels : s.n * plane;
   const int64_t segment_length = planar ? plane : channels;
-  const Chunks chunks = fixed_chunks(segments, ceil_div(kReductionChunk, std::max<int64_t>(1, segment_length)));
+  const Chunks chunks =
+      fixed_chunks(segments, ceil_div(kReductionChunk, std::max<int64_t>(1, segment_length)));
   std::vector<double> partial(chunks.number * K * channels, 0.0);
   pool.parallel_for(
       chunks.number,
@@ -92,7 +93,8 @@ std::array<std::vector<double>, K> sum_per_channel(ThreadPool& pool, const Shape
             const int64_t base = segment * segment_length;
             if (planar) {
               const int64_t c = segment % channels;
-              const auto run = sum_run<K>(base, base + plane, [&](int64_t i) { return term(i, c); });
+              const auto run =
+                  sum_run<K>(base, base + plane, [&](int64_t i) { return term(i, c); });
               for (size_t k = 0; k < K; ++k) acc[k * channels + c] += run[k];
             } else {
               for (int64_t c = 0; c < channels; ++c) {

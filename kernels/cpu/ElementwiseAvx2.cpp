@@ -1,5 +1,6 @@
-// The elementwise and per-channel kernels, eight lanes per 256-bit vector; built with -march=x86-64-v3 -mno-avx512f
-// (CMakeLists.txt), chosen at run time by ElementwiseIsa.cpp (CpuIsa.h).
+// The elementwise and per-channel kernels, eight lanes per 256-bit vector; built with
+// -march=x86-64-v3 -mno-avx512f (CMakeLists.txt), chosen at run time by ElementwiseIsa.cpp
+// (CpuIsa.h).
 #include "kernels/cpu/ElementwiseKernels.h"
 
 namespace tunescope::cpu {

@@ -18,7 +18,8 @@ void CpuOps::bias_forward(const ExecContext& ctx, const Tensor& bias, Tensor& y)
                               2.0 * y.bytes());
   const float* b = bias.data();
   float* yd = y.data();
-  for_each_with_channel(ctx.pool, y.shape(), y.layout(), [=](int64_t i, int64_t c) { yd[i] += b[c]; });
+  for_each_with_channel(ctx.pool, y.shape(), y.layout(),
+                        [=](int64_t i, int64_t c) { yd[i] += b[c]; });
 }
 
 void CpuOps::bias_backward(const ExecContext& ctx, const Tensor& dy, Tensor& dbias) {
@@ -36,9 +37,12 @@ void CpuOps::add(const ExecContext& ctx, const Tensor& a, const Tensor& b, Tenso
   const float* bd = b.data();
   float* yd = y.data();
   const auto kernel = elementwise_kernels().add;
-  ctx.pool.parallel_for(a.size(), [=](int64_t first, int64_t last) {
-    kernel(ad + first, bd + first, yd + first, last - first);
-  }, kElementGrain);
+  ctx.pool.parallel_for(
+      a.size(),
+      [=](int64_t first, int64_t last) {
+        kernel(ad + first, bd + first, yd + first, last - first);
+      },
+      kElementGrain);
 }
 
 void CpuOps::accumulate(const ExecContext& ctx, const Tensor& x, Tensor& y) {
@@ -48,9 +52,9 @@ void CpuOps::accumulate(const ExecContext& ctx, const Tensor& x, Tensor& y) {
   const float* xd = x.data();
   float* yd = y.data();
   const auto kernel = elementwise_kernels().accumulate;
-  ctx.pool.parallel_for(x.size(), [=](int64_t first, int64_t last) {
-    kernel(xd + first, yd + first, last - first);
-  }, kElementGrain);
+  ctx.pool.parallel_for(
+      x.size(), [=](int64_t first, int64_t last) { kernel(xd + first, yd + first, last - first); },
+      kElementGrain);
 }
 
 void CpuOps::zero(const ExecContext& ctx, Tensor& y) {
@@ -60,9 +64,9 @@ void CpuOps::zero(const ExecContext& ctx, Tensor& y) {
   float* yd = y.data();
   // Filling is bandwidth-bound: a larger grain than compute loops keeps threads busy
   // on whole pages.
-  ctx.pool.parallel_for(y.size(), [=](int64_t first, int64_t last) {
-    std::fill(yd + first, yd + last, 0.0f);
-  }, 4 * kElementGrain);
+  ctx.pool.parallel_for(
+      y.size(), [=](int64_t first, int64_t last) { std::fill(yd + first, yd + last, 0.0f); },
+      4 * kElementGrain);
 }
 
 void CpuOps::copy(const ExecContext& ctx, const Tensor& x, Tensor& y) {
@@ -72,9 +76,9 @@ void CpuOps::copy(const ExecContext& ctx, const Tensor& x, Tensor& y) {
   const float* xd = x.data();
   float* yd = y.data();
   if (xd == yd) return;
-  ctx.pool.parallel_for(x.size(), [=](int64_t first, int64_t last) {
-    std::copy(xd + first, xd + last, yd + first);
-  }, 4 * kElementGrain);
+  ctx.pool.parallel_for(
+      x.size(), [=](int64_t first, int64_t last) { std::copy(xd + first, xd + last, yd + first); },
+      4 * kElementGrain);
 }
 
 }  // namespace tunescope::cpu

@@ -34,17 +34,17 @@ struct ElementwiseKernelTable {
   void (*channel_moments)(const float* x, ChannelRun run, double* sum, double* sum_sq);
   // y = (x - center) * scale + offset [+ residual], then max(., 0) when relu; residual may
   // be null, y may alias x.
-  void (*channel_affine)(const float* x, const float* residual, float* y, ChannelRun run, const float* center,
-                         const float* scale, const float* offset, bool relu);
+  void (*channel_affine)(const float* x, const float* residual, float* y, ChannelRun run,
+                         const float* center, const float* scale, const float* offset, bool relu);
   // With g = dy, or (y > 0 ? dy : 0) when y is not null (a ReLU's output):
   // sum_g[j] += g, sum_gx[j] += g * (x - mean), in double.
   void (*channel_gradient_moments)(const float* x, const float* y, const float* dy, ChannelRun run,
                                    const float* mean, double* sum_g, double* sum_gx);
   // dx = a * g + b * (x - mean) + d with g as above; g itself into dg when dg is not null.
   // dx may alias dy.
-  void (*channel_gradient_apply)(const float* x, const float* y, const float* dy, float* dx, float* dg,
-                                 ChannelRun run, const float* mean, const float* a, const float* b,
-                                 const float* d);
+  void (*channel_gradient_apply)(const float* x, const float* y, const float* dy, float* dx,
+                                 float* dg, ChannelRun run, const float* mean, const float* a,
+                                 const float* b, const float* d);
 };
 
 extern const ElementwiseKernelTable kElementwiseScalarKernels;

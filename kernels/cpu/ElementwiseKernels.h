@@ -71,7 +71,8 @@ struct Ew {
       out[1] = __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), D);
     } else {
       out[0] = __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), D);
-      out[1] = __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), D);
+      out[1] =
+          __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), D);
     }
   }
   static double lane_sum(D d) {
@@ -84,12 +85,16 @@ struct Ew {
     }
   }
   // Per-channel parameter p at run position j: a vector of p[j..] or p[0] broadcast.
-  static V param(const float* p, int64_t j, bool broadcast) { return broadcast ? splat(p[0]) : load(p + j); }
+  static V param(const float* p, int64_t j, bool broadcast) {
+    return broadcast ? splat(p[0]) : load(p + j);
+  }
   // !(v <= 0) keeps NaN, so a diverging run shows up as a NaN loss instead of being clamped.
   static V relu(V v) { return v <= splat(0.0f) ? splat(0.0f) : v; }
   static V relu_gradient(V y, V dy) {
-    if constexpr (W == 1) return relu_gradient_scalar(y, dy);
-    else return y > splat(0.0f) ? dy : splat(0.0f);
+    if constexpr (W == 1)
+      return relu_gradient_scalar(y, dy);
+    else
+      return y > splat(0.0f) ? dy : splat(0.0f);
   }
   static float relu_scalar(float v) { return v <= 0.0f ? 0.0f : v; }
   // A mask, not a select: compiled for one lane, a select became a branch on y's sign.
@@ -115,7 +120,8 @@ template <int W>
 void ew_relu_backward(const float* y, const float* dy, float* dx, int64_t count) {
   using E = Ew<W>;
   int64_t i = 0;
-  for (; i + W <= count; i += W) ew_store(dx + i, E::relu_gradient(E::load(y + i), E::load(dy + i)));
+  for (; i + W <= count; i += W)
+    ew_store(dx + i, E::relu_gradient(E::load(y + i), E::load(dy + i)));
   for (; i < count; ++i) dx[i] = E::relu_gradient_scalar(y[i], dy[i]);
 }
 
@@ -139,7 +145,8 @@ void ew_accumulate(const float* x, float* y, int64_t count) {
 // vectors of quantity k at positions j.. j + W - 1; term_scalar(offset, j, v) the K doubles
 // of position j (the tail). Into out[k][j], or out[k][0] when broadcast.
 template <int W, int K, class Term, class ScalarTerm>
-void ew_channel_sums(ChannelRun run, double* const* out, const Term& term, const ScalarTerm& term_scalar) {
+void ew_channel_sums(ChannelRun run, double* const* out, const Term& term,
+                     const ScalarTerm& term_scalar) {
   using E = Ew<W>;
   using D = typename E::D;
   constexpr int P = E::P, L = E::kWideLanes;
@@ -207,8 +214,8 @@ void ew_channel_moments(const float* x, ChannelRun run, double* sum, double* sum
 }
 
 template <int W>
-void ew_channel_affine(const float* x, const float* residual, float* y, ChannelRun run, const float* center,
-                       const float* scale, const float* offset, bool relu) {
+void ew_channel_affine(const float* x, const float* residual, float* y, ChannelRun run,
+                       const float* center, const float* scale, const float* offset, bool relu) {
   using E = Ew<W>;
   using V = typename E::V;
   const bool b = run.broadcast;
@@ -217,7 +224,8 @@ void ew_channel_affine(const float* x, const float* residual, float* y, ChannelR
     int64_t j = 0;
     for (; j + W <= run.length; j += W) {
       const int64_t i = base + j;
-      V v = (E::load(x + i) - E::param(center, j, b)) * E::param(scale, j, b) + E::param(offset, j, b);
+      V v = (E::load(x + i) - E::param(center, j, b)) * E::param(scale, j, b) +
+            E::param(offset, j, b);
       if (residual) v += E::load(residual + i);
       if (relu) v = E::relu(v);
       ew_store(y + i, v);
@@ -255,9 +263,9 @@ void ew_channel_gradient_moments(const float* x, const float* y, const float* dy
 }
 
 template <int W>
-void ew_channel_gradient_apply(const float* x, const float* y, const float* dy, float* dx, float* dg,
-                               ChannelRun run, const float* mean, const float* a, const float* bs,
-                               const float* d) {
+void ew_channel_gradient_apply(const float* x, const float* y, const float* dy, float* dx,
+                               float* dg, ChannelRun run, const float* mean, const float* a,
+                               const float* bs, const float* d) {
   using E = Ew<W>;
   using V = typename E::V;
   const bool b = run.broadcast;

@@ -1,7 +1,6 @@
 // FFT convolution on any FftTransform (see FftConvolution.h).
 #include "kernels/cpu/FftConvolution.h"
 
-
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -10,8 +9,8 @@
 #include "core/base/Error.h"
 #include "core/base/ThreadPool.h"
 #include "kernels/shared/ConvArgs.h"
-#include "kernels/shared/WorkspaceLayout.h"
 #include "kernels/shared/FftWorkspace.h"
+#include "kernels/shared/WorkspaceLayout.h"
 #include "profiler/Tracer.h"
 
 namespace tunescope::cpu {
@@ -48,8 +47,8 @@ void spectral_block(const SpectralOperand& a, const SpectralOperand& b, cfloat* 
   }
   const float sa = ConjA ? -1.0f : 1.0f, sb = ConjB ? -1.0f : 1.0f;
   for (int64_t l = 0; l < L; ++l) {
-    const float* ap =
-        reinterpret_cast<const float*>(a.data + (i * a.stride_outer + l * a.stride_inner) * cs + f0);
+    const float* ap = reinterpret_cast<const float*>(
+        a.data + (i * a.stride_outer + l * a.stride_inner) * cs + f0);
     for (int jb = 0; jb < JB; ++jb) {
       const float* bp = reinterpret_cast<const float*>(
           b.data + (l * b.stride_outer + (j0 + jb) * b.stride_inner) * cs + f0);
@@ -113,8 +112,15 @@ PlaneMap whole_planes(int64_t top, int64_t left, int64_t step_h, int64_t step_w)
 
 PlaneMap tiled_planes(const FftTileGeometry& g, bool over_input, int64_t top, int64_t left,
                       bool own_only = false) {
-  return {over_input ? g.in_tiles_h : g.out_tiles_h, over_input ? g.in_tiles_w : g.out_tiles_w,
-          g.tile_h, g.tile_w, top, left, 1, 1, own_only};
+  return {over_input ? g.in_tiles_h : g.out_tiles_h,
+          over_input ? g.in_tiles_w : g.out_tiles_w,
+          g.tile_h,
+          g.tile_w,
+          top,
+          left,
+          1,
+          1,
+          own_only};
 }
 
 // The indices i in [lo, hi) whose position i * step + offset lies in [0, size).
@@ -149,12 +155,12 @@ void pack_planes(const Tensor& t, const PlaneMap& m, int64_t n0, int64_t first, 
     float* dst = real + i * s.real_stride;
     std::fill_n(dst, s.rows * s.cols, 0.0f);
     const int64_t top = m.top - slot.origin_h, left = m.left - slot.origin_w;
-    const auto [h0, h1] = visible(m.own_only ? slot.origin_h : 0,
-                                  m.own_only ? std::min(shape.h, slot.origin_h + m.tile_h) : shape.h,
-                                  m.step_h, top, s.rows);
-    const auto [w0, w1] = visible(m.own_only ? slot.origin_w : 0,
-                                  m.own_only ? std::min(shape.w, slot.origin_w + m.tile_w) : shape.w,
-                                  m.step_w, left, s.cols);
+    const auto [h0, h1] = visible(
+        m.own_only ? slot.origin_h : 0,
+        m.own_only ? std::min(shape.h, slot.origin_h + m.tile_h) : shape.h, m.step_h, top, s.rows);
+    const auto [w0, w1] = visible(
+        m.own_only ? slot.origin_w : 0,
+        m.own_only ? std::min(shape.w, slot.origin_w + m.tile_w) : shape.w, m.step_w, left, s.cols);
     for (int64_t h = h0; h < h1; ++h) {
       float* row = dst + (h * m.step_h + top) * s.cols + left;
       const float* in = src + h * st.h;
@@ -251,9 +257,13 @@ FftConvolution::FftConvolution(std::string name, FftKernelNames kernel_names,
                                std::unique_ptr<FftTransformFactory> transforms,
                                int64_t chunk_budget_bytes, FftTileChoice tiling,
                                double tiled_flop_weight, bool keep_spectra)
-    : name_(std::move(name)), kernel_names_(kernel_names), transforms_(std::move(transforms)),
-      chunk_budget_bytes_(chunk_budget_bytes), tiling_(tiling),
-      tiled_flop_weight_(tiled_flop_weight), keep_spectra_(keep_spectra) {}
+    : name_(std::move(name)),
+      kernel_names_(kernel_names),
+      transforms_(std::move(transforms)),
+      chunk_budget_bytes_(chunk_budget_bytes),
+      tiling_(tiling),
+      tiled_flop_weight_(tiled_flop_weight),
+      keep_spectra_(keep_spectra) {}
 
 FftConvolution::~FftConvolution() = default;
 
@@ -263,8 +273,8 @@ FftConvolution::Plan FftConvolution::make_plan(const ConvProblem& p) const {
   FftShape& s = plan.shape;
   s.rows = plan.geometry.fft_h;
   s.cols = plan.geometry.fft_w;
-  s.real_stride = round_up(s.rows * s.cols, 16);   // 64 bytes of floats
-  s.complex_stride = round_up(s.bins(), 8);        // 64 bytes of complex floats
+  s.real_stride = round_up(s.rows * s.cols, 16);  // 64 bytes of floats
+  s.complex_stride = round_up(s.bins(), 8);       // 64 bytes of complex floats
   const int64_t C = p.input.c, K = p.out_channels, N = p.input.n;
   plan.planes = std::max(C, K) * std::max(plan.geometry.out_tiles(), plan.geometry.in_tiles());
   const int64_t spectrum_bytes = s.complex_stride * static_cast<int64_t>(sizeof(cfloat));
@@ -290,10 +300,9 @@ std::string FftConvolution::unsupported_reason(const ConvProblem& problem) const
   const Plan plan = make_plan(problem);
   if (plan.single_image_bytes > kMaxWorkspaceBytes)
     return cat(name_, ": transforms of ", plan.shape.rows, "x", plan.shape.cols, " (tiling ",
-               tiling_.to_string(), ") for ",
-               problem.key(), " need ", plan.single_image_bytes >> 20,
-               " MiB of workspace even one image at a time (limit ", kMaxWorkspaceBytes >> 20,
-               " MiB)");
+               tiling_.to_string(), ") for ", problem.key(), " need ",
+               plan.single_image_bytes >> 20, " MiB of workspace even one image at a time (limit ",
+               kMaxWorkspaceBytes >> 20, " MiB)");
   return {};
 }
 
@@ -340,8 +349,8 @@ FftConvolution::SavedSpectra FftConvolution::saved_spectra(const ConvCall& call,
   if (!call.saved) return {};
   const SavedLayout layout(call.problem, plan.geometry, plan.shape);
   if (call.saved_bytes < layout.bytes)
-    fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(), ": saved-spectra buffer of ",
-         call.saved_bytes, " bytes, needs ", layout.bytes);
+    fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(),
+         ": saved-spectra buffer of ", call.saved_bytes, " bytes, needs ", layout.bytes);
   if (reinterpret_cast<std::uintptr_t>(call.saved) % WorkspaceLayout::kAlign != 0)
     fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(),
          ": saved-spectra buffer is not 64-byte aligned");
@@ -420,15 +429,20 @@ FftConvolution::PassSetup FftConvolution::begin_pass(const ConvCall& call, ConvP
                                                      const Tensor& out) {
   const ConvProblem& p = call.problem;
   check_conv_args(name_, pass, p, a, b, out);
-  if (std::string reason = unsupported_reason(p); !reason.empty()) fail(ErrorKind::unsupported, reason);
+  if (std::string reason = unsupported_reason(p); !reason.empty())
+    fail(ErrorKind::unsupported, reason);
   Plan plan = make_plan(p);
   check_workspace(name_, call, plan.bytes);
   FftTransform& transform = transform_for(plan.shape);
   auto spectrum = [&](size_t offset) {
     return reinterpret_cast<cfloat*>(WorkspaceLayout::at(call.workspace, offset));
   };
-  return PassSetup{plan, transform, spectrum(plan.spec_a), spectrum(plan.spec_b),
-                   spectrum(plan.spec_filter), WorkspaceLayout::at(call.workspace, plan.real)};
+  return PassSetup{plan,
+                   transform,
+                   spectrum(plan.spec_a),
+                   spectrum(plan.spec_b),
+                   spectrum(plan.spec_filter),
+                   WorkspaceLayout::at(call.workspace, plan.real)};
 }
 
 void FftConvolution::forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) {
@@ -459,9 +473,9 @@ void FftConvolution::forward(const ConvCall& call, const Tensor& x, const Tensor
     {
       // Y[n,t][k] = sum_c conj(W[k][c]) X[n,t][c]: correlation is a product with the
       // conjugate; tiles are independent images to the product.
-      profiler::KernelScope scope(ex.tracer, names.cgemm, ex.device, ex.lane,
-                                  cgemm_flops(images * tiles, K, C, s),
-                                  static_cast<double>((images * tiles * (C + K) + K * C) * cs) * 8.0);
+      profiler::KernelScope scope(
+          ex.tracer, names.cgemm, ex.device, ex.lane, cgemm_flops(images * tiles, K, C, s),
+          static_cast<double>((images * tiles * (C + K) + K * C) * cs) * 8.0);
       spectral_gemm<false, true>(ex.pool, images * tiles, K, C, s.bins(), cs, {spec_x, C, 1},
                                  {spec_w, 1, C}, spec_y, K, 1, false);
     }
@@ -497,18 +511,18 @@ void FftConvolution::backward_data(const ConvCall& call, const Tensor& dy, const
     const int64_t images = std::min(plan.chunk, p.input.n - n0);
     // Untiled, dy is spread onto the stride-1 output grid: its zeros stand for the
     // skipped positions.
-    transform_planes(ex, names.r2c_in, transform, s, dy, dy_data_map(p, g), n0,
-                     images * tiles * K, real, spec_dy);
+    transform_planes(ex, names.r2c_in, transform, s, dy, dy_data_map(p, g), n0, images * tiles * K,
+                     real, spec_dy);
     {
       // DX[n,t][c] = sum_k W[k][c] DY[n,t][k]: the full convolution of dy with w.
-      profiler::KernelScope scope(ex.tracer, names.cgemm, ex.device, ex.lane,
-                                  cgemm_flops(images * tiles, C, K, s),
-                                  static_cast<double>((images * tiles * (C + K) + K * C) * cs) * 8.0);
+      profiler::KernelScope scope(
+          ex.tracer, names.cgemm, ex.device, ex.lane, cgemm_flops(images * tiles, C, K, s),
+          static_cast<double>((images * tiles * (C + K) + K * C) * cs) * 8.0);
       spectral_gemm<false, false>(ex.pool, images * tiles, C, K, s.bins(), cs, {spec_dy, K, 1},
                                   {spec_w, C, 1}, spec_dx, C, 1, false);
     }
-    inverse_planes(ex, names.c2r, transform, s, spec_dx, images * tiles * C, real, dx,
-                   dx_map(p, g), n0);
+    inverse_planes(ex, names.c2r, transform, s, spec_dx, images * tiles * C, real, dx, dx_map(p, g),
+                   n0);
   }
 }
 
@@ -533,8 +547,8 @@ void FftConvolution::backward_filter(const ConvCall& call, const Tensor& x, cons
     const int64_t images = std::min(plan.chunk, p.input.n - n0);
     cfloat* spec_x = reuse_x ? saved.x + n0 * tiles * C * cs : setup.spec_a;
     if (!reuse_x)
-      transform_planes(ex, names.r2c_in, transform, s, x, x_map(p, g), n0, images * tiles * C,
-                       real, spec_x);
+      transform_planes(ex, names.r2c_in, transform, s, x, x_map(p, g), n0, images * tiles * C, real,
+                       spec_x);
     transform_planes(ex, names.r2c_second, transform, s, dy, dy_filter_map(p, g), n0,
                      images * tiles * K, real, spec_dy);
     // DW[k][c] += sum_(n,t) conj(DY[n,t][k]) X[n,t][c]: the correlation of x with dy,

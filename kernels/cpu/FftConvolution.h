@@ -12,8 +12,8 @@
 //
 // Large planes with small kernels run tiled (overlap-save, see FftTiling.h): stride-1
 // problems may cut each plane into tiles transformed at a small size, chosen per problem
-// by choose_fft_tiles from the constructor's FftTileChoice (the run's fft_tile knob); tiles are then just more
-// planes to the transforms and the per-bin product.
+// by choose_fft_tiles from the constructor's FftTileChoice (the run's fft_tile knob); tiles are
+// then just more planes to the transforms and the per-bin product.
 //
 // Given ConvCall::saved (the engine's fft_workspace=cache policy), forward keeps the
 // spectra of the whole batch's x (every tile of it) and of w there instead of in the
@@ -27,9 +27,9 @@
 #include <string>
 
 #include "core/base/ConvAlgorithm.h"
-#include "kernels/shared/ConvArgs.h"
 #include "kernels/cpu/FftTiling.h"
 #include "kernels/cpu/FftTransform.h"
+#include "kernels/shared/ConvArgs.h"
 
 namespace tunescope::cpu {
 
@@ -45,13 +45,13 @@ struct FftKernelNames {
   Pass fwd, bwd_data, bwd_filter;
 };
 
-#define TUNESCOPE_FFT_KERNEL_NAMES(algo)                                                  \
-  ::tunescope::cpu::FftKernelNames {                                                      \
-    {algo ".fwd.r2c_x", algo ".fwd.r2c_w", algo ".fwd.cgemm", algo ".fwd.c2r"},           \
-        {algo ".bwd_data.r2c_dy", algo ".bwd_data.r2c_w", algo ".bwd_data.cgemm",         \
-         algo ".bwd_data.c2r"},                                                           \
-        {algo ".bwd_filter.r2c_x", algo ".bwd_filter.r2c_dy", algo ".bwd_filter.cgemm",   \
-         algo ".bwd_filter.c2r"},                                                         \
+#define TUNESCOPE_FFT_KERNEL_NAMES(algo)                                                \
+  ::tunescope::cpu::FftKernelNames {                                                    \
+    {algo ".fwd.r2c_x", algo ".fwd.r2c_w", algo ".fwd.cgemm", algo ".fwd.c2r"},         \
+        {algo ".bwd_data.r2c_dy", algo ".bwd_data.r2c_w", algo ".bwd_data.cgemm",       \
+         algo ".bwd_data.c2r"},                                                         \
+        {algo ".bwd_filter.r2c_x", algo ".bwd_filter.r2c_dy", algo ".bwd_filter.cgemm", \
+         algo ".bwd_filter.c2r"},                                                       \
   }
 
 class FftConvolution : public ConvAlgorithm {
@@ -63,8 +63,8 @@ class FftConvolution : public ConvAlgorithm {
   FftConvolution(std::string name, FftKernelNames kernel_names,
                  std::unique_ptr<FftTransformFactory> transforms,
                  int64_t chunk_budget_bytes = kDefaultChunkBudgetBytes,
-                 FftTileChoice tiling = FftTileChoice::automatic(),
-                 double tiled_flop_weight = 1.0, bool keep_spectra = true);
+                 FftTileChoice tiling = FftTileChoice::automatic(), double tiled_flop_weight = 1.0,
+                 bool keep_spectra = true);
   ~FftConvolution() override;
 
   std::string name() const override { return name_; }
@@ -78,7 +78,8 @@ class FftConvolution : public ConvAlgorithm {
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override;
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override;
-  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override;
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                       Tensor& dw) override;
 
  private:
   struct Plan;

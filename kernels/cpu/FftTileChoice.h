@@ -30,7 +30,8 @@ struct FftTileChoice {
 // 18x18 tiles ran 1.7x the time of 16x16 ones, docs/BENCHMARKS.md "FFT tiling").
 inline constexpr int64_t kMinFftTile = 4;
 inline constexpr int64_t kMaxFftTile = 4096;
-inline constexpr const char* kFftTileValues = "auto, off, or a power of two from 4 to 4096 such as 16";
+inline constexpr const char* kFftTileValues =
+    "auto, off, or a power of two from 4 to 4096 such as 16";
 
 // nullopt for anything but "auto", "off" and a decimal power of two in
 // [kMinFftTile, kMaxFftTile].

@@ -70,8 +70,9 @@ std::string fixed_tile_reason(const ConvProblem& p, const FftTileChoice& choice,
   if (choice.mode != FftTileChoice::Mode::fixed || p.stride_h != 1 || p.stride_w != 1) return {};
   const int64_t size = transforms.good_size(choice.fft_size);
   if (size > p.kernel_h && size > p.kernel_w) return {};
-  return cat("fft_tile ", choice.fft_size, " does not exceed the ", p.kernel_h, "x", p.kernel_w,
-             " kernel (a tile transform must be larger than the kernel; use a larger size, auto or off)");
+  return cat(
+      "fft_tile ", choice.fft_size, " does not exceed the ", p.kernel_h, "x", p.kernel_w,
+      " kernel (a tile transform must be larger than the kernel; use a larger size, auto or off)");
 }
 
 FftTileGeometry choose_fft_tiles(const ConvProblem& p, const FftTileChoice& choice,

@@ -53,11 +53,11 @@ double fft_conv_cost(const ConvProblem& problem, const FftTileGeometry& geometry
 // transforms relative to one in the large untiled transform with the same library, as
 // measured (docs/BENCHMARKS.md, "FFT tiling"): each algorithm passes its own.
 // untiled: untiled; fixed: tiles of good_size(fft_size) when tiled_geometry allows it
-// and the untiled transform is larger than the tile's in some dimension, else untiled (a strided problem; FftConvolution refuses a fixed size that does not
-// exceed a stride-1 problem's kernel, see fixed_tile_reason).
-// Empty when `choice` can run `problem`; else why not: a fixed tile transform that is not
-// larger than the kernel of a stride-1 problem (no output position would survive the
-// wrap-around). Strided problems run untiled whatever the choice.
+// and the untiled transform is larger than the tile's in some dimension, else untiled (a strided
+// problem; FftConvolution refuses a fixed size that does not exceed a stride-1 problem's kernel,
+// see fixed_tile_reason). Empty when `choice` can run `problem`; else why not: a fixed tile
+// transform that is not larger than the kernel of a stride-1 problem (no output position would
+// survive the wrap-around). Strided problems run untiled whatever the choice.
 std::string fixed_tile_reason(const ConvProblem& problem, const FftTileChoice& choice,
                               const FftTransformFactory& transforms);
 FftTileGeometry choose_fft_tiles(const ConvProblem& problem, const FftTileChoice& choice,

@@ -57,7 +57,8 @@ class FftwTransform final : public FftTransform {
     const int64_t real_span = (count - 1) * shape_.real_stride +
                               (shape_.rows * shape_.cols - 1) * shape_.real_element_stride + 1;
     float* real = fftwf_alloc_real(static_cast<size_t>(real_span));
-    fftwf_complex* spectrum = fftwf_alloc_complex(static_cast<size_t>(count * shape_.complex_stride));
+    fftwf_complex* spectrum =
+        fftwf_alloc_complex(static_cast<size_t>(count * shape_.complex_stride));
     if (!real || !spectrum) {
       fftwf_free(real);
       fftwf_free(spectrum);
@@ -69,9 +70,9 @@ class FftwTransform final : public FftTransform {
     plans.r2c = fftwf_plan_many_dft_r2c(2, n, howmany, real, nullptr, element,
                                         static_cast<int>(shape_.real_stride), spectrum, nullptr, 1,
                                         static_cast<int>(shape_.complex_stride), FFTW_ESTIMATE);
-    plans.c2r = fftwf_plan_many_dft_c2r(2, n, howmany, spectrum, nullptr, 1,
-                                        static_cast<int>(shape_.complex_stride), real, nullptr, element,
-                                        static_cast<int>(shape_.real_stride), FFTW_ESTIMATE);
+    plans.c2r = fftwf_plan_many_dft_c2r(
+        2, n, howmany, spectrum, nullptr, 1, static_cast<int>(shape_.complex_stride), real, nullptr,
+        element, static_cast<int>(shape_.real_stride), FFTW_ESTIMATE);
     fftwf_free(real);
     fftwf_free(spectrum);
     if (!plans.r2c || !plans.c2r) {

@@ -15,7 +15,9 @@ struct FmaChainKernel {
   // start + i; returns the sum of every lane of every chain (so no chain is dead code).
   // a, b and start are run-time values, so the compiler cannot fold the chains.
   double (*run)(int64_t iterations, float a, float b, float start) = nullptr;
-  double flops(int64_t iterations) const { return 2.0 * lanes * chains * static_cast<double>(iterations); }
+  double flops(int64_t iterations) const {
+    return 2.0 * lanes * chains * static_cast<double>(iterations);
+  }
 };
 
 extern const FmaChainKernel kFmaChainScalar;  // mul + add (x86-64 baseline has no FMA)
@@ -26,7 +28,8 @@ extern const FmaChainKernel kFmaChainAvx512;  // 512-bit vfmadd
 // the per-instruction-set files. The constant-bound inner loop unrolls fully, so the
 // accumulators live in registers.
 template <class Vec, int Chains, class Splat, class MulAdd, class Sum>
-double run_fma_chains(int64_t iterations, float a, float b, float start, Splat splat, MulAdd mul_add, Sum sum) {
+double run_fma_chains(int64_t iterations, float a, float b, float start, Splat splat,
+                      MulAdd mul_add, Sum sum) {
   Vec acc[Chains];
 #pragma GCC unroll 32
   for (int i = 0; i < Chains; ++i) acc[i] = splat(start + static_cast<float>(i));

@@ -8,7 +8,8 @@ namespace tunescope::cpu {
 namespace {
 double run(int64_t iterations, float a, float b, float start) {
   return run_fma_chains<float, 12>(
-      iterations, a, b, start, [](float x) { return x; }, [](float acc, float x, float y) { return acc * x + y; },
+      iterations, a, b, start, [](float x) { return x; },
+      [](float acc, float x, float y) { return acc * x + y; },
       [](float x) { return static_cast<double>(x); });
 }
 }  // namespace

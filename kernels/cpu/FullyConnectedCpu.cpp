@@ -16,7 +16,8 @@ using namespace ops;
 namespace {
 
 double gemm_flops(int64_t batch, int64_t outputs, int64_t features) {
-  return 2.0 * static_cast<double>(batch) * static_cast<double>(outputs) * static_cast<double>(features);
+  return 2.0 * static_cast<double>(batch) * static_cast<double>(outputs) *
+         static_cast<double>(features);
 }
 
 }  // namespace
@@ -33,27 +34,42 @@ void CpuOps::fc_forward(const ExecContext& ctx, const Tensor& x, const Tensor& w
   // Seeding y with the bias lets sgemm add it for free (beta = 1).
   float* yd = y.data();
   for (int64_t n = 0; n < batch; ++n) std::copy_n(bias.data(), outputs, yd + n * outputs);
-  parallel_sgemm(ctx.pool, Gemm{.trans_a = false, .trans_b = true,
-                                .m = batch, .n = outputs, .k = features,
-                                .a = x.data(), .lda = features,
-                                .b = weight.data(), .ldb = features,
-                                .beta = 1.0f, .c = yd, .ldc = outputs});
+  parallel_sgemm(ctx.pool, Gemm{.trans_a = false,
+                                .trans_b = true,
+                                .m = batch,
+                                .n = outputs,
+                                .k = features,
+                                .a = x.data(),
+                                .lda = features,
+                                .b = weight.data(),
+                                .ldb = features,
+                                .beta = 1.0f,
+                                .c = yd,
+                                .ldc = outputs});
 }
 
 void CpuOps::fc_backward_data(const ExecContext& ctx, const Tensor& dy, const Tensor& weight,
                               Tensor& dx) {
   check_fc_weight("fc.bwd_data", "dx", dx, "weight", weight);
-  const int64_t batch = dx.shape().n, outputs = weight.shape().n, features = dx.shape().item_count();
+  const int64_t batch = dx.shape().n, outputs = weight.shape().n,
+                features = dx.shape().item_count();
   check_fc_outputs("fc.bwd_data", "dy", dy, batch, outputs, dx.layout());
   profiler::KernelScope scope(ctx.tracer, "fc.bwd_data", ctx.device, ctx.lane,
                               gemm_flops(batch, outputs, features),
                               static_cast<double>(dx.bytes() + weight.bytes() + dy.bytes()));
   // dx[N, D] = dy[N, OUT] * weight[OUT, D]
-  parallel_sgemm(ctx.pool, Gemm{.trans_a = false, .trans_b = false,
-                                .m = batch, .n = features, .k = outputs,
-                                .a = dy.data(), .lda = outputs,
-                                .b = weight.data(), .ldb = features,
-                                .beta = 0.0f, .c = dx.data(), .ldc = features});
+  parallel_sgemm(ctx.pool, Gemm{.trans_a = false,
+                                .trans_b = false,
+                                .m = batch,
+                                .n = features,
+                                .k = outputs,
+                                .a = dy.data(),
+                                .lda = outputs,
+                                .b = weight.data(),
+                                .ldb = features,
+                                .beta = 0.0f,
+                                .c = dx.data(),
+                                .ldc = features});
 }
 
 void CpuOps::fc_backward_weight(const ExecContext& ctx, const Tensor& x, const Tensor& dy,
@@ -66,11 +82,18 @@ void CpuOps::fc_backward_weight(const ExecContext& ctx, const Tensor& x, const T
                               gemm_flops(batch, outputs, features),
                               static_cast<double>(x.bytes() + dweight.bytes() + dy.bytes()));
   // dweight[OUT, D] = dy[N, OUT]^T * x[N, D]
-  parallel_sgemm(ctx.pool, Gemm{.trans_a = true, .trans_b = false,
-                                .m = outputs, .n = features, .k = batch,
-                                .a = dy.data(), .lda = outputs,
-                                .b = x.data(), .ldb = features,
-                                .beta = 0.0f, .c = dweight.data(), .ldc = features});
+  parallel_sgemm(ctx.pool, Gemm{.trans_a = true,
+                                .trans_b = false,
+                                .m = outputs,
+                                .n = features,
+                                .k = batch,
+                                .a = dy.data(),
+                                .lda = outputs,
+                                .b = x.data(),
+                                .ldb = features,
+                                .beta = 0.0f,
+                                .c = dweight.data(),
+                                .ldc = features});
   channel_sums(ctx.pool, dy, dbias.data());
 }
 

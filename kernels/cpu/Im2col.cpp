@@ -14,8 +14,8 @@ int64_t col_elements(const ConvProblem& p) {
 }
 
 bool col_is_identity(const ConvProblem& p) {
-  return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
-         p.pad_h == 0 && p.pad_w == 0;
+  return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 &&
+         p.pad_w == 0;
 }
 
 namespace {

@@ -88,16 +88,19 @@ OwnFftScratch scratch_for(int64_t rows, int64_t cols) {
     return v.data();
   };
   const int64_t sweep = own_fft_rows_per_sweep(cols) * std::max<int64_t>(cols, 2) * W;
-  return {fit(spec, 2 * rows * half * W), fit(xr, length),   fit(xi, length),
-          fit(yr, length),                fit(yi, length),    fit(line, sweep),
-          fit(plane, 2 * rows * half),    fit(stage, 2 * rows * half * W)};
+  return {fit(spec, 2 * rows * half * W),
+          fit(xr, length),
+          fit(xi, length),
+          fit(yr, length),
+          fit(yi, length),
+          fit(line, sweep),
+          fit(plane, 2 * rows * half),
+          fit(stage, 2 * rows * half * W)};
 }
 
 }  // namespace
 
-bool OwnFft2d::supports(int64_t n) {
-  return own_fft_supports_length(n);
-}
+bool OwnFft2d::supports(int64_t n) { return own_fft_supports_length(n); }
 
 OwnFft2d::OwnFft2d(int64_t rows, int64_t cols, OwnFftIsa isa)
     : rows_(rows), cols_(cols), isa_(isa), kernels_(&own_fft_kernels(isa)) {
@@ -138,7 +141,8 @@ int64_t OwnFft2d::stream_min_bytes() {
 }
 
 OwnFftStore OwnFft2d::store_for(int64_t count) const {
-  const int64_t bytes = count * (rows_ * cols_ * int64_t{sizeof(float)} + bins() * int64_t{sizeof(cfloat)});
+  const int64_t bytes =
+      count * (rows_ * cols_ * int64_t{sizeof(float)} + bins() * int64_t{sizeof(cfloat)});
   return bytes > stream_min_bytes() ? OwnFftStore::streamed : OwnFftStore::cached;
 }
 
@@ -159,7 +163,7 @@ void OwnFft2d::inverse(const cfloat* spectrum, int64_t complex_stride, float* re
 OwnFftSplit OwnFft2d::split_for(int threads, int64_t count) const {
   const int64_t groups = (count + kOwnFftMaxLanes - 1) / kOwnFftMaxLanes;
   return threads > 1 && groups < threads && rows_ * cols_ >= kSplitMinPoints ? OwnFftSplit::within
-                                                                               : OwnFftSplit::batch;
+                                                                             : OwnFftSplit::batch;
 }
 
 namespace {
@@ -190,8 +194,10 @@ void for_each_group_within(ThreadPool& pool, const OwnFftKernelTable& kernels,
         phase(s, begin, end);
       });
     };
-    if (alone) plane(first, in_parallel);
-    else group(lanes > 1 ? kernels.group : kernels.single, first, lanes, in_parallel);
+    if (alone)
+      plane(first, in_parallel);
+    else
+      group(lanes > 1 ? kernels.group : kernels.single, first, lanes, in_parallel);
     first += lanes;
   }
 }
@@ -199,8 +205,8 @@ void for_each_group_within(ThreadPool& pool, const OwnFftKernelTable& kernels,
 }  // namespace
 
 void OwnFft2d::forward(ThreadPool& pool, const float* real, OwnFftRealLayout real_layout,
-                       cfloat* spectrum, int64_t complex_stride, int64_t count,
-                       OwnFftSplit split, OwnFftStore store) const {
+                       cfloat* spectrum, int64_t complex_stride, int64_t count, OwnFftSplit split,
+                       OwnFftStore store) const {
   if (split == OwnFftSplit::automatic) split = split_for(pool.size(), count);
   if (split == OwnFftSplit::batch) {
     // Chosen for the whole call: each thread's chunk alone may fit the cache.
@@ -227,25 +233,27 @@ void OwnFft2d::forward(ThreadPool& pool, const float* real, OwnFftRealLayout rea
       alone.forward_columns(plan, s, out, u0, u1);
     });
   };
-  for_each_group_within(pool, *kernels_, plan, count, [&](const OwnFftGroupPhases& g,
-                                                          int64_t first, int lanes, auto in_parallel) {
-    const float* x = real + first * real_layout.plane;
-    cfloat* out = spectrum + first * complex_stride;
-    in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
-      g.forward_rows(plan, s, x, real_layout, lanes, r0, r1);
-    });
-    in_parallel(half, [&](const OwnFftScratch& s, int64_t k0, int64_t k1) {
-      g.forward_columns(plan, s, k0, k1);
-    });
-    in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
-      g.store_rows(plan, s, out, complex_stride, lanes, r0, r1);
-    });
-  }, plane);
+  for_each_group_within(
+      pool, *kernels_, plan, count,
+      [&](const OwnFftGroupPhases& g, int64_t first, int lanes, auto in_parallel) {
+        const float* x = real + first * real_layout.plane;
+        cfloat* out = spectrum + first * complex_stride;
+        in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
+          g.forward_rows(plan, s, x, real_layout, lanes, r0, r1);
+        });
+        in_parallel(half, [&](const OwnFftScratch& s, int64_t k0, int64_t k1) {
+          g.forward_columns(plan, s, k0, k1);
+        });
+        in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
+          g.store_rows(plan, s, out, complex_stride, lanes, r0, r1);
+        });
+      },
+      plane);
 }
 
 void OwnFft2d::inverse(ThreadPool& pool, const cfloat* spectrum, int64_t complex_stride,
-                       float* real, OwnFftRealLayout real_layout, int64_t count,
-                       OwnFftSplit split, OwnFftStore store) const {
+                       float* real, OwnFftRealLayout real_layout, int64_t count, OwnFftSplit split,
+                       OwnFftStore store) const {
   if (split == OwnFftSplit::automatic) split = split_for(pool.size(), count);
   if (split == OwnFftSplit::batch) {
     // Chosen for the whole call: each thread's chunk alone may fit the cache.
@@ -275,20 +283,22 @@ void OwnFft2d::inverse(ThreadPool& pool, const cfloat* spectrum, int64_t complex
       alone.inverse_rows(plan, s, x, real_layout, u0, u1);
     });
   };
-  for_each_group_within(pool, *kernels_, plan, count, [&](const OwnFftGroupPhases& g,
-                                                          int64_t first, int lanes, auto in_parallel) {
-    const cfloat* in = spectrum + first * complex_stride;
-    float* x = real + first * real_layout.plane;
-    in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
-      g.load_rows(plan, s, in, complex_stride, lanes, r0, r1);
-    });
-    in_parallel(half, [&](const OwnFftScratch& s, int64_t k0, int64_t k1) {
-      g.inverse_columns(plan, s, k0, k1);
-    });
-    in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
-      g.inverse_rows(plan, s, x, real_layout, lanes, r0, r1);
-    });
-  }, plane);
+  for_each_group_within(
+      pool, *kernels_, plan, count,
+      [&](const OwnFftGroupPhases& g, int64_t first, int lanes, auto in_parallel) {
+        const cfloat* in = spectrum + first * complex_stride;
+        float* x = real + first * real_layout.plane;
+        in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
+          g.load_rows(plan, s, in, complex_stride, lanes, r0, r1);
+        });
+        in_parallel(half, [&](const OwnFftScratch& s, int64_t k0, int64_t k1) {
+          g.inverse_columns(plan, s, k0, k1);
+        });
+        in_parallel(rows_, [&](const OwnFftScratch& s, int64_t r0, int64_t r1) {
+          g.inverse_rows(plan, s, x, real_layout, lanes, r0, r1);
+        });
+      },
+      plane);
 }
 
 }  // namespace tunescope::cpu

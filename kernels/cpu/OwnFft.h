@@ -7,8 +7,8 @@
 // (radix 4, one radix 2 when the power of two is odd, then radix 3 and 5) — Stockham
 // auto-sorts, so there is no bit-reversal pass; lengths up to 20 run fixed-length
 // codelets of the same stages, unrolled in registers (OwnFftKernels.h). Sizes are
-// 2^a 3^b 5^c, so a convolution pads 34 to 36 rather than 64. Layout and scaling are FFTW's (see FftShape in
-// FftTransform.h); real planes may be strided like FFTW's istride/idist, so NCHW planes
+// 2^a 3^b 5^c, so a convolution pads 34 to 36 rather than 64. Layout and scaling are FFTW's (see
+// FftShape in FftTransform.h); real planes may be strided like FFTW's istride/idist, so NCHW planes
 // (element stride 1) and NHWC ones (element stride C, planes 1 apart) are read and
 // written in place by the first and last pass, with no transpose pass.
 //
@@ -121,7 +121,7 @@ class OwnFft2d {
   int64_t rows_, cols_;
   OwnFftIsa isa_;
   const OwnFftKernelTable* kernels_;
-  std::shared_ptr<const OwnFftPlan> plan_;  // twiddle views; the tables live for the process
+  std::shared_ptr<const OwnFftPlan> plan_;       // twiddle views; the tables live for the process
   std::shared_ptr<const OwnFftPlan> rows_plan_;  // plan_->rows_plan: 1 x cols
 };
 

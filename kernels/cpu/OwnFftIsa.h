@@ -16,7 +16,9 @@ struct OwnFftKernelTable;
 
 using OwnFftIsa = CpuIsa;
 
-inline std::optional<OwnFftIsa> parse_own_fft_isa(std::string_view text) { return parse_cpu_isa(text); }
+inline std::optional<OwnFftIsa> parse_own_fft_isa(std::string_view text) {
+  return parse_cpu_isa(text);
+}
 inline std::vector<OwnFftIsa> supported_own_fft_isas() { return supported_cpu_isas(); }
 // TUNESCOPE_FFT_ISA when set, else the widest supported path. Throws Error(usage) naming
 // the variable for an unknown path or one this CPU lacks.

@@ -91,8 +91,8 @@ static constexpr int own_fft_group_lanes(int width, int64_t remaining, const Own
 struct OwnFftGroupPhases {
   int width;
   // Row r: r2c of the real rows [r0, r1) into spec.
-  void (*forward_rows)(const OwnFftPlan&, const OwnFftScratch&, const float* real,
-                       OwnFftRealLayout, int lanes, int64_t r0, int64_t r1);
+  void (*forward_rows)(const OwnFftPlan&, const OwnFftScratch&, const float* real, OwnFftRealLayout,
+                       int lanes, int64_t r0, int64_t r1);
   // Complex FFT of columns [k0, k1) of spec, forward or inverse.
   void (*forward_columns)(const OwnFftPlan&, const OwnFftScratch&, int64_t k0, int64_t k1);
   void (*inverse_columns)(const OwnFftPlan&, const OwnFftScratch&, int64_t k0, int64_t k1);
@@ -113,8 +113,8 @@ struct OwnFftGroupPhases {
 // spectrum rows to scratch.plane (`load`), which every thread then shares, as the split
 // shares `spec` in the group phases. Split or not, the same bits.
 struct OwnFftPlanePhases {
-  void (*forward_rows)(const OwnFftPlan&, const OwnFftScratch&, const float* real,
-                       OwnFftRealLayout, std::complex<float>* spectrum, int64_t u0, int64_t u1);
+  void (*forward_rows)(const OwnFftPlan&, const OwnFftScratch&, const float* real, OwnFftRealLayout,
+                       std::complex<float>* spectrum, int64_t u0, int64_t u1);
   void (*forward_columns)(const OwnFftPlan&, const OwnFftScratch&, std::complex<float>* spectrum,
                           int64_t u0, int64_t u1);
   void (*load)(const OwnFftPlan&, const OwnFftScratch&, const std::complex<float>* spectrum,

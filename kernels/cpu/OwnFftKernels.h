@@ -57,8 +57,10 @@ template <int R, bool Inverse, class V>
 [[gnu::always_inline]] inline void butterfly(V* re, V* im) {
   // (xr, xi) times -i (forward) or +i (inverse).
   const auto rot = [](V xr, V xi, V& outr, V& outi) {
-    if constexpr (Inverse) outr = -xi, outi = xr;
-    else outr = xi, outi = -xr;
+    if constexpr (Inverse)
+      outr = -xi, outi = xr;
+    else
+      outr = xi, outi = -xr;
   };
   if constexpr (R == 2) {
     const V ar = re[0], ai = im[0];
@@ -114,7 +116,8 @@ void stockham_stage(int64_t m, int64_t s, const float* tw, const float* xr, cons
   for (int64_t p = 0; p < qr; ++p) {
     const float* w = tw + 2 * (R - 1) * p;
     V wr[R], wi[R];
-    for (int j = 1; j < R; ++j) wr[j] = splat<V>(w[2 * j - 2]), wi[j] = splat<V>(sign * w[2 * j - 1]);
+    for (int j = 1; j < R; ++j)
+      wr[j] = splat<V>(w[2 * j - 2]), wi[j] = splat<V>(sign * w[2 * j - 1]);
     for (int64_t q = 0; q < s; ++q) {
       V re[R], im[R];
       for (int k = 0; k < R; ++k) {
@@ -176,7 +179,8 @@ template <int N, class F>
   if constexpr (N > 0) {
     [&]<int... I>(std::integer_sequence<int, I...>) __attribute__((always_inline)) {
       (f(int64_t{I}), ...);
-    }(std::make_integer_sequence<int, N>{});
+    }
+    (std::make_integer_sequence<int, N>{});
   } else {
     for (int64_t i = 0; i < n; ++i) f(i);
   }
@@ -191,7 +195,8 @@ template <int N, int M, int S, bool InY, bool Inverse, class V>
 [[gnu::always_inline]] inline void fixed_stages(V* xr, V* xi, V* yr, V* yi, const float* tw) {
   if constexpr (M == 1) {
     if constexpr (InY)
-      repeat<N>(N, [&](int64_t i) __attribute__((always_inline)) { xr[i] = yr[i], xi[i] = yi[i]; });
+      repeat<N>(
+          N, [&](int64_t i) __attribute__((always_inline)) { xr[i] = yr[i], xi[i] = yi[i]; });
   } else {
     constexpr int R = first_radix(M), Q = M / R;
     const V* ar = InY ? yr : xr;
@@ -199,26 +204,30 @@ template <int N, int M, int S, bool InY, bool Inverse, class V>
     V* br = InY ? xr : yr;
     V* bi = InY ? xi : yi;
     const float sign = Inverse ? -1.0f : 1.0f;  // inverse: conjugate twiddles
-    repeat<Q>(Q, [&](int64_t p) __attribute__((always_inline)) {
-      repeat<S>(S, [&](int64_t q) __attribute__((always_inline)) {
-        V re[R], im[R];
-        repeat<R>(R, [&](int64_t k) __attribute__((always_inline)) {
-          re[k] = ar[q + S * (p + k * Q)], im[k] = ai[q + S * (p + k * Q)];
+    repeat<Q>(
+        Q, [&](int64_t p) __attribute__((always_inline)) {
+          repeat<S>(
+              S, [&](int64_t q) __attribute__((always_inline)) {
+                V re[R], im[R];
+                repeat<R>(
+                    R, [&](int64_t k) __attribute__((always_inline)) {
+                      re[k] = ar[q + S * (p + k * Q)], im[k] = ai[q + S * (p + k * Q)];
+                    });
+                butterfly<R, Inverse>(re, im);
+                const int64_t o = q + S * R * p;
+                repeat<R>(
+                    R, [&](int64_t j) __attribute__((always_inline)) {
+                      if (j == 0 || p == 0) {  // every twiddle is 1
+                        br[o + j * S] = re[j], bi[o + j * S] = im[j];
+                      } else {
+                        const float* w = tw + 2 * (R - 1) * p + 2 * j - 2;
+                        const V wr = splat<V>(w[0]), wi = splat<V>(sign * w[1]);
+                        br[o + j * S] = re[j] * wr - im[j] * wi;
+                        bi[o + j * S] = re[j] * wi + im[j] * wr;
+                      }
+                    });
+              });
         });
-        butterfly<R, Inverse>(re, im);
-        const int64_t o = q + S * R * p;
-        repeat<R>(R, [&](int64_t j) __attribute__((always_inline)) {
-          if (j == 0 || p == 0) {  // every twiddle is 1
-            br[o + j * S] = re[j], bi[o + j * S] = im[j];
-          } else {
-            const float* w = tw + 2 * (R - 1) * p + 2 * j - 2;
-            const V wr = splat<V>(w[0]), wi = splat<V>(sign * w[1]);
-            br[o + j * S] = re[j] * wr - im[j] * wi;
-            bi[o + j * S] = re[j] * wi + im[j] * wr;
-          }
-        });
-      });
-    });
     fixed_stages<N, Q, S * R, !InY, Inverse>(xr, xi, yr, yi, tw + 2 * (R - 1) * Q);
   }
 }
@@ -296,7 +305,8 @@ void interleave(const float* src, OwnFftRealLayout at, int64_t n, float* dst, in
       }
   }
   for (; j < n; ++j)
-    for (int l = 0; l < W; ++l) dst[j * W + l] = l < lanes ? src[l * at.plane + j * at.element] : 0.0f;
+    for (int l = 0; l < W; ++l)
+      dst[j * W + l] = l < lanes ? src[l * at.plane + j * at.element] : 0.0f;
 }
 
 // The inverse of interleave, for the first `lanes` lanes:
@@ -338,13 +348,15 @@ template <class V, bool Inverse, int N>
     float* const col = s.spec + 2 * k * W;  // row r: re at col + 2 r half W, im W after
     if constexpr (N > 0) {
       V re[N], im[N];
-      repeat<N>(N, [&](int64_t r) __attribute__((always_inline)) {
-        re[r] = L::load(col + 2 * r * half * W), im[r] = L::load(col + (2 * r * half + 1) * W);
-      });
+      repeat<N>(
+          N, [&](int64_t r) __attribute__((always_inline)) {
+            re[r] = L::load(col + 2 * r * half * W), im[r] = L::load(col + (2 * r * half + 1) * W);
+          });
       fixed_fft<N, Inverse>(re, im, plan.col.stages);
-      repeat<N>(N, [&](int64_t r) __attribute__((always_inline)) {
-        L::store(col + 2 * r * half * W, re[r]), L::store(col + (2 * r * half + 1) * W, im[r]);
-      });
+      repeat<N>(
+          N, [&](int64_t r) __attribute__((always_inline)) {
+            L::store(col + 2 * r * half * W, re[r]), L::store(col + (2 * r * half + 1) * W, im[r]);
+          });
     } else {
       for (int64_t r = 0; r < rows; ++r) {
         L::store(s.xr + r * W, L::load(col + 2 * r * half * W));
@@ -371,8 +383,8 @@ void transform_columns(const OwnFftPlan& plan, const OwnFftScratch& s, int64_t k
 // packed row length cols / 2 when it has a codelet, else 0.
 template <class V, int M>
 [[gnu::flatten]] void forward_rows_n(const OwnFftPlan& plan, const OwnFftScratch& s,
-                                     const float* real, OwnFftRealLayout at, int lanes,
-                                     int64_t r0, int64_t r1) {
+                                     const float* real, OwnFftRealLayout at, int lanes, int64_t r0,
+                                     int64_t r1) {
   using L = Lanes<V>;
   constexpr int W = L::W;
   const int64_t cols = plan.cols, m = M > 0 ? M : cols / 2, half = m + 1;
@@ -400,9 +412,10 @@ template <class V, int M>
     const float* zr = s.xr;                    // else the generic stages' result
     const float* zi = s.xi;
     if constexpr (M > 0) {
-      repeat<M>(M, [&](int64_t k) __attribute__((always_inline)) {
-        zre[k] = L::load(line + 2 * k * W), zim[k] = L::load(line + (2 * k + 1) * W);
-      });
+      repeat<M>(
+          M, [&](int64_t k) __attribute__((always_inline)) {
+            zre[k] = L::load(line + 2 * k * W), zim[k] = L::load(line + (2 * k + 1) * W);
+          });
       fixed_fft<M, false>(zre, zim, plan.row.stages);
     } else {
       for (int64_t k = 0; k < m; ++k) {
@@ -411,35 +424,37 @@ template <class V, int M>
       }
       if (complex_fft<V, false>(m, plan.row, s.xr, s.xi, s.yr, s.yi)) zr = s.yr, zi = s.yi;
     }
-    const auto z = [&](int64_t k, V& re, V& im) __attribute__((always_inline)) {
-      if constexpr (M > 0) re = zre[k], im = zim[k];
-      else re = L::load(zr + k * W), im = L::load(zi + k * W);
+    const auto z = [&](int64_t k, V & re, V & im) __attribute__((always_inline)) {
+      if constexpr (M > 0)
+        re = zre[k], im = zim[k];
+      else
+        re = L::load(zr + k * W), im = L::load(zi + k * W);
     };
     V z0r, z0i;
     z(0, z0r, z0i);
     L::store(sr, z0r + z0i), L::store(si, V{});
     L::store(sr + 2 * m * W, z0r - z0i), L::store(si + 2 * m * W, V{});
-    repeat<M - 1>(m - 1, [&](int64_t j) __attribute__((always_inline)) {
-      const int64_t k = j + 1;
-      V ar, ai, br, bi;
-      z(k, ar, ai);
-      z(m - k, br, bi);
-      bi = -bi;                                                        // conj(Z[m-k])
-      const V er = (ar + br) * one_half, ei = (ai + bi) * one_half;    // even spectrum
-      const V or_ = (ai - bi) * one_half, oi = (br - ar) * one_half;   // odd: -i/2 (A - B)
-      const V wr = splat<V>(roots[2 * k]), wi = splat<V>(roots[2 * k + 1]);
-      L::store(sr + 2 * k * W, er + or_ * wr - oi * wi);
-      L::store(si + 2 * k * W, ei + or_ * wi + oi * wr);
-    });
+    repeat<M - 1>(
+        m - 1, [&](int64_t j) __attribute__((always_inline)) {
+          const int64_t k = j + 1;
+          V ar, ai, br, bi;
+          z(k, ar, ai);
+          z(m - k, br, bi);
+          bi = -bi;                                                       // conj(Z[m-k])
+          const V er = (ar + br) * one_half, ei = (ai + bi) * one_half;   // even spectrum
+          const V or_ = (ai - bi) * one_half, oi = (br - ar) * one_half;  // odd: -i/2 (A - B)
+          const V wr = splat<V>(roots[2 * k]), wi = splat<V>(roots[2 * k + 1]);
+          L::store(sr + 2 * k * W, er + or_ * wr - oi * wi);
+          L::store(si + 2 * k * W, ei + or_ * wi + oi * wr);
+        });
   }
 }
 
 template <class V>
 void forward_rows(const OwnFftPlan& plan, const OwnFftScratch& s, const float* real,
                   OwnFftRealLayout at, int lanes, int64_t r0, int64_t r1) {
-  with_codelet(plan.cols / 2, [&](auto m) {
-    forward_rows_n<V, m()>(plan, s, real, at, lanes, r0, r1);
-  });
+  with_codelet(plan.cols / 2,
+               [&](auto m) { forward_rows_n<V, m()>(plan, s, real, at, lanes, r0, r1); });
 }
 
 // Spectrum rows [r0, r1) of the group out to its planes. Planes store bins contiguously
@@ -450,7 +465,8 @@ void store_rows(const OwnFftPlan& plan, const OwnFftScratch& s, cfloat* spectrum
   constexpr int W = Lanes<V>::W;
   const int64_t half = plan.cols / 2 + 1;
   deinterleave<V>(s.spec + 2 * r0 * half * W, 2 * (r1 - r0) * half,
-                  reinterpret_cast<float*>(spectrum) + 2 * r0 * half, {2 * complex_stride, 1}, lanes);
+                  reinterpret_cast<float*>(spectrum) + 2 * r0 * half, {2 * complex_stride, 1},
+                  lanes);
 }
 
 template <class V>
@@ -484,20 +500,24 @@ template <class V, int M>
       // conj(X[m-k])) is twice the packed spectrum, so the length-m inverse yields cols
       // times the signal.
       V zre[M > 0 ? M : 1], zim[M > 0 ? M : 1];  // the codelet's registers
-      repeat<M>(m, [&](int64_t k) __attribute__((always_inline)) {
-        const V ar = L::load(sr + 2 * k * W), ai = L::load(si + 2 * k * W);
-        const V br = L::load(sr + 2 * (m - k) * W), bi = -L::load(si + 2 * (m - k) * W);
-        const V er = ar + br, ei = ai + bi, dr = ar - br, di = ai - bi;
-        const V wr = splat<V>(roots[2 * k]), wi = splat<V>(-roots[2 * k + 1]);  // W^-k
-        const V or_ = dr * wr - di * wi, oi = dr * wi + di * wr;
-        if constexpr (M > 0) zre[k] = er - oi, zim[k] = ei + or_;  // + i * o
-        else L::store(s.xr + k * W, er - oi), L::store(s.xi + k * W, ei + or_);
-      });
+      repeat<M>(
+          m, [&](int64_t k) __attribute__((always_inline)) {
+            const V ar = L::load(sr + 2 * k * W), ai = L::load(si + 2 * k * W);
+            const V br = L::load(sr + 2 * (m - k) * W), bi = -L::load(si + 2 * (m - k) * W);
+            const V er = ar + br, ei = ai + bi, dr = ar - br, di = ai - bi;
+            const V wr = splat<V>(roots[2 * k]), wi = splat<V>(-roots[2 * k + 1]);  // W^-k
+            const V or_ = dr * wr - di * wi, oi = dr * wi + di * wr;
+            if constexpr (M > 0)
+              zre[k] = er - oi, zim[k] = ei + or_;  // + i * o
+            else
+              L::store(s.xr + k * W, er - oi), L::store(s.xi + k * W, ei + or_);
+          });
       if constexpr (M > 0) {
         fixed_fft<M, true>(zre, zim, plan.row.stages);
-        repeat<M>(M, [&](int64_t k) __attribute__((always_inline)) {
-          L::store(line + 2 * k * W, zre[k]), L::store(line + (2 * k + 1) * W, zim[k]);
-        });
+        repeat<M>(
+            M, [&](int64_t k) __attribute__((always_inline)) {
+              L::store(line + 2 * k * W, zre[k]), L::store(line + (2 * k + 1) * W, zim[k]);
+            });
       } else {
         const bool in_y = complex_fft<V, true>(m, plan.row, s.xr, s.xi, s.yr, s.yi);
         const float* zr = in_y ? s.yr : s.xr;
@@ -519,9 +539,8 @@ template <class V, int M>
 template <class V>
 void inverse_rows(const OwnFftPlan& plan, const OwnFftScratch& s, float* real, OwnFftRealLayout at,
                   int lanes, int64_t r0, int64_t r1) {
-  with_codelet(plan.cols / 2, [&](auto m) {
-    inverse_rows_n<V, m()>(plan, s, real, at, lanes, r0, r1);
-  });
+  with_codelet(plan.cols / 2,
+               [&](auto m) { inverse_rows_n<V, m()>(plan, s, real, at, lanes, r0, r1); });
 }
 
 // Forward r2c of one group of `lanes` <= W planes: every phase over its whole range.
@@ -664,12 +683,12 @@ void inverse_planes(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat
       prefetch_span(spectrum + (i + W) * complex_stride,
                     W * complex_stride * int64_t{sizeof(cfloat)});
     if (streamed && lanes == W) {
-      inverse_group<V>(plan, s, spectrum + i * complex_stride, complex_stride, s.stage,
-                       {points, 1}, lanes);
+      inverse_group<V>(plan, s, spectrum + i * complex_stride, complex_stride, s.stage, {points, 1},
+                       lanes);
       stream_planes(s.stage, points, real + i * at.plane, at.plane, lanes);
     } else if (lanes > 1)
-      inverse_group<V>(plan, s, spectrum + i * complex_stride, complex_stride,
-                       real + i * at.plane, at, lanes);
+      inverse_group<V>(plan, s, spectrum + i * complex_stride, complex_stride, real + i * at.plane,
+                       at, lanes);
     else if (own_fft_plane_vectorises(W, plan))
       inverse_plane<V>(plan, s, spectrum + i * complex_stride, real + i * at.plane, at);
     else
@@ -755,8 +774,8 @@ void plane_forward_columns(const OwnFftPlan& plan, const OwnFftScratch& s, cfloa
 
 // Spectrum rows [u0 W, u1 W) into the copy the inverse transforms.
 template <class V>
-void plane_load(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum,
-                int64_t u0, int64_t u1) {
+void plane_load(const OwnFftPlan& plan, const OwnFftScratch& s, const cfloat* spectrum, int64_t u0,
+                int64_t u1) {
   int64_t r0, r1;
   unit_range<V>(u0, u1, plan.rows, r0, r1);
   const int64_t half = plan.cols / 2 + 1;
@@ -776,8 +795,8 @@ void plane_inverse_rows(const OwnFftPlan& plan, const OwnFftScratch& s, float* r
   int64_t r0, r1;
   unit_range<V>(u0, u1, plan.rows, r0, r1);
   const int64_t half = plan.cols / 2 + 1, row = plan.cols * at.element;
-  inverse_planes<V>(*plan.rows_plan, s, reinterpret_cast<const cfloat*>(s.plane) + r0 * half,
-                    half, real + r0 * row, {row, at.element}, r1 - r0);
+  inverse_planes<V>(*plan.rows_plan, s, reinterpret_cast<const cfloat*>(s.plane) + r0 * half, half,
+                    real + r0 * row, {row, at.element}, r1 - r0);
 }
 
 template <class V>
@@ -806,8 +825,12 @@ constexpr OwnFftPlanePhases plane_phases() {
 
 template <class V>
 constexpr OwnFftGroupPhases group_phases() {
-  return {Lanes<V>::W,          &forward_rows<V>, &transform_columns<V, false>,
-          &transform_columns<V, true>, &store_rows<V>,   &load_rows<V>,
+  return {Lanes<V>::W,
+          &forward_rows<V>,
+          &transform_columns<V, false>,
+          &transform_columns<V, true>,
+          &store_rows<V>,
+          &load_rows<V>,
           &inverse_rows<V>};
 }
 

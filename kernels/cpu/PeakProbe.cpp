@@ -11,8 +11,8 @@
 
 #include "core/base/AlignedBuffer.h"
 #include "core/base/Error.h"
-#include "core/base/UtcTime.h"
 #include "core/base/HostCpu.h"
+#include "core/base/UtcTime.h"
 
 namespace tunescope::cpu {
 
@@ -48,7 +48,8 @@ double run_together(int threads, Work work) {
   start = Clock::now();
   go.count_down();
   for (auto& thread : pool) thread.join();
-  return std::chrono::duration<double>(Clock::duration(last_end.load()) - start.time_since_epoch()).count();
+  return std::chrono::duration<double>(Clock::duration(last_end.load()) - start.time_since_epoch())
+      .count();
 }
 
 // Many short repetitions, the best one kept: on a shared machine the best is the one
@@ -61,7 +62,8 @@ double cpu_mhz() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   for (std::string line; std::getline(cpuinfo, line);)
     if (line.rfind("cpu MHz", 0) == 0)
-      if (auto colon = line.find(':'); colon != std::string::npos) return std::atof(line.c_str() + colon + 1);
+      if (auto colon = line.find(':'); colon != std::string::npos)
+        return std::atof(line.c_str() + colon + 1);
   return 0;
 }
 
@@ -99,7 +101,8 @@ const FmaChainKernel& fma_chain_kernel(CpuIsa isa) {
 }
 
 double measure_fma_gflops(CpuIsa isa, int threads, double seconds) {
-  if (!cpu_supports(isa)) fail(ErrorKind::usage, "machine probe: this CPU cannot run the ", to_string(isa), " path");
+  if (!cpu_supports(isa))
+    fail(ErrorKind::usage, "machine probe: this CPU cannot run the ", to_string(isa), " path");
   const FmaChainKernel& kernel = fma_chain_kernel(isa);
   // a < 1 keeps every chain bounded (it tends to b / (1 - a)), away from denormals.
   const float a = 0.999f, b = 0.001f;
@@ -108,12 +111,15 @@ double measure_fma_gflops(CpuIsa isa, int threads, double seconds) {
   const auto start = Clock::now();
   int64_t iterations = 1024;
   double took = 0;
-  while ((took = run_together(threads, [&](int t) { sink[t] += kernel.run(iterations, a, b, 1.0f + t); })) < 1e-3)
+  while ((took = run_together(
+              threads, [&](int t) { sink[t] += kernel.run(iterations, a, b, 1.0f + t); })) < 1e-3)
     iterations *= 2;
-  iterations = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(iterations) * kRepetitionSeconds / took));
+  iterations = std::max<int64_t>(
+      1, static_cast<int64_t>(static_cast<double>(iterations) * kRepetitionSeconds / took));
   double best = 0;
   for (int rep = 0; rep < kMinRepetitions || seconds_since(start) < seconds; ++rep) {
-    const double wall = run_together(threads, [&](int t) { sink[t] += kernel.run(iterations, a, b, 1.0f + t); });
+    const double wall =
+        run_together(threads, [&](int t) { sink[t] += kernel.run(iterations, a, b, 1.0f + t); });
     best = std::max(best, kernel.flops(iterations) * threads / wall / 1e9);
   }
   // The results are used, so no run can be dropped as dead code.
@@ -125,7 +131,8 @@ double measure_fma_gflops(CpuIsa isa, int threads, double seconds) {
 size_t triad_array_bytes() {
   size_t largest = 0;
   for (int index = 0; index < 8; ++index) {
-    std::ifstream size_file("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+    std::ifstream size_file("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) +
+                            "/size");
     std::string text;
     if (!(size_file >> text) || text.empty()) continue;
     size_t bytes = std::strtoull(text.c_str(), nullptr, 10);
@@ -152,7 +159,8 @@ double measure_triad_gbs(int threads, size_t array_bytes, double seconds) {
   // pages would all read one shared zero page, from cache.
   run_together(threads, [&](int t) {
     const auto [begin, end] = slice(t);
-    for (size_t i = begin; i < end; ++i) b[i] = 1.0f + static_cast<float>(i & 7), c[i] = 0.5f, out[i] = 0;
+    for (size_t i = begin; i < end; ++i)
+      b[i] = 1.0f + static_cast<float>(i & 7), c[i] = 0.5f, out[i] = 0;
   });
   const auto triad = [&](int t) {
     const auto [begin, end] = slice(t);
@@ -183,18 +191,20 @@ TheoreticalPeak theoretical_fma_peak(CpuIsa isa, int threads) {
   const int units = split512 ? 1 : 2;
   TheoreticalPeak peak;
   peak.gflops = cores * units * kernel.lanes * 2.0 * mhz / 1e3;
-  peak.basis = cat(cores, " core", cores == 1 ? "" : "s", " x ", units, " FMA unit", units == 1 ? "" : "s",
-                   split512 ? " (AMD: 512 bits over two 256-bit pipes)" : "", " (assumed) x ", kernel.lanes,
-                   " lane", kernel.lanes == 1 ? "" : "s", " x 2 x ", mhz / 1e3, " GHz (cpu MHz: the clock the kernel reports; boost may run faster)");
+  peak.basis = cat(cores, " core", cores == 1 ? "" : "s", " x ", units, " FMA unit",
+                   units == 1 ? "" : "s", split512 ? " (AMD: 512 bits over two 256-bit pipes)" : "",
+                   " (assumed) x ", kernel.lanes, " lane", kernel.lanes == 1 ? "" : "s", " x 2 x ",
+                   mhz / 1e3, " GHz (cpu MHz: the clock the kernel reports; boost may run faster)");
   return peak;
 }
 
 std::vector<profiler::MachinePeak> measure_cpu_peaks(int threads, double seconds) {
   if (threads < 1 || threads > kMaxProbeThreads)
-    fail(ErrorKind::usage, "machine probe: threads must be in 1..", kMaxProbeThreads, ", got ", threads);
+    fail(ErrorKind::usage, "machine probe: threads must be in 1..", kMaxProbeThreads, ", got ",
+         threads);
   if (!(seconds >= kMinProbeSeconds && seconds <= kMaxProbeSeconds))
-    fail(ErrorKind::usage, "machine probe: seconds must be in ", kMinProbeSeconds, "..", kMaxProbeSeconds, ", got ",
-         seconds);
+    fail(ErrorKind::usage, "machine probe: seconds must be in ", kMinProbeSeconds, "..",
+         kMaxProbeSeconds, ", got ", seconds);
   const std::vector<CpuIsa> isas = supported_cpu_isas();
   // Half the time for the bandwidth, the rest shared by the FMA paths.
   const double bandwidth = measure_triad_gbs(threads, triad_array_bytes(), seconds / 2);

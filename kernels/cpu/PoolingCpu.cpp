@@ -37,8 +37,12 @@ struct PoolGeometry {
   Span rows(int64_t o) const { return clip(o * p.stride_h - p.pad_h, p.kernel_h, in.h); }
   Span cols(int64_t o) const { return clip(o * p.stride_w - p.pad_w, p.kernel_w, in.w); }
   // Output rows/columns whose windows cover input row/column `i`.
-  Span rows_covering(int64_t i) const { return covering(i, p.stride_h, p.pad_h, p.kernel_h, out.h); }
-  Span cols_covering(int64_t i) const { return covering(i, p.stride_w, p.pad_w, p.kernel_w, out.w); }
+  Span rows_covering(int64_t i) const {
+    return covering(i, p.stride_h, p.pad_h, p.kernel_h, out.h);
+  }
+  Span cols_covering(int64_t i) const {
+    return covering(i, p.stride_w, p.pad_w, p.kernel_w, out.w);
+  }
   int64_t window_size() const { return p.kernel_h * p.kernel_w; }
   float inv_area() const { return 1.0f / static_cast<float>(window_size()); }
   // For each kernel column kw, the output columns whose input column
@@ -67,7 +71,7 @@ struct PoolGeometry {
 
 // Validates the call (shared checks) and returns its geometry.
 PoolGeometry checked_geometry(const char* op, const PoolParams& params, const Tensor& in,
-                        const char* in_name, const Tensor& out, const char* out_name) {
+                              const char* in_name, const Tensor& out, const char* out_name) {
   return {in.shape(), op_checks::check_pool(op, params, in, in_name, out, out_name), params};
 }
 
@@ -117,25 +121,31 @@ void pool_forward(ThreadPool& pool, const PoolGeometry& g, Layout layout, const 
   if (layout == Layout::NCHW) {
     const int64_t in_plane = g.in.h * g.in.w, out_plane = g.out.h * g.out.w;
     const std::vector<Span> col_spans = g.output_cols_by_offset();
-    pool.parallel_for(g.in.n * g.in.c, [&](int64_t first, int64_t last) {
-      for (int64_t p = first; p < last; ++p) {
-        float* yp = y + p * out_plane;
-        pool_forward_plane(g, col_spans, init, x + p * in_plane, yp, step);
-        if (scale != 1.0f)
-          for (int64_t i = 0; i < out_plane; ++i) yp[i] *= scale;
-      }
-    }, grain_for(out_plane * window));
+    pool.parallel_for(
+        g.in.n * g.in.c,
+        [&](int64_t first, int64_t last) {
+          for (int64_t p = first; p < last; ++p) {
+            float* yp = y + p * out_plane;
+            pool_forward_plane(g, col_spans, init, x + p * in_plane, yp, step);
+            if (scale != 1.0f)
+              for (int64_t i = 0; i < out_plane; ++i) yp[i] *= scale;
+          }
+        },
+        grain_for(out_plane * window));
   } else {
     const int64_t C = g.in.c;
-    pool.parallel_for(g.out.n * g.out.h, [&](int64_t first, int64_t last) {
-      for (int64_t row = first; row < last; ++row)
-        for (int64_t ow = 0; ow < g.out.w; ++ow) {
-          float* yp = y + (row * g.out.w + ow) * C;
-          pool_forward_pixel(g, row / g.out.h, row % g.out.h, ow, init, x, yp, step);
-          if (scale != 1.0f)
-            for (int64_t c = 0; c < C; ++c) yp[c] *= scale;
-        }
-    }, grain_for(g.out.w * C * window));
+    pool.parallel_for(
+        g.out.n * g.out.h,
+        [&](int64_t first, int64_t last) {
+          for (int64_t row = first; row < last; ++row)
+            for (int64_t ow = 0; ow < g.out.w; ++ow) {
+              float* yp = y + (row * g.out.w + ow) * C;
+              pool_forward_pixel(g, row / g.out.h, row % g.out.h, ow, init, x, yp, step);
+              if (scale != 1.0f)
+                for (int64_t c = 0; c < C; ++c) yp[c] *= scale;
+            }
+        },
+        grain_for(g.out.w * C * window));
   }
 }
 
@@ -224,7 +234,8 @@ void avgpool_backward_plane(const PoolGeometry& g, const std::vector<Span>& col_
 
 // Average pooling backward, NHWC image row (n, ih): gathered per input pixel from the
 // windows covering it, so rows can be split across threads even when windows overlap.
-void avgpool_backward_row(const PoolGeometry& g, int64_t n, int64_t ih, const float* dy, float* dx) {
+void avgpool_backward_row(const PoolGeometry& g, int64_t n, int64_t ih, const float* dy,
+                          float* dx) {
   const int64_t C = g.in.c;
   const float inv_area = g.inv_area();
   const Span r = g.rows_covering(ih);
@@ -250,8 +261,9 @@ void CpuOps::maxpool_forward(const ExecContext& ctx, const PoolParams& params, c
                               static_cast<double>(x.bytes() + y.bytes()));
   // -inf starts every window: padding is never a candidate, and each window has at
   // least one input because the padding is smaller than the kernel.
-  pool_forward(ctx.pool, g, x.layout(), x.data(), y.data(), kLowest,
-               [](float acc, float v) { return v > acc ? v : acc; }, 1.0f);
+  pool_forward(
+      ctx.pool, g, x.layout(), x.data(), y.data(), kLowest,
+      [](float acc, float v) { return v > acc ? v : acc; }, 1.0f);
 }
 
 void CpuOps::avgpool_forward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
@@ -259,8 +271,9 @@ void CpuOps::avgpool_forward(const ExecContext& ctx, const PoolParams& params, c
   const PoolGeometry g = checked_geometry("avgpool.fwd", params, x, "x", y, "y");
   profiler::KernelScope scope(ctx.tracer, "avgpool.fwd", ctx.device, ctx.lane, window_reads(g),
                               static_cast<double>(x.bytes() + y.bytes()));
-  pool_forward(ctx.pool, g, x.layout(), x.data(), y.data(), 0.0f,
-               [](float acc, float v) { return acc + v; }, g.inv_area());
+  pool_forward(
+      ctx.pool, g, x.layout(), x.data(), y.data(), 0.0f, [](float acc, float v) { return acc + v; },
+      g.inv_area());
 }
 
 void CpuOps::maxpool_backward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
@@ -275,23 +288,29 @@ void CpuOps::maxpool_backward(const ExecContext& ctx, const PoolParams& params, 
   if (x.layout() == Layout::NCHW) {
     const int64_t in_plane = g.in.h * g.in.w, out_plane = g.out.h * g.out.w;
     const std::vector<Span> col_spans = g.output_cols_by_offset();
-    ctx.pool.parallel_for(g.in.n * g.in.c, [&](int64_t first, int64_t last) {
-      std::vector<float> best(g.out.w);
-      std::vector<int64_t> arg(g.out.w);
-      for (int64_t p = first; p < last; ++p)
-        maxpool_backward_plane(g, col_spans, xd + p * in_plane, dyd + p * out_plane,
-                               dxd + p * in_plane, best, arg);
-    }, grain_for(out_plane * g.window_size()));
+    ctx.pool.parallel_for(
+        g.in.n * g.in.c,
+        [&](int64_t first, int64_t last) {
+          std::vector<float> best(g.out.w);
+          std::vector<int64_t> arg(g.out.w);
+          for (int64_t p = first; p < last; ++p)
+            maxpool_backward_plane(g, col_spans, xd + p * in_plane, dyd + p * out_plane,
+                                   dxd + p * in_plane, best, arg);
+        },
+        grain_for(out_plane * g.window_size()));
   } else {
     // Windows overlap when the stride is below the kernel, so items split by image and
     // channel block (never by rows) to keep every dx element with one writer.
     const int64_t blocks = ceil_div(g.in.c, kChannelBlock);
-    ctx.pool.parallel_for(g.in.n * blocks, [&](int64_t first, int64_t last) {
-      for (int64_t item = first; item < last; ++item) {
-        const int64_t n = item / blocks, c0 = (item % blocks) * kChannelBlock;
-        maxpool_backward_block(g, xd, dyd, dxd, n, c0, std::min(g.in.c, c0 + kChannelBlock));
-      }
-    }, grain_for(g.out.h * g.out.w * kChannelBlock * g.window_size()));
+    ctx.pool.parallel_for(
+        g.in.n * blocks,
+        [&](int64_t first, int64_t last) {
+          for (int64_t item = first; item < last; ++item) {
+            const int64_t n = item / blocks, c0 = (item % blocks) * kChannelBlock;
+            maxpool_backward_block(g, xd, dyd, dxd, n, c0, std::min(g.in.c, c0 + kChannelBlock));
+          }
+        },
+        grain_for(g.out.h * g.out.w * kChannelBlock * g.window_size()));
   }
 }
 
@@ -305,15 +324,21 @@ void CpuOps::avgpool_backward(const ExecContext& ctx, const PoolParams& params, 
   if (dx.layout() == Layout::NCHW) {
     const int64_t in_plane = g.in.h * g.in.w, out_plane = g.out.h * g.out.w;
     const std::vector<Span> col_spans = g.output_cols_by_offset();
-    ctx.pool.parallel_for(g.in.n * g.in.c, [&](int64_t first, int64_t last) {
-      for (int64_t p = first; p < last; ++p)
-        avgpool_backward_plane(g, col_spans, dyd + p * out_plane, dxd + p * in_plane);
-    }, grain_for(out_plane * g.window_size()));
+    ctx.pool.parallel_for(
+        g.in.n * g.in.c,
+        [&](int64_t first, int64_t last) {
+          for (int64_t p = first; p < last; ++p)
+            avgpool_backward_plane(g, col_spans, dyd + p * out_plane, dxd + p * in_plane);
+        },
+        grain_for(out_plane * g.window_size()));
   } else {
-    ctx.pool.parallel_for(g.in.n * g.in.h, [&](int64_t first, int64_t last) {
-      for (int64_t row = first; row < last; ++row)
-        avgpool_backward_row(g, row / g.in.h, row % g.in.h, dyd, dxd);
-    }, grain_for(g.in.w * g.in.c));
+    ctx.pool.parallel_for(
+        g.in.n * g.in.h,
+        [&](int64_t first, int64_t last) {
+          for (int64_t row = first; row < last; ++row)
+            avgpool_backward_row(g, row / g.in.h, row % g.in.h, dyd, dxd);
+        },
+        grain_for(g.in.w * g.in.c));
   }
 }
 
@@ -327,26 +352,33 @@ void CpuOps::global_avgpool_forward(const ExecContext& ctx, const Tensor& x, Ten
   const int64_t plane = s.h * s.w;
   const double inv_plane = 1.0 / static_cast<double>(plane);
   if (x.layout() == Layout::NCHW) {
-    ctx.pool.parallel_for(s.n * s.c, [&](int64_t first, int64_t last) {
-      for (int64_t p = first; p < last; ++p) {
-        const auto sum = sum_run<1>(p * plane, (p + 1) * plane,
-                                    [xd](int64_t i) { return std::array<float, 1>{xd[i]}; });
-        yd[p] = static_cast<float>(sum[0] * inv_plane);
-      }
-    }, grain_for(plane));
+    ctx.pool.parallel_for(
+        s.n * s.c,
+        [&](int64_t first, int64_t last) {
+          for (int64_t p = first; p < last; ++p) {
+            const auto sum = sum_run<1>(p * plane, (p + 1) * plane,
+                                        [xd](int64_t i) { return std::array<float, 1>{xd[i]}; });
+            yd[p] = static_cast<float>(sum[0] * inv_plane);
+          }
+        },
+        grain_for(plane));
   } else {
     // One image per item, read front to back into a per-channel accumulator.
-    ctx.pool.parallel_for(s.n, [&](int64_t first, int64_t last) {
-      std::vector<double> acc(s.c);
-      for (int64_t n = first; n < last; ++n) {
-        std::fill(acc.begin(), acc.end(), 0.0);
-        for (int64_t pixel = 0; pixel < plane; ++pixel) {
-          const float* xp = xd + (n * plane + pixel) * s.c;
-          for (int64_t c = 0; c < s.c; ++c) acc[c] += xp[c];
-        }
-        for (int64_t c = 0; c < s.c; ++c) yd[n * s.c + c] = static_cast<float>(acc[c] * inv_plane);
-      }
-    }, grain_for(plane * s.c));
+    ctx.pool.parallel_for(
+        s.n,
+        [&](int64_t first, int64_t last) {
+          std::vector<double> acc(s.c);
+          for (int64_t n = first; n < last; ++n) {
+            std::fill(acc.begin(), acc.end(), 0.0);
+            for (int64_t pixel = 0; pixel < plane; ++pixel) {
+              const float* xp = xd + (n * plane + pixel) * s.c;
+              for (int64_t c = 0; c < s.c; ++c) acc[c] += xp[c];
+            }
+            for (int64_t c = 0; c < s.c; ++c)
+              yd[n * s.c + c] = static_cast<float>(acc[c] * inv_plane);
+          }
+        },
+        grain_for(plane * s.c));
   }
 }
 
@@ -360,17 +392,24 @@ void CpuOps::global_avgpool_backward(const ExecContext& ctx, const Tensor& dy, T
   const int64_t plane = s.h * s.w;
   const float inv_plane = 1.0f / static_cast<float>(plane);
   if (dx.layout() == Layout::NCHW) {
-    ctx.pool.parallel_for(s.n * s.c, [&](int64_t first, int64_t last) {
-      for (int64_t p = first; p < last; ++p) std::fill_n(dxd + p * plane, plane, dyd[p] * inv_plane);
-    }, grain_for(plane));
+    ctx.pool.parallel_for(
+        s.n * s.c,
+        [&](int64_t first, int64_t last) {
+          for (int64_t p = first; p < last; ++p)
+            std::fill_n(dxd + p * plane, plane, dyd[p] * inv_plane);
+        },
+        grain_for(plane));
   } else {
-    ctx.pool.parallel_for(s.n * plane, [&](int64_t first, int64_t last) {
-      for (int64_t row = first; row < last; ++row) {
-        const float* dyp = dyd + (row / plane) * s.c;
-        float* dxp = dxd + row * s.c;
-        for (int64_t c = 0; c < s.c; ++c) dxp[c] = dyp[c] * inv_plane;
-      }
-    }, grain_for(s.c));
+    ctx.pool.parallel_for(
+        s.n * plane,
+        [&](int64_t first, int64_t last) {
+          for (int64_t row = first; row < last; ++row) {
+            const float* dyp = dyd + (row / plane) * s.c;
+            float* dxp = dxd + row * s.c;
+            for (int64_t c = 0; c < s.c; ++c) dxp[c] = dyp[c] * inv_plane;
+          }
+        },
+        grain_for(s.c));
   }
 }
 

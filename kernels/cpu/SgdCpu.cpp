@@ -19,12 +19,15 @@ void CpuOps::sgd_update(const ExecContext& ctx, const SgdParams& params, Tensor&
   const float* g = grad.data();
   float* v = velocity.data();
   const float lr = params.learning_rate, momentum = params.momentum, decay = params.weight_decay;
-  ctx.pool.parallel_for(weight.size(), [=](int64_t first, int64_t last) {
-    for (int64_t i = first; i < last; ++i) {
-      v[i] = momentum * v[i] + (g[i] + decay * w[i]);
-      w[i] -= lr * v[i];
-    }
-  }, kElementGrain);
+  ctx.pool.parallel_for(
+      weight.size(),
+      [=](int64_t first, int64_t last) {
+        for (int64_t i = first; i < last; ++i) {
+          v[i] = momentum * v[i] + (g[i] + decay * w[i]);
+          w[i] -= lr * v[i];
+        }
+      },
+      kElementGrain);
 }
 
 }  // namespace tunescope::cpu

@@ -22,7 +22,8 @@ struct RowResult {
 // Loss of one row, and when `grad` is not null its gradient scaled by `grad_scale`.
 // Subtracting the row maximum keeps exp() finite for any logits. Reads every logit
 // before writing the same position of grad, so grad may alias z.
-RowResult softmax_row(const float* z, int64_t classes, int32_t label, float* grad, float grad_scale) {
+RowResult softmax_row(const float* z, int64_t classes, int32_t label, float* grad,
+                      float grad_scale) {
   int64_t arg = 0;
   for (int64_t j = 1; j < classes; ++j)
     if (z[j] > z[arg]) arg = j;
@@ -50,8 +51,7 @@ float CpuOps::softmax_cross_entropy(const ExecContext& ctx, const Tensor& logits
   check_softmax_cross_entropy(logits, labels, dlogits);
   const Shape4 s = logits.shape();
   const int64_t batch = s.n, classes = s.c;
-  profiler::KernelScope scope(ctx.tracer, "softmax_xent", ctx.device, ctx.lane,
-                              6.0 * logits.size(),
+  profiler::KernelScope scope(ctx.tracer, "softmax_xent", ctx.device, ctx.lane, 6.0 * logits.size(),
                               static_cast<double>(logits.bytes() * (dlogits ? 2 : 1)));
 
   const float* z = logits.data();
@@ -60,15 +60,18 @@ float CpuOps::softmax_cross_entropy(const ExecContext& ctx, const Tensor& logits
   // Per-chunk partial losses added in chunk order: the mean is independent of the pool.
   const Chunks rows = fixed_chunks(batch, ceil_div(kReductionChunk, classes));
   std::vector<RowResult> partial(rows.number);
-  ctx.pool.parallel_for(rows.number, [&](int64_t first, int64_t last) {
-    for (int64_t chunk = first; chunk < last; ++chunk)
-      for (int64_t r = rows.begin(chunk); r < rows.end(chunk); ++r) {
-        const RowResult row = softmax_row(z + r * classes, classes, labels[r],
-                                          grad ? grad + r * classes : nullptr, grad_scale);
-        partial[chunk].loss += row.loss;
-        partial[chunk].correct += row.correct;
-      }
-  }, grain_for(rows.size * classes));
+  ctx.pool.parallel_for(
+      rows.number,
+      [&](int64_t first, int64_t last) {
+        for (int64_t chunk = first; chunk < last; ++chunk)
+          for (int64_t r = rows.begin(chunk); r < rows.end(chunk); ++r) {
+            const RowResult row = softmax_row(z + r * classes, classes, labels[r],
+                                              grad ? grad + r * classes : nullptr, grad_scale);
+            partial[chunk].loss += row.loss;
+            partial[chunk].correct += row.correct;
+          }
+      },
+      grain_for(rows.size * classes));
 
   RowResult total;
   for (const RowResult& p : partial) {

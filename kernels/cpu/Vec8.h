@@ -25,8 +25,8 @@ inline Vec8 load8_strided(const float* p, long step = Step) {
   } else if constexpr (Step == 2) {
     return __builtin_shufflevector(load8(p), load8(p + 8), 0, 2, 4, 6, 8, 10, 12, 14);
   } else {
-    return Vec8{p[0], p[step], p[2 * step], p[3 * step], p[4 * step], p[5 * step], p[6 * step],
-                p[7 * step]};
+    return Vec8{p[0],        p[step],     p[2 * step], p[3 * step],
+                p[4 * step], p[5 * step], p[6 * step], p[7 * step]};
   }
 }
 

@@ -1,5 +1,5 @@
-// The Winograd transform kernels, eight lanes per 256-bit vector; built with -march=x86-64-v3 -mno-avx512f
-// (CMakeLists.txt), chosen at run time by ConvWinograd.cpp (CpuIsa.h).
+// The Winograd transform kernels, eight lanes per 256-bit vector; built with -march=x86-64-v3
+// -mno-avx512f (CMakeLists.txt), chosen at run time by ConvWinograd.cpp (CpuIsa.h).
 #include "kernels/cpu/WinogradKernels.h"
 
 namespace tunescope::cpu {

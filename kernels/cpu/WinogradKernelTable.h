@@ -36,13 +36,15 @@ struct WinogradWave {
 // Each kernel handles wave-relative tiles [begin, end) for every channel.
 struct WinogradTileKernels {
   // v = B^T d B of the alpha x alpha input patches of `in` (padding reads zero).
-  void (*input)(const WinogradGeometry&, const float* in, WinogradWave, int64_t begin, int64_t end, float* v);
+  void (*input)(const WinogradGeometry&, const float* in, WinogradWave, int64_t begin, int64_t end,
+                float* v);
   // out = A^T m A, the m x m output tiles (what overhangs the output is dropped).
-  void (*output)(const WinogradGeometry&, const float* m, WinogradWave, int64_t begin, int64_t end, float* out);
+  void (*output)(const WinogradGeometry&, const float* m, WinogradWave, int64_t begin, int64_t end,
+                 float* out);
   // dm = A e A^T of the m x m tiles e of `out`-shaped dy (backward filter; overhang
   // reads zero): the adjoint of `output`.
-  void (*output_adjoint)(const WinogradGeometry&, const float* dy, WinogradWave, int64_t begin, int64_t end,
-                         float* dm);
+  void (*output_adjoint)(const WinogradGeometry&, const float* dy, WinogradWave, int64_t begin,
+                         int64_t end, float* dm);
 };
 
 struct WinogradKernelTable {

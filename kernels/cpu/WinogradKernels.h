@@ -159,8 +159,8 @@ struct WinogradTensorView {
 // point-major position (a, c, t) of `dst` (layout in WinogradKernelTable.h).
 template <int W, int S, int Alpha, class Forward>
 void wg_patches_to_points(const WinogradGeometry& g, const WinogradTensorView& src, const float* in,
-                          int m, int64_t dh, int64_t dw, WinogradWave wave, int64_t begin, int64_t end,
-                          float* dst, Forward forward) {
+                          int m, int64_t dh, int64_t dw, WinogradWave wave, int64_t begin,
+                          int64_t end, float* dst, Forward forward) {
   using V = typename WinogradVec<W>::type;
   const int64_t C = src.c, count = wave.count;
   if (!g.nhwc) {
@@ -174,7 +174,8 @@ void wg_patches_to_points(const WinogradGeometry& g, const WinogradTensorView& s
         pos[l] = wg_tile_pos(g, wave.first + t0 + l, m);
         pos[l].oh += dh;
         pos[l].ow += dw;
-        inside[l] = pos[l].oh >= 0 && pos[l].oh + S <= src.h && pos[l].ow >= 0 && pos[l].ow + S <= src.w;
+        inside[l] =
+            pos[l].oh >= 0 && pos[l].oh + S <= src.h && pos[l].ow >= 0 && pos[l].ow + S <= src.w;
       }
       for (int64_t c = 0; c < C; ++c) {
         for (int l = 0; l < lanes; ++l) {
@@ -187,7 +188,8 @@ void wg_patches_to_points(const WinogradGeometry& g, const WinogradTensorView& s
             for (int i = 0; i < S; ++i)
               for (int j = 0; j < S; ++j) {
                 const int64_t r = oh + i, q = ow + j;
-                patch[i * S + j][l] = r >= 0 && r < src.h && q >= 0 && q < src.w ? plane[r * src.w + q] : 0.0f;
+                patch[i * S + j][l] =
+                    r >= 0 && r < src.h && q >= 0 && q < src.w ? plane[r * src.w + q] : 0.0f;
               }
           }
         }
@@ -225,7 +227,8 @@ void wg_patches_to_points(const WinogradGeometry& g, const WinogradTensorView& s
             d[i * S + j] = wg_load<V>(in + src.pixel_offset(pos.n, r, q) + c0);
           } else {
             alignas(64) float lane_values[W] = {};
-            std::memcpy(lane_values, in + src.pixel_offset(pos.n, r, q) + c0, sizeof(float) * lanes);
+            std::memcpy(lane_values, in + src.pixel_offset(pos.n, r, q) + c0,
+                        sizeof(float) * lanes);
             d[i * S + j] = wg_load<V>(lane_values);
           }
         }
@@ -245,28 +248,30 @@ void wg_patches_to_points(const WinogradGeometry& g, const WinogradTensorView& s
 }
 
 template <class Tile, int W>
-void wg_input(const WinogradGeometry& g, const float* in, WinogradWave wave, int64_t begin, int64_t end,
-              float* v) {
+void wg_input(const WinogradGeometry& g, const float* in, WinogradWave wave, int64_t begin,
+              int64_t end, float* v) {
   using V = typename WinogradVec<W>::type;
   const WinogradTensorView src{g.in_c, g.in_h, g.in_w, g.nhwc};
-  wg_patches_to_points<W, Tile::alpha, Tile::alpha>(g, src, in, Tile::m, -g.pad_h, -g.pad_w, wave, begin, end, v,
-                                                    [](const V* d, V* o) { wg_input_2d<Tile>(d, o); });
+  wg_patches_to_points<W, Tile::alpha, Tile::alpha>(
+      g, src, in, Tile::m, -g.pad_h, -g.pad_w, wave, begin, end, v,
+      [](const V* d, V* o) { wg_input_2d<Tile>(d, o); });
 }
 
 template <class Tile, int W>
-void wg_output_adjoint(const WinogradGeometry& g, const float* dy, WinogradWave wave, int64_t begin, int64_t end,
-                       float* dm) {
+void wg_output_adjoint(const WinogradGeometry& g, const float* dy, WinogradWave wave, int64_t begin,
+                       int64_t end, float* dm) {
   using V = typename WinogradVec<W>::type;
   const WinogradTensorView src{g.out_c, g.out_h, g.out_w, g.nhwc};
-  wg_patches_to_points<W, Tile::m, Tile::alpha>(g, src, dy, Tile::m, 0, 0, wave, begin, end, dm,
-                                                [](const V* e, V* o) { wg_output_adjoint_2d<Tile>(e, o); });
+  wg_patches_to_points<W, Tile::m, Tile::alpha>(
+      g, src, dy, Tile::m, 0, 0, wave, begin, end, dm,
+      [](const V* e, V* o) { wg_output_adjoint_2d<Tile>(e, o); });
 }
 
 // out = A^T m A for every output channel of tiles [begin, end); only the pixels inside
 // the output are written.
 template <class Tile, int W>
-void wg_output(const WinogradGeometry& g, const float* mt, WinogradWave wave, int64_t begin, int64_t end,
-               float* out) {
+void wg_output(const WinogradGeometry& g, const float* mt, WinogradWave wave, int64_t begin,
+               int64_t end, float* out) {
   using V = typename WinogradVec<W>::type;
   constexpr int m = Tile::m, A2 = Tile::alpha * Tile::alpha;
   const int64_t K = g.out_c, count = wave.count;
@@ -296,7 +301,8 @@ void wg_output(const WinogradGeometry& g, const float* mt, WinogradWave wave, in
           const int rows = static_cast<int>(wg_min(m, g.out_h - pos[l].oh));
           const int cols = static_cast<int>(wg_min(m, g.out_w - pos[l].ow));
           for (int i = 0; i < rows; ++i)
-            for (int j = 0; j < cols; ++j) plane[(pos[l].oh + i) * g.out_w + pos[l].ow + j] = values[i * m + j][l];
+            for (int j = 0; j < cols; ++j)
+              plane[(pos[l].oh + i) * g.out_w + pos[l].ow + j] = values[i * m + j][l];
         }
       }
     }

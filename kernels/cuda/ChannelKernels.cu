@@ -47,7 +47,8 @@ __global__ void partials_nchw(DeviceShape s, ChannelSplit split, Term term, doub
 template <int K, typename Term>
 __global__ void partials_nhwc(DeviceShape s, ChannelSplit split, Term term, double* partials) {
   __shared__ double shared[K][kRowThreads][kChannelThreads];
-  const int64_t c = static_cast<int64_t>(blockIdx.x) * kChannelThreads + threadIdx.x, part = blockIdx.y;
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * kChannelThreads + threadIdx.x,
+                part = blockIdx.y;
   const int64_t rows = s.n * s.plane();
   const int64_t first = part * split.per_split;
   const int64_t last = first + split.per_split < rows ? first + split.per_split : rows;
@@ -66,7 +67,8 @@ __global__ void partials_nhwc(DeviceShape s, ChannelSplit split, Term term, doub
 
 // One thread per channel: sums of its partials in split order, handed to finish(c, sums).
 template <int K, typename Finish>
-__global__ void finish_channels(DeviceShape s, int64_t splits, const double* partials, Finish finish) {
+__global__ void finish_channels(DeviceShape s, int64_t splits, const double* partials,
+                                Finish finish) {
   for (int64_t c = grid_first(); c < s.c; c += grid_step()) {
     double sums[K] = {};
     for (int64_t part = 0; part < splits; ++part)
@@ -76,12 +78,14 @@ __global__ void finish_channels(DeviceShape s, int64_t splits, const double* par
 }
 
 template <int K, typename Term, typename Finish>
-cudaError_t reduce_channels(DeviceShape s, Term term, double* partials, Finish finish, cudaStream_t stream) {
+cudaError_t reduce_channels(DeviceShape s, Term term, double* partials, Finish finish,
+                            cudaStream_t stream) {
   const ChannelSplit split = split_of(s);
   if (s.nhwc) {
     const dim3 grid(static_cast<unsigned>((s.c + kChannelThreads - 1) / kChannelThreads),
                     static_cast<unsigned>(split.splits));
-    partials_nhwc<K><<<grid, dim3(kChannelThreads, kRowThreads), 0, stream>>>(s, split, term, partials);
+    partials_nhwc<K>
+        <<<grid, dim3(kChannelThreads, kRowThreads), 0, stream>>>(s, split, term, partials);
   } else {
     const dim3 grid(static_cast<unsigned>(s.c), static_cast<unsigned>(split.splits));
     partials_nchw<K><<<grid, kBlockThreads, 0, stream>>>(s, split, term, partials);
@@ -122,7 +126,9 @@ struct BackwardTerm {
 
 struct StoreSums {
   float* out;
-  __device__ void operator()(int64_t c, const double* sums) const { out[c] = static_cast<float>(sums[0]); }
+  __device__ void operator()(int64_t c, const double* sums) const {
+    out[c] = static_cast<float>(sums[0]);
+  }
 };
 
 struct FinishTrainingStatistics {
@@ -159,22 +165,22 @@ struct FinishBackward {
 };
 
 // y = (x - center[c]) * scale[c] + offset[c]; y may alias x.
-__global__ void affine_kernel(const float* x, const float* center, const float* scale, const float* offset,
-                              float* y, DeviceShape s) {
+__global__ void affine_kernel(const float* x, const float* center, const float* scale,
+                              const float* offset, float* y, DeviceShape s) {
   for (int64_t i = grid_first(); i < s.count(); i += grid_step()) {
     const int64_t c = channel_of(i, s);
     y[i] = (x[i] - center[c]) * scale[c] + offset[c];
   }
 }
 
-__global__ void inference_scale_kernel(const float* gamma, const float* running_var, float epsilon, float* scale,
-                                       int64_t channels) {
+__global__ void inference_scale_kernel(const float* gamma, const float* running_var, float epsilon,
+                                       float* scale, int64_t channels) {
   for (int64_t c = grid_first(); c < channels; c += grid_step())
     scale[c] = static_cast<float>(gamma[c] / sqrt(static_cast<double>(running_var[c]) + epsilon));
 }
 
-__global__ void backward_apply_kernel(const float* x, const float* dy, const float* mean, const float* coefficients,
-                                      float* dx, DeviceShape s) {
+__global__ void backward_apply_kernel(const float* x, const float* dy, const float* mean,
+                                      const float* coefficients, float* dx, DeviceShape s) {
   const float* a = coefficients;
   const float* b = coefficients + s.c;
   const float* d = coefficients + 2 * s.c;
@@ -193,41 +199,48 @@ DeviceShape reduction_shape(DeviceShape s) {
 }  // namespace
 
 size_t channel_partials_bytes(DeviceShape shape, int quantities) {
-  return static_cast<size_t>(split_of(reduction_shape(shape)).splits * shape.c * quantities) * sizeof(double);
+  return static_cast<size_t>(split_of(reduction_shape(shape)).splits * shape.c * quantities) *
+         sizeof(double);
 }
 
-cudaError_t launch_channel_sums(const float* x, DeviceShape shape, double* partials, float* out, cudaStream_t stream) {
+cudaError_t launch_channel_sums(const float* x, DeviceShape shape, double* partials, float* out,
+                                cudaStream_t stream) {
   if (shape.count() == 0) return cudaSuccess;
   return reduce_channels<1>(reduction_shape(shape), ValueTerm{x}, partials, StoreSums{out}, stream);
 }
 
-cudaError_t launch_batchnorm_forward_train(const BatchNormTrainArgs& args, DeviceShape shape, cudaStream_t stream) {
+cudaError_t launch_batchnorm_forward_train(const BatchNormTrainArgs& args, DeviceShape shape,
+                                           cudaStream_t stream) {
   if (shape.count() == 0) return cudaSuccess;
   const double count = static_cast<double>(shape.n * shape.plane());
-  const cudaError_t status = reduce_channels<2>(reduction_shape(shape), MomentsTerm{args.x}, args.partials,
-                                                FinishTrainingStatistics{args, count}, stream);
+  const cudaError_t status =
+      reduce_channels<2>(reduction_shape(shape), MomentsTerm{args.x}, args.partials,
+                         FinishTrainingStatistics{args, count}, stream);
   if (status != cudaSuccess) return status;
-  return launch_over(shape.count(), stream, affine_kernel, args.x, static_cast<const float*>(args.saved_mean),
+  return launch_over(shape.count(), stream, affine_kernel, args.x,
+                     static_cast<const float*>(args.saved_mean),
                      static_cast<const float*>(args.scale), args.beta, args.y, shape);
 }
 
 cudaError_t launch_batchnorm_forward_infer(const float* x, const float* gamma, const float* beta,
-                                           const float* running_mean, const float* running_var, float epsilon,
-                                           float* y, float* scale, DeviceShape shape, cudaStream_t stream) {
+                                           const float* running_mean, const float* running_var,
+                                           float epsilon, float* y, float* scale, DeviceShape shape,
+                                           cudaStream_t stream) {
   if (shape.count() == 0) return cudaSuccess;
-  const cudaError_t status =
-      launch_over(shape.c, stream, inference_scale_kernel, gamma, running_var, epsilon, scale, shape.c);
+  const cudaError_t status = launch_over(shape.c, stream, inference_scale_kernel, gamma,
+                                         running_var, epsilon, scale, shape.c);
   if (status != cudaSuccess) return status;
-  return launch_over(shape.count(), stream, affine_kernel, x, running_mean, static_cast<const float*>(scale), beta,
-                     y, shape);
+  return launch_over(shape.count(), stream, affine_kernel, x, running_mean,
+                     static_cast<const float*>(scale), beta, y, shape);
 }
 
-cudaError_t launch_batchnorm_backward(const BatchNormBackwardArgs& args, DeviceShape shape, cudaStream_t stream) {
+cudaError_t launch_batchnorm_backward(const BatchNormBackwardArgs& args, DeviceShape shape,
+                                      cudaStream_t stream) {
   if (shape.count() == 0) return cudaSuccess;
   const double count = static_cast<double>(shape.n * shape.plane());
-  const cudaError_t status =
-      reduce_channels<2>(reduction_shape(shape), BackwardTerm{args.x, args.dy, args.mean, args.inv_std},
-                         args.partials, FinishBackward{args, shape.c, count}, stream);
+  const cudaError_t status = reduce_channels<2>(
+      reduction_shape(shape), BackwardTerm{args.x, args.dy, args.mean, args.inv_std}, args.partials,
+      FinishBackward{args, shape.c, count}, stream);
   if (status != cudaSuccess) return status;
   return launch_over(shape.count(), stream, backward_apply_kernel, args.x, args.dy, args.mean,
                      static_cast<const float*>(args.coefficients), args.dx, shape);

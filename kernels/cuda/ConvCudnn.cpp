@@ -9,11 +9,11 @@
 #include "core/base/AlignedBuffer.h"
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
-#include "kernels/shared/ConvArgs.h"  // the argument checks every conv algorithm shares
 #include "kernels/cuda/CudaCheck.h"
 #include "kernels/cuda/CudaDevice.h"
 #include "kernels/cuda/CudaMemory.h"
 #include "kernels/cuda/StreamHandles.h"
+#include "kernels/shared/ConvArgs.h"  // the argument checks every conv algorithm shares
 #include "profiler/Tracer.h"
 
 namespace tunescope::cuda {
@@ -27,7 +27,8 @@ struct ConvCudnn::ProblemState {
 
 namespace {
 
-constexpr CudnnPass kPasses[] = {CudnnPass::forward, CudnnPass::backward_data, CudnnPass::backward_filter};
+constexpr CudnnPass kPasses[] = {CudnnPass::forward, CudnnPass::backward_data,
+                                 CudnnPass::backward_filter};
 constexpr float kOne = 1.0f;
 constexpr float kZero = 0.0f;  // beta = 0: cuDNN overwrites the output without reading it
 
@@ -55,7 +56,8 @@ const CudnnAlgorithmInfo& algorithm_info(CudnnPass pass, int value) {
 
 std::string algorithm_label(CudnnPass pass, int value) {
   const auto algorithms = cudnn_algorithms(pass);
-  if (value >= 0 && static_cast<size_t>(value) < algorithms.size()) return algorithms[static_cast<size_t>(value)].name;
+  if (value >= 0 && static_cast<size_t>(value) < algorithms.size())
+    return algorithms[static_cast<size_t>(value)].name;
   return cat("#", value);
 }
 
@@ -80,34 +82,37 @@ struct PassOperands {
 };
 
 // The one cuDNN call of `pass` with alpha = 1, beta = 0; its status.
-cudnnStatus_t launch(cudnnHandle_t handle, const CudnnConvDescriptors& d, CudnnPass pass, int algorithm,
-                     const PassOperands& t, void* workspace, size_t workspace_bytes) {
+cudnnStatus_t launch(cudnnHandle_t handle, const CudnnConvDescriptors& d, CudnnPass pass,
+                     int algorithm, const PassOperands& t, void* workspace,
+                     size_t workspace_bytes) {
   // cuDNN takes the written operand as void*; it is the caller's output tensor.
   switch (pass) {
     case CudnnPass::forward:
       return cudnnConvolutionForward(handle, &kOne, d.x(), t.x, d.w(), t.w, d.conv(),
-                                     static_cast<cudnnConvolutionFwdAlgo_t>(algorithm), workspace, workspace_bytes,
-                                     &kZero, d.y(), const_cast<void*>(t.y));
+                                     static_cast<cudnnConvolutionFwdAlgo_t>(algorithm), workspace,
+                                     workspace_bytes, &kZero, d.y(), const_cast<void*>(t.y));
     case CudnnPass::backward_data:
       return cudnnConvolutionBackwardData(handle, &kOne, d.w(), t.w, d.y(), t.y, d.conv(),
-                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(algorithm), workspace,
-                                          workspace_bytes, &kZero, d.x(), const_cast<void*>(t.x));
+                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(algorithm),
+                                          workspace, workspace_bytes, &kZero, d.x(),
+                                          const_cast<void*>(t.x));
     case CudnnPass::backward_filter:
       return cudnnConvolutionBackwardFilter(handle, &kOne, d.x(), t.x, d.y(), t.y, d.conv(),
-                                            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algorithm), workspace,
-                                            workspace_bytes, &kZero, d.w(), const_cast<void*>(t.w));
+                                            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algorithm),
+                                            workspace, workspace_bytes, &kZero, d.w(),
+                                            const_cast<void*>(t.w));
   }
   return CUDNN_STATUS_BAD_PARAM;
 }
 
 size_t tensor_bytes(const CudnnTensorParams& t) {
-  return static_cast<size_t>(t.n) * static_cast<size_t>(t.c) * static_cast<size_t>(t.h) * static_cast<size_t>(t.w) *
-         sizeof(float);
+  return static_cast<size_t>(t.n) * static_cast<size_t>(t.c) * static_cast<size_t>(t.h) *
+         static_cast<size_t>(t.w) * sizeof(float);
 }
 
 size_t filter_bytes(const CudnnFilterParams& f) {
-  return static_cast<size_t>(f.k) * static_cast<size_t>(f.c) * static_cast<size_t>(f.r) * static_cast<size_t>(f.s) *
-         sizeof(float);
+  return static_cast<size_t>(f.k) * static_cast<size_t>(f.c) * static_cast<size_t>(f.r) *
+         static_cast<size_t>(f.s) * sizeof(float);
 }
 
 // Device buffers of one problem's size on which algorithms are tried before a layer
@@ -117,13 +122,15 @@ struct ProbeBuffers {
   AlignedBuffer x, w, y, workspace;
 
   ProbeBuffers(const CudnnConvParams& p, MemorySpace& memory, size_t workspace_bytes)
-      : x(tensor_bytes(p.x), memory), w(filter_bytes(p.w), memory), y(tensor_bytes(p.y), memory),
+      : x(tensor_bytes(p.x), memory),
+        w(filter_bytes(p.w), memory),
+        y(tensor_bytes(p.y), memory),
         workspace(workspace_bytes, memory) {}
   PassOperands operands() const { return {x.data(), w.data(), y.data()}; }
 };
 
-std::vector<CudnnFindResult> find_pass(cudnnHandle_t handle, const CudnnConvDescriptors& d, CudnnPass pass,
-                                       ProbeBuffers& s) {
+std::vector<CudnnFindResult> find_pass(cudnnHandle_t handle, const CudnnConvDescriptors& d,
+                                       CudnnPass pass, ProbeBuffers& s) {
   const std::string context = cat("cudnn:find timing the ", to_string(pass), " algorithms");
   int max_results = 0;
   int returned = 0;
@@ -131,30 +138,33 @@ std::vector<CudnnFindResult> find_pass(cudnnHandle_t handle, const CudnnConvDesc
     case CudnnPass::forward: {
       TS_CUDA_CHECK_CTX(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max_results), context);
       std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(max_results));
-      TS_CUDA_CHECK_CTX(cudnnFindConvolutionForwardAlgorithmEx(handle, d.x(), s.x.data(), d.w(), s.w.data(), d.conv(),
-                                                               d.y(), s.y.data(), max_results, &returned, perf.data(),
-                                                               s.workspace.data(), s.workspace.bytes()),
-                        context);
+      TS_CUDA_CHECK_CTX(
+          cudnnFindConvolutionForwardAlgorithmEx(
+              handle, d.x(), s.x.data(), d.w(), s.w.data(), d.conv(), d.y(), s.y.data(),
+              max_results, &returned, perf.data(), s.workspace.data(), s.workspace.bytes()),
+          context);
       return find_results(perf, returned);
     }
     case CudnnPass::backward_data: {
-      TS_CUDA_CHECK_CTX(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &max_results), context);
-      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(max_results));
-      TS_CUDA_CHECK_CTX(cudnnFindConvolutionBackwardDataAlgorithmEx(handle, d.w(), s.w.data(), d.y(), s.y.data(),
-                                                                    d.conv(), d.x(), s.x.data(), max_results,
-                                                                    &returned, perf.data(), s.workspace.data(),
-                                                                    s.workspace.bytes()),
+      TS_CUDA_CHECK_CTX(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &max_results),
                         context);
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(max_results));
+      TS_CUDA_CHECK_CTX(
+          cudnnFindConvolutionBackwardDataAlgorithmEx(
+              handle, d.w(), s.w.data(), d.y(), s.y.data(), d.conv(), d.x(), s.x.data(),
+              max_results, &returned, perf.data(), s.workspace.data(), s.workspace.bytes()),
+          context);
       return find_results(perf, returned);
     }
     case CudnnPass::backward_filter: {
-      TS_CUDA_CHECK_CTX(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &max_results), context);
-      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<size_t>(max_results));
-      TS_CUDA_CHECK_CTX(cudnnFindConvolutionBackwardFilterAlgorithmEx(handle, d.x(), s.x.data(), d.y(), s.y.data(),
-                                                                      d.conv(), d.w(), s.w.data(), max_results,
-                                                                      &returned, perf.data(), s.workspace.data(),
-                                                                      s.workspace.bytes()),
+      TS_CUDA_CHECK_CTX(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &max_results),
                         context);
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<size_t>(max_results));
+      TS_CUDA_CHECK_CTX(
+          cudnnFindConvolutionBackwardFilterAlgorithmEx(
+              handle, d.x(), s.x.data(), d.y(), s.y.data(), d.conv(), d.w(), s.w.data(),
+              max_results, &returned, perf.data(), s.workspace.data(), s.workspace.bytes()),
+          context);
       return find_results(perf, returned);
     }
   }
@@ -174,7 +184,8 @@ const char* traced(const ConvCall& call, const std::string& name) {
 }  // namespace
 
 std::string cudnn_documented_limit(const CudnnAlgorithmInfo& algorithm, const ConvProblem& p) {
-  const std::string what = cat("cuDNN's ", to_string(algorithm.pass), " algorithm ", algorithm.name);
+  const std::string what =
+      cat("cuDNN's ", to_string(algorithm.pass), " algorithm ", algorithm.name);
   if (!algorithm.implemented) return cat(what, " is documented as not implemented");
   const std::string name = algorithm.name;
   const bool fft = name == "fft", fft_tiling = name == "fft_tiling";
@@ -182,12 +193,13 @@ std::string cudnn_documented_limit(const CudnnAlgorithmInfo& algorithm, const Co
   if (!fft && !fft_tiling && !winograd && !winograd_nonfused) return {};
   // The FFT and Winograd algorithms of all three passes share these limits. cuDNN lets
   // FFT tiling use stride 2 for some filters; stride 1 is the limit every version states.
-  if (p.stride_h != 1 || p.stride_w != 1) return cat(what, " needs stride 1, not ", p.stride_h, "x", p.stride_w);
+  if (p.stride_h != 1 || p.stride_w != 1)
+    return cat(what, " needs stride 1, not ", p.stride_h, "x", p.stride_w);
   if (fft || fft_tiling) {
     if (p.layout != Layout::NCHW) return cat(what, " takes NCHW (HW-packed) tensors only");
     if (p.pad_h >= p.kernel_h || p.pad_w >= p.kernel_w)
-      return cat(what, " needs padding smaller than the filter, not ", p.pad_h, "x", p.pad_w, " for ", p.kernel_h,
-                 "x", p.kernel_w);
+      return cat(what, " needs padding smaller than the filter, not ", p.pad_h, "x", p.pad_w,
+                 " for ", p.kernel_h, "x", p.kernel_w);
   }
   if (fft && (p.input.h + 2 * p.pad_h > 256 || p.input.w + 2 * p.pad_w > 256))
     return cat(what, " needs the padded input within 256x256, not ", p.input.h + 2 * p.pad_h, "x",
@@ -202,7 +214,8 @@ std::string cudnn_documented_limit(const CudnnAlgorithmInfo& algorithm, const Co
 }
 
 std::optional<CudnnFindResult> pick_cudnn_find_winner(std::span<const CudnnFindResult> results,
-                                                      cudnnMathType_t math, size_t workspace_limit) {
+                                                      cudnnMathType_t math,
+                                                      size_t workspace_limit) {
   std::optional<CudnnFindResult> best;
   for (const CudnnFindResult& r : results) {
     if (r.status != CUDNN_STATUS_SUCCESS || r.math != math || r.memory > workspace_limit) continue;
@@ -213,9 +226,13 @@ std::optional<CudnnFindResult> pick_cudnn_find_winner(std::span<const CudnnFindR
 
 ConvCudnn::ConvCudnn(CudnnAlgorithmFamily family) : ConvCudnn(family.registered_name, family, 0) {}
 
-ConvCudnn::ConvCudnn(std::string name, std::optional<CudnnAlgorithmFamily> family, size_t find_workspace_limit)
-    : name_(std::move(name)), family_(std::move(family)), find_workspace_limit_(find_workspace_limit) {
-  for (CudnnPass pass : kPasses) range_names_[static_cast<int>(pass)] = cat(name_, ".", to_string(pass));
+ConvCudnn::ConvCudnn(std::string name, std::optional<CudnnAlgorithmFamily> family,
+                     size_t find_workspace_limit)
+    : name_(std::move(name)),
+      family_(std::move(family)),
+      find_workspace_limit_(find_workspace_limit) {
+  for (CudnnPass pass : kPasses)
+    range_names_[static_cast<int>(pass)] = cat(name_, ".", to_string(pass));
 }
 
 std::unique_ptr<ConvCudnn> ConvCudnn::find(size_t workspace_limit) {
@@ -237,7 +254,8 @@ std::unique_ptr<ConvCudnn::ProblemState> ConvCudnn::prepare(const ConvProblem& p
   if (!s->reason.empty()) return s;
   if (family_)
     for (CudnnPass pass : kPasses) {
-      s->reason = cudnn_documented_limit(algorithm_info(pass, algorithm_value(*family_, pass)), problem);
+      s->reason =
+          cudnn_documented_limit(algorithm_info(pass, algorithm_value(*family_, pass)), problem);
       if (!s->reason.empty()) return s;
     }
   s->reason = cuda_unavailable_reason();
@@ -253,8 +271,8 @@ std::unique_ptr<ConvCudnn::ProblemState> ConvCudnn::prepare(const ConvProblem& p
     const CudnnConvDescriptors& d = *s->descriptors;
     s->algorithms = family_ ? *family_ : find_algorithms(handle, d, memory);
     for (CudnnPass pass : kPasses) {
-      const CudnnAlgorithmAvailability row =
-          query_cudnn_algorithm(handle, d, algorithm_info(pass, algorithm_value(s->algorithms, pass)));
+      const CudnnAlgorithmAvailability row = query_cudnn_algorithm(
+          handle, d, algorithm_info(pass, algorithm_value(s->algorithms, pass)));
       if (!row.supported) {
         s->reason = cat("cuDNN cannot run its ", to_string(pass), " algorithm ", row.algorithm.name,
                         " for this problem: ", row.reason);
@@ -269,15 +287,17 @@ std::unique_ptr<ConvCudnn::ProblemState> ConvCudnn::prepare(const ConvProblem& p
       ProbeBuffers probe(d.params(), memory, s->workspace_bytes);
       for (CudnnPass pass : kPasses) {
         const int value = algorithm_value(s->algorithms, pass);
-        const cudnnStatus_t status =
-            launch(handle, d, pass, value, probe.operands(), probe.workspace.data(), probe.workspace.bytes());
+        const cudnnStatus_t status = launch(handle, d, pass, value, probe.operands(),
+                                            probe.workspace.data(), probe.workspace.bytes());
         if (status != CUDNN_STATUS_SUCCESS) {
-          s->reason = cat("cuDNN refused to run its ", to_string(pass), " algorithm ", algorithm_label(pass, value),
-                          " for this problem: ", error_string(status));
+          s->reason =
+              cat("cuDNN refused to run its ", to_string(pass), " algorithm ",
+                  algorithm_label(pass, value), " for this problem: ", error_string(status));
           return s;
         }
       }
-      TS_CUDA_CHECK_CTX(cudaStreamSynchronize(nullptr), cat("trying ", name_, " on ", problem.key()));
+      TS_CUDA_CHECK_CTX(cudaStreamSynchronize(nullptr),
+                        cat("trying ", name_, " on ", problem.key()));
     }
   } catch (const Error& e) {
     s->reason = e.what();
@@ -303,8 +323,9 @@ CudnnAlgorithmFamily ConvCudnn::find_algorithms(cudnnHandle_t handle, const Cudn
       for (const CudnnFindResult& r : results)
         tried += cat(tried.empty() ? "" : ", ", algorithm_label(pass, r.algorithm),
                      r.math == math ? "" : " (other math)", ": ", error_string(r.status));
-      fail(ErrorKind::unsupported, "cuDNN's find ran no ", to_string(pass), " algorithm in FP32 within ", limit,
-           " bytes of workspace (", tried.empty() ? "none tried" : tried, ")");
+      fail(ErrorKind::unsupported, "cuDNN's find ran no ", to_string(pass),
+           " algorithm in FP32 within ", limit, " bytes of workspace (",
+           tried.empty() ? "none tried" : tried, ")");
     }
     winners[static_cast<int>(pass)] = winner->algorithm;
   }
@@ -313,7 +334,9 @@ CudnnAlgorithmFamily ConvCudnn::find_algorithms(cudnnHandle_t handle, const Cudn
           static_cast<cudnnConvolutionBwdFilterAlgo_t>(winners[2])};
 }
 
-std::string ConvCudnn::unsupported_reason(const ConvProblem& problem) const { return state(problem).reason; }
+std::string ConvCudnn::unsupported_reason(const ConvProblem& problem) const {
+  return state(problem).reason;
+}
 
 size_t ConvCudnn::workspace_bytes(const ConvProblem& problem) const {
   const ProblemState& s = state(problem);
@@ -326,12 +349,14 @@ std::optional<CudnnAlgorithmFamily> ConvCudnn::algorithms(const ConvProblem& pro
   return s.algorithms;
 }
 
-const ConvCudnn::ProblemState& ConvCudnn::begin_pass(const ConvCall& call, CudnnPass pass, const Tensor& in,
-                                                     const Tensor& filter_or_dy, const Tensor& out) const {
+const ConvCudnn::ProblemState& ConvCudnn::begin_pass(const ConvCall& call, CudnnPass pass,
+                                                     const Tensor& in, const Tensor& filter_or_dy,
+                                                     const Tensor& out) const {
   check_conv_args(name_, conv_pass(pass), call.problem, in, filter_or_dy, out);
   const ProblemState& s = state(call.problem);
   if (!s.reason.empty())
-    fail(ErrorKind::unsupported, "conv ", name_, ".", to_string(pass), " on ", call.problem.key(), ": ", s.reason);
+    fail(ErrorKind::unsupported, "conv ", name_, ".", to_string(pass), " on ", call.problem.key(),
+         ": ", s.reason);
   for (const Tensor* t : {&in, &filter_or_dy, &out})
     if (t->on_host())
       fail(ErrorKind::runtime, "conv ", name_, ".", to_string(pass), " on ", call.problem.key(),
@@ -340,14 +365,15 @@ const ConvCudnn::ProblemState& ConvCudnn::begin_pass(const ConvCall& call, Cudnn
   return s;
 }
 
-void ConvCudnn::run(const ConvCall& call, CudnnPass pass, const ProblemState& s, const Tensor& x, const Tensor& w,
-                    const Tensor& y) const {
+void ConvCudnn::run(const ConvCall& call, CudnnPass pass, const ProblemState& s, const Tensor& x,
+                    const Tensor& w, const Tensor& y) const {
   const std::string& pass_name = range_names_[static_cast<int>(pass)];
-  profiler::RangeScope range(call.exec.tracer, traced(call, pass_name), profiler::RangeCategory::phase,
-                             call.exec.device, call.exec.lane);
-  TS_CUDA_CHECK_CTX(launch(handle_of(call), *s.descriptors, pass, algorithm_value(s.algorithms, pass),
-                           {x.data(), w.data(), y.data()}, call.workspace, call.workspace_bytes),
-                    cat(pass_name, " on ", call.problem.key()));
+  profiler::RangeScope range(call.exec.tracer, traced(call, pass_name),
+                             profiler::RangeCategory::phase, call.exec.device, call.exec.lane);
+  TS_CUDA_CHECK_CTX(
+      launch(handle_of(call), *s.descriptors, pass, algorithm_value(s.algorithms, pass),
+             {x.data(), w.data(), y.data()}, call.workspace, call.workspace_bytes),
+      cat(pass_name, " on ", call.problem.key()));
 }
 
 void ConvCudnn::forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) {
@@ -355,11 +381,14 @@ void ConvCudnn::forward(const ConvCall& call, const Tensor& x, const Tensor& w, 
 }
 
 void ConvCudnn::backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) {
-  run(call, CudnnPass::backward_data, begin_pass(call, CudnnPass::backward_data, dy, w, dx), dx, w, dy);
+  run(call, CudnnPass::backward_data, begin_pass(call, CudnnPass::backward_data, dy, w, dx), dx, w,
+      dy);
 }
 
-void ConvCudnn::backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) {
-  run(call, CudnnPass::backward_filter, begin_pass(call, CudnnPass::backward_filter, x, dy, dw), x, dw, dy);
+void ConvCudnn::backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                                Tensor& dw) {
+  run(call, CudnnPass::backward_filter, begin_pass(call, CudnnPass::backward_filter, x, dy, dw), x,
+      dw, dy);
 }
 
 namespace {
@@ -369,9 +398,11 @@ namespace {
 const bool registered = [] {
   Registry& registry = Registry::instance();
   for (const CudnnAlgorithmFamily& family : cudnn_algorithm_families())
-    registry.add_conv_algorithm("cuda", family.registered_name,
-                                [family](const KnobValues&) { return std::make_unique<ConvCudnn>(family); });
-  registry.add_conv_algorithm("cuda", kCudnnFindName, [](const KnobValues&) { return ConvCudnn::find(); });
+    registry.add_conv_algorithm("cuda", family.registered_name, [family](const KnobValues&) {
+      return std::make_unique<ConvCudnn>(family);
+    });
+  registry.add_conv_algorithm("cuda", kCudnnFindName,
+                              [](const KnobValues&) { return ConvCudnn::find(); });
   return true;
 }();
 

@@ -75,7 +75,8 @@ class ConvCudnn final : public ConvAlgorithm {
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override;
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override;
-  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override;
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                       Tensor& dw) override;
 
   // The cuDNN algorithms this instance runs for `problem` (cudnn:find: the winners);
   // none when the problem is unsupported.
@@ -84,18 +85,20 @@ class ConvCudnn final : public ConvAlgorithm {
  private:
   struct ProblemState;
 
-  ConvCudnn(std::string name, std::optional<CudnnAlgorithmFamily> family, size_t find_workspace_limit);
+  ConvCudnn(std::string name, std::optional<CudnnAlgorithmFamily> family,
+            size_t find_workspace_limit);
   const ProblemState& state(const ConvProblem& problem) const;
   std::unique_ptr<ProblemState> prepare(const ConvProblem& problem) const;
-  CudnnAlgorithmFamily find_algorithms(cudnnHandle_t handle, const CudnnConvDescriptors& descriptors,
+  CudnnAlgorithmFamily find_algorithms(cudnnHandle_t handle,
+                                       const CudnnConvDescriptors& descriptors,
                                        MemorySpace& memory) const;
   // Checks the tensors, the problem and the workspace of one pass; the problem's state.
   const ProblemState& begin_pass(const ConvCall& call, CudnnPass pass, const Tensor& in,
                                  const Tensor& filter_or_dy, const Tensor& out) const;
   // Launches `pass` on the lane's stream; x, w and y by role (y is dy in the backward
   // passes, x is dx in backward data, w is dw in backward filter).
-  void run(const ConvCall& call, CudnnPass pass, const ProblemState& state, const Tensor& x, const Tensor& w,
-           const Tensor& y) const;
+  void run(const ConvCall& call, CudnnPass pass, const ProblemState& state, const Tensor& x,
+           const Tensor& w, const Tensor& y) const;
 
   std::string name_;
   std::optional<CudnnAlgorithmFamily> family_;  // none: cudnn:find

@@ -10,7 +10,8 @@ namespace tunescope::cuda {
 namespace {
 
 const ConvAlgorithmRegistration registration("cuda", "fft-cufft", [](const KnobValues& knobs) {
-  return std::make_unique<FftConvolutionCuda>("fft-cufft", std::make_unique<CufftTransformFactory>(),
+  return std::make_unique<FftConvolutionCuda>("fft-cufft",
+                                              std::make_unique<CufftTransformFactory>(),
                                               FftConvolutionCuda::kDefaultChunkBudgetBytes,
                                               fft_workspace_knob.get(knobs) == FftWorkspace::cache);
 });

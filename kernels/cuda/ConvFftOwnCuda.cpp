@@ -10,7 +10,8 @@ namespace tunescope::cuda {
 namespace {
 
 const ConvAlgorithmRegistration registration("cuda", "fft-own", [](const KnobValues& knobs) {
-  return std::make_unique<FftConvolutionCuda>("fft-own", std::make_unique<OwnFftCudaTransformFactory>(),
+  return std::make_unique<FftConvolutionCuda>("fft-own",
+                                              std::make_unique<OwnFftCudaTransformFactory>(),
                                               FftConvolutionCuda::kDefaultChunkBudgetBytes,
                                               fft_workspace_knob.get(knobs) == FftWorkspace::cache);
 });

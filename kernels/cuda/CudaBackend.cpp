@@ -54,8 +54,10 @@ void enable_peer_access(const std::set<int>& devices) {
       if (!can) continue;
       const CurrentDevice scope(from);
       const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
-      if (status == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();  // an earlier backend did
-      else TS_CUDA_CHECK_CTX(status, cat("enabling peer access from cuda:", from, " to cuda:", to));
+      if (status == cudaErrorPeerAccessAlreadyEnabled)
+        cudaGetLastError();  // an earlier backend did
+      else
+        TS_CUDA_CHECK_CTX(status, cat("enabling peer access from cuda:", from, " to cuda:", to));
     }
 }
 
@@ -70,7 +72,9 @@ class CudaBackend final : public Backend {
   OpKernels& ops() override { return ops_; }
   OpKernels& host_ops() override {
     std::lock_guard lock(mutex_);
-    if (!host_) host_ = Registry::instance().make_backend("cpu");  // made for the first run that updates on the host
+    if (!host_)
+      host_ = Registry::instance().make_backend(
+          "cpu");  // made for the first run that updates on the host
     return host_->ops();
   }
   MemorySpace& memory() override { return CudaMemory::of_device(0); }
@@ -79,7 +83,8 @@ class CudaBackend final : public Backend {
 
   std::vector<int> replica_devices(int replicas) override {
     const std::string missing = DeviceCollectives::unavailable_reason();
-    std::vector<int> devices = place_replicas({"cuda", replicas, device_count_, missing.empty(), missing});
+    std::vector<int> devices =
+        place_replicas({"cuda", replicas, device_count_, missing.empty(), missing});
     const std::set<int> used(devices.begin(), devices.end());
     std::lock_guard lock(mutex_);
     for (int d : used)
@@ -97,7 +102,9 @@ class CudaBackend final : public Backend {
   void bind_thread(int device) override {
     TS_CUDA_CHECK_CTX(cudaSetDevice(device), cat("binding a lane thread to cuda:", device));
   }
-  void finish_stream(NativeStream stream) override { LaneStreams::finish(stream.as<CUstream_st>()); }
+  void finish_stream(NativeStream stream) override {
+    LaneStreams::finish(stream.as<CUstream_st>());
+  }
 
  private:
   int device_count_;

@@ -13,7 +13,8 @@ template <typename Status>
 void check_status(Status status, Status success, std::string_view library, ErrorKind kind,
                   const CallSite& site) {
   if (status == success) return;
-  throw Error(kind, failure_message(library, static_cast<long>(status), error_string(status), site));
+  throw Error(kind,
+              failure_message(library, static_cast<long>(status), error_string(status), site));
 }
 
 }  // namespace
@@ -77,10 +78,8 @@ ErrorKind error_kind(cudaError_t status) {
   switch (status) {
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver:
-    case cudaErrorMemoryAllocation:
-      return ErrorKind::unsupported;
-    default:
-      return ErrorKind::runtime;
+    case cudaErrorMemoryAllocation: return ErrorKind::unsupported;
+    default: return ErrorKind::runtime;
   }
 }
 

@@ -18,7 +18,9 @@ namespace tunescope::cuda {
 
 namespace {
 
-std::string three_part(long major, long minor, long patch) { return cat(major, ".", minor, ".", patch); }
+std::string three_part(long major, long minor, long patch) {
+  return cat(major, ".", minor, ".", patch);
+}
 
 }  // namespace
 
@@ -116,15 +118,17 @@ CurrentDevice::~CurrentDevice() {
   if (restore_) cudaSetDevice(previous_);
 }
 
-std::string describe_cuda_device(const CudaDeviceInfo& device, const CudaLibraryVersions& versions) {
+std::string describe_cuda_device(const CudaDeviceInfo& device,
+                                 const CudaLibraryVersions& versions) {
   char memory[32];
   std::snprintf(memory, sizeof memory, "%.1f GiB",
                 static_cast<double>(device.memory_bytes) / (1024.0 * 1024.0 * 1024.0));
   return cat(device.name, " (device ", device.index, "), ", device.sm_count, " SMs, ", memory,
-             ", compute capability ", device.compute_major, ".", device.compute_minor,
-             "; driver ", format_cuda_version(versions.driver), ", runtime ",
-             format_cuda_version(versions.runtime), ", cuDNN ", format_cudnn_version(versions.cudnn),
-             ", cuBLAS ", format_cublas_version(versions.cublas), ", cuFFT ",
+             ", compute capability ", device.compute_major, ".", device.compute_minor, "; driver ",
+             format_cuda_version(versions.driver), ", runtime ",
+             format_cuda_version(versions.runtime), ", cuDNN ",
+             format_cudnn_version(versions.cudnn), ", cuBLAS ",
+             format_cublas_version(versions.cublas), ", cuFFT ",
              format_cufft_version(versions.cufft), ", NCCL ", format_nccl_version(versions.nccl));
 }
 

@@ -19,12 +19,12 @@ struct CudaDeviceInfo {
 
 // Versions as the libraries encode them (0 = unknown, e.g. no driver installed).
 struct CudaLibraryVersions {
-  int driver = 0;      // cudaDriverGetVersion: 1000 * major + 10 * minor
-  int runtime = 0;     // cudaRuntimeGetVersion: same encoding
-  size_t cudnn = 0;    // cudnnGetVersion: 10000 * major + 100 * minor + patch (cuDNN 9)
-  int cublas = 0;      // 10000 * major + 100 * minor + patch, from cublasGetProperty
-  int cufft = 0;       // cufftGetVersion: 1000 * major + 100 * minor + patch
-  int nccl = 0;        // ncclGetVersion: 10000 * major + 100 * minor + patch (NCCL >= 2.9)
+  int driver = 0;    // cudaDriverGetVersion: 1000 * major + 10 * minor
+  int runtime = 0;   // cudaRuntimeGetVersion: same encoding
+  size_t cudnn = 0;  // cudnnGetVersion: 10000 * major + 100 * minor + patch (cuDNN 9)
+  int cublas = 0;    // 10000 * major + 100 * minor + patch, from cublasGetProperty
+  int cufft = 0;     // cufftGetVersion: 1000 * major + 100 * minor + patch
+  int nccl = 0;      // ncclGetVersion: 10000 * major + 100 * minor + patch (NCCL >= 2.9)
 };
 
 // Empty when at least one device can be used; otherwise why not, as one line that

@@ -34,7 +34,9 @@ struct Cf {
 
 TS_FFT_HD Cf operator+(Cf a, Cf b) { return {a.re + b.re, a.im + b.im}; }
 TS_FFT_HD Cf operator-(Cf a, Cf b) { return {a.re - b.re, a.im - b.im}; }
-TS_FFT_HD Cf operator*(Cf a, Cf b) { return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
+TS_FFT_HD Cf operator*(Cf a, Cf b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
 TS_FFT_HD Cf scale(Cf a, float s) { return {a.re * s, a.im * s}; }
 TS_FFT_HD Cf conj(Cf a) { return {a.re, -a.im}; }
 // a * (dir * i), dir = -1 (forward transform) or +1 (inverse).
@@ -116,7 +118,8 @@ TS_FFT_HD void dft5(Cf* u, int dir) {
 // the inverse uses their conjugates. R is a template argument so the loops unroll and
 // u stays in registers.
 template <int R>
-TS_FFT_HD void stockham_butterfly_radix(const Cf* in, Cf* out, int n, int p, int i, const Cf* twiddles, int dir) {
+TS_FFT_HD void stockham_butterfly_radix(const Cf* in, Cf* out, int n, int p, int i,
+                                        const Cf* twiddles, int dir) {
   Cf u[R];
   const int span = n / R, k = i % p, step = k * (n / (p * R));
 #ifdef __CUDA_ARCH__
@@ -141,8 +144,8 @@ TS_FFT_HD void stockham_butterfly_radix(const Cf* in, Cf* out, int n, int p, int
   for (int r = 0; r < R; ++r) out[j + r * p] = u[r];
 }
 
-TS_FFT_HD void stockham_butterfly(const Cf* in, Cf* out, int n, int p, int radix, int i, const Cf* twiddles,
-                                  int dir) {
+TS_FFT_HD void stockham_butterfly(const Cf* in, Cf* out, int n, int p, int radix, int i,
+                                  const Cf* twiddles, int dir) {
   switch (radix) {
     case 2: stockham_butterfly_radix<2>(in, out, n, p, i, twiddles, dir); return;
     case 3: stockham_butterfly_radix<3>(in, out, n, p, i, twiddles, dir); return;
@@ -290,7 +293,8 @@ TS_FFT_HD void run_phase_item(const FftSchedule& s, const Phase& ph, const FftBl
       const int i = item % per_seq;
       const int seq = item / per_seq;  // plane * sequences + sequence
       const int base = seq / sequences * pe + seq % sequences * n;
-      stockham_butterfly(src + base, dst + base, n, ph.p, ph.radix, i, rows ? b.row_twiddles : b.col_twiddles, s.dir);
+      stockham_butterfly(src + base, dst + base, n, ph.p, ph.radix, i,
+                         rows ? b.row_twiddles : b.col_twiddles, s.dir);
       return;
     }
     case PhaseKind::split_rows: {
@@ -349,7 +353,8 @@ inline std::vector<Cf> make_twiddles(int n) {
   const double two_pi = 6.283185307179586476925;
   for (int t = 0; t < n; ++t) {
     const double angle = -two_pi * t / n;
-    w[static_cast<size_t>(t)] = Cf{static_cast<float>(std::cos(angle)), static_cast<float>(std::sin(angle))};
+    w[static_cast<size_t>(t)] =
+        Cf{static_cast<float>(std::cos(angle)), static_cast<float>(std::sin(angle))};
   }
   return w;
 }
@@ -380,16 +385,26 @@ inline void emulate_block(const FftSchedule& s, const FftBlock& block) {
 // as launch_own_fft (OwnFftCudaKernel.h) runs them; pointers to host memory, as in FftBlock
 // (the unused direction's may be null). Returns false when the geometry has no schedule.
 inline bool emulate_transform(const Fft2dGeometry& g, int dir, int64_t count, int planes_per_block,
-                              const float* real_in, float* real_out, const Cf* spectrum_in, Cf* spectrum_out) {
+                              const float* real_in, float* real_out, const Cf* spectrum_in,
+                              Cf* spectrum_out) {
   const FftSchedule s = build_schedule(g, dir);
   if (s.count == 0) return false;
   const std::vector<Cf> row_twiddles = make_twiddles(g.cols), col_twiddles = make_twiddles(g.rows);
   const size_t buffer_elems = static_cast<size_t>(planes_per_block) * g.plane_stride();
   std::vector<Cf> buffers(2 * buffer_elems, Cf{NAN, NAN});
   for (int64_t first = 0; first < count; first += planes_per_block) {
-    const int planes = static_cast<int>(count - first < planes_per_block ? count - first : planes_per_block);
-    const FftBlock block{row_twiddles.data(), col_twiddles.data(), planes, first, count, real_in, real_out,
-                         spectrum_in, spectrum_out, {buffers.data(), buffers.data() + buffer_elems}};
+    const int planes =
+        static_cast<int>(count - first < planes_per_block ? count - first : planes_per_block);
+    const FftBlock block{row_twiddles.data(),
+                         col_twiddles.data(),
+                         planes,
+                         first,
+                         count,
+                         real_in,
+                         real_out,
+                         spectrum_in,
+                         spectrum_out,
+                         {buffers.data(), buffers.data() + buffer_elems}};
     emulate_block(s, block);
   }
   return true;

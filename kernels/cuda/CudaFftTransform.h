@@ -32,9 +32,11 @@ class CudaFftTransform {
   // Device scratch one call on `count` planes needs, taken from the caller's workspace.
   virtual size_t work_bytes(int64_t count) = 0;
   // Unnormalised r2c of `count` planes, enqueued on `stream`; `work` holds work_bytes(count).
-  virtual void forward(const float* real, float2* spectrum, int64_t count, void* work, cudaStream_t stream) = 0;
+  virtual void forward(const float* real, float2* spectrum, int64_t count, void* work,
+                       cudaStream_t stream) = 0;
   // Unnormalised c2r (rows * cols times the signal); may overwrite `spectrum`.
-  virtual void inverse(float2* spectrum, float* real, int64_t count, void* work, cudaStream_t stream) = 0;
+  virtual void inverse(float2* spectrum, float* real, int64_t count, void* work,
+                       cudaStream_t stream) = 0;
 };
 
 class CudaFftTransformFactory {

@@ -27,7 +27,8 @@ void* CudaMemory::allocate(size_t bytes) {
   const cudaError_t status = cudaMalloc(&p, bytes);
   if (status != cudaSuccess) {
     cudaGetLastError();  // out of memory is not sticky: clear it for the calls after
-    fail(ErrorKind::runtime, "cannot allocate ", bytes, " bytes on ", name(), ": ", error_string(status));
+    fail(ErrorKind::runtime, "cannot allocate ", bytes, " bytes on ", name(), ": ",
+         error_string(status));
   }
   return p;
 }
@@ -82,7 +83,8 @@ cudaStream_t LaneStreams::stream(int lane) {
   const CurrentDevice scope(device_);
   while (static_cast<int>(streams_.size()) <= lane) {
     cudaStream_t s = nullptr;
-    TS_CUDA_CHECK_CTX(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "creating a lane stream");
+    TS_CUDA_CHECK_CTX(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
+                      "creating a lane stream");
     streams_.push_back(s);
   }
   return streams_[static_cast<size_t>(lane)];

@@ -33,7 +33,8 @@ void CudaOps::bias_backward(const ExecContext& ctx, const Tensor& dy, Tensor& db
   OpRange range(ctx, "bias.bwd");
   const DeviceShape shape = device_shape(dy);
   StreamScratch partials(channel_partials_bytes(shape, 1), stream_of(ctx), "bias.bwd");
-  TS_CUDA_CHECK(launch_channel_sums(dy.data(), shape, partials.as<double>(), dbias.data(), stream_of(ctx)));
+  TS_CUDA_CHECK(
+      launch_channel_sums(dy.data(), shape, partials.as<double>(), dbias.data(), stream_of(ctx)));
 }
 
 void CudaOps::add(const ExecContext& ctx, const Tensor& a, const Tensor& b, Tensor& y) {
@@ -59,15 +60,18 @@ void CudaOps::copy(const ExecContext& ctx, const Tensor& x, Tensor& y) {
   check_elementwise_on_device("copy", {{"x", &x}, {"y", &y}});
   if (x.data() == y.data()) return;
   OpRange range(ctx, "copy");
-  TS_CUDA_CHECK(cudaMemcpyAsync(y.data(), x.data(), x.bytes(), cudaMemcpyDeviceToDevice, stream_of(ctx)));
+  TS_CUDA_CHECK(
+      cudaMemcpyAsync(y.data(), x.data(), x.bytes(), cudaMemcpyDeviceToDevice, stream_of(ctx)));
 }
 
-void CudaOps::sgd_update(const ExecContext& ctx, const SgdParams& params, Tensor& weight, const Tensor& grad,
-                         Tensor& velocity) {
-  check_elementwise_on_device("sgd", {{"weight", &weight}, {"grad", &grad}, {"velocity", &velocity}});
+void CudaOps::sgd_update(const ExecContext& ctx, const SgdParams& params, Tensor& weight,
+                         const Tensor& grad, Tensor& velocity) {
+  check_elementwise_on_device("sgd",
+                              {{"weight", &weight}, {"grad", &grad}, {"velocity", &velocity}});
   OpRange range(ctx, "sgd");
-  TS_CUDA_CHECK(launch_sgd(weight.data(), grad.data(), velocity.data(), weight.size(), params.learning_rate,
-                           params.momentum, params.weight_decay, stream_of(ctx)));
+  TS_CUDA_CHECK(launch_sgd(weight.data(), grad.data(), velocity.data(), weight.size(),
+                           params.learning_rate, params.momentum, params.weight_decay,
+                           stream_of(ctx)));
 }
 
 }  // namespace tunescope::cuda

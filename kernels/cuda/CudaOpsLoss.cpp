@@ -11,8 +11,9 @@
 
 namespace tunescope::cuda {
 
-float CudaOps::softmax_cross_entropy(const ExecContext& ctx, const Tensor& logits, std::span<const int32_t> labels,
-                                     Tensor* dlogits, int64_t* correct) {
+float CudaOps::softmax_cross_entropy(const ExecContext& ctx, const Tensor& logits,
+                                     std::span<const int32_t> labels, Tensor* dlogits,
+                                     int64_t* correct) {
   constexpr const char* op = "softmax_xent";
   op_checks::check_softmax_cross_entropy(logits, labels, dlogits);
   check_on_device(op, {{"logits", &logits}});
@@ -20,20 +21,24 @@ float CudaOps::softmax_cross_entropy(const ExecContext& ctx, const Tensor& logit
   OpRange range(ctx, op);
   const int64_t rows = logits.shape().n, classes = logits.shape().c;
   const cudaStream_t stream = stream_of(ctx);
-  const size_t label_bytes = labels.size_bytes(), loss_bytes = static_cast<size_t>(rows) * sizeof(double);
+  const size_t label_bytes = labels.size_bytes(),
+               loss_bytes = static_cast<size_t>(rows) * sizeof(double);
   const size_t hit_bytes = static_cast<size_t>(rows) * sizeof(int32_t);
   StreamScratch scratch(loss_bytes + label_bytes + hit_bytes, stream, op);
   double* row_loss = scratch.as<double>();
   int32_t* device_labels = scratch.as<int32_t>(loss_bytes);
   int32_t* row_correct = scratch.as<int32_t>(loss_bytes + label_bytes);
-  TS_CUDA_CHECK(cudaMemcpyAsync(device_labels, labels.data(), label_bytes, cudaMemcpyHostToDevice, stream));
-  TS_CUDA_CHECK(launch_softmax_cross_entropy(logits.data(), device_labels, rows, classes,
-                                             dlogits ? dlogits->data() : nullptr, 1.0f / static_cast<float>(rows),
-                                             row_loss, row_correct, stream));
+  TS_CUDA_CHECK(
+      cudaMemcpyAsync(device_labels, labels.data(), label_bytes, cudaMemcpyHostToDevice, stream));
+  TS_CUDA_CHECK(launch_softmax_cross_entropy(
+      logits.data(), device_labels, rows, classes, dlogits ? dlogits->data() : nullptr,
+      1.0f / static_cast<float>(rows), row_loss, row_correct, stream));
   std::vector<double> losses(static_cast<size_t>(rows));
   std::vector<int32_t> hits(static_cast<size_t>(rows));
-  TS_CUDA_CHECK(cudaMemcpyAsync(losses.data(), row_loss, loss_bytes, cudaMemcpyDeviceToHost, stream));
-  TS_CUDA_CHECK(cudaMemcpyAsync(hits.data(), row_correct, hit_bytes, cudaMemcpyDeviceToHost, stream));
+  TS_CUDA_CHECK(
+      cudaMemcpyAsync(losses.data(), row_loss, loss_bytes, cudaMemcpyDeviceToHost, stream));
+  TS_CUDA_CHECK(
+      cudaMemcpyAsync(hits.data(), row_correct, hit_bytes, cudaMemcpyDeviceToHost, stream));
   TS_CUDA_CHECK_CTX(cudaStreamSynchronize(stream), "waiting for the loss");
   double total = 0;
   int64_t total_correct = 0;

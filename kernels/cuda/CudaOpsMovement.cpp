@@ -19,11 +19,13 @@ namespace tunescope::cuda {
 void CudaOps::transpose(const ExecContext& ctx, const Tensor& x, Tensor& y) {
   op_checks::check_transpose(x, y);
   check_on_device("transpose", {{"x", &x}, {"y", &y}});
-  OpRange range(ctx, x.layout() == Layout::NCHW ? "transpose.nchw_to_nhwc" : "transpose.nhwc_to_nchw");
+  OpRange range(ctx,
+                x.layout() == Layout::NCHW ? "transpose.nchw_to_nhwc" : "transpose.nhwc_to_nchw");
   TS_CUDA_CHECK(launch_transpose(x.data(), y.data(), device_shape(x), stream_of(ctx)));
 }
 
-void CudaOps::scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t first, Tensor& shard) {
+void CudaOps::scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t first,
+                           Tensor& shard) {
   op_checks::check_scatter(batch, first, shard);
   check_on_device("scatter", {{"shard", &shard}});
   OpRange range(ctx, "scatter");
@@ -31,14 +33,18 @@ void CudaOps::scatter_rows(const ExecContext& ctx, const Tensor& batch, int64_t 
   const int64_t copied = std::min(shard.shape().n, batch.shape().n - first) * item;
   const size_t copied_bytes = static_cast<size_t>(copied) * sizeof(float);
   const cudaMemcpyKind kind = batch.on_host() ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice;
-  TS_CUDA_CHECK(cudaMemcpyAsync(shard.data(), batch.data() + first * item, copied_bytes, kind, stream_of(ctx)));
+  TS_CUDA_CHECK(cudaMemcpyAsync(shard.data(), batch.data() + first * item, copied_bytes, kind,
+                                stream_of(ctx)));
   if (copied_bytes < shard.bytes())  // a partial last shard: the rows past the batch are zero
-    TS_CUDA_CHECK(cudaMemsetAsync(shard.data() + copied, 0, shard.bytes() - copied_bytes, stream_of(ctx)));
+    TS_CUDA_CHECK(
+        cudaMemsetAsync(shard.data() + copied, 0, shard.bytes() - copied_bytes, stream_of(ctx)));
 }
 
-void CudaOps::allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources, float scale, Tensor& out) {
+void CudaOps::allreduce_sum(const ExecContext& ctx, std::span<const Tensor* const> sources,
+                            float scale, Tensor& out) {
   if (sources.empty()) fail(ErrorKind::runtime, "allreduce: no sources");
-  for (const Tensor* source : sources) op_checks::check_alike("allreduce", *source, out);  // the CPU's checks first
+  for (const Tensor* source : sources)
+    op_checks::check_alike("allreduce", *source, out);  // the CPU's checks first
   check_on_device("allreduce", {{"out", &out}});
   const int root_device = device_of("allreduce", out);
   std::vector<const float*> data;
@@ -53,8 +59,8 @@ void CudaOps::allreduce_sum(const ExecContext& ctx, std::span<const Tensor* cons
   OpRange range(ctx, "allreduce");
   if (one_device) {
     if (sources.size() > static_cast<size_t>(kMaxSumSources))
-      fail(ErrorKind::unsupported, "allreduce: ", sources.size(), " sources on one device (at most ", kMaxSumSources,
-           ")");
+      fail(ErrorKind::unsupported, "allreduce: ", sources.size(),
+           " sources on one device (at most ", kMaxSumSources, ")");
     SumSources list;
     for (const float* p : data) list.data[list.count++] = p;
     TS_CUDA_CHECK(launch_scaled_sum(list, scale, out.data(), out.size(), stream_of(ctx)));
@@ -63,7 +69,8 @@ void CudaOps::allreduce_sum(const ExecContext& ctx, std::span<const Tensor* cons
   // Replicas one per device: NCCL sums into out on its device (the caller's), then the
   // scale runs there as a one-source scaled sum.
   if (ctx.device != root_device)
-    fail(ErrorKind::runtime, "allreduce: out is on cuda:", root_device, " but the lane runs on cuda:", ctx.device);
+    fail(ErrorKind::runtime, "allreduce: out is on cuda:", root_device,
+         " but the lane runs on cuda:", ctx.device);
   size_t root = devices.size();
   for (size_t i = 0; i < devices.size(); ++i) {
     if (std::count(devices.begin(), devices.end(), devices[i]) > 1)
@@ -73,14 +80,16 @@ void CudaOps::allreduce_sum(const ExecContext& ctx, std::span<const Tensor* cons
   }
   if (root == devices.size())
     fail(ErrorKind::runtime, "allreduce: no source on cuda:", root_device, ", the device of out");
-  if (!collectives_) fail(ErrorKind::unsupported, "allreduce: sources on several devices and no device collectives");
+  if (!collectives_)
+    fail(ErrorKind::unsupported, "allreduce: sources on several devices and no device collectives");
   collectives_->reduce_sum(data, devices, root, out.data(), out.size(), stream_of(ctx));
   SumSources sum;
   sum.data[sum.count++] = out.data();
   TS_CUDA_CHECK(launch_scaled_sum(sum, scale, out.data(), out.size(), stream_of(ctx)));
 }
 
-void CudaOps::broadcast(const ExecContext& ctx, const Tensor& source, std::span<Tensor* const> targets) {
+void CudaOps::broadcast(const ExecContext& ctx, const Tensor& source,
+                        std::span<Tensor* const> targets) {
   for (const Tensor* target : targets) {
     op_checks::check_alike("broadcast", source, *target);
     check_on_device("broadcast", {{"target", target}});
@@ -92,21 +101,23 @@ void CudaOps::broadcast(const ExecContext& ctx, const Tensor& source, std::span<
   // direct where the backend enabled peer access, staged by the driver otherwise.
   for (Tensor* target : targets)
     if (target->data() != source.data())
-      TS_CUDA_CHECK(
-          cudaMemcpyAsync(target->data(), source.data(), source.bytes(), cudaMemcpyDefault, stream_of(ctx)));
+      TS_CUDA_CHECK(cudaMemcpyAsync(target->data(), source.data(), source.bytes(),
+                                    cudaMemcpyDefault, stream_of(ctx)));
 }
 
 namespace {
 
 // One stream-ordered copy across the host/device boundary: from or to the backend's
 // pinned staging memory it is an asynchronous DMA the lane thread does not wait for.
-void copy_across(const ExecContext& ctx, const char* op, const Tensor& src, Tensor& dst, cudaMemcpyKind kind) {
+void copy_across(const ExecContext& ctx, const char* op, const Tensor& src, Tensor& dst,
+                 cudaMemcpyKind kind) {
   op_checks::check_alike(op, src, dst);
   const Tensor& device_side = kind == cudaMemcpyDeviceToHost ? src : dst;
   const Tensor& host_side = kind == cudaMemcpyDeviceToHost ? dst : src;
   check_on_device(op, {{"device tensor", &device_side}});
   if (!host_side.on_host())
-    fail(ErrorKind::runtime, op, ": the host tensor is in ", host_side.memory().name(), ", not host memory");
+    fail(ErrorKind::runtime, op, ": the host tensor is in ", host_side.memory().name(),
+         ", not host memory");
   OpRange range(ctx, op);
   TS_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), src.bytes(), kind, stream_of(ctx)));
 }

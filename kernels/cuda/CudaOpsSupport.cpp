@@ -18,12 +18,15 @@ DevicePool device_pool(const PoolParams& p, const Shape4& output) {
 void check_on_device(const char* op, std::initializer_list<NamedTensor> tensors) {
   for (const auto& [name, t] : tensors)
     if (t->on_host())
-      fail(ErrorKind::runtime, op, ": ", name, " is in ", t->memory().name(), " memory, not in device memory");
+      fail(ErrorKind::runtime, op, ": ", name, " is in ", t->memory().name(),
+           " memory, not in device memory");
 }
 
 int device_of(const char* op, const Tensor& t) {
   const auto* memory = dynamic_cast<const CudaMemory*>(&t.memory());
-  if (!memory) fail(ErrorKind::runtime, op, ": a tensor in ", t.memory().name(), " memory, not in a CUDA device's");
+  if (!memory)
+    fail(ErrorKind::runtime, op, ": a tensor in ", t.memory().name(),
+         " memory, not in a CUDA device's");
   return memory->device();
 }
 
@@ -34,7 +37,8 @@ void check_elementwise_on_device(const char* op, std::initializer_list<NamedTens
 
 StreamScratch::StreamScratch(size_t bytes, cudaStream_t stream, const char* op) : stream_(stream) {
   if (bytes == 0) return;
-  TS_CUDA_CHECK_CTX(cudaMallocAsync(&data_, bytes, stream), cat(op, ": scratch of ", bytes, " bytes"));
+  TS_CUDA_CHECK_CTX(cudaMallocAsync(&data_, bytes, stream),
+                    cat(op, ": scratch of ", bytes, " bytes"));
 }
 
 StreamScratch::~StreamScratch() {

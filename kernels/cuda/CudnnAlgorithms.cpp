@@ -16,7 +16,8 @@ using P = CudnnPass;
 // Enum order of cudnn_ops.h; the static_asserts catch a cuDNN that adds or renumbers one.
 constexpr std::array<CudnnAlgorithmInfo, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> kForward{{
     {P::forward, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, "implicit_gemm", true, true},
-    {P::forward, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "implicit_precomp_gemm", true, true},
+    {P::forward, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "implicit_precomp_gemm", true,
+     true},
     {P::forward, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, "gemm", true, true},
     {P::forward, CUDNN_CONVOLUTION_FWD_ALGO_DIRECT, "direct", true, false},
     {P::forward, CUDNN_CONVOLUTION_FWD_ALGO_FFT, "fft", true, true},
@@ -30,7 +31,8 @@ constexpr std::array<CudnnAlgorithmInfo, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT> 
     {P::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, "fft", true, true},
     {P::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING, "fft_tiling", true, true},
     {P::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, "winograd", true, true},
-    {P::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED, "winograd_nonfused", true, true},
+    {P::backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED, "winograd_nonfused", true,
+     true},
 }};
 constexpr std::array<CudnnAlgorithmInfo, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT> kBackwardFilter{{
     {P::backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, "algo_0", false, true},
@@ -38,7 +40,8 @@ constexpr std::array<CudnnAlgorithmInfo, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT
     {P::backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, "fft", true, true},
     {P::backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, "algo_3", false, true},
     {P::backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD, "winograd", true, false},
-    {P::backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED, "winograd_nonfused", true, true},
+    {P::backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED, "winograd_nonfused",
+     true, true},
     {P::backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING, "fft_tiling", true, true},
 }};
 
@@ -65,7 +68,8 @@ int to_int(int64_t value, const char* what, const ConvProblem& problem) {
   return static_cast<int>(value);
 }
 
-CudnnTensorParams tensor_params(const Shape4& shape, cudnnTensorFormat_t format, const ConvProblem& p) {
+CudnnTensorParams tensor_params(const Shape4& shape, cudnnTensorFormat_t format,
+                                const ConvProblem& p) {
   return {format, to_int(shape.n, "n", p), to_int(shape.c, "c", p), to_int(shape.h, "h", p),
           to_int(shape.w, "w", p)};
 }
@@ -96,22 +100,25 @@ const CudnnAlgorithmInfo& cudnn_algorithm(CudnnPass pass, const std::string& nam
     if (name == info.name) return info;
     known += (known.empty() ? "" : ", ") + std::string(info.name);
   }
-  fail(ErrorKind::usage, "unknown cuDNN ", to_string(pass), " algorithm '", name, "' (known: ", known, ")");
+  fail(ErrorKind::usage, "unknown cuDNN ", to_string(pass), " algorithm '", name,
+       "' (known: ", known, ")");
 }
 
 std::vector<CudnnAlgorithmFamily> cudnn_algorithm_families() {
   std::vector<CudnnAlgorithmFamily> families;
   for (const CudnnAlgorithmInfo& forward : kForward)
-    families.push_back({cat("cudnn:", forward.name), static_cast<cudnnConvolutionFwdAlgo_t>(forward.value),
-                        static_cast<cudnnConvolutionBwdDataAlgo_t>(paired_value(P::backward_data, forward.name)),
-                        static_cast<cudnnConvolutionBwdFilterAlgo_t>(
-                            paired_value(P::backward_filter, forward.name))});
+    families.push_back(
+        {cat("cudnn:", forward.name), static_cast<cudnnConvolutionFwdAlgo_t>(forward.value),
+         static_cast<cudnnConvolutionBwdDataAlgo_t>(paired_value(P::backward_data, forward.name)),
+         static_cast<cudnnConvolutionBwdFilterAlgo_t>(
+             paired_value(P::backward_filter, forward.name))});
   return families;
 }
 
 CudnnConvParams cudnn_conv_params(const ConvProblem& problem) {
   problem.validate();
-  const cudnnTensorFormat_t format = problem.layout == Layout::NHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  const cudnnTensorFormat_t format =
+      problem.layout == Layout::NHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
   CudnnConvParams params;
   params.x = tensor_params(problem.input, format, problem);
   params.y = tensor_params(problem.output(), format, problem);
@@ -125,7 +132,8 @@ CudnnConvParams cudnn_conv_params(const ConvProblem& problem) {
   return params;
 }
 
-CudnnConvDescriptors::CudnnConvDescriptors(const ConvProblem& problem) : params_(cudnn_conv_params(problem)) {
+CudnnConvDescriptors::CudnnConvDescriptors(const ConvProblem& problem)
+    : params_(cudnn_conv_params(problem)) {
   const std::string context = cat("describing conv ", problem.key());
   // The destructor does not run when a constructor throws: release what exists first.
   try {
@@ -134,15 +142,18 @@ CudnnConvDescriptors::CudnnConvDescriptors(const ConvProblem& problem) : params_
     TS_CUDA_CHECK_CTX(cudnnCreateTensorDescriptor(&y_), context);
     TS_CUDA_CHECK_CTX(cudnnCreateConvolutionDescriptor(&conv_), context);
     const CudnnConvParams& p = params_;
-    TS_CUDA_CHECK_CTX(cudnnSetTensor4dDescriptor(x_, p.x.format, CUDNN_DATA_FLOAT, p.x.n, p.x.c, p.x.h, p.x.w),
-                      context);
-    TS_CUDA_CHECK_CTX(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, p.w.format, p.w.k, p.w.c, p.w.r, p.w.s),
-                      context);
-    TS_CUDA_CHECK_CTX(cudnnSetTensor4dDescriptor(y_, p.y.format, CUDNN_DATA_FLOAT, p.y.n, p.y.c, p.y.h, p.y.w),
-                      context);
-    TS_CUDA_CHECK_CTX(cudnnSetConvolution2dDescriptor(conv_, p.conv.pad_h, p.conv.pad_w, p.conv.stride_h,
-                                                      p.conv.stride_w, p.conv.dilation_h, p.conv.dilation_w,
-                                                      p.conv.mode, p.conv.compute_type),
+    TS_CUDA_CHECK_CTX(
+        cudnnSetTensor4dDescriptor(x_, p.x.format, CUDNN_DATA_FLOAT, p.x.n, p.x.c, p.x.h, p.x.w),
+        context);
+    TS_CUDA_CHECK_CTX(
+        cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, p.w.format, p.w.k, p.w.c, p.w.r, p.w.s),
+        context);
+    TS_CUDA_CHECK_CTX(
+        cudnnSetTensor4dDescriptor(y_, p.y.format, CUDNN_DATA_FLOAT, p.y.n, p.y.c, p.y.h, p.y.w),
+        context);
+    TS_CUDA_CHECK_CTX(cudnnSetConvolution2dDescriptor(
+                          conv_, p.conv.pad_h, p.conv.pad_w, p.conv.stride_h, p.conv.stride_w,
+                          p.conv.dilation_h, p.conv.dilation_w, p.conv.mode, p.conv.compute_type),
                       context);
     TS_CUDA_CHECK_CTX(cudnnSetConvolutionMathType(conv_, p.conv.math), context);
   } catch (...) {
@@ -176,26 +187,27 @@ CudnnHandle::~CudnnHandle() {
   if (handle_) cudnnDestroy(handle_);
 }
 
-CudnnAlgorithmAvailability query_cudnn_algorithm(cudnnHandle_t handle, const CudnnConvDescriptors& d,
+CudnnAlgorithmAvailability query_cudnn_algorithm(cudnnHandle_t handle,
+                                                 const CudnnConvDescriptors& d,
                                                  const CudnnAlgorithmInfo& info) {
   CudnnAlgorithmAvailability row;
   row.algorithm = info;
   cudnnStatus_t status = CUDNN_STATUS_NOT_SUPPORTED;
   switch (info.pass) {
     case CudnnPass::forward:
-      status = cudnnGetConvolutionForwardWorkspaceSize(handle, d.x(), d.w(), d.conv(), d.y(),
-                                                       static_cast<cudnnConvolutionFwdAlgo_t>(info.value),
-                                                       &row.workspace_bytes);
+      status = cudnnGetConvolutionForwardWorkspaceSize(
+          handle, d.x(), d.w(), d.conv(), d.y(), static_cast<cudnnConvolutionFwdAlgo_t>(info.value),
+          &row.workspace_bytes);
       break;
     case CudnnPass::backward_data:
       status = cudnnGetConvolutionBackwardDataWorkspaceSize(
-          handle, d.w(), d.y(), d.conv(), d.x(), static_cast<cudnnConvolutionBwdDataAlgo_t>(info.value),
-          &row.workspace_bytes);
+          handle, d.w(), d.y(), d.conv(), d.x(),
+          static_cast<cudnnConvolutionBwdDataAlgo_t>(info.value), &row.workspace_bytes);
       break;
     case CudnnPass::backward_filter:
       status = cudnnGetConvolutionBackwardFilterWorkspaceSize(
-          handle, d.x(), d.y(), d.conv(), d.w(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(info.value),
-          &row.workspace_bytes);
+          handle, d.x(), d.y(), d.conv(), d.w(),
+          static_cast<cudnnConvolutionBwdFilterAlgo_t>(info.value), &row.workspace_bytes);
       break;
   }
   row.supported = status == CUDNN_STATUS_SUCCESS;
@@ -206,10 +218,12 @@ CudnnAlgorithmAvailability query_cudnn_algorithm(cudnnHandle_t handle, const Cud
   return row;
 }
 
-std::vector<CudnnAlgorithmAvailability> query_cudnn_algorithms(cudnnHandle_t handle, const CudnnConvDescriptors& d,
+std::vector<CudnnAlgorithmAvailability> query_cudnn_algorithms(cudnnHandle_t handle,
+                                                               const CudnnConvDescriptors& d,
                                                                CudnnPass pass) {
   std::vector<CudnnAlgorithmAvailability> rows;
-  for (const CudnnAlgorithmInfo& info : cudnn_algorithms(pass)) rows.push_back(query_cudnn_algorithm(handle, d, info));
+  for (const CudnnAlgorithmInfo& info : cudnn_algorithms(pass))
+    rows.push_back(query_cudnn_algorithm(handle, d, info));
   return rows;
 }
 

@@ -128,11 +128,11 @@ struct CudnnAlgorithmAvailability {
 // (cudnnGetConvolution*WorkspaceSize, on any handle of the current device). An
 // unsupported algorithm is a row with its reason, never an exception: one bad candidate
 // must not end a sweep.
-CudnnAlgorithmAvailability query_cudnn_algorithm(cudnnHandle_t handle, const CudnnConvDescriptors& descriptors,
+CudnnAlgorithmAvailability query_cudnn_algorithm(cudnnHandle_t handle,
+                                                 const CudnnConvDescriptors& descriptors,
                                                  const CudnnAlgorithmInfo& algorithm);
 // The same for every algorithm of `pass`, in enum order.
-std::vector<CudnnAlgorithmAvailability> query_cudnn_algorithms(cudnnHandle_t handle,
-                                                               const CudnnConvDescriptors& descriptors,
-                                                               CudnnPass pass);
+std::vector<CudnnAlgorithmAvailability> query_cudnn_algorithms(
+    cudnnHandle_t handle, const CudnnConvDescriptors& descriptors, CudnnPass pass);
 
 }  // namespace tunescope::cuda

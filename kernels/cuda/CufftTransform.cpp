@@ -41,14 +41,17 @@ class CufftTransform final : public CudaFftTransform {
 
   size_t work_bytes(int64_t count) override { return plans(count, nullptr).work_bytes; }
 
-  void forward(const float* real, float2* spectrum, int64_t count, void* work, cudaStream_t stream) override {
+  void forward(const float* real, float2* spectrum, int64_t count, void* work,
+               cudaStream_t stream) override {
     const PlanPair& p = plans(count, stream);
     prepare(p.forward.get(), work, stream);
     // cuFFT's r2c takes a non-const input it does not write.
-    TS_CUDA_CHECK_CTX(cufftExecR2C(p.forward.get(), const_cast<float*>(real), spectrum), context("r2c", count));
+    TS_CUDA_CHECK_CTX(cufftExecR2C(p.forward.get(), const_cast<float*>(real), spectrum),
+                      context("r2c", count));
   }
 
-  void inverse(float2* spectrum, float* real, int64_t count, void* work, cudaStream_t stream) override {
+  void inverse(float2* spectrum, float* real, int64_t count, void* work,
+               cudaStream_t stream) override {
     const PlanPair& p = plans(count, stream);
     prepare(p.inverse.get(), work, stream);
     TS_CUDA_CHECK_CTX(cufftExecC2R(p.inverse.get(), spectrum, real), context("c2r", count));
@@ -91,11 +94,12 @@ class CufftTransform final : public CudaFftTransform {
     TS_CUDA_CHECK(cufftSetAutoAllocation(p->inverse.get(), 0));
     // Real planes packed (distance rows * cols, element stride 1); spectra frequency-major
     // (element stride count, distance 1 between planes).
-    TS_CUDA_CHECK_CTX(cufftMakePlanMany64(p->forward.get(), 2, n, real_embed, 1, points, spectrum_embed, count, 1,
-                                          CUFFT_R2C, count, &forward_work),
-                      context("planning r2c", count));
-    TS_CUDA_CHECK_CTX(cufftMakePlanMany64(p->inverse.get(), 2, n, spectrum_embed, count, 1, real_embed, 1, points,
-                                          CUFFT_C2R, count, &inverse_work),
+    TS_CUDA_CHECK_CTX(
+        cufftMakePlanMany64(p->forward.get(), 2, n, real_embed, 1, points, spectrum_embed, count, 1,
+                            CUFFT_R2C, count, &forward_work),
+        context("planning r2c", count));
+    TS_CUDA_CHECK_CTX(cufftMakePlanMany64(p->inverse.get(), 2, n, spectrum_embed, count, 1,
+                                          real_embed, 1, points, CUFFT_C2R, count, &inverse_work),
                       context("planning c2r", count));
     p->work_bytes = std::max(forward_work, inverse_work);
     return p;

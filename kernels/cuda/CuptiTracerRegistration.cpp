@@ -9,7 +9,8 @@
 namespace tunescope::cuda {
 namespace {
 
-const profiler::DeviceTracerRegistration cupti_registration("cuda", profiler::cupti::make_cupti_device_tracer);
+const profiler::DeviceTracerRegistration cupti_registration(
+    "cuda", profiler::cupti::make_cupti_device_tracer);
 
 }  // namespace
 }  // namespace tunescope::cuda

@@ -35,7 +35,8 @@ struct DeviceCollectives::Group {
     TS_CUDA_CHECK(cudaGetDevice(&caller));
     const ncclResult_t status = ncclCommInitAll(comms.data(), n, devices.data());
     TS_CUDA_CHECK(cudaSetDevice(caller));
-    TS_CUDA_CHECK_CTX(status, cat("creating NCCL communicators for devices ", device_list(devices)));
+    TS_CUDA_CHECK_CTX(status,
+                      cat("creating NCCL communicators for devices ", device_list(devices)));
     for (int d : devices) {
       const CurrentDevice scope(d);
       cudaStream_t s = nullptr;
@@ -61,23 +62,26 @@ struct DeviceCollectives::Group {
 
 std::string DeviceCollectives::unavailable_reason() { return {}; }
 
-void DeviceCollectives::reduce_sum(std::span<const float* const> sources, std::span<const int> devices, size_t root,
-                                   float* out, int64_t count, cudaStream_t root_stream) {
+void DeviceCollectives::reduce_sum(std::span<const float* const> sources,
+                                   std::span<const int> devices, size_t root, float* out,
+                                   int64_t count, cudaStream_t root_stream) {
   if (sources.size() != devices.size() || root >= devices.size())
-    fail(ErrorKind::runtime, "device reduction: ", sources.size(), " sources on ", devices.size(), " devices, root ",
-         root);
-  if (!group_ || !std::equal(group_->devices.begin(), group_->devices.end(), devices.begin(), devices.end())) {
+    fail(ErrorKind::runtime, "device reduction: ", sources.size(), " sources on ", devices.size(),
+         " devices, root ", root);
+  if (!group_ ||
+      !std::equal(group_->devices.begin(), group_->devices.end(), devices.begin(), devices.end())) {
     group_.reset();
     group_ = std::make_unique<Group>(devices);
   }
   Group& g = *group_;
   const auto n = static_cast<size_t>(count);
-  const std::string context = cat("reducing ", count, " floats over devices ", device_list(devices));
+  const std::string context =
+      cat("reducing ", count, " floats over devices ", device_list(devices));
   TS_CUDA_CHECK(ncclGroupStart());
   for (size_t i = 0; i < devices.size(); ++i) {
     const ncclResult_t status =
-        ncclReduce(sources[i], i == root ? out : nullptr, n, ncclFloat, ncclSum, static_cast<int>(root), g.comms[i],
-                   i == root ? root_stream : g.streams[i]);
+        ncclReduce(sources[i], i == root ? out : nullptr, n, ncclFloat, ncclSum,
+                   static_cast<int>(root), g.comms[i], i == root ? root_stream : g.streams[i]);
     if (status != ncclSuccess) {
       ncclGroupEnd();  // close the group before reporting, so NCCL stays usable
       TS_CUDA_CHECK_CTX(status, context);
@@ -103,8 +107,8 @@ std::string DeviceCollectives::unavailable_reason() {
   return "tunescope was built without NCCL (not found next to the CUDA toolkit at configure time)";
 }
 
-void DeviceCollectives::reduce_sum(std::span<const float* const>, std::span<const int> devices, size_t, float*,
-                                   int64_t, cudaStream_t) {
+void DeviceCollectives::reduce_sum(std::span<const float* const>, std::span<const int> devices,
+                                   size_t, float*, int64_t, cudaStream_t) {
   fail(ErrorKind::unsupported, "cannot reduce gradients over devices ", device_list(devices), ": ",
        unavailable_reason());
 }

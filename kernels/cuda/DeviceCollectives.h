@@ -38,8 +38,8 @@ class DeviceCollectives {
   // out (on devices[root], the caller's current device, ordered on root_stream) = sum of
   // sources[i] (on devices[i], one per device), `count` floats each; out may be
   // sources[root]. Communicators are made on the first call for a set of devices.
-  void reduce_sum(std::span<const float* const> sources, std::span<const int> devices, size_t root, float* out,
-                  int64_t count, cudaStream_t root_stream);
+  void reduce_sum(std::span<const float* const> sources, std::span<const int> devices, size_t root,
+                  float* out, int64_t count, cudaStream_t root_stream);
 
  private:
   struct Group;

@@ -1,5 +1,6 @@
 // Device-side building blocks shared by the op kernels' .cu files: the grid-stride loop
-// every elementwise kernel uses, the launch over grid_for(count) and the channel of a physical offset in either layout.
+// every elementwise kernel uses, the launch over grid_for(count) and the channel of a physical
+// offset in either layout.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,9 @@ namespace tunescope::cuda {
 
 // The grid-stride loop: `for (int64_t i = grid_first(); i < count; i += grid_step())`
 // visits every i in [0, count) once, spread over the whole grid.
-__device__ inline int64_t grid_first() { return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ inline int64_t grid_first() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
 __device__ inline int64_t grid_step() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
 // The channel of physical offset i: planes of H*W in NCHW, the innermost index in NHWC.

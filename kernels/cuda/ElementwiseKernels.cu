@@ -32,8 +32,8 @@ __global__ void fill_rows_kernel(const float* v, float* y, int64_t rows, int64_t
   for (int64_t i = grid_first(); i < rows * columns; i += grid_step()) y[i] = v[i % columns];
 }
 
-__global__ void sgd_kernel(float* w, const float* g, float* v, int64_t count, float lr, float momentum,
-                           float decay) {
+__global__ void sgd_kernel(float* w, const float* g, float* v, int64_t count, float lr,
+                           float momentum, float decay) {
   for (int64_t i = grid_first(); i < count; i += grid_step()) {
     v[i] = momentum * v[i] + (g[i] + decay * w[i]);
     w[i] -= lr * v[i];
@@ -74,11 +74,13 @@ cudaError_t launch_relu_forward(const float* x, float* y, int64_t count, cudaStr
   return launch_over(count, stream, relu_forward_kernel, x, y, count);
 }
 
-cudaError_t launch_relu_backward(const float* y, const float* dy, float* dx, int64_t count, cudaStream_t stream) {
+cudaError_t launch_relu_backward(const float* y, const float* dy, float* dx, int64_t count,
+                                 cudaStream_t stream) {
   return launch_over(count, stream, relu_backward_kernel, y, dy, dx, count);
 }
 
-cudaError_t launch_add(const float* a, const float* b, float* y, int64_t count, cudaStream_t stream) {
+cudaError_t launch_add(const float* a, const float* b, float* y, int64_t count,
+                       cudaStream_t stream) {
   return launch_over(count, stream, add_kernel, a, b, y, count);
 }
 
@@ -86,25 +88,29 @@ cudaError_t launch_accumulate(const float* x, float* y, int64_t count, cudaStrea
   return launch_over(count, stream, accumulate_kernel, x, y, count);
 }
 
-cudaError_t launch_bias_forward(const float* bias, float* y, DeviceShape shape, cudaStream_t stream) {
+cudaError_t launch_bias_forward(const float* bias, float* y, DeviceShape shape,
+                                cudaStream_t stream) {
   return launch_over(shape.count(), stream, bias_forward_kernel, bias, y, shape);
 }
 
-cudaError_t launch_fill_rows(const float* v, float* y, int64_t rows, int64_t columns, cudaStream_t stream) {
+cudaError_t launch_fill_rows(const float* v, float* y, int64_t rows, int64_t columns,
+                             cudaStream_t stream) {
   return launch_over(rows * columns, stream, fill_rows_kernel, v, y, rows, columns);
 }
 
-cudaError_t launch_sgd(float* weight, const float* grad, float* velocity, int64_t count, float learning_rate,
-                       float momentum, float weight_decay, cudaStream_t stream) {
-  return launch_over(count, stream, sgd_kernel, weight, grad, velocity, count, learning_rate, momentum,
-                     weight_decay);
+cudaError_t launch_sgd(float* weight, const float* grad, float* velocity, int64_t count,
+                       float learning_rate, float momentum, float weight_decay,
+                       cudaStream_t stream) {
+  return launch_over(count, stream, sgd_kernel, weight, grad, velocity, count, learning_rate,
+                     momentum, weight_decay);
 }
 
 cudaError_t launch_transpose(const float* x, float* y, DeviceShape x_shape, cudaStream_t stream) {
   return launch_over(x_shape.count(), stream, transpose_kernel, x, y, x_shape);
 }
 
-cudaError_t launch_scaled_sum(SumSources sources, float scale, float* out, int64_t count, cudaStream_t stream) {
+cudaError_t launch_scaled_sum(SumSources sources, float scale, float* out, int64_t count,
+                              cudaStream_t stream) {
   return launch_over(count, stream, scaled_sum_kernel, sources, scale, out, count);
 }
 

@@ -43,7 +43,7 @@ class FftConvSteps {
 // The transform size, chunking and workspace slices one pass works with.
 struct FftConvFrame {
   int64_t rows = 1, cols = 1;
-  int64_t chunk = 1;  // images per chunk
+  int64_t chunk = 1;               // images per chunk
   fft::Cf* spec_a = nullptr;       // chunk x max(C, K) planes
   fft::Cf* spec_b = nullptr;       // chunk x max(C, K) planes
   fft::Cf* spec_filter = nullptr;  // K x C planes
@@ -64,14 +64,16 @@ struct FftConvSaved {
 };
 
 // Forward fills `saved` when its pointers are set.
-void fft_conv_forward(const ConvProblem& p, const FftConvFrame& f, FftConvSteps& steps, const Tensor& x,
-                      const Tensor& w, Tensor& y, const FftConvSaved& saved = {});
+void fft_conv_forward(const ConvProblem& p, const FftConvFrame& f, FftConvSteps& steps,
+                      const Tensor& x, const Tensor& w, Tensor& y, const FftConvSaved& saved = {});
 // Reuses saved.w when saved.reuse_w.
-void fft_conv_backward_data(const ConvProblem& p, const FftConvFrame& f, FftConvSteps& steps, const Tensor& dy,
-                            const Tensor& w, Tensor& dx, const FftConvSaved& saved = {});
+void fft_conv_backward_data(const ConvProblem& p, const FftConvFrame& f, FftConvSteps& steps,
+                            const Tensor& dy, const Tensor& w, Tensor& dx,
+                            const FftConvSaved& saved = {});
 // Reuses saved.x when saved.reuse_x.
-void fft_conv_backward_filter(const ConvProblem& p, const FftConvFrame& f, FftConvSteps& steps, const Tensor& x,
-                              const Tensor& dy, Tensor& dw, const FftConvSaved& saved = {});
+void fft_conv_backward_filter(const ConvProblem& p, const FftConvFrame& f, FftConvSteps& steps,
+                              const Tensor& x, const Tensor& dy, Tensor& dw,
+                              const FftConvSaved& saved = {});
 
 // The view of a tensor the index math takes (its data may be device memory).
 StridedTensorView tensor_view(const Tensor& t);

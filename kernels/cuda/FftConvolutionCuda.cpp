@@ -3,7 +3,6 @@
 // FftConvPasses.h run on.
 #include "kernels/cuda/FftConvolutionCuda.h"
 
-
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -11,13 +10,13 @@
 #include <vector>
 
 #include "core/base/Error.h"
-#include "kernels/shared/WorkspaceLayout.h"
 #include "kernels/cuda/CudaCheck.h"
 #include "kernels/cuda/CudaDevice.h"
 #include "kernels/cuda/FftConvPasses.h"
 #include "kernels/cuda/FftPlaneKernels.h"
 #include "kernels/cuda/StreamHandles.h"
 #include "kernels/shared/FftWorkspace.h"
+#include "kernels/shared/WorkspaceLayout.h"
 #include "profiler/Tracer.h"
 
 namespace tunescope::cuda {
@@ -44,7 +43,10 @@ using Plan = FftConvPlan;
 class DeviceSteps final : public FftConvSteps {
  public:
   DeviceSteps(CudaFftTransform& transform, void* work, cudaStream_t stream, std::string context)
-      : transform_(transform), work_(work), stream_(stream), cublas_(handles_for(stream).cublas),
+      : transform_(transform),
+        work_(work),
+        stream_(stream),
+        cublas_(handles_for(stream).cublas),
         context_(std::move(context)) {}
 
   void pack(const Tensor& t, const PlaneWindow& window, float* real) override {
@@ -60,12 +62,13 @@ class DeviceSteps final : public FftConvSteps {
     const cuComplex one = {1.0f, 0.0f}, beta = {p.beta, 0.0f};
     auto op = [](bool conj_transpose) { return conj_transpose ? CUBLAS_OP_C : CUBLAS_OP_N; };
     auto i32 = [](int64_t v) { return static_cast<int>(v); };
-    TS_CUDA_CHECK_CTX(cublasCgemmStridedBatched(cublas_, op(p.conj_transpose_a), op(p.conj_transpose_b), i32(p.m),
-                                                i32(p.n), i32(p.k), &one, reinterpret_cast<const cuComplex*>(a),
-                                                i32(p.lda), p.stride_a, reinterpret_cast<const cuComplex*>(b),
-                                                i32(p.ldb), p.stride_b, &beta, reinterpret_cast<cuComplex*>(c),
-                                                i32(p.ldc), p.stride_c, i32(p.bins)),
-                      context_);
+    TS_CUDA_CHECK_CTX(
+        cublasCgemmStridedBatched(cublas_, op(p.conj_transpose_a), op(p.conj_transpose_b), i32(p.m),
+                                  i32(p.n), i32(p.k), &one, reinterpret_cast<const cuComplex*>(a),
+                                  i32(p.lda), p.stride_a, reinterpret_cast<const cuComplex*>(b),
+                                  i32(p.ldb), p.stride_b, &beta, reinterpret_cast<cuComplex*>(c),
+                                  i32(p.ldc), p.stride_c, i32(p.bins)),
+        context_);
   }
   void unpack(const float* real, const PlaneWindow& window, float scale, Tensor& t) override {
     TS_CUDA_CHECK_CTX(launch_unpack_planes(real, window, scale, tensor_view(t), stream_), context_);
@@ -90,7 +93,8 @@ struct FftConvPass {
   DeviceSteps steps;
 };
 
-FftConvolutionCuda::FftConvolutionCuda(std::string name, std::unique_ptr<CudaFftTransformFactory> transforms,
+FftConvolutionCuda::FftConvolutionCuda(std::string name,
+                                       std::unique_ptr<CudaFftTransformFactory> transforms,
                                        int64_t chunk_budget_bytes, bool keep_spectra)
     : name_(std::move(name)),
       transforms_(std::move(transforms)),
@@ -103,7 +107,8 @@ FftConvolutionCuda::FftConvolutionCuda(std::string name, std::unique_ptr<CudaFft
 FftConvolutionCuda::~FftConvolutionCuda() = default;
 
 CudaFftShape FftConvolutionCuda::transform_shape(const ConvProblem& p) const {
-  return {transforms_->good_size(p.input.h + 2 * p.pad_h), transforms_->good_size(p.input.w + 2 * p.pad_w)};
+  return {transforms_->good_size(p.input.h + 2 * p.pad_h),
+          transforms_->good_size(p.input.w + 2 * p.pad_w)};
 }
 
 FftConvolutionCuda::Plan FftConvolutionCuda::make_plan(const ConvProblem& p) const {
@@ -127,12 +132,14 @@ FftConvolutionCuda::Plan FftConvolutionCuda::make_plan(const ConvProblem& p) con
 FftConvolutionCuda::Plan FftConvolutionCuda::make_full_plan(const ConvProblem& p) const {
   Plan plan = make_plan(p);
   CudaFftTransform& transform = transform_for(plan.shape);
-  for (int64_t count : plan.counts) plan.work_bytes = std::max(plan.work_bytes, transform.work_bytes(count));
+  for (int64_t count : plan.counts)
+    plan.work_bytes = std::max(plan.work_bytes, transform.work_bytes(count));
   const CudaFftShape& s = plan.shape;
   const int64_t K = p.out_channels, C = p.input.c;
   WorkspaceLayout ws;
   // cuFFT's work area first: the workspace's own (cudaMalloc) alignment.
-  plan.work = ws.add_floats(static_cast<int64_t>(ceil_div(static_cast<int64_t>(plan.work_bytes), sizeof(float))));
+  plan.work = ws.add_floats(
+      static_cast<int64_t>(ceil_div(static_cast<int64_t>(plan.work_bytes), sizeof(float))));
   plan.spec_a = ws.add_floats(2 * plan.chunk * plan.planes * s.bins());
   plan.spec_b = ws.add_floats(2 * plan.chunk * plan.planes * s.bins());
   plan.spec_filter = ws.add_floats(2 * K * C * s.bins());
@@ -154,12 +161,14 @@ CudaFftTransform& FftConvolutionCuda::transform_for(const CudaFftShape& shape) c
 std::string FftConvolutionCuda::unsupported_reason(const ConvProblem& problem) const {
   if (std::string reason = invalid_problem_reason(problem); !reason.empty()) return reason;
   const Plan plan = make_plan(problem);
-  if (std::string limit = transforms_->shape_limit(plan.shape); !limit.empty()) return cat(name_, ": ", limit);
+  if (std::string limit = transforms_->shape_limit(plan.shape); !limit.empty())
+    return cat(name_, ": ", limit);
   if (std::string reason = cuda_unavailable_reason(); !reason.empty()) return reason;
   if (plan.single_image_bytes > kMaxWorkspaceBytes)
-    return cat(name_, ": transforms of ", plan.shape.rows, "x", plan.shape.cols, " for ", problem.key(), " need ",
-               plan.single_image_bytes >> 20, " MiB of workspace even one image at a time (limit ",
-               kMaxWorkspaceBytes >> 20, " MiB)");
+    return cat(name_, ": transforms of ", plan.shape.rows, "x", plan.shape.cols, " for ",
+               problem.key(), " need ", plan.single_image_bytes >> 20,
+               " MiB of workspace even one image at a time (limit ", kMaxWorkspaceBytes >> 20,
+               " MiB)");
   try {
     make_full_plan(problem);
   } catch (const Error& e) {
@@ -197,14 +206,16 @@ size_t FftConvolutionCuda::saved_bytes(const ConvProblem& problem) const {
   return SavedLayout(problem, transform_shape(problem)).bytes;
 }
 
-FftConvSaved FftConvolutionCuda::saved_spectra(const ConvCall& call, const Tensor* x, const Tensor* w) const {
+FftConvSaved FftConvolutionCuda::saved_spectra(const ConvCall& call, const Tensor* x,
+                                               const Tensor* w) const {
   if (!call.saved) return {};
   const SavedLayout layout(call.problem, transform_shape(call.problem));
   if (call.saved_bytes < layout.bytes)
-    fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(), ": saved-spectra buffer of ",
-         call.saved_bytes, " bytes, needs ", layout.bytes);
+    fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(),
+         ": saved-spectra buffer of ", call.saved_bytes, " bytes, needs ", layout.bytes);
   if (reinterpret_cast<std::uintptr_t>(call.saved) % WorkspaceLayout::kAlign != 0)
-    fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(), ": saved-spectra buffer is not 64-byte aligned");
+    fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(),
+         ": saved-spectra buffer is not 64-byte aligned");
   FftConvSaved saved;
   saved.x = reinterpret_cast<fft::Cf*>(WorkspaceLayout::at(call.saved, layout.x));
   saved.w = reinterpret_cast<fft::Cf*>(WorkspaceLayout::at(call.saved, layout.w));
@@ -215,12 +226,14 @@ FftConvSaved FftConvolutionCuda::saved_spectra(const ConvCall& call, const Tenso
   return saved;
 }
 
-FftConvolutionCuda::PassSetup FftConvolutionCuda::begin_pass(const ConvCall& call, ConvPass pass, const Tensor& a,
-                                                             const Tensor& b, const Tensor& out) const {
+FftConvolutionCuda::PassSetup FftConvolutionCuda::begin_pass(const ConvCall& call, ConvPass pass,
+                                                             const Tensor& a, const Tensor& b,
+                                                             const Tensor& out) const {
   const ConvProblem& p = call.problem;
   check_conv_args(name_, pass, p, a, b, out);
   if (std::string reason = unsupported_reason(p); !reason.empty())
-    fail(ErrorKind::unsupported, "conv ", name_, ".", pass_tag(pass), " on ", p.key(), ": ", reason);
+    fail(ErrorKind::unsupported, "conv ", name_, ".", pass_tag(pass), " on ", p.key(), ": ",
+         reason);
   for (const Tensor* t : {&a, &b, &out})
     if (t->on_host())
       fail(ErrorKind::runtime, "conv ", name_, ".", pass_tag(pass), " on ", p.key(),
@@ -235,15 +248,17 @@ FftConvolutionCuda::PassSetup FftConvolutionCuda::begin_pass(const ConvCall& cal
                            reinterpret_cast<fft::Cf*>(at(plan.spec_b)),
                            reinterpret_cast<fft::Cf*>(at(plan.spec_filter)),
                            at(plan.real)};
-  return PassSetup{frame, DeviceSteps(transform_for(plan.shape), plan.work_bytes ? at(plan.work) : nullptr,
-                                      call.exec.stream.as<CUstream_st>(),
-                                      cat(range_names_[static_cast<int>(pass)], " on ", p.key()))};
+  return PassSetup{frame,
+                   DeviceSteps(transform_for(plan.shape), plan.work_bytes ? at(plan.work) : nullptr,
+                               call.exec.stream.as<CUstream_st>(),
+                               cat(range_names_[static_cast<int>(pass)], " on ", p.key()))};
 }
 
-void FftConvolutionCuda::forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) {
+void FftConvolutionCuda::forward(const ConvCall& call, const Tensor& x, const Tensor& w,
+                                 Tensor& y) {
   PassSetup s = begin_pass(call, ConvPass::forward, x, w, y);
-  profiler::RangeScope range(call.exec.tracer, traced(call, range_names_[0]), profiler::RangeCategory::phase,
-                             call.exec.device, call.exec.lane);
+  profiler::RangeScope range(call.exec.tracer, traced(call, range_names_[0]),
+                             profiler::RangeCategory::phase, call.exec.device, call.exec.lane);
   const FftConvSaved saved = saved_spectra(call, nullptr, nullptr);
   {
     std::lock_guard lock(mutex_);
@@ -256,18 +271,22 @@ void FftConvolutionCuda::forward(const ConvCall& call, const Tensor& x, const Te
   }
 }
 
-void FftConvolutionCuda::backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) {
+void FftConvolutionCuda::backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w,
+                                       Tensor& dx) {
   PassSetup s = begin_pass(call, ConvPass::backward_data, dy, w, dx);
-  profiler::RangeScope range(call.exec.tracer, traced(call, range_names_[1]), profiler::RangeCategory::phase,
-                             call.exec.device, call.exec.lane);
-  fft_conv_backward_data(call.problem, s.frame, s.steps, dy, w, dx, saved_spectra(call, nullptr, &w));
+  profiler::RangeScope range(call.exec.tracer, traced(call, range_names_[1]),
+                             profiler::RangeCategory::phase, call.exec.device, call.exec.lane);
+  fft_conv_backward_data(call.problem, s.frame, s.steps, dy, w, dx,
+                         saved_spectra(call, nullptr, &w));
 }
 
-void FftConvolutionCuda::backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) {
+void FftConvolutionCuda::backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                                         Tensor& dw) {
   PassSetup s = begin_pass(call, ConvPass::backward_filter, x, dy, dw);
-  profiler::RangeScope range(call.exec.tracer, traced(call, range_names_[2]), profiler::RangeCategory::phase,
-                             call.exec.device, call.exec.lane);
-  fft_conv_backward_filter(call.problem, s.frame, s.steps, x, dy, dw, saved_spectra(call, &x, nullptr));
+  profiler::RangeScope range(call.exec.tracer, traced(call, range_names_[2]),
+                             profiler::RangeCategory::phase, call.exec.device, call.exec.lane);
+  fft_conv_backward_filter(call.problem, s.frame, s.steps, x, dy, dw,
+                           saved_spectra(call, &x, nullptr));
 }
 
 }  // namespace tunescope::cuda

@@ -26,9 +26,9 @@
 #include <string>
 
 #include "core/base/ConvAlgorithm.h"
-#include "kernels/shared/ConvArgs.h"
 #include "kernels/cuda/CudaFftTransform.h"
 #include "kernels/cuda/FftConvPasses.h"
+#include "kernels/shared/ConvArgs.h"
 
 namespace tunescope::cuda {
 
@@ -45,7 +45,8 @@ class FftConvolutionCuda : public ConvAlgorithm {
   // keep_spectra: whether saved_bytes() offers to keep the forward spectra (the run's
   // fft_workspace knob, kernels/shared/FftWorkspace.h).
   FftConvolutionCuda(std::string name, std::unique_ptr<CudaFftTransformFactory> transforms,
-                     int64_t chunk_budget_bytes = kDefaultChunkBudgetBytes, bool keep_spectra = true);
+                     int64_t chunk_budget_bytes = kDefaultChunkBudgetBytes,
+                     bool keep_spectra = true);
   ~FftConvolutionCuda() override;
 
   std::string name() const override { return name_; }
@@ -63,7 +64,8 @@ class FftConvolutionCuda : public ConvAlgorithm {
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override;
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override;
-  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override;
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                       Tensor& dw) override;
 
   // The padded transform size of `problem` (rows x cols).
   CudaFftShape transform_shape(const ConvProblem& problem) const;

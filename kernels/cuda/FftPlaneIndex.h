@@ -47,8 +47,8 @@ TS_FFT_HD float packed_value(const StridedTensorView& t, const PlaneWindow& win,
 
 // Tensor element i of the window's images (i over planes x height x width) takes
 // scale * plane[h * step_h + top][w * step_w + left]: the crop (and stride) of an output.
-TS_FFT_HD void unpack_element(const float* real, const PlaneWindow& win, float scale, const StridedTensorView& t,
-                              int64_t i) {
+TS_FFT_HD void unpack_element(const float* real, const PlaneWindow& win, float scale,
+                              const StridedTensorView& t, int64_t i) {
   const int64_t w = i % t.width, h = i / t.width % t.height, p = i / (t.height * t.width);
   const int64_t n = win.n0 + p / t.channels, c = p % t.channels;
   const float* plane = real + p * win.rows * win.cols;

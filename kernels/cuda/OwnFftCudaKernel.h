@@ -12,10 +12,10 @@
 namespace tunescope::cuda {
 
 struct OwnFftLaunch {
-  fft::FftSchedule schedule;  // r2c (dir -1) or c2r (dir +1)
+  fft::FftSchedule schedule;              // r2c (dir -1) or c2r (dir +1)
   const fft::Cf* row_twiddles = nullptr;  // device, cols entries
   const fft::Cf* col_twiddles = nullptr;  // device, rows entries
-  int64_t count = 0;           // planes
+  int64_t count = 0;                      // planes
   int planes_per_block = 1;
   const float* real_in = nullptr;
   float* real_out = nullptr;

@@ -22,7 +22,8 @@ class OwnFftCudaTransform final : public CudaFftTransform {
  public:
   explicit OwnFftCudaTransform(const CudaFftShape& shape)
       : geometry_(static_cast<int>(shape.rows), static_cast<int>(shape.cols)),
-        forward_(fft::build_schedule(geometry_, -1)), inverse_(fft::build_schedule(geometry_, 1)),
+        forward_(fft::build_schedule(geometry_, -1)),
+        inverse_(fft::build_schedule(geometry_, 1)),
         planes_per_block_(fft::planes_per_block(geometry_, kSharedBytesTarget)) {
     int device = 0;
     TS_CUDA_CHECK(cudaGetDevice(&device));
@@ -30,11 +31,13 @@ class OwnFftCudaTransform final : public CudaFftTransform {
     int optin = 0;
     TS_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     if (shared_bytes > optin)
-      fail(ErrorKind::unsupported, "fft-own (cuda): a ", shape.rows, "x", shape.cols, " plane needs ", shared_bytes,
-           " bytes of shared memory per block, device ", device, " allows ", optin);
+      fail(ErrorKind::unsupported, "fft-own (cuda): a ", shape.rows, "x", shape.cols,
+           " plane needs ", shared_bytes, " bytes of shared memory per block, device ", device,
+           " allows ", optin);
     if (shared_bytes > kSharedBytesTarget)
-      TS_CUDA_CHECK_CTX(allow_own_fft_shared_bytes(shared_bytes),
-                        cat("fft-own (cuda): opting in to ", shared_bytes, " bytes of shared memory"));
+      TS_CUDA_CHECK_CTX(
+          allow_own_fft_shared_bytes(shared_bytes),
+          cat("fft-own (cuda): opting in to ", shared_bytes, " bytes of shared memory"));
     // Twiddles of both lengths in one device buffer, computed on the host in double.
     std::vector<fft::Cf> twiddles = fft::make_twiddles(geometry_.cols);
     const std::vector<fft::Cf> columns = fft::make_twiddles(geometry_.rows);
@@ -46,7 +49,8 @@ class OwnFftCudaTransform final : public CudaFftTransform {
 
   size_t work_bytes(int64_t) override { return 0; }  // everything stays in shared memory
 
-  void forward(const float* real, float2* spectrum, int64_t count, void*, cudaStream_t stream) override {
+  void forward(const float* real, float2* spectrum, int64_t count, void*,
+               cudaStream_t stream) override {
     OwnFftLaunch launch = base(forward_, count);
     launch.real_in = real;
     launch.spectrum_out = reinterpret_cast<fft::Cf*>(spectrum);
@@ -83,15 +87,18 @@ int64_t OwnFftCudaTransformFactory::good_size(int64_t n) const { return own_fft_
 
 std::string OwnFftCudaTransformFactory::shape_limit(const CudaFftShape& shape) const {
   if (shape.rows > fft::kMaxLength || shape.cols > fft::kMaxLength)
-    return cat("fft-own (cuda) transforms at most ", fft::kMaxLength, " points a side (one block's shared memory); ",
-               "this problem pads to ", shape.rows, "x", shape.cols);
-  if (fft::build_schedule(fft::Fft2dGeometry(static_cast<int>(shape.rows), static_cast<int>(shape.cols)), -1).count ==
-      0)
+    return cat("fft-own (cuda) transforms at most ", fft::kMaxLength,
+               " points a side (one block's shared memory); ", "this problem pads to ", shape.rows,
+               "x", shape.cols);
+  if (fft::build_schedule(
+          fft::Fft2dGeometry(static_cast<int>(shape.rows), static_cast<int>(shape.cols)), -1)
+          .count == 0)
     return cat("fft-own (cuda) has no radix 2/3/4/5 schedule for ", shape.rows, "x", shape.cols);
   return {};
 }
 
-std::unique_ptr<CudaFftTransform> OwnFftCudaTransformFactory::make(const CudaFftShape& shape) const {
+std::unique_ptr<CudaFftTransform> OwnFftCudaTransformFactory::make(
+    const CudaFftShape& shape) const {
   if (std::string limit = shape_limit(shape); !limit.empty()) fail(ErrorKind::unsupported, limit);
   return std::make_unique<OwnFftCudaTransform>(shape);
 }

@@ -32,7 +32,8 @@ void* PinnedHostMemory::allocate(size_t bytes) {
   const cudaError_t status = cudaHostAlloc(&p, bytes == 0 ? 1 : bytes, cudaHostAllocPortable);
   if (status != cudaSuccess) {
     cudaGetLastError();
-    fail(ErrorKind::runtime, "cannot allocate ", bytes, " bytes of ", name(), " memory: ", error_string(status));
+    fail(ErrorKind::runtime, "cannot allocate ", bytes, " bytes of ", name(),
+         " memory: ", error_string(status));
   }
   return p;  // cudaHostAlloc aligns to at least a page
 }
@@ -55,10 +56,14 @@ size_t PinnedHostMemory::cached_blocks() const {
 }
 
 void PinnedHostMemory::zero(void* p, size_t bytes) { std::memset(p, 0, bytes); }
-void PinnedHostMemory::copy_within(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void PinnedHostMemory::copy_within(void* dst, const void* src, size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
 void PinnedHostMemory::copy_from_host(void* dst, const void* host_src, size_t bytes) {
   std::memcpy(dst, host_src, bytes);
 }
-void PinnedHostMemory::copy_to_host(void* host_dst, const void* src, size_t bytes) { std::memcpy(host_dst, src, bytes); }
+void PinnedHostMemory::copy_to_host(void* host_dst, const void* src, size_t bytes) {
+  std::memcpy(host_dst, src, bytes);
+}
 
 }  // namespace tunescope::cuda

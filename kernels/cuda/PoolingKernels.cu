@@ -25,8 +25,8 @@ __device__ Index4 logical_index(int64_t i, int64_t C, int64_t H, int64_t W, bool
   return {i / (C * H * W), (i / (H * W)) % C, (i / W) % H, i % W};
 }
 
-__device__ int64_t offset_of(int64_t n, int64_t c, int64_t h, int64_t w, int64_t C, int64_t H, int64_t W,
-                             bool nhwc) {
+__device__ int64_t offset_of(int64_t n, int64_t c, int64_t h, int64_t w, int64_t C, int64_t H,
+                             int64_t W, bool nhwc) {
   return nhwc ? ((n * H + h) * W + w) * C + c : ((n * C + c) * H + h) * W + w;
 }
 
@@ -54,7 +54,8 @@ struct SumFold {
 };
 
 template <typename Fold>
-__global__ void pool_forward_kernel(const float* x, float* y, DeviceShape in, DevicePool p, float scale) {
+__global__ void pool_forward_kernel(const float* x, float* y, DeviceShape in, DevicePool p,
+                                    float scale) {
   const int64_t outputs = in.n * in.c * p.out_h * p.out_w;
   for (int64_t i = grid_first(); i < outputs; i += grid_step()) {
     const Index4 o = logical_index(i, in.c, p.out_h, p.out_w, in.nhwc);
@@ -68,7 +69,8 @@ __global__ void pool_forward_kernel(const float* x, float* y, DeviceShape in, De
   }
 }
 
-__global__ void maxpool_backward_kernel(const float* x, const float* dy, float* dx, DeviceShape in, DevicePool p) {
+__global__ void maxpool_backward_kernel(const float* x, const float* dy, float* dx, DeviceShape in,
+                                        DevicePool p) {
   for (int64_t i = grid_first(); i < in.count(); i += grid_step()) {
     const Index4 e = logical_index(i, in.c, in.h, in.w, in.nhwc);
     const Span out_rows = covering(e.h, p.stride_h, p.pad_h, p.kernel_h, p.out_h);
@@ -96,7 +98,8 @@ __global__ void maxpool_backward_kernel(const float* x, const float* dy, float* 
   }
 }
 
-__global__ void avgpool_backward_kernel(const float* dy, float* dx, DeviceShape in, DevicePool p, float inv_area) {
+__global__ void avgpool_backward_kernel(const float* dy, float* dx, DeviceShape in, DevicePool p,
+                                        float inv_area) {
   for (int64_t i = grid_first(); i < in.count(); i += grid_step()) {
     const Index4 e = logical_index(i, in.c, in.h, in.w, in.nhwc);
     const Span out_rows = covering(e.h, p.stride_h, p.pad_h, p.kernel_h, p.out_h);
@@ -117,7 +120,8 @@ __global__ void global_avgpool_planes_kernel(const float* x, float* y, DeviceSha
   for (int64_t p = grid_first() / kWarp; p < planes; p += grid_step() / kWarp) {
     double sum = 0;
     for (int64_t j = lane; j < plane; j += kWarp) sum += x[p * plane + j];
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    for (int offset = kWarp / 2; offset > 0; offset /= 2)
+      sum += __shfl_down_sync(0xffffffffu, sum, offset);
     if (lane == 0) y[p] = static_cast<float>(sum / static_cast<double>(plane));
   }
 }
@@ -133,41 +137,54 @@ __global__ void global_avgpool_rows_kernel(const float* x, float* y, DeviceShape
   }
 }
 
-__global__ void global_avgpool_backward_kernel(const float* dy, float* dx, DeviceShape in, float inv_plane) {
+__global__ void global_avgpool_backward_kernel(const float* dy, float* dx, DeviceShape in,
+                                               float inv_plane) {
   for (int64_t i = grid_first(); i < in.count(); i += grid_step()) {
     const int64_t n = in.nhwc ? i / (in.plane() * in.c) : i / (in.c * in.plane());
     dx[i] = dy[n * in.c + channel_of(i, in)] * inv_plane;
   }
 }
 
-int64_t outputs_of(const DeviceShape& in, const DevicePool& p) { return in.n * in.c * p.out_h * p.out_w; }
-float inverse_area(const DevicePool& p) { return 1.0f / static_cast<float>(p.kernel_h * p.kernel_w); }
+int64_t outputs_of(const DeviceShape& in, const DevicePool& p) {
+  return in.n * in.c * p.out_h * p.out_w;
+}
+float inverse_area(const DevicePool& p) {
+  return 1.0f / static_cast<float>(p.kernel_h * p.kernel_w);
+}
 
 }  // namespace
 
-cudaError_t launch_maxpool_forward(const float* x, float* y, DeviceShape in, DevicePool pool, cudaStream_t stream) {
-  return launch_over(outputs_of(in, pool), stream, pool_forward_kernel<MaxFold>, x, y, in, pool, 1.0f);
+cudaError_t launch_maxpool_forward(const float* x, float* y, DeviceShape in, DevicePool pool,
+                                   cudaStream_t stream) {
+  return launch_over(outputs_of(in, pool), stream, pool_forward_kernel<MaxFold>, x, y, in, pool,
+                     1.0f);
 }
 
-cudaError_t launch_avgpool_forward(const float* x, float* y, DeviceShape in, DevicePool pool, cudaStream_t stream) {
-  return launch_over(outputs_of(in, pool), stream, pool_forward_kernel<SumFold>, x, y, in, pool, inverse_area(pool));
+cudaError_t launch_avgpool_forward(const float* x, float* y, DeviceShape in, DevicePool pool,
+                                   cudaStream_t stream) {
+  return launch_over(outputs_of(in, pool), stream, pool_forward_kernel<SumFold>, x, y, in, pool,
+                     inverse_area(pool));
 }
 
-cudaError_t launch_maxpool_backward(const float* x, const float* dy, float* dx, DeviceShape in, DevicePool pool,
-                                    cudaStream_t stream) {
+cudaError_t launch_maxpool_backward(const float* x, const float* dy, float* dx, DeviceShape in,
+                                    DevicePool pool, cudaStream_t stream) {
   return launch_over(in.count(), stream, maxpool_backward_kernel, x, dy, dx, in, pool);
 }
 
-cudaError_t launch_avgpool_backward(const float* dy, float* dx, DeviceShape in, DevicePool pool, cudaStream_t stream) {
-  return launch_over(in.count(), stream, avgpool_backward_kernel, dy, dx, in, pool, inverse_area(pool));
+cudaError_t launch_avgpool_backward(const float* dy, float* dx, DeviceShape in, DevicePool pool,
+                                    cudaStream_t stream) {
+  return launch_over(in.count(), stream, avgpool_backward_kernel, dy, dx, in, pool,
+                     inverse_area(pool));
 }
 
-cudaError_t launch_global_avgpool_forward(const float* x, float* y, DeviceShape in, cudaStream_t stream) {
+cudaError_t launch_global_avgpool_forward(const float* x, float* y, DeviceShape in,
+                                          cudaStream_t stream) {
   if (in.nhwc) return launch_over(in.n * in.c, stream, global_avgpool_rows_kernel, x, y, in);
   return launch_over(in.n * in.c * 32, stream, global_avgpool_planes_kernel, x, y, in);
 }
 
-cudaError_t launch_global_avgpool_backward(const float* dy, float* dx, DeviceShape in, cudaStream_t stream) {
+cudaError_t launch_global_avgpool_backward(const float* dy, float* dx, DeviceShape in,
+                                           cudaStream_t stream) {
   return launch_over(in.count(), stream, global_avgpool_backward_kernel, dy, dx, in,
                      1.0f / static_cast<float>(in.plane()));
 }

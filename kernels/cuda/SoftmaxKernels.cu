@@ -11,8 +11,9 @@ namespace tunescope::cuda {
 
 namespace {
 
-__global__ void softmax_cross_entropy_kernel(const float* logits, const int32_t* labels, int64_t rows,
-                                             int64_t classes, float* grad, float grad_scale, double* row_loss,
+__global__ void softmax_cross_entropy_kernel(const float* logits, const int32_t* labels,
+                                             int64_t rows, int64_t classes, float* grad,
+                                             float grad_scale, double* row_loss,
                                              int32_t* row_correct) {
   for (int64_t r = grid_first(); r < rows; r += grid_step()) {
     const float* z = logits + r * classes;
@@ -41,11 +42,12 @@ __global__ void softmax_cross_entropy_kernel(const float* logits, const int32_t*
 
 }  // namespace
 
-cudaError_t launch_softmax_cross_entropy(const float* logits, const int32_t* labels, int64_t rows, int64_t classes,
-                                         float* grad, float grad_scale, double* row_loss, int32_t* row_correct,
+cudaError_t launch_softmax_cross_entropy(const float* logits, const int32_t* labels, int64_t rows,
+                                         int64_t classes, float* grad, float grad_scale,
+                                         double* row_loss, int32_t* row_correct,
                                          cudaStream_t stream) {
-  return launch_over(rows, stream, softmax_cross_entropy_kernel, logits, labels, rows, classes, grad, grad_scale,
-                     row_loss, row_correct);
+  return launch_over(rows, stream, softmax_cross_entropy_kernel, logits, labels, rows, classes,
+                     grad, grad_scale, row_loss, row_correct);
 }
 
 }  // namespace tunescope::cuda

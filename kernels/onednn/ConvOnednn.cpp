@@ -21,9 +21,9 @@
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/base/ThreadPool.h"
-#include "kernels/shared/ConvArgs.h"
 #include "kernels/onednn/OnednnConvPlan.h"
 #include "kernels/onednn/OnednnRuntime.h"
+#include "kernels/shared/ConvArgs.h"
 #include "profiler/Tracer.h"
 
 namespace tunescope::cpu::onednn {
@@ -59,7 +59,8 @@ int64_t image_elements(const Operand& op, int64_t mb) {
 
 class ConvOnednn final : public ConvAlgorithm {
  public:
-  ConvOnednn(std::string name, dnnl::algorithm algorithm) : name_(std::move(name)), algorithm_(algorithm) {}
+  ConvOnednn(std::string name, dnnl::algorithm algorithm)
+      : name_(std::move(name)), algorithm_(algorithm) {}
 
   std::string name() const override { return name_; }
 
@@ -88,7 +89,8 @@ class ConvOnednn final : public ConvAlgorithm {
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override {
     run(call, ConvPass::backward_data, dy, w, dx);
   }
-  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override {
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                       Tensor& dw) override {
     run(call, ConvPass::backward_filter, x, dy, dw);
   }
 
@@ -98,7 +100,8 @@ class ConvOnednn final : public ConvAlgorithm {
     const std::string key = cat(problem.key(), "/", pass_tag(pass));
     std::lock_guard lock(mutex_);
     if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
-    if (auto it = refusals_.find(key); it != refusals_.end()) fail(ErrorKind::unsupported, it->second);
+    if (auto it = refusals_.find(key); it != refusals_.end())
+      fail(ErrorKind::unsupported, it->second);
     try {
       SingleThreadedScope single;
       auto made = std::make_unique<PassPlan>(make_pass_plan(name_, algorithm_, pass, problem));
@@ -107,7 +110,9 @@ class ConvOnednn final : public ConvAlgorithm {
       std::string why = cat(library_description(), " has no ", name_, " implementation of the ",
                             pass_tag(pass), " pass for ", problem.key(), " (", error.what(), ")");
       if (algorithm_ == dnnl::algorithm::convolution_winograd)
-        why += "; its only f32 Winograd kernel (jit_wino_4x3) needs at least AVX-512 and a 3x3 stride-1 filter";
+        why +=
+            "; its only f32 Winograd kernel (jit_wino_4x3) needs at least AVX-512 and a 3x3 "
+            "stride-1 filter";
       refusals_.emplace(key, why);
       fail(ErrorKind::unsupported, why);
     }
@@ -121,11 +126,13 @@ class ConvOnednn final : public ConvAlgorithm {
     try {
       run_plan(call, plan, a, b, out);
     } catch (const dnnl::error& error) {
-      fail(ErrorKind::runtime, "conv ", plan.compute_kernel, " on ", call.problem.key(), ": ", error.what());
+      fail(ErrorKind::runtime, "conv ", plan.compute_kernel, " on ", call.problem.key(), ": ",
+           error.what());
     }
   }
 
-  void run_plan(const ConvCall& call, const PassPlan& plan, const Tensor& a, const Tensor& b, Tensor& out) const {
+  void run_plan(const ConvCall& call, const PassPlan& plan, const Tensor& a, const Tensor& b,
+                Tensor& out) const {
     const ConvProblem& p = call.problem;
     const ExecContext& ex = call.exec;
     const int64_t n = p.input.n;
@@ -133,56 +140,65 @@ class ConvOnednn final : public ConvAlgorithm {
     const SizedPrimitive& first = plan.sizes[0];
     char* workspace = static_cast<char*>(call.workspace);
     char* weights = workspace;  // the shared part
-    const auto slot = [&](int64_t s) { return workspace + plan.shared_bytes + s * plan.slot_bytes; };
+    const auto slot = [&](int64_t s) {
+      return workspace + plan.shared_bytes + s * plan.slot_bytes;
+    };
     const auto scratch = [&](int64_t s) { return slot(s) + plan.scratch_offset; };
     // Where slot s's part of an activation operand starts in our tensor.
     const auto part = [&](const Operand& op, const Tensor& t, int64_t s, int64_t mb) {
       return const_cast<float*>(t.data()) + plan.first(s, n) * image_elements(op, mb);
     };
     const auto mb_of = [&](int64_t s) { return plan.first(s + 1, n) - plan.first(s, n); };
-    const auto for_each_slot = [&](const std::function<void(int64_t, const SizedPrimitive&)>& body) {
-      ex.pool.parallel_for(plan.slots, [&](int64_t begin, int64_t end) {
-        SingleThreadedScope single;
-        for (int64_t s = begin; s < end; ++s) body(s, plan.for_mb(mb_of(s)));
-      });
+    const auto for_each_slot =
+        [&](const std::function<void(int64_t, const SizedPrimitive&)>& body) {
+          ex.pool.parallel_for(plan.slots, [&](int64_t begin, int64_t end) {
+            SingleThreadedScope single;
+            for (int64_t s = begin; s < end; ++s) body(s, plan.for_mb(mb_of(s)));
+          });
+        };
+    const auto reorder_kernel = [&](const Operand& op) {
+      return plan.kernel_prefix + "reorder_" + op.role;
     };
-    const auto reorder_kernel = [&](const Operand& op) { return plan.kernel_prefix + "reorder_" + op.role; };
     SingleThreadedScope single;
 
     // The filter into the primitive's layout, once for all slots.
     if (weights_is_b && first.b.needs_reorder()) {
       const std::string kernel = reorder_kernel(first.b);
-      profiler::KernelScope k(ex.tracer, traced(ex, kernel), ex.device, ex.lane, 0, 2.0 * b.bytes());
+      profiler::KernelScope k(ex.tracer, traced(ex, kernel), ex.device, ex.lane, 0,
+                              2.0 * b.bytes());
       convert(first.b, wrap(first.b.user, b.data()), wrap(first.b.inner, weights), scratch(0));
     }
     // Activation inputs into the primitive's layout, each slot its part.
     const auto reorder_input = [&](const Tensor& t, Operand SizedPrimitive::*member) {
       if (!plan.any_reorder(member)) return;
       const std::string kernel = reorder_kernel(first.*member);
-      profiler::KernelScope k(ex.tracer, traced(ex, kernel), ex.device, ex.lane, 0, 2.0 * t.bytes());
+      profiler::KernelScope k(ex.tracer, traced(ex, kernel), ex.device, ex.lane, 0,
+                              2.0 * t.bytes());
       for_each_slot([&](int64_t s, const SizedPrimitive& sp) {
         const Operand& op = sp.*member;
         if (op.needs_reorder())
-          convert(op, wrap(op.user, part(op, t, s, sp.mb)), wrap(op.inner, slot(s) + op.offset), scratch(s));
+          convert(op, wrap(op.user, part(op, t, s, sp.mb)), wrap(op.inner, slot(s) + op.offset),
+                  scratch(s));
       });
     };
     reorder_input(a, &SizedPrimitive::a);
     if (!weights_is_b) reorder_input(b, &SizedPrimitive::b);
 
     // The convolution itself.
-    const bool out_per_slot = plan.any_reorder(&SizedPrimitive::out) || (!weights_is_b && plan.slots > 1);
+    const bool out_per_slot =
+        plan.any_reorder(&SizedPrimitive::out) || (!weights_is_b && plan.slots > 1);
     {
-      profiler::KernelScope k(ex.tracer, traced(ex, plan.compute_kernel), ex.device, ex.lane, p.flops(),
-                              conv_pass_bytes(p));
+      profiler::KernelScope k(ex.tracer, traced(ex, plan.compute_kernel), ex.device, ex.lane,
+                              p.flops(), conv_pass_bytes(p));
       for_each_slot([&](int64_t s, const SizedPrimitive& sp) {
         const void* a_data = sp.a.needs_reorder() ? static_cast<const void*>(slot(s) + sp.a.offset)
                                                   : part(sp.a, a, s, sp.mb);
-        const void* b_data = weights_is_b
-                                 ? (sp.b.needs_reorder() ? static_cast<const void*>(weights) : b.data())
-                                 : (sp.b.needs_reorder() ? static_cast<const void*>(slot(s) + sp.b.offset)
-                                                         : part(sp.b, b, s, sp.mb));
+        const void* b_data =
+            weights_is_b ? (sp.b.needs_reorder() ? static_cast<const void*>(weights) : b.data())
+                         : (sp.b.needs_reorder() ? static_cast<const void*>(slot(s) + sp.b.offset)
+                                                 : part(sp.b, b, s, sp.mb));
         const bool own_out = weights_is_b ? sp.out.needs_reorder() : out_per_slot;
-        const void* out_data = own_out       ? static_cast<const void*>(slot(s) + sp.out.offset)
+        const void* out_data = own_out        ? static_cast<const void*>(slot(s) + sp.out.offset)
                                : weights_is_b ? part(sp.out, out, s, sp.mb)
                                               : out.data();
         sp.compute.execute(thread_stream(), {{sp.a.arg, wrap(sp.a.inner, a_data)},
@@ -195,7 +211,8 @@ class ConvOnednn final : public ConvAlgorithm {
     if (weights_is_b) {  // each slot's part of the output into our layout
       if (!out_per_slot) return;
       const std::string kernel = reorder_kernel(first.out);
-      profiler::KernelScope k(ex.tracer, traced(ex, kernel), ex.device, ex.lane, 0, 2.0 * out.bytes());
+      profiler::KernelScope k(ex.tracer, traced(ex, kernel), ex.device, ex.lane, 0,
+                              2.0 * out.bytes());
       for_each_slot([&](int64_t s, const SizedPrimitive& sp) {
         if (sp.out.needs_reorder())
           convert(sp.out, wrap(sp.out.inner, slot(s) + sp.out.offset),
@@ -207,24 +224,32 @@ class ConvOnednn final : public ConvAlgorithm {
     // Backward filter: sum the slots' partial filters (all in the first's layout), into dw
     // directly when that is our layout, else into slot 0's, then reorder that into dw.
     const int64_t elements = static_cast<int64_t>(first.out.inner.get_size() / sizeof(float));
-    const auto partial = [&](int64_t s) { return reinterpret_cast<float*>(slot(s) + first.out.offset); };
+    const auto partial = [&](int64_t s) {
+      return reinterpret_cast<float*>(slot(s) + first.out.offset);
+    };
     if (plan.slots > 1) {
       const std::string kernel = plan.kernel_prefix + "reduce";
       float* target = first.out.needs_reorder() ? partial(0) : out.data();
       profiler::KernelScope k(ex.tracer, traced(ex, kernel), ex.device, ex.lane,
-                              static_cast<double>(plan.slots * elements), (plan.slots + 1) * elements * 4.0);
-      ex.pool.parallel_for(elements, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-          float sum = partial(0)[i];
-          for (int64_t s = 1; s < plan.slots; ++s) sum += partial(s)[i];
-          target[i] = sum;
-        }
-      }, 1024);
+                              static_cast<double>(plan.slots * elements),
+                              (plan.slots + 1) * elements * 4.0);
+      ex.pool.parallel_for(
+          elements,
+          [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+              float sum = partial(0)[i];
+              for (int64_t s = 1; s < plan.slots; ++s) sum += partial(s)[i];
+              target[i] = sum;
+            }
+          },
+          1024);
     }
     if (first.out.needs_reorder()) {
       const std::string kernel = reorder_kernel(first.out);
-      profiler::KernelScope k(ex.tracer, traced(ex, kernel), ex.device, ex.lane, 0, 2.0 * out.bytes());
-      convert(first.out, wrap(first.out.inner, partial(0)), wrap(first.out.user, out.data()), scratch(0));
+      profiler::KernelScope k(ex.tracer, traced(ex, kernel), ex.device, ex.lane, 0,
+                              2.0 * out.bytes());
+      convert(first.out, wrap(first.out.inner, partial(0)), wrap(first.out.user, out.data()),
+              scratch(0));
     }
   }
 
@@ -238,7 +263,9 @@ class ConvOnednn final : public ConvAlgorithm {
 template <dnnl::algorithm kAlgorithm>
 struct Registration {
   explicit Registration(const char* name)
-      : registration("cpu", name, [name](const KnobValues&) { return std::make_unique<ConvOnednn>(name, kAlgorithm); }) {}
+      : registration("cpu", name, [name](const KnobValues&) {
+          return std::make_unique<ConvOnednn>(name, kAlgorithm);
+        }) {}
   ConvAlgorithmRegistration registration;
 };
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "core/base/Error.h"
-#include "kernels/shared/WorkspaceLayout.h"
 #include "kernels/onednn/OnednnRuntime.h"
+#include "kernels/shared/WorkspaceLayout.h"
 
 namespace tunescope::cpu::onednn {
 namespace {
@@ -15,13 +15,17 @@ constexpr auto kF32 = memory::data_type::f32;
 
 memory::desc activation_desc(const Shape4& s, int64_t mb, Layout layout, bool any) {
   return memory::desc({mb, s.c, s.h, s.w}, kF32,
-                      any ? Tag::any : layout == Layout::NCHW ? Tag::nchw : Tag::nhwc);
+                      any                      ? Tag::any
+                      : layout == Layout::NCHW ? Tag::nchw
+                                               : Tag::nhwc);
 }
 
 memory::desc filter_desc(const ConvProblem& p, bool any) {
   const Shape4 f = p.filter();
   return memory::desc({f.n, f.c, f.h, f.w}, kF32,
-                      any ? Tag::any : p.layout == Layout::NCHW ? Tag::oihw : Tag::ohwi);
+                      any                        ? Tag::any
+                      : p.layout == Layout::NCHW ? Tag::oihw
+                                                 : Tag::ohwi);
 }
 
 struct Geometry {
@@ -60,20 +64,23 @@ PassDescriptor describe(dnnl::algorithm algorithm, ConvPass pass, const ConvProb
   const memory::desc w = weights ? *weights : filter_desc(p, true);
   const Geometry g = geometry(p);
   const dnnl::primitive_attr attr = user_scratchpad();
-  const dnnl::convolution_forward::desc forward(dnnl::prop_kind::forward_training, algorithm, x, w, y,
-                                                g.strides, g.pad_low, g.pad_high);
+  const dnnl::convolution_forward::desc forward(dnnl::prop_kind::forward_training, algorithm, x, w,
+                                                y, g.strides, g.pad_low, g.pad_high);
   const dnnl::convolution_forward::primitive_desc forward_pd(forward, attr, cpu_engine());
   switch (pass) {
     case ConvPass::forward:
       return {forward_pd, forward_pd.src_desc(), forward_pd.weights_desc(), forward_pd.dst_desc()};
     case ConvPass::backward_data: {
-      const dnnl::convolution_backward_data::desc d(algorithm, x, w, y, g.strides, g.pad_low, g.pad_high);
+      const dnnl::convolution_backward_data::desc d(algorithm, x, w, y, g.strides, g.pad_low,
+                                                    g.pad_high);
       const dnnl::convolution_backward_data::primitive_desc pd(d, attr, cpu_engine(), forward_pd);
       return {pd, pd.diff_dst_desc(), pd.weights_desc(), pd.diff_src_desc()};
     }
     case ConvPass::backward_filter: {
-      const dnnl::convolution_backward_weights::desc d(algorithm, x, w, y, g.strides, g.pad_low, g.pad_high);
-      const dnnl::convolution_backward_weights::primitive_desc pd(d, attr, cpu_engine(), forward_pd);
+      const dnnl::convolution_backward_weights::desc d(algorithm, x, w, y, g.strides, g.pad_low,
+                                                       g.pad_high);
+      const dnnl::convolution_backward_weights::primitive_desc pd(d, attr, cpu_engine(),
+                                                                  forward_pd);
       return {pd, pd.src_desc(), pd.diff_dst_desc(), pd.diff_weights_desc()};
     }
   }
@@ -85,14 +92,16 @@ PassDescriptor describe(dnnl::algorithm algorithm, ConvPass pass, const ConvProb
 // kernel or im2col + sgemm, as for NCHW -- and a different kernel on its own layouts
 // (a direct JIT kernel on nChw16c). NHWC usually gets the same JIT kernels as the
 // blocked layouts, or brgconv.
-bool blocked_activations(dnnl::algorithm algorithm, ConvPass pass, const ConvProblem& p, int64_t mb) {
+bool blocked_activations(dnnl::algorithm algorithm, ConvPass pass, const ConvProblem& p,
+                         int64_t mb) {
   std::string ours;
   try {
     ours = describe(algorithm, pass, p, mb, false, nullptr).impl();
   } catch (const dnnl::error&) {
     return true;  // e.g. Winograd, which runs on blocked layouts only
   }
-  const bool fallback = ours.find("ref") != std::string::npos || ours.find("gemm") != std::string::npos;
+  const bool fallback =
+      ours.find("ref") != std::string::npos || ours.find("gemm") != std::string::npos;
   return fallback && describe(algorithm, pass, p, mb, true, nullptr).impl() != ours;
 }
 
@@ -117,8 +126,8 @@ size_t reorder_scratch_bytes(Operand& op, bool input) {
   return op.convert_scratch.get_size();
 }
 
-SizedPrimitive make_sized(dnnl::algorithm algorithm, ConvPass pass, const ConvProblem& p, int64_t mb,
-                          bool blocked, const memory::desc* weights) {
+SizedPrimitive make_sized(dnnl::algorithm algorithm, ConvPass pass, const ConvProblem& p,
+                          int64_t mb, bool blocked, const memory::desc* weights) {
   const PassDescriptor d = describe(algorithm, pass, p, mb, blocked, weights);
   const memory::desc x = activation_desc(p.input, mb, p.layout, false);
   const memory::desc y = activation_desc(p.output(), mb, p.layout, false);
@@ -179,17 +188,22 @@ PassPlan make_pass_plan(const std::string& name, dnnl::algorithm algorithm, Conv
   if (weights_is_b && first.b.needs_reorder()) shared.add_floats(floats(first.b.inner.get_size()));
   plan.shared_bytes = shared.total_bytes();
   WorkspaceLayout slot;
-  plan.scratch_offset = slot.add_floats(floats(largest([](const SizedPrimitive& s) { return s.scratch_bytes; })));
+  plan.scratch_offset =
+      slot.add_floats(floats(largest([](const SizedPrimitive& s) { return s.scratch_bytes; })));
   const size_t a_offset = slot.add_floats(
-      plan.any_reorder(&SizedPrimitive::a) ? floats(largest([](const SizedPrimitive& s) { return s.a.inner.get_size(); }))
-                                           : 0);
+      plan.any_reorder(&SizedPrimitive::a)
+          ? floats(largest([](const SizedPrimitive& s) { return s.a.inner.get_size(); }))
+          : 0);
   const bool b_per_slot = !weights_is_b && plan.any_reorder(&SizedPrimitive::b);
   const size_t b_offset = slot.add_floats(
-      b_per_slot ? floats(largest([](const SizedPrimitive& s) { return s.b.inner.get_size(); })) : 0);
+      b_per_slot ? floats(largest([](const SizedPrimitive& s) { return s.b.inner.get_size(); }))
+                 : 0);
   // Backward filter: every slot but a lone one without reorder sums into its own partial.
-  const bool out_per_slot = plan.any_reorder(&SizedPrimitive::out) || (!weights_is_b && plan.slots > 1);
+  const bool out_per_slot =
+      plan.any_reorder(&SizedPrimitive::out) || (!weights_is_b && plan.slots > 1);
   const size_t out_offset = slot.add_floats(
-      out_per_slot ? floats(largest([](const SizedPrimitive& s) { return s.out.inner.get_size(); })) : 0);
+      out_per_slot ? floats(largest([](const SizedPrimitive& s) { return s.out.inner.get_size(); }))
+                   : 0);
   plan.slot_bytes = slot.total_bytes();
   plan.total_bytes = plan.shared_bytes + static_cast<size_t>(plan.slots) * plan.slot_bytes;
   for (SizedPrimitive& s : plan.sizes) {

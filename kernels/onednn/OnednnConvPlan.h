@@ -24,13 +24,13 @@ namespace tunescope::cpu::onednn {
 // (a blocked one oneDNN chose through format_tag::any, or ours), and the reorder
 // between them when they differ.
 struct Operand {
-  int arg = 0;  // DNNL_ARG_*
+  int arg = 0;            // DNNL_ARG_*
   const char* role = "";  // "src", "weights", "diff_dst"...: the reorder kernel's suffix
   dnnl::memory::desc user;
   dnnl::memory::desc inner;
-  dnnl::reorder convert;   // user -> inner for inputs, inner -> user for outputs
+  dnnl::reorder convert;  // user -> inner for inputs, inner -> user for outputs
   dnnl::memory::desc convert_scratch;
-  size_t offset = 0;       // of the inner buffer, in its slot (or in the shared part)
+  size_t offset = 0;  // of the inner buffer, in its slot (or in the shared part)
   bool needs_reorder() const { return user != inner; }
 };
 
@@ -38,7 +38,8 @@ struct Operand {
 struct SizedPrimitive {
   int64_t mb = 0;
   dnnl::primitive compute;
-  std::string impl;  // impl_info_str(): "jit:avx512_core", "gemm:jit", "jit_wino_4x3:avx512_core"...
+  std::string
+      impl;  // impl_info_str(): "jit:avx512_core", "gemm:jit", "jit_wino_4x3:avx512_core"...
   Operand a, b, out;  // see PassPlan
   dnnl::memory::desc scratch;
   size_t scratch_bytes = 0;  // the most of its own and its reorders' scratchpads
@@ -50,10 +51,10 @@ struct PassPlan {
   ConvPass pass = ConvPass::forward;
   std::vector<SizedPrimitive> sizes;  // the larger sub-batch first
   int64_t slots = 1;
-  bool blocked = false;        // activations in layouts oneDNN chose (format_tag::any)
-  size_t shared_bytes = 0;     // the weights in the primitive's layout (fwd, bwd_data)
-  size_t slot_bytes = 0;       // scratchpad + inner buffers of one slot
-  size_t scratch_offset = 0;   // in each slot
+  bool blocked = false;       // activations in layouts oneDNN chose (format_tag::any)
+  size_t shared_bytes = 0;    // the weights in the primitive's layout (fwd, bwd_data)
+  size_t slot_bytes = 0;      // scratchpad + inner buffers of one slot
+  size_t scratch_offset = 0;  // in each slot
   size_t total_bytes = 0;
   std::string compute_kernel;  // "<algorithm>.<pass>.<impl>"
   std::string kernel_prefix;   // "<algorithm>.<pass>."

@@ -11,11 +11,16 @@ const Knob<FftWorkspace> fft_workspace_knob{
       spec.default_value = "reuse";
       spec.scope = KnobScope::conv_algorithm;
       spec.help =
-          "FFT conv memory policy: reuse (one workspace per lane, sized by the largest layer) | cache (also keep "
+          "FFT conv memory policy: reuse (one workspace per lane, sized by the largest layer) | "
+          "cache (also keep "
           "each FFT layer's forward spectra of x and w for its backward passes)";
       return spec;
     }(),
-    {[](std::string_view text) { return text == "cache" ? FftWorkspace::cache : FftWorkspace::reuse; },
-     [](const FftWorkspace& policy) { return std::string(policy == FftWorkspace::cache ? "cache" : "reuse"); }}};
+    {[](std::string_view text) {
+       return text == "cache" ? FftWorkspace::cache : FftWorkspace::reuse;
+     },
+     [](const FftWorkspace& policy) {
+       return std::string(policy == FftWorkspace::cache ? "cache" : "reuse");
+     }}};
 
 }  // namespace tunescope

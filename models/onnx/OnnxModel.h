@@ -37,8 +37,8 @@ enum class LayerKind { conv, batch_norm, relu, max_pool, avg_pool, global_avg_po
 
 struct LayerPlan {
   LayerKind kind = LayerKind::relu;
-  std::string name;     // the ONNX node's name (made unique; "<op>_<index>" when it has none)
-  std::string op_type;  // the ONNX operator it came from
+  std::string name;         // the ONNX node's name (made unique; "<op>_<index>" when it has none)
+  std::string op_type;      // the ONNX operator it came from
   std::vector<int> inputs;  // Network node ids: 0 is the data input, layer i is node i + 1
   Conv2dSpec conv;
   PoolParams pool;

@@ -15,14 +15,16 @@ namespace {
 
 std::unique_ptr<Layer> make_layer(const LayerPlan& plan, const ModelSpec& spec) {
   switch (plan.kind) {
-    case LayerKind::conv: return std::make_unique<Conv2dLayer>(plan.name, plan.conv, spec.conv.for_layer(plan.name));
+    case LayerKind::conv:
+      return std::make_unique<Conv2dLayer>(plan.name, plan.conv, spec.conv.for_layer(plan.name));
     case LayerKind::batch_norm: return std::make_unique<BatchNormLayer>(plan.name, plan.batch_norm);
     case LayerKind::relu: return std::make_unique<ReluLayer>(plan.name);
     case LayerKind::max_pool: return std::make_unique<MaxPoolLayer>(plan.name, plan.pool);
     case LayerKind::avg_pool: return std::make_unique<AvgPoolLayer>(plan.name, plan.pool);
     case LayerKind::global_avg_pool: return std::make_unique<GlobalAvgPoolLayer>(plan.name);
     case LayerKind::add: return std::make_unique<AddLayer>(plan.name);
-    case LayerKind::linear: return std::make_unique<LinearLayer>(plan.name, plan.out_features, plan.bias);
+    case LayerKind::linear:
+      return std::make_unique<LinearLayer>(plan.name, plan.out_features, plan.bias);
   }
   fail(ErrorKind::runtime, "layer ", plan.name, ": unknown layer kind");
 }
@@ -42,8 +44,8 @@ Tensor* weight_target(Layer& layer, const std::string& suffix) {
 
 std::unique_ptr<Network> OnnxModel::build(const ModelSpec& spec) const {
   if (spec.input.c != input.c || spec.input.h != input.h || spec.input.w != input.w)
-    fail(ErrorKind::input, "model ", path, " takes ", input.c, "x", input.h, "x", input.w, " images, not ", spec.input.c,
-         "x", spec.input.h, "x", spec.input.w);
+    fail(ErrorKind::input, "model ", path, " takes ", input.c, "x", input.h, "x", input.w,
+         " images, not ", spec.input.c, "x", spec.input.h, "x", spec.input.w);
   auto net = std::make_unique<Network>(spec.name);
   std::set<std::string> conv_layers;
   for (const LayerPlan& plan : layers) {
@@ -57,8 +59,10 @@ std::unique_ptr<Network> OnnxModel::build(const ModelSpec& spec) const {
     Layer& layer = net->layer(static_cast<int>(i) + 1);
     for (const auto& [suffix, file] : layers[i].weights) {
       Tensor* target = weight_target(layer, suffix);
-      if (!target) fail(ErrorKind::runtime, "layer ", layer.name(), " has no tensor '", suffix, "'");
-      load_logical_values(*target, file.values, cat("model ", path, ": initializer '", file.onnx_name, "'"));
+      if (!target)
+        fail(ErrorKind::runtime, "layer ", layer.name(), " has no tensor '", suffix, "'");
+      load_logical_values(*target, file.values,
+                          cat("model ", path, ": initializer '", file.onnx_name, "'"));
     }
   }
   return net;
@@ -68,7 +72,8 @@ std::map<std::string, std::string> OnnxModel::parameter_sources() const {
   std::map<std::string, std::string> sources;
   for (const LayerPlan& plan : layers)
     for (const auto& [suffix, file] : plan.weights)
-      if (suffix != "running_mean" && suffix != "running_var") sources[plan.name + "." + suffix] = file.onnx_name;
+      if (suffix != "running_mean" && suffix != "running_var")
+        sources[plan.name + "." + suffix] = file.onnx_name;
   return sources;
 }
 

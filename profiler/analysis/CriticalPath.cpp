@@ -60,12 +60,14 @@ bool is_eval(const std::string& name) { return name.find("eval") != std::string:
 std::vector<Step> find_steps(const Trace& trace, const DependencyGraph& graph) {
   std::vector<Step> steps;
   for (const Range& r : trace.ranges)
-    if (r.category == RangeCategory::iteration && !is_eval(r.name)) steps.push_back({r.name, r.start_ns, r.end_ns, {}, SIZE_MAX});
+    if (r.category == RangeCategory::iteration && !is_eval(r.name))
+      steps.push_back({r.name, r.start_ns, r.end_ns, {}, SIZE_MAX});
   if (steps.empty() && graph.size() > 0) {
     const int64_t end = *std::max_element(graph.end_ns.begin(), graph.end_ns.end());
     steps.push_back({"trace", graph.start_ns.front(), end, {}, SIZE_MAX});
   }
-  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.start_ns < b.start_ns; });
+  std::sort(steps.begin(), steps.end(),
+            [](const Step& a, const Step& b) { return a.start_ns < b.start_ns; });
   // Nodes start in order: each step takes those starting in its window (a step's
   // window ends where the next begins, so that work spilling over, an asynchronous
   // update, stays with the step that submitted it).
@@ -89,8 +91,8 @@ std::vector<Step> find_steps(const Trace& trace, const DependencyGraph& graph) {
   return steps;
 }
 
-CriticalPath critical_path(const DependencyGraph& graph, const Trace& trace, const Timing& t, const Step& step,
-                           int64_t start_ns, int64_t end_ns) {
+CriticalPath critical_path(const DependencyGraph& graph, const Trace& trace, const Timing& t,
+                           const Step& step, int64_t start_ns, int64_t end_ns) {
   CriticalPath path;
   path.start_ns = start_ns;
   path.end_ns = end_ns;
@@ -98,7 +100,9 @@ CriticalPath critical_path(const DependencyGraph& graph, const Trace& trace, con
     path.bound_ns[static_cast<size_t>(Bound::idle)] = end_ns - start_ns;
     return path;
   }
-  const auto add = [&](Bound b, int64_t ns) { path.bound_ns[static_cast<size_t>(b)] += std::max<int64_t>(ns, 0); };
+  const auto add = [&](Bound b, int64_t ns) {
+    path.bound_ns[static_cast<size_t>(b)] += std::max<int64_t>(ns, 0);
+  };
   add(Bound::synchronisation, end_ns - t.end_ns[step.anchor]);  // the host's wait for the last lane
   size_t node = step.anchor;
   int64_t covered_end = t.end_ns[node];
@@ -119,7 +123,8 @@ CriticalPath critical_path(const DependencyGraph& graph, const Trace& trace, con
   return path;
 }
 
-std::vector<LaneIdle> idle_breakdown(const DependencyGraph& graph, const Trace& trace, const Step& step) {
+std::vector<LaneIdle> idle_breakdown(const DependencyGraph& graph, const Trace& trace,
+                                     const Step& step) {
   std::map<std::pair<int, int>, LaneIdle> lanes;
   std::map<std::pair<int, int>, int64_t> last_end;
   const Timing t{graph.start_ns, graph.end_ns};
@@ -133,9 +138,12 @@ std::vector<LaneIdle> idle_breakdown(const DependencyGraph& graph, const Trace& 
     const int64_t from = last == last_end.end() ? step.start_ns : last->second;
     const int64_t gap = std::max<int64_t>(graph.start_ns[node] - from, 0);
     const Edge* edge = binding(graph, t, node);
-    if (!edge || edge->kind == EdgeKind::host || edge->kind == EdgeKind::launch) lane.host_wait_ns += gap;
-    else if (edge->kind == EdgeKind::event) lane.kernel_wait_ns += gap;
-    else lane.other_ns += gap;
+    if (!edge || edge->kind == EdgeKind::host || edge->kind == EdgeKind::launch)
+      lane.host_wait_ns += gap;
+    else if (edge->kind == EdgeKind::event)
+      lane.kernel_wait_ns += gap;
+    else
+      lane.other_ns += gap;
     lane.busy_ns += graph.duration_ns(node);
     last_end[key] = std::max(from, graph.end_ns[node]);
   }
@@ -149,7 +157,9 @@ std::vector<Window> replayed_windows(const std::vector<Step>& steps, const Depen
   std::vector<Window> windows;
   int64_t previous_shift = 0;
   for (const Step& step : steps) {
-    const int64_t shift = step.anchor == SIZE_MAX ? previous_shift : replayed_end_ns[step.anchor] - graph.end_ns[step.anchor];
+    const int64_t shift = step.anchor == SIZE_MAX
+                              ? previous_shift
+                              : replayed_end_ns[step.anchor] - graph.end_ns[step.anchor];
     windows.push_back({step.start_ns + previous_shift, step.end_ns + shift});
     previous_shift = shift;
   }

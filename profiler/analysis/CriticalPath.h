@@ -44,16 +44,16 @@ struct Timing {
 };
 
 struct CriticalPath {
-  int64_t start_ns = 0, end_ns = 0;  // the step's window in this timing
-  std::vector<size_t> nodes;         // in time order
+  int64_t start_ns = 0, end_ns = 0;             // the step's window in this timing
+  std::vector<size_t> nodes;                    // in time order
   std::array<int64_t, kBoundCount> bound_ns{};  // sums to end_ns - start_ns when no edge overlaps
 };
 
 // The chain of binding predecessors (each node's predecessor released last) back from
 // the step's anchor, within the window [start_ns, end_ns] (the step's own window, or the
 // replayed one, see replayed_window).
-CriticalPath critical_path(const DependencyGraph& graph, const Trace& trace, const Timing& timing, const Step& step,
-                           int64_t start_ns, int64_t end_ns);
+CriticalPath critical_path(const DependencyGraph& graph, const Trace& trace, const Timing& timing,
+                           const Step& step, int64_t start_ns, int64_t end_ns);
 
 // HTA's idle-time breakdown of one lane in a step: gaps before each node, by what
 // released the node: the host (a host wait or launch edge), another lane's work (an
@@ -62,7 +62,8 @@ struct LaneIdle {
   int device = 0, stream = 0;
   int64_t busy_ns = 0, host_wait_ns = 0, kernel_wait_ns = 0, other_ns = 0;
 };
-std::vector<LaneIdle> idle_breakdown(const DependencyGraph& graph, const Trace& trace, const Step& step);
+std::vector<LaneIdle> idle_breakdown(const DependencyGraph& graph, const Trace& trace,
+                                     const Step& step);
 
 // A step's window under a replay: both ends move as the anchors of this step and of the
 // one before moved (the host's time between steps is kept).

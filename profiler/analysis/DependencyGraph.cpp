@@ -70,11 +70,14 @@ DependencyGraph build_dependency_graph(const Trace& trace) {
     if (from_lane != lane_nodes.end() && to_lane != lane_nodes.end()) {
       const auto& sources = from_lane->second;
       const auto& targets = to_lane->second;
-      // The last node ending at or before the source point, the first starting at or after the target point.
-      const auto source = std::upper_bound(sources.begin(), sources.end(), flow.from.ns,
-                                           [&](int64_t ns, size_t n) { return ns < graph.end_ns[n]; });
-      const auto target = std::lower_bound(targets.begin(), targets.end(), flow.to.ns,
-                                           [&](size_t n, int64_t ns) { return graph.start_ns[n] < ns; });
+      // The last node ending at or before the source point, the first starting at or after the
+      // target point.
+      const auto source =
+          std::upper_bound(sources.begin(), sources.end(), flow.from.ns,
+                           [&](int64_t ns, size_t n) { return ns < graph.end_ns[n]; });
+      const auto target =
+          std::lower_bound(targets.begin(), targets.end(), flow.to.ns,
+                           [&](size_t n, int64_t ns) { return graph.start_ns[n] < ns; });
       if (source != sources.begin() && target != targets.end())
         bound = add(*std::prev(source), *target, edge_kind_of(flow.kind));
     }

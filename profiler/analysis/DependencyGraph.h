@@ -34,7 +34,7 @@ struct DependencyGraph {
   size_t flows_bound = 0;    // trace flows that became edges
   size_t flows_unbound = 0;  // flows with no activity at an end, or backwards in time
   size_t launch_edges = 0;
-  size_t lanes = 0;          // distinct (device, stream) among the nodes
+  size_t lanes = 0;  // distinct (device, stream) among the nodes
 
   size_t size() const { return activity.size(); }
   int64_t duration_ns(size_t node) const { return end_ns[node] - start_ns[node]; }

@@ -20,7 +20,9 @@ bool is_data_movement(const std::string& name) {
   return false;
 }
 
-bool is_update(const std::string& name) { return name == "sgd" || name.find("optimizer") != std::string::npos; }
+bool is_update(const std::string& name) {
+  return name == "sgd" || name.find("optimizer") != std::string::npos;
+}
 
 std::string config_value(const Trace& trace, const char* key) {
   if (trace.metadata.config.empty()) return {};
@@ -45,8 +47,8 @@ class Rules {
 
   const std::string& name(size_t n) const { return trace_.activities[a_.graph.activity[n]].name; }
 
-  Finding make(const char* rule, std::string summary, std::set<std::string> evidence, int64_t gain, bool bound,
-               std::string suggestion) const {
+  Finding make(const char* rule, std::string summary, std::set<std::string> evidence, int64_t gain,
+               bool bound, std::string suggestion) const {
     Finding f;
     f.rule = rule;
     f.summary = std::move(summary);
@@ -59,7 +61,8 @@ class Rules {
     return f;
   }
 
-  int64_t path_ns(const std::function<bool(size_t)>& pick, std::set<std::string>* names = nullptr) const {
+  int64_t path_ns(const std::function<bool(size_t)>& pick,
+                  std::set<std::string>* names = nullptr) const {
     int64_t total = 0;
     for (size_t n : a_.recorded.median_path.nodes)
       if (pick(n)) {
@@ -69,85 +72,107 @@ class Rules {
     return total;
   }
 
-  int64_t bound(Bound b) const {
-    return a_.recorded.median_path.bound_ns[static_cast<size_t>(b)];
-  }
+  int64_t bound(Bound b) const { return a_.recorded.median_path.bound_ns[static_cast<size_t>(b)]; }
 
   std::vector<Finding> run() const {
     std::vector<Finding> out;
     const double step = static_cast<double>(a_.recorded.median_step_ns);
-    const auto percent = [&](int64_t ns) { return std::to_string(static_cast<int>(100.0 * static_cast<double>(ns) / step + 0.5)) + " %"; };
+    const auto percent = [&](int64_t ns) {
+      return std::to_string(static_cast<int>(100.0 * static_cast<double>(ns) / step + 0.5)) + " %";
+    };
 
     // Data movement kernels (padding, transposes, reorders, broadcasts).
     std::set<std::string> movers;
     const int64_t moving = path_ns([&](size_t n) { return is_data_movement(name(n)); }, &movers);
     if (moving > 0)
-      out.push_back(make("data-movement",
-                         "layout-conversion kernels (padding, transposes, reorders, broadcasts) take " + percent(moving) + " of the median step's critical path",
-                         movers, replayed_gain(0, [&](size_t n) { return is_data_movement(name(n)); }), false,
-                         "a layout whose algorithms need no conversion (--layout nhwc | nchw), or a conv algorithm "
-                         "without padding (tunescope tune --conv-list ...)"));
+      out.push_back(
+          make("data-movement",
+               "layout-conversion kernels (padding, transposes, reorders, broadcasts) take " +
+                   percent(moving) + " of the median step's critical path",
+               movers, replayed_gain(0, [&](size_t n) { return is_data_movement(name(n)); }), false,
+               "a layout whose algorithms need no conversion (--layout nhwc | nchw), or a conv "
+               "algorithm "
+               "without padding (tunescope tune --conv-list ...)"));
 
     // The weight update on the critical path.
     std::set<std::string> updates;
     const int64_t updating = path_ns([&](size_t n) { return is_update(name(n)); }, &updates);
     if (updating > 0 && config_value(trace_, "async_update") != "true")
       out.push_back(make("update-on-path",
-                         "the weight update is on the critical path (" + percent(updating) + " of the median step)",
-                         updates, replayed_gain(0, [&](size_t n) { return is_update(name(n)); }), true,
-                         "--async-update (overlaps the update with the next step's forward pass) and --streams 2"));
+                         "the weight update is on the critical path (" + percent(updating) +
+                             " of the median step)",
+                         updates, replayed_gain(0, [&](size_t n) { return is_update(name(n)); }),
+                         true,
+                         "--async-update (overlaps the update with the next step's forward pass) "
+                         "and --streams 2"));
 
     // Serial parameter gradients: one lane, and backward-filter work on the critical path.
     std::set<std::string> filters;
-    const int64_t filtering =
-        path_ns([&](size_t n) { return name(n).find("bwd_filter") != std::string::npos || name(n).find("bwd_weight") != std::string::npos; }, &filters);
+    const int64_t filtering = path_ns(
+        [&](size_t n) {
+          return name(n).find("bwd_filter") != std::string::npos ||
+                 name(n).find("bwd_weight") != std::string::npos;
+        },
+        &filters);
     if (filtering > 0 && a_.graph.lanes == 1)
       out.push_back(make("no-concurrency",
-                         "one lane (0 % concurrency) while parameter gradients, independent of backward-data, take " +
+                         "one lane (0 % concurrency) while parameter gradients, independent of "
+                         "backward-data, take " +
                              percent(filtering) + " of the critical path",
                          filters, filtering, true,
                          "--streams 2 (parameter gradients on their own lane) or --replicas"));
 
     // Host time between steps before the first kernel.
     if (const int64_t wait = bound(Bound::data_wait); wait > 0)
-      out.push_back(make("input-wait", "the step waits " + percent(wait) + " for the host (input pipeline, submission)",
-                         {}, wait, true, "--prefetch (more batches prepared ahead), a faster data source"));
+      out.push_back(
+          make("input-wait",
+               "the step waits " + percent(wait) + " for the host (input pipeline, submission)", {},
+               wait, true, "--prefetch (more batches prepared ahead), a faster data source"));
 
     // Gaps on the lanes of the critical path.
     if (const int64_t idle = bound(Bound::idle) + bound(Bound::synchronisation); idle > 0)
       out.push_back(make("lane-gaps",
-                         "lanes on the critical path sit idle or wait on each other for " + percent(idle) +
-                             " of the step (scheduling, wake-ups, event latency)",
+                         "lanes on the critical path sit idle or wait on each other for " +
+                             percent(idle) + " of the step (scheduling, wake-ups, event latency)",
                          {}, idle, true,
-                         "fewer threads than free cores (--threads), fewer lanes; on a shared machine, less load"));
+                         "fewer threads than free cores (--threads), fewer lanes; on a shared "
+                         "machine, less load"));
 
     // Launch-bound short kernels.
     if (const int64_t launch = bound(Bound::launch_overhead); launch > 0)
-      out.push_back(make("launch-bound", "launch and host overhead takes " + percent(launch) + " of the critical path",
-                         {}, launch, true, "fewer, larger kernels (a larger batch, fused ops, CUDA graphs)"));
+      out.push_back(
+          make("launch-bound",
+               "launch and host overhead takes " + percent(launch) + " of the critical path", {},
+               launch, true, "fewer, larger kernels (a larger batch, fused ops, CUDA graphs)"));
 
     // The heaviest kind of work on the path: what a 2x faster algorithm would give.
     std::map<WorkKey, int64_t> by_key;
     const auto keys = work_keys(trace_, a_.graph);
     for (size_t n : a_.recorded.median_path.nodes) by_key[keys[n]] += a_.graph.duration_ns(n);
-    const auto top = std::max_element(by_key.begin(), by_key.end(),
-                                      [](const auto& x, const auto& y) { return x.second < y.second; });
+    const auto top =
+        std::max_element(by_key.begin(), by_key.end(),
+                         [](const auto& x, const auto& y) { return x.second < y.second; });
     if (top != by_key.end() && top->second > 0) {
       const WorkKey key = top->first;
       std::set<std::string> names;
       for (size_t n : a_.recorded.median_path.nodes)
         if (keys[n] == key) names.insert(name(n));
-      const std::string what = key.layer.empty() || key.layer == key.pass ? key.pass : key.layer + " " + key.pass;
-      out.push_back(make("heaviest-work",
-                         what + " takes " + percent(top->second) + " of the critical path; twice as fast would give this",
-                         names, replayed_gain(0.5, [&](size_t n) { return keys[n] == key; }), false,
-                         "another algorithm or tile for this layer (tunescope tune), or a faster kernel"));
+      const std::string what =
+          key.layer.empty() || key.layer == key.pass ? key.pass : key.layer + " " + key.pass;
+      out.push_back(
+          make("heaviest-work",
+               what + " takes " + percent(top->second) +
+                   " of the critical path; twice as fast would give this",
+               names, replayed_gain(0.5, [&](size_t n) { return keys[n] == key; }), false,
+               "another algorithm or tile for this layer (tunescope tune), or a faster kernel"));
     }
 
     const int64_t floor = a_.recorded.median_step_ns / 100;
-    out.erase(std::remove_if(out.begin(), out.end(), [&](const Finding& f) { return f.gain_ns < floor || f.gain_ns <= 0; }),
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](const Finding& f) { return f.gain_ns < floor || f.gain_ns <= 0; }),
               out.end());
-    std::stable_sort(out.begin(), out.end(), [](const Finding& x, const Finding& y) { return x.gain_ns > y.gain_ns; });
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Finding& x, const Finding& y) { return x.gain_ns > y.gain_ns; });
     return out;
   }
 

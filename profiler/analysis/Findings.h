@@ -14,12 +14,13 @@
 namespace tunescope::profiler::analysis {
 
 struct Finding {
-  std::string rule;        // short id, e.g. "layout-padding"
-  std::string summary;     // what was seen, in a sentence
-  std::vector<std::string> evidence;  // activity names
+  std::string rule;                                // short id, e.g. "layout-padding"
+  std::string summary;                             // what was seen, in a sentence
+  std::vector<std::string> evidence;               // activity names
   int64_t window_start_ns = 0, window_end_ns = 0;  // the median step
-  int64_t gain_ns = 0;     // estimated saving on the median step
-  bool gain_is_bound = false;  // an upper bound (the change reshapes the graph) rather than a replay
+  int64_t gain_ns = 0;                             // estimated saving on the median step
+  bool gain_is_bound =
+      false;               // an upper bound (the change reshapes the graph) rather than a replay
   std::string suggestion;  // the knob or change
 };
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <climits>
 #include <map>
-#include <utility>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace tunescope::profiler::analysis {
 
@@ -38,17 +38,20 @@ std::vector<int64_t> recorded_latencies(const DependencyGraph& graph) {
   return out;
 }
 
-std::vector<int64_t> typical_latencies(const DependencyGraph& graph, const std::vector<size_t>& classes) {
+std::vector<int64_t> typical_latencies(const DependencyGraph& graph,
+                                       const std::vector<size_t>& classes) {
   if (classes.size() != graph.size())
-    throw std::invalid_argument("typical_latencies: " + std::to_string(classes.size()) + " classes for " +
-                                std::to_string(graph.size()) + " nodes");
+    throw std::invalid_argument("typical_latencies: " + std::to_string(classes.size()) +
+                                " classes for " + std::to_string(graph.size()) + " nodes");
   std::vector<int64_t> latencies = recorded_latencies(graph);
   std::map<std::pair<size_t, EdgeKind>, std::vector<int64_t>> members;
   for (size_t n = 0; n < graph.size(); ++n)
-    if (!graph.predecessors[n].empty()) members[{classes[n], binding_kind(graph, n)}].push_back(latencies[n]);
+    if (!graph.predecessors[n].empty())
+      members[{classes[n], binding_kind(graph, n)}].push_back(latencies[n]);
   std::map<std::pair<size_t, EdgeKind>, int64_t> median;
   for (auto& [key, gaps] : members) {
-    std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+    std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2),
+                     gaps.end());
     median[key] = gaps[gaps.size() / 2];
   }
   for (size_t n = 0; n < graph.size(); ++n)
@@ -59,9 +62,10 @@ std::vector<int64_t> typical_latencies(const DependencyGraph& graph, const std::
 Replay replay(const DependencyGraph& graph, const std::vector<int64_t>& durations_ns,
               const std::vector<int64_t>* latencies_ns) {
   if (durations_ns.size() != graph.size() || (latencies_ns && latencies_ns->size() != graph.size()))
-    throw std::invalid_argument("replay: " + std::to_string(durations_ns.size()) + " durations for " +
-                                std::to_string(graph.size()) + " nodes");
-  const std::vector<int64_t> recorded = latencies_ns ? std::vector<int64_t>{} : recorded_latencies(graph);
+    throw std::invalid_argument("replay: " + std::to_string(durations_ns.size()) +
+                                " durations for " + std::to_string(graph.size()) + " nodes");
+  const std::vector<int64_t> recorded =
+      latencies_ns ? std::vector<int64_t>{} : recorded_latencies(graph);
   const std::vector<int64_t>& latencies = latencies_ns ? *latencies_ns : recorded;
   Replay out;
   out.start_ns.resize(graph.size());
@@ -75,7 +79,8 @@ Replay replay(const DependencyGraph& graph, const std::vector<int64_t>& duration
       int64_t replayed_release = INT64_MIN;
       for (const Edge& e : predecessors)
         replayed_release =
-            std::max(replayed_release, e.kind == EdgeKind::launch ? out.start_ns[e.from] : out.end_ns[e.from]);
+            std::max(replayed_release,
+                     e.kind == EdgeKind::launch ? out.start_ns[e.from] : out.end_ns[e.from]);
       out.start_ns[n] = replayed_release + latencies[n];
     }
     out.end_ns[n] = out.start_ns[n] + std::max<int64_t>(durations_ns[n], 0);

@@ -26,7 +26,8 @@ std::vector<int64_t> recorded_latencies(const DependencyGraph& graph);
 // Per node: the median recorded latency of the nodes sharing its class and the kind of
 // its binding edge; `classes` per node (e.g. its lane, name and layer: the same work in
 // every step).
-std::vector<int64_t> typical_latencies(const DependencyGraph& graph, const std::vector<size_t>& classes);
+std::vector<int64_t> typical_latencies(const DependencyGraph& graph,
+                                       const std::vector<size_t>& classes);
 
 // `durations_ns` per node (graph.size() of them, each >= 0); `latencies_ns` per node,
 // recorded_latencies when null.

@@ -11,19 +11,22 @@ namespace tunescope::profiler::analysis {
 
 namespace {
 
-PathSummary summarise(const Trace& trace, const DependencyGraph& graph, const std::vector<Step>& steps,
-                      const Timing& timing, const std::vector<Window>& windows) {
+PathSummary summarise(const Trace& trace, const DependencyGraph& graph,
+                      const std::vector<Step>& steps, const Timing& timing,
+                      const std::vector<Window>& windows) {
   PathSummary out;
   std::vector<CriticalPath> paths;
   for (size_t s = 0; s < steps.size(); ++s) {
-    paths.push_back(critical_path(graph, trace, timing, steps[s], windows[s].start_ns, windows[s].end_ns));
+    paths.push_back(
+        critical_path(graph, trace, timing, steps[s], windows[s].start_ns, windows[s].end_ns));
     out.step_ns.push_back(windows[s].end_ns - windows[s].start_ns);
     for (size_t b = 0; b < kBoundCount; ++b) out.bound_ns[b] += paths.back().bound_ns[b];
   }
   if (steps.empty()) return out;
   std::vector<size_t> order(steps.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return out.step_ns[a] < out.step_ns[b]; });
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return out.step_ns[a] < out.step_ns[b]; });
   out.median_step = order[order.size() / 2];
   out.median_step_ns = out.step_ns[out.median_step];
   out.median_path = std::move(paths[out.median_step]);
@@ -39,7 +42,8 @@ TraceAnalysis analyze(const Trace& trace) {
   out.steps = find_steps(trace, out.graph);
   std::vector<Window> windows;
   for (const Step& s : out.steps) windows.push_back({s.start_ns, s.end_ns});
-  out.recorded = summarise(trace, out.graph, out.steps, Timing{out.graph.start_ns, out.graph.end_ns}, windows);
+  out.recorded =
+      summarise(trace, out.graph, out.steps, Timing{out.graph.start_ns, out.graph.end_ns}, windows);
   std::map<std::pair<int, int>, LaneIdle> lanes;
   for (const Step& step : out.steps)
     for (const LaneIdle& l : idle_breakdown(out.graph, trace, step)) {
@@ -52,8 +56,8 @@ TraceAnalysis analyze(const Trace& trace) {
   return out;
 }
 
-Prediction predict(const Trace& trace, const TraceAnalysis& analysis, const std::vector<int64_t>& durations_ns,
-                   Latency latency) {
+Prediction predict(const Trace& trace, const TraceAnalysis& analysis,
+                   const std::vector<int64_t>& durations_ns, Latency latency) {
   std::vector<int64_t> latencies;
   if (latency == Latency::typical) {
     // The same work in every step: one class per (lane, activity name, layer).
@@ -61,7 +65,8 @@ Prediction predict(const Trace& trace, const TraceAnalysis& analysis, const std:
     std::map<std::tuple<size_t, std::string, std::string>, size_t> class_of;
     std::vector<size_t> classes(analysis.graph.size());
     for (size_t n = 0; n < analysis.graph.size(); ++n) {
-      const auto key = std::tuple{analysis.graph.lane[n], trace.activities[analysis.graph.activity[n]].name, keys[n].layer};
+      const auto key = std::tuple{analysis.graph.lane[n],
+                                  trace.activities[analysis.graph.activity[n]].name, keys[n].layer};
       classes[n] = class_of.emplace(key, class_of.size()).first->second;
     }
     latencies = typical_latencies(analysis.graph, classes);

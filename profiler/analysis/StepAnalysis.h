@@ -42,7 +42,7 @@ struct Prediction {
 // Latencies: each as recorded, or typical: the median over the same activity (name,
 // layer, lane) in every step for the same kind of binding edge.
 enum class Latency { recorded, typical };
-Prediction predict(const Trace& trace, const TraceAnalysis& analysis, const std::vector<int64_t>& durations_ns,
-                   Latency latency = Latency::recorded);
+Prediction predict(const Trace& trace, const TraceAnalysis& analysis,
+                   const std::vector<int64_t>& durations_ns, Latency latency = Latency::recorded);
 
 }  // namespace tunescope::profiler::analysis

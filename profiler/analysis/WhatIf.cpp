@@ -35,7 +35,8 @@ DurationScale parse_duration_scale(const std::string& text) {
     throw std::invalid_argument("'" + text + "' is not PATTERN=xF (e.g. 'direct.*=x0.5')");
   const std::string factor = text.substr(eq + 1);
   if (factor.size() < 2 || (factor[0] != 'x' && factor[0] != 'X'))
-    throw std::invalid_argument("'" + text + "': the factor '" + factor + "' must be written xF (e.g. x0.5)");
+    throw std::invalid_argument("'" + text + "': the factor '" + factor +
+                                "' must be written xF (e.g. x0.5)");
   char* end = nullptr;
   const double f = std::strtod(factor.c_str() + 1, &end);
   if (end != factor.c_str() + factor.size() || !std::isfinite(f) || f <= 0 || f > 1000)
@@ -45,8 +46,8 @@ DurationScale parse_duration_scale(const std::string& text) {
 }
 
 std::vector<int64_t> scaled_durations(const Trace& trace, const DependencyGraph& graph,
-                                      const std::vector<int64_t>& durations, const std::vector<DurationScale>& scales,
-                                      size_t* matched) {
+                                      const std::vector<int64_t>& durations,
+                                      const std::vector<DurationScale>& scales, size_t* matched) {
   std::vector<int64_t> out = durations;
   size_t count = 0;
   for (size_t n = 0; n < graph.size(); ++n) {
@@ -69,7 +70,8 @@ std::string pass_of(const std::string& name) {
   const size_t dot = name.find('.');
   if (dot == std::string::npos) return name;
   const size_t next = name.find('.', dot + 1);
-  const std::string pass = name.substr(dot + 1, next == std::string::npos ? std::string::npos : next - dot - 1);
+  const std::string pass =
+      name.substr(dot + 1, next == std::string::npos ? std::string::npos : next - dot - 1);
   return pass == "fwd" || pass == "bwd_data" || pass == "bwd_filter" ? pass : name;
 }
 
@@ -89,7 +91,8 @@ class Enclosing {
     while (it != ranges.begin()) {
       --it;
       if ((*it)->end_ns >= a.end_ns) return (*it)->name;
-      if ((*it)->end_ns < a.start_ns && ranges.size() > 64) break;  // ranges of a lane do not overlap much
+      if ((*it)->end_ns < a.start_ns && ranges.size() > 64)
+        break;  // ranges of a lane do not overlap much
     }
     return {};
   }
@@ -111,12 +114,15 @@ std::vector<WorkKey> work_keys(const Trace& trace, const DependencyGraph& graph)
 }
 
 Substitution substituted_durations(const Trace& trace, const DependencyGraph& graph, size_t steps,
-                                   const Trace& other, const DependencyGraph& other_graph, size_t other_steps) {
-  if (steps == 0 || other_steps == 0) throw std::invalid_argument("substitution: a trace without steps");
+                                   const Trace& other, const DependencyGraph& other_graph,
+                                   size_t other_steps) {
+  if (steps == 0 || other_steps == 0)
+    throw std::invalid_argument("substitution: a trace without steps");
   std::map<WorkKey, double> mine, theirs;
   const auto keys = work_keys(trace, graph);
   const auto other_keys = work_keys(other, other_graph);
-  for (size_t n = 0; n < graph.size(); ++n) mine[keys[n]] += static_cast<double>(graph.duration_ns(n));
+  for (size_t n = 0; n < graph.size(); ++n)
+    mine[keys[n]] += static_cast<double>(graph.duration_ns(n));
   for (size_t n = 0; n < other_graph.size(); ++n)
     theirs[other_keys[n]] += static_cast<double>(other_graph.duration_ns(n));
   Substitution out;
@@ -127,7 +133,8 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
   const auto group_of = [](const WorkKey& k) { return k.layer; };
   std::map<std::string, double> their_only_per_step;
   for (const auto& [key, total] : theirs)
-    if (!mine.count(key)) their_only_per_step[group_of(key)] += total / static_cast<double>(other_steps);
+    if (!mine.count(key))
+      their_only_per_step[group_of(key)] += total / static_cast<double>(other_steps);
   std::map<std::string, bool> their_groups;
   for (const auto& [key, total] : theirs) their_groups[group_of(key)] = true;
   std::map<WorkKey, double> factor;
@@ -135,7 +142,8 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
     const auto found = theirs.find(key);
     if (found != theirs.end() && total > 0) {
       ++out.keys_replaced;
-      factor[key] = (found->second / static_cast<double>(other_steps)) / (total / static_cast<double>(steps));
+      factor[key] =
+          (found->second / static_cast<double>(other_steps)) / (total / static_cast<double>(steps));
     } else if (their_groups.count(group_of(key))) {
       ++out.keys_replaced;
       factor[key] = 0;
@@ -149,7 +157,8 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
     if (f == factor.end()) continue;
     ++out.nodes_replaced;
     out.durations[n] = std::llround(static_cast<double>(out.durations[n]) * f->second);
-    group_total_per_step[group_of(keys[n])] += static_cast<double>(out.durations[n]) / static_cast<double>(steps);
+    group_total_per_step[group_of(keys[n])] +=
+        static_cast<double>(out.durations[n]) / static_cast<double>(steps);
   }
   for (size_t n = 0; n < graph.size(); ++n) {
     const auto group = group_of(keys[n]);

@@ -25,7 +25,8 @@ bool glob_match(const std::string& pattern, const std::string& name);
 // Applies every scale whose pattern matches a node's name (factors multiply); returns
 // how many nodes matched in `matched` when given.
 std::vector<int64_t> scaled_durations(const Trace& trace, const DependencyGraph& graph,
-                                      const std::vector<int64_t>& durations, const std::vector<DurationScale>& scales,
+                                      const std::vector<int64_t>& durations,
+                                      const std::vector<DurationScale>& scales,
                                       size_t* matched = nullptr);
 
 // What an activity does, comparable across configs: the layer range it ran in and its
@@ -48,8 +49,10 @@ struct Substitution {
 // Durations of the nodes whose work key the other trace has: each key's total per step
 // in `trace` becomes the other trace's total per step for that key, by scaling its
 // nodes alike. A key the other lacks in a layer it has is work it does not do (0); work
-// only the other does is spread over the layer's nodes. `steps` and `other_steps` count each trace's steps.
+// only the other does is spread over the layer's nodes. `steps` and `other_steps` count each
+// trace's steps.
 Substitution substituted_durations(const Trace& trace, const DependencyGraph& graph, size_t steps,
-                                   const Trace& other, const DependencyGraph& other_graph, size_t other_steps);
+                                   const Trace& other, const DependencyGraph& other_graph,
+                                   size_t other_steps);
 
 }  // namespace tunescope::profiler::analysis

@@ -30,7 +30,8 @@ bool has_times(const Record& record) {
 
 }  // namespace
 
-GpuClockOffset clock_offset_from_samples(int64_t host_before_ns, uint64_t gpu_ns, int64_t host_after_ns) {
+GpuClockOffset clock_offset_from_samples(int64_t host_before_ns, uint64_t gpu_ns,
+                                         int64_t host_after_ns) {
   const int64_t host_mid = host_before_ns + (host_after_ns - host_before_ns) / 2;
   return {host_mid - static_cast<int64_t>(gpu_ns)};
 }
@@ -38,8 +39,8 @@ GpuClockOffset clock_offset_from_samples(int64_t host_before_ns, uint64_t gpu_ns
 std::string demangle(const char* name) {
   if (!name) return "<unnamed kernel>";
   int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> demangled(abi::__cxa_demangle(name, nullptr, nullptr, &status),
-                                                        &std::free);
+  std::unique_ptr<char, decltype(&std::free)> demangled(
+      abi::__cxa_demangle(name, nullptr, nullptr, &status), &std::free);
   return status == 0 && demangled ? std::string(demangled.get()) : std::string(name);
 }
 
@@ -120,7 +121,9 @@ Activity synchronization_activity(const CUpti_ActivitySynchronization2& record, 
   a.name = synchronization_name(record.type);
   a.device = device;
   // Context synchronisation has no stream: CUPTI reports CUPTI_SYNCHRONIZATION_INVALID_VALUE.
-  a.stream = record.streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : static_cast<int>(record.streamId);
+  a.stream = record.streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE
+                 ? 0
+                 : static_cast<int>(record.streamId);
   a.correlation = record.correlationId;
   set_times(a, record, clock);
   return a;
@@ -135,7 +138,9 @@ Activity overhead_activity(const CUpti_ActivityOverhead3& record, const GpuClock
     case CUPTI_ACTIVITY_OBJECT_CONTEXT:
     case CUPTI_ACTIVITY_OBJECT_STREAM:
       a.device = static_cast<int>(record.objectId.dcs.deviceId);
-      a.stream = record.objectKind == CUPTI_ACTIVITY_OBJECT_STREAM ? static_cast<int>(record.objectId.dcs.streamId) : 0;
+      a.stream = record.objectKind == CUPTI_ACTIVITY_OBJECT_STREAM
+                     ? static_cast<int>(record.objectId.dcs.streamId)
+                     : 0;
       break;
     default:  // process or thread: host side, as API records
       a.device = -1;
@@ -147,7 +152,8 @@ Activity overhead_activity(const CUpti_ActivityOverhead3& record, const GpuClock
   return a;
 }
 
-Activity api_activity(const CUpti_ActivityAPI& record, std::string name, const GpuClockOffset& clock) {
+Activity api_activity(const CUpti_ActivityAPI& record, std::string name,
+                      const GpuClockOffset& clock) {
   Activity a;
   a.kind = ActivityKind::overhead;
   a.name = std::move(name);
@@ -194,7 +200,8 @@ bool CuptiRecordConverter::convert(const CUpti_Activity& record, std::vector<Act
       const auto& r = reinterpret_cast<const CUpti_ActivitySynchronization2&>(record);
       const auto device = device_of_context_.find(r.contextId);
       return keep(r, [&] {
-        return synchronization_activity(r, device == device_of_context_.end() ? 0 : device->second, clock_);
+        return synchronization_activity(r, device == device_of_context_.end() ? 0 : device->second,
+                                        clock_);
       });
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
@@ -204,8 +211,9 @@ bool CuptiRecordConverter::convert(const CUpti_Activity& record, std::vector<Act
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
       const auto& r = reinterpret_cast<const CUpti_ActivityAPI&>(record);
-      const CUpti_CallbackDomain domain =
-          record.kind == CUPTI_ACTIVITY_KIND_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+      const CUpti_CallbackDomain domain = record.kind == CUPTI_ACTIVITY_KIND_RUNTIME
+                                              ? CUPTI_CB_DOMAIN_RUNTIME_API
+                                              : CUPTI_CB_DOMAIN_DRIVER_API;
       return keep(r, [&] {
         auto [it, added] = api_names_.try_emplace({static_cast<int>(domain), r.cbid});
         if (added) {
@@ -218,7 +226,8 @@ bool CuptiRecordConverter::convert(const CUpti_Activity& record, std::vector<Act
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
       const auto& r = reinterpret_cast<const CUpti_ActivityExternalCorrelation&>(record);
       // Other kinds are other tools' (OpenACC, a framework sharing the process).
-      if (r.externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) range_of_correlation_[r.correlationId] = r.externalId;
+      if (r.externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+        range_of_correlation_[r.correlationId] = r.externalId;
       return false;
     }
     case CUPTI_ACTIVITY_KIND_CONTEXT: {
@@ -226,9 +235,7 @@ bool CuptiRecordConverter::convert(const CUpti_Activity& record, std::vector<Act
       device_of_context_[r.contextId] = static_cast<int>(r.deviceId);
       return false;
     }
-    default:
-      ++ignored_;
-      return false;
+    default: ++ignored_; return false;
   }
 }
 

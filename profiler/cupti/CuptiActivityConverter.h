@@ -40,7 +40,8 @@ struct GpuClockOffset {
 
 // From a GPU timestamp taken between two host readings: the GPU reading is matched to
 // the host midpoint, so the error is at most half the sampling window.
-GpuClockOffset clock_offset_from_samples(int64_t host_before_ns, uint64_t gpu_ns, int64_t host_after_ns);
+GpuClockOffset clock_offset_from_samples(int64_t host_before_ns, uint64_t gpu_ns,
+                                         int64_t host_after_ns);
 
 // "void scale<float>(float*, int)" from a mangled "_Z5scaleIfEvPfi"; unchanged when the
 // name is not mangled or cannot be demangled.
@@ -59,7 +60,8 @@ Activity memset_activity(const CUpti_ActivityMemset4& record, const GpuClockOffs
 Activity synchronization_activity(const CUpti_ActivitySynchronization2& record, int device,
                                   const GpuClockOffset& clock);
 Activity overhead_activity(const CUpti_ActivityOverhead3& record, const GpuClockOffset& clock);
-Activity api_activity(const CUpti_ActivityAPI& record, std::string name, const GpuClockOffset& clock);
+Activity api_activity(const CUpti_ActivityAPI& record, std::string name,
+                      const GpuClockOffset& clock);
 
 // Dispatches records of any kind, remembering context -> device from CONTEXT records
 // (synchronization records name only their context).

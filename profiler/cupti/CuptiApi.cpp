@@ -15,8 +15,12 @@ class RealCuptiApi final : public CuptiApi {
  public:
   explicit RealCuptiApi(CuptiLog log) : log_(std::move(log)) {}
 
-  CUptiResult enable(CUpti_ActivityKind kind) override { return TS_CUPTI_CALL(cuptiActivityEnable(kind)); }
-  CUptiResult disable(CUpti_ActivityKind kind) override { return TS_CUPTI_CALL(cuptiActivityDisable(kind)); }
+  CUptiResult enable(CUpti_ActivityKind kind) override {
+    return TS_CUPTI_CALL(cuptiActivityEnable(kind));
+  }
+  CUptiResult disable(CUpti_ActivityKind kind) override {
+    return TS_CUPTI_CALL(cuptiActivityDisable(kind));
+  }
   CUptiResult register_callbacks(CUpti_BuffersCallbackRequestFunc requested,
                                  CUpti_BuffersCallbackCompleteFunc completed) override {
     return TS_CUPTI_CALL(cuptiActivityRegisterCallbacks(requested, completed));
@@ -30,12 +34,16 @@ class RealCuptiApi final : public CuptiApi {
   CUptiResult dropped_records(CUcontext context, uint32_t stream, size_t* dropped) override {
     return TS_CUPTI_CALL(cuptiActivityGetNumDroppedRecords(context, stream, dropped));
   }
-  CUptiResult flush_all(uint32_t flags) override { return TS_CUPTI_CALL(cuptiActivityFlushAll(flags)); }
+  CUptiResult flush_all(uint32_t flags) override {
+    return TS_CUPTI_CALL(cuptiActivityFlushAll(flags));
+  }
   CUptiResult push_external_correlation(uint64_t id) override {
-    return TS_CUPTI_CALL(cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id));
+    return TS_CUPTI_CALL(
+        cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id));
   }
   CUptiResult pop_external_correlation() override {
-    return TS_CUPTI_CALL(cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, nullptr));
+    return TS_CUPTI_CALL(
+        cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, nullptr));
   }
   CUptiResult timestamp(uint64_t* ns) override { return TS_CUPTI_CALL(cuptiGetTimestamp(ns)); }
   std::string callback_name(CUpti_CallbackDomain domain, CUpti_CallbackId id) override {
@@ -59,12 +67,14 @@ std::string result_string(CUptiResult status) {
 }
 
 CUptiResult cupti_call(CUptiResult status, const char* call, const CuptiLog& log) {
-  if (status != CUPTI_SUCCESS && log) log(std::string("CUPTI ") + call + " failed: " + result_string(status));
+  if (status != CUPTI_SUCCESS && log)
+    log(std::string("CUPTI ") + call + " failed: " + result_string(status));
   return status;
 }
 
 std::unique_ptr<CuptiApi> make_cupti_api(CuptiLog log) {
-  if (!log) log = [](const std::string& line) { std::fprintf(stderr, "tunescope: %s\n", line.c_str()); };
+  if (!log)
+    log = [](const std::string& line) { std::fprintf(stderr, "tunescope: %s\n", line.c_str()); };
   return std::make_unique<RealCuptiApi>(std::move(log));
 }
 

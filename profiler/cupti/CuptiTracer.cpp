@@ -32,7 +32,8 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 
 void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t /*size*/,
                                size_t valid_bytes) {
-  if (CuptiTracer* tracer = g_active.load()) tracer->on_buffer_completed(context, stream, buffer, valid_bytes);
+  if (CuptiTracer* tracer = g_active.load())
+    tracer->on_buffer_completed(context, stream, buffer, valid_bytes);
   std::free(buffer);
 }
 
@@ -41,9 +42,12 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buff
 std::vector<CUpti_ActivityKind> CuptiTracerOptions::kinds() const {
   // CONTEXT first: synchronisation records name only their context. EXTERNAL_CORRELATION
   // pairs CUDA calls with the host range they were made in.
-  std::vector<CUpti_ActivityKind> kinds{CUPTI_ACTIVITY_KIND_CONTEXT,         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                        CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMSET,
-                                        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
+  std::vector<CUpti_ActivityKind> kinds{CUPTI_ACTIVITY_KIND_CONTEXT,
+                                        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                        CUPTI_ACTIVITY_KIND_MEMCPY,
+                                        CUPTI_ACTIVITY_KIND_MEMSET,
+                                        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                        CUPTI_ACTIVITY_KIND_OVERHEAD,
                                         CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
   if (api_records) {
     kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
@@ -52,7 +56,8 @@ std::vector<CUpti_ActivityKind> CuptiTracerOptions::kinds() const {
   return kinds;
 }
 
-CuptiTracer::CuptiTracer(CuptiApi& api, CuptiTracerOptions options) : api_(api), options_(std::move(options)) {}
+CuptiTracer::CuptiTracer(CuptiApi& api, CuptiTracerOptions options)
+    : api_(api), options_(std::move(options)) {}
 
 CuptiTracer::~CuptiTracer() {
   if (started_) stop();
@@ -99,7 +104,8 @@ bool CuptiTracer::start() {
   for (CUpti_ActivityKind kind : options_.kinds()) {
     const CUptiResult status = api_.enable(kind);
     if (status != CUPTI_SUCCESS) {
-      error("cuptiActivityEnable(" + std::to_string(static_cast<int>(kind)) + ") failed: " + result_string(status));
+      error("cuptiActivityEnable(" + std::to_string(static_cast<int>(kind)) +
+            ") failed: " + result_string(status));
       for (CUpti_ActivityKind done : enabled_) api_.disable(done);
       enabled_.clear();
       g_active.store(nullptr);
@@ -115,7 +121,8 @@ void CuptiTracer::stop() {
   if (!started_) return;
   // Forced: also the buffers that are not full yet. The completed callbacks run before
   // cuptiActivityFlushAll returns.
-  if (const CUptiResult status = api_.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); status != CUPTI_SUCCESS)
+  if (const CUptiResult status = api_.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      status != CUPTI_SUCCESS)
     error("cuptiActivityFlushAll failed: " + result_string(status));
   for (CUpti_ActivityKind kind : enabled_) api_.disable(kind);
   enabled_.clear();
@@ -123,7 +130,8 @@ void CuptiTracer::stop() {
   g_active.store(nullptr);
 }
 
-void CuptiTracer::on_buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t valid_bytes) {
+void CuptiTracer::on_buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer,
+                                      size_t valid_bytes) {
   std::vector<Activity> converted;
   std::lock_guard lock(mutex_);
   if (!converter_) return;
@@ -141,7 +149,9 @@ void CuptiTracer::on_buffer_completed(CUcontext context, uint32_t stream, uint8_
                      std::make_move_iterator(converted.end()));
 }
 
-bool CuptiTracer::push_range(uint64_t range_id) { return api_.push_external_correlation(range_id) == CUPTI_SUCCESS; }
+bool CuptiTracer::push_range(uint64_t range_id) {
+  return api_.push_external_correlation(range_id) == CUPTI_SUCCESS;
+}
 
 void CuptiTracer::pop_range() { api_.pop_external_correlation(); }
 
@@ -160,8 +170,10 @@ void CuptiTracer::collect_into(Trace& trace) {
   trace.metadata.extra["cupti.attributed_records"] = std::to_string(attributed);
   trace.metadata.extra["cupti.records"] = std::to_string(converted_);
   trace.metadata.extra["cupti.dropped_records"] = std::to_string(dropped_);
-  trace.metadata.extra["cupti.incomplete_records"] = std::to_string(converter_ ? converter_->incomplete_records() : 0);
-  trace.metadata.extra["cupti.ignored_records"] = std::to_string(converter_ ? converter_->ignored_records() : 0);
+  trace.metadata.extra["cupti.incomplete_records"] =
+      std::to_string(converter_ ? converter_->incomplete_records() : 0);
+  trace.metadata.extra["cupti.ignored_records"] =
+      std::to_string(converter_ ? converter_->ignored_records() : 0);
   sort_by_start(trace);
 }
 

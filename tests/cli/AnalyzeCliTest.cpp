@@ -15,8 +15,10 @@ namespace {
 
 using testing::run_cli;
 
-const char* kRun = "profile --warmup 1 --steps 3 --streams 2 --async-update --data fake --fake-count 64 --batch 16 "
-                   "--threads 2 --test-limit 16 --trace ";
+const char* kRun =
+    "profile --warmup 1 --steps 3 --streams 2 --async-update --data fake --fake-count 64 --batch "
+    "16 "
+    "--threads 2 --test-limit 16 --trace ";
 
 TEST(AnalyzeCli, ReplaysATwoLaneRunAndPredictsAWhatIf) {
   testing::ScratchDir dir;
@@ -43,7 +45,8 @@ TEST(AnalyzeCli, ReplaysATwoLaneRunAndPredictsAWhatIf) {
 
   const auto text = run_cli("analyze " + trace.string());
   ASSERT_EQ(text.exit_code, 0) << text.output;
-  EXPECT_NE(text.output.find("critical path, summed over the steps"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("critical path, summed over the steps"), std::string::npos)
+      << text.output;
   EXPECT_NE(text.output.find("idle time by lane"), std::string::npos) << text.output;
 }
 

@@ -39,10 +39,13 @@ TEST(Cli, UsageErrorsExitTwoAndNameTheValue) {
       {"train --batch -4", "--batch"},
       {"train --data /no/such/folder", "/no/such/folder"},
       {"profile --steps 0 " + std::string(kFakeSmall), "--steps"},
-      {"train --replicas 3 " + std::string(kFakeSmall), "batch (--batch) 16 does not split into 3 replicas"},
+      {"train --replicas 3 " + std::string(kFakeSmall),
+       "batch (--batch) 16 does not split into 3 replicas"},
       {"train --streams 0 " + std::string(kFakeSmall), "--streams"},
-      {"train --update-on gpu " + std::string(kFakeSmall), "--update-on: 'gpu' is not a value (device, host)"},
-      {"profile --update-on host " + std::string(kFakeSmall), "backend cpu keeps its tensors in host memory"},
+      {"train --update-on gpu " + std::string(kFakeSmall),
+       "--update-on: 'gpu' is not a value (device, host)"},
+      {"profile --update-on host " + std::string(kFakeSmall),
+       "backend cpu keeps its tensors in host memory"},
       {"", "subcommand"},
   };
   for (const Case& c : cases) {
@@ -62,26 +65,32 @@ TEST(Cli, TrainPrintsThroughputAndAccuracy) {
 // winograd runs resnet18-small's 3x3 stride-1 layers (gemm the strided ones); on a layer
 // it cannot run the error names the layer and why.
 TEST(Cli, TrainAcceptsWinogradWhereItApplies) {
-  const std::string strided = "s2b1.conv1=gemm,s3b1.conv1=gemm,s4b1.conv1=gemm,s2b1.proj=gemm,s3b1.proj=gemm,"
-                              "s4b1.proj=gemm";
-  const Result r = run_cli("train --model resnet18-small --epochs 1 --data fake --fake-count 16 --batch 8 "
-                           "--threads 1 --test-limit 8 --layout nhwc --conv winograd," + strided);
+  const std::string strided =
+      "s2b1.conv1=gemm,s3b1.conv1=gemm,s4b1.conv1=gemm,s2b1.proj=gemm,s3b1.proj=gemm,"
+      "s4b1.proj=gemm";
+  const Result r = run_cli(
+      "train --model resnet18-small --epochs 1 --data fake --fake-count 16 --batch 8 "
+      "--threads 1 --test-limit 8 --layout nhwc --conv winograd," +
+      strided);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("ex/s"), std::string::npos) << r.output;
   const Result lenet = run_cli("train --conv winograd " + std::string(kFakeSmall));
   EXPECT_NE(lenet.exit_code, 0) << lenet.output;
-  EXPECT_NE(lenet.output.find("layer conv1: algorithm 'winograd' does not support"), std::string::npos)
+  EXPECT_NE(lenet.output.find("layer conv1: algorithm 'winograd' does not support"),
+            std::string::npos)
       << lenet.output;
-  EXPECT_NE(lenet.output.find("winograd runs 3x3 filters only, not 5x5"), std::string::npos) << lenet.output;
+  EXPECT_NE(lenet.output.find("winograd runs 3x3 filters only, not 5x5"), std::string::npos)
+      << lenet.output;
 }
 
 TEST(Cli, ProfileWritesTraceThatReadsBack) {
   const auto path = std::filesystem::temp_directory_path() / "tunescope-cli-test-trace.json.gz";
   std::filesystem::remove(path);
-  const Result r = run_cli("profile --warmup 1 --steps 2 --conv gemm --layout nhwc --trace " + path.string() +
-                       " " + kFakeSmall);
+  const Result r = run_cli("profile --warmup 1 --steps 2 --conv gemm --layout nhwc --trace " +
+                           path.string() + " " + kFakeSmall);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("gemm.fwd"), std::string::npos) << "kernel table lacks conv kernels:\n" << r.output;
+  EXPECT_NE(r.output.find("gemm.fwd"), std::string::npos) << "kernel table lacks conv kernels:\n"
+                                                          << r.output;
   const auto trace = tunescope::profiler::read_chrome_trace(path);
   std::set<std::string> passes;
   for (const auto& a : trace.activities)
@@ -100,18 +109,20 @@ TEST(Cli, ProfileWritesTraceThatReadsBack) {
 
 TEST(Cli, ProfileWithStreamsAndAsyncUpdateTracesSeveralLanes) {
   const auto path = std::filesystem::temp_directory_path() / "tunescope-cli-test-lanes.json.gz";
-  const Result r = run_cli("profile --warmup 1 --steps 2 --streams 2 --async-update --trace " + path.string() + " " +
-                           kFakeSmall);
+  const Result r = run_cli("profile --warmup 1 --steps 2 --streams 2 --async-update --trace " +
+                           path.string() + " " + kFakeSmall);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("concurrency:"), std::string::npos) << r.output;
   std::set<int> lanes;
-  for (const auto& a : tunescope::profiler::read_chrome_trace(path).activities) lanes.insert(a.stream);
+  for (const auto& a : tunescope::profiler::read_chrome_trace(path).activities)
+    lanes.insert(a.stream);
   EXPECT_EQ(lanes, (std::set<int>{0, 1}));
   std::filesystem::remove(path);
 }
 
 TEST(Cli, UnwritableTraceIsAnInputError) {
-  const Result r = run_cli("profile --warmup 0 --steps 1 --trace /proc/no/such/dir/t.json " + std::string(kFakeSmall));
+  const Result r = run_cli("profile --warmup 0 --steps 1 --trace /proc/no/such/dir/t.json " +
+                           std::string(kFakeSmall));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("/proc/no/such/dir/t.json"), std::string::npos) << r.output;
 }
@@ -124,8 +135,9 @@ namespace {
 TEST(Cli, AutoBackendWorksForTrainAndTune) {
   EXPECT_EQ(run_cli("train --backend auto --epochs 1 " + std::string(kFakeSmall)).exit_code, 0);
   const auto config = std::filesystem::temp_directory_path() / "tunescope-cli-auto-backend.json";
-  const Result tune = run_cli("tune --backend auto --algorithms direct --layouts nchw --steps 1 --warmup 0 -o " +
-                              config.string() + " --data fake --fake-count 64 --batch 16 --test-limit 16");
+  const Result tune =
+      run_cli("tune --backend auto --algorithms direct --layouts nchw --steps 1 --warmup 0 -o " +
+              config.string() + " --data fake --fake-count 64 --batch 16 --test-limit 16");
   EXPECT_EQ(tune.exit_code, 0) << tune.output;
   EXPECT_TRUE(std::filesystem::exists(config));
   std::filesystem::remove(config);

@@ -16,9 +16,12 @@ namespace {
 using tunescope::testing::run_cli;
 
 std::map<std::string, int> kernel_calls(const std::string& fuse_flag) {
-  const auto path = std::filesystem::temp_directory_path() / ("tunescope-cli-fuse" + fuse_flag + ".json");
-  const auto r = run_cli("profile --model resnet18-small --data fake --fake-count 16 --batch 8 --threads 1 "
-                         "--test-limit 1 --warmup 0 --steps 1 --trace " + path.string() + " " + fuse_flag);
+  const auto path =
+      std::filesystem::temp_directory_path() / ("tunescope-cli-fuse" + fuse_flag + ".json");
+  const auto r = run_cli(
+      "profile --model resnet18-small --data fake --fake-count 16 --batch 8 --threads 1 "
+      "--test-limit 1 --warmup 0 --steps 1 --trace " +
+      path.string() + " " + fuse_flag);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   std::map<std::string, int> calls;
   for (const auto& a : tunescope::profiler::read_chrome_trace(path).activities) ++calls[a.name];
@@ -38,9 +41,11 @@ TEST(FuseCli, OnByDefaultAndOffRunsTheSeparateKernels) {
 }
 
 TEST(FuseCli, UnknownValueIsAUsageErrorNamingTheFlag) {
-  const auto r = run_cli("profile --data fake --fake-count 16 --batch 8 --test-limit 1 --steps 1 --fuse=maybe");
+  const auto r = run_cli(
+      "profile --data fake --fake-count 16 --batch 8 --test-limit 1 --steps 1 --fuse=maybe");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--fuse: 'maybe' is not a value (off, on)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--fuse: 'maybe' is not a value (off, on)"), std::string::npos)
+      << r.output;
 }
 
 }  // namespace

@@ -15,7 +15,6 @@ namespace {
 namespace fs = std::filesystem;
 using tunescope::testing::run_cli;
 
-
 // The report after its header (the header names the file, which differs).
 std::string report_body(const std::string& output) {
   const size_t body = output.find("\n\n");
@@ -24,8 +23,10 @@ std::string report_body(const std::string& output) {
 
 TEST(InteropCli, ExportsAProfileToEveryFormatAndReportsTheSameFigures) {
   tunescope::testing::ScratchDir d;
-  const auto profiled = run_cli("profile --warmup 0 --steps 1 --conv gemm --data fake --fake-count 32 "
-                                "--batch 16 --threads 1 --test-limit 16 --trace " + d.at("run.json"));
+  const auto profiled = run_cli(
+      "profile --warmup 0 --steps 1 --conv gemm --data fake --fake-count 32 "
+      "--batch 16 --threads 1 --test-limit 16 --trace " +
+      d.at("run.json"));
   ASSERT_EQ(profiled.exit_code, 0) << profiled.output;
   const auto original = run_cli("report " + d.at("run.json") + " --top 0");
   ASSERT_EQ(original.exit_code, 0) << original.output;
@@ -33,16 +34,18 @@ TEST(InteropCli, ExportsAProfileToEveryFormatAndReportsTheSameFigures) {
 
   for (const char* format : {"kineto", "nsys-sqlite", "chrome"}) {
     SCOPED_TRACE(format);
-    const std::string out = d.at(std::string("run.") + format + (format[0] == 'n' ? ".sqlite" : ".json.gz"));
-    const auto exported = run_cli("export " + d.at("run.json") + " --format " + format + " -o " + out);
+    const std::string out =
+        d.at(std::string("run.") + format + (format[0] == 'n' ? ".sqlite" : ".json.gz"));
+    const auto exported =
+        run_cli("export " + d.at("run.json") + " --format " + format + " -o " + out);
     ASSERT_EQ(exported.exit_code, 0) << exported.output;
     const auto report = run_cli("report " + out + " --top 0");
     ASSERT_EQ(report.exit_code, 0) << report.output;
     EXPECT_EQ(report_body(report.output), report_body(original.output));
   }
   // And back: nsys SQLite -> Chrome JSON reads as the original trace.
-  const auto back =
-      run_cli("export " + d.at("run.nsys-sqlite.sqlite") + " --format chrome -o " + d.at("back.json"));
+  const auto back = run_cli("export " + d.at("run.nsys-sqlite.sqlite") + " --format chrome -o " +
+                            d.at("back.json"));
   ASSERT_EQ(back.exit_code, 0) << back.output;
   const auto a = tunescope::profiler::read_trace_file(d.at("run.json"));
   const auto b = tunescope::profiler::read_trace_file(d.at("back.json"));
@@ -72,7 +75,8 @@ TEST(InteropCli, BadInputsExitTwoNamingTheCulprit) {
     std::fputs("not a trace\n", file);
     std::fclose(file);
   }
-  const std::string kineto = std::string(TUNESCOPE_TEST_DATA_DIR) + "/pytorch/kineto-cuda-handmade.json";
+  const std::string kineto =
+      std::string(TUNESCOPE_TEST_DATA_DIR) + "/pytorch/kineto-cuda-handmade.json";
   struct Case {
     std::string args;
     std::string expected;

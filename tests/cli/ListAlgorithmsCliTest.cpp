@@ -16,7 +16,9 @@ namespace {
 using tunescope::testing::run_cli;
 using Result = tunescope::testing::CliResult;
 
-bool has(const Result& r, const std::string& text) { return r.output.find(text) != std::string::npos; }
+bool has(const Result& r, const std::string& text) {
+  return r.output.find(text) != std::string::npos;
+}
 
 TEST(ListAlgorithmsCli, BackendOptionListsThatBackendOnly) {
   const Result r = run_cli("list-algorithms --backend cpu");
@@ -38,10 +40,11 @@ TEST(ListAlgorithmsCli, CudaListsTheCudnnAlgorithmsAndWhyItCannotStart) {
   const Result r = run_cli("list-algorithms --backend cuda");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(has(r, "backend cpu")) << r.output;
-  for (const char* name : {"backend cuda:", "  conv cudnn:implicit_gemm", "  conv cudnn:implicit_precomp_gemm",
-                           "  conv cudnn:gemm", "  conv cudnn:direct", "  conv cudnn:fft", "  conv cudnn:fft_tiling",
-                           "  conv cudnn:winograd", "  conv cudnn:winograd_nonfused", "  conv cudnn:find",
-                           "  conv fft-cufft", "  conv fft-own"})
+  for (const char* name :
+       {"backend cuda:", "  conv cudnn:implicit_gemm", "  conv cudnn:implicit_precomp_gemm",
+        "  conv cudnn:gemm", "  conv cudnn:direct", "  conv cudnn:fft", "  conv cudnn:fft_tiling",
+        "  conv cudnn:winograd", "  conv cudnn:winograd_nonfused", "  conv cudnn:find",
+        "  conv fft-cufft", "  conv fft-own"})
     EXPECT_TRUE(has(r, name)) << name << " missing in\n" << r.output;
   if (const std::string reason = tunescope::cuda::cuda_unavailable_reason(); !reason.empty()) {
     EXPECT_TRUE(has(r, "backend cuda: unavailable: " + reason)) << r.output;

@@ -23,7 +23,6 @@ using tunescope::profiler::Range;
 using tunescope::profiler::RangeCategory;
 using tunescope::testing::run_cli;
 
-
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path);
   std::vector<std::string> lines;
@@ -46,8 +45,8 @@ std::vector<std::string> trace_paths(const std::vector<Range>& ranges) {
     std::vector<const Range*> outer;
     for (const Range& other : ranges)
       if (&other != &range && opened_by_host(other.category) == opened_by_host(range.category) &&
-          other.device == range.device && other.lane == range.lane && other.start_ns <= range.start_ns &&
-          other.end_ns >= range.end_ns)
+          other.device == range.device && other.lane == range.lane &&
+          other.start_ns <= range.start_ns && other.end_ns >= range.end_ns)
         outer.push_back(&other);
     std::sort(outer.begin(), outer.end(), [](const Range* a, const Range* b) {
       return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
@@ -69,15 +68,18 @@ constexpr const char* kRecorderPath = "";
 class NvtxCli : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(NvtxCli, RangesRecordedByAnNvtxToolAreTheTraceRanges) {
-  if (*kRecorderPath == '\0') GTEST_SKIP() << "NVTX 3 headers were not found at configure time: tunescope emits no NVTX ranges";
+  if (*kRecorderPath == '\0')
+    GTEST_SKIP()
+        << "NVTX 3 headers were not found at configure time: tunescope emits no NVTX ranges";
   tunescope::testing::ScratchDir d;
   // The CLI inherits the tool from this process's environment.
   ASSERT_EQ(setenv("NVTX_INJECTION64_PATH", kRecorderPath, 1), 0);
   ASSERT_EQ(setenv("TUNESCOPE_NVTX_RECORD", d.at("nvtx.tsv").c_str(), 1), 0);
   // Warm-up steps run untraced: they must push no NVTX ranges either.
-  const auto profiled = run_cli(std::string("profile --warmup 1 --steps 2 --model lenet5 --data fake --fake-count 64 "
-                                            "--batch 16 --threads 2 --test-limit 16 ") +
-                                GetParam() + " --trace " + d.at("run.json"));
+  const auto profiled =
+      run_cli(std::string("profile --warmup 1 --steps 2 --model lenet5 --data fake --fake-count 64 "
+                          "--batch 16 --threads 2 --test-limit 16 ") +
+              GetParam() + " --trace " + d.at("run.json"));
   unsetenv("NVTX_INJECTION64_PATH");
   unsetenv("TUNESCOPE_NVTX_RECORD");
   ASSERT_EQ(profiled.exit_code, 0) << profiled.output;
@@ -111,6 +113,8 @@ TEST_P(NvtxCli, RangesRecordedByAnNvtxToolAreTheTraceRanges) {
 // The default schedule (phases as scopes) and one with gradient lanes and an asynchronous
 // update (phases opened and closed by different tasks of a lane).
 INSTANTIATE_TEST_SUITE_P(Schedules, NvtxCli, ::testing::Values("", "--streams 3 --async-update"),
-                         [](const auto& info) { return info.index == 0 ? "Default" : "StreamsAsyncUpdate"; });
+                         [](const auto& info) {
+                           return info.index == 0 ? "Default" : "StreamsAsyncUpdate";
+                         });
 
 }  // namespace

@@ -25,7 +25,8 @@ constexpr bool kOnednnBuilt = true;
 constexpr bool kOnednnBuilt = false;
 #endif
 
-const char* kFakeSmall = "--model lenet5 --data fake --fake-count 32 --batch 16 --threads 2 --test-limit 16";
+const char* kFakeSmall =
+    "--model lenet5 --data fake --fake-count 32 --batch 16 --threads 2 --test-limit 16";
 
 struct Losses {
   double train = -1, test = -1;
@@ -55,24 +56,27 @@ struct ScopedEnv {
 };
 
 TEST(OnednnCli, TrainsLikeDirect) {
-  if (!kOnednnBuilt) GTEST_SKIP() << "built without oneDNN (TUNESCOPE_ONEDNN=OFF or libdnnl-dev missing)";
+  if (!kOnednnBuilt)
+    GTEST_SKIP() << "built without oneDNN (TUNESCOPE_ONEDNN=OFF or libdnnl-dev missing)";
   const Losses direct = train_losses("direct");
   for (const char* conv : {"onednn:direct", "onednn:auto", "onednn:auto,conv1=gemm"})
     expect_same_losses(train_losses(conv), direct, conv);
 }
 
 TEST(OnednnCli, Avx2KernelsWhenTheIsaIsCapped) {
-  if (!kOnednnBuilt) GTEST_SKIP() << "built without oneDNN (TUNESCOPE_ONEDNN=OFF or libdnnl-dev missing)";
+  if (!kOnednnBuilt)
+    GTEST_SKIP() << "built without oneDNN (TUNESCOPE_ONEDNN=OFF or libdnnl-dev missing)";
   if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "this CPU has no AVX2";
   const Losses direct = train_losses("direct");
   const ScopedEnv cap("DNNL_MAX_CPU_ISA", "AVX2");
-  expect_same_losses(train_losses("onednn:auto"), direct, "onednn:auto under DNNL_MAX_CPU_ISA=AVX2");
+  expect_same_losses(train_losses("onednn:auto"), direct,
+                     "onednn:auto under DNNL_MAX_CPU_ISA=AVX2");
 
   const auto dir = std::filesystem::temp_directory_path() / "tunescope-onednn-avx2";
   std::filesystem::create_directories(dir);
   const auto trace_path = dir / "trace.json";
-  const auto r = run_cli("profile --warmup 0 --steps 1 --conv onednn:auto --trace " + trace_path.string() + " " +
-                         kFakeSmall);
+  const auto r = run_cli("profile --warmup 0 --steps 1 --conv onednn:auto --trace " +
+                         trace_path.string() + " " + kFakeSmall);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   int computes = 0;
   for (const auto& a : tunescope::profiler::read_chrome_trace(trace_path).activities) {

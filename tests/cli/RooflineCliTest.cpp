@@ -16,9 +16,12 @@ namespace {
 using tunescope::testing::run_cli;
 using tunescope::testing::ScratchDir;
 
-const char* kFakeSmall = "--model lenet5 --data fake --fake-count 32 --batch 16 --threads 1 --test-limit 16";
+const char* kFakeSmall =
+    "--model lenet5 --data fake --fake-count 32 --batch 16 --threads 1 --test-limit 16";
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // Whether one line holds every part, in order.
 bool has_line(const std::string& text, std::initializer_list<const char*> parts) {
@@ -44,7 +47,8 @@ TEST(RooflineCli, ReportWithAndWithoutACachedProbe) {
   ScratchDir dir;
   const std::string trace = (dir.path() / "t.json").string();
   const std::string db = (dir.path() / "r.db").string();
-  const auto profiled = run_cli(std::string("profile --warmup 0 --steps 1 --conv gemm --trace ") + trace + " " + kFakeSmall);
+  const auto profiled = run_cli(std::string("profile --warmup 0 --steps 1 --conv gemm --trace ") +
+                                trace + " " + kFakeSmall);
   ASSERT_EQ(profiled.exit_code, 0) << profiled.output;
   EXPECT_TRUE(has(profiled.output, "machine peak: not measured (no --db")) << profiled.output;
   EXPECT_TRUE(has(profiled.output, "conv passes")) << profiled.output;
@@ -54,7 +58,8 @@ TEST(RooflineCli, ReportWithAndWithoutACachedProbe) {
   ASSERT_EQ(without.exit_code, 0) << without.output;
   EXPECT_TRUE(has(without.output, "machine peak: not measured")) << without.output;
   EXPECT_FALSE(has(without.output, "% peak")) << without.output;
-  EXPECT_FALSE(has(without.output, "conv_layers:")) << without.output;  // the metadata blob stays out of the header
+  EXPECT_FALSE(has(without.output, "conv_layers:"))
+      << without.output;  // the metadata blob stays out of the header
 
   // A DB without this CPU's figures for one thread: said so, with the command that measures it.
   const auto measured_two = run_cli("machine --db " + db + " --threads 2 --seconds 0.2");

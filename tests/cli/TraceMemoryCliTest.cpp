@@ -30,8 +30,9 @@ Result run_shell(const std::string& command) {
 }
 
 Result report_under_limit(uint64_t address_space_kib, const fs::path& trace) {
-  return run_shell("ulimit -v " + std::to_string(address_space_kib) + " && OPENBLAS_NUM_THREADS=1 " +
-                   TUNESCOPE_CLI_PATH + " report " + trace.string());
+  return run_shell("ulimit -v " + std::to_string(address_space_kib) +
+                   " && OPENBLAS_NUM_THREADS=1 " + TUNESCOPE_CLI_PATH + " report " +
+                   trace.string());
 }
 
 // The smallest address space (KiB, within 8 MiB) in which `report` reads a tiny trace.
@@ -39,7 +40,9 @@ uint64_t baseline_address_space_kib() {
   const fs::path tiny = fs::temp_directory_path() / "tunescope-trace-memory-tiny.json";
   {
     FILE* out = std::fopen(tiny.c_str(), "wb");
-    std::fputs(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":1,"tid":1,"ts":0,"dur":1}]})", out);
+    std::fputs(
+        R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":1,"tid":1,"ts":0,"dur":1}]})",
+        out);
     std::fclose(out);
   }
   uint64_t fails = 0, works = 64 << 10;
@@ -58,20 +61,25 @@ uint64_t baseline_address_space_kib() {
 
 TEST(TraceMemoryCli, ReportsATraceLargerThanItsFreeAddressSpace) {
   const fs::path path = fs::temp_directory_path() / "tunescope-trace-memory-cli.json";
-  constexpr uint64_t kHeadroomKiB = 200'000;  // what the trace may use beyond the binary's own needs
+  constexpr uint64_t kHeadroomKiB =
+      200'000;  // what the trace may use beyond the binary's own needs
   const uint64_t baseline_kib = baseline_address_space_kib();
   {
     FILE* out = std::fopen(path.c_str(), "wb");
     ASSERT_NE(out, nullptr);
     std::fputs("{\"traceEvents\":[\n", out);
     for (int i = 0; i < 3; ++i)
-      std::fprintf(out, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"kept_kernel_%d\",\"pid\":1,\"tid\":1,"
-                        "\"ts\":%d.000,\"dur\":1.000},\n", i, i * 10);
+      std::fprintf(
+          out,
+          "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"kept_kernel_%d\",\"pid\":1,\"tid\":1,"
+          "\"ts\":%d.000,\"dur\":1.000},\n",
+          i, i * 10);
     // Python function events: read and checked, not kept (runtime calls are kept now, as
     // the launches of their kernels).
-    std::string line = R"({"ph":"X","cat":"python_function","name":"train.py(12): step","pid":1,"tid":2,)"
-                       R"("ts":5.000,"dur":0.500,"args":{"correlation":42,"padding":"...."}},)"
-                       "\n";
+    std::string line =
+        R"({"ph":"X","cat":"python_function","name":"train.py(12): step","pid":1,"tid":2,)"
+        R"("ts":5.000,"dur":0.500,"args":{"correlation":42,"padding":"...."}},)"
+        "\n";
     std::string block;
     while (block.size() < (1u << 20)) block += line;
     const uint64_t target = (kHeadroomKiB << 10) * 5 / 4;
@@ -84,7 +92,8 @@ TEST(TraceMemoryCli, ReportsATraceLargerThanItsFreeAddressSpace) {
 
   const Result r = report_under_limit(baseline_kib + kHeadroomKiB, path);
   fs::remove(path);
-  EXPECT_EQ(r.exit_code, 0) << "address space " << baseline_kib << " + " << kHeadroomKiB << " KiB\n" << r.output;
+  EXPECT_EQ(r.exit_code, 0) << "address space " << baseline_kib << " + " << kHeadroomKiB << " KiB\n"
+                            << r.output;
   for (const char* name : {"kept_kernel_0", "kept_kernel_1", "kept_kernel_2"})
     EXPECT_NE(r.output.find(name), std::string::npos) << r.output;
 }

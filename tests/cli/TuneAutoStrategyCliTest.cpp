@@ -24,10 +24,13 @@ TEST(TuneAutoStrategyCli, TheChoiceAndItsReasonReachConfigDbAndReport) {
   fs::create_directories(dir);
   const std::string db = (dir / "results.sqlite").string(), out = (dir / "tuned.json").string();
 
-  const auto tune = run_cli("tune --model lenet5 --data fake --fake-count 64 --test-limit 16 --batch 8 --layouts nchw "
-                            "--algorithms direct,gemm --steps 2 --warmup 0 --db " + db + " -o " + out);
+  const auto tune = run_cli(
+      "tune --model lenet5 --data fake --fake-count 64 --test-limit 16 --batch 8 --layouts nchw "
+      "--algorithms direct,gemm --steps 2 --warmup 0 --db " +
+      db + " -o " + out);
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
-  EXPECT_NE(tune.output.find("strategy auto\n"), std::string::npos) << tune.output;  // the header: as requested
+  EXPECT_NE(tune.output.find("strategy auto\n"), std::string::npos)
+      << tune.output;  // the header: as requested
   std::smatch chosen;
   const std::regex line(R"(\nstrategy: (exhaustive|per-layer|halving) \((auto: [^\n]*)\)\n)");
   ASSERT_TRUE(std::regex_search(tune.output, chosen, line)) << tune.output;
@@ -47,10 +50,12 @@ TEST(TuneAutoStrategyCli, TheChoiceAndItsReasonReachConfigDbAndReport) {
   const auto report = run_cli("report " + db);
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_TRUE(no_wal_files());
-  EXPECT_NE(report.output.find("strategy: " + strategy + " (" + reason + ")\n"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("strategy: " + strategy + " (" + reason + ")\n"), std::string::npos)
+      << report.output;
 
   // train --config accepts the config with the new key.
-  const auto train = run_cli("train --config " + out + " --data fake --fake-count 64 --test-limit 16 --epochs 1");
+  const auto train =
+      run_cli("train --config " + out + " --data fake --fake-count 64 --test-limit 16 --epochs 1");
   EXPECT_EQ(train.exit_code, 0) << train.output;
   fs::remove_all(dir);
 }

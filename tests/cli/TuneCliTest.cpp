@@ -26,13 +26,14 @@ std::string read(const fs::path& path) {
   return text.str();
 }
 
-const std::string kTinyData = "--model lenet5 --data fake --fake-count 64 --test-limit 16 --batch 8";
+const std::string kTinyData =
+    "--model lenet5 --data fake --fake-count 64 --test-limit 16 --batch 8";
 
 struct TuneDir {
   // One folder per test: CTest runs the tests of this file in parallel processes.
-  fs::path dir = fs::temp_directory_path() /
-                 (std::string("tunescope-tune-cli-") +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::path dir =
+      fs::temp_directory_path() / (std::string("tunescope-tune-cli-") +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
   TuneDir() {
     fs::remove_all(dir);
     fs::create_directories(dir);
@@ -43,9 +44,11 @@ struct TuneDir {
 
 TEST(TuneCli, WritesConfigDbAndTracesThatTrainAccepts) {
   const TuneDir d;
-  const Result tune = run_cli("tune " + kTinyData + " --layouts nchw,nhwc --algorithms direct,gemm --threads-list 1 "
-                          "--steps 2 --warmup 1 --racing off --db " + d.at("results.sqlite") + " -o " + d.at("tuned.json") +
-                          " --trace-dir " + d.at("traces"));
+  const Result tune = run_cli("tune " + kTinyData +
+                              " --layouts nchw,nhwc --algorithms direct,gemm --threads-list 1 "
+                              "--steps 2 --warmup 1 --racing off --db " +
+                              d.at("results.sqlite") + " -o " + d.at("tuned.json") +
+                              " --trace-dir " + d.at("traces"));
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   EXPECT_NE(tune.output.find("| 1 |"), std::string::npos) << tune.output;
   EXPECT_NE(tune.output.find("(best)"), std::string::npos) << tune.output;
@@ -65,13 +68,16 @@ TEST(TuneCli, WritesConfigDbAndTracesThatTrainAccepts) {
   EXPECT_TRUE(fs::exists(d.at("traces/baseline.json")));
 
   const Result train = run_cli("train --config " + d.at("tuned.json") +
-                           " --data fake --fake-count 64 --test-limit 16 --epochs 1");
+                               " --data fake --fake-count 64 --test-limit 16 --epochs 1");
   ASSERT_EQ(train.exit_code, 0) << train.output;
-  EXPECT_NE(train.output.find("batch 8"), std::string::npos) << "the config's batch was not applied:\n" << train.output;
+  EXPECT_NE(train.output.find("batch 8"), std::string::npos)
+      << "the config's batch was not applied:\n"
+      << train.output;
 
   // An explicit flag beats the file.
-  const Result override = run_cli("train --config " + d.at("tuned.json") +
-                              " --batch 16 --data fake --fake-count 64 --test-limit 16 --epochs 1");
+  const Result override =
+      run_cli("train --config " + d.at("tuned.json") +
+              " --batch 16 --data fake --fake-count 64 --test-limit 16 --epochs 1");
   ASSERT_EQ(override.exit_code, 0) << override.output;
   EXPECT_NE(override.output.find("batch 16"), std::string::npos) << override.output;
 }
@@ -101,11 +107,15 @@ TEST(TuneCli, ReportOfTheResultsDbReprintsEachTunesRanking) {
   const std::string db = " --db " + d.at("results.sqlite");
   // Two problems in one DB: a halving tune (it records ok trials as they leave the race,
   // so the DB order differs from the tune's) and an exhaustive one at another batch.
-  const Result halving = run_cli("tune " + kTinyData + " --algorithms direct,gemm,fft-fftw --streams-list 1,2 "
-                                 "--strategy halving --steps 3 --warmup 1" + db + " -o " + d.at("h.json"));
+  const Result halving = run_cli("tune " + kTinyData +
+                                 " --algorithms direct,gemm,fft-fftw --streams-list 1,2 "
+                                 "--strategy halving --steps 3 --warmup 1" +
+                                 db + " -o " + d.at("h.json"));
   ASSERT_EQ(halving.exit_code, 0) << halving.output;
-  const Result exhaustive = run_cli("tune --model lenet5 --data fake --fake-count 64 --test-limit 16 --batch 16 "
-                                    "--algorithms direct,gemm --steps 2 --warmup 1" + db + " -o " + d.at("e.json"));
+  const Result exhaustive = run_cli(
+      "tune --model lenet5 --data fake --fake-count 64 --test-limit 16 --batch 16 "
+      "--algorithms direct,gemm --steps 2 --warmup 1" +
+      db + " -o " + d.at("e.json"));
   ASSERT_EQ(exhaustive.exit_code, 0) << exhaustive.output;
 
   const Result report = run_cli("report " + d.at("results.sqlite"));
@@ -123,9 +133,10 @@ TEST(TuneCli, ReportOfAPartialResultsDbRanksWhatExists) {
   const std::string path = d.at("results.sqlite");
   // Racing off: a raced-out second trial would make the stored tune's decision "the only
   // fully measured candidate" instead of an unfinished tune's, depending on the machine's noise.
-  const Result tune = run_cli("tune " + kTinyData + " --strategy exhaustive --layouts nchw --algorithms "
-                              "direct,gemm,fft-fftw --steps 2 --warmup 1 --racing off --db " + path + " -o " +
-                              d.at("t.json"));
+  const Result tune = run_cli("tune " + kTinyData +
+                              " --strategy exhaustive --layouts nchw --algorithms "
+                              "direct,gemm,fft-fftw --steps 2 --warmup 1 --racing off --db " +
+                              path + " -o " + d.at("t.json"));
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   // What a tune killed after its first two trials leaves behind.
   sql(path, "DELETE FROM trials WHERE id > 2");
@@ -135,7 +146,8 @@ TEST(TuneCli, ReportOfAPartialResultsDbRanksWhatExists) {
   ASSERT_EQ(rows.size(), 3u) << report.output;  // the header and two trials
   EXPECT_NE(rows[1].find("(best)"), std::string::npos) << report.output;
   EXPECT_NE(report.output.find("not re-measured"), std::string::npos) << report.output;
-  EXPECT_EQ(report.output.find("fft-fftw"), std::string::npos) << report.output;  // the third was never recorded
+  EXPECT_EQ(report.output.find("fft-fftw"), std::string::npos)
+      << report.output;  // the third was never recorded
 }
 
 TEST(TuneCli, ReportRefusesAForeignOrNewerSqliteFileNamingIt) {
@@ -146,7 +158,8 @@ TEST(TuneCli, ReportRefusesAForeignOrNewerSqliteFileNamingIt) {
   EXPECT_NE(foreign.output.find(d.at("foreign.sqlite")), std::string::npos) << foreign.output;
   EXPECT_NE(foreign.output.find("nor a tunescope results DB"), std::string::npos) << foreign.output;
 
-  const Result tune = run_cli("tune " + kTinyData + " --layouts nchw --algorithms direct --steps 1 --warmup 0 --db " +
+  const Result tune = run_cli("tune " + kTinyData +
+                              " --layouts nchw --algorithms direct --steps 1 --warmup 0 --db " +
                               d.at("newer.sqlite") + " -o " + d.at("t.json"));
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   sql(d.at("newer.sqlite"), "UPDATE meta SET value = '99' WHERE key = 'schema_version'");
@@ -160,26 +173,31 @@ TEST(TuneCli, ReportRefusesAForeignOrNewerSqliteFileNamingIt) {
 // like a trace, an nsys export named like a DB; a results DB is not a trace to export.
 TEST(TuneCli, ReportAndExportTellFilesApartByContent) {
   const TuneDir d;
-  const Result tune = run_cli("tune " + kTinyData + " --layouts nchw --algorithms direct --steps 1 --warmup 0 --db " +
-                              d.at("results.sqlite") + " -o " + d.at("t.json") + " --trace-dir " + d.at("traces"));
+  const Result tune = run_cli(
+      "tune " + kTinyData + " --layouts nchw --algorithms direct --steps 1 --warmup 0 --db " +
+      d.at("results.sqlite") + " -o " + d.at("t.json") + " --trace-dir " + d.at("traces"));
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   fs::copy_file(d.at("results.sqlite"), d.at("results.json"));
   const Result by_name = run_cli("report " + d.at("results.sqlite"));
   const Result by_content = run_cli("report " + d.at("results.json"));
   ASSERT_EQ(by_content.exit_code, 0) << by_content.output;
-  EXPECT_NE(by_content.output.find("results DB: " + d.at("results.json")), std::string::npos) << by_content.output;
+  EXPECT_NE(by_content.output.find("results DB: " + d.at("results.json")), std::string::npos)
+      << by_content.output;
   EXPECT_EQ(table_rows(by_content.output), table_rows(by_name.output));
   EXPECT_FALSE(table_rows(by_content.output).empty()) << by_content.output;
 
-  const Result exported = run_cli("export " + d.at("traces") + "/best.json --format nsys-sqlite -o " + d.at("nsys.db"));
+  const Result exported =
+      run_cli("export " + d.at("traces") + "/best.json --format nsys-sqlite -o " + d.at("nsys.db"));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   const Result nsys = run_cli("report " + d.at("nsys.db"));
   ASSERT_EQ(nsys.exit_code, 0) << nsys.output;
   EXPECT_NE(nsys.output.find("trace: " + d.at("nsys.db")), std::string::npos) << nsys.output;
 
-  const Result db_export = run_cli("export " + d.at("results.sqlite") + " --format chrome -o " + d.at("x.json"));
+  const Result db_export =
+      run_cli("export " + d.at("results.sqlite") + " --format chrome -o " + d.at("x.json"));
   EXPECT_EQ(db_export.exit_code, 2) << db_export.output;
-  EXPECT_NE(db_export.output.find(d.at("results.sqlite") + ": a tunescope results DB, not a trace"), std::string::npos)
+  EXPECT_NE(db_export.output.find(d.at("results.sqlite") + ": a tunescope results DB, not a trace"),
+            std::string::npos)
       << db_export.output;
   EXPECT_FALSE(fs::exists(d.at("x.json")));
 }
@@ -191,8 +209,9 @@ int64_t trial_rows(const std::string& path) {
   int64_t rows = -1;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM trials WHERE reason NOT LIKE 'interleaved re-measurement%'", -1,
-                           &stmt, nullptr) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(
+            db, "SELECT count(*) FROM trials WHERE reason NOT LIKE 'interleaved re-measurement%'",
+            -1, &stmt, nullptr) == SQLITE_OK &&
         sqlite3_step(stmt) == SQLITE_ROW)
       rows = sqlite3_column_int64(stmt, 0);
     sqlite3_finalize(stmt);
@@ -204,9 +223,11 @@ int64_t trial_rows(const std::string& path) {
 TEST(TuneCli, ARetuneReusesTheDbsTrialsUnlessFresh) {
   const TuneDir d;
   const std::string path = d.at("results.sqlite");
-  const std::string tune = "tune " + kTinyData + " --strategy exhaustive --layouts nchw,nhwc --algorithms direct,gemm "
+  const std::string tune = "tune " + kTinyData +
+                           " --strategy exhaustive --layouts nchw,nhwc --algorithms direct,gemm "
                            "--steps 2 --warmup 1 "
-                           "--db " + path + " -o " + d.at("t.json");
+                           "--db " +
+                           path + " -o " + d.at("t.json");
   const Result first = run_cli(tune);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_EQ(first.output.find("reused"), std::string::npos) << first.output;
@@ -220,7 +241,8 @@ TEST(TuneCli, ARetuneReusesTheDbsTrialsUnlessFresh) {
   EXPECT_NE(again.output.find("4 trials reused from " + path), std::string::npos) << again.output;
   // Rows not re-measured in the rounds show the DB's figures and say so.
   size_t settled = 0;
-  for (const std::string& row : table_rows(again.output)) settled += row.find("interleaved rounds") != std::string::npos;
+  for (const std::string& row : table_rows(again.output))
+    settled += row.find("interleaved rounds") != std::string::npos;
   if (settled < 4) {
     EXPECT_NE(again.output.find("from the results DB"), std::string::npos) << again.output;
   }
@@ -238,7 +260,8 @@ TEST(TuneCli, ARetuneReusesTheDbsTrialsUnlessFresh) {
 
 TEST(TuneCli, BadOptionsAndFilesExitTwoNamingThem) {
   const TuneDir d;
-  std::ofstream(d.at("not-a-db.sqlite")) << "plain text, not a database at all.......................\n";
+  std::ofstream(d.at("not-a-db.sqlite"))
+      << "plain text, not a database at all.......................\n";
   struct Case {
     std::string args;
     std::string expected;
@@ -260,7 +283,8 @@ TEST(TuneCli, BadOptionsAndFilesExitTwoNamingThem) {
       {"tune " + kTinyData + " --streams-list 0" + out, "--streams-list"},
       {"tune " + kTinyData + " --async-update-list maybe" + out, "maybe"},
       {"tune " + kTinyData + " --update-on-list device,gpu" + out, "gpu"},
-      {"tune " + kTinyData + " --update-on-list device,host" + out, "--update-on-list host: backend cpu keeps"},
+      {"tune " + kTinyData + " --update-on-list device,host" + out,
+       "--update-on-list host: backend cpu keeps"},
       {"tune " + kTinyData, "--out"},
       {"tune " + kTinyData + " --db " + d.at("not-a-db.sqlite") + out, "not-a-db.sqlite"},
   };

@@ -35,10 +35,33 @@ using tunescope::testing::ScratchDir;
 // that the sweep lasts well beyond the moment the test signals it. Exhaustive: its
 // candidates do not depend on timings, so the resumed and the fresh tune share them.
 std::vector<std::string> tune_args(const std::string& db, const std::string& out) {
-  return {"tune",       "--model",       "lenet5", "--data",         "fake", "--fake-count", "64",
-          "--test-limit", "16",          "--batch", "8",             "--layouts", "nchw,nhwc", "--algorithms",
-          "direct,gemm,fft-fftw,fft-own", "--threads-list", "1,2",   "--steps", "12", "--warmup", "1",
-          "--strategy", "exhaustive",    "--db",   db,             "-o",     out};
+  return {"tune",
+          "--model",
+          "lenet5",
+          "--data",
+          "fake",
+          "--fake-count",
+          "64",
+          "--test-limit",
+          "16",
+          "--batch",
+          "8",
+          "--layouts",
+          "nchw,nhwc",
+          "--algorithms",
+          "direct,gemm,fft-fftw,fft-own",
+          "--threads-list",
+          "1,2",
+          "--steps",
+          "12",
+          "--warmup",
+          "1",
+          "--strategy",
+          "exhaustive",
+          "--db",
+          db,
+          "-o",
+          out};
 }
 
 std::string joined(const std::vector<std::string>& args) {
@@ -75,9 +98,11 @@ std::vector<Row> committed_trials(const std::string& path) {
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, "SELECT config, status, reason FROM trials ORDER BY id", -1, &stmt, nullptr) ==
-        SQLITE_OK) {
-      auto text = [&](int col) { return std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, col))); };
+    if (sqlite3_prepare_v2(db, "SELECT config, status, reason FROM trials ORDER BY id", -1, &stmt,
+                           nullptr) == SQLITE_OK) {
+      auto text = [&](int col) {
+        return std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, col)));
+      };
       while (sqlite3_step(stmt) == SQLITE_ROW) rows.push_back({text(0), text(1), text(2)});
     }
     sqlite3_finalize(stmt);
@@ -124,12 +149,14 @@ size_t table_rows(const std::string& output) {
 
 // Resumes the tune in `db` and checks it completes measuring only what was missing,
 // over the same configs as the uninterrupted tune in `fresh_db`.
-void expect_resume_completes(const ScratchDir& d, const std::string& db, const std::string& fresh_db) {
+void expect_resume_completes(const ScratchDir& d, const std::string& db,
+                             const std::string& fresh_db) {
   const auto before = committed_trials(db);
   const tunescope::testing::CliResult resumed =
       tunescope::testing::run_cli(joined(tune_args(db, d.at("resumed.json"))) + " --resume");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_NE(resumed.output.find(std::to_string(sweep_configs(before).size()) + " trials reused"), std::string::npos)
+  EXPECT_NE(resumed.output.find(std::to_string(sweep_configs(before).size()) + " trials reused"),
+            std::string::npos)
       << resumed.output;
   EXPECT_NE(resumed.output.find("winner:"), std::string::npos) << resumed.output;
   EXPECT_TRUE(fs::exists(d.at("resumed.json")));
@@ -145,8 +172,8 @@ void expect_resume_completes(const ScratchDir& d, const std::string& db, const s
 
 TEST(TuneInterrupt, SigintPrintsBestSoFarExits130AndResumeCompletes) {
   const ScratchDir d;
-  const tunescope::testing::CliResult fresh = tunescope::testing::run_cli(
-      joined(tune_args(d.at("fresh.sqlite"), d.at("fresh.json"))));
+  const tunescope::testing::CliResult fresh =
+      tunescope::testing::run_cli(joined(tune_args(d.at("fresh.sqlite"), d.at("fresh.json"))));
   ASSERT_EQ(fresh.exit_code, 0) << fresh.output;
   const size_t candidates = sweep_configs(committed_trials(d.at("fresh.sqlite"))).size();
   ASSERT_GE(candidates, 10u);
@@ -172,15 +199,16 @@ TEST(TuneInterrupt, SigintPrintsBestSoFarExits130AndResumeCompletes) {
   EXPECT_GE(rows.size(), 1u);
   EXPECT_LT(rows.size(), candidates);
   EXPECT_EQ(table_rows(output), rows.size()) << output;
-  for (const Row& r : rows) EXPECT_EQ(r.reason.rfind("interleaved", 0), std::string::npos) << r.reason;
+  for (const Row& r : rows)
+    EXPECT_EQ(r.reason.rfind("interleaved", 0), std::string::npos) << r.reason;
 
   expect_resume_completes(d, db, d.at("fresh.sqlite"));
 }
 
 TEST(TuneInterrupt, SigkillLosesNoCommittedTrialAndResumeCompletes) {
   const ScratchDir d;
-  const tunescope::testing::CliResult fresh = tunescope::testing::run_cli(
-      joined(tune_args(d.at("fresh.sqlite"), d.at("fresh.json"))));
+  const tunescope::testing::CliResult fresh =
+      tunescope::testing::run_cli(joined(tune_args(d.at("fresh.sqlite"), d.at("fresh.json"))));
   ASSERT_EQ(fresh.exit_code, 0) << fresh.output;
 
   const std::string db = d.at("results.sqlite");

@@ -36,7 +36,8 @@ struct Child {
 };
 
 template <typename OnLine>
-Child run_tune(const std::vector<std::string>& args, const std::string& stderr_path, OnLine on_line) {
+Child run_tune(const std::vector<std::string>& args, const std::string& stderr_path,
+               OnLine on_line) {
   int fds[2];
   if (pipe(fds) != 0) return {};
   Child child;
@@ -65,16 +66,42 @@ Child run_tune(const std::vector<std::string>& args, const std::string& stderr_p
   fclose(out);
   int status = 0;
   waitpid(child.pid, &status, 0);
-  child.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -1000;
+  child.exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
+                    : WIFSIGNALED(status) ? -WTERMSIG(status)
+                                          : -1000;
   return child;
 }
 
 std::vector<std::string> tune_args(const ScratchDir& d, const std::string& algorithms, int steps) {
-  return {"tune",        "--model",     "lenet5", "--data",      "fake",         "--fake-count",
-          "64",          "--test-limit", "16",    "--batch",     "8",            "--layouts",
-          "nchw,nhwc",   "--algorithms", algorithms, "--steps",  std::to_string(steps), "--warmup",
-          "1",           "--db",        d.at("results.sqlite"), "-o", d.at("tuned.json"), "--trace-dir",
-          d.at("traces"), "--progress", "jsonl", "--strategy", "exhaustive"};  // a known candidate count
+  return {"tune",
+          "--model",
+          "lenet5",
+          "--data",
+          "fake",
+          "--fake-count",
+          "64",
+          "--test-limit",
+          "16",
+          "--batch",
+          "8",
+          "--layouts",
+          "nchw,nhwc",
+          "--algorithms",
+          algorithms,
+          "--steps",
+          std::to_string(steps),
+          "--warmup",
+          "1",
+          "--db",
+          d.at("results.sqlite"),
+          "-o",
+          d.at("tuned.json"),
+          "--trace-dir",
+          d.at("traces"),
+          "--progress",
+          "jsonl",
+          "--strategy",
+          "exhaustive"};  // a known candidate count
 }
 
 // Every line parsed; a line that is not JSON fails the test naming it.
@@ -90,7 +117,8 @@ std::vector<json> parse_lines(const std::vector<std::string>& lines) {
 
 TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
   const ScratchDir d;
-  const Child child = run_tune(tune_args(d, "direct,gemm", 2), d.at("stderr.txt"), [](Child&, const std::string&) {});
+  const Child child = run_tune(tune_args(d, "direct,gemm", 2), d.at("stderr.txt"),
+                               [](Child&, const std::string&) {});
   const std::string log = tunescope::testing::file_bytes(d.at("stderr.txt"));
   ASSERT_EQ(child.exit_code, 0) << log;
   const std::vector<json> events = parse_lines(child.lines);
@@ -130,7 +158,9 @@ TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
     const auto steps = trial["steps"].get<int64_t>();
     EXPECT_GE(steps, 2) << trial.dump();
     const std::string stop = trial["stop"];
-    EXPECT_TRUE(stop == "converged" || stop == "max_steps" || stop == "time_cap" || stop == "raced_out") << stop;
+    EXPECT_TRUE(stop == "converged" || stop == "max_steps" || stop == "time_cap" ||
+                stop == "raced_out")
+        << stop;
     if (steps >= 6) {
       ASSERT_TRUE(trial["eps_low"].is_number() && trial["eps_high"].is_number()) << trial.dump();
       EXPECT_LE(trial["eps_low"].get<double>(), trial["median_eps"].get<double>());
@@ -170,20 +200,23 @@ TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
   EXPECT_TRUE(fs::exists(done["traces"]["baseline"].get<std::string>()));
 
   // The human report moved to stderr, where a user of the GUI's log still reads it.
-  EXPECT_NE(log.find("winner: " + done["winner"]["candidate"].get<std::string>()), std::string::npos) << log;
+  EXPECT_NE(log.find("winner: " + done["winner"]["candidate"].get<std::string>()),
+            std::string::npos)
+      << log;
   EXPECT_NE(log.find("| 1 |"), std::string::npos) << log;
 }
 
 TEST(TuneJsonProgress, SigintAfterTheFirstTrialEndsWithAnInterruptedDoneEvent) {
   const ScratchDir d;
   bool signalled = false;
-  const Child child = run_tune(tune_args(d, "direct,gemm,fft-fftw,fft-own", 12), d.at("stderr.txt"),
-                               [&](Child& c, const std::string& line) {
-                                 if (!signalled && line.find("\"event\":\"trial\"") != std::string::npos) {
-                                   signalled = true;
-                                   kill(c.pid, SIGINT);
-                                 }
-                               });
+  const Child child =
+      run_tune(tune_args(d, "direct,gemm,fft-fftw,fft-own", 12), d.at("stderr.txt"),
+               [&](Child& c, const std::string& line) {
+                 if (!signalled && line.find("\"event\":\"trial\"") != std::string::npos) {
+                   signalled = true;
+                   kill(c.pid, SIGINT);
+                 }
+               });
   ASSERT_TRUE(signalled) << tunescope::testing::file_bytes(d.at("stderr.txt"));
   EXPECT_EQ(child.exit_code, 130) << tunescope::testing::file_bytes(d.at("stderr.txt"));
   const std::vector<json> events = parse_lines(child.lines);
@@ -191,7 +224,8 @@ TEST(TuneJsonProgress, SigintAfterTheFirstTrialEndsWithAnInterruptedDoneEvent) {
   const json& done = events.back();
   EXPECT_EQ(done["event"], "done");
   EXPECT_TRUE(done["interrupted"].get<bool>());
-  const auto trials = std::count_if(events.begin(), events.end(), [](const json& e) { return e["event"] == "trial"; });
+  const auto trials = std::count_if(events.begin(), events.end(),
+                                    [](const json& e) { return e["event"] == "trial"; });
   EXPECT_GE(trials, 1);
   EXPECT_LT(trials, 8) << "the tune was not stopped";
   EXPECT_GE(done["trials"].get<int64_t>(), trials);  // skipped candidates count, but send no event
@@ -202,14 +236,17 @@ TEST(TuneJsonProgress, SigintAfterTheFirstTrialEndsWithAnInterruptedDoneEvent) {
 
 TEST(TuneJsonProgress, BarStaysTheDefaultAndABadModeExitsTwo) {
   const ScratchDir d;
-  const auto plain = tunescope::testing::run_cli("tune --model lenet5 --data fake --fake-count 64 --test-limit 16 "
-                                                 "--batch 8 --layouts nchw --algorithms direct --steps 1 --warmup 0 "
-                                                 "-o " + d.at("plain.json"));
+  const auto plain = tunescope::testing::run_cli(
+      "tune --model lenet5 --data fake --fake-count 64 --test-limit 16 "
+      "--batch 8 --layouts nchw --algorithms direct --steps 1 --warmup 0 "
+      "-o " +
+      d.at("plain.json"));
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
   EXPECT_EQ(plain.output.find("{\"event\""), std::string::npos) << plain.output;
   EXPECT_NE(plain.output.find("winner:"), std::string::npos) << plain.output;
 
-  const auto bad = tunescope::testing::run_cli("tune --model lenet5 -o " + d.at("t.json") + " --progress xml");
+  const auto bad =
+      tunescope::testing::run_cli("tune --model lenet5 -o " + d.at("t.json") + " --progress xml");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("--progress"), std::string::npos) << bad.output;
 }

@@ -22,7 +22,8 @@ void expect_error(ErrorKind kind, Call&& call, std::initializer_list<std::string
     const std::string message = e.what();
     EXPECT_EQ(static_cast<int>(e.kind()), static_cast<int>(kind)) << message;
     for (const std::string& part : parts)
-      EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' missing from: " << message;
+      EXPECT_NE(message.find(part), std::string::npos)
+          << "'" << part << "' missing from: " << message;
   }
 }
 

@@ -17,9 +17,11 @@ class ScratchDir {
   ScratchDir() {
     static std::atomic<int> counter{0};
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    const std::string test = info ? std::string(info->test_suite_name()) + "-" + info->name() : "scratch";
-    path_ = std::filesystem::temp_directory_path() /
-            ("tunescope-" + test + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    const std::string test =
+        info ? std::string(info->test_suite_name()) + "-" + info->name() : "scratch";
+    path_ =
+        std::filesystem::temp_directory_path() /
+        ("tunescope-" + test + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }

@@ -23,8 +23,8 @@ inline RunConfig config(Layout layout, const std::string& algorithm, int threads
   return c;
 }
 
-inline tuner::TrialResult trial(RunConfig c, tuner::TrialStatus status, double eps, double spread = 0,
-                                std::string reason = {}) {
+inline tuner::TrialResult trial(RunConfig c, tuner::TrialStatus status, double eps,
+                                double spread = 0, std::string reason = {}) {
   tuner::TrialResult t;
   t.config = std::move(c);
   t.status = status;
@@ -43,21 +43,32 @@ inline tuner::TrialResult trial(RunConfig c, tuner::TrialStatus status, double e
 // re-measured at the end. Ranked: nhwc gemm 2t (1450, best; re-measured), nchw direct
 // 1t (1000, baseline; re-measured), nhwc direct 2t streams=2 (800), then invalid,
 // failed, skipped.
-inline QString writeResultsDb(const QTemporaryDir& dir, const QString& name = QStringLiteral("results.sqlite")) {
+inline QString writeResultsDb(const QTemporaryDir& dir,
+                              const QString& name = QStringLiteral("results.sqlite")) {
   using tuner::TrialStatus;
   const QString path = dir.filePath(name);
   tuner::ResultsDb db(path.toStdString());
   const int64_t machine = db.machine_id({"test CPU", 4, "cpu", "test backend"});
   const int64_t problem = db.problem_id({"lenet5", "1x28x28", 32});
-  db.add_trial(problem, machine, trial(config(Layout::NCHW, "direct", 1), TrialStatus::ok, 1000, 0.04));
-  db.add_trial(problem, machine, trial(config(Layout::NHWC, "gemm", 2), TrialStatus::ok, 1500, 0.10));
   db.add_trial(problem, machine,
-               trial(config(Layout::NCHW, "fft", 2), TrialStatus::invalid, 0, 0, "loss differs from the reference"));
-  db.add_trial(problem, machine, trial(config(Layout::NHWC, "direct", 2, 2), TrialStatus::ok, 800, 0.20));
-  db.add_trial(problem, machine, trial(config(Layout::NCHW, "winograd", 1), TrialStatus::failed, 0, 0, "out of memory"));
-  db.add_trial(problem, machine, trial(config(Layout::NHWC, "fft", 1), TrialStatus::skipped, 0, 0, "budget exhausted"));
-  db.add_trial(problem, machine, trial(config(Layout::NHWC, "gemm", 2), TrialStatus::ok, 1450, 0.06));
-  db.add_trial(problem, machine, trial(config(Layout::NCHW, "direct", 1), TrialStatus::ok, 990, 0.05));
+               trial(config(Layout::NCHW, "direct", 1), TrialStatus::ok, 1000, 0.04));
+  db.add_trial(problem, machine,
+               trial(config(Layout::NHWC, "gemm", 2), TrialStatus::ok, 1500, 0.10));
+  db.add_trial(problem, machine,
+               trial(config(Layout::NCHW, "fft", 2), TrialStatus::invalid, 0, 0,
+                     "loss differs from the reference"));
+  db.add_trial(problem, machine,
+               trial(config(Layout::NHWC, "direct", 2, 2), TrialStatus::ok, 800, 0.20));
+  db.add_trial(
+      problem, machine,
+      trial(config(Layout::NCHW, "winograd", 1), TrialStatus::failed, 0, 0, "out of memory"));
+  db.add_trial(
+      problem, machine,
+      trial(config(Layout::NHWC, "fft", 1), TrialStatus::skipped, 0, 0, "budget exhausted"));
+  db.add_trial(problem, machine,
+               trial(config(Layout::NHWC, "gemm", 2), TrialStatus::ok, 1450, 0.06));
+  db.add_trial(problem, machine,
+               trial(config(Layout::NCHW, "direct", 1), TrialStatus::ok, 990, 0.05));
   return path;
 }
 

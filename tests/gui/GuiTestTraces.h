@@ -11,8 +11,8 @@
 
 namespace tunescope::gui::testing {
 
-inline profiler::Activity kernel(std::string name, int device, int stream, int64_t start, int64_t end,
-                                 double flops = 0, double bytes = 0) {
+inline profiler::Activity kernel(std::string name, int device, int stream, int64_t start,
+                                 int64_t end, double flops = 0, double bytes = 0) {
   profiler::Activity a;
   a.name = std::move(name);
   a.device = device;
@@ -24,8 +24,8 @@ inline profiler::Activity kernel(std::string name, int device, int stream, int64
   return a;
 }
 
-inline profiler::Range range(std::string name, profiler::RangeCategory category, int64_t start, int64_t end,
-                             int device = 0) {
+inline profiler::Range range(std::string name, profiler::RangeCategory category, int64_t start,
+                             int64_t end, int device = 0) {
   profiler::Range r;
   r.name = std::move(name);
   r.category = category;

@@ -2,14 +2,14 @@
 // counts, ranking order, statuses, ratios, re-measurements and the trace mapping; a
 // file that is not our DB fails with a message naming it. The Candidates tab opens
 // through MainWindow and a click on a mapped trial loads its trace.
+#include <sqlite3.h>
 #include <QDir>
 #include <QMessageBox>
 #include <QSignalSpy>
 #include <QStandardPaths>
-#include <QTableView>
 #include <QTabWidget>
+#include <QTableView>
 #include <QtTest>
-#include <sqlite3.h>
 
 #include "GuiTestResults.h"
 #include "GuiTestTraces.h"
@@ -69,12 +69,18 @@ class CandidatesModelTest : public QObject {
     QTest::addColumn<double>("eps");
     QTest::addColumn<QString>("ratio");
     QTest::addColumn<int>("measurements");
-    QTest::newRow("best: the re-measured fastest") << 0 << "nhwc conv=gemm threads=2" << "ok" << 1450.0 << "1.46×" << 2;
-    QTest::newRow("baseline, latest figures") << 1 << "nchw conv=direct threads=1" << "ok" << 990.0 << "1.00×" << 2;
-    QTest::newRow("slower than baseline") << 2 << "nhwc conv=direct threads=2 streams=2" << "ok" << 800.0 << "0.81×" << 1;
-    QTest::newRow("invalid after ok") << 3 << "nchw conv=fft threads=2" << "invalid" << 0.0 << "–" << 1;
-    QTest::newRow("failed after invalid") << 4 << "nchw conv=winograd threads=1" << "failed" << 0.0 << "–" << 1;
-    QTest::newRow("skipped last") << 5 << "nhwc conv=fft threads=1" << "skipped" << 0.0 << "–" << 1;
+    QTest::newRow("best: the re-measured fastest") << 0 << "nhwc conv=gemm threads=2"
+                                                   << "ok" << 1450.0 << "1.46×" << 2;
+    QTest::newRow("baseline, latest figures") << 1 << "nchw conv=direct threads=1"
+                                              << "ok" << 990.0 << "1.00×" << 2;
+    QTest::newRow("slower than baseline") << 2 << "nhwc conv=direct threads=2 streams=2"
+                                          << "ok" << 800.0 << "0.81×" << 1;
+    QTest::newRow("invalid after ok") << 3 << "nchw conv=fft threads=2"
+                                      << "invalid" << 0.0 << "–" << 1;
+    QTest::newRow("failed after invalid") << 4 << "nchw conv=winograd threads=1"
+                                          << "failed" << 0.0 << "–" << 1;
+    QTest::newRow("skipped last") << 5 << "nhwc conv=fft threads=1"
+                                  << "skipped" << 0.0 << "–" << 1;
   }
   void ranking() {
     QFETCH(int, row);
@@ -102,10 +108,15 @@ class CandidatesModelTest : public QObject {
     QVERIFY(model.load(db_, nullptr));
     QCOMPARE(model.index(3, CandidatesModel::ReasonColumn).data().toString(),
              QStringLiteral("loss differs from the reference"));
-    QCOMPARE(model.index(4, CandidatesModel::ReasonColumn).data().toString(), QStringLiteral("out of memory"));
+    QCOMPARE(model.index(4, CandidatesModel::ReasonColumn).data().toString(),
+             QStringLiteral("out of memory"));
     QCOMPARE(model.ratioToBaseline(model.rows()[0]), 1450.0 / 990.0);
-    QCOMPARE(model.index(0, CandidatesModel::SpreadColumn).data().toString(), QStringLiteral("6.0%"));
-    QVERIFY(model.index(0, CandidatesModel::ConfigColumn).data().toString().endsWith(QStringLiteral("(best)")));
+    QCOMPARE(model.index(0, CandidatesModel::SpreadColumn).data().toString(),
+             QStringLiteral("6.0%"));
+    QVERIFY(model.index(0, CandidatesModel::ConfigColumn)
+                .data()
+                .toString()
+                .endsWith(QStringLiteral("(best)")));
   }
 
   void notOurDb_data() {
@@ -121,14 +132,15 @@ class CandidatesModelTest : public QObject {
     if (kind == QLatin1String("foreign")) {
       sqlite3* db = nullptr;
       QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
-      QCOMPARE(sqlite3_exec(db, "CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('x');", nullptr, nullptr,
-                            nullptr),
+      QCOMPARE(sqlite3_exec(db, "CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('x');",
+                            nullptr, nullptr, nullptr),
                SQLITE_OK);
       sqlite3_close(db);
     } else if (kind != QLatin1String("missing")) {
       QFile f(path);
       QVERIFY(f.open(QIODevice::WriteOnly));
-      if (kind == QLatin1String("text")) f.write("this is not a database, it is a text file of some length\n");
+      if (kind == QLatin1String("text"))
+        f.write("this is not a database, it is a text file of some length\n");
     }
     const QByteArray before = QFile::exists(path) ? [&] {
       QFile f(path);
@@ -143,7 +155,8 @@ class CandidatesModelTest : public QObject {
     QCOMPARE(model.rowCount(), 6);  // the previous DB stays shown
     QCOMPARE(model.dbPath(), db_);
     if (kind == QLatin1String("missing")) QVERIFY(!QFile::exists(path));  // never created
-    if (kind == QLatin1String("empty")) QCOMPARE(QFileInfo(path).size(), qint64(0));  // never written
+    if (kind == QLatin1String("empty"))
+      QCOMPARE(QFileInfo(path).size(), qint64(0));  // never written
     if (kind == QLatin1String("foreign")) {
       QFile f(path);
       QVERIFY(f.open(QIODevice::ReadOnly));
@@ -155,16 +168,19 @@ class CandidatesModelTest : public QObject {
     QTemporaryDir dir;
     const QString db = testing::writeResultsDb(dir);
     // `tune --trace-dir traces` next to the DB: found on load.
-    const QString best = writeTuneTrace(dir.filePath(QStringLiteral("traces")), QStringLiteral("best.json"),
-                                        testing::config(Layout::NHWC, "gemm", 2));
-    const QString base = writeTuneTrace(dir.filePath(QStringLiteral("traces")), QStringLiteral("baseline.json"),
-                                        testing::config(Layout::NCHW, "direct", 1));
+    const QString best =
+        writeTuneTrace(dir.filePath(QStringLiteral("traces")), QStringLiteral("best.json"),
+                       testing::config(Layout::NHWC, "gemm", 2));
+    const QString base =
+        writeTuneTrace(dir.filePath(QStringLiteral("traces")), QStringLiteral("baseline.json"),
+                       testing::config(Layout::NCHW, "direct", 1));
     CandidatesModel model;
     QVERIFY(model.load(db, nullptr));
     QVERIFY(model.bestRow() && model.baselineRow());
     QCOMPARE(model.bestRow()->tracePath, best);
     QCOMPARE(model.baselineRow()->tracePath, base);
-    QCOMPARE(model.index(0, CandidatesModel::TraceColumn).data().toString(), QStringLiteral("best.json"));
+    QCOMPARE(model.index(0, CandidatesModel::TraceColumn).data().toString(),
+             QStringLiteral("best.json"));
     QVERIFY(model.rows()[2].tracePath.isEmpty());
     // Any other folder, any file name: matched by the config each trace carries.
     QTemporaryDir other;
@@ -176,19 +192,25 @@ class CandidatesModelTest : public QObject {
     junk.close();
     QCOMPARE(model.mapTraceDirectory(other.path()), 1);
     QCOMPARE(model.rows()[2].tracePath, slow);
-    QCOMPARE(model.rowOfConfig(QString::fromStdString(to_json_text(testing::config(Layout::NHWC, "direct", 2, 2)))), 2);
+    QCOMPARE(model.rowOfConfig(QString::fromStdString(
+                 to_json_text(testing::config(Layout::NHWC, "direct", 2, 2)))),
+             2);
   }
 
   void declaredWinnerLeads() {
     // A tie within noise may crown a slower, simpler config; best.json says which.
     QTemporaryDir dir;
     const QString db = testing::writeResultsDb(dir);
-    writeTuneTrace(dir.path(), QStringLiteral("best.json"), testing::config(Layout::NCHW, "direct", 1));
+    writeTuneTrace(dir.path(), QStringLiteral("best.json"),
+                   testing::config(Layout::NCHW, "direct", 1));
     CandidatesModel model;
     QVERIFY(model.load(db, nullptr));
     QCOMPARE(model.rows()[0].label, QStringLiteral("nchw conv=direct threads=1"));
     QVERIFY(model.rows()[0].best && model.rows()[0].baseline);
-    QVERIFY(model.index(0, CandidatesModel::ConfigColumn).data().toString().endsWith(QStringLiteral("(best, baseline)")));
+    QVERIFY(model.index(0, CandidatesModel::ConfigColumn)
+                .data()
+                .toString()
+                .endsWith(QStringLiteral("(best, baseline)")));
     QCOMPARE(model.rows()[1].label, QStringLiteral("nhwc conv=gemm threads=2"));
   }
 
@@ -197,8 +219,10 @@ class CandidatesModelTest : public QObject {
     QTemporaryDir dir;
     const QString db = testing::writeResultsDb(dir);
     const QString traces = dir.filePath(QStringLiteral("traces"));
-    const QString best = writeTuneTrace(traces, QStringLiteral("best.json"), testing::config(Layout::NCHW, "direct", 1));
-    writeTuneTrace(traces, QStringLiteral("baseline.json"), testing::config(Layout::NCHW, "direct", 1));
+    const QString best = writeTuneTrace(traces, QStringLiteral("best.json"),
+                                        testing::config(Layout::NCHW, "direct", 1));
+    writeTuneTrace(traces, QStringLiteral("baseline.json"),
+                   testing::config(Layout::NCHW, "direct", 1));
     CandidatesModel model;
     QVERIFY(model.load(db, nullptr));
     QVERIFY(model.rows()[0].best && model.rows()[0].baseline);
@@ -213,8 +237,12 @@ class CandidatesModelTest : public QObject {
       tuner::ResultsDb db(path.toStdString());
       const int64_t m = db.machine_id({"test CPU", 4, "cpu", "test backend"});
       const int64_t p = db.problem_id({"lenet5", "1x28x28", 32});
-      db.add_trial(p, m, testing::trial(testing::config(Layout::NCHW, "direct", 1), tuner::TrialStatus::ok, 1000));
-      db.add_trial(p, m, testing::trial(testing::config(Layout::NCHW, "direct", 2), tuner::TrialStatus::ok, 1200));
+      db.add_trial(
+          p, m,
+          testing::trial(testing::config(Layout::NCHW, "direct", 1), tuner::TrialStatus::ok, 1000));
+      db.add_trial(
+          p, m,
+          testing::trial(testing::config(Layout::NCHW, "direct", 2), tuner::TrialStatus::ok, 1200));
     }
     CandidatesModel model;
     QVERIFY(model.load(path, nullptr));
@@ -234,7 +262,8 @@ class CandidatesModelTest : public QObject {
     QTest::newRow("cuda: cuDNN's implicit GEMM, no direct")
         << "cuda" << QStringList{"cudnn:implicit_gemm", "cudnn:gemm", "fft-cufft"}
         << "nchw conv=cudnn:implicit_gemm threads=1";
-    QTest::newRow("cpu: direct") << "cpu" << QStringList{"direct", "gemm", "fft-fftw"} << "nchw conv=direct threads=1";
+    QTest::newRow("cpu: direct") << "cpu" << QStringList{"direct", "gemm", "fft-fftw"}
+                                 << "nchw conv=direct threads=1";
   }
   void cudaBaselineIsItsDefaultConvAlgorithm() {
     QFETCH(QString, backend);
@@ -248,7 +277,9 @@ class CandidatesModelTest : public QObject {
       const int64_t p = db.problem_id({"resnet18-small", "3x32x32", 32});
       double eps = 1000;
       for (const QString& algorithm : algorithms) {
-        db.add_trial(p, m, testing::trial(testing::config(Layout::NCHW, algorithm.toStdString(), 1), tuner::TrialStatus::ok, eps));
+        db.add_trial(p, m,
+                     testing::trial(testing::config(Layout::NCHW, algorithm.toStdString(), 1),
+                                    tuner::TrialStatus::ok, eps));
         eps += 250;
       }
     }
@@ -258,9 +289,11 @@ class CandidatesModelTest : public QObject {
     QCOMPARE(model.rowCount(), 3);
     QVERIFY(model.baselineRow());
     QCOMPARE(model.baselineRow()->label, baseline);
-    QCOMPARE(model.rows()[0].label, QStringLiteral("nchw conv=%1 threads=1").arg(algorithms.back()));
+    QCOMPARE(model.rows()[0].label,
+             QStringLiteral("nchw conv=%1 threads=1").arg(algorithms.back()));
     QCOMPARE(model.ratioToBaseline(model.rows()[0]), 1.5);  // 1500 vs the baseline's 1000
-    QCOMPARE(model.index(2, CandidatesModel::ConfigColumn).data().toString(), baseline + QStringLiteral("  (baseline)"));
+    QCOMPARE(model.index(2, CandidatesModel::ConfigColumn).data().toString(),
+             baseline + QStringLiteral("  (baseline)"));
   }
 
   void halvingRoundsRankAsTheTunerRanks() {
@@ -308,7 +341,9 @@ class CandidatesModelTest : public QObject {
       sqlite3* db = nullptr;
       QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
       sqlite3_stmt* stmt = nullptr;
-      QCOMPARE(sqlite3_prepare_v2(db, "UPDATE trials SET config = ?1 WHERE id = ?2", -1, &stmt, nullptr), SQLITE_OK);
+      QCOMPARE(
+          sqlite3_prepare_v2(db, "UPDATE trials SET config = ?1 WHERE id = ?2", -1, &stmt, nullptr),
+          SQLITE_OK);
       sqlite3_bind_text(stmt, 1, text, -1, SQLITE_TRANSIENT);
       sqlite3_bind_int(stmt, 2, id);
       QCOMPARE(sqlite3_step(stmt), SQLITE_DONE);
@@ -347,12 +382,14 @@ class CandidatesModelTest : public QObject {
   }
   void configLabelMatchesRunConfig() {
     QFETCH(int, variant);
-    RunConfig c = testing::config(variant % 2 ? Layout::NHWC : Layout::NCHW, variant < 2 ? "gemm" : "fft", variant + 1);
+    RunConfig c = testing::config(variant % 2 ? Layout::NHWC : Layout::NCHW,
+                                  variant < 2 ? "gemm" : "fft", variant + 1);
     if (variant == 1) c.conv.per_layer = {{"conv1", "direct"}, {"conv2", "fft"}};
     if (variant == 2) {
       knobs::streams.set(c.knobs, 2);
       knobs::async_update.set(c.knobs, true);
-      c.knobs.set_text("fft_workspace", "cache");  // an algorithm's knob: unknown here, kept by its key
+      c.knobs.set_text("fft_workspace",
+                       "cache");  // an algorithm's knob: unknown here, kept by its key
     }
     if (variant == 3) {
       knobs::replicas.set(c.knobs, 2);
@@ -366,9 +403,11 @@ class CandidatesModelTest : public QObject {
       c.knobs.set_text("fft_tile", "off");
       c.knobs.set_text("fft_workspace", "cache");
     }
-    QCOMPARE(configLabel(QString::fromStdString(to_json_text(c))), QString::fromStdString(c.label()));
+    QCOMPARE(configLabel(QString::fromStdString(to_json_text(c))),
+             QString::fromStdString(c.label()));
     if (variant == 4) QVERIFY(c.label().find(" fft_tile=16") != std::string::npos);
-    if (variant == 5) QVERIFY(c.label().find("fft_tile=off fft_workspace=cache") != std::string::npos);
+    if (variant == 5)
+      QVERIFY(c.label().find("fft_tile=off fft_workspace=cache") != std::string::npos);
   }
 
   void windowOpensDbAndTrace() {

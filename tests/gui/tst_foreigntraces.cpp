@@ -27,13 +27,15 @@ class ForeignTracesTest : public QObject {
   Q_OBJECT
  private:
   QTemporaryDir dir_;
-  const QString pytorchPath_ = QStringLiteral(TUNESCOPE_TEST_DATA_DIR "/pytorch/lenet5-cpu-torch1.13-legacy.json");
+  const QString pytorchPath_ =
+      QStringLiteral(TUNESCOPE_TEST_DATA_DIR "/pytorch/lenet5-cpu-torch1.13-legacy.json");
 
   static void openAndWait(MainWindow& w, const QString& path) {
     QSignalSpy loaded(&w, &MainWindow::documentLoaded);
     QSignalSpy failed(&w, &MainWindow::loadFailed);
     w.openFile(path);
-    QVERIFY2(loaded.wait(10'000), failed.isEmpty() ? "no answer" : qPrintable(failed.at(0).at(0).toString()));
+    QVERIFY2(loaded.wait(10'000),
+             failed.isEmpty() ? "no answer" : qPrintable(failed.at(0).at(0).toString()));
   }
 
  private slots:
@@ -51,7 +53,8 @@ class ForeignTracesTest : public QObject {
     QCOMPARE(w.document()->trace().activities.size(), expected.activities.size());
     QCOMPARE(w.document()->trace().ranges.size(), expected.ranges.size());
     QVERIFY(!expected.activities.empty());
-    QCOMPARE(w.kernelDock()->model()->rowCount(), static_cast<int>(profiler::summarize(expected).kernels.size()));
+    QCOMPARE(w.kernelDock()->model()->rowCount(),
+             static_cast<int>(profiler::summarize(expected).kernels.size()));
     QCOMPARE(w.tabs()->currentIndex(), static_cast<int>(MainWindow::TimelineTab));
   }
 

@@ -23,8 +23,8 @@ profiler::Activity kernel(const char* name, int64_t start, int64_t end) {
 // conv2 (direct, 4000 flops): fwd 40 ns -> 100 GFLOP/s; a bias kernel in conv2's range.
 profiler::Trace trace() {
   profiler::Trace t;
-  t.metadata.extra[profiler::kConvLayersKey] =
-      profiler::conv_layers_to_json({{"conv1", "gemm", "p1", 1000, 100}, {"conv2", "direct", "p2", 4000, 1000}});
+  t.metadata.extra[profiler::kConvLayersKey] = profiler::conv_layers_to_json(
+      {{"conv1", "gemm", "p1", 1000, 100}, {"conv2", "direct", "p2", 4000, 1000}});
   t.ranges.push_back({"conv1", profiler::RangeCategory::layer, 0, 100, 0, 0, 0});
   t.activities.push_back(kernel("gemm.fwd.im2col", 0, 10));
   t.activities.push_back(kernel("gemm.fwd.sgemm", 10, 50));
@@ -49,7 +49,8 @@ class KernelGflopsTest : public QObject {
     const TraceDocument document(trace(), QStringLiteral("hand-made"));
     KernelTableModel model;
     model.setRows(document.kernelTable(), document.kernelPassRates());
-    QCOMPARE(model.headerData(KernelTableModel::GflopsColumn, Qt::Horizontal, Qt::DisplayRole).toString(),
+    QCOMPARE(model.headerData(KernelTableModel::GflopsColumn, Qt::Horizontal, Qt::DisplayRole)
+                 .toString(),
              QStringLiteral("Eff. GFLOP/s"));
     QCOMPARE(cell(model, "gemm.fwd.im2col"), QStringLiteral("20.0"));
     QCOMPARE(cell(model, "gemm.fwd.sgemm"), QStringLiteral("20.0"));

@@ -15,7 +15,8 @@ namespace {
 
 QByteArray catalogJson() {
   QString error;
-  const std::optional<QByteArray> json = readKnobCatalogJson(QStringLiteral(TUNESCOPE_CLI_PATH), &error);
+  const std::optional<QByteArray> json =
+      readKnobCatalogJson(QStringLiteral(TUNESCOPE_CLI_PATH), &error);
   if (!json) qFatal("%s", qPrintable(error));
   return *json;
 }
@@ -75,7 +76,8 @@ class KnobRowsTest : public QObject {
     QCOMPARE(winograd->values, QStringLiteral("auto, f2, f4"));
 
     // loadKnobRows is both steps.
-    const std::optional<QVector<KnobRow>> loaded = loadKnobRows(QStringLiteral(TUNESCOPE_CLI_PATH), &error);
+    const std::optional<QVector<KnobRow>> loaded =
+        loadKnobRows(QStringLiteral(TUNESCOPE_CLI_PATH), &error);
     QVERIFY2(loaded, qPrintable(error));
     QCOMPARE(loaded->size(), rows->size());
   }
@@ -88,27 +90,32 @@ class KnobRowsTest : public QObject {
     QVERIFY(parseError("{\"schema\": ").contains(QStringLiteral("offset")));
     QCOMPARE(parseError("[1,2]"), QStringLiteral("the knob catalog is not a JSON object"));
     QCOMPARE(parseError(R"({"schema":"tunescope.knobs/2","knobs":[]})"),
-             QStringLiteral("the knob catalog's schema is 'tunescope.knobs/2', expected tunescope.knobs/1"));
+             QStringLiteral(
+                 "the knob catalog's schema is 'tunescope.knobs/2', expected tunescope.knobs/1"));
     QCOMPARE(parseError(R"({"schema":"tunescope.knobs/1","knobs":{}})"),
              QStringLiteral("the knob catalog has no \"knobs\" array"));
-    QCOMPARE(parseError(R"({"schema":"tunescope.knobs/1","knobs":[3]})"), QStringLiteral("knob 1 is not an object"));
+    QCOMPARE(parseError(R"({"schema":"tunescope.knobs/1","knobs":[3]})"),
+             QStringLiteral("knob 1 is not an object"));
 
     QByteArray noFlag = kOneKnob;
     noFlag.replace(R"("list_flag":"--fft-tile-list",)", "");
-    QCOMPARE(parseError(noFlag), QStringLiteral("knob 1 ('fft_tile'): \"list_flag\" is missing or not a string"));
+    QCOMPARE(parseError(noFlag),
+             QStringLiteral("knob 1 ('fft_tile'): \"list_flag\" is missing or not a string"));
     QByteArray badFlag = kOneKnob;
     badFlag.replace("\"--fft-tile-list\"", "\"fft-tile\"");
-    QCOMPARE(parseError(badFlag),
-             QStringLiteral("knob 1 ('fft_tile'): \"list_flag\" 'fft-tile' is not an option such as --fft_tile-list"));
+    QCOMPARE(parseError(badFlag), QStringLiteral("knob 1 ('fft_tile'): \"list_flag\" 'fft-tile' is "
+                                                 "not an option such as --fft_tile-list"));
     QByteArray badDefault = kOneKnob;
     badDefault.replace(R"(["auto"])", "[4]");
     QCOMPARE(parseError(badDefault),
-             QStringLiteral("knob 1 ('fft_tile'): \"tune_default\" holds something that is not a string"));
+             QStringLiteral(
+                 "knob 1 ('fft_tile'): \"tune_default\" holds something that is not a string"));
     QByteArray noKey = kOneKnob;
     noKey.replace(R"("key":"fft_tile",)", "");
     QCOMPARE(parseError(noKey), QStringLiteral("knob 1: \"key\" is missing or not a string"));
     QByteArray twice = kOneKnob;
-    const QByteArray knob = twice.mid(twice.indexOf("[{") + 1, twice.lastIndexOf("}]") - twice.indexOf("[{"));
+    const QByteArray knob =
+        twice.mid(twice.indexOf("[{") + 1, twice.lastIndexOf("}]") - twice.indexOf("[{"));
     twice.replace("}]}", "}," + knob + "]}");
     QCOMPARE(parseError(twice), QStringLiteral("knob 2: the key 'fft_tile' appears twice"));
   }
@@ -121,7 +128,8 @@ class KnobRowsTest : public QObject {
 
     const QString missing = dir.filePath(QStringLiteral("no-such-tunescope"));
     QVERIFY(!readKnobCatalogJson(missing, &error));
-    QVERIFY2(error.contains(missing) && error.contains(QStringLiteral("did not start")), qPrintable(error));
+    QVERIFY2(error.contains(missing) && error.contains(QStringLiteral("did not start")),
+             qPrintable(error));
 
     // A CLI without the knobs command (an older build): exit 2 and its own message.
     auto script = [&](const char* name, const QByteArray& body) {
@@ -133,9 +141,13 @@ class KnobRowsTest : public QObject {
       file.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
       return path;
     };
-    const QString old = script("old-tunescope", "echo 'tunescope: error: unknown command knobs' >&2\nexit 2\n");
+    const QString old =
+        script("old-tunescope", "echo 'tunescope: error: unknown command knobs' >&2\nexit 2\n");
     QVERIFY(!readKnobCatalogJson(old, &error));
-    QCOMPARE(error, QStringLiteral("`%1 knobs --json` failed (exit 2): tunescope: error: unknown command knobs").arg(old));
+    QCOMPARE(
+        error,
+        QStringLiteral("`%1 knobs --json` failed (exit 2): tunescope: error: unknown command knobs")
+            .arg(old));
 
     const QString hangs = script("hanging-tunescope", "exec sleep 30\n");
     QElapsedTimer clock;
@@ -146,7 +158,8 @@ class KnobRowsTest : public QObject {
 
     const QString garbage = script("garbage-tunescope", "echo 'not json'\n");
     QVERIFY(!loadKnobRows(garbage, &error));
-    QVERIFY2(error.startsWith(QStringLiteral("`%1 knobs --json`: the knob catalog is not JSON").arg(garbage)),
+    QVERIFY2(error.startsWith(
+                 QStringLiteral("`%1 knobs --json`: the knob catalog is not JSON").arg(garbage)),
              qPrintable(error));
   }
 
@@ -162,16 +175,19 @@ class KnobRowsTest : public QObject {
                    {QStringLiteral("streams"), QString()}};  // empty: the CLI's tune default
     r.algorithms = {QStringLiteral("fft-own")};
     r.extraArguments = QStringLiteral("--fake-count 64");
-    const QStringList expected{
-        QStringLiteral("tune"),          QStringLiteral("--model"),   QStringLiteral("lenet5"),
-        QStringLiteral("--data"),        QStringLiteral("fake"),      QStringLiteral("--batch"),
-        QStringLiteral("32"),            QStringLiteral("--strategy"), QStringLiteral("auto"),
-        QStringLiteral("--steps"),       QStringLiteral("5"),         QStringLiteral("--warmup"),
-        QStringLiteral("2"),             QStringLiteral("--layout-list"), QStringLiteral("nhwc"),
-        QStringLiteral("--threads-list"), QStringLiteral("1,4"),      QStringLiteral("--fft-tile-list"),
-        QStringLiteral("auto,16"),       QStringLiteral("--algorithms"), QStringLiteral("fft-own"),
-        QStringLiteral("--fake-count"),  QStringLiteral("64"),        QStringLiteral("--progress"),
-        QStringLiteral("jsonl")};
+    const QStringList expected{QStringLiteral("tune"),    QStringLiteral("--model"),
+                               QStringLiteral("lenet5"),  QStringLiteral("--data"),
+                               QStringLiteral("fake"),    QStringLiteral("--batch"),
+                               QStringLiteral("32"),      QStringLiteral("--strategy"),
+                               QStringLiteral("auto"),    QStringLiteral("--steps"),
+                               QStringLiteral("5"),       QStringLiteral("--warmup"),
+                               QStringLiteral("2"),       QStringLiteral("--layout-list"),
+                               QStringLiteral("nhwc"),    QStringLiteral("--threads-list"),
+                               QStringLiteral("1,4"),     QStringLiteral("--fft-tile-list"),
+                               QStringLiteral("auto,16"), QStringLiteral("--algorithms"),
+                               QStringLiteral("fft-own"), QStringLiteral("--fake-count"),
+                               QStringLiteral("64"),      QStringLiteral("--progress"),
+                               QStringLiteral("jsonl")};
     QCOMPARE(r.arguments(), expected);
 
     // A key the catalog lacks still reaches the CLI, whose message then names it.
@@ -182,7 +198,8 @@ class KnobRowsTest : public QObject {
     QCOMPARE(args.last(), QStringLiteral("jsonl"));
 
     // The default request tries 1 and every hardware thread.
-    QCOMPARE(TuneRequest().knobLists.value(QStringLiteral("threads")), TuneRequest::defaultThreads());
+    QCOMPARE(TuneRequest().knobLists.value(QStringLiteral("threads")),
+             TuneRequest::defaultThreads());
   }
 };
 

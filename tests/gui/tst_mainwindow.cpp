@@ -5,12 +5,12 @@
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QImage>
-#include <QMimeData>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QPushButton>
-#include <QStatusBar>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTextBrowser>
@@ -92,8 +92,8 @@ class MainWindowTest : public QObject {
     TimelineView* view = w->timelineView();
     const QPoint pos(TimelineView::kHeaderWidth + 300, 60);
     const double anchor = view->timeline().mapXToTime(300);
-    QWheelEvent wheel(pos, view->mapToGlobal(pos), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::ControlModifier,
-                      Qt::NoScrollPhase, false);
+    QWheelEvent wheel(pos, view->mapToGlobal(pos), QPoint(), QPoint(0, 120), Qt::NoButton,
+                      Qt::ControlModifier, Qt::NoScrollPhase, false);
     QApplication::sendEvent(view, &wheel);
     QVERIFY(view->timeline().span() < 3600);
     QVERIFY(qAbs(view->timeline().mapXToTime(300) - anchor) < 1e-6);
@@ -151,10 +151,12 @@ class MainWindowTest : public QObject {
   void tooltipNamesTheActivity() {
     auto w = openWindow();
     const auto& acts = w->document()->trace().activities;
-    const auto it = std::find_if(acts.begin(), acts.end(), [](const auto& a) { return a.flops > 0; });
+    const auto it =
+        std::find_if(acts.begin(), acts.end(), [](const auto& a) { return a.flops > 0; });
     QVERIFY(it != acts.end());  // the first direct.fwd: 1000 ns, 2 MFLOP, 4 kB
     const QString html = activityTooltip(*w->document(), static_cast<uint32_t>(it - acts.begin()));
-    for (const char* part : {"direct.fwd", "conv fwd", "device 0 · stream 0", "1.00 us", "2.00 MFLOP", "4.00 kB"})
+    for (const char* part :
+         {"direct.fwd", "conv fwd", "device 0 · stream 0", "1.00 us", "2.00 MFLOP", "4.00 kB"})
       QVERIFY2(html.contains(QString::fromUtf8(part)), part);
   }
 
@@ -170,8 +172,8 @@ class MainWindowTest : public QObject {
   void cancellingALoadKeepsTheOpenTrace() {
     auto w = openWindow();
     const TraceDocumentPtr before = w->document();
-    const QString big =
-        testing::writeTrace(dir_, testing::manyEventsTrace(300'000, 4), QStringLiteral("big-to-cancel.json"));
+    const QString big = testing::writeTrace(dir_, testing::manyEventsTrace(300'000, 4),
+                                            QStringLiteral("big-to-cancel.json"));
     QSignalSpy loaded(w.get(), &MainWindow::documentLoaded);
     QSignalSpy progress(w->traceLoader(), &TraceLoader::progress);
     w->openFile(big);

@@ -35,7 +35,8 @@ TuneRequest tinyTune(const QString& dir, const QStringList& algorithms, int step
   r.model = QStringLiteral("lenet5");
   r.data = QStringLiteral("fake");
   r.batch = 8;
-  r.knobLists = {{QStringLiteral("layout"), QStringLiteral("nchw,nhwc")}, {QStringLiteral("threads"), QStringLiteral("1")}};
+  r.knobLists = {{QStringLiteral("layout"), QStringLiteral("nchw,nhwc")},
+                 {QStringLiteral("threads"), QStringLiteral("1")}};
   r.algorithms = algorithms;
   r.steps = steps;
   r.warmup = 1;
@@ -74,18 +75,22 @@ class RunViewTest : public QObject {
 
   void formRoundTripsTheRequest() {
     RunView* run = freshRunView();
-    TuneRequest r = tinyTune(QStringLiteral("/tmp/x"), {QStringLiteral("direct"), QStringLiteral("gemm")}, 3);
+    TuneRequest r =
+        tinyTune(QStringLiteral("/tmp/x"), {QStringLiteral("direct"), QStringLiteral("gemm")}, 3);
     r.strategy = QStringLiteral("per-layer");
     r.budgetSeconds = 60;
     r.knobLists[QStringLiteral("streams")] = QStringLiteral("1,2");
-    r.knobLists[QStringLiteral("fft_tile")] = QStringLiteral("auto,16");  // declared by an algorithm, not the engine
+    r.knobLists[QStringLiteral("fft_tile")] =
+        QStringLiteral("auto,16");  // declared by an algorithm, not the engine
     r.knobCatalog = run->knobRows();
     run->setRequest(r);
     QCOMPARE(run->request().knobLists, r.knobLists);
     QCOMPARE(run->request().arguments(), r.arguments());
     const QStringList args = run->request().arguments();
-    QCOMPARE(args.at(args.indexOf(QStringLiteral("--fft-tile-list")) + 1), QStringLiteral("auto,16"));
-    QCOMPARE(args.at(args.indexOf(QStringLiteral("--layout-list")) + 1), QStringLiteral("nchw,nhwc"));
+    QCOMPARE(args.at(args.indexOf(QStringLiteral("--fft-tile-list")) + 1),
+             QStringLiteral("auto,16"));
+    QCOMPARE(args.at(args.indexOf(QStringLiteral("--layout-list")) + 1),
+             QStringLiteral("nchw,nhwc"));
     for (const char* strategy : {"auto", "halving"}) {  // every strategy the CLI knows is offered
       r.strategy = QLatin1String(strategy);
       run->setRequest(r);
@@ -96,7 +101,8 @@ class RunViewTest : public QObject {
   void formHasOneRowPerKnobOfTheCatalog() {
     RunView* run = freshRunView();
     QString error;
-    const std::optional<QVector<KnobRow>> catalog = loadKnobRows(QStringLiteral(TUNESCOPE_CLI_PATH), &error);
+    const std::optional<QVector<KnobRow>> catalog =
+        loadKnobRows(QStringLiteral(TUNESCOPE_CLI_PATH), &error);
     QVERIFY2(catalog, qPrintable(error));
     QCOMPARE(run->knobRows().size(), catalog->size());
     QVERIFY(run->knobMessage()->isHidden());
@@ -110,12 +116,14 @@ class RunViewTest : public QObject {
       QVERIFY(edit->toolTip().contains(knob.help));
       QVERIFY(edit->toolTip().contains(knob.values));
     }
-    for (const char* key : {"layout", "threads", "streams", "fft_tile", "fft_workspace", "winograd_tile"})
+    for (const char* key :
+         {"layout", "threads", "streams", "fft_tile", "fft_workspace", "winograd_tile"})
       QVERIFY2(keys.contains(QLatin1String(key)), key);
     // A fresh form: threads 1,N as before, the rest empty (the CLI's tune default).
     QCOMPARE(run->knobEdit(QStringLiteral("threads"))->text(), TuneRequest::defaultThreads());
     QVERIFY(run->knobEdit(QStringLiteral("layout"))->text().isEmpty());
-    QCOMPARE(run->request().knobLists, (QMap<QString, QString>{{QStringLiteral("threads"), TuneRequest::defaultThreads()}}));
+    QCOMPARE(run->request().knobLists,
+             (QMap<QString, QString>{{QStringLiteral("threads"), TuneRequest::defaultThreads()}}));
 
     // Typed lists become the catalog's list flags, in its order, before --progress jsonl.
     run->knobEdit(QStringLiteral("winograd_tile"))->setText(QStringLiteral(" f2,f4 "));
@@ -127,7 +135,8 @@ class RunViewTest : public QObject {
     QVERIFY(layout > 0 && layout < threads && threads < winograd);
     QCOMPARE(args.at(winograd + 1), QStringLiteral("f2,f4"));
     QVERIFY(!args.contains(QStringLiteral("--streams-list")));
-    QCOMPARE(args.mid(args.size() - 2), (QStringList{QStringLiteral("--progress"), QStringLiteral("jsonl")}));
+    QCOMPARE(args.mid(args.size() - 2),
+             (QStringList{QStringLiteral("--progress"), QStringLiteral("jsonl")}));
   }
 
   void noCliShowsAMessageInPlaceOfTheKnobRows() {
@@ -146,7 +155,8 @@ class RunViewTest : public QObject {
     r.extraArguments = QStringLiteral("--threads-list 1,2");
     run->setRequest(r);
     const QStringList args = run->request().arguments();
-    QVERIFY(args.join(QLatin1Char(' ')).contains(QStringLiteral("--threads-list 1,2 --progress jsonl")));
+    QVERIFY(args.join(QLatin1Char(' '))
+                .contains(QStringLiteral("--threads-list 1,2 --progress jsonl")));
     QVERIFY(!args.contains(QStringLiteral("--layout-list")));
 
     // The CLI back: rows again, threads from the defaults.
@@ -212,8 +222,8 @@ class RunViewTest : public QObject {
     RunView* run = freshRunView();
     QSignalSpy resultsLoaded(window_.get(), &MainWindow::resultsLoaded);
     run->setRequest(tinyTune(dir.path(),
-                             {QStringLiteral("direct"), QStringLiteral("gemm"), QStringLiteral("fft-fftw"),
-                              QStringLiteral("fft-own")},
+                             {QStringLiteral("direct"), QStringLiteral("gemm"),
+                              QStringLiteral("fft-fftw"), QStringLiteral("fft-own")},
                              12));
     connect(run->process(), &TuneProcess::event, run, [run](const TuneEvent& e) {
       if (e.kind == TuneEvent::Kind::Trial && run->process()->cancelRequests() == 0) run->cancel();
@@ -235,7 +245,8 @@ class RunViewTest : public QObject {
     // The DB keeps every finished trial, and the Open button shows it.
     CandidatesModel db;
     QString error;
-    QVERIFY2(db.load(QDir(dir.path()).filePath(QStringLiteral("results.sqlite")), &error), qPrintable(error));
+    QVERIFY2(db.load(QDir(dir.path()).filePath(QStringLiteral("results.sqlite")), &error),
+             qPrintable(error));
     QVERIFY(db.rowCount() >= finished);
     QVERIFY(run->openButton()->isEnabled());
     run->openButton()->click();
@@ -247,20 +258,23 @@ class RunViewTest : public QObject {
     QTemporaryDir dir;
     RunView* run = freshRunView();
     run->setRequest(tinyTune(dir.path(),
-                             {QStringLiteral("direct"), QStringLiteral("gemm"), QStringLiteral("fft-fftw"),
-                              QStringLiteral("fft-own")},
+                             {QStringLiteral("direct"), QStringLiteral("gemm"),
+                              QStringLiteral("fft-fftw"), QStringLiteral("fft-own")},
                              40));
     // After the first trial, the next one starts: cancel, and once the CLI said it got
     // the signal (two pending SIGINTs would merge into one), cancel again.
     connect(run->process(), &TuneProcess::event, run, [run](const TuneEvent& e) {
-      if (e.kind == TuneEvent::Kind::TrialStart && e.index == 2 && run->process()->cancelRequests() == 0) {
+      if (e.kind == TuneEvent::Kind::TrialStart && e.index == 2 &&
+          run->process()->cancelRequests() == 0) {
         run->cancel();
         QVERIFY(run->cancelButton()->isEnabled());
         QCOMPARE(run->cancelButton()->text(), QStringLiteral("Stop now"));
       }
     });
     connect(run->process(), &TuneProcess::logText, run, [run](const QString& text) {
-      if (text.contains(QStringLiteral("tunescope: interrupted")) && run->process()->cancelRequests() == 1) run->cancel();
+      if (text.contains(QStringLiteral("tunescope: interrupted")) &&
+          run->process()->cancelRequests() == 1)
+        run->cancel();
     });
     QVERIFY(run->start());
     QTRY_VERIFY_WITH_TIMEOUT(outcome_.has_value(), 100'000);
@@ -313,7 +327,8 @@ class RunViewTest : public QObject {
     QVERIFY(run->start());
     QTRY_VERIFY_WITH_TIMEOUT(outcome_.has_value(), 10'000);
     QCOMPARE(int(outcome_->result), int(TuneOutcome::Result::Failed));
-    QVERIFY2(outcome_->message.contains(QStringLiteral("no-such-tunescope")), qPrintable(outcome_->message));
+    QVERIFY2(outcome_->message.contains(QStringLiteral("no-such-tunescope")),
+             qPrintable(outcome_->message));
     QCOMPARE(run->statusLabel()->text(), outcome_->message);
     QVERIFY(run->startButton()->isEnabled());
   }

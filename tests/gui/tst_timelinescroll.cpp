@@ -20,12 +20,14 @@ class TimelineScrollTest : public QObject {
   static constexpr int kLanes = 40;
 
   static TraceDocumentPtr manyLanes() {
-    return std::make_shared<const TraceDocument>(testing::manyEventsTrace(4000, kLanes), QStringLiteral("lanes"));
+    return std::make_shared<const TraceDocument>(testing::manyEventsTrace(4000, kLanes),
+                                                 QStringLiteral("lanes"));
   }
 
   static void wheel(TimelineView& view, QPoint delta, Qt::KeyboardModifiers modifiers) {
     const QPointF pos(TimelineView::kHeaderWidth + 200, 100);
-    QWheelEvent event(pos, view.mapToGlobal(pos), QPoint(), delta, Qt::NoButton, modifiers, Qt::NoScrollPhase, false);
+    QWheelEvent event(pos, view.mapToGlobal(pos), QPoint(), delta, Qt::NoButton, modifiers,
+                      Qt::NoScrollPhase, false);
     QApplication::sendEvent(&view, &event);
   }
 
@@ -39,7 +41,8 @@ class TimelineScrollTest : public QObject {
   void rowsThatFitNeedNoScrollBar() {
     TimelineView view;
     view.resize(1000, 600);
-    view.setDocument(std::make_shared<const TraceDocument>(testing::smallTrace(), QStringLiteral("small")));
+    view.setDocument(
+        std::make_shared<const TraceDocument>(testing::smallTrace(), QStringLiteral("small")));
     QVERIFY(view.verticalScrollBar()->isHidden());
     QCOMPARE(view.timeline().width, 1000 - TimelineView::kHeaderWidth);
     wheel(view, {0, -120}, Qt::NoModifier);  // nothing to scroll, and the wheel does not zoom
@@ -81,7 +84,8 @@ class TimelineScrollTest : public QObject {
     QCOMPARE(bar->value(), 60 + viewport - bar->singleStep());
     for (int i = 0; i < 100; ++i) wheel(view, {0, -120}, Qt::NoModifier);
     QCOMPARE(bar->value(), bar->maximum());  // stops at the last lane
-    QCOMPARE(view.itemTop(rows), 400 - TimelineView::kLegendHeight);  // the last lane ends at the legend
+    QCOMPARE(view.itemTop(rows),
+             400 - TimelineView::kLegendHeight);  // the last lane ends at the legend
   }
 
   void ctrlWheelZoomsAndShiftWheelPans() {

@@ -70,8 +70,8 @@ class TimelineTracksTest : public QObject {
     streamsTrace_ = dir_.filePath(QStringLiteral("a.json"));
     QProcess cli;
     cli.start(QStringLiteral(TUNESCOPE_CLI_PATH),
-              {"profile", "--model", "resnet18-small", "--data", "fake", "--batch", "32", "--steps", "4",
-               "--streams", "2", "--async-update", "--trace", streamsTrace_});
+              {"profile", "--model", "resnet18-small", "--data", "fake", "--batch", "32", "--steps",
+               "4", "--streams", "2", "--async-update", "--trace", streamsTrace_});
     QVERIFY(cli.waitForFinished(120'000));
     QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
   }
@@ -91,9 +91,13 @@ class TimelineTracksTest : public QObject {
       const Track& track = doc.tracks()[size_t(t)];
       QCOMPARE(track.key, (profiler::LaneKey{0, t}));
       const QRect lane = view.activityLaneRect(t);
-      QVERIFY2(screen.contains(lane), qPrintable(QStringLiteral("lane %1 at y %2..%3 outside %4..%5")
-                                                    .arg(t).arg(lane.top()).arg(lane.bottom())
-                                                    .arg(screen.top()).arg(screen.bottom())));
+      QVERIFY2(screen.contains(lane),
+               qPrintable(QStringLiteral("lane %1 at y %2..%3 outside %4..%5")
+                              .arg(t)
+                              .arg(lane.top())
+                              .arg(lane.bottom())
+                              .arg(screen.top())
+                              .arg(screen.bottom())));
       QVERIFY(lane.height() >= 20);
       QVERIFY(!track.rangeRows.empty());
       for (int depth = 0; depth < int(track.rangeRows.size()); ++depth) {
@@ -123,7 +127,8 @@ class TimelineTracksTest : public QObject {
       bool enclosed = false;
       for (uint32_t j = 0; j < ranges.size() && !enclosed; ++j) {
         const RangeRow& outer = doc.rangeRows()[doc.rangeRowOf(j)];
-        enclosed = outer.lane == row.lane && outer.depth == row.depth - 1 && ranges[j].start_ns <= ranges[i].start_ns &&
+        enclosed = outer.lane == row.lane && outer.depth == row.depth - 1 &&
+                   ranges[j].start_ns <= ranges[i].start_ns &&
                    ranges[j].end_ns > ranges[i].start_ns;
       }
       QVERIFY(enclosed);
@@ -210,7 +215,8 @@ class TimelineTracksTest : public QObject {
     const QRect screen = firstScreen(view);
     for (int t = 0; t < kLanes; ++t) {
       QCOMPARE(int(w->document()->tracks()[size_t(t)].rangeRows.size()), 4);
-      QVERIFY2(screen.contains(view.activityLaneRect(t)), qPrintable(QStringLiteral("lane %1").arg(t)));
+      QVERIFY2(screen.contains(view.activityLaneRect(t)),
+               qPrintable(QStringLiteral("lane %1").arg(t)));
       QVERIFY(view.activityLaneRect(t).height() >= 20);
       QVERIFY(screen.contains(view.rangeRowRect(t, 3)));
     }

@@ -46,7 +46,9 @@ profiler::Trace tunedTrace() {
 }
 
 profiler::Trace withoutIterations(profiler::Trace t) {
-  std::erase_if(t.ranges, [](const profiler::Range& r) { return r.category == profiler::RangeCategory::iteration; });
+  std::erase_if(t.ranges, [](const profiler::Range& r) {
+    return r.category == profiler::RangeCategory::iteration;
+  });
   return t;
 }
 }  // namespace
@@ -94,24 +96,29 @@ class TraceCompareTest : public QObject {
   }
 
   void knownNumbers() {
-    const auto diff = kernelDiff(profiler::kernel_table(testing::smallTrace()), profiler::kernel_table(tunedTrace()));
+    const auto diff = kernelDiff(profiler::kernel_table(testing::smallTrace()),
+                                 profiler::kernel_table(tunedTrace()));
     KernelDiffModel model;
     model.setNames(QStringLiteral("default"), QStringLiteral("tuned"));
     model.setRows(diff);
     // direct.fwd: 3 x 1000 ns gone; gemm.fwd: 3 x 400 ns new.
     QCOMPARE(QString::fromStdString(diff[0].name), QStringLiteral("direct.fwd"));
     QCOMPARE(diff[0].delta(), int64_t(-3000));
-    QCOMPARE(model.index(0, KernelDiffModel::RatioColumn).data().toString(), QStringLiteral("gone"));
+    QCOMPARE(model.index(0, KernelDiffModel::RatioColumn).data().toString(),
+             QStringLiteral("gone"));
     QCOMPARE(QString::fromStdString(diff[1].name), QStringLiteral("gemm.fwd"));
     QCOMPARE(diff[1].totalB, int64_t(1200));
     QCOMPARE(model.index(1, KernelDiffModel::RatioColumn).data().toString(), QStringLiteral("new"));
-    QCOMPARE(model.headerData(KernelDiffModel::CallsBColumn, Qt::Horizontal, Qt::DisplayRole).toString(),
-             QStringLiteral("Calls tuned"));
+    QCOMPARE(
+        model.headerData(KernelDiffModel::CallsBColumn, Qt::Horizontal, Qt::DisplayRole).toString(),
+        QStringLiteral("Calls tuned"));
     int bn = -1;
     for (int i = 0; i < model.rowCount(); ++i)
       if (model.index(i, 0).data().toString() == QLatin1String("bn.fwd")) bn = i;
     QVERIFY(bn >= 0);
-    QCOMPARE(model.index(bn, KernelDiffModel::DeltaColumn).data(KernelDiffModel::SortRole).toLongLong(), 2 * (30 - 9));
+    QCOMPARE(
+        model.index(bn, KernelDiffModel::DeltaColumn).data(KernelDiffModel::SortRole).toLongLong(),
+        2 * (30 - 9));
     // sgd as a kernel (unchanged) and as a memcpy (new) are two rows.
     int sgdRows = 0;
     for (const auto& r : diff) sgdRows += r.name == "sgd";
@@ -125,18 +132,20 @@ class TraceCompareTest : public QObject {
     QTest::addColumn<qint64>("startB");
     const qint64 o = 1'000'000;
     QTest::newRow("same trace") << testing::smallTrace() << testing::smallTrace() << o << o;
-    QTest::newRow("B later clock") << testing::smallTrace() << shifted(testing::smallTrace(), 7'500) << o << o + 7'500;
-    QTest::newRow("B earlier clock") << testing::smallTrace() << shifted(testing::smallTrace(), -400'000) << o
-                                     << o - 400'000;
+    QTest::newRow("B later clock")
+        << testing::smallTrace() << shifted(testing::smallTrace(), 7'500) << o << o + 7'500;
+    QTest::newRow("B earlier clock")
+        << testing::smallTrace() << shifted(testing::smallTrace(), -400'000) << o << o - 400'000;
     profiler::Trace warm = testing::smallTrace();
     // A warm-up phase before the first iteration: alignment skips it.
     warm.activities.push_back(testing::kernel("warmup", 0, 0, o - 900, o - 100));
-    warm.ranges.push_back(testing::range("warmup", profiler::RangeCategory::phase, o - 900, o - 100));
+    warm.ranges.push_back(
+        testing::range("warmup", profiler::RangeCategory::phase, o - 900, o - 100));
     profiler::sort_by_start(warm);
-    QTest::newRow("A has a warm-up before its first iteration") << warm << shifted(testing::smallTrace(), 123) << o
-                                                                 << o + 123;
-    QTest::newRow("no iteration ranges: first start") << withoutIterations(shifted(warm, 50))
-                                                      << testing::smallTrace() << o - 850 << o;
+    QTest::newRow("A has a warm-up before its first iteration")
+        << warm << shifted(testing::smallTrace(), 123) << o << o + 123;
+    QTest::newRow("no iteration ranges: first start")
+        << withoutIterations(shifted(warm, 50)) << testing::smallTrace() << o - 850 << o;
   }
   void alignmentOffset() {
     QFETCH(profiler::Trace, a);
@@ -150,20 +159,25 @@ class TraceCompareTest : public QObject {
 
   void viewSharesZoomAndPan() {
     const qint64 shift = 2'000'000'000;
-    auto a = std::make_shared<const TraceDocument>(testing::smallTrace(), QStringLiteral("baseline.json"));
-    auto b = std::make_shared<const TraceDocument>(shifted(tunedTrace(), shift), QStringLiteral("best.json"));
+    auto a = std::make_shared<const TraceDocument>(testing::smallTrace(),
+                                                   QStringLiteral("baseline.json"));
+    auto b = std::make_shared<const TraceDocument>(shifted(tunedTrace(), shift),
+                                                   QStringLiteral("best.json"));
     CompareView view;
     view.resize(1200, 900);
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     view.setDocuments(a, b);
     QCOMPARE(view.offset(), shift);
-    QCOMPARE(view.diffModel()->rowCount(), int(kernelDiff(a->kernelTable(), b->kernelTable()).size()));
+    QCOMPARE(view.diffModel()->rowCount(),
+             int(kernelDiff(a->kernelTable(), b->kernelTable()).size()));
     auto aligned = [&] {
       const TimelineData& ta = view.viewA()->timeline();
       const TimelineData& tb = view.viewB()->timeline();
-      return ta.viewStartNs + double(shift) == tb.viewStartNs && ta.viewEndNs + double(shift) == tb.viewEndNs &&
-             ta.boundsStartNs + shift == tb.boundsStartNs && ta.boundsEndNs + shift == tb.boundsEndNs;
+      return ta.viewStartNs + double(shift) == tb.viewStartNs &&
+             ta.viewEndNs + double(shift) == tb.viewEndNs &&
+             ta.boundsStartNs + shift == tb.boundsStartNs &&
+             ta.boundsEndNs + shift == tb.boundsEndNs;
     };
     QVERIFY(aligned());
     view.viewA()->setFocus();

@@ -69,8 +69,10 @@ class TraceDocumentTest : public QObject {
     profiler::Trace t;
     t.metadata.backend = "cpu";
     for (int lane = 0; lane < 2; ++lane) {
-      profiler::Range outer = testing::range("step", RangeCategory::iteration, lane * 100, 1000 + lane * 100);
-      profiler::Range inner = testing::range("conv1", RangeCategory::layer, lane * 100 + 10, 500 + lane * 100);
+      profiler::Range outer =
+          testing::range("step", RangeCategory::iteration, lane * 100, 1000 + lane * 100);
+      profiler::Range inner =
+          testing::range("conv1", RangeCategory::layer, lane * 100 + 10, 500 + lane * 100);
       outer.lane = inner.lane = lane;
       t.ranges.push_back(outer);
       t.ranges.push_back(inner);
@@ -108,12 +110,17 @@ class TraceDocumentTest : public QObject {
     QCOMPARE(model.rowCount(), 4);
     QCOMPARE(model.columnCount(), int(KernelTableModel::ColumnCount));
     // kernel_table sorts by total descending: direct.fwd first with 3 calls.
-    QCOMPARE(model.index(0, KernelTableModel::NameColumn).data().toString(), QStringLiteral("direct.fwd"));
+    QCOMPARE(model.index(0, KernelTableModel::NameColumn).data().toString(),
+             QStringLiteral("direct.fwd"));
     QCOMPARE(model.index(0, KernelTableModel::CallsColumn).data().toULongLong(), 3ull);
-    QCOMPARE(model.index(0, KernelTableModel::TotalColumn).data(KernelTableModel::SortRole).toLongLong(), 3000ll);
-    QCOMPARE(model.index(0, KernelTableModel::TotalColumn).data().toString(), QStringLiteral("3.00 us"));
-    QCOMPARE(model.headerData(KernelTableModel::ShareColumn, Qt::Horizontal, Qt::DisplayRole).toString(),
-             QStringLiteral("Share"));
+    QCOMPARE(
+        model.index(0, KernelTableModel::TotalColumn).data(KernelTableModel::SortRole).toLongLong(),
+        3000ll);
+    QCOMPARE(model.index(0, KernelTableModel::TotalColumn).data().toString(),
+             QStringLiteral("3.00 us"));
+    QCOMPARE(
+        model.headerData(KernelTableModel::ShareColumn, Qt::Horizontal, Qt::DisplayRole).toString(),
+        QStringLiteral("Share"));
   }
 
   void sortsByTotalNumerically() {
@@ -125,7 +132,8 @@ class TraceDocumentTest : public QObject {
       k.calls = calls;
       return k;
     };
-    std::vector<profiler::KernelStats> rows{stat("a", 9, 1), stat("b", 10'000, 2), stat("c", 18, 3)};
+    std::vector<profiler::KernelStats> rows{stat("a", 9, 1), stat("b", 10'000, 2),
+                                            stat("c", 18, 3)};
     KernelTableModel model;
     model.setRows(rows);
     KernelTableProxyModel proxy;
@@ -167,7 +175,8 @@ class TraceDocumentTest : public QObject {
     using A = ConvAlgorithmFamily;
     QTest::newRow("direct fwd") << "direct.fwd" << int(F::convForward) << int(A::direct);
     QTest::newRow("gemm bwd data") << "gemm.bwd_data" << int(F::convBackwardData) << int(A::gemm);
-    QTest::newRow("fft-own bwd filter") << "fft-own.bwd_filter" << int(F::convBackwardFilter) << int(A::fft);
+    QTest::newRow("fft-own bwd filter")
+        << "fft-own.bwd_filter" << int(F::convBackwardFilter) << int(A::fft);
     QTest::newRow("fft-fftw fwd") << "fft-fftw.fwd" << int(F::convForward) << int(A::fft);
     QTest::newRow("bn") << "bn.bwd" << int(F::batchNorm) << int(A::none);
     QTest::newRow("relu") << "relu.fwd" << int(F::relu) << int(A::none);
@@ -188,7 +197,8 @@ class TraceDocumentTest : public QObject {
     QCOMPARE(int(k.algorithm), algorithm);
   }
   void memcpyIsMemory() {
-    QCOMPARE(classifyKernel(profiler::ActivityKind::memcpy, "direct.fwd").family, KernelFamily::memory);
+    QCOMPARE(classifyKernel(profiler::ActivityKind::memcpy, "direct.fwd").family,
+             KernelFamily::memory);
   }
 };
 

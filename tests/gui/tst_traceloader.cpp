@@ -44,9 +44,12 @@ class TraceLoaderTest : public QObject {
   void badFilesFailWithTheFileName_data() {
     QTest::addColumn<QString>("name");
     QTest::addColumn<QByteArray>("content");
-    QTest::newRow("malformed") << "malformed.json" << QByteArray("{\"traceEvents\": [ {\"ph\": \"X\", oops");
-    QTest::newRow("truncated") << "truncated.json"
-                               << QByteArray("{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,");
+    QTest::newRow("malformed") << "malformed.json"
+                               << QByteArray("{\"traceEvents\": [ {\"ph\": \"X\", oops");
+    QTest::newRow("truncated")
+        << "truncated.json"
+        << QByteArray(
+               "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,");
     QTest::newRow("foreign json") << "foreign.json" << QByteArray("{\"hello\": \"world\"}");
     QTest::newRow("not json at all") << "image.json" << QByteArray("\x89PNG\r\n\x1a\n binary");
     QTest::newRow("empty") << "empty.json" << QByteArray();
@@ -79,7 +82,8 @@ class TraceLoaderTest : public QObject {
     QVERIFY(failed.wait(10'000));
     QCOMPARE(loaded.count(), 0);
     const QString message = failed.at(0).at(1).toString();
-    QVERIFY2(message.contains(QStringLiteral("small.json")) && message.contains(QStringLiteral("more than 10")),
+    QVERIFY2(message.contains(QStringLiteral("small.json")) &&
+                 message.contains(QStringLiteral("more than 10")),
              qPrintable(message));
     // At the limit it opens.
     loader.setMaxRecords(12);
@@ -112,7 +116,8 @@ class TraceLoaderTest : public QObject {
 
   void reportsProgressUpToTheWholeFile() {
     QTemporaryDir dir;
-    const QString path = testing::writeTrace(dir, testing::manyEventsTrace(40'000, 4), QStringLiteral("big.json"));
+    const QString path =
+        testing::writeTrace(dir, testing::manyEventsTrace(40'000, 4), QStringLiteral("big.json"));
     TraceLoader loader;
     QSignalSpy progress(&loader, &TraceLoader::progress);
     QSignalSpy loaded(&loader, &TraceLoader::loaded);
@@ -130,7 +135,8 @@ class TraceLoaderTest : public QObject {
 
   void cancelStopsTheReadAndReportsNothingElse() {
     QTemporaryDir dir;
-    const QString path = testing::writeTrace(dir, testing::manyEventsTrace(300'000, 4), QStringLiteral("big.json"));
+    const QString path =
+        testing::writeTrace(dir, testing::manyEventsTrace(300'000, 4), QStringLiteral("big.json"));
     TraceLoader loader;
     QSignalSpy loaded(&loader, &TraceLoader::loaded);
     QSignalSpy failed(&loader, &TraceLoader::failed);

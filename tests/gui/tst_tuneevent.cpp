@@ -18,7 +18,8 @@ TuneEvent parsed(const char* line) {
   return *e;
 }
 
-const char* kTrialStart = R"({"event":"trial_start","index":2,"total":4,"candidate":"nhwc conv=gemm threads=1"})";
+const char* kTrialStart =
+    R"({"event":"trial_start","index":2,"total":4,"candidate":"nhwc conv=gemm threads=1"})";
 const char* kTrial =
     R"({"event":"trial","index":2,"total":4,"candidate":"nhwc conv=gemm threads=1","status":"invalid",)"
     R"("reason":"loss differs","reused":false,"median_eps":0,"spread":0,"seconds":0.5,"elapsed":2.5,"eta":2.5,)"
@@ -60,7 +61,8 @@ class TuneEventTest : public QObject {
   }
 
   void refusesForeignLines() {
-    for (const char* line : {"winner: nchw conv=direct", "[1, 2]", R"({"event":"party"})", "{\"event\":"}) {
+    for (const char* line :
+         {"winner: nchw conv=direct", "[1, 2]", R"({"event":"party"})", "{\"event\":"}) {
       QString error;
       QVERIFY2(!parseTuneEvent(QByteArray(line), &error), line);
       QVERIFY2(!error.isEmpty(), line);
@@ -72,14 +74,17 @@ class TuneEventTest : public QObject {
     model.apply(parsed(kTrialStart));
     QCOMPARE(model.rowCount(), 1);
     QCOMPARE(model.finishedCount(), 0);
-    QCOMPARE(model.index(0, TuneTrialsModel::StatusColumn).data().toString(), QStringLiteral("running…"));
+    QCOMPARE(model.index(0, TuneTrialsModel::StatusColumn).data().toString(),
+             QStringLiteral("running…"));
     model.apply(parsed(kTrial));
     QCOMPARE(model.rowCount(), 1);
     QCOMPARE(model.finishedCount(), 1);
-    QCOMPARE(model.index(0, TuneTrialsModel::StatusColumn).data().toString(), QStringLiteral("invalid"));
+    QCOMPARE(model.index(0, TuneTrialsModel::StatusColumn).data().toString(),
+             QStringLiteral("invalid"));
     QCOMPARE(model.index(0, TuneTrialsModel::EpsColumn).data().toString(), QStringLiteral("–"));
     QCOMPARE(model.bestCandidate(), QStringLiteral("nchw conv=direct threads=1"));
-    QCOMPARE(model.index(0, TuneTrialsModel::RatioColumn).data().toString(), QStringLiteral("–"));  // no baseline row
+    QCOMPARE(model.index(0, TuneTrialsModel::RatioColumn).data().toString(),
+             QStringLiteral("–"));  // no baseline row
 
     // A tune stopped at once leaves its running row marked, not counted as measured.
     TuneEvent next = parsed(kTrialStart);
@@ -88,8 +93,10 @@ class TuneEventTest : public QObject {
     model.abandonRunning(QStringLiteral("stopped"));
     QCOMPARE(model.rowCount(), 2);
     QCOMPARE(model.finishedCount(), 1);
-    QCOMPARE(model.index(1, TuneTrialsModel::StatusColumn).data().toString(), QStringLiteral("not finished"));
-    QCOMPARE(model.index(1, TuneTrialsModel::ReasonColumn).data().toString(), QStringLiteral("stopped"));
+    QCOMPARE(model.index(1, TuneTrialsModel::StatusColumn).data().toString(),
+             QStringLiteral("not finished"));
+    QCOMPARE(model.index(1, TuneTrialsModel::ReasonColumn).data().toString(),
+             QStringLiteral("stopped"));
   }
 
   void ratiosAgainstTheFirstCandidateAndTheDeclaredWinner() {
@@ -105,18 +112,22 @@ class TuneEventTest : public QObject {
     };
     model.apply(ok(1, "nchw conv=direct threads=1", 1000));
     model.apply(ok(2, "nhwc conv=gemm threads=1", 1500));
-    QCOMPARE(model.index(0, TuneTrialsModel::RatioColumn).data().toString(), QStringLiteral("1.00×"));
-    QCOMPARE(model.index(1, TuneTrialsModel::RatioColumn).data().toString(), QStringLiteral("1.50×"));
+    QCOMPARE(model.index(0, TuneTrialsModel::RatioColumn).data().toString(),
+             QStringLiteral("1.00×"));
+    QCOMPARE(model.index(1, TuneTrialsModel::RatioColumn).data().toString(),
+             QStringLiteral("1.50×"));
     QVERIFY(model.index(1, 0).data(Qt::FontRole).value<QFont>().bold());
     // A tie within noise crowned the simpler baseline: done says so, and the bold row moves.
-    TuneEvent done = parsed(R"({"event":"done","interrupted":false,"trials":2,)"
-                            R"("winner":{"candidate":"nchw conv=direct threads=1","median_eps":1010,"spread":0.1}})");
+    TuneEvent done = parsed(
+        R"({"event":"done","interrupted":false,"trials":2,)"
+        R"("winner":{"candidate":"nchw conv=direct threads=1","median_eps":1010,"spread":0.1}})");
     model.apply(done);
     QCOMPARE(model.bestCandidate(), QStringLiteral("nchw conv=direct threads=1"));
     QVERIFY(model.index(0, 0).data(Qt::FontRole).value<QFont>().bold());
     QVERIFY(!model.index(1, 0).data(Qt::FontRole).value<QFont>().bold());
     QCOMPARE(model.index(0, TuneTrialsModel::ReasonColumn).data().toString(),
-             QStringLiteral("winner: %L1 ex/s when re-measured against the runner-up").arg(1010.0, 0, 'f', 1));
+             QStringLiteral("winner: %L1 ex/s when re-measured against the runner-up")
+                 .arg(1010.0, 0, 'f', 1));
   }
 };
 

@@ -38,7 +38,8 @@ class Recorder {
     std::lock_guard lock(mutex_);
     for (const std::string& line : lines_) std::fprintf(file, "%s\n", line.c_str());
     for (const auto& [thread, stack] : stacks_)
-      for (const OpenRange& open : stack) std::fprintf(file, "unclosed\t%d\t%s\n", thread, open.path.c_str());
+      for (const OpenRange& open : stack)
+        std::fprintf(file, "unclosed\t%d\t%s\n", thread, open.path.c_str());
     std::fclose(file);
   }
 
@@ -70,9 +71,10 @@ class Recorder {
     }
     const OpenRange& open = stack.back();
     auto category = category_names_.find({open.domain, open.category});
-    lines_.push_back("range\t" + std::to_string(thread) + "\t" + *open.domain + "\t" +
-                     (category == category_names_.end() ? std::to_string(open.category) : category->second) + "\t" +
-                     open.path);
+    lines_.push_back(
+        "range\t" + std::to_string(thread) + "\t" + *open.domain + "\t" +
+        (category == category_names_.end() ? std::to_string(open.category) : category->second) +
+        "\t" + open.path);
     stack.pop_back();
   }
 
@@ -100,7 +102,9 @@ const char* message_of(const nvtxEventAttributes_t* attributes) {
   if (attributes->messageType == NVTX_MESSAGE_TYPE_ASCII) return attributes->message.ascii;
   return "(non-ascii message)";
 }
-uint32_t category_of(const nvtxEventAttributes_t* attributes) { return attributes ? attributes->category : 0; }
+uint32_t category_of(const nvtxEventAttributes_t* attributes) {
+  return attributes ? attributes->category : 0;
+}
 
 nvtxDomainHandle_t domain_create(const char* name) { return g_recorder.create_domain(name); }
 void domain_name_category(nvtxDomainHandle_t domain, uint32_t category, const char* name) {
@@ -114,7 +118,9 @@ int domain_pop(nvtxDomainHandle_t domain) {
   g_recorder.pop(domain);
   return 0;
 }
-void name_category(uint32_t category, const char* name) { g_recorder.name_category(nullptr, category, name); }
+void name_category(uint32_t category, const char* name) {
+  g_recorder.name_category(nullptr, category, name);
+}
 int push_ex(const nvtxEventAttributes_t* attributes) { return domain_push(nullptr, attributes); }
 int push_a(const char* message) {
   g_recorder.push(nullptr, 0, message ? message : "");
@@ -131,8 +137,10 @@ bool install(NvtxFunctionTable table, unsigned int size, unsigned int id, Functi
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table) {
-  const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_table(NVTX_ETID_CALLBACKS));
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    NvtxGetExportTableFunc_t get_table) {
+  const auto* callbacks =
+      static_cast<const NvtxExportTableCallbacks*>(get_table(NVTX_ETID_CALLBACKS));
   if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks)) return 0;
   NvtxFunctionTable core = nullptr, core2 = nullptr;
   unsigned int core_size = 0, core2_size = 0;

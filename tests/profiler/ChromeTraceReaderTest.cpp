@@ -172,7 +172,8 @@ void expect_every_cut_truncated(const ScratchDir& dir, const std::string& full) 
     test_files::write_bytes(dir / "cut.json", full.substr(0, cut));
     const std::string problem = rejection(dir / "cut.json");
     // A cut inside a number or literal may still be read as one; the document stays open.
-    EXPECT_EQ(problem, "truncated JSON: input ends at byte " + std::to_string(cut)) << "cut at " << cut;
+    EXPECT_EQ(problem, "truncated JSON: input ends at byte " + std::to_string(cut))
+        << "cut at " << cut;
   }
 }
 
@@ -184,14 +185,15 @@ TEST(ChromeTraceStreamingTest, EveryTruncationOfOurTracesSaysWhereTheInputEnds) 
 
 TEST(ChromeTraceStreamingTest, EveryTruncationOfAPyTorchListTraceSaysWhereTheInputEnds) {
   ScratchDir dir;
-  const std::string full = test_files::read_bytes(std::filesystem::path(TUNESCOPE_TEST_DATA_DIR) / "pytorch" /
-                                                  "lenet5-cpu-torch1.13-legacy.json");
+  const std::string full = test_files::read_bytes(std::filesystem::path(TUNESCOPE_TEST_DATA_DIR) /
+                                                  "pytorch" / "lenet5-cpu-torch1.13-legacy.json");
   ASSERT_GT(full.size(), 1000u);
   // Every 7th cut keeps the test fast while hitting every kind of token.
   const size_t end = full.find_last_not_of(" \n\r\t") + 1;
   for (size_t cut = 1; cut < end; cut += 7) {
     test_files::write_bytes(dir / "cut.json", full.substr(0, cut));
-    EXPECT_EQ(rejection(dir / "cut.json"), "truncated JSON: input ends at byte " + std::to_string(cut));
+    EXPECT_EQ(rejection(dir / "cut.json"),
+              "truncated JSON: input ends at byte " + std::to_string(cut));
   }
 }
 
@@ -213,32 +215,40 @@ TEST(ChromeTraceStreamingTest, SyntaxErrorsNameTheByte) {
   ScratchDir dir;
   const std::string text = R"({"traceEvents": [{"ph": "X", "name": x}]})";
   test_files::write_bytes(dir / "bad.json", text);
-  EXPECT_EQ(rejection(dir / "bad.json"),
-            "not JSON: unexpected 'x' at byte " + std::to_string(text.find('x')) + ", expected a value");
+  EXPECT_EQ(rejection(dir / "bad.json"), "not JSON: unexpected 'x' at byte " +
+                                             std::to_string(text.find('x')) + ", expected a value");
   test_files::write_bytes(dir / "trailing.json", R"([] [])");
-  EXPECT_EQ(rejection(dir / "trailing.json"), "not JSON: unexpected '[' after the document at byte 3");
+  EXPECT_EQ(rejection(dir / "trailing.json"),
+            "not JSON: unexpected '[' after the document at byte 3");
   test_files::write_bytes(dir / "escape.json", R"([{"name": "\q"}])");
   EXPECT_EQ(rejection(dir / "escape.json"), "not JSON: invalid escape \\'q' at byte 11");
   test_files::write_bytes(dir / "utf8.json", "[{\"name\": \"ok \xff\"}]");
-  EXPECT_EQ(rejection(dir / "utf8.json"), "not JSON: invalid UTF-8 byte 0xff in a string at byte 14");
+  EXPECT_EQ(rejection(dir / "utf8.json"),
+            "not JSON: invalid UTF-8 byte 0xff in a string at byte 14");
   test_files::write_bytes(dir / "number.json", R"({"traceEvents": [], "n": 01})");
-  EXPECT_EQ(rejection(dir / "number.json"), "not JSON: unexpected '1' at byte 26, expected ',' or '}'");
+  EXPECT_EQ(rejection(dir / "number.json"),
+            "not JSON: unexpected '1' at byte 26, expected ',' or '}'");
 }
 
 TEST(ChromeTraceStreamingTest, EventErrorsNameTheEventAndItsByte) {
   ScratchDir dir;
-  const std::string first = R"({"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 0, "ts": 1, "dur": 1})";
-  const std::string text = "[" + first + ",\n " + R"({"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 0, "ts": 1e400, "dur": 1}])";
+  const std::string first =
+      R"({"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 0, "ts": 1, "dur": 1})";
+  const std::string text =
+      "[" + first + ",\n " +
+      R"({"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 0, "ts": 1e400, "dur": 1}])";
   test_files::write_bytes(dir / "range.json", text);
   EXPECT_EQ(rejection(dir / "range.json"),
-            "event 1: 'ts' is out of range (the event starts at byte " + std::to_string(first.size() + 4) + ")");
+            "event 1: 'ts' is out of range (the event starts at byte " +
+                std::to_string(first.size() + 4) + ")");
 }
 
 TEST(ChromeTraceStreamingTest, ForeignJsonIsNotATrace) {
   ScratchDir dir;
   // A package manifest, with an array that is not at the top level.
-  test_files::write_bytes(dir / "package.json",
-                          R"({"name": "x", "version": "1.0", "files": [{"traceEvents": []}], "deep": [[[[{}]]]]})");
+  test_files::write_bytes(
+      dir / "package.json",
+      R"({"name": "x", "version": "1.0", "files": [{"traceEvents": []}], "deep": [[[[{}]]]]})");
   EXPECT_EQ(rejection(dir / "package.json"), "not a Chrome trace: no traceEvents array");
   test_files::write_bytes(dir / "string.json", R"("traceEvents")");
   EXPECT_EQ(rejection(dir / "string.json"), "not a Chrome trace: no traceEvents array");
@@ -248,7 +258,9 @@ TEST(ChromeTraceStreamingTest, ReadsEscapesAndUnicodeNames) {
   ScratchDir dir;
   test_files::write_bytes(dir / "names.json", R"({"traceEvents": [
     {"ph": "X", "cat": "kernel", "name": "tab\t quote\" \u00e9 \ud83d\ude00 \/", "pid": 0, "tid": 0, "ts": 1, "dur": 1},
-    {"ph": "X", "cat": "kernel", "name": "caf)" "\xc3\xa9" R"(", "pid": 0, "tid": 0, "ts": 2, "dur": 1,
+    {"ph": "X", "cat": "kernel", "name": "caf)"
+                                              "\xc3\xa9"
+                                              R"(", "pid": 0, "tid": 0, "ts": 2, "dur": 1,
      "args": {"unknown": {"nested": [1, 2, {"deep": null}]}, "flops": 5, "bytes": null}}]})");
   const Trace trace = read_chrome_trace(dir / "names.json");
   ASSERT_EQ(trace.activities.size(), 2u);
@@ -263,7 +275,9 @@ TEST(ChromeTraceStreamingTest, RefusesMoreRecordsThanTheLimit) {
   ChromeTraceWriter().write(test_files::sample_trace(), dir / "trace.json");
   TraceReadOptions options;
   options.max_records = 4;
-  EXPECT_EQ(rejection(dir / "trace.json", options).rfind("too many events: more than 4 activities and ranges", 0), 0u);
+  EXPECT_EQ(rejection(dir / "trace.json", options)
+                .rfind("too many events: more than 4 activities and ranges", 0),
+            0u);
   options.max_records = 11;  // exactly the sample's 6 activities and 5 ranges
   EXPECT_EQ(read_chrome_trace(dir / "trace.json", options).ranges.size(), 5u);
 }
@@ -273,7 +287,9 @@ TEST(ChromeTraceStreamingTest, RefusesATraceNeedingMoreMemoryThanTheLimit) {
   ChromeTraceWriter().write(test_files::sample_trace(), dir / "trace.json");
   TraceReadOptions options;
   options.max_memory_bytes = 1000;
-  EXPECT_EQ(rejection(dir / "trace.json", options).rfind("too large: its records would need more than 1000 bytes", 0), 0u);
+  EXPECT_EQ(rejection(dir / "trace.json", options)
+                .rfind("too large: its records would need more than 1000 bytes", 0),
+            0u);
 }
 
 TEST(ChromeTraceStreamingTest, ReportsProgressAndStopsWhenCancelled) {

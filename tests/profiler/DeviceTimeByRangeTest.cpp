@@ -9,7 +9,8 @@
 namespace tunescope::profiler {
 namespace {
 
-Range range(const char* name, RangeCategory category, int lane, int64_t start, int64_t end, uint64_t id) {
+Range range(const char* name, RangeCategory category, int lane, int64_t start, int64_t end,
+            uint64_t id) {
   Range r;
   r.name = name;
   r.category = category;
@@ -20,7 +21,8 @@ Range range(const char* name, RangeCategory category, int lane, int64_t start, i
   return r;
 }
 
-Activity work(int stream, int64_t start, int64_t end, uint64_t range_id, ActivityKind kind = ActivityKind::kernel) {
+Activity work(int stream, int64_t start, int64_t end, uint64_t range_id,
+              ActivityKind kind = ActivityKind::kernel) {
   Activity a;
   a.kind = kind;
   a.name = "k";
@@ -36,22 +38,25 @@ Activity work(int stream, int64_t start, int64_t end, uint64_t range_id, Activit
 // Device work runs later than its launch, on streams 7 and 8.
 Trace layered_trace() {
   Trace t;
-  t.ranges = {range("conv1", RangeCategory::layer, 0, 0, 100, 1), range("op", RangeCategory::phase, 0, 10, 20, 2),
-              range("update", RangeCategory::phase, 0, 200, 300, 3), range("conv1", RangeCategory::layer, 1, 0, 50, 4),
+  t.ranges = {range("conv1", RangeCategory::layer, 0, 0, 100, 1),
+              range("op", RangeCategory::phase, 0, 10, 20, 2),
+              range("update", RangeCategory::phase, 0, 200, 300, 3),
+              range("conv1", RangeCategory::layer, 1, 0, 50, 4),
               range("op", RangeCategory::phase, 2, 10, 20, 5)};
-  t.activities = {work(7, 1'000, 1'400, 2),  // via the op range: conv1
-                  work(7, 1'400, 1'500, 1),  // conv1 directly
-                  work(8, 1'000, 1'300, 4),  // the other conv1 instance
-                  work(7, 2'000, 2'050, 3),  // update: outside every layer
-                  work(7, 2'100, 2'110, 5),  // an op on a lane without layers: outside
-                  work(7, 3'000, 3'500, 0),  // untagged: not counted
+  t.activities = {work(7, 1'000, 1'400, 2),   // via the op range: conv1
+                  work(7, 1'400, 1'500, 1),   // conv1 directly
+                  work(8, 1'000, 1'300, 4),   // the other conv1 instance
+                  work(7, 2'000, 2'050, 3),   // update: outside every layer
+                  work(7, 2'100, 2'110, 5),   // an op on a lane without layers: outside
+                  work(7, 3'000, 3'500, 0),   // untagged: not counted
                   work(7, 4'000, 4'100, 99),  // an id the trace does not hold: outside
                   work(7, 5'000, 5'600, 1, ActivityKind::sync)};  // not work
   return t;
 }
 
 TEST(DeviceTimeByRange, WorkIsCountedForItsLayerThroughNestedRangesOnTheSameLane) {
-  const std::vector<RangeDeviceTime> rows = device_time_by_range(layered_trace(), RangeCategory::layer);
+  const std::vector<RangeDeviceTime> rows =
+      device_time_by_range(layered_trace(), RangeCategory::layer);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].name, "conv1");
   EXPECT_EQ(rows[0].device_ns, 400 + 100 + 300);

@@ -34,7 +34,8 @@ namespace {
 void write_gzip(const std::filesystem::path& path, const std::string& bytes) {
   gzFile file = gzopen(path.c_str(), "wb");
   ASSERT_NE(file, nullptr);
-  ASSERT_EQ(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())), static_cast<int>(bytes.size()));
+  ASSERT_EQ(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())),
+            static_cast<int>(bytes.size()));
   ASSERT_EQ(gzclose(file), Z_OK);
 }
 
@@ -49,8 +50,10 @@ TEST(FileKindTest, TracesOfEveryWriterAndThePyTorchSamples) {
   EXPECT_EQ(sniff_file(dir / "ours.sqlite"), FileKind::trace_json_gz);
   KinetoTraceWriter().write(trace, dir / "kineto.txt");
   EXPECT_EQ(sniff_file(dir / "kineto.txt"), FileKind::trace_json);
-  EXPECT_EQ(sniff_file(TUNESCOPE_TEST_DATA_DIR "/pytorch/lenet5-cpu-torch1.13-legacy.json"), FileKind::trace_json);
-  EXPECT_EQ(sniff_file(TUNESCOPE_TEST_DATA_DIR "/pytorch/kineto-cuda-handmade.json"), FileKind::trace_json);
+  EXPECT_EQ(sniff_file(TUNESCOPE_TEST_DATA_DIR "/pytorch/lenet5-cpu-torch1.13-legacy.json"),
+            FileKind::trace_json);
+  EXPECT_EQ(sniff_file(TUNESCOPE_TEST_DATA_DIR "/pytorch/kineto-cuda-handmade.json"),
+            FileKind::trace_json);
   NsysSqliteWriter().write(trace, dir / "nsys.json");
   EXPECT_EQ(sniff_file(dir / "nsys.json"), FileKind::nsys_sqlite);
 }
@@ -60,7 +63,8 @@ TEST(FileKindTest, ShapesThatAreNotTraces) {
   EXPECT_EQ(sniff_file(dir / "absent.json"), FileKind::missing);
   EXPECT_EQ(sniff_file(dir.path()), FileKind::directory);
   ASSERT_EQ(mkfifo((dir / "pipe.json").c_str(), 0600), 0);
-  EXPECT_EQ(sniff_file(dir / "pipe.json"), FileKind::unknown);  // not read: that would wait for a writer
+  EXPECT_EQ(sniff_file(dir / "pipe.json"),
+            FileKind::unknown);  // not read: that would wait for a writer
   test_files::write_bytes(dir / "empty.json", "");
   EXPECT_EQ(sniff_file(dir / "empty.json"), FileKind::empty);
   test_files::write_bytes(dir / "notes.json", "hello, not JSON\n");
@@ -93,7 +97,8 @@ TEST(FileKindTest, SqliteOfOthersAndBrokenSqlite) {
   {
     // Marked as a results DB: the mark decides, whatever the tables.
     SqliteDatabase db(dir / "marked.sqlite", SqliteDatabase::Mode::create);
-    db.exec("CREATE TABLE x (y INTEGER); PRAGMA application_id = " + std::to_string(kResultsDbApplicationId));
+    db.exec("CREATE TABLE x (y INTEGER); PRAGMA application_id = " +
+            std::to_string(kResultsDbApplicationId));
   }
   EXPECT_EQ(sniff_file(dir / "marked.sqlite"), FileKind::results_db);
 
@@ -109,7 +114,8 @@ TEST(FileKindTest, SqliteOfOthersAndBrokenSqlite) {
     read_trace_file(dir / "truncated.sqlite");
     ADD_FAILURE() << "a truncated export was read";
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind((dir / "truncated.sqlite").string() + ": ", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind((dir / "truncated.sqlite").string() + ": ", 0), 0u)
+        << e.what();
   }
   test_files::write_bytes(dir / "garbage.sqlite", nsys.substr(0, 100) + std::string(4000, '\x7f'));
   EXPECT_EQ(sniff_file(dir / "garbage.sqlite"), FileKind::other_sqlite);
@@ -121,9 +127,9 @@ TEST(FileKindTest, SqliteOfOthersAndBrokenSqlite) {
 
 TEST(FileKindTest, EveryKindHasItsOwnDescription) {
   std::set<std::string> descriptions;
-  for (const FileKind kind : {FileKind::missing, FileKind::directory, FileKind::empty, FileKind::trace_json,
-                              FileKind::trace_json_gz, FileKind::nsys_sqlite, FileKind::results_db,
-                              FileKind::other_sqlite, FileKind::unknown})
+  for (const FileKind kind : {FileKind::missing, FileKind::directory, FileKind::empty,
+                              FileKind::trace_json, FileKind::trace_json_gz, FileKind::nsys_sqlite,
+                              FileKind::results_db, FileKind::other_sqlite, FileKind::unknown})
     descriptions.insert(describe(kind));
   EXPECT_EQ(descriptions.size(), 9u);
 }
@@ -133,14 +139,16 @@ TEST(FileKindTest, ReadTraceFileRefusesAResultsDbSayingWhatItIs) {
   const ScratchDir dir;
   {
     SqliteDatabase db(dir / "marked.sqlite", SqliteDatabase::Mode::create);
-    db.exec("CREATE TABLE x (y INTEGER); PRAGMA application_id = " + std::to_string(kResultsDbApplicationId));
+    db.exec("CREATE TABLE x (y INTEGER); PRAGMA application_id = " +
+            std::to_string(kResultsDbApplicationId));
   }
   try {
     read_trace_file(dir / "marked.sqlite");
     FAIL() << "read a results DB as a trace";
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()), (dir / "marked.sqlite").string() +
-                                         ": a tunescope results DB, not a trace (`tunescope report` and the GUI open it)");
+    EXPECT_EQ(std::string(e.what()),
+              (dir / "marked.sqlite").string() +
+                  ": a tunescope results DB, not a trace (`tunescope report` and the GUI open it)");
   }
 }
 

@@ -23,8 +23,11 @@ JsonScanner scanner_over(const std::string& text, size_t chunk, size_t& at) {
 }
 
 TEST(JsonScannerTest, ScalarsMatchNlohmannAtEveryChunkSize) {
-  const std::string text = R"([ "plain", "esc \" \\ \/ \b \f \n \r \t", "\u0041\u00e9\u20ac\ud834\udd1e",
-    "caf)" "\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80" R"(", 0, -7, 123456789012345678, 9223372036854775807,
+  const std::string text =
+      R"([ "plain", "esc \" \\ \/ \b \f \n \r \t", "\u0041\u00e9\u20ac\ud834\udd1e",
+    "caf)"
+      "\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"
+      R"(", 0, -7, 123456789012345678, 9223372036854775807,
     -9223372036854775808, 9223372036854775808, 1.5, -0.001, 12.345, 1e3, 2.5E-3, 1234567890.123456789,
     null, true, false, {"a": [1, {"b": "}"}]}, [] ])";
   const nlohmann::json reference = nlohmann::json::parse(text);
@@ -90,9 +93,9 @@ TEST(JsonScannerTest, RefusesACaptureOverItsLimit) {
 }
 
 TEST(JsonScannerTest, RejectsWhatNlohmannRejects) {
-  for (const std::string bad : {"[1,]", "{\"a\" 1}", "[1 2]", "{\"a\":1,}", "[-]", "[1.]", "[1e]", "[tru]",
-                                "[\"\\ud800\"]", "[\"\\udc00\"]", "[\"\x01\"]", "{1: 2}", "[\"\xc0\xaf\"]",
-                                "[\"\xed\xa0\x80\"]"}) {
+  for (const std::string bad :
+       {"[1,]", "{\"a\" 1}", "[1 2]", "{\"a\":1,}", "[-]", "[1.]", "[1e]", "[tru]", "[\"\\ud800\"]",
+        "[\"\\udc00\"]", "[\"\x01\"]", "{1: 2}", "[\"\xc0\xaf\"]", "[\"\xed\xa0\x80\"]"}) {
     EXPECT_THROW(
         {
           const auto parsed = nlohmann::json::parse(bad);

@@ -19,7 +19,8 @@ json parse_file(const std::filesystem::path& path) {
   return json::parse(test_files::read_bytes(path));
 }
 
-std::vector<json> events_where(const json& document, const std::string& key, const std::string& value) {
+std::vector<json> events_where(const json& document, const std::string& key,
+                               const std::string& value) {
   std::vector<json> found;
   for (const json& e : document.at("traceEvents"))
     if (e.contains(key) && e[key] == value) found.push_back(e);
@@ -74,8 +75,9 @@ TEST(KinetoTraceWriterTest, WritesKinetoTopLevelAndEventFields) {
   for (const char* arg : {"device", "stream", "correlation", "flops", "bytes"})
     EXPECT_TRUE(k.at("args").contains(arg)) << arg;
   EXPECT_EQ(k.at("args").at("correlation"), conv.correlation);
-  EXPECT_DOUBLE_EQ(k.at("ts").get<double>() * 1000,
-                   static_cast<double>(conv.start_ns - document.at("baseTimeNanoseconds").get<int64_t>()));
+  EXPECT_DOUBLE_EQ(
+      k.at("ts").get<double>() * 1000,
+      static_cast<double>(conv.start_ns - document.at("baseTimeNanoseconds").get<int64_t>()));
   EXPECT_EQ(events_where(document, "cat", "gpu_memcpy").size(), 1u);
   EXPECT_EQ(events_where(document, "cat", "gpu_memset").size(), 1u);
   EXPECT_EQ(events_where(document, "cat", "cuda_sync").size(), 1u);
@@ -85,7 +87,8 @@ TEST(KinetoTraceWriterTest, WritesKinetoTopLevelAndEventFields) {
   std::set<json> named_processes, named_threads;
   for (const json& m : events_where(document, "ph", "M")) {
     if (m.at("name") == "process_name") named_processes.insert(m.at("pid"));
-    if (m.at("name") == "thread_name") named_threads.insert(json::array({m.at("pid"), m.at("tid")}));
+    if (m.at("name") == "thread_name")
+      named_threads.insert(json::array({m.at("pid"), m.at("tid")}));
   }
   for (const json& e : events_where(document, "ph", "X")) {
     EXPECT_TRUE(named_processes.count(e.at("pid"))) << e.dump();
@@ -106,7 +109,8 @@ TEST(KinetoTraceWriterTest, LinksLaunchToKernelByCorrelation) {
   ScratchDir dir;
   Trace trace;
   trace.metadata.backend = "cuda";
-  trace.activities.push_back(activity(ActivityKind::overhead, "cudaLaunchKernel", 0, 0, 100, 150, 42));
+  trace.activities.push_back(
+      activity(ActivityKind::overhead, "cudaLaunchKernel", 0, 0, 100, 150, 42));
   trace.activities.push_back(activity(ActivityKind::kernel, "sgemm", 0, 7, 200, 900, 42));
   trace.activities.push_back(activity(ActivityKind::kernel, "unlaunched", 0, 7, 1000, 1100, 43));
   KinetoTraceWriter().write(trace, dir / "flows.json");
@@ -143,7 +147,8 @@ TEST(KinetoTraceWriterTest, UnwritablePathThrowsNamingItAndLeavesNothing) {
     KinetoTraceWriter().write(test_files::sample_trace(), path);
     FAIL() << "expected a failure";
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(path.string() + ": cannot write trace", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind(path.string() + ": cannot write trace", 0), 0u)
+        << e.what();
   }
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }

@@ -158,7 +158,8 @@ TEST(MetricsTest, ConcurrencyMatchesCountingEveryNanosecond) {
     ASSERT_EQ(c.concurrent_ns, concurrent) << "round " << round;
     ASSERT_EQ(c.max_in_flight, most) << "round " << round;
     if (busy > 0) {
-      ASSERT_NEAR(c.mean_in_flight, static_cast<double>(weighted) / static_cast<double>(busy), 1e-12);
+      ASSERT_NEAR(c.mean_in_flight, static_cast<double>(weighted) / static_cast<double>(busy),
+                  1e-12);
     }
   }
 }

@@ -93,14 +93,14 @@ TEST(NsysSqliteTest, WritesTheNsysTablesAndColumns) {
         "META_DATA_EXPORT", "TARGET_INFO_GPU", "TARGET_INFO_SESSION_START_TIME"})
     EXPECT_TRUE(db.has_table(table)) << table;
   const auto kernel_columns = db.columns("CUPTI_ACTIVITY_KIND_KERNEL");
-  for (const char* column : {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
-                             "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "shortName",
-                             "demangledName", "globalPid"})
+  for (const char* column :
+       {"start", "end", "deviceId", "contextId", "streamId", "correlationId", "gridX", "gridY",
+        "gridZ", "blockX", "blockY", "blockZ", "shortName", "demangledName", "globalPid"})
     EXPECT_TRUE(kernel_columns.count(column)) << column;
 
   // The sample's memcpy moved 4096 bytes host to device (copyKind 1) on device 1.
-  SqliteStatement memcpy = db.prepare(
-      "SELECT bytes, copyKind, deviceId, streamId FROM CUPTI_ACTIVITY_KIND_MEMCPY");
+  SqliteStatement memcpy =
+      db.prepare("SELECT bytes, copyKind, deviceId, streamId FROM CUPTI_ACTIVITY_KIND_MEMCPY");
   ASSERT_TRUE(memcpy.step());
   EXPECT_EQ(memcpy.integer(0), 4096);
   EXPECT_EQ(memcpy.integer(1), 1);
@@ -224,7 +224,8 @@ TEST(NsysSqliteTest, RejectsMissingNonSqliteAndForeignDatabases) {
     read_nsys_sqlite(dir / "broken.sqlite");
     FAIL() << "a corrupt database was read";
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind((dir / "broken.sqlite").string() + ": ", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind((dir / "broken.sqlite").string() + ": ", 0), 0u)
+        << e.what();
   }
 }
 
@@ -235,7 +236,8 @@ TEST(NsysSqliteTest, UnwritablePathThrowsNamingIt) {
     NsysSqliteWriter().write(kernel_trace(), path);
     FAIL() << "expected a failure";
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(path.string() + ": cannot write trace", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind(path.string() + ": cannot write trace", 0), 0u)
+        << e.what();
   }
 }
 
@@ -255,7 +257,8 @@ TEST(NsysSqliteTest, ReadsSideRecordsWithoutRangeIds) {
   NsysSqliteWriter().write(trace, dir / "trace.sqlite");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir / "trace.sqlite").c_str(), &db), SQLITE_OK);
-  EXPECT_EQ(sqlite3_exec(db, "ALTER TABLE TUNESCOPE_RECORDS DROP COLUMN rangeId", nullptr, nullptr, nullptr),
+  EXPECT_EQ(sqlite3_exec(db, "ALTER TABLE TUNESCOPE_RECORDS DROP COLUMN rangeId", nullptr, nullptr,
+                         nullptr),
             SQLITE_OK);
   sqlite3_close(db);
   trace.activities.front().range_id = 0;

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <map>
-#include <vector>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "TraceTestFiles.h"
 #include "profiler/ChromeTraceReader.h"
@@ -57,7 +57,8 @@ std::map<std::string, int64_t> work_ops_of_legacy_file(const std::filesystem::pa
   std::vector<nlohmann::json> ops;
   for (auto& e : events) {
     const std::string name = e["name"];
-    if (name.find("::") != std::string::npos && name.rfind("ProfilerStep#", 0) != 0) ops.push_back(e);
+    if (name.find("::") != std::string::npos && name.rfind("ProfilerStep#", 0) != 0)
+      ops.push_back(e);
   }
   std::stable_sort(ops.begin(), ops.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
     return std::pair(a["ts"].get<double>(), -a["dur"].get<double>()) <
@@ -101,14 +102,16 @@ TEST(PyTorchTraceReadTest, CpuOnlyTraceGetsItsWorkingOperatorsAsActivities) {
   for (const KernelStats& k : summarize(trace).kernels) calls[k.name] = k.calls;
   EXPECT_EQ(calls, expected);
   EXPECT_GT(expected.size(), 5u);
-  EXPECT_EQ(calls.count("aten::mkldnn_convolution"), 1u);  // it allocates through aten::empty, yet works
-  EXPECT_EQ(calls.count("aten::conv2d"), 0u);              // it only calls
+  EXPECT_EQ(calls.count("aten::mkldnn_convolution"),
+            1u);                               // it allocates through aten::empty, yet works
+  EXPECT_EQ(calls.count("aten::conv2d"), 0u);  // it only calls
   EXPECT_EQ(trace.metadata.extra.at("activities"),
             "CPU operators doing most of their own work (the trace has no device kernels)");
   // Each activity is one of the ranges, on its lane.
   for (const Activity& a : trace.activities) {
     const auto same = std::find_if(trace.ranges.begin(), trace.ranges.end(), [&](const Range& r) {
-      return r.name == a.name && r.start_ns == a.start_ns && r.end_ns == a.end_ns && r.lane == a.stream;
+      return r.name == a.name && r.start_ns == a.start_ns && r.end_ns == a.end_ns &&
+             r.lane == a.stream;
     });
     EXPECT_NE(same, trace.ranges.end()) << a.name;
   }
@@ -117,7 +120,8 @@ TEST(PyTorchTraceReadTest, CpuOnlyTraceGetsItsWorkingOperatorsAsActivities) {
 TEST(PyTorchTraceReadTest, CpuOnlyKinetoTraceUsesWorkingOpsPerThread) {
   test_files::ScratchDir dir;
   // Two threads; ProfilerStep and a record_function label are not operators.
-  test_files::write_bytes(dir / "cpu.json", R"({"schemaVersion": 1, "deviceProperties": [], "traceEvents": [
+  test_files::write_bytes(dir / "cpu.json",
+                          R"({"schemaVersion": 1, "deviceProperties": [], "traceEvents": [
     {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 7, "tid": 7, "ts": 0, "dur": 100},
     {"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": 7, "tid": 7, "ts": 1, "dur": 50},
     {"ph": "X", "cat": "cpu_op", "name": "aten::convolution", "pid": 7, "tid": 7, "ts": 2, "dur": 40},
@@ -205,7 +209,8 @@ TEST(PyTorchTraceReadTest, RejectsABadCategoryArgNamingFileAndEvent) {
     FAIL() << "accepted an unknown range category";
   } catch (const std::runtime_error& e) {
     const std::string message = e.what();
-    EXPECT_EQ(message.rfind((dir / "bad.json").string() + ": event 0: 'category'", 0), 0u) << message;
+    EXPECT_EQ(message.rfind((dir / "bad.json").string() + ": event 0: 'category'", 0), 0u)
+        << message;
     EXPECT_NE(message.find("epoch"), std::string::npos) << message;
   }
 }

@@ -1,8 +1,8 @@
 // Range ids and the ranges device work was launched in, through the trace files: Chrome
 // and Kineto JSON and the nsys SQLite export keep Range::id and Activity::range_id
-// exactly, both JSON layouts link launches to kernels with flows, and the Kineto layout draws a launch made inside a range on that
-// range's thread, so the launch -> kernel flow starts inside its layer, as PyTorch
-// traces nest cudaLaunchKernel in their annotations.
+// exactly, both JSON layouts link launches to kernels with flows, and the Kineto layout draws a
+// launch made inside a range on that range's thread, so the launch -> kernel flow starts inside its
+// layer, as PyTorch traces nest cudaLaunchKernel in their annotations.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

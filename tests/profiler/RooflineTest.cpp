@@ -92,7 +92,8 @@ TEST(KernelPassRates, EveryKernelOfAPassShowsItsPassRate) {
   const auto rates = kernel_pass_rates(hand_made_trace(), layers());
   std::map<std::string, double> by_name;
   for (const auto& r : rates) by_name[r.name] = r.gflops;
-  ASSERT_EQ(by_name.size(), 6u);  // im2col, fwd sgemm, bwd_data sgemm, col2im, bwd_filter sgemm, direct.fwd
+  ASSERT_EQ(by_name.size(),
+            6u);  // im2col, fwd sgemm, bwd_data sgemm, col2im, bwd_filter sgemm, direct.fwd
   // Lane 0's forward pass: 1000 flops in 50 ns (20/ns) for im2col and its sgemm; lane 1's
   // sgemm alone: 1000 in 50 ns. So the fwd sgemm: (800 + 1000) flops over 90 ns.
   EXPECT_DOUBLE_EQ(by_name["gemm.fwd.im2col"], 20);
@@ -117,7 +118,8 @@ TEST(ConvLayersMetadata, RoundTripsThroughJson) {
 
 TEST(ConvLayersMetadata, BadEntryNamesTheKey) {
   TraceMetadata m;
-  for (const char* bad : {"not json", R"([{"layer":"c"}])", R"([{"layer":"c","algorithm":"a","flops_per_pass":-1}])"}) {
+  for (const char* bad : {"not json", R"([{"layer":"c"}])",
+                          R"([{"layer":"c","algorithm":"a","flops_per_pass":-1}])"}) {
     m.extra[kConvLayersKey] = bad;
     try {
       conv_layers_of(m);
@@ -140,8 +142,8 @@ MachinePeak peak(const char* isa, int threads, double gflops) {
 }
 
 TEST(MachinePeakFor, TakesTheWidestPathOfThatCpuAndThreadCount) {
-  const std::vector<MachinePeak> peaks{peak("scalar", 2, 5), peak("avx512", 2, 80), peak("avx2", 2, 60),
-                                       peak("avx512", 1, 40)};
+  const std::vector<MachinePeak> peaks{peak("scalar", 2, 5), peak("avx512", 2, 80),
+                                       peak("avx2", 2, 60), peak("avx512", 1, 40)};
   EXPECT_EQ(machine_peak_for(peaks, "Test CPU", 2)->isa, "avx512");
   EXPECT_DOUBLE_EQ(machine_peak_for(peaks, "Test CPU", 1)->fma_gflops, 40);
   EXPECT_FALSE(machine_peak_for(peaks, "Test CPU", 4));

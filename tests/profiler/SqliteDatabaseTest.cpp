@@ -34,7 +34,8 @@ SqliteError expect_sqlite_error(Body&& body) {
 }
 
 bool has_wal_files(const std::filesystem::path& path) {
-  return std::filesystem::exists(path.string() + "-wal") || std::filesystem::exists(path.string() + "-shm");
+  return std::filesystem::exists(path.string() + "-wal") ||
+         std::filesystem::exists(path.string() + "-shm");
 }
 
 TEST(SqliteDatabaseTest, BindsAndColumnsRoundTripWithNulls) {
@@ -84,8 +85,10 @@ TEST(SqliteDatabaseTest, ModesCreateOpenAndReadOnly) {
     SqliteDatabase db(path, SqliteDatabase::Mode::read_write);  // exists: opened, not emptied
     EXPECT_EQ(db.application_id(), 1234);
   }
-  const SqliteError exists = expect_sqlite_error([&] { SqliteDatabase(path, SqliteDatabase::Mode::create); });
-  EXPECT_EQ(std::string(exists.what()).rfind(path.string() + ": cannot create", 0), 0u) << exists.what();
+  const SqliteError exists =
+      expect_sqlite_error([&] { SqliteDatabase(path, SqliteDatabase::Mode::create); });
+  EXPECT_EQ(std::string(exists.what()).rfind(path.string() + ": cannot create", 0), 0u)
+      << exists.what();
 
   {
     SqliteDatabase db(path, SqliteDatabase::Mode::read_only);
@@ -100,7 +103,8 @@ TEST(SqliteDatabaseTest, ModesCreateOpenAndReadOnly) {
   EXPECT_FALSE(has_wal_files(path));
 
   const auto missing = dir / "missing.sqlite";
-  const SqliteError absent = expect_sqlite_error([&] { SqliteDatabase(missing, SqliteDatabase::Mode::read_only); });
+  const SqliteError absent =
+      expect_sqlite_error([&] { SqliteDatabase(missing, SqliteDatabase::Mode::read_only); });
   EXPECT_EQ(std::string(absent.what()), missing.string() + ": no such file");
   EXPECT_FALSE(std::filesystem::exists(missing));
 }
@@ -111,7 +115,8 @@ TEST(SqliteDatabaseTest, ErrorsNameTheFileAndTheStatement) {
   SqliteDatabase db(path, SqliteDatabase::Mode::create);
   db.exec("CREATE TABLE u (k TEXT PRIMARY KEY)");
   const SqliteError syntax = expect_sqlite_error([&] { db.prepare("SELEC k FROM u"); });
-  EXPECT_EQ(std::string(syntax.what()), path.string() + ": near \"SELEC\": syntax error (in: SELEC k FROM u)");
+  EXPECT_EQ(std::string(syntax.what()),
+            path.string() + ": near \"SELEC\": syntax error (in: SELEC k FROM u)");
 
   SqliteStatement insert = db.prepare("INSERT INTO u VALUES (?1)");
   insert.bind(1, "same").run();
@@ -123,12 +128,14 @@ TEST(SqliteDatabaseTest, ErrorsNameTheFileAndTheStatement) {
   const SqliteError exec = expect_sqlite_error([&] { db.exec("DROP TABLE absent"); });
   EXPECT_NE(exec.problem().find("no such table: absent"), std::string::npos) << exec.what();
 
-  test_files::write_bytes(dir / "text.sqlite", "not a database, just some text that is long enough to have a header");
+  test_files::write_bytes(dir / "text.sqlite",
+                          "not a database, just some text that is long enough to have a header");
   const SqliteError text = expect_sqlite_error([&] {
     SqliteDatabase other(dir / "text.sqlite", SqliteDatabase::Mode::read_only);
     other.application_id();
   });
-  EXPECT_EQ(std::string(text.what()).rfind((dir / "text.sqlite").string() + ": ", 0), 0u) << text.what();
+  EXPECT_EQ(std::string(text.what()).rfind((dir / "text.sqlite").string() + ": ", 0), 0u)
+      << text.what();
   EXPECT_NE(text.problem().find("not a database"), std::string::npos) << text.what();
 }
 
@@ -168,8 +175,9 @@ TEST(SqliteDatabaseTest, WaitsForAnotherWriterThenGivesUpSayingSo) {
     SqliteTransaction held(holder);
     const SqliteError busy = expect_sqlite_error([&] { SqliteTransaction(waiter).commit(); });
     EXPECT_EQ(busy.code(), SQLITE_BUSY);
-    EXPECT_EQ(std::string(busy.what()),
-              path.string() + ": still locked by another writer after 100 ms (in: BEGIN IMMEDIATE)");
+    EXPECT_EQ(
+        std::string(busy.what()),
+        path.string() + ": still locked by another writer after 100 ms (in: BEGIN IMMEDIATE)");
     const SqliteError wal = expect_sqlite_error([&] { waiter.use_wal(); });
     EXPECT_EQ(wal.code(), SQLITE_BUSY) << wal.what();
   }

@@ -49,7 +49,8 @@ class ScriptedDeviceTracer final : public DeviceTracer {
   }
   uint64_t dropped_records() const override { return dropped; }
   std::vector<std::string> errors() const override {
-    return refuse_start.empty() ? std::vector<std::string>{} : std::vector<std::string>{refuse_start};
+    return refuse_start.empty() ? std::vector<std::string>{}
+                                : std::vector<std::string>{refuse_start};
   }
 
   // A kernel on `stream` at [start, end), tagged with the calling thread's innermost range.
@@ -119,7 +120,8 @@ TEST(TracerDeviceTest, DeviceTracerRunsWithTheTracerAndKernelsCarryTheirRangeIds
   EXPECT_EQ(trace.metadata.extra.count(kDeviceTracerErrorKey), 0u);
 }
 
-TEST(TracerDeviceTest, RangeClosedAfterStopStillPopsOnItsThreadAndRangesOpenedWhileStoppedPushNothing) {
+TEST(TracerDeviceTest,
+     RangeClosedAfterStopStillPopsOnItsThreadAndRangesOpenedWhileStoppedPushNothing) {
   Tracer tracer;
   auto owned = std::make_unique<ScriptedDeviceTracer>();
   ScriptedDeviceTracer& device = *owned;
@@ -156,7 +158,8 @@ TEST(TracerDeviceTest, DeviceTracerThatCannotStartLeavesHostTracingAndSaysWhy) {
   tracer.stop();
   const Trace trace = tracer.collect({});
   ASSERT_EQ(trace.ranges.size(), 1u);  // host tracing went on
-  EXPECT_EQ(trace.metadata.extra.at(kDeviceTracerErrorKey), "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED");
+  EXPECT_EQ(trace.metadata.extra.at(kDeviceTracerErrorKey),
+            "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED");
   // Not started, so not stopped.
   EXPECT_EQ(device.calls, (std::vector<std::string>{"start", "collect"}));
 

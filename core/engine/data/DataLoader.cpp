@@ -23,7 +23,9 @@ std::chrono::nanoseconds since(Clock::time_point start) {
 ChannelStats compute_channel_stats(const Dataset& dataset) {
   const int64_t channels = dataset.channels;
   const int64_t pixels = static_cast<int64_t>(dataset.images.size()) / channels;
-  if (pixels == 0) fail(ErrorKind::usage, "cannot compute channel statistics of the empty data set ", dataset.name);
+  if (pixels == 0)
+    fail(ErrorKind::usage, "cannot compute channel statistics of the empty data set ",
+         dataset.name);
   // Histograms make the sums exact integers: no float drift over millions of pixels.
   std::vector<uint64_t> histogram(static_cast<size_t>(channels) * 256, 0);
   const uint8_t* p = dataset.images.data();
@@ -51,13 +53,16 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   const Dataset& set = *dataset_;
   if (static_cast<int64_t>(set.images.size()) != set.count * set.image_bytes() ||
       static_cast<int64_t>(set.labels.size()) != set.count)
-    fail(ErrorKind::usage, "data set ", set.name, " is inconsistent: ", set.count, " items of ", set.image_bytes(),
-         " bytes but ", set.images.size(), " image bytes and ", set.labels.size(), " labels");
-  if (options_.batch_size < 1) fail(ErrorKind::usage, "batch size must be at least 1, not ", options_.batch_size);
+    fail(ErrorKind::usage, "data set ", set.name, " is inconsistent: ", set.count, " items of ",
+         set.image_bytes(), " bytes but ", set.images.size(), " image bytes and ",
+         set.labels.size(), " labels");
+  if (options_.batch_size < 1)
+    fail(ErrorKind::usage, "batch size must be at least 1, not ", options_.batch_size);
   if (!options_.memory || !options_.memory->host_accessible())
     fail(ErrorKind::usage, "data loader: batches need host-accessible memory, not ",
          options_.memory ? options_.memory->name() : std::string("none"));
-  if (options_.prefetch < 0) fail(ErrorKind::usage, "prefetch depth must be at least 0, not ", options_.prefetch);
+  if (options_.prefetch < 0)
+    fail(ErrorKind::usage, "prefetch depth must be at least 0, not ", options_.prefetch);
   if (options_.target_height == 0) options_.target_height = set.height;
   if (options_.target_width == 0) options_.target_width = set.width;
   if (options_.target_height < set.height || options_.target_width < set.width)
@@ -70,10 +75,12 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
     stats_ = *options_.normalization;
     if (static_cast<int64_t>(stats_.mean.size()) != set.channels ||
         static_cast<int64_t>(stats_.stddev.size()) != set.channels)
-      fail(ErrorKind::usage, "normalisation has ", stats_.mean.size(), " means and ", stats_.stddev.size(),
-           " standard deviations for the ", set.channels, " channels of ", set.name);
+      fail(ErrorKind::usage, "normalisation has ", stats_.mean.size(), " means and ",
+           stats_.stddev.size(), " standard deviations for the ", set.channels, " channels of ",
+           set.name);
     for (float s : stats_.stddev)
-      if (!(s > 0)) fail(ErrorKind::usage, "normalisation standard deviation must be positive, not ", s);
+      if (!(s > 0))
+        fail(ErrorKind::usage, "normalisation standard deviation must be positive, not ", s);
   } else {
     stats_ = compute_channel_stats(set);
     for (float& s : stats_.stddev)
@@ -155,8 +162,8 @@ Batch DataLoader::assemble(int64_t batch_index) const {
   Batch batch;
   batch.index = batch_index;
   // The tensor starts zeroed, which is the padding value after normalisation.
-  batch.images = Tensor({n, channels, options_.target_height, options_.target_width}, options_.layout,
-                        *options_.memory);
+  batch.images = Tensor({n, channels, options_.target_height, options_.target_width},
+                        options_.layout, *options_.memory);
   batch.labels.resize(static_cast<size_t>(n));
   const Strides4 st = batch.images.strides();
   for (int64_t i = 0; i < n; ++i) {
@@ -169,7 +176,8 @@ Batch DataLoader::assemble(int64_t batch_index) const {
       for (int64_t y = 0; y < height; ++y, src += width * channels) {
         float* row = dst + y * st.h;
         for (int64_t x = 0; x < width; ++x)
-          for (int64_t c = 0; c < channels; ++c) row[x * channels + c] = lut_[c * 256 + src[x * channels + c]];
+          for (int64_t c = 0; c < channels; ++c)
+            row[x * channels + c] = lut_[c * 256 + src[x * channels + c]];
       }
     } else {
       for (int64_t c = 0; c < channels; ++c) {

@@ -33,9 +33,9 @@ struct ChannelStats {
 ChannelStats compute_channel_stats(const Dataset& dataset);
 
 struct Batch {
-  Tensor images;                 // (n, channels, height, width) in the loader's layout
-  std::vector<int32_t> labels;   // n labels
-  int64_t index = 0;             // position of the batch in its epoch
+  Tensor images;                // (n, channels, height, width) in the loader's layout
+  std::vector<int32_t> labels;  // n labels
+  int64_t index = 0;            // position of the batch in its epoch
 
   int64_t size() const { return static_cast<int64_t>(labels.size()); }
 };
@@ -115,7 +115,7 @@ class DataLoader {
 
   std::thread producer_;
   std::mutex mutex_;
-  std::condition_variable space_;  // producer waits for room in ready_
+  std::condition_variable space_;   // producer waits for room in ready_
   std::condition_variable filled_;  // consumer waits for a batch, the end or an error
   std::deque<Batch> ready_;
   bool stop_ = false;

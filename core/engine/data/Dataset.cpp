@@ -17,7 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kSpecForms = "a data spec is fashion-mnist, fake or a folder of MNIST-format IDX files";
+constexpr std::string_view kSpecForms =
+    "a data spec is fashion-mnist, fake or a folder of MNIST-format IDX files";
 
 struct SplitFiles {
   const char* images;
@@ -76,7 +77,8 @@ std::vector<float> class_patterns(int64_t channels, int64_t height, int64_t widt
         for (int64_t x = 0; x < gw; ++x) {
           const double u = (x - 1 + 0.5) / width;
           const double grating =
-              0.5 + 0.5 * std::cos(two_pi * freq * (u * std::cos(theta) + v * std::sin(theta)) + phase);
+              0.5 +
+              0.5 * std::cos(two_pi * freq * (u * std::cos(theta) + v * std::sin(theta)) + phase);
           const double r2 = (u - cx) * (u - cx) + (v - cy) * (v - cy);
           const double blob = std::exp(-r2 / (2 * 0.12 * 0.12));
           *out++ = static_cast<float>(0.1 + 0.35 * grating + 0.5 * blob);
@@ -99,30 +101,36 @@ Dataset load_mnist_format(const fs::path& dir, Split split) {
   if (image_path.empty() || label_path.empty()) {
     bool any = false;
     for (Split s : {Split::train, Split::test})
-      any = any || !find_idx(dir, file_names(s).images).empty() || !find_idx(dir, file_names(s).labels).empty();
+      any = any || !find_idx(dir, file_names(s).images).empty() ||
+            !find_idx(dir, file_names(s).labels).empty();
     if (!any)
       fail(ErrorKind::input, "data folder '", dir.string(),
            "' holds no MNIST-format IDX files (expected train-images-idx3-ubyte, "
-           "train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each raw or .gz)");
+           "train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each raw or "
+           ".gz)");
     fail(ErrorKind::input, "data folder '", dir.string(), "' lacks ",
-         image_path.empty() ? names.images : names.labels, " (raw or .gz) for the ", to_string(split), " split");
+         image_path.empty() ? names.images : names.labels, " (raw or .gz) for the ",
+         to_string(split), " split");
   }
 
   IdxArray images = read_idx(image_path);
   IdxArray labels = read_idx(label_path);
   if (images.dims.size() != 3 && images.dims.size() != 4)
-    fail(ErrorKind::input, "IDX file '", image_path.string(), "': image data must have 3 (N x H x W) or 4 "
-         "(N x H x W x C) dimensions, not ", idx_dims_text(images.dims));
+    fail(ErrorKind::input, "IDX file '", image_path.string(),
+         "': image data must have 3 (N x H x W) or 4 "
+         "(N x H x W x C) dimensions, not ",
+         idx_dims_text(images.dims));
   if (labels.dims.size() != 1)
-    fail(ErrorKind::input, "IDX file '", label_path.string(), "': label data must have 1 dimension, not ",
-         idx_dims_text(labels.dims));
+    fail(ErrorKind::input, "IDX file '", label_path.string(),
+         "': label data must have 1 dimension, not ", idx_dims_text(labels.dims));
   if (images.dims[0] != labels.dims[0])
     fail(ErrorKind::input, "image file '", image_path.string(), "' holds ", images.dims[0],
          " images but label file '", label_path.string(), "' holds ", labels.dims[0], " labels");
-  if (images.dims[0] == 0) fail(ErrorKind::input, "IDX file '", image_path.string(), "' holds no images");
+  if (images.dims[0] == 0)
+    fail(ErrorKind::input, "IDX file '", image_path.string(), "' holds no images");
   if (images.element_count() == 0)
-    fail(ErrorKind::input, "IDX file '", image_path.string(), "': images of size ", idx_dims_text(images.dims),
-         " are empty");
+    fail(ErrorKind::input, "IDX file '", image_path.string(), "': images of size ",
+         idx_dims_text(images.dims), " are empty");
 
   Dataset set;
   set.name = folder_name(dir) + "/" + to_string(split);
@@ -136,10 +144,11 @@ Dataset load_mnist_format(const fs::path& dir, Split split) {
   return set;
 }
 
-Dataset make_fake_dataset(int64_t count, int64_t channels, int64_t height, int64_t width, int classes,
-                          uint64_t seed) {
+Dataset make_fake_dataset(int64_t count, int64_t channels, int64_t height, int64_t width,
+                          int classes, uint64_t seed) {
   if (count < 0 || channels < 1 || height < 1 || width < 1 || classes < 1)
-    fail(ErrorKind::usage, "fake data needs count >= 0 and channels, height, width, classes >= 1 (got ", count,
+    fail(ErrorKind::usage,
+         "fake data needs count >= 0 and channels, height, width, classes >= 1 (got ", count,
          " images of ", channels, "x", height, "x", width, ", ", classes, " classes)");
 
   Dataset set;
@@ -174,7 +183,8 @@ Dataset make_fake_dataset(int64_t count, int64_t channels, int64_t height, int64
       for (int64_t x = 0; x < width; ++x)
         for (int64_t c = 0; c < channels; ++c) {
           const uint64_t r = rng.next();
-          const float sum = static_cast<float>((r & 0xFFFF) + (r >> 16 & 0xFFFF) + (r >> 32 & 0xFFFF) + (r >> 48));
+          const float sum = static_cast<float>((r & 0xFFFF) + (r >> 16 & 0xFFFF) +
+                                               (r >> 32 & 0xFFFF) + (r >> 48));
           const float noise = (sum - 2 * 65536.0f) * kNoiseScale;
           const float value = contrast * pattern[(c * gh + y + dy) * gw + x + dx] + noise;
           *out++ = static_cast<uint8_t>(std::clamp(value, 0.0f, 1.0f) * 255.0f + 0.5f);
@@ -194,8 +204,9 @@ Dataset load_dataset(std::string_view spec, Split split, const DataSourceOptions
   if (spec == "fake") {
     const FakeDataOptions& fake = options.fake;
     const bool train = split == Split::train;
-    Dataset set = make_fake_dataset(train ? fake.train_count : fake.test_count, fake.channels, fake.height,
-                                    fake.width, fake.classes, train ? fake.seed : mix_seed(fake.seed, 0x7e57));
+    Dataset set = make_fake_dataset(train ? fake.train_count : fake.test_count, fake.channels,
+                                    fake.height, fake.width, fake.classes,
+                                    train ? fake.seed : mix_seed(fake.seed, 0x7e57));
     set.name = "fake/" + to_string(split);
     return set;
   }
@@ -204,7 +215,8 @@ Dataset load_dataset(std::string_view spec, Split split, const DataSourceOptions
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
       fail(ErrorKind::input, "Fashion-MNIST folder '", dir.string(),
-           "' does not exist: install the Debian package dataset-fashion-mnist, set TUNESCOPE_DATA_DIR, "
+           "' does not exist: install the Debian package dataset-fashion-mnist, set "
+           "TUNESCOPE_DATA_DIR, "
            "or give a folder of IDX files as the data spec");
     Dataset set = load_mnist_format(dir, split);
     set.name = "fashion-mnist/" + to_string(split);

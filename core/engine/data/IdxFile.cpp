@@ -158,7 +158,9 @@ class GzipSource final : public ByteSource {
     return done;
   }
 
-  int64_t size_hint() const override { return hint_ < 0 ? -1 : std::max<int64_t>(hint_ - consumed_, 0); }
+  int64_t size_hint() const override {
+    return hint_ < 0 ? -1 : std::max<int64_t>(hint_ - consumed_, 0);
+  }
 
  private:
   bool refill() {
@@ -178,7 +180,8 @@ class GzipSource final : public ByteSource {
     const bool ok = std::fread(t, 1, 4, file_.get()) == 4;
     std::rewind(file_.get());
     if (!ok) return;
-    const int64_t isize = uint32_t{t[0]} | uint32_t{t[1]} << 8 | uint32_t{t[2]} << 16 | uint32_t{t[3]} << 24;
+    const int64_t isize =
+        uint32_t{t[0]} | uint32_t{t[1]} << 8 | uint32_t{t[2]} << 16 | uint32_t{t[3]} << 24;
     hint_ = std::min(isize, compressed * 1032);
   }
 
@@ -204,8 +207,7 @@ std::unique_ptr<ByteSource> open_source(const fs::path& path) {
 void read_exact_header(ByteSource& source, const fs::path& path, uint8_t* dst, size_t n,
                        size_t header_so_far) {
   const size_t got = source.read(dst, n);
-  if (got < n)
-    bad_file(path, "file ends inside the header after ", header_so_far + got, " bytes");
+  if (got < n) bad_file(path, "file ends inside the header after ", header_so_far + got, " bytes");
 }
 
 }  // namespace
@@ -239,8 +241,8 @@ IdxArray read_idx(const fs::path& path, const IdxReadOptions& options) {
              "); only ", hex(kIdxTypeUint8, 2), " (unsigned byte) is supported");
   const int ndims = magic[3];
   if (ndims < 1 || ndims > kIdxMaxDims)
-    bad_file(path, "dimension count ", ndims, " in magic ", hex(magic_value, 8),
-             " is outside 1..", kIdxMaxDims);
+    bad_file(path, "dimension count ", ndims, " in magic ", hex(magic_value, 8), " is outside 1..",
+             kIdxMaxDims);
 
   std::array<uint8_t, 4 * kIdxMaxDims> raw_dims{};
   read_exact_header(*source, path, raw_dims.data(), 4 * static_cast<size_t>(ndims), 4);
@@ -276,7 +278,8 @@ IdxArray read_idx(const fs::path& path, const IdxReadOptions& options) {
 
   uint8_t scratch[4096];
   int64_t extra = 0;
-  for (size_t got; (got = source->read(scratch, sizeof scratch)) > 0;) extra += static_cast<int64_t>(got);
+  for (size_t got; (got = source->read(scratch, sizeof scratch)) > 0;)
+    extra += static_cast<int64_t>(got);
   if (extra > 0)
     bad_file(path, extra, " unexpected bytes after the ", total, " bytes of data the header (",
              idx_dims_text(array.dims), ") describes");
@@ -298,8 +301,9 @@ void write_idx(const fs::path& path, const IdxArray& array, IdxCompression compr
     store_be32(&header[4 + 4 * i], static_cast<uint32_t>(array.dims[i]));
   }
   if (array.element_count() != static_cast<int64_t>(array.data.size()))
-    fail(ErrorKind::usage, "write_idx '", path.string(), "': dimensions ", idx_dims_text(array.dims),
-         " describe ", array.element_count(), " bytes but the data holds ", array.data.size());
+    fail(ErrorKind::usage, "write_idx '", path.string(), "': dimensions ",
+         idx_dims_text(array.dims), " describe ", array.element_count(),
+         " bytes but the data holds ", array.data.size());
 
   const bool gzip = compression == IdxCompression::gzip ||
                     (compression == IdxCompression::by_extension && path.extension() == ".gz");

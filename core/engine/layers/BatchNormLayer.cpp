@@ -37,7 +37,8 @@ void BatchNormLayer::backward(const LayerContext& ctx, const std::vector<const T
                               const Tensor&, const Tensor& doutput,
                               const std::vector<Tensor*>& dinputs) {
   // The kernel computes dx together with dgamma and dbeta, so it needs somewhere to put dx.
-  if (!dinputs[0]) fail(ErrorKind::usage, "layer ", name(), ": batch norm on the data input is not supported");
+  if (!dinputs[0])
+    fail(ErrorKind::usage, "layer ", name(), ": batch norm on the data input is not supported");
   ctx.ops.batchnorm_backward(ctx.exec, *inputs[0], doutput, gamma_.value, saved_, *dinputs[0],
                              gamma_.grad, beta_.grad);
 }
@@ -45,10 +46,11 @@ void BatchNormLayer::backward(const LayerContext& ctx, const std::vector<const T
 Shape4 BatchNormReluLayer::configure(const std::vector<Shape4>& inputs, const LayerSetup& setup) {
   const size_t expected = residual_ ? 2 : 1;
   if (inputs.size() != expected)
-    fail(ErrorKind::usage, "layer ", name(), ": ", kind(), " takes ", expected, " input", residual_ ? "s" : "");
+    fail(ErrorKind::usage, "layer ", name(), ": ", kind(), " takes ", expected, " input",
+         residual_ ? "s" : "");
   if (residual_ && !(inputs[0] == inputs[1]))
-    fail(ErrorKind::usage, "layer ", name(), ": the residual input ", inputs[1].str(), " does not match ",
-         inputs[0].str());
+    fail(ErrorKind::usage, "layer ", name(), ": the residual input ", inputs[1].str(),
+         " does not match ", inputs[0].str());
   configure_parameters(inputs[0], setup);
   return inputs[0];
 }
@@ -57,13 +59,13 @@ void BatchNormReluLayer::forward(const LayerContext& ctx, const std::vector<cons
                                  Tensor& output, bool training) {
   const Tensor* residual = residual_ ? inputs[1] : nullptr;
   if (training) {
-    ctx.ops.batchnorm_relu_forward_train(ctx.exec, params_, *inputs[0], gamma_.value, beta_.value, residual,
-                                         running_mean_, running_var_, saved_, output);
+    ctx.ops.batchnorm_relu_forward_train(ctx.exec, params_, *inputs[0], gamma_.value, beta_.value,
+                                         residual, running_mean_, running_var_, saved_, output);
     return;
   }
   // Evaluation is not what fusion is for: the plain kernels in sequence.
-  ctx.ops.batchnorm_forward_infer(ctx.exec, params_, *inputs[0], gamma_.value, beta_.value, running_mean_,
-                                  running_var_, output);
+  ctx.ops.batchnorm_forward_infer(ctx.exec, params_, *inputs[0], gamma_.value, beta_.value,
+                                  running_mean_, running_var_, output);
   if (residual) ctx.ops.add(ctx.exec, output, *residual, output);
   ctx.ops.relu_forward(ctx.exec, output, output);
 }
@@ -71,9 +73,11 @@ void BatchNormReluLayer::forward(const LayerContext& ctx, const std::vector<cons
 void BatchNormReluLayer::backward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
                                   const Tensor& output, const Tensor& doutput,
                                   const std::vector<Tensor*>& dinputs) {
-  if (!dinputs[0]) fail(ErrorKind::usage, "layer ", name(), ": batch norm on the data input is not supported");
-  ctx.ops.batchnorm_relu_backward(ctx.exec, *inputs[0], output, doutput, gamma_.value, saved_, *dinputs[0],
-                                  gamma_.grad, beta_.grad, residual_ ? dinputs[1] : nullptr);
+  if (!dinputs[0])
+    fail(ErrorKind::usage, "layer ", name(), ": batch norm on the data input is not supported");
+  ctx.ops.batchnorm_relu_backward(ctx.exec, *inputs[0], output, doutput, gamma_.value, saved_,
+                                  *dinputs[0], gamma_.grad, beta_.grad,
+                                  residual_ ? dinputs[1] : nullptr);
 }
 
 }  // namespace tunescope

@@ -45,7 +45,8 @@ class BatchNormLayer : public Layer {
 // same parameters (the tuner's numerics check compares them by name).
 class BatchNormReluLayer : public BatchNormLayer {
  public:
-  BatchNormReluLayer(std::string name, std::string batch_norm_name, bool residual, BatchNormParams params = {})
+  BatchNormReluLayer(std::string name, std::string batch_norm_name, bool residual,
+                     BatchNormParams params = {})
       : BatchNormLayer(std::move(name), std::move(batch_norm_name), params), residual_(residual) {}
 
   std::string kind() const override { return residual_ ? "bn_add_relu" : "bn_relu"; }

@@ -23,13 +23,15 @@ Shape4 Conv2dLayer::configure(const std::vector<Shape4>& inputs, const LayerSetu
   } catch (const Error& e) {
     fail(ErrorKind::usage, "layer ", name(), ": ", e.what());
   }
-  algorithm_ = Registry::instance().make_conv_algorithm(setup.backend, algorithm_name_, setup.knobs);
+  algorithm_ =
+      Registry::instance().make_conv_algorithm(setup.backend, algorithm_name_, setup.knobs);
   if (const std::string why = algorithm_->unsupported_reason(problem_); !why.empty())
     fail(ErrorKind::unsupported, "layer ", name(), ": algorithm '", algorithm_name_,
          "' does not support ", problem_.key(), ": ", why);
 
   // Only algorithms with something to keep, and told by their knobs to keep it, take memory.
-  if (const size_t bytes = algorithm_->saved_bytes(problem_); bytes > 0) saved_ = AlignedBuffer(bytes, *setup.memory);
+  if (const size_t bytes = algorithm_->saved_bytes(problem_); bytes > 0)
+    saved_ = AlignedBuffer(bytes, *setup.memory);
 
   weight_ = make_parameter(name() + ".weight", problem_.filter(), setup);
   init_he_normal(weight_.value, problem_.input.c * spec_.kernel * spec_.kernel,
@@ -39,7 +41,7 @@ Shape4 Conv2dLayer::configure(const std::vector<Shape4>& inputs, const LayerSetu
 }
 
 ConvCall Conv2dLayer::call(const LayerContext& ctx) {
-  return ConvCall{problem_, ctx.exec, ctx.workspace, ctx.workspace_bytes,
+  return ConvCall{problem_,      ctx.exec,      ctx.workspace, ctx.workspace_bytes,
                   saved_.data(), saved_.bytes()};
 }
 
@@ -49,14 +51,16 @@ void Conv2dLayer::forward(const LayerContext& ctx, const std::vector<const Tenso
   if (spec_.bias) ctx.ops.bias_forward(ctx.exec, bias_.value, output);
 }
 
-void Conv2dLayer::backward_parameters(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
-                                      const Tensor&, const Tensor& doutput) {
+void Conv2dLayer::backward_parameters(const LayerContext& ctx,
+                                      const std::vector<const Tensor*>& inputs, const Tensor&,
+                                      const Tensor& doutput) {
   if (spec_.bias) ctx.ops.bias_backward(ctx.exec, doutput, bias_.grad);
   algorithm_->backward_filter(call(ctx), *inputs[0], doutput, weight_.grad);
 }
 
-void Conv2dLayer::backward_data(const LayerContext& ctx, const std::vector<const Tensor*>&, const Tensor&,
-                                const Tensor& doutput, const std::vector<Tensor*>& dinputs) {
+void Conv2dLayer::backward_data(const LayerContext& ctx, const std::vector<const Tensor*>&,
+                                const Tensor&, const Tensor& doutput,
+                                const std::vector<Tensor*>& dinputs) {
   if (dinputs[0]) algorithm_->backward_data(call(ctx), doutput, weight_.value, *dinputs[0]);
 }
 

@@ -27,8 +27,9 @@ class Conv2dLayer : public SeparableLayer {
   Shape4 configure(const std::vector<Shape4>& inputs, const LayerSetup& setup) override;
   void forward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs, Tensor& output,
                bool training) override;
-  void backward_data(const LayerContext& ctx, const std::vector<const Tensor*>& inputs, const Tensor& output,
-                     const Tensor& doutput, const std::vector<Tensor*>& dinputs) override;
+  void backward_data(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
+                     const Tensor& output, const Tensor& doutput,
+                     const std::vector<Tensor*>& dinputs) override;
   void backward_parameters(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
                            const Tensor& output, const Tensor& doutput) override;
   std::vector<Parameter*> parameters() override;
@@ -39,7 +40,9 @@ class Conv2dLayer : public SeparableLayer {
   const ConvProblem& problem() const { return problem_; }
   const std::string& algorithm_name() const { return algorithm_name_; }
   // Whether the knob `key` changes how this layer's algorithm runs its problem.
-  bool knob_applies(std::string_view key) const { return algorithm_ && algorithm_->knob_applies(key, problem_); }
+  bool knob_applies(std::string_view key) const {
+    return algorithm_ && algorithm_->knob_applies(key, problem_);
+  }
 
  private:
   ConvCall call(const LayerContext& ctx);

@@ -23,7 +23,8 @@ void ReluLayer::backward(const LayerContext& ctx, const std::vector<const Tensor
 Shape4 AddLayer::configure(const std::vector<Shape4>& inputs, const LayerSetup&) {
   if (inputs.size() != 2 || !(inputs[0] == inputs[1]))
     fail(ErrorKind::usage, "layer ", name(), ": add needs two inputs of one shape, got ",
-         inputs.size() > 0 ? inputs[0].str() : "", inputs.size() > 1 ? " and " + inputs[1].str() : "");
+         inputs.size() > 0 ? inputs[0].str() : "",
+         inputs.size() > 1 ? " and " + inputs[1].str() : "");
   return inputs[0];
 }
 

@@ -15,8 +15,9 @@ class LinearLayer : public SeparableLayer {
   Shape4 configure(const std::vector<Shape4>& inputs, const LayerSetup& setup) override;
   void forward(const LayerContext& ctx, const std::vector<const Tensor*>& inputs, Tensor& output,
                bool training) override;
-  void backward_data(const LayerContext& ctx, const std::vector<const Tensor*>& inputs, const Tensor& output,
-                     const Tensor& doutput, const std::vector<Tensor*>& dinputs) override;
+  void backward_data(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
+                     const Tensor& output, const Tensor& doutput,
+                     const std::vector<Tensor*>& dinputs) override;
   void backward_parameters(const LayerContext& ctx, const std::vector<const Tensor*>& inputs,
                            const Tensor& output, const Tensor& doutput) override;
   std::vector<Parameter*> parameters() override {

@@ -5,8 +5,10 @@
 namespace tunescope {
 
 namespace {
-Shape4 pooled_shape(const Layer& layer, const std::vector<Shape4>& inputs, const PoolParams& params) {
-  if (inputs.size() != 1) fail(ErrorKind::usage, "layer ", layer.name(), ": pooling takes one input");
+Shape4 pooled_shape(const Layer& layer, const std::vector<Shape4>& inputs,
+                    const PoolParams& params) {
+  if (inputs.size() != 1)
+    fail(ErrorKind::usage, "layer ", layer.name(), ": pooling takes one input");
   try {
     return params.output(inputs[0]);
   } catch (const Error& e) {

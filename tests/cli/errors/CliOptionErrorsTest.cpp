@@ -13,8 +13,9 @@
 namespace tunescope::testing {
 namespace {
 
-const std::string kTune = "tune --data fake --fake-count 32 --batch 8 --test-limit 16 --layouts nchw "
-                          "--algorithms direct --steps 1 --warmup 0";
+const std::string kTune =
+    "tune --data fake --fake-count 32 --batch 8 --test-limit 16 --layouts nchw "
+    "--algorithms direct --steps 1 --warmup 0";
 
 TEST(CliOptionErrors, UnknownFlag) {
   const ScratchDir folder;
@@ -33,22 +34,28 @@ TEST(CliOptionErrors, NumbersOutOfRange) {
       // Past int64: it must not read as the largest step count and run for ever.
       {kTune + " --steps 99999999999999999999999" + out, {"--steps", "99999999999999999999999"}},
       {kTune + " --steps five" + out, {"--steps", "five"}},
-      {kTune + " --micro-batches-list 0" + out, {"--micro-batches-list", "must be in 1..4096, got 0"}},
+      {kTune + " --micro-batches-list 0" + out,
+       {"--micro-batches-list", "must be in 1..4096, got 0"}},
       {kTune + " --replicas-list 2,0" + out, {"--replicas-list", "must be in 1..256, got 0"}},
-      {kTune + " --threads-per-lane-list -1" + out, {"--threads-per-lane-list", "must be in 0..1024, got -1"}},
+      {kTune + " --threads-per-lane-list -1" + out,
+       {"--threads-per-lane-list", "must be in 0..1024, got -1"}},
       {kTune + " --isolate maybe" + out, {"--isolate", "maybe"}},
       // Absurd sizes are refused before a thread or a lane is started (the knobs' bounds).
-      {kTune + " --threads-list 1,100000000" + out, {"--threads-list", "must be in 0..1024, got 100000000"}},
+      {kTune + " --threads-list 1,100000000" + out,
+       {"--threads-list", "must be in 0..1024, got 100000000"}},
       {kTune + " --streams-list 100000" + out, {"--streams-list", "must be in 1..64, got 100000"}},
       {"train --data fake --fake-count 32 --batch 8 --epochs 1 --threads 100000000",
        {"--threads", "must be in 0..1024, got 100000000"}},
-      {"train --data fake --fake-count 2000000000 --epochs 1", {"--fake-count", "must be <= 1000000"}},
+      {"train --data fake --fake-count 2000000000 --epochs 1",
+       {"--fake-count", "must be <= 1000000"}},
       {"train --data fake --batch 100000000 --epochs 1", {"--batch", "must be <= 65536"}},
-      {"profile --data fake --fake-count 32 --batch 8 --steps 1 --streams 64 --threads-per-lane 1024",
+      {"profile --data fake --fake-count 32 --batch 8 --steps 1 --streams 64 --threads-per-lane "
+       "1024",
        {"64 lanes x 1024 threads", "more than 1024 threads"}},
       {"train --data fake --fake-count -3 --epochs 1", {"--fake-count", "-3"}},
       {"train --data fake --fake-count 32 --batch 8 --epochs 1 --lr -1", {"--lr", "-1"}},
-      {"train --data fake --fake-count 32 --batch 8 --epochs 1 --prefetch -1", {"--prefetch", "-1"}},
+      {"train --data fake --fake-count 32 --batch 8 --epochs 1 --prefetch -1",
+       {"--prefetch", "-1"}},
       {"report " + folder.at("missing.json") + " --top -1", {"--top", "-1"}},
   };
   for (const ErrorCase& c : cases) expect_error(folder.path(), c);
@@ -56,8 +63,9 @@ TEST(CliOptionErrors, NumbersOutOfRange) {
 
 TEST(CliOptionErrors, PerLayerStrategyWithPerLayerProduct) {
   const ScratchDir folder;
-  expect_error(folder.path(), {kTune + " --strategy per-layer --per-layer-product -o " + folder.at("tuned.json"),
-                               {"--per-layer-product", "--strategy per-layer"}});
+  expect_error(folder.path(),
+               {kTune + " --strategy per-layer --per-layer-product -o " + folder.at("tuned.json"),
+                {"--per-layer-product", "--strategy per-layer"}});
 }
 
 TEST(CliOptionErrors, OutIsTheResultsDb) {
@@ -67,14 +75,16 @@ TEST(CliOptionErrors, OutIsTheResultsDb) {
   ASSERT_EQ(first.exit_code, 0) << first.output;
   // The same file by another spelling: still refused, and the trials are untouched.
   const std::string same = (folder.path() / "." / "results.sqlite").string();
-  expect_error(folder.path(), {kTune + " --db " + db + " -o " + same, {"--out", "--db", "would overwrite the trials"}});
+  expect_error(folder.path(), {kTune + " --db " + db + " -o " + same,
+                               {"--out", "--db", "would overwrite the trials"}});
 }
 
 TEST(CliOptionErrors, TraceDirWouldOverwriteTheConfig) {
   const ScratchDir folder;
   fs::create_directories(folder.path() / "traces");
   write_file(folder.path() / "traces" / "best.json", R"({"schema": "an earlier tuned config"})");
-  expect_error(folder.path(), {kTune + " --trace-dir " + folder.at("traces") + " -o " + folder.at("traces/best.json"),
+  expect_error(folder.path(), {kTune + " --trace-dir " + folder.at("traces") + " -o " +
+                                   folder.at("traces/best.json"),
                                {"--trace-dir", "best.json", "--out"}});
 }
 

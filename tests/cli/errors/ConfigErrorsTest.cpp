@@ -11,7 +11,8 @@
 namespace tunescope::testing {
 namespace {
 
-const std::string kHead = R"("schema": "tunescope.config/1", "model": "lenet5", "batch": 8, "threads": 1)";
+const std::string kHead =
+    R"("schema": "tunescope.config/1", "model": "lenet5", "batch": 8, "threads": 1)";
 const std::string kConv = R"("layout": "nchw", "conv": {"default": "direct"})";
 
 class ConfigErrors : public ::testing::Test {
@@ -20,10 +21,12 @@ class ConfigErrors : public ::testing::Test {
   std::string profile_with(const std::string& name, const std::string& text) const {
     const std::string path = folder.at(name + ".json");
     write_file(path, text);
-    return "profile --config " + path + " --data fake --fake-count 64 --test-limit 16 --warmup 0 --steps 1 --trace " +
+    return "profile --config " + path +
+           " --data fake --fake-count 64 --test-limit 16 --warmup 0 --steps 1 --trace " +
            folder.at("trace.json");
   }
-  void expect(const std::string& name, const std::string& text, std::vector<std::string> expected) const {
+  void expect(const std::string& name, const std::string& text,
+              std::vector<std::string> expected) const {
     expected.insert(expected.begin(), folder.at(name + ".json"));
     expect_error(folder.path(), {profile_with(name, text), expected});
   }
@@ -40,28 +43,37 @@ TEST_F(ConfigErrors, ValidConfigProfiles) {
 
 TEST_F(ConfigErrors, NotJson) { expect("yaml", "model: lenet5\nbatch: 8\n", {"not JSON"}); }
 
-TEST_F(ConfigErrors, TruncatedJson) { expect("cut", "{" + kHead + ", \"layout\": \"nc", {"not JSON"}); }
+TEST_F(ConfigErrors, TruncatedJson) {
+  expect("cut", "{" + kHead + ", \"layout\": \"nc", {"not JSON"});
+}
 
 TEST_F(ConfigErrors, WrongSchemaVersion) {
-  expect("schema2", R"({"schema": "tunescope.config/2", "model": "lenet5", "batch": 8, "threads": 1, )" + kConv + "}",
+  expect("schema2",
+         R"({"schema": "tunescope.config/2", "model": "lenet5", "batch": 8, "threads": 1, )" +
+             kConv + "}",
          {"key 'schema'", "expected 'tunescope.config/1', got 'tunescope.config/2'"});
 }
 
 TEST_F(ConfigErrors, UnknownKey) {
-  expect("unknown", "{" + kHead + ", " + kConv + R"(, "colour": "blue"})", {"key 'colour'", "unknown key"});
+  expect("unknown", "{" + kHead + ", " + kConv + R"(, "colour": "blue"})",
+         {"key 'colour'", "unknown key"});
 }
 
 TEST_F(ConfigErrors, WrongType) {
-  expect("type", "{" + kHead + ", " + kConv + R"(, "streams": "two"})", {"key 'streams'", "expected an integer, got string"});
+  expect("type", "{" + kHead + ", " + kConv + R"(, "streams": "two"})",
+         {"key 'streams'", "expected an integer, got string"});
 }
 
 TEST_F(ConfigErrors, ZeroSize) {
-  expect("zero", R"({"schema": "tunescope.config/1", "model": "lenet5", "batch": 0, "threads": 1, )" + kConv + "}",
+  expect("zero",
+         R"({"schema": "tunescope.config/1", "model": "lenet5", "batch": 0, "threads": 1, )" +
+             kConv + "}",
          {"key 'batch'", "must be >= 1, got 0"});
 }
 
 TEST_F(ConfigErrors, NegativeSize) {
-  expect("negative", "{" + kHead + ", " + kConv + R"(, "micro_batches": -2})", {"key 'micro_batches'", "got -2"});
+  expect("negative", "{" + kHead + ", " + kConv + R"(, "micro_batches": -2})",
+         {"key 'micro_batches'", "got -2"});
 }
 
 TEST_F(ConfigErrors, UnknownAlgorithm) {
@@ -70,8 +82,11 @@ TEST_F(ConfigErrors, UnknownAlgorithm) {
 }
 
 TEST_F(ConfigErrors, ConvLayerTheModelLacks) {
-  expect("layer", "{" + kHead + R"(, "layout": "nchw", "conv": {"default": "direct", "per_layer": {"conv9": "gemm"}}})",
-         {"key 'conv.per_layer'", "model lenet5 has no conv layer 'conv9'"});
+  expect(
+      "layer",
+      "{" + kHead +
+          R"(, "layout": "nchw", "conv": {"default": "direct", "per_layer": {"conv9": "gemm"}}})",
+      {"key 'conv.per_layer'", "model lenet5 has no conv layer 'conv9'"});
 }
 
 TEST_F(ConfigErrors, UnknownLayout) {
@@ -85,8 +100,9 @@ TEST_F(ConfigErrors, SplitNotDividingTheBatch) {
 }
 
 TEST_F(ConfigErrors, MissingFileForTrain) {
-  expect_error(folder.path(), {"train --config " + folder.at("missing.json") + " --data fake --fake-count 64",
-                               {folder.at("missing.json")}});
+  expect_error(folder.path(),
+               {"train --config " + folder.at("missing.json") + " --data fake --fake-count 64",
+                {folder.at("missing.json")}});
 }
 
 }  // namespace

@@ -17,8 +17,8 @@ namespace {
 constexpr uint32_t kCount = 16;
 
 std::string big_endian(uint32_t value) {
-  return {static_cast<char>(value >> 24), static_cast<char>(value >> 16), static_cast<char>(value >> 8),
-          static_cast<char>(value)};
+  return {static_cast<char>(value >> 24), static_cast<char>(value >> 16),
+          static_cast<char>(value >> 8), static_cast<char>(value)};
 }
 
 // An IDX file of unsigned bytes: magic 0x000008NN, the dims, then `payload` as given
@@ -45,8 +45,8 @@ class DataErrors : public ::testing::Test {
     return dir;
   }
   std::string profile(const fs::path& data) const {
-    return "profile --data " + data.string() + " --batch 8 --threads 1 --warmup 0 --steps 1 --trace " +
-           folder.at("trace.json");
+    return "profile --data " + data.string() +
+           " --batch 8 --threads 1 --warmup 0 --steps 1 --trace " + folder.at("trace.json");
   }
 
   ScratchDir folder;
@@ -62,39 +62,49 @@ TEST_F(DataErrors, ValidFolderProfiles) {
 TEST_F(DataErrors, MissingLabelFile) {
   const fs::path dir = data_folder("missing");
   fs::remove(dir / "train-labels-idx1-ubyte");
-  expect_error(folder.path(), {profile(dir), {dir.string(), "lacks train-labels-idx1-ubyte", "train split"}});
+  expect_error(folder.path(),
+               {profile(dir), {dir.string(), "lacks train-labels-idx1-ubyte", "train split"}});
 }
 
 TEST_F(DataErrors, TruncatedIdx) {
   const fs::path dir = data_folder("truncated");
   write_file(dir / "train-images-idx3-ubyte", kImages.substr(0, kImages.size() / 2));
-  expect_error(folder.path(), {profile(dir), {(dir / "train-images-idx3-ubyte").string(), "truncated"}});
+  expect_error(folder.path(),
+               {profile(dir), {(dir / "train-images-idx3-ubyte").string(), "truncated"}});
 }
 
 TEST_F(DataErrors, WrongMagic) {
   const fs::path dir = data_folder("magic");
-  write_file(dir / "train-labels-idx1-ubyte", "PK" + kLabels.substr(2));  // a zip file's first bytes
-  expect_error(folder.path(), {profile(dir), {(dir / "train-labels-idx1-ubyte").string(), "not an IDX file", "magic"}});
+  write_file(dir / "train-labels-idx1-ubyte",
+             "PK" + kLabels.substr(2));  // a zip file's first bytes
+  expect_error(
+      folder.path(),
+      {profile(dir), {(dir / "train-labels-idx1-ubyte").string(), "not an IDX file", "magic"}});
 }
 
 TEST_F(DataErrors, HeaderClaimsMoreItemsThanTheFileHolds) {
   const fs::path dir = data_folder("more");
-  write_file(dir / "train-images-idx3-ubyte", idx({1000, 28, 28}, std::string(kCount * 28 * 28, '\x40')));
+  write_file(dir / "train-images-idx3-ubyte",
+             idx({1000, 28, 28}, std::string(kCount * 28 * 28, '\x40')));
   expect_error(folder.path(),
-               {profile(dir), {(dir / "train-images-idx3-ubyte").string(), "1000x28x28", "holds only 12544"}});
+               {profile(dir),
+                {(dir / "train-images-idx3-ubyte").string(), "1000x28x28", "holds only 12544"}});
 }
 
 TEST_F(DataErrors, DimsWhoseProductOverflows) {
   const fs::path dir = data_folder("overflow");
-  write_file(dir / "train-images-idx3-ubyte", idx({0xffffffffu, 0xffffffffu, 0xffffffffu}, std::string(64, '\0')));
-  expect_error(folder.path(), {profile(dir), {(dir / "train-images-idx3-ubyte").string(), "overflow"}});
+  write_file(dir / "train-images-idx3-ubyte",
+             idx({0xffffffffu, 0xffffffffu, 0xffffffffu}, std::string(64, '\0')));
+  expect_error(folder.path(),
+               {profile(dir), {(dir / "train-images-idx3-ubyte").string(), "overflow"}});
 }
 
 TEST_F(DataErrors, ImageAndLabelCountsDiffer) {
   const fs::path dir = data_folder("count");
   write_file(dir / "t10k-labels-idx1-ubyte", idx({kCount - 1}, std::string(kCount - 1, '\x01')));
-  expect_error(folder.path(), {profile(dir), {(dir / "t10k-images-idx3-ubyte").string(), "holds 16 images",
-                                              (dir / "t10k-labels-idx1-ubyte").string(), "holds 15 labels"}});
+  expect_error(folder.path(), {profile(dir),
+                               {(dir / "t10k-images-idx3-ubyte").string(), "holds 16 images",
+                                (dir / "t10k-labels-idx1-ubyte").string(), "holds 15 labels"}});
 }
 
 TEST_F(DataErrors, CorruptGzipStream) {
@@ -104,7 +114,8 @@ TEST_F(DataErrors, CorruptGzipStream) {
   data::write_idx(gz, data::read_idx(raw), data::IdxCompression::gzip);
   fs::remove(raw);
   std::string bytes = file_bytes(gz);
-  for (size_t i = 12; i + 8 < bytes.size(); ++i) bytes[i] = static_cast<char>(bytes[i] ^ 0x5a);  // header and trailer kept
+  for (size_t i = 12; i + 8 < bytes.size(); ++i)
+    bytes[i] = static_cast<char>(bytes[i] ^ 0x5a);  // header and trailer kept
   write_file(gz, bytes);
   expect_error(folder.path(), {profile(dir), {gz.string(), "corrupt gzip stream"}});
 }

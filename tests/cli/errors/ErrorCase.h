@@ -50,8 +50,10 @@ class FolderSnapshot {
     std::string out;
     for (const auto& [path, bytes] : files_) {
       const auto it = now.find(path);
-      if (it == now.end()) out += "removed: " + path + "\n";
-      else if (it->second != bytes) out += "changed: " + path + "\n";
+      if (it == now.end())
+        out += "removed: " + path + "\n";
+      else if (it->second != bytes)
+        out += "changed: " + path + "\n";
     }
     for (const auto& [path, bytes] : now)
       if (!files_.count(path)) out += "added: " + path + "\n";
@@ -62,7 +64,8 @@ class FolderSnapshot {
   static std::map<std::string, std::string> read(const fs::path& folder) {
     std::map<std::string, std::string> files;
     for (const auto& entry : fs::recursive_directory_iterator(folder))
-      if (entry.is_regular_file()) files[fs::relative(entry.path(), folder).string()] = file_bytes(entry.path());
+      if (entry.is_regular_file())
+        files[fs::relative(entry.path(), folder).string()] = file_bytes(entry.path());
     return files;
   }
   fs::path folder_;
@@ -71,9 +74,9 @@ class FolderSnapshot {
 
 // A fresh folder per test (CTest runs the tests of a file in parallel processes).
 struct ErrorCase {
-  std::string args;                    // the tunescope command line
-  std::vector<std::string> expected;   // each must appear in the output: the culprit, the problem
-  int exit_code = 2;                   // usage and input errors
+  std::string args;                   // the tunescope command line
+  std::vector<std::string> expected;  // each must appear in the output: the culprit, the problem
+  int exit_code = 2;                  // usage and input errors
 };
 
 // Runs the case and checks its exit code, its message and that `folder` is unchanged.
@@ -83,7 +86,8 @@ inline void expect_error(const fs::path& folder, const ErrorCase& c) {
   const CliResult r = run_cli(c.args);
   EXPECT_EQ(r.exit_code, c.exit_code) << r.output;
   for (const std::string& part : c.expected)
-    EXPECT_NE(r.output.find(part), std::string::npos) << "'" << part << "' missing from:\n" << r.output;
+    EXPECT_NE(r.output.find(part), std::string::npos) << "'" << part << "' missing from:\n"
+                                                      << r.output;
   EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
   EXPECT_EQ(before.differences(), "") << r.output;
 }

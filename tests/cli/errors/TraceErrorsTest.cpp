@@ -20,13 +20,17 @@ class TraceErrors : public ::testing::Test {
     std::vector<std::string> expected = problem;
     expected.insert(expected.begin(), path);
     expect_error(folder.path(), {"report " + path, expected});
-    expect_error(folder.path(), {"export " + path + " --format chrome -o " + folder.at("out.json"), expected});
+    expect_error(folder.path(),
+                 {"export " + path + " --format chrome -o " + folder.at("out.json"), expected});
   }
   // A real trace of a short profile run, as the truncated cases' source.
   std::string real_trace() const {
-    const fs::path scratch = fs::temp_directory_path() / (folder.path().filename().string() + "-source.json");
-    const CliResult r = run_cli("profile --data fake --fake-count 32 --batch 16 --threads 1 --test-limit 16 "
-                                "--warmup 0 --steps 1 --trace " + scratch.string());
+    const fs::path scratch =
+        fs::temp_directory_path() / (folder.path().filename().string() + "-source.json");
+    const CliResult r = run_cli(
+        "profile --data fake --fake-count 32 --batch 16 --threads 1 --test-limit 16 "
+        "--warmup 0 --steps 1 --trace " +
+        scratch.string());
     EXPECT_EQ(r.exit_code, 0) << r.output;
     std::string bytes = file_bytes(scratch);
     fs::remove(scratch);
@@ -37,7 +41,8 @@ class TraceErrors : public ::testing::Test {
 };
 
 TEST_F(TraceErrors, JsonOfAnotherTool) {
-  write_file(folder.at("package.json"), R"({"name": "left-pad", "version": "1.3.0", "dependencies": {}})");
+  write_file(folder.at("package.json"),
+             R"({"name": "left-pad", "version": "1.3.0", "dependencies": {}})");
   expect_both(folder.at("package.json"), {"traceEvents"});
 }
 
@@ -54,9 +59,12 @@ TEST_F(TraceErrors, TruncatedTrace) {
 }
 
 TEST_F(TraceErrors, TruncatedGzipTrace) {
-  const fs::path scratch = fs::temp_directory_path() / (folder.path().filename().string() + "-source.json.gz");
-  const CliResult r = run_cli("profile --data fake --fake-count 32 --batch 16 --threads 1 --test-limit 16 "
-                              "--warmup 0 --steps 1 --trace " + scratch.string());
+  const fs::path scratch =
+      fs::temp_directory_path() / (folder.path().filename().string() + "-source.json.gz");
+  const CliResult r = run_cli(
+      "profile --data fake --fake-count 32 --batch 16 --threads 1 --test-limit 16 "
+      "--warmup 0 --steps 1 --trace " +
+      scratch.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string gz = file_bytes(scratch);
   fs::remove(scratch);
@@ -66,8 +74,9 @@ TEST_F(TraceErrors, TruncatedGzipTrace) {
 
 TEST_F(TraceErrors, SqliteThatIsNotAnNsysExport) {
   // A browser's history: SQLite (rollback journal), but not Nsight Systems' export schema.
-  run_sql(folder.at("places.sqlite"), "CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT);"
-                                      "INSERT INTO moz_places(url) VALUES ('https://example.org');");
+  run_sql(folder.at("places.sqlite"),
+          "CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT);"
+          "INSERT INTO moz_places(url) VALUES ('https://example.org');");
   expect_both(folder.at("places.sqlite"), {"not an Nsight Systems export"});
 }
 

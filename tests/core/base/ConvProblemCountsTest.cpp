@@ -35,7 +35,8 @@ PassMacs count_macs(const ConvProblem& p) {
             for (int64_t r = 0; r < R; ++r)
               for (int64_t s = 0; s < S; ++s) {
                 const int64_t ty = h + p.pad_h - r, tx = w + p.pad_w - s;
-                if (ty < 0 || tx < 0 || ty % u || tx % v || ty / u >= out.h || tx / v >= out.w) continue;
+                if (ty < 0 || tx < 0 || ty % u || tx % v || ty / u >= out.h || tx / v >= out.w)
+                  continue;
                 m.backward_data += 1;
               }
   for (int64_t k = 0; k < p.out_channels; ++k)
@@ -66,8 +67,9 @@ TEST(ConvProblemCounts, FlopsPerPassByHand) {
 
 TEST(ConvProblemCounts, EveryPassCostsTheForwardCount) {
   // Unpadded: the three passes' loops do the same multiply-adds, flops() / 2 each.
-  for (const ConvProblem& p : {problem({1, 2, 7, 7}, 3, 3, 2, 0), problem({3, 4, 6, 6}, 2, 1, 1, 0),
-                               problem({2, 3, 8, 8}, 5, 3, 1, 0), problem({1, 2, 9, 9}, 2, 5, 2, 0)}) {
+  for (const ConvProblem& p :
+       {problem({1, 2, 7, 7}, 3, 3, 2, 0), problem({3, 4, 6, 6}, 2, 1, 1, 0),
+        problem({2, 3, 8, 8}, 5, 3, 1, 0), problem({1, 2, 9, 9}, 2, 5, 2, 0)}) {
     const PassMacs macs = count_macs(p);
     EXPECT_DOUBLE_EQ(p.flops(), 2 * macs.forward) << p.key();
     EXPECT_DOUBLE_EQ(p.flops(), 2 * macs.backward_data) << p.key();

@@ -12,7 +12,8 @@ namespace tunescope {
 namespace {
 
 ReplicaPlacementInput input(int replicas, int devices, bool cross_device = true) {
-  return {"cuda", replicas, devices, cross_device, cross_device ? "" : "tunescope was built without NCCL"};
+  return {"cuda", replicas, devices, cross_device,
+          cross_device ? "" : "tunescope was built without NCCL"};
 }
 
 std::string message_of(const ReplicaPlacementInput& in) {
@@ -26,7 +27,9 @@ std::string message_of(const ReplicaPlacementInput& in) {
   return {};
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 TEST(ReplicaPlacement, OneDeviceTakesEveryReplicaWithoutACollective) {
   EXPECT_EQ(place_replicas(input(1, 1)), std::vector<int>({0}));
@@ -51,7 +54,9 @@ TEST(ReplicaPlacement, MoreReplicasThanDevicesIsRefusedNamingBoth) {
 
 TEST(ReplicaPlacement, SeveralDevicesWithoutACollectiveIsRefusedSayingWhy) {
   const std::string text = message_of(input(2, 2, false));
-  EXPECT_TRUE(contains(text, "--replicas 2 on cuda across 2 devices needs a cross-device all-reduce")) << text;
+  EXPECT_TRUE(
+      contains(text, "--replicas 2 on cuda across 2 devices needs a cross-device all-reduce"))
+      << text;
   EXPECT_TRUE(contains(text, "built without NCCL")) << text;
 }
 

@@ -14,10 +14,14 @@ TEST(ThreadPool, CoversEveryIndexExactlyOnce) {
     ThreadPool pool(threads);
     for (int64_t count : {1, 7, 1000, 4097}) {
       std::vector<std::atomic<int>> hits(count);
-      pool.parallel_for(count, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) hits[i]++;
-      }, 3);
-      for (int64_t i = 0; i < count; ++i) ASSERT_EQ(hits[i].load(), 1) << "threads " << threads << " i " << i;
+      pool.parallel_for(
+          count,
+          [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) hits[i]++;
+          },
+          3);
+      for (int64_t i = 0; i < count; ++i)
+        ASSERT_EQ(hits[i].load(), 1) << "threads " << threads << " i " << i;
     }
   }
 }
@@ -34,9 +38,11 @@ TEST(ThreadPool, NestedRegionRunsInline) {
 
 TEST(ThreadPool, RethrowsChunkException) {
   ThreadPool pool(2);
-  EXPECT_THROW(pool.parallel_for(100, [](int64_t b, int64_t) {
-    if (b == 0) throw std::runtime_error("boom");
-  }), std::runtime_error);
+  EXPECT_THROW(pool.parallel_for(100,
+                                 [](int64_t b, int64_t) {
+                                   if (b == 0) throw std::runtime_error("boom");
+                                 }),
+               std::runtime_error);
   // The pool still works afterwards.
   std::atomic<int> n{0};
   pool.parallel_for(10, [&](int64_t b, int64_t e) { n += static_cast<int>(e - b); });

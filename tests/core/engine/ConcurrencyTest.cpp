@@ -60,7 +60,8 @@ Trajectory train(const SessionOptions& options, int steps) {
 void expect_same(const Trajectory& reference, const Trajectory& got, const std::string& what) {
   ASSERT_EQ(reference.losses.size(), got.losses.size()) << what;
   for (size_t i = 0; i < reference.losses.size(); ++i)
-    EXPECT_NEAR(got.losses[i], reference.losses[i], 5e-4 * std::max(1.0, std::abs(reference.losses[i])))
+    EXPECT_NEAR(got.losses[i], reference.losses[i],
+                5e-4 * std::max(1.0, std::abs(reference.losses[i])))
         << what << " step " << i;
   ASSERT_EQ(reference.weights.size(), got.weights.size()) << what;
   for (size_t p = 0; p < reference.weights.size(); ++p) {
@@ -101,7 +102,8 @@ TEST_P(ConcurrencyLayouts, LenetFollowsTheSingleLaneTrajectory) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(BothLayouts, ConcurrencyLayouts, ::testing::Values(Layout::NCHW, Layout::NHWC),
+INSTANTIATE_TEST_SUITE_P(BothLayouts, ConcurrencyLayouts,
+                         ::testing::Values(Layout::NCHW, Layout::NHWC),
                          [](const auto& info) { return to_string(info.param); });
 
 TEST(Concurrency, ResnetWithStreamsAndAsyncUpdateFollowsTheSingleLaneTrajectory) {
@@ -124,7 +126,8 @@ TEST(Concurrency, SplitGradientEqualsTheWholeBatchGradient) {
     return out;
   };
   const auto whole = gradients({});
-  for (Concurrency knobs : {Concurrency{1, 2, 1, false, 0}, Concurrency{2, 2, 2, false, 0}, Concurrency{1, 1, 4, false, 0}}) {
+  for (Concurrency knobs : {Concurrency{1, 2, 1, false, 0}, Concurrency{2, 2, 2, false, 0},
+                            Concurrency{1, 1, 4, false, 0}}) {
     const auto split = gradients(knobs);
     ASSERT_EQ(split.size(), whole.size());
     for (size_t p = 0; p < whole.size(); ++p) {
@@ -146,7 +149,8 @@ TEST(Concurrency, SplitThatDoesNotDivideTheBatchIsAUsageError) {
     ADD_FAILURE() << "accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
-    EXPECT_NE(std::string(e.what()).find("does not split into 3 replicas"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("does not split into 3 replicas"), std::string::npos)
+        << e.what();
   }
   knobs::set_concurrency(options.knobs, {});
   knobs::streams.set(options.knobs, 0);
@@ -175,7 +179,8 @@ TEST(Concurrency, ValidateNamesTheConfigKeysNotFlags) {
 
 TEST(Concurrency, TraceShowsWhatRunsOnWhichLane) {
   SessionOptions options = small_options("lenet5", Layout::NCHW);
-  knobs::set_concurrency(options.knobs, {2, 2, 1, true, 1});  // lanes 0,1 (replica 0) and 2,3 (replica 1)
+  knobs::set_concurrency(options.knobs,
+                         {2, 2, 1, true, 1});  // lanes 0,1 (replica 0) and 2,3 (replica 1)
   TrainingSession session(options);
   session.tracer().start();
   session.train_steps(3);
@@ -186,9 +191,12 @@ TEST(Concurrency, TraceShowsWhatRunsOnWhichLane) {
     const size_t second_dot = a.name.find('.', a.name.find('.') + 1);
     where.insert({a.name.substr(0, second_dot), a.stream});
   }
-  for (int lane : {0, 2}) EXPECT_TRUE(where.count({"gemm.fwd", lane})) << "forward on compute lane " << lane;
-  for (int lane : {1, 3}) EXPECT_TRUE(where.count({"gemm.bwd_filter", lane})) << "backward-filter on lane " << lane;
-  for (int lane : {1, 3}) EXPECT_FALSE(where.count({"gemm.bwd_data", lane})) << "backward-data stays on the compute lane";
+  for (int lane : {0, 2})
+    EXPECT_TRUE(where.count({"gemm.fwd", lane})) << "forward on compute lane " << lane;
+  for (int lane : {1, 3})
+    EXPECT_TRUE(where.count({"gemm.bwd_filter", lane})) << "backward-filter on lane " << lane;
+  for (int lane : {1, 3})
+    EXPECT_FALSE(where.count({"gemm.bwd_data", lane})) << "backward-data stays on the compute lane";
   EXPECT_TRUE(where.count({"allreduce", 1}));
   EXPECT_TRUE(where.count({"broadcast", 1}));
   EXPECT_TRUE(where.count({"sgd", 1}));

@@ -17,7 +17,8 @@ TEST(ConvChoice, ParsesDefaultAndOverrides) {
 }
 
 TEST(ConvChoice, RejectsMalformed) {
-  for (const char* bad : {"", "gemm,", "gemm,conv1", "gemm,=direct", "gemm,conv1=", "gemm,a=x,a=y"}) {
+  for (const char* bad :
+       {"", "gemm,", "gemm,conv1", "gemm,=direct", "gemm,conv1=", "gemm,a=x,a=y"}) {
     try {
       parse_conv_choice(bad);
       FAIL() << "accepted '" << bad << "'";

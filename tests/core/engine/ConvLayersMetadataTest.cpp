@@ -33,11 +33,11 @@ TEST(ConvLayersMetadata, LeNetCountsByHand) {
   // conv1: 4x1x32x32 -> 6 maps 28x28 through 5x5 filters.
   EXPECT_EQ(layers[0].layer, "conv1");
   EXPECT_EQ(layers[0].algorithm, "gemm");
-  EXPECT_DOUBLE_EQ(layers[0].flops_per_pass, 2.0 * 4 * 6 * 28 * 28 * 1 * 25);      // 940,800
+  EXPECT_DOUBLE_EQ(layers[0].flops_per_pass, 2.0 * 4 * 6 * 28 * 28 * 1 * 25);     // 940,800
   EXPECT_DOUBLE_EQ(layers[0].min_bytes_per_pass, 4.0 * (4096 + 6 * 25 + 18816));  // 92,248
   // conv2: 4x6x14x14 (after pooling) -> 16 maps 10x10.
   EXPECT_EQ(layers[1].layer, "conv2");
-  EXPECT_DOUBLE_EQ(layers[1].flops_per_pass, 2.0 * 4 * 16 * 10 * 10 * 6 * 25);       // 1,920,000
+  EXPECT_DOUBLE_EQ(layers[1].flops_per_pass, 2.0 * 4 * 16 * 10 * 10 * 6 * 25);        // 1,920,000
   EXPECT_DOUBLE_EQ(layers[1].min_bytes_per_pass, 4.0 * (4704 + 16 * 6 * 25 + 6400));  // 54,016
 
   const auto extra = session.trace_metadata_extra();
@@ -68,8 +68,8 @@ TEST(ConvLayersMetadata, ATracedStepHasARateForEachPassThatRan) {
     EXPECT_GT(r.gflops, 0) << r.layer << " " << r.pass;
   }
   // conv1 reads the images, so nothing asks for its input gradient.
-  EXPECT_EQ(rows, (std::set<std::string>{"conv1 fwd", "conv1 bwd_filter", "conv2 fwd", "conv2 bwd_data",
-                                         "conv2 bwd_filter"}));
+  EXPECT_EQ(rows, (std::set<std::string>{"conv1 fwd", "conv1 bwd_filter", "conv2 fwd",
+                                         "conv2 bwd_data", "conv2 bwd_filter"}));
 }
 
 }  // namespace

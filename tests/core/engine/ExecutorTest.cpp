@@ -122,7 +122,6 @@ TEST(Executor, DestructionWithQueuedAndBlockedWorkIsClean) {
   EXPECT_LT(runs, 21);
 }
 
-
 // A backend that records which device each lane thread was bound to, and fails to bind
 // to device 7.
 class DeviceRecordingBackend final : public Backend {
@@ -135,7 +134,9 @@ class DeviceRecordingBackend final : public Backend {
     std::lock_guard lock(mutex);
     bound.push_back(device);
   }
-  NativeStream lane_stream(int lane, int) override { return NativeStream(&streams.at(static_cast<size_t>(lane))); }
+  NativeStream lane_stream(int lane, int) override {
+    return NativeStream(&streams.at(static_cast<size_t>(lane)));
+  }
   std::mutex mutex;
   std::vector<int> bound;
   std::array<int, 4> streams{};
@@ -147,7 +148,9 @@ TEST(Executor, LanesAreBoundToTheirDevicesAndTellTheirTasks) {
   {
     Executor executor(3, 1, nullptr, &backend, {0, 1, 1});
     for (int lane = 0; lane < 3; ++lane)
-      executor.submit(lane, [&seen](const ExecContext& exec) { seen[static_cast<size_t>(exec.lane)] = exec.device; });
+      executor.submit(lane, [&seen](const ExecContext& exec) {
+        seen[static_cast<size_t>(exec.lane)] = exec.device;
+      });
     executor.synchronize();
   }
   EXPECT_EQ(seen, (std::vector<int>{0, 1, 1}));
@@ -164,10 +167,14 @@ TEST(Executor, HostLanesAreNeitherBoundNorGivenAStream) {
   {
     Executor executor(3, 1, nullptr, &backend, {1, 1, 1}, 1);
     for (int lane = 0; lane < 3; ++lane)
-      executor.submit(lane, [&streams](const ExecContext& exec) { streams[static_cast<size_t>(exec.lane)] = exec.stream; });
+      executor.submit(lane, [&streams](const ExecContext& exec) {
+        streams[static_cast<size_t>(exec.lane)] = exec.stream;
+      });
     executor.synchronize();
   }
-  EXPECT_EQ(streams, (std::vector<NativeStream>{NativeStream(&backend.streams[0]), NativeStream(&backend.streams[1]), NativeStream()}));
+  EXPECT_EQ(streams,
+            (std::vector<NativeStream>{NativeStream(&backend.streams[0]),
+                                       NativeStream(&backend.streams[1]), NativeStream()}));
   EXPECT_EQ(backend.bound, (std::vector<int>{1, 1}));
   EXPECT_THROW(Executor(2, 1, nullptr, &backend, {0, 0}, 3), Error);  // more host lanes than lanes
 }

@@ -28,9 +28,12 @@ using profiler::RangeCategory;
 using profiler::Tracer;
 
 // What Trainer::submit_phase submits: open on one task, close in the lane's unwind guard.
-void submit_phase(Executor& executor, Tracer& tracer, Tracer::OpenRange& open, int lane, bool begin) {
+void submit_phase(Executor& executor, Tracer& tracer, Tracer::OpenRange& open, int lane,
+                  bool begin) {
   if (begin)
-    executor.submit(lane, [&](const ExecContext&) { open = tracer.begin_range("forward", RangeCategory::phase); });
+    executor.submit(lane, [&](const ExecContext&) {
+      open = tracer.begin_range("forward", RangeCategory::phase);
+    });
   else
     executor.submit_finally(lane, [&](const ExecContext& exec) {
       tracer.end_range("forward", RangeCategory::phase, exec.device, exec.lane, open);
@@ -111,7 +114,8 @@ constexpr const char* kChildVariable = "TUNESCOPE_EXECUTOR_UNWIND_CHILD";
 // The body run in a child process with the NVTX recorder loaded (NVTX binds its tool at
 // the first NVTX call of a process, so this process cannot load it any more).
 TEST(ExecutorUnwindNvtx, ChildRunsAFailingPhase) {
-  if (!std::getenv(kChildVariable)) GTEST_SKIP() << "runs only as the child of NvtxToolSeesThePhasePopped";
+  if (!std::getenv(kChildVariable))
+    GTEST_SKIP() << "runs only as the child of NvtxToolSeesThePhasePopped";
   Tracer tracer;
   tracer.start();
   bool skipped_task_ran = false;
@@ -120,15 +124,18 @@ TEST(ExecutorUnwindNvtx, ChildRunsAFailingPhase) {
 }
 
 TEST(ExecutorUnwindNvtx, NvtxToolSeesThePhasePopped) {
-  if (*kRecorderPath == '\0') GTEST_SKIP() << "NVTX 3 headers were not found at configure time: no NVTX ranges";
+  if (*kRecorderPath == '\0')
+    GTEST_SKIP() << "NVTX 3 headers were not found at configure time: no NVTX ranges";
   if (std::getenv(kChildVariable)) GTEST_SKIP() << "the child runs ChildRunsAFailingPhase only";
   const std::filesystem::path record =
-      std::filesystem::temp_directory_path() / ("tunescope-unwind-nvtx-" + std::to_string(::getpid()) + ".tsv");
+      std::filesystem::temp_directory_path() /
+      ("tunescope-unwind-nvtx-" + std::to_string(::getpid()) + ".tsv");
   std::filesystem::remove(record);
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  const std::string command = std::string("NVTX_INJECTION64_PATH='") + kRecorderPath + "' TUNESCOPE_NVTX_RECORD='" +
-                              record.string() + "' " + kChildVariable + "=1 '" + self +
-                              "' --gtest_filter=ExecutorUnwindNvtx.ChildRunsAFailingPhase > /dev/null";
+  const std::string command =
+      std::string("NVTX_INJECTION64_PATH='") + kRecorderPath + "' TUNESCOPE_NVTX_RECORD='" +
+      record.string() + "' " + kChildVariable + "=1 '" + self +
+      "' --gtest_filter=ExecutorUnwindNvtx.ChildRunsAFailingPhase > /dev/null";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   std::ifstream in(record);
   ASSERT_TRUE(in) << "the NVTX tool was not loaded: no " << record;

@@ -50,19 +50,24 @@ TEST(FftTileTraining, TheKnobReachesTheAlgorithm) {
   // Under fft_workspace=cache each FFT layer keeps the spectra of every tile of x: 8x8
   // tiles of LeNet's 28x28 and 10x10 outputs (4x4 outputs per tile) overlap by the
   // kernel's 4 rows and columns, so they keep more than the untiled 32x32 and 16x16 planes.
-  const ConvMemory off = train_one_step(tiled_options("fft-own", FftTileChoice::untiled(), FftWorkspace::cache)).memory;
-  const ConvMemory eight = train_one_step(tiled_options("fft-own", FftTileChoice::fixed(8), FftWorkspace::cache)).memory;
+  const ConvMemory off =
+      train_one_step(tiled_options("fft-own", FftTileChoice::untiled(), FftWorkspace::cache))
+          .memory;
+  const ConvMemory eight =
+      train_one_step(tiled_options("fft-own", FftTileChoice::fixed(8), FftWorkspace::cache)).memory;
   EXPECT_GT(off.saved_bytes, 0u);
   EXPECT_GT(eight.saved_bytes, off.saved_bytes);
   // Direct ignores the knob.
-  const ConvMemory direct = train_one_step(tiled_options("direct", FftTileChoice::fixed(8), FftWorkspace::cache)).memory;
+  const ConvMemory direct =
+      train_one_step(tiled_options("direct", FftTileChoice::fixed(8), FftWorkspace::cache)).memory;
   EXPECT_EQ(direct.saved_bytes, 0u);
 }
 
 TEST(FftTileTraining, DescriptionAndTraceConfigNameTheTile) {
   TrainingSession session(tiled_options("fft-own", FftTileChoice::fixed(16)));
   EXPECT_NE(session.description().find("fft_tile 16"), std::string::npos) << session.description();
-  EXPECT_NE(session.config_json().find("\"fft_tile\":\"16\""), std::string::npos) << session.config_json();
+  EXPECT_NE(session.config_json().find("\"fft_tile\":\"16\""), std::string::npos)
+      << session.config_json();
 }
 
 TEST(FftTileTraining, ATileNotLargerThanAKernelStopsTheBuildNamingTheLayer) {

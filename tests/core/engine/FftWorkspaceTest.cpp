@@ -29,7 +29,9 @@ SessionOptions lenet_options(const std::string& conv, FftWorkspace policy) {
   return options;
 }
 
-int count(const OneStep& step, const std::string& name) { return testing::kernel_count(step, name); }
+int count(const OneStep& step, const std::string& name) {
+  return testing::kernel_count(step, name);
+}
 
 TEST(FftWorkspace, BothPoliciesMatchDirectAndCacheSkipsBackwardTransforms) {
   const OneStep direct = train_one_step(lenet_options("direct", FftWorkspace::reuse));
@@ -41,7 +43,8 @@ TEST(FftWorkspace, BothPoliciesMatchDirectAndCacheSkipsBackwardTransforms) {
     expect_gradients_near(cache, direct, a + " cache");
     EXPECT_EQ(cache.loss, reuse.loss) << a;
     for (size_t p = 0; p < cache.gradients.size(); ++p)
-      EXPECT_TRUE(std::equal(cache.gradients[p].data(), cache.gradients[p].data() + cache.gradients[p].size(),
+      EXPECT_TRUE(std::equal(cache.gradients[p].data(),
+                             cache.gradients[p].data() + cache.gradients[p].size(),
                              reuse.gradients[p].data()))
           << a << " parameter " << p;
 
@@ -93,8 +96,10 @@ TEST(FftWorkspace, MetadataAndDescriptionNameThePolicyAndItsMemory) {
   EXPECT_EQ(metadata.at("fft_workspace"), "cache");
   EXPECT_EQ(metadata.at("fft_cached_spectra_bytes"), std::to_string(memory.saved_bytes));
   EXPECT_EQ(metadata.at("conv_memory_peak_bytes"), std::to_string(memory.peak_bytes()));
-  EXPECT_NE(session.description().find("fft_workspace cache"), std::string::npos) << session.description();
-  EXPECT_NE(session.config_json().find("\"fft_workspace\":\"cache\""), std::string::npos) << session.config_json();
+  EXPECT_NE(session.description().find("fft_workspace cache"), std::string::npos)
+      << session.description();
+  EXPECT_NE(session.config_json().find("\"fft_workspace\":\"cache\""), std::string::npos)
+      << session.config_json();
 }
 
 }  // namespace

@@ -46,9 +46,11 @@ TEST(FusionTraining, ResnetStepMatchesUnfused) {
     EXPECT_EQ(kernel_count(fused, "bn_add_relu.fwd"), 8) << what;
     EXPECT_EQ(kernel_count(fused, "bn_add_relu.bwd"), 8) << what;
     EXPECT_EQ(kernel_count(fused, "bn.fwd"), 3) << what;
-    for (const char* gone : {"relu.fwd", "relu.bwd", "add", "copy"}) EXPECT_EQ(kernel_count(fused, gone), 0) << what << " " << gone;
+    for (const char* gone : {"relu.fwd", "relu.bwd", "add", "copy"})
+      EXPECT_EQ(kernel_count(fused, gone), 0) << what << " " << gone;
 
-    EXPECT_EQ(kernel_count(unfused, "bn_relu.fwd") + kernel_count(unfused, "bn_add_relu.fwd"), 0) << what;
+    EXPECT_EQ(kernel_count(unfused, "bn_relu.fwd") + kernel_count(unfused, "bn_add_relu.fwd"), 0)
+        << what;
     EXPECT_EQ(kernel_count(unfused, "bn.fwd"), 20) << what;
     EXPECT_EQ(kernel_count(unfused, "relu.fwd"), 17) << what;
     EXPECT_EQ(kernel_count(unfused, "add"), 8) << what;

@@ -85,8 +85,8 @@ OverlapGate& gate() {
 class GatedOps final : public OpKernels {
  public:
   explicit GatedOps(OpKernels& inner) : in_(inner) {}
-  void sgd_update(const ExecContext& ctx, const SgdParams& params, Tensor& weight, const Tensor& grad,
-                  Tensor& velocity) override {
+  void sgd_update(const ExecContext& ctx, const SgdParams& params, Tensor& weight,
+                  const Tensor& grad, Tensor& velocity) override {
     gate().before_sgd();
     in_.sgd_update(ctx, params, weight, grad, velocity);
   }
@@ -96,12 +96,14 @@ class GatedOps final : public OpKernels {
   }
 
   // The rest forwards unchanged.
-  void batchnorm_forward_train(const ExecContext& c, const BatchNormParams& p, const Tensor& x, const Tensor& g,
-                               const Tensor& b, Tensor& rm, Tensor& rv, BatchNormSaved& s, Tensor& y) override {
+  void batchnorm_forward_train(const ExecContext& c, const BatchNormParams& p, const Tensor& x,
+                               const Tensor& g, const Tensor& b, Tensor& rm, Tensor& rv,
+                               BatchNormSaved& s, Tensor& y) override {
     in_.batchnorm_forward_train(c, p, x, g, b, rm, rv, s, y);
   }
-  void batchnorm_forward_infer(const ExecContext& c, const BatchNormParams& p, const Tensor& x, const Tensor& g,
-                               const Tensor& b, const Tensor& rm, const Tensor& rv, Tensor& y) override {
+  void batchnorm_forward_infer(const ExecContext& c, const BatchNormParams& p, const Tensor& x,
+                               const Tensor& g, const Tensor& b, const Tensor& rm, const Tensor& rv,
+                               Tensor& y) override {
     in_.batchnorm_forward_infer(c, p, x, g, b, rm, rv, y);
   }
   void batchnorm_backward(const ExecContext& c, const Tensor& x, const Tensor& dy, const Tensor& g,
@@ -111,17 +113,20 @@ class GatedOps final : public OpKernels {
   void relu_backward(const ExecContext& c, const Tensor& y, const Tensor& dy, Tensor& dx) override {
     in_.relu_backward(c, y, dy, dx);
   }
-  void maxpool_forward(const ExecContext& c, const PoolParams& p, const Tensor& x, Tensor& y) override {
+  void maxpool_forward(const ExecContext& c, const PoolParams& p, const Tensor& x,
+                       Tensor& y) override {
     in_.maxpool_forward(c, p, x, y);
   }
-  void maxpool_backward(const ExecContext& c, const PoolParams& p, const Tensor& x, const Tensor& dy,
-                        Tensor& dx) override {
+  void maxpool_backward(const ExecContext& c, const PoolParams& p, const Tensor& x,
+                        const Tensor& dy, Tensor& dx) override {
     in_.maxpool_backward(c, p, x, dy, dx);
   }
-  void avgpool_forward(const ExecContext& c, const PoolParams& p, const Tensor& x, Tensor& y) override {
+  void avgpool_forward(const ExecContext& c, const PoolParams& p, const Tensor& x,
+                       Tensor& y) override {
     in_.avgpool_forward(c, p, x, y);
   }
-  void avgpool_backward(const ExecContext& c, const PoolParams& p, const Tensor& dy, Tensor& dx) override {
+  void avgpool_backward(const ExecContext& c, const PoolParams& p, const Tensor& dy,
+                        Tensor& dx) override {
     in_.avgpool_backward(c, p, dy, dx);
   }
   void global_avgpool_forward(const ExecContext& c, const Tensor& x, Tensor& y) override {
@@ -130,33 +135,50 @@ class GatedOps final : public OpKernels {
   void global_avgpool_backward(const ExecContext& c, const Tensor& dy, Tensor& dx) override {
     in_.global_avgpool_backward(c, dy, dx);
   }
-  void fc_forward(const ExecContext& c, const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override {
+  void fc_forward(const ExecContext& c, const Tensor& x, const Tensor& w, const Tensor& b,
+                  Tensor& y) override {
     in_.fc_forward(c, x, w, b, y);
   }
-  void fc_backward_data(const ExecContext& c, const Tensor& dy, const Tensor& w, Tensor& dx) override {
+  void fc_backward_data(const ExecContext& c, const Tensor& dy, const Tensor& w,
+                        Tensor& dx) override {
     in_.fc_backward_data(c, dy, w, dx);
   }
-  void fc_backward_weight(const ExecContext& c, const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db) override {
+  void fc_backward_weight(const ExecContext& c, const Tensor& x, const Tensor& dy, Tensor& dw,
+                          Tensor& db) override {
     in_.fc_backward_weight(c, x, dy, dw, db);
   }
-  void bias_forward(const ExecContext& c, const Tensor& b, Tensor& y) override { in_.bias_forward(c, b, y); }
-  void bias_backward(const ExecContext& c, const Tensor& dy, Tensor& db) override { in_.bias_backward(c, dy, db); }
-  void add(const ExecContext& c, const Tensor& a, const Tensor& b, Tensor& y) override { in_.add(c, a, b, y); }
-  void accumulate(const ExecContext& c, const Tensor& x, Tensor& y) override { in_.accumulate(c, x, y); }
+  void bias_forward(const ExecContext& c, const Tensor& b, Tensor& y) override {
+    in_.bias_forward(c, b, y);
+  }
+  void bias_backward(const ExecContext& c, const Tensor& dy, Tensor& db) override {
+    in_.bias_backward(c, dy, db);
+  }
+  void add(const ExecContext& c, const Tensor& a, const Tensor& b, Tensor& y) override {
+    in_.add(c, a, b, y);
+  }
+  void accumulate(const ExecContext& c, const Tensor& x, Tensor& y) override {
+    in_.accumulate(c, x, y);
+  }
   void zero(const ExecContext& c, Tensor& y) override { in_.zero(c, y); }
   void copy(const ExecContext& c, const Tensor& x, Tensor& y) override { in_.copy(c, x, y); }
-  float softmax_cross_entropy(const ExecContext& c, const Tensor& logits, std::span<const int32_t> labels,
-                              Tensor* dlogits, int64_t* correct) override {
+  float softmax_cross_entropy(const ExecContext& c, const Tensor& logits,
+                              std::span<const int32_t> labels, Tensor* dlogits,
+                              int64_t* correct) override {
     return in_.softmax_cross_entropy(c, logits, labels, dlogits, correct);
   }
-  void transpose(const ExecContext& c, const Tensor& x, Tensor& y) override { in_.transpose(c, x, y); }
-  void scatter_rows(const ExecContext& c, const Tensor& batch, int64_t first, Tensor& shard) override {
+  void transpose(const ExecContext& c, const Tensor& x, Tensor& y) override {
+    in_.transpose(c, x, y);
+  }
+  void scatter_rows(const ExecContext& c, const Tensor& batch, int64_t first,
+                    Tensor& shard) override {
     in_.scatter_rows(c, batch, first, shard);
   }
-  void allreduce_sum(const ExecContext& c, std::span<const Tensor* const> sources, float scale, Tensor& out) override {
+  void allreduce_sum(const ExecContext& c, std::span<const Tensor* const> sources, float scale,
+                     Tensor& out) override {
     in_.allreduce_sum(c, sources, scale, out);
   }
-  void broadcast(const ExecContext& c, const Tensor& source, std::span<Tensor* const> targets) override {
+  void broadcast(const ExecContext& c, const Tensor& source,
+                 std::span<Tensor* const> targets) override {
     in_.broadcast(c, source, targets);
   }
   void copy_to_host(const ExecContext& c, const Tensor& src, Tensor& host_dst) override {
@@ -175,10 +197,14 @@ class GatedOps final : public OpKernels {
 class SeparateBackend final : public Backend {
  public:
   std::string name() const override { return "host-update-separate"; }
-  std::string device_description() const override { return "CPU ops on separate memory, gated SGD"; }
+  std::string device_description() const override {
+    return "CPU ops on separate memory, gated SGD";
+  }
   OpKernels& ops() override { return ops_; }
   MemorySpace& memory() override { return separate_memory(); }
-  NativeStream lane_stream(int lane, int) override { return NativeStream(&streams_.at(static_cast<size_t>(lane))); }
+  NativeStream lane_stream(int lane, int) override {
+    return NativeStream(&streams_.at(static_cast<size_t>(lane)));
+  }
 
  private:
   std::unique_ptr<Backend> cpu_ = Registry::instance().make_backend("cpu");
@@ -186,10 +212,13 @@ class SeparateBackend final : public Backend {
   std::array<int, 16> streams_{};
 };
 
-const BackendRegistration backend("host-update-separate", "direct", [] { return std::make_unique<SeparateBackend>(); });
-const ConvAlgorithmRegistration direct("host-update-separate", "direct", [](const KnobValues& options) {
-  return Registry::instance().make_conv_algorithm("cpu", "direct", options);
-});
+const BackendRegistration backend("host-update-separate", "direct",
+                                  [] { return std::make_unique<SeparateBackend>(); });
+const ConvAlgorithmRegistration direct("host-update-separate", "direct",
+                                       [](const KnobValues& options) {
+                                         return Registry::instance().make_conv_algorithm(
+                                             "cpu", "direct", options);
+                                       });
 
 SessionOptions options_for(const std::string& backend_name, UpdateOn where, bool async) {
   SessionOptions options;
@@ -219,7 +248,8 @@ TEST_P(HostUpdate, FollowsTheDeviceUpdateAndRunsSgdOnTheHostLane) {
   on_host.tracer().start();
   const EpochResult got = on_host.train_steps(3);
   on_host.tracer().stop();
-  EXPECT_NEAR(got.stats.mean_loss(), want.stats.mean_loss(), 1e-6 * std::abs(want.stats.mean_loss()));
+  EXPECT_NEAR(got.stats.mean_loss(), want.stats.mean_loss(),
+              1e-6 * std::abs(want.stats.mean_loss()));
 
   const auto want_params = on_device.network().parameters();
   const auto got_params = on_host.network().parameters();
@@ -250,7 +280,9 @@ TEST_P(HostUpdate, FollowsTheDeviceUpdateAndRunsSgdOnTheHostLane) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SyncAndAsync, HostUpdate, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "async" : "sync"; });
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "async" : "sync";
+                         });
 
 constexpr int kReluPerStep = 4 * 2;  // lenet5's relu1..relu4, in each of the 2 replicas
 
@@ -263,7 +295,8 @@ TEST(HostUpdateOverlap, AsyncUpdateRunsTheNextForwardWhileTheHostUpdates) {
   session.tracer().start();
   session.train_steps(2);
   session.tracer().stop();
-  EXPECT_TRUE(gate().overlapped()) << "no forward kernel of step 2 ran before the host finished step 1's update";
+  EXPECT_TRUE(gate().overlapped())
+      << "no forward kernel of step 2 ran before the host finished step 1's update";
 
   // The trace shows it: a relu.fwd kernel of step 2 on a compute lane (0 or 2) ends
   // before the host lane (5) ends step 1's last host-update range (the 5th of lenet5's
@@ -273,7 +306,8 @@ TEST(HostUpdateOverlap, AsyncUpdateRunsTheNextForwardWhileTheHostUpdates) {
   for (const profiler::Range& r : trace.ranges)
     if (r.name == "host update" && r.lane == 5) host_updates.push_back(&r);
   ASSERT_EQ(host_updates.size(), 10u);
-  std::sort(host_updates.begin(), host_updates.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
+  std::sort(host_updates.begin(), host_updates.end(),
+            [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
   const int64_t step1_updated = host_updates[4]->end_ns;
   bool overlapped = false;
   for (int lane : {0, 2}) {
@@ -284,7 +318,8 @@ TEST(HostUpdateOverlap, AsyncUpdateRunsTheNextForwardWhileTheHostUpdates) {
     std::sort(relu_ends.begin(), relu_ends.end());
     overlapped = overlapped || relu_ends[4] < step1_updated;  // step 2's first relu
   }
-  EXPECT_TRUE(overlapped) << "the trace shows no forward kernel of step 2 before step 1's host update ended";
+  EXPECT_TRUE(overlapped)
+      << "the trace shows no forward kernel of step 2 before step 1's host update ended";
 }
 
 TEST(HostUpdateOverlap, SyncUpdateFinishesTheHostUpdateBeforeTheNextForward) {
@@ -305,7 +340,8 @@ TEST(HostUpdateRefusal, ABackendWhoseMemoryIsTheHostsRefusesIt) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
     const std::string message = e.what();
     EXPECT_NE(message.find("--update-on host"), std::string::npos) << message;
-    EXPECT_NE(message.find("backend cpu keeps its tensors in host memory"), std::string::npos) << message;
+    EXPECT_NE(message.find("backend cpu keeps its tensors in host memory"), std::string::npos)
+        << message;
   }
 }
 

@@ -54,7 +54,8 @@ std::unique_ptr<Network> residual_net(Layout layout) {
   int a = net->chain(std::make_unique<Conv2dLayer>("stem", Conv2dSpec{4, 3, 1, 1, true}, "direct"));
   a = net->chain(std::make_unique<BatchNormLayer>("bn0"));
   a = net->chain(std::make_unique<ReluLayer>("relu0"));
-  int b = net->chain(std::make_unique<Conv2dLayer>("branch", Conv2dSpec{4, 3, 1, 1, false}, "direct"));
+  int b =
+      net->chain(std::make_unique<Conv2dLayer>("branch", Conv2dSpec{4, 3, 1, 1, false}, "direct"));
   b = net->chain(std::make_unique<BatchNormLayer>("bn1"));
   int sum = net->add(std::make_unique<AddLayer>("join"), {b, a});
   net->add(std::make_unique<ReluLayer>("relu1"), {sum});
@@ -132,7 +133,8 @@ TEST(Models, LayoutsGiveSameLossAndGradients) {
       for (int64_t c = 0; c < s.c; ++c)
         for (int64_t y = 0; y < s.h; ++y)
           for (int64_t x = 0; x < s.w; ++x)
-            ASSERT_NEAR(g0.at(n, c, y, x), g1.at(n, c, y, x), 1e-4 + 1e-3 * std::abs(g0.at(n, c, y, x)))
+            ASSERT_NEAR(g0.at(n, c, y, x), g1.at(n, c, y, x),
+                        1e-4 + 1e-3 * std::abs(g0.at(n, c, y, x)))
                 << model;
   }
 }
@@ -145,8 +147,10 @@ TEST(Models, ResnetHas18WeightLayers) {
   int weighted = 0, projections = 0;
   for (int i = 1; i <= net->layer_count(); ++i) {
     const Layer& l = net->layer(i);
-    if (l.kind() == "conv" && l.name().find(".proj") != std::string::npos) ++projections;
-    else if (l.kind() == "conv" || l.kind() == "fc") ++weighted;
+    if (l.kind() == "conv" && l.name().find(".proj") != std::string::npos)
+      ++projections;
+    else if (l.kind() == "conv" || l.kind() == "fc")
+      ++weighted;
   }
   EXPECT_EQ(weighted, 18);
   EXPECT_EQ(projections, 3);

@@ -1,11 +1,10 @@
-#include "core/engine/RunKnobs.h"
 #include "tests/core/engine/OneStepTraining.h"
+#include "core/engine/RunKnobs.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-
 
 namespace tunescope::testing {
 
@@ -42,15 +41,19 @@ int kernel_count(const OneStep& step, const std::string& name) {
   return it == step.kernels.end() ? 0 : it->second;
 }
 
-void expect_gradients_near(const OneStep& got, const OneStep& reference, const std::string& what, float tolerance) {
+void expect_gradients_near(const OneStep& got, const OneStep& reference, const std::string& what,
+                           float tolerance) {
   EXPECT_NEAR(got.loss, reference.loss, 1e-4 * std::abs(reference.loss)) << what;
   ASSERT_EQ(got.gradients.size(), reference.gradients.size());
   for (size_t p = 0; p < got.gradients.size(); ++p) {
     const std::string& name = got.parameter_names[p];
-    const auto match = std::find(reference.parameter_names.begin(), reference.parameter_names.end(), name);
-    ASSERT_NE(match, reference.parameter_names.end()) << what << ": no parameter " << name << " in the reference";
+    const auto match =
+        std::find(reference.parameter_names.begin(), reference.parameter_names.end(), name);
+    ASSERT_NE(match, reference.parameter_names.end())
+        << what << ": no parameter " << name << " in the reference";
     const Tensor& a = got.gradients[p];
-    const Tensor& b = reference.gradients[static_cast<size_t>(match - reference.parameter_names.begin())];
+    const Tensor& b =
+        reference.gradients[static_cast<size_t>(match - reference.parameter_names.begin())];
     ASSERT_EQ(a.size(), b.size());
     float scale = 0, error = 0;
     for (int64_t i = 0; i < a.size(); ++i) {

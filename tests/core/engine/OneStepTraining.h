@@ -15,7 +15,7 @@ struct OneStep {
   double loss = 0;
   std::vector<Tensor> gradients;
   std::vector<std::string> parameter_names;  // of `gradients`, in the network's order
-  std::map<std::string, int> kernels;  // name -> calls
+  std::map<std::string, int> kernels;        // name -> calls
   ConvMemory memory;
 };
 

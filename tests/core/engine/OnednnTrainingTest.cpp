@@ -44,12 +44,14 @@ SessionOptions options(const std::string& model, const std::string& conv, Layout
 }
 
 TEST(OnednnTraining, OneStepMatchesDirect) {
-  if (!kOnednnBuilt) GTEST_SKIP() << "built without oneDNN (TUNESCOPE_ONEDNN=OFF or libdnnl-dev missing)";
+  if (!kOnednnBuilt)
+    GTEST_SKIP() << "built without oneDNN (TUNESCOPE_ONEDNN=OFF or libdnnl-dev missing)";
   struct Case {
     const char* model;
     Layout layout;
   };
-  for (const Case c : {Case{"lenet5", Layout::NCHW}, Case{"lenet5", Layout::NHWC}, Case{"resnet18-small", Layout::NHWC}}) {
+  for (const Case c : {Case{"lenet5", Layout::NCHW}, Case{"lenet5", Layout::NHWC},
+                       Case{"resnet18-small", Layout::NHWC}}) {
     const OneStep reference = train_one_step(options(c.model, "direct", c.layout));
     for (const char* algorithm : {"onednn:direct", "onednn:auto"}) {
       const std::string what = std::string(c.model) + " " + to_string(c.layout) + " " + algorithm;

@@ -34,11 +34,15 @@ class CountingHostMemory final : public MemorySpace {
   }
   void deallocate(void* p, size_t bytes) noexcept override { host_memory().deallocate(p, bytes); }
   void zero(void* p, size_t bytes) override { host_memory().zero(p, bytes); }
-  void copy_within(void* dst, const void* src, size_t bytes) override { host_memory().copy_within(dst, src, bytes); }
+  void copy_within(void* dst, const void* src, size_t bytes) override {
+    host_memory().copy_within(dst, src, bytes);
+  }
   void copy_from_host(void* dst, const void* src, size_t bytes) override {
     host_memory().copy_from_host(dst, src, bytes);
   }
-  void copy_to_host(void* dst, const void* src, size_t bytes) override { host_memory().copy_to_host(dst, src, bytes); }
+  void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    host_memory().copy_to_host(dst, src, bytes);
+  }
   std::atomic<int> allocations{0};
 };
 
@@ -57,7 +61,9 @@ class TwoDeviceBackend final : public Backend {
   std::string device_description() const override { return "CPU ops on two separate memories"; }
   OpKernels& ops() override { return cpu_->ops(); }
   MemorySpace& memory() override { return device_memories()[0]; }
-  MemorySpace& device_memory(int device) override { return device_memories().at(static_cast<size_t>(device)); }
+  MemorySpace& device_memory(int device) override {
+    return device_memories().at(static_cast<size_t>(device));
+  }
   MemorySpace& staging_memory() override { return staging(); }
   std::vector<int> replica_devices(int replicas) override {
     std::vector<int> devices;
@@ -79,9 +85,11 @@ class TwoDeviceBackend final : public Backend {
   std::array<int, 16> streams_{};
 };
 
-const BackendRegistration backend("two-devices", "direct", [] { return std::make_unique<TwoDeviceBackend>(); });
-const ConvAlgorithmRegistration direct("two-devices", "direct",
-                                       [](const KnobValues& options) { return Registry::instance().make_conv_algorithm("cpu", "direct", options); });
+const BackendRegistration backend("two-devices", "direct",
+                                  [] { return std::make_unique<TwoDeviceBackend>(); });
+const ConvAlgorithmRegistration direct("two-devices", "direct", [](const KnobValues& options) {
+  return Registry::instance().make_conv_algorithm("cpu", "direct", options);
+});
 
 SessionOptions options_for(const std::string& backend_name) {
   SessionOptions options;
@@ -124,7 +132,8 @@ TEST(ReplicaDevicesTraining, EachReplicaLivesRunsAndIsTracedOnItsDevice) {
   for (const auto& [device, lane] : lanes_of_device) EXPECT_EQ(device, lane / 2) << "lane " << lane;
   EXPECT_TRUE(lanes_of_device.count({1, 2})) << "replica 1's forward is traced on device 1";
 
-  EXPECT_NEAR(got.stats.mean_loss(), want.stats.mean_loss(), 1e-5 * std::abs(want.stats.mean_loss()));
+  EXPECT_NEAR(got.stats.mean_loss(), want.stats.mean_loss(),
+              1e-5 * std::abs(want.stats.mean_loss()));
   const auto want_params = cpu.network().parameters();
   const auto got_params = split.network().parameters();
   ASSERT_EQ(want_params.size(), got_params.size());

@@ -32,7 +32,9 @@ class SeparateBackend final : public Backend {
   std::string device_description() const override { return "CPU ops on separate memory"; }
   OpKernels& ops() override { return cpu_->ops(); }
   MemorySpace& memory() override { return separate_memory(); }
-  NativeStream lane_stream(int lane, int) override { return NativeStream(&streams_.at(static_cast<size_t>(lane))); }
+  NativeStream lane_stream(int lane, int) override {
+    return NativeStream(&streams_.at(static_cast<size_t>(lane)));
+  }
   void finish_stream(NativeStream stream) override {
     EXPECT_TRUE(stream);
     ++g_stream_finishes;
@@ -43,11 +45,14 @@ class SeparateBackend final : public Backend {
   std::array<int, 16> streams_{};
 };
 
-const BackendRegistration backend("separate", "direct", [] { return std::make_unique<SeparateBackend>(); });
-const ConvAlgorithmRegistration direct("separate", "direct",
-                                       [](const KnobValues& options) { return Registry::instance().make_conv_algorithm("cpu", "direct", options); });
-const ConvAlgorithmRegistration fft("separate", "fft-own",
-                                    [](const KnobValues& options) { return Registry::instance().make_conv_algorithm("cpu", "fft-own", options); });
+const BackendRegistration backend("separate", "direct",
+                                  [] { return std::make_unique<SeparateBackend>(); });
+const ConvAlgorithmRegistration direct("separate", "direct", [](const KnobValues& options) {
+  return Registry::instance().make_conv_algorithm("cpu", "direct", options);
+});
+const ConvAlgorithmRegistration fft("separate", "fft-own", [](const KnobValues& options) {
+  return Registry::instance().make_conv_algorithm("cpu", "fft-own", options);
+});
 
 SessionOptions options_for(const std::string& backend_name) {
   SessionOptions options;
@@ -80,7 +85,8 @@ TEST(SeparateMemoryTraining, AllocatesInTheBackendsSpaceAndMatchesCpu) {
   const EpochResult want = cpu.train_steps(3);
   const EpochResult got = separate.train_steps(3);
   EXPECT_GT(g_stream_finishes, finishes_before);
-  EXPECT_NEAR(got.stats.mean_loss(), want.stats.mean_loss(), 1e-5 * std::abs(want.stats.mean_loss()));
+  EXPECT_NEAR(got.stats.mean_loss(), want.stats.mean_loss(),
+              1e-5 * std::abs(want.stats.mean_loss()));
 
   // Same kernels in the same order: the weights agree to float rounding (1e-5 relative).
   const auto want_params = cpu.network().parameters();

@@ -71,7 +71,8 @@ class RecordingDeviceTracer final : public DeviceTracer {
 // Registers the fake for "cpu" for the test's duration only.
 struct CpuDeviceTracerRegistration {
   explicit CpuDeviceTracerRegistration(Log& log) {
-    profiler::register_device_tracer("cpu", [&log] { return std::make_unique<RecordingDeviceTracer>(log); });
+    profiler::register_device_tracer(
+        "cpu", [&log] { return std::make_unique<RecordingDeviceTracer>(log); });
   }
   ~CpuDeviceTracerRegistration() { profiler::register_device_tracer("cpu", nullptr); }
 };
@@ -109,7 +110,8 @@ TEST(SessionDeviceTracer, EveryRangeOfATracedStepIsPushedAndPoppedOnItsThread) {
   EXPECT_EQ(log.pushed, range_ids) << "every recorded range was pushed, and nothing else";
   EXPECT_EQ(log.pops, static_cast<int>(log.pushed.size()));
   EXPECT_EQ(log.bad_pops, 0);
-  for (const auto& [thread, stack] : log.open) EXPECT_TRUE(stack.empty()) << stack.size() << " left open on a thread";
+  for (const auto& [thread, stack] : log.open)
+    EXPECT_TRUE(stack.empty()) << stack.size() << " left open on a thread";
 }
 
 TEST(SessionDeviceTracer, BackendsWithoutADeviceTracerGetNone) {

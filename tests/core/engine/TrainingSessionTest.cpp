@@ -17,7 +17,8 @@ namespace {
 bool have_fashion_mnist() { return std::filesystem::exists(data::fashion_mnist_dir()); }
 
 TEST(TrainingSession, LeNetOnFashionMnistSliceLowersLoss) {
-  if (!have_fashion_mnist()) GTEST_SKIP() << "Fashion-MNIST not installed (scripts/install-deps.sh installs it)";
+  if (!have_fashion_mnist())
+    GTEST_SKIP() << "Fashion-MNIST not installed (scripts/install-deps.sh installs it)";
   for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
     SessionOptions options;
     options.batch = 32;

@@ -36,7 +36,8 @@ const TrialResult& trial_of(const TuneReport& report, const std::string& algorit
 }
 
 TEST(CandidatePruning, MarginCoversAnErrorOnBothPredictions) {
-  // A candidate at best x (1 + margin) is slower even if it was overestimated by e and the best underestimated by e.
+  // A candidate at best x (1 + margin) is slower even if it was overestimated by e and the best
+  // underestimated by e.
   const double e = 0.2;
   EXPECT_NEAR((1 + prune_margin_for_error(e)) / (1 + e), 1 / (1 - e), 1e-12);
   EXPECT_EQ(prune_margin_for_error(0), 0);

@@ -31,9 +31,11 @@ RunConfig fft_config(FftTileChoice tile) {
 }
 
 TEST(FftTileConfig, RoundTripsAndAppliesAndShowsInTheLabel) {
-  for (const FftTileChoice tile : {FftTileChoice::automatic(), FftTileChoice::untiled(), FftTileChoice::fixed(16)}) {
+  for (const FftTileChoice tile :
+       {FftTileChoice::automatic(), FftTileChoice::untiled(), FftTileChoice::fixed(16)}) {
     const RunConfig config = fft_config(tile);
-    EXPECT_EQ(run_config_from_json_text(to_json_text(config), "<text>"), config) << tile.to_string();
+    EXPECT_EQ(run_config_from_json_text(to_json_text(config), "<text>"), config)
+        << tile.to_string();
     const nlohmann::json written = nlohmann::json::parse(to_json_text(config));
     // `auto` is left out, so configs and results-DB keys written before the knob still match.
     if (tile == FftTileChoice::automatic())
@@ -42,8 +44,10 @@ TEST(FftTileConfig, RoundTripsAndAppliesAndShowsInTheLabel) {
       EXPECT_EQ(written.at("fft_tile"), tile.to_string());
   }
   // An algorithm's knob is labelled by its key (a viewer without the algorithm does the same).
-  EXPECT_EQ(fft_config(FftTileChoice::fixed(16)).label(), "nchw conv=fft-own threads=1 fft_tile=16");
-  EXPECT_EQ(fft_config(FftTileChoice::untiled()).label(), "nchw conv=fft-own threads=1 fft_tile=off");
+  EXPECT_EQ(fft_config(FftTileChoice::fixed(16)).label(),
+            "nchw conv=fft-own threads=1 fft_tile=16");
+  EXPECT_EQ(fft_config(FftTileChoice::untiled()).label(),
+            "nchw conv=fft-own threads=1 fft_tile=off");
   EXPECT_EQ(fft_config(FftTileChoice::automatic()).label(), "nchw conv=fft-own threads=1");
   SessionOptions options;
   apply_run_config(fft_config(FftTileChoice::fixed(32)), options);
@@ -54,21 +58,25 @@ TEST(FftTileConfig, RoundTripsAndAppliesAndShowsInTheLabel) {
 TEST(FftTileConfig, MissingKeyMeansAuto) {
   nlohmann::json json = nlohmann::json::parse(to_json_text(fft_config(FftTileChoice::fixed(8))));
   ASSERT_EQ(json.erase("fft_tile"), 1u);
-  EXPECT_EQ(fft_tile_knob.get(run_config_from_json_text(json.dump(), "<text>").knobs), FftTileChoice::automatic());
+  EXPECT_EQ(fft_tile_knob.get(run_config_from_json_text(json.dump(), "<text>").knobs),
+            FftTileChoice::automatic());
 }
 
 TEST(FftTileConfig, BadValueOrTypeIsRejectedNamingTheFileAndKey) {
   nlohmann::json json = nlohmann::json::parse(to_json_text(fft_config(FftTileChoice::automatic())));
   for (const auto& [value, expected] : {
-           std::pair<nlohmann::json, std::string>{"18", "key 'fft_tile': '18' is not a value (auto, off, or a "
-                                                        "power of two from 4 to 4096 such as 16)"},
+           std::pair<nlohmann::json, std::string>{
+               "18",
+               "key 'fft_tile': '18' is not a value (auto, off, or a "
+               "power of two from 4 to 4096 such as 16)"},
            {"2", "key 'fft_tile': '2' is not a value"},
            {"8192", "key 'fft_tile': '8192' is not a value"},
            {"on", "key 'fft_tile': 'on' is not a value"},
            {16, "key 'fft_tile': expected a string, got number"},
        }) {
     json["fft_tile"] = value;
-    testing::expect_error(ErrorKind::input, [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
+    testing::expect_error(ErrorKind::input,
+                          [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
                           {"tuned.json", expected});
   }
 }
@@ -80,11 +88,14 @@ TEST(FftTileConfig, AStoredConfigWithoutTheKeyIsTheSameConfigAsAuto) {
   const std::string with_key = stored_run_config_from_json_text(json.dump(), "<db>").key();
   json.erase("fft_tile");
   EXPECT_EQ(stored_run_config_from_json_text(json.dump(), "<db>").key(), with_key);
-  EXPECT_NE(stored_run_config_from_json_text(to_json_text(fft_config(FftTileChoice::fixed(8))), "<db>").key(),
-            with_key);
+  EXPECT_NE(
+      stored_run_config_from_json_text(to_json_text(fft_config(FftTileChoice::fixed(8))), "<db>")
+          .key(),
+      with_key);
 }
 
-tuner::SearchSpace lenet_space(std::vector<std::string> algorithms, std::vector<FftTileChoice> tiles) {
+tuner::SearchSpace lenet_space(std::vector<std::string> algorithms,
+                               std::vector<FftTileChoice> tiles) {
   ModelSpec spec;
   spec.input = {8, 1, 32, 32};
   tuner::SpaceOptions o;
@@ -96,14 +107,15 @@ tuner::SearchSpace lenet_space(std::vector<std::string> algorithms, std::vector<
 }
 
 TEST(FftTileSpace, TilingsAreCrossedOnlyWithConfigsThatHaveATileableFftLayer) {
-  const auto space =
-      lenet_space({"direct", "fft-own", "fft-fftw"}, {FftTileChoice::untiled(), FftTileChoice::fixed(8)});
+  const auto space = lenet_space({"direct", "fft-own", "fft-fftw"},
+                                 {FftTileChoice::untiled(), FftTileChoice::fixed(8)});
   const auto list = space.enumerate();
   // direct once (the tile would not change its run), each FFT algorithm once per tiling.
   ASSERT_EQ(list.size(), 5u);
   auto count = [&](const std::string& algorithm, FftTileChoice tile) {
     return std::count_if(list.begin(), list.end(), [&](const tuner::Candidate& c) {
-      return c.config.conv.default_algorithm == algorithm && fft_tile_knob.get(c.config.knobs) == tile && c.runnable();
+      return c.config.conv.default_algorithm == algorithm &&
+             fft_tile_knob.get(c.config.knobs) == tile && c.runnable();
     });
   };
   EXPECT_EQ(count("direct", FftTileChoice::automatic()), 1);
@@ -142,12 +154,14 @@ TEST(FftTileSpace, OnlyStridedFftLayersAreNotTileable) {
 }
 
 TEST(FftTileSpace, ATileNotLargerThanAKernelIsSkippedWithTheReason) {
-  const auto list = lenet_space({"fft-own"}, {FftTileChoice::fixed(4), FftTileChoice::fixed(16)}).enumerate();
+  const auto list =
+      lenet_space({"fft-own"}, {FftTileChoice::fixed(4), FftTileChoice::fixed(16)}).enumerate();
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(fft_tile_knob.get(list[0].config.knobs), FftTileChoice::fixed(4));
   EXPECT_NE(list[0].skip_reason.find("layer conv1: fft-own does not support"), std::string::npos)
       << list[0].skip_reason;
-  EXPECT_NE(list[0].skip_reason.find("fft_tile 4 does not exceed the 5x5 kernel"), std::string::npos)
+  EXPECT_NE(list[0].skip_reason.find("fft_tile 4 does not exceed the 5x5 kernel"),
+            std::string::npos)
       << list[0].skip_reason;
   EXPECT_TRUE(list[1].runnable()) << list[1].skip_reason;
 }

@@ -33,7 +33,8 @@ TEST(FftWorkspaceConfig, RoundTripsAndAppliesAndShowsInTheLabel) {
   EXPECT_EQ(run_config_from_json_text(to_json_text(cache), "<text>"), cache);
   EXPECT_EQ(nlohmann::json::parse(to_json_text(cache)).at("fft_workspace"), "cache");
   // `reuse` is left out: an algorithm's knob is written only when set otherwise.
-  EXPECT_FALSE(nlohmann::json::parse(to_json_text(fft_config(FftWorkspace::reuse))).contains("fft_workspace"));
+  EXPECT_FALSE(nlohmann::json::parse(to_json_text(fft_config(FftWorkspace::reuse)))
+                   .contains("fft_workspace"));
   EXPECT_EQ(cache.label(), "nchw conv=fft-own threads=1 fft_workspace=cache");
   EXPECT_EQ(fft_config(FftWorkspace::reuse).label(), "nchw conv=fft-own threads=1");
   SessionOptions options;
@@ -45,7 +46,8 @@ TEST(FftWorkspaceConfig, RoundTripsAndAppliesAndShowsInTheLabel) {
 TEST(FftWorkspaceConfig, MissingKeyMeansReuse) {
   nlohmann::json json = nlohmann::json::parse(to_json_text(fft_config(FftWorkspace::cache)));
   ASSERT_EQ(json.erase("fft_workspace"), 1u);
-  EXPECT_EQ(fft_workspace_knob.get(run_config_from_json_text(json.dump(), "<text>").knobs), FftWorkspace::reuse);
+  EXPECT_EQ(fft_workspace_knob.get(run_config_from_json_text(json.dump(), "<text>").knobs),
+            FftWorkspace::reuse);
 }
 
 TEST(FftWorkspaceConfig, AStoredConfigWithTheDefaultWrittenIsTheSameConfig) {
@@ -62,11 +64,13 @@ TEST(FftWorkspaceConfig, AStoredConfigWithTheDefaultWrittenIsTheSameConfig) {
 TEST(FftWorkspaceConfig, UnknownPolicyOrTypeIsRejectedNamingTheKey) {
   nlohmann::json json = nlohmann::json::parse(to_json_text(fft_config(FftWorkspace::reuse)));
   for (const auto& [value, expected] :
-       {std::pair<nlohmann::json, std::string>{"keep", "key 'fft_workspace': 'keep' is not a value (reuse, cache)"},
+       {std::pair<nlohmann::json, std::string>{
+            "keep", "key 'fft_workspace': 'keep' is not a value (reuse, cache)"},
         {"Cache", "key 'fft_workspace': 'Cache' is not a value"},
         {1, "key 'fft_workspace': expected a string"}}) {
     json["fft_workspace"] = value;
-    testing::expect_error(ErrorKind::input, [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
+    testing::expect_error(ErrorKind::input,
+                          [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
                           {"tuned.json", expected});
   }
 }
@@ -78,14 +82,16 @@ TEST(FftWorkspaceSpace, PoliciesAreCrossedOnlyWithConfigsThatHaveAnFftLayer) {
   o.batch = 8;
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.algorithms = {"direct", "fft-own", "fft-fftw"};
-  o.knobs.set(fft_workspace_knob, std::vector<FftWorkspace>{FftWorkspace::reuse, FftWorkspace::cache});
+  o.knobs.set(fft_workspace_knob,
+              std::vector<FftWorkspace>{FftWorkspace::reuse, FftWorkspace::cache});
   const tuner::SearchSpace space(o, tuner::conv_layers(*build_model(spec)));
   const auto list = space.enumerate();
   // direct once (the policy would not change its run), each FFT algorithm twice.
   ASSERT_EQ(list.size(), 5u);
   auto count = [&](const std::string& algorithm, FftWorkspace policy) {
     return std::count_if(list.begin(), list.end(), [&](const tuner::Candidate& c) {
-      return c.config.conv.default_algorithm == algorithm && fft_workspace_knob.get(c.config.knobs) == policy;
+      return c.config.conv.default_algorithm == algorithm &&
+             fft_workspace_knob.get(c.config.knobs) == policy;
     });
   };
   EXPECT_EQ(count("direct", FftWorkspace::reuse), 1);

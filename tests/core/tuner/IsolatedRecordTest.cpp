@@ -41,12 +41,14 @@ TrialResult every_field_set() {
 
 TEST(IsolatedRecord, EveryStoredFieldSurvivesTheChild) {
   const TrialResult sent = every_field_set();
-  const ChildOutcome child = run_in_child("cpu", {}, [&](StepCounter&) { return std::vector{sent}; });
+  const ChildOutcome child =
+      run_in_child("cpu", {}, [&](StepCounter&) { return std::vector{sent}; });
   ASSERT_EQ(child.results.size(), 1u) << child.failure;
   const TrialResult& got = child.results.front();
   const TrialRecord a = record_of(sent), b = record_of(got);
   for (const TrialField& f : trial_fields()) {
-    ASSERT_FALSE(std::holds_alternative<std::monostate>(f.get(a))) << f.name << " is not set in the test trial";
+    ASSERT_FALSE(std::holds_alternative<std::monostate>(f.get(a)))
+        << f.name << " is not set in the test trial";
     EXPECT_EQ(f.get(a), f.get(b)) << f.name;
   }
   EXPECT_EQ(got.config, sent.config);
@@ -66,7 +68,8 @@ TEST(IsolatedRecord, JsonRoundTripOfEveryField) {
     record_from_json(bad, "the message");
     FAIL() << "an unknown status was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("the message: field status"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the message: field status"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -88,9 +91,11 @@ TEST(IsolatedRecord, IsolatedTwoStreamTrialKeepsConcurrencyIntervalAndStopRuleIn
 
   const testing::TempResultsDb file("isolated-record.sqlite");
   ResultsDb db(file.path);
-  db.add_trial(db.problem_id({"lenet5", "1x32x32", base.batch}), db.machine_id(MachineSignature::local("cpu")), r);
+  db.add_trial(db.problem_id({"lenet5", "1x32x32", base.batch}),
+               db.machine_id(MachineSignature::local("cpu")), r);
   const TrialRecord stored = db.trials().front();
-  for (const TrialField& f : trial_fields()) EXPECT_EQ(f.get(stored), f.get(record_of(r))) << f.name;
+  for (const TrialField& f : trial_fields())
+    EXPECT_EQ(f.get(stored), f.get(record_of(r))) << f.name;
 }
 
 }  // namespace

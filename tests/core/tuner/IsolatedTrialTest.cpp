@@ -3,8 +3,8 @@
 // segfaults, aborts or hangs past the time limit is recorded as failed with the signal
 // or the limit while the others succeed, and a tune with such candidates picks a winner
 // and records every trial.
-#include "core/tuner/TrialRunner.h"
 #include "core/tuner/IsolatedTrial.h"
+#include "core/tuner/TrialRunner.h"
 
 #include <gtest/gtest.h>
 
@@ -61,19 +61,25 @@ TEST_F(IsolatedTrialTest, OkTrialComesBackWithFiguresKernelsAndTrace) {
 }
 
 TEST_F(IsolatedTrialTest, InvalidAndThrowingCandidatesKeepTheirDispositions) {
-  const TrialResult wrong = measure(base, config_with(base, Layout::NCHW, testing::kWrong), reference, isolated());
+  const TrialResult wrong =
+      measure(base, config_with(base, Layout::NCHW, testing::kWrong), reference, isolated());
   EXPECT_EQ(wrong.status, TrialStatus::invalid);
   EXPECT_NE(wrong.reason.find("first step: loss"), std::string::npos) << wrong.reason;
-  const TrialResult thrown = measure(base, config_with(base, Layout::NCHW, testing::kThrows), reference, isolated());
+  const TrialResult thrown =
+      measure(base, config_with(base, Layout::NCHW, testing::kThrows), reference, isolated());
   EXPECT_EQ(thrown.status, TrialStatus::failed);
-  EXPECT_NE(thrown.reason.find("deliberate failure in forward"), std::string::npos) << thrown.reason;
+  EXPECT_NE(thrown.reason.find("deliberate failure in forward"), std::string::npos)
+      << thrown.reason;
 }
 
 TEST_F(IsolatedTrialTest, SegfaultAndAbortAreFailedWithTheSignal) {
-  const TrialResult segv = measure(base, config_with(base, Layout::NCHW, testing::kSegfault), reference, isolated());
+  const TrialResult segv =
+      measure(base, config_with(base, Layout::NCHW, testing::kSegfault), reference, isolated());
   EXPECT_EQ(segv.status, TrialStatus::failed);
-  EXPECT_EQ(segv.reason, "crashed: its child process was killed by SIGSEGV (Segmentation fault) after 0 steps");
-  const TrialResult abrt = measure(base, config_with(base, Layout::NHWC, testing::kAbort), reference, isolated());
+  EXPECT_EQ(segv.reason,
+            "crashed: its child process was killed by SIGSEGV (Segmentation fault) after 0 steps");
+  const TrialResult abrt =
+      measure(base, config_with(base, Layout::NHWC, testing::kAbort), reference, isolated());
   EXPECT_EQ(abrt.status, TrialStatus::failed);
   EXPECT_NE(abrt.reason.find("killed by SIGABRT (Aborted)"), std::string::npos) << abrt.reason;
 }
@@ -81,14 +87,18 @@ TEST_F(IsolatedTrialTest, SegfaultAndAbortAreFailedWithTheSignal) {
 TEST_F(IsolatedTrialTest, HangIsKilledAtTheTimeLimit) {
   MeasureOptions o = isolated();
   o.time_limit_seconds = 0.5;
-  const TrialResult r = measure(base, config_with(base, Layout::NCHW, testing::kHang), reference, o);
+  const TrialResult r =
+      measure(base, config_with(base, Layout::NCHW, testing::kHang), reference, o);
   EXPECT_EQ(r.status, TrialStatus::failed);
-  EXPECT_EQ(r.reason, "exceeded the per-trial time limit of 0.5 s (after 0 steps); its child process was killed");
+  EXPECT_EQ(
+      r.reason,
+      "exceeded the per-trial time limit of 0.5 s (after 0 steps); its child process was killed");
 }
 
 TEST_F(IsolatedTrialTest, InterleavedCrashFailsBothWithTheReMeasurementPrefix) {
-  const auto crashed = measure_interleaved(base, {config_with(base, Layout::NCHW, "direct"),
-                                                  config_with(base, Layout::NCHW, testing::kSegfault)},
+  const auto crashed = measure_interleaved(base,
+                                           {config_with(base, Layout::NCHW, "direct"),
+                                            config_with(base, Layout::NCHW, testing::kSegfault)},
                                            {&reference, &reference}, isolated(), {});
   ASSERT_EQ(crashed.size(), 2u);
   for (const TrialResult& r : crashed) {
@@ -96,9 +106,9 @@ TEST_F(IsolatedTrialTest, InterleavedCrashFailsBothWithTheReMeasurementPrefix) {
     EXPECT_EQ(r.reason.rfind(std::string(kRemeasureReason) + ": crashed: ", 0), 0u) << r.reason;
     EXPECT_NE(r.reason.find("SIGSEGV"), std::string::npos) << r.reason;
   }
-  const auto fine = measure_interleaved(base, {config_with(base, Layout::NCHW, "direct"),
-                                               config_with(base, Layout::NHWC, "gemm")},
-                                        {&reference, &reference}, isolated(), {});
+  const auto fine = measure_interleaved(
+      base, {config_with(base, Layout::NCHW, "direct"), config_with(base, Layout::NHWC, "gemm")},
+      {&reference, &reference}, isolated(), {});
   ASSERT_EQ(fine.size(), 2u);
   for (const TrialResult& r : fine) {
     EXPECT_EQ(r.status, TrialStatus::ok) << r.reason;
@@ -129,7 +139,8 @@ TEST_F(IsolatedTrialTest, IntervalStopRuleAndStepTimesComeBackFromTheChild) {
   EXPECT_EQ(r.figures.eps_high, figures_of(r.step_seconds, base.batch).eps_high);
   ASSERT_TRUE(r.concurrency);
   o.race_against = QuantileEstimate{10, 1e-9, 0.9e-9, 1.1e-9, true};
-  EXPECT_EQ(measure(base, config_with(base, Layout::NHWC, "gemm"), reference, o).figures.stop, StopRule::raced_out);
+  EXPECT_EQ(measure(base, config_with(base, Layout::NHWC, "gemm"), reference, o).figures.stop,
+            StopRule::raced_out);
 }
 
 TEST(IsolatedTune, CrashingCandidatesAreRecordedAndTheTunePicksAWinner) {
@@ -166,7 +177,8 @@ TEST(IsolatedTune, CrashingCandidatesAreRecordedAndTheTunePicksAWinner) {
   const auto rows = db.trials();
   ASSERT_EQ(rows.size(), report.trials.size() + 2);
   size_t crashed = 0;
-  for (const auto& r : rows) crashed += r.reason.find("crashed: its child process was killed by SIG") == 0;
+  for (const auto& r : rows)
+    crashed += r.reason.find("crashed: its child process was killed by SIG") == 0;
   EXPECT_EQ(crashed, 2u);
   // The interval and stop rule measured in the children reach the DB unchanged.
   size_t ok_rows = 0;

@@ -50,7 +50,8 @@ std::atomic<int> last_unroll{0};
 
 class UnrollReader : public ConvAlgorithm {
  public:
-  explicit UnrollReader(int unroll) : unroll_(unroll), direct_(Registry::instance().make_conv_algorithm("cpu", "direct")) {
+  explicit UnrollReader(int unroll)
+      : unroll_(unroll), direct_(Registry::instance().make_conv_algorithm("cpu", "direct")) {
     last_unroll = unroll;
   }
   std::string name() const override { return kReader; }
@@ -58,9 +59,15 @@ class UnrollReader : public ConvAlgorithm {
     if (unroll_ == 8 && p.kernel_h == 5) return "test_unroll 8 does not fit a 5x5 kernel";
     return direct_->unsupported_reason(p);
   }
-  size_t workspace_bytes(const ConvProblem& p) const override { return direct_->workspace_bytes(p); }
-  bool knob_applies(std::string_view key, const ConvProblem&) const override { return key == test_unroll.key(); }
-  void forward(const ConvCall& c, const Tensor& x, const Tensor& w, Tensor& y) override { direct_->forward(c, x, w, y); }
+  size_t workspace_bytes(const ConvProblem& p) const override {
+    return direct_->workspace_bytes(p);
+  }
+  bool knob_applies(std::string_view key, const ConvProblem&) const override {
+    return key == test_unroll.key();
+  }
+  void forward(const ConvCall& c, const Tensor& x, const Tensor& w, Tensor& y) override {
+    direct_->forward(c, x, w, y);
+  }
   void backward_data(const ConvCall& c, const Tensor& dy, const Tensor& w, Tensor& dx) override {
     direct_->backward_data(c, dy, w, dx);
   }
@@ -106,10 +113,12 @@ TEST(KnobDeclaration, ConfigFilesWriteItOnlyWhenSetAndCheckIt) {
   EXPECT_EQ(four.label(), "nchw conv=test-unroll-reader threads=1 test_unroll=4");
   nlohmann::json json = nlohmann::json::parse(to_json_text(four));
   json["test_unroll"] = 12;
-  testing::expect_error(ErrorKind::input, [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
+  testing::expect_error(ErrorKind::input,
+                        [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
                         {"tuned.json", "key 'test_unroll': must be in 1..8, got 12"});
   json["test_unroll"] = "4";
-  testing::expect_error(ErrorKind::input, [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
+  testing::expect_error(ErrorKind::input,
+                        [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
                         {"key 'test_unroll': expected an integer, got string"});
 }
 
@@ -176,7 +185,8 @@ TEST(EngineKnobs, EverySizingKnobIsBounded) {
   SessionOptions options = tuner::testing::tiny_session();
   knobs::streams.set(options.knobs, 64);
   knobs::threads_per_lane.set(options.knobs, 1024);
-  testing::expect_error(ErrorKind::usage, [&] { options.validate(); }, {"64 lanes x 1024 threads", "1024 threads"});
+  testing::expect_error(ErrorKind::usage, [&] { options.validate(); },
+                        {"64 lanes x 1024 threads", "1024 threads"});
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Measurement dispositions: ok with figures and kernels, invalid for a wrong algorithm
 // (never timed), failed for a throwing one and a NaN loss; numerics comparison; figures.
-#include "core/tuner/TrialRunner.h"
 #include "core/tuner/Measurement.h"
+#include "core/tuner/TrialRunner.h"
 
 #include <gtest/gtest.h>
 
@@ -35,7 +35,8 @@ TEST_F(MeasurementTest, CorrectCandidateIsOkWithFiguresKernelsAndTrace) {
   for (const char* algorithm : {"direct", "gemm", "fft-fftw"})
     for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
       const TrialResult r = measure(base, config_with(base, layout, algorithm), reference, quick());
-      ASSERT_EQ(r.status, TrialStatus::ok) << algorithm << " " << to_string(layout) << ": " << r.reason;
+      ASSERT_EQ(r.status, TrialStatus::ok)
+          << algorithm << " " << to_string(layout) << ": " << r.reason;
       EXPECT_EQ(r.figures.steps, 2);
       EXPECT_GT(r.figures.median_eps, 0);
       EXPECT_GT(r.figures.min_step_ms, 0);
@@ -43,8 +44,10 @@ TEST_F(MeasurementTest, CorrectCandidateIsOkWithFiguresKernelsAndTrace) {
       ASSERT_FALSE(r.kernels.empty());
       ASSERT_TRUE(r.trace);
       bool conv_kernel = false;
-      for (const auto& a : r.trace->activities) conv_kernel |= a.name.rfind(std::string(algorithm) + ".", 0) == 0;
-      EXPECT_TRUE(conv_kernel) << algorithm << ": the trace shows no kernel of the candidate's algorithm";
+      for (const auto& a : r.trace->activities)
+        conv_kernel |= a.name.rfind(std::string(algorithm) + ".", 0) == 0;
+      EXPECT_TRUE(conv_kernel) << algorithm
+                               << ": the trace shows no kernel of the candidate's algorithm";
     }
 }
 
@@ -68,17 +71,20 @@ TEST_F(MeasurementTest, TimedStepsRunInsideACandidateRangeNamedByTheConfig) {
 }
 
 TEST_F(MeasurementTest, InterleavedStepsEachRunInTheirCandidatesRange) {
-  const std::vector<RunConfig> configs{config_with(base, Layout::NCHW, "direct"), config_with(base, Layout::NHWC, "gemm"),
+  const std::vector<RunConfig> configs{config_with(base, Layout::NCHW, "direct"),
+                                       config_with(base, Layout::NHWC, "gemm"),
                                        config_with(base, Layout::NHWC, "direct")};
   MeasureOptions o = quick();
   o.max_steps = 9;
   size_t asked = 0;
-  const auto results = measure_interleaved(base, configs, {&reference, &reference, &reference}, o,
-                                           [&](const std::vector<std::vector<double>>& rounds) {
-                                             ++asked;
-                                             for (const auto& series : rounds) EXPECT_EQ(series.size(), rounds[0].size());
-                                             return rounds[0].size() == 7;  // settled after the 7th round
-                                           });
+  const auto results =
+      measure_interleaved(base, configs, {&reference, &reference, &reference}, o,
+                          [&](const std::vector<std::vector<double>>& rounds) {
+                            ++asked;
+                            for (const auto& series : rounds)
+                              EXPECT_EQ(series.size(), rounds[0].size());
+                            return rounds[0].size() == 7;  // settled after the 7th round
+                          });
   ASSERT_EQ(results.size(), 3u);
   EXPECT_EQ(asked, 2u) << "asked after each round from the 6th (the sign test's minimum) on";
   for (const TrialResult& r : results) {
@@ -97,8 +103,9 @@ TEST_F(MeasurementTest, InterleavedStepsEachRunInTheirCandidatesRange) {
     EXPECT_EQ(ranges, 7u) << "one range per round-robin timed step";
   }
   // Never settled: the cap (max_steps rounds) ends the rounds.
-  const auto capped = measure_interleaved(base, {configs[0], configs[1]}, {&reference, &reference}, o,
-                                          [](const std::vector<std::vector<double>>&) { return false; });
+  const auto capped =
+      measure_interleaved(base, {configs[0], configs[1]}, {&reference, &reference}, o,
+                          [](const std::vector<std::vector<double>>&) { return false; });
   for (const TrialResult& r : capped) EXPECT_EQ(r.figures.steps, 9) << r.reason;
 }
 
@@ -166,7 +173,8 @@ TEST_F(MeasurementTest, NumericsCheckCanBeLeftOutForAConfigCheckedBefore) {
 }
 
 TEST_F(MeasurementTest, WrongAlgorithmIsInvalidAndNotTimed) {
-  const TrialResult r = measure(base, config_with(base, Layout::NCHW, testing::kWrong), reference, quick());
+  const TrialResult r =
+      measure(base, config_with(base, Layout::NCHW, testing::kWrong), reference, quick());
   EXPECT_EQ(r.status, TrialStatus::invalid) << r.reason;
   EXPECT_NE(r.reason.find("loss"), std::string::npos) << r.reason;
   EXPECT_EQ(r.figures.steps, 0);
@@ -174,23 +182,27 @@ TEST_F(MeasurementTest, WrongAlgorithmIsInvalidAndNotTimed) {
 }
 
 TEST_F(MeasurementTest, ThrowingAlgorithmIsFailedWithTheReason) {
-  const TrialResult thrown = measure(base, config_with(base, Layout::NCHW, testing::kThrows), reference, quick());
+  const TrialResult thrown =
+      measure(base, config_with(base, Layout::NCHW, testing::kThrows), reference, quick());
   EXPECT_EQ(thrown.status, TrialStatus::failed);
   EXPECT_NE(thrown.reason.find("deliberate failure"), std::string::npos) << thrown.reason;
 }
 
 TEST_F(MeasurementTest, NanConvOutputIsNeverOk) {
   // NaN conv outputs reach the loss (ReLU keeps NaN), so the candidate fails or is invalid.
-  const TrialResult nan = measure(base, config_with(base, Layout::NHWC, testing::kNan), reference, quick());
+  const TrialResult nan =
+      measure(base, config_with(base, Layout::NHWC, testing::kNan), reference, quick());
   EXPECT_NE(nan.status, TrialStatus::ok);
   EXPECT_FALSE(nan.reason.empty());
 }
 
 TEST_F(MeasurementTest, DivergingCandidateIsFailedWithTheNanLoss) {
   SessionOptions diverging = base;
-  diverging.sgd.learning_rate = 1e30f;  // step 1 matches (loss precedes the update); step 2 is not finite
+  diverging.sgd.learning_rate =
+      1e30f;  // step 1 matches (loss precedes the update); step 2 is not finite
   const NumericsSample ref = reference_numerics(diverging, quick());
-  const TrialResult r = measure(diverging, config_with(diverging, Layout::NCHW, "gemm"), ref, quick());
+  const TrialResult r =
+      measure(diverging, config_with(diverging, Layout::NCHW, "gemm"), ref, quick());
   EXPECT_EQ(r.status, TrialStatus::failed);
   EXPECT_NE(r.reason.find("loss is"), std::string::npos) << r.reason;
 }
@@ -237,7 +249,8 @@ TEST(Numerics, ComparisonCatchesLossAndGradientDifferences) {
   EXPECT_NE(why.find("tolerance 0.03"), std::string::npos) << why;
   NumericsSample loss = ref;
   loss.loss = 2.01;
-  EXPECT_NE(compare_numerics(ref, loss, o).find("loss 2.01 differs from the reference's 2: relative error 0.005"),
+  EXPECT_NE(compare_numerics(ref, loss, o)
+                .find("loss 2.01 differs from the reference's 2: relative error 0.005"),
             std::string::npos)
       << compare_numerics(ref, loss, o);
   NumericsSample nan = ref;
@@ -284,7 +297,8 @@ TEST(Figures, MedianMinAndSpreadOfStepTimes) {
 }
 
 TEST(TrialStatusNames, RoundTrip) {
-  for (TrialStatus s : {TrialStatus::ok, TrialStatus::invalid, TrialStatus::failed, TrialStatus::skipped})
+  for (TrialStatus s :
+       {TrialStatus::ok, TrialStatus::invalid, TrialStatus::failed, TrialStatus::skipped})
     EXPECT_EQ(parse_trial_status(to_string(s)), s);
   EXPECT_THROW(parse_trial_status("great"), Error);
 }

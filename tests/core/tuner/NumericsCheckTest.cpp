@@ -13,9 +13,9 @@
 #include "core/base/Registry.h"
 #include "core/engine/RunKnobs.h"
 #include "core/engine/TrainingSession.h"
-#include "core/tuner/TrialRunner.h"
 #include "core/tuner/Measurement.h"
 #include "core/tuner/SearchSpace.h"
+#include "core/tuner/TrialRunner.h"
 
 namespace tunescope::tuner {
 namespace {
@@ -55,16 +55,17 @@ void expect_every_cpu_algorithm_passes(const SessionOptions& base) {
   ASSERT_GE(algorithms.size(), 5u) << "direct, gemm, fft-fftw, fft-own, winograd at least";
   for (const std::string& algorithm : algorithms)
     for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
-      const TrialResult r =
-          measure(base, testing::config_where_supported(base, layout, algorithm), reference, check_only());
-      EXPECT_EQ(r.status, TrialStatus::ok) << base.model << " " << algorithm << " " << to_string(layout) << ": "
-                                           << r.reason;
+      const TrialResult r = measure(base, testing::config_where_supported(base, layout, algorithm),
+                                    reference, check_only());
+      EXPECT_EQ(r.status, TrialStatus::ok)
+          << base.model << " " << algorithm << " " << to_string(layout) << ": " << r.reason;
     }
 }
 
 // `layer` runs `algorithm`, every other conv layer the reference's direct in nchw: the
 // candidate's gradients differ from the reference's by that layer's defect alone.
-RunConfig one_layer(const SessionOptions& base, const std::string& layer, const std::string& algorithm) {
+RunConfig one_layer(const SessionOptions& base, const std::string& layer,
+                    const std::string& algorithm) {
   RunConfig c = config_with(base, Layout::NCHW, "direct");
   c.conv.per_layer[layer] = algorithm;
   return c;
@@ -72,17 +73,22 @@ RunConfig one_layer(const SessionOptions& base, const std::string& layer, const 
 
 void expect_wrong_algorithms_rejected(const SessionOptions& base, const std::string& layer) {
   const NumericsSample reference = reference_numerics(base, check_only());
-  for (const RunConfig& config : {config_with(base, Layout::NCHW, testing::kWrong), one_layer(base, layer, testing::kWrong),
-                                  config_with(base, Layout::NCHW, testing::kFilterOff)}) {
+  for (const RunConfig& config :
+       {config_with(base, Layout::NCHW, testing::kWrong), one_layer(base, layer, testing::kWrong),
+        config_with(base, Layout::NCHW, testing::kFilterOff)}) {
     const TrialResult r = measure(base, config, reference, check_only());
-    EXPECT_EQ(r.status, TrialStatus::invalid) << base.model << " " << config.label() << ": " << r.reason;
+    EXPECT_EQ(r.status, TrialStatus::invalid)
+        << base.model << " " << config.label() << ": " << r.reason;
   }
   // 5% off in one layer's weight gradient: the loss and every other gradient are right,
   // on both batches; the message names the quantity, its error and the tolerance.
-  const TrialResult subtle = measure(base, one_layer(base, layer, testing::kFilterOff), reference, check_only());
+  const TrialResult subtle =
+      measure(base, one_layer(base, layer, testing::kFilterOff), reference, check_only());
   EXPECT_EQ(subtle.status, TrialStatus::invalid) << subtle.reason;
-  const std::regex said("first step: gradient of " + layer + R"(\.weight: relative L2 error ([0-9.e-]+) .*> tolerance 0\.03; )"
-                        "next batch at the same weights: gradient of " + layer + R"(\.weight: relative L2 error ([0-9.e-]+) )");
+  const std::regex said("first step: gradient of " + layer +
+                        R"(\.weight: relative L2 error ([0-9.e-]+) .*> tolerance 0\.03; )"
+                        "next batch at the same weights: gradient of " +
+                        layer + R"(\.weight: relative L2 error ([0-9.e-]+) )");
   std::smatch error;
   ASSERT_TRUE(std::regex_search(subtle.reason, error, said)) << subtle.reason;
   EXPECT_NEAR(std::stod(error[1]), testing::kFilterOffScale - 1, 1e-3);
@@ -109,13 +115,15 @@ TEST(NumericsCheck, AFirstBatchDeviationIsForgivenWhenTheNextBatchMatches) {
   const RunConfig first_off = one_layer(base, "s2b1.conv1", testing::kFirstFilterOff);
   const TrialResult confirmed = measure(base, first_off, reference, check_only());
   EXPECT_EQ(confirmed.status, TrialStatus::ok) << confirmed.reason;
-  EXPECT_EQ(confirmed.figures.steps, 1) << "timed after the confirmation, on the candidate's own session";
+  EXPECT_EQ(confirmed.figures.steps, 1)
+      << "timed after the confirmation, on the candidate's own session";
   ASSERT_TRUE(confirmed.trace);
   NumericsSample one_batch = reference;
   one_batch.next_batch = nullptr;
   const TrialResult first_only = measure(base, first_off, one_batch, check_only());
   EXPECT_EQ(first_only.status, TrialStatus::invalid);
-  const std::regex said(R"(^first step: gradient of s2b1\.conv1\.weight: relative L2 error ([0-9.e-]+) )");
+  const std::regex said(
+      R"(^first step: gradient of s2b1\.conv1\.weight: relative L2 error ([0-9.e-]+) )");
   std::smatch error;
   ASSERT_TRUE(std::regex_search(first_only.reason, error, said)) << first_only.reason;
   EXPECT_NEAR(std::stod(error[1]), testing::kFilterOffScale - 1, 1e-3);
@@ -131,8 +139,9 @@ TEST(NumericsCheck, WinogradPassesWithEitherTileAndABrokenOneIsRejected) {
     EXPECT_EQ(f2.conv.per_layer.size(), 14u) << f2.label();
     const TrialResult good = measure(base, f2, reference, check_only());
     EXPECT_EQ(good.status, TrialStatus::ok) << to_string(layout) << ": " << good.reason;
-    const TrialResult broken = measure(base, testing::config_where_supported(base, layout, testing::kWinogradNoFlip),
-                                       reference, check_only());
+    const TrialResult broken =
+        measure(base, testing::config_where_supported(base, layout, testing::kWinogradNoFlip),
+                reference, check_only());
     EXPECT_EQ(broken.status, TrialStatus::invalid) << to_string(layout) << ": " << broken.reason;
     EXPECT_NE(broken.reason.find("gradient of"), std::string::npos) << broken.reason;
   }

@@ -26,8 +26,12 @@ class CountingConv final : public ConvAlgorithm {
  public:
   CountingConv() : direct_(Registry::instance().make_conv_algorithm("cpu", "direct")) {}
   std::string name() const override { return kCounting; }
-  std::string unsupported_reason(const ConvProblem& p) const override { return direct_->unsupported_reason(p); }
-  size_t workspace_bytes(const ConvProblem& p) const override { return direct_->workspace_bytes(p); }
+  std::string unsupported_reason(const ConvProblem& p) const override {
+    return direct_->unsupported_reason(p);
+  }
+  size_t workspace_bytes(const ConvProblem& p) const override {
+    return direct_->workspace_bytes(p);
+  }
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
     ++forward_calls()[call.problem.key()];
     direct_->forward(call, x, w, y);
@@ -35,7 +39,8 @@ class CountingConv final : public ConvAlgorithm {
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override {
     direct_->backward_data(call, dy, w, dx);
   }
-  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override {
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                       Tensor& dw) override {
     direct_->backward_filter(call, x, dy, dw);
   }
 
@@ -43,7 +48,9 @@ class CountingConv final : public ConvAlgorithm {
   std::unique_ptr<ConvAlgorithm> direct_;
 };
 
-const ConvAlgorithmRegistration registration("cpu", kCounting, [](const KnobValues&) { return std::make_unique<CountingConv>(); });
+const ConvAlgorithmRegistration registration("cpu", kCounting, [](const KnobValues&) {
+  return std::make_unique<CountingConv>();
+});
 
 TEST(PerLayerFind, TimesEachDistinctProblemOnceAndRepeatsShareItsPick) {
   ModelSpec spec;
@@ -88,7 +95,8 @@ TEST(PerLayerFind, TimesEachDistinctProblemOnceAndRepeatsShareItsPick) {
       EXPECT_EQ(f.timed_as, at->second->layer);
       EXPECT_EQ(f.best, at->second->best);
       ASSERT_EQ(f.timings.size(), at->second->timings.size());
-      for (size_t t = 0; t < f.timings.size(); ++t) EXPECT_EQ(f.timings[t].median_ms, at->second->timings[t].median_ms);
+      for (size_t t = 0; t < f.timings.size(); ++t)
+        EXPECT_EQ(f.timings[t].median_ms, at->second->timings[t].median_ms);
     }
   }
 }

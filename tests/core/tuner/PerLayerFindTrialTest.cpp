@@ -32,7 +32,8 @@ const AlgorithmTiming& timing_of(const LayerFind& find, const std::string& algor
 TEST(PerLayerFindTrial, WrongAlgorithmIsRefusedWithTheWholeConfigErrorNorm) {
   FindOptions find;
   find.repetitions = 2;
-  const std::vector<LayerFind> finds = find_per_layer(tiny_space({testing::kWrong, "direct"}), Layout::NCHW, 1, find);
+  const std::vector<LayerFind> finds =
+      find_per_layer(tiny_space({testing::kWrong, "direct"}), Layout::NCHW, 1, find);
   ASSERT_FALSE(finds.empty());
   for (const LayerFind& f : finds) {
     EXPECT_EQ(f.best, "direct") << f.layer;
@@ -50,8 +51,8 @@ TEST(PerLayerFindTrial, IsolationAndTimeLimitCoverTheFind) {
   limits.time_limit_seconds = 2;
   FindOptions find;
   find.repetitions = 2;
-  const std::vector<LayerFind> finds =
-      find_per_layer(tiny_space({testing::kSegfault, testing::kHang, "direct"}), Layout::NCHW, 1, find, limits);
+  const std::vector<LayerFind> finds = find_per_layer(
+      tiny_space({testing::kSegfault, testing::kHang, "direct"}), Layout::NCHW, 1, find, limits);
   ASSERT_FALSE(finds.empty());
   for (const LayerFind& f : finds) {
     EXPECT_EQ(f.best, "direct") << f.layer;

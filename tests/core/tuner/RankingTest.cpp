@@ -50,7 +50,8 @@ std::vector<std::vector<double>> rounds_of(const std::vector<double>& ratios) {
 
 TEST(RoundsVerdict, SignificantDifferenceGoesToTheFasterEvenBelowDelta) {
   // The complex config 0.5% faster in all 20 rounds: p = 2 / 2^20, significant.
-  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()}, rounds_of(std::vector<double>(20, 0.995)), 0.02);
+  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()},
+                                         rounds_of(std::vector<double>(20, 0.995)), 0.02);
   EXPECT_EQ(v.fastest, 1u);
   EXPECT_EQ(v.winner, 1u);
   ASSERT_EQ(v.comparisons.size(), 1u);
@@ -70,7 +71,8 @@ TEST(RoundsVerdict, InsignificantAndBelowDeltaGoesToTheSimplerConfig) {
   // but p = 2 P(B <= 9), B ~ Bin(20, 1/2) = 0.8238 and the effect is 1% < delta 2%.
   std::vector<double> ratios(11, 0.99);
   ratios.insert(ratios.end(), 9, 1.008);
-  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()}, rounds_of(ratios), 0.02);
+  const RoundsVerdict v =
+      rounds_verdict({simple_config(), complex_config()}, rounds_of(ratios), 0.02);
   EXPECT_EQ(v.fastest, 1u);
   EXPECT_EQ(v.winner, 0u);
   ASSERT_EQ(v.comparisons.size(), 1u);
@@ -79,14 +81,16 @@ TEST(RoundsVerdict, InsignificantAndBelowDeltaGoesToTheSimplerConfig) {
   EXPECT_NE(v.decision.find("tie rule"), std::string::npos) << v.decision;
   EXPECT_NE(v.decision.find("p = 0.824 >= 0.05"), std::string::npos) << v.decision;
   // The same rounds with delta 0.5%: the 1% difference is not below delta, so the faster wins.
-  const RoundsVerdict strict = rounds_verdict({simple_config(), complex_config()}, rounds_of(ratios), 0.005);
+  const RoundsVerdict strict =
+      rounds_verdict({simple_config(), complex_config()}, rounds_of(ratios), 0.005);
   EXPECT_EQ(strict.winner, 1u);
   EXPECT_FALSE(strict.comparisons[0].tie());
 }
 
 TEST(RoundsVerdict, InsignificantButAboveDeltaGoesToTheFaster) {
   // 5 rounds, 5% faster in each: p = 2 / 32 = 0.0625, not significant, but 5% >= delta.
-  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()}, rounds_of(std::vector<double>(5, 0.95)), 0.02);
+  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()},
+                                         rounds_of(std::vector<double>(5, 0.95)), 0.02);
   EXPECT_NEAR(v.comparisons[0].test.p_value, 0.0625, 1e-15);
   EXPECT_FALSE(v.comparisons[0].significant);
   EXPECT_FALSE(v.comparisons[0].below_delta);
@@ -95,7 +99,8 @@ TEST(RoundsVerdict, InsignificantButAboveDeltaGoesToTheFaster) {
 }
 
 TEST(RoundsVerdict, TheSimplerFastestNeedsNoTieRule) {
-  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()}, rounds_of(std::vector<double>(8, 1.3)), 0.02);
+  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()},
+                                         rounds_of(std::vector<double>(8, 1.3)), 0.02);
   EXPECT_EQ(v.fastest, 0u);
   EXPECT_EQ(v.winner, 0u);
   EXPECT_NEAR(v.comparisons[0].test.p_value, 2.0 / 256, 1e-15);
@@ -107,7 +112,8 @@ TEST(RoundsVerdict, SettlesOnceTheDifferenceIsKnownToBeWithinDelta) {
   // difference.
   std::vector<double> ratios;
   for (int r = 0; r < 12; ++r) ratios.push_back(r % 2 ? 1.002 : 0.999);
-  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()}, rounds_of(ratios), 0.02);
+  const RoundsVerdict v =
+      rounds_verdict({simple_config(), complex_config()}, rounds_of(ratios), 0.02);
   EXPECT_TRUE(v.settled);
   EXPECT_TRUE(v.comparisons[0].tie());
   EXPECT_EQ(v.winner, 0u);
@@ -164,11 +170,11 @@ TEST(Ranking, OlderRowsRankLongerTimedFirst) {
 
 TEST(SettleCandidates, TheTopTwoAndThoseOverlappingTheLeaderUpToTheCap) {
   std::vector<TrialResult> trials{
-      ok(config(Layout::NCHW, "direct"), 1000, StopRule::converged),   // leader [990, 1010]
-      ok(config(Layout::NCHW, "gemm"), 900, StopRule::converged),      // runner-up: always
+      ok(config(Layout::NCHW, "direct"), 1000, StopRule::converged),     // leader [990, 1010]
+      ok(config(Layout::NCHW, "gemm"), 900, StopRule::converged),        // runner-up: always
       ok(config(Layout::NHWC, "gemm"), 980, StopRule::converged, 0.02),  // [960.4, 999.6]: overlaps
-      ok(config(Layout::NHWC, "direct"), 800, StopRule::converged),    // far below: left out
-      ok(config(Layout::NCHW, "fft"), 2000, StopRule::raced_out),      // cut short: never settled
+      ok(config(Layout::NHWC, "direct"), 800, StopRule::converged),      // far below: left out
+      ok(config(Layout::NCHW, "fft"), 2000, StopRule::raced_out),        // cut short: never settled
   };
   // Ranked: direct 1000, nhwc gemm 980, gemm 900, nhwc direct 800; the runner-up is nhwc gemm.
   EXPECT_EQ(settle_candidates(trials), (std::vector<size_t>{0, 2}));

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-
 #include "TempResultsDb.h"
 #include "core/tuner/ResultsDb.h"
 
@@ -80,7 +79,8 @@ TEST(ResultsDbConcurrency, AFileOfTheFirstSchemaOpensAndGainsTheColumns) {
     ASSERT_EQ(old_rows.size(), 1u);
     EXPECT_DOUBLE_EQ(old_rows[0].figures.median_eps, 2000);
     EXPECT_FALSE(old_rows[0].concurrency);
-    db.add_trial(db.problem_id(kProblem), db.machine_id(kMachine), trial("gemm", ConcurrencyFigures{0.5, 1.5}));
+    db.add_trial(db.problem_id(kProblem), db.machine_id(kMachine),
+                 trial("gemm", ConcurrencyFigures{0.5, 1.5}));
   }
   const auto rows = ResultsDb(file.path).trials();  // opens again: the columns are there now
   ASSERT_EQ(rows.size(), 2u);

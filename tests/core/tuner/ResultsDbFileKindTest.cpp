@@ -21,11 +21,13 @@ using profiler::sniff_file;
 using testing::ok_trial;
 
 TEST(ResultsDbFileKind, WhatResultsDbWritesIsAResultsDbOpenOrClosed) {
-  const testing::TempResultsDb file("file-kind-" + std::to_string(getpid()) + ".tune");  // no telling name
+  const testing::TempResultsDb file("file-kind-" + std::to_string(getpid()) +
+                                    ".tune");  // no telling name
   {
     ResultsDb db(file.path);
     EXPECT_EQ(sniff_file(file.path), FileKind::results_db);  // a fresh, empty one
-    db.add_trial(db.problem_id({"lenet5", "1x32x32", 8}), db.machine_id({"Test CPU", 2, "cpu", "x"}), ok_trial());
+    db.add_trial(db.problem_id({"lenet5", "1x32x32", 8}),
+                 db.machine_id({"Test CPU", 2, "cpu", "x"}), ok_trial());
     ASSERT_TRUE(fs::exists(file.path.string() + "-wal"));
     EXPECT_EQ(sniff_file(file.path), FileKind::results_db);  // through the WAL of a writer
   }

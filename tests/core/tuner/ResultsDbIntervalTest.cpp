@@ -31,8 +31,8 @@ TEST(ResultsDbInterval, IntervalAndStopRuleRoundTrip) {
   {
     ResultsDb db(file.path);
     const int64_t p = db.problem_id(kProblem), m = db.machine_id(kMachine);
-    for (StopRule stop : {StopRule::converged, StopRule::max_steps, StopRule::time_cap, StopRule::raced_out,
-                          StopRule::brief, StopRule::interleaved})
+    for (StopRule stop : {StopRule::converged, StopRule::max_steps, StopRule::time_cap,
+                          StopRule::raced_out, StopRule::brief, StopRule::interleaved})
       db.add_trial(p, m, timed("direct", stop));
     TrialResult no_interval = timed("gemm", StopRule::brief);
     no_interval.figures.eps_low = no_interval.figures.eps_high = 0;  // 2 steps: none
@@ -41,8 +41,8 @@ TEST(ResultsDbInterval, IntervalAndStopRuleRoundTrip) {
   const ResultsDb db(file.path, ResultsDb::Access::read_only);
   const auto rows = db.trials();
   ASSERT_EQ(rows.size(), 7u);
-  const StopRule expected[] = {StopRule::converged, StopRule::max_steps, StopRule::time_cap, StopRule::raced_out,
-                               StopRule::brief, StopRule::interleaved};
+  const StopRule expected[] = {StopRule::converged, StopRule::max_steps, StopRule::time_cap,
+                               StopRule::raced_out, StopRule::brief,     StopRule::interleaved};
   for (size_t i = 0; i < 6; ++i) {
     EXPECT_EQ(rows[i].figures.stop, expected[i]);
     EXPECT_EQ(rows[i].figures.eps_low, 987.5);
@@ -57,10 +57,13 @@ TEST(ResultsDbInterval, AFileWithoutTheColumnsReadsAndGetsThemOnAReadWriteOpen) 
   const testing::TempResultsDb file("interval-older.sqlite");
   {
     ResultsDb db(file.path);
-    db.add_trial(db.problem_id(kProblem), db.machine_id(kMachine), timed("direct", StopRule::converged));
+    db.add_trial(db.problem_id(kProblem), db.machine_id(kMachine),
+                 timed("direct", StopRule::converged));
   }
-  testing::run_sql(file.path, "ALTER TABLE trials DROP COLUMN eps_low; ALTER TABLE trials DROP COLUMN eps_high; "
-                 "ALTER TABLE trials DROP COLUMN stop_rule");
+  testing::run_sql(
+      file.path,
+      "ALTER TABLE trials DROP COLUMN eps_low; ALTER TABLE trials DROP COLUMN eps_high; "
+      "ALTER TABLE trials DROP COLUMN stop_rule");
   {
     const ResultsDb db(file.path, ResultsDb::Access::read_only);
     const auto rows = db.trials();
@@ -71,7 +74,8 @@ TEST(ResultsDbInterval, AFileWithoutTheColumnsReadsAndGetsThemOnAReadWriteOpen) 
   }
   {
     ResultsDb db(file.path);  // adds the columns
-    db.add_trial(db.problem_id(kProblem), db.machine_id(kMachine), timed("gemm", StopRule::raced_out));
+    db.add_trial(db.problem_id(kProblem), db.machine_id(kMachine),
+                 timed("gemm", StopRule::raced_out));
   }
   const auto rows = ResultsDb(file.path, ResultsDb::Access::read_only).trials();
   ASSERT_EQ(rows.size(), 2u);
@@ -85,7 +89,8 @@ TEST(ResultsDbInterval, AnUnknownStopRuleIsAnInputErrorNamingTheRow) {
   const testing::TempResultsDb file("interval-bad.sqlite");
   {
     ResultsDb db(file.path);
-    db.add_trial(db.problem_id(kProblem), db.machine_id(kMachine), timed("direct", StopRule::converged));
+    db.add_trial(db.problem_id(kProblem), db.machine_id(kMachine),
+                 timed("direct", StopRule::converged));
   }
   testing::run_sql(file.path, "UPDATE trials SET stop_rule = 'whenever'");
   try {

@@ -3,9 +3,9 @@
 // peak without figures is refused.
 #include <gtest/gtest.h>
 
+#include "TempResultsDb.h"
 #include "core/base/Error.h"
 #include "core/tuner/ResultsDb.h"
-#include "TempResultsDb.h"
 
 namespace tunescope::tuner {
 namespace {
@@ -13,8 +13,9 @@ namespace {
 using testing::TempResultsDb;
 
 profiler::MachinePeak peak(const std::string& isa, int threads, double gflops) {
-  return {"Test CPU 9000", isa, threads, gflops, 21.5, 166.2, "2 cores x 2 FMA units (assumed)",
-          "2026-12-04T21:00:00Z"};
+  return {
+      "Test CPU 9000",       isa, threads, gflops, 21.5, 166.2, "2 cores x 2 FMA units (assumed)",
+      "2026-12-04T21:00:00Z"};
 }
 
 void expect_same(const profiler::MachinePeak& a, const profiler::MachinePeak& b) {

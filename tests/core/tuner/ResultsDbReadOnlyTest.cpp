@@ -50,7 +50,8 @@ Outcome in_unprivileged_child(const fs::path& named, Attempt attempt) {
       attempt();
     } catch (const Error& e) {
       message = e.what();
-      code = e.kind() == ErrorKind::input && message.find(named.string()) != std::string::npos ? 0 : 2;
+      code =
+          e.kind() == ErrorKind::input && message.find(named.string()) != std::string::npos ? 0 : 2;
     } catch (const std::exception& e) {
       message = e.what();
       code = 2;
@@ -61,7 +62,8 @@ Outcome in_unprivileged_child(const fs::path& named, Attempt attempt) {
   close(pipe_fds[1]);
   Outcome outcome;
   char buffer[4096];
-  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) outcome.message.append(buffer, n);
+  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;)
+    outcome.message.append(buffer, n);
   close(pipe_fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -80,9 +82,11 @@ struct ReadOnlyDir {
     fs::remove_all(dir);
   }
   void lock(const fs::path& file) const {
-    if (fs::exists(file)) fs::permissions(file, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+    if (fs::exists(file))
+      fs::permissions(file, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
     fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
-                             fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+                             fs::perms::group_exec | fs::perms::others_read |
+                             fs::perms::others_exec);
   }
 };
 

@@ -67,7 +67,8 @@ void expect_all_trials(const std::filesystem::path& path) {
 }
 
 std::string unique_name(const std::string& what, int round) {
-  return "shared-writers-" + what + "-" + std::to_string(getpid()) + "-" + std::to_string(round) + ".sqlite";
+  return "shared-writers-" + what + "-" + std::to_string(getpid()) + "-" + std::to_string(round) +
+         ".sqlite";
 }
 
 // Starts every writer at once (a barrier, so they race on creating the file).
@@ -89,7 +90,8 @@ TEST(ResultsDbSharedWriters, ThreadsCreatingOneNewDbAllCommitTheirTrials) {
         errors[w] = write_as_a_tune(file.path, w);
       });
     for (auto& t : writers) t.join();
-    for (int w = 0; w < kWriters; ++w) ASSERT_EQ(errors[w], "") << "round " << round << ", writer " << w;
+    for (int w = 0; w < kWriters; ++w)
+      ASSERT_EQ(errors[w], "") << "round " << round << ", writer " << w;
     expect_all_trials(file.path);
   }
 }
@@ -125,8 +127,8 @@ TEST(ResultsDbSharedWriters, ProcessesCreatingOneNewDbAllCommitTheirTrials) {
       std::string error;
       if (std::ifstream in(error_files[w]); in) std::getline(in, error);
       std::remove(error_files[w].c_str());
-      ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round << ", writer " << w << ": "
-                                                                 << error;
+      ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+          << "round " << round << ", writer " << w << ": " << error;
     }
     expect_all_trials(file.path);
   }

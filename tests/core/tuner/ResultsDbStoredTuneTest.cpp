@@ -18,7 +18,8 @@ TuneOptions space() {
   TuneOptions o;
   o.base = testing::tiny_session();
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
-  o.algorithms = {"direct", "gemm", testing::kSlow, testing::kWrong, testing::kThrows, testing::kConv1Only};
+  o.algorithms = {"direct",        "gemm",           testing::kSlow,
+                  testing::kWrong, testing::kThrows, testing::kConv1Only};
   o.measure.warmup = 0;
   o.measure.steps = 2;
   o.racing = false;  // test-slow is fully measured too, as every candidate was before racing
@@ -62,7 +63,8 @@ TEST(StoredTune, AFinishedTuneReadsBackWithItsRankingAndInterleavedVerdict) {
   const TuneReport stored = stored_tune(db, machine_id, problem_id);
   expect_same_ranking(stored, tuned);
   EXPECT_EQ(stored.decision, tuned.decision);
-  EXPECT_EQ(stored.trials.size(), tuned.trials.size());  // the interleaved rows update two trials, add none
+  EXPECT_EQ(stored.trials.size(),
+            tuned.trials.size());  // the interleaved rows update two trials, add none
   EXPECT_EQ(stored.problem.model, "lenet5");
   EXPECT_EQ(stored.problem.batch, 8);
   EXPECT_EQ(stored.machine.str(), tuned.machine.str());
@@ -119,17 +121,19 @@ RunConfig shaped(Layout layout, const std::string& algorithm, int threads = 1, i
 
 TEST(StoredBaseline, IsTheFirstReferenceShapedConfigWhateverTheBackendsDefault) {
   // A cuda tune: its reference runs cuDNN's implicit GEMM (cuda has no direct).
-  EXPECT_EQ(stored_baseline({shaped(Layout::NCHW, "cudnn:implicit_gemm"), shaped(Layout::NCHW, "direct"),
-                             shaped(Layout::NHWC, "cudnn:implicit_gemm")}),
-            std::optional<size_t>(0));
+  EXPECT_EQ(
+      stored_baseline({shaped(Layout::NCHW, "cudnn:implicit_gemm"), shaped(Layout::NCHW, "direct"),
+                       shaped(Layout::NHWC, "cudnn:implicit_gemm")}),
+      std::optional<size_t>(0));
   // Not the shape: nhwc, a second lane, per-layer overrides, a batch split.
   RunConfig mixed = shaped(Layout::NCHW, "gemm");
   mixed.conv.per_layer["conv1"] = "direct";
   RunConfig split = shaped(Layout::NCHW, "direct");
   knobs::replicas.set(split.knobs, 2);
-  EXPECT_EQ(stored_baseline({shaped(Layout::NHWC, "direct"), shaped(Layout::NCHW, "direct", 1, 2), mixed, split,
-                             shaped(Layout::NCHW, "gemm", 2), shaped(Layout::NCHW, "direct")}),
-            std::optional<size_t>(4));
+  EXPECT_EQ(
+      stored_baseline({shaped(Layout::NHWC, "direct"), shaped(Layout::NCHW, "direct", 1, 2), mixed,
+                       split, shaped(Layout::NCHW, "gemm", 2), shaped(Layout::NCHW, "direct")}),
+      std::optional<size_t>(4));
   EXPECT_EQ(stored_baseline({shaped(Layout::NHWC, "direct")}), std::nullopt);
 }
 

@@ -16,7 +16,11 @@ const ProblemKey kLenet{"lenet5", "1x32x32", 8};
 const ProblemKey kResnet{"resnet18-small", "3x32x32", 8};
 
 StrategyChoice choice(Strategy requested, Strategy run, const std::string& reason) {
-  return {requested, run, {{Strategy::exhaustive, 12.5, 17}, {Strategy::per_layer, 8.25, 9}, {Strategy::halving, 14, 25}},
+  return {requested,
+          run,
+          {{Strategy::exhaustive, 12.5, 17},
+           {Strategy::per_layer, 8.25, 9},
+           {Strategy::halving, 14, 25}},
           reason};
 }
 

@@ -20,7 +20,10 @@ namespace fs = std::filesystem;
 
 struct TempDb {
   fs::path path;
-  explicit TempDb(const std::string& name) : path(fs::temp_directory_path() / ("tunescope-" + name)) { remove(); }
+  explicit TempDb(const std::string& name)
+      : path(fs::temp_directory_path() / ("tunescope-" + name)) {
+    remove();
+  }
   ~TempDb() { remove(); }
   void remove() const {
     for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
@@ -82,7 +85,8 @@ TEST(ResultsDb, TrialsRoundTripAcrossReopen) {
 
 TEST(ResultsDb, RefusesAFileThatIsNotSqlite) {
   TempDb file("results-not-sqlite.sqlite");
-  std::ofstream(file.path) << "this is a text file, long enough to have a header of its own........\n";
+  std::ofstream(file.path)
+      << "this is a text file, long enough to have a header of its own........\n";
   expect_input_error_naming(file.path, "not a database");
 }
 
@@ -90,7 +94,8 @@ TEST(ResultsDb, RefusesAnotherApplicationsSqliteDb) {
   TempDb file("results-foreign.sqlite");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(file.path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE songs (title TEXT)", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE songs (title TEXT)", nullptr, nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   expect_input_error_naming(file.path, "not a tunescope results DB");
 }
@@ -107,8 +112,10 @@ TEST(ResultsDb, FinishedTrialsSurviveAKilledWriter) {
     db.add_trial(p, m, trial("test-throws", TrialStatus::failed, 0));
     sqlite3* raw = nullptr;
     sqlite3_open(file.path.c_str(), &raw);
-    sqlite3_exec(raw, "BEGIN IMMEDIATE; INSERT INTO problems(model, input_shape, batch) VALUES ('x', 'y', 1);",
-                 nullptr, nullptr, nullptr);
+    sqlite3_exec(
+        raw,
+        "BEGIN IMMEDIATE; INSERT INTO problems(model, input_shape, batch) VALUES ('x', 'y', 1);",
+        nullptr, nullptr, nullptr);
     raise(SIGKILL);
   }
   int status = 0;

@@ -33,7 +33,8 @@ SpaceOptions options(std::vector<std::string> algorithms, bool product = false) 
 }
 
 size_t runnable(const std::vector<Candidate>& list) {
-  return static_cast<size_t>(std::count_if(list.begin(), list.end(), [](const Candidate& c) { return c.runnable(); }));
+  return static_cast<size_t>(
+      std::count_if(list.begin(), list.end(), [](const Candidate& c) { return c.runnable(); }));
 }
 
 TEST(SearchSpace, FindsLenetConvLayers) {
@@ -102,9 +103,11 @@ TEST(SearchSpace, PerLayerConfigIsNormalisedAroundTheCommonAlgorithm) {
 constexpr const char* kOtherBackend = "test-other-default";
 constexpr const char* kOtherDefault = "test-other-default-conv";
 const bool other_backend_registered = [] {
-  BackendRegistration(kOtherBackend, kOtherDefault, [] { return Registry::instance().make_backend("cpu"); });
-  ConvAlgorithmRegistration(kOtherBackend, kOtherDefault,
-                            [](const KnobValues& options) { return Registry::instance().make_conv_algorithm("cpu", "direct", options); });
+  BackendRegistration(kOtherBackend, kOtherDefault,
+                      [] { return Registry::instance().make_backend("cpu"); });
+  ConvAlgorithmRegistration(kOtherBackend, kOtherDefault, [](const KnobValues& options) {
+    return Registry::instance().make_conv_algorithm("cpu", "direct", options);
+  });
   return true;
 }();
 
@@ -118,7 +121,9 @@ TEST(SearchSpace, NetWithoutConvLayersGetsTheBackendsDefaultConvAlgorithm) {
   EXPECT_EQ(none.config.conv.default_algorithm, kOtherDefault);
   EXPECT_TRUE(none.config.conv.per_layer.empty());
   // On cpu the default is direct.
-  EXPECT_EQ(SearchSpace(options({}), {}).per_layer(Layout::NHWC, 2, {}).config.conv.default_algorithm, "direct");
+  EXPECT_EQ(
+      SearchSpace(options({}), {}).per_layer(Layout::NHWC, 2, {}).config.conv.default_algorithm,
+      "direct");
 }
 
 TEST(SearchSpace, PerLayerProductOfADeepNetIsRefusedNamingTheFlag) {
@@ -128,22 +133,29 @@ TEST(SearchSpace, PerLayerProductOfADeepNetIsRefusedNamingTheFlag) {
   const auto layers = conv_layers(*build_model(spec));
   ASSERT_EQ(layers.size(), 20u);  // 2^20 combinations of two algorithms, far over the cap
   tunescope::testing::expect_error(
-      ErrorKind::usage, [&] { SearchSpace(options({"direct", "gemm"}, true), layers).enumerate(); },
-      {"--per-layer-product", "1048576 algorithm combinations", "more than the 4096", "--strategy per-layer"});
+      ErrorKind::usage,
+      [&] {
+        SearchSpace(options({"direct", "gemm"}, true), layers).enumerate();
+      },
+      {"--per-layer-product", "1048576 algorithm combinations", "more than the 4096",
+       "--strategy per-layer"});
 }
 
 TEST(SearchSpace, RejectsBadOptions) {
   EXPECT_THROW(SearchSpace(options({"strassen"}), lenet5_layers()), Error);
   SpaceOptions no_threads = options({"direct"});
-  tunescope::testing::expect_error(ErrorKind::usage, [&] { no_threads.knobs.set(knobs::threads, std::vector<int>{}); },
-                                   {"--threads-list: the list is empty"});
+  tunescope::testing::expect_error(
+      ErrorKind::usage, [&] { no_threads.knobs.set(knobs::threads, std::vector<int>{}); },
+      {"--threads-list: the list is empty"});
   SpaceOptions zero_threads = options({"direct"});
   zero_threads.knobs.set(knobs::threads, std::vector<int>{0});
-  tunescope::testing::expect_error(ErrorKind::usage, [&] { SearchSpace(zero_threads, lenet5_layers()); },
+  tunescope::testing::expect_error(ErrorKind::usage,
+                                   [&] { SearchSpace(zero_threads, lenet5_layers()); },
                                    {"--threads-list: thread counts must be >= 1, got 0"});
   SpaceOptions huge_streams = options({"direct"});
   huge_streams.knobs.set(knobs::streams, std::vector<int>{1, 100000});
-  tunescope::testing::expect_error(ErrorKind::usage, [&] { SearchSpace(huge_streams, lenet5_layers()); },
+  tunescope::testing::expect_error(ErrorKind::usage,
+                                   [&] { SearchSpace(huge_streams, lenet5_layers()); },
                                    {"--streams-list: must be in 1..64, got 100000"});
 }
 
@@ -169,7 +181,8 @@ TEST(SearchSpace, ConcurrencyKnobsMultiplyTheCandidatesAndBadSplitsAreSkipped) {
   for (const Candidate& c : list) {
     EXPECT_EQ(c.runnable(), c.config.concurrency().replicas == 1) << c.config.label();
     if (!c.runnable()) {
-      EXPECT_NE(c.skip_reason.find("does not split into 3 replicas"), std::string::npos) << c.skip_reason;
+      EXPECT_NE(c.skip_reason.find("does not split into 3 replicas"), std::string::npos)
+          << c.skip_reason;
     }
   }
   SpaceOptions bad = o;

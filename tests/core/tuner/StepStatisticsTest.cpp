@@ -15,7 +15,8 @@ namespace tunescope::tuner {
 namespace {
 
 // Feeds `sample` one step at a time to the stopping rule: the count it stops at and why.
-std::pair<size_t, StopRule> stop_point(const std::vector<double>& sample, const StoppingRule& rule) {
+std::pair<size_t, StopRule> stop_point(const std::vector<double>& sample,
+                                       const StoppingRule& rule) {
   std::vector<double> so_far;
   for (double s : sample) {
     so_far.push_back(s);
@@ -41,17 +42,20 @@ TEST(StepStatistics, BinomialTailsMatchExactSums) {
   EXPECT_EQ(binomial_cdf(-1, 10, 0.5), 0);
   EXPECT_EQ(binomial_cdf(10, 10, 0.5), 1);
   // Large n: no overflow of the coefficient, no underflow to a wrong 0.
-  EXPECT_NEAR(binomial_cdf(5000, 10000, 0.5), 0.5 + 0.5 * std::exp(std::lgamma(10001.0) - 2 * std::lgamma(5001.0) -
-                                                                     10000 * std::log(2.0)),
-              1e-9);
+  EXPECT_NEAR(
+      binomial_cdf(5000, 10000, 0.5),
+      0.5 + 0.5 * std::exp(std::lgamma(10001.0) - 2 * std::lgamma(5001.0) - 10000 * std::log(2.0)),
+      1e-9);
 }
 
 TEST(StepStatistics, MedianIntervalRanksMatchTheTables) {
   EXPECT_FALSE(order_statistic_ranks(5, 0.5, 0.95));  // 2 x 1/32 > 5%: no 95% interval from 5 steps
   EXPECT_EQ(order_statistic_ranks(6, 0.5, 0.95), (std::pair<size_t, size_t>(0, 5)));
   EXPECT_EQ(order_statistic_ranks(10, 0.5, 0.95), (std::pair<size_t, size_t>(1, 8)));
-  EXPECT_EQ(order_statistic_ranks(20, 0.5, 0.95), (std::pair<size_t, size_t>(5, 14)));   // x(6), x(15)
-  EXPECT_EQ(order_statistic_ranks(100, 0.5, 0.95), (std::pair<size_t, size_t>(39, 60)));  // x(40), x(61)
+  EXPECT_EQ(order_statistic_ranks(20, 0.5, 0.95),
+            (std::pair<size_t, size_t>(5, 14)));  // x(6), x(15)
+  EXPECT_EQ(order_statistic_ranks(100, 0.5, 0.95),
+            (std::pair<size_t, size_t>(39, 60)));  // x(40), x(61)
   EXPECT_TRUE(order_statistic_ranks(kMinStepsForInterval, kStepQuantile, kConfidence));
   EXPECT_FALSE(order_statistic_ranks(kMinStepsForInterval - 1, kStepQuantile, kConfidence));
   EXPECT_FALSE(order_statistic_ranks(12, 0.25, 0.95));
@@ -91,7 +95,8 @@ TEST(StepStatistics, TheCapStopsANoisySequence) {
   EXPECT_EQ(why, StopRule::max_steps);
   EXPECT_EQ(n, 40u);
   // The minimum holds even for a perfectly quiet sequence.
-  const auto [quiet_n, quiet_why] = stop_point(std::vector<double>(100, 1.0), StoppingRule{0.02, 25, 100});
+  const auto [quiet_n, quiet_why] =
+      stop_point(std::vector<double>(100, 1.0), StoppingRule{0.02, 25, 100});
   EXPECT_EQ(quiet_why, StopRule::converged);
   EXPECT_EQ(quiet_n, 25u);
 }
@@ -107,10 +112,13 @@ TEST(StepStatistics, OneOutlierDoesNotMoveTheMedianInterval) {
 
 TEST(StepStatistics, RacingNeedsTheWholeIntervalAboveTheLeadersByHalfDelta) {
   QuantileEstimate leader{10, 1.0, 0.99, 1.02, true};
-  EXPECT_TRUE(slower_with_confidence({10, 1.1, 1.04, 1.2, true}, leader, 0.02));    // 1.04 > 1.02 x 1.01
-  EXPECT_FALSE(slower_with_confidence({10, 1.1, 1.025, 1.2, true}, leader, 0.02));  // overlaps the margin
-  EXPECT_FALSE(slower_with_confidence({10, 1.1, 1.0, 1.2, true}, leader, 0.02));    // overlaps the leader
-  EXPECT_FALSE(slower_with_confidence({3, 5.0, 0, 0, false}, leader, 0.02));        // no interval yet
+  EXPECT_TRUE(
+      slower_with_confidence({10, 1.1, 1.04, 1.2, true}, leader, 0.02));  // 1.04 > 1.02 x 1.01
+  EXPECT_FALSE(
+      slower_with_confidence({10, 1.1, 1.025, 1.2, true}, leader, 0.02));  // overlaps the margin
+  EXPECT_FALSE(
+      slower_with_confidence({10, 1.1, 1.0, 1.2, true}, leader, 0.02));       // overlaps the leader
+  EXPECT_FALSE(slower_with_confidence({3, 5.0, 0, 0, false}, leader, 0.02));  // no interval yet
   EXPECT_FALSE(slower_with_confidence({10, 1.1, 1.04, 1.2, true}, QuantileEstimate{}, 0.02));
 }
 
@@ -135,8 +143,8 @@ TEST(StepStatistics, SignTestPValuesMatchExactBinomialSums) {
 }
 
 TEST(StepStatistics, StopRuleNamesRoundTrip) {
-  for (StopRule r : {StopRule::none, StopRule::converged, StopRule::max_steps, StopRule::time_cap, StopRule::raced_out,
-                     StopRule::brief, StopRule::interleaved})
+  for (StopRule r : {StopRule::none, StopRule::converged, StopRule::max_steps, StopRule::time_cap,
+                     StopRule::raced_out, StopRule::brief, StopRule::interleaved})
     EXPECT_EQ(parse_stop_rule(to_string(r)), r);
   EXPECT_THROW(parse_stop_rule("sometimes"), Error);
   EXPECT_FALSE(fully_measured(StopRule::raced_out));

@@ -90,7 +90,8 @@ RunConfig config(const std::string& conv, int threads) {
 }
 
 TEST(StepTimePredictor, ProfilesTheReferenceTrace) {
-  const ReferenceProfile p = profile_reference(reference_trace(), {"conv1", "conv2"}, "direct", Layout::NCHW, 1);
+  const ReferenceProfile p =
+      profile_reference(reference_trace(), {"conv1", "conv2"}, "direct", Layout::NCHW, 1);
   EXPECT_EQ(p.steps, 2);
   EXPECT_NEAR(p.step_ms, 100, 1e-9);
   EXPECT_NEAR(p.conv_ms, 45, 1e-9);
@@ -102,7 +103,8 @@ TEST(StepTimePredictor, ProfilesTheReferenceTrace) {
 }
 
 TEST(StepTimePredictor, RefusesATraceWithoutTheConvLayersKernels) {
-  EXPECT_THROW(profile_reference(reference_trace(), {"conv1", "conv3"}, "direct", Layout::NCHW, 1), Error);
+  EXPECT_THROW(profile_reference(reference_trace(), {"conv1", "conv3"}, "direct", Layout::NCHW, 1),
+               Error);
   EXPECT_THROW(profile_reference(reference_trace(), {"conv1"}, "gemm", Layout::NCHW, 1), Error);
   EXPECT_THROW(profile_reference(profiler::Trace{}, {"conv1"}, "direct", Layout::NCHW, 1), Error);
 }
@@ -132,9 +134,12 @@ TEST(StepTimePredictor, AddsTheFindsPassesToTheReferencesOtherKernelsAndIdleTime
 TEST(StepTimePredictor, SaysWhyAConfigIsUnpredictable) {
   const StepTimePredictor predictor(
       profile_reference(reference_trace(), {"conv1", "conv2"}, "direct", Layout::NCHW, 1), finds());
-  EXPECT_NE(predictor.predict(config("gemm", 2)).unpredictable.find("gemm on conv1"), std::string::npos);
-  EXPECT_NE(predictor.predict(config("fft-own", 1)).unpredictable.find("fft-own"), std::string::npos);
-  EXPECT_NE(predictor.predict(config("direct", 4)).unpredictable.find("4 threads"), std::string::npos);
+  EXPECT_NE(predictor.predict(config("gemm", 2)).unpredictable.find("gemm on conv1"),
+            std::string::npos);
+  EXPECT_NE(predictor.predict(config("fft-own", 1)).unpredictable.find("fft-own"),
+            std::string::npos);
+  EXPECT_NE(predictor.predict(config("direct", 4)).unpredictable.find("4 threads"),
+            std::string::npos);
   RunConfig lanes = config("direct", 1);
   knobs::streams.set(lanes.knobs, 2);
   const StepPrediction p = predictor.predict(lanes);

@@ -24,7 +24,8 @@ CostInputs small_net() {
   in.algorithms = 4;
   in.conv_layers = 2;
   in.distinct_problems = 2;
-  in.find_seconds = 2.5;  // 100 step times: per layout, 2 problems x 4 algorithms x 6 runs, each ~2 steps' share
+  in.find_seconds =
+      2.5;  // 100 step times: per layout, 2 problems x 4 algorithms x 6 runs, each ~2 steps' share
   in.warmup = 3;
   in.steps = 10;
   in.build_seconds = 0.3;
@@ -56,7 +57,8 @@ TEST(StrategyChoice, EstimatesFollowTheMeasurementCounts) {
   const CostInputs in = small_net();
   const std::vector<StrategyEstimate> e = estimate_costs(in);
   ASSERT_EQ(e.size(), 3u);
-  const double measurement = 0.3 + (1 + 3 + 10) * 0.025;  // build + numerics + warm-up + timed steps
+  const double measurement =
+      0.3 + (1 + 3 + 10) * 0.025;  // build + numerics + warm-up + timed steps
   EXPECT_EQ(e[0].strategy, Strategy::exhaustive);
   EXPECT_EQ(e[0].measurements, 17u);
   EXPECT_NEAR(e[0].seconds, (17 + 2) * measurement, 1e-9);  // + the interleaved pair
@@ -76,8 +78,10 @@ TEST(StrategyChoice, SmallNetGoesPerLayer) {
   const StrategyChoice choice = choose_strategy(Strategy::automatic, small_net());
   EXPECT_EQ(choice.requested, Strategy::automatic);
   EXPECT_EQ(choice.run, Strategy::per_layer);
-  EXPECT_EQ(choice.reason.rfind("auto: per-layer has the cheapest estimate; estimated before measuring: exhaustive ", 0),
-            0u)
+  EXPECT_EQ(
+      choice.reason.rfind(
+          "auto: per-layer has the cheapest estimate; estimated before measuring: exhaustive ", 0),
+      0u)
       << choice.reason;
 }
 
@@ -91,7 +95,8 @@ TEST(StrategyChoice, DeepNetWithFewStepsGoesExhaustiveWhenHalvingSavesTooLittle)
   EXPECT_LT(halving, exhaustive);
   EXPECT_LE(exhaustive, kStrategyTieFactor * halving);
   EXPECT_EQ(choice.run, Strategy::exhaustive);
-  EXPECT_EQ(choice.reason.rfind("auto: exhaustive is within 1.1x of the cheapest (halving)", 0), 0u) << choice.reason;
+  EXPECT_EQ(choice.reason.rfind("auto: exhaustive is within 1.1x of the cheapest (halving)", 0), 0u)
+      << choice.reason;
 }
 
 TEST(StrategyChoice, ManyCandidatesWithManyStepsGoHalving) {
@@ -135,7 +140,8 @@ TEST(StrategyChoice, UnpricedPerLayerLooksDearOnTheResnet) {
   EXPECT_NE(resnet.run, Strategy::per_layer) << resnet.reason;
   // 4 algorithms over 11 distinct problems: up to 4 picks per layout, 21 measurements.
   EXPECT_EQ(estimate_of(resnet, Strategy::per_layer).measurements, 1u + 2 * 2 * 5);
-  EXPECT_GT(estimate_of(resnet, Strategy::per_layer).seconds, 1.3 * estimate_of(resnet, Strategy::exhaustive).seconds);
+  EXPECT_GT(estimate_of(resnet, Strategy::per_layer).seconds,
+            1.3 * estimate_of(resnet, Strategy::exhaustive).seconds);
 }
 
 // Priced with the steps the quiet benchmark measured (docs/BENCHMARKS.md, "Quiet, three
@@ -162,7 +168,8 @@ TEST(StrategyChoice, PricedPerLayerIsCheapestOnTheResnetAsMeasuredQuiet) {
   EXPECT_EQ(narrower.run, Strategy::pruned) << narrower.reason;
   EXPECT_EQ(estimate_of(narrower, Strategy::pruned).measurements, 8u);
   EXPECT_EQ(estimate_of(choice, Strategy::per_layer).measurements, 13u) << "as per-layer measured";
-  EXPECT_LT(estimate_of(choice, Strategy::per_layer).seconds, estimate_of(choice, Strategy::exhaustive).seconds);
+  EXPECT_LT(estimate_of(choice, Strategy::per_layer).seconds,
+            estimate_of(choice, Strategy::exhaustive).seconds);
 }
 
 TEST(StrategyChoice, PerLayerFlipsAwayWhereItsFindOutgrowsTheTie) {
@@ -191,16 +198,19 @@ TEST(StrategyChoice, PerLayerWithinTheTieFactorBeatsACheaperExhaustive) {
   const double gap = base[0].seconds - base[1].seconds;
   in.find_seconds += gap + 0.05 * base[0].seconds;  // per-layer = 1.05x exhaustive
   const StrategyChoice choice = choose_strategy(Strategy::automatic, in);
-  ASSERT_LT(estimate_of(choice, Strategy::exhaustive).seconds, estimate_of(choice, Strategy::per_layer).seconds);
+  ASSERT_LT(estimate_of(choice, Strategy::exhaustive).seconds,
+            estimate_of(choice, Strategy::per_layer).seconds);
   EXPECT_EQ(choice.run, Strategy::per_layer);
-  EXPECT_NE(choice.reason.find("per-layer is within 1.1x of the cheapest (exhaustive), and ties go to per-layer"),
+  EXPECT_NE(choice.reason.find(
+                "per-layer is within 1.1x of the cheapest (exhaustive), and ties go to per-layer"),
             std::string::npos)
       << choice.reason;
 }
 
 TEST(StrategyChoice, AFullFindIsTheProbePlusTheRepeatedTimedRuns) {
   LayerFind probe;
-  probe.timings = {{"direct", 300, "", {}, false}, {"gemm", 100, "", {}, false},
+  probe.timings = {{"direct", 300, "", {}, false},
+                   {"gemm", 100, "", {}, false},
                    {"fft-own", 0, "does not support the problem", {}, false}};
   // 2 s of probe (fixed part + one timed run of each algorithm, 0.4 s); 5 repetitions
   // add 4 more rounds of the timed runs only.
@@ -232,7 +242,8 @@ TEST(StrategyChoice, ParsesAutoAndNamesTheKnownOnes) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
-    EXPECT_NE(std::string(e.what()).find("known: auto, exhaustive, per-layer, halving, pruned"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("known: auto, exhaustive, per-layer, halving, pruned"),
+              std::string::npos);
   }
 }
 
@@ -240,7 +251,8 @@ TEST(StrategyChoice, EstimatesRoundTripThroughJson) {
   const auto estimates = estimate_costs(small_net());
   EXPECT_EQ(estimates_from_json(estimates_to_json(estimates), "<db>"), estimates);
   try {
-    estimates_from_json(R"([{"strategy": "random", "seconds": 1, "measurements": 2}])", "results DB x choice 3");
+    estimates_from_json(R"([{"strategy": "random", "seconds": 1, "measurements": 2}])",
+                        "results DB x choice 3");
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::input);
@@ -276,7 +288,8 @@ TEST(StrategyChoice, InputsOfRealSpacesCountDistinctProblems) {
   EXPECT_EQ(l.algorithms, 2u);
   EXPECT_EQ(l.find_seconds, 0);
 
-  const SearchSpace resnet(space_options("resnet18-small", {"direct", "gemm"}), layers_of("resnet18-small"));
+  const SearchSpace resnet(space_options("resnet18-small", {"direct", "gemm"}),
+                           layers_of("resnet18-small"));
   const CostInputs r = cost_inputs(resnet, 9, 2, 5, 0.1, 0.01);
   EXPECT_GT(r.conv_layers, 10u);
   EXPECT_LT(r.distinct_problems, r.conv_layers);  // the repeated blocks
@@ -302,7 +315,8 @@ TEST(StrategyChoice, ThePriceOfAnAlgorithmFollowsItsProbeTimings) {
   const FindProbe probe = probe_find(space, FindOptions{});
   ASSERT_EQ(probe.ms.size(), 2u);
   for (double flops : {probe.least_flops, probe.most_flops})
-    EXPECT_GE(algorithm_ms(probe, testing::kSlow, flops) - algorithm_ms(probe, "direct", flops), 0.95 * 60);
+    EXPECT_GE(algorithm_ms(probe, testing::kSlow, flops) - algorithm_ms(probe, "direct", flops),
+              0.95 * 60);
   EXPECT_EQ(algorithm_ms(probe, "gemm", probe.least_flops), -1) << "not probed";
 
   CostInputs in = cost_inputs(space, 2, 0, 1, 0.1, 0.5);
@@ -311,7 +325,8 @@ TEST(StrategyChoice, ThePriceOfAnAlgorithmFollowsItsProbeTimings) {
   price_steps(in, space, runnable, "direct", probe);
   ASSERT_EQ(in.candidate_step_seconds.size(), 2u);
   EXPECT_NEAR(in.candidate_step_seconds[0], 0.5, 1e-9) << "the reference steps at its timed step";
-  EXPECT_GE(in.candidate_step_seconds[1] - 0.5, 0.95 * 2 * 0.060) << "two conv layers, 60 ms more each";
+  EXPECT_GE(in.candidate_step_seconds[1] - 0.5, 0.95 * 2 * 0.060)
+      << "two conv layers, 60 ms more each";
   // direct wins both layers: per-layer measures direct's uniform config only.
   ASSERT_EQ(in.per_layer_step_seconds.size(), 1u);
   EXPECT_NEAR(in.per_layer_step_seconds[0], 0.5, 1e-9);
@@ -319,10 +334,12 @@ TEST(StrategyChoice, ThePriceOfAnAlgorithmFollowsItsProbeTimings) {
 
 // Lines that cross: gemm is faster on the small problem, fft-own on the large one.
 TEST(StrategyChoice, PerLayerPricesItsMixAndEachPickedAlgorithm) {
-  const SearchSpace space(space_options("lenet5", {"direct", "gemm", "fft-own"}), layers_of("lenet5"));
+  const SearchSpace space(space_options("lenet5", {"direct", "gemm", "fft-own"}),
+                          layers_of("lenet5"));
   ASSERT_EQ(space.layers().size(), 2u);
   FindProbe probe;
-  probe.least_flops = std::min(space.layers()[0].problem.flops(), space.layers()[1].problem.flops());
+  probe.least_flops =
+      std::min(space.layers()[0].problem.flops(), space.layers()[1].problem.flops());
   probe.most_flops = std::max(space.layers()[0].problem.flops(), space.layers()[1].problem.flops());
   probe.ms = {{"direct", {10, 100}}, {"gemm", {4, 80}}, {"fft-own", {8, 40}}};
   CostInputs in = cost_inputs(space, 1, 0, 1, 0.1, 1.0);
@@ -340,21 +357,26 @@ TEST(StrategyChoice, PricedStepsWeighEachMeasurement) {
   CostInputs in = small_net();
   in.candidate_step_seconds.assign(17, 0.025);
   for (size_t i = 9; i < 17; ++i) in.candidate_step_seconds[i] = 0.1;  // eight slow candidates
-  in.per_layer_step_seconds = {0.02, 0.025};  // two configs per pair
+  in.per_layer_step_seconds = {0.02, 0.025};                           // two configs per pair
   const std::vector<StrategyEstimate> e = estimate_costs(in);
-  auto at = [&](int64_t steps, int checks, double step) { return 0.3 + (checks + 3 + steps) * step; };
+  auto at = [&](int64_t steps, int checks, double step) {
+    return 0.3 + (checks + 3 + steps) * step;
+  };
   const double remeasure = 2 * at(10, 1, 0.025);
   EXPECT_NEAR(e[0].seconds, 9 * at(10, 1, 0.025) + 8 * at(10, 1, 0.1) + remeasure, 1e-9);
   EXPECT_EQ(e[0].measurements, 17u);
   EXPECT_EQ(e[1].measurements, 1u + 2 * 2 * 2);
-  EXPECT_NEAR(e[1].seconds, 2.5 + at(10, 1, 0.025) + 4 * (at(10, 1, 0.02) + at(10, 1, 0.025)) + remeasure, 1e-9);
+  EXPECT_NEAR(e[1].seconds,
+              2.5 + at(10, 1, 0.025) + 4 * (at(10, 1, 0.02) + at(10, 1, 0.025)) + remeasure, 1e-9);
   // Round 0 measures all 17 at 2 steps; the 6 and 2 kept are fast ones.
   EXPECT_NEAR(e[2].seconds,
-              9 * at(2, 1, 0.025) + 8 * at(2, 1, 0.1) + 6 * at(4, 0, 0.025) + 2 * at(10, 0, 0.025) + remeasure, 1e-9);
+              9 * at(2, 1, 0.025) + 8 * at(2, 1, 0.1) + 6 * at(4, 0, 0.025) + 2 * at(10, 0, 0.025) +
+                  remeasure,
+              1e-9);
 }
 
 TEST(StrategyChoice, AdaptiveTimingPricesTheStepsTheIntervalNeedsWithinTheCaps) {
-  CostInputs in = small_net();  // steps 10, step 25 ms
+  CostInputs in = small_net();            // steps 10, step 25 ms
   EXPECT_EQ(timed_steps(in, 0.025), 10);  // max_steps 0: a fixed count
   in.max_steps = 200;
   in.delta = 0.02;
@@ -384,9 +406,12 @@ TEST(StrategyChoice, RacingPricesASlowerCandidateAtItsFirstIntervalAndOneChunk) 
   in.step_spread = 0.1;  // 93 steps in full (previous test)
   in.racing = true;
   EXPECT_EQ(raced_out_steps(in), 12);  // 10, then a chunk of 2
-  auto cost = [&](double step, int64_t timed) { return in.build_seconds + (1 + in.warmup + timed) * step; };
+  auto cost = [&](double step, int64_t timed) {
+    return in.build_seconds + (1 + in.warmup + timed) * step;
+  };
   // The leader first; a candidate twice as slow races out; one within the noise does not.
-  EXPECT_NEAR(sweep_seconds(in, {0.01, 0.02, 0.0101}, true), cost(0.01, 93) + cost(0.02, 12) + cost(0.0101, 93), 1e-9);
+  EXPECT_NEAR(sweep_seconds(in, {0.01, 0.02, 0.0101}, true),
+              cost(0.01, 93) + cost(0.02, 12) + cost(0.0101, 93), 1e-9);
   // A slow candidate before any faster one has no leader to race against.
   EXPECT_NEAR(sweep_seconds(in, {0.02, 0.01}, true), cost(0.02, 93) + cost(0.01, 93), 1e-9);
   in.racing = false;
@@ -428,8 +453,11 @@ TEST(StrategyChoice, PrunedMeasuresTheBaselineAndTheCandidatesPricedWithinTheMar
   auto measurement = [&](double step) { return 0.2 + (1 + 1 + 5) * step; };
   // 0.05 x 1.5 = 0.075: the baseline (0.1, always measured), 0.05 and 0.06.
   EXPECT_EQ(e[3].measurements, 3u);
-  EXPECT_NEAR(e[3].seconds, 1 + measurement(0.1) + measurement(0.05) + measurement(0.06) + 2 * measurement(0.1), 1e-9);
-  // per-layer measures its 3 configs in each of 4 pairs x 4 variants: pruned is cheaper, and auto runs it.
+  EXPECT_NEAR(e[3].seconds,
+              1 + measurement(0.1) + measurement(0.05) + measurement(0.06) + 2 * measurement(0.1),
+              1e-9);
+  // per-layer measures its 3 configs in each of 4 pairs x 4 variants: pruned is cheaper, and auto
+  // runs it.
   const StrategyChoice choice = choose_strategy(Strategy::automatic, in);
   EXPECT_EQ(choice.run, Strategy::pruned) << choice.reason;
   EXPECT_EQ(parse_strategy("pruned"), Strategy::pruned);

@@ -19,22 +19,38 @@ namespace tunescope::tuner::testing {
 
 namespace {
 
-enum class Defect { wrong, filter_off, first_filter_off, throws, nan, slow, conv1_only, segfault, abort, hang };
+enum class Defect {
+  wrong,
+  filter_off,
+  first_filter_off,
+  throws,
+  nan,
+  slow,
+  conv1_only,
+  segfault,
+  abort,
+  hang
+};
 
 class DefectiveConv final : public ConvAlgorithm {
  public:
   DefectiveConv(std::string name, Defect defect)
-      : name_(std::move(name)), defect_(defect), direct_(Registry::instance().make_conv_algorithm("cpu", "direct")) {}
+      : name_(std::move(name)),
+        defect_(defect),
+        direct_(Registry::instance().make_conv_algorithm("cpu", "direct")) {}
 
   std::string name() const override { return name_; }
   std::string unsupported_reason(const ConvProblem& p) const override {
     if (defect_ == Defect::conv1_only && p.input.c != 1) return "only one input channel";
     return direct_->unsupported_reason(p);
   }
-  size_t workspace_bytes(const ConvProblem& p) const override { return direct_->workspace_bytes(p); }
+  size_t workspace_bytes(const ConvProblem& p) const override {
+    return direct_->workspace_bytes(p);
+  }
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
-    if (defect_ == Defect::throws) fail(ErrorKind::runtime, name_, ": deliberate failure in forward");
+    if (defect_ == Defect::throws)
+      fail(ErrorKind::runtime, name_, ": deliberate failure in forward");
     if (defect_ == Defect::segfault) {
       std::signal(SIGSEGV, SIG_DFL);  // past a sanitizer's handler, which would exit(1) instead
       std::raise(SIGSEGV);
@@ -51,7 +67,8 @@ class DefectiveConv final : public ConvAlgorithm {
     pause();
     direct_->backward_data(call, dy, w, dx);
   }
-  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override {
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                       Tensor& dw) override {
     pause();
     direct_->backward_filter(call, x, dy, dw);
     const bool first_call = filter_calls_++ == 0;
@@ -72,8 +89,12 @@ class DefectiveConv final : public ConvAlgorithm {
 class WinogradNoFlip final : public ConvAlgorithm {
  public:
   std::string name() const override { return kWinogradNoFlip; }
-  std::string unsupported_reason(const ConvProblem& p) const override { return winograd_.unsupported_reason(p); }
-  size_t workspace_bytes(const ConvProblem& p) const override { return winograd_.workspace_bytes(p); }
+  std::string unsupported_reason(const ConvProblem& p) const override {
+    return winograd_.unsupported_reason(p);
+  }
+  size_t workspace_bytes(const ConvProblem& p) const override {
+    return winograd_.workspace_bytes(p);
+  }
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
     winograd_.forward(call, x, w, y);
   }
@@ -83,10 +104,12 @@ class WinogradNoFlip final : public ConvAlgorithm {
     for (int64_t k = 0; k < s.n; ++k)
       for (int64_t c = 0; c < s.c; ++c)
         for (int64_t r = 0; r < s.h; ++r)
-          for (int64_t q = 0; q < s.w; ++q) rotated.at(k, c, r, q) = w.at(k, c, s.h - 1 - r, s.w - 1 - q);
+          for (int64_t q = 0; q < s.w; ++q)
+            rotated.at(k, c, r, q) = w.at(k, c, s.h - 1 - r, s.w - 1 - q);
     winograd_.backward_data(call, dy, rotated, dx);
   }
-  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override {
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                       Tensor& dw) override {
     winograd_.backward_filter(call, x, dy, dw);
   }
 
@@ -96,18 +119,27 @@ class WinogradNoFlip final : public ConvAlgorithm {
 
 const ConvAlgorithmRegistration winograd_registrations[] = {
     {"cpu", kWinogradNoFlip, [](const KnobValues&) { return std::make_unique<WinogradNoFlip>(); }},
-    {"cpu", kWinogradF2, [](const KnobValues&) { return std::make_unique<cpu::ConvWinograd>(cpu::WinogradTile::f2); }},
+    {"cpu", kWinogradF2,
+     [](const KnobValues&) { return std::make_unique<cpu::ConvWinograd>(cpu::WinogradTile::f2); }},
 };
 
 ConvAlgorithmRegistration make(const char* name, Defect defect) {
-  return ConvAlgorithmRegistration("cpu", name, [name, defect](const KnobValues&) { return std::make_unique<DefectiveConv>(name, defect); });
+  return ConvAlgorithmRegistration("cpu", name, [name, defect](const KnobValues&) {
+    return std::make_unique<DefectiveConv>(name, defect);
+  });
 }
 
 const ConvAlgorithmRegistration registrations[] = {
-    make(kWrong, Defect::wrong), make(kFilterOff, Defect::filter_off),
-    make(kFirstFilterOff, Defect::first_filter_off), make(kThrows, Defect::throws), make(kNan, Defect::nan),
-    make(kSlow, Defect::slow),   make(kConv1Only, Defect::conv1_only), make(kSegfault, Defect::segfault),
-    make(kAbort, Defect::abort), make(kHang, Defect::hang),
+    make(kWrong, Defect::wrong),
+    make(kFilterOff, Defect::filter_off),
+    make(kFirstFilterOff, Defect::first_filter_off),
+    make(kThrows, Defect::throws),
+    make(kNan, Defect::nan),
+    make(kSlow, Defect::slow),
+    make(kConv1Only, Defect::conv1_only),
+    make(kSegfault, Defect::segfault),
+    make(kAbort, Defect::abort),
+    make(kHang, Defect::hang),
 };
 
 }  // namespace
@@ -123,7 +155,8 @@ SessionOptions tiny_session() {
   return options;
 }
 
-RunConfig config_where_supported(const SessionOptions& base, Layout layout, const std::string& algorithm) {
+RunConfig config_where_supported(const SessionOptions& base, Layout layout,
+                                 const std::string& algorithm) {
   SessionOptions options = base;
   knobs::layout.set(options.knobs, layout);
   options.conv = {};

@@ -10,7 +10,7 @@
 
 namespace tunescope::tuner::testing {
 
-inline constexpr const char* kWrong = "test-wrong";          // forward output scaled by 1.5
+inline constexpr const char* kWrong = "test-wrong";  // forward output scaled by 1.5
 // Subtly wrong: backward_filter's output 5% too large, the rest exact. Used on one layer
 // it spoils that layer's weight gradient alone (loss and other gradients stay right).
 inline constexpr const char* kFilterOff = "test-filter-off";
@@ -25,9 +25,9 @@ inline constexpr const char* kWinogradNoFlip = "test-winograd-no-flip";
 // The correct winograd with F(2x2, 3x3) on every layer (the registered one picks F(4x4)
 // on all of resnet18-small's 3x3 stride-1 layers).
 inline constexpr const char* kWinogradF2 = "test-winograd-f2";
-inline constexpr const char* kThrows = "test-throws";        // forward throws Error(runtime)
-inline constexpr const char* kNan = "test-nan";              // forward writes NaN
-inline constexpr const char* kSlow = "test-slow";            // direct + 20 ms sleep per pass
+inline constexpr const char* kThrows = "test-throws";         // forward throws Error(runtime)
+inline constexpr const char* kNan = "test-nan";               // forward writes NaN
+inline constexpr const char* kSlow = "test-slow";             // direct + 20 ms sleep per pass
 inline constexpr const char* kConv1Only = "test-conv1-only";  // direct, only for 1 input channel
 // Only for isolated trials (MeasureOptions::isolate): they take their process down.
 inline constexpr const char* kSegfault = "test-segfault";  // forward raises SIGSEGV
@@ -38,7 +38,8 @@ inline constexpr const char* kHang = "test-hang";          // forward sleeps for
 SessionOptions tiny_session();
 // `algorithm` on every conv layer of `base`'s model that it supports in `layout`, direct
 // on the others (winograd runs 3x3 stride-1 layers only).
-RunConfig config_where_supported(const SessionOptions& base, Layout layout, const std::string& algorithm);
+RunConfig config_where_supported(const SessionOptions& base, Layout layout,
+                                 const std::string& algorithm);
 // The config of `base` with `algorithm` on every conv layer (in `layout` when given).
 RunConfig config_with(const SessionOptions& base, Layout layout, const std::string& algorithm);
 RunConfig config_with(const SessionOptions& base, const std::string& algorithm);

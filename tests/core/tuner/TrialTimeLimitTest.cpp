@@ -47,7 +47,8 @@ TEST(TrialTimeLimit, CountsStepsAndThrowsOnlyOncePastTheLimit) {
 TEST(TrialTimeLimit, ReasonNamesLimitStepsAndTrials) {
   EXPECT_EQ(time_limit_reason(2, 1), "exceeded the per-trial time limit of 2 s (after 1 step)");
   EXPECT_EQ(time_limit_reason(0.5, 0, 2),
-            "exceeded the per-trial time limit of 0.5 s (x2 for trials measured together; after 0 steps)");
+            "exceeded the per-trial time limit of 0.5 s (x2 for trials measured together; after 0 "
+            "steps)");
 }
 
 TEST(TrialTimeLimit, SlowCandidateFailsAfterItsFirstStep) {
@@ -80,7 +81,9 @@ TEST(TrialTimeLimit, TuneGoesOnPastTheSlowCandidate) {
   for (const TrialResult& t : report.trials) {
     if (t.config.conv.default_algorithm == testing::kSlow) {
       EXPECT_EQ(t.status, TrialStatus::failed);
-      EXPECT_NE(t.reason.find("exceeded the per-trial time limit of 0.25 s (after "), std::string::npos) << t.reason;
+      EXPECT_NE(t.reason.find("exceeded the per-trial time limit of 0.25 s (after "),
+                std::string::npos)
+          << t.reason;
     } else {
       EXPECT_EQ(t.status, TrialStatus::ok) << t.config.label() << ": " << t.reason;
       ++ok;

@@ -38,7 +38,8 @@ TEST(TunerConcurrency, OkTrialsCarryTheirTracesConcurrencyIntoTheResultsDb) {
     if (t.trace) {  // the baseline and the winner keep theirs
       ++with_trace;
       const profiler::Concurrency expected = profiler::concurrency(*t.trace);
-      EXPECT_DOUBLE_EQ(t.concurrency->concurrent_share, expected.concurrent_share) << t.config.label();
+      EXPECT_DOUBLE_EQ(t.concurrency->concurrent_share, expected.concurrent_share)
+          << t.config.label();
       EXPECT_DOUBLE_EQ(t.concurrency->mean_in_flight, expected.mean_in_flight) << t.config.label();
     }
     if (t.config.concurrency().lanes() == 1) {
@@ -53,7 +54,8 @@ TEST(TunerConcurrency, OkTrialsCarryTheirTracesConcurrencyIntoTheResultsDb) {
   for (const auto& r : rows) EXPECT_TRUE(r.concurrency) << r.config_json;
   for (const TrialResult& t : report.trials) {
     const std::string config = to_json_text(t.config);
-    const auto row = std::find_if(rows.rbegin(), rows.rend(), [&](const TrialRecord& r) { return r.config_json == config; });
+    const auto row = std::find_if(rows.rbegin(), rows.rend(),
+                                  [&](const TrialRecord& r) { return r.config_json == config; });
     ASSERT_NE(row, rows.rend());
     EXPECT_EQ(row->concurrency, t.concurrency);
   }

@@ -23,10 +23,16 @@ namespace {
 class SleepyConv final : public ConvAlgorithm {
  public:
   SleepyConv(std::string name, int sleep_ms)
-      : name_(std::move(name)), sleep_ms_(sleep_ms), direct_(Registry::instance().make_conv_algorithm("cpu", "direct")) {}
+      : name_(std::move(name)),
+        sleep_ms_(sleep_ms),
+        direct_(Registry::instance().make_conv_algorithm("cpu", "direct")) {}
   std::string name() const override { return name_; }
-  std::string unsupported_reason(const ConvProblem& p) const override { return direct_->unsupported_reason(p); }
-  size_t workspace_bytes(const ConvProblem& p) const override { return direct_->workspace_bytes(p); }
+  std::string unsupported_reason(const ConvProblem& p) const override {
+    return direct_->unsupported_reason(p);
+  }
+  size_t workspace_bytes(const ConvProblem& p) const override {
+    return direct_->workspace_bytes(p);
+  }
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms_));
     direct_->forward(call, x, w, y);
@@ -34,7 +40,8 @@ class SleepyConv final : public ConvAlgorithm {
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override {
     direct_->backward_data(call, dy, w, dx);
   }
-  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy, Tensor& dw) override {
+  void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
+                       Tensor& dw) override {
     direct_->backward_filter(call, x, dy, dw);
   }
 
@@ -44,12 +51,17 @@ class SleepyConv final : public ConvAlgorithm {
   std::unique_ptr<ConvAlgorithm> direct_;
 };
 
-const std::vector<std::pair<std::string, int>> kSleepy = {
-    {"test-sleep-3ms", 3}, {"test-sleep-5ms", 5}, {"test-sleep-8ms", 8}, {"test-sleep-12ms", 12}, {"test-sleep-20ms", 20}};
+const std::vector<std::pair<std::string, int>> kSleepy = {{"test-sleep-3ms", 3},
+                                                          {"test-sleep-5ms", 5},
+                                                          {"test-sleep-8ms", 8},
+                                                          {"test-sleep-12ms", 12},
+                                                          {"test-sleep-20ms", 20}};
 
 const bool registered = [] {
   for (const auto& [name, ms] : kSleepy)
-    ConvAlgorithmRegistration("cpu", name, [name, ms](const KnobValues&) { return std::make_unique<SleepyConv>(name, ms); });
+    ConvAlgorithmRegistration("cpu", name, [name, ms](const KnobValues&) {
+      return std::make_unique<SleepyConv>(name, ms);
+    });
   return true;
 }();
 
@@ -130,7 +142,8 @@ TEST(TunerHalving, PicksTheWinnerExhaustivePicksAndRecordsEveryCandidateOnceWith
   ASSERT_EQ(halving.ranking.size(), 7u);
   EXPECT_EQ(halving.ranking.front(), *halving.best);
   for (size_t r = 0; r < 3; ++r) EXPECT_TRUE(halving.trials[halving.ranking[r]].remeasured) << r;
-  for (size_t r = 3; r < 7; ++r) EXPECT_EQ(halving.trials[halving.ranking[r]].figures.stop, StopRule::brief) << r;
+  for (size_t r = 3; r < 7; ++r)
+    EXPECT_EQ(halving.trials[halving.ranking[r]].figures.stop, StopRule::brief) << r;
 
   // One row per candidate with the figures of its last round, plus the three interleaved rows.
   const auto rows = db.trials();
@@ -193,7 +206,8 @@ TEST(TunerHalving, BudgetStopsTheRaceAfterTheBaseline) {
   size_t ok = 0;
   for (const auto& t : report.trials) {
     ok += t.status == TrialStatus::ok;
-    if (&t != report.baseline_trial() && t.status != TrialStatus::skipped) ADD_FAILURE() << t.config.label();
+    if (&t != report.baseline_trial() && t.status != TrialStatus::skipped)
+      ADD_FAILURE() << t.config.label();
   }
   EXPECT_EQ(ok, 1u);
   EXPECT_EQ(report.rounds, 1u);

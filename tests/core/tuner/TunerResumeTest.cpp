@@ -21,7 +21,10 @@ namespace fs = std::filesystem;
 
 struct TempDb {
   fs::path path;
-  explicit TempDb(const std::string& name) : path(fs::temp_directory_path() / ("tunescope-resume-" + name)) { remove(); }
+  explicit TempDb(const std::string& name)
+      : path(fs::temp_directory_path() / ("tunescope-resume-" + name)) {
+    remove();
+  }
   ~TempDb() { remove(); }
   void remove() const {
     for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);

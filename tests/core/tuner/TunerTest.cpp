@@ -41,7 +41,8 @@ const TrialResult* find_trial(const TuneReport& report, const std::string& algor
 TEST(Tuner, SweepGoesOnPastWrongThrowingAndUnsupportedCandidatesAndRecordsThem) {
   const testing::TempResultsDb file("tuner-sweep.sqlite");
   ResultsDb db(file.path);
-  TuneOptions o = tiny_tune({testing::kWrong, testing::kThrows, testing::kConv1Only, "gemm", "direct"});
+  TuneOptions o =
+      tiny_tune({testing::kWrong, testing::kThrows, testing::kConv1Only, "gemm", "direct"});
   const TuneReport report = Tuner(o, &db).run();
 
   ASSERT_NE(find_trial(report, testing::kWrong), nullptr);
@@ -116,7 +117,8 @@ TEST(Tuner, PerLayerCrossesItsPicksWithTheConcurrencyKnobs) {
   for (const auto& t : report.trials) {
     RunConfig choice = t.config;
     knobs::set_concurrency(choice.knobs, {});
-    knobs_of[choice.label()].insert({t.config.concurrency().streams, t.config.concurrency().async_update});
+    knobs_of[choice.label()].insert(
+        {t.config.concurrency().streams, t.config.concurrency().async_update});
   }
   // The baseline (nchw direct, one lane) is measured alone when the find did not pick direct.
   const std::string baseline = report.baseline_trial()->config.label();
@@ -196,7 +198,8 @@ TEST(Tuner, RejectsBadOptions) {
   refused([](MeasureOptions& m) { m.delta = 0; }, "--delta");
   refused([](MeasureOptions& m) { m.delta = 2; }, "--delta");
   refused([](MeasureOptions& m) { m.max_timing_seconds = 0; }, "--max-timing-seconds");
-  refused([](MeasureOptions& m) { m.max_timing_seconds = kMaxTimingSeconds * 2; }, "--max-timing-seconds");
+  refused([](MeasureOptions& m) { m.max_timing_seconds = kMaxTimingSeconds * 2; },
+          "--max-timing-seconds");
   o = tiny_tune({"strassen"});
   EXPECT_THROW(Tuner(o).run(), Error);
 }
@@ -258,7 +261,8 @@ TEST(Tuner, LeadersAreSettledInInterleavedRoundsByTheSignTest) {
     }
   EXPECT_GE(settled, 2u);
   EXPECT_LE(settled, kMaxSettled);
-  for (size_t r = 0; r < settled; ++r) EXPECT_TRUE(report.trials[report.ranking[r]].remeasured) << r;
+  for (size_t r = 0; r < settled; ++r)
+    EXPECT_TRUE(report.trials[report.ranking[r]].remeasured) << r;
   EXPECT_TRUE(report.winner().remeasured);
   EXPECT_NE(report.decision.find("exact sign test"), std::string::npos) << report.decision;
   EXPECT_NE(report.decision.find("p = "), std::string::npos) << report.decision;

@@ -44,10 +44,11 @@ TEST(WarmStart, ReusesOnlyTheSameMachineProblemThreadsAlgorithmAndEnoughRepetiti
   elsewhere.store(problem(), 1, 5, timing("direct", 100));  // another cpu
   elsewhere.flush();
   LayerTimingStore store(db, here, "lenet5");
-  store.store(problem(), 2, 5, timing("direct", 200));               // other threads
-  store.store(problem(Layout::NHWC), 1, 5, timing("direct", 300));  // other layout: another conv problem
-  store.store(problem(), 1, 5, timing("gemm", 400));                 // other algorithm
-  store.store(problem(), 1, 1, timing("direct", 500));               // a one-run probe
+  store.store(problem(), 2, 5, timing("direct", 200));  // other threads
+  store.store(problem(Layout::NHWC), 1, 5,
+              timing("direct", 300));                   // other layout: another conv problem
+  store.store(problem(), 1, 5, timing("gemm", 400));    // other algorithm
+  store.store(problem(), 1, 1, timing("direct", 500));  // a one-run probe
   EXPECT_FALSE(store.lookup(problem(), 1, "direct", 1)) << "kept until flushed";
   store.flush();
 
@@ -108,7 +109,8 @@ TEST(WarmStart, ASecondProblemReusesTheSharedConvProblemsTimingsAndTheSameProble
   EXPECT_EQ(second_store.stored(), 2u);  // conv1 on 3 channels, timed
   EXPECT_EQ(three.reused, 0u);           // another problem: none of the first's trials
   for (const LayerFind& f : three.finds)
-    for (const AlgorithmTiming& t : f.timings) EXPECT_EQ(t.reused, f.layer == "conv2") << f.layer << " " << t.algorithm;
+    for (const AlgorithmTiming& t : f.timings)
+      EXPECT_EQ(t.reused, f.layer == "conv2") << f.layer << " " << t.algorithm;
 
   // The same problem again: every trial comes from the DB, and every find timing.
   LayerTimingStore third_store(db, here, "lenet5");

@@ -142,9 +142,11 @@ TEST_P(LayoutsAgree, AllPasses) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllCpuAlgorithms, LayoutsAgree,
-    ::testing::Combine(::testing::ValuesIn(cpu_algorithms()),
-                       ::testing::Values(NamedProblem{"3x3_stride2_pad1", make_problem(2, 5, 9, 10, 6, 3, 3, 2, 2, 1, 1)},
-                                         NamedProblem{"5x5", make_problem(3, 2, 12, 12, 5, 5, 5, 1, 1, 0, 0)})),
+    ::testing::Combine(
+        ::testing::ValuesIn(cpu_algorithms()),
+        ::testing::Values(NamedProblem{"3x3_stride2_pad1",
+                                       make_problem(2, 5, 9, 10, 6, 3, 3, 2, 2, 1, 1)},
+                          NamedProblem{"5x5", make_problem(3, 2, 12, 12, 5, 5, 5, 1, 1, 0, 0)})),
     [](const auto& info) {
       std::string algo = std::get<0>(info.param);
       for (char& ch : algo)

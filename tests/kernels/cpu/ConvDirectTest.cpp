@@ -45,8 +45,7 @@ std::vector<NamedProblem> direct_cases() {
   };
 }
 
-class DirectMatchesReference
-    : public ::testing::TestWithParam<std::tuple<NamedProblem, Layout>> {
+class DirectMatchesReference : public ::testing::TestWithParam<std::tuple<NamedProblem, Layout>> {
  protected:
   ConvProblem problem() const {
     return with_layout(std::get<0>(GetParam()).problem, std::get<1>(GetParam()));
@@ -86,13 +85,13 @@ TEST_P(DirectMatchesReference, BackwardFilter) {
       << p.key();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, DirectMatchesReference,
-    ::testing::Combine(::testing::ValuesIn(direct_cases()),
-                       ::testing::Values(Layout::NCHW, Layout::NHWC)),
-    [](const auto& info) {
-      return std::get<0>(info.param).name + "_" + to_string(std::get<1>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Shapes, DirectMatchesReference,
+                         ::testing::Combine(::testing::ValuesIn(direct_cases()),
+                                            ::testing::Values(Layout::NCHW, Layout::NHWC)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param).name + "_" +
+                                  to_string(std::get<1>(info.param));
+                         });
 
 // loss(x, w) = sum(conv(x, w) * g) for a fixed random g, in double from the float output.
 double loss(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool, const Tensor& x,
@@ -122,7 +121,8 @@ TEST_P(DirectGradient, MatchesCentralDifferences) {
 
   auto check = [&](Tensor& param, const Tensor& grad, const char* what, int samples) {
     double max_grad = 0.0;
-    for (int64_t i = 0; i < grad.size(); ++i) max_grad = std::max(max_grad, std::abs(double{grad.data()[i]}));
+    for (int64_t i = 0; i < grad.size(); ++i)
+      max_grad = std::max(max_grad, std::abs(double{grad.data()[i]}));
     std::mt19937 rng(5);
     std::uniform_int_distribution<int64_t> pick(0, param.size() - 1);
     for (int i = 0; i < samples; ++i) {
@@ -144,10 +144,12 @@ TEST_P(DirectGradient, MatchesCentralDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, DirectGradient,
-    ::testing::Combine(::testing::Values(NamedProblem{"3x3_stride2_pad1", make_problem(2, 3, 7, 6, 4, 3, 3, 2, 2, 1, 1)},
-                                         NamedProblem{"5x5_pad2", make_problem(1, 2, 6, 7, 3, 5, 5, 1, 1, 2, 2)},
-                                         NamedProblem{"2x3_stride1x2_pad0x1", make_problem(2, 3, 5, 8, 2, 2, 3, 1, 2, 0, 1)}),
-                       ::testing::Values(Layout::NCHW, Layout::NHWC)),
+    ::testing::Combine(
+        ::testing::Values(
+            NamedProblem{"3x3_stride2_pad1", make_problem(2, 3, 7, 6, 4, 3, 3, 2, 2, 1, 1)},
+            NamedProblem{"5x5_pad2", make_problem(1, 2, 6, 7, 3, 5, 5, 1, 1, 2, 2)},
+            NamedProblem{"2x3_stride1x2_pad0x1", make_problem(2, 3, 5, 8, 2, 2, 3, 1, 2, 0, 1)}),
+        ::testing::Values(Layout::NCHW, Layout::NHWC)),
     [](const auto& info) {
       return std::get<0>(info.param).name + "_" + to_string(std::get<1>(info.param));
     });

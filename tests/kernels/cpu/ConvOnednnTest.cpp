@@ -27,15 +27,18 @@ constexpr bool kOnednnBuilt = true;
 constexpr bool kOnednnBuilt = false;
 #endif
 
-const std::vector<std::string> kOnednnAlgorithms = {"onednn:direct", "onednn:auto", "onednn:winograd"};
+const std::vector<std::string> kOnednnAlgorithms = {"onednn:direct", "onednn:auto",
+                                                    "onednn:winograd"};
 
 #define SKIP_WITHOUT_ONEDNN() \
-  if (!kOnednnBuilt) GTEST_SKIP() << "built without oneDNN (TUNESCOPE_ONEDNN=OFF or libdnnl-dev missing)"
+  if (!kOnednnBuilt)          \
+  GTEST_SKIP() << "built without oneDNN (TUNESCOPE_ONEDNN=OFF or libdnnl-dev missing)"
 
 TEST(Onednn, RegisteredExactlyWhenBuiltIn) {
   const auto names = Registry::instance().conv_algorithms("cpu");
   const std::set<std::string> have(names.begin(), names.end());
-  for (const std::string& name : kOnednnAlgorithms) EXPECT_EQ(have.count(name), kOnednnBuilt ? 1u : 0u) << name;
+  for (const std::string& name : kOnednnAlgorithms)
+    EXPECT_EQ(have.count(name), kOnednnBuilt ? 1u : 0u) << name;
 }
 
 // Batch 5: the batch split over parallel_slots() parts leaves parts of two sizes on
@@ -77,8 +80,9 @@ INSTANTIATE_TEST_SUITE_P(LenetAndResnet, OnednnModelLayer,
                                             ::testing::Values(Layout::NCHW, Layout::NHWC),
                                             ::testing::Values(1, 4)),
                          [](const auto& info) {
-                           std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param).name +
-                                              "_" + to_string(std::get<2>(info.param)) + "_threads" +
+                           std::string name = std::get<0>(info.param) + "_" +
+                                              std::get<1>(info.param).name + "_" +
+                                              to_string(std::get<2>(info.param)) + "_threads" +
                                               std::to_string(std::get<3>(info.param));
                            for (char& ch : name)
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
@@ -90,9 +94,9 @@ INSTANTIATE_TEST_SUITE_P(LenetAndResnet, OnednnModelLayer,
 // filter's sum of partial filters.
 TEST(Onednn, TraceNamesTheImplementationAndEveryReorder) {
   SKIP_WITHOUT_ONEDNN();
-  const std::set<std::string> steps = {"reorder_src",      "reorder_weights",      "reorder_dst",
-                                       "reorder_diff_dst", "reorder_diff_src",     "reorder_diff_weights",
-                                       "reduce"};
+  const std::set<std::string> steps = {
+      "reorder_src",      "reorder_weights",      "reorder_dst", "reorder_diff_dst",
+      "reorder_diff_src", "reorder_diff_weights", "reduce"};
   ThreadPool pool(2);
   profiler::Tracer tracer;
   const ExecContext exec{pool, &tracer};
@@ -120,8 +124,9 @@ TEST(Onednn, TraceNamesTheImplementationAndEveryReorder) {
         EXPECT_EQ(a.flops, p.flops()) << a.name;
       }
       const std::string prefix = algorithm;
-      EXPECT_EQ(computes, (std::map<std::string, int>{
-                              {prefix + ".fwd", 1}, {prefix + ".bwd_data", 1}, {prefix + ".bwd_filter", 1}}))
+      EXPECT_EQ(computes,
+                (std::map<std::string, int>{
+                    {prefix + ".fwd", 1}, {prefix + ".bwd_data", 1}, {prefix + ".bwd_filter", 1}}))
           << to_string(layout);
     }
   }
@@ -133,7 +138,8 @@ TEST(Onednn, OneInstanceServesTwoLanesAtOnce) {
   SKIP_WITHOUT_ONEDNN();
   for (const char* algorithm : {"onednn:direct", "onednn:auto"}) {
     auto algo = Registry::instance().make_conv_algorithm("cpu", algorithm);
-    const ConvProblem p = with_layout(make_problem(6, 16, 10, 10, 16, 3, 3, 1, 1, 1, 1), Layout::NCHW);
+    const ConvProblem p =
+        with_layout(make_problem(6, 16, 10, 10, 16, 3, 3, 1, 1, 1, 1), Layout::NCHW);
     const ConvOperands ops = random_operands(p, 73);
     ThreadPool pool_a(2), pool_b(2);
     const Tensor dx_alone = run_backward_data(*algo, p, pool_a, ops.dy, ops.w);

@@ -59,7 +59,8 @@ struct DoubleTensor {
     for (int64_t n = 0; n < shape.n; ++n)
       for (int64_t c = 0; c < shape.c; ++c)
         for (int64_t h = 0; h < shape.h; ++h)
-          for (int64_t w = 0; w < shape.w; ++w) t.at(n, c, h, w) = static_cast<float>(at(n, c, h, w));
+          for (int64_t w = 0; w < shape.w; ++w)
+            t.at(n, c, h, w) = static_cast<float>(at(n, c, h, w));
     return t;
   }
 };
@@ -90,8 +91,8 @@ Tensor reference_forward(const ConvProblem& p, const Tensor& x, const Tensor& w)
 
 Tensor reference_backward_data(const ConvProblem& p, const Tensor& dy, const Tensor& w) {
   DoubleTensor dx(p.input);
-  for_each_tap(p, [&](int64_t n, int64_t k, int64_t op, int64_t oq, int64_t c, int64_t r,
-                      int64_t s, int64_t h, int64_t iw) {
+  for_each_tap(p, [&](int64_t n, int64_t k, int64_t op, int64_t oq, int64_t c, int64_t r, int64_t s,
+                      int64_t h, int64_t iw) {
     dx.at(n, c, h, iw) += static_cast<double>(dy.at(n, k, op, oq)) * w.at(k, c, r, s);
   });
   return dx.to_tensor(p.layout);
@@ -99,8 +100,8 @@ Tensor reference_backward_data(const ConvProblem& p, const Tensor& dy, const Ten
 
 Tensor reference_backward_filter(const ConvProblem& p, const Tensor& x, const Tensor& dy) {
   DoubleTensor dw(p.filter());
-  for_each_tap(p, [&](int64_t n, int64_t k, int64_t op, int64_t oq, int64_t c, int64_t r,
-                      int64_t s, int64_t h, int64_t iw) {
+  for_each_tap(p, [&](int64_t n, int64_t k, int64_t op, int64_t oq, int64_t c, int64_t r, int64_t s,
+                      int64_t h, int64_t iw) {
     dw.at(k, c, r, s) += static_cast<double>(dy.at(n, k, op, oq)) * x.at(n, c, h, iw);
   });
   return dw.to_tensor(p.layout);

@@ -57,7 +57,8 @@ using WinogradParam = std::tuple<WinogradTile, CpuIsa, NamedProblem, Layout>;
 
 // The double reference and direct's result of one case, pass and layout, computed once:
 // every tile and path compares with the same ones.
-const std::pair<Tensor, Tensor>& expected(const std::string& key, const std::function<Tensor()>& reference,
+const std::pair<Tensor, Tensor>& expected(const std::string& key,
+                                          const std::function<Tensor()>& reference,
                                           const std::function<Tensor()>& direct) {
   static std::map<std::string, std::pair<Tensor, Tensor>> cache;
   auto it = cache.find(key);
@@ -69,7 +70,8 @@ class WinogradMatchesReference : public ::testing::TestWithParam<WinogradParam> 
  protected:
   void SetUp() override {
     const auto& [tile, isa, named, layout] = GetParam();
-    if (!cpu::cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run the " << cpu::to_string(isa) << " path";
+    if (!cpu::cpu_supports(isa))
+      GTEST_SKIP() << "this CPU cannot run the " << cpu::to_string(isa) << " path";
     algo = std::make_unique<ConvWinograd>(tile, isa);
     problem = with_layout(named.problem, layout);
     ASSERT_TRUE(algo->supports(problem)) << algo->unsupported_reason(problem);
@@ -90,40 +92,42 @@ class WinogradMatchesReference : public ::testing::TestWithParam<WinogradParam> 
 };
 
 TEST_P(WinogradMatchesReference, Forward) {
-  const auto& [reference, by_direct] =
-      expected(key("fwd"), [&] { return reference_forward(problem, ops.x, ops.w); },
-               [&] { return run_forward(*direct, problem, pool, ops.x, ops.w); });
+  const auto& [reference, by_direct] = expected(
+      key("fwd"), [&] { return reference_forward(problem, ops.x, ops.w); },
+      [&] { return run_forward(*direct, problem, pool, ops.x, ops.w); });
   const Tensor y = run_forward(*algo, problem, pool, ops.x, ops.w);
   EXPECT_LE(relative_error(y, reference), tolerance);
   EXPECT_LE(relative_error(y, by_direct), tolerance);
 }
 
 TEST_P(WinogradMatchesReference, BackwardData) {
-  const auto& [reference, by_direct] =
-      expected(key("bwd_data"), [&] { return reference_backward_data(problem, ops.dy, ops.w); },
-               [&] { return run_backward_data(*direct, problem, pool, ops.dy, ops.w); });
+  const auto& [reference, by_direct] = expected(
+      key("bwd_data"), [&] { return reference_backward_data(problem, ops.dy, ops.w); },
+      [&] { return run_backward_data(*direct, problem, pool, ops.dy, ops.w); });
   const Tensor dx = run_backward_data(*algo, problem, pool, ops.dy, ops.w);
   EXPECT_LE(relative_error(dx, reference), tolerance);
   EXPECT_LE(relative_error(dx, by_direct), tolerance);
 }
 
 TEST_P(WinogradMatchesReference, BackwardFilter) {
-  const auto& [reference, by_direct] =
-      expected(key("bwd_filter"), [&] { return reference_backward_filter(problem, ops.x, ops.dy); },
-               [&] { return run_backward_filter(*direct, problem, pool, ops.x, ops.dy); });
+  const auto& [reference, by_direct] = expected(
+      key("bwd_filter"), [&] { return reference_backward_filter(problem, ops.x, ops.dy); },
+      [&] { return run_backward_filter(*direct, problem, pool, ops.x, ops.dy); });
   const Tensor dw = run_backward_filter(*algo, problem, pool, ops.x, ops.dy);
   EXPECT_LE(relative_error(dw, reference), tolerance);
   EXPECT_LE(relative_error(dw, by_direct), tolerance);
 }
 
 std::string param_name(const ::testing::TestParamInfo<WinogradParam>& info) {
-  return std::string(cpu::to_string(std::get<0>(info.param))) + "_" + cpu::to_string(std::get<1>(info.param)) +
-         "_" + std::get<2>(info.param).name + "_" + to_string(std::get<3>(info.param));
+  return std::string(cpu::to_string(std::get<0>(info.param))) + "_" +
+         cpu::to_string(std::get<1>(info.param)) + "_" + std::get<2>(info.param).name + "_" +
+         to_string(std::get<3>(info.param));
 }
 
 INSTANTIATE_TEST_SUITE_P(TilesIsasShapesLayouts, WinogradMatchesReference,
                          ::testing::Combine(::testing::Values(WinogradTile::f2, WinogradTile::f4),
-                                            ::testing::Values(CpuIsa::scalar, CpuIsa::avx2, CpuIsa::avx512),
+                                            ::testing::Values(CpuIsa::scalar, CpuIsa::avx2,
+                                                              CpuIsa::avx512),
                                             ::testing::ValuesIn(winograd_cases()),
                                             ::testing::Values(Layout::NCHW, Layout::NHWC)),
                          param_name);
@@ -145,14 +149,17 @@ TEST(WinogradIsaPaths, AgreeWithEachOther) {
 }
 
 TEST(WinogradTileRule, PicksF4WhereItSavesAQuarterOfTheProducts) {
-  auto square = [](int64_t size, int64_t pad) { return make_problem(1, 1, size, size, 1, 3, 3, 1, 1, pad, pad); };
+  auto square = [](int64_t size, int64_t pad) {
+    return make_problem(1, 1, size, size, 1, 3, 3, 1, 1, pad, pad);
+  };
   // resnet18-small's 3x3 stride-1 layers: 32, 16, 8 and 4 wide, padding 1.
   for (int64_t size : {32, 16, 8, 4})
     EXPECT_EQ(cpu::winograd_tile_size(WinogradTile::automatic, square(size, 1)), 4) << size;
   // 5x5 and 6x6 outputs: 9 F2 tiles (144 products) against 4 F4 tiles (144).
   EXPECT_EQ(cpu::winograd_tile_size(WinogradTile::automatic, square(5, 1)), 2);
   EXPECT_EQ(cpu::winograd_tile_size(WinogradTile::automatic, square(8, 0)), 2);  // 6x6 output
-  EXPECT_EQ(cpu::winograd_tile_size(WinogradTile::automatic, square(3, 0)), 2);  // 1x1: 16 against 36
+  EXPECT_EQ(cpu::winograd_tile_size(WinogradTile::automatic, square(3, 0)),
+            2);  // 1x1: 16 against 36
   EXPECT_EQ(cpu::winograd_tile_size(WinogradTile::f2, square(32, 1)), 2);
   EXPECT_EQ(cpu::winograd_tile_size(WinogradTile::f4, square(5, 1)), 4);
   EXPECT_EQ(cpu::parse_winograd_tile("f4"), WinogradTile::f4);
@@ -169,7 +176,8 @@ TEST(Winograd, RefusesWhatItCannotRunWithAReason) {
   EXPECT_NE(algo.unsupported_reason(strided).find("stride 1 only, not 2x2"), std::string::npos)
       << algo.unsupported_reason(strided);
   const ConvProblem huge = make_problem(1, 8192, 64, 64, 8192, 3, 3, 1, 1, 1, 1);
-  EXPECT_NE(algo.unsupported_reason(huge).find("MiB of workspace (limit 4096 MiB)"), std::string::npos)
+  EXPECT_NE(algo.unsupported_reason(huge).find("MiB of workspace (limit 4096 MiB)"),
+            std::string::npos)
       << algo.unsupported_reason(huge);
   EXPECT_EQ(algo.workspace_bytes(huge), 0u);
   EXPECT_EQ(algo.workspace_bytes(five), 0u);
@@ -197,13 +205,18 @@ TEST(Winograd, TracesEveryStep) {
   tracer.stop();
   std::set<std::string> names;
   for (const profiler::Activity& a : tracer.collect({}).activities) names.insert(a.name);
-  const std::set<std::string> expected = {
-      "winograd.fwd.filter_transform",        "winograd.fwd.input_transform",
-      "winograd.fwd.gemm",                    "winograd.fwd.output_transform",
-      "winograd.bwd_data.filter_transform",   "winograd.bwd_data.input_transform",
-      "winograd.bwd_data.gemm",               "winograd.bwd_data.output_transform",
-      "winograd.bwd_filter.input_transform",  "winograd.bwd_filter.dy_transform",
-      "winograd.bwd_filter.gemm",             "winograd.bwd_filter.filter_transform"};
+  const std::set<std::string> expected = {"winograd.fwd.filter_transform",
+                                          "winograd.fwd.input_transform",
+                                          "winograd.fwd.gemm",
+                                          "winograd.fwd.output_transform",
+                                          "winograd.bwd_data.filter_transform",
+                                          "winograd.bwd_data.input_transform",
+                                          "winograd.bwd_data.gemm",
+                                          "winograd.bwd_data.output_transform",
+                                          "winograd.bwd_filter.input_transform",
+                                          "winograd.bwd_filter.dy_transform",
+                                          "winograd.bwd_filter.gemm",
+                                          "winograd.bwd_filter.filter_transform"};
   EXPECT_EQ(names, expected);
 }
 
@@ -215,7 +228,10 @@ TEST(Winograd, HonoursTheIsaVariable) {
   for (CpuIsa isa : cpu::supported_cpu_isas()) {
     setenv("TUNESCOPE_WINOGRAD_ISA", cpu::to_string(isa), 1);
     EXPECT_EQ(ConvWinograd().isa(), isa);
-    EXPECT_EQ(dynamic_cast<ConvWinograd&>(*Registry::instance().make_conv_algorithm("cpu", "winograd")).isa(), isa);
+    EXPECT_EQ(
+        dynamic_cast<ConvWinograd&>(*Registry::instance().make_conv_algorithm("cpu", "winograd"))
+            .isa(),
+        isa);
   }
   setenv("TUNESCOPE_WINOGRAD_ISA", "sse9", 1);
   try {
@@ -223,7 +239,8 @@ TEST(Winograd, HonoursTheIsaVariable) {
     ADD_FAILURE() << "an unknown path was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
-    EXPECT_NE(std::string(e.what()).find("TUNESCOPE_WINOGRAD_ISA: unknown path 'sse9'"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("TUNESCOPE_WINOGRAD_ISA: unknown path 'sse9'"),
+              std::string::npos)
         << e.what();
   }
   if (restore.empty())

@@ -22,7 +22,8 @@ TEST(CpuBackend, IsRegisteredUnderItsName) {
 TEST(CpuBackend, DescriptionNamesCoresAndLibraries) {
   const std::string description = Registry::instance().make_backend("cpu")->device_description();
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  EXPECT_NE(description.find(std::to_string(cores) + " logical cores"), std::string::npos) << description;
+  EXPECT_NE(description.find(std::to_string(cores) + " logical cores"), std::string::npos)
+      << description;
   EXPECT_NE(description.find("OpenBLAS"), std::string::npos) << description;
   EXPECT_NE(description.find("fftw-3"), std::string::npos) << description;
 }
@@ -31,7 +32,8 @@ TEST(CpuBackend, DescriptionNamesCoresAndLibraries) {
 TEST(CpuBackend, OpsRunThroughTheInterface) {
   const auto backend = Registry::instance().make_backend("cpu");
   ThreadPool pool(2);
-  Tensor a({1, 2, 2, 2}, Layout::NHWC), b({1, 2, 2, 2}, Layout::NHWC), y({1, 2, 2, 2}, Layout::NHWC);
+  Tensor a({1, 2, 2, 2}, Layout::NHWC), b({1, 2, 2, 2}, Layout::NHWC),
+      y({1, 2, 2, 2}, Layout::NHWC);
   a.fill(1.5f);
   b.fill(2.0f);
   backend->ops().add(ExecContext{pool}, a, b, y);

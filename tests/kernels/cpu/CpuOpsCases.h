@@ -19,7 +19,8 @@ struct OpCase {
   std::vector<std::string> kernels;
   // Runs the op(s) with inputs in `layout` placed in `memory` (made on the host, copied
   // there) and returns every output as a host tensor (loss values as 1x1x1x1).
-  std::function<std::vector<Tensor>(OpKernels& ops, const ExecContext& ctx, Layout layout, MemorySpace& memory)>
+  std::function<std::vector<Tensor>(OpKernels& ops, const ExecContext& ctx, Layout layout,
+                                    MemorySpace& memory)>
       run;
   // Allowed NCHW/NHWC difference, relative to max(1, |value|). The layouts add the same
   // terms in different orders only where a reduction runs over the flattened item.

@@ -37,7 +37,8 @@ TEST(CpuOpsConsistency, OneAndThreeThreadsGiveIdenticalBits) {
       const auto a = c.run(ops, serial, layout, host_memory());
       const auto b = c.run(ops, parallel, layout, host_memory());
       ASSERT_EQ(a.size(), b.size());
-      for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(bitwise_equal(a[i], b[i])) << "output " << i;
+      for (size_t i = 0; i < a.size(); ++i)
+        EXPECT_TRUE(bitwise_equal(a[i], b[i])) << "output " << i;
     }
 }
 

@@ -73,14 +73,16 @@ TEST_P(CpuOpsForward, AvgPoolCountsPaddingAsZero) {
   const Tensor x = make({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
   Tensor y({1, 1, 2, 2}, layout());
   ops.avgpool_forward(ctx, p, x, y);
-  EXPECT_TRUE(logically_near(y, make({1, 1, 2, 2}, {12.0f / 9, 16.0f / 9, 24.0f / 9, 28.0f / 9}), kTol));
+  EXPECT_TRUE(
+      logically_near(y, make({1, 1, 2, 2}, {12.0f / 9, 16.0f / 9, 24.0f / 9, 28.0f / 9}), kTol));
 
   // Each input receives 1/9 per window covering it: corners 1, edges 2, centre 4.
   Tensor dx({1, 1, 3, 3}, layout());
   ops.avgpool_backward(ctx, p, make({1, 1, 2, 2}, {1, 1, 1, 1}), dx);
-  EXPECT_TRUE(logically_near(
-      dx, make({1, 1, 3, 3}, {1.0f / 9, 2.0f / 9, 1.0f / 9, 2.0f / 9, 4.0f / 9, 2.0f / 9, 1.0f / 9, 2.0f / 9, 1.0f / 9}),
-      kTol));
+  EXPECT_TRUE(logically_near(dx,
+                             make({1, 1, 3, 3}, {1.0f / 9, 2.0f / 9, 1.0f / 9, 2.0f / 9, 4.0f / 9,
+                                                 2.0f / 9, 1.0f / 9, 2.0f / 9, 1.0f / 9}),
+                             kTol));
 }
 
 TEST_P(CpuOpsForward, GlobalAvgPool) {
@@ -91,7 +93,8 @@ TEST_P(CpuOpsForward, GlobalAvgPool) {
 
   Tensor dx({2, 2, 1, 3}, layout());
   ops.global_avgpool_backward(ctx, make({2, 2, 1, 1}, {3, -6, 0, 1.5f}), dx);
-  EXPECT_TRUE(logically_near(dx, make({2, 2, 1, 3}, {1, 1, 1, -2, -2, -2, 0, 0, 0, 0.5f, 0.5f, 0.5f}), kTol));
+  EXPECT_TRUE(logically_near(
+      dx, make({2, 2, 1, 3}, {1, 1, 1, -2, -2, -2, 0, 0, 0, 0.5f, 0.5f, 0.5f}), kTol));
 }
 
 // Channel 0 holds {1, 2, 3, 4}: mean 2.5, biased variance 1.25, unbiased 5/3.
@@ -110,10 +113,12 @@ TEST_P(CpuOpsForward, BatchNormTrainStatisticsAndRunningAverages) {
   EXPECT_TRUE(logically_near(saved.mean, make(param, {2.5f, 0}), kTol));
   EXPECT_TRUE(logically_near(saved.inv_std, make(param, {inv0, inv1}), kTol));
   EXPECT_TRUE(logically_near(running_mean, make(param, {0.25f, 0.9f}), kTol));
-  EXPECT_TRUE(logically_near(running_var, make(param, {0.9f + 0.1f * 5 / 3, 0.9f + 0.1f * 4 / 3}), kTol));
+  EXPECT_TRUE(
+      logically_near(running_var, make(param, {0.9f + 0.1f * 5 / 3, 0.9f + 0.1f * 4 / 3}), kTol));
   auto y0 = [&](float v) { return 2 * (v - 2.5f) * inv0 + 0.5f; };
   auto y1 = [&](float v) { return v * inv1 - 1; };
-  EXPECT_TRUE(logically_near(y, make(shape, {y0(1), y0(2), y1(-1), y1(1), y0(3), y0(4), y1(-1), y1(1)}), kTol));
+  EXPECT_TRUE(logically_near(
+      y, make(shape, {y0(1), y0(2), y1(-1), y1(1), y0(3), y0(4), y1(-1), y1(1)}), kTol));
 }
 
 TEST_P(CpuOpsForward, BatchNormInferUsesRunningStatistics) {
@@ -121,7 +126,8 @@ TEST_P(CpuOpsForward, BatchNormInferUsesRunningStatistics) {
   const Tensor x = make(shape, {1, 3, 0, 1});
   Tensor y(shape, layout());
   ops.batchnorm_forward_infer(ctx, BatchNormParams{.epsilon = 0}, x, make(param, {2, 1}),
-                              make(param, {0.5f, -1}), make(param, {1, -1}), make(param, {4, 0.25f}), y);
+                              make(param, {0.5f, -1}), make(param, {1, -1}),
+                              make(param, {4, 0.25f}), y);
   // c0: 2 * (x - 1) / 2 + 0.5; c1: (x + 1) / 0.5 - 1.
   EXPECT_TRUE(logically_near(y, make(shape, {0.5f, 2.5f, 1, 3}), kTol));
 }
@@ -138,14 +144,16 @@ TEST_P(CpuOpsForward, SoftmaxCrossEntropyValueGradientAndAccuracy) {
   EXPECT_NEAR(loss, std::log(5.0) / 2, 1e-6);
   EXPECT_EQ(correct, 1);
   const float third = 1.0f / 3;
-  EXPECT_TRUE(logically_near(dlogits, make(shape, {third / 2, third / 2, (third - 1) / 2, -0.2f, 0.1f, 0.1f}), kTol));
+  EXPECT_TRUE(logically_near(
+      dlogits, make(shape, {third / 2, third / 2, (third - 1) / 2, -0.2f, 0.1f, 0.1f}), kTol));
 }
 
 TEST_P(CpuOpsForward, SoftmaxCrossEntropyIsStableForHugeLogits) {
   const Shape4 shape{2, 3, 1, 1};
   const Tensor logits = make(shape, {1000, 0, -1000, -1000, 0, 1000});
   Tensor dlogits(shape, layout());
-  const float loss = ops.softmax_cross_entropy(ctx, logits, std::vector<int32_t>{0, 0}, &dlogits, nullptr);
+  const float loss =
+      ops.softmax_cross_entropy(ctx, logits, std::vector<int32_t>{0, 0}, &dlogits, nullptr);
   // Row 0 is certain and right (loss 0), row 1 certain and wrong by 2000.
   EXPECT_NEAR(loss, 1000.0f, 1e-3);
   EXPECT_TRUE(logically_near(dlogits, make(shape, {0, 0, 0, -0.5f, 0, 0.5f}), kTol));

@@ -66,10 +66,12 @@ TEST_P(CpuOpsGradient, Relu) {
 // without padding; 7x9 does not divide evenly by any of them.
 std::vector<PoolParams> pool_cases() {
   return {
-      PoolParams{},                                                          // 2x2 s2
-      PoolParams{.kernel_h = 3, .kernel_w = 3, .pad_h = 1, .pad_w = 1},      // 3x3 s2 p1
-      PoolParams{.kernel_h = 3, .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1},
-      PoolParams{.kernel_h = 3, .kernel_w = 2, .stride_h = 2, .stride_w = 1, .pad_h = 1, .pad_w = 0},
+      PoolParams{},                                                      // 2x2 s2
+      PoolParams{.kernel_h = 3, .kernel_w = 3, .pad_h = 1, .pad_w = 1},  // 3x3 s2 p1
+      PoolParams{
+          .kernel_h = 3, .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1},
+      PoolParams{
+          .kernel_h = 3, .kernel_w = 2, .stride_h = 2, .stride_w = 1, .pad_h = 1, .pad_w = 0},
   };
 }
 
@@ -180,7 +182,9 @@ TEST_P(CpuOpsGradient, SoftmaxCrossEntropy) {
   const Shape4 shape{5, 7, 1, 1};
   Tensor logits = random_tensor(shape, layout(), 23, -3.0f, 3.0f);
   const std::vector<int32_t> labels{0, 6, 3, 3, 1};
-  auto loss = [&] { return static_cast<double>(ops.softmax_cross_entropy(ctx, logits, labels, nullptr, nullptr)); };
+  auto loss = [&] {
+    return static_cast<double>(ops.softmax_cross_entropy(ctx, logits, labels, nullptr, nullptr));
+  };
   Tensor dlogits(shape, layout());
   ops.softmax_cross_entropy(ctx, logits, labels, &dlogits, nullptr);
   EXPECT_TRUE(gradient_matches(logits, dlogits, loss));

@@ -78,7 +78,8 @@ double dot(const Tensor& y, const Tensor& w) {
 
 ::testing::AssertionResult logically_near(const Tensor& a, const Tensor& b, double tol) {
   if (!(a.shape() == b.shape()))
-    return ::testing::AssertionFailure() << "shapes differ: " << describe(a) << " vs " << describe(b);
+    return ::testing::AssertionFailure()
+           << "shapes differ: " << describe(a) << " vs " << describe(b);
   const Shape4 s = a.shape();
   for (int64_t n = 0; n < s.n; ++n)
     for (int64_t c = 0; c < s.c; ++c)
@@ -87,8 +88,8 @@ double dot(const Tensor& y, const Tensor& w) {
           const double x = a.at(n, c, h, w), y = b.at(n, c, h, w);
           if (!(std::abs(x - y) <= tol * std::max(1.0, std::abs(y))))
             return ::testing::AssertionFailure()
-                   << "at (" << n << "," << c << "," << h << "," << w << "): " << x << " vs "
-                   << y << " (tolerance " << tol << ")";
+                   << "at (" << n << "," << c << "," << h << "," << w << "): " << x << " vs " << y
+                   << " (tolerance " << tol << ")";
         }
   return ::testing::AssertionSuccess();
 }
@@ -140,8 +141,8 @@ double dot(const Tensor& y, const Tensor& w) {
   if (worst > tolerance.tol)
     return ::testing::AssertionFailure()
            << "element " << worst_index << " of " << count << ": analytic "
-           << analytic.data()[worst_index] << ", numeric " << numeric[worst_index]
-           << ", error " << worst << " > " << tolerance.tol << " (gradient scale " << scale << ")";
+           << analytic.data()[worst_index] << ", numeric " << numeric[worst_index] << ", error "
+           << worst << " > " << tolerance.tol << " (gradient scale " << scale << ")";
   return ::testing::AssertionSuccess() << "worst error " << worst;
 }
 

@@ -17,11 +17,30 @@ namespace {
 
 // The kernel names of the OpKernels contract, written out here on purpose: a renamed
 // kernel must fail this test, not silently change the expectations.
-const std::set<std::string> kContractNames{
-    "bn.fwd", "bn.fwd_infer", "bn.bwd", "relu.fwd", "relu.bwd", "maxpool.fwd", "maxpool.bwd",
-    "avgpool.fwd", "avgpool.bwd", "gap.fwd", "gap.bwd", "fc.fwd", "fc.bwd_data", "fc.bwd_weight",
-    "bias.fwd", "bias.bwd", "add", "accumulate", "zero", "copy", "softmax_xent", "sgd",
-    "transpose.nchw_to_nhwc", "transpose.nhwc_to_nchw"};
+const std::set<std::string> kContractNames{"bn.fwd",
+                                           "bn.fwd_infer",
+                                           "bn.bwd",
+                                           "relu.fwd",
+                                           "relu.bwd",
+                                           "maxpool.fwd",
+                                           "maxpool.bwd",
+                                           "avgpool.fwd",
+                                           "avgpool.bwd",
+                                           "gap.fwd",
+                                           "gap.bwd",
+                                           "fc.fwd",
+                                           "fc.bwd_data",
+                                           "fc.bwd_weight",
+                                           "bias.fwd",
+                                           "bias.bwd",
+                                           "add",
+                                           "accumulate",
+                                           "zero",
+                                           "copy",
+                                           "softmax_xent",
+                                           "sgd",
+                                           "transpose.nchw_to_nhwc",
+                                           "transpose.nhwc_to_nchw"};
 
 TEST(CpuOpsTracer, EveryOpRecordsItsContractName) {
   ThreadPool pool(2);

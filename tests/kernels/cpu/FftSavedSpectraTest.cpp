@@ -23,9 +23,8 @@
 namespace tunescope::conv_test {
 namespace {
 
-std::unique_ptr<cpu::FftConvolution> make_fft(
-    const std::string& name, int64_t chunk_budget,
-    FftTileChoice tiling = FftTileChoice::untiled()) {
+std::unique_ptr<cpu::FftConvolution> make_fft(const std::string& name, int64_t chunk_budget,
+                                              FftTileChoice tiling = FftTileChoice::untiled()) {
   if (name == "fft-own")
     return std::make_unique<cpu::FftConvolution>(name, TUNESCOPE_FFT_KERNEL_NAMES("fft-own"),
                                                  std::make_unique<cpu::OwnFftTransformFactory>(),
@@ -48,9 +47,14 @@ Passes run_step(cpu::FftConvolution& fft, const ConvProblem& p, const ConvOperan
   profiler::Tracer tracer;
   const ExecContext exec{pool, &tracer, 0, 0};
   AlignedBuffer workspace(fft.workspace_bytes(p));
-  const ConvCall call{p, exec, workspace.data(), workspace.bytes(), saved ? saved->data() : nullptr,
+  const ConvCall call{p,
+                      exec,
+                      workspace.data(),
+                      workspace.bytes(),
+                      saved ? saved->data() : nullptr,
                       saved ? saved->bytes() : 0};
-  Passes out{Tensor(p.output(), p.layout), Tensor(p.input, p.layout), Tensor(p.filter(), p.layout), {}};
+  Passes out{
+      Tensor(p.output(), p.layout), Tensor(p.input, p.layout), Tensor(p.filter(), p.layout), {}};
   tracer.start();
   fft.forward(call, ops.x, ops.w, out.y);
   fft.backward_data(call, ops.dy, w_for_backward ? *w_for_backward : ops.w, out.dx);
@@ -79,7 +83,8 @@ class FftSavedSpectra : public testing::TestWithParam<Case> {};
 
 TEST_P(FftSavedSpectra, BackwardReusesForwardSpectraWithIdenticalResults) {
   const Case c = GetParam();
-  const ConvProblem p = with_layout(make_problem(3, 4, 11, 9, 5, 3, 3, c.stride, c.stride, 1, 1), c.layout);
+  const ConvProblem p =
+      with_layout(make_problem(3, 4, 11, 9, 5, 3, 3, c.stride, c.stride, 1, 1), c.layout);
   const ConvOperands ops = random_operands(p, 7);
   auto fft = make_fft(c.algorithm, c.chunk_budget, c.tiling);
   const Passes plain = run_step(*fft, p, ops, nullptr);
@@ -107,7 +112,8 @@ TEST_P(FftSavedSpectra, BackwardReusesForwardSpectraWithIdenticalResults) {
 
 TEST_P(FftSavedSpectra, BackwardWithAnotherFilterRecomputes) {
   const Case c = GetParam();
-  const ConvProblem p = with_layout(make_problem(2, 3, 8, 8, 4, 3, 3, c.stride, c.stride, 1, 1), c.layout);
+  const ConvProblem p =
+      with_layout(make_problem(2, 3, 8, 8, 4, 3, 3, c.stride, c.stride, 1, 1), c.layout);
   const ConvOperands ops = random_operands(p, 11);
   Tensor other_w(p.filter(), p.layout);
   fill_uniform(other_w, 12);

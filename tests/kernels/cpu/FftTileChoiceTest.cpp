@@ -19,12 +19,14 @@ TEST(FftTileChoice, ParsesAutoOffAndPowersOfTwo) {
 
 TEST(FftTileChoice, RefusesWhatNoTileTransformRuns) {
   // Not powers of two (18, 24), below 4 or above 4096, and anything but a plain number.
-  for (const char* bad : {"", "1", "2", "0", "-8", "18", "24", "8192", "16x", "tiled", "99999", " 16"})
+  for (const char* bad :
+       {"", "1", "2", "0", "-8", "18", "24", "8192", "16x", "tiled", "99999", " 16"})
     EXPECT_FALSE(parse_fft_tile_choice(bad)) << bad;
 }
 
 TEST(FftTileChoice, TextRoundTrips) {
-  for (const FftTileChoice choice : {FftTileChoice::automatic(), FftTileChoice::untiled(), FftTileChoice::fixed(32)})
+  for (const FftTileChoice choice :
+       {FftTileChoice::automatic(), FftTileChoice::untiled(), FftTileChoice::fixed(32)})
     EXPECT_EQ(parse_fft_tile_choice(choice.to_string()), choice);
 }
 

@@ -32,9 +32,9 @@ std::unique_ptr<cpu::FftTransformFactory> make_factory(const std::string& algori
   return std::make_unique<cpu::FftwTransformFactory>();
 }
 
-std::unique_ptr<cpu::FftConvolution> make_fft(const std::string& algorithm, FftTileChoice tiling,
-                                              int64_t chunk_budget =
-                                                  cpu::FftConvolution::kDefaultChunkBudgetBytes) {
+std::unique_ptr<cpu::FftConvolution> make_fft(
+    const std::string& algorithm, FftTileChoice tiling,
+    int64_t chunk_budget = cpu::FftConvolution::kDefaultChunkBudgetBytes) {
   const cpu::FftKernelNames names = algorithm == "fft-own" ? TUNESCOPE_FFT_KERNEL_NAMES("fft-own")
                                                            : TUNESCOPE_FFT_KERNEL_NAMES("fft-fftw");
   return std::make_unique<cpu::FftConvolution>(algorithm, names, make_factory(algorithm),
@@ -64,8 +64,10 @@ TEST(FftTileOption, RegisteredAlgorithmsTakeItFromTheirKnob) {
     EXPECT_FALSE(eight->knob_applies("fft_tile", strided));
     EXPECT_TRUE(eight->knob_applies("fft_workspace", strided));
   }
-  EXPECT_FALSE(Registry::instance().make_conv_algorithm("cpu", "gemm")->knob_applies("fft_tile", k5));
-  EXPECT_FALSE(Registry::instance().make_conv_algorithm("cpu", "gemm")->knob_applies("fft_workspace", k5));
+  EXPECT_FALSE(
+      Registry::instance().make_conv_algorithm("cpu", "gemm")->knob_applies("fft_tile", k5));
+  EXPECT_FALSE(
+      Registry::instance().make_conv_algorithm("cpu", "gemm")->knob_applies("fft_workspace", k5));
 }
 
 TEST(FftTileGeometry, TilesCoverOutputAndInput) {
@@ -86,9 +88,8 @@ TEST(FftTileGeometry, TilesCoverOutputAndInput) {
 TEST(FftTileRule, AutomaticIsTheCheapestCandidateAndFallsBackWhenItCannotTile) {
   cpu::OwnFftTransformFactory own;
   cpu::FftwTransformFactory fftw;
-  for (const cpu::FftTransformFactory* f :
-       {static_cast<const cpu::FftTransformFactory*>(&own),
-        static_cast<const cpu::FftTransformFactory*>(&fftw)}) {
+  for (const cpu::FftTransformFactory* f : {static_cast<const cpu::FftTransformFactory*>(&own),
+                                            static_cast<const cpu::FftTransformFactory*>(&fftw)}) {
     for (const ConvProblem& p : {make_problem(32, 16, 64, 64, 16, 3, 3, 1, 1, 1, 1),
                                  make_problem(32, 1, 64, 64, 1, 3, 3, 1, 1, 1, 1),
                                  make_problem(32, 16, 32, 32, 16, 13, 13, 1, 1, 6, 6)}) {

@@ -40,8 +40,10 @@ class ForcedIsa {
     setenv(kElementwiseIsaVariable, to_string(isa), 1);
   }
   ~ForcedIsa() {
-    if (saved_.empty()) unsetenv(kElementwiseIsaVariable);
-    else setenv(kElementwiseIsaVariable, saved_.c_str(), 1);
+    if (saved_.empty())
+      unsetenv(kElementwiseIsaVariable);
+    else
+      setenv(kElementwiseIsaVariable, saved_.c_str(), 1);
   }
 
  private:
@@ -79,10 +81,12 @@ class FusedOps : public ::testing::TestWithParam<FusedCase> {
     const Tensor* rp = residual() ? &r : nullptr;
     Tensor* drp = residual() ? &o.dresidual : nullptr;
     if (fused) {
-      ops.batchnorm_relu_forward_train(ctx, {}, x, gamma, beta, rp, o.running_mean, o.running_var, saved, o.y);
+      ops.batchnorm_relu_forward_train(ctx, {}, x, gamma, beta, rp, o.running_mean, o.running_var,
+                                       saved, o.y);
       ops.batchnorm_relu_backward(ctx, x, o.y, dy, gamma, saved, o.dx, o.dgamma, o.dbeta, drp);
     } else {
-      ops.batchnorm_forward_train(ctx, {}, x, gamma, beta, o.running_mean, o.running_var, saved, o.y);
+      ops.batchnorm_forward_train(ctx, {}, x, gamma, beta, o.running_mean, o.running_var, saved,
+                                  o.y);
       if (rp) ops.add(ctx, o.y, *rp, o.y);
       ops.relu_forward(ctx, o.y, o.y);
       Tensor g(s, layout());
@@ -131,8 +135,10 @@ TEST_P(FusedOps, MatchesUnfusedOpsOnEveryPath) {
     ForcedIsa forced(isa);
     const Outputs fused = run(true, x, gamma, beta, r, dy);
     expect_near(fused, run(false, x, gamma, beta, r, dy), kFusedTolerance, residual());
-    if (isa == CpuIsa::scalar) scalar_path = fused;
-    else expect_near(fused, scalar_path, kIsaTolerance, residual());
+    if (isa == CpuIsa::scalar)
+      scalar_path = fused;
+    else
+      expect_near(fused, scalar_path, kIsaTolerance, residual());
   }
 }
 
@@ -155,7 +161,8 @@ Tensor symmetric_tensor(const Shape4& s, Layout layout, uint32_t seed) {
 }
 
 TEST_P(FusedOps, BackwardMatchesFiniteDifferencesOnEveryPath) {
-  const Shape4 s{4, 10, 3, 6};  // NHWC rows of 10 and NCHW planes of 18: a tail after 8 and 16 lanes
+  const Shape4 s{4, 10, 3,
+                 6};  // NHWC rows of 10 and NCHW planes of 18: a tail after 8 and 16 lanes
   const Shape4 ch{1, s.c, 1, 1};
   Tensor x = symmetric_tensor(s, layout(), 6);
   Tensor gamma = random_tensor(ch, layout(), 7, 0.5f, 1.5f);
@@ -167,8 +174,8 @@ TEST_P(FusedOps, BackwardMatchesFiniteDifferencesOnEveryPath) {
     ForcedIsa forced(isa);
     auto forward = [&](BatchNormSaved& saved, Tensor& y) {
       Tensor running_mean(ch, layout()), running_var(ch, layout());
-      ops.batchnorm_relu_forward_train(ctx, {}, x, gamma, beta, residual() ? &r : nullptr, running_mean,
-                                       running_var, saved, y);
+      ops.batchnorm_relu_forward_train(ctx, {}, x, gamma, beta, residual() ? &r : nullptr,
+                                       running_mean, running_var, saved, y);
     };
     if (residual()) {
       // Keep bn(x) + r at least 0.05 from the kink; r does not move the statistics.
@@ -194,7 +201,8 @@ TEST_P(FusedOps, BackwardMatchesFiniteDifferencesOnEveryPath) {
     Tensor y(s, layout());
     forward(saved, y);
     Tensor dx(s, layout()), dgamma(ch, layout()), dbeta(ch, layout()), dr(s, layout());
-    ops.batchnorm_relu_backward(ctx, x, y, dy, gamma, saved, dx, dgamma, dbeta, residual() ? &dr : nullptr);
+    ops.batchnorm_relu_backward(ctx, x, y, dy, gamma, saved, dx, dgamma, dbeta,
+                                residual() ? &dr : nullptr);
     EXPECT_TRUE(gradient_matches(x, dx, loss));
     EXPECT_TRUE(gradient_matches(gamma, dgamma, loss));
     EXPECT_TRUE(gradient_matches(beta, dbeta, loss));
@@ -210,13 +218,16 @@ TEST_P(FusedOps, TracesOneNamedKernelEachWay) {
   const Tensor r = random_tensor(kLarge, layout(), 2);
   Tensor gamma(ch, layout()), beta(ch, layout()), rm(ch, layout()), rv(ch, layout());
   gamma.fill(1.0f);
-  Tensor y(kLarge, layout()), dx(kLarge, layout()), dr(kLarge, layout()), dg(ch, layout()), db(ch, layout());
+  Tensor y(kLarge, layout()), dx(kLarge, layout()), dr(kLarge, layout()), dg(ch, layout()),
+      db(ch, layout());
   profiler::Tracer tracer;
   const ExecContext traced{pool, &tracer, /*device=*/0, /*lane=*/0};
   BatchNormSaved saved;
   tracer.start();
-  ops.batchnorm_relu_forward_train(traced, {}, x, gamma, beta, residual() ? &r : nullptr, rm, rv, saved, y);
-  ops.batchnorm_relu_backward(traced, x, y, r, gamma, saved, dx, dg, db, residual() ? &dr : nullptr);
+  ops.batchnorm_relu_forward_train(traced, {}, x, gamma, beta, residual() ? &r : nullptr, rm, rv,
+                                   saved, y);
+  ops.batchnorm_relu_backward(traced, x, y, r, gamma, saved, dx, dg, db,
+                              residual() ? &dr : nullptr);
   tracer.stop();
   std::vector<std::string> names;
   for (const profiler::Activity& a : tracer.collect({}).activities) names.push_back(a.name);
@@ -227,18 +238,21 @@ TEST_P(FusedOps, TracesOneNamedKernelEachWay) {
 TEST_P(FusedOps, RefusesAliasedOutputs) {
   const Shape4 ch{1, kLarge.c, 1, 1};
   Tensor x = random_tensor(kLarge, layout(), 1);
-  Tensor gamma(ch, layout()), beta(ch, layout()), rm(ch, layout()), rv(ch, layout()), dg(ch, layout()),
-      db(ch, layout());
+  Tensor gamma(ch, layout()), beta(ch, layout()), rm(ch, layout()), rv(ch, layout()),
+      dg(ch, layout()), db(ch, layout());
   BatchNormSaved saved;
-  EXPECT_THROW(ops.batchnorm_relu_forward_train(ctx, {}, x, gamma, beta, nullptr, rm, rv, saved, x), Error);
+  EXPECT_THROW(ops.batchnorm_relu_forward_train(ctx, {}, x, gamma, beta, nullptr, rm, rv, saved, x),
+               Error);
   Tensor y(kLarge, layout()), dx(kLarge, layout());
   ops.batchnorm_relu_forward_train(ctx, {}, x, gamma, beta, nullptr, rm, rv, saved, y);
   EXPECT_THROW(ops.batchnorm_relu_backward(ctx, x, y, y, gamma, saved, dx, dg, db, &dx), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, FusedOps,
-                         ::testing::Values(FusedCase{Layout::NCHW, false}, FusedCase{Layout::NCHW, true},
-                                           FusedCase{Layout::NHWC, false}, FusedCase{Layout::NHWC, true}),
+                         ::testing::Values(FusedCase{Layout::NCHW, false},
+                                           FusedCase{Layout::NCHW, true},
+                                           FusedCase{Layout::NHWC, false},
+                                           FusedCase{Layout::NHWC, true}),
                          case_name);
 
 // The flat kernels on each vector path against the scalar one, on a length with a tail.
@@ -285,7 +299,8 @@ TEST(ElementwiseKernels, UnknownForcedPathIsAUsageError) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
-    EXPECT_NE(std::string(e.what()).find("TUNESCOPE_ELEMENTWISE_ISA: unknown path 'sse9'"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("TUNESCOPE_ELEMENTWISE_ISA: unknown path 'sse9'"),
+              std::string::npos)
         << e.what();
   }
   unsetenv(kElementwiseIsaVariable);

@@ -31,7 +31,8 @@ TEST(NanPropagation, SoftmaxLossOfNanLogitsIsNan) {
   Tensor logits({2, 4, 1, 1}, Layout::NHWC);
   logits.fill(std::numeric_limits<float>::quiet_NaN());
   const std::vector<int32_t> labels{1, 2};
-  EXPECT_TRUE(std::isnan(ops.softmax_cross_entropy(ExecContext{pool}, logits, labels, nullptr, nullptr)));
+  EXPECT_TRUE(
+      std::isnan(ops.softmax_cross_entropy(ExecContext{pool}, logits, labels, nullptr, nullptr)));
 }
 
 }  // namespace

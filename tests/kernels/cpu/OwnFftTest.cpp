@@ -23,8 +23,8 @@
 
 #include "core/base/Error.h"
 #include "core/base/ThreadPool.h"
-#include "kernels/cpu/OwnFft.h"
 #include "kernels/cpu/FftwTransform.h"
+#include "kernels/cpu/OwnFft.h"
 #include "kernels/cpu/OwnFftTransform.h"
 
 namespace tunescope::cpu {
@@ -33,11 +33,11 @@ namespace {
 using cfloat = std::complex<float>;
 using cdouble = std::complex<double>;
 
-// Stated error bound: max |own - reference| / max |reference| <= kRelTolPerLog2 * log2(rows * cols).
-// Float round-off of an FFT grows with the number of stages; the largest measured value
-// over all cases here, mixed radix included, is 6.2e-8 per log2 (1x6 inverse and round
-// trip; 1x8 round trip 6.0e-8; 128x128 forward 4e-8), so the bound has over 3x headroom
-// and still catches any wrong twiddle or index (errors ~1).
+// Stated error bound: max |own - reference| / max |reference| <= kRelTolPerLog2 * log2(rows *
+// cols). Float round-off of an FFT grows with the number of stages; the largest measured value over
+// all cases here, mixed radix included, is 6.2e-8 per log2 (1x6 inverse and round trip; 1x8 round
+// trip 6.0e-8; 128x128 forward 4e-8), so the bound has over 3x headroom and still catches any wrong
+// twiddle or index (errors ~1).
 constexpr double kRelTolPerLog2 = 2e-7;
 
 double tolerance(int64_t rows, int64_t cols) {
@@ -61,11 +61,34 @@ std::vector<std::pair<int64_t, int64_t>> all_shapes() {
   for (int64_t n : {6, 10, 12, 18, 20, 24, 30, 36, 40, 48, 50, 60, 72, 90, 96, 100, 120})
     shapes.push_back({n, n});
   for (auto s : std::vector<std::pair<int64_t, int64_t>>{
-           {4, 128}, {128, 4}, {8, 32}, {64, 16}, {16, 8}, {32, 128}, {1, 1}, {1, 8}, {8, 1}, {2, 2}, {2, 16},
-           {36, 18}, {18, 36}, {6, 10}, {10, 6}, {1, 6}, {6, 1}, {2, 30}, {90, 12}, {48, 80},
+           {4, 128},
+           {128, 4},
+           {8, 32},
+           {64, 16},
+           {16, 8},
+           {32, 128},
+           {1, 1},
+           {1, 8},
+           {8, 1},
+           {2, 2},
+           {2, 16},
+           {36, 18},
+           {18, 36},
+           {6, 10},
+           {10, 6},
+           {1, 6},
+           {6, 1},
+           {2, 30},
+           {90, 12},
+           {48, 80},
            // Codelet lengths (up to 20, OwnFftKernels.h) mixed with each other and with
            // generic ones, row counts that leave a partial row sweep (rows_per_sweep).
-           {20, 12}, {12, 20}, {10, 16}, {18, 20}, {24, 10}, {30, 20}})
+           {20, 12},
+           {12, 20},
+           {10, 16},
+           {18, 20},
+           {24, 10},
+           {30, 20}})
     shapes.push_back(s);
   return shapes;
 }
@@ -81,7 +104,11 @@ std::vector<Case> all_cases() {
 struct Layout {
   int64_t rows, cols, half, real_stride, complex_stride;
   Layout(int64_t r, int64_t c)
-      : rows(r), cols(c), half(c / 2 + 1), real_stride(r * c + 16), complex_stride(r * (c / 2 + 1) + 8) {}
+      : rows(r),
+        cols(c),
+        half(c / 2 + 1),
+        real_stride(r * c + 16),
+        complex_stride(r * (c / 2 + 1) + 8) {}
 };
 
 // Naive separable DFT in double of one plane: rows (real -> half spectrum), then columns.
@@ -136,8 +163,8 @@ class OwnFftTest : public testing::TestWithParam<Case> {
     std::vector<float> out(c.batch * layout_.real_stride, 0.0f);
     const int n[2] = {static_cast<int>(c.rows), static_cast<int>(c.cols)};
     fftwf_plan plan = fftwf_plan_many_dft_c2r(
-        2, n, static_cast<int>(c.batch), reinterpret_cast<fftwf_complex*>(spectrum.data()),
-        nullptr, 1, static_cast<int>(layout_.complex_stride), out.data(), nullptr, 1,
+        2, n, static_cast<int>(c.batch), reinterpret_cast<fftwf_complex*>(spectrum.data()), nullptr,
+        1, static_cast<int>(layout_.complex_stride), out.data(), nullptr, 1,
         static_cast<int>(layout_.real_stride), FFTW_ESTIMATE);
     fftwf_execute(plan);
     fftwf_destroy_plan(plan);
@@ -175,7 +202,8 @@ class OwnFftTest : public testing::TestWithParam<Case> {
     const Case c = GetParam();
     // Padding is pre-filled so the test sees any write outside a plane's bins.
     std::vector<cfloat> out(c.batch * layout_.complex_stride, cfloat(7.0f, 7.0f));
-    fft(isa).forward(real_.data(), {layout_.real_stride, 1}, out.data(), layout_.complex_stride, c.batch);
+    fft(isa).forward(real_.data(), {layout_.real_stride, 1}, out.data(), layout_.complex_stride,
+                     c.batch);
     return out;
   }
 
@@ -192,7 +220,8 @@ TEST_P(OwnFftTest, ForwardMatchesNaiveDft) {
     // The first plane, and the last (in a partial group or a single plane when
     // batch % 8 != 0).
     for (int64_t p : {int64_t{0}, c.batch - 1}) {
-      const std::vector<cdouble> ref = naive_forward(real_.data() + p * layout_.real_stride, layout_);
+      const std::vector<cdouble> ref =
+          naive_forward(real_.data() + p * layout_.real_stride, layout_);
       std::vector<cdouble> padded(layout_.complex_stride);
       std::copy(ref.begin(), ref.end(), padded.begin());
       std::vector<cfloat> plane(own.begin() + p * layout_.complex_stride,
@@ -222,7 +251,8 @@ TEST_P(OwnFftTest, InverseMatchesFftw) {
   for (OwnFftIsa isa : supported_own_fft_isas()) {
     SCOPED_TRACE(to_string(isa));
     std::vector<float> own(c.batch * layout_.real_stride, 0.0f);
-    fft(isa).inverse(spectrum.data(), layout_.complex_stride, own.data(), {layout_.real_stride, 1}, c.batch);
+    fft(isa).inverse(spectrum.data(), layout_.complex_stride, own.data(), {layout_.real_stride, 1},
+                     c.batch);
     EXPECT_LE(real_error(own, reference, 1.0, c.batch), tolerance(c.rows, c.cols));
   }
 }
@@ -233,7 +263,8 @@ TEST_P(OwnFftTest, InverseOfForwardIsIdentityTimesSize) {
     SCOPED_TRACE(to_string(isa));
     const std::vector<cfloat> spectrum = own_forward(isa);
     std::vector<float> back(c.batch * layout_.real_stride, 0.0f);
-    fft(isa).inverse(spectrum.data(), layout_.complex_stride, back.data(), {layout_.real_stride, 1}, c.batch);
+    fft(isa).inverse(spectrum.data(), layout_.complex_stride, back.data(), {layout_.real_stride, 1},
+                     c.batch);
     EXPECT_LE(real_error(back, real_, 1.0 / static_cast<double>(c.rows * c.cols), c.batch),
               tolerance(c.rows, c.cols));
   }
@@ -244,12 +275,16 @@ TEST_P(OwnFftTest, OneAndThreeThreadsAreIdentical) {
   const OwnFft2d fft_default(c.rows, c.cols);
   ThreadPool one(1), three(3);
   std::vector<cfloat> s1(c.batch * layout_.complex_stride, cfloat(7.0f, 7.0f)), s3 = s1;
-  fft_default.forward(one, real_.data(), {layout_.real_stride, 1}, s1.data(), layout_.complex_stride, c.batch);
-  fft_default.forward(three, real_.data(), {layout_.real_stride, 1}, s3.data(), layout_.complex_stride, c.batch);
+  fft_default.forward(one, real_.data(), {layout_.real_stride, 1}, s1.data(),
+                      layout_.complex_stride, c.batch);
+  fft_default.forward(three, real_.data(), {layout_.real_stride, 1}, s3.data(),
+                      layout_.complex_stride, c.batch);
   EXPECT_EQ(s1, s3);
   std::vector<float> r1(c.batch * layout_.real_stride, 0.0f), r3 = r1;
-  fft_default.inverse(one, s1.data(), layout_.complex_stride, r1.data(), {layout_.real_stride, 1}, c.batch);
-  fft_default.inverse(three, s1.data(), layout_.complex_stride, r3.data(), {layout_.real_stride, 1}, c.batch);
+  fft_default.inverse(one, s1.data(), layout_.complex_stride, r1.data(), {layout_.real_stride, 1},
+                      c.batch);
+  fft_default.inverse(three, s1.data(), layout_.complex_stride, r3.data(), {layout_.real_stride, 1},
+                      c.batch);
   EXPECT_EQ(r1, r3);
   // The serial entry point gives the same bits as the pooled one.
   EXPECT_EQ(own_forward(fft_default.isa()), s1);
@@ -336,7 +371,8 @@ class OwnFftStridedTest : public testing::TestWithParam<StridedCase> {
   }
   // max |a * scale_a - b| / max |b| over the addressed elements; elements no plane
   // addresses must be equal in a and b.
-  double real_error(const std::vector<float>& a, const std::vector<float>& b, double scale_a) const {
+  double real_error(const std::vector<float>& a, const std::vector<float>& b,
+                    double scale_a) const {
     std::vector<bool> addressed(a.size(), false);
     double diff = 0, scale = 0;
     for (int64_t p = 0; p < GetParam().count; ++p)
@@ -369,8 +405,8 @@ TEST_P(OwnFftStridedTest, ForwardMatchesFftwWithTheSameStridesAndTheNaiveDft) {
   for (OwnFftIsa isa : supported_own_fft_isas()) {
     SCOPED_TRACE(to_string(isa));
     std::vector<cfloat> own(reference.size(), cfloat(7.0f, 7.0f));
-    OwnFft2d(c.rows, c.cols, isa).forward(real_.data(), {c.plane, c.element}, own.data(),
-                                         s.complex_stride, c.count);
+    OwnFft2d(c.rows, c.cols, isa)
+        .forward(real_.data(), {c.plane, c.element}, own.data(), s.complex_stride, c.count);
     EXPECT_LE(spectrum_error(own, reference), tolerance(c.rows, c.cols));
     // The naive DFT of the first and the last plane, gathered to a contiguous one.
     const Layout contiguous(c.rows, c.cols);
@@ -433,8 +469,7 @@ std::vector<float> noise_planes(int64_t points, OwnFftRealLayout layout, int64_t
 // planes and two groups, contiguous and interleaved, on every path this CPU runs.
 TEST(OwnFftSplit, WithinTransformGivesTheBitsOfTheBatchSplit) {
   for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
-           {128, 128}, {64, 64}, {36, 36}, {8, 8}, {48, 80}, {1, 8}, {6, 10}, {10, 10},
-           {20, 12}}) {
+           {128, 128}, {64, 64}, {36, 36}, {8, 8}, {48, 80}, {1, 8}, {6, 10}, {10, 10}, {20, 12}}) {
     for (int64_t count : {1, 3, 9, 16}) {
       for (int64_t element : {1, 16}) {
         // Interleaved planes (element 16, plane 1) or padded blocks (element 1).
@@ -489,7 +524,8 @@ TEST(OwnFftStore, StreamedWritesTheBitsOfCached) {
     for (int64_t count : {8, 21, 40}) {
       // Interleaved: the call's planes are the channels of one NHWC image (element count).
       for (auto [plane_pad, element, spectrum_pad] :
-           std::vector<std::tuple<int64_t, int64_t, int64_t>>{{0, 1, 0}, {4, 1, 2}, {3, 1, 1}, {0, count, 0}}) {
+           std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+               {0, 1, 0}, {4, 1, 2}, {3, 1, 1}, {0, count, 0}}) {
         const OwnFftRealLayout layout{element == 1 ? points + plane_pad : 1, element};
         const int64_t cs = bins + spectrum_pad;
         const std::vector<float> real =
@@ -506,7 +542,8 @@ TEST(OwnFftStore, StreamedWritesTheBitsOfCached) {
           ASSERT_EQ(streamed, cached);
           std::vector<float> back_cached(real.size(), 7.0f), back_streamed = back_cached;
           fft.inverse(cached.data(), cs, back_cached.data(), layout, count, OwnFftStore::cached);
-          fft.inverse(cached.data(), cs, back_streamed.data(), layout, count, OwnFftStore::streamed);
+          fft.inverse(cached.data(), cs, back_streamed.data(), layout, count,
+                      OwnFftStore::streamed);
           ASSERT_EQ(back_streamed, back_cached);
           ThreadPool pool(2);
           std::vector<cfloat> pooled(cached.size(), cfloat(7.0f, 7.0f));
@@ -529,8 +566,10 @@ TEST(OwnFftStore, AutomaticStreamsOnlyCallsThatOutgrowAThirdOfTheCache) {
   const int64_t limit = OwnFft2d::stream_min_bytes();
   std::ifstream sysfs("/sys/devices/system/cpu/cpu0/cache/index3/size");
   int64_t kib = 0;
-  if (sysfs >> kib) EXPECT_EQ(limit, (kib << 10) / 3);
-  else EXPECT_EQ(limit, (int64_t{32} << 20) / 3);
+  if (sysfs >> kib)
+    EXPECT_EQ(limit, (kib << 10) / 3);
+  else
+    EXPECT_EQ(limit, (int64_t{32} << 20) / 3);
   const OwnFft2d fft(12, 12);
   const int64_t per_plane = 12 * 12 * 4 + fft.bins() * 8;
   const int64_t fits = limit / per_plane;
@@ -565,10 +604,14 @@ TEST(OwnFftIsaChoice, DetectsThisCpuAndHonoursTheEnvironment) {
     ADD_FAILURE() << "an unknown path was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
-    EXPECT_NE(std::string(e.what()).find("TUNESCOPE_FFT_ISA: unknown path 'sse9'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("TUNESCOPE_FFT_ISA: unknown path 'sse9'"),
+              std::string::npos)
+        << e.what();
   }
-  if (restore.empty()) unsetenv("TUNESCOPE_FFT_ISA");
-  else setenv("TUNESCOPE_FFT_ISA", restore.c_str(), 1);
+  if (restore.empty())
+    unsetenv("TUNESCOPE_FFT_ISA");
+  else
+    setenv("TUNESCOPE_FFT_ISA", restore.c_str(), 1);
 }
 
 TEST(OwnFftSizes, RefusesOddAndOtherPrimeFactors) {
@@ -588,8 +631,8 @@ TEST(OwnFftSizes, TransformPicksTheNextSupportedSize) {
   const OwnFftTransformFactory factory;
   // The padded sizes of the model layers: 32 + 2 -> 36 (was 64), 16 + 2 -> 18, 42 -> 48.
   const std::vector<std::pair<int64_t, int64_t>> expected = {
-      {1, 1}, {3, 4}, {5, 6}, {7, 8}, {8, 8}, {11, 12}, {14, 16}, {17, 18}, {18, 18},
-      {33, 36}, {34, 36}, {42, 48}, {44, 48}, {100, 100}, {101, 108}};
+      {1, 1},   {3, 4},   {5, 6},   {7, 8},   {8, 8},   {11, 12},   {14, 16},  {17, 18},
+      {18, 18}, {33, 36}, {34, 36}, {42, 48}, {44, 48}, {100, 100}, {101, 108}};
   for (auto [n, good] : expected) EXPECT_EQ(factory.good_size(n), good) << n;
   // Beyond the largest size it transforms, the length is returned for make() to refuse.
   EXPECT_EQ(factory.good_size(OwnFft2d::kMaxSize + 1), OwnFft2d::kMaxSize + 1);

@@ -47,7 +47,8 @@ TEST(FmaChains, WidthsMatchTheirInstructionSets) {
 }
 
 TEST(PeakProbe, EveryPathAndTheBandwidthYieldAFigure) {
-  for (CpuIsa isa : supported_cpu_isas()) EXPECT_GT(measure_fma_gflops(isa, 1, 0.05), 0) << to_string(isa);
+  for (CpuIsa isa : supported_cpu_isas())
+    EXPECT_GT(measure_fma_gflops(isa, 1, 0.05), 0) << to_string(isa);
   EXPECT_GT(measure_triad_gbs(2, size_t{4} << 20, 0.02), 0);
   const size_t bytes = triad_array_bytes();
   EXPECT_GE(bytes, size_t{32} << 20);
@@ -63,7 +64,8 @@ TEST(PeakProbe, RefusesAPathThisCpuLacks) {
 }
 
 TEST(PeakProbe, ChecksItsBoundsBeforeRunning) {
-  for (auto [threads, seconds] : {std::pair{0, 1.0}, {kMaxProbeThreads + 1, 1.0}, {1, 0.0}, {1, 1e9}}) {
+  for (auto [threads, seconds] :
+       {std::pair{0, 1.0}, {kMaxProbeThreads + 1, 1.0}, {1, 0.0}, {1, 1e9}}) {
     try {
       measure_cpu_peaks(threads, seconds);
       ADD_FAILURE() << threads << " threads, " << seconds << " s accepted";

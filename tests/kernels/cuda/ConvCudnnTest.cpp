@@ -49,18 +49,23 @@ using conv_test_cuda::reference_for;
 
 std::vector<std::string> cudnn_names() {
   std::vector<std::string> names;
-  for (const CudnnAlgorithmFamily& family : cudnn_algorithm_families()) names.push_back(family.registered_name);
+  for (const CudnnAlgorithmFamily& family : cudnn_algorithm_families())
+    names.push_back(family.registered_name);
   names.push_back(kCudnnFindName);
   return names;
 }
 
-ConvProblem resnet_3x3(Layout layout) { return with_layout(make_problem(4, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1), layout); }
+ConvProblem resnet_3x3(Layout layout) {
+  return with_layout(make_problem(4, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1), layout);
+}
 
 std::unique_ptr<ConvAlgorithm> make(const std::string& name) {
   return Registry::instance().make_conv_algorithm("cuda", name);
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // ---- without a device ----------------------------------------------------------------
 
@@ -70,8 +75,8 @@ TEST(ConvCudnnRegistration, EveryFamilyAndFindAreCudaAlgorithmsUnderTheirNames) 
   const std::vector<std::string> names = cudnn_names();
   EXPECT_EQ(names.size(), size_t{CUDNN_CONVOLUTION_FWD_ALGO_COUNT} + 1);
   for (const char* name :
-       {"cudnn:implicit_gemm", "cudnn:implicit_precomp_gemm", "cudnn:gemm", "cudnn:direct", "cudnn:fft",
-        "cudnn:fft_tiling", "cudnn:winograd", "cudnn:winograd_nonfused", "cudnn:find"})
+       {"cudnn:implicit_gemm", "cudnn:implicit_precomp_gemm", "cudnn:gemm", "cudnn:direct",
+        "cudnn:fft", "cudnn:fft_tiling", "cudnn:winograd", "cudnn:winograd_nonfused", "cudnn:find"})
     EXPECT_TRUE(std::find(names.begin(), names.end(), name) != names.end()) << name;
   for (const std::string& name : names) {
     EXPECT_TRUE(known.count(name)) << name << " is not registered for cuda";
@@ -98,8 +103,10 @@ TEST(CudnnDocumentedLimit, MatrixProductAlgorithmsHaveNone) {
 
 TEST(CudnnDocumentedLimit, NotImplementedAlgorithmsSaySo) {
   const ConvProblem p = resnet_3x3(Layout::NCHW);
-  EXPECT_TRUE(contains(cudnn_documented_limit(info(CudnnPass::forward, "direct"), p), "not implemented"));
-  EXPECT_TRUE(contains(cudnn_documented_limit(info(CudnnPass::backward_filter, "winograd"), p), "not implemented"));
+  EXPECT_TRUE(
+      contains(cudnn_documented_limit(info(CudnnPass::forward, "direct"), p), "not implemented"));
+  EXPECT_TRUE(contains(cudnn_documented_limit(info(CudnnPass::backward_filter, "winograd"), p),
+                       "not implemented"));
 }
 
 TEST(CudnnDocumentedLimit, FftAndWinogradLimitsOfEachPass) {
@@ -116,7 +123,8 @@ TEST(CudnnDocumentedLimit, FftAndWinogradLimitsOfEachPass) {
       {"fft", make_problem(2, 3, 32, 32, 4, 3, 3, 1, 2, 1, 1), "stride 1"},
       {"fft", nhwc, "NCHW"},
       {"fft", make_problem(2, 3, 8, 8, 4, 1, 1, 1, 1, 1, 1), "padding smaller than the filter"},
-      {"fft", make_problem(1, 1, 254, 254, 1, 3, 3, 1, 1, 1, 1), ""},  // 256 padded: the limit itself
+      {"fft", make_problem(1, 1, 254, 254, 1, 3, 3, 1, 1, 1, 1),
+       ""},  // 256 padded: the limit itself
       {"fft", make_problem(1, 1, 255, 20, 1, 3, 3, 1, 1, 1, 1), "256x256"},
       {"fft_tiling", make_problem(1, 1, 300, 300, 1, 3, 3, 1, 1, 1, 1), ""},
       {"fft_tiling", make_problem(1, 1, 40, 40, 1, 33, 3, 1, 1, 0, 0), "32x32"},
@@ -131,8 +139,10 @@ TEST(CudnnDocumentedLimit, FftAndWinogradLimitsOfEachPass) {
       {"winograd_nonfused", make_problem(2, 3, 16, 16, 4, 3, 5, 1, 1, 1, 2), "3x3 or 5x5"},
   };
   for (const Case& c : cases)
-    for (CudnnPass pass : {CudnnPass::forward, CudnnPass::backward_data, CudnnPass::backward_filter}) {
-      if (std::string(c.name) == "winograd" && pass == CudnnPass::backward_filter) continue;  // not implemented
+    for (CudnnPass pass :
+         {CudnnPass::forward, CudnnPass::backward_data, CudnnPass::backward_filter}) {
+      if (std::string(c.name) == "winograd" && pass == CudnnPass::backward_filter)
+        continue;  // not implemented
       const std::string reason = cudnn_documented_limit(info(pass, c.name), c.problem);
       const std::string where = std::string(c.name) + " " + to_string(pass) + " " + c.problem.key();
       if (std::string(c.expected).empty()) {
@@ -146,17 +156,21 @@ TEST(CudnnDocumentedLimit, FftAndWinogradLimitsOfEachPass) {
 
 TEST(CudnnFindWinner, FastestSuccessfulFp32RowWithinTheLimit) {
   const CudnnFindResult rows[] = {
-      {CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_STATUS_SUCCESS, 0.5f, 4000, CUDNN_DEFAULT_MATH},  // TF32 allowed
+      {CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_STATUS_SUCCESS, 0.5f, 4000,
+       CUDNN_DEFAULT_MATH},  // TF32 allowed
       {CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, CUDNN_STATUS_NOT_SUPPORTED, 0.1f, 0, CUDNN_FMA_MATH},
-      {CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING, CUDNN_STATUS_SUCCESS, 0.6f, 9000, CUDNN_FMA_MATH},  // too large
+      {CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING, CUDNN_STATUS_SUCCESS, 0.6f, 9000,
+       CUDNN_FMA_MATH},  // too large
       {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_STATUS_SUCCESS, 1.0f, 0, CUDNN_FMA_MATH},
       {CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_STATUS_SUCCESS, 0.9f, 8000, CUDNN_FMA_MATH},
   };
   const auto winner = pick_cudnn_find_winner(rows, CUDNN_FMA_MATH, 8000);
   ASSERT_TRUE(winner.has_value());
   EXPECT_EQ(winner->algorithm, CUDNN_CONVOLUTION_FWD_ALGO_GEMM);
-  EXPECT_EQ(pick_cudnn_find_winner(rows, CUDNN_FMA_MATH, 0)->algorithm, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
-  EXPECT_EQ(pick_cudnn_find_winner(rows, CUDNN_DEFAULT_MATH, 8000)->algorithm, CUDNN_CONVOLUTION_FWD_ALGO_FFT);
+  EXPECT_EQ(pick_cudnn_find_winner(rows, CUDNN_FMA_MATH, 0)->algorithm,
+            CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
+  EXPECT_EQ(pick_cudnn_find_winner(rows, CUDNN_DEFAULT_MATH, 8000)->algorithm,
+            CUDNN_CONVOLUTION_FWD_ALGO_FFT);
   EXPECT_FALSE(pick_cudnn_find_winner(std::span(rows).first(3), CUDNN_FMA_MATH, 4000).has_value());
   EXPECT_FALSE(pick_cudnn_find_winner({}, CUDNN_FMA_MATH, 1 << 30).has_value());
 }
@@ -172,9 +186,12 @@ TEST(ConvCudnn, WithoutADeviceEveryAlgorithmSaysWhyAndNeedsNoWorkspace) {
       EXPECT_FALSE(algo->supports(p)) << name;
       EXPECT_EQ(algo->workspace_bytes(p), 0u) << name;
       EXPECT_FALSE(dynamic_cast<const ConvCudnn&>(*algo).algorithms(p).has_value()) << name;
-      const bool documented = name == "cudnn:direct" || (layout == Layout::NHWC && contains(name, "fft"));
-      if (!documented) EXPECT_TRUE(contains(reason, "no CUDA device")) << name << ": " << reason;
-      else EXPECT_FALSE(reason.empty()) << name;
+      const bool documented =
+          name == "cudnn:direct" || (layout == Layout::NHWC && contains(name, "fft"));
+      if (!documented)
+        EXPECT_TRUE(contains(reason, "no CUDA device")) << name << ": " << reason;
+      else
+        EXPECT_FALSE(reason.empty()) << name;
     }
   }
 }
@@ -191,7 +208,8 @@ TEST(ConvCudnn, UnsupportedReasonNeverThrowsAndNamesTheCause) {
     EXPECT_EQ(algo->workspace_bytes(invalid), 0u);
   }
   // Documented limits hold with or without a device.
-  for (const char* name : {"cudnn:fft", "cudnn:fft_tiling", "cudnn:winograd", "cudnn:winograd_nonfused"})
+  for (const char* name :
+       {"cudnn:fft", "cudnn:fft_tiling", "cudnn:winograd", "cudnn:winograd_nonfused"})
     EXPECT_TRUE(contains(make(name)->unsupported_reason(strided), "needs stride 1")) << name;
   EXPECT_TRUE(contains(make("cudnn:direct")->unsupported_reason(strided), "not implemented"));
 }
@@ -251,7 +269,8 @@ class ConvCudnnMatchesDirect : public ::testing::TestWithParam<DeviceParam> {
     if (name == kCudnnFindName || (name == "cudnn:implicit_gemm" && layout == Layout::NCHW)) {
       ASSERT_EQ(reason, "") << name << " on " << problem.key();
     }
-    if (!reason.empty()) GTEST_SKIP() << name << " does not support " << problem.key() << ": " << reason;
+    if (!reason.empty())
+      GTEST_SKIP() << name << " does not support " << problem.key() << ": " << reason;
     const auto algorithms = dynamic_cast<const ConvCudnn&>(*algo).algorithms(problem);
     ASSERT_TRUE(algorithms.has_value());
     chosen = *algorithms;
@@ -262,12 +281,14 @@ class ConvCudnnMatchesDirect : public ::testing::TestWithParam<DeviceParam> {
 
   // Compares one pass and prints the error for the GPU check's log.
   void expect_close(CudnnPass pass, int algorithm_value, const Tensor& got, const Tensor& want) {
-    const std::string cudnn_name = cudnn_algorithms(pass)[static_cast<size_t>(algorithm_value)].name;
+    const std::string cudnn_name =
+        cudnn_algorithms(pass)[static_cast<size_t>(algorithm_value)].name;
     const double error = conv_test::relative_error(got, want);
-    std::printf("%-28s %-44s %-10s %-22s error %.2e workspace %zu\n", algo->name().c_str(), problem.key().c_str(),
-                to_string(pass), cudnn_name.c_str(), error, algo->workspace_bytes(problem));
-    EXPECT_LE(error, tolerance_for(cudnn_name)) << algo->name() << " " << to_string(pass) << " (" << cudnn_name
-                                                << ") on " << problem.key();
+    std::printf("%-28s %-44s %-10s %-22s error %.2e workspace %zu\n", algo->name().c_str(),
+                problem.key().c_str(), to_string(pass), cudnn_name.c_str(), error,
+                algo->workspace_bytes(problem));
+    EXPECT_LE(error, tolerance_for(cudnn_name))
+        << algo->name() << " " << to_string(pass) << " (" << cudnn_name << ") on " << problem.key();
   }
 
   // One instance per algorithm and problem, as the engine keeps one per layer, so
@@ -288,8 +309,9 @@ TEST_P(ConvCudnnMatchesDirect, Forward) {
   const Reference& ref = reference_for(problem);
   const Tensor x = to_memory(ref.host.x, CudaMemory::of_device(0));
   const Tensor w = to_memory(ref.host.w, CudaMemory::of_device(0));
-  const Tensor y = device_pass(*algo, problem, problem.output(),
-                               [&](const ConvCall& call, Tensor& out) { algo->forward(call, x, w, out); });
+  const Tensor y =
+      device_pass(*algo, problem, problem.output(),
+                  [&](const ConvCall& call, Tensor& out) { algo->forward(call, x, w, out); });
   expect_close(CudnnPass::forward, chosen.forward, y, ref.y);
 }
 
@@ -297,8 +319,9 @@ TEST_P(ConvCudnnMatchesDirect, BackwardData) {
   const Reference& ref = reference_for(problem);
   const Tensor dy = to_memory(ref.host.dy, CudaMemory::of_device(0));
   const Tensor w = to_memory(ref.host.w, CudaMemory::of_device(0));
-  const Tensor dx = device_pass(*algo, problem, problem.input,
-                                [&](const ConvCall& call, Tensor& out) { algo->backward_data(call, dy, w, out); });
+  const Tensor dx = device_pass(
+      *algo, problem, problem.input,
+      [&](const ConvCall& call, Tensor& out) { algo->backward_data(call, dy, w, out); });
   expect_close(CudnnPass::backward_data, chosen.backward_data, dx, ref.dx);
 }
 
@@ -306,21 +329,23 @@ TEST_P(ConvCudnnMatchesDirect, BackwardFilter) {
   const Reference& ref = reference_for(problem);
   const Tensor x = to_memory(ref.host.x, CudaMemory::of_device(0));
   const Tensor dy = to_memory(ref.host.dy, CudaMemory::of_device(0));
-  const Tensor dw = device_pass(*algo, problem, problem.filter(),
-                                [&](const ConvCall& call, Tensor& out) { algo->backward_filter(call, x, dy, out); });
+  const Tensor dw = device_pass(
+      *algo, problem, problem.filter(),
+      [&](const ConvCall& call, Tensor& out) { algo->backward_filter(call, x, dy, out); });
   expect_close(CudnnPass::backward_filter, chosen.backward_filter, dw, ref.dw);
 }
 
 std::string param_name(const ::testing::TestParamInfo<DeviceParam>& info) {
-  std::string name = std::get<0>(info.param).substr(std::string("cudnn:").size()) + "_" + std::get<1>(info.param).name +
-                     "_" + to_string(std::get<2>(info.param));
+  std::string name = std::get<0>(info.param).substr(std::string("cudnn:").size()) + "_" +
+                     std::get<1>(info.param).name + "_" + to_string(std::get<2>(info.param));
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return name;
 }
 
 INSTANTIATE_TEST_SUITE_P(ModelLayers, ConvCudnnMatchesDirect,
-                         ::testing::Combine(::testing::ValuesIn(cudnn_names()), ::testing::ValuesIn(model_layers()),
+                         ::testing::Combine(::testing::ValuesIn(cudnn_names()),
+                                            ::testing::ValuesIn(model_layers()),
                                             ::testing::Values(Layout::NCHW, Layout::NHWC)),
                          param_name);
 
@@ -335,17 +360,24 @@ TEST(ConvCudnnDevice, EachPassIsOneRangeNamedAfterTheAlgorithmAndPass) {
   const Tensor dy = to_memory(ref.host.dy, CudaMemory::of_device(0));
   profiler::Tracer tracer;
   tracer.start();
-  device_pass(*algo, p, p.output(), [&](const ConvCall& c, Tensor& out) { algo->forward(c, x, w, out); }, &tracer);
-  device_pass(*algo, p, p.input, [&](const ConvCall& c, Tensor& out) { algo->backward_data(c, dy, w, out); }, &tracer);
-  device_pass(*algo, p, p.filter(), [&](const ConvCall& c, Tensor& out) { algo->backward_filter(c, x, dy, out); },
-              &tracer);
+  device_pass(
+      *algo, p, p.output(), [&](const ConvCall& c, Tensor& out) { algo->forward(c, x, w, out); },
+      &tracer);
+  device_pass(
+      *algo, p, p.input,
+      [&](const ConvCall& c, Tensor& out) { algo->backward_data(c, dy, w, out); }, &tracer);
+  device_pass(
+      *algo, p, p.filter(),
+      [&](const ConvCall& c, Tensor& out) { algo->backward_filter(c, x, dy, out); }, &tracer);
   tracer.stop();
   const profiler::Trace trace = tracer.collect({});
   std::vector<std::string> names;
   for (const profiler::Range& r : trace.ranges) names.push_back(r.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"cudnn:implicit_gemm.fwd", "cudnn:implicit_gemm.bwd_data",
-                                             "cudnn:implicit_gemm.bwd_filter"}));
-  EXPECT_TRUE(trace.activities.empty()) << "device work is CUPTI's to record, not host-timed kernels";
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"cudnn:implicit_gemm.fwd", "cudnn:implicit_gemm.bwd_data",
+                                      "cudnn:implicit_gemm.bwd_filter"}));
+  EXPECT_TRUE(trace.activities.empty())
+      << "device work is CUPTI's to record, not host-timed kernels";
 }
 
 TEST(ConvCudnnDevice, TooSmallAWorkspaceAndHostTensorsAreRuntimeErrors) {
@@ -368,7 +400,8 @@ TEST(ConvCudnnDevice, TooSmallAWorkspaceAndHostTensorsAreRuntimeErrors) {
   AlignedBuffer small(needed / 2, memory);
   try {
     hungry->forward(ConvCall{p, exec, small.data(), small.bytes()}, x, w, y);
-    ADD_FAILURE() << hungry->name() << ": no error for a workspace of " << small.bytes() << " < " << needed;
+    ADD_FAILURE() << hungry->name() << ": no error for a workspace of " << small.bytes() << " < "
+                  << needed;
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::runtime);
     EXPECT_TRUE(contains(e.what(), "workspace")) << e.what();

@@ -18,7 +18,9 @@ Error error_of(Status status, std::string_view context = {}) {
   return Error(ErrorKind::runtime, "");
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 TEST(CudaCheck, SuccessOfEveryLibraryPasses) {
   EXPECT_NO_THROW(check(cudaSuccess, {"a", "f", 1}));
@@ -53,12 +55,14 @@ TEST(CudaCheck, NoDeviceAndOutOfMemoryAreUnsupportedNotRuntime) {
 TEST(CudaCheck, EachLibraryContributesItsOwnText) {
   EXPECT_TRUE(contains(error_of(CUDNN_STATUS_BAD_PARAM).what(), "cuDNN error"));
   EXPECT_TRUE(contains(error_of(CUDNN_STATUS_BAD_PARAM).what(), "CUDNN_STATUS_BAD_PARAM"));
-  EXPECT_TRUE(contains(error_of(CUBLAS_STATUS_NOT_INITIALIZED).what(), "CUBLAS_STATUS_NOT_INITIALIZED"));
+  EXPECT_TRUE(
+      contains(error_of(CUBLAS_STATUS_NOT_INITIALIZED).what(), "CUBLAS_STATUS_NOT_INITIALIZED"));
   EXPECT_TRUE(contains(error_of(CUFFT_INVALID_SIZE).what(), "cuFFT error 8 (CUFFT_INVALID_SIZE)"));
 #ifdef TUNESCOPE_HAVE_NCCL
   EXPECT_TRUE(contains(error_of(ncclInvalidArgument).what(), "NCCL error"));
 #endif
-  EXPECT_TRUE(contains(error_of(CUPTI_ERROR_INVALID_PARAMETER).what(), "CUPTI_ERROR_INVALID_PARAMETER"));
+  EXPECT_TRUE(
+      contains(error_of(CUPTI_ERROR_INVALID_PARAMETER).what(), "CUPTI_ERROR_INVALID_PARAMETER"));
 }
 
 TEST(CudaCheck, MacroQuotesTheCallAsWritten) {

@@ -62,7 +62,8 @@ TEST(CudaDescription, NamesDeviceResourcesAndVersions) {
   v.cufft = 12000;
   v.nccl = 22809;
   EXPECT_EQ(describe_cuda_device(device, v),
-            "NVIDIA H200 (device 1), 132 SMs, 150.0 GiB, compute capability 9.0; driver 13.0, runtime 13.0, "
+            "NVIDIA H200 (device 1), 132 SMs, 150.0 GiB, compute capability 9.0; driver 13.0, "
+            "runtime 13.0, "
             "cuDNN 9.19.0, cuBLAS 13.1.0, cuFFT 12.0.0, NCCL 2.28.9");
 }
 
@@ -70,7 +71,8 @@ TEST(CudaBackend, WithoutADeviceRefusesWithTheDriversReason) {
   const auto names = Registry::instance().backends();
   ASSERT_NE(std::find(names.begin(), names.end(), "cuda"), names.end());
   const std::string reason = cuda_unavailable_reason();
-  if (reason.empty()) GTEST_SKIP() << "a CUDA device is present (CudaBackend.RunsOnTheDevicesMemoryAndStreams)";
+  if (reason.empty())
+    GTEST_SKIP() << "a CUDA device is present (CudaBackend.RunsOnTheDevicesMemoryAndStreams)";
   try {
     Registry::instance().make_backend("cuda");
     FAIL() << "the cuda backend constructed without a device";
@@ -107,7 +109,8 @@ TEST(CudaBackend, RunsOnTheDevicesMemoryAndStreams) {
   TS_SKIP_WITHOUT_CUDA_DEVICE();
   const std::unique_ptr<Backend> backend = Registry::instance().make_backend("cuda");
   EXPECT_EQ(backend->name(), "cuda");
-  EXPECT_NE(backend->device_description().find("(device 0)"), std::string::npos) << backend->device_description();
+  EXPECT_NE(backend->device_description().find("(device 0)"), std::string::npos)
+      << backend->device_description();
   EXPECT_FALSE(backend->memory().host_accessible());
   EXPECT_EQ(backend->memory().name(), "cuda:0");
   const NativeStream lane0 = backend->lane_stream(0, 0);

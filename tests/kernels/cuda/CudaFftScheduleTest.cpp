@@ -33,7 +33,8 @@ std::vector<cdouble> naive_dft(const std::vector<cdouble>& x, int dir) {
   std::vector<cdouble> y(n);
   for (size_t k = 0; k < n; ++k)
     for (size_t t = 0; t < n; ++t)
-      y[k] += x[t] * std::polar(1.0, dir * 2.0 * M_PI * static_cast<double>(k * t % n) / static_cast<double>(n));
+      y[k] += x[t] * std::polar(1.0, dir * 2.0 * M_PI * static_cast<double>(k * t % n) /
+                                         static_cast<double>(n));
   return y;
 }
 
@@ -76,7 +77,8 @@ TEST(CudaFftStages, OneDimensionalScheduleMatchesNaiveDftForEverySmoothLength) {
     const int stages = factor_radices(n, radices);
     if (stages < 0) continue;
     const std::vector<Cf> twiddles = make_twiddles(n);
-    const std::vector<float> values = random_reals(2 * static_cast<size_t>(n), static_cast<unsigned>(n));
+    const std::vector<float> values =
+        random_reals(2 * static_cast<size_t>(n), static_cast<unsigned>(n));
     for (int dir : {-1, 1}) {
       std::vector<Cf> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
       std::vector<cdouble> x(static_cast<size_t>(n));
@@ -110,10 +112,13 @@ struct Emulated2d {
   Fft2dGeometry g;
   int planes, group;
 
-  Emulated2d(int rows, int cols, int planes_, int group_) : g(rows, cols), planes(planes_), group(group_) {}
+  Emulated2d(int rows, int cols, int planes_, int group_)
+      : g(rows, cols), planes(planes_), group(group_) {}
 
-  void run(int dir, const float* real_in, float* real_out, const Cf* spectrum_in, Cf* spectrum_out) const {
-    ASSERT_TRUE(emulate_transform(g, dir, planes, group, real_in, real_out, spectrum_in, spectrum_out))
+  void run(int dir, const float* real_in, float* real_out, const Cf* spectrum_in,
+           Cf* spectrum_out) const {
+    ASSERT_TRUE(
+        emulate_transform(g, dir, planes, group, real_in, real_out, spectrum_in, spectrum_out))
         << g.rows << "x" << g.cols;
   }
 
@@ -131,7 +136,8 @@ struct Emulated2d {
 };
 
 // The separable naive 2-D DFT of plane p's reals, frequency-major half spectrum.
-std::vector<cdouble> naive_forward(int rows, int cols, int planes, const std::vector<float>& real, int p) {
+std::vector<cdouble> naive_forward(int rows, int cols, int planes, const std::vector<float>& real,
+                                   int p) {
   std::vector<std::vector<cdouble>> rowspec(static_cast<size_t>(rows));
   for (int r = 0; r < rows; ++r) {
     std::vector<cdouble> x(static_cast<size_t>(cols));
@@ -183,12 +189,14 @@ TEST_P(CudaFft2dSchedule, ForwardInverseAndRoundTripMatchFftwAndNaiveDft) {
   EXPECT_LE(round_trip_error, tolerance(points)) << "round trip";
   const double log2_points = std::max(1.0, std::log2(points));
   std::printf("%dx%d: per log2(points) r2c %.2e, c2r %.2e, round trip %.2e\n", rows, cols,
-              forward_error / log2_points, inverse_error / log2_points, round_trip_error / log2_points);
+              forward_error / log2_points, inverse_error / log2_points,
+              round_trip_error / log2_points);
 }
 
 INSTANTIATE_TEST_SUITE_P(EverySize, CudaFft2dSchedule, testing::ValuesIn(all_sizes()),
                          [](const testing::TestParamInfo<Size2d>& info) {
-                           return std::to_string(info.param.rows) + "x" + std::to_string(info.param.cols);
+                           return std::to_string(info.param.rows) + "x" +
+                                  std::to_string(info.param.cols);
                          });
 
 TEST(CudaFft2dSchedule, RefusesLengthsBeyondTheKernel) {

@@ -35,8 +35,10 @@ struct Named {
 };
 
 const Named kTransforms[] = {
-    {"fft-own", 2e-7, [] { return std::unique_ptr<CudaFftTransformFactory>(new OwnFftCudaTransformFactory); }},
-    {"cufft", 1e-6, [] { return std::unique_ptr<CudaFftTransformFactory>(new CufftTransformFactory); }},
+    {"fft-own", 2e-7,
+     [] { return std::unique_ptr<CudaFftTransformFactory>(new OwnFftCudaTransformFactory); }},
+    {"cufft", 1e-6,
+     [] { return std::unique_ptr<CudaFftTransformFactory>(new CufftTransformFactory); }},
 };
 
 class CudaFftTransformDevice : public testing::TestWithParam<Size2d> {};
@@ -46,7 +48,8 @@ TEST_P(CudaFftTransformDevice, ForwardAndInverseMatchFftw) {
   const auto [rows, cols] = GetParam();
   const int points = rows * cols, bins = rows * (cols / 2 + 1);
   const double log2_points = std::max(1.0, std::log2(points));
-  const std::vector<float> real = random_reals(static_cast<size_t>(points) * kPlanes, static_cast<unsigned>(rows + 7 * cols));
+  const std::vector<float> real =
+      random_reals(static_cast<size_t>(points) * kPlanes, static_cast<unsigned>(rows + 7 * cols));
   const std::vector<Cf> reference = fftw_forward(rows, cols, kPlanes, real);
   const std::vector<float> reference_back = fftw_inverse(rows, cols, kPlanes, reference);
 
@@ -60,20 +63,20 @@ TEST_P(CudaFftTransformDevice, ForwardAndInverseMatchFftw) {
     const auto transform = factory->make({rows, cols});
     AlignedBuffer work(std::max<size_t>(transform->work_bytes(kPlanes), 1), memory);
     memory.copy_from_host(d_real.data(), real.data(), d_real.bytes());
-    transform->forward(static_cast<const float*>(d_real.data()), static_cast<float2*>(d_spectrum.data()), kPlanes,
-                       work.data(), nullptr);
+    transform->forward(static_cast<const float*>(d_real.data()),
+                       static_cast<float2*>(d_spectrum.data()), kPlanes, work.data(), nullptr);
     std::vector<Cf> spectrum(reference.size());
     memory.copy_to_host(spectrum.data(), d_spectrum.data(), d_spectrum.bytes());
     const double forward_error = spectrum_error(spectrum, reference) / log2_points;
 
     memory.copy_from_host(d_spectrum.data(), reference.data(), d_spectrum.bytes());
-    transform->inverse(static_cast<float2*>(d_spectrum.data()), static_cast<float*>(d_real.data()), kPlanes,
-                       work.data(), nullptr);
+    transform->inverse(static_cast<float2*>(d_spectrum.data()), static_cast<float*>(d_real.data()),
+                       kPlanes, work.data(), nullptr);
     std::vector<float> back(real.size());
     memory.copy_to_host(back.data(), d_real.data(), d_real.bytes());
     const double inverse_error = real_error(back, reference_back, 1.0) / log2_points;
-    std::printf("%-8s %dx%d x %d planes (%d bins): per log2 r2c %.2e c2r %.2e\n", t.name, rows, cols, kPlanes, bins,
-                forward_error, inverse_error);
+    std::printf("%-8s %dx%d x %d planes (%d bins): per log2 r2c %.2e c2r %.2e\n", t.name, rows,
+                cols, kPlanes, bins, forward_error, inverse_error);
     EXPECT_LE(forward_error, t.tolerance_per_log2) << t.name << " r2c";
     EXPECT_LE(inverse_error, t.tolerance_per_log2) << t.name << " c2r";
   }
@@ -81,7 +84,8 @@ TEST_P(CudaFftTransformDevice, ForwardAndInverseMatchFftw) {
 
 INSTANTIATE_TEST_SUITE_P(EverySize, CudaFftTransformDevice, testing::ValuesIn(all_sizes()),
                          [](const testing::TestParamInfo<Size2d>& info) {
-                           return std::to_string(info.param.rows) + "x" + std::to_string(info.param.cols);
+                           return std::to_string(info.param.rows) + "x" +
+                                  std::to_string(info.param.cols);
                          });
 
 }  // namespace

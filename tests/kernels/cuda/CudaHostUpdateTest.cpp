@@ -51,18 +51,22 @@ TEST_P(CudaHostUpdate, Lenet5MatchesTheDeviceUpdate) {
   TrainingSession on_host(lenet5(UpdateOn::host, GetParam()));
   const EpochResult want = on_device.train_steps(3);
   const EpochResult got = on_host.train_steps(3);
-  EXPECT_NEAR(got.stats.mean_loss(), want.stats.mean_loss(), 1e-5 * std::abs(want.stats.mean_loss()));
+  EXPECT_NEAR(got.stats.mean_loss(), want.stats.mean_loss(),
+              1e-5 * std::abs(want.stats.mean_loss()));
   const auto want_params = on_device.network().parameters();
   const auto got_params = on_host.network().parameters();
   ASSERT_EQ(want_params.size(), got_params.size());
   for (size_t i = 0; i < want_params.size(); ++i) {
     EXPECT_FALSE(got_params[i]->value.on_host()) << want_params[i]->name;
-    EXPECT_LE(relative_error(got_params[i]->value, want_params[i]->value), 1e-4) << want_params[i]->name;
+    EXPECT_LE(relative_error(got_params[i]->value, want_params[i]->value), 1e-4)
+        << want_params[i]->name;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(SyncAndAsync, CudaHostUpdate, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "async" : "sync"; });
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "async" : "sync";
+                         });
 
 }  // namespace
 }  // namespace tunescope::cuda

@@ -40,7 +40,8 @@ void expect_cuda_matches_cpu(const std::vector<OpCase>& cases) {
       LaneStreams::finish(device_ctx.stream.as<CUstream_st>());
       ASSERT_EQ(want.size(), got.size());
       for (size_t i = 0; i < want.size(); ++i)
-        EXPECT_TRUE(cpu::testing::logically_near(got[i], want[i], c.backend_tolerance)) << "output " << i;
+        EXPECT_TRUE(cpu::testing::logically_near(got[i], want[i], c.backend_tolerance))
+            << "output " << i;
     }
 }
 

@@ -5,8 +5,8 @@
 
 #include "kernels/cuda/CudaDevice.h"
 
-#define TS_SKIP_WITHOUT_CUDA_DEVICE()                                                     \
-  do {                                                                                   \
+#define TS_SKIP_WITHOUT_CUDA_DEVICE()                                                             \
+  do {                                                                                            \
     if (const std::string reason = ::tunescope::cuda::cuda_unavailable_reason(); !reason.empty()) \
-      GTEST_SKIP() << reason;                                                            \
+      GTEST_SKIP() << reason;                                                                     \
   } while (false)

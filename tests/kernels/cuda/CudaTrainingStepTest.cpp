@@ -40,23 +40,28 @@ double relative_error(const Tensor& got_device, const Tensor& want) {
   return error / std::max(scale, 1e-12);
 }
 
-void expect_same_training(const SessionOptions& cpu_options, const SessionOptions& cuda_options, int64_t steps) {
+void expect_same_training(const SessionOptions& cpu_options, const SessionOptions& cuda_options,
+                          int64_t steps) {
   TrainingSession cpu(cpu_options);
   TrainingSession cuda(cuda_options);
   EXPECT_EQ(cuda.options().conv.default_algorithm, "cudnn:implicit_gemm");
-  for (const Parameter* p : cuda.network().parameters()) EXPECT_FALSE(p->value.on_host()) << p->name;
+  for (const Parameter* p : cuda.network().parameters())
+    EXPECT_FALSE(p->value.on_host()) << p->name;
 
   const EpochResult want = cpu.train_steps(steps);
   const EpochResult got = cuda.train_steps(steps);
-  EXPECT_NEAR(got.stats.mean_loss(), want.stats.mean_loss(), 1e-4 * std::abs(want.stats.mean_loss()));
+  EXPECT_NEAR(got.stats.mean_loss(), want.stats.mean_loss(),
+              1e-4 * std::abs(want.stats.mean_loss()));
   EXPECT_EQ(got.stats.examples, want.stats.examples);
 
   const auto want_params = cpu.network().parameters();
   const auto got_params = cuda.network().parameters();
   ASSERT_EQ(want_params.size(), got_params.size());
   for (size_t i = 0; i < want_params.size(); ++i) {
-    EXPECT_LE(relative_error(got_params[i]->grad, want_params[i]->grad), 1e-3) << want_params[i]->name << " grad";
-    EXPECT_LE(relative_error(got_params[i]->value, want_params[i]->value), 1e-3) << want_params[i]->name;
+    EXPECT_LE(relative_error(got_params[i]->grad, want_params[i]->grad), 1e-3)
+        << want_params[i]->name << " grad";
+    EXPECT_LE(relative_error(got_params[i]->value, want_params[i]->value), 1e-3)
+        << want_params[i]->name;
   }
 
   const StepStats want_eval = cpu.evaluate();
@@ -100,19 +105,23 @@ TEST(CudaTrainingStep, Lenet5TwoReplicasMatchOneReplica) {
   const EpochResult got = split.train_steps(3);
   split.tracer().stop();
   split.trainer().synchronize();
-  EXPECT_NEAR(got.stats.mean_loss(), want.stats.mean_loss(), 1e-4 * std::abs(want.stats.mean_loss()));
+  EXPECT_NEAR(got.stats.mean_loss(), want.stats.mean_loss(),
+              1e-4 * std::abs(want.stats.mean_loss()));
   const auto want_params = single.network().parameters();
   const auto got_params = split.network().parameters();
   ASSERT_EQ(want_params.size(), got_params.size());
   for (size_t i = 0; i < want_params.size(); ++i)
-    EXPECT_LE(relative_error(got_params[i]->value, to_host(want_params[i]->value)), 1e-3) << want_params[i]->name;
+    EXPECT_LE(relative_error(got_params[i]->value, to_host(want_params[i]->value)), 1e-3)
+        << want_params[i]->name;
 
   const profiler::Trace trace = split.tracer().collect({});
   std::set<int> devices;
   for (const auto& a : trace.activities)
     if (a.kind == profiler::ActivityKind::kernel) devices.insert(a.device);
-  if (require_cuda_devices() >= 2) EXPECT_EQ(devices, (std::set<int>{0, 1}));
-  else EXPECT_EQ(devices, (std::set<int>{0}));
+  if (require_cuda_devices() >= 2)
+    EXPECT_EQ(devices, (std::set<int>{0, 1}));
+  else
+    EXPECT_EQ(devices, (std::set<int>{0}));
 }
 
 // Batches are assembled in the backend's pinned staging memory (so their upload is an

@@ -34,20 +34,26 @@ ConvProblem resnet_downsample(Layout layout) {
 
 TEST(CudnnAlgorithms, EveryEnumValueOfEachPassHasAName) {
   EXPECT_EQ(cudnn_algorithms(CudnnPass::forward).size(), size_t{CUDNN_CONVOLUTION_FWD_ALGO_COUNT});
-  EXPECT_EQ(cudnn_algorithms(CudnnPass::backward_data).size(), size_t{CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT});
-  EXPECT_EQ(cudnn_algorithms(CudnnPass::backward_filter).size(), size_t{CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT});
-  for (CudnnPass pass : {CudnnPass::forward, CudnnPass::backward_data, CudnnPass::backward_filter}) {
+  EXPECT_EQ(cudnn_algorithms(CudnnPass::backward_data).size(),
+            size_t{CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT});
+  EXPECT_EQ(cudnn_algorithms(CudnnPass::backward_filter).size(),
+            size_t{CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT});
+  for (CudnnPass pass :
+       {CudnnPass::forward, CudnnPass::backward_data, CudnnPass::backward_filter}) {
     std::set<std::string> names;
     for (const CudnnAlgorithmInfo& info : cudnn_algorithms(pass)) {
       EXPECT_EQ(info.pass, pass);
       EXPECT_TRUE(names.insert(info.name).second) << "duplicate " << info.name;
-      for (char c : std::string(info.name)) EXPECT_TRUE(std::islower(c) || std::isdigit(c) || c == '_') << info.name;
+      for (char c : std::string(info.name))
+        EXPECT_TRUE(std::islower(c) || std::isdigit(c) || c == '_') << info.name;
     }
   }
-  EXPECT_EQ(cudnn_algorithm(CudnnPass::forward, "fft_tiling").value, CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING);
+  EXPECT_EQ(cudnn_algorithm(CudnnPass::forward, "fft_tiling").value,
+            CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING);
   EXPECT_EQ(cudnn_algorithm(CudnnPass::forward, "winograd_nonfused").value,
             CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED);
-  EXPECT_EQ(cudnn_algorithm(CudnnPass::backward_filter, "algo_3").value, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3);
+  EXPECT_EQ(cudnn_algorithm(CudnnPass::backward_filter, "algo_3").value,
+            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3);
   EXPECT_FALSE(cudnn_algorithm(CudnnPass::backward_data, "algo_0").deterministic);
   EXPECT_FALSE(cudnn_algorithm(CudnnPass::backward_filter, "winograd").implemented);
   EXPECT_FALSE(cudnn_algorithm(CudnnPass::forward, "direct").implemented);
@@ -78,11 +84,13 @@ TEST(CudnnAlgorithms, FamiliesPairForwardWithSameNamedBackwardOrAlgo1) {
   EXPECT_EQ(family("cudnn:implicit_gemm").backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
   EXPECT_EQ(family("cudnn:fft").backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT);
   EXPECT_EQ(family("cudnn:fft").backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT);
-  EXPECT_EQ(family("cudnn:fft_tiling").backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING);
+  EXPECT_EQ(family("cudnn:fft_tiling").backward_filter,
+            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING);
   // Backward-filter Winograd is declared but not implemented: the family falls back.
   EXPECT_EQ(family("cudnn:winograd").backward_data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD);
   EXPECT_EQ(family("cudnn:winograd").backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
-  EXPECT_EQ(family("cudnn:winograd_nonfused").backward_filter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED);
+  EXPECT_EQ(family("cudnn:winograd_nonfused").backward_filter,
+            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED);
 }
 
 TEST(CudnnConvParams, NchwProblemMapsToKcrsFilterAndCrossCorrelation) {
@@ -93,7 +101,8 @@ TEST(CudnnConvParams, NchwProblemMapsToKcrsFilterAndCrossCorrelation) {
   EXPECT_EQ((std::array{p.x.n, p.x.c, p.x.h, p.x.w}), (std::array{128, 64, 32, 32}));
   EXPECT_EQ((std::array{p.w.k, p.w.c, p.w.r, p.w.s}), (std::array{128, 64, 3, 3}));
   EXPECT_EQ((std::array{p.y.n, p.y.c, p.y.h, p.y.w}), (std::array{128, 128, 16, 16}));
-  EXPECT_EQ((std::array{p.conv.pad_h, p.conv.pad_w, p.conv.stride_h, p.conv.stride_w}), (std::array{1, 1, 2, 2}));
+  EXPECT_EQ((std::array{p.conv.pad_h, p.conv.pad_w, p.conv.stride_h, p.conv.stride_w}),
+            (std::array{1, 1, 2, 2}));
   EXPECT_EQ(p.conv.dilation_h, 1);
   EXPECT_EQ(p.conv.mode, CUDNN_CROSS_CORRELATION);
   EXPECT_EQ(p.conv.compute_type, CUDNN_DATA_FLOAT);
@@ -149,22 +158,27 @@ TEST(CudnnWorkspace, ResnetLayerListsAlgorithmsAndWorkspaces) {
   for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
     const ConvProblem problem = resnet_layer(layout);
     const CudnnConvDescriptors descriptors(problem);
-    for (CudnnPass pass : {CudnnPass::forward, CudnnPass::backward_data, CudnnPass::backward_filter}) {
+    for (CudnnPass pass :
+         {CudnnPass::forward, CudnnPass::backward_data, CudnnPass::backward_filter}) {
       const auto rows = query_cudnn_algorithms(handle.get(), descriptors, pass);
       ASSERT_EQ(rows.size(), cudnn_algorithms(pass).size());
       int supported = 0;
       for (const auto& row : rows) {
-        std::printf("%s %s %-22s %s %zu bytes %s\n", problem.key().c_str(), to_string(pass), row.algorithm.name,
-                    row.supported ? "ok " : "no ", row.workspace_bytes, row.reason.c_str());
-        if (row.supported) ++supported;
-        else EXPECT_FALSE(row.reason.empty());
+        std::printf("%s %s %-22s %s %zu bytes %s\n", problem.key().c_str(), to_string(pass),
+                    row.algorithm.name, row.supported ? "ok " : "no ", row.workspace_bytes,
+                    row.reason.c_str());
+        if (row.supported)
+          ++supported;
+        else
+          EXPECT_FALSE(row.reason.empty());
       }
       EXPECT_GE(supported, 1) << problem.key() << " " << to_string(pass);
     }
     // Implicit GEMM is cuDNN's universal forward algorithm and needs no workspace.
     const auto forward = query_cudnn_algorithms(handle.get(), descriptors, CudnnPass::forward);
     EXPECT_TRUE(forward[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM].supported) << problem.key();
-    EXPECT_EQ(forward[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM].workspace_bytes, 0u) << problem.key();
+    EXPECT_EQ(forward[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM].workspace_bytes, 0u)
+        << problem.key();
   }
 }
 

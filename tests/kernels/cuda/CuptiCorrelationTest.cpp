@@ -27,7 +27,8 @@ TEST(CuptiCorrelationRealApi, KernelsCarryTheIdsOfTheRangesTheyWereLaunchedIn) {
   float* data = nullptr;
   cudaStream_t streams[2] = {};
   TS_CUDA_CHECK(cudaMalloc(&data, 2 * n * sizeof(float)));
-  for (cudaStream_t& s : streams) TS_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (cudaStream_t& s : streams)
+    TS_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 
   Tracer tracer;
   tracer.attach_device_tracer(make_cupti_device_tracer());
@@ -48,11 +49,13 @@ TEST(CuptiCorrelationRealApi, KernelsCarryTheIdsOfTheRangesTheyWereLaunchedIn) {
   for (cudaStream_t s : streams) TS_CUDA_CHECK(cudaStreamDestroy(s));
   TS_CUDA_CHECK(cudaFree(data));
 
-  ASSERT_EQ(trace.metadata.extra.count(kDeviceTracerErrorKey), 0u) << trace.metadata.extra.at(kDeviceTracerErrorKey);
+  ASSERT_EQ(trace.metadata.extra.count(kDeviceTracerErrorKey), 0u)
+      << trace.metadata.extra.at(kDeviceTracerErrorKey);
   ASSERT_EQ(trace.ranges.size(), 2u);
   std::vector<const Activity*> kernels;
   for (const Activity& a : trace.activities)
-    if (a.kind == ActivityKind::kernel && a.name.find("add_one") != std::string::npos) kernels.push_back(&a);
+    if (a.kind == ActivityKind::kernel && a.name.find("add_one") != std::string::npos)
+      kernels.push_back(&a);
   ASSERT_EQ(kernels.size(), 2u) << trace.activities.size() << " activities";
   std::sort(kernels.begin(), kernels.end(),
             [&](const Activity* a, const Activity* b) { return a->range_id < b->range_id; });
@@ -68,7 +71,8 @@ TEST(CuptiCorrelationRealApi, KernelsCarryTheIdsOfTheRangesTheyWereLaunchedIn) {
   ASSERT_EQ(by_layer.size(), 2u);
   std::printf("CUPTI correlation: %s %lld ns, %s %lld ns, dropped %s\n", by_layer[0].name.c_str(),
               static_cast<long long>(by_layer[0].device_ns), by_layer[1].name.c_str(),
-              static_cast<long long>(by_layer[1].device_ns), trace.metadata.extra.at(kDroppedRecordsKey).c_str());
+              static_cast<long long>(by_layer[1].device_ns),
+              trace.metadata.extra.at(kDroppedRecordsKey).c_str());
 }
 
 }  // namespace

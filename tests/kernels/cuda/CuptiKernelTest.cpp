@@ -19,7 +19,8 @@ namespace {
 
 TEST(CuptiRealApi, WithoutADeviceStartFailsCleanlyOrRecordsNothing) {
   const std::string reason = cuda::cuda_unavailable_reason();
-  if (reason.empty()) GTEST_SKIP() << "a CUDA device is present (covered by RecordsALaunchedKernel)";
+  if (reason.empty())
+    GTEST_SKIP() << "a CUDA device is present (covered by RecordsALaunchedKernel)";
   std::vector<std::string> log;
   auto api = make_cupti_api([&](const std::string& line) { log.push_back(line); });
   CuptiTracer tracer(*api);
@@ -58,10 +59,12 @@ TEST(CuptiRealApi, RecordsALaunchedKernelOnTheHostClock) {
   Trace trace;
   tracer.collect_into(trace);
   EXPECT_TRUE(tracer.errors().empty()) << tracer.errors().front();
-  const auto kernel = std::find_if(trace.activities.begin(), trace.activities.end(), [](const Activity& a) {
-    return a.kind == ActivityKind::kernel && a.name.find("add_one") != std::string::npos;
-  });
-  ASSERT_NE(kernel, trace.activities.end()) << trace.activities.size() << " activities, none add_one";
+  const auto kernel =
+      std::find_if(trace.activities.begin(), trace.activities.end(), [](const Activity& a) {
+        return a.kind == ActivityKind::kernel && a.name.find("add_one") != std::string::npos;
+      });
+  ASSERT_NE(kernel, trace.activities.end())
+      << trace.activities.size() << " activities, none add_one";
   // Normalised GPU time falls inside the host window (allowing the offset's sampling error).
   constexpr int64_t kSlackNs = 50'000;
   EXPECT_GE(kernel->start_ns, host_before - kSlackNs);
@@ -69,16 +72,18 @@ TEST(CuptiRealApi, RecordsALaunchedKernelOnTheHostClock) {
   EXPECT_GT(kernel->duration_ns(), 0);
   EXPECT_NE(kernel->correlation, 0u);
 
-  const auto launch = std::find_if(trace.activities.begin(), trace.activities.end(), [&](const Activity& a) {
-    return a.kind == ActivityKind::overhead && a.correlation == kernel->correlation;
-  });
+  const auto launch =
+      std::find_if(trace.activities.begin(), trace.activities.end(), [&](const Activity& a) {
+        return a.kind == ActivityKind::overhead && a.correlation == kernel->correlation;
+      });
   ASSERT_NE(launch, trace.activities.end()) << "no API record with the kernel's correlation id";
   EXPECT_EQ(launch->device, -1);
   EXPECT_NE(launch->name.find("LaunchKernel"), std::string::npos) << launch->name;
   EXPECT_LE(launch->start_ns, kernel->start_ns);
 
-  const bool memset_seen = std::any_of(trace.activities.begin(), trace.activities.end(),
-                                       [](const Activity& a) { return a.kind == ActivityKind::memset; });
+  const bool memset_seen =
+      std::any_of(trace.activities.begin(), trace.activities.end(),
+                  [](const Activity& a) { return a.kind == ActivityKind::memset; });
   EXPECT_TRUE(memset_seen);
   std::printf("CUPTI: %zu activities, %s dropped, kernel %s %lld ns\n", trace.activities.size(),
               trace.metadata.extra["cupti.dropped_records"].c_str(), kernel->name.c_str(),

@@ -24,12 +24,15 @@ namespace {
 
 const Shape4 kShape{2, 3, 17, 19};  // 1938 floats: not a multiple of any chunk size
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // The sources of `devices` devices (one each, seeds 1, 2, ...) on the host, and their sum.
 std::vector<Tensor> host_sources(int devices) {
   std::vector<Tensor> sources;
-  for (int d = 0; d < devices; ++d) sources.push_back(cpu::testing::random_tensor(kShape, Layout::NCHW, 1 + d));
+  for (int d = 0; d < devices; ++d)
+    sources.push_back(cpu::testing::random_tensor(kShape, Layout::NCHW, 1 + d));
   return sources;
 }
 
@@ -39,7 +42,9 @@ void expect_scaled_sum(const Tensor& got_device, const std::vector<Tensor>& sour
     double want = 0;
     for (const Tensor& s : sources) want += static_cast<double>(s.data()[k]);
     want *= scale;
-    ASSERT_LE(std::abs(static_cast<double>(got.data()[k]) - want), 1e-5 * std::max(1.0, std::abs(want))) << k;
+    ASSERT_LE(std::abs(static_cast<double>(got.data()[k]) - want),
+              1e-5 * std::max(1.0, std::abs(want)))
+        << k;
   }
 }
 
@@ -101,7 +106,8 @@ TEST(DeviceCollectives, AllreduceOpAcrossDevicesScalesTheSum) {
   if (count < 2) GTEST_SKIP() << "needs 2 CUDA devices to reduce across devices, found " << count;
   const std::vector<Tensor> host = host_sources(count);
   std::vector<Tensor> device;
-  for (int d = 0; d < count; ++d) device.push_back(to_memory(host[static_cast<size_t>(d)], CudaMemory::of_device(d)));
+  for (int d = 0; d < count; ++d)
+    device.push_back(to_memory(host[static_cast<size_t>(d)], CudaMemory::of_device(d)));
   std::vector<const Tensor*> sources;
   for (const Tensor& t : device) sources.push_back(&t);
   DeviceCollectives collectives;
@@ -113,14 +119,16 @@ TEST(DeviceCollectives, AllreduceOpAcrossDevicesScalesTheSum) {
   LaneStreams::finish(streams.stream(0));
   expect_scaled_sum(device[0], host, 1.0 / count);
   for (int d = 1; d < count; ++d)  // the other sources are left alone
-    EXPECT_TRUE(cpu::testing::bitwise_equal(to_host(device[static_cast<size_t>(d)]), host[static_cast<size_t>(d)]));
+    EXPECT_TRUE(cpu::testing::bitwise_equal(to_host(device[static_cast<size_t>(d)]),
+                                            host[static_cast<size_t>(d)]));
 
   // And the weight broadcast from device 0 to the others (a peer copy).
   std::vector<Tensor*> targets;
   for (int d = 1; d < count; ++d) targets.push_back(&device[static_cast<size_t>(d)]);
   ops.broadcast(ctx, device[0], targets);
   LaneStreams::finish(streams.stream(0));
-  for (Tensor* t : targets) EXPECT_TRUE(cpu::testing::bitwise_equal(to_host(*t), to_host(device[0])));
+  for (Tensor* t : targets)
+    EXPECT_TRUE(cpu::testing::bitwise_equal(to_host(*t), to_host(device[0])));
 }
 #endif
 

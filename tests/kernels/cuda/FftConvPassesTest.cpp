@@ -46,7 +46,8 @@ void reference_strided_batched_cgemm(const ChannelProduct& p, const Cf* a, const
           sum += element(a + f * p.stride_a, p.lda, p.conj_transpose_a, i, l) *
                  element(b + f * p.stride_b, p.ldb, p.conj_transpose_b, l, j);
         Cf& out = c[f * p.stride_c + i + j * p.ldc];
-        if (p.beta != 0.0f) sum += static_cast<double>(p.beta) * std::complex<double>(out.re, out.im);
+        if (p.beta != 0.0f)
+          sum += static_cast<double>(p.beta) * std::complex<double>(out.re, out.im);
         out = Cf{static_cast<float>(sum.real()), static_cast<float>(sum.imag())};
       }
 }
@@ -54,7 +55,8 @@ void reference_strided_batched_cgemm(const ChannelProduct& p, const Cf* a, const
 class HostSteps final : public FftConvSteps {
  public:
   HostSteps(int64_t rows, int64_t cols)
-      : geometry_(static_cast<int>(rows), static_cast<int>(cols)), group_(fft::planes_per_block(geometry_, 48 << 10)) {}
+      : geometry_(static_cast<int>(rows), static_cast<int>(cols)),
+        group_(fft::planes_per_block(geometry_, 48 << 10)) {}
 
   void pack(const Tensor& t, const PlaneWindow& window, float* real) override {
     const StridedTensorView view = tensor_view(t);
@@ -62,17 +64,20 @@ class HostSteps final : public FftConvSteps {
   }
   void r2c(const float* real, Cf* spectrum, int64_t count) override {
     ++r2c_calls;
-    ASSERT_TRUE(fft::emulate_transform(geometry_, -1, count, group_, real, nullptr, nullptr, spectrum));
+    ASSERT_TRUE(
+        fft::emulate_transform(geometry_, -1, count, group_, real, nullptr, nullptr, spectrum));
   }
   void c2r(Cf* spectrum, float* real, int64_t count) override {
-    ASSERT_TRUE(fft::emulate_transform(geometry_, 1, count, group_, nullptr, real, spectrum, nullptr));
+    ASSERT_TRUE(
+        fft::emulate_transform(geometry_, 1, count, group_, nullptr, real, spectrum, nullptr));
   }
   void product(const ChannelProduct& p, const Cf* a, const Cf* b, Cf* c) override {
     reference_strided_batched_cgemm(p, a, b, c);
   }
   void unpack(const float* real, const PlaneWindow& window, float scale, Tensor& t) override {
     const StridedTensorView view = tensor_view(t);
-    for (int64_t i = 0; i < tensor_elements(view, window); ++i) unpack_element(real, window, scale, view, i);
+    for (int64_t i = 0; i < tensor_elements(view, window); ++i)
+      unpack_element(real, window, scale, view, i);
   }
 
   int r2c_calls = 0;
@@ -105,8 +110,10 @@ struct HostFrame {
     a.assign(static_cast<size_t>(chunk * planes * frame.bins()), nan);
     b.assign(a.size(), nan);
     filter.assign(static_cast<size_t>(K * C * frame.bins()), nan);
-    real.assign(static_cast<size_t>(std::max(chunk * planes, K * C) * frame.rows * frame.cols), NAN);
-    frame.spec_a = a.data(), frame.spec_b = b.data(), frame.spec_filter = filter.data(), frame.real = real.data();
+    real.assign(static_cast<size_t>(std::max(chunk * planes, K * C) * frame.rows * frame.cols),
+                NAN);
+    frame.spec_a = a.data(), frame.spec_b = b.data(), frame.spec_filter = filter.data(),
+    frame.real = real.data();
   }
 };
 
@@ -134,10 +141,13 @@ TEST_P(FftConvPassesOnHost, MatchDirect) {
 
 INSTANTIATE_TEST_SUITE_P(ModelLayers, FftConvPassesOnHost,
                          testing::Combine(testing::ValuesIn(conv_test_cuda::model_layers()),
-                                          testing::Values(Layout::NCHW, Layout::NHWC), testing::Bool()),
+                                          testing::Values(Layout::NCHW, Layout::NHWC),
+                                          testing::Bool()),
                          [](const testing::TestParamInfo<Param>& info) {
-                           std::string name = std::get<0>(info.param).name + "_" + to_string(std::get<1>(info.param)) +
-                                              (std::get<2>(info.param) ? "_chunks_of_1" : "_one_chunk");
+                           std::string name =
+                               std::get<0>(info.param).name + "_" +
+                               to_string(std::get<1>(info.param)) +
+                               (std::get<2>(info.param) ? "_chunks_of_1" : "_one_chunk");
                            for (char& c : name)
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return name;
@@ -149,7 +159,8 @@ TEST_P(FftConvPassesOnHost, SavedSpectraSkipTransformsAndMatchDirect) {
   const auto& [named, layout, single_image_chunks] = GetParam();
   const ConvProblem p = conv_test::with_layout(named.problem, layout);
   const conv_test_cuda::Reference& ref = conv_test_cuda::reference_for(p);
-  const int64_t chunk = single_image_chunks ? 1 : p.input.n, chunks = (p.input.n + chunk - 1) / chunk;
+  const int64_t chunk = single_image_chunks ? 1 : p.input.n,
+                chunks = (p.input.n + chunk - 1) / chunk;
   HostFrame frame(p, chunk);
   HostSteps steps(frame.frame.rows, frame.frame.cols);
   const int64_t C = p.input.c, K = p.out_channels;

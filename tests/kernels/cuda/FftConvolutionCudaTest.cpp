@@ -45,9 +45,13 @@ std::unique_ptr<ConvAlgorithm> make(const std::string& name) {
   return Registry::instance().make_conv_algorithm("cuda", name);
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
-ConvProblem resnet_3x3(Layout layout) { return with_layout(make_problem(4, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1), layout); }
+ConvProblem resnet_3x3(Layout layout) {
+  return with_layout(make_problem(4, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1), layout);
+}
 
 // ---- without a device ----------------------------------------------------------------
 
@@ -157,18 +161,22 @@ void expect_matches_direct(ConvAlgorithm& algo, const ConvProblem& problem) {
   MemorySpace& memory = CudaMemory::of_device(0);
   const Tensor x = to_memory(ref.host.x, memory), w = to_memory(ref.host.w, memory);
   const Tensor dy = to_memory(ref.host.dy, memory);
-  const Tensor y = device_pass(algo, problem, problem.output(),
-                               [&](const ConvCall& call, Tensor& out) { algo.forward(call, x, w, out); });
-  const Tensor dx = device_pass(algo, problem, problem.input,
-                                [&](const ConvCall& call, Tensor& out) { algo.backward_data(call, dy, w, out); });
-  const Tensor dw = device_pass(algo, problem, problem.filter(),
-                                [&](const ConvCall& call, Tensor& out) { algo.backward_filter(call, x, dy, out); });
-  const std::pair<const char*, double> errors[] = {{"fwd", conv_test::relative_error(y, ref.y)},
-                                                   {"bwd_data", conv_test::relative_error(dx, ref.dx)},
-                                                   {"bwd_filter", conv_test::relative_error(dw, ref.dw)}};
+  const Tensor y =
+      device_pass(algo, problem, problem.output(),
+                  [&](const ConvCall& call, Tensor& out) { algo.forward(call, x, w, out); });
+  const Tensor dx =
+      device_pass(algo, problem, problem.input,
+                  [&](const ConvCall& call, Tensor& out) { algo.backward_data(call, dy, w, out); });
+  const Tensor dw = device_pass(
+      algo, problem, problem.filter(),
+      [&](const ConvCall& call, Tensor& out) { algo.backward_filter(call, x, dy, out); });
+  const std::pair<const char*, double> errors[] = {
+      {"fwd", conv_test::relative_error(y, ref.y)},
+      {"bwd_data", conv_test::relative_error(dx, ref.dx)},
+      {"bwd_filter", conv_test::relative_error(dw, ref.dw)}};
   for (const auto& [pass, error] : errors) {
-    std::printf("%-10s %-44s %-10s error %.2e workspace %zu\n", algo.name().c_str(), problem.key().c_str(), pass,
-                error, algo.workspace_bytes(problem));
+    std::printf("%-10s %-44s %-10s error %.2e workspace %zu\n", algo.name().c_str(),
+                problem.key().c_str(), pass, error, algo.workspace_bytes(problem));
     EXPECT_LE(error, kTolerance) << algo.name() << " " << pass << " on " << problem.key();
   }
 }
@@ -189,7 +197,8 @@ INSTANTIATE_TEST_SUITE_P(ModelLayers, FftConvolutionCudaMatchesDirect,
                                             ::testing::ValuesIn(conv_test_cuda::model_layers()),
                                             ::testing::Values(Layout::NCHW, Layout::NHWC)),
                          [](const ::testing::TestParamInfo<DeviceParam>& info) {
-                           std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param).name + "_" +
+                           std::string name = std::get<0>(info.param) + "_" +
+                                              std::get<1>(info.param).name + "_" +
                                               to_string(std::get<2>(info.param));
                            for (char& c : name)
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -201,14 +210,16 @@ TEST(FftConvolutionCudaDevice, OneImageChunksGiveTheSameResults) {
   // A chunk budget of one byte: every image is a chunk of its own, and backward filter
   // accumulates the chunks' spectra (cuBLAS beta = 1).
   FftConvolutionCuda own("fft-own", std::make_unique<OwnFftCudaTransformFactory>(), 1);
-  expect_matches_direct(own, with_layout(make_problem(5, 6, 14, 14, 16, 5, 5, 1, 1, 0, 0), Layout::NHWC));
+  expect_matches_direct(
+      own, with_layout(make_problem(5, 6, 14, 14, 16, 5, 5, 1, 1, 0, 0), Layout::NHWC));
   expect_matches_direct(own, make_problem(3, 16, 16, 16, 8, 3, 3, 2, 2, 1, 1));
 }
 
 TEST(FftConvolutionCudaDevice, SavedSpectraGiveTheSameResults) {
   TS_SKIP_WITHOUT_CUDA_DEVICE();
   // The engine's fft_workspace=cache policy: one saved buffer for the three passes.
-  const ConvProblem p = with_layout(make_problem(4, 16, 32, 32, 32, 3, 3, 2, 2, 1, 1), Layout::NHWC);
+  const ConvProblem p =
+      with_layout(make_problem(4, 16, 32, 32, 32, 3, 3, 2, 2, 1, 1), Layout::NHWC);
   const conv_test_cuda::Reference& ref = reference_for(p);
   MemorySpace& memory = CudaMemory::of_device(0);
   const Tensor x = to_memory(ref.host.x, memory), w = to_memory(ref.host.w, memory);
@@ -222,14 +233,17 @@ TEST(FftConvolutionCudaDevice, SavedSpectraGiveTheSameResults) {
     ASSERT_GT(saved_bytes, 0u) << name;
     AlignedBuffer workspace(bytes, memory), saved(saved_bytes, memory);
     const ConvCall call{p, exec, workspace.data(), bytes, saved.data(), saved_bytes};
-    Tensor y(p.output(), p.layout, memory), dx(p.input, p.layout, memory), dw(p.filter(), p.layout, memory);
+    Tensor y(p.output(), p.layout, memory), dx(p.input, p.layout, memory),
+        dw(p.filter(), p.layout, memory);
     algo->forward(call, x, w, y);
     algo->backward_data(call, dy, w, dx);
     algo->backward_filter(call, x, dy, dw);
     LaneStreams::finish(lane_stream());
     EXPECT_LE(conv_test::relative_error(to_host(y), ref.y), kTolerance) << name << " forward";
-    EXPECT_LE(conv_test::relative_error(to_host(dx), ref.dx), kTolerance) << name << " backward data";
-    EXPECT_LE(conv_test::relative_error(to_host(dw), ref.dw), kTolerance) << name << " backward filter";
+    EXPECT_LE(conv_test::relative_error(to_host(dx), ref.dx), kTolerance)
+        << name << " backward data";
+    EXPECT_LE(conv_test::relative_error(to_host(dw), ref.dw), kTolerance)
+        << name << " backward filter";
   }
 }
 

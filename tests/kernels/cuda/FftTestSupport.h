@@ -26,7 +26,9 @@ using fft::kMaxStages;
 // 1-D: 4x headroom.
 constexpr double kRelTolPerLog2 = 2e-7;
 
-inline double tolerance(int points) { return kRelTolPerLog2 * std::max(1.0, std::log2(static_cast<double>(points))); }
+inline double tolerance(int points) {
+  return kRelTolPerLog2 * std::max(1.0, std::log2(static_cast<double>(points)));
+}
 
 // 1 and the even 2^a 3^b 5^c up to kMaxLength: the lengths the convolutions pad to.
 inline std::vector<int> conv_lengths() {
@@ -50,8 +52,8 @@ inline std::vector<Cf> fftw_forward(int rows, int cols, int planes, std::vector<
   const int n[2] = {rows, cols}, bins = rows * (cols / 2 + 1);
   std::vector<std::complex<float>> out(static_cast<size_t>(bins) * planes);
   fftwf_plan plan = fftwf_plan_many_dft_r2c(2, n, planes, real.data(), nullptr, 1, rows * cols,
-                                            reinterpret_cast<fftwf_complex*>(out.data()), nullptr, planes, 1,
-                                            FFTW_ESTIMATE);
+                                            reinterpret_cast<fftwf_complex*>(out.data()), nullptr,
+                                            planes, 1, FFTW_ESTIMATE);
   fftwf_execute(plan);
   fftwf_destroy_plan(plan);
   std::vector<Cf> result(out.size());
@@ -59,13 +61,15 @@ inline std::vector<Cf> fftw_forward(int rows, int cols, int planes, std::vector<
   return result;
 }
 
-inline std::vector<float> fftw_inverse(int rows, int cols, int planes, const std::vector<Cf>& spectrum) {
+inline std::vector<float> fftw_inverse(int rows, int cols, int planes,
+                                       const std::vector<Cf>& spectrum) {
   const int n[2] = {rows, cols};
   std::vector<std::complex<float>> in(spectrum.size());
   for (size_t i = 0; i < in.size(); ++i) in[i] = {spectrum[i].re, spectrum[i].im};
   std::vector<float> real(static_cast<size_t>(rows) * cols * planes);
-  fftwf_plan plan = fftwf_plan_many_dft_c2r(2, n, planes, reinterpret_cast<fftwf_complex*>(in.data()), nullptr,
-                                            planes, 1, real.data(), nullptr, 1, rows * cols, FFTW_ESTIMATE);
+  fftwf_plan plan =
+      fftwf_plan_many_dft_c2r(2, n, planes, reinterpret_cast<fftwf_complex*>(in.data()), nullptr,
+                              planes, 1, real.data(), nullptr, 1, rows * cols, FFTW_ESTIMATE);
   fftwf_execute(plan);
   fftwf_destroy_plan(plan);
   return real;
@@ -81,7 +85,8 @@ inline double spectrum_error(const std::vector<Cf>& got, const std::vector<Cf>& 
   return err / std::max(peak, 1e-30);
 }
 
-inline double real_error(const std::vector<float>& got, const std::vector<float>& want, double scale) {
+inline double real_error(const std::vector<float>& got, const std::vector<float>& want,
+                         double scale) {
   double err = 0, peak = 0;
   for (size_t i = 0; i < got.size(); ++i) {
     const double d = std::abs(got[i] - scale * want[i]);
@@ -98,8 +103,22 @@ struct Size2d {
 inline std::vector<Size2d> all_sizes() {
   std::vector<Size2d> sizes;
   for (int n : conv_lengths()) sizes.push_back({n, n});
-  for (Size2d s : {Size2d{1, 8}, {8, 1}, {1, 6}, {6, 1}, {2, 30}, {4, 128}, {128, 4}, {36, 18}, {18, 36},
-                   {10, 6}, {90, 12}, {48, 80}, {128, 64}, {64, 128}, {34 + 2, 34 + 2 + 4}, {100, 120}})
+  for (Size2d s : {Size2d{1, 8},
+                   {8, 1},
+                   {1, 6},
+                   {6, 1},
+                   {2, 30},
+                   {4, 128},
+                   {128, 4},
+                   {36, 18},
+                   {18, 36},
+                   {10, 6},
+                   {90, 12},
+                   {48, 80},
+                   {128, 64},
+                   {64, 128},
+                   {34 + 2, 34 + 2 + 4},
+                   {100, 120}})
     sizes.push_back(s);
   return sizes;
 }

@@ -35,9 +35,9 @@ TEST(LaunchGeometry, ChannelSplitsAreNonEmptyAndCoverEveryUnit) {
 }
 
 TEST(LaunchGeometry, SmallChannelsStayInOneSplitLargeOnesSpread) {
-  EXPECT_EQ(channel_split(7, 17 * 19).splits, 1);      // 2261 elements per channel
-  EXPECT_EQ(channel_split(512, 32 * 32).splits, 64);   // a resnet18-small batch: capped
-  EXPECT_EQ(channel_split(4 * 8192, 1).splits, 4);     // NHWC rows: one split per 8192
+  EXPECT_EQ(channel_split(7, 17 * 19).splits, 1);     // 2261 elements per channel
+  EXPECT_EQ(channel_split(512, 32 * 32).splits, 64);  // a resnet18-small batch: capped
+  EXPECT_EQ(channel_split(4 * 8192, 1).splits, 4);    // NHWC rows: one split per 8192
   EXPECT_EQ(channel_split(4 * 8192, 1).per_split, 8192);
 }
 

@@ -32,11 +32,12 @@ TEST(OnnxCli, TunesResnet20WithPerLayerChoicesNamedByNode) {
   // winograd runs 3x3 stride-1 layers only: the per-layer find gives resnet20's stride-2
   // and 1x1 layers direct, and the exhaustive candidate conv=winograd is skipped naming
   // the first layer it cannot run by its ONNX node.
-  const std::string space = " --algorithms direct,winograd --layouts nchw --threads-list 1 --steps 1 --max-steps 2"
-                            " --warmup 0 --racing off";
-  const auto tune = run_cli("tune --model " + kResnet20 + kFakeData + space + " --strategy per-layer -o " +
-                            dir.at("tuned.json") + " --trace-dir " + dir.at("traces") + " --db " +
-                            dir.at("results.sqlite"));
+  const std::string space =
+      " --algorithms direct,winograd --layouts nchw --threads-list 1 --steps 1 --max-steps 2"
+      " --warmup 0 --racing off";
+  const auto tune = run_cli("tune --model " + kResnet20 + kFakeData + space +
+                            " --strategy per-layer -o " + dir.at("tuned.json") + " --trace-dir " +
+                            dir.at("traces") + " --db " + dir.at("results.sqlite"));
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   EXPECT_NE(tune.output.find("per-layer find: 21 layer finds"), std::string::npos) << tune.output;
   const std::string config = read(dir / "tuned.json");
@@ -48,10 +49,11 @@ TEST(OnnxCli, TunesResnet20WithPerLayerChoicesNamedByNode) {
   const auto train = run_cli("train --config " + dir.at("tuned.json") + kFakeData + " --epochs 1");
   ASSERT_EQ(train.exit_code, 0) << train.output;
 
-  const auto exhaustive =
-      run_cli("tune --model " + kResnet20 + kFakeData + space + " --strategy exhaustive -o " + dir.at("exhaustive.json"));
+  const auto exhaustive = run_cli("tune --model " + kResnet20 + kFakeData + space +
+                                  " --strategy exhaustive -o " + dir.at("exhaustive.json"));
   ASSERT_EQ(exhaustive.exit_code, 0) << exhaustive.output;
-  EXPECT_NE(exhaustive.output.find("layer /layer2/layer2.0/conv1/Conv: winograd does not support"), std::string::npos)
+  EXPECT_NE(exhaustive.output.find("layer /layer2/layer2.0/conv1/Conv: winograd does not support"),
+            std::string::npos)
       << exhaustive.output;
 
   // A config choosing per ONNX node: winograd everywhere but where it cannot run.
@@ -59,8 +61,9 @@ TEST(OnnxCli, TunesResnet20WithPerLayerChoicesNamedByNode) {
   const std::string per_layer = "\"per_layer\": {";
   ASSERT_NE(mixed.find(per_layer), std::string::npos) << mixed;
   std::string overrides;
-  for (const char* node : {"/layer2/layer2.0/conv1/Conv", "/layer2/layer2.0/shortcut/shortcut.0/Conv",
-                           "/layer3/layer3.0/conv1/Conv", "/layer3/layer3.0/shortcut/shortcut.0/Conv"})
+  for (const char* node :
+       {"/layer2/layer2.0/conv1/Conv", "/layer2/layer2.0/shortcut/shortcut.0/Conv",
+        "/layer3/layer3.0/conv1/Conv", "/layer3/layer3.0/shortcut/shortcut.0/Conv"})
     overrides += std::string(overrides.empty() ? "" : ", ") + "\"" + node + "\": \"direct\"";
   const size_t block = mixed.find(per_layer);
   mixed.replace(block, mixed.find('}', block) + 1 - block, per_layer + overrides + "}");
@@ -69,14 +72,16 @@ TEST(OnnxCli, TunesResnet20WithPerLayerChoicesNamedByNode) {
   std::ofstream(dir / "mixed.json") << mixed;
   const auto run = run_cli("train --config " + dir.at("mixed.json") + kFakeData + " --epochs 1");
   ASSERT_EQ(run.exit_code, 0) << mixed << run.output;
-  EXPECT_NE(run.output.find("conv winograd,/layer2/layer2.0/conv1/Conv=direct"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("conv winograd,/layer2/layer2.0/conv1/Conv=direct"), std::string::npos)
+      << run.output;
 }
 
 TEST(OnnxCli, ConvFlagTakesNodeNamesAndListsThemForAnUnknownOne) {
   const auto ok = run_cli("train --model " + kResnet20 + kFakeData +
                           " --epochs 1 --init onnx --conv gemm,/layer2/layer2.0/conv1/Conv=direct");
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
-  const auto bad = run_cli("train --model " + kResnet20 + kFakeData + " --epochs 1 --conv gemm,conv9=direct");
+  const auto bad =
+      run_cli("train --model " + kResnet20 + kFakeData + " --epochs 1 --conv gemm,conv9=direct");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("no conv layer 'conv9'"), std::string::npos) << bad.output;
   EXPECT_NE(bad.output.find("/conv1/Conv"), std::string::npos) << bad.output;
@@ -87,12 +92,14 @@ TEST(OnnxCli, RefusedModelExitsTwoNamingNodeAndWritesNothing) {
   testing::TinyOnnx model;
   model.node("relu").set_op_type("Sigmoid");
   const std::string path = model.save(dir / "sigmoid.onnx");
-  for (const std::string& command : {"profile --steps 1 --trace " + dir.at("trace.json"),
-                                    "tune --steps 1 --warmup 0 -o " + dir.at("tuned.json") + " --db " +
-                                        dir.at("results.sqlite") + " --trace-dir " + dir.at("traces")}) {
+  for (const std::string& command :
+       {"profile --steps 1 --trace " + dir.at("trace.json"),
+        "tune --steps 1 --warmup 0 -o " + dir.at("tuned.json") + " --db " +
+            dir.at("results.sqlite") + " --trace-dir " + dir.at("traces")}) {
     const auto run = run_cli(command + " --model " + path + kFakeData);
     EXPECT_EQ(run.exit_code, 2) << run.output;
-    EXPECT_NE(run.output.find("model " + path + ": node 'relu' (Sigmoid): operator Sigmoid is not supported"),
+    EXPECT_NE(run.output.find("model " + path +
+                              ": node 'relu' (Sigmoid): operator Sigmoid is not supported"),
               std::string::npos)
         << run.output;
   }
@@ -103,12 +110,14 @@ TEST(OnnxCli, RefusedModelExitsTwoNamingNodeAndWritesNothing) {
 
   // Fake data for a large input is bounded before it is generated.
   testing::TinyOnnx large;
-  auto* shape = large.graph.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  auto* shape =
+      large.graph.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
   shape->mutable_dim(2)->set_dim_value(2048);
   shape->mutable_dim(3)->set_dim_value(2048);
   const auto fake = run_cli("train --data fake --model " + large.save(dir / "large.onnx"));
   EXPECT_EQ(fake.exit_code, 2) << fake.output;
-  EXPECT_NE(fake.output.find("--fake-count 60000: fake images of 3x2048x2048"), std::string::npos) << fake.output;
+  EXPECT_NE(fake.output.find("--fake-count 60000: fake images of 3x2048x2048"), std::string::npos)
+      << fake.output;
 
   // Built-in models have no file to take weights from.
   const auto init = run_cli("train --model lenet5 --init onnx" + kFakeData);

@@ -32,7 +32,8 @@ TEST(OnnxReader, TinyModelBecomesLayersNamedByNode) {
   const OnnxModel model = read_onnx_model(path);
   EXPECT_EQ(model.input, (Shape4{1, 3, 8, 8}));
   EXPECT_EQ(model.classes, 5);
-  ASSERT_EQ(model.layers.size(), 4u);  // conv, relu, gap, fc: Flatten and the final Softmax are no layers
+  ASSERT_EQ(model.layers.size(),
+            4u);  // conv, relu, gap, fc: Flatten and the final Softmax are no layers
   EXPECT_EQ(model.layers[0].name, "conv");
   EXPECT_EQ(model.layers[0].kind, LayerKind::conv);
   EXPECT_TRUE(model.layers[0].conv.bias);
@@ -75,7 +76,8 @@ TEST(OnnxReader, MatMulEqualsGemmWithTransposedWeight) {
     spec.input = {2, 3, 8, 8};
     spec.file_weights = true;
     auto net = build_model(spec);
-    EXPECT_EQ(net->parameters().size(), path.find("matmul") != std::string::npos ? 3u : 4u);  // conv w, b; fc w (, b)
+    EXPECT_EQ(net->parameters().size(),
+              path.find("matmul") != std::string::npos ? 3u : 4u);  // conv w, b; fc w (, b)
     return net;
   };
   auto a = logits(gemm.save(dir / "gemm.onnx"));
@@ -87,7 +89,8 @@ TEST(OnnxReader, MatMulEqualsGemmWithTransposedWeight) {
   const Tensor& wb = pb[2]->value;
   ASSERT_EQ(wa.shape(), wb.shape());
   for (int64_t k = 0; k < 5; ++k)
-    for (int64_t f = 0; f < 4; ++f) EXPECT_EQ(wa.at(k, f, 0, 0), wb.at(k, f, 0, 0)) << k << "," << f;
+    for (int64_t f = 0; f < 4; ++f)
+      EXPECT_EQ(wa.at(k, f, 0, 0), wb.at(k, f, 0, 0)) << k << "," << f;
 }
 
 // PyTorch exports AvgPool2d(padding=p) as Pad + AveragePool: the zeros become the pool's padding.
@@ -101,7 +104,8 @@ TEST(OnnxReader, ZeroPadBeforeAveragePoolBecomesItsPadding) {
   for (int64_t v : {0, 0, 1, 1, 0, 0, 1, 1}) pads.add_int64_data(v);
   m.node("relu").set_output(0, "r0");
   m.add_node("Pad", "pad", {"r0", "pads"}, {"r"});
-  for (int i = m.graph.node_size() - 1; i > 2; --i) m.graph.mutable_node()->SwapElements(i, i - 1);  // after relu
+  for (int i = m.graph.node_size() - 1; i > 2; --i)
+    m.graph.mutable_node()->SwapElements(i, i - 1);  // after relu
   auto& pool = m.node("gap");
   pool.set_op_type("AveragePool");
   m.set_ints(pool, "kernel_shape", {8, 8});
@@ -126,12 +130,13 @@ TEST(OnnxReader, ZeroPadBeforeAveragePoolBecomesItsPadding) {
 TEST(OnnxReader, FlattenedGemmMeansTheSameInBothLayouts) {
   ScratchDir dir;
   TinyOnnx m;
-  m.node("flatten").set_input(0, "r");  // no global pooling: flatten 4 x 8 x 8
+  m.node("flatten").set_input(0, "r");           // no global pooling: flatten 4 x 8 x 8
   m.graph.mutable_node()->DeleteSubrange(2, 1);  // the GlobalAveragePool
   auto& w = m.initializer("fc.w");
   w.set_dims(1, 256);
   w.clear_float_data();
-  for (int i = 0; i < 5 * 256; ++i) w.add_float_data(0.01f * static_cast<float>((i * 37) % 101) - 0.5f);
+  for (int i = 0; i < 5 * 256; ++i)
+    w.add_float_data(0.01f * static_cast<float>((i * 37) % 101) - 0.5f);
   const std::string path = m.save(dir / "flat.onnx");
 
   std::vector<std::vector<float>> logits;
@@ -166,9 +171,13 @@ struct Refusal {
 };
 
 const Refusal kRefusals[] = {
-    {"unsupported operator", [](TinyOnnx& m) { m.node("relu").set_op_type("Sigmoid"); },
+    {"unsupported operator",
+     [](TinyOnnx& m) { m.node("relu").set_op_type("Sigmoid"); },
      {"node 'relu'", "(Sigmoid)", "operator Sigmoid is not supported"}},
-    {"dilated conv", [](TinyOnnx& m) { m.set_ints(m.node("conv"), "dilations", {2, 2}); },
+    {"dilated conv",
+     [](TinyOnnx& m) {
+       m.set_ints(m.node("conv"), "dilations", {2, 2});
+     },
      {"node 'conv'", "(Conv)", "dilations = [2, 2]"}},
     {"grouped conv",
      [](TinyOnnx& m) {
@@ -176,9 +185,13 @@ const Refusal kRefusals[] = {
        m.initializer("conv.w").set_dims(1, 1);
      },
      {"node 'conv'", "(Conv)", "group = 3", "grouped or depthwise"}},
-    {"asymmetric pads", [](TinyOnnx& m) { m.set_ints(m.node("conv"), "pads", {1, 1, 0, 0}); },
+    {"asymmetric pads",
+     [](TinyOnnx& m) {
+       m.set_ints(m.node("conv"), "pads", {1, 1, 0, 0});
+     },
      {"node 'conv'", "(Conv)", "pads = [1, 1, 0, 0]"}},
-    {"unknown attribute", [](TinyOnnx& m) { m.set_int(m.node("gap"), "keepdims", 0); },
+    {"unknown attribute",
+     [](TinyOnnx& m) { m.set_int(m.node("gap"), "keepdims", 0); },
      {"node 'gap'", "(GlobalAveragePool)", "attribute 'keepdims' is not supported"}},
     {"ceil-mode pooling",
      [](TinyOnnx& m) {
@@ -188,10 +201,14 @@ const Refusal kRefusals[] = {
        m.set_int(pool, "ceil_mode", 1);
      },
      {"node 'gap'", "(MaxPool)", "ceil_mode = 1"}},
-    {"several outputs", [](TinyOnnx& m) { *m.graph.add_output() = m.graph.output(0); },
+    {"several outputs",
+     [](TinyOnnx& m) { *m.graph.add_output() = m.graph.output(0); },
      {"2 outputs", "one output"}},
     {"non-float input",
-     [](TinyOnnx& m) { m.graph.mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::DOUBLE); },
+     [](TinyOnnx& m) {
+       m.graph.mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+           ::onnx::TensorProto::DOUBLE);
+     },
      {"graph input 'x'", "DOUBLE", "float32"}},
     {"non-float weight",
      [](TinyOnnx& m) {
@@ -201,7 +218,8 @@ const Refusal kRefusals[] = {
        w.clear_float_data();
      },
      {"node 'conv'", "(Conv)", "initializer 'conv.w'", "DOUBLE"}},
-    {"weight of the wrong size", [](TinyOnnx& m) { m.initializer("conv.w").mutable_float_data()->RemoveLast(); },
+    {"weight of the wrong size",
+     [](TinyOnnx& m) { m.initializer("conv.w").mutable_float_data()->RemoveLast(); },
      {"node 'conv'", "initializer 'conv.w'", "holds 107 floats for 108"}},
     {"softmax before the end",
      [](TinyOnnx& m) {
@@ -230,12 +248,14 @@ const Refusal kRefusals[] = {
      {"node 'flatten'", "(Reshape)", "only [N, 4]"}},
     {"oversized input",
      [](TinyOnnx& m) {
-       auto* shape = m.graph.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+       auto* shape =
+           m.graph.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
        shape->mutable_dim(2)->set_dim_value(4096);
        shape->mutable_dim(3)->set_dim_value(4096);
      },
      {"graph input 'x' is 3x4096x4096", "values per image"}},
-    {"unsorted graph", [](TinyOnnx& m) { m.graph.mutable_node()->SwapElements(0, 1); },
+    {"unsorted graph",
+     [](TinyOnnx& m) { m.graph.mutable_node()->SwapElements(0, 1); },
      {"node 'relu'", "(Relu)", "input 'c' is produced by no earlier node"}},
 };
 
@@ -253,7 +273,9 @@ TEST(OnnxReader, RefusesEachUnsupportedCaseNamingFileNodeAndOperator) {
       ADD_FAILURE() << "not refused";
     } catch (const Error& e) {
       EXPECT_EQ(static_cast<int>(e.kind()), static_cast<int>(ErrorKind::input)) << e.what();
-      for (const auto& part : parts) EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << part << " not in: " << e.what();
+      for (const auto& part : parts)
+        EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+            << part << " not in: " << e.what();
     }
   }
 }
@@ -273,8 +295,10 @@ TEST(OnnxReader, RefusesCorruptTruncatedEmptyAndMissingFiles) {
   expect_error(ErrorKind::input, [&] { read_onnx_model(dir.at("corrupt.onnx")); },
                {dir.at("corrupt.onnx"), "not a valid ONNX file"});
   write(dir / "empty.onnx", "");
-  expect_error(ErrorKind::input, [&] { read_onnx_model(dir.at("empty.onnx")); }, {dir.at("empty.onnx"), "no graph"});
-  expect_error(ErrorKind::input, [&] { read_onnx_model(dir.at("missing.onnx")); }, {dir.at("missing.onnx"), "cannot read"});
+  expect_error(ErrorKind::input, [&] { read_onnx_model(dir.at("empty.onnx")); },
+               {dir.at("empty.onnx"), "no graph"});
+  expect_error(ErrorKind::input, [&] { read_onnx_model(dir.at("missing.onnx")); },
+               {dir.at("missing.onnx"), "cannot read"});
 
   // Cut anywhere, a real model is refused (never read as a smaller model or a crash).
   TinyOnnx tiny;

@@ -19,8 +19,10 @@ void set_shape(pb::ValueInfoProto& value, const std::string& name, std::vector<i
   tensor->set_elem_type(pb::TensorProto::FLOAT);
   for (const int64_t d : dims) {
     auto* dim = tensor->mutable_shape()->add_dim();
-    if (d > 0) dim->set_dim_value(d);
-    else dim->set_dim_param("batch");
+    if (d > 0)
+      dim->set_dim_value(d);
+    else
+      dim->set_dim_param("batch");
   }
 }
 
@@ -70,7 +72,8 @@ pb::AttributeProto& TinyOnnx::fresh_attribute(pb::NodeProto& node, const std::st
   return a;
 }
 
-pb::AttributeProto& TinyOnnx::set_ints(pb::NodeProto& node, const std::string& name, std::initializer_list<int64_t> values) {
+pb::AttributeProto& TinyOnnx::set_ints(pb::NodeProto& node, const std::string& name,
+                                       std::initializer_list<int64_t> values) {
   pb::AttributeProto& a = fresh_attribute(node, name);
   a.set_type(pb::AttributeProto::INTS);
   for (const int64_t v : values) a.add_ints(v);
@@ -93,11 +96,13 @@ pb::TensorProto& TinyOnnx::add_initializer(const std::string& name, std::vector<
     t.add_dims(d);
     count *= d;
   }
-  for (int64_t i = 0; i < count; ++i) t.add_float_data(0.05f * static_cast<float>((i * 7) % 13) - 0.3f);
+  for (int64_t i = 0; i < count; ++i)
+    t.add_float_data(0.05f * static_cast<float>((i * 7) % 13) - 0.3f);
   return t;
 }
 
-pb::NodeProto& TinyOnnx::add_node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
+pb::NodeProto& TinyOnnx::add_node(const std::string& op, const std::string& name,
+                                  std::vector<std::string> inputs,
                                   std::vector<std::string> outputs) {
   auto& n = *graph.add_node();
   n.set_op_type(op);
@@ -116,7 +121,8 @@ std::string TinyOnnx::save(const std::filesystem::path& path) const {
 ZooReference read_zoo_reference(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   pb::ModelProto proto;
-  if (!in || !proto.ParseFromIstream(&in)) throw std::runtime_error("cannot read reference " + path.string());
+  if (!in || !proto.ParseFromIstream(&in))
+    throw std::runtime_error("cannot read reference " + path.string());
   ZooReference ref;
   for (const auto& t : proto.graph().initializer()) {
     int64_t count = 1;
@@ -129,8 +135,10 @@ ZooReference read_zoo_reference(const std::filesystem::path& path) {
       continue;
     }
     std::vector<float> values(static_cast<size_t>(count));
-    if (!t.raw_data().empty()) std::memcpy(values.data(), t.raw_data().data(), values.size() * sizeof(float));
-    else values.assign(t.float_data().begin(), t.float_data().end());
+    if (!t.raw_data().empty())
+      std::memcpy(values.data(), t.raw_data().data(), values.size() * sizeof(float));
+    else
+      values.assign(t.float_data().begin(), t.float_data().end());
     ref.floats[t.name()] = std::move(values);
   }
   return ref;

@@ -21,13 +21,14 @@ struct TinyOnnx {
   TinyOnnx();
   ::onnx::NodeProto& node(const std::string& name);
   ::onnx::TensorProto& initializer(const std::string& name);
-  ::onnx::AttributeProto& set_ints(::onnx::NodeProto& node, const std::string& name, std::initializer_list<int64_t> values);
+  ::onnx::AttributeProto& set_ints(::onnx::NodeProto& node, const std::string& name,
+                                   std::initializer_list<int64_t> values);
   ::onnx::AttributeProto& fresh_attribute(::onnx::NodeProto& node, const std::string& name);
   ::onnx::AttributeProto& set_int(::onnx::NodeProto& node, const std::string& name, int64_t value);
   // Adds a float initializer of `dims` with values 0.01 * i - 0.3 * ...: deterministic, varied.
   ::onnx::TensorProto& add_initializer(const std::string& name, std::vector<int64_t> dims);
-  ::onnx::NodeProto& add_node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
-                              std::vector<std::string> outputs);
+  ::onnx::NodeProto& add_node(const std::string& op, const std::string& name,
+                              std::vector<std::string> inputs, std::vector<std::string> outputs);
   std::string save(const std::filesystem::path& path) const;
 };
 

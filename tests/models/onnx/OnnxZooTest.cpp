@@ -30,7 +30,9 @@ constexpr double kLogitsTolerance = 1e-3;
 constexpr double kLossTolerance = 1e-4;
 constexpr double kGradientTolerance = 1e-3;
 
-std::filesystem::path zoo(const std::string& file) { return std::filesystem::path(TUNESCOPE_ZOO_DIR) / file; }
+std::filesystem::path zoo(const std::string& file) {
+  return std::filesystem::path(TUNESCOPE_ZOO_DIR) / file;
+}
 
 // Logical (n, c, h, w) values of a tensor in any layout.
 std::vector<float> logical_values(const Tensor& t) {
@@ -52,7 +54,8 @@ double l2(const std::vector<float>& v) {
 }
 
 // ||ours - reference|| / max(||reference||, floor)
-double relative_l2(const std::vector<float>& ours, const std::vector<float>& reference, double floor = 1e-30) {
+double relative_l2(const std::vector<float>& ours, const std::vector<float>& reference,
+                   double floor = 1e-30) {
   EXPECT_EQ(ours.size(), reference.size());
   double diff = 0;
   for (size_t i = 0; i < std::min(ours.size(), reference.size()); ++i)
@@ -88,18 +91,20 @@ TEST_P(OnnxZoo, ForwardLossAndGradientsEqualPyTorch) {
   load_logical_values(x, ref.floats.at("input"), "input");
   const Tensor& logits = net->forward(ctx, x, true);
   Tensor dlogits(logits.shape(), c.layout);
-  const float loss = backend->ops().softmax_cross_entropy(ctx.exec, logits, ref.labels, &dlogits, nullptr);
+  const float loss =
+      backend->ops().softmax_cross_entropy(ctx.exec, logits, ref.labels, &dlogits, nullptr);
 
   const double logits_error = relative_l2(logical_values(logits), ref.floats.at("logits"));
   EXPECT_LE(logits_error, kLogitsTolerance);
-  std::printf("[ info     ] %s logits relative L2 error %.2e, loss %.6f vs PyTorch %.6f\n", c.model.c_str(), logits_error,
-              loss, ref.floats.at("loss")[0]);
+  std::printf("[ info     ] %s logits relative L2 error %.2e, loss %.6f vs PyTorch %.6f\n",
+              c.model.c_str(), logits_error, loss, ref.floats.at("loss")[0]);
   const float torch_loss = ref.floats.at("loss")[0];
   EXPECT_NEAR(loss, torch_loss, kLossTolerance * std::abs(torch_loss)) << "loss";
 
   // Gradients, per parameter tensor, where the reference has them (make-zoo.py REFERENCES).
-  const bool has_gradients = std::any_of(ref.floats.begin(), ref.floats.end(),
-                                         [](const auto& t) { return t.first.rfind("grad:", 0) == 0; });
+  const bool has_gradients = std::any_of(ref.floats.begin(), ref.floats.end(), [](const auto& t) {
+    return t.first.rfind("grad:", 0) == 0;
+  });
   if (!has_gradients) return;
   net->backward(ctx, x, dlogits);
   const auto sources = model.parameter_sources();
@@ -117,27 +122,30 @@ TEST_P(OnnxZoo, ForwardLossAndGradientsEqualPyTorch) {
     worst = std::max(worst, error);
     ++checked;
   }
-  std::printf("[ info     ] %s: %zu gradient tensors, worst relative L2 error %.2e\n", c.model.c_str(), checked, worst);
+  std::printf("[ info     ] %s: %zu gradient tensors, worst relative L2 error %.2e\n",
+              c.model.c_str(), checked, worst);
   // Every parameter PyTorch trains is one of ours.
   size_t reference_gradients = 0;
   for (const auto& [name, values] : ref.floats) reference_gradients += name.rfind("grad:", 0) == 0;
   EXPECT_EQ(checked, reference_gradients);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, OnnxZoo,
-                         ::testing::Values(ZooCase{"resnet20", Layout::NCHW}, ZooCase{"resnet20", Layout::NHWC},
-                                           ZooCase{"resnet56", Layout::NCHW}, ZooCase{"vgg11", Layout::NCHW},
-                                           ZooCase{"vgg11", Layout::NHWC}),
-                         [](const auto& info) {
-                           return info.param.model + "_" + (info.param.layout == Layout::NCHW ? "nchw" : "nhwc");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Models, OnnxZoo,
+    ::testing::Values(ZooCase{"resnet20", Layout::NCHW}, ZooCase{"resnet20", Layout::NHWC},
+                      ZooCase{"resnet56", Layout::NCHW}, ZooCase{"vgg11", Layout::NCHW},
+                      ZooCase{"vgg11", Layout::NHWC}),
+    [](const auto& info) {
+      return info.param.model + "_" + (info.param.layout == Layout::NCHW ? "nchw" : "nhwc");
+    });
 
 // The MobileNet-style net's depthwise convolutions are refused by name until a
 // convolution algorithm implements groups.
 TEST(OnnxZooMobilenet, DepthwiseConvolutionIsRefusedByNode) {
   const std::string path = zoo("mobilenet.onnx").string();
-  testing::expect_error(ErrorKind::input, [&] { read_onnx_model(path); },
-                        {"model " + path, "node '/3/Conv' (Conv)", "group = 32", "grouped or depthwise"});
+  testing::expect_error(
+      ErrorKind::input, [&] { read_onnx_model(path); },
+      {"model " + path, "node '/3/Conv' (Conv)", "group = 32", "grouped or depthwise"});
 }
 
 }  // namespace

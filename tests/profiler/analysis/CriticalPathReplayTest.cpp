@@ -11,8 +11,9 @@
 namespace tunescope::profiler::analysis {
 namespace {
 
-Activity activity(const char* name, int stream, int64_t start, int64_t end, ActivityKind kind = ActivityKind::kernel,
-                  int device = 0, uint64_t correlation = 0) {
+Activity activity(const char* name, int stream, int64_t start, int64_t end,
+                  ActivityKind kind = ActivityKind::kernel, int device = 0,
+                  uint64_t correlation = 0) {
   Activity a;
   a.kind = kind;
   a.name = name;
@@ -45,7 +46,8 @@ Trace diamond() {
   return t;
 }
 
-std::vector<std::string> names(const Trace& t, const DependencyGraph& g, const std::vector<size_t>& nodes) {
+std::vector<std::string> names(const Trace& t, const DependencyGraph& g,
+                               const std::vector<size_t>& nodes) {
   std::vector<std::string> out;
   for (size_t n : nodes) out.push_back(t.activities[g.activity[n]].name);
   return out;
@@ -135,7 +137,8 @@ TEST(ReplayTest, TypicalLatenciesAreTheMedianOfTheirClass) {
   // One lane: A [0,10], B 2 after it [12,20], E 10 after B [30,35] (a preemption), F 1
   // after E [36,40]. B, E and F in one class: latencies 2, 10, 1, median 2.
   Trace t;
-  t.activities = {activity("A", 0, 0, 10), activity("B", 0, 12, 20), activity("E", 0, 30, 35), activity("F", 0, 36, 40)};
+  t.activities = {activity("A", 0, 0, 10), activity("B", 0, 12, 20), activity("E", 0, 30, 35),
+                  activity("F", 0, 36, 40)};
   const DependencyGraph g = build_dependency_graph(t);
   EXPECT_EQ(recorded_latencies(g), (std::vector<int64_t>{0, 2, 10, 1}));
   const auto typical = typical_latencies(g, {0, 1, 1, 1});
@@ -157,12 +160,15 @@ TEST(ReplayTest, AShorterCriticalActivityMovesItsSuccessorsUntilAnotherPathBinds
   Prediction p = predict(t, analysis, half);
   EXPECT_EQ(p.replay_check.median_step_ns, 42);
   EXPECT_EQ(p.predicted.median_step_ns, 32);
-  EXPECT_EQ(names(t, analysis.graph, p.predicted.median_path.nodes), (std::vector<std::string>{"A", "C", "D"}));
+  EXPECT_EQ(names(t, analysis.graph, p.predicted.median_path.nodes),
+            (std::vector<std::string>{"A", "C", "D"}));
   // C at a quarter: C [11,16] ends before B [12,20]; D now waits for B: [24,29], step 31.
-  auto quarter = scaled_durations(t, analysis.graph, recorded_durations(analysis.graph), {{"C", 0.25}});
+  auto quarter =
+      scaled_durations(t, analysis.graph, recorded_durations(analysis.graph), {{"C", 0.25}});
   p = predict(t, analysis, quarter);
   EXPECT_EQ(p.predicted.median_step_ns, 31);
-  EXPECT_EQ(names(t, analysis.graph, p.predicted.median_path.nodes), (std::vector<std::string>{"A", "B", "D"}));
+  EXPECT_EQ(names(t, analysis.graph, p.predicted.median_path.nodes),
+            (std::vector<std::string>{"A", "B", "D"}));
   // A longer A delays everything after it, on both lanes: +10 on the step.
   auto slow_a = scaled_durations(t, analysis.graph, recorded_durations(analysis.graph), {{"A", 2}});
   EXPECT_EQ(predict(t, analysis, slow_a).predicted.median_step_ns, 52);
@@ -199,8 +205,8 @@ TEST(WhatIfTest, ParsesScalesAndRefusesMalformedOnesSayingWhy) {
   EXPECT_DOUBLE_EQ(s.factor, 0.5);
   EXPECT_DOUBLE_EQ(parse_duration_scale("a=b=X2").factor, 2);  // the last '=' splits
   EXPECT_EQ(parse_duration_scale("a=b=X2").pattern, "a=b");
-  for (const char* bad : {"direct.*", "=x2", "conv=0.5", "conv=x", "conv=x0", "conv=x-1", "conv=xnan", "conv=x1e9",
-                          "conv=x2ms"}) {
+  for (const char* bad : {"direct.*", "=x2", "conv=0.5", "conv=x", "conv=x0", "conv=x-1",
+                          "conv=xnan", "conv=x1e9", "conv=x2ms"}) {
     EXPECT_THROW(parse_duration_scale(bad), std::invalid_argument) << bad;
   }
   try {
@@ -222,15 +228,19 @@ TEST(WhatIfTest, SubstitutionTakesEachLayerAndPassTimeFromTheOtherTrace) {
     Trace t;
     t.activities = std::move(activities);
     Range layer, phase, step;
-    step.name = "train_step", step.category = RangeCategory::iteration, step.start_ns = 0, step.end_ns = end;
-    phase.name = "forward", phase.category = RangeCategory::phase, phase.start_ns = 0, phase.end_ns = end;
-    layer.name = "conv1", layer.category = RangeCategory::layer, layer.start_ns = 0, layer.end_ns = end;
+    step.name = "train_step", step.category = RangeCategory::iteration, step.start_ns = 0,
+    step.end_ns = end;
+    phase.name = "forward", phase.category = RangeCategory::phase, phase.start_ns = 0,
+    phase.end_ns = end;
+    layer.name = "conv1", layer.category = RangeCategory::layer, layer.start_ns = 0,
+    layer.end_ns = end;
     t.ranges = {step, phase, layer};
     sort_by_start(t);
     return t;
   };
   const Trace mine = with_ranges({activity("pad", 0, 0, 4), activity("direct.fwd", 0, 4, 14)}, 20);
-  const Trace theirs = with_ranges({activity("gemm.fwd.im2col", 0, 0, 2), activity("gemm.fwd.gemm", 0, 2, 6)}, 10);
+  const Trace theirs =
+      with_ranges({activity("gemm.fwd.im2col", 0, 0, 2), activity("gemm.fwd.gemm", 0, 2, 6)}, 10);
   const DependencyGraph g = build_dependency_graph(mine), og = build_dependency_graph(theirs);
   const Substitution s = substituted_durations(mine, g, 1, theirs, og, 1);
   EXPECT_EQ(s.keys_replaced, 2u);

@@ -35,7 +35,8 @@ Trace padding_heavy_step(const std::string& config) {
 }
 
 const Finding* find(const std::vector<Finding>& findings, const std::string& rule) {
-  const auto it = std::find_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.rule == rule; });
+  const auto it = std::find_if(findings.begin(), findings.end(),
+                               [&](const Finding& f) { return f.rule == rule; });
   return it == findings.end() ? nullptr : &*it;
 }
 
@@ -56,7 +57,8 @@ TEST(FindingsTest, PaddingIsNamedFirstWithTheGainOfItsRemoval) {
   const Finding* tail = find(findings, "lane-gaps");
   ASSERT_NE(tail, nullptr);
   EXPECT_EQ(tail->gain_ns, 20);  // the host's wait after the last kernel
-  for (size_t i = 1; i < findings.size(); ++i) EXPECT_GE(findings[i - 1].gain_ns, findings[i].gain_ns);
+  for (size_t i = 1; i < findings.size(); ++i)
+    EXPECT_GE(findings[i - 1].gain_ns, findings[i].gain_ns);
 }
 
 TEST(FindingsTest, AnUpdateAlreadyOverlappedIsNotAFinding) {

@@ -22,7 +22,8 @@ TEST(ForeignTraceEdgesTest, KinetoLaunchesLinkToWhatTheyLaunched) {
   for (size_t n = 0; n < g.size(); ++n) {
     for (const Edge& e : g.predecessors[n]) {
       if (e.kind == EdgeKind::launch) {
-        EXPECT_EQ(t.activities[g.activity[e.from]].correlation, t.activities[g.activity[n]].correlation);
+        EXPECT_EQ(t.activities[g.activity[e.from]].correlation,
+                  t.activities[g.activity[n]].correlation);
       }
     }
   }

@@ -70,16 +70,18 @@ TEST(CuptiActivityConverter, KernelRecordBecomesAKernelOnTheHostClock) {
 }
 
 TEST(CuptiActivityConverter, MemcpyAndMemsetCarryDirectionAndBytes) {
-  const Activity copy =
-      memcpy_activity(memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096, 1'500'000, 1'600'000, 0, 3, 9), kClock);
+  const Activity copy = memcpy_activity(
+      memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096, 1'500'000, 1'600'000, 0, 3, 9), kClock);
   EXPECT_EQ(copy.kind, ActivityKind::memcpy);
   EXPECT_EQ(copy.name, "Memcpy HtoD");
   EXPECT_EQ(copy.bytes, 4096);
   EXPECT_EQ(copy.stream, 3);
   EXPECT_EQ(copy.correlation, 9u);
   EXPECT_EQ(copy.start_ns, 500'000);
-  EXPECT_EQ(memcpy_activity(memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 1, 1, 2, 0, 0, 0), kClock).name,
-            "Memcpy DtoD");
+  EXPECT_EQ(
+      memcpy_activity(memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 1, 1, 2, 0, 0, 0), kClock)
+          .name,
+      "Memcpy DtoD");
 
   CUpti_ActivityMemset4 set{};
   set.kind = CUPTI_ACTIVITY_KIND_MEMSET;
@@ -140,11 +142,13 @@ TEST(CuptiRecordConverter, RuntimeCallIsHostOverheadCorrelatedWithItsKernel) {
   CuptiRecordConverter converter(kClock, [&](CUpti_CallbackDomain domain, CUpti_CallbackId id) {
     ++lookups;
     EXPECT_EQ(domain, CUPTI_CB_DOMAIN_RUNTIME_API);
-    return id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 ? std::string("cudaLaunchKernel_v7000")
-                                                                 : std::string();
+    return id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000
+               ? std::string("cudaLaunchKernel_v7000")
+               : std::string();
   });
   std::vector<Activity> out;
-  const auto launch = runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1'000'000, 1'004'000, 4321, 42);
+  const auto launch = runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1'000'000,
+                                     1'004'000, 4321, 42);
   const auto kernel = kernel_record("add_one", 1'010'000, 1'020'000, 0, 13, 42);
   ASSERT_TRUE(convert(converter, launch, out));
   ASSERT_TRUE(convert(converter, kernel, out));
@@ -211,7 +215,8 @@ TEST(CuptiNames, ApiVersionSuffixIsDroppedOnlyWhenNumeric) {
   EXPECT_EQ(api_display_name("ends_v"), "ends_v");
   EXPECT_EQ(demangle("plain_c_kernel"), "plain_c_kernel");
   EXPECT_EQ(demangle(nullptr), "<unnamed kernel>");
-  EXPECT_EQ(synchronization_name(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT), "Stream wait event");
+  EXPECT_EQ(synchronization_name(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT),
+            "Stream wait event");
 }
 
 }  // namespace

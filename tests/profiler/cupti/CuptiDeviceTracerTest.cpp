@@ -31,10 +31,11 @@ using testing::synchronization_record;
 constexpr CUpti_CallbackId kLaunch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
 
 const Activity& find(const Trace& trace, ActivityKind kind, uint64_t correlation) {
-  const auto it = std::find_if(trace.activities.begin(), trace.activities.end(), [&](const Activity& a) {
-    return a.kind == kind && a.correlation == correlation;
-  });
-  if (it == trace.activities.end()) throw std::runtime_error("no activity with correlation " + std::to_string(correlation));
+  const auto it = std::find_if(
+      trace.activities.begin(), trace.activities.end(),
+      [&](const Activity& a) { return a.kind == kind && a.correlation == correlation; });
+  if (it == trace.activities.end())
+    throw std::runtime_error("no activity with correlation " + std::to_string(correlation));
   return *it;
 }
 
@@ -68,8 +69,8 @@ class CuptiDeviceTracerTest : public ::testing::Test {
       b.add(kernel_record("_Z7kernelBv", t0 + 700, t0 + 1'700, 0, 13, 12));
       b.add(memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096, t0 + 10, t0 + 60, 0, 13, 13));
       b.add(memset_record(256, t0 + 2'000, t0 + 2'100, 0, 7, 14));
-      b.add(synchronization_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, t0 + 2'100,
-                                   t0 + 2'300, 1, 7, 15));
+      b.add(synchronization_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
+                                   t0 + 2'100, t0 + 2'300, 1, 7, 15));
       b.add(kernel_record("_Z6foreignv", t0 + 3'000, t0 + 3'010, 0, 7, 16));
       b.add(kernel_record("_Z8untaggedv", t0 + 4'000, t0 + 4'010, 0, 7, 17));
     });
@@ -99,8 +100,9 @@ class CuptiDeviceTracerTest : public ::testing::Test {
 TEST_F(CuptiDeviceTracerTest, EveryRecordKindIsConvertedSortedAndOnTheHostClock) {
   run_step();
   EXPECT_EQ(trace_.activities.size(), 10u);  // 4 kernels, memcpy, memset, sync, 3 launches
-  EXPECT_TRUE(std::is_sorted(trace_.activities.begin(), trace_.activities.end(),
-                             [](const Activity& a, const Activity& b) { return a.start_ns < b.start_ns; }));
+  EXPECT_TRUE(
+      std::is_sorted(trace_.activities.begin(), trace_.activities.end(),
+                     [](const Activity& a, const Activity& b) { return a.start_ns < b.start_ns; }));
   const Activity& a = find(trace_, ActivityKind::kernel, 11);
   const Activity& launch = find(trace_, ActivityKind::overhead, 11);
   EXPECT_EQ(a.name, "kernelA()");
@@ -130,7 +132,8 @@ TEST_F(CuptiDeviceTracerTest, ExternalCorrelationMapsDeviceWorkAndLaunchesToThei
   EXPECT_EQ(find(trace_, ActivityKind::memcpy, 13).range_id, conv1);
   EXPECT_EQ(find(trace_, ActivityKind::memset, 14).range_id, conv2);
   EXPECT_EQ(find(trace_, ActivityKind::sync, 15).range_id, conv2);
-  EXPECT_EQ(find(trace_, ActivityKind::kernel, 16).range_id, 0u) << "another tool's correlation kind";
+  EXPECT_EQ(find(trace_, ActivityKind::kernel, 16).range_id, 0u)
+      << "another tool's correlation kind";
   EXPECT_EQ(find(trace_, ActivityKind::kernel, 17).range_id, 0u);
   EXPECT_EQ(trace_.metadata.extra.at("cupti.attributed_records"), "8");
 }
@@ -193,14 +196,16 @@ TEST(CuptiDeviceTracer, RefusedStartPushesNothingAndTheTraceSaysWhy) {
   const Trace trace = tracer.collect({});
   EXPECT_EQ(trace.ranges.size(), 1u);
   ASSERT_EQ(trace.metadata.extra.count(kDeviceTracerErrorKey), 1u);
-  EXPECT_NE(trace.metadata.extra.at(kDeviceTracerErrorKey).find("cuptiGetTimestamp"), std::string::npos);
+  EXPECT_NE(trace.metadata.extra.at(kDeviceTracerErrorKey).find("cuptiGetTimestamp"),
+            std::string::npos);
   const std::string report = format_summary(summarize(trace));
   EXPECT_NE(report.find("device tracer cupti did not start"), std::string::npos) << report;
 }
 
 TEST(CuptiDeviceTracer, EnablesExternalCorrelationRecords) {
   const auto kinds = CuptiTracerOptions{}.kinds();
-  EXPECT_NE(std::find(kinds.begin(), kinds.end(), CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION), kinds.end());
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION),
+            kinds.end());
 }
 
 }  // namespace

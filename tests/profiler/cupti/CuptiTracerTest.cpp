@@ -51,10 +51,12 @@ TEST(CuptiTracer, CompletedBuffersBecomeSortedActivities) {
   // CUPTI delivers per buffer, not in time order.
   api.deliver([&](testing::BufferWriter& buffer) {
     buffer.add(kernel_record("_Z7add_onePfi", t0 + 30'000, t0 + 40'000, 0, 13, 2));
-    buffer.add(runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, t0 + 20'000, t0 + 25'000, 77, 2));
+    buffer.add(runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, t0 + 20'000,
+                              t0 + 25'000, 77, 2));
   });
   api.deliver([&](testing::BufferWriter& buffer) {
-    buffer.add(memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 1 << 20, t0 + 1'000, t0 + 9'000, 0, 13, 1));
+    buffer.add(
+        memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 1 << 20, t0 + 1'000, t0 + 9'000, 0, 13, 1));
   });
   tracer.stop();
 
@@ -119,7 +121,8 @@ TEST(CuptiTracer, RefusedEnableLeavesNothingEnabledAndSaysWhy) {
     EXPECT_FALSE(tracer.started());
     EXPECT_TRUE(api.enabled.empty());
     ASSERT_EQ(tracer.errors().size(), 1u);
-    EXPECT_NE(tracer.errors()[0].find("CUPTI_ERROR_NOT_COMPATIBLE"), std::string::npos) << tracer.errors()[0];
+    EXPECT_NE(tracer.errors()[0].find("CUPTI_ERROR_NOT_COMPATIBLE"), std::string::npos)
+        << tracer.errors()[0];
   }
   // The failed tracer released the process-wide slot.
   api.fail_enable_of.clear();

@@ -67,7 +67,8 @@ class FakeCuptiApi final : public CuptiApi {
     std::erase(enabled, kind);
     return CUPTI_SUCCESS;
   }
-  CUptiResult register_callbacks(CUpti_BuffersCallbackRequestFunc req, CUpti_BuffersCallbackCompleteFunc done) override {
+  CUptiResult register_callbacks(CUpti_BuffersCallbackRequestFunc req,
+                                 CUpti_BuffersCallbackCompleteFunc done) override {
     calls.push_back("register");
     requested = req;
     completed = done;
@@ -144,8 +145,9 @@ class FakeCuptiApi final : public CuptiApi {
 };
 
 // Record builders with the fields the converter reads; the rest zero.
-inline CUpti_ActivityKernel10 kernel_record(const char* name, uint64_t start, uint64_t end, uint32_t device,
-                                            uint32_t stream, uint32_t correlation) {
+inline CUpti_ActivityKernel10 kernel_record(const char* name, uint64_t start, uint64_t end,
+                                            uint32_t device, uint32_t stream,
+                                            uint32_t correlation) {
   CUpti_ActivityKernel10 r{};
   r.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   r.name = name;
@@ -157,8 +159,8 @@ inline CUpti_ActivityKernel10 kernel_record(const char* name, uint64_t start, ui
   return r;
 }
 
-inline CUpti_ActivityAPI runtime_record(CUpti_CallbackId cbid, uint64_t start, uint64_t end, uint32_t thread,
-                                        uint32_t correlation) {
+inline CUpti_ActivityAPI runtime_record(CUpti_CallbackId cbid, uint64_t start, uint64_t end,
+                                        uint32_t thread, uint32_t correlation) {
   CUpti_ActivityAPI r{};
   r.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
   r.cbid = cbid;
@@ -169,8 +171,9 @@ inline CUpti_ActivityAPI runtime_record(CUpti_CallbackId cbid, uint64_t start, u
   return r;
 }
 
-inline CUpti_ActivityMemcpy6 memcpy_record(uint8_t copy_kind, uint64_t bytes, uint64_t start, uint64_t end,
-                                           uint32_t device, uint32_t stream, uint32_t correlation) {
+inline CUpti_ActivityMemcpy6 memcpy_record(uint8_t copy_kind, uint64_t bytes, uint64_t start,
+                                           uint64_t end, uint32_t device, uint32_t stream,
+                                           uint32_t correlation) {
   CUpti_ActivityMemcpy6 r{};
   r.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
   r.copyKind = copy_kind;
@@ -183,8 +186,8 @@ inline CUpti_ActivityMemcpy6 memcpy_record(uint8_t copy_kind, uint64_t bytes, ui
   return r;
 }
 
-inline CUpti_ActivityMemset4 memset_record(uint64_t bytes, uint64_t start, uint64_t end, uint32_t device,
-                                           uint32_t stream, uint32_t correlation) {
+inline CUpti_ActivityMemset4 memset_record(uint64_t bytes, uint64_t start, uint64_t end,
+                                           uint32_t device, uint32_t stream, uint32_t correlation) {
   CUpti_ActivityMemset4 r{};
   r.kind = CUPTI_ACTIVITY_KIND_MEMSET;
   r.bytes = bytes;
@@ -197,8 +200,9 @@ inline CUpti_ActivityMemset4 memset_record(uint64_t bytes, uint64_t start, uint6
 }
 
 inline CUpti_ActivitySynchronization2 synchronization_record(CUpti_ActivitySynchronizationType type,
-                                                             uint64_t start, uint64_t end, uint32_t context,
-                                                             uint32_t stream, uint32_t correlation) {
+                                                             uint64_t start, uint64_t end,
+                                                             uint32_t context, uint32_t stream,
+                                                             uint32_t correlation) {
   CUpti_ActivitySynchronization2 r{};
   r.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
   r.type = type;

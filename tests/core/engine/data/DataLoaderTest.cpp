@@ -21,7 +21,8 @@ using testing::expect_error;
 
 // Byte p of image i (IDX order) is (i * 7 + p) mod 256, except that bytes 0 and 1 hold
 // the index itself, so a batch element can be traced back to its sample.
-std::shared_ptr<Dataset> indexed_dataset(int64_t count, int64_t channels, int64_t height, int64_t width) {
+std::shared_ptr<Dataset> indexed_dataset(int64_t count, int64_t channels, int64_t height,
+                                         int64_t width) {
   auto set = std::make_shared<Dataset>();
   set->name = "indexed";
   set->count = count;
@@ -42,7 +43,8 @@ std::shared_ptr<Dataset> indexed_dataset(int64_t count, int64_t channels, int64_
 
 // Identity normalisation: batch values are bytes / 255.
 ChannelStats unit_stats(int64_t channels) {
-  return {std::vector<float>(static_cast<size_t>(channels), 0.0f), std::vector<float>(static_cast<size_t>(channels), 1.0f)};
+  return {std::vector<float>(static_cast<size_t>(channels), 0.0f),
+          std::vector<float>(static_cast<size_t>(channels), 1.0f)};
 }
 
 DataLoaderOptions plain_options(int64_t channels, int64_t batch_size) {
@@ -53,7 +55,8 @@ DataLoaderOptions plain_options(int64_t channels, int64_t batch_size) {
 }
 
 // Byte p (IDX order) of element i of a batch, undoing the identity normalisation.
-int byte_at(const Batch& batch, int64_t i, int64_t p, int64_t width, int64_t pad_top = 0, int64_t pad_left = 0) {
+int byte_at(const Batch& batch, int64_t i, int64_t p, int64_t width, int64_t pad_top = 0,
+            int64_t pad_left = 0) {
   const int64_t channels = batch.images.shape().c;
   const int64_t c = p % channels, x = p / channels % width, y = p / channels / width;
   return static_cast<int>(std::lround(batch.images.at(i, c, y + pad_top, x + pad_left) * 255.0f));
@@ -68,7 +71,8 @@ std::vector<int64_t> epoch_order(DataLoader& loader) {
   std::vector<int64_t> order;
   loader.start_epoch();
   while (auto batch = loader.next())
-    for (int64_t i = 0; i < batch->size(); ++i) order.push_back(sample_of(*batch, i, loader.dataset().width));
+    for (int64_t i = 0; i < batch->size(); ++i)
+      order.push_back(sample_of(*batch, i, loader.dataset().width));
   return order;
 }
 
@@ -178,7 +182,8 @@ TEST(DataLoader, PadsImagesCentredWithZeros) {
           const bool inside = y >= 2 && y < 30 && x >= 1 && x < 29;
           const float expected =
               inside ? (set->image(sample)[(y - 2) * 28 + (x - 1)] / 255.0f - 0.5f) / 0.25f : 0.0f;
-          ASSERT_NEAR(batch.images.at(n, 0, y, x), expected, 1e-6f) << to_string(layout) << " " << y << "," << x;
+          ASSERT_NEAR(batch.images.at(n, 0, y, x), expected, 1e-6f)
+              << to_string(layout) << " " << y << "," << x;
         }
     }
   }
@@ -233,7 +238,8 @@ TEST(DataLoader, PrefetchDepthDoesNotChangeTheBatches) {
     DataLoader loader(set, options);
     std::vector<Batch> batches = epoch_batches(loader);
     std::vector<Batch> second = epoch_batches(loader);
-    batches.insert(batches.end(), std::make_move_iterator(second.begin()), std::make_move_iterator(second.end()));
+    batches.insert(batches.end(), std::make_move_iterator(second.begin()),
+                   std::make_move_iterator(second.end()));
     runs.push_back(std::move(batches));
   }
   ASSERT_EQ(runs[0].size(), 18u);
@@ -243,7 +249,8 @@ TEST(DataLoader, PrefetchDepthDoesNotChangeTheBatches) {
       EXPECT_EQ(runs[r][k].index, runs[0][k].index);
       EXPECT_EQ(runs[r][k].labels, runs[0][k].labels);
       ASSERT_EQ(runs[r][k].images.shape(), runs[0][k].images.shape());
-      EXPECT_TRUE(std::equal(runs[0][k].images.data(), runs[0][k].images.data() + runs[0][k].images.size(),
+      EXPECT_TRUE(std::equal(runs[0][k].images.data(),
+                             runs[0][k].images.data() + runs[0][k].images.size(),
                              runs[r][k].images.data()))
           << "run " << r << " batch " << k;
     }
@@ -367,10 +374,15 @@ TEST(DataLoader, RejectsMisuse) {
   bad = options;
   bad.prefetch = -1;
   expect_error(ErrorKind::usage, [&] { DataLoader{set, bad}; }, {"prefetch"});
-  tunescope::testing::SeparateMemory device;  // batches must be readable by the host that fills them
+  tunescope::testing::SeparateMemory
+      device;  // batches must be readable by the host that fills them
   bad = options;
   bad.memory = &device;
-  expect_error(ErrorKind::usage, [&] { DataLoader{set, bad}; }, {"host-accessible memory", "separate:0"});
+  expect_error(ErrorKind::usage,
+               [&] {
+                 DataLoader{set, bad};
+               },
+               {"host-accessible memory", "separate:0"});
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ void write_split(const fs::path& dir, const std::string& prefix, int64_t images,
   image_array.dims.insert(image_array.dims.end(), image_dims.begin(), image_dims.end());
   image_array.data.resize(static_cast<size_t>(image_array.element_count()));
   const int64_t per_image = images ? image_array.element_count() / images : 0;
-  for (size_t i = 0; i < image_array.data.size(); ++i) image_array.data[i] = static_cast<uint8_t>(i / per_image);
+  for (size_t i = 0; i < image_array.data.size(); ++i)
+    image_array.data[i] = static_cast<uint8_t>(i / per_image);
   IdxArray label_array{{labels}, {}};
   for (int64_t i = 0; i < labels; ++i) label_array.data.push_back(static_cast<uint8_t>(i % 10));
   write_idx(dir / (prefix + "-images-idx3-ubyte" + suffix), image_array);
@@ -128,8 +129,9 @@ TEST(Dataset, FashionMnistFolderFollowsOptionsThenEnvironment) {
 TEST(Dataset, RejectsMismatchedCounts) {
   ScratchDir dir;
   write_split(dir.path(), "train", 5, 4);
-  expect_error(ErrorKind::input, [&] { load_mnist_format(dir.path(), Split::train); },
-               {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "holds 5 images", "holds 4 labels"});
+  expect_error(
+      ErrorKind::input, [&] { load_mnist_format(dir.path(), Split::train); },
+      {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "holds 5 images", "holds 4 labels"});
 }
 
 TEST(Dataset, RejectsWrongDimensionCounts) {
@@ -146,15 +148,18 @@ TEST(Dataset, RejectsWrongDimensionCounts) {
 TEST(Dataset, RejectsMissingEmptyOrIncompleteFolders) {
   ScratchDir dir;
   const std::string missing = (dir / "absent").string();
-  expect_error(ErrorKind::input, [&] { load_dataset(missing, Split::train); }, {missing, "does not exist", "fake"});
+  expect_error(ErrorKind::input, [&] { load_dataset(missing, Split::train); },
+               {missing, "does not exist", "fake"});
   expect_error(ErrorKind::input, [&] { load_dataset(dir.path().string(), Split::train); },
                {dir.path().string(), "holds no MNIST-format IDX files"});
   write_split(dir.path(), "train", 2, 2);
   expect_error(ErrorKind::input, [&] { load_dataset(dir.path().string(), Split::test); },
                {dir.path().string(), "lacks t10k-images-idx3-ubyte"});
   write_split(dir.path(), "t10k", 0, 0);
-  expect_error(ErrorKind::input, [&] { load_dataset(dir.path().string(), Split::test); }, {"holds no images"});
-  expect_error(ErrorKind::input, [&] { load_dataset((dir / "train-images-idx3-ubyte").string(), Split::train); },
+  expect_error(ErrorKind::input, [&] { load_dataset(dir.path().string(), Split::test); },
+               {"holds no images"});
+  expect_error(ErrorKind::input,
+               [&] { load_dataset((dir / "train-images-idx3-ubyte").string(), Split::train); },
                {"is not a folder"});
   expect_error(ErrorKind::usage, [] { load_dataset("", Split::train); }, {"empty data spec"});
 }
@@ -201,14 +206,16 @@ TEST(Dataset, FakeDataIsLearnableAcrossSplits) {
   const std::vector<int64_t> counts = class_counts(train);
   for (int64_t i = 0; i < train.count; ++i)
     for (int64_t p = 0; p < size; ++p)
-      means[train.labels[i] * size + p] += train.image(i)[p] / static_cast<double>(counts[train.labels[i]]);
+      means[train.labels[i] * size + p] +=
+          train.image(i)[p] / static_cast<double>(counts[train.labels[i]]);
   int correct = 0;
   for (int64_t i = 0; i < test.count; ++i) {
     int best = -1;
     double best_distance = 0;
     for (int k = 0; k < train.num_classes; ++k) {
       double distance = 0;
-      for (int64_t p = 0; p < size; ++p) distance += std::pow(test.image(i)[p] - means[k * size + p], 2);
+      for (int64_t p = 0; p < size; ++p)
+        distance += std::pow(test.image(i)[p] - means[k * size + p], 2);
       if (best < 0 || distance < best_distance) best = k, best_distance = distance;
     }
     correct += best == test.labels[i];

@@ -19,7 +19,8 @@ IdxArray sample_array(std::vector<int64_t> dims) {
   array.dims = std::move(dims);
   array.data.resize(static_cast<size_t>(array.element_count()));
   uint32_t state = 12345;
-  for (uint8_t& b : array.data) b = static_cast<uint8_t>((state = state * 1103515245u + 12345u) >> 24);
+  for (uint8_t& b : array.data)
+    b = static_cast<uint8_t>((state = state * 1103515245u + 12345u) >> 24);
   return array;
 }
 
@@ -34,7 +35,9 @@ std::vector<uint8_t> idx_bytes(uint8_t type, std::vector<uint32_t> dims, size_t 
 
 std::vector<uint8_t> gzip(const std::vector<uint8_t>& raw) {
   z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  EXPECT_EQ(
+      deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY),
+      Z_OK);
   std::vector<uint8_t> out(deflateBound(&z, raw.size()));
   z.next_in = const_cast<Bytef*>(raw.data());
   z.avail_in = static_cast<uInt>(raw.size());
@@ -48,7 +51,8 @@ std::vector<uint8_t> gzip(const std::vector<uint8_t>& raw) {
 
 void expect_input_error(const std::filesystem::path& path, std::initializer_list<std::string> parts,
                         const IdxReadOptions& options = {}) {
-  expect_error(ErrorKind::input, [&] { read_idx(path, options); }, parts);
+  expect_error(
+      ErrorKind::input, [&] { read_idx(path, options); }, parts);
   expect_error(ErrorKind::input, [&] { read_idx(path, options); }, {path.string()});
 }
 
@@ -211,12 +215,23 @@ TEST(IdxFile, RejectsTrailingGarbage) {
 
 TEST(IdxFile, WriterRejectsInconsistentArrays) {
   ScratchDir dir;
-  expect_error(ErrorKind::usage, [&] { write_idx(dir / "x", IdxArray{{2, 3}, std::vector<uint8_t>(5)}); },
+  expect_error(ErrorKind::usage,
+               [&] {
+                 write_idx(dir / "x", IdxArray{{2, 3}, std::vector<uint8_t>(5)});
+               },
                {"describe 6 bytes", "holds 5"});
-  expect_error(ErrorKind::usage, [&] { write_idx(dir / "x", IdxArray{{}, {}}); }, {"dimension count 0"});
-  expect_error(ErrorKind::usage, [&] { write_idx(dir / "x", IdxArray{{int64_t{1} << 33}, {}}); },
+  expect_error(ErrorKind::usage,
+               [&] {
+                 write_idx(dir / "x", IdxArray{{}, {}});
+               },
+               {"dimension count 0"});
+  expect_error(ErrorKind::usage,
+               [&] {
+                 write_idx(dir / "x", IdxArray{{int64_t{1} << 33}, {}});
+               },
                {"32-bit"});
-  expect_error(ErrorKind::runtime, [&] { write_idx(dir / "no-such-folder" / "x", sample_array({2})); },
+  expect_error(ErrorKind::runtime,
+               [&] { write_idx(dir / "no-such-folder" / "x", sample_array({2})); },
                {"cannot write IDX file"});
 }
 
