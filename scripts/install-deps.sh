@@ -16,6 +16,7 @@ packages=(
   python3-venv
   clang libclang-rt-14-dev  # scripts/run-fuzz.sh: libFuzzer
   clang-format  # scripts/check-format.sh: the one formatting rule (.clang-format)
+  clang-tidy  # scripts/check-tidy.sh: the lint rule (.clang-tidy)
 )
 
 missing=()

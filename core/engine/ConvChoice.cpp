@@ -12,7 +12,8 @@ const std::string& ConvChoice::for_layer(const std::string& layer) const {
 
 std::string ConvChoice::str() const {
   std::string out = default_algorithm;
-  for (const auto& [layer, algorithm] : per_layer) out += "," + layer + "=" + algorithm;
+  for (const auto& [layer, algorithm] : per_layer)
+    out.append(",").append(layer).append("=").append(algorithm);
   return out;
 }
 

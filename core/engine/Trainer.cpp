@@ -134,7 +134,7 @@ Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tra
     host_lanes = 1;
   }
   open_phase_.assign(lane_devices.size(), {});
-  parameter_layer_of_node_.assign(static_cast<size_t>(main.layer_count() + 1), nullptr);
+  parameter_layer_of_node_.assign(static_cast<size_t>(main.layer_count()) + 1, nullptr);
   for (ParameterLayer& layer : parameter_layers_)
     parameter_layer_of_node_[static_cast<size_t>(layer.node)] = &layer;
   executor_ = std::make_unique<Executor>(static_cast<int>(lane_devices.size()),

@@ -84,7 +84,7 @@ class CandidateRun {
   // next batch: a ReLU tie flipped by reordering is an accident of one batch, a defect
   // repeats (MeasureOptions::gradient_tolerance).
   std::string check(const NumericsSample& reference, const MeasureOptions& options) {
-    const std::string first = compare_numerics(
+    std::string first = compare_numerics(
         reference, first_step_numerics(*session_, options.samples_per_parameter), options);
     limit_.step_done();
     if (first.empty()) return first;
@@ -449,7 +449,7 @@ std::vector<TrialResult> measure_interleaved(const SessionOptions& base,
 TrialRunner::TrialRunner(SessionOptions base, MeasureOptions options, NumericsSample reference,
                          bool has_batch_norm)
     : base_(std::move(base)),
-      options_(std::move(options)),
+      options_(options),
       reference_(std::move(reference)),
       has_batch_norm_(has_batch_norm) {}
 

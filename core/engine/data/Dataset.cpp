@@ -187,6 +187,7 @@ Dataset make_fake_dataset(int64_t count, int64_t channels, int64_t height, int64
                                                (r >> 32 & 0xFFFF) + (r >> 48));
           const float noise = (sum - 2 * 65536.0f) * kNoiseScale;
           const float value = contrast * pattern[(c * gh + y + dy) * gw + x + dx] + noise;
+          // NOLINTNEXTLINE(bugprone-incorrect-roundings): non-negative, so +0.5 rounds right
           *out++ = static_cast<uint8_t>(std::clamp(value, 0.0f, 1.0f) * 255.0f + 0.5f);
         }
   }
