@@ -54,13 +54,16 @@ fi
 grep "tunescope: CUDA backend" "$out/configure.log"
 
 step "build (-j$jobs)"
-if ! within 200 cmake --build "$build_dir" -j"$jobs" --target tunescope test_kernels_cuda >"$out/build.log" 2>&1; then
+if ! within 200 cmake --build "$build_dir" -j"$jobs" --target tunescope test_kernels_cuda test_kernels_backends >"$out/build.log" 2>&1; then
   grep -E "error|Error" "$out/build.log" | head -40; failed "build"; finish
 fi
-echo "built tunescope and test_kernels_cuda"
+echo "built tunescope, test_kernels_cuda and test_kernels_backends"
 
 step "CUDA tests (a skip for want of a device is a failure here)"
 within 150 "$build_dir/tests/test_kernels_cuda" >"$out/test_kernels_cuda.log" 2>&1 || failed "test_kernels_cuda"
+# The contract and match-direct tests of every backend; the cuda half is what runs here.
+within 90 "$build_dir/tests/test_kernels_backends" --gtest_filter='*cuda*' >>"$out/test_kernels_cuda.log" 2>&1 ||
+  failed "test_kernels_backends (cuda)"
 grep -E "^\[  (PASSED|FAILED) |tests? from .* ran" "$out/test_kernels_cuda.log"
 # Skips by design stay (an algorithm that does not support a problem, the no-device
 # tests on a machine with a device); a skip for want of a device means the GPU was not used.

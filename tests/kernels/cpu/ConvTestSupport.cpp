@@ -4,10 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <memory>
 #include <random>
 
 #include "core/base/AlignedBuffer.h"
+#include "core/base/Error.h"
 #include "core/base/ExecContext.h"
+#include "core/base/Registry.h"
+#include "kernels/cpu/FftTileChoice.h"
 
 namespace tunescope::conv_test {
 
@@ -65,17 +70,27 @@ struct DoubleTensor {
   }
 };
 
+// `t` where `backend`'s kernels read it (a copy in its memory), or `t` itself.
+const Tensor& placed(const Tensor& t, Backend* backend, Tensor& copy) {
+  if (!backend || &t.memory() == &backend->memory()) return t;
+  copy = to_memory(t, backend->memory());
+  return copy;
+}
+
 template <typename Pass>
 Tensor run_pass(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool, Shape4 out_shape,
-                Pass pass) {
-  Tensor out(out_shape, p.layout);
+                Backend* backend, Pass pass) {
+  MemorySpace& memory = backend ? backend->memory() : host_memory();
+  Tensor out(out_shape, p.layout, memory);
   out.fill(std::numeric_limits<float>::quiet_NaN());
   const size_t bytes = algo.workspace_bytes(p);
-  AlignedBuffer workspace(bytes);
-  const ExecContext exec{pool};
+  AlignedBuffer workspace(bytes, memory);
+  const NativeStream stream = backend ? backend->lane_stream(0, 0) : NativeStream{};
+  const ExecContext exec{pool, nullptr, 0, 0, stream};
   const ConvCall call{p, exec, bytes ? workspace.data() : nullptr, bytes};
   pass(call, out);
-  return out;
+  if (backend) backend->finish_stream(stream);
+  return out.on_host() ? out : to_host(out);
 }
 
 }  // namespace
@@ -107,27 +122,76 @@ Tensor reference_backward_filter(const ConvProblem& p, const Tensor& x, const Te
   return dw.to_tensor(p.layout);
 }
 
+std::vector<std::string> cpu_algorithms() {
+  std::vector<std::string> names = Registry::instance().conv_algorithms("cpu");
+  names.push_back("fft-fftw@8");
+  names.push_back("fft-own@8");
+  return names;
+}
+
+std::unique_ptr<ConvAlgorithm> make_algorithm(const std::string& name, const std::string& backend) {
+  const size_t at = name.find('@');
+  if (at == std::string::npos) return Registry::instance().make_conv_algorithm(backend, name);
+  KnobValues knobs;
+  fft_tile_knob.set(knobs, *parse_fft_tile_choice(name.substr(at + 1)));
+  return Registry::instance().make_conv_algorithm(backend, name.substr(0, at), knobs);
+}
+
+Backend* test_backend(const std::string& name, std::string* reason) {
+  struct Made {
+    std::unique_ptr<Backend> backend;
+    std::string reason;
+  };
+  static std::map<std::string, Made> made;
+  auto [it, inserted] = made.try_emplace(name);
+  if (inserted) {
+    try {
+      it->second.backend = Registry::instance().make_backend(name);
+    } catch (const Error& error) {
+      it->second.reason = error.what();
+    }
+  }
+  if (reason) *reason = it->second.reason;
+  return it->second.backend.get();
+}
+
 Tensor run_forward(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool, const Tensor& x,
-                   const Tensor& w) {
-  return run_pass(algo, p, pool, p.output(),
-                  [&](const ConvCall& call, Tensor& y) { algo.forward(call, x, w, y); });
+                   const Tensor& w, Backend* backend) {
+  Tensor x_copy, w_copy;
+  const Tensor& bx = placed(x, backend, x_copy);
+  const Tensor& bw = placed(w, backend, w_copy);
+  return run_pass(algo, p, pool, p.output(), backend,
+                  [&](const ConvCall& call, Tensor& y) { algo.forward(call, bx, bw, y); });
 }
 
 Tensor run_backward_data(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool,
-                         const Tensor& dy, const Tensor& w) {
-  return run_pass(algo, p, pool, p.input,
-                  [&](const ConvCall& call, Tensor& dx) { algo.backward_data(call, dy, w, dx); });
+                         const Tensor& dy, const Tensor& w, Backend* backend) {
+  Tensor dy_copy, w_copy;
+  const Tensor& bdy = placed(dy, backend, dy_copy);
+  const Tensor& bw = placed(w, backend, w_copy);
+  return run_pass(algo, p, pool, p.input, backend,
+                  [&](const ConvCall& call, Tensor& dx) { algo.backward_data(call, bdy, bw, dx); });
 }
 
 Tensor run_backward_filter(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool,
-                           const Tensor& x, const Tensor& dy) {
-  return run_pass(algo, p, pool, p.filter(),
-                  [&](const ConvCall& call, Tensor& dw) { algo.backward_filter(call, x, dy, dw); });
+                           const Tensor& x, const Tensor& dy, Backend* backend) {
+  Tensor x_copy, dy_copy;
+  const Tensor& bx = placed(x, backend, x_copy);
+  const Tensor& bdy = placed(dy, backend, dy_copy);
+  return run_pass(algo, p, pool, p.filter(), backend, [&](const ConvCall& call, Tensor& dw) {
+    algo.backward_filter(call, bx, bdy, dw);
+  });
 }
 
-double tolerance_for(const std::string& algorithm) {
-  const bool transforms = algorithm.rfind("fft", 0) == 0 || algorithm == "onednn:winograd" ||
-                          algorithm == "onednn:auto";
+double tolerance_for(const std::string& algorithm, const std::string& backend) {
+  const auto starts = [&](const char* prefix) { return algorithm.rfind(prefix, 0) == 0; };
+  if (backend == "cuda") {
+    if (starts("cudnn:winograd") || algorithm == "cudnn:find") return 5e-3;
+    if (starts("cudnn:fft") || starts("fft")) return 2e-3;
+    return 1e-3;
+  }
+  const bool transforms =
+      starts("fft") || algorithm == "onednn:winograd" || algorithm == "onednn:auto";
   return transforms ? 1e-3 : 1e-4;
 }
 

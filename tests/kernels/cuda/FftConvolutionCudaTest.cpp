@@ -1,9 +1,8 @@
 // The cuda backend's fft-cufft and fft-own convolutions (FftConvolutionCuda with cuFFT and
 // with our CUDA FFT). Without a device: registration and names, transform sizes, precise
 // reasons (no device, fft-own's 128-point limit, invalid problems), no workspace, argument
-// errors. With a device: both algorithms, forward / backward data / backward filter on the
-// lenet5 and resnet18-small layers (kernels 1, 3, 5, strides 1 and 2, padding), NCHW and
-// NHWC, against the CPU `direct` algorithm on the same host inputs; a batch split into
+// errors. With a device (the match with the CPU `direct` on every layer shape and layout
+// is tests/kernels/backends, for every backend's algorithms): a batch split into
 // one-image chunks (backward filter sums the chunks' spectra); the saved spectra of the
 // fft_workspace=cache policy; workspace and host-tensor errors.
 //
@@ -180,30 +179,6 @@ void expect_matches_direct(ConvAlgorithm& algo, const ConvProblem& problem) {
     EXPECT_LE(error, kTolerance) << algo.name() << " " << pass << " on " << problem.key();
   }
 }
-
-using DeviceParam = std::tuple<std::string, NamedProblem, Layout>;
-
-class FftConvolutionCudaMatchesDirect : public ::testing::TestWithParam<DeviceParam> {};
-
-TEST_P(FftConvolutionCudaMatchesDirect, AllThreePasses) {
-  TS_SKIP_WITHOUT_CUDA_DEVICE();
-  const auto& [name, named, layout] = GetParam();
-  const auto algo = make(name);
-  expect_matches_direct(*algo, with_layout(named.problem, layout));
-}
-
-INSTANTIATE_TEST_SUITE_P(ModelLayers, FftConvolutionCudaMatchesDirect,
-                         ::testing::Combine(::testing::ValuesIn(kNames),
-                                            ::testing::ValuesIn(conv_test_cuda::model_layers()),
-                                            ::testing::Values(Layout::NCHW, Layout::NHWC)),
-                         [](const ::testing::TestParamInfo<DeviceParam>& info) {
-                           std::string name = std::get<0>(info.param) + "_" +
-                                              std::get<1>(info.param).name + "_" +
-                                              to_string(std::get<2>(info.param));
-                           for (char& c : name)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return name;
-                         });
 
 TEST(FftConvolutionCudaDevice, OneImageChunksGiveTheSameResults) {
   TS_SKIP_WITHOUT_CUDA_DEVICE();

@@ -1,29 +1,63 @@
-// The ConvAlgorithm contract for every registered "cpu" algorithm: refusals come with a
-// reason, mismatched tensors and short workspaces throw tunescope::Error, and every
-// kernel is traced under "<algorithm>.<pass>[.<step>]".
+// The ConvAlgorithm contract for every algorithm of every registered backend: refusals
+// come with a reason, mismatched tensors and short workspaces throw tunescope::Error (on
+// the backend's memory and stream; skipped with the backend's reason where it cannot run),
+// and every cpu kernel is traced under "<algorithm>.<pass>[.<step>]" (device kernels are
+// traced by CUPTI: tests/kernels/cuda/CuptiKernelTest.cpp).
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <set>
 
-#include "ConvTestSupport.h"
 #include "core/base/AlignedBuffer.h"
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "profiler/Tracer.h"
+#include "tests/kernels/cpu/ConvTestSupport.h"
 
 namespace tunescope::conv_test {
 namespace {
 
-class AlgorithmContract : public ::testing::TestWithParam<std::string> {
+// backend/algorithm, as the registry names them.
+using ContractParam = std::pair<std::string, std::string>;
+
+std::vector<ContractParam> every_algorithm() {
+  std::vector<ContractParam> params;
+  for (const std::string& backend : Registry::instance().backends())
+    for (const std::string& name : Registry::instance().conv_algorithms(backend))
+      params.emplace_back(backend, name);
+  return params;
+}
+
+class AlgorithmContract : public ::testing::TestWithParam<ContractParam> {
  protected:
-  std::unique_ptr<ConvAlgorithm> algo = Registry::instance().make_conv_algorithm("cpu", GetParam());
+  const std::string& name() const { return GetParam().second; }
+  // The backend's memory (tensors, workspaces) and lane 0's stream; null when it cannot
+  // run here, and the test skips with its reason.
+  Backend* backend() {
+    std::string reason;
+    Backend* made = test_backend(GetParam().first, &reason);
+    if (made) exec.stream = made->lane_stream(0, 0);
+    skip_reason = reason;
+    return made;
+  }
+  MemorySpace& memory() { return test_backend(GetParam().first, nullptr)->memory(); }
+  ConvOperands operands(const ConvProblem& p, uint32_t seed) {
+    const ConvOperands host = random_operands(p, seed);
+    return {to_memory(host.x, memory()), to_memory(host.w, memory()), to_memory(host.dy, memory())};
+  }
+
+  std::unique_ptr<ConvAlgorithm> algo =
+      Registry::instance().make_conv_algorithm(GetParam().first, GetParam().second);
   ThreadPool pool{2};
   ExecContext exec{pool};
+  std::string skip_reason;
   ConvProblem problem = make_problem(2, 3, 8, 9, 4, 3, 3, 1, 1, 1, 1);
 };
 
-TEST_P(AlgorithmContract, IsRegisteredUnderItsName) { EXPECT_EQ(algo->name(), GetParam()); }
+#define SKIP_WITHOUT_BACKEND() \
+  if (!backend()) GTEST_SKIP() << GetParam().first << ": " << skip_reason
+
+TEST_P(AlgorithmContract, IsRegisteredUnderItsName) { EXPECT_EQ(algo->name(), name()); }
 
 TEST_P(AlgorithmContract, RefusesAnInvalidProblemWithAReason) {
   ConvProblem bad = problem;
@@ -36,18 +70,20 @@ TEST_P(AlgorithmContract, RefusesAnInvalidProblemWithAReason) {
 }
 
 TEST_P(AlgorithmContract, WrongTensorsThrow) {
+  SKIP_WITHOUT_BACKEND();
   for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
     const ConvProblem p = with_layout(problem, layout);
     const Layout other = layout == Layout::NCHW ? Layout::NHWC : Layout::NCHW;
-    const ConvOperands ops = random_operands(p, 61);
+    const ConvOperands ops = operands(p, 61);
     const size_t bytes = algo->workspace_bytes(p);
-    AlignedBuffer workspace(bytes);
+    AlignedBuffer workspace(bytes, memory());
     const ConvCall call{p, exec, workspace.data(), bytes};
-    Tensor y(p.output(), p.layout), dx(p.input, p.layout), dw(p.filter(), p.layout);
-    Tensor wrong_y({2, 4, 8, 8}, p.layout);
-    Tensor wrong_layout_x(p.input, other);
-    Tensor wrong_dx({2, 3, 8, 10}, p.layout);
-    Tensor wrong_w({4, 3, 3, 2}, p.layout);
+    Tensor y(p.output(), p.layout, memory()), dx(p.input, p.layout, memory()),
+        dw(p.filter(), p.layout, memory());
+    Tensor wrong_y({2, 4, 8, 8}, p.layout, memory());
+    Tensor wrong_layout_x(p.input, other, memory());
+    Tensor wrong_dx({2, 3, 8, 10}, p.layout, memory());
+    Tensor wrong_w({4, 3, 3, 2}, p.layout, memory());
     Tensor no_storage;
     EXPECT_THROW(algo->forward(call, ops.x, ops.w, wrong_y), Error);
     EXPECT_THROW(algo->forward(call, wrong_layout_x, ops.w, y), Error);
@@ -60,19 +96,20 @@ TEST_P(AlgorithmContract, WrongTensorsThrow) {
     try {
       algo->forward(call, ops.x, ops.w, wrong_y);
     } catch (const Error& error) {
-      EXPECT_NE(std::string(error.what()).find(GetParam()), std::string::npos) << error.what();
+      EXPECT_NE(std::string(error.what()).find(name()), std::string::npos) << error.what();
       EXPECT_NE(std::string(error.what()).find(p.key()), std::string::npos) << error.what();
     }
   }
 }
 
 TEST_P(AlgorithmContract, ShortWorkspaceThrows) {
-  const ConvOperands ops = random_operands(problem, 62);
+  SKIP_WITHOUT_BACKEND();
+  const ConvOperands ops = operands(problem, 62);
   const size_t bytes = algo->workspace_bytes(problem);
-  if (bytes == 0) GTEST_SKIP() << GetParam() << " needs no workspace";
-  AlignedBuffer workspace(bytes);
-  Tensor y(problem.output(), problem.layout), dx(problem.input, problem.layout),
-      dw(problem.filter(), problem.layout);
+  if (bytes == 0) GTEST_SKIP() << name() << " needs no workspace";
+  AlignedBuffer workspace(bytes, memory());
+  Tensor y(problem.output(), problem.layout, memory()), dx(problem.input, problem.layout, memory()),
+      dw(problem.filter(), problem.layout, memory());
   const ConvCall short_call{problem, exec, workspace.data(), bytes - 1};
   EXPECT_THROW(algo->forward(short_call, ops.x, ops.w, y), Error);
   EXPECT_THROW(algo->backward_data(short_call, ops.dy, ops.w, dx), Error);
@@ -82,12 +119,14 @@ TEST_P(AlgorithmContract, ShortWorkspaceThrows) {
 }
 
 TEST_P(AlgorithmContract, TracesEveryKernelUnderItsPass) {
+  if (GetParam().first != "cpu")
+    GTEST_SKIP() << "device kernels are traced by CUPTI (tests/kernels/cuda/CuptiKernelTest.cpp)";
   profiler::Tracer tracer;
   const ExecContext traced{pool, &tracer, 3, 2};
   for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
     const ConvProblem p = with_layout(problem, layout);
     // onednn:winograd runs only where oneDNN has a Winograd kernel for the problem.
-    if (!algo->supports(p)) GTEST_SKIP() << GetParam() << ": " << algo->unsupported_reason(p);
+    if (!algo->supports(p)) GTEST_SKIP() << name() << ": " << algo->unsupported_reason(p);
     const ConvOperands ops = random_operands(p, 63);
     const size_t bytes = algo->workspace_bytes(p);
     AlignedBuffer workspace(bytes);
@@ -103,8 +142,8 @@ TEST_P(AlgorithmContract, TracesEveryKernelUnderItsPass) {
       run();
       tracer.stop();
       const profiler::Trace trace = tracer.collect({});
-      ASSERT_FALSE(trace.activities.empty()) << GetParam() << " " << tag;
-      const std::string prefix = GetParam() + "." + tag;
+      ASSERT_FALSE(trace.activities.empty()) << name() << " " << tag;
+      const std::string prefix = name() + "." + tag;
       double flops = 0;
       for (const profiler::Activity& a : trace.activities) {
         EXPECT_TRUE(a.name == prefix || a.name.rfind(prefix + ".", 0) == 0) << a.name;
@@ -118,10 +157,12 @@ TEST_P(AlgorithmContract, TracesEveryKernelUnderItsPass) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCpuAlgorithms, AlgorithmContract,
-                         ::testing::ValuesIn(Registry::instance().conv_algorithms("cpu")),
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, AlgorithmContract, ::testing::ValuesIn(every_algorithm()),
                          [](const auto& info) {
-                           std::string name = info.param;
+                           // cpu names stay as they were; others start with the backend.
+                           std::string name = info.param.first == "cpu"
+                                                  ? info.param.second
+                                                  : info.param.first + "_" + info.param.second;
                            for (char& ch : name)
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return name;
