@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "cli/Commands.h"
+#include "cli/MachinePeaks.h"
+#include "cli/TopFinding.h"
 #include "cli/TraceFileCommands.h"
 #include "core/base/Error.h"
 #include "profiler/analysis/Findings.h"
@@ -28,8 +30,10 @@ struct AnalyzeFlags {
   std::vector<std::string> what_if;
   std::string what_if_times;
   std::string latency = "recorded";
+  std::string durations = "recorded";
   size_t top = 10;
   bool json = false;
+  std::string db_path;
 };
 
 double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
@@ -146,10 +150,19 @@ Action add_analyze_command(CLI::App& command) {
           "(the median over the same activity in every step: less of one run's preemptions)")
       ->check(CLI::IsMember({"recorded", "typical"}))
       ->capture_default_str();
+  command
+      .add_option("--durations", flags->durations,
+                  "Replay durations of the activities not changed by a what-if: recorded (each "
+                  "step as it ran) | typical (the median over the same activity in every step)")
+      ->check(CLI::IsMember({"recorded", "typical"}))
+      ->capture_default_str();
   command.add_option("--top", flags->top, "Activities of the critical path to list (0: all)")
       ->check(CLI::Range(size_t{0}, size_t{100000}))
       ->capture_default_str();
   command.add_flag("--json", flags->json, "Print JSON instead of text");
+  command.add_option("--db", flags->db_path,
+                     "Results DB holding the machine's measured peaks (tunescope machine --db): "
+                     "enables the roofline finding");
 
   return [flags] {
     // Options first: a malformed --what-if is refused before any file is read.
@@ -180,7 +193,15 @@ Action add_analyze_command(CLI::App& command) {
                       {"kernel_wait_ms", ms(l.kernel_wait_ns)},
                       {"other_ms", ms(l.other_ns)}});
     out["idle"] = idle;
-    const std::vector<an::Finding> findings = an::find_findings(trace, analysis);
+    const PeakLookup peak = trace_peak(trace.metadata, flags->db_path);
+    if (peak.peak)
+      out["machine_peak"] = {{"fma_gflops", peak.peak->fma_gflops},
+                             {"bandwidth_gbs", peak.peak->bandwidth_gbs},
+                             {"isa", peak.peak->isa},
+                             {"threads", peak.peak->threads}};
+    else
+      out["roofline_rule_off"] = peak.why_not_measured;
+    const std::vector<an::Finding> findings = an::find_findings(trace, analysis, peak.peak);
     json findings_json = json::array();
     for (const an::Finding& f : findings)
       findings_json.push_back({{"rule", f.rule},
@@ -216,13 +237,12 @@ Action add_analyze_command(CLI::App& command) {
         std::printf("  %6d %6d %10.3f %10.3f %12.3f %10.3f\n", l.device, l.stream, ms(l.busy_ns),
                     ms(l.host_wait_ns), ms(l.kernel_wait_ns), ms(l.other_ns));
       std::printf("\nfindings, by estimated gain on the median step:\n");
+      if (!peak.peak) std::printf("  (roofline rule off: %s)\n", peak.why_not_measured.c_str());
       if (findings.empty()) std::printf("  none above 1 %% of the step\n");
       for (size_t i = 0; i < findings.size(); ++i) {
         const an::Finding& f = findings[i];
-        std::printf("  %zu. [%s] %s\n     gain: %s%.3f ms (%.1f %%)\n", i + 1, f.rule.c_str(),
-                    f.summary.c_str(), f.gain_is_bound ? "up to " : "", ms(f.gain_ns),
-                    100.0 * static_cast<double>(f.gain_ns) /
-                        static_cast<double>(analysis.recorded.median_step_ns));
+        std::printf("  %zu. [%s] %s\n     %s\n", i + 1, f.rule.c_str(), f.summary.c_str(),
+                    finding_gain_text(f, analysis.recorded.median_step_ns).c_str());
         if (!f.evidence.empty()) {
           std::string names;
           for (size_t k = 0; k < f.evidence.size() && k < 6; ++k)
@@ -240,9 +260,8 @@ Action add_analyze_command(CLI::App& command) {
       if (!flags->what_if_times.empty()) {
         const profiler::Trace other = read_trace_argument(flags->what_if_times);
         const an::TraceAnalysis other_analysis = analyze_argument(other, flags->what_if_times);
-        const an::Substitution s =
-            an::substituted_durations(trace, graph, analysis.steps.size(), other,
-                                      other_analysis.graph, other_analysis.steps.size());
+        const an::Substitution s = an::substituted_durations(
+            trace, graph, analysis.steps, other, other_analysis.graph, other_analysis.steps);
         durations = s.durations;
         what_if["times_from"] = flags->what_if_times;
         what_if["work_kinds_replaced"] = s.keys_replaced;
@@ -254,8 +273,11 @@ Action add_analyze_command(CLI::App& command) {
       what_if["scaled_activities"] = matched;
       const an::Latency latency =
           flags->latency == "typical" ? an::Latency::typical : an::Latency::recorded;
-      const an::Prediction p = an::predict(trace, analysis, durations, latency);
+      const an::Prediction p = an::predict(
+          trace, analysis, durations, latency,
+          flags->durations == "typical" ? an::Durations::typical : an::Durations::as_given);
       what_if["latency"] = flags->latency;
+      what_if["durations"] = flags->durations;
       what_if["replay_check_median_step_ms"] = ms(p.replay_check.median_step_ns);
       what_if["predicted_median_step_ms"] = ms(p.predicted.median_step_ns);
       what_if["change_percent"] = analysis.recorded.median_step_ns > 0
@@ -278,9 +300,9 @@ Action add_analyze_command(CLI::App& command) {
                       what_if["work_kinds_replaced"].get<size_t>(),
                       what_if["work_kinds_not_in_other"].get<size_t>());
         std::printf(
-            "\n  replay of the recorded times (%s latencies): median step %.3f ms (recorded %.3f "
-            "ms)\n",
-            flags->latency.c_str(), ms(p.replay_check.median_step_ns),
+            "\n  replay of the recorded times (%s latencies, %s durations): median step %.3f ms "
+            "(recorded %.3f ms)\n",
+            flags->latency.c_str(), flags->durations.c_str(), ms(p.replay_check.median_step_ns),
             ms(analysis.recorded.median_step_ns));
         std::printf("  predicted median step: %.3f ms (%+.1f %%)\n", ms(p.predicted.median_step_ns),
                     what_if["change_percent"].get<double>());

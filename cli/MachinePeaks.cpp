@@ -30,6 +30,23 @@ PeakLookup cached_peak(const std::string& db_path, const std::string& cpu, int t
   return lookup;
 }
 
+PeakLookup trace_peak(const profiler::TraceMetadata& m, const std::string& db_path) {
+  const auto cpu = m.extra.find(profiler::kHostCpuKey);
+  const auto threads = m.extra.find(profiler::kKernelThreadsKey);
+  if (db_path.empty()) return cached_peak(db_path, "", 0);  // says there is no --db
+  if (cpu == m.extra.end() || threads == m.extra.end())
+    return {std::nullopt,
+            "the trace does not say which CPU and how many threads its kernels ran on", ""};
+  int count = 0;
+  try {
+    count = std::stoi(threads->second);
+  } catch (const std::exception&) {
+    fail(ErrorKind::input, "trace metadata '", profiler::kKernelThreadsKey, "': not a number: '",
+         threads->second, "'");
+  }
+  return cached_peak(db_path, cpu->second, count);
+}
+
 std::vector<profiler::MachinePeak> local_peaks(const std::string& backend,
                                                const std::string& db_path, int threads,
                                                double seconds, bool remeasure) {

@@ -25,6 +25,10 @@ struct PeakLookup {
 // only); `db_path` empty: none, with the reason.
 PeakLookup cached_peak(const std::string& db_path, const std::string& cpu, int threads);
 
+// The peak of the CPU and kernel threads a tunescope trace names in its metadata, cached
+// in `db_path` (empty: none, with the reason; a trace naming neither: none, saying so).
+PeakLookup trace_peak(const profiler::TraceMetadata& metadata, const std::string& db_path);
+
 // The cached figures of this machine on `threads` threads, measuring them first (and
 // caching them) when the DB has none or `remeasure`; `db_path` empty: measured, not
 // cached. Prints a line while it measures.

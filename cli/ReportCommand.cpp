@@ -25,24 +25,6 @@ struct ReportFlags {
   std::string db_path;
 };
 
-// The trace's host CPU and kernel threads (as tunescope writes them) looked up in the DB.
-PeakLookup trace_peak(const profiler::TraceMetadata& m, const std::string& db_path) {
-  const auto cpu = m.extra.find(profiler::kHostCpuKey);
-  const auto threads = m.extra.find(profiler::kKernelThreadsKey);
-  if (db_path.empty()) return cached_peak(db_path, "", 0);  // says there is no --db
-  if (cpu == m.extra.end() || threads == m.extra.end())
-    return {std::nullopt,
-            "the trace does not say which CPU and how many threads its kernels ran on", ""};
-  int count = 0;
-  try {
-    count = std::stoi(threads->second);
-  } catch (const std::exception&) {
-    fail(ErrorKind::input, "trace metadata '", profiler::kKernelThreadsKey, "': not a number: '",
-         threads->second, "'");
-  }
-  return cached_peak(db_path, cpu->second, count);
-}
-
 // Each (machine, problem) of the DB: the ranked table the end of its tune printed.
 // Read-only: a report changes nothing and leaves no -wal/-shm files beside the DB.
 void report_results_db(const std::string& path) {

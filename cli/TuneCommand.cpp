@@ -20,8 +20,10 @@
 #include <stdexcept>
 
 #include "cli/Commands.h"
+#include "cli/MachinePeaks.h"
 #include "cli/RankingTable.h"
 #include "cli/SessionFlags.h"
+#include "cli/TopFinding.h"
 #include "cli/TrainingProgress.h"
 #include "cli/TuneJsonProgress.h"
 #include "core/base/Error.h"
@@ -128,6 +130,16 @@ void check_conflicts(const TuneFlags& flags, tuner::Strategy strategy) {
         fail(ErrorKind::usage, "--trace-dir ", flags.trace_dir, " would write ", trace, " over ",
              same_file(flags.out_path, path) ? "--out " + flags.out_path : "--db " + flags.db_path);
     }
+}
+
+// What `tunescope analyze` would name first on the winner's trace: a tune ends with the
+// next thing to try. Never fails the tune: an analysis error becomes the line.
+std::string winner_finding_line(const profiler::Trace& trace, const std::string& db_path) {
+  try {
+    return top_finding_line(trace, trace_peak(trace.metadata, db_path).peak);
+  } catch (const std::exception& e) {
+    return std::string("top finding: not analysed (") + e.what() + ")";
+  }
 }
 
 // Returns the path written, or "" when there is no trace to write.
@@ -426,6 +438,8 @@ Action add_tune_command(CLI::App& command) {
     const tuner::TrialResult& winner = report.winner();
     std::printf("\nwinner: %s, %.1f ex/s (%s)\n", winner.config.label().c_str(),
                 winner.figures.median_eps, report.decision.c_str());
+    if (winner.trace)
+      std::printf("%s\n", winner_finding_line(*winner.trace, flags->db_path).c_str());
     if (report.budget_exhausted)
       std::printf("budget of %.1f s exhausted: some candidates were not started\n", flags->budget);
     std::printf("tune took %.1f s on %s\n", report.seconds, report.machine.str().c_str());

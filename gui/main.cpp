@@ -14,6 +14,7 @@
 #include "models/KernelTableModel.h"
 #include "widgets/CandidatesChart.h"
 #include "widgets/CandidatesView.h"
+#include "widgets/CriticalPathPanel.h"
 #include "widgets/KernelDock.h"
 #include "widgets/MainWindow.h"
 #include "widgets/RunView.h"
@@ -65,7 +66,13 @@ int main(int argc, char** argv) {
       QStringLiteral("run-options"),
       QStringLiteral("More `tunescope tune` options for --run-tune (the form's Other options)."),
       QStringLiteral("options"));
-  parser.addOptions({screenshot, size, highlight, select, view, compare, row, runTune, runOptions});
+  QCommandLineOption finding(
+      QStringLiteral("finding"),
+      QStringLiteral("Trace: show critical-path finding N (1-based) after loading: its step, with "
+                     "its evidence selected."),
+      QStringLiteral("N"));
+  parser.addOptions(
+      {screenshot, size, highlight, select, view, compare, row, runTune, runOptions, finding});
   parser.process(app);
 
   tunescope::gui::MainWindow window;
@@ -124,6 +131,8 @@ int main(int argc, char** argv) {
       if (auto w = parseWindow(parser.value(view)))
         window.timelineView()->showWindow(double(w->start_ns), double(w->end_ns));
       if (auto w = parseWindow(parser.value(select))) window.timelineView()->setSelection(*w);
+      if (parser.isSet(finding))
+        window.criticalPathPanel()->activateFinding(parser.value(finding).toInt() - 1);
       grabLater();
     });
     QObject::connect(&window, &tunescope::gui::MainWindow::loadFailed, &window,

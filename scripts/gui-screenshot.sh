@@ -11,7 +11,9 @@
 # to select in the table; none by default), SELECT (the rubber-band window, default the
 # backward pass of the first step), TRACE (where the trace goes), CANDIDATES_OUT and
 # COMPARE_OUT (the other two pictures; empty skips the tune), RUN_OUT (the Run tab; empty
-# skips it), STREAMS_OUT (the streams-2 picture; empty skips it).
+# skips it), STREAMS_OUT (the streams-2 picture; empty skips it), CRITICAL_PATH_OUT (a
+# lenet5 streams-2 async trace with its critical path and first finding shown,
+# docs/gui-critical-path.png; empty skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -21,6 +23,7 @@ CANDIDATES_OUT=${CANDIDATES_OUT-docs/gui-candidates.png}
 COMPARE_OUT=${COMPARE_OUT-docs/gui-compare.png}
 RUN_OUT=${RUN_OUT-docs/gui-run.png}
 STREAMS_OUT=${STREAMS_OUT-docs/gui-timeline-streams.png}
+CRITICAL_PATH_OUT=${CRITICAL_PATH_OUT-docs/gui-critical-path.png}
 
 GUI_BUILD_DIR=${GUI_BUILD_DIR:-$BUILD_DIR}
 for target in "$BUILD_DIR:tunescope" "$GUI_BUILD_DIR:tunescope-gui"; do
@@ -50,6 +53,16 @@ if [ -n "$STREAMS_OUT" ]; then
     "$GUI_BUILD_DIR/tunescope-gui" --size 1600x1000 --view "${STREAMS_VIEW:-48%,76%}" \
     --screenshot "$STREAMS_OUT" "$STREAMS_TRACE"
   echo "gui-screenshot: $STREAMS_OUT"
+fi
+
+if [ -n "$CRITICAL_PATH_OUT" ]; then
+  # analyze's critical path and findings (docs/ANALYZE.md): the first finding activated.
+  PATH_TRACE=${TRACE%.json}-critical-path.json
+  "$BUILD_DIR/tunescope" profile --model lenet5 --data fake --batch 64 --fake-count 1024 --warmup 2 \
+    --steps 4 --streams 2 --async-update --threads 2 --trace "$PATH_TRACE" >/dev/null
+  XDG_CONFIG_HOME=$(mktemp -d) xvfb-run -a -s "-screen 0 1920x1200x24" \
+    "$GUI_BUILD_DIR/tunescope-gui" --size 1600x1000 --finding 1 --screenshot "$CRITICAL_PATH_OUT" "$PATH_TRACE"
+  echo "gui-screenshot: $CRITICAL_PATH_OUT"
 fi
 
 if [ -n "$CANDIDATES_OUT$COMPARE_OUT" ]; then

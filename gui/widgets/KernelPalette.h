@@ -24,5 +24,7 @@ inline const QColor kGrid{0x34, 0x38, 0x40};
 inline const QColor kRuler{0x30, 0x33, 0x3b};
 inline const QColor kSelection{0x5a, 0xa9, 0xff};
 inline const QColor kFocus{0xff, 0xd8, 0x4d};
+inline const QColor kCriticalPath{0xff, 0x4f, 0x8b};  // the critical path's outline
+inline const QColor kDependency{0x4d, 0xe3, 0xd0};    // analyze's dependency arrows
 
 }  // namespace tunescope::gui::palette

@@ -27,6 +27,7 @@
 #include "profiler/FileKind.h"
 #include "widgets/CandidatesView.h"
 #include "widgets/CompareView.h"
+#include "widgets/CriticalPathPanel.h"
 #include "widgets/KernelDock.h"
 #include "widgets/RunView.h"
 #include "widgets/TimelineView.h"
@@ -48,6 +49,7 @@ MainWindow::MainWindow(QWidget* parent)
       run_(new RunView),
       tabs_(new QTabWidget),
       kernels_(new KernelDock(this)),
+      criticalPath_(new CriticalPathPanel(this)),
       selectionPanel_(new QTextBrowser),
       loader_(new TraceLoader(this)),
       compareLoaders_{new TraceLoader(this), new TraceLoader(this)} {
@@ -68,6 +70,8 @@ MainWindow::MainWindow(QWidget* parent)
   selectionPanel_->setMinimumWidth(280);
   selectionDock->setWidget(selectionPanel_);
   addDockWidget(Qt::RightDockWidgetArea, selectionDock);
+  addDockWidget(Qt::RightDockWidgetArea, criticalPath_);
+  criticalPath_->attach(timeline_);
   resizeDocks({kernels_}, {380}, Qt::Vertical);
   resizeDocks({selectionDock}, {340}, Qt::Horizontal);
 
@@ -253,6 +257,7 @@ void MainWindow::tabChanged(int index) {
   const bool timeline = index == TimelineTab;
   kernels_->setVisible(timeline);
   selectionDock_->setVisible(timeline);
+  criticalPath_->setVisible(timeline);
 }
 
 void MainWindow::openDialog() {
@@ -281,6 +286,7 @@ void MainWindow::showDocument(TraceDocumentPtr document, qint64 elapsedMs) {
   document_ = std::move(document);
   tabs_->setCurrentWidget(timeline_);
   timeline_->setDocument(document_);
+  criticalPath_->setDocument(document_);
   kernels_->model()->setRows(document_->kernelTable(), document_->kernelPassRates());
   kernels_->showInstancePosition(0, 0);
   showWholeTrace();

@@ -20,6 +20,7 @@ namespace tunescope::gui {
 
 class CandidatesView;
 class CompareView;
+class CriticalPathPanel;
 class KernelDock;
 class RunView;
 class TimelineView;
@@ -48,6 +49,7 @@ class MainWindow : public QMainWindow {
   bool exportTimelinePng(const QString& path);
   TimelineView* timelineView() const { return timeline_; }
   KernelDock* kernelDock() const { return kernels_; }
+  CriticalPathPanel* criticalPathPanel() const { return criticalPath_; }
   CandidatesView* candidatesView() const { return candidates_; }
   CompareView* compareView() const { return compare_; }
   RunView* runView() const { return run_; }
@@ -92,6 +94,7 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs_;
   KernelDock* kernels_;
   QDockWidget* selectionDock_ = nullptr;
+  CriticalPathPanel* criticalPath_;
   QTextBrowser* selectionPanel_;
   TraceLoader* loader_;
   QProgressBar* loadProgress_ = nullptr;

@@ -53,6 +53,7 @@ void TimelineView::setDocument(TraceDocumentPtr document) {
   instancePosition_ = -1;
   focused_.reset();
   selected_.reset();
+  path_.reset();
   rebuildItems();
   syncWidth();
   const profiler::Interval extent = document_ ? document_->extent() : profiler::Interval{0, 1};
@@ -446,12 +447,16 @@ std::vector<QLineF> TimelineView::flowLines() const {
 }
 
 void TimelineView::paintFlows(QPainter& p) {
-  const std::vector<QLineF> lines = flowLines();
+  paintArrows(p, flowLines(), palette::kFocus);
+  paintArrows(p, dependencyLines(), palette::kDependency);
+}
+
+void TimelineView::paintArrows(QPainter& p, const std::vector<QLineF>& lines,
+                               const QColor& colour) {
   if (lines.empty()) return;
   p.save();
   p.setRenderHint(QPainter::Antialiasing);
   p.setClipRect(rowsViewport().adjusted(headerWidth_, 0, 0, 0));
-  const QColor colour = palette::kFocus;
   for (const QLineF& line : lines) {
     // A gentle curve, so arrows between records at the same time stay visible.
     QPainterPath path(line.p1());
@@ -512,6 +517,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
   // The label column's edge, the handle that resizes it.
   p.setPen(palette::kGrid);
   p.drawLine(headerWidth_ - 1, kRulerHeight, headerWidth_ - 1, height() - kLegendHeight);
+  paintCriticalPath(p);
   paintFlows(p);
   paintSelection(p);
   paintRuler(p);

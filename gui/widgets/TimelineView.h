@@ -15,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/CriticalPathModel.h"
 #include "models/TimelineData.h"
 #include "models/TraceDocument.h"
 #include "widgets/GroupHeaderItem.h"
@@ -93,6 +94,18 @@ class TimelineView : public QWidget {
   // The arrows of the selected activity's flows, widget coordinates (from -> to).
   std::vector<QLineF> flowLines() const;
 
+  // The critical path of `analyze` (TimelineCriticalPath.cpp): its records outlined when
+  // shown, and the selected record's dependencies (event and host waits, launches)
+  // drawn as arrows from the end of what it waited for. Null: none.
+  void setCriticalPath(CriticalPathModelPtr model);
+  const CriticalPathModelPtr& criticalPath() const { return path_; }
+  void setCriticalPathShown(bool shown);
+  bool criticalPathShown() const { return pathShown_; }
+  // Widget-coordinate boxes of the path's records in the visible window (as painted).
+  std::vector<QRectF> criticalPathRects() const;
+  // The selected activity's dependency arrows (from the end of the one waited for).
+  std::vector<QLineF> dependencyLines() const;
+
  signals:
   void selectionChanged(qint64 startNs, qint64 endNs);
   void selectionCleared();
@@ -122,6 +135,9 @@ class TimelineView : public QWidget {
   std::optional<QPointF> activityAnchor(uint32_t activity) const;
   std::optional<QPointF> rangeAnchor(uint32_t range, int64_t atNs) const;
   void paintFlows(QPainter& p);
+  void paintArrows(QPainter& p, const std::vector<QLineF>& lines, const QColor& colour);
+  void paintCriticalPath(QPainter& p);
+  std::optional<QRectF> activityBox(uint32_t activity) const;
   bool nearHeaderEdge(double x) const { return std::abs(x - headerWidth_) <= 4; }
   QString settingsKey() const;
   void syncWidth();
@@ -148,6 +164,8 @@ class TimelineView : public QWidget {
   int headerWidth_ = kHeaderWidth;
   QScrollBar* vScroll_;
   std::optional<uint32_t> selected_;
+  CriticalPathModelPtr path_;
+  bool pathShown_ = true;
 
   std::optional<profiler::Interval> selection_;
   std::string highlighted_;

@@ -1,6 +1,7 @@
 #include "profiler/analysis/Findings.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -31,9 +32,16 @@ std::string config_value(const Trace& trace, const char* key) {
   return config[key].is_string() ? config[key].get<std::string>() : config[key].dump();
 }
 
+std::string fixed(double value, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
 class Rules {
  public:
-  Rules(const Trace& trace, const TraceAnalysis& analysis) : trace_(trace), a_(analysis) {
+  Rules(const Trace& trace, const TraceAnalysis& analysis, const std::optional<MachinePeak>& peak)
+      : trace_(trace), a_(analysis), peak_(peak) {
     for (size_t n : a_.recorded.median_path.nodes) on_path_.insert(n);
   }
 
@@ -91,8 +99,7 @@ class Rules {
                    percent(moving) + " of the median step's critical path",
                movers, replayed_gain(0, [&](size_t n) { return is_data_movement(name(n)); }), false,
                "a layout whose algorithms need no conversion (--layout nhwc | nchw), or a conv "
-               "algorithm "
-               "without padding (tunescope tune --conv-list ...)"));
+               "algorithm without padding or reorders (tunescope tune --algorithms ...)"));
 
     // The weight update on the critical path.
     std::set<std::string> updates;
@@ -167,6 +174,8 @@ class Rules {
                "another algorithm or tile for this layer (tunescope tune), or a faster kernel"));
     }
 
+    if (auto roofline = below_roofline()) out.push_back(std::move(*roofline));
+
     const int64_t floor = a_.recorded.median_step_ns / 100;
     out.erase(std::remove_if(out.begin(), out.end(),
                              [&](const Finding& f) { return f.gain_ns < floor || f.gain_ns <= 0; }),
@@ -176,17 +185,59 @@ class Rules {
     return out;
   }
 
+  // The conv pass furthest below the roof, by the step time reaching kRooflineTarget of
+  // the roof would save: effective GFLOP/s (Roofline.h) against the FMA peak, or against
+  // intensity x bandwidth where that is lower (a memory-bound pass).
+  std::optional<Finding> below_roofline() const {
+    if (!peak_ || peak_->fma_gflops <= 0) return std::nullopt;
+    std::vector<ConvLayerInfo> layers;
+    try {
+      layers = conv_layers_of(trace_.metadata);
+    } catch (const std::invalid_argument&) {
+      return std::nullopt;  // report and profile say what is wrong with the entry
+    }
+    const auto keys = work_keys(trace_, a_.graph);
+    std::optional<Finding> best;
+    for (const ConvPassRate& r : conv_pass_rates(trace_, layers)) {
+      double roof = peak_->fma_gflops;
+      if (r.intensity > 0 && peak_->bandwidth_gbs > 0)
+        roof = std::min(roof, r.intensity * peak_->bandwidth_gbs);
+      if (r.gflops <= 0 || r.gflops >= kFarBelowRoofline * roof) continue;
+      const WorkKey key{r.layer, r.pass};
+      std::set<std::string> names;
+      for (size_t n : a_.recorded.median_path.nodes)
+        if (keys[n] == key) names.insert(name(n));
+      if (names.empty()) continue;  // off the critical path: faster would not shorten the step
+      const int64_t gain = replayed_gain(r.gflops / (kRooflineTarget * roof),
+                                         [&](size_t n) { return keys[n] == key; });
+      if (best && gain <= best->gain_ns) continue;
+      const bool memory = roof < peak_->fma_gflops;
+      best = make("below-roofline",
+                  r.layer + " " + r.pass + " (" + r.algorithm + ") runs at " + fixed(r.gflops, 1) +
+                      " GFLOP/s, " + fixed(100 * r.gflops / roof, 1) + " % of the " +
+                      fixed(roof, 1) + " GFLOP/s its roof allows (" +
+                      (memory ? "memory-bound: intensity x bandwidth" : "the measured FMA peak") +
+                      "); at " + fixed(100 * kRooflineTarget, 0) + " % of the roof",
+                  names, gain, false,
+                  "another algorithm for " + r.layer +
+                      " (tunescope tune --strategy per-layer), or more threads per lane");
+    }
+    return best;
+  }
+
  private:
   const Trace& trace_;
   const TraceAnalysis& a_;
+  const std::optional<MachinePeak>& peak_;
   std::set<size_t> on_path_;
 };
 
 }  // namespace
 
-std::vector<Finding> find_findings(const Trace& trace, const TraceAnalysis& analysis) {
+std::vector<Finding> find_findings(const Trace& trace, const TraceAnalysis& analysis,
+                                   const std::optional<MachinePeak>& peak) {
   if (analysis.steps.empty() || analysis.recorded.median_step_ns <= 0) return {};
-  return Rules(trace, analysis).run();
+  return Rules(trace, analysis, peak).run();
 }
 
 }  // namespace tunescope::profiler::analysis

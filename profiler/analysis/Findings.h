@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "profiler/Roofline.h"
 #include "profiler/Trace.h"
 #include "profiler/analysis/StepAnalysis.h"
 
@@ -24,7 +26,16 @@ struct Finding {
   std::string suggestion;  // the knob or change
 };
 
-// Ranked by gain, largest first; rules whose gain is under 1 % of the median step are left out.
-std::vector<Finding> find_findings(const Trace& trace, const TraceAnalysis& analysis);
+// A conv pass is far below the roofline under this share of what the roof allows at its
+// intensity; its gain is replayed at kRooflineTarget of the roof (reachable by a good
+// algorithm on our measurements: the per-layer winners run at 30-60 % of the FMA peak).
+inline constexpr double kFarBelowRoofline = 0.25;
+inline constexpr double kRooflineTarget = 0.5;
+
+// Ranked by gain, largest first; rules whose gain is under 1 % of the median step are
+// left out. `peak`: the machine's measured peak for the trace's CPU and threads (the
+// roofline rule needs it and the trace's conv-layer metadata; without either it is skipped).
+std::vector<Finding> find_findings(const Trace& trace, const TraceAnalysis& analysis,
+                                   const std::optional<MachinePeak>& peak = std::nullopt);
 
 }  // namespace tunescope::profiler::analysis

@@ -59,6 +59,24 @@ std::vector<int64_t> typical_latencies(const DependencyGraph& graph,
   return latencies;
 }
 
+std::vector<int64_t> typical_durations(const std::vector<int64_t>& durations_ns,
+                                       const std::vector<size_t>& classes) {
+  if (classes.size() != durations_ns.size())
+    throw std::invalid_argument("typical_durations: " + std::to_string(classes.size()) +
+                                " classes for " + std::to_string(durations_ns.size()) + " nodes");
+  std::map<size_t, std::vector<int64_t>> members;
+  for (size_t n = 0; n < classes.size(); ++n) members[classes[n]].push_back(durations_ns[n]);
+  std::map<size_t, int64_t> median;
+  for (auto& [c, values] : members) {
+    std::nth_element(values.begin(),
+                     values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
+    median[c] = values[values.size() / 2];
+  }
+  std::vector<int64_t> out(durations_ns.size());
+  for (size_t n = 0; n < classes.size(); ++n) out[n] = median[classes[n]];
+  return out;
+}
+
 Replay replay(const DependencyGraph& graph, const std::vector<int64_t>& durations_ns,
               const std::vector<int64_t>* latencies_ns) {
   if (durations_ns.size() != graph.size() || (latencies_ns && latencies_ns->size() != graph.size()))

@@ -29,6 +29,11 @@ std::vector<int64_t> recorded_latencies(const DependencyGraph& graph);
 std::vector<int64_t> typical_latencies(const DependencyGraph& graph,
                                        const std::vector<size_t>& classes);
 
+// Per node: the median of `durations_ns` over the nodes sharing its class (the same
+// work in every step): a replay of one typical step instead of each step as it ran.
+std::vector<int64_t> typical_durations(const std::vector<int64_t>& durations_ns,
+                                       const std::vector<size_t>& classes);
+
 // `durations_ns` per node (graph.size() of them, each >= 0); `latencies_ns` per node,
 // recorded_latencies when null.
 Replay replay(const DependencyGraph& graph, const std::vector<int64_t>& durations_ns,

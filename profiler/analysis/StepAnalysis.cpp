@@ -56,23 +56,34 @@ TraceAnalysis analyze(const Trace& trace) {
   return out;
 }
 
-Prediction predict(const Trace& trace, const TraceAnalysis& analysis,
-                   const std::vector<int64_t>& durations_ns, Latency latency) {
-  std::vector<int64_t> latencies;
-  if (latency == Latency::typical) {
-    // The same work in every step: one class per (lane, activity name, layer).
-    const std::vector<WorkKey> keys = work_keys(trace, analysis.graph);
-    std::map<std::tuple<size_t, std::string, std::string>, size_t> class_of;
-    std::vector<size_t> classes(analysis.graph.size());
-    for (size_t n = 0; n < analysis.graph.size(); ++n) {
-      const auto key = std::tuple{analysis.graph.lane[n],
-                                  trace.activities[analysis.graph.activity[n]].name, keys[n].layer};
-      classes[n] = class_of.emplace(key, class_of.size()).first->second;
-    }
-    latencies = typical_latencies(analysis.graph, classes);
+namespace {
+
+// The same work in every step: one class per (lane, activity name, layer).
+std::vector<size_t> work_classes(const Trace& trace, const DependencyGraph& graph) {
+  const std::vector<WorkKey> keys = work_keys(trace, graph);
+  std::map<std::tuple<size_t, std::string, std::string>, size_t> class_of;
+  std::vector<size_t> classes(graph.size());
+  for (size_t n = 0; n < graph.size(); ++n) {
+    const auto key =
+        std::tuple{graph.lane[n], trace.activities[graph.activity[n]].name, keys[n].layer};
+    classes[n] = class_of.emplace(key, class_of.size()).first->second;
   }
-  const auto run = [&](const std::vector<int64_t>& durations) {
-    const Replay r = replay(analysis.graph, durations, latencies.empty() ? nullptr : &latencies);
+  return classes;
+}
+
+}  // namespace
+
+Prediction predict(const Trace& trace, const TraceAnalysis& analysis,
+                   const std::vector<int64_t>& durations_ns, Latency latency, Durations durations) {
+  std::vector<size_t> classes;
+  if (latency == Latency::typical || durations == Durations::typical)
+    classes = work_classes(trace, analysis.graph);
+  std::vector<int64_t> latencies;
+  if (latency == Latency::typical) latencies = typical_latencies(analysis.graph, classes);
+  const auto run = [&](const std::vector<int64_t>& given) {
+    const std::vector<int64_t> chosen =
+        durations == Durations::typical ? typical_durations(given, classes) : given;
+    const Replay r = replay(analysis.graph, chosen, latencies.empty() ? nullptr : &latencies);
     return summarise(trace, analysis.graph, analysis.steps, Timing{r.start_ns, r.end_ns},
                      replayed_windows(analysis.steps, analysis.graph, r.end_ns));
   };

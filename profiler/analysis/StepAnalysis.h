@@ -42,7 +42,11 @@ struct Prediction {
 // Latencies: each as recorded, or typical: the median over the same activity (name,
 // layer, lane) in every step for the same kind of binding edge.
 enum class Latency { recorded, typical };
+// Durations: each node's as given, or typical: the median of the given ones over the
+// same activity in every step (one typical step, without one step's preemptions).
+enum class Durations { as_given, typical };
 Prediction predict(const Trace& trace, const TraceAnalysis& analysis,
-                   const std::vector<int64_t>& durations_ns, Latency latency = Latency::recorded);
+                   const std::vector<int64_t>& durations_ns, Latency latency = Latency::recorded,
+                   Durations durations = Durations::as_given);
 
 }  // namespace tunescope::profiler::analysis

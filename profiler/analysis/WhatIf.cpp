@@ -113,57 +113,78 @@ std::vector<WorkKey> work_keys(const Trace& trace, const DependencyGraph& graph)
   return keys;
 }
 
-Substitution substituted_durations(const Trace& trace, const DependencyGraph& graph, size_t steps,
-                                   const Trace& other, const DependencyGraph& other_graph,
-                                   size_t other_steps) {
-  if (steps == 0 || other_steps == 0)
+namespace {
+
+// Per work key, the median over the steps of its total time in a step (a step without it
+// counts 0). The median, not the mean: one preempted step of a loaded machine, or work
+// outside the steps (warm-up, evaluation), would otherwise move every key's time.
+std::map<WorkKey, double> median_per_step(const DependencyGraph& graph,
+                                          const std::vector<Step>& steps,
+                                          const std::vector<WorkKey>& keys) {
+  std::map<WorkKey, std::vector<double>> per_step;
+  for (size_t s = 0; s < steps.size(); ++s)
+    for (size_t n : steps[s].nodes) {
+      auto& totals = per_step[keys[n]];
+      totals.resize(steps.size(), 0.0);
+      totals[s] += static_cast<double>(graph.duration_ns(n));
+    }
+  std::map<WorkKey, double> out;
+  for (auto& [key, totals] : per_step) {
+    std::sort(totals.begin(), totals.end());
+    const size_t m = totals.size() / 2;
+    out[key] = totals.size() % 2 ? totals[m] : (totals[m - 1] + totals[m]) / 2;
+  }
+  return out;
+}
+
+}  // namespace
+
+Substitution substituted_durations(const Trace& trace, const DependencyGraph& graph,
+                                   const std::vector<Step>& steps, const Trace& other,
+                                   const DependencyGraph& other_graph,
+                                   const std::vector<Step>& other_steps) {
+  if (steps.empty() || other_steps.empty())
     throw std::invalid_argument("substitution: a trace without steps");
-  std::map<WorkKey, double> mine, theirs;
   const auto keys = work_keys(trace, graph);
-  const auto other_keys = work_keys(other, other_graph);
-  for (size_t n = 0; n < graph.size(); ++n)
-    mine[keys[n]] += static_cast<double>(graph.duration_ns(n));
-  for (size_t n = 0; n < other_graph.size(); ++n)
-    theirs[other_keys[n]] += static_cast<double>(other_graph.duration_ns(n));
+  const std::map<WorkKey, double> mine = median_per_step(graph, steps, keys);
+  const std::map<WorkKey, double> theirs =
+      median_per_step(other_graph, other_steps, work_keys(other, other_graph));
   Substitution out;
   out.durations = recorded_durations(graph);
   // A key the other trace lacks, in a layer it has, is work it does not do (a padding
   // kernel another algorithm needs no more); work only it does (its own helper
   // kernels) is spread over the nodes of that layer.
-  const auto group_of = [](const WorkKey& k) { return k.layer; };
   std::map<std::string, double> their_only_per_step;
-  for (const auto& [key, total] : theirs)
-    if (!mine.count(key))
-      their_only_per_step[group_of(key)] += total / static_cast<double>(other_steps);
-  std::map<std::string, bool> their_groups;
-  for (const auto& [key, total] : theirs) their_groups[group_of(key)] = true;
+  std::map<std::string, bool> their_layers;
+  for (const auto& [key, per_step] : theirs) {
+    their_layers[key.layer] = true;
+    if (!mine.count(key)) their_only_per_step[key.layer] += per_step;
+  }
   std::map<WorkKey, double> factor;
-  for (const auto& [key, total] : mine) {
+  for (const auto& [key, per_step] : mine) {
     const auto found = theirs.find(key);
-    if (found != theirs.end() && total > 0) {
+    if (found != theirs.end() && per_step > 0) {
       ++out.keys_replaced;
-      factor[key] =
-          (found->second / static_cast<double>(other_steps)) / (total / static_cast<double>(steps));
-    } else if (their_groups.count(group_of(key))) {
+      factor[key] = found->second / per_step;
+    } else if (their_layers.count(key.layer)) {
       ++out.keys_replaced;
       factor[key] = 0;
     } else {
       ++out.keys_missing;
     }
   }
-  std::map<std::string, double> group_total_per_step;
+  std::map<std::string, double> layer_total;  // the replaced time of each layer, all steps
   for (size_t n = 0; n < graph.size(); ++n) {
     const auto f = factor.find(keys[n]);
     if (f == factor.end()) continue;
     ++out.nodes_replaced;
     out.durations[n] = std::llround(static_cast<double>(out.durations[n]) * f->second);
-    group_total_per_step[group_of(keys[n])] +=
-        static_cast<double>(out.durations[n]) / static_cast<double>(steps);
+    layer_total[keys[n].layer] += static_cast<double>(out.durations[n]);
   }
+  // The other's own work, per step, goes to this layer's nodes in proportion to their time.
   for (size_t n = 0; n < graph.size(); ++n) {
-    const auto group = group_of(keys[n]);
-    const auto extra = their_only_per_step.find(group);
-    const double total = group_total_per_step[group];
+    const auto extra = their_only_per_step.find(keys[n].layer);
+    const double total = layer_total[keys[n].layer] / static_cast<double>(steps.size());
     if (extra == their_only_per_step.end() || total <= 0 || !factor.count(keys[n])) continue;
     out.durations[n] += std::llround(static_cast<double>(out.durations[n]) * extra->second / total);
   }

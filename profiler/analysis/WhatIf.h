@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "profiler/Trace.h"
+#include "profiler/analysis/CriticalPath.h"
 #include "profiler/analysis/DependencyGraph.h"
 
 namespace tunescope::profiler::analysis {
@@ -46,13 +47,13 @@ struct Substitution {
   size_t keys_replaced = 0, keys_missing = 0;  // keys of the trace found, not found, in the other
   size_t nodes_replaced = 0;
 };
-// Durations of the nodes whose work key the other trace has: each key's total per step
-// in `trace` becomes the other trace's total per step for that key, by scaling its
-// nodes alike. A key the other lacks in a layer it has is work it does not do (0); work
-// only the other does is spread over the layer's nodes. `steps` and `other_steps` count each
-// trace's steps.
-Substitution substituted_durations(const Trace& trace, const DependencyGraph& graph, size_t steps,
-                                   const Trace& other, const DependencyGraph& other_graph,
-                                   size_t other_steps);
+// Durations of the nodes whose work key the other trace has: each key's time per step
+// in `trace` (the median over `steps`) becomes the other trace's (the median over
+// `other_steps`), by scaling its nodes alike. A key the other lacks in a layer it has is
+// work it does not do (0); work only the other does is spread over the layer's nodes.
+Substitution substituted_durations(const Trace& trace, const DependencyGraph& graph,
+                                   const std::vector<Step>& steps, const Trace& other,
+                                   const DependencyGraph& other_graph,
+                                   const std::vector<Step>& other_steps);
 
 }  // namespace tunescope::profiler::analysis

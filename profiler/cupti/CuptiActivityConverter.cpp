@@ -199,6 +199,11 @@ bool CuptiRecordConverter::convert(const CUpti_Activity& record, std::vector<Act
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
       const auto& r = reinterpret_cast<const CUpti_ActivitySynchronization2&>(record);
       const auto device = device_of_context_.find(r.contextId);
+      if (r.type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT &&
+          r.streamId != CUPTI_SYNCHRONIZATION_INVALID_VALUE)
+        event_waits_.push_back({r.cudaEventId,
+                                device == device_of_context_.end() ? 0 : device->second,
+                                static_cast<int>(r.streamId), r.correlationId});
       return keep(r, [&] {
         return synchronization_activity(r, device == device_of_context_.end() ? 0 : device->second,
                                         clock_);
@@ -228,6 +233,12 @@ bool CuptiRecordConverter::convert(const CUpti_Activity& record, std::vector<Act
       // Other kinds are other tools' (OpenACC, a framework sharing the process).
       if (r.externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
         range_of_correlation_[r.correlationId] = r.externalId;
+      return false;
+    }
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
+      const auto& r = reinterpret_cast<const CUpti_ActivityCudaEvent2&>(record);
+      event_records_.push_back(
+          {r.eventId, static_cast<int>(r.deviceId), static_cast<int>(r.streamId), r.correlationId});
       return false;
     }
     case CUPTI_ACTIVITY_KIND_CONTEXT: {

@@ -12,6 +12,8 @@
 //  overhead -> overhead "CUPTI overhead: <kind>" on the device or host thread it hit
 //  runtime/driver API -> overhead "<cudaLaunchKernel>" on device -1 (host), stream = OS
 //              thread id; its correlation id links it to the kernel it launched.
+//  CUDA event record, stream wait event -> kept (event_records, event_waits) for the
+//              event flows between streams (profiler/CudaEventFlows.h)
 //  external correlation (CUSTOM0) -> no activity: remembered as correlation id -> the id
 //              of the host Range the API call was made in (range_of), for every record
 //              with that correlation id (the call, its kernel, memcpy or memset).
@@ -28,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "profiler/CudaEventFlows.h"
 #include "profiler/Trace.h"
 
 namespace tunescope::profiler::cupti {
@@ -83,6 +86,14 @@ class CuptiRecordConverter {
   uint64_t range_of(uint64_t correlation) const;
   // Forgets the correlation -> range pairs (after a trace has been collected).
   void clear_ranges() { range_of_correlation_.clear(); }
+  // The event records (CUDA_EVENT) and stream waits (SYNCHRONIZATION, stream wait event)
+  // seen since the last clear, for profiler::cuda_event_flows.
+  const std::vector<CudaEventUse>& event_records() const { return event_records_; }
+  const std::vector<CudaEventUse>& event_waits() const { return event_waits_; }
+  void clear_events() {
+    event_records_.clear();
+    event_waits_.clear();
+  }
   uint64_t ignored_records() const { return ignored_; }        // kinds we do not trace
   uint64_t incomplete_records() const { return incomplete_; }  // no valid start/end
 
@@ -91,6 +102,7 @@ class CuptiRecordConverter {
   ApiNameLookup api_name_;
   std::map<uint32_t, int> device_of_context_;
   std::unordered_map<uint64_t, uint64_t> range_of_correlation_;
+  std::vector<CudaEventUse> event_records_, event_waits_;
   std::map<std::pair<int, uint32_t>, std::string> api_names_;  // (domain, cbid) cache
   uint64_t ignored_ = 0;
   uint64_t incomplete_ = 0;

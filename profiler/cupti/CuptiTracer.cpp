@@ -42,13 +42,11 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buff
 std::vector<CUpti_ActivityKind> CuptiTracerOptions::kinds() const {
   // CONTEXT first: synchronisation records name only their context. EXTERNAL_CORRELATION
   // pairs CUDA calls with the host range they were made in.
-  std::vector<CUpti_ActivityKind> kinds{CUPTI_ACTIVITY_KIND_CONTEXT,
-                                        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                        CUPTI_ACTIVITY_KIND_MEMCPY,
-                                        CUPTI_ACTIVITY_KIND_MEMSET,
-                                        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-                                        CUPTI_ACTIVITY_KIND_OVERHEAD,
-                                        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+  std::vector<CUpti_ActivityKind> kinds{
+      CUPTI_ACTIVITY_KIND_CONTEXT,         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+      CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMSET,
+      CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_CUDA_EVENT,
+      CUPTI_ACTIVITY_KIND_OVERHEAD,        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
   if (api_records) {
     kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
     kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
@@ -163,7 +161,15 @@ void CuptiTracer::collect_into(Trace& trace) {
     a.range_id = converter_->range_of(a.correlation);
     if (a.range_id != 0) ++attributed;
   }
-  if (converter_) converter_->clear_ranges();
+  if (converter_) {
+    converter_->clear_ranges();
+    // Streams that waited for another's event: flows, as the executor records its own.
+    const std::vector<Flow> events =
+        cuda_event_flows(activities_, converter_->event_records(), converter_->event_waits());
+    trace.flows.insert(trace.flows.end(), events.begin(), events.end());
+    trace.metadata.extra["cupti.event_flows"] = std::to_string(events.size());
+    converter_->clear_events();
+  }
   trace.activities.insert(trace.activities.end(), std::make_move_iterator(activities_.begin()),
                           std::make_move_iterator(activities_.end()));
   activities_.clear();

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "profiler/Roofline.h"
 #include "profiler/TraceFiles.h"
 #include "tests/cli/RunCli.h"
 #include "tests/cli/TestFolder.h"
@@ -48,6 +49,39 @@ TEST(AnalyzeCli, ReplaysATwoLaneRunAndPredictsAWhatIf) {
   EXPECT_NE(text.output.find("critical path, summed over the steps"), std::string::npos)
       << text.output;
   EXPECT_NE(text.output.find("idle time by lane"), std::string::npos) << text.output;
+}
+
+TEST(AnalyzeCli, TheRooflineRuleReadsTheMachinePeakFromTheResultsDb) {
+  testing::ScratchDir dir;
+  const auto trace = dir / "run.json";
+  ASSERT_EQ(run_cli(kRun + trace.string()).exit_code, 0);
+  auto r = run_cli("analyze " + trace.string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto out = nlohmann::json::parse(r.output);
+  EXPECT_FALSE(out.contains("machine_peak"));
+  EXPECT_NE(out["roofline_rule_off"].get<std::string>().find("--db"), std::string::npos);
+
+  // The peak of the CPU and threads the trace's kernels ran on, measured into a DB.
+  const auto meta = profiler::read_trace_file(trace).metadata.extra;
+  ASSERT_TRUE(meta.count(profiler::kKernelThreadsKey));
+  const auto db = dir / "results.sqlite";
+  const auto machine = run_cli("machine --seconds 0.2 --threads " +
+                               meta.at(profiler::kKernelThreadsKey) + " --db " + db.string());
+  ASSERT_EQ(machine.exit_code, 0) << machine.output;
+  r = run_cli("analyze " + trace.string() + " --json --db " + db.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  out = nlohmann::json::parse(r.output);
+  ASSERT_TRUE(out.contains("machine_peak")) << r.output;
+  EXPECT_GT(out["machine_peak"]["fma_gflops"].get<double>(), 0);
+  for (const auto& f : out["findings"]) {
+    if (f["rule"] == "below-roofline") {
+      EXPECT_FALSE(f["evidence"].empty());
+    }
+  }
+
+  r = run_cli("analyze " + trace.string() + " --db " + (dir / "missing.sqlite").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("missing.sqlite"), std::string::npos) << r.output;
 }
 
 TEST(AnalyzeCli, BadInputExitsTwoSayingWhatIsWrong) {

@@ -53,6 +53,13 @@ TEST(TuneCli, WritesConfigDbAndTracesThatTrainAccepts) {
   EXPECT_NE(tune.output.find("| 1 |"), std::string::npos) << tune.output;
   EXPECT_NE(tune.output.find("(best)"), std::string::npos) << tune.output;
   EXPECT_NE(tune.output.find("winner:"), std::string::npos) << tune.output;
+  // What analyze would name first on the winner's trace, in one line after the winner's.
+  const size_t top = tune.output.find("top finding: ", tune.output.find("winner:"));
+  ASSERT_NE(top, std::string::npos) << tune.output;
+  const std::string top_line = tune.output.substr(top, tune.output.find('\n', top) - top);
+  EXPECT_TRUE(top_line.find("gain: ") != std::string::npos ||
+              top_line.find("none above 1 %") != std::string::npos)
+      << top_line;
   // The winner's row gives its median ex/s with the 95% interval of its rounds.
   const size_t best = tune.output.find("(best)");
   const std::string best_row = tune.output.substr(best, tune.output.find('\n', best) - best);

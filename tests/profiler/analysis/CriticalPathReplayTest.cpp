@@ -242,9 +242,62 @@ TEST(WhatIfTest, SubstitutionTakesEachLayerAndPassTimeFromTheOtherTrace) {
   const Trace theirs =
       with_ranges({activity("gemm.fwd.im2col", 0, 0, 2), activity("gemm.fwd.gemm", 0, 2, 6)}, 10);
   const DependencyGraph g = build_dependency_graph(mine), og = build_dependency_graph(theirs);
-  const Substitution s = substituted_durations(mine, g, 1, theirs, og, 1);
+  const Substitution s =
+      substituted_durations(mine, g, find_steps(mine, g), theirs, og, find_steps(theirs, og));
   EXPECT_EQ(s.keys_replaced, 2u);
   EXPECT_EQ(s.durations, (std::vector<int64_t>{0, 6}));
+}
+
+TEST(WhatIfTest, SubstitutionTakesTheMedianStepSoOnePreemptedStepDoesNotMoveIt) {
+  // Three steps of 10 each; mine runs direct.fwd for 8 in each, theirs gemm.fwd for 4, 4
+  // and, in a preempted step, 9. The median per step is 4 (the mean would be 5.67): each
+  // direct.fwd becomes 8 * 4 / 8 = 4.
+  const auto three_steps = [](const char* name, std::vector<int64_t> lengths) {
+    Trace t;
+    for (size_t s = 0; s < lengths.size(); ++s) {
+      const int64_t at = static_cast<int64_t>(s) * 10;
+      t.activities.push_back(activity(name, 0, at, at + lengths[s]));
+      Range step, layer;
+      step.name = "train_step", step.category = RangeCategory::iteration, step.start_ns = at,
+      step.end_ns = at + 10;
+      layer.name = "conv1", layer.category = RangeCategory::layer, layer.start_ns = at,
+      layer.end_ns = at + 9;
+      t.ranges.push_back(step);
+      t.ranges.push_back(layer);
+    }
+    sort_by_start(t);
+    return t;
+  };
+  const Trace mine = three_steps("direct.fwd", {8, 8, 8});
+  const Trace theirs = three_steps("gemm.fwd", {4, 9, 4});
+  const DependencyGraph g = build_dependency_graph(mine), og = build_dependency_graph(theirs);
+  const Substitution s =
+      substituted_durations(mine, g, find_steps(mine, g), theirs, og, find_steps(theirs, og));
+  EXPECT_EQ(s.keys_replaced, 1u);
+  EXPECT_EQ(s.durations, (std::vector<int64_t>{4, 4, 4}));
+}
+
+TEST(ReplayTest, TypicalDurationsReplayEachStepWithTheMedianOfItsWork) {
+  EXPECT_EQ(typical_durations({8, 8, 20, 5}, {0, 0, 0, 1}), (std::vector<int64_t>{8, 8, 8, 5}));
+  // Steps [0,10], [10,20], [20,40]: k runs 8 in the first two, 18 in the third (preempted),
+  // and the host ends each step 2 after it. With typical durations the third k runs 8,
+  // so its step ends 30 - 20 = 10 after it starts: every step is 10.
+  Trace t;
+  const int64_t starts[] = {0, 10, 20}, ends[] = {10, 20, 40};
+  for (int s = 0; s < 3; ++s) {
+    t.activities.push_back(activity("k", 0, starts[s], ends[s] - 2));
+    Range step;
+    step.name = "train_step", step.category = RangeCategory::iteration;
+    step.start_ns = starts[s], step.end_ns = ends[s];
+    t.ranges.push_back(step);
+  }
+  sort_by_start(t);
+  const TraceAnalysis a = analyze(t);
+  EXPECT_EQ(a.recorded.step_ns, (std::vector<int64_t>{10, 10, 20}));
+  const Prediction p =
+      predict(t, a, recorded_durations(a.graph), Latency::recorded, Durations::typical);
+  EXPECT_EQ(p.predicted.step_ns, (std::vector<int64_t>{10, 10, 10}));
+  EXPECT_EQ(predict(t, a, recorded_durations(a.graph)).predicted.step_ns, a.recorded.step_ns);
 }
 
 }  // namespace

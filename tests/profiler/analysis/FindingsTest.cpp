@@ -66,5 +66,60 @@ TEST(FindingsTest, AnUpdateAlreadyOverlappedIsNotAFinding) {
   EXPECT_EQ(find(find_findings(t, analyze(t)), "update-on-path"), nullptr);
 }
 
+// One lane, step [0,200]: conv1's forward (direct.fwd [0,100], 1000 flops: 10 GFLOP/s)
+// then relu.fwd [100,150]; the host ends the step at 200.
+Trace conv_step() {
+  Trace t;
+  const auto add = [&](const char* name, int64_t start, int64_t end) {
+    Activity a;
+    a.name = name;
+    a.start_ns = start;
+    a.end_ns = end;
+    t.activities.push_back(a);
+  };
+  add("direct.fwd", 0, 100);
+  add("relu.fwd", 100, 150);
+  Range step, layer;
+  step.name = "train_step", step.category = RangeCategory::iteration, step.end_ns = 200;
+  layer.name = "conv1", layer.category = RangeCategory::layer, layer.end_ns = 100;
+  t.ranges = {step, layer};
+  t.metadata.extra[kConvLayersKey] = conv_layers_to_json({{"conv1", "direct", "p", 1000, 0}});
+  sort_by_start(t);
+  return t;
+}
+
+TEST(FindingsTest, AConvPassFarBelowTheRooflineIsReplayedAtHalfTheRoof) {
+  const Trace t = conv_step();
+  MachinePeak peak;
+  peak.fma_gflops = 100;  // 10 GFLOP/s is 10 %: far below (under 25 %)
+  const auto findings = find_findings(t, analyze(t), peak);
+  const Finding* roofline = find(findings, "below-roofline");
+  ASSERT_NE(roofline, nullptr);
+  // At half the roof (50 GFLOP/s) the pass takes 20 instead of 100: the step saves 80.
+  EXPECT_EQ(roofline->gain_ns, 80);
+  EXPECT_FALSE(roofline->gain_is_bound);
+  EXPECT_EQ(roofline->evidence, (std::vector<std::string>{"direct.fwd"}));
+  EXPECT_NE(roofline->summary.find("conv1 fwd"), std::string::npos) << roofline->summary;
+
+  // Memory-bound: intensity 0.5 FLOP/B (2000 bytes) x 100 GB/s = a 50 GFLOP/s roof; at
+  // half of it (25) the pass takes 40: saves 60.
+  Trace memory = conv_step();
+  memory.metadata.extra[kConvLayersKey] =
+      conv_layers_to_json({{"conv1", "direct", "p", 1000, 2000}});
+  peak.bandwidth_gbs = 100;
+  const Finding* bound = find(find_findings(memory, analyze(memory), peak), "below-roofline");
+  ASSERT_NE(bound, nullptr);
+  EXPECT_EQ(bound->gain_ns, 60);
+  EXPECT_NE(bound->summary.find("memory-bound"), std::string::npos) << bound->summary;
+}
+
+TEST(FindingsTest, NoRooflineFindingWithoutAPeakOrNearTheRoof) {
+  const Trace t = conv_step();
+  EXPECT_EQ(find(find_findings(t, analyze(t)), "below-roofline"), nullptr);
+  MachinePeak peak;
+  peak.fma_gflops = 30;  // 10 GFLOP/s is a third of it: not far below
+  EXPECT_EQ(find(find_findings(t, analyze(t), peak), "below-roofline"), nullptr);
+}
+
 }  // namespace
 }  // namespace tunescope::profiler::analysis

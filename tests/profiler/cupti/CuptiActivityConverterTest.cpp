@@ -137,6 +137,50 @@ TEST(CuptiRecordConverter, SynchronizationTakesItsDeviceFromTheContextRecord) {
   EXPECT_EQ(out[1].stream, 0);
 }
 
+TEST(CuptiRecordConverter, EventRecordsAndStreamWaitsAreKeptForTheEventFlows) {
+  CuptiRecordConverter converter(kClock, nullptr);
+  std::vector<Activity> out;
+  CUpti_ActivityContext3 context{};
+  context.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+  context.contextId = 17;
+  context.deviceId = 2;
+  EXPECT_FALSE(convert(converter, context, out));
+
+  CUpti_ActivityCudaEvent2 record{};
+  record.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+  record.eventId = 40;
+  record.deviceId = 2;
+  record.streamId = 7;
+  record.correlationId = 12;
+  EXPECT_FALSE(convert(converter, record, out));  // no activity of its own
+
+  CUpti_ActivitySynchronization2 wait{};
+  wait.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  wait.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT;
+  wait.contextId = 17;
+  wait.streamId = 9;
+  wait.cudaEventId = 40;
+  wait.correlationId = 14;
+  wait.start = 1'000'100;
+  wait.end = 1'000'200;
+  ASSERT_TRUE(convert(converter, wait, out));                          // still a sync activity
+  wait.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;  // not a wait
+  ASSERT_TRUE(convert(converter, wait, out));
+
+  ASSERT_EQ(converter.event_records().size(), 1u);
+  EXPECT_EQ(converter.event_records()[0].event, 40u);
+  EXPECT_EQ(converter.event_records()[0].device, 2);
+  EXPECT_EQ(converter.event_records()[0].stream, 7);
+  EXPECT_EQ(converter.event_records()[0].correlation, 12u);
+  ASSERT_EQ(converter.event_waits().size(), 1u);
+  EXPECT_EQ(converter.event_waits()[0].device, 2);  // from the context record
+  EXPECT_EQ(converter.event_waits()[0].stream, 9);
+  EXPECT_EQ(converter.event_waits()[0].correlation, 14u);
+  converter.clear_events();
+  EXPECT_TRUE(converter.event_records().empty());
+  EXPECT_TRUE(converter.event_waits().empty());
+}
+
 TEST(CuptiRecordConverter, RuntimeCallIsHostOverheadCorrelatedWithItsKernel) {
   int lookups = 0;
   CuptiRecordConverter converter(kClock, [&](CUpti_CallbackDomain domain, CUpti_CallbackId id) {

@@ -82,6 +82,37 @@ TEST(CuptiTracer, CompletedBuffersBecomeSortedActivities) {
   EXPECT_TRUE(again.activities.empty());
 }
 
+TEST(CuptiTracer, AStreamWaitingForAnotherStreamsEventBecomesAnEventFlow) {
+  FakeCuptiApi api;
+  CuptiTracer tracer(api);
+  ASSERT_TRUE(tracer.start());
+  const uint64_t t0 = api.gpu_now;
+  // Calls: 1 k1 on stream 13, 2 record event 5 on 13, 3 stream 14 waits for it, 4 k2 on
+  // 14. The wait's record comes in a later buffer than the kernels.
+  api.deliver([&](testing::BufferWriter& buffer) {
+    buffer.add(kernel_record("k1", t0 + 1'000, t0 + 9'000, 0, 13, 1));
+    buffer.add(kernel_record("k2", t0 + 9'500, t0 + 12'000, 0, 14, 4));
+    buffer.add(testing::cuda_event_record(5, 0, 13, 2));
+  });
+  api.deliver([&](testing::BufferWriter& buffer) {
+    auto wait = testing::synchronization_record(
+        CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, t0 + 500, t0 + 600, 0, 14, 3);
+    wait.cudaEventId = 5;
+    buffer.add(wait);
+  });
+  tracer.stop();
+  Trace trace;
+  tracer.collect_into(trace);
+  ASSERT_EQ(trace.flows.size(), 1u);
+  const int64_t host0 = tracer.clock_offset()->to_host(t0);
+  EXPECT_EQ(trace.flows[0].kind, FlowKind::event);
+  EXPECT_EQ(trace.flows[0].from.stream, 13);
+  EXPECT_EQ(trace.flows[0].from.ns, host0 + 9'000);  // k1's end
+  EXPECT_EQ(trace.flows[0].to.stream, 14);
+  EXPECT_EQ(trace.flows[0].to.ns, host0 + 9'500);  // k2's start
+  EXPECT_EQ(trace.metadata.extra.at("cupti.event_flows"), "1");
+}
+
 TEST(CuptiTracer, ReportsDroppedRecordsOfEveryBuffer) {
   FakeCuptiApi api;
   api.dropped_per_buffer = 5;

@@ -26,6 +26,7 @@ inline size_t record_size(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
     case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: return sizeof(CUpti_ActivityCudaEvent2);
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
@@ -193,6 +194,17 @@ inline CUpti_ActivityMemset4 memset_record(uint64_t bytes, uint64_t start, uint6
   r.bytes = bytes;
   r.start = start;
   r.end = end;
+  r.deviceId = device;
+  r.streamId = stream;
+  r.correlationId = correlation;
+  return r;
+}
+
+inline CUpti_ActivityCudaEvent2 cuda_event_record(uint32_t event, uint32_t device, uint32_t stream,
+                                                  uint32_t correlation) {
+  CUpti_ActivityCudaEvent2 r{};
+  r.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+  r.eventId = event;
   r.deviceId = device;
   r.streamId = stream;
   r.correlationId = correlation;
