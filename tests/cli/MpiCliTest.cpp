@@ -29,19 +29,23 @@ constexpr const char* kLenet =
 constexpr const char* kResnet =
     "--model resnet18-small --data fake --fake-count 32 --test-limit 8 --batch 8 --threads 1";
 
-#ifdef TUNESCOPE_MPIEXEC
-CliResult run_ranks(int ranks, const std::string& args) {
-  // OpenMPI refuses root without this; CI runs as root on 2 cores. `timeout` bounds a hang.
-  const std::string command = "timeout 600 " + std::string(TUNESCOPE_MPIEXEC) +
-                              " --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) +
-                              " " + TUNESCOPE_CLI_PATH + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
+// A shell command line, its exit code and output (stdout and stderr).
+CliResult run_command(const std::string& command) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (!pipe) return {-1, "popen failed for: " + command};
   std::string output;
   char buffer[4096];
   while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+#ifdef TUNESCOPE_MPIEXEC
+CliResult run_ranks(int ranks, const std::string& args) {
+  // OpenMPI refuses root without this; CI runs as root on 2 cores. `timeout` bounds a hang.
+  return run_command("timeout 600 " + std::string(TUNESCOPE_MPIEXEC) +
+                     " --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " +
+                     TUNESCOPE_CLI_PATH + " " + args);
 }
 
 std::vector<double> read_losses(const std::filesystem::path& path) {
@@ -141,8 +145,8 @@ TEST(MpiCli, AnErrorOnTheRanksEndsThemAllWithItsExitCode) {
 #else
 TEST(MpiCli, SeveralRanksWithoutMpiExitTwoSayingSo) {
   // What mpirun tells each rank it starts; this build has no MPI to join them with.
-  const CliResult r =
-      run_cli(std::string("env OMPI_COMM_WORLD_SIZE=2 ") + TUNESCOPE_CLI_PATH + " train " + kLenet);
+  const CliResult r = run_command(std::string("env OMPI_COMM_WORLD_SIZE=2 ") + TUNESCOPE_CLI_PATH +
+                                  " train " + kLenet);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("built without MPI"), std::string::npos) << r.output;
 }

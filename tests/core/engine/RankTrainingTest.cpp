@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,8 @@ struct Variant {
   bool async;
   int64_t batch;
 };
+
+void PrintTo(const Variant& v, std::ostream* out) { *out << v.name; }
 
 class RankTraining : public ::testing::TestWithParam<Variant> {};
 
