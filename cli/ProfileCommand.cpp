@@ -11,6 +11,7 @@
 #include "cli/TrainingProgress.h"
 #include "core/base/Error.h"
 #include "core/base/HostCpu.h"
+#include "core/base/Ranks.h"
 #include "profiler/MetricsReport.h"
 
 namespace tunescope::cli {
@@ -56,7 +57,9 @@ Action add_profile_command(CLI::App& command) {
   return [flags] {
     if (flags->warmup < 0) fail(ErrorKind::usage, "--warmup must be >= 0, got ", flags->warmup);
     if (flags->steps < 1) fail(ErrorKind::usage, "--steps must be >= 1, got ", flags->steps);
-    TrainingSession session(flags->session.resolve());
+    SessionOptions options = flags->session.resolve();
+    options.ranks = world_communicator();  // mpirun -np N: this rank's share of each batch
+    TrainingSession session(options);
     std::printf("tunescope profile: %s\n", session.description().c_str());
     std::fflush(stdout);
     const PeakLookup peak = run_peak(session, flags->db_path);
@@ -79,9 +82,11 @@ Action add_profile_command(CLI::App& command) {
       bar.finish("");
     }
     tracer.stop();
+    std::map<std::string, std::string> extra = session.trace_metadata_extra();
+    extra.merge(session.rank_trace_metadata());  // collective: every rank measures its clock here
     profiler::TraceMetadata metadata{session.backend().device_description(),
                                      session.backend().name(), session.config_json(),
-                                     session.trace_metadata_extra()};
+                                     std::move(extra)};
     const profiler::Trace trace = tracer.collect(metadata);
 
     profiler::SummaryOptions summary_options;
@@ -95,9 +100,16 @@ Action add_profile_command(CLI::App& command) {
                 profiler::format_summary(profiler::summarize(trace, summary_options)).c_str());
     std::printf("%s", conv_roofline_section(trace, peak).c_str());
     if (!flags->trace_path.empty()) {
-      write_trace_argument(trace, profiler::TraceFormat::chrome, flags->trace_path, "--trace");
+      // Of several ranks each writes its own: run.json -> run.rank0.json, run.rank1.json...
+      const std::string path = session.options().rank_count() > 1
+                                   ? rank_file_path(flags->trace_path, options.ranks->rank())
+                                   : flags->trace_path;
+      write_trace_argument(trace, profiler::TraceFormat::chrome, path, "--trace");
       std::printf("\ntrace: %s (%zu activities, %zu ranges; open in https://ui.perfetto.dev)\n",
-                  flags->trace_path.c_str(), trace.activities.size(), trace.ranges.size());
+                  path.c_str(), trace.activities.size(), trace.ranges.size());
+      if (session.options().rank_count() > 1)
+        std::printf("(each of the %d ranks wrote its own trace: %s)\n",
+                    session.options().rank_count(), rank_file_path(flags->trace_path, 0).c_str());
     }
   };
 }

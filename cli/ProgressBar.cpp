@@ -1,5 +1,7 @@
 #include "cli/ProgressBar.h"
 
+#include "core/base/Ranks.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,8 +24,9 @@ std::string format_duration(double seconds) {
 ProgressBar::ProgressBar(std::string label, int64_t total, std::FILE* out)
     : label_(std::move(label)),
       total_(std::max<int64_t>(total, 1)),
-      out_(out),
-      tty_(isatty(fileno(out))) {}
+      // Of several ranks only rank 0 shows progress.
+      out_(world_communicator() && world_communicator()->rank() != 0 ? nullptr : out),
+      tty_(out_ && isatty(fileno(out_))) {}
 
 void ProgressBar::update(int64_t done, const std::string& status) {
   const auto now = std::chrono::steady_clock::now();
@@ -42,6 +45,7 @@ void ProgressBar::update(int64_t done, const std::string& status) {
 void ProgressBar::finish(const std::string& status) { draw(total_, status, true); }
 
 void ProgressBar::draw(int64_t done, const std::string& status, bool final) {
+  if (!out_) return;
   constexpr int kWidth = 30;
   const double fraction =
       std::clamp(static_cast<double>(done) / static_cast<double>(total_), 0.0, 1.0);

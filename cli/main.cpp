@@ -4,12 +4,15 @@
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <memory>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/Commands.h"
 #include "cli/FlagNames.h"
 #include "core/base/Error.h"
+#include "core/base/Ranks.h"
 
 int main(int argc, char** argv) {
   using namespace tunescope;
@@ -52,6 +55,26 @@ int main(int argc, char** argv) {
     actions[sub] = command.add(*sub);
   }
 
+  // Started by mpirun or srun as one of several ranks: MPI starts here (and says so when
+  // this build lacks it). Rank 0 prints; the others' standard output is dropped.
+  std::unique_ptr<RankWorld> world;
+  try {
+    world = std::make_unique<RankWorld>(argc, argv);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "tunescope: error: %s\n", e.what());
+    return 2;
+  }
+  Communicator* ranks = world->communicator();
+  const bool several_ranks = ranks && ranks->size() > 1;
+  if (several_ranks && ranks->rank() != 0 && !std::freopen("/dev/null", "w", stdout))
+    std::fprintf(stderr, "tunescope: rank %d: cannot silence standard output\n", ranks->rank());
+  // A failure on one rank ends them all: the others would wait in a collective for it.
+  auto failed = [&](int code) {
+    if (several_ranks) world->abort_others(code);
+    return code;
+  };
+  const std::string rank_prefix = several_ranks ? cat("rank ", ranks->rank(), ": ") : "";
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -60,19 +83,26 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "tunescope: %s\nRun with --help for usage.\n", e.what());
-    return 2;
+    return 2;  // every rank parses the same command line: all of them stop here
   }
 
   try {
-    for (CLI::App* command : app.get_subcommands()) actions.at(command)();
+    for (CLI::App* command : app.get_subcommands()) {
+      const std::string name = command->get_name();
+      if (several_ranks && name != "train" && name != "profile")
+        fail(ErrorKind::usage, "tunescope ", name, " runs as one process; over ", ranks->size(),
+             " ranks only train and profile run (distributed tuning is not built yet)");
+      actions.at(command)();
+    }
     return 0;
   } catch (const cli::ExitCode& e) {
-    return e.code;
+    return failed(e.code);
   } catch (const Error& e) {
-    std::fprintf(stderr, "tunescope: error: %s\n", cli::with_flag_names(e.what()).c_str());
-    return e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input ? 2 : 1;
+    std::fprintf(stderr, "tunescope: %serror: %s\n", rank_prefix.c_str(),
+                 cli::with_flag_names(e.what()).c_str());
+    return failed(e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input ? 2 : 1);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tunescope: error: %s\n", e.what());
-    return 1;
+    std::fprintf(stderr, "tunescope: %serror: %s\n", rank_prefix.c_str(), e.what());
+    return failed(1);
   }
 }

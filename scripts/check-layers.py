@@ -20,6 +20,8 @@ ALLOWED = {
     "core/tuner": ["core/engine", "core/base", "profiler"],
     # Model files registered with the engine by extension (core/engine/ModelFiles.h).
     "models/onnx": ["core/engine", "core/base", "profiler"],
+    # The rank runtime, registered with core/base/Ranks.h as the kernels register theirs.
+    "comm/mpi": ["core/base", "profiler"],
     "kernels/shared": ["core/base", "profiler"],
     "kernels/cpu": ["kernels/shared", "core/base", "profiler"],
     "kernels/onednn": ["kernels/shared", "core/base", "profiler"],

@@ -8,6 +8,7 @@ packages=(
   libopenblas-dev libfftw3-dev zlib1g-dev libsqlite3-dev
   libdnnl-dev  # oneDNN: the onednn:* convolution algorithms (optional at build time)
   libonnx-dev libprotobuf-dev  # --model PATH.onnx (optional at build time)
+  libopenmpi-dev openmpi-bin  # mpirun -np N tunescope train/profile: ranks over MPI (optional at build time)
   python3-onnx  # models/zoo/make-zoo.py: torch.onnx.export (python3-torch) needs it
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev

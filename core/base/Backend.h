@@ -3,11 +3,13 @@
 // Convolution algorithms are registered per backend in the Registry.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/base/MemorySpace.h"
 #include "core/base/OpKernels.h"
+#include "core/base/Ranks.h"
 #include "profiler/Roofline.h"
 
 namespace tunescope {
@@ -47,6 +49,12 @@ class Backend {
   // executor calls it before an event recorded on the lane completes and before a lane
   // goes idle, so events and synchronize() order device work as they order host work.
   virtual void finish_stream(NativeStream stream) {}
+  // The all-reduce of gradients across ranks (processes) for a rank whose tensors live on
+  // `device`: the host all-reduce where the host reads the backend's memory (cpu); cuda
+  // uses NCCL, bootstrapped over `communicator`. Collective: every rank calls it.
+  virtual std::unique_ptr<RankReducer> make_rank_reducer(Communicator& communicator, int device) {
+    return make_host_rank_reducer(communicator);
+  }
 
   // Measures the device's peaks on `threads` threads within about `seconds`: fp32 FMA
   // throughput of each instruction-set path it runs, and memory bandwidth (one entry

@@ -113,6 +113,31 @@ const Knob<bool> fuse{[] {
                       }(),
                       boolean_codec(), true};
 
+// Ranks (mpirun -np N): read only when the run has several ranks. Declared after the
+// first config schema: written into a config only when set.
+const Knob<int> allreduce_bucket_kb{[] {
+                                      KnobSpec spec = integer(
+                                          "allreduce_bucket_kb", "bucket", 0, kMaxBucketKb, "512",
+                                          "Ranks: gradients are all-reduced across ranks in "
+                                          "buckets of at least this many KiB of consecutive "
+                                          "layers (0: one bucket per layer)");
+                                      spec.written_when_default = false;
+                                      return spec;
+                                    }(),
+                                    integer_codec(), true};
+
+const Knob<bool> allreduce_overlap{[] {
+                                     KnobSpec spec = choice(
+                                         "allreduce_overlap", "overlap", {"off", "on"},
+                                         "Ranks: all-reduce each bucket on a lane of its own as "
+                                         "soon as the backward pass has its gradients (off: "
+                                         "after the whole backward pass)");
+                                     spec.type = KnobType::boolean;
+                                     spec.default_value = "on";
+                                     return spec;
+                                   }(),
+                                   boolean_codec(), true};
+
 Concurrency concurrency_of(const KnobValues& values) {
   return Concurrency{streams.get(values),          replicas.get(values),
                      micro_batches.get(values),    async_update.get(values),

@@ -18,10 +18,15 @@ extern const Knob<bool> async_update;
 extern const Knob<int> threads_per_lane;
 extern const Knob<UpdateOn> update_on;
 extern const Knob<bool> fuse;  // batch norm + (residual add +) ReLU as one layer
+// The gradient all-reduce across ranks (core/engine/Trainer.h).
+extern const Knob<int> allreduce_bucket_kb;
+extern const Knob<bool> allreduce_overlap;
 
 // The bound of `threads` and `threads_per_lane`, and of the threads a run starts in all
 // (lanes x threads per lane): more would only take threads other programs need.
 inline constexpr int kMaxThreads = 1024;
+// 1 GiB: a bucket is also a host buffer of its size.
+inline constexpr int kMaxBucketKb = 1 << 20;
 
 // The concurrency knobs of `values` as the executor takes them.
 Concurrency concurrency_of(const KnobValues& values);

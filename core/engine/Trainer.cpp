@@ -48,10 +48,18 @@ struct Trainer::ParameterLayer {
   // Update on the host: the gradients are in the host copies; the host SGD is done.
   std::unique_ptr<Event> gradients_on_host = std::make_unique<Event>();
   std::unique_ptr<Event> host_updated = std::make_unique<Event>();
+  int bucket = 0;             // index into buckets_
+  bool closes_bucket = true;  // the bucket's last layer in submission order
+};
+
+struct Trainer::Bucket {
+  std::vector<ParameterLayer*> layers;  // in submission order
+  const char* label = nullptr;          // "allreduce.bucket<k>"
+  std::string label_text;
 };
 
 Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tracer* tracer,
-                 SgdParams sgd, Concurrency concurrency, int threads)
+                 SgdParams sgd, Concurrency concurrency, int threads, RankOptions ranks)
     : ops_(backend.ops()), tracer_(tracer), sgd_(sgd), concurrency_(concurrency) {
   if (static_cast<int>(replicas.size()) != concurrency_.replicas || replicas.empty())
     fail(ErrorKind::runtime, "trainer: ", replicas.size(), " networks for ", concurrency_.replicas,
@@ -113,12 +121,37 @@ Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tra
     parameter_layers_.push_back(std::move(entry));
   }
 
+  parameter_layer_of_node_.assign(static_cast<size_t>(main.layer_count()) + 1, nullptr);
+  for (ParameterLayer& layer : parameter_layers_)
+    parameter_layer_of_node_[static_cast<size_t>(layer.node)] = &layer;
+  if (ranks.communicator && ranks.communicator->size() > 1) {
+    const int64_t rows = shard_ * concurrency_.replicas * micro;
+    if (ranks.global_batch < rows)
+      fail(ErrorKind::runtime, "trainer: rank ", ranks.communicator->rank(), " takes ", rows,
+           " examples of a global batch of ", ranks.global_batch);
+    // The global batch's mean gradient is the sum over ranks of each rank's mean weighted
+    // by its share (shares differ by one example when the batch does not divide).
+    rank_scale_ =
+        static_cast<float>(static_cast<double>(rows) / static_cast<double>(ranks.global_batch));
+    overlap_ = ranks.overlap;
+    // Collective, in the same order on every rank.
+    gradient_communicator_ = ranks.communicator->duplicate();
+    stats_communicator_ = ranks.communicator->duplicate();
+    reducer_ = backend.make_rank_reducer(*gradient_communicator_, devices.front());
+    if (overlap_) comm_lanes_ = 1;
+  }
+  plan_buckets(main, ranked() ? ranks.bucket_bytes : 0);
+
   eval_input_ = Tensor(main.input_shape(), main.layout(), backend.device_memory(devices.front()));
   const int lanes = concurrency_.lanes();
   std::vector<int> lane_devices;  // lanes r*S .. r*S+S-1 are replica r's
   for (int i = 0; i < lanes; ++i) {
     lane_devices.push_back(devices[static_cast<size_t>(i / concurrency_.streams)]);
     workspaces_.emplace_back(main.workspace_bytes(), backend.device_memory(lane_devices.back()));
+  }
+  if (comm_lanes_) {  // the communication lane, beside replica 0
+    lane_devices.push_back(devices.front());
+    workspaces_.emplace_back(0, backend.device_memory(devices.front()));
   }
   int host_lanes = 0;
   if (update_on_host()) {
@@ -134,15 +167,42 @@ Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tra
     host_lanes = 1;
   }
   open_phase_.assign(lane_devices.size(), {});
-  parameter_layer_of_node_.assign(static_cast<size_t>(main.layer_count()) + 1, nullptr);
-  for (ParameterLayer& layer : parameter_layers_)
-    parameter_layer_of_node_[static_cast<size_t>(layer.node)] = &layer;
   executor_ = std::make_unique<Executor>(static_cast<int>(lane_devices.size()),
                                          concurrency_.lane_threads(threads), tracer_, &backend,
                                          std::move(lane_devices), host_lanes);
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::plan_buckets(const Network& main, size_t bucket_bytes) {
+  // The order the updates are submitted in: backward order, except with async update,
+  // whose updates follow the backward pass in forward order.
+  std::vector<ParameterLayer*> order;
+  if (concurrency_.async_update) {
+    for (ParameterLayer& layer : parameter_layers_) order.push_back(&layer);
+  } else {
+    for (const Network::BackwardStep& step : main.backward_steps())
+      if (ParameterLayer* layer = parameter_layer_of_node_[static_cast<size_t>(step.node)])
+        order.push_back(layer);
+  }
+  const Replica& first = replicas_.front();
+  size_t bytes = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    ParameterLayer& layer = *order[i];
+    if (buckets_.empty() || bytes == 0) buckets_.emplace_back();  // the previous one closed
+    Bucket& bucket = buckets_.back();
+    layer.bucket = static_cast<int>(buckets_.size() - 1);
+    bucket.layers.push_back(&layer);
+    for (size_t p : layer.parameters) bytes += first.parameters[p]->grad.bytes();
+    layer.closes_bucket = bytes >= bucket_bytes || i + 1 == order.size();
+    if (layer.closes_bucket) bytes = 0;
+  }
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    buckets_[b].label_text = cat("allreduce.bucket", b);
+    buckets_[b].label =
+        tracer_ ? tracer_->intern(buckets_[b].label_text) : buckets_[b].label_text.c_str();
+  }
+}
 
 Network& Trainer::network() { return *replicas_.front().net; }
 
@@ -279,8 +339,10 @@ void Trainer::submit_shard(int r, int micro, const Tensor& images,
       });
       executor_->record(lane, ready);
     }
-    // Synchronous update: layer L's update overlaps the backward pass of L-1.
-    if (!concurrency_.async_update && last_contribution) submit_update(layer);
+    // Synchronous update: layer L's update (with its bucket's) overlaps the backward pass of L-1.
+    if (!concurrency_.async_update && !updates_deferred() && last_contribution &&
+        layer.closes_bucket)
+      submit_update(buckets_[static_cast<size_t>(layer.bucket)]);
   }
   submit_phase(lane, "backward", false);
   for (size_t k = 0; k < gradient.size(); ++k) executor_->record(gradient[k], *rep.shard_done[k]);
@@ -294,65 +356,102 @@ void Trainer::broadcast_weight(const ExecContext& exec, size_t parameter) {
   ops_.broadcast(exec, replicas_.front().parameters[parameter]->value, copies);
 }
 
-void Trainer::submit_update(ParameterLayer& layer) {
+void Trainer::submit_update(Bucket& bucket) {
   const int lane = update_lane();
   // The update overwrites the weights: every replica must be done with the gradients
   // and with backward-data, the last reader of the weights in this step.
-  for (size_t r = 0; r < replicas_.size(); ++r) {
-    executor_->wait(lane, *layer.gradients_ready[r]);
-    if (layer.separate) executor_->wait(lane, *layer.weights_read[r]);
-  }
-  const char* layer_name = tracer_ ? tracer_->intern(layer.name) : nullptr;
-  executor_->submit(lane, [this, &layer, layer_name](const ExecContext& exec) {
+  for (ParameterLayer* layer : bucket.layers)
+    for (size_t r = 0; r < replicas_.size(); ++r) {
+      executor_->wait(lane, *layer->gradients_ready[r]);
+      if (layer->separate) executor_->wait(lane, *layer->weights_read[r]);
+    }
+  std::vector<const char*> layer_names;
+  for (ParameterLayer* layer : bucket.layers)
+    layer_names.push_back(tracer_ ? tracer_->intern(layer->name) : nullptr);
+  executor_->submit(lane, [this, &bucket, layer_names](const ExecContext& exec) {
     RangeScope phase(tracer_, "update", RangeCategory::phase, exec.device, exec.lane);
-    RangeScope range(tracer_, layer_name, RangeCategory::layer, exec.device, exec.lane);
     const int parts = concurrency_.replicas * concurrency_.micro_batches;
-    std::vector<const Tensor*> sources;
-    for (size_t i : layer.parameters) {
-      Parameter& p = *replicas_.front().parameters[i];
-      if (parts > 1) {
-        // Each shard's gradient is of its own mean loss: the batch's mean is their mean.
-        sources.clear();
-        for (Replica& rep : replicas_)
-          sources.push_back(concurrency_.micro_batches > 1 ? &rep.accumulated[i]
-                                                           : &rep.parameters[i]->grad);
-        ops_.allreduce_sum(exec, sources, 1.0f / static_cast<float>(parts), p.grad);
+    // The replicas' and micro-batches' gradients into replica 0's, as this rank's share
+    // of the global batch's mean (each shard's gradient is of its own mean loss).
+    auto reduce_locally = [&](const ParameterLayer& layer) {
+      std::vector<const Tensor*> sources;
+      for (size_t i : layer.parameters) {
+        Parameter& p = *replicas_.front().parameters[i];
+        if (parts > 1) {
+          sources.clear();
+          for (Replica& rep : replicas_)
+            sources.push_back(concurrency_.micro_batches > 1 ? &rep.accumulated[i]
+                                                             : &rep.parameters[i]->grad);
+          ops_.allreduce_sum(exec, sources, rank_scale_ / static_cast<float>(parts), p.grad);
+        } else if (rank_scale_ != 1.0f) {
+          const Tensor* own[] = {&p.grad};
+          ops_.allreduce_sum(exec, own, rank_scale_, p.grad);
+        }
       }
-      if (update_on_host()) {
-        ops_.copy_to_host(exec, p.grad, host_copies_[i].grad);
-        continue;
+    };
+    auto apply = [&](const ParameterLayer& layer) {
+      for (size_t i : layer.parameters) {
+        Parameter& p = *replicas_.front().parameters[i];
+        if (update_on_host()) {
+          ops_.copy_to_host(exec, p.grad, host_copies_[i].grad);
+          continue;
+        }
+        ops_.sgd_update(exec, sgd_, p.value, p.grad, p.velocity);
+        broadcast_weight(exec, i);
       }
-      ops_.sgd_update(exec, sgd_, p.value, p.grad, p.velocity);
-      broadcast_weight(exec, i);
+    };
+    if (!ranked()) {
+      for (size_t k = 0; k < bucket.layers.size(); ++k) {
+        RangeScope range(tracer_, layer_names[k], RangeCategory::layer, exec.device, exec.lane);
+        reduce_locally(*bucket.layers[k]);
+        apply(*bucket.layers[k]);
+      }
+      return;
+    }
+    std::vector<Tensor*> gradients;
+    for (size_t k = 0; k < bucket.layers.size(); ++k) {
+      RangeScope range(tracer_, layer_names[k], RangeCategory::layer, exec.device, exec.lane);
+      reduce_locally(*bucket.layers[k]);
+      for (size_t i : bucket.layers[k]->parameters)
+        gradients.push_back(&replicas_.front().parameters[i]->grad);
+    }
+    reducer_->allreduce_sum(exec, gradients, bucket.label);
+    for (size_t k = 0; k < bucket.layers.size(); ++k) {
+      RangeScope range(tracer_, layer_names[k], RangeCategory::layer, exec.device, exec.lane);
+      apply(*bucket.layers[k]);
     }
   });
-  if (!update_on_host()) {
-    executor_->record(lane, *layer.updated);
-    return;
+  for (size_t k = 0; k < bucket.layers.size(); ++k) {
+    ParameterLayer& layer = *bucket.layers[k];
+    const char* layer_name = layer_names[k];
+    if (!update_on_host()) {
+      executor_->record(lane, *layer.updated);
+      continue;
+    }
+    // The record finishes the update lane's stream, so the host reads complete gradients.
+    executor_->record(lane, *layer.gradients_on_host);
+    executor_->wait(host_lane(), *layer.gradients_on_host);
+    executor_->submit(host_lane(), [this, &layer, layer_name](const ExecContext& exec) {
+      RangeScope phase(tracer_, "host update", RangeCategory::phase, exec.device, exec.lane);
+      RangeScope range(tracer_, layer_name, RangeCategory::layer, exec.device, exec.lane);
+      for (size_t i : layer.parameters) {
+        HostCopy& host = host_copies_[i];
+        host_ops_->sgd_update(exec, sgd_, host.weight, host.grad, host.velocity);
+      }
+    });
+    executor_->record(host_lane(), *layer.host_updated);
+    executor_->wait(upload_lane(), *layer.host_updated);
+    executor_->submit(upload_lane(), [this, &layer, layer_name](const ExecContext& exec) {
+      RangeScope phase(tracer_, "upload", RangeCategory::phase, exec.device, exec.lane);
+      RangeScope range(tracer_, layer_name, RangeCategory::layer, exec.device, exec.lane);
+      for (size_t i : layer.parameters) {
+        ops_.copy_from_host(exec, host_copies_[i].weight, replicas_.front().parameters[i]->value);
+        broadcast_weight(exec, i);
+      }
+    });
+    // The next step's forward of this layer waits for this: the weight is back on the device.
+    executor_->record(upload_lane(), *layer.updated);
   }
-  // The record finishes the update lane's stream, so the host reads complete gradients.
-  executor_->record(lane, *layer.gradients_on_host);
-  executor_->wait(host_lane(), *layer.gradients_on_host);
-  executor_->submit(host_lane(), [this, &layer, layer_name](const ExecContext& exec) {
-    RangeScope phase(tracer_, "host update", RangeCategory::phase, exec.device, exec.lane);
-    RangeScope range(tracer_, layer_name, RangeCategory::layer, exec.device, exec.lane);
-    for (size_t i : layer.parameters) {
-      HostCopy& host = host_copies_[i];
-      host_ops_->sgd_update(exec, sgd_, host.weight, host.grad, host.velocity);
-    }
-  });
-  executor_->record(host_lane(), *layer.host_updated);
-  executor_->wait(upload_lane(), *layer.host_updated);
-  executor_->submit(upload_lane(), [this, &layer, layer_name](const ExecContext& exec) {
-    RangeScope phase(tracer_, "upload", RangeCategory::phase, exec.device, exec.lane);
-    RangeScope range(tracer_, layer_name, RangeCategory::layer, exec.device, exec.lane);
-    for (size_t i : layer.parameters) {
-      ops_.copy_from_host(exec, host_copies_[i].weight, replicas_.front().parameters[i]->value);
-      broadcast_weight(exec, i);
-    }
-  });
-  // The next step's forward of this layer waits for this: the weight is back on the device.
-  executor_->record(upload_lane(), *layer.updated);
 }
 
 StepStats Trainer::train_step(const Tensor& images, std::span<const int32_t> labels) {
@@ -367,9 +466,11 @@ StepStats Trainer::train_step(const Tensor& images, std::span<const int32_t> lab
          expected.str(), " ", to_string(main.layout()));
   for (int r = 0; r < concurrency_.replicas; ++r)
     for (int m = 0; m < concurrency_.micro_batches; ++m) submit_shard(r, m, images, labels);
-  if (concurrency_.async_update)
-    for (ParameterLayer& layer : parameter_layers_)
-      submit_update(layer);  // forward order: the next step needs layer 1 first
+  if (updates_deferred())  // after the whole backward pass of every replica
+    for (Replica& rep : replicas_) executor_->wait(update_lane(), *rep.compute_done);
+  if (concurrency_.async_update || updates_deferred())
+    for (Bucket& bucket : buckets_)
+      submit_update(bucket);  // async: forward order, the next step needs layer 1 first
 
   // The lanes are done with `images` and `labels` once the gradients are; with async
   // update the updates may still run when this returns.
@@ -388,6 +489,12 @@ StepStats Trainer::train_step(const Tensor& images, std::span<const int32_t> lab
       stats.correct += rep.correct[m];
     }
   stats.examples = batch;
+  if (stats_communicator_) {  // the global batch's figures, on every rank
+    double figures[] = {stats.loss_sum, static_cast<double>(stats.correct),
+                        static_cast<double>(stats.examples)};
+    stats_communicator_->allreduce_sum(figures);
+    stats = {figures[0], static_cast<int64_t>(figures[1]), static_cast<int64_t>(figures[2])};
+  }
   return stats;
 }
 

@@ -24,6 +24,15 @@
 //    L's update event. Each hand-over is an event, so layer L+1's download overlaps L's
 //    host SGD, and with async update the next forward pass of the device overlaps the
 //    host's SGD of the later layers.
+//  - ranks (RankOptions with a communicator of several ranks, `mpirun -np N`): each rank
+//    runs this schedule on its share of the global batch. The update of a bucket of
+//    consecutive layers (allreduce_bucket_kb) reduces the replicas' gradients scaled by
+//    the rank's share of the global batch, sums them across ranks (RankReducer, traced
+//    as "allreduce.bucket<k>"), then runs SGD. With allreduce_overlap the buckets'
+//    updates run on a communication lane of their own (lane lanes()) as soon as the
+//    backward pass has their gradients; without it on the update lane after the whole
+//    backward pass. Buckets are made and submitted in the same order on every rank
+//    (backward order; forward order with async update), as the collectives require.
 // Every dependency is an Event, so the result is the single-lane result up to the
 // reassociation of float sums (the trajectory does not change with async update).
 #pragma once
@@ -35,6 +44,7 @@
 
 #include "core/base/AlignedBuffer.h"
 #include "core/base/Backend.h"
+#include "core/base/Ranks.h"
 #include "core/engine/Concurrency.h"
 #include "core/engine/Executor.h"
 #include "core/engine/Network.h"
@@ -54,6 +64,15 @@ struct StepStats {
   StepStats& operator+=(const StepStats& other);
 };
 
+// This process's part of a run over several ranks. A communicator of one rank (or none)
+// is a single process.
+struct RankOptions {
+  Communicator* communicator = nullptr;
+  int64_t global_batch = 0;  // the batch of all ranks together; each rank's share is its own
+  size_t bucket_bytes = size_t{512} << 10;  // 0: one bucket per layer
+  bool overlap = true;
+};
+
 class Trainer {
  public:
   // `replicas` holds concurrency.replicas networks built alike (same model, seed and
@@ -66,11 +85,14 @@ class Trainer {
   // reach they are uploaded by the first task of each shard, on the shard's lane.
   // With the update on the host the weights and velocities are copied to the host here,
   // and the host copies are the master weights from then on: set weights before this.
+  // `ranks`: several ranks all-reduce their gradients (collective: every rank constructs
+  // its trainer, with the same model and options).
   Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tracer* tracer, SgdParams sgd,
-          Concurrency concurrency, int threads);
+          Concurrency concurrency, int threads, RankOptions ranks = {});
   ~Trainer();
 
-  // One SGD step on a full batch (replicas x micro-batches x shard examples). Throws
+  // One SGD step on a full batch (replicas x micro-batches x shard examples; with ranks,
+  // this rank's share, and the returned stats are those of the global batch). Throws
   // Error(runtime) naming the step when the loss is not finite (a diverging
   // configuration); an exception on any lane is rethrown here.
   StepStats train_step(const Tensor& images, std::span<const int32_t> labels);
@@ -91,16 +113,22 @@ class Trainer {
  private:
   struct Replica;
   struct ParameterLayer;
+  struct Bucket;
 
   LayerContext context(const ExecContext& exec);
   int compute_lane(int replica) const { return replica * concurrency_.streams; }
-  int update_lane() const { return concurrency_.streams - 1; }
+  // The communication lane runs the update when it exists (ranks with overlap).
+  int update_lane() const { return comm_lanes_ ? concurrency_.lanes() : concurrency_.streams - 1; }
+  bool ranked() const { return reducer_ != nullptr; }
+  // Ranks without overlap: every bucket after the whole backward pass.
+  bool updates_deferred() const { return ranked() && !overlap_ && !concurrency_.async_update; }
+  void plan_buckets(const Network& main, size_t bucket_bytes);
   std::vector<int> gradient_lanes(int replica) const;
   void submit_shard(int replica, int micro, const Tensor& images, std::span<const int32_t> labels);
-  void submit_update(ParameterLayer& layer);
+  void submit_update(Bucket& bucket);
   bool update_on_host() const { return concurrency_.update_on == UpdateOn::host; }
-  int upload_lane() const { return concurrency_.lanes(); }    // update on the host only
-  int host_lane() const { return concurrency_.lanes() + 1; }  // likewise
+  int upload_lane() const { return concurrency_.lanes() + comm_lanes_; }  // update on the host only
+  int host_lane() const { return upload_lane() + 1; }                     // likewise
   // Copies replica 0's weight `parameter` into the other replicas'.
   void broadcast_weight(const ExecContext& exec, size_t parameter);
   void submit_phase(int lane, const char* name, bool begin);
@@ -108,6 +136,15 @@ class Trainer {
   std::vector<Replica> replicas_;
   std::vector<ParameterLayer> parameter_layers_;          // graph order
   std::vector<ParameterLayer*> parameter_layer_of_node_;  // null for layers without parameters
+  std::vector<Bucket> buckets_;  // in submission order; one layer each without ranks
+  // Ranks: the gradient all-reduce and its communicator (for the update's lane), the
+  // step statistics' communicator (for the host thread), this rank's share of the batch.
+  std::unique_ptr<Communicator> gradient_communicator_;
+  std::unique_ptr<Communicator> stats_communicator_;
+  std::unique_ptr<RankReducer> reducer_;
+  float rank_scale_ = 1.0f;
+  bool overlap_ = true;
+  int comm_lanes_ = 0;
   OpKernels& ops_;
   OpKernels* host_ops_ = nullptr;  // the SGD of the update on the host (only then)
   struct HostCopy {                // per parameter of replica 0, in the backend's staging memory

@@ -14,6 +14,7 @@
 #include "core/engine/RunConfig.h"
 #include "core/engine/RunKnobs.h"
 #include "core/engine/layers/Conv2dLayer.h"
+#include "profiler/Clock.h"
 
 namespace tunescope {
 
@@ -36,6 +37,13 @@ int SessionOptions::threads() const { return knobs::threads.get(knobs); }
 
 Concurrency SessionOptions::concurrency() const { return knobs::concurrency_of(knobs); }
 
+SessionOptions::RankRows SessionOptions::rank_rows() const {
+  if (!ranks || ranks->size() <= 1) return {0, batch};
+  const int64_t n = ranks->size(), r = ranks->rank();
+  const int64_t share = batch / n, extra = batch % n;
+  return {r * share + std::min(r, extra), share + (r < extra ? 1 : 0)};
+}
+
 void SessionOptions::validate() const {
   auto at_least = [](int64_t value, int64_t minimum, const char* option) {
     if (value < minimum) fail(ErrorKind::usage, option, " must be >= ", minimum, ", got ", value);
@@ -57,8 +65,21 @@ void SessionOptions::validate() const {
   at_most(fake_train_count, kMaxFakeExamples, "--fake-count");
   at_most(fake_test_count, kMaxFakeExamples, "--fake-test-count");
   at_most(batch, kMaxBatch, "--batch");
+  if (batch < rank_count())
+    fail(ErrorKind::usage, "--batch ", batch, " is smaller than the ", rank_count(),
+         " ranks: each rank needs at least one example");
   const Concurrency c = concurrency();
-  c.validate(batch);
+  if (rank_count() > 1) {
+    const RankRows rows = rank_rows();
+    try {
+      c.validate(rows.count);
+    } catch (const Error& e) {
+      fail(e.kind(), "rank ", ranks->rank(), " of ", rank_count(), " takes ", rows.count,
+           " examples of --batch ", batch, ": ", e.what());
+    }
+  } else {
+    c.validate(batch);
+  }
   const int lane_threads = c.lane_threads(threads() > 0 ? threads() : 1);
   if (int64_t{c.lanes()} * lane_threads > knobs::kMaxThreads)
     fail(ErrorKind::usage, "threads: ", c.lanes(), " lanes x ", lane_threads,
@@ -77,9 +98,13 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   const ModelInput model = model_input(options_.model);
   options_.backend = choose_backend(options_.backend).name;  // resolves "auto"
   options_.knobs = with_backend_defaults(options_.knobs, options_.backend);
-  if (options_.threads() == 0)
-    knobs::threads.set(options_.knobs,
-                       static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  if (options_.threads() == 0) {
+    // Ranks on one machine share its cores.
+    const int local_ranks = options_.ranks ? std::max(1, options_.ranks->local_size()) : 1;
+    knobs::threads.set(
+        options_.knobs,
+        std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local_ranks));
+  }
   const Concurrency concurrency = options_.concurrency();
   options_.conv = with_backend_default(options_.conv, options_.backend);
   backend_ = Registry::instance().make_backend(options_.backend);
@@ -133,7 +158,16 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   loader.drop_last = true;
   loader.prefetch = options_.prefetch;
   loader.memory = &backend_->staging_memory();
+  // Every rank shuffles alike (same seed) and takes its own rows of each batch: the ranks'
+  // parts of an epoch are distinct and together make the single process's batches.
+  const SessionOptions::RankRows rows = options_.rank_rows();
+  loader.rows_first = rows.first;
+  loader.rows_count = rows.count;
   train_loader_ = std::make_unique<data::DataLoader>(train, loader);
+  // The test set in batches the rank's model takes; with ranks rank 0 evaluates it whole.
+  loader.batch_size = rows.count;
+  loader.rows_first = 0;
+  loader.rows_count = 0;
   loader.normalization = train_loader_->normalization();
   loader.shuffle = false;
   loader.drop_last = false;
@@ -142,7 +176,7 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   ModelSpec spec;
   spec.name = options_.model;
   // Each replica takes its shard of every micro-batch: batch / (replicas x micro-batches).
-  spec.input = {concurrency.shard(options_.batch), train->channels, model.height, model.width};
+  spec.input = {concurrency.shard(rows.count), train->channels, model.height, model.width};
   spec.classes = classes;
   spec.file_weights = options_.init == "onnx";
   spec.conv = options_.conv;
@@ -157,8 +191,13 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
         build_model(spec));  // the same seed: every replica starts from the same weights
     replicas.push_back(replicas_.back().get());
   }
+  RankOptions ranks;
+  ranks.communicator = options_.ranks;
+  ranks.global_batch = options_.batch;
+  ranks.bucket_bytes = static_cast<size_t>(knobs::allreduce_bucket_kb.get(options_.knobs)) << 10;
+  ranks.overlap = knobs::allreduce_overlap.get(options_.knobs);
   trainer_ = std::make_unique<Trainer>(std::move(replicas), *backend_, &tracer_, options_.sgd,
-                                       concurrency, options_.threads());
+                                       concurrency, options_.threads(), ranks);
 }
 
 TrainingSession::~TrainingSession() = default;
@@ -220,7 +259,11 @@ std::string TrainingSession::description() const {
              " test, ", in.c, "x", in.h, "x", in.w, "), batch ", options_.batch, ", ",
              to_string(options_.layout()), ", conv ", options_.conv.str(), ", ", options_.threads(),
              " thread", options_.threads() == 1 ? "" : "s", options_.concurrency().label(),
-             knobs_text, ", backend ", options_.backend);
+             knobs_text, ", backend ", options_.backend,
+             options_.rank_count() > 1
+                 ? cat(", ", options_.rank_count(), " ranks (", options_.rank_rows().count,
+                       " examples each on rank ", options_.ranks->rank(), ")")
+                 : std::string());
 }
 
 std::string TrainingSession::config_json() const {
@@ -239,6 +282,7 @@ std::string TrainingSession::config_json() const {
         {"weight_decay", options_.sgd.weight_decay}}},
       {"seed", options_.seed},
   });
+  if (options_.rank_count() > 1) config["ranks"] = options_.rank_count();
   return config.dump();
 }
 
@@ -309,6 +353,16 @@ std::map<std::string, std::string> TrainingSession::trace_metadata_extra() const
   extra[profiler::kKernelThreadsKey] =
       std::to_string(options_.concurrency().lane_threads(options_.threads()));
   return extra;
+}
+
+std::map<std::string, std::string> TrainingSession::rank_trace_metadata() {
+  if (options_.rank_count() <= 1) return {};
+  // 100 round trips take a few milliseconds on one machine; the fastest one bounds the error.
+  const ClockOffset offset = measure_clock_offset(*options_.ranks, 100, profiler::now_ns);
+  return {{"rank", std::to_string(options_.ranks->rank())},
+          {"world_size", std::to_string(options_.ranks->size())},
+          {"clock_offset_ns", std::to_string(offset.offset_ns)},
+          {"clock_offset_uncertainty_ns", std::to_string(offset.uncertainty_ns)}};
 }
 
 }  // namespace tunescope

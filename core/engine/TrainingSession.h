@@ -11,7 +11,9 @@
 #include <string>
 
 #include "core/base/Backend.h"
+#include "core/base/ClockOffset.h"
 #include "core/base/Knob.h"
+#include "core/base/Ranks.h"
 #include "core/engine/Concurrency.h"
 #include "core/engine/ConvChoice.h"
 #include "core/engine/Network.h"
@@ -50,6 +52,17 @@ struct SessionOptions {
       0;  // fake data channels; 0: the model's (lenet5 1, resnet 3, a file's input)
   int64_t fake_train_count = 60000;
   int64_t fake_test_count = 10000;
+  // The ranks of a run over several processes (`mpirun -np N`; null or one rank: a single
+  // process). `batch` is then the global batch: rank r takes rows [first, first + count)
+  // of every batch, batch / N each and one more for the first batch % N ranks.
+  Communicator* ranks = nullptr;
+
+  struct RankRows {
+    int64_t first = 0;
+    int64_t count = 0;
+  };
+  int rank_count() const { return ranks ? ranks->size() : 1; }
+  RankRows rank_rows() const;
 
   // The engine's knobs, typed (core/engine/RunKnobs.h).
   Layout layout() const;
@@ -123,6 +136,11 @@ class TrainingSession {
   // memory figures, the model, the conv layers (profiler::kConvLayersKey), the host CPU
   // and the threads each lane's kernels run on (what the roofline is read against).
   std::map<std::string, std::string> trace_metadata_extra() const;
+  // With ranks: "rank", "world_size", and this rank's clock offset to rank 0's
+  // ("clock_offset_ns": rank 0's time = this rank's + offset) with its uncertainty
+  // ("clock_offset_uncertainty_ns"), measured now (core/base/ClockOffset.h). Collective:
+  // every rank calls it at the same point. Empty in a single process.
+  std::map<std::string, std::string> rank_trace_metadata();
 
  private:
   std::optional<data::Batch> next_training_batch();

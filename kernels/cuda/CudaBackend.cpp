@@ -28,6 +28,7 @@
 #include "kernels/cuda/CudaMemory.h"
 #include "kernels/cuda/CudaOps.h"
 #include "kernels/cuda/DeviceCollectives.h"
+#include "kernels/cuda/NcclRankReducer.h"
 #include "kernels/cuda/PinnedHostMemory.h"
 
 namespace tunescope::cuda {
@@ -98,6 +99,9 @@ class CudaBackend final : public Backend {
     auto& streams = streams_[device];
     if (!streams) streams = std::make_unique<LaneStreams>(device);
     return NativeStream(streams->stream(lane));
+  }
+  std::unique_ptr<RankReducer> make_rank_reducer(Communicator& communicator, int device) override {
+    return make_nccl_rank_reducer(communicator, device);
   }
   void bind_thread(int device) override {
     TS_CUDA_CHECK_CTX(cudaSetDevice(device), cat("binding a lane thread to cuda:", device));

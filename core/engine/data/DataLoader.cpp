@@ -63,6 +63,11 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
          options_.memory ? options_.memory->name() : std::string("none"));
   if (options_.prefetch < 0)
     fail(ErrorKind::usage, "prefetch depth must be at least 0, not ", options_.prefetch);
+  if (options_.rows_first < 0 || options_.rows_count < 0 ||
+      options_.rows_first + options_.rows_count > options_.batch_size ||
+      (options_.rows_first > 0 && options_.rows_count == 0))
+    fail(ErrorKind::usage, "data loader: rows ", options_.rows_first, " + ", options_.rows_count,
+         " of each batch do not fit a batch of ", options_.batch_size);
   if (options_.target_height == 0) options_.target_height = set.height;
   if (options_.target_width == 0) options_.target_width = set.width;
   if (options_.target_height < set.height || options_.target_width < set.width)
@@ -100,7 +105,8 @@ int64_t DataLoader::batches_per_epoch() const {
 }
 
 Shape4 DataLoader::batch_shape() const {
-  return {options_.batch_size, dataset_->channels, options_.target_height, options_.target_width};
+  return {options_.rows_count ? options_.rows_count : options_.batch_size, dataset_->channels,
+          options_.target_height, options_.target_width};
 }
 
 DataLoaderStats DataLoader::stats() const {
@@ -155,8 +161,9 @@ std::optional<Batch> DataLoader::next() {
 Batch DataLoader::assemble(int64_t batch_index) const {
   const Clock::time_point start = Clock::now();
   const Dataset& set = *dataset_;
-  const int64_t first = batch_index * options_.batch_size;
-  const int64_t n = std::min(options_.batch_size, set.count - first);
+  const int64_t rows = options_.rows_count ? options_.rows_count : options_.batch_size;
+  const int64_t first = batch_index * options_.batch_size + options_.rows_first;
+  const int64_t n = std::max<int64_t>(0, std::min(rows, set.count - first));
   const int64_t channels = set.channels, height = set.height, width = set.width;
 
   Batch batch;
@@ -165,10 +172,12 @@ Batch DataLoader::assemble(int64_t batch_index) const {
   batch.images = Tensor({n, channels, options_.target_height, options_.target_width},
                         options_.layout, *options_.memory);
   batch.labels.resize(static_cast<size_t>(n));
+  batch.samples.resize(static_cast<size_t>(n));
   const Strides4 st = batch.images.strides();
   for (int64_t i = 0; i < n; ++i) {
     const int64_t sample = order_[first + i];
     batch.labels[i] = set.labels[sample];
+    batch.samples[i] = sample;
     const uint8_t* src = set.image(sample);
     float* dst = batch.images.data() + i * st.n + pad_top_ * st.h + pad_left_ * st.w;
     // Loop order follows the destination so every written row is contiguous.

@@ -33,9 +33,10 @@ struct ChannelStats {
 ChannelStats compute_channel_stats(const Dataset& dataset);
 
 struct Batch {
-  Tensor images;                // (n, channels, height, width) in the loader's layout
-  std::vector<int32_t> labels;  // n labels
-  int64_t index = 0;            // position of the batch in its epoch
+  Tensor images;                 // (n, channels, height, width) in the loader's layout
+  std::vector<int32_t> labels;   // n labels
+  int64_t index = 0;             // position of the batch in its epoch
+  std::vector<int64_t> samples;  // the dataset index of each row
 
   int64_t size() const { return static_cast<int64_t>(labels.size()); }
 };
@@ -53,6 +54,10 @@ struct DataLoaderOptions {
   bool shuffle = true;
   uint64_t seed = 0;  // with the epoch number, decides each epoch's order
   bool drop_last = false;
+  // This loader's rows of each batch of batch_size (a rank's share, with drop_last): it
+  // delivers rows [rows_first, rows_first + rows_count) of every batch. 0: all rows.
+  int64_t rows_first = 0;
+  int64_t rows_count = 0;
   // Batches prepared ahead by a background thread; 0 builds each batch inside next().
   int prefetch = 2;
   // Where batch images are allocated: host-accessible memory, the backend's staging

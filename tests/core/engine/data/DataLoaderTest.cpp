@@ -385,5 +385,46 @@ TEST(DataLoader, RejectsMisuse) {
                {"host-accessible memory", "separate:0"});
 }
 
+// Ranks: each loader takes its rows of every batch (7 = 4 + 3 over two ranks). The
+// shares are disjoint, together they are the single loader's batch, and each row's image
+// is its sample's.
+TEST(DataLoader, RankRowsSplitEveryBatchIntoDistinctShares) {
+  auto set = indexed_dataset(30, 1, 4, 4);
+  DataLoaderOptions whole = plain_options(1, 7);
+  whole.seed = 5;
+  whole.drop_last = true;
+  DataLoaderOptions first = whole, second = whole;
+  first.rows_count = 4;
+  second.rows_first = 4;
+  second.rows_count = 3;
+  DataLoader all(set, whole), rank0(set, first), rank1(set, second);
+  EXPECT_EQ(rank0.batch_shape().n, 4);
+  EXPECT_EQ(rank1.batches_per_epoch(), all.batches_per_epoch());
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    all.start_epoch();
+    rank0.start_epoch();
+    rank1.start_epoch();
+    std::set<int64_t> seen;
+    while (auto batch = all.next()) {
+      auto a = rank0.next(), b = rank1.next();
+      ASSERT_TRUE(a && b);
+      ASSERT_EQ(a->size(), 4);
+      ASSERT_EQ(b->size(), 3);
+      std::vector<int64_t> joined = a->samples;
+      joined.insert(joined.end(), b->samples.begin(), b->samples.end());
+      EXPECT_EQ(joined, batch->samples);
+      for (int64_t sample : joined) EXPECT_TRUE(seen.insert(sample).second) << sample;
+      for (int64_t i = 0; i < 3; ++i)
+        EXPECT_EQ(byte_at(*b, i, 0, 4) + 256 * byte_at(*b, i, 1, 4), b->samples[i]);
+    }
+    EXPECT_FALSE(rank0.next() || rank1.next());
+    EXPECT_EQ(seen.size(), 28u);  // 4 full batches of 7 out of 30
+  }
+  DataLoaderOptions bad = whole;
+  bad.rows_first = 5;
+  bad.rows_count = 3;
+  expect_error(ErrorKind::usage, [&] { DataLoader loader(set, bad); }, {"do not fit a batch of 7"});
+}
+
 }  // namespace
 }  // namespace tunescope::data
