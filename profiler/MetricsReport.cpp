@@ -247,9 +247,16 @@ std::string format_rank_balance(const RankBalance& balance) {
                      ms(r.compute_ns), ms(r.communication_ns),
                      r.communication_ns > 0 ? pct(r.hidden_share) : "-"});
     out += table.render();
-    out += "straggler: rank " + std::to_string(balance.straggler) + ", " +
-           ms(balance.straggler_excess_ns) + " ms (" + fixed(balance.straggler_excess_pct, 1) +
-           "%) more compute than rank " + std::to_string(balance.fastest) + "\n";
+    const RankStats& fastest =
+        *std::find_if(balance.ranks.begin(), balance.ranks.end(),
+                      [&](const RankStats& r) { return r.rank == balance.fastest; });
+    if (balance.straggler_excess_ns == 0)
+      out += "straggler: none (every rank computed " + ms(fastest.compute_ns) + " ms)\n";
+    else
+      out += "straggler: rank " + std::to_string(balance.straggler) + ", " +
+             ms(balance.straggler_excess_ns) + " ms" +
+             (fastest.compute_ns > 0 ? " (" + fixed(balance.straggler_excess_pct, 1) + "%)" : "") +
+             " more compute than rank " + std::to_string(balance.fastest) + "\n";
   }
   if (balance.communication_ns > 0)
     out += "communication: " + ms(balance.communication_ns) + " ms, " + pct(balance.hidden_share) +
