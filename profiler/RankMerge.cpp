@@ -45,7 +45,7 @@ struct RankInfo {
 RankInfo rank_info(const RankInput& input) {
   const TraceMetadata& m = input.trace.metadata;
   RankInfo info;
-  if (m.extra.count(kMergedRanksKey) || has_ranks(input.trace))
+  if (m.extra.count(kMergedRanksKey))
     throw RankMergeError(input.source + ": already a merged trace of several ranks");
   info.world_size = required_integer(m, kWorldSizeKey, input.source);
   if (info.world_size < 1 || info.world_size > (int64_t{1} << 20))
@@ -57,6 +57,17 @@ RankInfo rank_info(const RankInput& input) {
                          " is outside its world (world_size " + std::to_string(info.world_size) +
                          ")");
   info.rank = static_cast<int>(rank);
+  // A rank's records are its own: rank 0 (a tracer that does not know its rank) or its
+  // rank; any other is a merged trace whose metadata was lost.
+  const auto foreign = [&](int record_rank) {
+    return record_rank != 0 && record_rank != info.rank;
+  };
+  if (std::any_of(input.trace.activities.begin(), input.trace.activities.end(),
+                  [&](const Activity& a) { return foreign(a.rank); }) ||
+      std::any_of(input.trace.ranges.begin(), input.trace.ranges.end(),
+                  [&](const Range& r) { return foreign(r.rank); }))
+    throw RankMergeError(input.source + ": holds records of another rank than its rank " +
+                         std::to_string(rank) + ": already a merged trace of several ranks");
   info.offset_ns = integer_value(m, kClockOffsetKey, input.source);
   info.uncertainty_ns = integer_value(m, kClockUncertaintyKey, input.source);
   if (info.uncertainty_ns && *info.uncertainty_ns < 0)

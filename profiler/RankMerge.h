@@ -50,7 +50,8 @@ struct RankInput {
 // .clock_offset_uncertainty_ns / .source (and .machine where it differs from rank 0's).
 // Throws RankMergeError naming the input: no inputs, no or a non-integer rank or
 // world_size, a rank outside the world, a rank twice, world sizes that differ, a bad
-// clock offset, an input that is itself a merged trace.
+// clock offset, an input that is itself a merged trace (or holds records tagged with a
+// rank other than 0 and its own).
 Trace merge_rank_traces(std::vector<RankInput> inputs);
 
 // Reads each file (read_trace_file: errors name the file) and merges them.

@@ -183,6 +183,19 @@ TEST(RankMergeTest, RefusesBadInputsNamingTheFile) {
     inputs.push_back({"merged.json", merge_rank_traces(std::move(once))});
     expect_merge_error(std::move(inputs), {"merged.json", "already a merged trace"});
   }
+  {
+    // Records already tagged with their own rank are fine; another rank's are not.
+    Trace own = rank_trace(1, 2);
+    own.activities.push_back(activity("k", 0, 0, 10));
+    own.activities.back().rank = 1;
+    std::vector<RankInput> inputs;
+    inputs.push_back({"own.json", own});
+    EXPECT_EQ(merge_rank_traces(std::move(inputs)).activities.at(0).rank, 1);
+    own.activities.back().rank = 3;
+    inputs.clear();
+    inputs.push_back({"mixed.json", own});
+    expect_merge_error(std::move(inputs), {"mixed.json", "another rank"});
+  }
 }
 
 TEST(RankMergeTest, FilesAreReadAndACorruptOneIsNamed) {
