@@ -23,6 +23,7 @@ Action add_list_algorithms_command(CLI::App& command);
 Action add_knobs_command(CLI::App& command);
 Action add_tune_command(CLI::App& command);
 Action add_export_command(CLI::App& command);
+Action add_merge_traces_command(CLI::App& command);
 Action add_report_command(CLI::App& command);
 Action add_analyze_command(CLI::App& command);
 Action add_machine_command(CLI::App& command);

@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
       {"export",
        "Convert a trace (tunescope/PyTorch JSON, nsys SQLite) to chrome, kineto or nsys-sqlite",
        cli::add_export_command},
+      {"merge-traces", "Merge the ranks' own traces of an MPI run into one trace on rank 0's clock",
+       cli::add_merge_traces_command},
       {"report",
        "Print the kernel table, lane utilisation and concurrency of any supported trace, "
        "or the ranking of each tune in a results DB",

@@ -26,16 +26,22 @@ void write_other_data(trace_output::TextOutput& out, std::string_view schema,
 
 std::vector<std::pair<size_t, size_t>> launch_kernel_pairs(
     const std::vector<Activity>& activities) {
+  // Correlation ids are per process: the key holds the rank in its top bits.
+  const auto key = [](const Activity& a) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(a.rank)) << 48) ^ a.correlation;
+  };
   std::unordered_map<uint64_t, size_t> launch_of;
   for (size_t i = 0; i < activities.size(); ++i) {
     const Activity& a = activities[i];
-    if (a.kind == ActivityKind::overhead && a.correlation != 0) launch_of.emplace(a.correlation, i);
+    if (a.kind == ActivityKind::overhead && a.correlation != 0) launch_of.emplace(key(a), i);
   }
   std::vector<std::pair<size_t, size_t>> pairs;
   for (size_t i = 0; i < activities.size(); ++i) {
     const Activity& kernel = activities[i];
     if (kernel.kind != ActivityKind::kernel || kernel.correlation == 0) continue;
-    if (const auto launch = launch_of.find(kernel.correlation); launch != launch_of.end())
+    const auto launch = launch_of.find(key(kernel));
+    if (launch != launch_of.end() && activities[launch->second].rank == kernel.rank &&
+        activities[launch->second].correlation == kernel.correlation)
       pairs.emplace_back(launch->second, i);
   }
   return pairs;
@@ -63,11 +69,9 @@ void EventList::dependency_end(char phase, uint64_t id, FlowKind kind, const Flo
   out_.raw(",\"ts\":").microseconds(end.ns - origin_ns_);
   out_.raw(",\"cat\":").string(kDependencyCategory).raw(",\"name\":").string(to_string(kind));
   if (phase == 'f') out_.raw(",\"bp\":\"e\"");
-  out_.raw(",\"args\":{\"device\":")
-      .integer(end.device)
-      .raw(",\"stream\":")
-      .integer(end.stream)
-      .raw("}}");
+  out_.raw(",\"args\":{\"device\":").integer(end.device).raw(",\"stream\":").integer(end.stream);
+  if (ranked_) out_.raw(",\"rank\":").integer(end.rank);
+  out_.raw("}}");
 }
 
 trace_output::TextOutput& EventList::begin() {

@@ -84,7 +84,7 @@ const json* member(const json& object, const char* key) {
 struct EventFields {
   JsonScalar ph, cat, name, pid, tid, ts, dur, id;
   bool has_args = false;
-  JsonScalar device, stream, correlation, flops, bytes, lane, category, range_id;
+  JsonScalar device, stream, correlation, flops, bytes, lane, category, range_id, rank;
 
   void clear() {
     for (JsonScalar* f : {&ph, &cat, &name, &pid, &tid, &ts, &dur, &id}) f->clear();
@@ -93,7 +93,7 @@ struct EventFields {
   void clear_args() {
     has_args = false;
     for (JsonScalar* f :
-         {&device, &stream, &correlation, &flops, &bytes, &lane, &category, &range_id})
+         {&device, &stream, &correlation, &flops, &bytes, &lane, &category, &range_id, &rank})
       f->clear();
   }
   JsonScalar* field(std::string_view key) {
@@ -115,7 +115,10 @@ struct EventFields {
   }
   JsonScalar* arg(std::string_view key) {
     switch (key.size()) {
-      case 4: return key == "lane" ? &lane : nullptr;
+      case 4:
+        if (key == "lane") return &lane;
+        if (key == "rank") return &rank;
+        return nullptr;
       case 5:
         if (key == "flops") return &flops;
         if (key == "bytes") return &bytes;
@@ -333,6 +336,15 @@ class EventCollector {
     return value.as_double();
   }
 
+  // The rank a merged trace writes in args (Activity::rank); 0 when absent or not a
+  // number (a foreign event's own "rank" argument).
+  int rank_arg() const {
+    if (!arg(e_.rank) || !e_.rank.is_number()) return 0;
+    const int64_t rank = integer_of(e_.rank, "rank");
+    if (rank < 0 || rank > INT32_MAX) fail("rank", "is out of range");
+    return static_cast<int>(rank);
+  }
+
   // Microseconds as doubles to integer nanoseconds.
   int64_t nanoseconds(const JsonScalar& value, const char* key) const {
     if (!required(value, key).is_number()) fail(key, "is not a number");
@@ -361,6 +373,7 @@ class EventCollector {
                              ? integer_of(e_.stream, "stream")
                              : integer_of(required(e_.tid, "tid"), "tid") % kTrackStride - 1);
     end.ns = nanoseconds(e_.ts, "ts");
+    end.rank = rank_arg();
     PendingFlow& flow = flows_[id];
     if (e_.ph.text == "s") {
       try {
@@ -408,6 +421,7 @@ class EventCollector {
       if (arg(e_.range_id)) a.range_id = static_cast<uint64_t>(integer_of(e_.range_id, "range_id"));
       a.flops = number_or_zero(e_.flops, "flops");
       a.bytes = number_or_zero(e_.bytes, "bytes");
+      a.rank = rank_arg();
       keep(std::move(a));
     } else if (known.range) {
       Range r;
@@ -433,6 +447,7 @@ class EventCollector {
         }
       }
       if (arg(e_.range_id)) r.id = static_cast<uint64_t>(integer_of(e_.range_id, "range_id"));
+      r.rank = rank_arg();
       r.start_ns = nanoseconds(e_.ts, "ts");
       r.end_ns = r.start_ns + nanoseconds(e_.dur, "dur");
       keep(std::move(r));

@@ -51,11 +51,11 @@ class TraceReadCancelled : public std::runtime_error {
 // whose self time is at least that of the ops it calls), on their thread's lane, and
 // metadata.extra["activities"] saying so. Other events are skipped. Metadata comes
 // from otherData; times are offset by otherData's origin or Kineto's
-// baseTimeNanoseconds. Gzip is recognised by its magic bytes, not by the file name.
-// The result is sorted by start time.
-// Throws std::runtime_error naming the file, the problem and where (byte offset or
-// event index): missing or unreadable file, not JSON, truncated, no traceEvents array,
-// an event lacking a field, more records or memory than the options allow.
+// baseTimeNanoseconds. A record's rank (Activity::rank...) comes from a numeric "rank"
+// in its args (our merged traces), else 0. Gzip is recognised by its magic bytes, not by the file
+// name. The result is sorted by start time. Throws std::runtime_error naming the file, the problem
+// and where (byte offset or event index): missing or unreadable file, not JSON, truncated, no
+// traceEvents array, an event lacking a field, more records or memory than the options allow.
 Trace read_chrome_trace(const std::filesystem::path& path, const TraceReadOptions& options = {});
 
 }  // namespace tunescope::profiler

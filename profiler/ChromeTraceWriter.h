@@ -12,8 +12,13 @@
 // correlation are linked by an "ac2g" flow, as in Kineto traces. Trace::flows become
 // flow events of category "dependency" named by their kind, with each end's device and
 // stream in args.
+// A merged trace of several ranks (has_ranks) has one process per rank instead (pid =
+// rank + 1, named "rank N"), each device of a rank a block of kDeviceTidStride tids
+// (threads named "GPU 0 stream 7", "CPU lane 1 ranges"), and "rank" in every record's
+// args.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "profiler/TraceWriter.h"
@@ -32,6 +37,13 @@ inline int64_t activity_tid(int stream, int track = 0) {
 }
 inline int64_t range_tid(int lane, int track = 0) {
   return int64_t{kRangeTidBase} + lane + int64_t{kTrackStride} * track;
+}
+// The rank layout: tids of device d start at (d + 2) * kDeviceTidStride (host -1 first);
+// devices beyond 97 share the last block (their args still name them).
+inline constexpr int kDeviceTidStride = 10'000;
+inline int pid_of_rank(int rank) { return rank + 1; }
+inline int64_t device_tid_base(int device) {
+  return int64_t{kDeviceTidStride} * (std::clamp(device, -1, 97) + 2);
 }
 inline constexpr const char* kSchema = "tunescope.trace/1";
 // otherData keys

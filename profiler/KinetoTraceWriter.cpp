@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 #include "profiler/ChromeEventOutput.h"
@@ -33,17 +35,41 @@ namespace {
 int64_t pid_of_device(int device) {
   return device >= 0 ? int64_t{device} : int64_t{kineto::kHostPid} - device;
 }
+int64_t rank_pid_base(int rank) { return int64_t{kineto::kRankPidStride} * rank; }
+int64_t pid_of(int rank, int device) { return rank_pid_base(rank) + pid_of_device(device); }
+int64_t host_pid(int rank) { return rank_pid_base(rank) + kineto::kHostPid; }
+
+// distributedInfo's value from the metadata when it is a number, else `fallback`.
+int64_t metadata_integer(const TraceMetadata& metadata, const char* key, int64_t fallback) {
+  const auto it = metadata.extra.find(key);
+  if (it == metadata.extra.end()) return fallback;
+  try {
+    size_t used = 0;
+    const int64_t value = std::stoll(it->second, &used);
+    return used == it->second.size() ? value : fallback;
+  } catch (const std::logic_error&) {
+    return fallback;
+  }
+}
 
 class KinetoEventWriter {
  public:
   KinetoEventWriter(Output& out, const Trace& trace)
-      : out_(out), trace_(trace), events_(out, trace_output::time_origin(trace)) {}
+      : out_(out),
+        trace_(trace),
+        ranked_(has_ranks(trace)),
+        events_(out, trace_output::time_origin(trace), ranked_) {}
 
   void write() {
     out_.raw("{\n\"schemaVersion\":").integer(kineto::kSchemaVersion);
     write_device_properties();
-    // HTA reads the rank from here; a single-process run is rank 0 of 1.
-    out_.raw(",\n\"distributedInfo\":{\"rank\": 0, \"world_size\": 1}");
+    // HTA reads the rank from here; a single-process run is rank 0 of 1, a rank's own
+    // trace says its rank, a merged one the world size (and rank 0).
+    out_.raw(",\n\"distributedInfo\":{\"rank\": ")
+        .integer(metadata_integer(trace_.metadata, "rank", 0))
+        .raw(", \"world_size\": ")
+        .integer(metadata_integer(trace_.metadata, "world_size", 1))
+        .raw("}");
     out_.raw(",\n\"displayTimeUnit\":\"ms\"");
     out_.raw(",\n\"baseTimeNanoseconds\":").integer(events_.origin_ns());
     // The same keys as ChromeTraceWriter's otherData, so one reader takes both.
@@ -81,25 +107,27 @@ class KinetoEventWriter {
       const Activity& a = trace_.activities[i];
       places[i] = place_of(a, tracks[i]);
       const auto [pid, tid] = places[i];
-      if (pid != kineto::kHostPid)
-        threads_[{pid, tid}] = Thread{a.device, false, a.stream, tracks[i]};
+      if (pid != host_pid(a.rank))
+        threads_[{pid, tid}] = Thread{a.rank, a.device, false, a.stream, tracks[i]};
       events_.complete(a.name, kineto::category_of(a.kind), pid, tid, a.start_ns, a.end_ns)
           .raw(",\"args\":{\"device\":")
           .integer(a.device)
           .raw(",\"stream\":")
           .integer(a.stream);
+      if (ranked_) out_.raw(",\"rank\":").integer(a.rank);
       out_.raw(",\"correlation\":").integer(static_cast<int64_t>(a.correlation));
       if (a.range_id != 0) out_.raw(",\"range_id\":").integer(static_cast<int64_t>(a.range_id));
       out_.raw(",\"flops\":").number(a.flops).raw(",\"bytes\":").number(a.bytes).raw("}}");
     }
     for (const auto& [launch, kernel] : chrome_trace::launch_kernel_pairs(trace_.activities)) {
       const Activity& k = trace_.activities[kernel];
-      events_.flow('s', k.correlation, places[launch].first, places[launch].second,
+      const uint64_t id = events_.launch_flow_id(k);
+      events_.flow('s', id, places[launch].first, places[launch].second,
                    trace_.activities[launch].start_ns);
-      events_.flow('f', k.correlation, places[kernel].first, places[kernel].second, k.start_ns);
+      events_.flow('f', id, places[kernel].first, places[kernel].second, k.start_ns);
     }
-    events_.dependency_flows(trace_.flows, [](int device, int stream) {
-      return std::pair<int64_t, int64_t>{pid_of_device(device), stream};
+    events_.dependency_flows(trace_.flows, [](const FlowEnd& end) {
+      return std::pair<int64_t, int64_t>{pid_of(end.rank, end.device), end.stream};
     });
   }
 
@@ -109,10 +137,10 @@ class KinetoEventWriter {
   // its layer and the launch -> kernel flow starts there.
   std::pair<int64_t, int64_t> place_of(const Activity& a, int track) const {
     if (a.device < 0 && a.range_id != 0) {
-      const auto range = range_tid_of_id_.find(a.range_id);
-      if (range != range_tid_of_id_.end()) return {kineto::kHostPid, range->second};
+      const auto range = range_tid_of_id_.find({a.rank, a.range_id});
+      if (range != range_tid_of_id_.end()) return {host_pid(a.rank), range->second};
     }
-    return {pid_of_device(a.device), int64_t{a.stream} + int64_t{kineto::kTrackStride} * track};
+    return {pid_of(a.rank, a.device), int64_t{a.stream} + int64_t{kineto::kTrackStride} * track};
   }
 
   // Ranges of every device share the host process; devices get their own tid block.
@@ -124,7 +152,7 @@ class KinetoEventWriter {
       const Range& r = trace_.ranges[i];
       range_tids_[i] = int64_t{r.lane} + 1 + int64_t{kineto::kTrackStride} * range_tracks_[i] +
                        int64_t{1000} * r.device;
-      if (r.id != 0) range_tid_of_id_[r.id] = range_tids_[i];
+      if (r.id != 0) range_tid_of_id_[{r.rank, r.id}] = range_tids_[i];
     }
   }
 
@@ -132,12 +160,13 @@ class KinetoEventWriter {
     for (size_t i = 0; i < trace_.ranges.size(); ++i) {
       const Range& r = trace_.ranges[i];
       const int64_t tid = range_tids_[i];
-      threads_[{kineto::kHostPid, tid}] = Thread{r.device, true, r.lane, range_tracks_[i]};
-      events_.complete(r.name, "user_annotation", kineto::kHostPid, tid, r.start_ns, r.end_ns)
+      threads_[{host_pid(r.rank), tid}] = Thread{r.rank, r.device, true, r.lane, range_tracks_[i]};
+      events_.complete(r.name, "user_annotation", host_pid(r.rank), tid, r.start_ns, r.end_ns)
           .raw(",\"args\":{\"device\":")
           .integer(r.device)
           .raw(",\"lane\":")
           .integer(r.lane);
+      if (ranked_) out_.raw(",\"rank\":").integer(r.rank);
       out_.raw(",\"category\":").string(to_string(r.category));
       if (r.id != 0) out_.raw(",\"range_id\":").integer(static_cast<int64_t>(r.id));
       out_.raw("}}");
@@ -161,9 +190,11 @@ class KinetoEventWriter {
       const auto& [pid, tid] = key;
       if (pid != last_pid) {
         metadata_event("process_name", pid, 0, "name");
-        out_.string(pid == kineto::kHostPid
-                        ? std::string("host (ranges)")
-                        : trace_output::device_name(trace_.metadata.backend, thread.device))
+        const std::string name =
+            pid == host_pid(thread.rank)
+                ? std::string("host (ranges)")
+                : trace_output::device_name(trace_.metadata.backend, thread.device);
+        out_.string(ranked_ ? "rank " + std::to_string(thread.rank) + " · " + name : name)
             .raw("}}");
         metadata_event("process_sort_index", pid, 0, "sort_index");
         out_.integer(pid).raw("}}");
@@ -182,6 +213,7 @@ class KinetoEventWriter {
   }
 
   struct Thread {
+    int rank = 0;
     int device = 0;
     bool ranges = false;
     int lane = 0;
@@ -190,11 +222,12 @@ class KinetoEventWriter {
 
   Output& out_;
   const Trace& trace_;
+  const bool ranked_;
   chrome_trace::EventList events_;
   std::map<std::pair<int64_t, int64_t>, Thread> threads_;  // (pid, tid) used
   std::vector<int> range_tracks_;
   std::vector<int64_t> range_tids_;
-  std::unordered_map<uint64_t, int64_t> range_tid_of_id_;
+  std::map<std::pair<int, uint64_t>, int64_t> range_tid_of_id_;  // by (rank, range id)
 };
 
 }  // namespace

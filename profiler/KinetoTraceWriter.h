@@ -15,6 +15,9 @@
 // a host launch with a range_id is drawn on its range's thread, nested in the range.
 // Trace::flows are "dependency" flows as in ChromeTraceWriter (tid = stream).
 // Records that would partially overlap on one tid go to extra tids kTrackStride apart.
+// A merged trace of several ranks (has_ranks) gives each rank its own block of pids
+// (kRankPidStride apart: its devices and its host process, named "rank N · ..."), and
+// distributedInfo the merged world size.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +31,7 @@ namespace kineto {
 inline constexpr int kSchemaVersion = 1;    // libkineto's kSchemaVersion
 inline constexpr int kHostPid = 1'000'000;  // the process holding ranges (Kineto: the OS pid)
 inline constexpr int kTrackStride = 1'000'000;
+inline constexpr int kRankPidStride = 2'000'000;  // above kHostPid and its host devices
 // Kineto category names (libkineto/src/ActivityType.cpp), by our activity kind.
 std::string category_of(ActivityKind kind);
 }  // namespace kineto

@@ -67,6 +67,15 @@ void sweep(const std::vector<Interval>& intervals, Visit visit) {
   }
 }
 
+}  // namespace
+
+std::optional<Interval> clip_interval(int64_t start, int64_t end,
+                                      const std::optional<Interval>& window) {
+  return clip(start, end, window);
+}
+
+namespace {
+
 struct LaneData {
   size_t activities = 0;
   Interval span{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
@@ -76,7 +85,7 @@ struct LaneData {
 std::map<LaneKey, LaneData> lanes_of(const Trace& trace, const MetricsScope& scope) {
   std::map<LaneKey, LaneData> lanes;
   for_each_in_scope(trace, scope, [&](const Activity& a, const Interval& part) {
-    LaneData& lane = lanes[LaneKey{a.device, a.stream}];
+    LaneData& lane = lanes[LaneKey{a.device, a.stream, a.rank}];
     ++lane.activities;
     lane.span.start_ns = std::min(lane.span.start_ns, part.start_ns);
     lane.span.end_ns = std::max(lane.span.end_ns, part.end_ns);
@@ -255,7 +264,8 @@ class RangeOwners {
       : ranges_(ranges), category_(category) {
     for (size_t i = 0; i < ranges.size(); ++i) {
       if (ranges[i].id != 0) index_of_id_[ranges[i].id] = i;
-      if (ranges[i].category == category) by_lane_[{ranges[i].device, ranges[i].lane}].push_back(i);
+      if (ranges[i].category == category)
+        by_lane_[{ranges[i].device, ranges[i].lane, ranges[i].rank}].push_back(i);
     }
     for (auto& [lane, list] : by_lane_)
       std::stable_sort(list.begin(), list.end(), [&](size_t a, size_t b) {
@@ -275,7 +285,7 @@ class RangeOwners {
  private:
   int64_t find_owner(const Range& r, size_t index) const {
     if (r.category == category_) return static_cast<int64_t>(index);
-    const auto lane = by_lane_.find({r.device, r.lane});
+    const auto lane = by_lane_.find({r.device, r.lane, r.rank});
     if (lane == by_lane_.end()) return -1;
     const std::vector<size_t>& list = lane->second;
     // The latest-starting range that starts no later than r and also ends no earlier.
@@ -292,7 +302,7 @@ class RangeOwners {
   const std::vector<Range>& ranges_;
   const RangeCategory category_;
   std::unordered_map<uint64_t, size_t> index_of_id_;
-  std::map<std::pair<int, int>, std::vector<size_t>> by_lane_;  // ranges of the category, by start
+  std::map<LaneKey, std::vector<size_t>> by_lane_;  // ranges of the category, by start
   std::unordered_map<size_t, int64_t> owner_;
 };
 
@@ -354,6 +364,8 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   summary.gaps = idle_gaps_of(lanes, options.gap_threshold_ns);
   summary.concurrency = concurrency(trace, scope);
   summary.device_time_by_layer = device_time_by_range(trace, RangeCategory::layer, scope);
+  summary.ranks = rank_balance(trace, scope);
+  summary.rank_clocks = rank_clocks(trace.metadata);
 
   const auto meta = [&](const char* key) {
     const auto it = trace.metadata.extra.find(key);

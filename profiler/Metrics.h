@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/RankMerge.h"
 #include "profiler/Trace.h"
 
 namespace tunescope::profiler {
@@ -57,11 +58,19 @@ struct MetricsScope {
   KindSet kinds = KindSet::work();
 };
 
-// A (device, stream) pair: one row of the timeline.
+// A (device, stream) pair of a rank: one row of the timeline. Ordered by rank, then
+// device, then lane (rank comes last in the aggregate so that {device, lane} keeps
+// meaning rank 0's lane).
 struct LaneKey {
   int device = 0;
   int lane = 0;
-  auto operator<=>(const LaneKey&) const = default;
+  int rank = 0;
+  bool operator==(const LaneKey&) const = default;
+  std::strong_ordering operator<=>(const LaneKey& other) const {
+    if (const auto c = rank <=> other.rank; c != 0) return c;
+    if (const auto c = device <=> other.device; c != 0) return c;
+    return lane <=> other.lane;
+  }
 };
 
 // The time metrics are measured over: the window when given, else first start .. last
@@ -145,6 +154,46 @@ inline constexpr const char* kOutsideRanges = "(outside)";
 std::vector<RangeDeviceTime> device_time_by_range(const Trace& trace, RangeCategory category,
                                                   const MetricsScope& scope = {});
 
+// The part of [start, end) inside the window (all of it without one), or nothing; a
+// zero-length record is inside when its instant is.
+std::optional<Interval> clip_interval(int64_t start, int64_t end,
+                                      const std::optional<Interval>& window);
+
+// Communication between ranks, by name: the all-reduce buckets of our MPI runs
+// ("allreduce.bucket3"), NCCL kernels and calls (the name contains "nccl", any case) and
+// MPI calls ("MPI_Allreduce", "mpi.wait"...).
+bool is_communication(const std::string& name);
+
+// One rank of a trace (a merged trace has several; a single process is rank 0). Times
+// are unions over the rank's lanes of its activities in scope.
+struct RankStats {
+  int rank = 0;
+  size_t activities = 0;
+  int64_t busy_ns = 0;                  // any work
+  int64_t compute_ns = 0;               // work that is not communication
+  int64_t communication_ns = 0;         // communication (is_communication)
+  int64_t hidden_communication_ns = 0;  // communication while the rank computed
+  double hidden_share = 0;              // hidden / communication, in [0, 1]; 0 without any
+};
+
+struct RankBalance {
+  std::vector<RankStats> ranks;  // by rank
+  // The straggler: the rank with the most compute time (the others wait for it in the
+  // all-reduce), against the rank with the least; excess in ns and % of the fastest's.
+  int straggler = 0;
+  int fastest = 0;
+  int64_t straggler_excess_ns = 0;
+  double straggler_excess_pct = 0;
+  // Over all ranks.
+  int64_t communication_ns = 0;
+  int64_t hidden_communication_ns = 0;
+  double hidden_share = 0;
+};
+
+// Per-rank busy time, the straggler and the share of communication hidden behind
+// compute on the same rank. A rank appears when it has an activity in scope.
+RankBalance rank_balance(const Trace& trace, const MetricsScope& scope = {});
+
 struct SummaryOptions {
   MetricsScope scope;
   size_t top_n = 0;              // rows of the kernel table; 0 keeps all
@@ -165,6 +214,9 @@ struct TraceSummary {
   std::vector<LaneGaps> gaps;
   // Device time by layer (device_time_by_range), when device work carries range ids.
   std::vector<RangeDeviceTime> device_time_by_layer;
+  // Ranks and communication (rank_balance), and a merged trace's clock alignment.
+  RankBalance ranks;
+  std::vector<RankClock> rank_clocks;
   // From the trace metadata: the device tracer's name, why it did not start, and the
   // records it dropped (empty when the trace has no device tracer).
   std::string device_tracer;

@@ -122,7 +122,11 @@ std::string format_lane_table(const std::vector<LaneStats>& lanes,
   for (const LaneGaps& g : gaps) gaps_by_lane[g.lane] = &g;
   const bool with_gaps = !gaps.empty();
 
+  // A merged trace's lanes say their rank.
+  const bool ranked =
+      std::any_of(lanes.begin(), lanes.end(), [](const LaneStats& l) { return l.lane.rank != 0; });
   std::vector<TextTable::Column> columns;
+  if (ranked) columns.push_back({"rank", Align::right});
   for (const char* header : {"device", "lane", "activities", "busy ms", "util %"})
     columns.push_back({header, Align::right});
   if (with_gaps)
@@ -131,9 +135,12 @@ std::string format_lane_table(const std::vector<LaneStats>& lanes,
 
   TextTable table(std::move(columns));
   for (const LaneStats& lane : lanes) {
-    std::vector<std::string> cells{std::to_string(lane.lane.device), std::to_string(lane.lane.lane),
-                                   std::to_string(lane.activities), ms(lane.busy_ns),
-                                   pct(lane.utilisation)};
+    std::vector<std::string> cells;
+    if (ranked) cells.push_back(std::to_string(lane.lane.rank));
+    for (std::string cell :
+         {std::to_string(lane.lane.device), std::to_string(lane.lane.lane),
+          std::to_string(lane.activities), ms(lane.busy_ns), pct(lane.utilisation)})
+      cells.push_back(std::move(cell));
     if (with_gaps) {
       if (auto it = gaps_by_lane.find(lane.lane); it != gaps_by_lane.end()) {
         cells.push_back(std::to_string(it->second->count));
@@ -208,6 +215,55 @@ std::string format_conv_roofline(const std::vector<ConvPassRate>& rows,
   return table.render();
 }
 
+std::string format_rank_clocks(const std::vector<RankClock>& clocks) {
+  if (clocks.empty()) return {};
+  std::string out = "clocks aligned to rank " + std::to_string(clocks.front().rank) +
+                    " (offset: the rank's clock minus rank 0's, measured):\n";
+  for (const RankClock& c : clocks) {
+    out += "  rank " + std::to_string(c.rank) + ": ";
+    if (c.offset_ns)
+      out += std::string(*c.offset_ns >= 0 ? "+" : "-") +
+             us(static_cast<double>(*c.offset_ns >= 0 ? *c.offset_ns : -*c.offset_ns)) + " us";
+    else
+      out += "offset not measured";
+    if (c.uncertainty_ns) out += " +/- " + us(static_cast<double>(*c.uncertainty_ns)) + " us";
+    if (!c.source.empty()) out += "  (" + c.source + ")";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string format_rank_balance(const RankBalance& balance) {
+  std::string out;
+  if (balance.ranks.size() > 1) {
+    TextTable table({{"rank", Align::right},
+                     {"activities", Align::right},
+                     {"busy ms", Align::right},
+                     {"compute ms", Align::right},
+                     {"comm ms", Align::right},
+                     {"hidden %", Align::right}});
+    for (const RankStats& r : balance.ranks)
+      table.add_row({std::to_string(r.rank), std::to_string(r.activities), ms(r.busy_ns),
+                     ms(r.compute_ns), ms(r.communication_ns),
+                     r.communication_ns > 0 ? pct(r.hidden_share) : "-"});
+    out += table.render();
+    const RankStats& fastest =
+        *std::find_if(balance.ranks.begin(), balance.ranks.end(),
+                      [&](const RankStats& r) { return r.rank == balance.fastest; });
+    if (balance.straggler_excess_ns == 0)
+      out += "straggler: none (every rank computed " + ms(fastest.compute_ns) + " ms)\n";
+    else
+      out += "straggler: rank " + std::to_string(balance.straggler) + ", " +
+             ms(balance.straggler_excess_ns) + " ms" +
+             (fastest.compute_ns > 0 ? " (" + fixed(balance.straggler_excess_pct, 1) + "%)" : "") +
+             " more compute than rank " + std::to_string(balance.fastest) + "\n";
+  }
+  if (balance.communication_ns > 0)
+    out += "communication: " + ms(balance.communication_ns) + " ms, " + pct(balance.hidden_share) +
+           "% hidden behind compute on the same rank\n";
+  return out;
+}
+
 std::string format_summary(const TraceSummary& summary, size_t max_name_width) {
   std::string out = "trace: " + std::to_string(summary.activities) + " activities, " +
                     std::to_string(summary.ranges) + " ranges over " +
@@ -251,6 +307,11 @@ std::string format_summary(const TraceSummary& summary, size_t max_name_width) {
         .append(format_device_time_table(summary.device_time_by_layer, max_name_width));
   out.append("\nlanes:\n").append(format_lane_table(summary.lanes, summary.gaps));
   out.append("\n").append(format_concurrency(summary.concurrency));
+  if (summary.ranks.ranks.size() > 1 || summary.ranks.communication_ns > 0 ||
+      !summary.rank_clocks.empty()) {
+    out.append("\nranks:\n").append(format_rank_clocks(summary.rank_clocks));
+    out.append(format_rank_balance(summary.ranks));
+  }
   return out;
 }
 

@@ -31,8 +31,17 @@ std::string format_concurrency(const Concurrency& concurrency);
 std::string format_device_time_table(const std::vector<RangeDeviceTime>& rows,
                                      size_t max_name_width = kDefaultMaxNameWidth);
 
+// A merged trace's clock alignment: each rank's measured offset from rank 0 and its
+// uncertainty (empty text for a trace of one process).
+std::string format_rank_clocks(const std::vector<RankClock>& clocks);
+
+// Per-rank table (busy, compute, communication, hidden share) and the straggler when
+// there are several ranks; the communication line when there is communication.
+std::string format_rank_balance(const RankBalance& balance);
+
 // The whole report: span and time per kind, the device tracer's state (dropped records,
-// or why it did not start), kernel table, device time by layer, lane table, concurrency.
+// or why it did not start), kernel table, device time by layer, lane table, concurrency,
+// and for merged traces (or communication) the ranks: clocks, balance, hidden share.
 std::string format_summary(const TraceSummary& summary,
                            size_t max_name_width = kDefaultMaxNameWidth);
 

@@ -42,18 +42,25 @@ std::string copy_kind_name(int64_t copy_kind);
 inline int64_t global_pid(int64_t pid) { return (pid % 0x1000000) * 0x1000000; }
 inline int64_t global_tid(int64_t pid, int64_t tid) { return global_pid(pid) + tid % 0x1000000; }
 inline int64_t tid_of(int64_t global_tid) { return global_tid % 0x1000000; }
+inline int64_t pid_of(int64_t global_tid) { return global_tid / 0x1000000 % 0x1000000; }
 
 // tunescope's additions, ignored by tools that query nsys tables by name:
 // TUNESCOPE_METADATA(name, value): schema, machine, backend, config, time origin, extra.*
 // TUNESCOPE_RECORDS(sourceTable, sourceRowId, name, device, lane, category, flops, bytes,
-// rangeId): what a row of an nsys table cannot hold (our names of memcpy/memset/sync
+// rangeId, rank): what a row of an nsys table cannot hold (our names of memcpy/memset/sync
 // records, host devices, lanes of ranges, range categories, flops, the range a record
-// was launched in and each range's id), so a round trip is exact.
-// TUNESCOPE_FLOWS(kind, fromDevice, fromStream, fromNs, toDevice, toStream, toNs): the
-// trace's dependency flows (Trace::flows), times like the other tables'.
+// was launched in and each range's id, the record's rank), so a round trip is exact.
+// TUNESCOPE_FLOWS(kind, fromDevice, fromStream, fromNs, toDevice, toStream, toNs,
+// fromRank, toRank): the trace's dependency flows (Trace::flows), times like the other
+// tables'. Files written before ranks lack the rank columns (read as rank 0).
+// A merged trace's ranks are processes: rank r's records carry the globalPid (and the
+// globalTid's pid) of process kRankPidBase + r; a foreign export's distinct processes
+// become ranks 0, 1, ... in pid order.
 inline constexpr const char* kMetadataTable = "TUNESCOPE_METADATA";
 inline constexpr const char* kFlowsTable = "TUNESCOPE_FLOWS";
 inline constexpr const char* kRecordsTable = "TUNESCOPE_RECORDS";
 inline constexpr const char* kSchema = "tunescope.nsys-sqlite/1";
+// The process id of rank 0 in a ranked trace (a single-process trace keeps the writer's).
+inline constexpr int64_t kRankPidBase = 100'000;
 
 }  // namespace tunescope::profiler::nsys

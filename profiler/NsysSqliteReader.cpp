@@ -4,8 +4,10 @@
 #include "profiler/NsysSqliteReader.h"
 
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
+#include <vector>
 
 #include "profiler/ChromeTraceWriter.h"
 #include "profiler/FileKind.h"
@@ -26,6 +28,7 @@ struct SideRecord {
   double flops = 0;
   double bytes = 0;
   uint64_t range_id = 0;  // Activity::range_id, or a range's own Range::id
+  int rank = 0;
 };
 
 class NsysImport {
@@ -46,6 +49,7 @@ class NsysImport {
     read_runtime();
     read_nvtx();
     read_flows();
+    assign_foreign_ranks();
     for (Activity& a : trace_.activities) {
       a.start_ns += origin_;
       a.end_ns += origin_;
@@ -110,9 +114,12 @@ class NsysImport {
   // and stream order).
   void read_flows() {
     if (!db_.has_table(nsys::kFlowsTable)) return;
-    SqliteStatement rows = db_.prepare(
-        std::string("SELECT kind, fromDevice, fromStream, fromNs, toDevice, toStream, toNs FROM ") +
-        nsys::kFlowsTable);
+    // Files written before ranks lack the rank columns.
+    const std::set<std::string> columns = db_.columns(nsys::kFlowsTable);
+    SqliteStatement rows =
+        db_.prepare("SELECT kind, fromDevice, fromStream, fromNs, toDevice, toStream, toNs, " +
+                    column_or(columns, "fromRank", "0") + ", " + column_or(columns, "toRank", "0") +
+                    " FROM " + nsys::kFlowsTable);
     while (rows.step()) {
       Flow f;
       try {
@@ -121,9 +128,9 @@ class NsysImport {
         throw std::runtime_error(std::string(nsys::kFlowsTable) + ": " + e.what());
       }
       f.from = {static_cast<int>(rows.integer(1)), static_cast<int>(rows.integer(2)),
-                rows.integer(3)};
-      f.to = {static_cast<int>(rows.integer(4)), static_cast<int>(rows.integer(5)),
-              rows.integer(6)};
+                rows.integer(3), static_cast<int>(rows.integer(7))};
+      f.to = {static_cast<int>(rows.integer(4)), static_cast<int>(rows.integer(5)), rows.integer(6),
+              static_cast<int>(rows.integer(8))};
       trace_.flows.push_back(f);
     }
   }
@@ -131,10 +138,12 @@ class NsysImport {
   void read_side_records() {
     if (!db_.has_table(nsys::kRecordsTable)) return;
     // Exports written before range ids were kept lack the rangeId column.
-    const std::string range_id = column_or(db_.columns(nsys::kRecordsTable), "rangeId", "0");
+    // and those written before ranks the rank column.
+    const std::set<std::string> columns = db_.columns(nsys::kRecordsTable);
     SqliteStatement rows = db_.prepare(
-        "SELECT sourceTable, sourceRowId, name, device, lane, category, flops, bytes, " + range_id +
-        " FROM TUNESCOPE_RECORDS");
+        "SELECT sourceTable, sourceRowId, name, device, lane, category, flops, bytes, " +
+        column_or(columns, "rangeId", "0") + ", COALESCE(" + column_or(columns, "rank", "0") +
+        ", 0) FROM TUNESCOPE_RECORDS");
     while (rows.step())
       side_[rows.text(0)][rows.integer(1)] = SideRecord{rows.text(2),
                                                         static_cast<int>(rows.integer(3)),
@@ -142,7 +151,8 @@ class NsysImport {
                                                         rows.text(5),
                                                         rows.real(6),
                                                         rows.real(7),
-                                                        static_cast<uint64_t>(rows.integer(8))};
+                                                        static_cast<uint64_t>(rows.integer(8)),
+                                                        static_cast<int>(rows.integer(9))};
   }
 
   const SideRecord* side(const char* table, int64_t row) const {
@@ -173,7 +183,8 @@ class NsysImport {
     const std::string sql =
         "SELECT t.rowid, t.start, t.end, " + column_or(columns, "deviceId", "0") + ", " +
         column_or(columns, "streamId", "0") + ", " + column_or(columns, "correlationId", "0") +
-        ", " + column_or(columns, "bytes", "0") + ", " + name + " FROM " + table + " AS t";
+        ", " + column_or(columns, "bytes", "0") + ", " + name + ", " +
+        column_or(columns, "globalPid", "0") + " FROM " + table + " AS t";
     SqliteStatement rows = db_.prepare(sql);
     while (rows.step()) {
       Activity a;
@@ -192,20 +203,40 @@ class NsysImport {
         case ActivityKind::memset: a.name = "Memset"; break;
         default: a.name = "Synchronize"; break;
       }
-      apply_side(table, rows.integer(0), a);
+      const bool ours = apply_side(table, rows.integer(0), a);
+      activity_pids_.push_back(ours ? 0 : nsys::pid_of(rows.integer(8)));
       trace_.activities.push_back(std::move(a));
     }
   }
 
-  void apply_side(const char* table, int64_t row, Activity& a) const {
-    if (const SideRecord* s = side(table, row)) {
-      a.name = s->name;
-      a.device = s->device;
-      a.stream = s->lane;
-      a.flops = s->flops;
-      a.bytes = s->bytes;
-      a.range_id = s->range_id;
-    }
+  // Whether the row is one of ours (its side record sets what nsys cannot hold).
+  bool apply_side(const char* table, int64_t row, Activity& a) const {
+    const SideRecord* s = side(table, row);
+    if (!s) return false;
+    a.name = s->name;
+    a.device = s->device;
+    a.stream = s->lane;
+    a.flops = s->flops;
+    a.bytes = s->bytes;
+    a.range_id = s->range_id;
+    a.rank = s->rank;
+    return true;
+  }
+
+  // A foreign export of several processes (an nsys capture of an MPI job): its distinct
+  // processes become ranks 0, 1, ... in pid order. Our rows have their rank already
+  // (pid 0 here), as do rows whose process is unknown.
+  void assign_foreign_ranks() {
+    std::set<int64_t> pids(activity_pids_.begin(), activity_pids_.end());
+    pids.insert(range_pids_.begin(), range_pids_.end());
+    pids.erase(0);
+    if (pids.size() < 2) return;
+    std::map<int64_t, int> rank_of;
+    for (int64_t pid : pids) rank_of.emplace(pid, static_cast<int>(rank_of.size()));
+    for (size_t i = 0; i < activity_pids_.size(); ++i)
+      if (activity_pids_[i] != 0) trace_.activities[i].rank = rank_of[activity_pids_[i]];
+    for (size_t i = 0; i < range_pids_.size(); ++i)
+      if (range_pids_[i] != 0) trace_.ranges[i].rank = rank_of[range_pids_[i]];
   }
 
   // nsys tids are OS thread ids: lanes are numbered by each thread's first record.
@@ -230,7 +261,8 @@ class NsysImport {
       a.stream = lane_of_thread(rows.integer(3));
       a.correlation = static_cast<uint64_t>(rows.integer(4));
       a.name = rows.text(5);
-      apply_side(nsys::kRuntime, rows.integer(0), a);
+      const bool ours = apply_side(nsys::kRuntime, rows.integer(0), a);
+      activity_pids_.push_back(ours ? 0 : nsys::pid_of(rows.integer(3)));
       trace_.activities.push_back(std::move(a));
     }
   }
@@ -254,13 +286,16 @@ class NsysImport {
       r.end_ns = rows.integer(2);
       r.lane = lane_of_thread(rows.integer(3));
       r.name = rows.text(4);
-      if (const SideRecord* s = side(nsys::kNvtx, rows.integer(0))) {
+      const SideRecord* s = side(nsys::kNvtx, rows.integer(0));
+      if (s) {
         r.name = s->name;
         r.device = s->device;
         r.lane = s->lane;
         r.category = parse_range_category(s->category);
         r.id = s->range_id;
+        r.rank = s->rank;
       }
+      range_pids_.push_back(s ? 0 : nsys::pid_of(rows.integer(3)));
       trace_.ranges.push_back(std::move(r));
     }
   }
@@ -270,6 +305,8 @@ class NsysImport {
   int64_t origin_ = 0;
   std::unordered_map<std::string, std::unordered_map<int64_t, SideRecord>> side_;
   std::map<int64_t, int> threads_;
+  // The process of each record read, parallel to the trace's lists (0: ours or unknown).
+  std::vector<int64_t> activity_pids_, range_pids_;
 };
 
 }  // namespace

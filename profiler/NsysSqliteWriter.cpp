@@ -80,10 +80,10 @@ CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT,
 CREATE TABLE TUNESCOPE_METADATA (name TEXT NOT NULL PRIMARY KEY, value TEXT);
 CREATE TABLE TUNESCOPE_RECORDS (sourceTable TEXT NOT NULL, sourceRowId INTEGER NOT NULL,
   name TEXT, device INTEGER, lane INTEGER, category TEXT, flops REAL, bytes REAL,
-  rangeId INTEGER, PRIMARY KEY (sourceTable, sourceRowId));
+  rangeId INTEGER, rank INTEGER, PRIMARY KEY (sourceTable, sourceRowId));
 CREATE TABLE TUNESCOPE_FLOWS (kind TEXT NOT NULL, fromDevice INTEGER NOT NULL,
   fromStream INTEGER NOT NULL, fromNs INTEGER NOT NULL, toDevice INTEGER NOT NULL,
-  toStream INTEGER NOT NULL, toNs INTEGER NOT NULL);
+  toStream INTEGER NOT NULL, toNs INTEGER NOT NULL, fromRank INTEGER, toRank INTEGER);
 )SQL";
 
 // Our device ids become deviceId; a host (negative) device is kept in TUNESCOPE_RECORDS.
@@ -97,9 +97,10 @@ class SqliteExport {
       : db_(db),
         trace_(trace),
         origin_(trace_output::time_origin(trace)),
-        global_pid_(nsys::global_pid(::getpid())),
+        ranked_(has_ranks(trace)),
         strings_(db.prepare("INSERT INTO StringIds (id, value) VALUES (?, ?)")),
-        records_(db.prepare("INSERT INTO TUNESCOPE_RECORDS VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {}
+        records_(
+            db.prepare("INSERT INTO TUNESCOPE_RECORDS VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {}
 
   // The tables must exist (create_schema) before construction prepares the inserts.
   static void create_schema(SqliteDatabase& db) { db.exec(kSchemaSql); }
@@ -120,9 +121,14 @@ class SqliteExport {
     return it->second;
   }
 
+  // The process a rank's records belong to: ours for a single-process trace.
+  int64_t process_of(int rank) const {
+    return ranked_ ? nsys::kRankPidBase + rank : static_cast<int64_t>(::getpid());
+  }
+
   void write_flows() {
     SqliteStatement insert = db_.prepare(std::string("INSERT INTO ") + nsys::kFlowsTable +
-                                         " VALUES (?, ?, ?, ?, ?, ?, ?)");
+                                         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const Flow& f : trace_.flows) {
       const std::string kind = to_string(f.kind);
       insert.bind(1, std::string_view(kind))
@@ -131,15 +137,20 @@ class SqliteExport {
       insert.bind(4, f.from.ns - origin_)
           .bind(5, int64_t{f.to.device})
           .bind(6, int64_t{f.to.stream});
-      insert.bind(7, f.to.ns - origin_).run();
+      insert.bind(7, f.to.ns - origin_)
+          .bind(8, int64_t{f.from.rank})
+          .bind(9, int64_t{f.to.rank})
+          .run();
     }
   }
 
   void side_record(const char* table, int64_t row, const std::string& name, int device, int lane,
-                   const std::string& category, double flops, double bytes, uint64_t range_id) {
+                   const std::string& category, double flops, double bytes, uint64_t range_id,
+                   int rank) {
     records_.bind(1, std::string_view(table)).bind(2, row).bind(3, std::string_view(name));
     records_.bind(4, int64_t{device}).bind(5, int64_t{lane}).bind(6, std::string_view(category));
-    records_.bind(7, flops).bind(8, bytes).bind(9, static_cast<int64_t>(range_id)).run();
+    records_.bind(7, flops).bind(8, bytes).bind(9, static_cast<int64_t>(range_id));
+    records_.bind(10, int64_t{rank}).run();
   }
 
   void write_activities() {
@@ -172,7 +183,7 @@ class SqliteExport {
             .bind(4, context_id(a.device))
             .bind(5, int64_t{a.stream})
             .bind(6, correlation)
-            .bind(7, global_pid_);
+            .bind(7, nsys::global_pid(process_of(a.rank)));
       };
       const char* table = nullptr;
       switch (a.kind) {
@@ -201,7 +212,7 @@ class SqliteExport {
           // A runtime call belongs to a host thread: the lane is its tid.
           runtime.bind(1, a.start_ns - origin_)
               .bind(2, a.end_ns - origin_)
-              .bind(3, nsys::global_tid(::getpid(), a.stream))
+              .bind(3, nsys::global_tid(process_of(a.rank), a.stream))
               .bind(4, correlation)
               .bind(5, string_id(a.name))
               .run();
@@ -210,7 +221,7 @@ class SqliteExport {
       }
       // SQLite numbers rowids from 1 in insertion order in a fresh table.
       side_record(table, ++rows[table], a.name, a.device, a.stream, "", a.flops, a.bytes,
-                  a.range_id);
+                  a.range_id, a.rank);
     }
   }
 
@@ -220,7 +231,7 @@ class SqliteExport {
         "domainId) VALUES (?, ?, ?, ?, ?, ?, ?, 0)");
     int64_t row = 0;
     for (const Range& r : trace_.ranges) {
-      const int64_t tid = nsys::global_tid(::getpid(), r.lane);
+      const int64_t tid = nsys::global_tid(process_of(r.rank), r.lane);
       // NVTX categories are user numbers; ours are 1 + the RangeCategory value.
       nvtx.bind(1, r.start_ns - origin_)
           .bind(2, r.end_ns - origin_)
@@ -230,7 +241,8 @@ class SqliteExport {
           .bind(6, tid)
           .bind(7, tid)
           .run();
-      side_record(nsys::kNvtx, ++row, r.name, r.device, r.lane, to_string(r.category), 0, 0, r.id);
+      side_record(nsys::kNvtx, ++row, r.name, r.device, r.lane, to_string(r.category), 0, 0, r.id,
+                  r.rank);
     }
   }
 
@@ -285,7 +297,7 @@ class SqliteExport {
   SqliteDatabase& db_;
   const Trace& trace_;
   const int64_t origin_;
-  const int64_t global_pid_;
+  const bool ranked_;
   SqliteStatement strings_;
   SqliteStatement records_;
   std::unordered_map<std::string, int64_t> string_ids_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -42,12 +43,12 @@ FlowKind parse_flow_kind(const std::string& text) {
 void sort_by_start(Trace& trace) {
   // The ends are compared swapped so that a longer record sorts first at the same start.
   const auto activity_order = [](const Activity& a, const Activity& b) {
-    return std::tie(a.start_ns, b.end_ns, a.device, a.stream) <
-           std::tie(b.start_ns, a.end_ns, b.device, b.stream);
+    return std::tie(a.start_ns, b.end_ns, a.rank, a.device, a.stream) <
+           std::tie(b.start_ns, a.end_ns, b.rank, b.device, b.stream);
   };
   const auto range_order = [](const Range& a, const Range& b) {
-    return std::tie(a.start_ns, b.end_ns, a.device, a.lane) <
-           std::tie(b.start_ns, a.end_ns, b.device, b.lane);
+    return std::tie(a.start_ns, b.end_ns, a.rank, a.device, a.lane) <
+           std::tie(b.start_ns, a.end_ns, b.rank, b.device, b.lane);
   };
   // Traces read from files usually come sorted: checking is much cheaper than sorting.
   if (!std::is_sorted(trace.activities.begin(), trace.activities.end(), activity_order))
@@ -55,12 +56,28 @@ void sort_by_start(Trace& trace) {
   if (!std::is_sorted(trace.ranges.begin(), trace.ranges.end(), range_order))
     std::stable_sort(trace.ranges.begin(), trace.ranges.end(), range_order);
   const auto flow_order = [](const Flow& a, const Flow& b) {
-    return std::tie(a.to.ns, a.to.device, a.to.stream, a.from.ns, a.from.device, a.from.stream,
-                    a.kind) < std::tie(b.to.ns, b.to.device, b.to.stream, b.from.ns, b.from.device,
-                                       b.from.stream, b.kind);
+    return std::tie(a.to.ns, a.to.rank, a.to.device, a.to.stream, a.from.ns, a.from.rank,
+                    a.from.device, a.from.stream,
+                    a.kind) < std::tie(b.to.ns, b.to.rank, b.to.device, b.to.stream, b.from.ns,
+                                       b.from.rank, b.from.device, b.from.stream, b.kind);
   };
   if (!std::is_sorted(trace.flows.begin(), trace.flows.end(), flow_order))
     std::stable_sort(trace.flows.begin(), trace.flows.end(), flow_order);
+}
+
+bool has_ranks(const Trace& trace) {
+  return std::any_of(trace.activities.begin(), trace.activities.end(),
+                     [](const Activity& a) { return a.rank != 0; }) ||
+         std::any_of(trace.ranges.begin(), trace.ranges.end(),
+                     [](const Range& r) { return r.rank != 0; });
+}
+
+std::vector<int> ranks_of(const Trace& trace) {
+  std::set<int> ranks{0};
+  if (!trace.activities.empty() || !trace.ranges.empty()) ranks.clear();
+  for (const Activity& a : trace.activities) ranks.insert(a.rank);
+  for (const Range& r : trace.ranges) ranks.insert(r.rank);
+  return {ranks.begin(), ranks.end()};
 }
 
 }  // namespace tunescope::profiler

@@ -40,6 +40,10 @@ struct Activity {
   // Device work: the id of the innermost host Range it was launched in (CUPTI external
   // correlation), 0 when unknown. Host activities leave it 0: they nest by time.
   uint64_t range_id = 0;
+  // The process (MPI rank) that recorded it: 0 in a single-process trace; a merged trace
+  // of several ranks (merge_rank_traces) keeps each record's rank, and (rank, device,
+  // stream) names a lane.
+  int rank = 0;
 
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
@@ -54,6 +58,7 @@ struct Range {
   // Unique within a trace (0: none, e.g. ranges read from foreign files); what
   // Activity::range_id refers to.
   uint64_t id = 0;
+  int rank = 0;  // as Activity::rank
 };
 
 // One end of a flow: a point in time on a lane (device and stream as in Activity).
@@ -61,6 +66,7 @@ struct FlowEnd {
   int device = 0;
   int stream = 0;
   int64_t ns = 0;
+  int rank = 0;  // as Activity::rank
 };
 
 // A dependency between two lanes: the work on `to.stream` from `to.ns` on waited for the
@@ -94,5 +100,11 @@ struct Trace {
 // record comes first, as nesting-aware consumers expect; full ties keep their order.
 // Flows go in the order of their targets, then sources.
 void sort_by_start(Trace& trace);
+
+// Whether any record belongs to a rank other than 0: a merged trace of several ranks,
+// which writers lay out with one process per rank.
+bool has_ranks(const Trace& trace);
+// The distinct ranks of the trace's activities and ranges, ascending ({0} when empty).
+std::vector<int> ranks_of(const Trace& trace);
 
 }  // namespace tunescope::profiler

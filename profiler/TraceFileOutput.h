@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -58,12 +59,12 @@ void write_atomically(const std::filesystem::path& path,
 // each the lowest track on which it nests; a partial overlap opens a new track.
 std::vector<int> nesting_tracks(const std::vector<std::pair<int64_t, int64_t>>& sorted);
 
-// For each record of `records`, its nesting track within its (device, lane) group.
+// For each record of `records`, its nesting track within its (rank, device, lane) group.
 template <typename Record, typename LaneOf>
 std::vector<int> tracks_per_lane(const std::vector<Record>& records, LaneOf lane_of) {
-  std::map<std::pair<int, int>, std::vector<size_t>> by_lane;
+  std::map<std::tuple<int, int, int>, std::vector<size_t>> by_lane;
   for (size_t i = 0; i < records.size(); ++i)
-    by_lane[{records[i].device, lane_of(records[i])}].push_back(i);
+    by_lane[{records[i].rank, records[i].device, lane_of(records[i])}].push_back(i);
 
   std::vector<int> tracks(records.size(), 0);
   for (auto& [lane, indices] : by_lane) {

@@ -5,7 +5,9 @@
 # the middle of the run); then runs a tiny real tune and saves
 # its Candidates tab to docs/gui-candidates.png and its baseline vs best Compare tab to
 # docs/gui-compare.png; finally runs a tune from the Run tab and saves the finished tab to
-# docs/gui-run.png. Builds what it needs if missing.
+# docs/gui-run.png; and a merged trace of two ranks (two lenet5 profiles marked as ranks
+# by scripts/set-rank-metadata.py, merged by `tunescope merge-traces`) to
+# docs/gui-timeline-ranks.png. Builds what it needs if missing.
 # Usage: scripts/gui-screenshot.sh [output.png]
 # Env: BUILD_DIR (default build), GUI_BUILD_DIR (default BUILD_DIR), HIGHLIGHT (a kernel
 # to select in the table; none by default), SELECT (the rubber-band window, default the
@@ -13,7 +15,8 @@
 # COMPARE_OUT (the other two pictures; empty skips the tune), RUN_OUT (the Run tab; empty
 # skips it), STREAMS_OUT (the streams-2 picture; empty skips it), CRITICAL_PATH_OUT (a
 # lenet5 streams-2 async trace with its critical path and first finding shown,
-# docs/gui-critical-path.png; empty skips it).
+# docs/gui-critical-path.png; empty skips it), RANKS_OUT (the 2-rank picture; empty
+# skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -24,6 +27,7 @@ COMPARE_OUT=${COMPARE_OUT-docs/gui-compare.png}
 RUN_OUT=${RUN_OUT-docs/gui-run.png}
 STREAMS_OUT=${STREAMS_OUT-docs/gui-timeline-streams.png}
 CRITICAL_PATH_OUT=${CRITICAL_PATH_OUT-docs/gui-critical-path.png}
+RANKS_OUT=${RANKS_OUT-docs/gui-timeline-ranks.png}
 
 GUI_BUILD_DIR=${GUI_BUILD_DIR:-$BUILD_DIR}
 for target in "$BUILD_DIR:tunescope" "$GUI_BUILD_DIR:tunescope-gui"; do
@@ -94,4 +98,24 @@ if [ -n "$RUN_OUT" ]; then
     "$GUI_BUILD_DIR/tunescope-gui" --size 1600x1000 --run-tune "$RUN_DIR" --run-options "--fake-count 512" \
     --screenshot "$RUN_OUT"
   echo "gui-screenshot: $RUN_OUT"
+fi
+
+if [ -n "$RANKS_OUT" ]; then
+  # Two one-process runs stand in for two ranks until the MPI run writes its own: rank 1's
+  # clock offset lines its first event up with rank 0's (what a ping-pong would measure
+  # had they run at once); the uncertainty is a stand-in figure.
+  RANKS_DIR=$(mktemp -d)
+  for rank in 0 1; do
+    "$BUILD_DIR/tunescope" profile --model lenet5 --data fake --batch 32 --fake-count 256 \
+      --steps 2 --warmup 1 --trace "$RANKS_DIR/own$rank.json" >/dev/null
+    scripts/set-rank-metadata.py "$RANKS_DIR/own$rank.json" "$RANKS_DIR/t.rank$rank.json" \
+      --rank "$rank" --world-size 2 --align-to "$RANKS_DIR/own0.json" \
+      $([ "$rank" = 1 ] && echo --uncertainty-ns 2000)
+  done
+  "$BUILD_DIR/tunescope" merge-traces "$RANKS_DIR/merged.json" "$RANKS_DIR/t.rank0.json" \
+    "$RANKS_DIR/t.rank1.json" >/dev/null
+  XDG_CONFIG_HOME=$(mktemp -d) xvfb-run -a -s "-screen 0 1920x1200x24" \
+    "$GUI_BUILD_DIR/tunescope-gui" --size 1600x1000 --screenshot "$RANKS_OUT" "$RANKS_DIR/merged.json"
+  rm -rf "$RANKS_DIR"
+  echo "gui-screenshot: $RANKS_OUT"
 fi

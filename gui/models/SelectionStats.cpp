@@ -36,11 +36,15 @@ QString selectionStatsHtml(const SelectionStats& stats, int64_t originNs, const 
       QStringLiteral("%1 %").arg(100 * s.concurrency.concurrent_share, 0, 'f', 1));
   row(QStringLiteral("mean in flight"), QString::number(s.concurrency.mean_in_flight, 'f', 2));
   html += QStringLiteral("</table><h4>Busy per lane</h4><table cellspacing=0 cellpadding=2>");
+  // A merged trace's lanes say their rank (lanes of rank 0 and 1 share device numbers).
+  const bool ranked = std::any_of(s.lanes.begin(), s.lanes.end(),
+                                  [](const profiler::LaneStats& l) { return l.lane.rank != 0; });
   for (const profiler::LaneStats& l : s.lanes)
     html +=
         QStringLiteral(
-            "<tr><td>dev %1 · lane %2</td><td align=right style=\"padding-left:10px\">%3</td><td "
-            "align=right style=\"padding-left:10px\">%4 %</td></tr>")
+            "<tr><td>%1dev %2 · lane %3</td><td align=right style=\"padding-left:10px\">%4</td><td "
+            "align=right style=\"padding-left:10px\">%5 %</td></tr>")
+            .arg(ranked ? QStringLiteral("rank %1 · ").arg(l.lane.rank) : QString())
             .arg(l.lane.device)
             .arg(l.lane.lane)
             .arg(formatDuration(static_cast<double>(l.busy_ns)))

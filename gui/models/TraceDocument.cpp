@@ -1,5 +1,5 @@
-// Builds the timeline rows of a trace: lanes by (device, stream), range rows by
-// (device, lane, nesting depth), tracks and their device groups, launch flows;
+// Builds the timeline rows of a trace: lanes by (rank, device, stream), range rows by
+// (rank, device, lane, nesting depth), tracks and their rank and device groups, launch flows;
 // computed once so painting only binary-searches.
 #include "models/TraceDocument.h"
 
@@ -34,6 +34,7 @@ TraceDocument::TraceDocument(profiler::Trace trace, QString filePath)
       !std::is_sorted(trace_.ranges.begin(), trace_.ranges.end(),
                       [](const Range& a, const Range& b) { return a.start_ns < b.start_ns; }))
     profiler::sort_by_start(trace_);
+  ranked_ = profiler::has_ranks(trace_);
   buildLanes();
   buildRangeRows();
   buildTracks();
@@ -65,7 +66,7 @@ void TraceDocument::buildLanes() {
   std::map<profiler::LaneKey, size_t> slot;
   for (uint32_t i = 0; i < trace_.activities.size(); ++i) {
     const Activity& a = trace_.activities[i];
-    const profiler::LaneKey key{a.device, a.stream};
+    const profiler::LaneKey key{a.device, a.stream, a.rank};
     auto [it, inserted] = slot.try_emplace(key, lanes_.size());
     if (inserted) {
       ActivityLane lane;
@@ -82,21 +83,22 @@ void TraceDocument::buildLanes() {
 
 void TraceDocument::buildRangeRows() {
   // Ranges come sorted by start with enclosing ones first, so a stack of open ends
-  // per (device, lane) gives each range its nesting depth within its lane.
+  // per (rank, device, lane) gives each range its nesting depth within its lane.
   std::map<profiler::LaneKey, std::vector<int64_t>> open;
-  std::map<std::tuple<int, int, int>, std::vector<uint32_t>> byRow;  // (device, lane, depth)
+  // (rank, device, lane, depth)
+  std::map<std::tuple<int, int, int, int>, std::vector<uint32_t>> byRow;
   for (uint32_t i = 0; i < trace_.ranges.size(); ++i) {
     const Range& r = trace_.ranges[i];
-    std::vector<int64_t>& stack = open[{r.device, r.lane}];
+    std::vector<int64_t>& stack = open[{r.device, r.lane, r.rank}];
     while (!stack.empty() && stack.back() <= r.start_ns) stack.pop_back();
     const int depth = static_cast<int>(stack.size());
     stack.push_back(r.end_ns);
-    byRow[{r.device, r.lane, depth}].push_back(i);
+    byRow[{r.rank, r.device, r.lane, depth}].push_back(i);
   }
   rangeRowOf_.assign(trace_.ranges.size(), 0);
   for (const auto& [key, indices] : byRow) {
     RangeRow row;
-    std::tie(row.device, row.lane, row.depth) = key;
+    std::tie(row.rank, row.device, row.lane, row.depth) = key;
     std::map<profiler::RangeCategory, size_t> categories;
     for (uint32_t i : indices) {
       const Range& r = trace_.ranges[i];
@@ -125,23 +127,39 @@ void TraceDocument::buildTracks() {
     }
     return it->second;
   };
-  // Rows come in (device, lane, depth) order, so each track's rows are outermost first.
+  // Rows come in (rank, device, lane, depth) order, so each track's rows are outermost
+  // first.
   for (size_t i = 0; i < rangeRows_.size(); ++i)
-    track({rangeRows_[i].device, rangeRows_[i].lane}).rangeRows.push_back(i);
+    track({rangeRows_[i].device, rangeRows_[i].lane, rangeRows_[i].rank}).rangeRows.push_back(i);
   for (size_t i = 0; i < lanes_.size(); ++i) {
     Track& t = track(lanes_[i].key);
     t.activityLane = i;
     t.label = lanes_[i].label;
   }
+  // Keys come in (rank, device, lane) order: a new rank opens its group, a new device
+  // (or rank) its device group.
+  std::optional<size_t> rankGroup;
   for (auto& [key, t] : byKey) {
-    if (groups_.empty() || groups_.back().device != key.device) {
+    if (ranked_ && (!rankGroup || groups_[*rankGroup].rank != key.rank)) {
       TrackGroup group;
+      group.rank = key.rank;
+      group.label = group.key = QStringLiteral("rank %1").arg(key.rank);
+      rankGroup = groups_.size();
+      groups_.push_back(std::move(group));
+    }
+    if (groups_.empty() || groups_.back().device != key.device || groups_.back().rank != key.rank) {
+      TrackGroup group;
+      group.rank = key.rank;
       group.device = key.device;
       group.label = QString::fromStdString(
           profiler::trace_output::device_name(trace_.metadata.backend, key.device));
+      group.key =
+          ranked_ ? groups_[*rankGroup].key + QStringLiteral(" / ") + group.label : group.label;
+      group.parent = rankGroup;
       groups_.push_back(std::move(group));
     }
     groups_.back().tracks.push_back(tracks_.size());
+    if (rankGroup) groups_[*rankGroup].tracks.push_back(tracks_.size());
     tracks_.push_back(std::move(t));
   }
 }
@@ -161,6 +179,7 @@ std::vector<LaunchFlow> TraceDocument::launchFlowsOf(uint32_t activityIndex) con
   if (correlation == 0) return out;
   for (const LaunchFlow& f : launchFlows_)
     if (trace_.activities[f.kernel].correlation == correlation &&
+        trace_.activities[f.kernel].rank == trace_.activities[activityIndex].rank &&
         (f.launch == activityIndex || f.kernel == activityIndex))
       out.push_back(f);
   return out;

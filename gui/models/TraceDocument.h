@@ -1,7 +1,8 @@
 // A loaded trace and what the views derive from it once, off the GUI thread: one
-// activity lane per (device, stream), range rows per (device, lane, nesting depth),
-// tracks (a lane's range rows above its activities) grouped by device, the launch
-// flows, the whole-trace summary (with its kernel table) and the time extent.
+// activity lane per (rank, device, stream), range rows per (rank, device, lane, nesting
+// depth), tracks (a lane's range rows above its activities) grouped by rank (in a merged
+// trace of several ranks) and device, the launch flows, the whole-trace summary (with
+// its kernel table) and the time extent.
 #pragma once
 
 #include <QString>
@@ -24,6 +25,7 @@ struct ActivityLane {
 };
 
 struct RangeRow {
+  int rank = 0;
   int device = 0;
   int lane = 0;   // Range::lane: the lane the ranges were recorded on
   int depth = 0;  // 0 = outermost, within the lane
@@ -40,12 +42,17 @@ struct Track {
   std::optional<size_t> activityLane;  // into lanes()
 };
 
-// The tracks of one device, in lane order. A trace holds one process's records (the
-// model has no rank), so groups stop at the device.
+// A group of tracks: the tracks of one device, in lane order; in a merged trace of
+// several ranks, first a group per rank holding all its tracks, followed by its device
+// groups (parent: the rank group), so a rank collapses as a device does.
 struct TrackGroup {
-  int device = 0;
-  QString label;               // "CPU 0", "GPU 1"
-  std::vector<size_t> tracks;  // into tracks()
+  int rank = 0;
+  std::optional<int> device;     // unset for a rank's group
+  QString label;                 // "CPU 0", "GPU 1", "rank 1"
+  QString key;                   // what the collapse state is remembered by: unique per group
+  std::optional<size_t> parent;  // into trackGroups(): the rank group of a device group
+  std::vector<size_t> tracks;    // into tracks()
+  int level() const { return parent ? 1 : 0; }
 };
 
 // A launch -> kernel link: the host-side launch (the CUDA API call) and the kernel
@@ -71,6 +78,8 @@ class TraceDocument {
   const std::vector<RangeRow>& rangeRows() const { return rangeRows_; }
   const std::vector<Track>& tracks() const { return tracks_; }
   const std::vector<TrackGroup>& trackGroups() const { return groups_; }
+  // Whether the trace holds several ranks (profiler::has_ranks): tracks group by rank.
+  bool ranked() const { return ranked_; }
   // The row of rangeRows() that holds trace().ranges[index].
   size_t rangeRowOf(uint32_t rangeIndex) const { return rangeRowOf_[rangeIndex]; }
   // Launch flows in the order of their launch; those touching one activity.
@@ -111,6 +120,7 @@ class TraceDocument {
   profiler::TraceSummary summary_;
   std::vector<profiler::KernelPassRate> passRates_;
   profiler::Interval extent_{0, 1};
+  bool ranked_ = false;
 };
 
 using TraceDocumentPtr = std::shared_ptr<const TraceDocument>;

@@ -35,6 +35,7 @@ QString activityTooltip(const TraceDocument& doc, uint32_t index) {
   auto row = [&](const QString& key, const QString& value) {
     html += QStringLiteral("<tr><td>%1</td><td>%2</td></tr>").arg(key, value);
   };
+  if (doc.ranked()) row(QStringLiteral("rank"), QString::number(a.rank));
   row(QStringLiteral("lane"), QStringLiteral("device %1 · stream %2").arg(a.device).arg(a.stream));
   row(QStringLiteral("start"),
       formatDuration(static_cast<double>(a.start_ns - doc.extent().start_ns)));

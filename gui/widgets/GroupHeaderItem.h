@@ -1,5 +1,6 @@
-// The header row of a group of tracks (a device): a disclosure triangle, the device's
-// name and its track count; clicking it collapses or expands the group.
+// The header row of a group of tracks (a device, or a rank of a merged trace): a
+// disclosure triangle, the group's name and its track count; clicking it collapses or
+// expands the group. A rank's device groups are indented under it.
 #pragma once
 
 #include "widgets/TimelineItem.h"
@@ -13,6 +14,7 @@ class GroupHeaderItem final : public TimelineItem {
   GroupHeaderItem(const TrackGroup& group, int index) : group_(group), index_(index) {}
   QString label() const override;
   int height() const override { return kHeight; }
+  int indent() const override { return 10 + 12 * group_.level(); }
   void drawBackground(QPainter& p, const QRect& header, const QRect& area,
                       bool alternate) const override;
   void drawContents(QPainter&, const QRect&, const TimelinePaintContext&) const override {}

@@ -82,14 +82,15 @@ void TimelineView::rebuildItems() {
   trackOfLane_.assign(document_->lanes().size(), -1);
   for (size_t g = 0; g < groups.size(); ++g) {
     auto header = std::make_unique<GroupHeaderItem>(groups[g], static_cast<int>(g));
-    header->setCollapsed(collapsed.contains(groups[g].label));
+    header->setCollapsed(collapsed.contains(groups[g].key));
     groupItems_.push_back(header.get());
     items_.push_back(std::move(header));
+    if (!groups[g].device) continue;  // a rank's group: its device groups hold the tracks
     for (size_t t : groups[g].tracks) {
       auto track = std::make_unique<TrackItem>(*document_, tracks[t]);
       trackItems_[t] = track.get();
       items_.push_back(std::move(track));
-      trackOfKey_[{tracks[t].key.device, tracks[t].key.lane}] = static_cast<int>(t);
+      trackOfKey_[tracks[t].key] = static_cast<int>(t);
       if (tracks[t].activityLane) trackOfLane_[*tracks[t].activityLane] = static_cast<int>(t);
     }
   }
@@ -106,8 +107,10 @@ void TimelineView::rebuildItems() {
 void TimelineView::rebuildShown() {
   shown_.clear();
   for (GroupHeaderItem* header : groupItems_) {
+    const auto parent = header->group().parent;
+    if (parent && groupItems_[*parent]->collapsed()) continue;
     shown_.push_back(header);
-    if (header->collapsed()) continue;
+    if (header->collapsed() || !header->group().device) continue;
     for (size_t t : header->group().tracks) shown_.push_back(trackItems_[t]);
   }
   layoutLanes();
@@ -128,8 +131,8 @@ void TimelineView::setGroupCollapsed(int group, bool collapsed) {
   if (header.collapsed() == collapsed) return;
   header.setCollapsed(collapsed);
   QStringList remembered = QSettings().value(settingsKey()).toStringList();
-  remembered.removeAll(header.group().label);
-  if (collapsed) remembered.append(header.group().label);
+  remembered.removeAll(header.group().key);
+  if (collapsed) remembered.append(header.group().key);
   QSettings().setValue(settingsKey(), remembered);
   rebuildShown();
 }
@@ -232,6 +235,7 @@ int TimelineView::shownIndexOfTrack(int track) const {
 QRect TimelineView::groupHeaderRect(int group) const {
   if (group < 0 || group >= static_cast<int>(groupItems_.size())) return {};
   const auto it = std::find(shown_.begin(), shown_.end(), groupItems_[static_cast<size_t>(group)]);
+  if (it == shown_.end()) return {};  // a device group of a collapsed rank
   const int row = static_cast<int>(it - shown_.begin());
   return QRect(0, itemTop(row), headerWidth_ + timeline_.width, GroupHeaderItem::kHeight);
 }
@@ -374,23 +378,25 @@ QFont TimelineView::paintFont() const {
 
 int TimelineView::trackOfActivity(uint32_t activity) const {
   const profiler::Activity& a = document_->trace().activities[activity];
-  const auto it = trackOfKey_.find({a.device, a.stream});
+  const auto it = trackOfKey_.find({a.device, a.stream, a.rank});
   return it == trackOfKey_.end() ? -1 : it->second;
 }
 
 int TimelineView::trackOfRange(uint32_t range) const {
   const profiler::Range& r = document_->trace().ranges[range];
-  const auto it = trackOfKey_.find({r.device, r.lane});
+  const auto it = trackOfKey_.find({r.device, r.lane, r.rank});
   return it == trackOfKey_.end() ? -1 : it->second;
 }
 
-// A record in a collapsed group anchors on its group's header.
+// A record in a collapsed group anchors on the header of the outermost collapsed group
+// holding it (a rank's before its device's: groups list a rank before its devices).
 static std::optional<QPointF> collapsedAnchor(const TimelineView& view, const TraceDocument& doc,
                                               int track, double x) {
   const auto& groups = doc.trackGroups();
   for (size_t g = 0; g < groups.size(); ++g)
-    if (std::find(groups[g].tracks.begin(), groups[g].tracks.end(), size_t(track)) !=
-        groups[g].tracks.end()) {
+    if (view.isGroupCollapsed(static_cast<int>(g)) &&
+        std::find(groups[g].tracks.begin(), groups[g].tracks.end(), size_t(track)) !=
+            groups[g].tracks.end()) {
       const QRect header = view.groupHeaderRect(static_cast<int>(g));
       return QPointF(x, header.center().y());
     }

@@ -80,7 +80,7 @@ class TimelineView : public QWidget {
   QRect activityLaneRect(int track) const;         // its activities, time area only
   QRect rangeRowRect(int track, int depth) const;  // one depth of its range stack, time area only
   bool isGroupCollapsed(int group) const;
-  // Collapses/expands a device group and remembers it for traces of this kind.
+  // Collapses/expands a device or rank group and remembers it for traces of this kind.
   void setGroupCollapsed(int group, bool collapsed);
   // The label column of every shown row, as painted.
   std::vector<HeaderLabel> headerLabels() const;
@@ -158,9 +158,9 @@ class TimelineView : public QWidget {
   std::vector<std::unique_ptr<TimelineItem>> items_;  // owns the headers and tracks
   std::vector<GroupHeaderItem*> groupItems_;          // per TrackGroup
   std::vector<TrackItem*> trackItems_;                // per Track
-  std::vector<TimelineItem*> shown_;               // top down: headers, tracks of expanded groups
-  std::vector<int> trackOfLane_;                   // per ActivityLane
-  std::map<std::pair<int, int>, int> trackOfKey_;  // (device, lane) -> track
+  std::vector<TimelineItem*> shown_;             // top down: headers, tracks of expanded groups
+  std::vector<int> trackOfLane_;                 // per ActivityLane
+  std::map<profiler::LaneKey, int> trackOfKey_;  // (rank, device, lane) -> track
   int headerWidth_ = kHeaderWidth;
   QScrollBar* vScroll_;
   std::optional<uint32_t> selected_;

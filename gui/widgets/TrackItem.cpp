@@ -3,7 +3,8 @@
 
 namespace tunescope::gui {
 
-TrackItem::TrackItem(const TraceDocument& document, const Track& track) : track_(track) {
+TrackItem::TrackItem(const TraceDocument& document, const Track& track)
+    : track_(track), indent_(document.ranked() ? 34 : 22) {
   for (size_t row : track.rangeRows)
     rows_.push_back(std::make_unique<RangeRowItem>(document.rangeRows()[row]));
   if (track.activityLane)

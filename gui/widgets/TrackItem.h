@@ -16,7 +16,8 @@ class TrackItem final : public TimelineItem {
   TrackItem(const TraceDocument& document, const Track& track);
   QString label() const override { return track_.label; }
   QString subLabel() const override;
-  int indent() const override { return 22; }
+  // Under its device's header, and under its rank's too in a merged trace.
+  int indent() const override { return indent_; }
   int height() const override;
   void drawContents(QPainter& p, const QRect& area, const TimelinePaintContext& ctx) const override;
   std::optional<TimelineHit> hitTest(double x, double y,
@@ -36,6 +37,7 @@ class TrackItem final : public TimelineItem {
  private:
   static constexpr int kStackGap = 2;
   const Track& track_;
+  int indent_ = 22;
   std::vector<std::unique_ptr<RangeRowItem>> rows_;
   std::unique_ptr<ActivityLaneItem> lane_;
   int rangeRowHeight_ = 18;

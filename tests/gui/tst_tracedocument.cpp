@@ -200,6 +200,56 @@ class TraceDocumentTest : public QObject {
     QCOMPARE(classifyKernel(profiler::ActivityKind::memcpy, "direct.fwd").family,
              KernelFamily::memory);
   }
+  // The small trace as two ranks with the same devices, lanes and correlations: every
+  // lane, range row and track stays apart per rank; groups go rank, then its devices.
+  void ranksKeepTheirLanesApartAndGroupFirst() {
+    profiler::Trace t = testing::smallTrace();
+    t.activities.push_back(testing::kernel("cudaLaunchKernel", -1, 0, 1'000'000, 1'000'010));
+    t.activities.back().kind = profiler::ActivityKind::overhead;
+    t.activities.back().correlation = 7;
+    t.activities.front().correlation = 7;  // direct.fwd on device 0 lane 0
+    profiler::Trace two = t;
+    for (profiler::Activity a : t.activities) {
+      a.rank = 1;
+      two.activities.push_back(a);
+    }
+    for (profiler::Range r : t.ranges) {
+      r.rank = 1;
+      two.ranges.push_back(r);
+    }
+    const TraceDocument one(t, QString());
+    const TraceDocument doc(two, QString());
+    QVERIFY(doc.ranked());
+    QVERIFY(!one.ranked());
+    QCOMPARE(doc.lanes().size(), 2 * one.lanes().size());
+    QCOMPARE(doc.rangeRows().size(), 2 * one.rangeRows().size());
+    QCOMPARE(doc.tracks().size(), 2 * one.tracks().size());
+    const auto& groups = doc.trackGroups();
+    // rank 0 and its device groups, then rank 1 and its.
+    QCOMPARE(groups.size(), size_t(2 + 2 * one.trackGroups().size()));
+    const size_t perRank = 1 + one.trackGroups().size();
+    for (size_t rank = 0; rank < 2; ++rank) {
+      const TrackGroup& head = groups[rank * perRank];
+      QCOMPARE(head.label, QStringLiteral("rank %1").arg(rank));
+      QVERIFY(!head.parent.has_value());
+      QVERIFY(!head.device.has_value());
+      QCOMPARE(head.tracks.size(), one.tracks().size());
+      for (size_t g = 1; g < perRank; ++g) {
+        const TrackGroup& device = groups[rank * perRank + g];
+        QCOMPARE(device.parent, std::optional<size_t>(rank * perRank));
+        QCOMPARE(device.label, one.trackGroups()[g - 1].label);
+        QCOMPARE(device.key, head.key + QStringLiteral(" / ") + device.label);
+        for (size_t track : device.tracks) QCOMPARE(doc.tracks()[track].key.rank, int(rank));
+      }
+    }
+    // Equal correlation ids pair within a rank only.
+    QCOMPARE(doc.launchFlows().size(), size_t(2));
+    for (const LaunchFlow& f : doc.launchFlows())
+      QCOMPARE(doc.trace().activities[f.launch].rank, doc.trace().activities[f.kernel].rank);
+    for (uint32_t i = 0; i < doc.trace().activities.size(); ++i)
+      if (doc.trace().activities[i].correlation == 7)
+        QCOMPARE(doc.launchFlowsOf(i).size(), size_t(1));
+  }
 };
 
 QTEST_GUILESS_MAIN(TraceDocumentTest)

@@ -105,6 +105,7 @@ inline void expect_same_trace(const Trace& expected, const Trace& actual) {
     EXPECT_EQ(e.flops, a.flops);
     EXPECT_EQ(e.bytes, a.bytes);
     EXPECT_EQ(e.range_id, a.range_id);
+    EXPECT_EQ(e.rank, a.rank);
   }
   ASSERT_EQ(expected.ranges.size(), actual.ranges.size());
   for (size_t i = 0; i < expected.ranges.size(); ++i) {
@@ -118,6 +119,7 @@ inline void expect_same_trace(const Trace& expected, const Trace& actual) {
     EXPECT_EQ(e.device, a.device);
     EXPECT_EQ(e.lane, a.lane);
     EXPECT_EQ(e.id, a.id);
+    EXPECT_EQ(e.rank, a.rank);
   }
   ASSERT_EQ(expected.flows.size(), actual.flows.size());
   for (size_t i = 0; i < expected.flows.size(); ++i) {
@@ -131,6 +133,8 @@ inline void expect_same_trace(const Trace& expected, const Trace& actual) {
     EXPECT_EQ(e.to.device, a.to.device);
     EXPECT_EQ(e.to.stream, a.to.stream);
     EXPECT_EQ(e.to.ns, a.to.ns);
+    EXPECT_EQ(e.from.rank, a.from.rank);
+    EXPECT_EQ(e.to.rank, a.to.rank);
   }
 }
 
