@@ -13,6 +13,7 @@
 #include "core/base/HostCpu.h"
 #include "core/base/Ranks.h"
 #include "profiler/MetricsReport.h"
+#include "profiler/RankMerge.h"
 
 namespace tunescope::cli {
 
@@ -28,6 +29,18 @@ struct ProfileFlags {
 
 // The peak this run's conv kernels are held against: with --db the cached one, measured
 // and cached first when the DB has none for this CPU and the threads of a lane.
+// After every rank has written its own trace, rank 0 merges them into `trace_path`.
+void merge_rank_files(Communicator& ranks, const std::string& trace_path) {
+  float written = 1;
+  ranks.allreduce_sum(std::span<float>(&written, 1));  // a barrier: every file is complete
+  if (ranks.rank() != 0) return;
+  std::vector<std::string> paths;
+  for (int r = 0; r < ranks.size(); ++r)
+    paths.push_back(profiler::rank_trace_path(trace_path, r).string());
+  std::printf("merged: ");
+  merge_trace_arguments(paths, trace_path, "chrome");
+}
+
 PeakLookup run_peak(TrainingSession& session, const std::string& db_path) {
   const int threads = session.options().concurrency().lane_threads(session.options().threads());
   if (db_path.empty()) return cached_peak(db_path, "", threads);
@@ -100,16 +113,16 @@ Action add_profile_command(CLI::App& command) {
                 profiler::format_summary(profiler::summarize(trace, summary_options)).c_str());
     std::printf("%s", conv_roofline_section(trace, peak).c_str());
     if (!flags->trace_path.empty()) {
-      // Of several ranks each writes its own: run.json -> run.rank0.json, run.rank1.json...
-      const std::string path = session.options().rank_count() > 1
-                                   ? rank_file_path(flags->trace_path, options.ranks->rank())
-                                   : flags->trace_path;
+      const int ranks = session.options().rank_count();
+      // Of several ranks each writes its own (run.json -> run.rank0.json, run.rank1.json...)
+      // and rank 0 merges them into the path given, on its clock.
+      const std::string path =
+          ranks > 1 ? profiler::rank_trace_path(flags->trace_path, options.ranks->rank()).string()
+                    : flags->trace_path;
       write_trace_argument(trace, profiler::TraceFormat::chrome, path, "--trace");
       std::printf("\ntrace: %s (%zu activities, %zu ranges; open in https://ui.perfetto.dev)\n",
                   path.c_str(), trace.activities.size(), trace.ranges.size());
-      if (session.options().rank_count() > 1)
-        std::printf("(each of the %d ranks wrote its own trace: %s)\n",
-                    session.options().rank_count(), rank_file_path(flags->trace_path, 0).c_str());
+      if (ranks > 1) merge_rank_files(*options.ranks, flags->trace_path);
     }
   };
 }

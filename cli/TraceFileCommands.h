@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "profiler/Trace.h"
 #include "profiler/TraceFiles.h"
@@ -16,5 +17,10 @@ profiler::Trace read_trace_argument(const std::filesystem::path& path);
 // Writes `trace` as `format`; `option` names the flag that chose the path (e.g. "-o").
 void write_trace_argument(const profiler::Trace& trace, profiler::TraceFormat format,
                           const std::filesystem::path& path, const std::string& option);
+// One trace of the ranks' own traces (profiler::merge_rank_traces) written to `output` as
+// `format`, with each rank's clock offset printed: `merge-traces`, and rank 0 at the end
+// of an MPI profile (cli/MergeTracesCommand.cpp).
+void merge_trace_arguments(const std::vector<std::string>& inputs, const std::string& output,
+                           const std::string& format);
 
 }  // namespace tunescope::cli

@@ -116,14 +116,4 @@ void RankWorld::abort_others(int code) {
 
 Communicator* world_communicator() { return world_pointer(); }
 
-std::string rank_file_path(const std::string& path, int rank) {
-  const size_t name_start = path.find_last_of('/') + 1;  // npos + 1 == 0
-  std::string_view name = std::string_view(path).substr(name_start);
-  std::string_view stem = name;
-  if (stem.ends_with(".gz")) stem.remove_suffix(3);
-  const size_t dot = stem.find_last_of('.');
-  const size_t insert = dot == std::string_view::npos || dot == 0 ? path.size() : name_start + dot;
-  return path.substr(0, insert) + ".rank" + std::to_string(rank) + path.substr(insert);
-}
-
 }  // namespace tunescope

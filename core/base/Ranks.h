@@ -101,8 +101,4 @@ class RankWorld {
 // front ends hand their runs.
 Communicator* world_communicator();
 
-// `path` with ".rank<r>" before its extension (".json.gz" counts as one): each rank's own
-// trace file, "run.json" -> "run.rank1.json".
-std::string rank_file_path(const std::string& path, int rank);
-
 }  // namespace tunescope

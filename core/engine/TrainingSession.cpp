@@ -15,6 +15,7 @@
 #include "core/engine/RunKnobs.h"
 #include "core/engine/layers/Conv2dLayer.h"
 #include "profiler/Clock.h"
+#include "profiler/RankMerge.h"
 
 namespace tunescope {
 
@@ -359,10 +360,12 @@ std::map<std::string, std::string> TrainingSession::rank_trace_metadata() {
   if (options_.rank_count() <= 1) return {};
   // 100 round trips take a few milliseconds on one machine; the fastest one bounds the error.
   const ClockOffset offset = measure_clock_offset(*options_.ranks, 100, profiler::now_ns);
-  return {{"rank", std::to_string(options_.ranks->rank())},
-          {"world_size", std::to_string(options_.ranks->size())},
-          {"clock_offset_ns", std::to_string(offset.offset_ns)},
-          {"clock_offset_uncertainty_ns", std::to_string(offset.uncertainty_ns)}};
+  // The trace keys (profiler/RankMerge.h) hold this clock minus rank 0's: the negation of
+  // ClockOffset's "add to reach rank 0".
+  return {{profiler::kRankKey, std::to_string(options_.ranks->rank())},
+          {profiler::kWorldSizeKey, std::to_string(options_.ranks->size())},
+          {profiler::kClockOffsetKey, std::to_string(-offset.offset_ns)},
+          {profiler::kClockUncertaintyKey, std::to_string(offset.uncertainty_ns)}};
 }
 
 }  // namespace tunescope

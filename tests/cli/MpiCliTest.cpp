@@ -7,6 +7,7 @@
 // multi-rank start says MPI is missing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "profiler/RankMerge.h"
+#include "profiler/TraceFiles.h"
 #include "tests/cli/RunCli.h"
 #include "tests/cli/TestFolder.h"
 
@@ -106,14 +109,24 @@ TEST(MpiCli, TwoRanksTrainResnetLikeTwoReplicasWithoutOverlapOrWithBuckets) {
   }
 }
 
-TEST(MpiCli, ProfileWritesATracePerRankWithItsClockOffset) {
+TEST(MpiCli, ProfileWritesATracePerRankWithItsClockOffsetAndRankZeroMergesThem) {
   ScratchDir dir;
   const std::string trace = (dir.path() / "run.json").string();
   const CliResult ranks =
       run_ranks(2, std::string("profile ") + kLenet +
                        " --warmup 1 --steps 2 --allreduce-bucket-kb 0 --trace " + trace);
   ASSERT_EQ(ranks.exit_code, 0) << ranks.output;
-  EXPECT_FALSE(std::filesystem::exists(trace));
+  // Rank 0's merge: both ranks as processes on its clock, the all-reduce of each visible.
+  ASSERT_TRUE(std::filesystem::exists(trace)) << ranks.output;
+  const profiler::Trace merged = profiler::read_trace_file(trace);
+  EXPECT_EQ(profiler::ranks_of(merged), (std::vector<int>{0, 1}));
+  for (int r = 0; r < 2; ++r)
+    EXPECT_TRUE(std::any_of(merged.activities.begin(), merged.activities.end(),
+                            [&](const profiler::Activity& a) {
+                              return a.rank == r && a.name.starts_with("allreduce.bucket");
+                            }))
+        << "rank " << r;
+  EXPECT_EQ(profiler::rank_clocks(merged.metadata).size(), 2u);
   for (int r = 0; r < 2; ++r) {
     const auto path = dir.path() / ("run.rank" + std::to_string(r) + ".json");
     ASSERT_TRUE(std::filesystem::exists(path)) << path;

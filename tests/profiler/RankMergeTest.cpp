@@ -223,6 +223,8 @@ TEST(RankMergeTest, RankTracePathInsertsTheRankBeforeTheExtension) {
   EXPECT_EQ(rank_trace_path("t.json.gz", 12), std::filesystem::path("t.rank12.json.gz"));
   EXPECT_EQ(rank_trace_path("t.sqlite", 0), std::filesystem::path("t.rank0.sqlite"));
   EXPECT_EQ(rank_trace_path("trace", 3), std::filesystem::path("trace.rank3"));
+  EXPECT_EQ(rank_trace_path("a.b/run", 2), std::filesystem::path("a.b/run.rank2"));
+  EXPECT_EQ(rank_trace_path(".hidden", 3), std::filesystem::path(".hidden.rank3"));
 }
 
 // The sample trace (every field) as two ranks with the same lanes and ids: the case

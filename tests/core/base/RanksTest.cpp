@@ -18,14 +18,6 @@
 namespace tunescope {
 namespace {
 
-TEST(RankFilePath, InsertsTheRankBeforeTheExtension) {
-  EXPECT_EQ(rank_file_path("run.json", 1), "run.rank1.json");
-  EXPECT_EQ(rank_file_path("out/run.json.gz", 0), "out/run.rank0.json.gz");
-  EXPECT_EQ(rank_file_path("a.b/run.sqlite", 12), "a.b/run.rank12.sqlite");
-  EXPECT_EQ(rank_file_path("a.b/run", 2), "a.b/run.rank2");
-  EXPECT_EQ(rank_file_path(".hidden", 3), ".hidden.rank3");
-}
-
 class LauncherEnvironment : public ::testing::Test {
  protected:
   void SetUp() override {
