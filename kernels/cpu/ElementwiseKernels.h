@@ -29,6 +29,12 @@ struct EwVec<1> {
   static constexpr int parts = 1;
 };
 template <>
+struct EwVec<4> {
+  typedef float type __attribute__((vector_size(16)));
+  typedef double wide __attribute__((vector_size(32)));
+  static constexpr int parts = 1;
+};
+template <>
 struct EwVec<8> {
   typedef float type __attribute__((vector_size(32)));
   typedef double wide __attribute__((vector_size(32)));
@@ -66,6 +72,8 @@ struct Ew {
   static void widen(V v, D* out) {
     if constexpr (W == 1) {
       out[0] = static_cast<double>(v);
+    } else if constexpr (W == 4) {
+      out[0] = __builtin_convertvector(v, D);
     } else if constexpr (W == 8) {
       out[0] = __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), D);
       out[1] = __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), D);

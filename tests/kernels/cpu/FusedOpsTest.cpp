@@ -32,24 +32,6 @@ namespace {
 constexpr double kFusedTolerance = 1e-6;
 constexpr double kIsaTolerance = 1e-5;
 
-// Sets TUNESCOPE_ELEMENTWISE_ISA for the scope and restores what was there.
-class ForcedIsa {
- public:
-  explicit ForcedIsa(CpuIsa isa) {
-    if (const char* old = std::getenv(kElementwiseIsaVariable)) saved_ = old;
-    setenv(kElementwiseIsaVariable, to_string(isa), 1);
-  }
-  ~ForcedIsa() {
-    if (saved_.empty())
-      unsetenv(kElementwiseIsaVariable);
-    else
-      setenv(kElementwiseIsaVariable, saved_.c_str(), 1);
-  }
-
- private:
-  std::string saved_;
-};
-
 struct FusedCase {
   Layout layout;
   bool residual;
