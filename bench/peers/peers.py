@@ -201,9 +201,12 @@ def tunescope_parameters(trace_path):
 # algorithms that can win there (the others lose by 2x or more on every layer of these nets,
 # docs/BENCHMARKS.md "Roofline"; under load a noisy find picked them on a few layers), both
 # layouts. --tune-space all searches everything registered with the default strategy.
+# ResNet-18-small's find runs NHWC only: NCHW is slower with every algorithm there (problem 1
+# of docs/ARCHITECTURE.md), and the find at batch 512 takes minutes per layout.
 TUNE_SPACE = {
-    "lenet5": ["--strategy", "per-layer", "--algorithms", "direct,fft-own,onednn:auto,onednn:direct"],
-    "resnet18-small": ["--strategy", "per-layer", "--algorithms",
+    "lenet5": ["--strategy", "per-layer", "--algorithms",
+               "direct,direct-small,fft-own,onednn:auto,onednn:direct"],
+    "resnet18-small": ["--strategy", "per-layer", "--layout-list", "nhwc", "--algorithms",
                        "winograd,onednn:auto,onednn:direct,onednn:winograd"],
 }
 
@@ -211,9 +214,13 @@ TUNE_SPACE = {
 def tune(cli, model, batch, threads, backend, budget, out, space):
     cmd = [cli, "tune", "--model", model, "--batch", str(batch), "--data", "fake",
            "--fake-count", str(batch * 4), "--test-limit", "1", "--threads-list", str(threads),
-           "--backend", backend, "--warmup", "1", "--steps", "2", "--budget", str(budget), "-o", out]
+           "--backend", backend, "--warmup", "1", "--steps", "2", "-o", out]
     if space == "net" and backend == "cpu":
+        # The find runs before any candidate and is not cut by --budget; a budget it used up
+        # would leave only the baseline, so these tunes run without one.
         cmd += TUNE_SPACE[model]
+    else:
+        cmd += ["--budget", str(budget)]
     start = time.perf_counter()
     log = run_checked(cmd)
     seconds = time.perf_counter() - start
@@ -263,6 +270,7 @@ def main():
           f"device {args.device}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(default)')}; "
           f"load {open('/proc/loadavg').read().split()[:3]}", flush=True)
     work = tempfile.mkdtemp(prefix="tunescope-peers-")
+    print(f"work folder (tuned configs, traces): {work}", flush=True)
     rows, checks = [], []
     for model, batch, rounds, warmup, steps, budget in cases:
         if args.tuned_config:
