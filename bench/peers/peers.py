@@ -211,10 +211,15 @@ TUNE_SPACE = {
 }
 
 
+# Minimum timed steps per trial: LeNet-5's steps take milliseconds, and with two its find
+# picked on noise under load (direct over direct-small on conv1, against every rerun).
+TUNE_STEPS = {"lenet5": 10, "resnet18-small": 2}
+
+
 def tune(cli, model, batch, threads, backend, budget, out, space):
     cmd = [cli, "tune", "--model", model, "--batch", str(batch), "--data", "fake",
            "--fake-count", str(batch * 4), "--test-limit", "1", "--threads-list", str(threads),
-           "--backend", backend, "--warmup", "1", "--steps", "2", "-o", out]
+           "--backend", backend, "--warmup", "1", "--steps", str(TUNE_STEPS.get(model, 2)), "-o", out]
     if space == "net" and backend == "cpu":
         # The find runs before any candidate and is not cut by --budget; a budget it used up
         # would leave only the baseline, so these tunes run without one.
