@@ -223,6 +223,16 @@ void ew_channel_sums(ChannelRun run, double* const* out, const Term& term,
 }
 
 template <int W>
+void ew_channel_sum(const float* x, ChannelRun run, double* sum) {
+  using E = Ew<W>;
+  using D = typename E::D;
+  double* const out[1] = {sum};
+  ew_channel_sums<W, 1>(
+      run, out, [&](int64_t i, int64_t, D* v) { E::widen(E::load(x + i), v); },
+      [&](int64_t i, int64_t, double* v) { v[0] = x[i]; });
+}
+
+template <int W>
 void ew_channel_moments(const float* x, ChannelRun run, double* sum, double* sum_sq) {
   using E = Ew<W>;
   using D = typename E::D;
@@ -322,6 +332,7 @@ ElementwiseKernelTable elementwise_kernel_table() {
   table.relu_backward = ew_relu_backward<W>;
   table.add = ew_add<W>;
   table.accumulate = ew_accumulate<W>;
+  table.channel_sum = ew_channel_sum<W>;
   table.channel_moments = ew_channel_moments<W>;
   table.channel_affine = ew_channel_affine<W>;
   table.channel_gradient_moments = ew_channel_gradient_moments<W>;
