@@ -2,7 +2,8 @@
 """tunescope beside PyTorch on the same two nets, batches, threads and optimizer.
 
 For each case (lenet5 batch 256, resnet18-small batch 128 and 512) it tunes tunescope
-once (short budget, wall time reported), then runs rounds that alternate four
+once (`tunescope tune`, per-layer find over the net's candidate algorithms, wall time
+reported; the tuned contender runs the config file that tune writes), then runs rounds that alternate four
 contenders -- tunescope default config, tunescope tuned config, PyTorch contiguous
 (NCHW) and PyTorch channels_last -- rotating their order every round, and prints the
 median examples/s of each and the ratios tunescope / PyTorch as a Markdown table.
@@ -20,6 +21,7 @@ memory.
 
 usage: peers.py --build BUILD_DIR [--threads 2] [--quick] [--device cpu|cuda]
                 [--case MODEL:BATCH ...] [--tuned-config PATH] [--unfused] [--rounds N]
+                [--tune-space net|all]
 --case runs only the named cases; --tuned-config runs that config as "tunescope tuned"
 instead of tuning (one case); --unfused adds the tuned config with fuse=off as a fifth
 contender, so fusion is measured beside everything else in the same rounds.
@@ -195,10 +197,35 @@ def tunescope_parameters(trace_path):
     return round(flops / 5 / steps) if steps else 0
 
 
-def tune(cli, model, batch, threads, backend, budget, out):
+# What `tunescope tune` searches per net on the cpu backend: the per-layer find over the
+# algorithms that can win there (the others lose by 2x or more on every layer of these nets,
+# docs/BENCHMARKS.md "Roofline"; under load a noisy find picked them on a few layers), both
+# layouts. --tune-space all searches everything registered with the default strategy.
+# ResNet-18-small's find runs NHWC only: NCHW is slower with every algorithm there (problem 1
+# of docs/ARCHITECTURE.md), and the find at batch 512 takes minutes per layout.
+TUNE_SPACE = {
+    "lenet5": ["--strategy", "per-layer", "--algorithms",
+               "direct,direct-small,fft-own,onednn:auto,onednn:direct"],
+    "resnet18-small": ["--strategy", "per-layer", "--layout-list", "nhwc", "--algorithms",
+                       "winograd,onednn:auto,onednn:direct,onednn:winograd"],
+}
+
+
+# Minimum timed steps per trial: LeNet-5's steps take milliseconds, and with two its find
+# picked on noise under load (direct over direct-small on conv1, against every rerun).
+TUNE_STEPS = {"lenet5": 10, "resnet18-small": 2}
+
+
+def tune(cli, model, batch, threads, backend, budget, out, space):
     cmd = [cli, "tune", "--model", model, "--batch", str(batch), "--data", "fake",
            "--fake-count", str(batch * 4), "--test-limit", "1", "--threads-list", str(threads),
-           "--backend", backend, "--warmup", "1", "--steps", "2", "--budget", str(budget), "-o", out]
+           "--backend", backend, "--warmup", "1", "--steps", str(TUNE_STEPS.get(model, 2)), "-o", out]
+    if space == "net" and backend == "cpu":
+        # The find runs before any candidate and is not cut by --budget; a budget it used up
+        # would leave only the baseline, so these tunes run without one.
+        cmd += TUNE_SPACE[model]
+    else:
+        cmd += ["--budget", str(budget)]
     start = time.perf_counter()
     log = run_checked(cmd)
     seconds = time.perf_counter() - start
@@ -218,6 +245,9 @@ def main():
     parser.add_argument("--tuned-config", help="config JSON to run as 'tunescope tuned' instead of tuning (one case)")
     parser.add_argument("--unfused", action="store_true", help="add the tuned config with --fuse off as a contender")
     parser.add_argument("--rounds", type=int, help="rounds per case (default: the case's)")
+    parser.add_argument("--tune-space", choices=["net", "all"], default="net",
+                        help="net (default): per-layer find over each net's candidate algorithms "
+                             "(TUNE_SPACE); all: every algorithm, the default strategy")
     args = parser.parse_args()
     cli = os.path.join(args.build, "tunescope")
     if not os.access(cli, os.X_OK):
@@ -245,6 +275,7 @@ def main():
           f"device {args.device}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(default)')}; "
           f"load {open('/proc/loadavg').read().split()[:3]}", flush=True)
     work = tempfile.mkdtemp(prefix="tunescope-peers-")
+    print(f"work folder (tuned configs, traces): {work}", flush=True)
     rows, checks = [], []
     for model, batch, rounds, warmup, steps, budget in cases:
         if args.tuned_config:
@@ -252,7 +283,8 @@ def main():
             print(f"\n{model} batch {batch}: tuned config given: {tuned_path}", flush=True)
         else:
             tuned_path = os.path.join(work, f"tuned-{model}-{batch}.json")
-            tune_seconds, winner, tune_cmd = tune(cli, model, batch, args.threads, args.device, budget, tuned_path)
+            tune_seconds, winner, tune_cmd = tune(cli, model, batch, args.threads, args.device, budget, tuned_path,
+                                                 args.tune_space)
             print(f"\n{model} batch {batch}: tuned in {tune_seconds:.0f} s -> {winner}\n  ({tune_cmd})", flush=True)
         contenders = {
             "tunescope default": TunescopeContender(cli, model, batch, args.threads, args.device),

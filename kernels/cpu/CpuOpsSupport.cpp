@@ -4,6 +4,8 @@
 #include <cblas.h>
 
 #include "core/base/Error.h"
+#include "kernels/cpu/ChannelRuns.h"
+#include "kernels/cpu/ElementwiseIsa.h"
 
 namespace tunescope::cpu::ops {
 
@@ -28,8 +30,11 @@ void channel_sums(ThreadPool& pool, const Tensor& t, float* out) {
   // One pixel per plane is stored alike in both layouts; the row form reads it in runs.
   const Layout layout = s.h * s.w == 1 ? Layout::NHWC : t.layout();
   const float* d = t.data();
-  const auto sums = sum_per_channel<1>(
-      pool, s, layout, [d](int64_t i, int64_t) { return std::array<float, 1>{d[i]}; });
+  const ElementwiseKernelTable& k = elementwise_kernels();
+  const auto sums = sum_channel_runs<1>(
+      pool, s, layout, [&](int64_t offset, ChannelRun run, int64_t, double* const* sum) {
+        k.channel_sum(d + offset, run, sum[0]);
+      });
   for (int64_t c = 0; c < s.c; ++c) out[c] = static_cast<float>(sums[0][c]);
 }
 

@@ -1,6 +1,6 @@
-// Shared building blocks of the CPU op kernels: shape-fixed work
-// partitions, the per-channel reduction and per-channel elementwise loops used by batch
-// norm and bias for both layouts, and sgemm split over the pool. Private to kernels/cpu.
+// Shared building blocks of the CPU op kernels: shape-fixed work partitions, a fixed-order
+// sum of a run, per-channel elementwise loops for both layouts, and sgemm split over the
+// pool. Per-channel sums are ChannelRuns.h's. Private to kernels/cpu.
 #pragma once
 
 #include <algorithm>
@@ -67,57 +67,8 @@ std::array<double, K> sum_run(int64_t begin, int64_t end, const Term& term) {
   return out;
 }
 
-// Per-channel sums over (n, h, w) of K quantities term(i, c) -> std::array<float, K>,
-// where i is the physical offset of an element of channel c in a tensor of shape s and
-// `layout` (the same offset in every tensor of that shape and layout).
-// Chunks are runs of consecutive segments, the contiguous pieces of memory: channel
-// planes in NCHW (summed by sum_run), rows of all channels in NHWC (added into a
-// per-channel vector). Each chunk sweeps memory in order, which the prefetchers need;
-// its partial sums are combined in chunk order, so the result is the same for any pool.
-template <size_t K, typename Term>
-std::array<std::vector<double>, K> sum_per_channel(ThreadPool& pool, const Shape4& s, Layout layout,
-                                                   const Term& term) {
-  const int64_t channels = s.c, plane = s.h * s.w;
-  const bool planar = layout == Layout::NCHW;
-  const int64_t segments = planar ? s.n * channels : s.n * plane;
-  const int64_t segment_length = planar ? plane : channels;
-  const Chunks chunks =
-      fixed_chunks(segments, ceil_div(kReductionChunk, std::max<int64_t>(1, segment_length)));
-  std::vector<double> partial(chunks.number * K * channels, 0.0);
-  pool.parallel_for(
-      chunks.number,
-      [&](int64_t first, int64_t last) {
-        for (int64_t chunk = first; chunk < last; ++chunk) {
-          double* acc = &partial[chunk * K * channels];
-          for (int64_t segment = chunks.begin(chunk); segment < chunks.end(chunk); ++segment) {
-            const int64_t base = segment * segment_length;
-            if (planar) {
-              const int64_t c = segment % channels;
-              const auto run =
-                  sum_run<K>(base, base + plane, [&](int64_t i) { return term(i, c); });
-              for (size_t k = 0; k < K; ++k) acc[k * channels + c] += run[k];
-            } else {
-              for (int64_t c = 0; c < channels; ++c) {
-                const auto v = term(base + c, c);
-                for (size_t k = 0; k < K; ++k) acc[k * channels + c] += v[k];
-              }
-            }
-          }
-        }
-      },
-      grain_for(chunks.size * segment_length));
-  std::array<std::vector<double>, K> sums;
-  for (size_t k = 0; k < K; ++k) {
-    sums[k].assign(channels, 0.0);
-    for (int64_t chunk = 0; chunk < chunks.number; ++chunk) {
-      const double* acc = &partial[(chunk * K + k) * channels];
-      for (int64_t c = 0; c < channels; ++c) sums[k][c] += acc[c];
-    }
-  }
-  return sums;
-}
-
-// out[c] = sum over (n, h, w) of t: the bias gradient, shared by bias.bwd and fc.bwd_weight.
+// out[c] = sum over (n, h, w) of t: the bias gradient, shared by bias.bwd and fc.bwd_weight;
+// on the vector kernels (ElementwiseIsa.h) through ChannelRuns.h's sum_channel_runs.
 void channel_sums(ThreadPool& pool, const Tensor& t, float* out);
 
 // Calls f(i, c) for every physical offset i of a tensor of shape s and `layout`, with

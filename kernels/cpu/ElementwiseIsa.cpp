@@ -14,4 +14,16 @@ const ElementwiseKernelTable& elementwise_kernels() {
   return elementwise_kernels(cpu_isa_from_environment(kElementwiseIsaVariable));
 }
 
+const PoolingKernelTable& pooling_kernels(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::avx512: return kPoolingAvx512Kernels;
+    case CpuIsa::avx2: return kPoolingAvx2Kernels;
+    default: return kPoolingScalarKernels;
+  }
+}
+
+const PoolingKernelTable& pooling_kernels() {
+  return pooling_kernels(cpu_isa_from_environment(kElementwiseIsaVariable));
+}
+
 }  // namespace tunescope::cpu

@@ -29,6 +29,8 @@ struct ElementwiseKernelTable {
   // y += x.
   void (*accumulate)(const float* x, float* y, int64_t count);
 
+  // sum[j] += x over the run, in double (j the run position, or 0 when broadcast).
+  void (*channel_sum)(const float* x, ChannelRun run, double* sum);
   // sum[j] += x, sum_sq[j] += x * x over the run, in double (j the run position, or 0 when
   // broadcast).
   void (*channel_moments)(const float* x, ChannelRun run, double* sum, double* sum_sq);

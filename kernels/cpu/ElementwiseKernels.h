@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/cpu/ElementwiseKernelTable.h"
 
@@ -26,6 +27,12 @@ template <>
 struct EwVec<1> {
   using type = float;
   using wide = double;
+  static constexpr int parts = 1;
+};
+template <>
+struct EwVec<4> {
+  typedef float type __attribute__((vector_size(16)));
+  typedef double wide __attribute__((vector_size(32)));
   static constexpr int parts = 1;
 };
 template <>
@@ -59,13 +66,17 @@ struct Ew {
 
   static V load(const float* p) { return ew_load(static_cast<const V*>(nullptr), p); }
   static D load_wide(const double* p) { return ew_load(static_cast<const D*>(nullptr), p); }
-  static V splat(float x) { return V{} + x; }
+  // x - 0 is x for every x (also -0), so this folds to a plain broadcast; x + 0 does not
+  // (it turns -0 into +0) and cost an add before every broadcast.
+  static V splat(float x) { return x - V{}; }
   static constexpr int P = EwVec<W>::parts;
   static constexpr int kWideLanes = W / P;
   // The P double vectors of v's lanes, in lane order.
   static void widen(V v, D* out) {
     if constexpr (W == 1) {
       out[0] = static_cast<double>(v);
+    } else if constexpr (W == 4) {
+      out[0] = __builtin_convertvector(v, D);
     } else if constexpr (W == 8) {
       out[0] = __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), D);
       out[1] = __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), D);
@@ -176,24 +187,49 @@ void ew_channel_sums(ChannelRun run, double* const* out, const Term& term,
     }
     return;
   }
-  for (int64_t r = 0; r < run.rows; ++r) {
-    const int64_t base = r * run.length;
-    int64_t j = 0;
-    for (; j + W <= run.length; j += W) {
-      D v[K * P];
-      term(base + j, j, v);
-      for (int k = 0; k < K; ++k)
+  // Rows of channels (NHWC): tiles of T vectors of channels, each summed down all the rows
+  // in registers and added to out once. Adding every row into out instead chained each
+  // sum through a store and a load per row and ran at a third of memory speed.
+  constexpr int T = W == 16 ? 4 : W == 8 ? 2 : 4;  // K * T * P accumulators fit the registers
+  const auto tile = [&](auto vectors, int64_t j0) {
+    constexpr int TT = decltype(vectors)::value;
+    D acc[K * TT * P] = {};
+    for (int64_t r = 0; r < run.rows; ++r) {
+      const int64_t base = r * run.length + j0;
+      for (int t = 0; t < TT; ++t) {
+        D v[K * P];
+        term(base + t * W, j0 + t * W, v);
+        for (int k = 0; k < K; ++k)
+          for (int p = 0; p < P; ++p) acc[(k * TT + t) * P + p] += v[k * P + p];
+      }
+    }
+    for (int k = 0; k < K; ++k)
+      for (int t = 0; t < TT; ++t)
         for (int p = 0; p < P; ++p) {
-          double* at = out[k] + j + p * L;
-          ew_store(at, E::load_wide(at) + v[k * P + p]);
+          double* at = out[k] + j0 + t * W + p * L;
+          ew_store(at, E::load_wide(at) + acc[(k * TT + t) * P + p]);
         }
-    }
-    for (; j < run.length; ++j) {
-      double v[K];
-      term_scalar(base + j, j, v);
-      for (int k = 0; k < K; ++k) out[k][j] += v[k];
-    }
-  }
+  };
+  int64_t j = 0;
+  for (; j + T * W <= run.length; j += T * W) tile(std::integral_constant<int, T>{}, j);
+  for (; j + W <= run.length; j += W) tile(std::integral_constant<int, 1>{}, j);
+  if (j < run.length)
+    for (int64_t r = 0; r < run.rows; ++r)
+      for (int64_t jj = j; jj < run.length; ++jj) {
+        double v[K];
+        term_scalar(r * run.length + jj, jj, v);
+        for (int k = 0; k < K; ++k) out[k][jj] += v[k];
+      }
+}
+
+template <int W>
+void ew_channel_sum(const float* x, ChannelRun run, double* sum) {
+  using E = Ew<W>;
+  using D = typename E::D;
+  double* const out[1] = {sum};
+  ew_channel_sums<W, 1>(
+      run, out, [&](int64_t i, int64_t, D* v) { E::widen(E::load(x + i), v); },
+      [&](int64_t i, int64_t, double* v) { v[0] = x[i]; });
 }
 
 template <int W>
@@ -296,6 +332,7 @@ ElementwiseKernelTable elementwise_kernel_table() {
   table.relu_backward = ew_relu_backward<W>;
   table.add = ew_add<W>;
   table.accumulate = ew_accumulate<W>;
+  table.channel_sum = ew_channel_sum<W>;
   table.channel_moments = ew_channel_moments<W>;
   table.channel_affine = ew_channel_affine<W>;
   table.channel_gradient_moments = ew_channel_gradient_moments<W>;

@@ -2,7 +2,8 @@
 // plane at a time, a row of outputs per window offset so the inner loop runs along a
 // row; NHWC loops keep channels innermost so every window step is a contiguous channel
 // vector. Both combine a window's inputs in the same order (rows, then columns), so
-// the two layouts give bit-identical results.
+// the two layouts give bit-identical results. Max pooling over tiled windows (stride =
+// kernel, no padding: LeNet-5's) runs on the vector kernels of PoolingKernels.h instead.
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -11,6 +12,7 @@
 #include "core/base/Error.h"
 #include "kernels/cpu/CpuOps.h"
 #include "kernels/cpu/CpuOpsSupport.h"
+#include "kernels/cpu/ElementwiseIsa.h"
 #include "profiler/Tracer.h"
 
 namespace tunescope::cpu {
@@ -252,6 +254,65 @@ void avgpool_backward_row(const PoolGeometry& g, int64_t n, int64_t ih, const fl
   }
 }
 
+// Stride equal to the kernel and no padding: each input in at most one window.
+bool tiled_windows(const PoolGeometry& g) {
+  const PoolParams& p = g.p;
+  return p.stride_h == p.kernel_h && p.stride_w == p.kernel_w && p.pad_h == 0 && p.pad_w == 0 &&
+         g.out.h > 0 && g.out.w > 0;
+}
+
+// Items of a tiled max pool: one per output row of a plane (NCHW) or of an image (NHWC);
+// the last row of each also owns the input rows below the last window (backward zeroes
+// them). f(item_input, item_output, oh, plane_or_image).
+template <typename F>
+void for_each_tiled_row(ThreadPool& pool, const PoolGeometry& g, Layout layout, const F& f) {
+  const bool planar = layout == Layout::NCHW;
+  const int64_t items = (planar ? g.in.n * g.in.c : g.in.n) * g.out.h;
+  const int64_t per_row = g.out.w * (planar ? 1 : g.in.c) * g.window_size();
+  pool.parallel_for(
+      items,
+      [&](int64_t first, int64_t last) {
+        for (int64_t item = first; item < last; ++item) f(item / g.out.h, item % g.out.h);
+      },
+      grain_for(per_row));
+}
+
+void maxpool_forward_tiled(ThreadPool& pool, const PoolGeometry& g, Layout layout, const float* x,
+                           float* y) {
+  const PoolingKernelTable& k = pooling_kernels();
+  const int64_t kh = g.p.kernel_h, kw = g.p.kernel_w;
+  const int64_t channels = layout == Layout::NCHW ? 1 : g.in.c;
+  const int64_t in_row = g.in.w * channels, out_row = g.out.w * channels;
+  for_each_tiled_row(pool, g, layout, [&](int64_t outer, int64_t oh) {
+    const float* xr = x + (outer * g.in.h + oh * kh) * in_row;
+    float* yr = y + (outer * g.out.h + oh) * out_row;
+    if (layout == Layout::NCHW)
+      k.max_tiled_forward_planar(xr, g.in.w, kh, kw, yr, g.out.w);
+    else
+      k.max_tiled_forward_pixels(xr, g.in.w, g.in.c, kh, kw, yr, g.out.w);
+  });
+}
+
+void maxpool_backward_tiled(ThreadPool& pool, const PoolGeometry& g, Layout layout, const float* x,
+                            const float* dy, float* dx) {
+  const PoolingKernelTable& k = pooling_kernels();
+  const int64_t kh = g.p.kernel_h, kw = g.p.kernel_w;
+  const int64_t channels = layout == Layout::NCHW ? 1 : g.in.c;
+  const int64_t in_row = g.in.w * channels, out_row = g.out.w * channels;
+  for_each_tiled_row(pool, g, layout, [&](int64_t outer, int64_t oh) {
+    const int64_t at = (outer * g.in.h + oh * kh) * in_row;
+    const float* dyr = dy + (outer * g.out.h + oh) * out_row;
+    if (layout == Layout::NCHW)
+      k.max_tiled_backward_planar(x + at, dyr, dx + at, g.in.w, kh, kw, g.out.w);
+    else
+      k.max_tiled_backward_pixels(x + at, dyr, dx + at, g.in.w, g.in.c, kh, kw, g.out.w);
+    if (oh + 1 == g.out.h) {
+      const int64_t below = (outer * g.in.h + g.out.h * kh) * in_row;
+      std::fill(dx + below, dx + (outer + 1) * g.in.h * in_row, 0.0f);
+    }
+  });
+}
+
 }  // namespace
 
 void CpuOps::maxpool_forward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
@@ -259,6 +320,10 @@ void CpuOps::maxpool_forward(const ExecContext& ctx, const PoolParams& params, c
   const PoolGeometry g = checked_geometry("maxpool.fwd", params, x, "x", y, "y");
   profiler::KernelScope scope(ctx.tracer, "maxpool.fwd", ctx.device, ctx.lane, window_reads(g),
                               static_cast<double>(x.bytes() + y.bytes()));
+  if (tiled_windows(g)) {
+    maxpool_forward_tiled(ctx.pool, g, x.layout(), x.data(), y.data());
+    return;
+  }
   // -inf starts every window: padding is never a candidate, and each window has at
   // least one input because the padding is smaller than the kernel.
   pool_forward(
@@ -285,6 +350,10 @@ void CpuOps::maxpool_backward(const ExecContext& ctx, const PoolParams& params, 
   const float* xd = x.data();
   const float* dyd = dy.data();
   float* dxd = dx.data();
+  if (tiled_windows(g)) {
+    maxpool_backward_tiled(ctx.pool, g, x.layout(), xd, dyd, dxd);
+    return;
+  }
   if (x.layout() == Layout::NCHW) {
     const int64_t in_plane = g.in.h * g.in.w, out_plane = g.out.h * g.out.w;
     const std::vector<Span> col_spans = g.output_cols_by_offset();

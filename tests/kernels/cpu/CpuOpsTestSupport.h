@@ -6,9 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
+#include <string>
 
 #include "core/base/Tensor.h"
+#include "kernels/cpu/CpuIsa.h"
+#include "kernels/cpu/ElementwiseIsa.h"
 
 namespace tunescope::cpu::testing {
 
@@ -46,5 +50,26 @@ struct GradientTolerance {
 ::testing::AssertionResult gradient_matches(Tensor& param, const Tensor& analytic,
                                             const std::function<double()>& loss,
                                             GradientTolerance tolerance = {});
+
+// Sets TUNESCOPE_ELEMENTWISE_ISA (the elementwise, batch-norm and max-pooling kernels'
+// path) for the scope and restores what was there.
+class ForcedIsa {
+ public:
+  explicit ForcedIsa(CpuIsa isa) {
+    if (const char* old = std::getenv(kElementwiseIsaVariable)) saved_ = old;
+    setenv(kElementwiseIsaVariable, to_string(isa), 1);
+  }
+  ~ForcedIsa() {
+    if (saved_.empty())
+      unsetenv(kElementwiseIsaVariable);
+    else
+      setenv(kElementwiseIsaVariable, saved_.c_str(), 1);
+  }
+  ForcedIsa(const ForcedIsa&) = delete;
+  ForcedIsa& operator=(const ForcedIsa&) = delete;
+
+ private:
+  std::string saved_;
+};
 
 }  // namespace tunescope::cpu::testing

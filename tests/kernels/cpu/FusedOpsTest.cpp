@@ -32,24 +32,6 @@ namespace {
 constexpr double kFusedTolerance = 1e-6;
 constexpr double kIsaTolerance = 1e-5;
 
-// Sets TUNESCOPE_ELEMENTWISE_ISA for the scope and restores what was there.
-class ForcedIsa {
- public:
-  explicit ForcedIsa(CpuIsa isa) {
-    if (const char* old = std::getenv(kElementwiseIsaVariable)) saved_ = old;
-    setenv(kElementwiseIsaVariable, to_string(isa), 1);
-  }
-  ~ForcedIsa() {
-    if (saved_.empty())
-      unsetenv(kElementwiseIsaVariable);
-    else
-      setenv(kElementwiseIsaVariable, saved_.c_str(), 1);
-  }
-
- private:
-  std::string saved_;
-};
-
 struct FusedCase {
   Layout layout;
   bool residual;
@@ -304,6 +286,44 @@ TEST(ElementwiseKernels, UnknownForcedPathIsAUsageError) {
         << e.what();
   }
   unsetenv(kElementwiseIsaVariable);
+}
+
+}  // namespace
+}  // namespace tunescope::cpu::testing
+
+namespace tunescope::cpu::testing {
+namespace {
+
+// bias.bwd (the per-channel sums, ChannelRuns.h) on every path and in both layouts, against
+// a sum in double in logical order: relative error <= 1e-6 (both sum in double; the result
+// is rounded to float once). Channel counts below, at and above the vector widths, and
+// planes of one pixel (the fully connected layers' shape).
+TEST(ElementwiseKernels, BiasGradientMatchesADoubleSumOnEveryPath) {
+  const std::vector<Shape4> shapes = {{7, 1, 5, 5},  {9, 6, 10, 10},  {3, 16, 4, 7},
+                                      {5, 17, 3, 5}, {64, 120, 1, 1}, {33, 10, 1, 1}};
+  ThreadPool pool(3);
+  ExecContext ctx{pool};
+  CpuOps ops;
+  uint32_t seed = 3;
+  for (const Shape4& s : shapes)
+    for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+      const Tensor dy = random_tensor(s, layout, seed++);
+      Tensor want({1, s.c, 1, 1}, layout);
+      for (int64_t c = 0; c < s.c; ++c) {
+        double sum = 0;
+        for (int64_t n = 0; n < s.n; ++n)
+          for (int64_t h = 0; h < s.h; ++h)
+            for (int64_t w = 0; w < s.w; ++w) sum += dy.at(n, c, h, w);
+        want.data()[c] = static_cast<float>(sum);
+      }
+      for (CpuIsa isa : supported_cpu_isas()) {
+        ForcedIsa forced(isa);
+        SCOPED_TRACE(cat(to_string(isa), " ", to_string(layout), " c ", s.c));
+        Tensor got({1, s.c, 1, 1}, layout);
+        ops.bias_backward(ctx, dy, got);
+        EXPECT_TRUE(logically_near(got, want, 1e-6));
+      }
+    }
 }
 
 }  // namespace
