@@ -7,18 +7,25 @@
 #include "cli/SessionFlags.h"
 #include "cli/TrainingProgress.h"
 #include "core/base/Error.h"
+#include "core/engine/ModelFiles.h"
 
 namespace tunescope::cli {
 
 Action add_train_command(CLI::App& command) {
   auto flags = std::make_shared<SessionFlags>();
   auto epochs = std::make_shared<int64_t>(1);
+  auto save_onnx = std::make_shared<std::string>();
   flags->add_to(command);
   command.add_option("--epochs", *epochs, "Passes over the training set")->capture_default_str();
+  command.add_option("--save-onnx", *save_onnx,
+                     "After training, write a copy of the --model .onnx file with the trained "
+                     "weights (and batch-norm statistics) to this path");
 
-  return [flags, epochs] {
+  return [flags, epochs, save_onnx] {
     if (*epochs < 1) fail(ErrorKind::usage, "--epochs must be >= 1, got ", *epochs);
-    TrainingSession session(flags->resolve());
+    const SessionOptions options = flags->resolve();
+    if (!save_onnx->empty()) check_model_save_path(options.model, *save_onnx, "--save-onnx");
+    TrainingSession session(options);
     std::printf("tunescope train: %s\n%s\n", session.description().c_str(),
                 session.conv_memory_line().c_str());
     std::fflush(stdout);
@@ -42,6 +49,10 @@ Action add_train_command(CLI::App& command) {
           format_loss_and_accuracy(result.stats).c_str(), format_loss_and_accuracy(test).c_str(),
           static_cast<long long>(test.examples));
       std::fflush(stdout);
+    }
+    if (!save_onnx->empty()) {
+      model_file_format(options.model).save(options.model, session.network(), *save_onnx);
+      std::printf("saved the trained weights to %s\n", save_onnx->c_str());
     }
   };
 }

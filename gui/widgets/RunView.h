@@ -24,6 +24,7 @@ class QPushButton;
 class QSpinBox;
 class QTableView;
 class QTimer;
+class QToolButton;
 
 namespace tunescope::gui {
 
@@ -61,6 +62,10 @@ class RunView : public QWidget {
   QLineEdit* knobEdit(const QString& key) const;
   // Why there are no knob rows (hidden when there are).
   QLabel* knobMessage() const { return knobMessage_; }
+  // The Model field (a built-in name or an .onnx file's path) and its "…" button, which
+  // picks an ONNX model file.
+  QComboBox* modelField() const { return model_; }
+  QToolButton* modelBrowseButton() const { return modelBrowse_; }
 
  signals:
   // A tune ended; its results DB (empty when none) and best trace (empty when none).
@@ -84,6 +89,7 @@ class RunView : public QWidget {
   TuneTrialsModel* trials_;
   // Form
   QComboBox* model_;
+  QToolButton* modelBrowse_;
   QComboBox* data_;
   QSpinBox* batch_;
   QComboBox* strategy_;

@@ -4,7 +4,12 @@
 // the CLI exit 130 with the finished trials in the DB (a second Cancel ends it at once);
 // a bad option shows the CLI's own message and Start comes back. The form's knob rows
 // are the CLI's catalog (`tunescope knobs --json`), one per knob, and a CLI that is not
-// there leaves a message in their place.
+// there leaves a message in their place. The Model field's "…" picks an ONNX file, whose
+// tune runs and opens its trace, which names the graph's nodes.
+#include <QApplication>
+#include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -13,6 +18,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QtTest>
 #include <cerrno>
 #include <csignal>
@@ -164,6 +170,60 @@ class RunViewTest : public QObject {
     QVERIFY(run->knobMessage()->isHidden());
     QVERIFY(!run->knobRows().isEmpty());
     QCOMPARE(run->knobEdit(QStringLiteral("threads"))->text(), TuneRequest::defaultThreads());
+  }
+
+  void modelPickerTakesAnOnnxFileWhoseTuneOpensItsTrace() {
+    const QString opsnet =
+        QDir(QStringLiteral(TUNESCOPE_TEST_DATA_DIR "/../../models/zoo/opsnet.onnx"))
+            .absolutePath();
+    QVERIFY(QFile::exists(opsnet));
+    RunView* run = freshRunView();
+    // The picker is modal: choose the file in it once it is up.
+    QTimer chooser;
+    connect(&chooser, &QTimer::timeout, this, [&] {
+      if (auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget())) {
+        chooser.stop();
+        QVERIFY(dialog->nameFilters().join(QLatin1Char(' ')).contains(QStringLiteral("*.onnx")));
+        dialog->selectFile(opsnet);
+        dialog->accept();
+      }
+    });
+    chooser.start(20);
+    run->modelBrowseButton()->click();
+    QCOMPARE(run->modelField()->currentText(), opsnet);
+
+    QTemporaryDir dir;
+    QSignalSpy documentLoaded(window_.get(), &MainWindow::documentLoaded);
+    TuneRequest r = run->request();
+    QCOMPARE(r.model, opsnet);
+    const TuneRequest tiny = tinyTune(dir.path(), {QStringLiteral("direct")}, 1);
+    r.data = tiny.data;
+    r.batch = 4;
+    r.knobLists = {{QStringLiteral("layout"), QStringLiteral("nchw")},
+                   {QStringLiteral("threads"), QStringLiteral("1")}};
+    r.algorithms = tiny.algorithms;
+    r.steps = 1;
+    r.warmup = 0;
+    r.strategy = tiny.strategy;
+    r.dbPath = tiny.dbPath;
+    r.outPath = tiny.outPath;
+    r.traceDir = tiny.traceDir;
+    r.extraArguments = QStringLiteral("--fake-count 16 --test-limit 8");
+    run->setRequest(r);
+    QVERIFY(run->start());
+    QTRY_VERIFY_WITH_TIMEOUT(outcome_.has_value(), 100'000);
+    if (outcome_->exitCode != 0 &&
+        run->logView()->toPlainText().contains(QStringLiteral("without ONNX support")))
+      QSKIP("this tunescope was built without ONNX support (libonnx-dev)");
+    QCOMPARE(outcome_->exitCode, 0);
+    QTRY_COMPARE_WITH_TIMEOUT(documentLoaded.count(), 1, 20'000);
+    const QString bestTrace = QDir(dir.path()).filePath(QStringLiteral("traces/best.json"));
+    QCOMPARE(window_->document()->filePath(), bestTrace);
+    QFile trace(bestTrace);
+    QVERIFY(trace.open(QIODevice::ReadOnly));
+    const QByteArray text = trace.readAll();
+    QVERIFY(text.contains("/grouped/Conv"));  // layers named by ONNX node
+    QVERIFY(text.contains("/Concat"));
   }
 
   void tinyTuneRunsToCompletionAndOpensItsResults() {
