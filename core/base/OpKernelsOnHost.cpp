@@ -45,8 +45,14 @@ class HostView {
   std::vector<std::pair<Tensor*, size_t>> targets_;
 };
 
-std::string kernel_name(Activation kind, const char* pass) {
-  return cat(activation_name(kind), ".", pass);
+// Kernel names are kept by the tracer as pointers: literals only.
+const char* kernel_name(Activation kind, bool forward) {
+  switch (kind) {
+    case Activation::leaky_relu: return forward ? "leaky_relu.fwd" : "leaky_relu.bwd";
+    case Activation::sigmoid: return forward ? "sigmoid.fwd" : "sigmoid.bwd";
+    case Activation::tanh: return forward ? "tanh.fwd" : "tanh.bwd";
+  }
+  return "?";
 }
 
 // Checks that the parts fit `whole` (same n, h, w and layout) and returns their channels.
@@ -101,9 +107,9 @@ const char* activation_name(Activation kind) {
 
 void OpKernels::activation_forward(const ExecContext& ctx, const ActivationParams& params,
                                    const Tensor& x, Tensor& y) {
-  const std::string name = kernel_name(params.kind, "fwd");
-  op_checks::check_elementwise(name.c_str(), {{"x", &x}, {"y", &y}});
-  profiler::KernelScope scope(ctx.tracer, name.c_str(), ctx.device, ctx.lane, 4.0 * x.size(),
+  const char* name = kernel_name(params.kind, true);
+  op_checks::check_elementwise(name, {{"x", &x}, {"y", &y}});
+  profiler::KernelScope scope(ctx.tracer, name, ctx.device, ctx.lane, 4.0 * x.size(),
                               2.0 * x.bytes());
   HostView host;
   const float* xd = host.in(x).data();
@@ -129,9 +135,9 @@ void OpKernels::activation_forward(const ExecContext& ctx, const ActivationParam
 void OpKernels::activation_backward(const ExecContext& ctx, const ActivationParams& params,
                                     const Tensor& x, const Tensor& y, const Tensor& dy,
                                     Tensor& dx) {
-  const std::string name = kernel_name(params.kind, "bwd");
-  op_checks::check_elementwise(name.c_str(), {{"x", &x}, {"y", &y}, {"dy", &dy}, {"dx", &dx}});
-  profiler::KernelScope scope(ctx.tracer, name.c_str(), ctx.device, ctx.lane, 3.0 * x.size(),
+  const char* name = kernel_name(params.kind, false);
+  op_checks::check_elementwise(name, {{"x", &x}, {"y", &y}, {"dy", &dy}, {"dx", &dx}});
+  profiler::KernelScope scope(ctx.tracer, name, ctx.device, ctx.lane, 3.0 * x.size(),
                               3.0 * x.bytes());
   HostView host;
   const float* xd = host.in(x).data();

@@ -122,6 +122,9 @@ QWidget* RunView::createForm() {
   model_->setEditable(true);
   model_->addItems({QStringLiteral("lenet5"), QStringLiteral("resnet18-small")});
   model_->setToolTip(tr("A built-in model, or the path of an ONNX model file (.onnx)"));
+  modelPicker_ = [](QWidget* parent, const QString& start, const QString& filter) {
+    return QFileDialog::getOpenFileName(parent, tr("Choose an ONNX model"), start, filter);
+  };
   auto* modelBox = new QWidget;
   {
     auto* row = new QHBoxLayout(modelBox);
@@ -135,10 +138,7 @@ QWidget* RunView::createForm() {
       const QFileInfo current(model_->currentText());
       const QString start =
           current.suffix() == QStringLiteral("onnx") ? current.absolutePath() : defaultRunFolder();
-      // Qt's own dialog (not the platform's), so that a test can drive it.
-      const QString path = QFileDialog::getOpenFileName(this, tr("Choose an ONNX model"), start,
-                                                        tr("ONNX models (*.onnx);;All files (*)"),
-                                                        nullptr, QFileDialog::DontUseNativeDialog);
+      const QString path = modelPicker_(this, start, tr("ONNX models (*.onnx);;All files (*)"));
       if (!path.isEmpty()) model_->setCurrentText(path);
     });
   }

@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "CpuOpsTestSupport.h"
 #include "core/base/Error.h"
 #include "core/base/ThreadPool.h"
 #include "kernels/cpu/CpuOps.h"
+#include "profiler/Tracer.h"
 
 namespace tunescope::cpu::testing {
 namespace {
@@ -118,6 +120,34 @@ TEST_P(HostOps, ConcatRefusesPartsThatDoNotFit) {
   EXPECT_THROW(ops.concat_channels(ctx, mismatched, y), Error);
   const std::vector<const Tensor*> too_few{&a};
   EXPECT_THROW(ops.concat_channels(ctx, too_few, y), Error);
+}
+
+// Names as OpKernels.h gives them, written out here on purpose; read after the ops
+// returned, as the tracer keeps them as pointers (literals only).
+TEST_P(HostOps, EachOpRecordsItsKernelName) {
+  profiler::Tracer tracer;
+  const ExecContext traced{pool, &tracer, /*device=*/0, /*lane=*/2};
+  const Tensor x = random_tensor(kShape, layout(), 41);
+  Tensor y(kShape, layout()), dx(kShape, layout()), both({3, 10, 7, 9}, layout());
+  tracer.start();
+  for (const Activation kind : {Activation::leaky_relu, Activation::sigmoid, Activation::tanh}) {
+    ops.activation_forward(traced, {kind}, x, y);
+    ops.activation_backward(traced, {kind}, x, y, x, dx);
+  }
+  ops.scale(traced, 2.0f, x, y);
+  const std::vector<const Tensor*> parts{&x, &y};
+  ops.concat_channels(traced, parts, both);
+  const std::vector<Tensor*> grads{&dx, &y};
+  ops.split_channels(traced, both, grads);
+  tracer.stop();
+  std::vector<std::string> names;
+  for (const profiler::Activity& a : tracer.collect({}).activities) {
+    names.emplace_back(a.name);
+    EXPECT_EQ(a.stream, 2);  // the lane
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"leaky_relu.fwd", "leaky_relu.bwd", "sigmoid.fwd",
+                                             "sigmoid.bwd", "tanh.fwd", "tanh.bwd", "scale",
+                                             "concat", "concat.bwd"}));
 }
 
 INSTANTIATE_TEST_SUITE_P(BothLayouts, HostOps, ::testing::Values(Layout::NCHW, Layout::NHWC),
