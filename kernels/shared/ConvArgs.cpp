@@ -27,7 +27,7 @@ std::string invalid_problem_reason(const ConvProblem& problem, GroupedConv group
   }
   if (problem.groups > 1 && grouped == GroupedConv::declined)
     return cat("grouped convolution (", problem.groups,
-               " groups) is not implemented by this algorithm; direct runs it");
+               " groups) is not implemented by this algorithm; the cpu algorithm direct runs it");
   return {};
 }
 
