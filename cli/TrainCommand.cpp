@@ -11,6 +11,7 @@
 #include "cli/TrainingProgress.h"
 #include "core/base/Error.h"
 #include "core/base/Ranks.h"
+#include "core/engine/ModelFiles.h"
 
 namespace tunescope::cli {
 
@@ -18,16 +19,21 @@ Action add_train_command(CLI::App& command) {
   auto flags = std::make_shared<SessionFlags>();
   auto epochs = std::make_shared<int64_t>(1);
   auto loss_log = std::make_shared<std::string>();
+  auto save_onnx = std::make_shared<std::string>();
   flags->add_to(command);
   command.add_option("--epochs", *epochs, "Passes over the training set")->capture_default_str();
   command.add_option("--loss-log", *loss_log,
                      "Write each training step's mean loss over the (global) batch to FILE, one "
                      "'epoch step loss' line per step at full precision (rank 0 only)");
+  command.add_option("--save-onnx", *save_onnx,
+                     "After training, write a copy of the --model .onnx file with the trained "
+                     "weights (and batch-norm statistics) to this path");
 
-  return [flags, epochs, loss_log] {
+  return [flags, epochs, loss_log, save_onnx] {
     if (*epochs < 1) fail(ErrorKind::usage, "--epochs must be >= 1, got ", *epochs);
     SessionOptions options = flags->resolve();
     options.ranks = world_communicator();  // mpirun -np N: this rank's share of each batch
+    if (!save_onnx->empty()) check_model_save_path(options.model, *save_onnx, "--save-onnx");
     TrainingSession session(options);
     std::printf("tunescope train: %s\n%s\n", session.description().c_str(),
                 session.conv_memory_line().c_str());
@@ -73,6 +79,11 @@ Action add_train_command(CLI::App& command) {
           format_loss_and_accuracy(result.stats).c_str(), format_loss_and_accuracy(test).c_str(),
           static_cast<long long>(test.examples));
       std::fflush(stdout);
+    }
+    const bool rank0 = session.options().rank_count() <= 1 || session.options().ranks->rank() == 0;
+    if (!save_onnx->empty() && rank0) {  // ranks hold the same weights
+      model_file_format(options.model).save(options.model, session.network(), *save_onnx);
+      std::printf("saved the trained weights to %s\n", save_onnx->c_str());
     }
   };
 }

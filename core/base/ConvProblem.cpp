@@ -12,7 +12,7 @@ Shape4 ConvProblem::output() const {
 double ConvProblem::flops() const {
   const Shape4 out = output();
   return 2.0 * static_cast<double>(out.count()) *
-         static_cast<double>(input.c * kernel_h * kernel_w);
+         static_cast<double>(input.c / groups * kernel_h * kernel_w);
 }
 
 double ConvProblem::min_bytes() const {
@@ -23,7 +23,7 @@ double ConvProblem::min_bytes() const {
 std::string ConvProblem::key() const {
   return cat("n", input.n, "c", input.c, "h", input.h, "w", input.w, "_k", out_channels, "r",
              kernel_h, "s", kernel_w, "_u", stride_h, "v", stride_w, "_p", pad_h, "q", pad_w, "_",
-             to_string(layout), "_f32");
+             to_string(layout), groups > 1 ? cat("_g", groups) : std::string(), "_f32");
 }
 
 void ConvProblem::validate() const {
@@ -40,6 +40,10 @@ void ConvProblem::validate() const {
   positive(kernel_w, "kernel width");
   positive(stride_h, "stride height");
   positive(stride_w, "stride width");
+  positive(groups, "groups");
+  if (input.c % groups != 0 || out_channels % groups != 0)
+    fail(ErrorKind::usage, "conv problem ", key(), ": ", groups,
+         " groups do not divide the input channels and the output channels");
   if (pad_h < 0 || pad_w < 0)
     fail(ErrorKind::usage, "conv problem ", key(), ": padding must be >= 0");
   if (input.h + 2 * pad_h < kernel_h || input.w + 2 * pad_w < kernel_w)

@@ -33,6 +33,15 @@ struct BatchNormSaved {
   Tensor inv_std;  // {1, C, 1, 1}: 1 / sqrt(biased batch variance + epsilon)
 };
 
+// The pointwise activations besides ReLU (ONNX LeakyRelu, Sigmoid, Tanh).
+enum class Activation { leaky_relu, sigmoid, tanh };
+struct ActivationParams {
+  Activation kind = Activation::sigmoid;
+  float alpha = 0.01f;  // leaky_relu: y = alpha * x for x < 0
+};
+// "leaky_relu", "sigmoid", "tanh": the kernels are "<name>.fwd" and "<name>.bwd".
+const char* activation_name(Activation kind);
+
 struct SgdParams {
   float learning_rate = 0.01f;
   float momentum = 0.9f;
@@ -81,6 +90,24 @@ class OpKernels {
   virtual void relu_forward(const ExecContext& ctx, const Tensor& x, Tensor& y) = 0;
   virtual void relu_backward(const ExecContext& ctx, const Tensor& y, const Tensor& dy,
                              Tensor& dx) = 0;
+
+  // Leaky ReLU, sigmoid, tanh: "<activation_name>.fwd" / ".bwd" (y may alias x; dx may
+  // alias dy). Backward reads x (leaky ReLU's sign) or y (sigmoid: y (1 - y), tanh:
+  // 1 - y^2). These and the three below have one implementation, on the host
+  // (OpKernelsOnHost.cpp): a backend whose tensors live elsewhere stages them through
+  // host memory unless it overrides them.
+  virtual void activation_forward(const ExecContext& ctx, const ActivationParams& params,
+                                  const Tensor& x, Tensor& y);
+  virtual void activation_backward(const ExecContext& ctx, const ActivationParams& params,
+                                   const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx);
+  // "scale": y = factor * x (ONNX Mul by a constant, forward and backward; y may alias x).
+  virtual void scale(const ExecContext& ctx, float factor, const Tensor& x, Tensor& y);
+  // "concat": y's channels are the parts' in order (same n, h, w and layout as y; their
+  // channels add up to y's). "concat.bwd": the inverse, dy's channels split into the parts.
+  virtual void concat_channels(const ExecContext& ctx, std::span<const Tensor* const> parts,
+                               Tensor& y);
+  virtual void split_channels(const ExecContext& ctx, const Tensor& dy,
+                              std::span<Tensor* const> parts);
 
   // "maxpool.fwd" / "maxpool.bwd": padding never wins the max; backward recomputes the
   // arg-max from x (first maximum in scan order wins ties) and routes dy there.

@@ -1,7 +1,9 @@
 #include "core/engine/ModelFiles.h"
 
+#include <unistd.h>
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <map>
 
 #include "core/base/Error.h"
@@ -52,6 +54,26 @@ const ModelFileFormat& model_file_format(const std::string& model) {
     fail(ErrorKind::unsupported, "model '", model, "': this tunescope was built without ",
          known->format, " support: it needs ", known->missing);
   return it->second;
+}
+
+void check_model_save_path(const std::string& model, const std::string& out_path,
+                           const std::string& option) {
+  if (!is_model_file(model))
+    fail(ErrorKind::usage, option, " ", out_path, ": the model '", model,
+         "' is built in, not read from a model file, so there is no file to copy");
+  const ModelFileFormat& format = model_file_format(model);
+  if (known_extension(out_path) != known_extension(model))
+    fail(ErrorKind::usage, option, " ", out_path, ": the copy of an ", format.name,
+         " model must end in ", format.extension);
+  namespace fs = std::filesystem;
+  const fs::path target(out_path);
+  const fs::path folder = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) fail(ErrorKind::input, option, " ", out_path, ": is a folder");
+  if (!fs::is_directory(folder, ec))
+    fail(ErrorKind::input, option, " ", out_path, ": folder ", folder.string(), " does not exist");
+  if (access(folder.c_str(), W_OK) != 0)
+    fail(ErrorKind::input, option, " ", out_path, ": folder ", folder.string(), " is not writable");
 }
 
 ModelFileFormatRegistration::ModelFileFormatRegistration(ModelFileFormat format) {

@@ -37,6 +37,15 @@ void load_logical_values(Tensor& tensor, const std::vector<float>& values,
   copy_tensor(host, tensor);
 }
 
+std::vector<float> logical_values(const Tensor& tensor) {
+  Tensor logical(tensor.shape(), Layout::NCHW);
+  if (tensor.layout() == Layout::NCHW)
+    copy_tensor(tensor, logical);
+  else
+    convert_layout(to_host(tensor), logical);
+  return {logical.data(), logical.data() + logical.size()};
+}
+
 Parameter make_parameter(const std::string& name, Shape4 shape, const LayerSetup& setup) {
   MemorySpace& memory = *setup.memory;
   return Parameter{name, Tensor(shape, setup.layout, memory), Tensor(shape, setup.layout, memory),

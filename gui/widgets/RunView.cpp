@@ -121,6 +121,27 @@ QWidget* RunView::createForm() {
   model_ = new QComboBox;
   model_->setEditable(true);
   model_->addItems({QStringLiteral("lenet5"), QStringLiteral("resnet18-small")});
+  model_->setToolTip(tr("A built-in model, or the path of an ONNX model file (.onnx)"));
+  modelPicker_ = [](QWidget* parent, const QString& start, const QString& filter) {
+    return QFileDialog::getOpenFileName(parent, tr("Choose an ONNX model"), start, filter);
+  };
+  auto* modelBox = new QWidget;
+  {
+    auto* row = new QHBoxLayout(modelBox);
+    row->setContentsMargins(0, 0, 0, 0);
+    row->addWidget(model_, 1);
+    modelBrowse_ = new QToolButton;
+    modelBrowse_->setText(QStringLiteral("…"));
+    modelBrowse_->setToolTip(tr("Choose an ONNX model file"));
+    row->addWidget(modelBrowse_);
+    connect(modelBrowse_, &QToolButton::clicked, this, [this] {
+      const QFileInfo current(model_->currentText());
+      const QString start =
+          current.suffix() == QStringLiteral("onnx") ? current.absolutePath() : defaultRunFolder();
+      const QString path = modelPicker_(this, start, tr("ONNX models (*.onnx);;All files (*)"));
+      if (!path.isEmpty()) model_->setCurrentText(path);
+    });
+  }
   data_ = new QComboBox;
   data_->setEditable(true);
   data_->addItems({QStringLiteral("fake"), QStringLiteral("fashion-mnist")});
@@ -191,7 +212,7 @@ QWidget* RunView::createForm() {
   auto* tune = new QGroupBox(tr("Tune"));
   auto* form = new QFormLayout(tune);
   form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
-  form->addRow(tr("Model"), model_);
+  form->addRow(tr("Model"), modelBox);
   form->addRow(tr("Data"), dataBox);
   form->addRow(tr("Batch"), batch_);
   form->addRow(tr("Strategy"), strategy_);

@@ -7,6 +7,7 @@
 
 #include <QElapsedTimer>
 #include <QWidget>
+#include <functional>
 
 #include "models/TuneProcess.h"
 #include "models/TuneRequest.h"
@@ -24,6 +25,7 @@ class QPushButton;
 class QSpinBox;
 class QTableView;
 class QTimer;
+class QToolButton;
 
 namespace tunescope::gui {
 
@@ -61,6 +63,14 @@ class RunView : public QWidget {
   QLineEdit* knobEdit(const QString& key) const;
   // Why there are no knob rows (hidden when there are).
   QLabel* knobMessage() const { return knobMessage_; }
+  // The Model field (a built-in name or an .onnx file's path) and its "…" button, which
+  // asks the model file picker (Qt's file dialog, filtered to *.onnx) for a file.
+  QComboBox* modelField() const { return model_; }
+  QToolButton* modelBrowseButton() const { return modelBrowse_; }
+  // (parent, start folder, name filter) -> the chosen path, empty when cancelled.
+  using FilePicker =
+      std::function<QString(QWidget* parent, const QString& start, const QString& filter)>;
+  void setModelFilePicker(FilePicker picker) { modelPicker_ = std::move(picker); }
 
  signals:
   // A tune ended; its results DB (empty when none) and best trace (empty when none).
@@ -84,6 +94,8 @@ class RunView : public QWidget {
   TuneTrialsModel* trials_;
   // Form
   QComboBox* model_;
+  QToolButton* modelBrowse_;
+  FilePicker modelPicker_;
   QComboBox* data_;
   QSpinBox* batch_;
   QComboBox* strategy_;

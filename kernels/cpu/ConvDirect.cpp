@@ -28,6 +28,7 @@
 #include "core/base/ConvAlgorithm.h"
 #include "core/base/Registry.h"
 #include "core/base/ThreadPool.h"
+#include "kernels/cpu/ConvGrouped.h"
 #include "kernels/cpu/Vec8.h"
 #include "kernels/shared/ConvArgs.h"
 #include "kernels/shared/WorkspaceLayout.h"
@@ -531,12 +532,12 @@ class ConvDirect final : public ConvAlgorithm {
  public:
   std::string name() const override { return "direct"; }
   std::string unsupported_reason(const ConvProblem& problem) const override {
-    return invalid_problem_reason(problem);
+    return invalid_problem_reason(problem, GroupedConv::supported);
   }
   // One workspace serves all three passes, and every pass insists on all of it, so a
   // caller that sized it for one pass only fails at once rather than on a later pass.
   size_t workspace_bytes(const ConvProblem& problem) const override {
-    if (!invalid_problem_reason(problem).empty()) return 0;
+    if (!unsupported_reason(problem).empty() || problem.groups > 1) return 0;  // grouped: none
     size_t bytes = 0;
     for (ConvPass pass : {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_filter})
       bytes = std::max(bytes, make_plan(problem, pass).bytes);
@@ -546,11 +547,12 @@ class ConvDirect final : public ConvAlgorithm {
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
     const ConvProblem& p = call.problem;
     check_conv_args(name(), ConvPass::forward, p, x, w, y);
-    const DirectPlan plan = make_plan(p, ConvPass::forward);
-    check_workspace(name(), call, workspace_bytes(p));
     const ExecContext& ex = call.exec;
     profiler::KernelScope scope(ex.tracer, "direct.fwd", ex.device, ex.lane, p.flops(),
                                 conv_pass_bytes(p));
+    if (p.groups > 1) return grouped_conv_forward(p, ex.pool, x, w, y);
+    const DirectPlan plan = make_plan(p, ConvPass::forward);
+    check_workspace(name(), call, workspace_bytes(p));
     const Shape4 out = p.output();
     const int64_t C = p.input.c, K = p.out_channels;
     float* filter = WorkspaceLayout::at(call.workspace, plan.filter_offset);
@@ -586,11 +588,12 @@ class ConvDirect final : public ConvAlgorithm {
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override {
     const ConvProblem& p = call.problem;
     check_conv_args(name(), ConvPass::backward_data, p, dy, w, dx);
-    const DirectPlan plan = make_plan(p, ConvPass::backward_data);
-    check_workspace(name(), call, workspace_bytes(p));
     const ExecContext& ex = call.exec;
     profiler::KernelScope scope(ex.tracer, "direct.bwd_data", ex.device, ex.lane, p.flops(),
                                 conv_pass_bytes(p));
+    if (p.groups > 1) return grouped_conv_backward_data(p, ex.pool, dy, w, dx);
+    const DirectPlan plan = make_plan(p, ConvPass::backward_data);
+    check_workspace(name(), call, workspace_bytes(p));
     const Shape4 out = p.output();
     const int64_t C = p.input.c, K = p.out_channels, H = p.input.h, W = p.input.w;
     const int64_t u = p.stride_h, v = p.stride_w;
@@ -641,11 +644,12 @@ class ConvDirect final : public ConvAlgorithm {
                        Tensor& dw) override {
     const ConvProblem& p = call.problem;
     check_conv_args(name(), ConvPass::backward_filter, p, x, dy, dw);
-    const DirectPlan plan = make_plan(p, ConvPass::backward_filter);
-    check_workspace(name(), call, workspace_bytes(p));
     const ExecContext& ex = call.exec;
     profiler::KernelScope scope(ex.tracer, "direct.bwd_filter", ex.device, ex.lane, p.flops(),
                                 conv_pass_bytes(p));
+    if (p.groups > 1) return grouped_conv_backward_filter(p, ex.pool, x, dy, dw);
+    const DirectPlan plan = make_plan(p, ConvPass::backward_filter);
+    check_workspace(name(), call, workspace_bytes(p));
     const Shape4 out = p.output();
     const int64_t C = p.input.c, K = p.out_channels, filter_elements = p.filter().count();
     float* partials = WorkspaceLayout::at(call.workspace, plan.partial_offset);

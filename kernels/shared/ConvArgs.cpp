@@ -19,12 +19,15 @@ const char* pass_tag(ConvPass pass) {
   return "?";
 }
 
-std::string invalid_problem_reason(const ConvProblem& problem) {
+std::string invalid_problem_reason(const ConvProblem& problem, GroupedConv grouped) {
   try {
     problem.validate();
   } catch (const Error& error) {
     return error.what();
   }
+  if (problem.groups > 1 && grouped == GroupedConv::declined)
+    return cat("grouped convolution (", problem.groups,
+               " groups) is not implemented by this algorithm; the cpu algorithm direct runs it");
   return {};
 }
 

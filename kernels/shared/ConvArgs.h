@@ -16,9 +16,14 @@ enum class ConvPass { forward, backward_data, backward_filter };
 // "fwd", "bwd_data", "bwd_filter": the middle part of every kernel name.
 const char* pass_tag(ConvPass pass);
 
+// Whether an algorithm runs grouped (and depthwise) convolutions, problem.groups > 1.
+enum class GroupedConv { declined, supported };
+
 // The reason a malformed problem cannot run (empty when problem.validate() passes), so
-// unsupported_reason() never throws.
-std::string invalid_problem_reason(const ConvProblem& problem);
+// unsupported_reason() never throws; a grouped problem is declined unless the algorithm
+// says it runs them, so every algorithm that calls this declines groups by default.
+std::string invalid_problem_reason(const ConvProblem& problem,
+                                   GroupedConv grouped = GroupedConv::declined);
 
 // Throws Error(runtime) naming the algorithm, pass, problem key and tensor when a tensor
 // has the wrong shape or layout, has no storage, or the problem is invalid.

@@ -11,7 +11,10 @@ const ModelFileFormatRegistration onnx_format{ModelFileFormat{
       const OnnxModel model = read_onnx_model(path);
       return ModelFileShape{model.input.c, model.input.h, model.input.w, model.classes};
     },
-    [](const ModelSpec& spec) { return read_onnx_model(spec.name).build(spec); }}};
+    [](const ModelSpec& spec) { return read_onnx_model(spec.name).build(spec); },
+    [](const std::string& path, Network& net, const std::string& out_path) {
+      read_onnx_model(path).save_weights(net, out_path);
+    }}};
 
 }  // namespace
 }  // namespace tunescope::onnx

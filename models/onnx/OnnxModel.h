@@ -31,9 +31,24 @@ struct FileTensor {
   std::string onnx_name;
   Shape4 shape{0, 0, 0, 0};
   std::vector<float> values;
+  // The file stores it as [features, out] (MatMul, Gemm without transB): the transpose of
+  // our logical {out, c, h, w}, so values were transposed when read (and are on writing).
+  bool transposed = false;
 };
 
-enum class LayerKind { conv, batch_norm, relu, max_pool, avg_pool, global_avg_pool, add, linear };
+enum class LayerKind {
+  conv,
+  batch_norm,
+  relu,
+  activation,  // LeakyRelu, Sigmoid, Tanh
+  scale,       // Mul by a constant
+  max_pool,
+  avg_pool,
+  global_avg_pool,
+  add,
+  concat,
+  linear
+};
 
 struct LayerPlan {
   LayerKind kind = LayerKind::relu;
@@ -43,6 +58,8 @@ struct LayerPlan {
   Conv2dSpec conv;
   PoolParams pool;
   BatchNormParams batch_norm;
+  ActivationParams activation;
+  float factor = 1.0f;  // scale
   int64_t out_features = 0;
   bool bias = true;  // linear
   // Our tensor's suffix ("weight", "bias", "gamma", "beta", "running_mean", "running_var")
@@ -62,7 +79,16 @@ struct OnnxModel {
   std::unique_ptr<Network> build(const ModelSpec& spec) const;
   // Our parameter name ("<node>.weight", ...) -> the ONNX initializer it comes from.
   std::map<std::string, std::string> parameter_sources() const;
+  // Writes a copy of the model file with `net`'s weights and batch-norm statistics in
+  // place of its initializers (net built from this model, either layout). Written to a
+  // temporary file beside `out_path` and renamed, so a failure leaves nothing; throws
+  // Error(input) naming `out_path` when it cannot be written.
+  void save_weights(Network& net, const std::string& out_path) const;
 };
+
+// The tensor of a layer built from a plan that a plan's weight suffix names: a parameter
+// or batch-norm statistics (null: none).
+Tensor* weight_target(Layer& layer, const std::string& suffix);
 
 // Throws Error(input) for a file it refuses (see above).
 OnnxModel read_onnx_model(const std::string& path);

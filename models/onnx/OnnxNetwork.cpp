@@ -3,6 +3,7 @@
 
 #include "core/base/Error.h"
 #include "core/engine/ParameterInit.h"
+#include "core/engine/layers/ActivationLayers.h"
 #include "core/engine/layers/BatchNormLayer.h"
 #include "core/engine/layers/ElementwiseLayers.h"
 #include "core/engine/layers/LinearLayer.h"
@@ -19,6 +20,10 @@ std::unique_ptr<Layer> make_layer(const LayerPlan& plan, const ModelSpec& spec) 
       return std::make_unique<Conv2dLayer>(plan.name, plan.conv, spec.conv.for_layer(plan.name));
     case LayerKind::batch_norm: return std::make_unique<BatchNormLayer>(plan.name, plan.batch_norm);
     case LayerKind::relu: return std::make_unique<ReluLayer>(plan.name);
+    case LayerKind::activation:
+      return std::make_unique<ActivationLayer>(plan.name, plan.activation);
+    case LayerKind::scale: return std::make_unique<ScaleLayer>(plan.name, plan.factor);
+    case LayerKind::concat: return std::make_unique<ConcatLayer>(plan.name);
     case LayerKind::max_pool: return std::make_unique<MaxPoolLayer>(plan.name, plan.pool);
     case LayerKind::avg_pool: return std::make_unique<AvgPoolLayer>(plan.name, plan.pool);
     case LayerKind::global_avg_pool: return std::make_unique<GlobalAvgPoolLayer>(plan.name);
@@ -28,6 +33,8 @@ std::unique_ptr<Layer> make_layer(const LayerPlan& plan, const ModelSpec& spec) 
   }
   fail(ErrorKind::runtime, "layer ", plan.name, ": unknown layer kind");
 }
+
+}  // namespace
 
 // The tensor of `layer` a plan's weight suffix names: a parameter, or batch-norm statistics.
 Tensor* weight_target(Layer& layer, const std::string& suffix) {
@@ -39,8 +46,6 @@ Tensor* weight_target(Layer& layer, const std::string& suffix) {
   }
   return nullptr;
 }
-
-}  // namespace
 
 std::unique_ptr<Network> OnnxModel::build(const ModelSpec& spec) const {
   if (spec.input.c != input.c || spec.input.h != input.h || spec.input.w != input.w)

@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -32,11 +33,10 @@ struct Value {
 };
 
 const char* const kSupported =
-    "Conv, BatchNormalization, Relu, MaxPool, AveragePool, GlobalAveragePool, Add, Flatten, "
-    "Reshape (to 2-D), "
-    "Gemm, MatMul, Dropout, Identity, Constant, Pad (zeros, before Conv or AveragePool), and "
-    "Softmax or "
-    "LogSoftmax at the end";
+    "Conv (grouped and depthwise too), BatchNormalization, Relu, LeakyRelu, Sigmoid, Tanh, "
+    "MaxPool, AveragePool, GlobalAveragePool, Add, Mul (by a constant), Concat (channels), "
+    "Flatten, Reshape (to 2-D), Gemm, MatMul, Dropout, Identity, Constant, Pad (zeros, before "
+    "Conv or AveragePool), and Softmax or LogSoftmax at the end";
 
 class GraphReader : NodeFields {
  public:
@@ -181,6 +181,9 @@ class GraphReader : NodeFields {
     if (op == "Conv") return conv(node);
     if (op == "BatchNormalization") return batch_norm(node);
     if (op == "Relu") return unary(node, LayerKind::relu);
+    if (op == "LeakyRelu" || op == "Sigmoid" || op == "Tanh") return activation(node);
+    if (op == "Mul") return mul(node);
+    if (op == "Concat") return concat(node);
     if (op == "MaxPool" || op == "AveragePool") return pool(node);
     if (op == "GlobalAveragePool") return unary(node, LayerKind::global_avg_pool);
     if (op == "Add") return add(node);
@@ -224,6 +227,77 @@ class GraphReader : NodeFields {
     define(node, Value{id, v.shape, v.flat});
   }
 
+  void activation(const pb::NodeProto& node) {
+    const std::string& op = node.op_type();
+    if (op == "LeakyRelu")
+      only_attributes(node, {"alpha"});
+    else
+      only_attributes(node, {});
+    const Value v = value(node, 0);  // elementwise: 2-D values too
+    LayerPlan plan = plan_for(node, LayerKind::activation, {v.node});
+    plan.activation.kind = op == "LeakyRelu" ? Activation::leaky_relu
+                           : op == "Sigmoid" ? Activation::sigmoid
+                                             : Activation::tanh;
+    plan.activation.alpha = float_attribute(node, "alpha", 0.01f);
+    if (!std::isfinite(plan.activation.alpha))
+      refuse_node(node, "attribute alpha = ", plan.activation.alpha, " is not finite");
+    define(node, Value{add_layer(std::move(plan)), v.shape, v.flat});
+  }
+
+  // An activation times a constant of one element (a scale); any other product is refused.
+  void mul(const pb::NodeProto& node) {
+    only_attributes(node, {});
+    if (node.input_size() != 2)
+      refuse_node(node, "takes ", node.input_size(), " inputs; 2 are expected");
+    const bool first_constant = constants_.count(node.input(0)) > 0;
+    const bool second_constant = constants_.count(node.input(1)) > 0;
+    if (first_constant == second_constant)
+      refuse_node(node, first_constant
+                            ? "multiplies two constants; tunescope computes activations"
+                            : "multiplies two activations; tunescope takes Mul by a constant only");
+    const int factor_index = first_constant ? 0 : 1;
+    const pb::TensorProto& factor = constant(node, factor_index, "factor");
+    check_float_initializer(node, factor);
+    if (element_count(node, factor) != 1)
+      refuse_node(node, "the factor '", factor.name(), "' has ", element_count(node, factor),
+                  " elements; tunescope takes Mul by a single number (no broadcasting)");
+    const float f = file_tensor(node, factor, {1, 1, 1, 1}).values[0];
+    if (!std::isfinite(f)) refuse_node(node, "the factor '", factor.name(), "' is not finite");
+    const Value v = value(node, 1 - factor_index);
+    LayerPlan plan = plan_for(node, LayerKind::scale, {v.node});
+    plan.factor = f;
+    define(node, Value{add_layer(std::move(plan)), v.shape, v.flat});
+  }
+
+  // Concatenation along the channels of images of one height and width.
+  void concat(const pb::NodeProto& node) {
+    only_attributes(node, {"axis"});
+    if (!attribute(node, "axis")) refuse_node(node, "attribute axis is missing");
+    const int64_t axis = int_attribute(node, "axis", 1);
+    if (axis != 1 && axis != -3)
+      refuse_node(node, "attribute axis = ", axis,
+                  " is not supported: tunescope concatenates channels (axis 1) only");
+    if (node.input_size() < 2)
+      refuse_node(node, "takes ", node.input_size(), " inputs; at least 2 are expected");
+    std::vector<int> inputs;
+    Shape4 shape{1, 0, 0, 0};
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (constants_.count(node.input(i)))
+        refuse_node(node, "concatenating a constant ('", node.input(i), "') is not supported");
+      const Value& v = value(node, i);
+      if (v.flat)
+        refuse_node(node, "input ", i, " is 2-D (after Flatten/Reshape); Concat joins images");
+      if (i > 0 && (v.shape.h != shape.h || v.shape.w != shape.w))
+        refuse_node(node, "joins ", shape.h, "x", shape.w, " and ", v.shape.h, "x", v.shape.w,
+                    " images; the inputs must have one height and width");
+      shape.h = v.shape.h;
+      shape.w = v.shape.w;
+      shape.c += v.shape.c;
+      inputs.push_back(v.node);
+    }
+    define(node, Value{add_layer(plan_for(node, LayerKind::concat, std::move(inputs))), shape});
+  }
+
   // Pad with zeros, the same on both sides of each spatial axis, nothing on N and C.
   void pad(const pb::NodeProto& node) {
     only_attributes(node, {"mode"});
@@ -254,10 +328,9 @@ class GraphReader : NodeFields {
     no_auto_pad(node);
     const Value in = spatial_input(node);
     const int64_t group = int_attribute(node, "group", 1);
-    if (group != 1)
-      refuse_node(node, "attribute group = ", group,
-                  " (grouped or depthwise convolution) is not supported: no convolution algorithm "
-                  "of tunescope implements it");
+    if (group < 1 || group > in.shape.c || in.shape.c % group != 0)
+      refuse_node(node, "attribute group = ", group, " does not divide the input's ", in.shape.c,
+                  " channels");
     const auto dilations = pair_attribute(node, "dilations", 1);
     if (dilations != std::pair<int64_t, int64_t>{1, 1})
       refuse_node(node, "attribute dilations = [", dilations.first, ", ", dilations.second,
@@ -266,9 +339,12 @@ class GraphReader : NodeFields {
     const auto wd = dims_of(w);
     if (wd.size() != 4)
       refuse_node(node, "weight '", w.name(), "' has ", wd.size(), " dimensions; 4 are expected");
-    if (wd[1] != in.shape.c)
-      refuse_node(node, "weight '", w.name(), "' takes ", wd[1],
-                  " input channels but the input has ", in.shape.c);
+    if (wd[1] * group != in.shape.c)
+      refuse_node(node, "weight '", w.name(), "' takes ", wd[1], " input channels", " per group (",
+                  group, " groups) but the input has ", in.shape.c);
+    if (wd[0] < 1 || wd[0] % group != 0)
+      refuse_node(node, "weight '", w.name(), "' has ", wd[0], " filters, not a multiple of the ",
+                  group, " groups");
     const auto kernel = pair_attribute(node, "kernel_shape", wd[2]);
     if (kernel.first != wd[2] || kernel.second != wd[3])
       refuse_node(node, "attribute kernel_shape does not match weight '", w.name(), "'");
@@ -285,12 +361,13 @@ class GraphReader : NodeFields {
       refuse_node(node, "kernel ", kernel.first, "x", kernel.second, " does not fit the ",
                   in.shape.h, "x", in.shape.w, " input");
     LayerPlan plan = plan_for(node, LayerKind::conv, {in.node});
-    plan.conv = Conv2dSpec{wd[0], kernel.first, strides.first, pads.first, has_input(node, 2)};
+    plan.conv =
+        Conv2dSpec{wd[0], kernel.first, strides.first, pads.first, has_input(node, 2), group};
     plan.weights["weight"] = file_tensor(node, w, {wd[0], wd[1], wd[2], wd[3]});
     if (plan.conv.bias)
       plan.weights["bias"] = file_tensor(node, constant(node, 2, "bias"), {1, wd[0], 1, 1});
-    const ConvProblem p{in.shape,      wd[0],          kernel.first, kernel.second,
-                        strides.first, strides.second, pads.first,   pads.second};
+    const ConvProblem p{in.shape,       wd[0],      kernel.first, kernel.second, strides.first,
+                        strides.second, pads.first, pads.second,  Layout::NCHW,  group};
     define(node, Value{add_layer(std::move(plan)), p.output()});
   }
 
@@ -421,6 +498,7 @@ class GraphReader : NodeFields {
     // Our weight is logical {OUT, C, H, W}: ONNX's [OUT, C*H*W] (transB) row by row.
     FileTensor weight = file_tensor(node, w, {out_features, in.shape.c, in.shape.h, in.shape.w});
     if (!trans_b) {
+      weight.transposed = true;
       std::vector<float> transposed(weight.values.size());
       for (int64_t i = 0; i < features; ++i)
         for (int64_t o = 0; o < out_features; ++o)

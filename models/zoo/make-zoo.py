@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the model zoo of docs/ONNX.md: four CNNs for 32x32 RGB inputs exported from
+"""Writes the model zoo of docs/ONNX.md: five CNNs for 32x32 RGB inputs exported from
 PyTorch definitions to ONNX, each with a reference file computed by PyTorch on the
 same weights, so that tunescope's tests check its forward pass, loss and gradients
 without needing torch.
@@ -11,7 +11,7 @@ without needing torch.
 
 What each reference holds (REFERENCES) keeps the repository small: resnet56 is
 resnet20's blocks nine times over, so its gradients (3.4 MB) add no check resnet20's do
-not make; mobilenet has none, as tunescope refuses its depthwise convolutions.
+not make.
 
 The reference step is a training-mode forward pass (batch statistics), mean softmax
 cross-entropy, and the backward pass; dropout is left out of it (tunescope trains
@@ -110,13 +110,37 @@ def mobilenet_32():
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(256, CLASSES))
 
 
+class OpsNet(nn.Module):
+    """The operators the other models do not use, in one small net: grouped convolution,
+    LeakyReLU, Sigmoid, Tanh, Mul by a constant and Concat on the channels."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, 1, 1)
+        self.bn = nn.BatchNorm2d(16)
+        self.act = nn.LeakyReLU(0.1)
+        self.grouped = nn.Conv2d(16, 32, 3, 2, 1, groups=4, bias=False)
+        self.branch_a = nn.Conv2d(32, 16, 1)
+        self.branch_b = nn.Conv2d(32, 16, 3, 1, 1, groups=2)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(32, CLASSES)
+
+    def forward(self, x):
+        x = self.grouped(self.act(self.bn(self.stem(x))))
+        a = torch.sigmoid(self.branch_a(x))
+        b = torch.tanh(self.branch_b(x)) * 0.5
+        return self.fc(torch.flatten(self.pool(torch.cat([a, b], dim=1)), 1))
+
+
 # What each model's reference file holds: "gradients" (and the forward pass), "forward", or nothing.
-REFERENCES = {"resnet20": "gradients", "resnet56": "forward", "vgg11": "gradients", "mobilenet": None}
+REFERENCES = {"resnet20": "gradients", "resnet56": "forward", "vgg11": "gradients",
+              "mobilenet": "gradients", "opsnet": "gradients"}
 MODELS = {
     "resnet20": lambda: CifarResNet(3),
     "resnet56": lambda: CifarResNet(9),
     "vgg11": vgg11_32,
     "mobilenet": mobilenet_32,
+    "opsnet": OpsNet,
 }
 
 

@@ -4,7 +4,10 @@
 // the CLI exit 130 with the finished trials in the DB (a second Cancel ends it at once);
 // a bad option shows the CLI's own message and Start comes back. The form's knob rows
 // are the CLI's catalog (`tunescope knobs --json`), one per knob, and a CLI that is not
-// there leaves a message in their place.
+// there leaves a message in their place. The Model field's "…" picks an ONNX file, whose
+// tune runs and opens its trace, which names the graph's nodes.
+#include <QComboBox>
+#include <QFile>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -13,6 +16,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QtTest>
 #include <cerrno>
 #include <csignal>
@@ -164,6 +168,61 @@ class RunViewTest : public QObject {
     QVERIFY(run->knobMessage()->isHidden());
     QVERIFY(!run->knobRows().isEmpty());
     QCOMPARE(run->knobEdit(QStringLiteral("threads"))->text(), TuneRequest::defaultThreads());
+  }
+
+  void modelPickerTakesAnOnnxFileWhoseTuneOpensItsTrace() {
+    const QString opsnet =
+        QDir(QStringLiteral(TUNESCOPE_TEST_DATA_DIR "/../../models/zoo/opsnet.onnx"))
+            .absolutePath();
+    QVERIFY(QFile::exists(opsnet));
+    RunView* run = freshRunView();
+    // The "…" button asks the picker (Qt's modal file dialog, stood in for here) for an
+    // .onnx file and puts its choice in the field; a cancelled pick changes nothing.
+    QString askedFilter;
+    QString answer = opsnet;
+    run->setModelFilePicker([&](QWidget*, const QString&, const QString& filter) {
+      askedFilter = filter;
+      return answer;
+    });
+    run->modelBrowseButton()->click();
+    QVERIFY(askedFilter.contains(QStringLiteral("(*.onnx)")));
+    QCOMPARE(run->modelField()->currentText(), opsnet);
+    answer.clear();
+    run->modelBrowseButton()->click();
+    QCOMPARE(run->modelField()->currentText(), opsnet);
+
+    QTemporaryDir dir;
+    QSignalSpy documentLoaded(window_.get(), &MainWindow::documentLoaded);
+    TuneRequest r = run->request();
+    QCOMPARE(r.model, opsnet);
+    const TuneRequest tiny = tinyTune(dir.path(), {QStringLiteral("direct")}, 1);
+    r.data = tiny.data;
+    r.batch = 4;
+    r.knobLists = {{QStringLiteral("layout"), QStringLiteral("nchw")},
+                   {QStringLiteral("threads"), QStringLiteral("1")}};
+    r.algorithms = tiny.algorithms;
+    r.steps = 1;
+    r.warmup = 0;
+    r.strategy = tiny.strategy;
+    r.dbPath = tiny.dbPath;
+    r.outPath = tiny.outPath;
+    r.traceDir = tiny.traceDir;
+    r.extraArguments = QStringLiteral("--fake-count 16 --test-limit 8");
+    run->setRequest(r);
+    QVERIFY(run->start());
+    QTRY_VERIFY_WITH_TIMEOUT(outcome_.has_value(), 100'000);
+    if (outcome_->exitCode != 0 &&
+        run->logView()->toPlainText().contains(QStringLiteral("without ONNX support")))
+      QSKIP("this tunescope was built without ONNX support (libonnx-dev)");
+    QVERIFY2(outcome_->exitCode == 0, qPrintable(run->logView()->toPlainText()));
+    QTRY_COMPARE_WITH_TIMEOUT(documentLoaded.count(), 1, 20'000);
+    const QString bestTrace = QDir(dir.path()).filePath(QStringLiteral("traces/best.json"));
+    QCOMPARE(window_->document()->filePath(), bestTrace);
+    QFile trace(bestTrace);
+    QVERIFY(trace.open(QIODevice::ReadOnly));
+    const QByteArray text = trace.readAll();
+    QVERIFY(text.contains("/grouped/Conv"));  // layers named by ONNX node
+    QVERIFY(text.contains("/Concat"));
   }
 
   void tinyTuneRunsToCompletionAndOpensItsResults() {

@@ -11,13 +11,15 @@ Conv2dLayer::Conv2dLayer(std::string name, Conv2dSpec spec, std::string algorith
 
 std::string Conv2dLayer::describe() const {
   return cat(spec_.kernel, "x", spec_.kernel, "/", spec_.stride, " ", problem_.input.c, "->",
-             spec_.out_channels, " ", algorithm_name_);
+             spec_.out_channels, spec_.groups > 1 ? cat(" groups ", spec_.groups) : "", " ",
+             algorithm_name_);
 }
 
 Shape4 Conv2dLayer::configure(const std::vector<Shape4>& inputs, const LayerSetup& setup) {
   if (inputs.size() != 1) fail(ErrorKind::usage, "layer ", name(), ": conv takes one input");
-  problem_ = ConvProblem{inputs[0],    spec_.out_channels, spec_.kernel, spec_.kernel, spec_.stride,
-                         spec_.stride, spec_.pad,          spec_.pad,    setup.layout};
+  problem_ =
+      ConvProblem{inputs[0],    spec_.out_channels, spec_.kernel, spec_.kernel, spec_.stride,
+                  spec_.stride, spec_.pad,          spec_.pad,    setup.layout, spec_.groups};
   try {
     problem_.validate();
   } catch (const Error& e) {
@@ -34,7 +36,7 @@ Shape4 Conv2dLayer::configure(const std::vector<Shape4>& inputs, const LayerSetu
     saved_ = AlignedBuffer(bytes, *setup.memory);
 
   weight_ = make_parameter(name() + ".weight", problem_.filter(), setup);
-  init_he_normal(weight_.value, problem_.input.c * spec_.kernel * spec_.kernel,
+  init_he_normal(weight_.value, problem_.filter().item_count(),  // fan-in: one group's inputs
                  parameter_seed(setup.seed, weight_.name));
   if (spec_.bias) bias_ = make_parameter(name() + ".bias", {1, spec_.out_channels, 1, 1}, setup);
   return problem_.output();

@@ -16,6 +16,7 @@ struct Conv2dSpec {
   int64_t stride = 1;
   int64_t pad = 0;
   bool bias = false;
+  int64_t groups = 1;  // > 1: grouped (input channels = groups: depthwise); ConvProblem::groups
 };
 
 class Conv2dLayer : public SeparableLayer {

@@ -1,5 +1,7 @@
 // Whole-graph checks: the gradient of a small residual graph (fan-out, join, every
-// layer kind) against finite differences, and layout independence of whole models.
+// layer kind of the built-in models) and of a branching graph (grouped and depthwise
+// conv, leaky ReLU, sigmoid, tanh, scale, concat: the layers of ONNX models) against
+// finite differences, and layout independence of whole models.
 #include "core/engine/Network.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +14,7 @@
 #include "core/base/Registry.h"
 #include "core/base/ThreadPool.h"
 #include "core/engine/Models.h"
+#include "core/engine/layers/ActivationLayers.h"
 #include "core/engine/layers/BatchNormLayer.h"
 #include "core/engine/layers/Conv2dLayer.h"
 #include "core/engine/layers/ElementwiseLayers.h"
@@ -65,32 +68,56 @@ std::unique_ptr<Network> residual_net(Layout layout) {
   return net;
 }
 
+// x -> stem conv -> leaky ReLU -> grouped conv (4 groups) -> sigmoid ----------> concat
+//                 \-> depthwise conv (stride 1, 8 groups) -> tanh -> scale x0.5 /
+// -> avgpool -> fc: every input of the concat and each new layer's gradient reaches a
+// parameter upstream of it.
+std::unique_ptr<Network> branching_net(Layout layout) {
+  auto net = std::make_unique<Network>("branching-test");
+  const int stem =
+      net->chain(std::make_unique<Conv2dLayer>("stem", Conv2dSpec{8, 3, 1, 1, true}, "direct"));
+  net->chain(
+      std::make_unique<ActivationLayer>("leaky", ActivationParams{Activation::leaky_relu, 0.1f}));
+  net->chain(std::make_unique<Conv2dLayer>("grouped", Conv2dSpec{8, 3, 1, 1, false, 4}, "direct"));
+  const int a = net->chain(
+      std::make_unique<ActivationLayer>("sigmoid", ActivationParams{Activation::sigmoid}));
+  int b = net->add(
+      std::make_unique<Conv2dLayer>("depthwise", Conv2dSpec{8, 3, 1, 1, true, 8}, "direct"),
+      {stem});
+  b = net->chain(std::make_unique<ActivationLayer>("tanh", ActivationParams{Activation::tanh}));
+  b = net->chain(std::make_unique<ScaleLayer>("half", 0.5f));
+  net->add(std::make_unique<ConcatLayer>("concat"), {a, b});
+  net->chain(std::make_unique<AvgPoolLayer>("pool", PoolParams{}));
+  net->chain(std::make_unique<LinearLayer>("fc", 3));
+  net->build({3, 2, 6, 6}, LayerSetup{layout, "cpu", 7});
+  return net;
+}
+
 class NetworkLayouts : public ::testing::TestWithParam<Layout> {};
 
 // Central differences on a sample of parameters; double-checked against the analytic
 // gradient with relative tolerance 2e-2 (float32 forward, eps 1e-2: truncation and
-// rounding errors are both ~1e-3 relative here).
-TEST_P(NetworkLayouts, ParameterGradientsMatchFiniteDifferences) {
+// rounding errors are both ~1e-3 relative here). Returns how many were checked.
+int check_parameter_gradients(Network& net, Layout layout) {
   Harness h;
-  auto net = residual_net(GetParam());
-  const Tensor x = random_tensor({3, 2, 6, 6}, GetParam(), 11);
+  const Tensor x = random_tensor({3, 2, 6, 6}, layout, 11);
   const std::vector<int32_t> labels{0, 2, 1};
-  Tensor dlogits({3, 3, 1, 1}, GetParam());
-  h.loss(*net, x, labels, &dlogits);
-  net->backward(h.context(*net), x, dlogits);
+  Tensor dlogits({3, 3, 1, 1}, layout);
+  h.loss(net, x, labels, &dlogits);
+  net.backward(h.context(net), x, dlogits);
 
   std::mt19937 rng(5);
   int checked = 0;
-  for (Parameter* p : net->parameters()) {
+  for (Parameter* p : net.parameters()) {
     const Tensor analytic = p->grad;
     for (int sample = 0; sample < 4; ++sample) {
       const int64_t i = std::uniform_int_distribution<int64_t>(0, p->value.size() - 1)(rng);
       const float saved = p->value.data()[i];
       const float eps = 1e-2f;
       p->value.data()[i] = saved + eps;
-      const double up = h.loss(*net, x, labels, nullptr);
+      const double up = h.loss(net, x, labels, nullptr);
       p->value.data()[i] = saved - eps;
-      const double down = h.loss(*net, x, labels, nullptr);
+      const double down = h.loss(net, x, labels, nullptr);
       p->value.data()[i] = saved;
       const double numeric = (up - down) / (2 * eps);
       const double a = analytic.data()[i];
@@ -99,7 +126,19 @@ TEST_P(NetworkLayouts, ParameterGradientsMatchFiniteDifferences) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 4 * 9);  // stem w+b, bn0 gamma+beta, branch w, bn1 gamma+beta, fc w+b
+  return checked;
+}
+
+TEST_P(NetworkLayouts, ParameterGradientsMatchFiniteDifferences) {
+  auto net = residual_net(GetParam());
+  // stem w+b, bn0 gamma+beta, branch w, bn1 gamma+beta, fc w+b
+  EXPECT_EQ(check_parameter_gradients(*net, GetParam()), 4 * 9);
+}
+
+TEST_P(NetworkLayouts, BranchingGraphGradientsMatchFiniteDifferences) {
+  auto net = branching_net(GetParam());
+  // stem w+b, grouped w, depthwise w+b, fc w+b
+  EXPECT_EQ(check_parameter_gradients(*net, GetParam()), 4 * 7);
 }
 
 INSTANTIATE_TEST_SUITE_P(BothLayouts, NetworkLayouts, ::testing::Values(Layout::NCHW, Layout::NHWC),

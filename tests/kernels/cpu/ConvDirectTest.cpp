@@ -42,6 +42,15 @@ std::vector<NamedProblem> direct_cases() {
       {"wide_9_to_6_5x5", make_problem(1, 9, 7, 21, 6, 5, 5, 1, 2, 2, 1)},
       {"wide_8_to_12", make_problem(2, 8, 5, 33, 12, 3, 3, 1, 1, 1, 1)},
       {"wide_12_to_10_stride2", make_problem(1, 12, 6, 35, 10, 3, 3, 2, 2, 1, 1)},
+      // Grouped and depthwise (ConvGrouped.cpp): MobileNet's depthwise 3x3 at strides 1
+      // and 2, a channel multiplier of 2, groups of several channels, 1x1 and
+      // non-square kernels, padding wider than the kernel's reach.
+      {"depthwise_3x3", make_problem(3, 8, 9, 10, 8, 3, 3, 1, 1, 1, 1, 8)},
+      {"depthwise_3x3_stride2", make_problem(2, 6, 9, 8, 6, 3, 3, 2, 2, 1, 1, 6)},
+      {"depthwise_multiplier2", make_problem(2, 4, 7, 7, 8, 3, 3, 1, 1, 1, 1, 4)},
+      {"groups4_16_to_32_stride2", make_problem(2, 16, 8, 9, 32, 3, 3, 2, 2, 1, 1, 4)},
+      {"groups2_1x1", make_problem(3, 6, 5, 5, 4, 1, 1, 1, 1, 0, 0, 2)},
+      {"groups3_5x3_pad2", make_problem(1, 9, 6, 7, 6, 5, 3, 1, 2, 2, 1, 3)},
   };
 }
 
@@ -148,7 +157,9 @@ INSTANTIATE_TEST_SUITE_P(
         ::testing::Values(
             NamedProblem{"3x3_stride2_pad1", make_problem(2, 3, 7, 6, 4, 3, 3, 2, 2, 1, 1)},
             NamedProblem{"5x5_pad2", make_problem(1, 2, 6, 7, 3, 5, 5, 1, 1, 2, 2)},
-            NamedProblem{"2x3_stride1x2_pad0x1", make_problem(2, 3, 5, 8, 2, 2, 3, 1, 2, 0, 1)}),
+            NamedProblem{"2x3_stride1x2_pad0x1", make_problem(2, 3, 5, 8, 2, 2, 3, 1, 2, 0, 1)},
+            NamedProblem{"depthwise_3x3_stride2", make_problem(2, 4, 7, 6, 4, 3, 3, 2, 2, 1, 1, 4)},
+            NamedProblem{"groups2_multiplier2", make_problem(1, 4, 5, 6, 8, 3, 3, 1, 1, 1, 1, 2)}),
         ::testing::Values(Layout::NCHW, Layout::NHWC)),
     [](const auto& info) {
       return std::get<0>(info.param).name + "_" + to_string(std::get<1>(info.param));

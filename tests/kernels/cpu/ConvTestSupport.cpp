@@ -33,21 +33,26 @@ ConvOperands random_operands(const ConvProblem& p, uint32_t seed) {
 
 namespace {
 
-// Calls visit(n, k, p, q, c, r, s, h, w) for every tap that reads inside the input.
+// Calls visit(n, k, p, q, c, f, r, s, h, w) for every tap that reads inside the input:
+// input channel c is filter channel f of output channel k (f = c but for groups > 1,
+// where k sees only its group's input channels).
 template <typename Visit>
 void for_each_tap(const ConvProblem& pr, Visit visit) {
   const Shape4 out = pr.output();
+  const int64_t group_inputs = pr.input.c / pr.groups;
+  const int64_t group_outputs = pr.out_channels / pr.groups;
   for (int64_t n = 0; n < pr.input.n; ++n)
     for (int64_t k = 0; k < pr.out_channels; ++k)
       for (int64_t p = 0; p < out.h; ++p)
         for (int64_t q = 0; q < out.w; ++q)
-          for (int64_t c = 0; c < pr.input.c; ++c)
+          for (int64_t f = 0; f < group_inputs; ++f)
             for (int64_t r = 0; r < pr.kernel_h; ++r)
               for (int64_t s = 0; s < pr.kernel_w; ++s) {
+                const int64_t c = k / group_outputs * group_inputs + f;
                 const int64_t h = p * pr.stride_h + r - pr.pad_h;
                 const int64_t w = q * pr.stride_w + s - pr.pad_w;
                 if (h >= 0 && h < pr.input.h && w >= 0 && w < pr.input.w)
-                  visit(n, k, p, q, c, r, s, h, w);
+                  visit(n, k, p, q, c, f, r, s, h, w);
               }
 }
 
@@ -97,27 +102,27 @@ Tensor run_pass(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool, Sha
 
 Tensor reference_forward(const ConvProblem& p, const Tensor& x, const Tensor& w) {
   DoubleTensor y(p.output());
-  for_each_tap(p, [&](int64_t n, int64_t k, int64_t op, int64_t oq, int64_t c, int64_t r, int64_t s,
-                      int64_t h, int64_t iw) {
-    y.at(n, k, op, oq) += static_cast<double>(x.at(n, c, h, iw)) * w.at(k, c, r, s);
+  for_each_tap(p, [&](int64_t n, int64_t k, int64_t op, int64_t oq, int64_t c, int64_t f, int64_t r,
+                      int64_t s, int64_t h, int64_t iw) {
+    y.at(n, k, op, oq) += static_cast<double>(x.at(n, c, h, iw)) * w.at(k, f, r, s);
   });
   return y.to_tensor(p.layout);
 }
 
 Tensor reference_backward_data(const ConvProblem& p, const Tensor& dy, const Tensor& w) {
   DoubleTensor dx(p.input);
-  for_each_tap(p, [&](int64_t n, int64_t k, int64_t op, int64_t oq, int64_t c, int64_t r, int64_t s,
-                      int64_t h, int64_t iw) {
-    dx.at(n, c, h, iw) += static_cast<double>(dy.at(n, k, op, oq)) * w.at(k, c, r, s);
+  for_each_tap(p, [&](int64_t n, int64_t k, int64_t op, int64_t oq, int64_t c, int64_t f, int64_t r,
+                      int64_t s, int64_t h, int64_t iw) {
+    dx.at(n, c, h, iw) += static_cast<double>(dy.at(n, k, op, oq)) * w.at(k, f, r, s);
   });
   return dx.to_tensor(p.layout);
 }
 
 Tensor reference_backward_filter(const ConvProblem& p, const Tensor& x, const Tensor& dy) {
   DoubleTensor dw(p.filter());
-  for_each_tap(p, [&](int64_t n, int64_t k, int64_t op, int64_t oq, int64_t c, int64_t r, int64_t s,
-                      int64_t h, int64_t iw) {
-    dw.at(k, c, r, s) += static_cast<double>(dy.at(n, k, op, oq)) * x.at(n, c, h, iw);
+  for_each_tap(p, [&](int64_t n, int64_t k, int64_t op, int64_t oq, int64_t c, int64_t f, int64_t r,
+                      int64_t s, int64_t h, int64_t iw) {
+    dw.at(k, f, r, s) += static_cast<double>(dy.at(n, k, op, oq)) * x.at(n, c, h, iw);
   });
   return dw.to_tensor(p.layout);
 }
@@ -224,8 +229,9 @@ ConvProblem with_layout(ConvProblem problem, Layout layout) {
 
 ConvProblem make_problem(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r,
                          int64_t s, int64_t stride_h, int64_t stride_w, int64_t pad_h,
-                         int64_t pad_w) {
+                         int64_t pad_w, int64_t groups) {
   ConvProblem p;
+  p.groups = groups;
   p.input = {n, c, h, w};
   p.out_channels = k;
   p.kernel_h = r;

@@ -24,7 +24,7 @@ ConvOperands random_operands(const ConvProblem& problem, uint32_t seed);
 
 void fill_uniform(Tensor& t, uint32_t seed);
 
-// Naive 7-deep loops straight from the definition, in double.
+// Naive 7-deep loops straight from the definition, in double (groups too).
 Tensor reference_forward(const ConvProblem& p, const Tensor& x, const Tensor& w);
 Tensor reference_backward_data(const ConvProblem& p, const Tensor& dy, const Tensor& w);
 Tensor reference_backward_filter(const ConvProblem& p, const Tensor& x, const Tensor& dy);
@@ -84,6 +84,6 @@ struct NamedProblem {
 
 ConvProblem make_problem(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r,
                          int64_t s, int64_t stride_h, int64_t stride_w, int64_t pad_h,
-                         int64_t pad_w);
+                         int64_t pad_w, int64_t groups = 1);
 
 }  // namespace tunescope::conv_test

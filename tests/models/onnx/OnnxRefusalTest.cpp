@@ -170,21 +170,70 @@ struct Refusal {
   std::vector<std::string> parts;  // besides the file's path
 };
 
+// Moves the node added last to position `index` of the graph's (sorted) node list.
+void move_last_node_to(TinyOnnx& m, int index) {
+  for (int i = m.graph.node_size() - 1; i > index; --i)
+    m.graph.mutable_node()->SwapElements(i, i - 1);
+}
+
 const Refusal kRefusals[] = {
     {"unsupported operator",
-     [](TinyOnnx& m) { m.node("relu").set_op_type("Sigmoid"); },
-     {"node 'relu'", "(Sigmoid)", "operator Sigmoid is not supported"}},
+     [](TinyOnnx& m) { m.node("relu").set_op_type("Softplus"); },
+     {"node 'relu'", "(Softplus)", "operator Softplus is not supported"}},
     {"dilated conv",
      [](TinyOnnx& m) {
        m.set_ints(m.node("conv"), "dilations", {2, 2});
      },
      {"node 'conv'", "(Conv)", "dilations = [2, 2]"}},
-    {"grouped conv",
+    {"groups that do not divide the channels",
+     [](TinyOnnx& m) { m.set_int(m.node("conv"), "group", 2); },
+     {"node 'conv'", "(Conv)", "group = 2 does not divide the input's 3 channels"}},
+    {"grouped weight of the wrong shape",
+     [](TinyOnnx& m) { m.set_int(m.node("conv"), "group", 3); },  // weight still [4, 3, 3, 3]
+     {"node 'conv'", "(Conv)", "takes 3 input channels per group (3 groups)"}},
+    {"leaky relu with an unknown attribute",
      [](TinyOnnx& m) {
-       m.set_int(m.node("conv"), "group", 3);
-       m.initializer("conv.w").set_dims(1, 1);
+       m.node("relu").set_op_type("LeakyRelu");
+       m.set_int(m.node("relu"), "beta", 1);
      },
-     {"node 'conv'", "(Conv)", "group = 3", "grouped or depthwise"}},
+     {"node 'relu'", "(LeakyRelu)", "attribute 'beta' is not supported"}},
+    {"product of two activations",
+     [](TinyOnnx& m) {
+       m.node("relu").set_op_type("Mul");
+       m.node("relu").add_input("c");
+     },
+     {"node 'relu'", "(Mul)", "multiplies two activations"}},
+    {"product with a per-channel constant",
+     [](TinyOnnx& m) {
+       m.node("relu").set_op_type("Mul");
+       m.node("relu").add_input("conv.b");
+     },
+     {"node 'relu'", "(Mul)", "the factor 'conv.b' has 4 elements", "no broadcasting"}},
+    {"concat on another axis",
+     [](TinyOnnx& m) {
+       m.node("relu").set_op_type("Concat");
+       m.node("relu").add_input("c");
+       m.set_int(m.node("relu"), "axis", 2);
+     },
+     {"node 'relu'", "(Concat)", "axis = 2", "channels (axis 1) only"}},
+    {"concat of images of different sizes",
+     [](TinyOnnx& m) {
+       m.add_node("GlobalAveragePool", "small", {"c"}, {"s"});
+       move_last_node_to(m, 1);  // right after conv
+       auto& relu = m.node("relu");
+       relu.set_op_type("Concat");
+       relu.add_input("s");
+       m.set_int(relu, "axis", 1);
+     },
+     {"node 'relu'", "(Concat)", "joins 8x8 and 1x1 images"}},
+    {"concat of 2-D values",
+     [](TinyOnnx& m) {
+       m.add_node("Concat", "cat", {"f", "f"}, {"f2"});
+       m.set_int(m.node("cat"), "axis", 1);
+       m.node("fc").set_input(0, "f2");
+       move_last_node_to(m, 4);  // right before fc
+     },
+     {"node 'cat'", "(Concat)", "is 2-D"}},
     {"asymmetric pads",
      [](TinyOnnx& m) {
        m.set_ints(m.node("conv"), "pads", {1, 1, 0, 0});

@@ -20,7 +20,6 @@
 #include "core/engine/Models.h"
 #include "core/engine/ParameterInit.h"
 #include "models/onnx/OnnxModel.h"
-#include "tests/core/ExpectError.h"
 #include "tests/models/onnx/OnnxTestModels.h"
 
 namespace tunescope::onnx {
@@ -32,19 +31,6 @@ constexpr double kGradientTolerance = 1e-3;
 
 std::filesystem::path zoo(const std::string& file) {
   return std::filesystem::path(TUNESCOPE_ZOO_DIR) / file;
-}
-
-// Logical (n, c, h, w) values of a tensor in any layout.
-std::vector<float> logical_values(const Tensor& t) {
-  const Tensor host = to_host(t);
-  std::vector<float> out;
-  out.reserve(static_cast<size_t>(host.size()));
-  const Shape4 s = host.shape();
-  for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t c = 0; c < s.c; ++c)
-      for (int64_t h = 0; h < s.h; ++h)
-        for (int64_t w = 0; w < s.w; ++w) out.push_back(host.at(n, c, h, w));
-  return out;
 }
 
 double l2(const std::vector<float>& v) {
@@ -134,19 +120,12 @@ INSTANTIATE_TEST_SUITE_P(
     Models, OnnxZoo,
     ::testing::Values(ZooCase{"resnet20", Layout::NCHW}, ZooCase{"resnet20", Layout::NHWC},
                       ZooCase{"resnet56", Layout::NCHW}, ZooCase{"vgg11", Layout::NCHW},
-                      ZooCase{"vgg11", Layout::NHWC}),
+                      ZooCase{"vgg11", Layout::NHWC}, ZooCase{"mobilenet", Layout::NCHW},
+                      ZooCase{"mobilenet", Layout::NHWC}, ZooCase{"opsnet", Layout::NCHW},
+                      ZooCase{"opsnet", Layout::NHWC}),
     [](const auto& info) {
       return info.param.model + "_" + (info.param.layout == Layout::NCHW ? "nchw" : "nhwc");
     });
-
-// The MobileNet-style net's depthwise convolutions are refused by name until a
-// convolution algorithm implements groups.
-TEST(OnnxZooMobilenet, DepthwiseConvolutionIsRefusedByNode) {
-  const std::string path = zoo("mobilenet.onnx").string();
-  testing::expect_error(
-      ErrorKind::input, [&] { read_onnx_model(path); },
-      {"model " + path, "node '/3/Conv' (Conv)", "group = 32", "grouped or depthwise"});
-}
 
 }  // namespace
 }  // namespace tunescope::onnx
