@@ -19,7 +19,9 @@
 #                    combination of `layers` (empty: none; resnet18-small has too many)
 #                    and times each config for at most max_seconds (default 20)
 #     -l LOADS       "quiet loaded" (default), or one of them
-#     -s STRATEGIES  default "exhaustive auto" (exhaustive is the cost's peer: keep it)
+#     -s STRATEGIES  default "exhaustive auto" (exhaustive is the cost's peer: keep it);
+#                    "auto:5" runs that strategy 5 times instead of N (e.g. "exhaustive:2
+#                    auto:5" on a net whose exhaustive tunes are long)
 #   The older form `bench/tuning-truth.sh N PROBLEMS` still works.
 #   BUILD=build: where tunescope and bench/bench_tuning_truth are.
 set -euo pipefail
@@ -51,9 +53,12 @@ fi
 for load in $LOADS; do
   [[ $load == quiet || $load == loaded ]] || { echo "tuning-truth.sh: -l takes quiet and/or loaded, got '$load'" >&2; exit 2; }
 done
-for strategy in $STRATEGIES; do
-  [[ $strategy =~ ^(exhaustive|halving|per-layer|pruned|auto)$ ]] || { echo "tuning-truth.sh: -s: unknown strategy '$strategy'" >&2; exit 2; }
+most=$N
+for entry in $STRATEGIES; do
+  [[ $entry =~ ^(exhaustive|halving|per-layer|pruned|auto)(:[0-9]+)?$ ]] || { echo "tuning-truth.sh: -s: unknown strategy or count '$entry'" >&2; exit 2; }
+  [[ $entry == *:* ]] && (( ${entry#*:} > most )) && most=${entry#*:}
 done
+(( most <= 50 )) || { echo "tuning-truth.sh: -s: at most 50 tunes per strategy" >&2; exit 2; }
 for tool in "$BUILD/tunescope" "$BUILD/bench/bench_tuning_truth"; do
   [[ -x "$tool" ]] || { echo "tuning-truth.sh: $tool not built" >&2; exit 2; }
 done
@@ -66,7 +71,7 @@ load_now() { uptime | sed 's/.*load average: //'; }
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) hardware threads," \
      "$(grep -o -m1 -w 'avx512f' /proc/cpuinfo || grep -o -m1 -w 'avx2' /proc/cpuinfo)"
-echo "space: layouts $LAYOUTS x algorithms $ALGORITHMS x threads $THREADS, fake data; $N tunes per strategy"
+echo "space: layouts $LAYOUTS x algorithms $ALGORITHMS x threads $THREADS, fake data; tunes per strategy: $N ($STRATEGIES)"
 for problem in $PROBLEMS; do
   IFS=: read -r model batch layers max_seconds <<< "$problem"
   max_seconds=${max_seconds:-20}
@@ -80,8 +85,12 @@ for problem in $PROBLEMS; do
     : > "$picks"
     echo "== $model batch $batch, $load: tunes start at load $(load_now) ($(date -u +%H:%M) UTC)"
     files=()
-    for i in $(seq "$N"); do
-      for strategy in $STRATEGIES; do
+    for i in $(seq "$most"); do
+      for entry in $STRATEGIES; do
+        strategy=${entry%%:*}
+        count=$N
+        [[ $entry == *:* ]] && count=${entry#*:}
+        (( i <= count )) || continue
         rm -f "$work/db.sqlite"*
         out="$work/pick-$tag-$strategy-$i.json"
         # %U+%S: the tune's CPU time (its threads and any isolated children).
