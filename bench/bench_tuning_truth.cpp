@@ -4,12 +4,13 @@
 // pick), checked against the reference and then timed together in
 // interleaved rounds (core/tuner's measure_interleaved) until every config's 95% interval
 // of the median step time is within +-delta/2 (default delta 0.02: +-1%) or a cap.
-// Prints one tab-separated line per config: label, median ex/s, the interval's ends,
-// rounds.
+// With --config-files, the configs in those files (tunescope.config/1, e.g. the tunes'
+// picks) join the space, once each. Prints one tab-separated line per config: label,
+// median ex/s, the interval's ends, rounds.
 //
 //   bench_tuning_truth --model lenet5 --batch 128 --layouts nchw,nhwc
 //                      --algorithms direct,gemm --threads 1,2 [--layers conv1,conv2] [--delta 0.02]
-//                      [--max-rounds 400] [--max-seconds 60]
+//                      [--max-rounds 400] [--max-seconds 60] [--config-files a.json,b.json]
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -39,7 +40,8 @@ std::vector<std::string> split(const std::string& text) {
 int main(int argc, char** argv) {
   SessionOptions base;
   base.data = "fake";
-  std::string layouts = "nchw,nhwc", algorithms = "direct,gemm", threads = "1", layers;
+  std::string layouts = "nchw,nhwc", algorithms = "direct,gemm", threads = "1", layers,
+              config_files;
   double delta = 0.02, max_seconds = 60;
   int64_t max_rounds = 400;
   try {
@@ -65,6 +67,8 @@ int main(int argc, char** argv) {
         max_rounds = std::stoll(value);
       else if (key == "--max-seconds")
         max_seconds = std::stod(value);
+      else if (key == "--config-files")
+        config_files = value;
       else
         fail(ErrorKind::usage, "unknown option ", key);
     }
@@ -103,6 +107,17 @@ int main(int argc, char** argv) {
           knobs::threads.set(options.knobs, std::stoi(t));
           configs.push_back(run_config_of(options));
         }
+    for (const std::string& file : split(config_files)) {
+      RunConfig config = load_run_config(file);
+      config.measured.reset();
+      if (config.model != base.model || config.batch != base.batch)
+        fail(ErrorKind::usage, file, ": a config of ", config.model, " batch ", config.batch,
+             ", not of --model ", base.model, " --batch ", base.batch);
+      const bool known = std::any_of(configs.begin(), configs.end(), [&](const RunConfig& c) {
+        return c.label() == config.label();
+      });
+      if (!known) configs.push_back(std::move(config));
+    }
     tuner::MeasureOptions measure;
     measure.steps = 6;
     measure.max_steps = max_rounds;

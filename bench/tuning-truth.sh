@@ -1,32 +1,64 @@
 #!/usr/bin/env bash
 # How often does each strategy pick (within 3% of) the true best, and at what cost?
 # For each problem and load (quiet, then a one-core busy loop this script starts and
-# stops itself): the ground truth of the space (bench_tuning_truth: every config in
-# interleaved rounds to +-1%, at most 400 rounds or 20 s of steps per config), then N
-# independent tunes per strategy (each with a fresh results DB, so nothing is reused).
-# Prints, per problem, load and strategy: the share of picks within 3% of the true best,
-# and the mean tune time relative to exhaustive's.
+# stops itself): N independent tunes per strategy, the strategies taking turns (tune 1
+# of each, then tune 2 of each, ...: the machine's drift hits all alike), each with a
+# fresh results DB so that nothing is reused; then the ground truth under the same load
+# (bench_tuning_truth: every config of the space, every per-layer combination of the
+# named layers, and every config a tune picked, in interleaved rounds to +-1%, at most
+# 400 rounds or MAX_SECONDS s of steps per config).
+# Prints, per problem, load and strategy: the share of picks within 3% of the true best
+# (the best of all the configs the truth measured), the mean tune wall time and CPU time
+# relative to exhaustive's (the cost), and the picks.
 # Results: docs/BENCHMARKS.md, "Tuner accuracy".
 #
-#   bench/tuning-truth.sh [N] [PROBLEMS]
-#     N: tunes per strategy (default 3)
-#     PROBLEMS: "lenet5:128:conv1,conv2" (default: model, batch, its conv layers, whose
-#       per-layer combinations are in the truth as per-layer may pick them), e.g. also
-#       "resnet18-small:32:" (no per-layer combinations: 2^9 would be too many)
-#   BUILD=build (where tunescope and bench/bench_tuning_truth are), STRATEGIES="exhaustive halving per-layer auto"
+#   bench/tuning-truth.sh [-n N] [-p PROBLEMS] [-l LOADS] [-s STRATEGIES]
+#     -n N           tunes per strategy (default 3)
+#     -p PROBLEMS    space-separated "model:batch:layers:max_seconds" (default
+#                    "lenet5:128:conv1,conv2:20"): the truth crosses every per-layer
+#                    combination of `layers` (empty: none; resnet18-small has too many)
+#                    and times each config for at most max_seconds (default 20)
+#     -l LOADS       "quiet loaded" (default), or one of them
+#     -s STRATEGIES  default "exhaustive auto" (exhaustive is the cost's peer: keep it);
+#                    "auto:5" runs that strategy 5 times instead of N (e.g. "exhaustive:2
+#                    auto:5" on a net whose exhaustive tunes are long)
+#   The older form `bench/tuning-truth.sh N PROBLEMS` still works.
+#   BUILD=build: where tunescope and bench/bench_tuning_truth are.
 set -euo pipefail
 
-N=${1:-3}
-PROBLEMS=${2:-"lenet5:128:conv1,conv2"}
+N=3
+PROBLEMS="lenet5:128:conv1,conv2:20"
+LOADS="quiet loaded"
+STRATEGIES="exhaustive auto"
+while getopts "n:p:l:s:" opt; do
+  case $opt in
+    n) N=$OPTARG ;;
+    p) PROBLEMS=$OPTARG ;;
+    l) LOADS=$OPTARG ;;
+    s) STRATEGIES=$OPTARG ;;
+    *) echo "usage: $0 [-n N] [-p PROBLEMS] [-l LOADS] [-s STRATEGIES]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+N=${1:-$N}
+PROBLEMS=${2:-$PROBLEMS}
 BUILD=${BUILD:-build}
-STRATEGIES=${STRATEGIES:-"exhaustive halving per-layer auto"}
 LAYOUTS=nchw,nhwc
 ALGORITHMS=direct,gemm
 THREADS=1,2
 if ! [[ "$N" =~ ^[0-9]+$ ]] || (( N < 1 || N > 50 )); then
-  echo "tuning-truth.sh: N must be 1..50, got '$N'" >&2
+  echo "tuning-truth.sh: -n must be 1..50, got '$N'" >&2
   exit 2
 fi
+for load in $LOADS; do
+  [[ $load == quiet || $load == loaded ]] || { echo "tuning-truth.sh: -l takes quiet and/or loaded, got '$load'" >&2; exit 2; }
+done
+most=$N
+for entry in $STRATEGIES; do
+  [[ $entry =~ ^(exhaustive|halving|per-layer|pruned|auto)(:[0-9]+)?$ ]] || { echo "tuning-truth.sh: -s: unknown strategy or count '$entry'" >&2; exit 2; }
+  [[ $entry == *:* ]] && (( ${entry#*:} > most )) && most=${entry#*:}
+done
+(( most <= 50 )) || { echo "tuning-truth.sh: -s: at most 50 tunes per strategy" >&2; exit 2; }
 for tool in "$BUILD/tunescope" "$BUILD/bench/bench_tuning_truth"; do
   [[ -x "$tool" ]] || { echo "tuning-truth.sh: $tool not built" >&2; exit 2; }
 done
@@ -35,59 +67,81 @@ work=$(mktemp -d /tmp/tuning-truth.XXXXXX)
 busy=""
 stop_busy() { if [[ -n "$busy" ]]; then kill "$busy" 2>/dev/null || true; wait "$busy" 2>/dev/null || true; busy=""; fi; }
 trap 'stop_busy; rm -rf "$work"' EXIT
+load_now() { uptime | sed 's/.*load average: //'; }
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) hardware threads," \
      "$(grep -o -m1 -w 'avx512f' /proc/cpuinfo || grep -o -m1 -w 'avx2' /proc/cpuinfo)"
-echo "space: layouts $LAYOUTS x algorithms $ALGORITHMS x threads $THREADS, fake data; $N tunes per strategy"
+echo "space: layouts $LAYOUTS x algorithms $ALGORITHMS x threads $THREADS, fake data; tunes per strategy: $N ($STRATEGIES)"
 for problem in $PROBLEMS; do
-  IFS=: read -r model batch layers <<< "$problem"
-  for load in quiet loaded; do
+  IFS=: read -r model batch layers max_seconds <<< "$problem"
+  max_seconds=${max_seconds:-20}
+  for load in $LOADS; do
     if [[ $load == loaded ]]; then
       ( while :; do :; done ) &
       busy=$!
     fi
-    echo "== $model batch $batch, $load (uptime:$(uptime | sed 's/.*load average//'))"
-    "$BUILD/bench/bench_tuning_truth" --model "$model" --batch "$batch" --layouts "$LAYOUTS" \
-      --algorithms "$ALGORITHMS" --threads "$THREADS" ${layers:+--layers "$layers"} --delta 0.02 --max-rounds 400 --max-seconds 20 \
-      > "$work/truth-$model-$load.tsv"
-    for strategy in $STRATEGIES; do
-      for i in $(seq "$N"); do
+    tag="$model-$batch-$load"
+    picks="$work/picks-$tag.tsv"
+    : > "$picks"
+    echo "== $model batch $batch, $load: tunes start at load $(load_now) ($(date -u +%H:%M) UTC)"
+    files=()
+    for i in $(seq "$most"); do
+      for entry in $STRATEGIES; do
+        strategy=${entry%%:*}
+        count=$N
+        [[ $entry == *:* ]] && count=${entry#*:}
+        (( i <= count )) || continue
         rm -f "$work/db.sqlite"*
-        "$BUILD/tunescope" tune --model "$model" --data fake --batch "$batch" --layouts "$LAYOUTS" \
+        out="$work/pick-$tag-$strategy-$i.json"
+        # %U+%S: the tune's CPU time (its threads and any isolated children).
+        /usr/bin/time -f "%U %S" -o "$work/cpu" \
+          "$BUILD/tunescope" tune --model "$model" --data fake --batch "$batch" --layouts "$LAYOUTS" \
           --algorithms "$ALGORITHMS" --threads-list "$THREADS" --strategy "$strategy" \
-          --db "$work/db.sqlite" -o "$work/tuned.json" --progress jsonl 2>/dev/null \
-          | grep '"event":"done"' | sed "s/^/$strategy\t/" >> "$work/picks-$model-$load.tsv"
+          --db "$work/db.sqlite" -o "$out" --progress jsonl 2>"$work/stderr" > "$work/events" \
+          || { echo "tune failed ($strategy):"; tail -5 "$work/stderr"; continue; }
+        ran=$(grep -m1 '"event":"start"' "$work/events" | sed -n 's/.*"strategy":"\([a-z-]*\)".*/\1/p')
+        cpu=$(awk '{print $1 + $2}' "$work/cpu")
+        grep '"event":"done"' "$work/events" | sed "s/^/$strategy\t${ran:-?}\t$cpu\t/" >> "$picks"
+        files+=("$out")
       done
     done
+    echo "   tunes end at load $(load_now); truth starts ($(date -u +%H:%M) UTC)"
+    "$BUILD/bench/bench_tuning_truth" --model "$model" --batch "$batch" --layouts "$LAYOUTS" \
+      --algorithms "$ALGORITHMS" --threads "$THREADS" ${layers:+--layers "$layers"} --delta 0.02 \
+      --max-rounds 400 --max-seconds "$max_seconds" \
+      --config-files "$(IFS=,; echo "${files[*]}")" > "$work/truth-$tag.tsv"
+    echo "   truth ends at load $(load_now) ($(date -u +%H:%M) UTC)"
     stop_busy
-    python3 - "$work/truth-$model-$load.tsv" "$work/picks-$model-$load.tsv" <<'PY'
-import json, sys
+    python3 - "$work/truth-$tag.tsv" "$picks" <<'PY'
+import json, statistics, sys
 truth = {}
 for line in open(sys.argv[1]):
     label, eps, low, high, rounds = line.rstrip("\n").split("\t")
     truth[label] = (float(eps), float(low), float(high), int(rounds))
 best = max(v[0] for v in truth.values())
-# Exhaustive and halving sweep global configs only (one algorithm for every layer):
-# their picks are also judged against the best of those.
-best_global = max(v[0] for k, v in truth.items() if "," not in k.split(" ")[1])
-print("truth (median ex/s [95% CI], rounds):")
+print("truth (median ex/s [95% CI], rounds, share of the best):")
 for label, (eps, low, high, rounds) in sorted(truth.items(), key=lambda kv: -kv[1][0]):
-    print(f"  {label:32s} {eps:9.1f} [{low:.1f}, {high:.1f}] {rounds:4d}  {eps / best:6.3f}")
+    print(f"  {label:40s} {eps:9.1f} [{low:.1f}, {high:.1f}] {rounds:4d}  {eps / best:6.3f}")
 picks = {}
 for line in open(sys.argv[2]):
-    strategy, event = line.split("\t", 1)
+    strategy, ran, cpu, event = line.split("\t", 3)
     done = json.loads(event)
-    picks.setdefault(strategy, []).append((done["winner"]["candidate"], done["seconds"]))
-base = sum(s for _, s in picks.get("exhaustive", [("", 0)])) / max(1, len(picks.get("exhaustive", [])))
-print("| strategy | picks within 3% of the true best | within 3% of the best global config | mean tune s | cost vs exhaustive | picks |")
+    picks.setdefault(strategy, []).append((done["winner"]["candidate"], done["seconds"], float(cpu), ran))
+def mean(xs): return sum(xs) / len(xs)
+base = picks.get("exhaustive")
+base_wall = mean([s for _, s, _, _ in base]) if base else float("nan")
+base_cpu = mean([c for _, _, c, _ in base]) if base else float("nan")
+print("| strategy (ran) | picks within 3% of the true best | mean tune s (min-max) | wall vs exhaustive | CPU vs exhaustive | picks (share of the true best) |")
 print("|---|---:|---:|---:|---:|---|")
 for strategy, runs in picks.items():
-    # A pick outside the measured space counts as a miss, named with "?".
-    good = sum(w in truth and truth[w][0] >= 0.97 * best for w, _ in runs)
-    good_global = sum(w in truth and truth[w][0] >= 0.97 * best_global for w, _ in runs)
-    mean = sum(s for _, s in runs) / len(runs)
-    names = ", ".join(f"{w} ({truth[w][0] / best:.3f})" if w in truth else f"{w} (?)" for w, _ in runs)
-    print(f"| {strategy} | {good}/{len(runs)} | {good_global}/{len(runs)} | {mean:.1f} | {mean / base:.2f}x | {names} |")
+    # A pick the truth did not measure counts as a miss, named with "?".
+    good = sum(w in truth and truth[w][0] >= 0.97 * best for w, _, _, _ in runs)
+    wall = [s for _, s, _, _ in runs]
+    cpu = [c for _, _, c, _ in runs]
+    ran = ",".join(sorted(set(r for _, _, _, r in runs)))
+    names = ", ".join(f"{w} ({truth[w][0] / best:.3f})" if w in truth else f"{w} (?)" for w, _, _, _ in runs)
+    print(f"| {strategy} ({ran}) | {good}/{len(runs)} | {mean(wall):.1f} ({min(wall):.1f}-{max(wall):.1f}) | "
+          f"{mean(wall) / base_wall:.2f}x | {mean(cpu) / base_cpu:.2f}x | {names} |")
 PY
   done
 done

@@ -187,8 +187,9 @@ Action add_tune_command(CLI::App& command) {
               "--strategy", flags->strategy,
               "auto: the strategy estimated cheapest for this model and space (the estimates are "
               "printed and kept in --out and --db); exhaustive: every candidate; per-layer: time "
-              "each conv layer's algorithms alone, then "
-              "measure the per-layer pick and its global variants; halving: time every candidate "
+              "each conv layer's algorithms alone, then race the per-layer pick, its close "
+              "alternatives and its global variants with the baseline in interleaved rounds; "
+              "halving: time every candidate "
               "briefly, race the fastest third on with 3x the steps each round (the last round "
               "--steps); pruned: exhaustive's "
               "candidates, those predicted clearly slower not measured (as --prune on)")

@@ -191,8 +191,8 @@ struct TrialResult {
   // index). Not stored in the results DB.
   std::vector<double> step_seconds;
   // Single-layer trials (measure_layer): each pass's fastest run in ms, forward,
-  // backward data, backward filter (zeros otherwise, and after an isolated child, whose
-  // record carries the stored fields only).
+  // backward data, backward filter (zeros otherwise). A field of the record
+  // (TrialRecordFields.h), so an isolated child's trial carries it back.
   std::array<double, 3> layer_pass_ms{};
 };
 

@@ -13,6 +13,11 @@
 
 namespace tunescope::tuner {
 
+double AlgorithmTiming::score_ms() const {
+  const double passes_ms = passes.fwd_ms + passes.bwd_data_ms + passes.bwd_filter_ms;
+  return passes_ms > 0 ? passes_ms : median_ms;
+}
+
 std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, int threads,
                                       const FindOptions& options, const MeasureOptions& limits) {
   const std::string& backend = space.options().backend;
@@ -36,7 +41,7 @@ std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, i
       continue;
     }
     timed.emplace(problem.key(), out.size());
-    LayerFind find{layer.name, layout, threads, {}, {}, {}};
+    LayerFind find{layer.name, layout, threads, {}, {}, {}, {}};
     std::optional<NumericsSample>
         reference;  // made on first need: a layer served from options.cache needs none
     double best_ms = INFINITY;
@@ -69,8 +74,8 @@ std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, i
           timing.skip_reason = cat("failed: ", result.reason);
         }
       }
-      if (timing.skip_reason.empty() && timing.median_ms < best_ms) {
-        best_ms = timing.median_ms;
+      if (timing.skip_reason.empty() && timing.score_ms() < best_ms) {
+        best_ms = timing.score_ms();
         find.best = name;
       }
       find.timings.push_back(std::move(timing));
@@ -78,6 +83,14 @@ std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, i
     if (find.best.empty())
       fail(ErrorKind::runtime, "per-layer find: no algorithm passed for layer ", layer.name, " (",
            problem.key(), ")");
+    std::vector<const AlgorithmTiming*> close;
+    for (const AlgorithmTiming& t : find.timings)
+      if (t.skip_reason.empty() && t.algorithm != find.best &&
+          t.score_ms() <= best_ms * (1 + kFindCloseMargin))
+        close.push_back(&t);
+    std::stable_sort(close.begin(), close.end(),
+                     [](const auto* a, const auto* b) { return a->score_ms() < b->score_ms(); });
+    for (const AlgorithmTiming* t : close) find.close.push_back(t->algorithm);
     out.push_back(std::move(find));
   }
   if (options.cache) options.cache->flush();

@@ -31,7 +31,16 @@ struct AlgorithmTiming {
   PassTimes
       passes;  // each pass's fastest run (StepTimePredictor adds only the passes a layer runs)
   bool reused = false;  // taken from a LayerTimingCache, not timed now
+  // What the find ranks by: the sum of each pass's fastest run (interference only adds
+  // time: under load the median of the five whole runs was up to 3.5x that sum,
+  // docs/TUNER-MEASUREMENT.md), or the median when the passes are unknown.
+  double score_ms() const;
 };
+
+// An algorithm whose score is within this share of a layer's best is one of the layer's
+// close alternatives (LayerFind::close): the find alone cannot tell it from the best, so
+// the per-layer strategy races the configs with it in whole-config rounds.
+inline constexpr double kFindCloseMargin = 0.25;
 
 // Timings of a conv problem (its key includes the layout) with a pool of `threads`,
 // kept across tunes and models (LayerTimingStore.h keeps them in the results DB).
@@ -52,7 +61,9 @@ struct LayerFind {
   Layout layout = Layout::NCHW;
   int threads = 1;
   std::vector<AlgorithmTiming> timings;
-  std::string best;  // fastest timed algorithm
+  std::string best;  // fastest timed algorithm (by score_ms)
+  // The other timed algorithms within kFindCloseMargin of the best, closest first.
+  std::vector<std::string> close;
   std::string
       timed_as;  // empty: timed for this layer; else the earlier layer with the same problem
 };

@@ -89,16 +89,60 @@ std::vector<size_t> ranking_led_by(const std::vector<TrialResult>& trials, size_
   return ranked;
 }
 
-std::vector<size_t> settle_candidates(const std::vector<TrialResult>& trials, size_t cap) {
+std::vector<size_t> settle_candidates(const std::vector<TrialResult>& trials, size_t top,
+                                      size_t cap) {
   const std::vector<RankTier> tiers = rank_tiers(trials);
-  std::vector<size_t> full;
+  std::vector<size_t> full, others;
   for (size_t i : rank_ok_trials(trials))
-    if (tiers[i] == RankTier::full) full.push_back(i);
+    if (tiers[i] == RankTier::full)
+      full.push_back(i);
+    else if (tiers[i] == RankTier::cut_short && trials[i].figures.stop == StopRule::raced_out)
+      others.push_back(i);
   if (full.size() < 2) return {};
-  std::vector<size_t> group{full[0], full[1]};
-  for (size_t k = 2; k < full.size() && group.size() < cap; ++k)
-    if (overlaps(trials[full[k]].figures, trials[full[0]].figures)) group.push_back(full[k]);
+  std::vector<size_t> group;
+  for (size_t k = 0; k < full.size() && group.size() < std::min(top, cap); ++k)
+    group.push_back(full[k]);
+  for (size_t k = group.size(); k < full.size(); ++k) others.push_back(full[k]);
+  std::stable_sort(others.begin(), others.end(), [&](size_t a, size_t b) {
+    return trials[a].figures.median_eps > trials[b].figures.median_eps;
+  });
+  for (size_t i : others)
+    if (group.size() < cap && overlaps(trials[i].figures, trials[full[0]].figures))
+      group.push_back(i);
   return group;
+}
+
+std::vector<size_t> racing_members(const std::vector<std::vector<double>>& round_seconds) {
+  size_t most = 0;
+  for (const auto& series : round_seconds) most = std::max(most, series.size());
+  std::vector<size_t> racing;
+  for (size_t i = 0; i < round_seconds.size(); ++i)
+    if (most > 0 && round_seconds[i].size() == most) racing.push_back(i);
+  return racing;
+}
+
+std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
+                               double alpha) {
+  const std::vector<size_t> racing = racing_members(round_seconds);
+  if (racing.size() < 2) return {};
+  size_t fastest = racing.front();
+  double fastest_median = INFINITY;
+  for (size_t i : racing)
+    if (const double m = estimate_quantile(round_seconds[i], 0.5).estimate; m < fastest_median) {
+      fastest_median = m;
+      fastest = i;
+    }
+  const double level = alpha / static_cast<double>(racing.size() - 1);
+  std::vector<size_t> drops;
+  for (size_t j : racing) {
+    if (j == fastest) continue;
+    std::vector<double> log_ratios;
+    for (size_t r = 0; r < round_seconds[j].size(); ++r)
+      log_ratios.push_back(std::log(round_seconds[j][r] / round_seconds[fastest][r]));
+    const SignTest test = sign_test(log_ratios);
+    if (test.p_value < level && std::exp(test.median.estimate) > 1 + delta / 2) drops.push_back(j);
+  }
+  return drops;
 }
 
 RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,

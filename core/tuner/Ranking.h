@@ -30,13 +30,25 @@ std::vector<size_t> rank_ok_trials(const std::vector<TrialResult>& trials);
 // slightly slower, simpler config).
 std::vector<size_t> ranking_led_by(const std::vector<TrialResult>& trials, size_t winner);
 
-// The leaders to settle in interleaved rounds: the top of the ranking (it must be fully
-// measured) and each fully measured trial whose interval overlaps its (or that has no
-// interval), in ranking order; always the runner-up, at most `cap` in all. Empty when
-// fewer than two fully measured trials.
-inline constexpr size_t kMaxSettled = 4;
+// The leaders to settle in interleaved rounds: the top `top` fully measured trials (in
+// ranking order; the top of the ranking must be fully measured), then every other fully
+// measured or raced-out trial whose interval overlaps the leader's (or that has none: a
+// noisy sweep races a candidate out on a few steps, and the paired rounds may tell
+// otherwise), at most `cap` in all. Empty when fewer than two fully measured trials.
+inline constexpr size_t kSettledTop = 4;
+inline constexpr size_t kMaxSettled = 6;
 std::vector<size_t> settle_candidates(const std::vector<TrialResult>& trials,
-                                      size_t cap = kMaxSettled);
+                                      size_t top = kSettledTop, size_t cap = kMaxSettled);
+
+// A race in interleaved rounds (measure_interleaved with a RoundsDrop): the members
+// still racing are those with the most rounds (a dropped or invalid member has fewer).
+std::vector<size_t> racing_members(const std::vector<std::vector<double>>& round_seconds);
+// The members to drop: against the fastest still racing (lowest median round time),
+// each whose paired log step-time ratios are significantly positive by the exact sign
+// test at alpha / (members - 1) (every member is compared at every look) and whose
+// ratio exceeds 1 + delta/2.
+std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
+                               double alpha = kAlpha);
 
 // The fastest of a group against one other, over their paired interleaved rounds.
 struct PairedComparison {

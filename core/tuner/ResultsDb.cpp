@@ -109,6 +109,7 @@ TrialRecord record_of(const TrialResult& result) {
   r.figures = result.figures;
   r.kernels_json = kernels_to_json(result.kernels);
   r.concurrency = result.concurrency;
+  r.layer_pass_ms = result.layer_pass_ms;
   return r;
 }
 
@@ -120,6 +121,7 @@ TrialResult result_of(const TrialRecord& record, const std::string& backend) {
   t.reason = record.reason;
   t.figures = record.figures;
   t.concurrency = record.concurrency;
+  t.layer_pass_ms = record.layer_pass_ms;
   t.reused = true;
   try {
     for (const auto& k : nlohmann::json::parse(record.kernels_json))
@@ -175,6 +177,7 @@ void ResultsDb::prepare_for_writing() {
     db_->exec(kStrategyChoicesTable);
     db_->exec(kMachinePeaksTable);
     db_->exec(kLayerTimingsTable);
+    add_missing_columns();  // the trial fields added after the first schema (TrialField::added)
     db_->exec(cat("PRAGMA application_id=", profiler::kResultsDbApplicationId));
     db_->prepare("INSERT INTO meta(key, value) VALUES ('schema_version', ?1), ('created_at', ?2)")
         .bind(1, std::to_string(kResultsSchemaVersion))

@@ -6,6 +6,7 @@
 // writers (tunes, the GUI's Run tab) may share one file: each waits for the others.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -56,7 +57,10 @@ struct TrialRecord {
   TimingFigures figures;     // eps_low/eps_high 0 and stop none where the columns are NULL
   std::string kernels_json;  // [{"name", "calls", "total_ms", "share_pct"}]
   std::optional<ConcurrencyFigures>
-      concurrency;         // NULL columns: not measured, or an older build's row
+      concurrency;  // NULL columns: not measured, or an older build's row
+  // A single-layer trial's fastest run per pass, ms (TrialResult::layer_pass_ms); zeros
+  // (NULL columns) for a whole config or an older build's row.
+  std::array<double, 3> layer_pass_ms{};
   std::string created_at;  // UTC, ISO 8601
 };
 

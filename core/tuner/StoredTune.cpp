@@ -13,7 +13,13 @@ constexpr const char* kLegacyPairReason = "interleaved re-measurement with ";
 
 }  // namespace
 
-bool is_remeasurement(const TrialRecord& row) { return row.reason.rfind(kRemeasureReason, 0) == 0; }
+bool from_final_rounds(const TrialRecord& row) {
+  return row.reason.rfind(kRemeasureReason, 0) == 0;
+}
+
+bool is_remeasurement(const TrialRecord& row) {
+  return from_final_rounds(row) && row.figures.stop != StopRule::raced_out;
+}
 
 bool later_row_replaces(const TrialRecord& later) {
   return later.status != TrialStatus::skipped && later.status != TrialStatus::pruned &&

@@ -22,8 +22,11 @@ namespace tunescope::tuner {
 // reference (the backend's default conv algorithm: direct on cpu, cuDNN's implicit GEMM
 // on cuda) first, so a later nchw single-lane config (another algorithm or thread
 // count) is just another candidate. Shared by `report` and the GUI's Candidates view.
-// Whether a stored row is from the interleaved re-measurement of the top two (its reason
-// starts with kRemeasureReason).
+// Whether a stored row is from the final interleaved rounds (its reason starts with
+// kRemeasureReason): not a sweep's verdict, so a resumed tune does not reuse it.
+bool from_final_rounds(const TrialRecord& row);
+// Whether a stored row is of a config still racing when the final rounds ended (from
+// them, and not dropped from the race: stop raced_out): ranked as settled.
 bool is_remeasurement(const TrialRecord& row);
 // Whether a later stored row of a config replaces the one shown for it so far: yes,
 // unless it is a skipped or pruned row (a budget skip, a resumed tune's copy, a

@@ -241,6 +241,22 @@ double sweep_seconds(const CostInputs& in, const std::vector<double>& step_secon
   return seconds;
 }
 
+double race_seconds(const CostInputs& in, std::vector<double> step_seconds) {
+  // Every member built, checked and warmed up, then timed for the sign test's minimum of
+  // rounds (6); the clearly slower drop out, the leading two go on as long as a full
+  // measurement would (the rounds stop once the sign test settles them).
+  const int64_t minimum = std::max<int64_t>(in.steps, 6);
+  std::sort(step_seconds.begin(), step_seconds.end());
+  double seconds = 0;
+  for (double step : step_seconds)
+    seconds += in.build_seconds + static_cast<double>(1 + in.warmup + minimum) * step;
+  for (size_t i = 0; i < 2 && i < step_seconds.size(); ++i)
+    seconds +=
+        static_cast<double>(std::max<int64_t>(0, timed_steps(in, step_seconds[i]) - minimum)) *
+        step_seconds[i];
+  return seconds;
+}
+
 std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
   // checked: the measurement starts with the numerics check's step (halving's later
   // rounds leave it out: the candidate passed it in round 0). `steps` below in.steps: a
@@ -277,23 +293,21 @@ std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
       {Strategy::exhaustive, sweep_seconds(in, in_order, true) + remeasure, steps.size()});
 
   if (in.per_layer_allowed) {
+    // The find and the baseline's sweep, then the baseline and per-layer's configs raced
+    // in interleaved rounds (PerLayerStrategy.cpp).
     const size_t per_pair = in.layout_thread_pairs * in.concurrency_variants;
-    double seconds = in.find_seconds + remeasure;
-    size_t configs = 0;
+    std::vector<double> raced{in.step_seconds};  // the baseline
     if (!in.per_layer_step_seconds.empty()) {
-      configs = in.per_layer_step_seconds.size();
-      std::vector<double> order{in.step_seconds};  // the baseline first
-      for (double step : in.per_layer_step_seconds) order.insert(order.end(), per_pair, step);
-      seconds += sweep_seconds(in, order, true);
+      for (double step : in.per_layer_step_seconds) raced.insert(raced.end(), per_pair, step);
     } else {
-      seconds += measurement(in.steps);  // the baseline
       // Each distinct problem picks one algorithm, so at most this many per pair: an upper
       // bound (ResNet-18-small, 11 problems x 4 algorithms: 2 to 4 picked per layout).
       const size_t picked = std::min(in.algorithms, std::max<size_t>(1, in.distinct_problems));
-      configs = picked + (picked > 1 ? 1 : 0);
-      seconds += static_cast<double>(per_pair * configs) * measurement(in.steps);
+      raced.insert(raced.end(), per_pair * (picked + (picked > 1 ? 1 : 0)), in.step_seconds);
     }
-    out.push_back({Strategy::per_layer, seconds, 1 + per_pair * configs});
+    out.push_back({Strategy::per_layer,
+                   in.find_seconds + measurement(in.steps) + race_seconds(in, raced),
+                   raced.size()});
   }
 
   // Halving as Tuner::run races it: every candidate at round 0's steps, then the

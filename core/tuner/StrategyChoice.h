@@ -137,15 +137,19 @@ int64_t raced_out_steps(const CostInputs& inputs);
 // times raced_out_steps only.
 double sweep_seconds(const CostInputs& inputs, const std::vector<double>& step_seconds,
                      bool checked);
+// A race in interleaved rounds (TuneContext::settle_in_rounds) of configs stepping at
+// `step_seconds`: each built, checked, warmed up and timed for the sign test's minimum
+// of rounds, the fastest two on to timed_steps.
+double race_seconds(const CostInputs& inputs, std::vector<double> step_seconds);
 
 // Estimates of exhaustive, per-layer (when allowed), halving and, when the steps are
 // priced and per-layer is allowed (the find runs), pruned, in that order. pruned is the
 // find plus the baseline plus the candidates priced within prune_margin of the fastest.
 // A measurement costs build + (numerics step + warmup + timed_steps) x step; halving's rounds
 // follow its schedule (SuccessiveHalving.h), its later rounds without the numerics
-// step; per-layer is its find (find_seconds) plus the
-// measurement of its picks. Each measurement's steps at the candidate's priced step
-// (price_steps); unpriced, every step is the reference's and per-layer is assumed to pick
+// step; per-layer is its find (find_seconds), the baseline's measurement and the race
+// of the baseline and its picks (race_seconds). Each measurement's steps at the candidate's priced
+// step (price_steps); unpriced, every step is the reference's and per-layer is assumed to pick
 // min(algorithms, distinct problems) algorithms per pair (an upper bound; plus the mixed
 // config when it picks two or more).
 std::vector<StrategyEstimate> estimate_costs(const CostInputs& inputs);

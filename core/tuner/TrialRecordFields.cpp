@@ -31,6 +31,16 @@ FieldValue interval_end(const TrialRecord& r, double value) {
   return r.figures.has_interval() ? FieldValue(value) : FieldValue();
 }
 
+// A single-layer trial's pass time (NULL for a whole config: no pass of its own).
+template <size_t Pass>
+TrialField layer_pass_field(const char* name) {
+  return {name, "REAL", true,
+          [](const TrialRecord& r) -> FieldValue {
+            return r.layer_pass_ms[Pass] > 0 ? FieldValue(r.layer_pass_ms[Pass]) : FieldValue();
+          },
+          [](TrialRecord& r, const FieldValue& v) { r.layer_pass_ms[Pass] = real_or_zero(v); }};
+}
+
 const std::vector<TrialField> kFields = {
     {"config", "TEXT", false, [](const TrialRecord& r) -> FieldValue { return r.config_json; },
      [](TrialRecord& r, const FieldValue& v) { r.config_json = text_of(v); }},
@@ -74,6 +84,9 @@ const std::vector<TrialField> kFields = {
     {"eps_high", "REAL", true,
      [](const TrialRecord& r) { return interval_end(r, r.figures.eps_high); },
      [](TrialRecord& r, const FieldValue& v) { r.figures.eps_high = real_or_zero(v); }},
+    layer_pass_field<0>("layer_fwd_ms"),
+    layer_pass_field<1>("layer_bwd_data_ms"),
+    layer_pass_field<2>("layer_bwd_filter_ms"),
     {"stop_rule", "TEXT", true,
      [](const TrialRecord& r) -> FieldValue { return to_string(r.figures.stop); },
      [](TrialRecord& r, const FieldValue& v) {

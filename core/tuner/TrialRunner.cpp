@@ -281,52 +281,72 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
                                          const std::vector<RunConfig>& configs,
                                          const std::vector<const NumericsSample*>& references,
                                          const MeasureOptions& options,
-                                         const RoundsSettled& settled, StepCounter* steps) {
+                                         const RoundsSettled& settled, const RoundsDrop& drop,
+                                         StepCounter* steps) {
   const auto start = Clock::now();
   const auto count = static_cast<int>(configs.size());
   std::vector<TrialResult> results;
-  std::string mismatch;
+  std::vector<std::string> mismatch(configs.size());  // non-empty: invalid, never timed
+  std::vector<bool> dropped(configs.size(), false);
   const auto failure = failure_of([&] {
     const ScopedAllocationCap cap(options.memory_limit_bytes * configs.size());  // all live at once
     TrialTimeLimit limit(options.time_limit_seconds, count, steps);
     std::vector<std::unique_ptr<CandidateRun>> runs;
     for (const RunConfig& config : configs)
       runs.push_back(std::make_unique<CandidateRun>(base, config, limit));
-    for (size_t i = 0; i < runs.size(); ++i)
-      if (mismatch = runs[i]->check(*references[i], options); !mismatch.empty()) return;
-    for (auto& run : runs) run->warm_up(options.warmup);
-    for (auto& run : runs) run->start_tracing();
+    std::vector<size_t> racing;  // the members still timed
+    for (size_t i = 0; i < runs.size(); ++i) {
+      mismatch[i] = runs[i]->check(*references[i], options);
+      if (mismatch[i].empty())
+        racing.push_back(i);
+      else
+        runs[i].reset();  // a wrong member's session is not kept alive
+    }
+    for (size_t i : racing) runs[i]->warm_up(options.warmup);
+    for (size_t i : racing) runs[i]->start_tracing();
     // Round-robin single steps: each includes draining its own pipeline, alike for all.
     const int64_t minimum = std::max(options.steps, kMinimumRounds);
     const int64_t maximum = std::max(options.max_steps, minimum);
     const double time_cap = options.max_timing_seconds * static_cast<double>(runs.size());
     double timed = 0;
     std::vector<std::vector<double>> rounds(runs.size());
-    for (int64_t round = 0; round < maximum; ++round) {
+    for (int64_t round = 0; round < maximum && !racing.empty(); ++round) {
       double this_round = 0;
-      for (size_t i = 0; i < runs.size(); ++i) {
+      for (size_t i : racing) {
         runs[i]->time_steps(1);
         rounds[i].push_back(runs[i]->step_seconds().back());
         this_round += rounds[i].back();
       }
       timed += this_round;
+      if (round + 1 < minimum) continue;
       // Also well before --trial-timeout: rounds that time fine must not fail for being many.
       const bool out_of_time = timed >= time_cap || limit.seconds_left() < 4 * this_round;
-      if (round + 1 >= minimum && (out_of_time || (settled && settled(rounds)))) break;
+      if (out_of_time || (settled && settled(rounds))) break;
+      if (drop)  // after `settled`: a member dropped now has fewer rounds at the next look
+        for (size_t i : drop(rounds))
+          if (i < dropped.size() && !dropped[i] && mismatch[i].empty()) {
+            dropped[i] = true;
+            racing.erase(std::remove(racing.begin(), racing.end(), i), racing.end());
+          }
+      if (racing.size() <= 1) break;
     }
-    for (auto& run : runs) results.push_back(run->finish(options, StopRule::interleaved));
+    for (size_t i = 0; i < runs.size(); ++i)
+      results.push_back(
+          mismatch[i].empty()
+              ? runs[i]->finish(options, dropped[i] ? StopRule::raced_out : StopRule::interleaved)
+              : disposition(configs[i], TrialStatus::invalid,
+                            cat(kRemeasureReason, ": ", mismatch[i])));
   });
-  // All were measured fine alone; a problem now is reported on all, not guessed at.
-  const std::string why = failure ? *failure : mismatch;
-  if (!why.empty()) {
-    const TrialStatus status = failure ? TrialStatus::failed : TrialStatus::invalid;
+  if (failure) {  // a problem while all ran is reported on all, not guessed at
     results.clear();
     for (const RunConfig& config : configs)
-      results.push_back(disposition(config, status, cat(kRemeasureReason, ": ", why)));
+      results.push_back(
+          disposition(config, TrialStatus::failed, cat(kRemeasureReason, ": ", *failure)));
   } else {
     for (TrialResult& result : results) {
-      result.reason = cat(kRemeasureReason, " of ", configs.size(), " configs, ",
-                          result.figures.steps, " rounds");
+      if (result.status == TrialStatus::ok)
+        result.reason = cat(kRemeasureReason, " of ", configs.size(), " configs, ",
+                            result.figures.steps, " rounds");
       result.numerics_checked = true;
     }
   }
@@ -423,17 +443,17 @@ std::vector<TrialResult> measure_interleaved(const SessionOptions& base,
                                              const std::vector<RunConfig>& configs,
                                              const std::vector<const NumericsSample*>& references,
                                              const MeasureOptions& options,
-                                             const RoundsSettled& settled) {
+                                             const RoundsSettled& settled, const RoundsDrop& drop) {
   if (references.size() != configs.size())
     fail(ErrorKind::runtime, "measure_interleaved: ", configs.size(), " configs but ",
          references.size(), " references");
   if (!options.isolate)
-    return interleave_here(base, configs, references, options, settled, nullptr);
+    return interleave_here(base, configs, references, options, settled, drop, nullptr);
   const auto start = Clock::now();
   const auto count = static_cast<int>(configs.size());
   ChildOutcome child =
       run_in_child(base.backend, {options.time_limit_seconds, count}, [&](StepCounter& steps) {
-        return interleave_here(base, configs, references, options, settled, &steps);
+        return interleave_here(base, configs, references, options, settled, drop, &steps);
       });
   std::vector<TrialResult> results = std::move(child.results);
   if (results.size() != configs.size()) {
@@ -486,7 +506,8 @@ TrialResult TrialRunner::measure(const RunConfig& config, const MeasureOptions& 
 }
 
 std::vector<TrialResult> TrialRunner::measure_interleaved(const std::vector<RunConfig>& configs,
-                                                          const RoundsSettled& settled) {
+                                                          const RoundsSettled& settled,
+                                                          const RoundsDrop& drop) {
   std::vector<const NumericsSample*> references;
   try {
     for (const RunConfig& config : configs) references.push_back(&reference_for(config));
@@ -495,7 +516,7 @@ std::vector<TrialResult> TrialRunner::measure_interleaved(const std::vector<RunC
   }
   MeasureOptions options = options_;
   options.race_against.reset();
-  return tuner::measure_interleaved(base_, configs, references, options, settled);
+  return tuner::measure_interleaved(base_, configs, references, options, settled, drop);
 }
 
 }  // namespace tunescope::tuner

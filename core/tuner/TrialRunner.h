@@ -27,19 +27,29 @@ TrialResult measure(const SessionOptions& base, const RunConfig& config,
                     const NumericsSample& reference, const MeasureOptions& options);
 
 // Whether the interleaved rounds so far (one step time per config per round, paired by
-// index) settle the choice; measure_interleaved stops at the first true.
+// index) settle the choice; measure_interleaved stops at the first true. A member
+// dropped from the race (RoundsDrop) or never timed (wrong numerics) has fewer rounds
+// than those still racing.
 using RoundsSettled = std::function<bool(const std::vector<std::vector<double>>& round_seconds)>;
+// The members (indices) to drop from the race after the rounds so far: no longer timed,
+// their result ok with the rounds they ran and stop StopRule::raced_out.
+using RoundsDrop =
+    std::function<std::vector<size_t>(const std::vector<std::vector<double>>& round_seconds)>;
 // Measures `configs` (each checked against its reference) in interleaved rounds: each
-// round times one step of each, round-robin, so slow drift of the machine hits all alike:
-// the final word among the leaders. At least max(options.steps, 6) rounds, at most
-// options.max_steps, at most options.max_timing_seconds per config, fewer once
-// `settled` says so. The time and memory limits cover all of them. Each result carries
-// its round times in step_seconds, stop StopRule::interleaved, reason kRemeasureReason.
+// round times one step of each member still racing, round-robin, so slow drift of the
+// machine hits all alike: the final word among the leaders. At least
+// max(options.steps, 6) rounds, at most options.max_steps, at most
+// options.max_timing_seconds per config, fewer once `settled` says so; `drop` (optional)
+// is asked after each round from the minimum on. A member whose numerics differ is
+// invalid and never timed; the others race on. The time and memory limits cover all of
+// them. Each result carries its round times in step_seconds, stop StopRule::interleaved
+// (raced_out when dropped), reason kRemeasureReason.
 std::vector<TrialResult> measure_interleaved(const SessionOptions& base,
                                              const std::vector<RunConfig>& configs,
                                              const std::vector<const NumericsSample*>& references,
                                              const MeasureOptions& options,
-                                             const RoundsSettled& settled);
+                                             const RoundsSettled& settled,
+                                             const RoundsDrop& drop = {});
 
 // One conv layer's problem run alone by one algorithm (the per-layer find's trial).
 struct LayerTrial {
@@ -83,7 +93,8 @@ class TrialRunner {
   TrialResult measure(const RunConfig& config) { return measure(config, options_); }
   // The leaders in interleaved rounds (measure_interleaved) with the tune's options.
   std::vector<TrialResult> measure_interleaved(const std::vector<RunConfig>& configs,
-                                               const RoundsSettled& settled);
+                                               const RoundsSettled& settled,
+                                               const RoundsDrop& drop = {});
 
  private:
   SessionOptions base_;

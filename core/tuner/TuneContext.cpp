@@ -21,7 +21,7 @@ PriorTrials::PriorTrials(const ResultsDb& db, int64_t problem_id, int64_t machin
                          std::string backend)
     : backend_(std::move(backend)) {
   for (TrialRecord& row : db.trials(problem_id)) {
-    if (row.machine_id != machine_id || is_remeasurement(row)) continue;
+    if (row.machine_id != machine_id || from_final_rounds(row)) continue;
     try {
       const std::string key = identity(row.config_json);
       by_identity_[key].push_back(rows_.size());

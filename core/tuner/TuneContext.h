@@ -98,6 +98,15 @@ class TuneContext {
   // Progress: a measurement of `label` starts.
   void announce(const std::string& label, size_t round = 0) const;
 
+  // THE final choice (SettleInRounds.cpp): `configs` raced in interleaved rounds
+  // (measure_interleaved), the clearly slower dropped as the rounds go (race_drops), the
+  // rest settled by the sign test (rounds_verdict), within the budget. swept[k]: the
+  // trial in report().trials that config k replaces (its sweep's), or none for a
+  // candidate measured only here (it is appended, and goes to progress too). Sets
+  // report().best, decision and settled_in_rounds; every result goes to the DB.
+  void settle_in_rounds(const std::vector<RunConfig>& configs,
+                        const std::vector<std::optional<size_t>>& swept);
+
   // `measure` racing against the leader so far (the fastest fully measured trial with
   // an interval), when racing is on and `measure` is full length.
   MeasureOptions racing_against_leader(MeasureOptions measure) const;

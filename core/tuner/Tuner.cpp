@@ -98,9 +98,9 @@ Reference run_reference(const TuneOptions& options) {
   return r;
 }
 
-// The leaders of the sweep (settle_candidates) in interleaved rounds until the sign test
-// decides every comparison with the fastest, or a cap (docs/TUNER-MEASUREMENT.md); their
-// figures replace the sweep's; the winner and the decision go to the report.
+// The leaders of the sweep (settle_candidates) raced in interleaved rounds until the
+// sign test decides every comparison with the fastest, or a cap
+// (docs/TUNER-MEASUREMENT.md); their figures replace the sweep's.
 void settle_leaders(TuneContext& context) {
   TuneReport& report = context.report();
   const std::vector<size_t> ranked = rank_ok_trials(report.trials);
@@ -115,38 +115,12 @@ void settle_leaders(TuneContext& context) {
     return;
   }
   std::vector<RunConfig> configs;
-  for (size_t i : group) configs.push_back(report.trials[i].config);
-  const double delta = context.options().measure.delta;
-  std::vector<TrialResult> rounds = context.runner().measure_interleaved(
-      configs, [&](const std::vector<std::vector<double>>& seconds) {
-        return rounds_verdict(configs, seconds, delta).settled;
-      });
-  const bool all_ok = std::all_of(rounds.begin(), rounds.end(),
-                                  [](const TrialResult& t) { return t.status == TrialStatus::ok; });
-  if (!all_ok) {
-    report.decision = cat("interleaved re-measurement failed (", rounds.front().reason,
-                          "); the sweep's fastest wins");
-    for (const TrialResult& t : rounds) context.record(t, TuneContext::to_db);
-    return;
+  std::vector<std::optional<size_t>> swept;
+  for (size_t i : group) {
+    configs.push_back(report.trials[i].config);
+    swept.emplace_back(i);
   }
-  std::vector<std::vector<double>> seconds;
-  for (const TrialResult& t : rounds) seconds.push_back(t.step_seconds);
-  const RoundsVerdict verdict = rounds_verdict(configs, seconds, delta);
-  report.best = group[verdict.winner];
-  report.decision = verdict.decision;
-  for (size_t k = 0; k < group.size(); ++k) {
-    TrialResult& fresh = rounds[k];
-    fresh.reason =
-        k == verdict.winner
-            ? cat(kRemeasureWinnerReason, verdict.decision)
-            : cat(kRemeasureReason, " of ", group.size(), " configs over ", fresh.figures.steps,
-                  " rounds; the winner: ", configs[verdict.winner].label());
-    context.record(fresh, TuneContext::to_db);
-    const double seconds_before = report.trials[group[k]].seconds;
-    report.trials[group[k]] = std::move(fresh);
-    report.trials[group[k]].seconds += seconds_before;
-    report.trials[group[k]].remeasured = true;
-  }
+  context.settle_in_rounds(configs, swept);
 }
 
 }  // namespace
@@ -241,7 +215,8 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
         reasons += cat("\n  ", t.config.label(), ": ", to_string(t.status), ": ", t.reason);
     fail(ErrorKind::runtime, "no candidate succeeded (", report.trials.size(), " tried):", reasons);
   }
-  settle_leaders(context);
+  if (!report.settled_in_rounds) settle_leaders(context);
+  if (!report.best) report.best = ranked.front();
   report.ranking = ranking_led_by(report.trials, *report.best);
   report.seconds = context.seconds();
   return report;

@@ -95,6 +95,9 @@ struct TuneReport {
       false;          // options.stop was set: `best` is the sweep's best so far (may be empty)
   size_t reused = 0;  // trials taken from the results DB (resume)
   size_t rounds = 0;  // halving: rounds raced (the first, brief one included)
+  // The final interleaved rounds ran (TuneContext::settle_in_rounds): a strategy that
+  // races its own candidates there (per-layer) leaves nothing for the tune to settle.
+  bool settled_in_rounds = false;
   double seconds = 0;
   MachineSignature machine;
   ProblemKey problem;

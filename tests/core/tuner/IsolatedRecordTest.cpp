@@ -34,6 +34,7 @@ TrialResult every_field_set() {
   t.figures.stop = StopRule::raced_out;
   t.concurrency = ConcurrencyFigures{0.375, 1.625};
   t.kernels = {{"gemm.fwd", 3, 1.5, 42.0}};
+  t.layer_pass_ms = {0.25, 0.5, 0.75};
   t.step_seconds = {0.01, 0.02};
   t.numerics_checked = true;
   return t;
@@ -54,6 +55,7 @@ TEST(IsolatedRecord, EveryStoredFieldSurvivesTheChild) {
   EXPECT_EQ(got.config, sent.config);
   EXPECT_EQ(got.concurrency, sent.concurrency);
   EXPECT_EQ(got.step_seconds, sent.step_seconds);
+  EXPECT_EQ(got.layer_pass_ms, sent.layer_pass_ms);
   EXPECT_TRUE(got.numerics_checked);
   EXPECT_FALSE(got.reused);
 }
@@ -96,6 +98,42 @@ TEST(IsolatedRecord, IsolatedTwoStreamTrialKeepsConcurrencyIntervalAndStopRuleIn
   const TrialRecord stored = db.trials().front();
   for (const TrialField& f : trial_fields())
     EXPECT_EQ(f.get(stored), f.get(record_of(r))) << f.name;
+}
+
+// A single-layer trial (the per-layer find's) measured in a child brings back each
+// pass's time, which the step-time predictor needs, and the results DB stores them.
+TEST(IsolatedRecord, IsolatedLayerTrialKeepsItsPassTimesInTheRecordAndTheDb) {
+  const SessionOptions base = testing::tiny_session();
+  ConvProblem problem;
+  problem.input = {8, 1, 32, 32};
+  problem.out_channels = 6;
+  problem.kernel_h = problem.kernel_w = 5;
+  problem.layout = Layout::NCHW;
+  MeasureOptions o;
+  o.steps = o.max_steps = 3;
+  o.warmup = 0;
+  o.isolate = true;
+  const LayerTrial trial{"cpu", problem, "gemm", 1,
+                         testing::config_with(base, Layout::NCHW, "gemm")};
+  const TrialResult r = measure_layer(trial, layer_reference(problem), o);
+  ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
+  for (double ms : r.layer_pass_ms) EXPECT_GT(ms, 0);
+  // The pass times are the fastest of each pass; the three together take at least their sum.
+  EXPECT_GE(r.figures.min_step_ms * (1 + 1e-9),
+            r.layer_pass_ms[0] + r.layer_pass_ms[1] + r.layer_pass_ms[2]);
+
+  const testing::TempResultsDb file("isolated-layer-record.sqlite");
+  ResultsDb db(file.path);
+  db.add_trial(db.problem_id({"lenet5", "1x32x32", base.batch}),
+               db.machine_id(MachineSignature::local("cpu")), r);
+  const TrialResult back = result_of(db.trials().front(), "cpu");
+  EXPECT_EQ(back.layer_pass_ms, r.layer_pass_ms);
+  // A whole config's row has none: NULL columns, read back as zeros.
+  TrialResult whole = r;
+  whole.layer_pass_ms = {};
+  db.add_trial(db.problem_id({"lenet5", "1x32x32", base.batch}),
+               db.machine_id(MachineSignature::local("cpu")), whole);
+  EXPECT_EQ(result_of(db.trials().back(), "cpu").layer_pass_ms, (std::array<double, 3>{}));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "TestAlgorithms.h"
 #include "core/base/Error.h"
 #include "core/engine/RunKnobs.h"
+#include "core/tuner/Ranking.h"
 
 namespace tunescope::tuner {
 namespace {
@@ -107,6 +108,49 @@ TEST_F(MeasurementTest, InterleavedStepsEachRunInTheirCandidatesRange) {
       measure_interleaved(base, {configs[0], configs[1]}, {&reference, &reference}, o,
                           [](const std::vector<std::vector<double>>&) { return false; });
   for (const TrialResult& r : capped) EXPECT_EQ(r.figures.steps, 9) << r.reason;
+}
+
+// A race in rounds: a member whose numerics differ is invalid and never timed while the
+// others race on; a member the drop callback names is timed no more and ends raced out
+// with the rounds it ran, the rest go on to the cap.
+TEST_F(MeasurementTest, InterleavedRaceDropsMembersAndKeepsAWrongOneOut) {
+  const std::vector<RunConfig> configs{
+      config_with(base, Layout::NCHW, "direct"), config_with(base, Layout::NCHW, testing::kWrong),
+      config_with(base, Layout::NHWC, "gemm"), config_with(base, Layout::NHWC, "direct")};
+  MeasureOptions o = quick();
+  o.max_steps = 9;
+  std::vector<size_t> lengths_at_second_look;
+  size_t looks = 0;
+  const auto results = measure_interleaved(
+      base, configs, {&reference, &reference, &reference, &reference}, o,
+      [](const std::vector<std::vector<double>>&) { return false; },
+      [&](const std::vector<std::vector<double>>& rounds) -> std::vector<size_t> {
+        if (++looks == 2)
+          for (const auto& series : rounds) lengths_at_second_look.push_back(series.size());
+        return looks == 1 ? std::vector<size_t>{3} : std::vector<size_t>{};
+      });
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[1].status, TrialStatus::invalid);
+  EXPECT_EQ(results[1].reason.rfind(kRemeasureReason, 0), 0u) << results[1].reason;
+  EXPECT_NE(results[1].reason.find("loss"), std::string::npos) << results[1].reason;
+  EXPECT_EQ(results[1].figures.steps, 0);
+  for (size_t i : {0u, 2u}) {
+    ASSERT_EQ(results[i].status, TrialStatus::ok) << results[i].reason;
+    EXPECT_EQ(results[i].figures.stop, StopRule::interleaved);
+    EXPECT_EQ(results[i].figures.steps, 9);
+  }
+  ASSERT_EQ(results[3].status, TrialStatus::ok) << results[3].reason;
+  EXPECT_EQ(results[3].figures.stop, StopRule::raced_out);
+  EXPECT_EQ(results[3].figures.steps, 6) << "dropped at the first look, after the 6th round";
+  EXPECT_EQ(results[3].step_seconds.size(), 6u);
+  // At the next look the racing members have one round more than the dropped one, and
+  // the wrong one none.
+  EXPECT_EQ(lengths_at_second_look, (std::vector<size_t>{7, 0, 7, 6}));
+  EXPECT_EQ(racing_members({std::vector<double>(7, 1.0),
+                            {},
+                            std::vector<double>(7, 1.0),
+                            std::vector<double>(6, 1.0)}),
+            (std::vector<size_t>{0, 2}));
 }
 
 // Adaptive timing on real steps: a stopping rule that cannot be met runs to the cap; a

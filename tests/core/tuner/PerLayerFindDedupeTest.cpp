@@ -4,6 +4,8 @@
 // of its timings), the repeats sharing the first layer's timings and pick.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <map>
 #include <memory>
 #include <set>
@@ -80,12 +82,33 @@ TEST(PerLayerFind, TimesEachDistinctProblemOnceAndRepeatsShareItsPick) {
   for (size_t i = 0; i < finds.size(); ++i) {
     const LayerFind& f = finds[i];
     EXPECT_EQ(f.layer, space.layers()[i].name);
-    // The pick rule: the fastest algorithm that was timed.
+    // The pick rule: the timed algorithm with the least sum of its passes' fastest runs,
+    // and the close alternatives within kFindCloseMargin of it, closest first.
     const AlgorithmTiming* fastest = nullptr;
     for (const AlgorithmTiming& t : f.timings)
-      if (t.skip_reason.empty() && (!fastest || t.median_ms < fastest->median_ms)) fastest = &t;
+      if (t.skip_reason.empty() && (!fastest || t.score_ms() < fastest->score_ms())) fastest = &t;
     ASSERT_TRUE(fastest) << f.layer;
     EXPECT_EQ(f.best, fastest->algorithm) << f.layer;
+    EXPECT_NEAR(
+        fastest->score_ms(),
+        fastest->passes.fwd_ms + fastest->passes.bwd_data_ms + fastest->passes.bwd_filter_ms,
+        1e-12);
+    double previous = fastest->score_ms();
+    for (const std::string& name : f.close) {
+      const auto t = std::find_if(f.timings.begin(), f.timings.end(),
+                                  [&](const AlgorithmTiming& x) { return x.algorithm == name; });
+      ASSERT_NE(t, f.timings.end()) << name;
+      EXPECT_NE(name, f.best);
+      EXPECT_LE(t->score_ms(), fastest->score_ms() * (1 + kFindCloseMargin)) << name;
+      EXPECT_GE(t->score_ms(), previous) << name;
+      previous = t->score_ms();
+    }
+    for (const AlgorithmTiming& t : f.timings)
+      if (t.skip_reason.empty() && t.algorithm != f.best &&
+          t.score_ms() <= fastest->score_ms() * (1 + kFindCloseMargin)) {
+        EXPECT_NE(std::find(f.close.begin(), f.close.end(), t.algorithm), f.close.end())
+            << t.algorithm;
+      }
 
     const std::string key = space.layers()[i].problem.key();
     auto [at, added] = first.emplace(key, &f);

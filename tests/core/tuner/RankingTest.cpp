@@ -168,22 +168,34 @@ TEST(Ranking, OlderRowsRankLongerTimedFirst) {
   EXPECT_EQ(rank_ok_trials(trials), (std::vector<size_t>{2, 0, 1}));
 }
 
-TEST(SettleCandidates, TheTopTwoAndThoseOverlappingTheLeaderUpToTheCap) {
+TEST(SettleCandidates, TheTopFullyMeasuredThenThoseOverlappingTheLeaderUpToTheCap) {
   std::vector<TrialResult> trials{
       ok(config(Layout::NCHW, "direct"), 1000, StopRule::converged),     // leader [990, 1010]
-      ok(config(Layout::NCHW, "gemm"), 900, StopRule::converged),        // runner-up: always
+      ok(config(Layout::NCHW, "gemm"), 900, StopRule::converged),        // [891, 909]
       ok(config(Layout::NHWC, "gemm"), 980, StopRule::converged, 0.02),  // [960.4, 999.6]: overlaps
-      ok(config(Layout::NHWC, "direct"), 800, StopRule::converged),      // far below: left out
-      ok(config(Layout::NCHW, "fft"), 2000, StopRule::raced_out),        // cut short: never settled
+      ok(config(Layout::NHWC, "direct"), 800, StopRule::converged),      // far below
+      ok(config(Layout::NCHW, "fft"), 2000, StopRule::raced_out),        // cut short, far above
   };
-  // Ranked: direct 1000, nhwc gemm 980, gemm 900, nhwc direct 800; the runner-up is nhwc gemm.
-  EXPECT_EQ(settle_candidates(trials), (std::vector<size_t>{0, 2}));
-  trials[1].figures.eps_high = 995;  // now overlapping the leader too
-  EXPECT_EQ(settle_candidates(trials), (std::vector<size_t>{0, 2, 1}));
+  // Ranked: direct 1000, nhwc gemm 980, gemm 900, nhwc direct 800, then the raced out.
+  // The top two, then only those overlapping the leader:
   EXPECT_EQ(settle_candidates(trials, 2), (std::vector<size_t>{0, 2}));
+  trials[1].figures.eps_high = 995;  // now overlapping the leader too
+  EXPECT_EQ(settle_candidates(trials, 2), (std::vector<size_t>{0, 2, 1}));
+  EXPECT_EQ(settle_candidates(trials, 2, 2), (std::vector<size_t>{0, 2}));
   // No interval (too few steps, an older row): cannot be told apart, so settled.
   trials[3].figures.eps_low = trials[3].figures.eps_high = 0;
+  EXPECT_EQ(settle_candidates(trials, 2), (std::vector<size_t>{0, 2, 1, 3}));
+  // By default the top four whatever their intervals.
+  trials[1].figures.eps_high = 909;
+  trials[3] = ok(config(Layout::NHWC, "direct"), 800, StopRule::converged);
   EXPECT_EQ(settle_candidates(trials), (std::vector<size_t>{0, 2, 1, 3}));
+  // A candidate raced out on a few noisy steps whose interval still reaches the leader's
+  // is raced again in the rounds.
+  trials[4].figures.median_eps = 950;
+  trials[4].figures.eps_low = 700;
+  trials[4].figures.eps_high = 1200;
+  EXPECT_EQ(settle_candidates(trials), (std::vector<size_t>{0, 2, 1, 3, 4}));
+  EXPECT_EQ(settle_candidates(trials, 4, 4), (std::vector<size_t>{0, 2, 1, 3}));
   // One fully measured candidate: nothing to settle.
   std::vector<TrialResult> alone{ok(config(Layout::NCHW, "direct"), 1000, StopRule::converged),
                                  ok(config(Layout::NCHW, "gemm"), 3000, StopRule::raced_out)};

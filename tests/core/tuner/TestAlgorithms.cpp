@@ -26,6 +26,7 @@ enum class Defect {
   throws,
   nan,
   slow,
+  slow_in_network,
   conv1_only,
   segfault,
   abort,
@@ -57,19 +58,19 @@ class DefectiveConv final : public ConvAlgorithm {
     }
     if (defect_ == Defect::abort) std::abort();
     if (defect_ == Defect::hang) std::this_thread::sleep_for(std::chrono::hours(1));
-    pause();
+    pause(call);
     direct_->forward(call, x, w, y);
     if (defect_ == Defect::wrong)
       for (int64_t i = 0; i < y.size(); ++i) y.data()[i] *= 1.5f;
     if (defect_ == Defect::nan) y.fill(std::nanf(""));
   }
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override {
-    pause();
+    pause(call);
     direct_->backward_data(call, dy, w, dx);
   }
   void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
                        Tensor& dw) override {
-    pause();
+    pause(call);
     direct_->backward_filter(call, x, dy, dw);
     const bool first_call = filter_calls_++ == 0;
     if (defect_ == Defect::filter_off || (defect_ == Defect::first_filter_off && first_call))
@@ -77,8 +78,11 @@ class DefectiveConv final : public ConvAlgorithm {
   }
 
  private:
-  void pause() const {
+  void pause(const ConvCall& call) const {
     if (defect_ == Defect::slow) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // A session's calls carry its tracer; the per-layer find's lone layer has none.
+    if (defect_ == Defect::slow_in_network && call.exec.tracer)
+      std::this_thread::sleep_for(std::chrono::milliseconds(kSlowInNetworkMs));
   }
   std::string name_;
   Defect defect_;
@@ -136,6 +140,7 @@ const ConvAlgorithmRegistration registrations[] = {
     make(kThrows, Defect::throws),
     make(kNan, Defect::nan),
     make(kSlow, Defect::slow),
+    make(kSlowInNetwork, Defect::slow_in_network),
     make(kConv1Only, Defect::conv1_only),
     make(kSegfault, Defect::segfault),
     make(kAbort, Defect::abort),

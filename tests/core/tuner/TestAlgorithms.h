@@ -25,9 +25,14 @@ inline constexpr const char* kWinogradNoFlip = "test-winograd-no-flip";
 // The correct winograd with F(2x2, 3x3) on every layer (the registered one picks F(4x4)
 // on all of resnet18-small's 3x3 stride-1 layers).
 inline constexpr const char* kWinogradF2 = "test-winograd-f2";
-inline constexpr const char* kThrows = "test-throws";         // forward throws Error(runtime)
-inline constexpr const char* kNan = "test-nan";               // forward writes NaN
-inline constexpr const char* kSlow = "test-slow";             // direct + 20 ms sleep per pass
+inline constexpr const char* kThrows = "test-throws";  // forward throws Error(runtime)
+inline constexpr const char* kNan = "test-nan";        // forward writes NaN
+inline constexpr const char* kSlow = "test-slow";      // direct + 20 ms sleep per pass
+// Fast alone, slow in a network: direct, plus kSlowInNetworkMs per pass inside a
+// session (whose calls carry a tracer) but not in the per-layer find's lone layer. It
+// stands for what the find cannot see (layout transitions, caches a neighbour evicts).
+inline constexpr const char* kSlowInNetwork = "test-slow-in-network";
+inline constexpr int kSlowInNetworkMs = 15;
 inline constexpr const char* kConv1Only = "test-conv1-only";  // direct, only for 1 input channel
 // Only for isolated trials (MeasureOptions::isolate): they take their process down.
 inline constexpr const char* kSegfault = "test-segfault";  // forward raises SIGSEGV

@@ -251,16 +251,23 @@ TEST(Tuner, LeadersAreSettledInInterleavedRoundsByTheSignTest) {
   TuneOptions o = tiny_tune({"direct", "gemm"});
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW, Layout::NHWC});
   const TuneReport report = Tuner(o).run();
-  size_t settled = 0;
-  for (const TrialResult& t : report.trials)
+  size_t settled = 0, dropped = 0;  // still racing at the end / dropped from the rounds
+  for (const TrialResult& t : report.trials) {
     if (t.remeasured) {
       ++settled;
       EXPECT_EQ(t.figures.stop, StopRule::interleaved);
-      EXPECT_GE(t.figures.steps, 6);
-      EXPECT_LE(t.figures.steps, o.measure.max_steps);
+    } else if (t.reason.rfind(kRemeasureReason, 0) == 0) {
+      ++dropped;
+      EXPECT_EQ(t.figures.stop, StopRule::raced_out);
+    } else {
+      continue;
     }
-  EXPECT_GE(settled, 2u);
-  EXPECT_LE(settled, kMaxSettled);
+    EXPECT_GE(t.figures.steps, 6);
+    EXPECT_LE(t.figures.steps, o.measure.max_steps);
+  }
+  EXPECT_GE(settled, 1u);
+  EXPECT_GE(settled + dropped, 2u);
+  EXPECT_LE(settled + dropped, kMaxSettled);
   for (size_t r = 0; r < settled; ++r)
     EXPECT_TRUE(report.trials[report.ranking[r]].remeasured) << r;
   EXPECT_TRUE(report.winner().remeasured);

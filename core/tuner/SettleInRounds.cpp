@@ -1,0 +1,109 @@
+// The final choice of a tune (TuneContext::settle_in_rounds): a race in interleaved
+// rounds among the leaders, then the sign test (docs/TUNER-MEASUREMENT.md).
+#include <algorithm>
+
+#include "core/base/Error.h"
+#include "core/tuner/Ranking.h"
+#include "core/tuner/TuneContext.h"
+
+namespace tunescope::tuner {
+
+namespace {
+
+// The rounds of the members still racing, and their configs.
+struct Racing {
+  std::vector<size_t> members;
+  std::vector<RunConfig> configs;
+  std::vector<std::vector<double>> seconds;
+};
+Racing racing_of(const std::vector<RunConfig>& configs,
+                 const std::vector<std::vector<double>>& seconds) {
+  Racing r;
+  r.members = racing_members(seconds);
+  for (size_t i : r.members) {
+    r.configs.push_back(configs[i]);
+    r.seconds.push_back(seconds[i]);
+  }
+  return r;
+}
+
+}  // namespace
+
+void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
+                                   const std::vector<std::optional<size_t>>& swept) {
+  const double delta = options_.measure.delta;
+  report_.settled_in_rounds = true;
+  for (size_t k = 0; k < configs.size(); ++k)
+    if (!swept[k]) announce(configs[k].label());
+  std::vector<TrialResult> rounds = runner_.measure_interleaved(
+      configs,
+      [&](const std::vector<std::vector<double>>& seconds) {
+        if (stopped() || over_budget()) return true;
+        const Racing r = racing_of(configs, seconds);
+        return r.members.size() < 2 || rounds_verdict(r.configs, r.seconds, delta).settled;
+      },
+      [&](const std::vector<std::vector<double>>& seconds) { return race_drops(seconds, delta); });
+  if (stopped()) report_.interrupted = true;
+  if (over_budget()) report_.budget_exhausted = true;
+
+  const std::string failure = rounds.empty() ? std::string() : rounds.front().reason;
+  // The members still racing at the end (a member dropped in the last look has as many
+  // rounds as they have, so its stop rule tells).
+  Racing survivors;
+  for (size_t k = 0; k < rounds.size(); ++k)
+    if (rounds[k].status == TrialStatus::ok && rounds[k].figures.stop == StopRule::interleaved) {
+      survivors.members.push_back(k);
+      survivors.configs.push_back(configs[k]);
+      survivors.seconds.push_back(rounds[k].step_seconds);
+    }
+  std::optional<RoundsVerdict> verdict;
+  if (!survivors.members.empty())
+    verdict = rounds_verdict(survivors.configs, survivors.seconds, delta);
+  constexpr size_t kNone = static_cast<size_t>(-1);
+  const size_t winner = verdict ? survivors.members[verdict->winner] : kNone;
+  const std::string fastest = verdict ? survivors.configs[verdict->fastest].label() : std::string();
+  std::vector<std::optional<size_t>> placed(configs.size());  // where each result went
+  for (size_t k = 0; k < configs.size(); ++k) {
+    TrialResult fresh = std::move(rounds[k]);
+    const bool survived =
+        std::find(survivors.members.begin(), survivors.members.end(), k) != survivors.members.end();
+    if (fresh.status == TrialStatus::ok && survived) {
+      fresh.remeasured = true;
+      fresh.reason =
+          k == winner ? cat(kRemeasureWinnerReason, verdict->decision)
+                      : cat(kRemeasureReason, " of ", configs.size(), " configs over ",
+                            fresh.figures.steps, " rounds; the winner: ", configs[winner].label());
+    } else if (fresh.status == TrialStatus::ok) {
+      // Dropped: ranked cut short, here and when read back (is_remeasurement).
+      fresh.figures.stop = StopRule::raced_out;
+      fresh.reason = cat(kRemeasureReason, " of ", configs.size(), " configs: raced out after ",
+                         fresh.figures.steps, " rounds, slower than ", fastest,
+                         " with confidence (sign test)");
+    }
+    const bool failed_here = fresh.status != TrialStatus::ok;
+    record(fresh, to_db);
+    if (swept[k]) {
+      // A sweep's measurement stays when the rounds could not run it.
+      if (failed_here) continue;
+      fresh.seconds += report_.trials[*swept[k]].seconds;
+      report_.trials[*swept[k]] = std::move(fresh);
+      placed[k] = swept[k];
+    } else {
+      ++index_;
+      report_.trials.push_back(std::move(fresh));
+      placed[k] = report_.trials.size() - 1;
+      record(report_.trials.back(), to_progress);
+    }
+  }
+  if (winner != kNone) {
+    report_.best = placed[winner];
+    report_.decision = verdict->decision;
+  } else {
+    const std::vector<size_t> ranked = rank_ok_trials(report_.trials);
+    if (!ranked.empty()) report_.best = ranked.front();
+    report_.decision =
+        cat("interleaved re-measurement failed (", failure, "); the sweep's fastest wins");
+  }
+}
+
+}  // namespace tunescope::tuner

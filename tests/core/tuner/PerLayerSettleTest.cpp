@@ -1,0 +1,83 @@
+// The per-layer strategy's pick rests on whole-config interleaved rounds, not on the
+// find: an algorithm that is fastest alone but slow in a network (kSlowInNetwork) is
+// the find's pick on every layer, and still never the winner.
+#include <gtest/gtest.h>
+
+#include "TestAlgorithms.h"
+#include "core/engine/RunKnobs.h"
+#include "core/tuner/Ranking.h"
+#include "core/tuner/Tuner.h"
+
+namespace tunescope::tuner {
+namespace {
+
+TEST(PerLayerSettle, TheFindsPickThatIsSlowInTheNetworkLosesTheRounds) {
+  TuneOptions o;
+  o.base = testing::tiny_session();
+  o.algorithms = {testing::kSlowInNetwork, testing::kSlow};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
+  o.knobs.set(knobs::threads, std::vector<int>{1});
+  o.strategy = Strategy::per_layer;
+  o.measure.warmup = 1;
+  o.measure.steps = 3;
+  o.measure.max_steps = 40;
+  o.find.repetitions = 2;
+  const TuneReport report = Tuner(o).run();
+
+  ASSERT_FALSE(report.finds.empty());
+  for (const LayerFind& f : report.finds) EXPECT_EQ(f.best, testing::kSlowInNetwork) << f.layer;
+  ASSERT_TRUE(report.best);
+  const TrialResult& winner = report.winner();
+  // The baseline (direct everywhere) is raced too, and beats the find's pick.
+  EXPECT_EQ(winner.config.conv.default_algorithm, "direct") << winner.config.label();
+  EXPECT_TRUE(winner.remeasured);
+  EXPECT_TRUE(report.settled_in_rounds);
+  bool raced_pick = false;
+  for (const TrialResult& t : report.trials)
+    if (t.config.conv.default_algorithm == testing::kSlowInNetwork) {
+      raced_pick = true;
+      // Measured in the rounds: dropped from the race, or still in it when the sign test
+      // settled the comparison.
+      EXPECT_EQ(t.status, TrialStatus::ok) << t.reason;
+      EXPECT_TRUE(t.figures.stop == StopRule::raced_out || t.figures.stop == StopRule::interleaved)
+          << t.reason;
+      EXPECT_GE(t.figures.steps, 6);
+      EXPECT_LT(t.figures.median_eps, winner.figures.median_eps);
+    }
+  EXPECT_TRUE(raced_pick) << "the find's pick was not measured as a whole config";
+  // One ranking: the winner leads, and it is the rule's first.
+  ASSERT_FALSE(report.ranking.empty());
+  EXPECT_EQ(report.ranking.front(), *report.best);
+  EXPECT_EQ(rank_ok_trials(report.trials).front(), *report.best);
+}
+
+TEST(RaceDrops, DropsOnlyTheSignificantlySlowerAtTheCorrectedLevel) {
+  // Member 0 the fastest, 1 consistently 10% slower, 2 alternately 1% either side.
+  std::vector<std::vector<double>> rounds(3);
+  for (int r = 0; r < 12; ++r) {
+    const double base = 0.01 * (1 + 0.05 * (r % 3));  // drift shared by all
+    rounds[0].push_back(base);
+    rounds[1].push_back(base * 1.10);
+    rounds[2].push_back(base * (r % 2 ? 1.01 : 0.99));
+  }
+  EXPECT_EQ(race_drops(rounds, 0.02), (std::vector<size_t>{1}));
+  // Six rounds: p = 2^-5 = 0.031, not below 0.05 / 2 for two comparisons.
+  std::vector<std::vector<double>> early(3);
+  for (size_t i = 0; i < 3; ++i) early[i].assign(rounds[i].begin(), rounds[i].begin() + 6);
+  EXPECT_TRUE(race_drops(early, 0.02).empty());
+  // A dropped member (fewer rounds) is no longer racing and never dropped again.
+  rounds[1].resize(8);
+  EXPECT_EQ(racing_members(rounds), (std::vector<size_t>{0, 2}));
+  EXPECT_TRUE(race_drops(rounds, 0.02).empty());
+  // 1% slower, significant, but below delta/2 of 2%: kept.
+  std::vector<std::vector<double>> close(2);
+  for (int r = 0; r < 20; ++r) {
+    close[0].push_back(0.01);
+    close[1].push_back(0.0100 * 1.009);
+  }
+  EXPECT_TRUE(race_drops(close, 0.02).empty());
+  EXPECT_EQ(race_drops(close, 0.01), (std::vector<size_t>{1}));
+}
+
+}  // namespace
+}  // namespace tunescope::tuner
