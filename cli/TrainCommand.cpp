@@ -80,7 +80,6 @@ Action add_train_command(CLI::App& command) {
           static_cast<long long>(test.examples));
       std::fflush(stdout);
     }
-    const bool rank0 = session.options().rank_count() <= 1 || session.options().ranks->rank() == 0;
     if (!save_onnx->empty() && rank0) {  // ranks hold the same weights
       model_file_format(options.model).save(options.model, session.network(), *save_onnx);
       std::printf("saved the trained weights to %s\n", save_onnx->c_str());

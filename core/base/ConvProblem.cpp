@@ -11,8 +11,9 @@ Shape4 ConvProblem::output() const {
 
 double ConvProblem::flops() const {
   const Shape4 out = output();
+  const int64_t channels_per_group = input.c / groups;  // exact: groups divide the channels
   return 2.0 * static_cast<double>(out.count()) *
-         static_cast<double>(input.c / groups * kernel_h * kernel_w);
+         static_cast<double>(channels_per_group * kernel_h * kernel_w);
 }
 
 double ConvProblem::min_bytes() const {
