@@ -107,7 +107,8 @@ TEST(FindingsTest, AConvPassFarBelowTheRooflineIsReplayedAtHalfTheRoof) {
   memory.metadata.extra[kConvLayersKey] =
       conv_layers_to_json({{"conv1", "direct", "p", 1000, 2000}});
   peak.bandwidth_gbs = 100;
-  const Finding* bound = find(find_findings(memory, analyze(memory), peak), "below-roofline");
+  const auto memory_findings = find_findings(memory, analyze(memory), peak);
+  const Finding* bound = find(memory_findings, "below-roofline");
   ASSERT_NE(bound, nullptr);
   EXPECT_EQ(bound->gain_ns, 60);
   EXPECT_NE(bound->summary.find("memory-bound"), std::string::npos) << bound->summary;
