@@ -16,10 +16,10 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench/SpaceBenchOptions.h"
 #include "core/base/Error.h"
 #include "core/engine/RunConfig.h"
 #include "core/engine/RunKnobs.h"
@@ -36,12 +36,7 @@ namespace {
 using namespace tunescope;
 using namespace tunescope::tuner;
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
-  return out;
-}
+using bench::split;
 
 std::vector<double> ranks(const std::vector<double>& values) {
   std::vector<size_t> order(values.size());
@@ -77,39 +72,25 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  SessionOptions base;
-  base.data = "fake";
-  std::string layouts = "nchw,nhwc", algorithms, threads = "1,2";
-  double delta = 0.04, max_seconds = 30;
+  bench::SpaceBenchOptions o;
+  o.delta = 0.04;
+  o.max_seconds = 30;
+  o.threads = "1,2";
   int64_t rounds = 30;
   try {
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string key = argv[i], value = argv[i + 1];
-      if (key == "--model")
-        base.model = value;
-      else if (key == "--batch")
-        base.batch = std::stoll(value);
-      else if (key == "--data")
-        base.data = value;
-      else if (key == "--layouts")
-        layouts = value;
-      else if (key == "--algorithms")
-        algorithms = value;
-      else if (key == "--threads")
-        threads = value;
-      else if (key == "--rounds")
+      if (o.take(key, value)) continue;
+      if (key == "--rounds")
         rounds = std::stoll(value);
-      else if (key == "--delta")
-        delta = std::stod(value);
-      else if (key == "--max-seconds")
-        max_seconds = std::stod(value);
       else
         fail(ErrorKind::usage, "unknown option ", key);
     }
-    if (!(delta > 0 && delta <= 1) || rounds < 6 || rounds > 100000 ||
-        !(max_seconds > 0 && max_seconds <= 3600) || base.batch < 1 || base.batch > 65536)
-      fail(ErrorKind::usage,
-           "--delta in (0, 1], --rounds 6..100000, --max-seconds in (0, 3600], --batch 1..65536");
+    o.check();
+    if (rounds < 6 || rounds > 100000) fail(ErrorKind::usage, "--rounds 6..100000");
+    SessionOptions& base = o.base;
+    const std::string &layouts = o.layouts, &algorithms = o.algorithms, &threads = o.threads;
+    const double delta = o.delta, max_seconds = o.max_seconds;
 
     KnobLists lists;
     lists.set_text(knobs::layout.spec(), split(layouts));

@@ -13,10 +13,10 @@
 //                      [--max-rounds 400] [--max-seconds 60] [--config-files a.json,b.json]
 #include <algorithm>
 #include <cstdio>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench/SpaceBenchOptions.h"
 #include "core/base/Error.h"
 #include "core/engine/RunConfig.h"
 #include "core/engine/RunKnobs.h"
@@ -28,54 +28,34 @@ namespace {
 
 using namespace tunescope;
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
-  return out;
-}
+using bench::split;
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  SessionOptions base;
-  base.data = "fake";
-  std::string layouts = "nchw,nhwc", algorithms = "direct,gemm", threads = "1", layers,
-              config_files;
-  double delta = 0.02, max_seconds = 60;
+  bench::SpaceBenchOptions o;
+  o.algorithms = "direct,gemm";
+  o.threads = "1";
+  std::string layers, config_files;
   int64_t max_rounds = 400;
   try {
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string key = argv[i], value = argv[i + 1];
-      if (key == "--model")
-        base.model = value;
-      else if (key == "--batch")
-        base.batch = std::stoll(value);
-      else if (key == "--data")
-        base.data = value;
-      else if (key == "--layouts")
-        layouts = value;
-      else if (key == "--algorithms")
-        algorithms = value;
-      else if (key == "--threads")
-        threads = value;
-      else if (key == "--layers")
+      if (o.take(key, value)) continue;
+      if (key == "--layers")
         layers = value;
-      else if (key == "--delta")
-        delta = std::stod(value);
       else if (key == "--max-rounds")
         max_rounds = std::stoll(value);
-      else if (key == "--max-seconds")
-        max_seconds = std::stod(value);
       else if (key == "--config-files")
         config_files = value;
       else
         fail(ErrorKind::usage, "unknown option ", key);
     }
-    if (!(delta > 0 && delta <= 1) || max_rounds < 6 || max_rounds > 100000 ||
-        !(max_seconds > 0 && max_seconds <= 3600))
-      fail(ErrorKind::usage,
-           "--delta in (0, 1], --max-rounds 6..100000, --max-seconds in (0, 3600]");
+    o.check();
+    if (max_rounds < 6 || max_rounds > 100000) fail(ErrorKind::usage, "--max-rounds 6..100000");
+    const SessionOptions& base = o.base;
+    const std::string &layouts = o.layouts, &algorithms = o.algorithms, &threads = o.threads;
+    const double delta = o.delta, max_seconds = o.max_seconds;
     // Each layer's algorithm (every combination when --layers names the conv layers),
     // written as the tuner writes a per-layer pick: the most used algorithm as the
     // default (ties: the first layer's), overrides for the others.
