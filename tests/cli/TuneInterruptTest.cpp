@@ -23,6 +23,7 @@
 
 #include "tests/cli/RunCli.h"
 #include "tests/cli/TestFolder.h"
+#include "tests/cli/TinyTuneArgs.h"
 
 namespace {
 
@@ -35,33 +36,11 @@ using tunescope::testing::ScratchDir;
 // that the sweep lasts well beyond the moment the test signals it. Exhaustive: its
 // candidates do not depend on timings, so the resumed and the fresh tune share them.
 std::vector<std::string> tune_args(const std::string& db, const std::string& out) {
-  return {"tune",
-          "--model",
-          "lenet5",
-          "--data",
-          "fake",
-          "--fake-count",
-          "64",
-          "--test-limit",
-          "16",
-          "--batch",
-          "8",
-          "--layouts",
-          "nchw,nhwc",
-          "--algorithms",
-          "direct,gemm,fft-fftw,fft-own",
-          "--threads-list",
-          "1,2",
-          "--steps",
-          "12",
-          "--warmup",
-          "1",
-          "--strategy",
-          "exhaustive",
-          "--db",
-          db,
-          "-o",
-          out};
+  std::vector<std::string> args = tunescope::testing::tiny_lenet5_tune_args();
+  args.insert(args.end(),
+              {"--algorithms", "direct,gemm,fft-fftw,fft-own", "--threads-list", "1,2", "--steps",
+               "12", "--warmup", "1", "--strategy", "exhaustive", "--db", db, "-o", out});
+  return args;
 }
 
 std::string joined(const std::vector<std::string>& args) {

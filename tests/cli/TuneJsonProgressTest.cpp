@@ -19,6 +19,7 @@
 
 #include "tests/cli/RunCli.h"
 #include "tests/cli/TestFolder.h"
+#include "tests/cli/TinyTuneArgs.h"
 
 namespace {
 
@@ -73,35 +74,12 @@ Child run_tune(const std::vector<std::string>& args, const std::string& stderr_p
 }
 
 std::vector<std::string> tune_args(const ScratchDir& d, const std::string& algorithms, int steps) {
-  return {"tune",
-          "--model",
-          "lenet5",
-          "--data",
-          "fake",
-          "--fake-count",
-          "64",
-          "--test-limit",
-          "16",
-          "--batch",
-          "8",
-          "--layouts",
-          "nchw,nhwc",
-          "--algorithms",
-          algorithms,
-          "--steps",
-          std::to_string(steps),
-          "--warmup",
-          "1",
-          "--db",
-          d.at("results.sqlite"),
-          "-o",
-          d.at("tuned.json"),
-          "--trace-dir",
-          d.at("traces"),
-          "--progress",
-          "jsonl",
-          "--strategy",
-          "exhaustive"};  // a known candidate count
+  std::vector<std::string> args = tunescope::testing::tiny_lenet5_tune_args();
+  args.insert(args.end(), {"--algorithms", algorithms, "--steps", std::to_string(steps), "--warmup",
+                           "1", "--db", d.at("results.sqlite"), "-o", d.at("tuned.json"),
+                           "--trace-dir", d.at("traces"), "--progress", "jsonl", "--strategy",
+                           "exhaustive"});  // a known candidate count
+  return args;
 }
 
 // Every line parsed; a line that is not JSON fails the test naming it.
