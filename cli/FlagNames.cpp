@@ -5,11 +5,13 @@
 #include <vector>
 
 #include "core/base/Knob.h"
+#include "core/engine/TrainingSession.h"
 
 namespace tunescope::cli {
 
 std::string with_flag_names(const std::string& message) {
-  std::vector<std::pair<std::string, std::string>> keys{{"batch", "--batch"}};
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const std::string_view key : kSessionOptionKeys) keys.emplace_back(key, option_flag(key));
   for (const KnobSpec& spec : KnobCatalog::instance().specs())
     keys.emplace_back(spec.key, spec.flag());
   for (const auto& [key, flag] : keys)

@@ -7,8 +7,8 @@
 
 namespace tunescope::cli {
 
-// `message` with the flag after a config key it starts with (a knob's key, or batch);
-// unchanged when it starts with none.
+// `message` with the flag after a config key it starts with (a knob's key, or one of
+// kSessionOptionKeys); unchanged when it starts with none.
 std::string with_flag_names(const std::string& message);
 
 }  // namespace tunescope::cli

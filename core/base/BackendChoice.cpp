@@ -36,7 +36,7 @@ BackendChoice choose_backend(const std::string& requested, const Registry& regis
   std::string reasons;
   for (const std::string& reason : choice.passed_over)
     reasons += (reasons.empty() ? "" : "; ") + reason;
-  fail(ErrorKind::unsupported, "--backend auto: no backend can start (",
+  fail(ErrorKind::unsupported, "backend auto: no backend can start (",
        reasons.empty() ? std::string("none registered") : reasons, ")");
 }
 

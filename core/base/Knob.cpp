@@ -24,7 +24,9 @@ std::optional<int64_t> parse_integer(std::string_view text) {
 
 }  // namespace
 
-std::string KnobSpec::flag() const { return "--" + dashed(key); }
+std::string option_flag(std::string_view key) { return "--" + dashed(std::string(key)); }
+
+std::string KnobSpec::flag() const { return option_flag(key); }
 
 std::string KnobSpec::list_flag() const { return flag() + "-list"; }
 

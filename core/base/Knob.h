@@ -27,6 +27,10 @@ enum class KnobType { integer, boolean, choice };
 // the same run, so the tuner does not cross it there.
 enum class KnobScope { run, conv_algorithm };
 
+// The command-line flag of a config key or session option: "--" and the key with '_' as
+// '-' ("micro_batches" -> "--micro-batches"). Core messages name keys; front ends add this.
+std::string option_flag(std::string_view key);
+
 struct KnobSpec {
   std::string key;   // config JSON key and the name in core messages: "micro_batches"
   std::string help;  // one line, for --help, `tunescope knobs` and the GUI

@@ -54,7 +54,7 @@ std::string Registry::default_conv_algorithm(const std::string& backend) const {
     fail(ErrorKind::usage, "unknown backend '", backend, "' (known: ", known_names(backends_), ")");
   if (it->second.default_conv_algorithm.empty())
     fail(ErrorKind::usage, "backend '", backend,
-         "' has no default convolution algorithm: name one with --conv");
+         "' has no default convolution algorithm: name one in conv");
   return it->second.default_conv_algorithm;
 }
 

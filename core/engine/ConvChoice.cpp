@@ -25,15 +25,15 @@ ConvChoice parse_conv_choice(std::string_view text) {
     const size_t comma = std::min(text.find(',', start), text.size());
     const std::string_view part = text.substr(start, comma - start);
     const size_t eq = part.find('=');
-    if (part.empty()) fail(ErrorKind::usage, "--conv '", text, "': empty entry");
+    if (part.empty()) fail(ErrorKind::usage, "conv '", text, "': empty entry");
     if (first && eq == std::string_view::npos) {
       choice.default_algorithm = std::string(part);
     } else if (eq == std::string_view::npos || eq == 0 || eq + 1 == part.size()) {
-      fail(ErrorKind::usage, "--conv '", text, "': expected LAYER=ALGORITHM, got '", part, "'");
+      fail(ErrorKind::usage, "conv '", text, "': expected LAYER=ALGORITHM, got '", part, "'");
     } else {
       const std::string layer(part.substr(0, eq));
       if (!choice.per_layer.emplace(layer, std::string(part.substr(eq + 1))).second)
-        fail(ErrorKind::usage, "--conv '", text, "': layer '", layer, "' given twice");
+        fail(ErrorKind::usage, "conv '", text, "': layer '", layer, "' given twice");
     }
     first = false;
     start = comma + 1;

@@ -148,7 +148,7 @@ std::unique_ptr<Network> build_model(const ModelSpec& given) {
   spec.conv = with_backend_default(given.conv, given.setup.backend);
   if (is_model_file(spec.name)) return model_file_format(spec.name).build(spec);
   if (spec.file_weights)
-    fail(ErrorKind::usage, "--init onnx: model ", spec.name,
+    fail(ErrorKind::usage, "init onnx: model ", spec.name,
          " is built in and has no file to take weights from");
   if (spec.name == "lenet5") return lenet5(spec);
   if (spec.name == "resnet18-small") return resnet18_small(spec);

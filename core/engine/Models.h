@@ -17,7 +17,7 @@ struct ModelSpec {
   Shape4 input{128, 1, 32, 32};  // batch, channels, height, width
   int64_t classes = 10;
   ConvChoice conv;
-  std::string conv_source = "--conv";  // names `conv`'s origin in errors
+  std::string conv_source = "conv";  // names `conv`'s origin in errors
   LayerSetup setup;
   bool file_weights = false;  // a model file's weights as the starting weights (--init onnx)
 };

@@ -65,10 +65,9 @@ Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tra
     fail(ErrorKind::runtime, "trainer: ", replicas.size(), " networks for ", concurrency_.replicas,
          " replicas");
   if (update_on_host() && backend.memory().host_accessible())
-    fail(ErrorKind::usage, "--update-on host (config key update_on): backend ", backend.name(),
+    fail(ErrorKind::usage, "update_on host: backend ", backend.name(),
          " keeps its tensors in host memory, where its update already runs; the update on the host "
-         "is for a "
-         "backend with device memory (cuda): use --update-on device");
+         "is for a backend with device memory (cuda): use update_on device");
   // Each replica's buffers live on its device, beside its network (built there by the caller).
   const std::vector<int> devices = backend.replica_devices(concurrency_.replicas);
   Network& main = *replicas.front();

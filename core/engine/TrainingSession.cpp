@@ -49,25 +49,25 @@ void SessionOptions::validate() const {
   auto at_least = [](int64_t value, int64_t minimum, const char* option) {
     if (value < minimum) fail(ErrorKind::usage, option, " must be >= ", minimum, ", got ", value);
   };
-  at_least(batch, 1, "--batch");
+  at_least(batch, 1, "batch");
   for (const auto& [key, value] : knobs.explicit_values())
     if (const KnobSpec* spec = KnobCatalog::instance().find(key)) spec->checked(value, key);
-  at_least(prefetch, 0, "--prefetch");
-  at_least(train_limit, 0, "--train-limit");
-  at_least(test_limit, 0, "--test-limit");
-  at_least(fake_channels, 0, "--fake-channels");
-  at_least(fake_train_count, 1, "--fake-count");
-  at_least(fake_test_count, 1, "--fake-test-count");
+  at_least(prefetch, 0, "prefetch");
+  at_least(train_limit, 0, "train_limit");
+  at_least(test_limit, 0, "test_limit");
+  at_least(fake_channels, 0, "fake_channels");
+  at_least(fake_train_count, 1, "fake_count");
+  at_least(fake_test_count, 1, "fake_test_count");
   // Fake data is generated in memory before the first step: bounded so that an absurd
   // count is refused at once instead of filling the machine's memory.
   auto at_most = [](int64_t value, int64_t maximum, const char* option) {
     if (value > maximum) fail(ErrorKind::usage, option, " must be <= ", maximum, ", got ", value);
   };
-  at_most(fake_train_count, kMaxFakeExamples, "--fake-count");
-  at_most(fake_test_count, kMaxFakeExamples, "--fake-test-count");
-  at_most(batch, kMaxBatch, "--batch");
+  at_most(fake_train_count, kMaxFakeExamples, "fake_count");
+  at_most(fake_test_count, kMaxFakeExamples, "fake_test_count");
+  at_most(batch, kMaxBatch, "batch");
   if (batch < rank_count())
-    fail(ErrorKind::usage, "--batch ", batch, " is smaller than the ", rank_count(),
+    fail(ErrorKind::usage, "batch ", batch, " is smaller than the ", rank_count(),
          " ranks: each rank needs at least one example");
   const Concurrency c = concurrency();
   if (rank_count() > 1) {
@@ -75,8 +75,8 @@ void SessionOptions::validate() const {
     try {
       c.validate(rows.count);
     } catch (const Error& e) {
-      fail(e.kind(), "rank ", ranks->rank(), " of ", rank_count(), " takes ", rows.count,
-           " examples of --batch ", batch, ": ", e.what());
+      fail(e.kind(), "batch ", batch, ": rank ", ranks->rank(), " of ", rank_count(), " takes ",
+           rows.count, " examples: ", e.what());
     }
   } else {
     c.validate(batch);
@@ -85,13 +85,13 @@ void SessionOptions::validate() const {
   if (int64_t{c.lanes()} * lane_threads > knobs::kMaxThreads)
     fail(ErrorKind::usage, "threads: ", c.lanes(), " lanes x ", lane_threads,
          " threads each would start more than ", knobs::kMaxThreads, " threads");
-  if (!(sgd.learning_rate > 0)) fail(ErrorKind::usage, "--lr must be > 0, got ", sgd.learning_rate);
+  if (!(sgd.learning_rate > 0)) fail(ErrorKind::usage, "lr must be > 0, got ", sgd.learning_rate);
   if (sgd.momentum < 0 || sgd.momentum >= 1)
-    fail(ErrorKind::usage, "--momentum must be in [0, 1), got ", sgd.momentum);
+    fail(ErrorKind::usage, "momentum must be in [0, 1), got ", sgd.momentum);
   if (init != "random" && init != "onnx")
-    fail(ErrorKind::usage, "--init must be random or onnx, got '", init, "'");
+    fail(ErrorKind::usage, "init must be random or onnx, got '", init, "'");
   if (sgd.weight_decay < 0)
-    fail(ErrorKind::usage, "--weight-decay must be >= 0, got ", sgd.weight_decay);
+    fail(ErrorKind::usage, "weight_decay must be >= 0, got ", sgd.weight_decay);
 }
 
 TrainingSession::TrainingSession(const SessionOptions& options) : options_(options) {
@@ -123,8 +123,8 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   source.fake.seed = options_.seed;
   if (options_.data == "fake") {
     const int64_t image = source.fake.channels * model.height * model.width;
-    for (const auto& [count, flag] : {std::pair{options_.fake_train_count, "--fake-count"},
-                                      std::pair{options_.fake_test_count, "--fake-test-count"}})
+    for (const auto& [count, flag] : {std::pair{options_.fake_train_count, "fake_count"},
+                                      std::pair{options_.fake_test_count, "fake_test_count"}})
       if (count > kMaxFakeBytes / image)
         fail(ErrorKind::usage, flag, " ", count, ": fake images of ", source.fake.channels, "x",
              model.height, "x", model.width, " (model ", options_.model, ") would take more than ",
@@ -146,7 +146,7 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
     fail(ErrorKind::input, "data '", options_.data, "': ", classes, " classes but model ",
          options_.model, " scores only ", model.classes);
   if (train->count < options_.batch)
-    fail(ErrorKind::usage, "--batch ", options_.batch, " is larger than the ", train->count,
+    fail(ErrorKind::usage, "batch ", options_.batch, " is larger than the ", train->count,
          " training examples of '", options_.data, "'");
 
   data::DataLoaderOptions loader;

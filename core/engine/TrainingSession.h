@@ -3,12 +3,14 @@
 // (later) the tuner, so they build runs the same way.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/base/Backend.h"
 #include "core/base/ClockOffset.h"
@@ -31,6 +33,13 @@ inline constexpr int64_t kMaxFakeExamples = 1'000'000;
 inline constexpr int64_t kMaxFakeBytes = kMaxFakeExamples * 3 * 32 * 32;
 inline constexpr int64_t kMaxBatch = 65'536;
 
+// The names core messages give the session's settings that are not knobs (the knobs'
+// keys are in the KnobCatalog). A front end shows its own name for each beside it.
+inline constexpr std::array<std::string_view, 13> kSessionOptionKeys = {
+    "batch",           "lr",          "momentum",   "weight_decay",  "init",
+    "prefetch",        "train_limit", "test_limit", "fake_channels", "fake_count",
+    "fake_test_count", "conv",        "backend"};
+
 struct SessionOptions {
   std::string backend = "cpu";
   std::string model = "lenet5";  // lenet5 | resnet18-small | PATH.onnx
@@ -39,7 +48,8 @@ struct SessionOptions {
   std::filesystem::path data_dir;      // overrides where "fashion-mnist" is looked for
   int64_t batch = 128;
   ConvChoice conv;
-  std::string conv_source = "--conv";  // where `conv` came from, for messages (flag or config file)
+  std::string conv_source =
+      "conv";  // where `conv` came from, for messages (the key or a config file)
   // layout, threads (0: one per hardware thread), the concurrency knobs and the knobs the
   // algorithms declare (core/base/Knob.h); unset ones take the backend's defaults.
   KnobValues knobs;

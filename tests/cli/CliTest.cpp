@@ -46,6 +46,10 @@ TEST(Cli, UsageErrorsExitTwoAndNameTheValue) {
        "--update-on: 'gpu' is not a value (device, host)"},
       {"profile --update-on host " + std::string(kFakeSmall),
        "backend cpu keeps its tensors in host memory"},
+      // Core names the key, the CLI adds the flag that sets it.
+      {"train --conv gemm,conv1 " + std::string(kFakeSmall),
+       "conv (--conv) 'gemm,conv1': expected LAYER=ALGORITHM"},
+      {"train --lr 0 " + std::string(kFakeSmall), "lr (--lr) must be > 0, got 0"},
       {"", "subcommand"},
   };
   for (const Case& c : cases) {

@@ -372,7 +372,8 @@ class RunViewTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(outcome_.has_value(), 30'000);
     QCOMPARE(int(outcome_->result), int(TuneOutcome::Result::Failed));
     QCOMPARE(outcome_->exitCode, 2);
-    QCOMPARE(outcome_->message, QStringLiteral("tunescope: error: --batch must be >= 1, got 0"));
+    QCOMPARE(outcome_->message,
+             QStringLiteral("tunescope: error: batch (--batch) must be >= 1, got 0"));
     QCOMPARE(run->statusLabel()->text(), outcome_->message);
     QVERIFY(run->logView()->toPlainText().contains(outcome_->message));
     QCOMPARE(run->trialsModel()->rowCount(), 0);

@@ -47,21 +47,20 @@ TEST(ReplicaPlacement, SeveralDevicesTakeOneReplicaEach) {
 
 TEST(ReplicaPlacement, MoreReplicasThanDevicesIsRefusedNamingBoth) {
   const std::string text = message_of(input(3, 2));
-  EXPECT_TRUE(contains(text, "--replicas 3 on cuda: 2 devices")) << text;
-  EXPECT_TRUE(contains(text, "--replicas <= 2")) << text;
+  EXPECT_TRUE(contains(text, "replicas 3 on cuda: 2 devices")) << text;
+  EXPECT_TRUE(contains(text, "replicas <= 2")) << text;
   EXPECT_TRUE(contains(text, "CUDA_VISIBLE_DEVICES")) << text;
 }
 
 TEST(ReplicaPlacement, SeveralDevicesWithoutACollectiveIsRefusedSayingWhy) {
   const std::string text = message_of(input(2, 2, false));
-  EXPECT_TRUE(
-      contains(text, "--replicas 2 on cuda across 2 devices needs a cross-device all-reduce"))
+  EXPECT_TRUE(contains(text, "replicas 2 on cuda across 2 devices needs a cross-device all-reduce"))
       << text;
   EXPECT_TRUE(contains(text, "built without NCCL")) << text;
 }
 
 TEST(ReplicaPlacement, NonsenseCountsAreRefused) {
-  EXPECT_TRUE(contains(message_of(input(0, 2)), "--replicas must be >= 1, got 0"));
+  EXPECT_TRUE(contains(message_of(input(0, 2)), "replicas must be >= 1, got 0"));
   EXPECT_TRUE(contains(message_of(input(2, 0)), "sees no device"));
 }
 

@@ -339,7 +339,7 @@ TEST(HostUpdateRefusal, ABackendWhoseMemoryIsTheHostsRefusesIt) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
     const std::string message = e.what();
-    EXPECT_NE(message.find("--update-on host"), std::string::npos) << message;
+    EXPECT_NE(message.find("update_on host"), std::string::npos) << message;
     EXPECT_NE(message.find("backend cpu keeps its tensors in host memory"), std::string::npos)
         << message;
   }

@@ -33,7 +33,7 @@ TEST(ModelFiles, WithoutTheReaderSaysWhatTheBuildLacks) {
 TEST(ModelFiles, BuiltInModelsHaveNoFileWeights) {
   ModelSpec spec;
   spec.file_weights = true;
-  testing::expect_error(ErrorKind::usage, [&] { build_model(spec); }, {"--init onnx", "lenet5"});
+  testing::expect_error(ErrorKind::usage, [&] { build_model(spec); }, {"init onnx", "lenet5"});
 }
 
 }  // namespace

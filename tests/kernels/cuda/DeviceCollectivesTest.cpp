@@ -150,7 +150,7 @@ TEST(CudaBackendReplicas, PlacesReplicasByDeviceCount) {
     ADD_FAILURE() << "placed " << count + 1 << " replicas on " << count << " devices";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
-    EXPECT_TRUE(contains(e.what(), "--replicas <= " + std::to_string(count))) << e.what();
+    EXPECT_TRUE(contains(e.what(), "replicas <= " + std::to_string(count))) << e.what();
   }
 }
 

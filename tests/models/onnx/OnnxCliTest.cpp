@@ -123,13 +123,14 @@ TEST(OnnxCli, RefusedModelExitsTwoNamingNodeAndWritesNothing) {
   shape->mutable_dim(3)->set_dim_value(2048);
   const auto fake = run_cli("train --data fake --model " + large.save(dir / "large.onnx"));
   EXPECT_EQ(fake.exit_code, 2) << fake.output;
-  EXPECT_NE(fake.output.find("--fake-count 60000: fake images of 3x2048x2048"), std::string::npos)
+  EXPECT_NE(fake.output.find("fake_count (--fake-count) 60000: fake images of 3x2048x2048"),
+            std::string::npos)
       << fake.output;
 
   // Built-in models have no file to take weights from.
   const auto init = run_cli("train --model lenet5 --init onnx" + kFakeData);
   EXPECT_EQ(init.exit_code, 2) << init.output;
-  EXPECT_NE(init.output.find("--init onnx"), std::string::npos) << init.output;
+  EXPECT_NE(init.output.find("init (--init) onnx: model lenet5"), std::string::npos) << init.output;
 }
 
 size_t entries(const std::filesystem::path& dir) {
