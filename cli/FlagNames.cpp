@@ -16,8 +16,11 @@ std::string with_flag_names(const std::string& message) {
     keys.emplace_back(spec.key, spec.flag());
   for (const auto& [key, flag] : keys)
     if (message.size() > key.size() && message.compare(0, key.size(), key) == 0 &&
-        message[key.size()] == ' ')
-      return key + " (" + flag + ")" + message.substr(key.size());
+        message[key.size()] == ' ') {
+      std::string named = key;
+      named.append(" (").append(flag).append(")").append(message, key.size());
+      return named;
+    }
   return message;
 }
 
