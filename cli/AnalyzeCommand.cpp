@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "cli/TopFinding.h"
 #include "cli/TraceFileCommands.h"
 #include "core/base/Error.h"
+#include "profiler/Metrics.h"
+#include "profiler/RankMerge.h"
 #include "profiler/analysis/Findings.h"
 #include "profiler/analysis/StepAnalysis.h"
 #include "profiler/analysis/WhatIf.h"
@@ -37,6 +40,10 @@ struct AnalyzeFlags {
 };
 
 double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+std::string rank_suffix(int rank) {
+  return rank < 0 ? std::string() : " (rank " + std::to_string(rank) + ")";
+}
 
 an::TraceAnalysis analyze_argument(const profiler::Trace& trace, const std::string& path) {
   an::TraceAnalysis analysis;
@@ -126,6 +133,224 @@ std::vector<an::DurationScale> parse_scales(const std::vector<std::string>& text
   return scales;
 }
 
+// The analysis of one process's records (a whole single-process trace, or one rank of a
+// merged one; rank -1 for the former): printed unless --json, and returned as JSON.
+json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags& flags,
+                     const std::vector<an::DurationScale>& scales,
+                     const profiler::Trace* other_trace) {
+  const an::TraceAnalysis analysis = analyze_argument(trace, flags.input + rank_suffix(rank));
+  const an::DependencyGraph& graph = analysis.graph;
+  const auto recorded = an::recorded_durations(graph);
+
+  json out;
+  out["trace"] = flags.input;
+  if (rank >= 0) out["rank"] = rank;
+  out["graph"] = {{"activities", graph.size()},
+                  {"lanes", graph.lanes},
+                  {"flows_bound", graph.flows_bound},
+                  {"flows_unbound", graph.flows_unbound},
+                  {"launch_edges", graph.launch_edges}};
+  out["steps"] = analysis.steps.size();
+  out["median_step_ms"] = ms(analysis.recorded.median_step_ns);
+  out["critical_path"] = bounds_json(analysis.recorded.bound_ns);
+  const auto median_entries = path_entries(trace, graph, analysis.recorded.median_path, recorded);
+  out["median_step_path"] = path_json(median_entries, flags.top);
+  json idle = json::array();
+  for (const an::LaneIdle& l : analysis.idle)
+    idle.push_back({{"device", l.device},
+                    {"stream", l.stream},
+                    {"busy_ms", ms(l.busy_ns)},
+                    {"host_wait_ms", ms(l.host_wait_ns)},
+                    {"kernel_wait_ms", ms(l.kernel_wait_ns)},
+                    {"other_ms", ms(l.other_ns)}});
+  out["idle"] = idle;
+  const PeakLookup peak = trace_peak(trace.metadata, flags.db_path);
+  if (peak.peak)
+    out["machine_peak"] = {{"fma_gflops", peak.peak->fma_gflops},
+                           {"bandwidth_gbs", peak.peak->bandwidth_gbs},
+                           {"isa", peak.peak->isa},
+                           {"threads", peak.peak->threads}};
+  else
+    out["roofline_rule_off"] = peak.why_not_measured;
+  const std::vector<an::Finding> findings = an::find_findings(trace, analysis, peak.peak);
+  json findings_json = json::array();
+  for (const an::Finding& f : findings)
+    findings_json.push_back({{"rule", f.rule},
+                             {"summary", f.summary},
+                             {"evidence", f.evidence},
+                             {"window_ms",
+                              {ms(f.window_start_ns - graph.start_ns.front()),
+                               ms(f.window_end_ns - graph.start_ns.front())}},
+                             {"gain_ms", ms(f.gain_ns)},
+                             {"gain_is_upper_bound", f.gain_is_bound},
+                             {"suggestion", f.suggestion}});
+  out["findings"] = findings_json;
+
+  if (!flags.json) {
+    if (rank < 0) std::printf("trace: %s\n", flags.input.c_str());
+    std::printf(
+        "graph: %zu activities on %zu lanes; %zu flows bound (%zu unbound), %zu launch "
+        "correlations\n",
+        graph.size(), graph.lanes, graph.flows_bound, graph.flows_unbound, graph.launch_edges);
+    std::printf("steps: %zu, median %.3f ms\n\n", analysis.steps.size(),
+                ms(analysis.recorded.median_step_ns));
+    std::printf("critical path, summed over the steps:\n");
+    print_bounds(analysis.recorded.bound_ns);
+    std::printf(
+        "\ncritical path of the median step (%s, %.3f ms):\n",
+        analysis.steps.empty() ? "-" : analysis.steps[analysis.recorded.median_step].name.c_str(),
+        ms(analysis.recorded.median_step_ns));
+    print_path(median_entries, flags.top);
+    std::printf("\nidle time by lane, summed over the steps (ms):\n");
+    std::printf("  %6s %6s %10s %10s %12s %10s\n", "device", "lane", "busy", "host wait",
+                "kernel wait", "other");
+    for (const an::LaneIdle& l : analysis.idle)
+      std::printf("  %6d %6d %10.3f %10.3f %12.3f %10.3f\n", l.device, l.stream, ms(l.busy_ns),
+                  ms(l.host_wait_ns), ms(l.kernel_wait_ns), ms(l.other_ns));
+    std::printf("\nfindings, by estimated gain on the median step:\n");
+    if (!peak.peak) std::printf("  (roofline rule off: %s)\n", peak.why_not_measured.c_str());
+    if (findings.empty()) std::printf("  none above 1 %% of the step\n");
+    for (size_t i = 0; i < findings.size(); ++i) {
+      const an::Finding& f = findings[i];
+      std::printf("  %zu. [%s] %s\n     %s\n", i + 1, f.rule.c_str(), f.summary.c_str(),
+                  finding_gain_text(f, analysis.recorded.median_step_ns).c_str());
+      if (!f.evidence.empty()) {
+        std::string names;
+        for (size_t k = 0; k < f.evidence.size() && k < 6; ++k)
+          names += (k ? ", " : "") + f.evidence[k];
+        if (f.evidence.size() > 6) names += ", ...";
+        std::printf("     evidence: %s\n", names.c_str());
+      }
+      std::printf("     try: %s\n", f.suggestion.c_str());
+    }
+  }
+
+  if (!scales.empty() || !flags.what_if_times.empty()) {
+    std::vector<int64_t> durations = recorded;
+    json what_if;
+    if (!flags.what_if_times.empty()) {
+      const profiler::Trace& other = *other_trace;
+      const an::TraceAnalysis other_analysis =
+          analyze_argument(other, flags.what_if_times + rank_suffix(rank));
+      const an::Substitution s = an::substituted_durations(
+          trace, graph, analysis.steps, other, other_analysis.graph, other_analysis.steps);
+      durations = s.durations;
+      what_if["times_from"] = flags.what_if_times;
+      what_if["work_kinds_replaced"] = s.keys_replaced;
+      what_if["work_kinds_not_in_other"] = s.keys_missing;
+      what_if["activities_replaced"] = s.nodes_replaced;
+    }
+    size_t matched = 0;
+    durations = an::scaled_durations(trace, graph, durations, scales, &matched);
+    what_if["scaled_activities"] = matched;
+    const an::Latency latency =
+        flags.latency == "typical" ? an::Latency::typical : an::Latency::recorded;
+    const an::Prediction p = an::predict(
+        trace, analysis, durations, latency,
+        flags.durations == "typical" ? an::Durations::typical : an::Durations::as_given);
+    what_if["latency"] = flags.latency;
+    what_if["durations"] = flags.durations;
+    what_if["replay_check_median_step_ms"] = ms(p.replay_check.median_step_ns);
+    what_if["predicted_median_step_ms"] = ms(p.predicted.median_step_ns);
+    what_if["change_percent"] = analysis.recorded.median_step_ns > 0
+                                    ? 100.0 *
+                                          static_cast<double>(p.predicted.median_step_ns -
+                                                              analysis.recorded.median_step_ns) /
+                                          static_cast<double>(analysis.recorded.median_step_ns)
+                                    : 0.0;
+    what_if["critical_path"] = bounds_json(p.predicted.bound_ns);
+    const auto entries = path_entries(trace, graph, p.predicted.median_path, durations);
+    what_if["median_step_path"] = path_json(entries, flags.top);
+    out["what_if"] = what_if;
+    if (!flags.json) {
+      std::printf("\nwhat-if:");
+      for (const std::string& text : flags.what_if) std::printf(" %s", text.c_str());
+      if (!scales.empty()) std::printf(" (%zu activities scaled)", matched);
+      if (!flags.what_if_times.empty())
+        std::printf("%s times of %s (%zu kinds of work replaced, %zu not in it)",
+                    scales.empty() ? "" : ";", flags.what_if_times.c_str(),
+                    what_if["work_kinds_replaced"].get<size_t>(),
+                    what_if["work_kinds_not_in_other"].get<size_t>());
+      std::printf(
+          "\n  replay of the recorded times (%s latencies, %s durations): median step %.3f ms "
+          "(recorded %.3f ms)\n",
+          flags.latency.c_str(), flags.durations.c_str(), ms(p.replay_check.median_step_ns),
+          ms(analysis.recorded.median_step_ns));
+      std::printf("  predicted median step: %.3f ms (%+.1f %%)\n", ms(p.predicted.median_step_ns),
+                  what_if["change_percent"].get<double>());
+      std::printf("\npredicted critical path, summed over the steps:\n");
+      print_bounds(p.predicted.bound_ns);
+      std::printf("\npredicted critical path of the median step:\n");
+      print_path(entries, flags.top);
+    }
+  }
+  return out;
+}
+
+// A merged trace of several ranks: each rank analysed on its own (its lanes, steps and
+// critical path), after a table of the ranks with the straggler.
+void analyze_ranks(const profiler::Trace& trace, const AnalyzeFlags& flags,
+                   const std::vector<an::DurationScale>& scales,
+                   const profiler::Trace* other_trace) {
+  const std::vector<int> ranks = profiler::ranks_of(trace);
+  std::vector<profiler::Trace> other_parts;
+  json per_rank = json::array();
+  if (!flags.json)
+    std::printf("trace: %s (%zu ranks, each analysed on its own)\n", flags.input.c_str(),
+                ranks.size());
+  std::vector<std::pair<int, json>> results;
+  for (const int rank : ranks) {
+    const profiler::Trace* other = other_trace;
+    std::optional<profiler::Trace> other_part;
+    if (other_trace && profiler::has_ranks(*other_trace)) {
+      other_part = profiler::rank_part(*other_trace, rank);
+      if (other_part->activities.empty())
+        fail(ErrorKind::input, flags.what_if_times, ": has no records of rank ", rank, " of ",
+             flags.input);
+      other = &*other_part;
+    }
+    if (!flags.json) std::printf("\n=== rank %d ===\n", rank);
+    results.emplace_back(
+        rank, analyze_process(profiler::rank_part(trace, rank), rank, flags, scales, other));
+  }
+  // The straggler as the report defines it: the rank with the most compute, which the
+  // others wait for in the all-reduce.
+  const profiler::RankBalance balance = profiler::rank_balance(trace);
+  const double excess_ms = ms(balance.straggler_excess_ns);
+  if (flags.json) {
+    json out;
+    out["trace"] = flags.input;
+    for (auto& [rank, result] : results) per_rank.push_back(result);
+    out["ranks"] = per_rank;
+    out["straggler"] = {{"rank", balance.straggler},
+                        {"fastest_rank", balance.fastest},
+                        {"compute_excess_ms", excess_ms},
+                        {"compute_excess_percent", balance.straggler_excess_pct}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf("\nranks, side by side (critical path shares summed over each rank's steps):\n");
+  std::printf("  %4s %6s %10s %9s %9s %9s %9s\n", "rank", "steps", "median ms", "compute", "comm",
+              "sync", "idle");
+  for (const auto& [rank, result] : results) {
+    const json& bounds = result["critical_path"];
+    double total = 0;
+    for (const auto& [name, value] : bounds.items()) total += value.get<double>();
+    auto share = [&](const char* bound) {
+      return total > 0 ? 100.0 * bounds[bound].get<double>() / total : 0.0;
+    };
+    std::printf(
+        "  %4d %6zu %10.3f %8.1f%% %8.1f%% %8.1f%% %8.1f%%\n", rank, result["steps"].get<size_t>(),
+        result["median_step_ms"].get<double>(), share(an::to_string(an::Bound::compute)),
+        share(an::to_string(an::Bound::communication)),
+        share(an::to_string(an::Bound::synchronisation)), share(an::to_string(an::Bound::idle)));
+  }
+  std::printf(
+      "straggler: rank %d, %.3f ms (%.1f %%) more compute than rank %d; the others wait for it "
+      "in the all-reduce\n",
+      balance.straggler, excess_ms, balance.straggler_excess_pct, balance.fastest);
+}
+
 }  // namespace
 
 Action add_analyze_command(CLI::App& command) {
@@ -168,151 +393,14 @@ Action add_analyze_command(CLI::App& command) {
     // Options first: a malformed --what-if is refused before any file is read.
     const std::vector<an::DurationScale> scales = parse_scales(flags->what_if);
     const profiler::Trace trace = read_trace_argument(flags->input);
-    const an::TraceAnalysis analysis = analyze_argument(trace, flags->input);
-    const an::DependencyGraph& graph = analysis.graph;
-    const auto recorded = an::recorded_durations(graph);
-
-    json out;
-    out["trace"] = flags->input;
-    out["graph"] = {{"activities", graph.size()},
-                    {"lanes", graph.lanes},
-                    {"flows_bound", graph.flows_bound},
-                    {"flows_unbound", graph.flows_unbound},
-                    {"launch_edges", graph.launch_edges}};
-    out["steps"] = analysis.steps.size();
-    out["median_step_ms"] = ms(analysis.recorded.median_step_ns);
-    out["critical_path"] = bounds_json(analysis.recorded.bound_ns);
-    const auto median_entries = path_entries(trace, graph, analysis.recorded.median_path, recorded);
-    out["median_step_path"] = path_json(median_entries, flags->top);
-    json idle = json::array();
-    for (const an::LaneIdle& l : analysis.idle)
-      idle.push_back({{"device", l.device},
-                      {"stream", l.stream},
-                      {"busy_ms", ms(l.busy_ns)},
-                      {"host_wait_ms", ms(l.host_wait_ns)},
-                      {"kernel_wait_ms", ms(l.kernel_wait_ns)},
-                      {"other_ms", ms(l.other_ns)}});
-    out["idle"] = idle;
-    const PeakLookup peak = trace_peak(trace.metadata, flags->db_path);
-    if (peak.peak)
-      out["machine_peak"] = {{"fma_gflops", peak.peak->fma_gflops},
-                             {"bandwidth_gbs", peak.peak->bandwidth_gbs},
-                             {"isa", peak.peak->isa},
-                             {"threads", peak.peak->threads}};
-    else
-      out["roofline_rule_off"] = peak.why_not_measured;
-    const std::vector<an::Finding> findings = an::find_findings(trace, analysis, peak.peak);
-    json findings_json = json::array();
-    for (const an::Finding& f : findings)
-      findings_json.push_back({{"rule", f.rule},
-                               {"summary", f.summary},
-                               {"evidence", f.evidence},
-                               {"window_ms",
-                                {ms(f.window_start_ns - graph.start_ns.front()),
-                                 ms(f.window_end_ns - graph.start_ns.front())}},
-                               {"gain_ms", ms(f.gain_ns)},
-                               {"gain_is_upper_bound", f.gain_is_bound},
-                               {"suggestion", f.suggestion}});
-    out["findings"] = findings_json;
-
-    if (!flags->json) {
-      std::printf("trace: %s\n", flags->input.c_str());
-      std::printf(
-          "graph: %zu activities on %zu lanes; %zu flows bound (%zu unbound), %zu launch "
-          "correlations\n",
-          graph.size(), graph.lanes, graph.flows_bound, graph.flows_unbound, graph.launch_edges);
-      std::printf("steps: %zu, median %.3f ms\n\n", analysis.steps.size(),
-                  ms(analysis.recorded.median_step_ns));
-      std::printf("critical path, summed over the steps:\n");
-      print_bounds(analysis.recorded.bound_ns);
-      std::printf(
-          "\ncritical path of the median step (%s, %.3f ms):\n",
-          analysis.steps.empty() ? "-" : analysis.steps[analysis.recorded.median_step].name.c_str(),
-          ms(analysis.recorded.median_step_ns));
-      print_path(median_entries, flags->top);
-      std::printf("\nidle time by lane, summed over the steps (ms):\n");
-      std::printf("  %6s %6s %10s %10s %12s %10s\n", "device", "lane", "busy", "host wait",
-                  "kernel wait", "other");
-      for (const an::LaneIdle& l : analysis.idle)
-        std::printf("  %6d %6d %10.3f %10.3f %12.3f %10.3f\n", l.device, l.stream, ms(l.busy_ns),
-                    ms(l.host_wait_ns), ms(l.kernel_wait_ns), ms(l.other_ns));
-      std::printf("\nfindings, by estimated gain on the median step:\n");
-      if (!peak.peak) std::printf("  (roofline rule off: %s)\n", peak.why_not_measured.c_str());
-      if (findings.empty()) std::printf("  none above 1 %% of the step\n");
-      for (size_t i = 0; i < findings.size(); ++i) {
-        const an::Finding& f = findings[i];
-        std::printf("  %zu. [%s] %s\n     %s\n", i + 1, f.rule.c_str(), f.summary.c_str(),
-                    finding_gain_text(f, analysis.recorded.median_step_ns).c_str());
-        if (!f.evidence.empty()) {
-          std::string names;
-          for (size_t k = 0; k < f.evidence.size() && k < 6; ++k)
-            names += (k ? ", " : "") + f.evidence[k];
-          if (f.evidence.size() > 6) names += ", ...";
-          std::printf("     evidence: %s\n", names.c_str());
-        }
-        std::printf("     try: %s\n", f.suggestion.c_str());
-      }
+    std::optional<profiler::Trace> other;
+    if (!flags->what_if_times.empty()) other = read_trace_argument(flags->what_if_times);
+    if (!profiler::has_ranks(trace)) {
+      const json out = analyze_process(trace, -1, *flags, scales, other ? &*other : nullptr);
+      if (flags->json) std::printf("%s\n", out.dump(2).c_str());
+      return;
     }
-
-    if (!scales.empty() || !flags->what_if_times.empty()) {
-      std::vector<int64_t> durations = recorded;
-      json what_if;
-      if (!flags->what_if_times.empty()) {
-        const profiler::Trace other = read_trace_argument(flags->what_if_times);
-        const an::TraceAnalysis other_analysis = analyze_argument(other, flags->what_if_times);
-        const an::Substitution s = an::substituted_durations(
-            trace, graph, analysis.steps, other, other_analysis.graph, other_analysis.steps);
-        durations = s.durations;
-        what_if["times_from"] = flags->what_if_times;
-        what_if["work_kinds_replaced"] = s.keys_replaced;
-        what_if["work_kinds_not_in_other"] = s.keys_missing;
-        what_if["activities_replaced"] = s.nodes_replaced;
-      }
-      size_t matched = 0;
-      durations = an::scaled_durations(trace, graph, durations, scales, &matched);
-      what_if["scaled_activities"] = matched;
-      const an::Latency latency =
-          flags->latency == "typical" ? an::Latency::typical : an::Latency::recorded;
-      const an::Prediction p = an::predict(
-          trace, analysis, durations, latency,
-          flags->durations == "typical" ? an::Durations::typical : an::Durations::as_given);
-      what_if["latency"] = flags->latency;
-      what_if["durations"] = flags->durations;
-      what_if["replay_check_median_step_ms"] = ms(p.replay_check.median_step_ns);
-      what_if["predicted_median_step_ms"] = ms(p.predicted.median_step_ns);
-      what_if["change_percent"] = analysis.recorded.median_step_ns > 0
-                                      ? 100.0 *
-                                            static_cast<double>(p.predicted.median_step_ns -
-                                                                analysis.recorded.median_step_ns) /
-                                            static_cast<double>(analysis.recorded.median_step_ns)
-                                      : 0.0;
-      what_if["critical_path"] = bounds_json(p.predicted.bound_ns);
-      const auto entries = path_entries(trace, graph, p.predicted.median_path, durations);
-      what_if["median_step_path"] = path_json(entries, flags->top);
-      out["what_if"] = what_if;
-      if (!flags->json) {
-        std::printf("\nwhat-if:");
-        for (const std::string& text : flags->what_if) std::printf(" %s", text.c_str());
-        if (!scales.empty()) std::printf(" (%zu activities scaled)", matched);
-        if (!flags->what_if_times.empty())
-          std::printf("%s times of %s (%zu kinds of work replaced, %zu not in it)",
-                      scales.empty() ? "" : ";", flags->what_if_times.c_str(),
-                      what_if["work_kinds_replaced"].get<size_t>(),
-                      what_if["work_kinds_not_in_other"].get<size_t>());
-        std::printf(
-            "\n  replay of the recorded times (%s latencies, %s durations): median step %.3f ms "
-            "(recorded %.3f ms)\n",
-            flags->latency.c_str(), flags->durations.c_str(), ms(p.replay_check.median_step_ns),
-            ms(analysis.recorded.median_step_ns));
-        std::printf("  predicted median step: %.3f ms (%+.1f %%)\n", ms(p.predicted.median_step_ns),
-                    what_if["change_percent"].get<double>());
-        std::printf("\npredicted critical path, summed over the steps:\n");
-        print_bounds(p.predicted.bound_ns);
-        std::printf("\npredicted critical path of the median step:\n");
-        print_path(entries, flags->top);
-      }
-    }
-    if (flags->json) std::printf("%s\n", out.dump(2).c_str());
+    analyze_ranks(trace, *flags, scales, other ? &*other : nullptr);
   };
 }
 

@@ -94,6 +94,18 @@ std::string rank_key(int rank, const std::string& key) {
   return "rank" + std::to_string(rank) + "." + key;
 }
 
+Trace rank_part(const Trace& merged, int rank) {
+  Trace part;
+  part.metadata = merged.metadata;
+  for (const Activity& a : merged.activities)
+    if (a.rank == rank) part.activities.push_back(a);
+  for (const Range& r : merged.ranges)
+    if (r.rank == rank) part.ranges.push_back(r);
+  for (const Flow& f : merged.flows)
+    if (f.from.rank == rank && f.to.rank == rank) part.flows.push_back(f);
+  return part;
+}
+
 Trace merge_rank_traces(std::vector<RankInput> inputs) {
   if (inputs.empty()) throw RankMergeError("no rank traces to merge");
   std::vector<RankInfo> infos;

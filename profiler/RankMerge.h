@@ -74,4 +74,10 @@ std::vector<RankClock> rank_clocks(const TraceMetadata& metadata);
 // "rank<r>.<key>": a per-rank key of a merged trace's metadata.
 std::string rank_key(int rank, const std::string& key);
 
+// One rank's records of a merged trace (activities, ranges and the flows with both ends
+// on that rank), still on rank 0's clock, with the merged metadata: what an analysis of
+// one process reads. Lanes of different ranks share (device, stream) numbers, so a
+// per-process analysis must not see two ranks at once.
+Trace rank_part(const Trace& merged, int rank);
+
 }  // namespace tunescope::profiler

@@ -4,6 +4,8 @@
 #include <climits>
 #include <map>
 
+#include "profiler/Metrics.h"
+
 namespace tunescope::profiler::analysis {
 
 const char* to_string(Bound bound) {
@@ -14,14 +16,16 @@ const char* to_string(Bound bound) {
     case Bound::launch_overhead: return "launch/host overhead";
     case Bound::data_wait: return "data/input wait";
     case Bound::idle: return "idle";
+    case Bound::communication: return "communication";
   }
   return "idle";
 }
 
 namespace {
 
-Bound bound_of(ActivityKind kind) {
-  switch (kind) {
+Bound bound_of(const Activity& a) {
+  if (a.kind == ActivityKind::kernel && is_communication(a.name)) return Bound::communication;
+  switch (a.kind) {
     case ActivityKind::kernel: return Bound::compute;
     case ActivityKind::memcpy:
     case ActivityKind::memset: return Bound::copies;
@@ -109,7 +113,7 @@ CriticalPath critical_path(const DependencyGraph& graph, const Trace& trace, con
   for (;;) {
     path.nodes.push_back(node);
     const Activity& a = trace.activities[graph.activity[node]];
-    add(bound_of(a.kind), std::min(covered_end, t.end_ns[node]) - t.start_ns[node]);
+    add(bound_of(a), std::min(covered_end, t.end_ns[node]) - t.start_ns[node]);
     const Edge* edge = binding(graph, t, node);
     if (!edge || t.start_ns[edge->from] < start_ns) {
       add(Bound::data_wait, t.start_ns[node] - start_ns);  // before the step's first node: the host

@@ -21,8 +21,10 @@ enum class Bound {
   launch_overhead,  // host API calls, launch latency
   data_wait,        // the host between steps (loading the batch, submitting) before the path starts
   idle,             // a lane waiting for nothing recorded (scheduling, wake-up)
+  communication,    // collectives between ranks (is_communication), their wait for the others
+                    // included
 };
-inline constexpr size_t kBoundCount = 6;
+inline constexpr size_t kBoundCount = 7;
 const char* to_string(Bound bound);
 
 // A step: an iteration range (ProfilerStep#N, train_step); eval steps are left out.

@@ -1,12 +1,14 @@
 #include "profiler/analysis/Findings.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "profiler/Metrics.h"
 #include "profiler/analysis/WhatIf.h"
 
 namespace tunescope::profiler::analysis {
@@ -55,8 +57,8 @@ class Rules {
 
   const std::string& name(size_t n) const { return trace_.activities[a_.graph.activity[n]].name; }
 
-  Finding make(const char* rule, std::string summary, std::set<std::string> evidence, int64_t gain,
-               bool bound, std::string suggestion) const {
+  Finding make(const char* rule, std::string summary, const std::set<std::string>& evidence,
+               int64_t gain, bool bound, std::string suggestion) const {
     Finding f;
     f.rule = rule;
     f.summary = std::move(summary);
@@ -86,7 +88,7 @@ class Rules {
     std::vector<Finding> out;
     const double step = static_cast<double>(a_.recorded.median_step_ns);
     const auto percent = [&](int64_t ns) {
-      return std::to_string(static_cast<int>(100.0 * static_cast<double>(ns) / step + 0.5)) + " %";
+      return std::to_string(std::lround(100.0 * static_cast<double>(ns) / step)) + " %";
     };
 
     // Data movement kernels (padding, transposes, reorders, broadcasts).
@@ -152,10 +154,25 @@ class Rules {
                "launch and host overhead takes " + percent(launch) + " of the critical path", {},
                launch, true, "fewer, larger kernels (a larger batch, fused ops, CUDA graphs)"));
 
-    // The heaviest kind of work on the path: what a 2x faster algorithm would give.
+    // Communication on the path (a rank's all-reduce): its time includes the wait for
+    // the slowest rank, so a faster kernel is not the remedy.
+    std::set<std::string> communication_names;
+    for (size_t n : a_.recorded.median_path.nodes)
+      if (is_communication(name(n))) communication_names.insert(name(n));
+    if (const int64_t communication = bound(Bound::communication); communication > 0)
+      out.push_back(make("communication",
+                         "communication takes " + percent(communication) +
+                             " of the critical path, the wait for the other ranks included",
+                         communication_names, communication, true,
+                         "overlap the all-reduce with the backward pass (--allreduce-overlap on), "
+                         "other bucket sizes (--allreduce-bucket-kb), or balance the ranks (see "
+                         "the straggler of the merged trace)"));
+
+    // The heaviest kind of computation on the path: what a 2x faster algorithm would give.
     std::map<WorkKey, int64_t> by_key;
     const auto keys = work_keys(trace_, a_.graph);
-    for (size_t n : a_.recorded.median_path.nodes) by_key[keys[n]] += a_.graph.duration_ns(n);
+    for (size_t n : a_.recorded.median_path.nodes)
+      if (!is_communication(name(n))) by_key[keys[n]] += a_.graph.duration_ns(n);
     const auto top =
         std::max_element(by_key.begin(), by_key.end(),
                          [](const auto& x, const auto& y) { return x.second < y.second; });

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "profiler/Metrics.h"
+#include "profiler/RankMerge.h"
 #include "profiler/Roofline.h"
 #include "profiler/TraceFiles.h"
 #include "tests/cli/RunCli.h"
@@ -49,6 +51,46 @@ TEST(AnalyzeCli, ReplaysATwoLaneRunAndPredictsAWhatIf) {
   EXPECT_NE(text.output.find("critical path, summed over the steps"), std::string::npos)
       << text.output;
   EXPECT_NE(text.output.find("idle time by lane"), std::string::npos) << text.output;
+}
+
+TEST(AnalyzeCli, AMergedTraceIsAnalysedRankByRankWithTheStraggler) {
+  // Two real profiles merged as ranks 0 and 1 (as rank 0 of an MPI run does): each rank
+  // keeps its own 3 steps and 2 lanes instead of one analysis of both ranks' lanes mixed.
+  testing::ScratchDir dir;
+  std::vector<profiler::RankInput> inputs;
+  for (int rank : {0, 1}) {
+    const auto path = dir / ("rank" + std::to_string(rank) + ".json");
+    const auto made = run_cli(kRun + path.string());
+    ASSERT_EQ(made.exit_code, 0) << made.output;
+    profiler::Trace t = profiler::read_trace_file(path);
+    t.metadata.extra[profiler::kRankKey] = std::to_string(rank);
+    t.metadata.extra[profiler::kWorldSizeKey] = "2";
+    inputs.push_back({path.string(), std::move(t)});
+  }
+  const profiler::Trace merged = profiler::merge_rank_traces(std::move(inputs));
+  const auto merged_path = dir / "merged.json";
+  profiler::make_trace_writer(profiler::TraceFormat::chrome)->write(merged, merged_path);
+
+  const auto r = run_cli("analyze " + merged_path.string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto out = nlohmann::json::parse(r.output);
+  ASSERT_EQ(out["ranks"].size(), 2u);
+  for (int rank : {0, 1}) {
+    const auto& one = out["ranks"][static_cast<size_t>(rank)];
+    EXPECT_EQ(one["rank"], rank);
+    EXPECT_EQ(one["steps"], 3);
+    EXPECT_EQ(one["graph"]["lanes"], 2);
+    EXPECT_EQ(one["graph"]["flows_unbound"], 0);
+  }
+  // The report's definition of the straggler: the rank with more compute.
+  const profiler::RankBalance balance = profiler::rank_balance(merged);
+  EXPECT_EQ(out["straggler"]["rank"], balance.straggler);
+
+  const auto text = run_cli("analyze " + merged_path.string());
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  for (const char* part : {"(2 ranks, each analysed on its own)", "=== rank 0 ===",
+                           "=== rank 1 ===", "ranks, side by side", "straggler: rank "})
+    EXPECT_NE(text.output.find(part), std::string::npos) << part << "\n" << text.output;
 }
 
 TEST(AnalyzeCli, TheRooflineRuleReadsTheMachinePeakFromTheResultsDb) {

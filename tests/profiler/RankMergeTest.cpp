@@ -118,6 +118,23 @@ TEST(RankMergeTest, ShiftsEachRankOntoRankZerosClockAndTagsItsRecords) {
   EXPECT_EQ(clocks[0].offset_ns, 0);
 }
 
+TEST(RankMergeTest, RankPartGivesBackOneRanksRecordsOnRankZerosClock) {
+  const Trace merged = merge_rank_traces(two_ranks());
+  for (int rank : {0, 1}) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const Trace part = rank_part(merged, rank);
+    ASSERT_EQ(part.activities.size(), 2u);
+    ASSERT_EQ(part.ranges.size(), 1u);
+    ASSERT_EQ(part.flows.size(), 1u);
+    for (const Activity& a : part.activities) EXPECT_EQ(a.rank, rank);
+    EXPECT_EQ(part.ranges[0].rank, rank);
+    EXPECT_EQ(part.ranges[0].start_ns, 1000);  // still on rank 0's clock
+    EXPECT_EQ(part.flows[0].from.rank, rank);
+    EXPECT_EQ(part.metadata.extra.at(kMergedRanksKey), "0,1");
+  }
+  EXPECT_TRUE(rank_part(merged, 5).activities.empty());
+}
+
 TEST(RankMergeTest, AnUnmeasuredOffsetIsZeroAndSaidSoAndAMissingRankIsNoted) {
   std::vector<RankInput> inputs;
   inputs.push_back({"a.json", rank_trace(0, 3)});

@@ -96,6 +96,21 @@ TEST(CriticalPathTest, FollowsTheLastReleasedPredecessorAndAccountsForTheWholeSt
   EXPECT_EQ(bound(p, Bound::idle), 0);
 }
 
+TEST(CriticalPathTest, AnAllReduceOnThePathIsCommunicationNotCompute) {
+  // The diamond with C renamed as a rank's all-reduce bucket: its 20 ns (the wait for the
+  // other ranks included) move from compute to communication.
+  Trace t = diamond();
+  for (Activity& a : t.activities)
+    if (a.name == "C") a.name = "allreduce.bucket0";
+  const DependencyGraph g = build_dependency_graph(t);
+  const auto steps = find_steps(t, g);
+  ASSERT_EQ(steps.size(), 1u);
+  const CriticalPath p = critical_path(g, t, Timing{g.start_ns, g.end_ns}, steps[0], 0, 42);
+  EXPECT_EQ(bound(p, Bound::compute), 10 + 5);
+  EXPECT_EQ(bound(p, Bound::communication), 20);
+  EXPECT_EQ(bound(p, Bound::synchronisation), 1 + 4 + 2);
+}
+
 TEST(CriticalPathTest, LaunchLatencyIsOverheadAndTheLaunchItselfIsNotOnThePath) {
   // A host launch [0,3] (correlation 5) and its kernel [2,10] on a device stream.
   Trace t;
