@@ -341,12 +341,71 @@ void wg_output(const WinogradGeometry& g, const float* mt, WinogradWave wave, in
   }
 }
 
+// The register block of the fused schedule's products: RB rows of A times CB vectors of
+// B's columns, all RB x CB sums in registers across the whole depth (one broadcast of A
+// and CB loads of B per step). Blocks for 16 (scalar, AVX2) or 32 (AVX-512) registers.
+template <int W, int CB>
+constexpr int wg_gemm_rows() {
+  if constexpr (W == 16) return CB == 1 ? 12 : CB == 2 ? 8 : 6;
+  if constexpr (W == 8) return CB == 1 ? 8 : CB == 2 ? 6 : 2;
+  return 4;
+}
+
+template <int W, int RB, int CB>
+void wg_gemm_block(const WinogradGemmArgs& g, int64_t i0, int64_t j0) {
+  using V = typename WinogradVec<W>::type;
+  V acc[RB][CB];
+  for (int r = 0; r < RB; ++r)
+    for (int j = 0; j < CB; ++j)
+      acc[r][j] = g.accumulate ? wg_load<V>(g.out + (i0 + r) * g.ldc + j0 + j * W) : V{};
+  const float* a = g.a + i0 * g.a_row;
+  const float* b = g.b + j0;
+  for (int64_t p = 0; p < g.depth; ++p) {
+    V bv[CB];
+    for (int j = 0; j < CB; ++j) bv[j] = wg_load<V>(b + p * g.ldb + j * W);
+    for (int r = 0; r < RB; ++r) {
+      const float ar = a[r * g.a_row + p * g.a_depth];
+      for (int j = 0; j < CB; ++j) acc[r][j] += ar * bv[j];
+    }
+  }
+  for (int r = 0; r < RB; ++r)
+    for (int j = 0; j < CB; ++j) wg_store(g.out + (i0 + r) * g.ldc + j0 + j * W, acc[r][j]);
+}
+
+// Columns [j0, j0 + CB * W) of every row: full row blocks, then the rest in blocks of 4,
+// 2 and 1 rows.
+template <int W, int CB>
+void wg_gemm_columns(const WinogradGemmArgs& g, int64_t j0) {
+  constexpr int RB = wg_gemm_rows<W, CB>();
+  int64_t i = 0;
+  for (; i + RB <= g.rows; i += RB) wg_gemm_block<W, RB, CB>(g, i, j0);
+  if constexpr (RB > 4)
+    for (; i + 4 <= g.rows; i += 4) wg_gemm_block<W, 4, CB>(g, i, j0);
+  if constexpr (RB > 2)
+    for (; i + 2 <= g.rows; i += 2) wg_gemm_block<W, 2, CB>(g, i, j0);
+  for (; i < g.rows; ++i) wg_gemm_block<W, 1, CB>(g, i, j0);
+}
+
+template <int W>
+void wg_gemm(const WinogradGemmArgs& g) {
+  int64_t j = 0;
+  for (; j + 4 * W <= g.cols; j += 4 * W) wg_gemm_columns<W, 4>(g, j);
+  if (j + 2 * W <= g.cols) {
+    wg_gemm_columns<W, 2>(g, j);
+    j += 2 * W;
+  }
+  for (; j + W <= g.cols; j += W) wg_gemm_columns<W, 1>(g, j);
+  if constexpr (W > 1)
+    for (; j < g.cols; ++j) wg_gemm_columns<1, 1>(g, j);  // what fills no vector
+}
+
 template <int W>
 WinogradKernelTable winograd_kernel_table() {
   WinogradKernelTable table;
   table.lanes = W;
   table.f2 = {wg_input<WinogradF2, W>, wg_output<WinogradF2, W>, wg_output_adjoint<WinogradF2, W>};
   table.f4 = {wg_input<WinogradF4, W>, wg_output<WinogradF4, W>, wg_output_adjoint<WinogradF4, W>};
+  table.gemm = wg_gemm<W>;
   return table;
 }
 
