@@ -313,11 +313,16 @@ constexpr int64_t kFusedRowMultiple = 24;
 // Tasks of a fused pass, each with its own block buffers (and dU) in the workspace: up to
 // two per thread, so a thread that is preempted leaves work the others take over.
 constexpr int kFusedMaxTasks = 8;
+// The automatic schedule fuses up to 64 -> 64 channels. Beyond, a block's tiles are few
+// (its transforms of many channels fill the budget), so backward filter reads and writes
+// the whole dU per handful of tiles, and OpenBLAS's sgemms are no longer thin: waves win.
+constexpr int64_t kFusedMaxChannelProduct = 64 * 64;
 
 struct FusedPlan {
   int m = 2, alpha2 = 16;
   WinogradGeometry g;
   int64_t tiles = 0, block = 0, blocks = 0;
+  int64_t stride = 0;  // tiles per point in the block buffers: block, made odd (WinogradWave)
   size_t u_offset = 0, bytes = 0;
   size_t v_offset[kFusedMaxTasks] = {}, m_offset[kFusedMaxTasks] = {},
          du_offset[kFusedMaxTasks] = {};
@@ -335,12 +340,13 @@ FusedPlan make_fused_plan(const ConvProblem& p, ConvPass pass, int m) {
   if (block >= kFusedRowMultiple) block -= block % kFusedRowMultiple;
   plan.block = std::min(block, plan.tiles);
   plan.blocks = ceil_div(plan.tiles, plan.block);
+  plan.stride = plan.block | 1;
   WorkspaceLayout layout;
   plan.u_offset = layout.add_floats(plan.alpha2 * g.in_c * g.out_c);
   const bool filter_sums = pass == ConvPass::backward_filter;
   for (int t = 0; t < kFusedMaxTasks; ++t) {
-    plan.v_offset[t] = layout.add_floats(plan.alpha2 * plan.block * g.in_c);
-    plan.m_offset[t] = layout.add_floats(plan.alpha2 * plan.block * g.out_c);
+    plan.v_offset[t] = layout.add_floats(plan.alpha2 * plan.stride * g.in_c);
+    plan.m_offset[t] = layout.add_floats(plan.alpha2 * plan.stride * g.out_c);
     plan.du_offset[t] = layout.add_floats(filter_sums ? plan.alpha2 * g.in_c * g.out_c : 0);
   }
   plan.bytes = layout.total_bytes();
@@ -358,7 +364,9 @@ void for_each_fused_block(ThreadPool& pool, const FusedPlan& plan, int64_t tasks
   pool.parallel_for(tasks, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task)
       for (int64_t b = plan.blocks * task / tasks; b < plan.blocks * (task + 1) / tasks; ++b)
-        body(task, WinogradWave{b * plan.block, std::min(plan.block, plan.tiles - b * plan.block)},
+        body(task,
+             WinogradWave{b * plan.block, std::min(plan.block, plan.tiles - b * plan.block),
+                          plan.stride},
              b == plan.blocks * task / tasks);
   });
 }
@@ -421,7 +429,9 @@ std::string ConvWinograd::unsupported_reason(const ConvProblem& p) const {
 
 WinogradSchedule ConvWinograd::schedule_for(const ConvProblem& p) const {
   if (schedule_ != WinogradSchedule::automatic) return schedule_;
-  return p.layout == Layout::NHWC ? WinogradSchedule::fused : WinogradSchedule::waves;
+  return p.layout == Layout::NHWC && p.input.c * p.out_channels <= kFusedMaxChannelProduct
+             ? WinogradSchedule::fused
+             : WinogradSchedule::waves;
 }
 
 size_t ConvWinograd::plan_bytes(const ConvProblem& p) const {
@@ -511,10 +521,10 @@ void run_fused_forward_like(const ConvCall& call, const FusedPlan& plan,
                          for (int a = 0; a < plan.alpha2; ++a) {
                            WinogradGemmArgs product;
                            product.rows = wave.count, product.cols = K, product.depth = C;
-                           product.a = v + a * wave.count * C, product.a_row = C;
+                           product.a = v + a * plan.stride * C, product.a_row = C;
                            product.a_depth = 1;
                            product.b = u + a * C * K, product.ldb = K;
-                           product.out = mt + a * wave.count * K, product.ldc = K;
+                           product.out = mt + a * plan.stride * K, product.ldc = K;
                            table.gemm(product);
                          }
                          kernels.output(g, mt, wave, 0, wave.count, out.data());
@@ -547,8 +557,8 @@ void run_fused_backward_filter(const ConvCall& call, const FusedPlan& plan,
       for (int a = 0; a < plan.alpha2; ++a) {
         WinogradGemmArgs product;
         product.rows = K, product.cols = C, product.depth = wave.count;
-        product.a = dm + a * wave.count * K, product.a_row = 1, product.a_depth = K;
-        product.b = v + a * wave.count * C, product.ldb = C;
+        product.a = dm + a * plan.stride * K, product.a_row = 1, product.a_depth = K;
+        product.b = v + a * plan.stride * C, product.ldb = C;
         product.out = du + a * K * C, product.ldc = C;
         product.accumulate = !first;
         table.gemm(product);

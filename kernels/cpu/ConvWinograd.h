@@ -41,7 +41,8 @@ namespace tunescope::cpu {
 // bounds). Planes of 4x4 outputs and up choose F(4x4); 5x5 and 6x6 choose F(2x2).
 enum class WinogradTile { automatic, f2, f4 };
 
-// automatic: fused on NHWC problems, waves on NCHW (fused needs channels contiguous).
+// automatic: fused on NHWC problems of up to 64 -> 64 channels (in x out <= 4096), waves
+// on the others and on NCHW (fused needs channels contiguous).
 enum class WinogradSchedule { automatic, waves, fused };
 const char* to_string(WinogradSchedule schedule);
 

@@ -28,9 +28,13 @@ struct WinogradGeometry {
   bool nhwc = false;
 };
 
-// Tiles [first, first + count) of the pass.
+// Tiles [first, first + count) of the pass. Their transformed-domain matrices have `stride`
+// tiles per point (0: count), the `count` of the layouts above: the fused schedule pads
+// it to an odd number so that the alpha^2 vectors of one tile, a point's row apart, do
+// not all fall into a few L1 sets (48 tiles of 16 channels: 3 KiB apart, 4 sets).
 struct WinogradWave {
-  int64_t first = 0, count = 0;
+  int64_t first = 0, count = 0, stride = 0;
+  int64_t ld() const { return stride ? stride : count; }
 };
 
 // Each kernel handles wave-relative tiles [begin, end) for every channel.

@@ -162,7 +162,7 @@ void wg_patches_to_points(const WinogradGeometry& g, const WinogradTensorView& s
                           int m, int64_t dh, int64_t dw, WinogradWave wave, int64_t begin,
                           int64_t end, float* dst, Forward forward) {
   using V = typename WinogradVec<W>::type;
-  const int64_t C = src.c, count = wave.count;
+  const int64_t C = src.c, ld = wave.ld();
   if (!g.nhwc) {
     // Lanes are W consecutive tiles; each lane gathers its own patch.
     alignas(64) float patch[S * S][W] = {};
@@ -196,14 +196,14 @@ void wg_patches_to_points(const WinogradGeometry& g, const WinogradTensorView& s
         V d[S * S], o[Alpha * Alpha];
         for (int e = 0; e < S * S; ++e) d[e] = wg_load<V>(patch[e]);
         forward(d, o);
-        float* out = dst + c * count + t0;
+        float* out = dst + c * ld + t0;
         if (lanes == W) {
-          for (int a = 0; a < Alpha * Alpha; ++a) wg_store(out + a * C * count, o[a]);
+          for (int a = 0; a < Alpha * Alpha; ++a) wg_store(out + a * C * ld, o[a]);
         } else {
           for (int a = 0; a < Alpha * Alpha; ++a) {
             alignas(64) float lane_values[W];
             wg_store(lane_values, o[a]);
-            std::memcpy(out + a * C * count, lane_values, sizeof(float) * lanes);
+            std::memcpy(out + a * C * ld, lane_values, sizeof(float) * lanes);
           }
         }
       }
@@ -236,11 +236,11 @@ void wg_patches_to_points(const WinogradGeometry& g, const WinogradTensorView& s
       float* out = dst + t * C + c0;
       for (int a = 0; a < Alpha * Alpha; ++a) {
         if (lanes == W) {
-          wg_store(out + a * count * C, o[a]);
+          wg_store(out + a * ld * C, o[a]);
         } else {
           alignas(64) float lane_values[W];
           wg_store(lane_values, o[a]);
-          std::memcpy(out + a * count * C, lane_values, sizeof(float) * lanes);
+          std::memcpy(out + a * ld * C, lane_values, sizeof(float) * lanes);
         }
       }
     }
@@ -274,7 +274,7 @@ void wg_output(const WinogradGeometry& g, const float* mt, WinogradWave wave, in
                int64_t end, float* out) {
   using V = typename WinogradVec<W>::type;
   constexpr int m = Tile::m, A2 = Tile::alpha * Tile::alpha;
-  const int64_t K = g.out_c, count = wave.count;
+  const int64_t K = g.out_c, ld = wave.ld();
   const WinogradTensorView dst{g.out_c, g.out_h, g.out_w, g.nhwc};
   if (!g.nhwc) {
     for (int64_t t0 = begin; t0 < end; t0 += W) {
@@ -283,13 +283,13 @@ void wg_output(const WinogradGeometry& g, const float* mt, WinogradWave wave, in
       for (int l = 0; l < lanes; ++l) pos[l] = wg_tile_pos(g, wave.first + t0 + l, m);
       for (int64_t k = 0; k < K; ++k) {
         V x[A2], o[m * m];
-        const float* src = mt + k * count + t0;
+        const float* src = mt + k * ld + t0;
         for (int a = 0; a < A2; ++a) {
           if (lanes == W) {
-            x[a] = wg_load<V>(src + a * K * count);
+            x[a] = wg_load<V>(src + a * K * ld);
           } else {
             alignas(64) float lane_values[W] = {};
-            std::memcpy(lane_values, src + a * K * count, sizeof(float) * lanes);
+            std::memcpy(lane_values, src + a * K * ld, sizeof(float) * lanes);
             x[a] = wg_load<V>(lane_values);
           }
         }
@@ -318,10 +318,10 @@ void wg_output(const WinogradGeometry& g, const float* mt, WinogradWave wave, in
       const float* src = mt + t * K + k0;
       for (int a = 0; a < A2; ++a) {
         if (lanes == W) {
-          x[a] = wg_load<V>(src + a * count * K);
+          x[a] = wg_load<V>(src + a * ld * K);
         } else {
           alignas(64) float lane_values[W] = {};
-          std::memcpy(lane_values, src + a * count * K, sizeof(float) * lanes);
+          std::memcpy(lane_values, src + a * ld * K, sizeof(float) * lanes);
           x[a] = wg_load<V>(lane_values);
         }
       }

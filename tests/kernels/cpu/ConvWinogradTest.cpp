@@ -249,6 +249,10 @@ TEST(Winograd, FusedScheduleTracesOneKernelPerPass) {
   ConvWinograd algo(WinogradTile::f2);
   ASSERT_EQ(algo.schedule_for(p), WinogradSchedule::fused);
   EXPECT_EQ(algo.schedule_for(with_layout(p, Layout::NCHW)), WinogradSchedule::waves);
+  // Wide layers (in x out channels > 64 x 64) keep the waves.
+  EXPECT_EQ(algo.schedule_for(
+                with_layout(make_problem(1, 128, 4, 4, 128, 3, 3, 1, 1, 1, 1), Layout::NHWC)),
+            WinogradSchedule::waves);
   ThreadPool pool(2);
   profiler::Tracer tracer;
   const ExecContext exec{pool, &tracer};
