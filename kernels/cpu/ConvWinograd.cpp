@@ -5,6 +5,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 
 #include "core/base/Error.h"
@@ -357,17 +358,34 @@ int64_t fused_tasks(const ThreadPool& pool, const FusedPlan& plan) {
   return std::clamp<int64_t>(2 * pool.size(), 1, std::min<int64_t>(kFusedMaxTasks, plan.blocks));
 }
 
-// Runs body(task, block) for every block of the pass, each task's blocks in order on one
-// thread (a task never has none: tasks <= blocks).
+WinogradWave fused_block(const FusedPlan& plan, int64_t b) {
+  return {b * plan.block, std::min(plan.block, plan.tiles - b * plan.block), plan.stride};
+}
+
+// Backward filter: runs body(task, block, first of the task) for every block, each task's
+// share of the blocks in order on one thread (a task never has none: tasks <= blocks), so
+// each dU sums the same tiles in the same order on every run.
 template <typename Body>
 void for_each_fused_block(ThreadPool& pool, const FusedPlan& plan, int64_t tasks, Body body) {
   pool.parallel_for(tasks, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task)
       for (int64_t b = plan.blocks * task / tasks; b < plan.blocks * (task + 1) / tasks; ++b)
-        body(task,
-             WinogradWave{b * plan.block, std::min(plan.block, plan.tiles - b * plan.block),
-                          plan.stride},
-             b == plan.blocks * task / tasks);
+        body(task, fused_block(plan, b), b == plan.blocks * task / tasks);
+  });
+}
+
+// Forward and backward data: blocks are independent, so each task (one per thread, each
+// with its own buffers) takes the next block no task has taken. A thread the OS
+// deschedules on a shared machine then holds up one block, not a fixed share.
+template <typename Body>
+void for_each_fused_block_dynamic(ThreadPool& pool, const FusedPlan& plan, Body body) {
+  const int64_t tasks =
+      std::clamp<int64_t>(pool.size(), 1, std::min<int64_t>(kFusedMaxTasks, plan.blocks));
+  std::atomic<int64_t> next{0};
+  pool.parallel_for(tasks, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task)
+      for (int64_t b = next.fetch_add(1); b < plan.blocks; b = next.fetch_add(1))
+        body(task, fused_block(plan, b));
   });
 }
 
@@ -513,22 +531,21 @@ void run_fused_forward_like(const ConvCall& call, const FusedPlan& plan,
       (static_cast<double>(g.n) * (C * g.in_h * g.in_w + K * g.out_h * g.out_w) +
        plan.alpha2 * K * C) *
           4.0);
-  for_each_fused_block(ex.pool, plan, fused_tasks(ex.pool, plan),
-                       [&](int64_t task, WinogradWave wave, bool) {
-                         float* v = WorkspaceLayout::at(call.workspace, plan.v_offset[task]);
-                         float* mt = WorkspaceLayout::at(call.workspace, plan.m_offset[task]);
-                         kernels.input(g, in.data(), wave, 0, wave.count, v);
-                         for (int a = 0; a < plan.alpha2; ++a) {
-                           WinogradGemmArgs product;
-                           product.rows = wave.count, product.cols = K, product.depth = C;
-                           product.a = v + a * plan.stride * C, product.a_row = C;
-                           product.a_depth = 1;
-                           product.b = u + a * C * K, product.ldb = K;
-                           product.out = mt + a * plan.stride * K, product.ldc = K;
-                           table.gemm(product);
-                         }
-                         kernels.output(g, mt, wave, 0, wave.count, out.data());
-                       });
+  for_each_fused_block_dynamic(ex.pool, plan, [&](int64_t task, WinogradWave wave) {
+    float* v = WorkspaceLayout::at(call.workspace, plan.v_offset[task]);
+    float* mt = WorkspaceLayout::at(call.workspace, plan.m_offset[task]);
+    kernels.input(g, in.data(), wave, 0, wave.count, v);
+    for (int a = 0; a < plan.alpha2; ++a) {
+      WinogradGemmArgs product;
+      product.rows = wave.count, product.cols = K, product.depth = C;
+      product.a = v + a * plan.stride * C, product.a_row = C;
+      product.a_depth = 1;
+      product.b = u + a * C * K, product.ldb = K;
+      product.out = mt + a * plan.stride * K, product.ldc = K;
+      table.gemm(product);
+    }
+    kernels.output(g, mt, wave, 0, wave.count, out.data());
+  });
 }
 
 // The fused backward filter: per block V of x and dM = A dy A^T, then dU[a] += dM[a]^T
