@@ -5,6 +5,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 
 #include "core/base/Error.h"
@@ -150,12 +151,13 @@ struct FilterView {
 };
 
 // u[a][o][i] = (G g G^T)[a] with g the 3x3 filter (k, c) = (o, i) (forward) or, for
-// backward data, rot180 of (k, c) = (i, o): the transposed, flipped filter.
+// backward data, rot180 of (k, c) = (i, o): the transposed, flipped filter. in_major
+// stores u[a][i][o] instead (the fused schedule's B operand, outputs contiguous).
 template <int M>
-void transform_filters_m(const ExecContext& ex, const WinogradPlan& plan, const FilterView& w,
-                         bool flip_transpose, float* u) {
+void transform_filters_m(const ExecContext& ex, const WinogradGeometry& geo, const FilterView& w,
+                         bool flip_transpose, bool in_major, float* u) {
   constexpr int A2 = (M + 2) * (M + 2);
-  const int64_t outs = plan.g.out_c, ins = plan.g.in_c;
+  const int64_t outs = geo.out_c, ins = geo.in_c;
   ex.pool.parallel_for(outs, [&](int64_t begin, int64_t end) {
     alignas(64) float g[9][kFilterBlock];
     for (int64_t o = begin; o < end; ++o)
@@ -169,29 +171,32 @@ void transform_filters_m(const ExecContext& ex, const WinogradPlan& plan, const 
           alignas(64) float v[kFilterBlock] = {};
           for (int rs = 0; rs < 9; ++rs)
             for (int64_t j = 0; j < n; ++j) v[j] += kFilterTransform<M>.t[ab][rs] * g[rs][j];
-          std::copy_n(v, n, u + (ab * outs + o) * ins + i0);
+          if (in_major)
+            for (int64_t j = 0; j < n; ++j) u[(ab * ins + i0 + j) * outs + o] = v[j];
+          else
+            std::copy_n(v, n, u + (ab * outs + o) * ins + i0);
         }
       }
   });
 }
 
-void transform_filters(const ExecContext& ex, const char* kernel, const WinogradPlan& plan,
-                       const FilterView& w, bool flip_transpose, float* u) {
-  const int64_t outs = plan.g.out_c, ins = plan.g.in_c;
-  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * outs * ins * plan.alpha2 * 9,
-                          (outs * ins * (9 + plan.alpha2)) * 4.0);
-  if (plan.m == 2)
-    transform_filters_m<2>(ex, plan, w, flip_transpose, u);
+void transform_filters(const ExecContext& ex, const char* kernel, const WinogradGeometry& geo,
+                       int m, const FilterView& w, bool flip_transpose, bool in_major, float* u) {
+  const int64_t outs = geo.out_c, ins = geo.in_c, alpha2 = (m + 2) * (m + 2);
+  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * outs * ins * alpha2 * 9,
+                          (outs * ins * (9 + alpha2)) * 4.0);
+  if (m == 2)
+    transform_filters_m<2>(ex, geo, w, flip_transpose, in_major, u);
   else
-    transform_filters_m<4>(ex, plan, w, flip_transpose, u);
+    transform_filters_m<4>(ex, geo, w, flip_transpose, in_major, u);
 }
 
 // dw(k, c) = G^T du[.][k][c] G, the adjoint of transform_filters.
 template <int M>
-void inverse_transform_filters_m(const ExecContext& ex, const WinogradPlan& plan, const float* du,
-                                 const FilterView& dw, float* out) {
+void inverse_transform_filters_m(const ExecContext& ex, const WinogradGeometry& geo,
+                                 const float* du, const FilterView& dw, float* out) {
   constexpr int A2 = (M + 2) * (M + 2);
-  const int64_t K = plan.g.out_c, C = plan.g.in_c;
+  const int64_t K = geo.out_c, C = geo.in_c;
   ex.pool.parallel_for(K, [&](int64_t begin, int64_t end) {
     alignas(64) float d[A2][kFilterBlock];
     for (int64_t kk = begin; kk < end; ++kk)
@@ -208,16 +213,16 @@ void inverse_transform_filters_m(const ExecContext& ex, const WinogradPlan& plan
   });
 }
 
-void inverse_transform_filters(const ExecContext& ex, const char* kernel, const WinogradPlan& plan,
-                               const float* du, float* dw, bool nhwc) {
-  const int64_t K = plan.g.out_c, C = plan.g.in_c;
-  const FilterView view{dw, K, C, nhwc};
-  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * K * C * plan.alpha2 * 9,
-                          (K * C * (9 + plan.alpha2)) * 4.0);
-  if (plan.m == 2)
-    inverse_transform_filters_m<2>(ex, plan, du, view, dw);
+void inverse_transform_filters(const ExecContext& ex, const char* kernel,
+                               const WinogradGeometry& geo, int m, const float* du, float* dw) {
+  const int64_t K = geo.out_c, C = geo.in_c, alpha2 = (m + 2) * (m + 2);
+  const FilterView view{dw, K, C, geo.nhwc};
+  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * K * C * alpha2 * 9,
+                          (K * C * (9 + alpha2)) * 4.0);
+  if (m == 2)
+    inverse_transform_filters_m<2>(ex, geo, du, view, dw);
   else
-    inverse_transform_filters_m<4>(ex, plan, du, view, dw);
+    inverse_transform_filters_m<4>(ex, geo, du, view, dw);
 }
 
 // Runs body(begin, end) over the wave's tiles in groups of `lanes` (one vector of tiles
@@ -300,6 +305,90 @@ const WinogradTileKernels& tile_kernels(const WinogradKernelTable& table, int m)
   return m == 2 ? table.f2 : table.f4;
 }
 
+// The fused schedule's transformed tiles of one block (V and M, or V and dM) stay below
+// this, so they stay in L2 beside the transformed filters and the input rows being read.
+constexpr int64_t kFusedBlockBytes = 256 << 10;
+// Blocks of this many tiles and more are rounded down to a multiple of it: every register
+// block height of WinogradKernels.h's small GEMM divides it.
+constexpr int64_t kFusedRowMultiple = 24;
+// Tasks of a fused pass, each with its own block buffers (and dU) in the workspace: up to
+// two per thread, so a thread that is preempted leaves work the others take over.
+constexpr int kFusedMaxTasks = 8;
+// The automatic schedule fuses up to 64 -> 64 channels. Beyond, a block's tiles are few
+// (its transforms of many channels fill the budget), so backward filter reads and writes
+// the whole dU per handful of tiles, and OpenBLAS's sgemms are no longer thin: waves win.
+constexpr int64_t kFusedMaxChannelProduct = 64 * 64;
+
+struct FusedPlan {
+  int m = 2, alpha2 = 16;
+  WinogradGeometry g;
+  int64_t tiles = 0, block = 0, blocks = 0;
+  int64_t stride = 0;  // tiles per point in the block buffers: block, made odd (WinogradWave)
+  size_t u_offset = 0, bytes = 0;
+  size_t v_offset[kFusedMaxTasks] = {}, m_offset[kFusedMaxTasks] = {},
+         du_offset[kFusedMaxTasks] = {};
+};
+
+FusedPlan make_fused_plan(const ConvProblem& p, ConvPass pass, int m) {
+  FusedPlan plan;
+  plan.m = m;
+  plan.alpha2 = (m + 2) * (m + 2);
+  plan.g = geometry(p, pass, m);
+  const WinogradGeometry& g = plan.g;
+  plan.tiles = g.n * g.tiles_h * g.tiles_w;
+  const int64_t tile_bytes = plan.alpha2 * (g.in_c + g.out_c) * static_cast<int64_t>(sizeof(float));
+  int64_t block = std::max<int64_t>(1, kFusedBlockBytes / tile_bytes);
+  if (block >= kFusedRowMultiple) block -= block % kFusedRowMultiple;
+  plan.block = std::min(block, plan.tiles);
+  plan.blocks = ceil_div(plan.tiles, plan.block);
+  plan.stride = plan.block | 1;
+  WorkspaceLayout layout;
+  plan.u_offset = layout.add_floats(plan.alpha2 * g.in_c * g.out_c);
+  const bool filter_sums = pass == ConvPass::backward_filter;
+  for (int t = 0; t < kFusedMaxTasks; ++t) {
+    plan.v_offset[t] = layout.add_floats(plan.alpha2 * plan.stride * g.in_c);
+    plan.m_offset[t] = layout.add_floats(plan.alpha2 * plan.stride * g.out_c);
+    plan.du_offset[t] = layout.add_floats(filter_sums ? plan.alpha2 * g.in_c * g.out_c : 0);
+  }
+  plan.bytes = layout.total_bytes();
+  return plan;
+}
+
+int64_t fused_tasks(const ThreadPool& pool, const FusedPlan& plan) {
+  return std::clamp<int64_t>(2 * pool.size(), 1, std::min<int64_t>(kFusedMaxTasks, plan.blocks));
+}
+
+WinogradWave fused_block(const FusedPlan& plan, int64_t b) {
+  return {b * plan.block, std::min(plan.block, plan.tiles - b * plan.block), plan.stride};
+}
+
+// Backward filter: runs body(task, block, first of the task) for every block, each task's
+// share of the blocks in order on one thread (a task never has none: tasks <= blocks), so
+// each dU sums the same tiles in the same order on every run.
+template <typename Body>
+void for_each_fused_block(ThreadPool& pool, const FusedPlan& plan, int64_t tasks, Body body) {
+  pool.parallel_for(tasks, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task)
+      for (int64_t b = plan.blocks * task / tasks; b < plan.blocks * (task + 1) / tasks; ++b)
+        body(task, fused_block(plan, b), b == plan.blocks * task / tasks);
+  });
+}
+
+// Forward and backward data: blocks are independent, so each task (one per thread, each
+// with its own buffers) takes the next block no task has taken. A thread the OS
+// deschedules on a shared machine then holds up one block, not a fixed share.
+template <typename Body>
+void for_each_fused_block_dynamic(ThreadPool& pool, const FusedPlan& plan, Body body) {
+  const int64_t tasks =
+      std::clamp<int64_t>(pool.size(), 1, std::min<int64_t>(kFusedMaxTasks, plan.blocks));
+  std::atomic<int64_t> next{0};
+  pool.parallel_for(tasks, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task)
+      for (int64_t b = next.fetch_add(1); b < plan.blocks; b = next.fetch_add(1))
+        body(task, fused_block(plan, b));
+  });
+}
+
 }  // namespace
 
 const char* to_string(WinogradTile tile) {
@@ -325,8 +414,18 @@ int winograd_tile_size(WinogradTile tile, const ConvProblem& problem) {
   }
 }
 
-ConvWinograd::ConvWinograd(WinogradTile tile, std::optional<CpuIsa> isa)
-    : tile_(tile), isa_(isa ? *isa : cpu_isa_from_environment("TUNESCOPE_WINOGRAD_ISA")) {
+const char* to_string(WinogradSchedule schedule) {
+  switch (schedule) {
+    case WinogradSchedule::waves: return "waves";
+    case WinogradSchedule::fused: return "fused";
+    default: return "auto";
+  }
+}
+
+ConvWinograd::ConvWinograd(WinogradTile tile, std::optional<CpuIsa> isa, WinogradSchedule schedule)
+    : tile_(tile),
+      isa_(isa ? *isa : cpu_isa_from_environment("TUNESCOPE_WINOGRAD_ISA")),
+      schedule_(schedule) {
   if (!cpu_supports(isa_))
     fail(ErrorKind::usage, "winograd: this CPU cannot run the ", to_string(isa_), " path");
 }
@@ -338,14 +437,27 @@ std::string ConvWinograd::unsupported_reason(const ConvProblem& p) const {
     return cat("winograd runs 3x3 filters only, not ", p.kernel_h, "x", p.kernel_w);
   if (p.stride_h != 1 || p.stride_w != 1)
     return cat("winograd runs stride 1 only, not ", p.stride_h, "x", p.stride_w);
+  if (schedule_ == WinogradSchedule::fused && p.layout != Layout::NHWC)
+    return "winograd's fused schedule runs NHWC only (channels contiguous)";
   if (const size_t bytes = plan_bytes(p); bytes > kMaxWorkspaceBytes)
     return cat("winograd: ", p.key(), " needs ", bytes >> 20, " MiB of workspace (limit ",
                kMaxWorkspaceBytes >> 20, " MiB)");
   return {};
 }
 
+WinogradSchedule ConvWinograd::schedule_for(const ConvProblem& p) const {
+  if (schedule_ != WinogradSchedule::automatic) return schedule_;
+  return p.layout == Layout::NHWC && p.input.c * p.out_channels <= kFusedMaxChannelProduct
+             ? WinogradSchedule::fused
+             : WinogradSchedule::waves;
+}
+
 size_t ConvWinograd::plan_bytes(const ConvProblem& p) const {
   const int m = winograd_tile_size(tile_, p);
+  if (schedule_for(p) == WinogradSchedule::fused)
+    return std::max({make_fused_plan(p, ConvPass::forward, m).bytes,
+                     make_fused_plan(p, ConvPass::backward_data, m).bytes,
+                     make_fused_plan(p, ConvPass::backward_filter, m).bytes});
   // Backward filter plans as forward does; backward data tiles dx instead of y.
   return std::max(make_plan(p, ConvPass::forward, m).bytes,
                   make_plan(p, ConvPass::backward_data, m).bytes);
@@ -381,7 +493,7 @@ void run_forward_like(const ConvCall& call, const WinogradPlan& plan,
   float* v = WorkspaceLayout::at(call.workspace, plan.v_offset);
   float* mt = WorkspaceLayout::at(call.workspace, plan.m_offset);
   const FilterView filter{w.data(), call.problem.out_channels, call.problem.input.c, g.nhwc};
-  transform_filters(ex, names.filter, plan, filter, flip_transpose, u);
+  transform_filters(ex, names.filter, g, plan.m, filter, flip_transpose, false, u);
   for (int64_t first = 0; first < plan.tiles; first += plan.wave) {
     const WinogradWave wave{first, std::min(plan.wave, plan.tiles - first)};
     {
@@ -400,22 +512,123 @@ void run_forward_like(const ConvCall& call, const WinogradPlan& plan,
   }
 }
 
+// The fused schedule of forward and backward data: U once (inputs major), then per
+// block input transform, the alpha^2 products M[a] = V[a] U[a] (block x in_c times
+// in_c x out_c) and output transform, all on one task's buffers.
+void run_fused_forward_like(const ConvCall& call, const FusedPlan& plan,
+                            const WinogradKernelTable& table, const PassNames& names,
+                            const char* fused_name, const Tensor& in, const Tensor& w,
+                            bool flip_transpose, Tensor& out) {
+  const ExecContext& ex = call.exec;
+  const WinogradGeometry& g = plan.g;
+  const WinogradTileKernels& kernels = tile_kernels(table, plan.m);
+  float* u = WorkspaceLayout::at(call.workspace, plan.u_offset);
+  const FilterView filter{w.data(), call.problem.out_channels, call.problem.input.c, g.nhwc};
+  transform_filters(ex, names.filter, g, plan.m, filter, flip_transpose, true, u);
+  const int64_t K = g.out_c, C = g.in_c;
+  profiler::KernelScope k(
+      ex.tracer, fused_name, ex.device, ex.lane, 2.0 * plan.alpha2 * K * C * plan.tiles,
+      (static_cast<double>(g.n) * (C * g.in_h * g.in_w + K * g.out_h * g.out_w) +
+       plan.alpha2 * K * C) *
+          4.0);
+  for_each_fused_block_dynamic(ex.pool, plan, [&](int64_t task, WinogradWave wave) {
+    float* v = WorkspaceLayout::at(call.workspace, plan.v_offset[task]);
+    float* mt = WorkspaceLayout::at(call.workspace, plan.m_offset[task]);
+    kernels.input(g, in.data(), wave, 0, wave.count, v);
+    for (int a = 0; a < plan.alpha2; ++a) {
+      WinogradGemmArgs product;
+      product.rows = wave.count, product.cols = K, product.depth = C;
+      product.a = v + a * plan.stride * C, product.a_row = C;
+      product.a_depth = 1;
+      product.b = u + a * C * K, product.ldb = K;
+      product.out = mt + a * plan.stride * K, product.ldc = K;
+      table.gemm(product);
+    }
+    kernels.output(g, mt, wave, 0, wave.count, out.data());
+  });
+}
+
+// The fused backward filter: per block V of x and dM = A dy A^T, then dU[a] += dM[a]^T
+// V[a] (out_c x block times block x in_c) into the task's own dU; the tasks' sums are
+// added, then dw = G^T dU G.
+void run_fused_backward_filter(const ConvCall& call, const FusedPlan& plan,
+                               const WinogradKernelTable& table, const Tensor& x, const Tensor& dy,
+                               Tensor& dw) {
+  const ExecContext& ex = call.exec;
+  const WinogradGeometry& g = plan.g;
+  const WinogradTileKernels& kernels = tile_kernels(table, plan.m);
+  const int64_t K = g.out_c, C = g.in_c, tasks = fused_tasks(ex.pool, plan);
+  {
+    profiler::KernelScope k(
+        ex.tracer, "winograd.bwd_filter.fused", ex.device, ex.lane,
+        2.0 * plan.alpha2 * K * C * plan.tiles,
+        (static_cast<double>(g.n) * (C * g.in_h * g.in_w + K * g.out_h * g.out_w) +
+         tasks * plan.alpha2 * K * C) *
+            4.0);
+    for_each_fused_block(ex.pool, plan, tasks, [&](int64_t task, WinogradWave wave, bool first) {
+      float* v = WorkspaceLayout::at(call.workspace, plan.v_offset[task]);
+      float* dm = WorkspaceLayout::at(call.workspace, plan.m_offset[task]);
+      float* du = WorkspaceLayout::at(call.workspace, plan.du_offset[task]);
+      kernels.input(g, x.data(), wave, 0, wave.count, v);
+      kernels.output_adjoint(g, dy.data(), wave, 0, wave.count, dm);
+      for (int a = 0; a < plan.alpha2; ++a) {
+        WinogradGemmArgs product;
+        product.rows = K, product.cols = C, product.depth = wave.count;
+        product.a = dm + a * plan.stride * K, product.a_row = 1, product.a_depth = K;
+        product.b = v + a * plan.stride * C, product.ldb = C;
+        product.out = du + a * K * C, product.ldc = C;
+        product.accumulate = !first;
+        table.gemm(product);
+      }
+    });
+  }
+  float* du = WorkspaceLayout::at(call.workspace, plan.du_offset[0]);
+  if (tasks > 1) {
+    const int64_t count = plan.alpha2 * K * C;
+    profiler::KernelScope k(ex.tracer, "winograd.bwd_filter.task_sum", ex.device, ex.lane,
+                            static_cast<double>(count) * (tasks - 1),
+                            static_cast<double>(count) * (tasks + 1) * 4.0);
+    ex.pool.parallel_for(ceil_div(count, 1024), [&](int64_t begin, int64_t end) {
+      for (int64_t t = 1; t < tasks; ++t) {
+        const float* part = WorkspaceLayout::at(call.workspace, plan.du_offset[t]);
+        for (int64_t i = begin * 1024; i < std::min(count, end * 1024); ++i) du[i] += part[i];
+      }
+    });
+  }
+  inverse_transform_filters(ex, kBackwardFilterNames.filter, g, plan.m, du, dw.data());
+}
+
 }  // namespace
 
 void ConvWinograd::forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) {
   const WinogradPlan plan = begin_pass(*this, tile_, call, ConvPass::forward, x, w, y);
-  run_forward_like(call, plan, kernels_for(isa_), kForwardNames, x, w, false, y);
+  if (schedule_for(call.problem) == WinogradSchedule::fused)
+    run_fused_forward_like(call, make_fused_plan(call.problem, ConvPass::forward, plan.m),
+                           kernels_for(isa_), kForwardNames, "winograd.fwd.fused", x, w, false, y);
+  else
+    run_forward_like(call, plan, kernels_for(isa_), kForwardNames, x, w, false, y);
 }
 
 void ConvWinograd::backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w,
                                  Tensor& dx) {
   const WinogradPlan plan = begin_pass(*this, tile_, call, ConvPass::backward_data, dy, w, dx);
-  run_forward_like(call, plan, kernels_for(isa_), kBackwardDataNames, dy, w, true, dx);
+  if (schedule_for(call.problem) == WinogradSchedule::fused)
+    run_fused_forward_like(call, make_fused_plan(call.problem, ConvPass::backward_data, plan.m),
+                           kernels_for(isa_), kBackwardDataNames, "winograd.bwd_data.fused", dy, w,
+                           true, dx);
+  else
+    run_forward_like(call, plan, kernels_for(isa_), kBackwardDataNames, dy, w, true, dx);
 }
 
 void ConvWinograd::backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
                                    Tensor& dw) {
   const WinogradPlan plan = begin_pass(*this, tile_, call, ConvPass::backward_filter, x, dy, dw);
+  if (schedule_for(call.problem) == WinogradSchedule::fused) {
+    run_fused_backward_filter(call,
+                              make_fused_plan(call.problem, ConvPass::backward_filter, plan.m),
+                              kernels_for(isa_), x, dy, dw);
+    return;
+  }
   const ExecContext& ex = call.exec;
   const WinogradGeometry& g = plan.g;
   const WinogradKernelTable& table = kernels_for(isa_);
@@ -441,7 +654,7 @@ void ConvWinograd::backward_filter(const ConvCall& call, const Tensor& x, const 
     }
     accumulate_filter_wave(ex, names.gemm, plan, wave.count, dm, v, du, first == 0 ? 0.0f : 1.0f);
   }
-  inverse_transform_filters(ex, names.filter, plan, du, dw.data(), g.nhwc);
+  inverse_transform_filters(ex, names.filter, g, plan.m, du, dw.data());
 }
 
 bool ConvWinograd::knob_applies(std::string_view key, const ConvProblem& problem) const {

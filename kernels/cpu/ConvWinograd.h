@@ -13,6 +13,16 @@
 //    dw = G^T dU G once.
 // Transforms run on the vector kernels of one instruction set (WinogradKernels.h),
 // sgemm on a single-threaded OpenBLAS; all three are parallel over the lane's pool.
+//
+// Two schedules of the same steps (WinogradSchedule):
+//  - waves: each step over a wave of tiles at a time, the alpha^2 products per wave
+//    OpenBLAS sgemms: one traced kernel per step;
+//  - fused (NHWC only): each task takes blocks of a few dozen tiles and runs input
+//    transform, the alpha^2 products (the vector kernels' own small GEMM) and output
+//    transform on one block before the next, so the transformed tiles never leave L1/L2
+//    and no product is too thin for a library call (16-channel layers: alpha^2 sgemms
+//    of depth 16). Backward filter sums dU per task, then across tasks. One traced
+//    kernel per pass ("winograd.<pass>.fused") besides the filter transform.
 #pragma once
 
 #include <optional>
@@ -31,6 +41,11 @@ namespace tunescope::cpu {
 // bounds). Planes of 4x4 outputs and up choose F(4x4); 5x5 and 6x6 choose F(2x2).
 enum class WinogradTile { automatic, f2, f4 };
 
+// automatic: fused on NHWC problems of up to 64 -> 64 channels (in x out <= 4096), waves
+// on the others and on NCHW (fused needs channels contiguous).
+enum class WinogradSchedule { automatic, waves, fused };
+const char* to_string(WinogradSchedule schedule);
+
 const char* to_string(WinogradTile tile);
 // "auto", "f2", "f4"; nullopt otherwise.
 std::optional<WinogradTile> parse_winograd_tile(std::string_view text);
@@ -46,8 +61,10 @@ class ConvWinograd final : public ConvAlgorithm {
   // isa: the transform kernels' instruction set; by default TUNESCOPE_WINOGRAD_ISA when
   // set (scalar|avx2|avx512), else the widest this CPU runs. Throws Error(usage) naming
   // the variable when it names an unknown path or one this CPU lacks.
+  // schedule: fused is refused (unsupported_reason) on NCHW problems.
   explicit ConvWinograd(WinogradTile tile = WinogradTile::automatic,
-                        std::optional<CpuIsa> isa = std::nullopt);
+                        std::optional<CpuIsa> isa = std::nullopt,
+                        WinogradSchedule schedule = WinogradSchedule::automatic);
 
   std::string name() const override { return "winograd"; }
   std::string unsupported_reason(const ConvProblem& problem) const override;
@@ -57,6 +74,8 @@ class ConvWinograd final : public ConvAlgorithm {
 
   WinogradTile tile() const { return tile_; }
   CpuIsa isa() const { return isa_; }
+  // The schedule `problem` runs with (never automatic).
+  WinogradSchedule schedule_for(const ConvProblem& problem) const;
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override;
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override;
@@ -67,6 +86,7 @@ class ConvWinograd final : public ConvAlgorithm {
   size_t plan_bytes(const ConvProblem& problem) const;  // of a supported shape
   WinogradTile tile_;
   CpuIsa isa_;
+  WinogradSchedule schedule_;
 };
 
 }  // namespace tunescope::cpu

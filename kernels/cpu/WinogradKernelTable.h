@@ -28,9 +28,13 @@ struct WinogradGeometry {
   bool nhwc = false;
 };
 
-// Tiles [first, first + count) of the pass.
+// Tiles [first, first + count) of the pass. Their transformed-domain matrices have `stride`
+// tiles per point (0: count), the `count` of the layouts above: the fused schedule pads
+// it to an odd number so that the alpha^2 vectors of one tile, a point's row apart, do
+// not all fall into a few L1 sets (48 tiles of 16 channels: 3 KiB apart, 4 sets).
 struct WinogradWave {
-  int64_t first = 0, count = 0;
+  int64_t first = 0, count = 0, stride = 0;
+  int64_t ld() const { return stride ? stride : count; }
 };
 
 // Each kernel handles wave-relative tiles [begin, end) for every channel.
@@ -47,9 +51,26 @@ struct WinogradTileKernels {
                          int64_t end, float* dm);
 };
 
+// One small matrix product of the fused schedule (ConvWinograd.cpp), out = (accumulate ?
+// out : 0) + A B with A rows x depth, element (i, p) at a[i * a_row + p * a_depth] (so A
+// may be a transposed view), B depth x cols row-major (ldb) and out rows x cols
+// row-major (ldc). Sized for transformed-domain blocks that stay in cache: channels up to
+// a few hundred, tens of tiles.
+struct WinogradGemmArgs {
+  int64_t rows = 0, cols = 0, depth = 0;
+  const float* a = nullptr;
+  int64_t a_row = 0, a_depth = 0;
+  const float* b = nullptr;
+  int64_t ldb = 0;
+  float* out = nullptr;
+  int64_t ldc = 0;
+  bool accumulate = false;
+};
+
 struct WinogradKernelTable {
   int lanes = 1;  // tiles (NCHW) or channels (NHWC) per vector
   WinogradTileKernels f2, f4;
+  void (*gemm)(const WinogradGemmArgs&) = nullptr;
 };
 
 extern const WinogradKernelTable kWinogradScalarKernels;

@@ -162,7 +162,7 @@ void wg_patches_to_points(const WinogradGeometry& g, const WinogradTensorView& s
                           int m, int64_t dh, int64_t dw, WinogradWave wave, int64_t begin,
                           int64_t end, float* dst, Forward forward) {
   using V = typename WinogradVec<W>::type;
-  const int64_t C = src.c, count = wave.count;
+  const int64_t C = src.c, ld = wave.ld();
   if (!g.nhwc) {
     // Lanes are W consecutive tiles; each lane gathers its own patch.
     alignas(64) float patch[S * S][W] = {};
@@ -196,14 +196,14 @@ void wg_patches_to_points(const WinogradGeometry& g, const WinogradTensorView& s
         V d[S * S], o[Alpha * Alpha];
         for (int e = 0; e < S * S; ++e) d[e] = wg_load<V>(patch[e]);
         forward(d, o);
-        float* out = dst + c * count + t0;
+        float* out = dst + c * ld + t0;
         if (lanes == W) {
-          for (int a = 0; a < Alpha * Alpha; ++a) wg_store(out + a * C * count, o[a]);
+          for (int a = 0; a < Alpha * Alpha; ++a) wg_store(out + a * C * ld, o[a]);
         } else {
           for (int a = 0; a < Alpha * Alpha; ++a) {
             alignas(64) float lane_values[W];
             wg_store(lane_values, o[a]);
-            std::memcpy(out + a * C * count, lane_values, sizeof(float) * lanes);
+            std::memcpy(out + a * C * ld, lane_values, sizeof(float) * lanes);
           }
         }
       }
@@ -236,11 +236,11 @@ void wg_patches_to_points(const WinogradGeometry& g, const WinogradTensorView& s
       float* out = dst + t * C + c0;
       for (int a = 0; a < Alpha * Alpha; ++a) {
         if (lanes == W) {
-          wg_store(out + a * count * C, o[a]);
+          wg_store(out + a * ld * C, o[a]);
         } else {
           alignas(64) float lane_values[W];
           wg_store(lane_values, o[a]);
-          std::memcpy(out + a * count * C, lane_values, sizeof(float) * lanes);
+          std::memcpy(out + a * ld * C, lane_values, sizeof(float) * lanes);
         }
       }
     }
@@ -274,7 +274,7 @@ void wg_output(const WinogradGeometry& g, const float* mt, WinogradWave wave, in
                int64_t end, float* out) {
   using V = typename WinogradVec<W>::type;
   constexpr int m = Tile::m, A2 = Tile::alpha * Tile::alpha;
-  const int64_t K = g.out_c, count = wave.count;
+  const int64_t K = g.out_c, ld = wave.ld();
   const WinogradTensorView dst{g.out_c, g.out_h, g.out_w, g.nhwc};
   if (!g.nhwc) {
     for (int64_t t0 = begin; t0 < end; t0 += W) {
@@ -283,13 +283,13 @@ void wg_output(const WinogradGeometry& g, const float* mt, WinogradWave wave, in
       for (int l = 0; l < lanes; ++l) pos[l] = wg_tile_pos(g, wave.first + t0 + l, m);
       for (int64_t k = 0; k < K; ++k) {
         V x[A2], o[m * m];
-        const float* src = mt + k * count + t0;
+        const float* src = mt + k * ld + t0;
         for (int a = 0; a < A2; ++a) {
           if (lanes == W) {
-            x[a] = wg_load<V>(src + a * K * count);
+            x[a] = wg_load<V>(src + a * K * ld);
           } else {
             alignas(64) float lane_values[W] = {};
-            std::memcpy(lane_values, src + a * K * count, sizeof(float) * lanes);
+            std::memcpy(lane_values, src + a * K * ld, sizeof(float) * lanes);
             x[a] = wg_load<V>(lane_values);
           }
         }
@@ -318,10 +318,10 @@ void wg_output(const WinogradGeometry& g, const float* mt, WinogradWave wave, in
       const float* src = mt + t * K + k0;
       for (int a = 0; a < A2; ++a) {
         if (lanes == W) {
-          x[a] = wg_load<V>(src + a * count * K);
+          x[a] = wg_load<V>(src + a * ld * K);
         } else {
           alignas(64) float lane_values[W] = {};
-          std::memcpy(lane_values, src + a * count * K, sizeof(float) * lanes);
+          std::memcpy(lane_values, src + a * ld * K, sizeof(float) * lanes);
           x[a] = wg_load<V>(lane_values);
         }
       }
@@ -341,12 +341,71 @@ void wg_output(const WinogradGeometry& g, const float* mt, WinogradWave wave, in
   }
 }
 
+// The register block of the fused schedule's products: RB rows of A times CB vectors of
+// B's columns, all RB x CB sums in registers across the whole depth (one broadcast of A
+// and CB loads of B per step). Blocks for 16 (scalar, AVX2) or 32 (AVX-512) registers.
+template <int W, int CB>
+constexpr int wg_gemm_rows() {
+  if constexpr (W == 16) return CB == 1 ? 12 : CB == 2 ? 8 : 6;
+  if constexpr (W == 8) return CB == 1 ? 8 : CB == 2 ? 6 : 2;
+  return 4;
+}
+
+template <int W, int RB, int CB>
+void wg_gemm_block(const WinogradGemmArgs& g, int64_t i0, int64_t j0) {
+  using V = typename WinogradVec<W>::type;
+  V acc[RB][CB];
+  for (int r = 0; r < RB; ++r)
+    for (int j = 0; j < CB; ++j)
+      acc[r][j] = g.accumulate ? wg_load<V>(g.out + (i0 + r) * g.ldc + j0 + j * W) : V{};
+  const float* a = g.a + i0 * g.a_row;
+  const float* b = g.b + j0;
+  for (int64_t p = 0; p < g.depth; ++p) {
+    V bv[CB];
+    for (int j = 0; j < CB; ++j) bv[j] = wg_load<V>(b + p * g.ldb + j * W);
+    for (int r = 0; r < RB; ++r) {
+      const float ar = a[r * g.a_row + p * g.a_depth];
+      for (int j = 0; j < CB; ++j) acc[r][j] += ar * bv[j];
+    }
+  }
+  for (int r = 0; r < RB; ++r)
+    for (int j = 0; j < CB; ++j) wg_store(g.out + (i0 + r) * g.ldc + j0 + j * W, acc[r][j]);
+}
+
+// Columns [j0, j0 + CB * W) of every row: full row blocks, then the rest in blocks of 4,
+// 2 and 1 rows.
+template <int W, int CB>
+void wg_gemm_columns(const WinogradGemmArgs& g, int64_t j0) {
+  constexpr int RB = wg_gemm_rows<W, CB>();
+  int64_t i = 0;
+  for (; i + RB <= g.rows; i += RB) wg_gemm_block<W, RB, CB>(g, i, j0);
+  if constexpr (RB > 4)
+    for (; i + 4 <= g.rows; i += 4) wg_gemm_block<W, 4, CB>(g, i, j0);
+  if constexpr (RB > 2)
+    for (; i + 2 <= g.rows; i += 2) wg_gemm_block<W, 2, CB>(g, i, j0);
+  for (; i < g.rows; ++i) wg_gemm_block<W, 1, CB>(g, i, j0);
+}
+
+template <int W>
+void wg_gemm(const WinogradGemmArgs& g) {
+  int64_t j = 0;
+  for (; j + 4 * W <= g.cols; j += 4 * W) wg_gemm_columns<W, 4>(g, j);
+  if (j + 2 * W <= g.cols) {
+    wg_gemm_columns<W, 2>(g, j);
+    j += 2 * W;
+  }
+  for (; j + W <= g.cols; j += W) wg_gemm_columns<W, 1>(g, j);
+  if constexpr (W > 1)
+    for (; j < g.cols; ++j) wg_gemm_columns<1, 1>(g, j);  // what fills no vector
+}
+
 template <int W>
 WinogradKernelTable winograd_kernel_table() {
   WinogradKernelTable table;
   table.lanes = W;
   table.f2 = {wg_input<WinogradF2, W>, wg_output<WinogradF2, W>, wg_output_adjoint<WinogradF2, W>};
   table.f4 = {wg_input<WinogradF4, W>, wg_output<WinogradF4, W>, wg_output_adjoint<WinogradF4, W>};
+  table.gemm = wg_gemm<W>;
   return table;
 }
 

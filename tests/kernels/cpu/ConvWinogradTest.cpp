@@ -1,8 +1,8 @@
 // The winograd algorithm, F(2x2, 3x3) and F(4x4, 3x3), on every instruction-set path this
-// CPU runs: all three passes against a double-precision reference and against `direct`,
-// both layouts, odd sizes, padding 0..3 (backward data then pads by 2..-1), channel
-// counts that fill no vector, batch 1 and more, several waves; plus the tile rule, the
-// refusals and the ISA choice.
+// CPU runs and both schedules (waves; fused, NHWC only): all three passes against a
+// double-precision reference and against `direct`, both layouts, odd sizes, padding 0..3 (backward
+// data then pads by 2..-1), channel counts that fill no vector, batch 1 and more, several waves;
+// plus the tile rule, the refusals and the ISA choice.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -24,6 +24,7 @@ namespace {
 
 using cpu::ConvWinograd;
 using cpu::CpuIsa;
+using cpu::WinogradSchedule;
 using cpu::WinogradTile;
 
 // Stated error bounds, max |winograd - reference| / max |reference|, with operands
@@ -48,12 +49,16 @@ std::vector<NamedProblem> winograd_cases() {
       {"pad2", make_problem(2, 9, 6, 13, 11, 3, 3, 1, 1, 2, 2)},
       {"pad3_tiny", make_problem(2, 2, 3, 4, 3, 3, 3, 1, 1, 3, 3)},
       {"pad0x1_3x3", make_problem(3, 4, 3, 3, 6, 3, 3, 1, 1, 0, 1)},
-      // More tiles than one wave holds (ConvWinograd.cpp's budget) with either tile.
+      // More tiles than one wave holds (ConvWinograd.cpp's budget) with either tile; for
+      // the fused schedule, many blocks over several tasks whose dU sums are added.
       {"several_waves", make_problem(16, 32, 32, 32, 32, 3, 3, 1, 1, 1, 1)},
+      // Fused: wide channels, so blocks hold few tiles: the small GEMM's short row blocks
+      // (4, 2, 1 rows), its 4-, 2- and 1-vector column blocks and a short last block run.
+      {"wide_c96_k80", make_problem(3, 96, 9, 7, 80, 3, 3, 1, 1, 1, 1)},
   };
 }
 
-using WinogradParam = std::tuple<WinogradTile, CpuIsa, NamedProblem, Layout>;
+using WinogradParam = std::tuple<WinogradTile, CpuIsa, WinogradSchedule, NamedProblem, Layout>;
 
 // The double reference and direct's result of one case, pass and layout, computed once:
 // every tile and path compares with the same ones.
@@ -69,11 +74,18 @@ const std::pair<Tensor, Tensor>& expected(const std::string& key,
 class WinogradMatchesReference : public ::testing::TestWithParam<WinogradParam> {
  protected:
   void SetUp() override {
-    const auto& [tile, isa, named, layout] = GetParam();
+    const auto& [tile, isa, schedule, named, layout] = GetParam();
     if (!cpu::cpu_supports(isa))
       GTEST_SKIP() << "this CPU cannot run the " << cpu::to_string(isa) << " path";
-    algo = std::make_unique<ConvWinograd>(tile, isa);
+    algo = std::make_unique<ConvWinograd>(tile, isa, schedule);
     problem = with_layout(named.problem, layout);
+    if (schedule == WinogradSchedule::fused && layout == Layout::NCHW) {
+      EXPECT_NE(algo->unsupported_reason(problem).find("fused schedule runs NHWC only"),
+                std::string::npos)
+          << algo->unsupported_reason(problem);
+      GTEST_SKIP() << "the fused schedule refuses NCHW";
+    }
+    ASSERT_EQ(algo->schedule_for(problem), schedule);
     ASSERT_TRUE(algo->supports(problem)) << algo->unsupported_reason(problem);
     tolerance = tolerance_for(tile);
     ops = random_operands(problem, 71);
@@ -87,7 +99,7 @@ class WinogradMatchesReference : public ::testing::TestWithParam<WinogradParam> 
   ConvOperands ops;  // the same for every tile and path (fixed seed)
 
   std::string key(const char* pass) const {
-    return std::get<2>(GetParam()).name + "/" + to_string(problem.layout) + "/" + pass;
+    return std::get<3>(GetParam()).name + "/" + to_string(problem.layout) + "/" + pass;
   }
 };
 
@@ -120,32 +132,40 @@ TEST_P(WinogradMatchesReference, BackwardFilter) {
 
 std::string param_name(const ::testing::TestParamInfo<WinogradParam>& info) {
   return std::string(cpu::to_string(std::get<0>(info.param))) + "_" +
-         cpu::to_string(std::get<1>(info.param)) + "_" + std::get<2>(info.param).name + "_" +
-         to_string(std::get<3>(info.param));
+         cpu::to_string(std::get<1>(info.param)) + "_" + cpu::to_string(std::get<2>(info.param)) +
+         "_" + std::get<3>(info.param).name + "_" + to_string(std::get<4>(info.param));
 }
 
-INSTANTIATE_TEST_SUITE_P(TilesIsasShapesLayouts, WinogradMatchesReference,
-                         ::testing::Combine(::testing::Values(WinogradTile::f2, WinogradTile::f4),
-                                            ::testing::Values(CpuIsa::scalar, CpuIsa::avx2,
-                                                              CpuIsa::avx512),
-                                            ::testing::ValuesIn(winograd_cases()),
-                                            ::testing::Values(Layout::NCHW, Layout::NHWC)),
-                         param_name);
+INSTANTIATE_TEST_SUITE_P(
+    TilesIsasShapesLayouts, WinogradMatchesReference,
+    ::testing::Combine(::testing::Values(WinogradTile::f2, WinogradTile::f4),
+                       ::testing::Values(CpuIsa::scalar, CpuIsa::avx2, CpuIsa::avx512),
+                       ::testing::Values(WinogradSchedule::waves, WinogradSchedule::fused),
+                       ::testing::ValuesIn(winograd_cases()),
+                       ::testing::Values(Layout::NCHW, Layout::NHWC)),
+    param_name);
 
-// Every path computes the same thing: scalar and vector paths agree to float rounding.
+// Every path computes the same thing: scalar and vector paths agree to float rounding,
+// in both schedules. The fused schedule's products round differently per path (the
+// vector paths fuse multiply and add, the scalar one does not), and F(4x4)'s output
+// transform (factors up to 8) magnifies that: 1e-6 for F(2x2), 1e-5 for F(4x4) (worst
+// measured 2.4e-6, AVX-512 against scalar, 2026-12-05).
 TEST(WinogradIsaPaths, AgreeWithEachOther) {
   const ConvProblem p = with_layout(make_problem(2, 19, 11, 9, 21, 3, 3, 1, 1, 1, 1), Layout::NHWC);
   const ConvOperands ops = random_operands(p, 72);
   ThreadPool pool(2);
-  for (WinogradTile tile : {WinogradTile::f2, WinogradTile::f4}) {
-    ConvWinograd scalar(tile, CpuIsa::scalar);
-    const Tensor want = run_forward(scalar, p, pool, ops.x, ops.w);
-    for (CpuIsa isa : cpu::supported_cpu_isas()) {
-      ConvWinograd algo(tile, isa);
-      EXPECT_LE(relative_error(run_forward(algo, p, pool, ops.x, ops.w), want), 1e-6)
-          << cpu::to_string(tile) << " " << cpu::to_string(isa);
+  for (WinogradSchedule schedule : {WinogradSchedule::waves, WinogradSchedule::fused})
+    for (WinogradTile tile : {WinogradTile::f2, WinogradTile::f4}) {
+      ConvWinograd scalar(tile, CpuIsa::scalar, schedule);
+      const Tensor want = run_forward(scalar, p, pool, ops.x, ops.w);
+      for (CpuIsa isa : cpu::supported_cpu_isas()) {
+        ConvWinograd algo(tile, isa, schedule);
+        EXPECT_LE(relative_error(run_forward(algo, p, pool, ops.x, ops.w), want),
+                  tile == WinogradTile::f4 ? 1e-5 : 1e-6)
+            << cpu::to_string(tile) << " " << cpu::to_string(isa) << " "
+            << cpu::to_string(schedule);
+      }
     }
-  }
 }
 
 TEST(WinogradTileRule, PicksF4WhereItSavesAQuarterOfTheProducts) {
@@ -217,6 +237,41 @@ TEST(Winograd, TracesEveryStep) {
                                           "winograd.bwd_filter.dy_transform",
                                           "winograd.bwd_filter.gemm",
                                           "winograd.bwd_filter.filter_transform"};
+  EXPECT_EQ(names, expected);
+}
+
+// The fused schedule (NHWC by default) traces one kernel per pass besides the filter
+// transforms, and the sum of the tasks' dU when there are several tasks.
+TEST(Winograd, FusedScheduleTracesOneKernelPerPass) {
+  const ConvProblem p =
+      with_layout(make_problem(8, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1), Layout::NHWC);
+  const ConvOperands ops = random_operands(p, 75);
+  ConvWinograd algo(WinogradTile::f2);
+  ASSERT_EQ(algo.schedule_for(p), WinogradSchedule::fused);
+  EXPECT_EQ(algo.schedule_for(with_layout(p, Layout::NCHW)), WinogradSchedule::waves);
+  // Wide layers (in x out channels > 64 x 64) keep the waves.
+  EXPECT_EQ(algo.schedule_for(
+                with_layout(make_problem(1, 128, 4, 4, 128, 3, 3, 1, 1, 1, 1), Layout::NHWC)),
+            WinogradSchedule::waves);
+  ThreadPool pool(2);
+  profiler::Tracer tracer;
+  const ExecContext exec{pool, &tracer};
+  const size_t bytes = algo.workspace_bytes(p);
+  AlignedBuffer workspace(bytes);
+  const ConvCall call{p, exec, workspace.data(), bytes};
+  Tensor y(p.output(), p.layout), dx(p.input, p.layout), dw(p.filter(), p.layout);
+  tracer.start();
+  algo.forward(call, ops.x, ops.w, y);
+  algo.backward_data(call, ops.dy, ops.w, dx);
+  algo.backward_filter(call, ops.x, ops.dy, dw);
+  tracer.stop();
+  std::set<std::string> names;
+  for (const profiler::Activity& a : tracer.collect({}).activities) names.insert(a.name);
+  const std::set<std::string> expected = {
+      "winograd.fwd.filter_transform",       "winograd.fwd.fused",
+      "winograd.bwd_data.filter_transform",  "winograd.bwd_data.fused",
+      "winograd.bwd_filter.fused",           "winograd.bwd_filter.task_sum",
+      "winograd.bwd_filter.filter_transform"};
   EXPECT_EQ(names, expected);
 }
 
