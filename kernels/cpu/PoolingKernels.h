@@ -389,35 +389,44 @@ void pool_max_backward_pixels(const float* x, const float* dy, float* dx, int64_
   pool_max_tiled_backward_pixels<W, false>(x, nullptr, dy, dx, in_w, c, kh, kw, out_w);
 }
 
-// The bias gradient's share of `pixels` outputs of c channels: sums of dy where y > 0. A
-// planar row (c == 1) is summed four lanes at a time in double vectors (rows are short:
-// LeNet-5's are 14 and 5 wide); a chain of scalar double adds took longer than the pool.
+// The bias gradient's share of `pixels` outputs of c channels: sums of dy where y > 0, in
+// double. Rows are short (LeNet-5's: 14 and 5 outputs) and a chain of scalar double adds
+// took longer than the pool itself, so the row is summed four lanes at a time in double
+// vectors: over a period of lcm(c, 4) floats every lane keeps one channel, and the lanes
+// are added into their channels at the end. Channel counts whose period is longer than
+// kPassedPeriod floats take the scalar loop.
+inline constexpr int64_t kPassedPeriod = 64;
+
 template <int W>
 void pool_passed_sums(const float* y, const float* dy, int64_t pixels, int64_t c, double* sums) {
+  const int64_t count = pixels * c;
   int64_t i = 0;
   if constexpr (W > 1) {
-    if (c == 1) {
+    int64_t period = c;
+    while (period % 4 != 0) period += c;
+    if (period <= kPassedPeriod) {
       using E = Ew<4>;
-      typename E::D acc[E::P] = {};
-      for (; i + 4 <= pixels; i += 4) {
-        const typename E::V g = E::load(y + i) > E::splat(0.0f) ? E::load(dy + i) : E::splat(0.0f);
-        typename E::D wide[E::P];
-        E::widen(g, wide);
-        for (int p = 0; p < E::P; ++p) acc[p] += wide[p];
+      typename E::D acc[kPassedPeriod / 4] = {};
+      for (; i + period <= count; i += period)
+        for (int64_t v = 0; v < period / 4; ++v) {
+          const float* yv = y + i + 4 * v;
+          const typename E::V g =
+              E::load(yv) > E::splat(0.0f) ? E::load(dy + i + 4 * v) : E::splat(0.0f);
+          typename E::D wide[E::P];
+          E::widen(g, wide);
+          acc[v] += wide[0];
+        }
+      for (int64_t slot = 0, ch = 0; slot < period; ++slot) {  // counted, not divided
+        sums[ch] += acc[slot / 4][slot % 4];
+        if (++ch == c) ch = 0;
       }
-      double sum = 0.0;
-      for (int p = 0; p < E::P; ++p)
-        for (int j = 0; j < E::kWideLanes; ++j) sum += acc[p][j];
-      for (; i < pixels; ++i) sum += y[i] > 0.0f ? static_cast<double>(dy[i]) : 0.0;
-      sums[0] += sum;
-      return;
     }
   }
-  for (int64_t p = 0; p < pixels; ++p)
-    for (int64_t ch = 0; ch < c; ++ch) {
-      const int64_t at = p * c + ch;
-      sums[ch] += y[at] > 0.0f ? static_cast<double>(dy[at]) : 0.0;
-    }
+  // The rest starts at a whole period, so at channel 0.
+  for (int64_t ch = 0; i < count; ++i) {
+    sums[ch] += y[i] > 0.0f ? static_cast<double>(dy[i]) : 0.0;
+    if (++ch == c) ch = 0;
+  }
 }
 
 template <int W>
