@@ -23,4 +23,20 @@ void OpKernels::batchnorm_relu_backward(const ExecContext& ctx, const Tensor& x,
   batchnorm_backward(ctx, x, g, gamma, saved, dx, dgamma, dbeta);
 }
 
+void OpKernels::bias_relu_maxpool_forward(const ExecContext& ctx, const PoolParams& params,
+                                          const Tensor& x, const Tensor& bias, Tensor& y) {
+  maxpool_forward(ctx, params, x, y);
+  bias_forward(ctx, bias, y);
+  relu_forward(ctx, y, y);
+}
+
+void OpKernels::bias_relu_maxpool_backward(const ExecContext& ctx, const PoolParams& params,
+                                           const Tensor& x, const Tensor&, const Tensor& y,
+                                           const Tensor& dy, Tensor& dx, Tensor& dbias) {
+  Tensor passed(dy.shape(), dy.layout(), dy.memory());  // freed after the stream's work
+  relu_backward(ctx, y, dy, passed);
+  maxpool_backward(ctx, params, x, passed, dx);
+  bias_backward(ctx, passed, dbias);
+}
+
 }  // namespace tunescope

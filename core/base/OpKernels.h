@@ -116,6 +116,19 @@ class OpKernels {
   virtual void maxpool_backward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
                                 const Tensor& dy, Tensor& dx) = 0;
 
+  // Conv bias, ReLU and max pooling in one pass (LeNet-5's conv -> relu -> pool under the
+  // fuse knob): y = maxpool(relu(x + bias[c])), x unchanged. "bias_relu_maxpool.fwd".
+  // Its gradient from x, bias, the fused output y and dy: dx gets dy at the window's first
+  // maximum of x + bias where y > 0, 0 elsewhere; dbias[c] = the sum of dx over n, h, w.
+  // "bias_relu_maxpool.bwd". The defaults run maxpool, bias and relu (forward: the same
+  // values, as max and x + b commute exactly; backward: routed to the first maximum of x,
+  // which differs only where adding the bias rounds two inputs of a window to one value).
+  virtual void bias_relu_maxpool_forward(const ExecContext& ctx, const PoolParams& params,
+                                         const Tensor& x, const Tensor& bias, Tensor& y);
+  virtual void bias_relu_maxpool_backward(const ExecContext& ctx, const PoolParams& params,
+                                          const Tensor& x, const Tensor& bias, const Tensor& y,
+                                          const Tensor& dy, Tensor& dx, Tensor& dbias);
+
   // "avgpool.fwd" / "avgpool.bwd": divides by the full kernel area (padding counts as 0).
   virtual void avgpool_forward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
                                Tensor& y) = 0;

@@ -45,6 +45,18 @@ class ModelBuilder {
         std::make_unique<BatchNormReluLayer>(cat(bn, "+", add_name, "+", relu), bn, true),
         {from, shortcut});
   }
+  // Conv `name` (5x5, stride 1, with bias), ReLU `relu` and 2x2 max pool `pool`; under the
+  // fuse knob a bias-free conv and one layer "<name>.bias+<relu>+<pool>" holding the bias.
+  int conv_relu_pool(const std::string& name, int from, int64_t out_channels,
+                     const std::string& relu, const std::string& pool) {
+    if (!fuse_) {
+      const int x = conv(name, from, {out_channels, 5, 1, 0, true});
+      return layer<MaxPoolLayer>(layer<ReluLayer>(x, relu), pool, PoolParams{});
+    }
+    const int x = conv(name, from, {out_channels, 5, 1, 0, false});
+    return layer<BiasReluMaxPoolLayer>(x, cat(name, ".bias+", relu, "+", pool), name + ".bias",
+                                       PoolParams{});
+  }
   bool fuse() const { return fuse_; }
 
   std::unique_ptr<Network> finish() {
@@ -60,15 +72,12 @@ class ModelBuilder {
   bool fuse_;
 };
 
-// conv 5x5 6 -> pool -> conv 5x5 16 -> pool -> fc 120 -> fc 84 -> fc classes, ReLU between.
+// conv 5x5 6 -> pool -> conv 5x5 16 -> pool -> fc 120 -> fc 84 -> fc classes, ReLU between
+// (each conv's bias, ReLU and pool one layer under the fuse knob).
 std::unique_ptr<Network> lenet5(const ModelSpec& spec) {
   ModelBuilder b(spec);
-  int x = b.conv("conv1", Network::kInput, {6, 5, 1, 0, true});
-  x = b.layer<ReluLayer>(x, "relu1");
-  x = b.layer<MaxPoolLayer>(x, "pool1", PoolParams{});
-  x = b.conv("conv2", x, {16, 5, 1, 0, true});
-  x = b.layer<ReluLayer>(x, "relu2");
-  x = b.layer<MaxPoolLayer>(x, "pool2", PoolParams{});
+  int x = b.conv_relu_pool("conv1", Network::kInput, 6, "relu1", "pool1");
+  x = b.conv_relu_pool("conv2", x, 16, "relu2", "pool2");
   x = b.layer<LinearLayer>(x, "fc1", 120);
   x = b.layer<ReluLayer>(x, "relu3");
   x = b.layer<LinearLayer>(x, "fc2", 84);

@@ -106,7 +106,8 @@ const Knob<bool> fuse{[] {
                         KnobSpec spec = choice(
                             "fuse", "fuse", {"off", "on"},
                             "Fuse batch norm with the ReLU after it, and with the residual add "
-                            "between them, into one kernel each way (off: separate kernels)");
+                            "between them, and a conv's bias with the ReLU and max pool after "
+                            "it, into one kernel each way (off: separate kernels)");
                         spec.type = KnobType::boolean;
                         spec.default_value = "on";
                         return spec;

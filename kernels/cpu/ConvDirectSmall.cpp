@@ -110,118 +110,123 @@ class ConvDirectSmall final : public ConvAlgorithm {
   size_t workspace_bytes(const ConvProblem& p) const override { return Plan(p).bytes; }
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
-    const Plan plan = begin(call, ConvPass::forward, x, w, y);
-    const SmallConvImage& g = plan.g;
     const ConvProblem& p = call.problem;
-    const ExecContext& ex = call.exec;
-    profiler::KernelScope scope(ex.tracer, "direct-small.fwd", ex.device, ex.lane, p.flops(),
-                                conv_pass_bytes(p));
-    float* wk = WorkspaceLayout::at(call.workspace, plan.filters);
-    repack(w.data(), g.k, g.c, g.r * g.s, /*block_outer=*/true, wk);
-    const SmallConvKernelTable& k = kernels();
     const int64_t image_in = p.input.item_count(), image_out = p.output().item_count();
-    ex.pool.parallel_for(plan.groups, [&](int64_t first, int64_t last) {
-      for (int64_t group = first; group < last; ++group) {
-        float* xp = plan.group_scratch(call.workspace, group);
-        for (int64_t n = plan.first_image(group, p.input.n);
-             n < plan.first_image(group + 1, p.input.n); ++n) {
-          copy_padded(plan, x.data() + n * image_in, g.c, p.input.h, p.input.w, xp);
-          k.forward(g, xp, wk, y.data() + n * image_out);
-        }
-      }
-    });
+    run_pass(call, ConvPass::forward, "direct-small.fwd", x, w, y, w.data(),
+             [&](const Pass& pass, float* xp, int64_t n) {
+               copy_padded(pass.plan, x.data() + n * image_in, pass.plan.g.c, p.input.h, p.input.w,
+                           xp);
+               pass.kernels.forward(pass.plan.g, xp, pass.filters, y.data() + n * image_out);
+             });
   }
 
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override {
-    const Plan plan = begin(call, ConvPass::backward_data, dy, w, dx);
-    const SmallConvImage& g = plan.g;
     const ConvProblem& p = call.problem;
-    const ExecContext& ex = call.exec;
-    profiler::KernelScope scope(ex.tracer, "direct-small.bwd_data", ex.device, ex.lane, p.flops(),
-                                conv_pass_bytes(p));
-    float* wc = WorkspaceLayout::at(call.workspace, plan.filters);
-    repack(w.data(), g.k, g.c, g.r * g.s, /*block_outer=*/false, wc);
-    const SmallConvKernelTable& k = kernels();
     const int64_t image_in = p.input.item_count(), image_out = p.output().item_count();
-    // dy padded by R - 1 rows and S - 1 columns all round: the row of a full correlation.
-    const SmallConvImage dy_plane{
-        .c = g.k, .in_h = g.out_h + 2 * (g.r - 1), .in_w = g.out_w + 2 * (g.s - 1)};
-    const Plan dy_pad = [&] {
-      Plan d = plan;
-      d.g = dy_plane;
-      d.pad_h = g.r - 1;
-      d.pad_w = g.s - 1;
-      return d;
-    }();
-    ex.pool.parallel_for(plan.groups, [&](int64_t first, int64_t last) {
-      for (int64_t group = first; group < last; ++group) {
-        float* dyp = plan.group_scratch(call.workspace, group);
-        float* dxp = dyp + plan.dyp_floats;
-        for (int64_t n = plan.first_image(group, p.input.n);
-             n < plan.first_image(group + 1, p.input.n); ++n) {
-          copy_padded(dy_pad, dy.data() + n * image_out, g.k, g.out_h, g.out_w, dyp);
-          k.backward_data(g, dyp, wc, dxp);
-          float* out = dx.data() + n * image_in;
-          for (int64_t c = 0; c < g.c; ++c)
-            for (int64_t i = 0; i < p.input.h; ++i)
-              std::copy_n(dxp + (c * g.in_h + i + plan.pad_h) * g.in_w + plan.pad_w, p.input.w,
-                          out + (c * p.input.h + i) * p.input.w);
-        }
-      }
-    });
+    run_pass(call, ConvPass::backward_data, "direct-small.bwd_data", dy, w, dx, w.data(),
+             [&](const Pass& pass, float* dyp, int64_t n) {
+               const Plan& plan = pass.plan;
+               const SmallConvImage& g = plan.g;
+               // dy padded by R - 1 rows and S - 1 columns all round: the row of a full
+               // correlation.
+               Plan dy_pad = plan;
+               dy_pad.g = SmallConvImage{
+                   .c = g.k, .in_h = g.out_h + 2 * (g.r - 1), .in_w = g.out_w + 2 * (g.s - 1)};
+               dy_pad.pad_h = g.r - 1;
+               dy_pad.pad_w = g.s - 1;
+               float* dxp = dyp + plan.dyp_floats;
+               copy_padded(dy_pad, dy.data() + n * image_out, g.k, g.out_h, g.out_w, dyp);
+               pass.kernels.backward_data(g, dyp, pass.filters, dxp);
+               float* out = dx.data() + n * image_in;
+               for (int64_t c = 0; c < g.c; ++c)
+                 for (int64_t i = 0; i < p.input.h; ++i)
+                   std::copy_n(dxp + (c * g.in_h + i + plan.pad_h) * g.in_w + plan.pad_w, p.input.w,
+                               out + (c * p.input.h + i) * p.input.w);
+             });
   }
 
+  // Each group sums its images into its own partial gradient (after its x and dyz in the
+  // scratch); the partials are added up in group order.
   void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
                        Tensor& dw) override {
-    const Plan plan = begin(call, ConvPass::backward_filter, x, dy, dw);
-    const SmallConvImage& g = plan.g;
     const ConvProblem& p = call.problem;
-    const ExecContext& ex = call.exec;
-    profiler::KernelScope scope(ex.tracer, "direct-small.bwd_filter", ex.device, ex.lane, p.flops(),
-                                conv_pass_bytes(p));
-    const SmallConvKernelTable& k = kernels();
     const int64_t image_in = p.input.item_count(), image_out = p.output().item_count();
-    const int64_t filter = g.k * g.c * g.r * g.s, row = round_up(g.out_w, kSmallConvSlack);
-    const int64_t dyz_plane = g.out_h * row;
-    const auto partial = [&](int64_t group) {
-      return plan.group_scratch(call.workspace, group) + plan.x_floats + plan.dyz_floats;
+    const auto partial = [&](const Plan& plan, float* scratch) {
+      return scratch + plan.x_floats + plan.dyz_floats;
     };
-    ex.pool.parallel_for(plan.groups, [&](int64_t first, int64_t last) {
-      for (int64_t group = first; group < last; ++group) {
-        float* xp = plan.group_scratch(call.workspace, group);
-        float* dyz = xp + plan.x_floats;
-        float* dwp = partial(group);
-        std::fill_n(dwp, filter, 0.0f);
-        std::fill_n(dyz, plan.dyz_floats, 0.0f);
-        for (int64_t n = plan.first_image(group, p.input.n);
-             n < plan.first_image(group + 1, p.input.n); ++n) {
+    run_pass(
+        call, ConvPass::backward_filter, "direct-small.bwd_filter", x, dy, dw, nullptr,
+        [&](const Pass& pass, float* xp, int64_t n) {
+          const Plan& plan = pass.plan;
+          const SmallConvImage& g = plan.g;
+          const int64_t row = round_up(g.out_w, kSmallConvSlack), dyz_plane = g.out_h * row;
+          float* dyz = xp + plan.x_floats;
           copy_padded(plan, x.data() + n * image_in, g.c, p.input.h, p.input.w, xp);
           const float* d = dy.data() + n * image_out;
           for (int64_t kk = 0; kk < g.k; ++kk)
             for (int64_t oh = 0; oh < g.out_h; ++oh)
               std::copy_n(d + (kk * g.out_h + oh) * g.out_w, g.out_w,
                           dyz + kk * dyz_plane + oh * row);
-          k.backward_filter(g, xp, dyz, dwp);
-        }
-      }
-    });
-    float* out = dw.data();
-    std::copy_n(partial(0), filter, out);
-    for (int64_t group = 1; group < plan.groups; ++group) {
-      const float* part = partial(group);
-      for (int64_t i = 0; i < filter; ++i) out[i] += part[i];
-    }
+          pass.kernels.backward_filter(g, xp, dyz, partial(plan, xp));
+        },
+        [&](const Plan& plan, float* scratch) {
+          std::fill_n(partial(plan, scratch), plan.g.k * plan.g.c * plan.g.r * plan.g.s, 0.0f);
+          std::fill_n(scratch + plan.x_floats, plan.dyz_floats, 0.0f);
+        },
+        [&](const Plan& plan) {
+          const int64_t filter = plan.g.k * plan.g.c * plan.g.r * plan.g.s;
+          float* out = dw.data();
+          std::copy_n(partial(plan, plan.group_scratch(call.workspace, 0)), filter, out);
+          for (int64_t group = 1; group < plan.groups; ++group) {
+            const float* part = partial(plan, plan.group_scratch(call.workspace, group));
+            for (int64_t i = 0; i < filter; ++i) out[i] += part[i];
+          }
+        });
   }
 
  private:
-  Plan begin(const ConvCall& call, ConvPass pass, const Tensor& a, const Tensor& b,
-             const Tensor& out) const {
-    check_conv_args(name(), pass, call.problem, a, b, out);
-    if (std::string why = unsupported_reason(call.problem); !why.empty())
-      fail(ErrorKind::runtime, name(), ": ", call.problem.key(), ": ", why);
-    Plan plan(call.problem);
+  // What every image of a pass gets: the plan, the kernel path and the repacked filter.
+  struct Pass {
+    const Plan& plan;
+    const SmallConvKernelTable& kernels;
+    const float* filters;
+  };
+
+  // One pass, the same in all three: the checks, one trace record, the filter repacked
+  // for the pass (forward: blocks of output channels; backward data: of input channels;
+  // backward filter reads none), then per group on the pool start(plan, scratch) and
+  // image(pass, scratch, n) for each of its images, and finish(plan) at the end.
+  template <class Image, class Start = void (*)(const Plan&, float*),
+            class Finish = void (*)(const Plan&)>
+  void run_pass(
+      const ConvCall& call, ConvPass pass, const char* kernel, const Tensor& a, const Tensor& b,
+      const Tensor& out, const float* w, const Image& image,
+      const Start& start = [](const Plan&, float*) {},
+      const Finish& finish = [](const Plan&) {}) const {
+    const ConvProblem& p = call.problem;
+    check_conv_args(name(), pass, p, a, b, out);
+    if (std::string why = unsupported_reason(p); !why.empty())
+      fail(ErrorKind::runtime, name(), ": ", p.key(), ": ", why);
+    const Plan plan(p);
     check_workspace(name(), call, plan.bytes);
-    return plan;
+    const ExecContext& ex = call.exec;
+    profiler::KernelScope scope(ex.tracer, kernel, ex.device, ex.lane, p.flops(),
+                                conv_pass_bytes(p));
+    float* filters = WorkspaceLayout::at(call.workspace, plan.filters);
+    if (w)
+      repack(w, plan.g.k, plan.g.c, plan.g.r * plan.g.s,
+             /*block_outer=*/pass == ConvPass::forward, filters);
+    const Pass context{plan, kernels(), filters};
+    ex.pool.parallel_for(plan.groups, [&](int64_t first, int64_t last) {
+      for (int64_t group = first; group < last; ++group) {
+        float* scratch = plan.group_scratch(call.workspace, group);
+        start(plan, scratch);
+        for (int64_t n = plan.first_image(group, p.input.n);
+             n < plan.first_image(group + 1, p.input.n); ++n)
+          image(context, scratch, n);
+      }
+    });
+    finish(plan);
   }
 
   // w[k][c][taps] into blocks of eight: [k / 8][c][taps][k % 8] (block_outer, for forward)

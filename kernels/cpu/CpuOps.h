@@ -35,6 +35,11 @@ class CpuOps final : public OpKernels {
   void relu_backward(const ExecContext& ctx, const Tensor& y, const Tensor& dy,
                      Tensor& dx) override;
 
+  void bias_relu_maxpool_forward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
+                                 const Tensor& bias, Tensor& y) override;
+  void bias_relu_maxpool_backward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
+                                  const Tensor& bias, const Tensor& y, const Tensor& dy, Tensor& dx,
+                                  Tensor& dbias) override;
   void maxpool_forward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,
                        Tensor& y) override;
   void maxpool_backward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,

@@ -263,16 +263,27 @@ bool tiled_windows(const PoolGeometry& g) {
 
 // Items of a tiled max pool: one per output row of a plane (NCHW) or of an image (NHWC);
 // the last row of each also owns the input rows below the last window (backward zeroes
-// them). f(item_input, item_output, oh, plane_or_image).
+// them). f(plane_or_image, oh, channel): the plane's channel (NCHW; 0 in NHWC). The
+// indices are counted on from the chunk's first item: a division per item cost as much as
+// a small row's work.
 template <typename F>
 void for_each_tiled_row(ThreadPool& pool, const PoolGeometry& g, Layout layout, const F& f) {
   const bool planar = layout == Layout::NCHW;
   const int64_t items = (planar ? g.in.n * g.in.c : g.in.n) * g.out.h;
   const int64_t per_row = g.out.w * (planar ? 1 : g.in.c) * g.window_size();
+  const int64_t channels = planar ? g.in.c : 1;
   pool.parallel_for(
       items,
       [&](int64_t first, int64_t last) {
-        for (int64_t item = first; item < last; ++item) f(item / g.out.h, item % g.out.h);
+        int64_t outer = first / g.out.h, oh = first % g.out.h, channel = outer % channels;
+        for (int64_t item = first; item < last; ++item) {
+          f(outer, oh, channel);
+          if (++oh == g.out.h) {
+            oh = 0;
+            ++outer;
+            if (++channel == channels) channel = 0;
+          }
+        }
       },
       grain_for(per_row));
 }
@@ -283,7 +294,7 @@ void maxpool_forward_tiled(ThreadPool& pool, const PoolGeometry& g, Layout layou
   const int64_t kh = g.p.kernel_h, kw = g.p.kernel_w;
   const int64_t channels = layout == Layout::NCHW ? 1 : g.in.c;
   const int64_t in_row = g.in.w * channels, out_row = g.out.w * channels;
-  for_each_tiled_row(pool, g, layout, [&](int64_t outer, int64_t oh) {
+  for_each_tiled_row(pool, g, layout, [&](int64_t outer, int64_t oh, int64_t) {
     const float* xr = x + (outer * g.in.h + oh * kh) * in_row;
     float* yr = y + (outer * g.out.h + oh) * out_row;
     if (layout == Layout::NCHW)
@@ -299,7 +310,7 @@ void maxpool_backward_tiled(ThreadPool& pool, const PoolGeometry& g, Layout layo
   const int64_t kh = g.p.kernel_h, kw = g.p.kernel_w;
   const int64_t channels = layout == Layout::NCHW ? 1 : g.in.c;
   const int64_t in_row = g.in.w * channels, out_row = g.out.w * channels;
-  for_each_tiled_row(pool, g, layout, [&](int64_t outer, int64_t oh) {
+  for_each_tiled_row(pool, g, layout, [&](int64_t outer, int64_t oh, int64_t) {
     const int64_t at = (outer * g.in.h + oh * kh) * in_row;
     const float* dyr = dy + (outer * g.out.h + oh) * out_row;
     if (layout == Layout::NCHW)
@@ -311,6 +322,80 @@ void maxpool_backward_tiled(ThreadPool& pool, const PoolGeometry& g, Layout layo
       std::fill(dx + below, dx + (outer + 1) * g.in.h * in_row, 0.0f);
     }
   });
+}
+
+// The biases as the fused kernels take them: one per plane (NCHW), or repeated along a
+// run of pixels (NHWC, PoolingKernelTable.h).
+std::vector<float> kernel_biases(const float* bias, int64_t channels, Layout layout) {
+  if (layout == Layout::NCHW) return std::vector<float>(bias, bias + channels);
+  std::vector<float> row(static_cast<size_t>(channels + kPoolBiasRun));
+  for (size_t i = 0; i < row.size(); ++i) row[i] = bias[static_cast<int64_t>(i) % channels];
+  return row;
+}
+
+// The fused bias + ReLU + max pool over tiled windows: the same items as max pooling.
+void bias_relu_maxpool_forward_tiled(ThreadPool& pool, const PoolGeometry& g, Layout layout,
+                                     const float* x, const float* bias, float* y) {
+  const PoolingKernelTable& k = pooling_kernels();
+  const int64_t kh = g.p.kernel_h, kw = g.p.kernel_w;
+  const int64_t channels = layout == Layout::NCHW ? 1 : g.in.c;
+  const int64_t in_row = g.in.w * channels, out_row = g.out.w * channels;
+  const std::vector<float> biases = kernel_biases(bias, g.in.c, layout);
+  const float* b = biases.data();
+  for_each_tiled_row(pool, g, layout, [&](int64_t outer, int64_t oh, int64_t channel) {
+    const float* xr = x + (outer * g.in.h + oh * kh) * in_row;
+    float* yr = y + (outer * g.out.h + oh) * out_row;
+    if (layout == Layout::NCHW)
+      k.bias_relu_max_forward_planar(xr, b[channel], g.in.w, kh, kw, yr, g.out.w);
+    else
+      k.bias_relu_max_forward_pixels(xr, b, g.in.w, g.in.c, kh, kw, yr, g.out.w);
+  });
+}
+
+// Backward also sums each item's passed dy per channel into its own slot of `partials`
+// (items x channels per item), added up in item order afterwards: dbias does not depend
+// on how the pool split the items.
+void bias_relu_maxpool_backward_tiled(ThreadPool& pool, const PoolGeometry& g, Layout layout,
+                                      const float* x, const float* bias, const float* y,
+                                      const float* dy, float* dx, float* dbias) {
+  const PoolingKernelTable& k = pooling_kernels();
+  const int64_t kh = g.p.kernel_h, kw = g.p.kernel_w, C = g.in.c;
+  const bool planar = layout == Layout::NCHW;
+  const int64_t channels = planar ? 1 : C;
+  const int64_t in_row = g.in.w * channels, out_row = g.out.w * channels;
+  const int64_t items = (planar ? g.in.n * C : g.in.n) * g.out.h;
+  thread_local std::vector<double> partials;  // the calling lane's; reused across steps
+  partials.assign(static_cast<size_t>(items * channels), 0.0);
+  double* sums = partials.data();
+  const std::vector<float> biases = kernel_biases(bias, C, layout);
+  const float* b = biases.data();
+  for_each_tiled_row(pool, g, layout, [&](int64_t outer, int64_t oh, int64_t channel) {
+    const int64_t at = (outer * g.in.h + oh * kh) * in_row;
+    const int64_t row = (outer * g.out.h + oh) * out_row;
+    if (planar)
+      k.bias_relu_max_backward_planar(x + at, b[channel], dy + row, dx + at, g.in.w, kh, kw,
+                                      g.out.w);
+    else
+      k.bias_relu_max_backward_pixels(x + at, b, dy + row, dx + at, g.in.w, C, kh, kw, g.out.w);
+    k.passed_sums(y + row, dy + row, g.out.w, channels, sums + (outer * g.out.h + oh) * channels);
+    if (oh + 1 == g.out.h) {
+      const int64_t below = (outer * g.in.h + g.out.h * kh) * in_row;
+      std::fill(dx + below, dx + (outer + 1) * g.in.h * in_row, 0.0f);
+    }
+  });
+  // Items are (n, c, oh) in NCHW, (n, oh) with C sums each in NHWC: either way the sums
+  // run n, then channel, then row.
+  std::vector<double> total(static_cast<size_t>(C), 0.0);
+  const double* next = sums;
+  for (int64_t n = 0; n < g.in.n; ++n)
+    if (planar) {
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t oh = 0; oh < g.out.h; ++oh) total[static_cast<size_t>(c)] += *next++;
+    } else {
+      for (int64_t oh = 0; oh < g.out.h; ++oh)
+        for (int64_t c = 0; c < C; ++c) total[static_cast<size_t>(c)] += *next++;
+    }
+  for (int64_t c = 0; c < C; ++c) dbias[c] = static_cast<float>(total[static_cast<size_t>(c)]);
 }
 
 }  // namespace
@@ -329,6 +414,38 @@ void CpuOps::maxpool_forward(const ExecContext& ctx, const PoolParams& params, c
   pool_forward(
       ctx.pool, g, x.layout(), x.data(), y.data(), kLowest,
       [](float acc, float v) { return v > acc ? v : acc; }, 1.0f);
+}
+
+void CpuOps::bias_relu_maxpool_forward(const ExecContext& ctx, const PoolParams& params,
+                                       const Tensor& x, const Tensor& bias, Tensor& y) {
+  const PoolGeometry g = checked_geometry("bias_relu_maxpool.fwd", params, x, "x", y, "y");
+  if (!tiled_windows(g)) {
+    OpKernels::bias_relu_maxpool_forward(ctx, params, x, bias, y);
+    return;
+  }
+  op_checks::check_per_channel("bias_relu_maxpool.fwd", "x", x, "bias", bias);
+  profiler::KernelScope scope(ctx.tracer, "bias_relu_maxpool.fwd", ctx.device, ctx.lane,
+                              2 * window_reads(g), static_cast<double>(x.bytes() + y.bytes()));
+  bias_relu_maxpool_forward_tiled(ctx.pool, g, x.layout(), x.data(), bias.data(), y.data());
+}
+
+void CpuOps::bias_relu_maxpool_backward(const ExecContext& ctx, const PoolParams& params,
+                                        const Tensor& x, const Tensor& bias, const Tensor& y,
+                                        const Tensor& dy, Tensor& dx, Tensor& dbias) {
+  const PoolGeometry g = checked_geometry("bias_relu_maxpool.bwd", params, x, "x", dy, "dy");
+  if (!tiled_windows(g)) {
+    OpKernels::bias_relu_maxpool_backward(ctx, params, x, bias, y, dy, dx, dbias);
+    return;
+  }
+  check_like("bias_relu_maxpool.bwd", "dx", dx, "x", x);
+  check_like("bias_relu_maxpool.bwd", "y", y, "dy", dy);
+  op_checks::check_per_channel("bias_relu_maxpool.bwd", "x", x, "bias", bias);
+  op_checks::check_per_channel("bias_relu_maxpool.bwd", "x", x, "dbias", dbias);
+  profiler::KernelScope scope(ctx.tracer, "bias_relu_maxpool.bwd", ctx.device, ctx.lane,
+                              2 * window_reads(g),
+                              static_cast<double>(2 * x.bytes() + 2 * dy.bytes()));
+  bias_relu_maxpool_backward_tiled(ctx.pool, g, x.layout(), x.data(), bias.data(), y.data(),
+                                   dy.data(), dx.data(), dbias.data());
 }
 
 void CpuOps::avgpool_forward(const ExecContext& ctx, const PoolParams& params, const Tensor& x,

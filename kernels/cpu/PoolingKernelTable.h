@@ -9,11 +9,20 @@
 // is one row of output windows: rows of `in_w` floats in NCHW (one channel plane), rows of
 // `in_w` pixels of `c` channels in NHWC. The window's inputs are visited rows then
 // columns with a strict >, so the first maximum wins ties, as in the general loops.
+//
+// The bias_relu_max entries are the fused y = maxpool(relu(x + bias)) over the same tiled
+// windows (LeNet-5's conv bias, ReLU and pool in one pass): each input is compared as
+// x + bias, y = relu of the window's maximum, and backward writes dy to the window's first
+// maximum of x + bias where y > 0, 0 to every other input. That is the unfused ops' result
+// bit for bit: their arg-max over relu(x + bias) is that same input whenever y > 0, and
+// relu.bwd zeroes the rest.
 #pragma once
 
 #include <cstdint>
 
 namespace tunescope::cpu {
+
+inline constexpr int64_t kPoolBiasRun = 16;  // the widest vector's lanes
 
 struct PoolingKernelTable {
   // y[ow] = max over the window of output ow; x: the plane's first row of this window row.
@@ -27,6 +36,22 @@ struct PoolingKernelTable {
                                    float* y, int64_t out_w);
   void (*max_tiled_backward_pixels)(const float* x, const float* dy, float* dx, int64_t in_w,
                                     int64_t c, int64_t kh, int64_t kw, int64_t out_w);
+
+  // Fused: planar rows take the plane's channel bias; pixel rows the c biases repeated,
+  // bias[i] = bias[i % c] for i < c + kPoolBiasRun (a vector of up to kPoolBiasRun lanes
+  // that runs on into the next pixels reads their channels' biases).
+  void (*bias_relu_max_forward_planar)(const float* x, float bias, int64_t in_w, int64_t kh,
+                                       int64_t kw, float* y, int64_t out_w);
+  void (*bias_relu_max_backward_planar)(const float* x, float bias, const float* dy, float* dx,
+                                        int64_t in_w, int64_t kh, int64_t kw, int64_t out_w);
+  void (*bias_relu_max_forward_pixels)(const float* x, const float* bias, int64_t in_w, int64_t c,
+                                       int64_t kh, int64_t kw, float* y, int64_t out_w);
+  void (*bias_relu_max_backward_pixels)(const float* x, const float* bias, const float* dy,
+                                        float* dx, int64_t in_w, int64_t c, int64_t kh, int64_t kw,
+                                        int64_t out_w);
+  // The fused op's bias gradient share of `pixels` outputs of c channels (planar: c = 1):
+  // sums[ch] += the sum of dy where y > 0, in double.
+  void (*passed_sums)(const float* y, const float* dy, int64_t pixels, int64_t c, double* sums);
 };
 
 extern const PoolingKernelTable kPoolingScalarKernels;

@@ -8,6 +8,12 @@
 // whose own (later) computation overwrites what it wrote there, so only the last window
 // of a row, where that would leave the row, takes the scalar loop. Arg-max selections are
 // vector compares and blends, never branches on data.
+//
+// The same code, with kBias true, is the fused bias + ReLU + max pool (PoolingKernelTable.h):
+// every input is x + bias before the window compares it, the output is relu of the window's
+// maximum, and backward routes dy only where that maximum is > 0. NHWC vectors read the
+// biases from a repeated row (bias[i % c]), so one running on into the next pixels adds
+// those pixels' biases.
 #pragma once
 
 #include <cstdint>
@@ -37,58 +43,96 @@ inline float pool_keep(bool keep, float g) {
 
 // ---- scalar windows (any kw; also the vector paths' tails) ----
 
-inline void pool_forward_planar_one(const float* x, int64_t in_w, int64_t kh, int64_t kw, float* y,
-                                    int64_t ow) {
-  float m = kPoolLowest;
-  for (int64_t r = 0; r < kh; ++r)
-    for (int64_t k = 0; k < kw; ++k) m = pool_max_step(m, x[r * in_w + ow * kw + k]);
-  y[ow] = m;
+// An input as the window compares it: x, or x + bias in the fused op.
+template <bool kBias>
+inline float pool_input(float x, float bias) {
+  if constexpr (kBias)
+    return x + bias;
+  else
+    return x;
+}
+// The window's output from its maximum: m, or relu(m) in the fused op (as relu.fwd: NaN kept).
+template <bool kBias>
+inline float pool_output(float m) {
+  if constexpr (kBias)
+    return m <= 0.0f ? 0.0f : m;
+  else
+    return m;
+}
+// Whether the window's gradient flows: always, or where the fused op's output is > 0.
+template <bool kBias>
+inline bool pool_passes(float best) {
+  if constexpr (kBias)
+    return best > 0.0f;
+  else
+    return true;
 }
 
-inline void pool_backward_planar_one(const float* x, const float* dy, float* dx, int64_t in_w,
-                                     int64_t kh, int64_t kw, int64_t ow) {
+template <bool kBias>
+inline void pool_forward_planar_one(const float* x, int64_t in_w, int64_t kh, int64_t kw,
+                                    float bias, float* y, int64_t ow) {
+  float m = kPoolLowest;
+  for (int64_t r = 0; r < kh; ++r)
+    for (int64_t k = 0; k < kw; ++k)
+      m = pool_max_step(m, pool_input<kBias>(x[r * in_w + ow * kw + k], bias));
+  y[ow] = pool_output<kBias>(m);
+}
+
+template <bool kBias>
+inline void pool_backward_planar_one(const float* x, float bias, const float* dy, float* dx,
+                                     int64_t in_w, int64_t kh, int64_t kw, int64_t ow) {
   const float* first = x + ow * kw;
-  float best = first[0];
+  float best = pool_input<kBias>(first[0], bias);
   int64_t arg = 0;
   for (int64_t r = 0; r < kh; ++r)
     for (int64_t k = 0; k < kw; ++k) {
-      const float v = first[r * in_w + k];
+      const float v = pool_input<kBias>(first[r * in_w + k], bias);
       const bool greater = v > best;
       best = greater ? v : best;
       arg = greater ? r * kw + k : arg;
     }
+  const bool passes = pool_passes<kBias>(best);
   for (int64_t r = 0; r < kh; ++r)
     for (int64_t k = 0; k < kw; ++k)
-      dx[r * in_w + ow * kw + k] = pool_keep(arg == r * kw + k, dy[ow]);
+      dx[r * in_w + ow * kw + k] = pool_keep(passes && arg == r * kw + k, dy[ow]);
 }
 
-// One window, channels [c0, c1) of NHWC rows (row stride rs floats).
-inline void pool_forward_pixels_one(const float* x, int64_t rs, int64_t c, int64_t kh, int64_t kw,
-                                    float* y, int64_t ow, int64_t c0, int64_t c1) {
+// One window, channels [c0, c1) of NHWC rows (row stride rs floats); bias: per channel
+// (read only when kBias).
+template <bool kBias>
+inline void pool_forward_pixels_one(const float* x, const float* bias, int64_t rs, int64_t c,
+                                    int64_t kh, int64_t kw, float* y, int64_t ow, int64_t c0,
+                                    int64_t c1) {
   for (int64_t ch = c0; ch < c1; ++ch) {
+    const float b = kBias ? bias[ch] : 0.0f;
     float m = kPoolLowest;
     for (int64_t r = 0; r < kh; ++r)
-      for (int64_t k = 0; k < kw; ++k) m = pool_max_step(m, x[r * rs + (ow * kw + k) * c + ch]);
-    y[ow * c + ch] = m;
+      for (int64_t k = 0; k < kw; ++k)
+        m = pool_max_step(m, pool_input<kBias>(x[r * rs + (ow * kw + k) * c + ch], b));
+    y[ow * c + ch] = pool_output<kBias>(m);
   }
 }
 
-inline void pool_backward_pixels_one(const float* x, const float* dy, float* dx, int64_t rs,
-                                     int64_t c, int64_t kh, int64_t kw, int64_t ow, int64_t c0,
-                                     int64_t c1) {
+template <bool kBias>
+inline void pool_backward_pixels_one(const float* x, const float* bias, const float* dy, float* dx,
+                                     int64_t rs, int64_t c, int64_t kh, int64_t kw, int64_t ow,
+                                     int64_t c0, int64_t c1) {
   for (int64_t ch = c0; ch < c1; ++ch) {
-    float best = x[ow * kw * c + ch];
+    const float b = kBias ? bias[ch] : 0.0f;
+    float best = pool_input<kBias>(x[ow * kw * c + ch], b);
     int64_t arg = 0;
     for (int64_t r = 0; r < kh; ++r)
       for (int64_t k = 0; k < kw; ++k) {
-        const float v = x[r * rs + (ow * kw + k) * c + ch];
+        const float v = pool_input<kBias>(x[r * rs + (ow * kw + k) * c + ch], b);
         const bool greater = v > best;
         best = greater ? v : best;
         arg = greater ? r * kw + k : arg;
       }
+    const bool passes = pool_passes<kBias>(best);
     for (int64_t r = 0; r < kh; ++r)
       for (int64_t k = 0; k < kw; ++k)
-        dx[r * rs + (ow * kw + k) * c + ch] = pool_keep(arg == r * kw + k, dy[ow * c + ch]);
+        dx[r * rs + (ow * kw + k) * c + ch] =
+            pool_keep(passes && arg == r * kw + k, dy[ow * c + ch]);
   }
 }
 
@@ -122,26 +166,55 @@ struct PoolVec {
   }
   static constexpr auto kLanes = std::make_integer_sequence<int, W>{};
 
+  // The fused op's input and output (see pool_input, pool_output).
+  template <bool kBias>
+  static V input(V v, V bias) {
+    if constexpr (kBias)
+      return v + bias;
+    else
+      return v;
+  }
+  template <bool kBias>
+  static V output(V m) {
+    if constexpr (kBias)
+      return E::relu(m);
+    else
+      return m;
+  }
+  // dy where the window passes its gradient on (see pool_passes), else 0.
+  template <bool kBias>
+  static V passed(V best, V g) {
+    if constexpr (kBias)
+      return best > E::splat(0.0f) ? g : E::splat(0.0f);
+    else
+      return g;
+  }
+
   // Outputs [ow, ow + W) of a kw == 2 row.
-  static void forward_planar2(const float* x, int64_t in_w, int64_t kh, float* y, int64_t ow) {
+  template <bool kBias>
+  static void forward_planar2(const float* x, int64_t in_w, int64_t kh, float bias, float* y,
+                              int64_t ow) {
+    const V bv = E::splat(bias);
     V m = E::splat(kPoolLowest);
     for (int64_t r = 0; r < kh; ++r) {
       const float* p = x + r * in_w + 2 * ow;
       const V a = E::load(p), b = E::load(p + W);
-      m = max_step(m, evens(a, b, kLanes));
-      m = max_step(m, odds(a, b, kLanes));
+      m = max_step(m, input<kBias>(evens(a, b, kLanes), bv));
+      m = max_step(m, input<kBias>(odds(a, b, kLanes), bv));
     }
-    ew_store(y + ow, m);
+    ew_store(y + ow, output<kBias>(m));
   }
 
-  static void backward_planar2(const float* x, const float* dy, float* dx, int64_t in_w, int64_t kh,
-                               int64_t ow) {
-    V best = evens(E::load(x + 2 * ow), E::load(x + 2 * ow + W), kLanes);
+  template <bool kBias>
+  static void backward_planar2(const float* x, float bias, const float* dy, float* dx, int64_t in_w,
+                               int64_t kh, int64_t ow) {
+    const V bv = E::splat(bias);
+    V best = input<kBias>(evens(E::load(x + 2 * ow), E::load(x + 2 * ow + W), kLanes), bv);
     V idx = E::splat(0.0f);
     for (int64_t r = 0; r < kh; ++r) {
       const float* p = x + r * in_w + 2 * ow;
       const V a = E::load(p), b = E::load(p + W);
-      const V e = evens(a, b, kLanes), o = odds(a, b, kLanes);
+      const V e = input<kBias>(evens(a, b, kLanes), bv), o = input<kBias>(odds(a, b, kLanes), bv);
       auto greater = e > best;
       best = greater ? e : best;
       idx = greater ? E::splat(static_cast<float>(2 * r)) : idx;
@@ -149,7 +222,7 @@ struct PoolVec {
       best = greater ? o : best;
       idx = greater ? E::splat(static_cast<float>(2 * r + 1)) : idx;
     }
-    const V g = E::load(dy + ow);
+    const V g = passed<kBias>(best, E::load(dy + ow));
     for (int64_t r = 0; r < kh; ++r) {
       const V e = keep(idx, static_cast<float>(2 * r), g);
       const V o = keep(idx, static_cast<float>(2 * r + 1), g);
@@ -160,27 +233,32 @@ struct PoolVec {
   }
 
   // One window, channels [ch, ch + W) (which may run into the following pixels).
-  static void forward_pixels(const float* x, int64_t rs, int64_t c, int64_t kh, int64_t kw,
-                             float* y, int64_t ow, int64_t ch) {
+  template <bool kBias>
+  static void forward_pixels(const float* x, const float* bias, int64_t rs, int64_t c, int64_t kh,
+                             int64_t kw, float* y, int64_t ow, int64_t ch) {
+    const V bv = kBias ? E::load(bias + ch) : E::splat(0.0f);
     V m = E::splat(kPoolLowest);
     for (int64_t r = 0; r < kh; ++r)
       for (int64_t k = 0; k < kw; ++k)
-        m = max_step(m, E::load(x + r * rs + (ow * kw + k) * c + ch));
-    ew_store(y + ow * c + ch, m);
+        m = max_step(m, input<kBias>(E::load(x + r * rs + (ow * kw + k) * c + ch), bv));
+    ew_store(y + ow * c + ch, output<kBias>(m));
   }
 
-  static void backward_pixels(const float* x, const float* dy, float* dx, int64_t rs, int64_t c,
-                              int64_t kh, int64_t kw, int64_t ow, int64_t ch) {
-    V best = E::load(x + ow * kw * c + ch);
+  template <bool kBias>
+  static void backward_pixels(const float* x, const float* bias, const float* dy, float* dx,
+                              int64_t rs, int64_t c, int64_t kh, int64_t kw, int64_t ow,
+                              int64_t ch) {
+    const V bv = kBias ? E::load(bias + ch) : E::splat(0.0f);
+    V best = input<kBias>(E::load(x + ow * kw * c + ch), bv);
     V idx = E::splat(0.0f);
     for (int64_t r = 0; r < kh; ++r)
       for (int64_t k = 0; k < kw; ++k) {
-        const V v = E::load(x + r * rs + (ow * kw + k) * c + ch);
+        const V v = input<kBias>(E::load(x + r * rs + (ow * kw + k) * c + ch), bv);
         const auto greater = v > best;
         best = greater ? v : best;
         idx = greater ? E::splat(static_cast<float>(r * kw + k)) : idx;
       }
-    const V g = E::load(dy + ow * c + ch);
+    const V g = passed<kBias>(best, E::load(dy + ow * c + ch));
     for (int64_t r = 0; r < kh; ++r)
       for (int64_t k = 0; k < kw; ++k)
         ew_store(dx + r * rs + (ow * kw + k) * c + ch,
@@ -205,26 +283,26 @@ int64_t planar_vectors(int64_t ow, int64_t out_w, const Block& block) {
   }
 }
 
-template <int W>
-void pool_max_tiled_forward_planar(const float* x, int64_t in_w, int64_t kh, int64_t kw, float* y,
-                                   int64_t out_w) {
+template <int W, bool kBias>
+void pool_max_tiled_forward_planar(const float* x, float bias, int64_t in_w, int64_t kh, int64_t kw,
+                                   float* y, int64_t out_w) {
   int64_t ow = 0;
   if (kw == 2)
     ow = planar_vectors<W>(0, out_w, [&](auto vec, int64_t at) {
-      decltype(vec)::forward_planar2(x, in_w, kh, y, at);
+      decltype(vec)::template forward_planar2<kBias>(x, in_w, kh, bias, y, at);
     });
-  for (; ow < out_w; ++ow) pool_forward_planar_one(x, in_w, kh, kw, y, ow);
+  for (; ow < out_w; ++ow) pool_forward_planar_one<kBias>(x, in_w, kh, kw, bias, y, ow);
 }
 
-template <int W>
-void pool_max_tiled_backward_planar(const float* x, const float* dy, float* dx, int64_t in_w,
-                                    int64_t kh, int64_t kw, int64_t out_w) {
+template <int W, bool kBias>
+void pool_max_tiled_backward_planar(const float* x, float bias, const float* dy, float* dx,
+                                    int64_t in_w, int64_t kh, int64_t kw, int64_t out_w) {
   int64_t ow = 0;
   if (kw == 2)
     ow = planar_vectors<W>(0, out_w, [&](auto vec, int64_t at) {
-      decltype(vec)::backward_planar2(x, dy, dx, in_w, kh, at);
+      decltype(vec)::template backward_planar2<kBias>(x, bias, dy, dx, in_w, kh, at);
     });
-  for (; ow < out_w; ++ow) pool_backward_planar_one(x, dy, dx, in_w, kh, kw, ow);
+  for (; ow < out_w; ++ow) pool_backward_planar_one<kBias>(x, bias, dy, dx, in_w, kh, kw, ow);
   for (int64_t r = 0; r < kh; ++r)
     for (int64_t i = out_w * kw; i < in_w; ++i) dx[r * in_w + i] = 0.0f;
 }
@@ -248,9 +326,9 @@ void pixel_chunks(int64_t c, const Fits& fits, const Vector& vector, const Scala
   if (ch < c) scalar(ch, c);
 }
 
-template <int W>
-void pool_max_tiled_forward_pixels(const float* x, int64_t in_w, int64_t c, int64_t kh, int64_t kw,
-                                   float* y, int64_t out_w) {
+template <int W, bool kBias>
+void pool_max_tiled_forward_pixels(const float* x, const float* bias, int64_t in_w, int64_t c,
+                                   int64_t kh, int64_t kw, float* y, int64_t out_w) {
   const int64_t rs = in_w * c;
   for (int64_t ow = 0; ow < out_w; ++ow)
     pixel_chunks<W>(
@@ -258,13 +336,18 @@ void pool_max_tiled_forward_pixels(const float* x, int64_t in_w, int64_t c, int6
         [&](int64_t ch) {
           return (ow * kw + kw - 1) * c + ch + W <= rs && ow * c + ch + W <= out_w * c;
         },
-        [&](int64_t ch) { PoolVec<W>::forward_pixels(x, rs, c, kh, kw, y, ow, ch); },
-        [&](int64_t c0, int64_t c1) { pool_forward_pixels_one(x, rs, c, kh, kw, y, ow, c0, c1); });
+        [&](int64_t ch) {
+          PoolVec<W>::template forward_pixels<kBias>(x, bias, rs, c, kh, kw, y, ow, ch);
+        },
+        [&](int64_t c0, int64_t c1) {
+          pool_forward_pixels_one<kBias>(x, bias, rs, c, kh, kw, y, ow, c0, c1);
+        });
 }
 
-template <int W>
-void pool_max_tiled_backward_pixels(const float* x, const float* dy, float* dx, int64_t in_w,
-                                    int64_t c, int64_t kh, int64_t kw, int64_t out_w) {
+template <int W, bool kBias>
+void pool_max_tiled_backward_pixels(const float* x, const float* bias, const float* dy, float* dx,
+                                    int64_t in_w, int64_t c, int64_t kh, int64_t kw,
+                                    int64_t out_w) {
   const int64_t rs = in_w * c, covered = out_w * kw * c;
   for (int64_t ow = 0; ow < out_w; ++ow)
     // Writes stay inside the covered part of each row, so every float a vector runs on
@@ -274,21 +357,90 @@ void pool_max_tiled_backward_pixels(const float* x, const float* dy, float* dx, 
         [&](int64_t ch) {
           return (ow * kw + kw - 1) * c + ch + W <= covered && ow * c + ch + W <= out_w * c;
         },
-        [&](int64_t ch) { PoolVec<W>::backward_pixels(x, dy, dx, rs, c, kh, kw, ow, ch); },
+        [&](int64_t ch) {
+          PoolVec<W>::template backward_pixels<kBias>(x, bias, dy, dx, rs, c, kh, kw, ow, ch);
+        },
         [&](int64_t c0, int64_t c1) {
-          pool_backward_pixels_one(x, dy, dx, rs, c, kh, kw, ow, c0, c1);
+          pool_backward_pixels_one<kBias>(x, bias, dy, dx, rs, c, kh, kw, ow, c0, c1);
         });
   for (int64_t r = 0; r < kh; ++r)
     for (int64_t i = covered; i < rs; ++i) dx[r * rs + i] = 0.0f;
 }
 
+// The unfused max pool's entries: the fused code with no bias.
+template <int W>
+void pool_max_forward_planar(const float* x, int64_t in_w, int64_t kh, int64_t kw, float* y,
+                             int64_t out_w) {
+  pool_max_tiled_forward_planar<W, false>(x, 0.0f, in_w, kh, kw, y, out_w);
+}
+template <int W>
+void pool_max_backward_planar(const float* x, const float* dy, float* dx, int64_t in_w, int64_t kh,
+                              int64_t kw, int64_t out_w) {
+  pool_max_tiled_backward_planar<W, false>(x, 0.0f, dy, dx, in_w, kh, kw, out_w);
+}
+template <int W>
+void pool_max_forward_pixels(const float* x, int64_t in_w, int64_t c, int64_t kh, int64_t kw,
+                             float* y, int64_t out_w) {
+  pool_max_tiled_forward_pixels<W, false>(x, nullptr, in_w, c, kh, kw, y, out_w);
+}
+template <int W>
+void pool_max_backward_pixels(const float* x, const float* dy, float* dx, int64_t in_w, int64_t c,
+                              int64_t kh, int64_t kw, int64_t out_w) {
+  pool_max_tiled_backward_pixels<W, false>(x, nullptr, dy, dx, in_w, c, kh, kw, out_w);
+}
+
+// The bias gradient's share of `pixels` outputs of c channels: sums of dy where y > 0, in
+// double. Rows are short (LeNet-5's: 14 and 5 outputs) and a chain of scalar double adds
+// took longer than the pool itself, so the row is summed four lanes at a time in double
+// vectors: over a period of lcm(c, 4) floats every lane keeps one channel, and the lanes
+// are added into their channels at the end. Channel counts whose period is longer than
+// kPassedPeriod floats take the scalar loop.
+inline constexpr int64_t kPassedPeriod = 64;
+
+template <int W>
+void pool_passed_sums(const float* y, const float* dy, int64_t pixels, int64_t c, double* sums) {
+  const int64_t count = pixels * c;
+  int64_t i = 0;
+  if constexpr (W > 1) {
+    int64_t period = c;
+    while (period % 4 != 0) period += c;
+    if (period <= kPassedPeriod) {
+      using E = Ew<4>;
+      typename E::D acc[kPassedPeriod / 4] = {};
+      for (; i + period <= count; i += period)
+        for (int64_t v = 0; v < period / 4; ++v) {
+          const float* yv = y + i + 4 * v;
+          const typename E::V g =
+              E::load(yv) > E::splat(0.0f) ? E::load(dy + i + 4 * v) : E::splat(0.0f);
+          typename E::D wide[E::P];
+          E::widen(g, wide);
+          acc[v] += wide[0];
+        }
+      for (int64_t slot = 0, ch = 0; slot < period; ++slot) {  // counted, not divided
+        sums[ch] += acc[slot / 4][slot % 4];
+        if (++ch == c) ch = 0;
+      }
+    }
+  }
+  // The rest starts at a whole period, so at channel 0.
+  for (int64_t ch = 0; i < count; ++i) {
+    sums[ch] += y[i] > 0.0f ? static_cast<double>(dy[i]) : 0.0;
+    if (++ch == c) ch = 0;
+  }
+}
+
 template <int W>
 PoolingKernelTable pooling_kernel_table() {
   PoolingKernelTable table;
-  table.max_tiled_forward_planar = pool_max_tiled_forward_planar<W>;
-  table.max_tiled_backward_planar = pool_max_tiled_backward_planar<W>;
-  table.max_tiled_forward_pixels = pool_max_tiled_forward_pixels<W>;
-  table.max_tiled_backward_pixels = pool_max_tiled_backward_pixels<W>;
+  table.max_tiled_forward_planar = pool_max_forward_planar<W>;
+  table.max_tiled_backward_planar = pool_max_backward_planar<W>;
+  table.max_tiled_forward_pixels = pool_max_forward_pixels<W>;
+  table.max_tiled_backward_pixels = pool_max_backward_pixels<W>;
+  table.bias_relu_max_forward_planar = pool_max_tiled_forward_planar<W, true>;
+  table.bias_relu_max_backward_planar = pool_max_tiled_backward_planar<W, true>;
+  table.bias_relu_max_forward_pixels = pool_max_tiled_forward_pixels<W, true>;
+  table.bias_relu_max_backward_pixels = pool_max_tiled_backward_pixels<W, true>;
+  table.passed_sums = pool_passed_sums<W>;
   return table;
 }
 

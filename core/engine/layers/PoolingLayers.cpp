@@ -1,6 +1,7 @@
 #include "core/engine/layers/PoolingLayers.h"
 
 #include "core/base/Error.h"
+#include "core/engine/ParameterInit.h"
 
 namespace tunescope {
 
@@ -30,6 +31,27 @@ void MaxPoolLayer::backward(const LayerContext& ctx, const std::vector<const Ten
                             const Tensor&, const Tensor& doutput,
                             const std::vector<Tensor*>& dinputs) {
   if (dinputs[0]) ctx.ops.maxpool_backward(ctx.exec, params_, *inputs[0], doutput, *dinputs[0]);
+}
+
+Shape4 BiasReluMaxPoolLayer::configure(const std::vector<Shape4>& inputs, const LayerSetup& setup) {
+  const Shape4 out = pooled_shape(*this, inputs, params_);
+  bias_ = make_parameter(bias_name_, {1, inputs[0].c, 1, 1}, setup);  // zero, as a conv's bias
+  return out;
+}
+
+void BiasReluMaxPoolLayer::forward(const LayerContext& ctx,
+                                   const std::vector<const Tensor*>& inputs, Tensor& output, bool) {
+  ctx.ops.bias_relu_maxpool_forward(ctx.exec, params_, *inputs[0], bias_.value, output);
+}
+
+void BiasReluMaxPoolLayer::backward(const LayerContext& ctx,
+                                    const std::vector<const Tensor*>& inputs, const Tensor& output,
+                                    const Tensor& doutput, const std::vector<Tensor*>& dinputs) {
+  // The kernel writes dx and dbias together, so it needs somewhere to put dx.
+  if (!dinputs[0])
+    fail(ErrorKind::usage, "layer ", name(), ": ", kind(), " on the data input is not supported");
+  ctx.ops.bias_relu_maxpool_backward(ctx.exec, params_, *inputs[0], bias_.value, output, doutput,
+                                     *dinputs[0], bias_.grad);
 }
 
 Shape4 AvgPoolLayer::configure(const std::vector<Shape4>& inputs, const LayerSetup&) {

@@ -149,7 +149,7 @@ TEST(RankTraining, TwoRanksTrainResnetLikeTwoReplicasOfOneProcess) {
 
 TEST(RankTraining, TracesTheAllReduceAsNamedKernelsAndTheRankMetadata) {
   SessionOptions options = small_run("lenet5", 16);
-  knobs::allreduce_bucket_kb.set(options.knobs, 0);  // one bucket per layer: 5 in lenet5
+  knobs::allreduce_bucket_kb.set(options.knobs, 0);  // one bucket per layer: 7 in lenet5
   const RankRun run = run_two_ranks(options, 2, true);
   for (int r = 0; r < 2; ++r) {
     const auto& kernels = run.kernels[static_cast<size_t>(r)];
