@@ -26,7 +26,9 @@
 #include "cli/TopFinding.h"
 #include "cli/TrainingProgress.h"
 #include "cli/TuneJsonProgress.h"
+#include "cli/WorkerTrials.h"
 #include "core/base/Error.h"
+#include "core/engine/RunKnobs.h"
 #include "core/tuner/LayerTimingStore.h"
 #include "core/tuner/Tuner.h"
 #include "profiler/ChromeTraceWriter.h"
@@ -342,6 +344,10 @@ Action add_tune_command(CLI::App& command) {
       fail(ErrorKind::usage, "--isolate on: candidates of the ", options.base.backend,
            " backend cannot run in a forked child (a CUDA context does not survive fork)");
     options.measure.isolate = flags->isolate == "on";
+    // Candidates with workers > 1 run as that many processes under mpirun (docs/MPI.md).
+    check_workers_launchable(flags->knob_lists.at(knobs::workers.key()),
+                             knobs::workers.spec().list_flag());
+    options.measure.launch_workers = make_worker_launcher();
     options.prune.enabled = flags->prune == "on";
     options.prune.margin = flags->prune_margin;
     options.resume = !flags->db_path.empty() && !flags->fresh;

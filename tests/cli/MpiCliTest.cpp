@@ -32,17 +32,6 @@ constexpr const char* kLenet =
 constexpr const char* kResnet =
     "--model resnet18-small --data fake --fake-count 32 --test-limit 8 --batch 8 --threads 1";
 
-// A shell command line, its exit code and output (stdout and stderr).
-CliResult run_command(const std::string& command) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return {-1, "popen failed for: " + command};
-  std::string output;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
 #ifdef TUNESCOPE_MPIEXEC
 CliResult run_ranks(int ranks, const std::string& args) {
   // OpenMPI refuses root without this; CI runs as root on 2 cores. `timeout` bounds a hang.
