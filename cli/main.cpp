@@ -94,9 +94,10 @@ int main(int argc, char** argv) {
   try {
     for (CLI::App* command : app.get_subcommands()) {
       const std::string name = command->get_name();
-      if (several_ranks && name != "train" && name != "profile" && name != "worker-trial")
+      if (several_ranks && name != "train" && name != "profile" && name != "tune" &&
+          name != "worker-trial")
         fail(ErrorKind::usage, "tunescope ", name, " runs as one process; over ", ranks->size(),
-             " ranks only train and profile run (distributed tuning is not built yet)");
+             " ranks only train, profile and tune run");
       actions.at(command)();
     }
     return 0;

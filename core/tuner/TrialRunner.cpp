@@ -8,6 +8,7 @@
 #include <cmath>
 #include <new>
 #include <optional>
+#include <span>
 
 #include "core/base/AlignedBuffer.h"
 #include "core/base/AllocationCap.h"
@@ -70,6 +71,16 @@ StopRule time_adaptively(const MeasureOptions& options, const std::vector<double
   }
 }
 
+// On ranks (a worker trial, WorkerTrial.h) every decision that changes which collectives
+// run next (the numerics check's branch, when timing stops) must be the same on every
+// rank, or one rank waits in a collective the others never join: rank 0's holds.
+bool as_rank0_says(Communicator* ranks, bool value) {
+  if (!ranks || ranks->size() <= 1) return value;
+  std::byte flag{static_cast<unsigned char>(value ? 1 : 0)};
+  ranks->broadcast(std::span(&flag, 1), 0);
+  return flag != std::byte{0};
+}
+
 // One live session of a candidate, from its first (checked) step to its timed steps.
 // Every step it runs counts towards `limit`, which throws once the trial is over time.
 class CandidateRun {
@@ -88,7 +99,8 @@ class CandidateRun {
     std::string first = compare_numerics(
         reference, first_step_numerics(*session_, options.samples_per_parameter), options);
     limit_.step_done();
-    if (first.empty()) return first;
+    if (as_rank0_says(options_.ranks, first.empty())) return {};
+    if (first.empty()) first = "differs on rank 0";
     if (!reference.next_batch) return cat("first step: ", first);
     // The frozen session replaces the candidate's while it runs, so that a memory cap
     // (MeasureOptions::memory_limit_bytes) still sees one session at a time.
@@ -103,8 +115,10 @@ class CandidateRun {
                            first_step_numerics(frozen, options.samples_per_parameter), options);
       limit_.step_done();
     }
-    if (!second.empty())
+    if (!as_rank0_says(options_.ranks, second.empty())) {
+      if (second.empty()) second = "differs on rank 0";
       return cat("first step: ", first, "; next batch at the same weights: ", second);
+    }
     // Valid: build the candidate again and rerun its first step, so that its warm-up and
     // timed steps start where they would have.
     session_ = std::make_unique<TrainingSession>(options_);
@@ -128,12 +142,16 @@ class CandidateRun {
     const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()),
                                          profiler::RangeCategory::candidate);
     auto last = Clock::now();
+    const size_t before = step_seconds_.size();
     session_->train_steps(count, [&](int64_t, int64_t, const StepStats&) {
       const auto now = Clock::now();
       step_seconds_.push_back(std::chrono::duration<double>(now - last).count());
       last = now;
       limit_.step_done();
     });
+    // Ranks time with rank 0's step times, so that they stop timing together.
+    if (Communicator* ranks = options_.ranks; ranks && ranks->size() > 1)
+      ranks->broadcast(std::as_writable_bytes(std::span(step_seconds_).subspan(before)), 0);
   }
   StopRule time_adaptively(const MeasureOptions& options) {
     return tuner::time_adaptively(options, step_seconds_, limit_,

@@ -169,6 +169,9 @@ TrialResult run_worker_trial(const WorkerTrialRequest& request, Communicator& ra
   base.ranks = &ranks;
   MeasureOptions options = request.options;
   options.isolate = false;  // the ranks are separate processes already
+  // The launcher stops the ranks at the time limit: a limit of each rank's own, checked
+  // between steps, could stop one rank and leave the others waiting in a collective.
+  options.time_limit_seconds = 0;
   return measure(base, request.config, request.reference, options);
 }
 

@@ -129,15 +129,46 @@ TEST(MpiCli, ProfileWritesATracePerRankWithItsClockOffsetAndRankZeroMergesThem) 
   }
 }
 
-TEST(MpiCli, TuneOverSeveralRanksIsRefusedForNow) {
+// A distributed tune: 4 candidates over 2 ranks, each measured exactly once by one of
+// them, every trial in rank 0's DB, and rank 0 settling the leaders from them.
+TEST(MpiCli, TuneSpreadsTheCandidatesOverTheRanksAndGathersThemIntoRankZerosDb) {
   ScratchDir dir;
+  const std::string db = (dir.path() / "tune.db").string();
   const CliResult ranks =
-      run_ranks(2, "tune --model lenet5 --data fake --fake-count 64 --batch 16 --out " +
-                       (dir.path() / "tuned.json").string());
-  EXPECT_EQ(ranks.exit_code, 2) << ranks.output;
-  EXPECT_NE(ranks.output.find("distributed tuning is not built yet"), std::string::npos)
-      << ranks.output;
+      run_ranks(2,
+                "tune --model lenet5 --data fake --fake-count 256 --batch 16 --layouts nchw,nhwc "
+                "--algorithms direct,gemm --threads-list 1 --steps 3 --max-timing-seconds 1 --db " +
+                    db + " --out " + (dir.path() / "tuned.json").string());
+  ASSERT_EQ(ranks.exit_code, 0) << ranks.output;
+  for (const char* config : {"nchw conv=direct threads=1:", "nchw conv=gemm threads=1:",
+                             "nhwc conv=direct threads=1:", "nhwc conv=gemm threads=1:"})
+    EXPECT_EQ(count_of(ranks.output, std::string(": ") + config), 1u)
+        << config << " measured other than once\n"
+        << ranks.output;
+  EXPECT_EQ(count_of(ranks.output, "  rank 0: "), 2u) << ranks.output;
+  EXPECT_EQ(count_of(ranks.output, "  rank 1: "), 2u) << ranks.output;
+  EXPECT_NE(ranks.output.find("4 trials reused from"), std::string::npos) << ranks.output;
+  EXPECT_EQ(count_of(ranks.output, "\nwinner: "), 1u) << ranks.output;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "tuned.json"));
+  // The DB read back: the 4 sweep trials and the leaders' rounds, all of this problem.
+  const CliResult report = run_cli("report " + db);
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_EQ(count_of(report.output, "| ok |"), 4u) << report.output;
 }
+
+TEST(MpiCli, TuneOverRanksNeedsADbAndTheExhaustiveList) {
+  ScratchDir dir;
+  const std::string tune = "tune --model lenet5 --data fake --fake-count 64 --batch 16 --out " +
+                           (dir.path() / "tuned.json").string();
+  const CliResult no_db = run_ranks(2, tune);
+  EXPECT_EQ(no_db.exit_code, 2) << no_db.output;
+  EXPECT_NE(no_db.output.find("give --db"), std::string::npos) << no_db.output;
+  const CliResult per_layer =
+      run_ranks(2, tune + " --strategy per-layer --db " + (dir.path() / "t.db").string());
+  EXPECT_EQ(per_layer.exit_code, 2) << per_layer.output;
+  EXPECT_NE(per_layer.output.find("exhaustive"), std::string::npos) << per_layer.output;
+}
+
 TEST(MpiCli, AnErrorOnTheRanksEndsThemAllWithItsExitCode) {
   const CliResult ranks = run_ranks(2, "train --model lenet5 --threads 1 --data /no/such/folder");
   EXPECT_EQ(ranks.exit_code, 2) << ranks.output;
