@@ -156,6 +156,48 @@ TEST(MpiCli, TuneSpreadsTheCandidatesOverTheRanksAndGathersThemIntoRankZerosDb) 
   EXPECT_EQ(count_of(report.output, "| ok |"), 4u) << report.output;
 }
 
+// Rank 1 killed (SIGKILL) once it has sent some trials: mpirun ends the job, and every
+// trial rank 0 reported gathered is in its DB, so a single-process tune resumed from it
+// reuses them all.
+TEST(MpiCli, AKilledRankLosesNoneOfTheTrialsThatFinished) {
+  ScratchDir dir;
+  const std::string db = (dir.path() / "tune.db").string();
+  const std::string out = (dir.path() / "out.txt").string();
+  const std::string space =
+      "--model lenet5 --data fake --fake-count 256 --batch 16 --layouts nchw,nhwc --algorithms "
+      "direct,direct-small,gemm,winograd,fft-own --threads-list 1 --strategy exhaustive --steps 20 "
+      "--max-steps 20 "
+      "--racing off --db " +
+      db + " --out " + (dir.path() / "tuned.json").string();
+  // The ranks are mpirun's children; rank 1 is the one whose environment says so.
+  std::ofstream(dir.path() / "kill.sh")
+      << std::string(TUNESCOPE_MPIEXEC) << " --allow-run-as-root --oversubscribe -np 2 "
+      << TUNESCOPE_CLI_PATH << " tune " << space << " > " << out << " 2>&1 &\n"
+      << "launcher=$!\n"
+      << "for i in $(seq 600); do grep -q '  rank 1: ' " << out << " && break; sleep 0.1; done\n"
+      << "for p in $(pgrep -P $launcher); do\n"
+      << "  if tr '\\0' '\\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=1; then\n"
+      << "    kill -9 $p; echo killed rank 1; fi\n"
+      << "done\n"
+      << "wait $launcher; echo launcher exit $?\n";
+  const CliResult killed = run_command("timeout 600 bash " + (dir.path() / "kill.sh").string());
+  const std::string output = file_bytes(out);
+  ASSERT_NE(killed.output.find("killed rank 1"), std::string::npos) << killed.output << output;
+  EXPECT_EQ(killed.output.find("launcher exit 0"), std::string::npos) << killed.output;
+  EXPECT_EQ(output.find("winner:"), std::string::npos) << "the tune ended anyway:\n" << output;
+  const size_t reported = count_of(output, "  rank 0: ") + count_of(output, "  rank 1: ");
+  ASSERT_GE(count_of(output, "  rank 1: "), 1u) << output;
+  // Resumed in one process: every reported trial comes back from the DB.
+  const CliResult resumed = run_cli("tune " + space);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  // At least those reported (rank 0 may have committed one more as the kill came).
+  const size_t at = resumed.output.find(" trials reused from");
+  ASSERT_NE(at, std::string::npos) << resumed.output;
+  const size_t line = resumed.output.rfind('\n', at);
+  const size_t reused = std::stoul(resumed.output.substr(line + 1, at - line - 1));
+  EXPECT_GE(reused, reported) << output << resumed.output;
+}
+
 TEST(MpiCli, TuneOverRanksNeedsADbAndTheExhaustiveList) {
   ScratchDir dir;
   const std::string tune = "tune --model lenet5 --data fake --fake-count 64 --batch 16 --out " +
