@@ -175,8 +175,9 @@ TEST(MpiCli, AKilledRankLosesNoneOfTheTrialsThatFinished) {
       << TUNESCOPE_CLI_PATH << " tune " << space << " > " << out << " 2>&1 &\n"
       << "launcher=$!\n"
       << "for i in $(seq 600); do grep -q '  rank 1: ' " << out << " && break; sleep 0.1; done\n"
-      << "for p in $(pgrep -P $launcher); do\n"
-      << "  if tr '\\0' '\\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=1; then\n"
+      << "for d in /proc/[0-9]*; do p=${d#/proc/}\n"  // mpirun's children (no procps needed)
+      << "  [ \"$(cut -d' ' -f4 $d/stat 2>/dev/null)\" = \"$launcher\" ] || continue\n"
+      << "  if tr '\\0' '\\n' < $d/environ | grep -qx OMPI_COMM_WORLD_RANK=1; then\n"
       << "    kill -9 $p; echo killed rank 1; fi\n"
       << "done\n"
       << "wait $launcher; echo launcher exit $?\n";
