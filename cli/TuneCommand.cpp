@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -26,7 +27,11 @@
 #include "cli/TopFinding.h"
 #include "cli/TrainingProgress.h"
 #include "cli/TuneJsonProgress.h"
+#include "cli/WorkerTrials.h"
 #include "core/base/Error.h"
+#include "core/base/Ranks.h"
+#include "core/engine/RunKnobs.h"
+#include "core/tuner/DistributedTune.h"
 #include "core/tuner/LayerTimingStore.h"
 #include "core/tuner/Tuner.h"
 #include "profiler/ChromeTraceWriter.h"
@@ -342,6 +347,10 @@ Action add_tune_command(CLI::App& command) {
       fail(ErrorKind::usage, "--isolate on: candidates of the ", options.base.backend,
            " backend cannot run in a forked child (a CUDA context does not survive fork)");
     options.measure.isolate = flags->isolate == "on";
+    // Candidates with workers > 1 run as that many processes under mpirun (docs/MPI.md).
+    check_workers_launchable(flags->knob_lists.at(knobs::workers.key()),
+                             knobs::workers.spec().list_flag());
+    options.measure.launch_workers = make_worker_launcher();
     options.prune.enabled = flags->prune == "on";
     options.prune.margin = flags->prune_margin;
     options.resume = !flags->db_path.empty() && !flags->fresh;
@@ -351,8 +360,47 @@ Action add_tune_command(CLI::App& command) {
       fail(ErrorKind::usage, "--resume and --fresh contradict each other");
     if (!flags->trace_dir.empty()) std::filesystem::create_directories(flags->trace_dir);
 
+    // Started as several ranks (mpirun -np N): the candidates spread over the ranks, the
+    // trials gathered into rank 0's DB, then rank 0 settles the leaders (docs/MPI.md).
+    Communicator* world = world_communicator();
+    const bool distributed = world && world->size() > 1;
+    if (distributed) {
+      if (strategy_option->count() > 0 && options.strategy != tuner::Strategy::exhaustive)
+        fail(ErrorKind::usage, "--strategy ", flags->strategy, ": a tune over ", world->size(),
+             " ranks spreads exhaustive's candidates over them (leave --strategy out or give "
+             "exhaustive)");
+      options.strategy = tuner::Strategy::exhaustive;
+      flags->strategy = "exhaustive";
+      if (flags->db_path.empty())
+        fail(ErrorKind::usage, "a tune over ", world->size(),
+             " ranks gathers its trials into rank 0's results DB: give --db");
+      tuner::check_same_machines(*world, options.base.backend);
+    }
+    const auto sweep_start = std::chrono::steady_clock::now();
     std::optional<tuner::ResultsDb> db;
-    if (!flags->db_path.empty()) db.emplace(flags->db_path);
+    if (!flags->db_path.empty() && (!distributed || world->rank() == 0)) db.emplace(flags->db_path);
+    if (distributed) {
+      std::printf(
+          "tunescope tune: %s, batch %lld on %s, exhaustive's candidates over %d ranks, "
+          "gathered into %s\n",
+          options.base.model.c_str(), static_cast<long long>(options.base.batch),
+          options.base.data.c_str(), world->size(), flags->db_path.c_str());
+      std::fflush(stdout);
+      const size_t gathered = tuner::sweep_shares(
+          options, *world, db ? &*db : nullptr, [](int rank, const tuner::TrialResult& t) {
+            std::printf("  rank %d: %s: %s%s\n", rank, t.config.label().c_str(),
+                        tuner::to_string(t.status).c_str(),
+                        t.status == tuner::TrialStatus::ok
+                            ? cat(", ", format_rate(t.figures.median_eps)).c_str()
+                            : "");
+            std::fflush(stdout);
+          });
+      if (world->rank() != 0) return;
+      std::printf(
+          "the ranks' sweep: %zu trials in %.1f s; rank 0 settles the leaders\n", gathered,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count());
+      options.resume = true;  // every gathered trial is reused, none measured again
+    }
     // Warm start: the finds reuse the DB's timings of the same conv problems on this machine.
     std::optional<tuner::LayerTimingStore> layer_timings;
     if (db && options.resume) {
@@ -444,6 +492,10 @@ Action add_tune_command(CLI::App& command) {
     if (report.budget_exhausted)
       std::printf("budget of %.1f s exhausted: some candidates were not started\n", flags->budget);
     std::printf("tune took %.1f s on %s\n", report.seconds, report.machine.str().c_str());
+    if (distributed)
+      std::printf(
+          "in all, the ranks' sweep and rank 0's rounds: %.1f s\n",
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count());
     save_run_config(report.tuned_config(), flags->out_path);
     std::printf("config: %s\n", flags->out_path.c_str());
     if (db) std::printf("results: %s\n", db->path().c_str());

@@ -11,6 +11,7 @@
 
 #include "cli/Commands.h"
 #include "cli/FlagNames.h"
+#include "cli/WorkerTrials.h"
 #include "core/base/Error.h"
 #include "core/base/Ranks.h"
 
@@ -50,11 +51,13 @@ int main(int argc, char** argv) {
        cli::add_analyze_command},
       {"machine", "Measure (once, cached with --db) the machine's FMA peak and memory bandwidth",
        cli::add_machine_command},
+      {"worker-trial", "", cli::add_worker_trial_command},  // a tune's ranks (cli/WorkerTrials.h)
   };
   std::map<CLI::App*, cli::Action> actions;
   for (const Command& command : commands) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);
     actions[sub] = command.add(*sub);
+    if (!*command.help) sub->group("");  // hidden: not for users to run
   }
 
   // Started by mpirun or srun as one of several ranks: MPI starts here (and says so when
@@ -91,9 +94,10 @@ int main(int argc, char** argv) {
   try {
     for (CLI::App* command : app.get_subcommands()) {
       const std::string name = command->get_name();
-      if (several_ranks && name != "train" && name != "profile")
+      if (several_ranks && name != "train" && name != "profile" && name != "tune" &&
+          name != "worker-trial")
         fail(ErrorKind::usage, "tunescope ", name, " runs as one process; over ", ranks->size(),
-             " ranks only train and profile run (distributed tuning is not built yet)");
+             " ranks only train, profile and tune run");
       actions.at(command)();
     }
     return 0;

@@ -139,6 +139,17 @@ const Knob<bool> allreduce_overlap{[] {
                                    }(),
                                    boolean_codec(), true};
 
+const Knob<int> workers{[] {
+                          KnobSpec spec = integer(
+                              "workers", "workers", 1, kMaxWorkers, "1",
+                              "Worker processes (MPI ranks), each with its share of the batch "
+                              "and its own threads (a tune runs a candidate with more than one "
+                              "under mpirun; train and profile run under mpirun -np workers)");
+                          spec.written_when_default = false;
+                          return spec;
+                        }(),
+                        integer_codec(), true};
+
 Concurrency concurrency_of(const KnobValues& values) {
   return Concurrency{streams.get(values),          replicas.get(values),
                      micro_batches.get(values),    async_update.get(values),

@@ -21,6 +21,11 @@ extern const Knob<bool> fuse;  // batch norm + (residual add +) ReLU as one laye
 // The gradient all-reduce across ranks (core/engine/Trainer.h).
 extern const Knob<int> allreduce_bucket_kb;
 extern const Knob<bool> allreduce_overlap;
+// Worker processes (MPI ranks) of the run, each with its share of the batch and its own
+// `threads`: a tune measures a candidate with workers > 1 as that many processes
+// (docs/MPI.md, "Workers as a knob"); train and profile must be started as that many ranks.
+extern const Knob<int> workers;
+inline constexpr int kMaxWorkers = 256;
 
 // The bound of `threads` and `threads_per_lane`, and of the threads a run starts in all
 // (lanes x threads per lane): more would only take threads other programs need.

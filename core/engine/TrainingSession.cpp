@@ -69,6 +69,16 @@ void SessionOptions::validate() const {
   if (batch < rank_count())
     fail(ErrorKind::usage, "batch ", batch, " is smaller than the ", rank_count(),
          " ranks: each rank needs at least one example");
+  // A config tuned for several worker processes runs only as that many ranks: one
+  // process would silently run a different config than the one measured.
+  if (knobs.is_set(knobs::workers.key()) && knobs::workers.get(knobs) != rank_count()) {
+    const int workers = knobs::workers.get(knobs);
+    fail(ErrorKind::usage, "workers=", workers, " runs as ", workers,
+         " worker processes, but this run has ", rank_count(),
+         rank_count() == 1 ? " process" : " ranks", ": start it as `mpirun -np ", workers,
+         " tunescope ...`",
+         rank_runtime() ? "" : " (and this tunescope was built without MPI: rebuild it with MPI)");
+  }
   const Concurrency c = concurrency();
   if (rank_count() > 1) {
     const RankRows rows = rank_rows();

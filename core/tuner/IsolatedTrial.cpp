@@ -70,64 +70,6 @@ class ChildChannel {
   StepCounter* steps_ = nullptr;
 };
 
-// The results as JSON: each trial's results-DB record and the file of its trace, if it
-// has one. The traces go to a temporary folder made only now, at the very end, so that
-// a child killed while measuring leaves nothing behind; the parent removes it.
-std::string encode(const std::vector<TrialResult>& results) {
-  nlohmann::json message{{"trials", nlohmann::json::array()}};
-  fs::path folder;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const TrialRecord r = record_of(results[i]);
-    nlohmann::json trace = nullptr;
-    if (results[i].trace) {
-      if (folder.empty()) {
-        std::string pattern = (fs::temp_directory_path() / "tunescope-trial-XXXXXX").string();
-        if (!mkdtemp(pattern.data()))
-          fail(ErrorKind::runtime, "temporary folder ", pattern, ": ", std::strerror(errno));
-        folder = pattern;
-        message["folder"] = folder.string();
-      }
-      const fs::path path = folder / cat("trace-", i, ".json");
-      profiler::make_trace_writer(profiler::TraceFormat::chrome)->write(*results[i].trace, path);
-      trace = path.string();
-    }
-    // The record the results DB stores (TrialRecordFields.h), and what only this
-    // process needs besides: the step times, whether the check ran, the trace's file.
-    nlohmann::json trial = record_to_json(r);
-    trial["step_seconds"] = results[i].step_seconds;
-    trial["numerics_checked"] = results[i].numerics_checked;
-    trial["trace"] = trace;
-    message["trials"].push_back(std::move(trial));
-  }
-  return message.dump();
-}
-
-std::vector<TrialResult> decode(const std::string& message, const std::string& backend) {
-  const nlohmann::json parsed = nlohmann::json::parse(message);
-  struct RemoveFolder {
-    fs::path folder;
-    ~RemoveFolder() {
-      std::error_code ignored;
-      if (!folder.empty()) fs::remove_all(folder, ignored);
-    }
-  } traces{parsed.contains("folder") ? fs::path(parsed.at("folder").get<std::string>())
-                                     : fs::path()};
-  if (parsed.contains("error")) fail(ErrorKind::runtime, parsed.at("error").get<std::string>());
-  std::vector<TrialResult> results;
-  for (const auto& t : parsed.at("trials")) {
-    const TrialRecord r = record_from_json(t, "the child process's trial");
-    TrialResult result = result_of(r, backend);
-    result.reused = false;
-    result.numerics_checked = t.at("numerics_checked").get<bool>();
-    result.step_seconds = t.at("step_seconds").get<std::vector<double>>();
-    if (!t.at("trace").is_null())
-      result.trace = std::make_shared<const profiler::Trace>(
-          profiler::read_trace_file(t.at("trace").get<std::string>()));
-    results.push_back(std::move(result));
-  }
-  return results;
-}
-
 void write_all(int fd, const std::string& text) {
   for (size_t done = 0; done < text.size();) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
@@ -145,7 +87,7 @@ void write_all(int fd, const std::string& text) {
   std::signal(SIGTERM, SIG_IGN);
   std::string message;
   try {
-    message = encode(work(channel.steps()));
+    message = encode_trial_results(work(channel.steps()));
   } catch (const std::exception& e) {
     message = nlohmann::json{{"error", e.what()}}.dump();
   }
@@ -187,6 +129,65 @@ int wait_for(pid_t pid) {
 }
 
 }  // namespace
+
+// The results as JSON: each trial's results-DB record and the file of its trace, if it
+// has one. The traces go to a temporary folder made only now, at the very end, so that
+// a child killed while measuring leaves nothing behind; the parent removes it.
+std::string encode_trial_results(const std::vector<TrialResult>& results) {
+  nlohmann::json message{{"trials", nlohmann::json::array()}};
+  fs::path folder;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const TrialRecord r = record_of(results[i]);
+    nlohmann::json trace = nullptr;
+    if (results[i].trace) {
+      if (folder.empty()) {
+        std::string pattern = (fs::temp_directory_path() / "tunescope-trial-XXXXXX").string();
+        if (!mkdtemp(pattern.data()))
+          fail(ErrorKind::runtime, "temporary folder ", pattern, ": ", std::strerror(errno));
+        folder = pattern;
+        message["folder"] = folder.string();
+      }
+      const fs::path path = folder / cat("trace-", i, ".json");
+      profiler::make_trace_writer(profiler::TraceFormat::chrome)->write(*results[i].trace, path);
+      trace = path.string();
+    }
+    // The record the results DB stores (TrialRecordFields.h), and what only this
+    // process needs besides: the step times, whether the check ran, the trace's file.
+    nlohmann::json trial = record_to_json(r);
+    trial["step_seconds"] = results[i].step_seconds;
+    trial["numerics_checked"] = results[i].numerics_checked;
+    trial["trace"] = trace;
+    message["trials"].push_back(std::move(trial));
+  }
+  return message.dump();
+}
+
+std::vector<TrialResult> decode_trial_results(const std::string& message,
+                                              const std::string& backend) {
+  const nlohmann::json parsed = nlohmann::json::parse(message);
+  struct RemoveFolder {
+    fs::path folder;
+    ~RemoveFolder() {
+      std::error_code ignored;
+      if (!folder.empty()) fs::remove_all(folder, ignored);
+    }
+  } traces{parsed.contains("folder") ? fs::path(parsed.at("folder").get<std::string>())
+                                     : fs::path()};
+  if (parsed.contains("error")) fail(ErrorKind::runtime, parsed.at("error").get<std::string>());
+  std::vector<TrialResult> results;
+  for (const auto& t : parsed.at("trials")) {
+    const TrialRecord r = record_from_json(t, "the child process's trial");
+    TrialResult result = result_of(r, backend);
+    result.reused = false;
+    result.numerics_checked = t.at("numerics_checked").get<bool>();
+    result.step_seconds = t.at("step_seconds").get<std::vector<double>>();
+    if (!t.at("trace").is_null())
+      result.trace = std::make_shared<const profiler::Trace>(
+          profiler::read_trace_file(t.at("trace").get<std::string>()));
+    results.push_back(std::move(result));
+  }
+  return results;
+}
 
 std::string signal_description(int signal) {
   const char* abbreviation = sigabbrev_np(signal);
@@ -234,7 +235,7 @@ ChildOutcome run_in_child(const std::string& backend, ChildTimeLimit limit, cons
             cat("its child process exited with status ", WEXITSTATUS(status),
                 " without a result after ", steps_text(steps))};
   try {
-    return {decode(message, backend), ""};
+    return {decode_trial_results(message, backend), ""};
   } catch (const std::exception& e) {
     return {{}, cat("its child process sent no usable result: ", e.what())};
   }

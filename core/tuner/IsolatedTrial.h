@@ -42,6 +42,15 @@ using ChildWork = std::function<std::vector<TrialResult>(StepCounter& steps)>;
 // started (no fork, pipe or temporary folder) is a failure too.
 ChildOutcome run_in_child(const std::string& backend, ChildTimeLimit limit, const ChildWork& work);
 
+// The way back of a trial measured in other processes (a forked child, the ranks of a
+// worker trial): the results as JSON, each trial's results-DB record (TrialRecordFields.h)
+// with its step times, and its trace written as a Chrome trace file into a temporary
+// folder that decode_trial_results reads and removes. A message {"error": why} decodes
+// as a thrown Error(runtime) with that text; so does a malformed one (json's exception).
+std::string encode_trial_results(const std::vector<TrialResult>& results);
+std::vector<TrialResult> decode_trial_results(const std::string& message,
+                                              const std::string& backend);
+
 // "SIGSEGV (Segmentation fault)".
 std::string signal_description(int signal);
 

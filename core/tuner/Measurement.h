@@ -29,6 +29,12 @@ std::string to_string(TrialStatus status);
 // Throws Error(input) for an unknown name.
 TrialStatus parse_trial_status(const std::string& text);
 
+struct WorkerTrialRequest;
+struct TrialResult;
+// Runs a trial of a config with workers > 1 as that many processes (WorkerTrial.h); set
+// by the front end that can start them (the CLI: `mpirun -np N tunescope worker-trial`).
+using WorkerLauncher = std::function<TrialResult(const WorkerTrialRequest& request)>;
+
 struct MeasureOptions {
   int64_t warmup = 2;  // untimed steps after the numerics check
   // Adaptive timing (docs/TUNER-MEASUREMENT.md): steps are timed one by one until the 95%
@@ -80,6 +86,8 @@ struct MeasureOptions {
   // (halving's later rounds): the same config gives the same first step, so a second
   // check would cost a step and tell nothing new.
   bool check_numerics = true;
+  // How a candidate with workers > 1 is run (null: such a candidate fails, saying so).
+  WorkerLauncher launch_workers;
 };
 
 // The loss and gradient samples after the first step of a session.

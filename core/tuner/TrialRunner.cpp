@@ -8,6 +8,7 @@
 #include <cmath>
 #include <new>
 #include <optional>
+#include <span>
 
 #include "core/base/AlignedBuffer.h"
 #include "core/base/AllocationCap.h"
@@ -17,6 +18,7 @@
 #include "core/base/ThreadPool.h"
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/IsolatedTrial.h"
+#include "core/tuner/WorkerTrial.h"
 #include "profiler/Metrics.h"
 
 namespace tunescope::tuner {
@@ -69,6 +71,16 @@ StopRule time_adaptively(const MeasureOptions& options, const std::vector<double
   }
 }
 
+// On ranks (a worker trial, WorkerTrial.h) every decision that changes which collectives
+// run next (the numerics check's branch, when timing stops) must be the same on every
+// rank, or one rank waits in a collective the others never join: rank 0's holds.
+bool as_rank0_says(Communicator* ranks, bool value) {
+  if (!ranks || ranks->size() <= 1) return value;
+  std::byte flag{static_cast<unsigned char>(value ? 1 : 0)};
+  ranks->broadcast(std::span(&flag, 1), 0);
+  return flag != std::byte{0};
+}
+
 // One live session of a candidate, from its first (checked) step to its timed steps.
 // Every step it runs counts towards `limit`, which throws once the trial is over time.
 class CandidateRun {
@@ -87,7 +99,8 @@ class CandidateRun {
     std::string first = compare_numerics(
         reference, first_step_numerics(*session_, options.samples_per_parameter), options);
     limit_.step_done();
-    if (first.empty()) return first;
+    if (as_rank0_says(options_.ranks, first.empty())) return {};
+    if (first.empty()) first = "differs on rank 0";
     if (!reference.next_batch) return cat("first step: ", first);
     // The frozen session replaces the candidate's while it runs, so that a memory cap
     // (MeasureOptions::memory_limit_bytes) still sees one session at a time.
@@ -102,8 +115,10 @@ class CandidateRun {
                            first_step_numerics(frozen, options.samples_per_parameter), options);
       limit_.step_done();
     }
-    if (!second.empty())
+    if (!as_rank0_says(options_.ranks, second.empty())) {
+      if (second.empty()) second = "differs on rank 0";
       return cat("first step: ", first, "; next batch at the same weights: ", second);
+    }
     // Valid: build the candidate again and rerun its first step, so that its warm-up and
     // timed steps start where they would have.
     session_ = std::make_unique<TrainingSession>(options_);
@@ -127,12 +142,16 @@ class CandidateRun {
     const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()),
                                          profiler::RangeCategory::candidate);
     auto last = Clock::now();
+    const size_t before = step_seconds_.size();
     session_->train_steps(count, [&](int64_t, int64_t, const StepStats&) {
       const auto now = Clock::now();
       step_seconds_.push_back(std::chrono::duration<double>(now - last).count());
       last = now;
       limit_.step_done();
     });
+    // Ranks time with rank 0's step times, so that they stop timing together.
+    if (Communicator* ranks = options_.ranks; ranks && ranks->size() > 1)
+      ranks->broadcast(std::as_writable_bytes(std::span(step_seconds_).subspan(before)), 0);
   }
   StopRule time_adaptively(const MeasureOptions& options) {
     return tuner::time_adaptively(options, step_seconds_, limit_,
@@ -354,10 +373,105 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
   return results;
 }
 
+// A candidate with workers > 1, from a single process: its ranks are processes of their
+// own, started by the front end's launcher (WorkerTrial.h).
+TrialResult measure_as_workers(const SessionOptions& base, const RunConfig& config,
+                               const NumericsSample& reference, const MeasureOptions& options) {
+  const auto start = Clock::now();
+  TrialResult result;
+  if (!options.launch_workers) {
+    result = disposition(config, TrialStatus::failed,
+                         cat("workers=", workers_of(config),
+                             ": this tune cannot start worker processes (no launcher: "
+                             "`tunescope tune` starts them with mpirun)"));
+  } else {
+    WorkerTrialRequest request{base, config, reference, options};
+    request.base.ranks = nullptr;
+    request.options.launch_workers = nullptr;
+    if (const auto failure = failure_of([&] { result = options.launch_workers(request); }))
+      result = disposition(config, TrialStatus::failed, *failure);
+    result.config = config;
+  }
+  result.seconds = seconds_since(start);
+  return result;
+}
+
+// Members run as worker processes cannot share one process's rounds of single steps, so
+// with any such member each round is one short trial of every member still racing
+// (options.steps steps, each member in its own process or processes again), round-robin
+// as interleave_here's single steps are, the round's time being that trial's median step:
+// slow drift of the machine still hits all alike, at the price of a build per round.
+std::vector<TrialResult> interleave_trials(const SessionOptions& base,
+                                           const std::vector<RunConfig>& configs,
+                                           const std::vector<const NumericsSample*>& references,
+                                           const MeasureOptions& options,
+                                           const RoundsSettled& settled, const RoundsDrop& drop) {
+  const auto start = Clock::now();
+  const size_t count = configs.size();
+  std::vector<TrialResult> last(count);     // each member's latest ok trial (trace, kernels)
+  std::vector<std::string> refused(count);  // non-empty: invalid or failed, out of the race
+  std::vector<TrialStatus> refused_as(count, TrialStatus::failed);
+  std::vector<bool> dropped(count, false);
+  std::vector<std::vector<double>> rounds(count);
+  std::vector<size_t> racing(count);
+  for (size_t i = 0; i < count; ++i) racing[i] = i;
+  MeasureOptions round_options = options;
+  round_options.race_against.reset();
+  round_options.max_steps = round_options.steps;  // a fixed count: one round's sample
+  const int64_t minimum = std::max(options.steps, kMinimumRounds);
+  const int64_t maximum = std::min(std::max(options.max_steps, minimum), 2 * minimum);
+  const double time_cap = options.max_timing_seconds * static_cast<double>(count);
+  double timed = 0;
+  for (int64_t round = 0; round < maximum && !racing.empty(); ++round) {
+    round_options.check_numerics = round == 0 && options.check_numerics;
+    for (size_t i : std::vector<size_t>(racing)) {
+      TrialResult trial = measure(base, configs[i], *references[i], round_options);
+      if (trial.status != TrialStatus::ok) {
+        refused[i] = trial.reason;
+        refused_as[i] = trial.status;
+        racing.erase(std::remove(racing.begin(), racing.end(), i), racing.end());
+        continue;
+      }
+      rounds[i].push_back(trial.figures.median_step_ms / 1e3);
+      for (double s : trial.step_seconds) timed += s;
+      last[i] = std::move(trial);
+    }
+    if (round + 1 < minimum) continue;
+    if (timed >= time_cap || (settled && settled(rounds))) break;
+    if (drop)
+      for (size_t i : drop(rounds))
+        if (i < count && !dropped[i] && refused[i].empty()) {
+          dropped[i] = true;
+          racing.erase(std::remove(racing.begin(), racing.end(), i), racing.end());
+        }
+    if (racing.size() <= 1) break;
+  }
+  std::vector<TrialResult> results;
+  for (size_t i = 0; i < count; ++i) {
+    if (!refused[i].empty()) {
+      results.push_back(
+          disposition(configs[i], refused_as[i], cat(kRemeasureReason, ": ", refused[i])));
+    } else {
+      TrialResult result = std::move(last[i]);
+      result.figures = figures_of(rounds[i], configs[i].batch,
+                                  dropped[i] ? StopRule::raced_out : StopRule::interleaved);
+      result.step_seconds = rounds[i];
+      result.reason = cat(kRemeasureReason, " of ", count, " configs, ", rounds[i].size(),
+                          " rounds of whole trials");
+      results.push_back(std::move(result));
+    }
+    results.back().numerics_checked = true;
+    results.back().seconds = seconds_since(start);
+  }
+  return results;
+}
+
 }  // namespace
 
 TrialResult measure(const SessionOptions& base, const RunConfig& config,
                     const NumericsSample& reference, const MeasureOptions& options) {
+  if (workers_of(config) > 1 && base.rank_count() == 1)
+    return measure_as_workers(base, config, reference, options);
   return guarded(base.backend, config, options, [&](TrialTimeLimit& limit, TrialState& state) {
     CandidateRun run(base, config, limit);
     if (options.check_numerics) {
@@ -447,6 +561,9 @@ std::vector<TrialResult> measure_interleaved(const SessionOptions& base,
   if (references.size() != configs.size())
     fail(ErrorKind::runtime, "measure_interleaved: ", configs.size(), " configs but ",
          references.size(), " references");
+  if (std::any_of(configs.begin(), configs.end(),
+                  [&](const RunConfig& c) { return workers_of(c) > 1 && base.rank_count() == 1; }))
+    return interleave_trials(base, configs, references, options, settled, drop);
   if (!options.isolate)
     return interleave_here(base, configs, references, options, settled, drop, nullptr);
   const auto start = Clock::now();
@@ -477,14 +594,17 @@ const NumericsSample& TrialRunner::reference_for(const RunConfig& config) {
   // Batch norm normalises over what one replica sees, so a split changes the maths (as
   // in real data-parallel training): such candidates are checked against the reference
   // run with the same split. Without batch norm a split must reproduce the whole batch.
+  // Workers split the batch as replicas do (rank r's rows, then its replicas'), so
+  // N workers of R replicas each are checked against N x R replicas in one process.
   const Concurrency c = config.concurrency();
-  if (!has_batch_norm_ || c.replicas * c.micro_batches == 1) return reference_;
-  const auto key = std::pair(c.replicas, c.micro_batches);
+  const int replicas = c.replicas * workers_of(config);
+  if (!has_batch_norm_ || replicas * c.micro_batches == 1) return reference_;
+  const auto key = std::pair(replicas, c.micro_batches);
   auto it = split_references_.find(key);
   if (it == split_references_.end()) {
     SessionOptions split = base_;
     apply_run_config(reference_config(base_), split);
-    knobs::replicas.set(split.knobs, c.replicas);
+    knobs::replicas.set(split.knobs, replicas);
     knobs::micro_batches.set(split.knobs, c.micro_batches);
     it =
         split_references_

@@ -82,7 +82,8 @@ std::optional<size_t> TuneContext::best_index() const {
 void TuneContext::announce(const std::string& label, size_t round) const {
   if (!progress_) return;
   const auto best = best_index();
-  progress_({index_, total_, round, label, nullptr, best ? &report_.trials[*best] : nullptr});
+  progress_({index_, total_, round, label, nullptr, best ? &report_.trials[*best] : nullptr,
+             &report_.problem});
 }
 
 void TuneContext::record(const TrialResult& trial, int sinks, size_t round) {
@@ -90,7 +91,7 @@ void TuneContext::record(const TrialResult& trial, int sinks, size_t round) {
   if ((sinks & to_progress) && progress_ && trial.status != TrialStatus::skipped) {
     const auto best = best_index();
     progress_({index_, total_, round, trial.config.label(), &trial,
-               best ? &report_.trials[*best] : nullptr});
+               best ? &report_.trials[*best] : nullptr, &report_.problem});
   }
 }
 

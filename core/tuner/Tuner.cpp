@@ -196,6 +196,13 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   context.set_pruner(&pruner);
   strategy->measure(context, candidates);
 
+  if (options_.sweep_only) {
+    report.ranking = rank_ok_trials(report.trials);
+    if (!report.ranking.empty()) report.best = report.ranking.front();
+    report.decision = "a share of a distributed tune: not settled here";
+    report.seconds = context.seconds();
+    return report;
+  }
   // Interrupted (before or after the sweep): the best so far, without the re-measurement
   // (the user asked to stop), and no error when nothing finished yet.
   const std::vector<size_t> ranked = rank_ok_trials(report.trials);

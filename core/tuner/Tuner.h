@@ -64,6 +64,10 @@ struct TuneOptions {
   // reference's facts, the results DB's earlier trials: TuneContext::prior), returns
   // those to measure; it must keep the baseline first. Unset: all of them.
   CandidateFilter filter;
+  // Measure the candidates (after `filter`) and return: no interleaved re-measurement,
+  // no winner, and no error when none succeeded (a rank's share of a distributed tune,
+  // DistributedTune.h).
+  bool sweep_only = false;
 };
 
 struct TuneProgress {
@@ -71,8 +75,9 @@ struct TuneProgress {
   size_t total = 0;
   size_t round = 0;  // halving: the round (0: the first, brief one); other strategies: 0
   std::string candidate;
-  const TrialResult* last = nullptr;  // the trial just finished (null when starting)
-  const TrialResult* best = nullptr;  // best ok trial so far (may be null)
+  const TrialResult* last = nullptr;    // the trial just finished (null when starting)
+  const TrialResult* best = nullptr;    // best ok trial so far (may be null)
+  const ProblemKey* problem = nullptr;  // the tune's (known once the reference ran)
 };
 
 struct TuneReport {

@@ -32,17 +32,6 @@ constexpr const char* kLenet =
 constexpr const char* kResnet =
     "--model resnet18-small --data fake --fake-count 32 --test-limit 8 --batch 8 --threads 1";
 
-// A shell command line, its exit code and output (stdout and stderr).
-CliResult run_command(const std::string& command) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return {-1, "popen failed for: " + command};
-  std::string output;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
 #ifdef TUNESCOPE_MPIEXEC
 CliResult run_ranks(int ranks, const std::string& args) {
   // OpenMPI refuses root without this; CI runs as root on 2 cores. `timeout` bounds a hang.
@@ -140,15 +129,89 @@ TEST(MpiCli, ProfileWritesATracePerRankWithItsClockOffsetAndRankZeroMergesThem) 
   }
 }
 
-TEST(MpiCli, TuneOverSeveralRanksIsRefusedForNow) {
+// A distributed tune: 4 candidates over 2 ranks, each measured exactly once by one of
+// them, every trial in rank 0's DB, and rank 0 settling the leaders from them.
+TEST(MpiCli, TuneSpreadsTheCandidatesOverTheRanksAndGathersThemIntoRankZerosDb) {
   ScratchDir dir;
+  const std::string db = (dir.path() / "tune.db").string();
   const CliResult ranks =
-      run_ranks(2, "tune --model lenet5 --data fake --fake-count 64 --batch 16 --out " +
-                       (dir.path() / "tuned.json").string());
-  EXPECT_EQ(ranks.exit_code, 2) << ranks.output;
-  EXPECT_NE(ranks.output.find("distributed tuning is not built yet"), std::string::npos)
-      << ranks.output;
+      run_ranks(2,
+                "tune --model lenet5 --data fake --fake-count 256 --batch 16 --layouts nchw,nhwc "
+                "--algorithms direct,gemm --threads-list 1 --steps 3 --max-timing-seconds 1 --db " +
+                    db + " --out " + (dir.path() / "tuned.json").string());
+  ASSERT_EQ(ranks.exit_code, 0) << ranks.output;
+  for (const char* config : {"nchw conv=direct threads=1:", "nchw conv=gemm threads=1:",
+                             "nhwc conv=direct threads=1:", "nhwc conv=gemm threads=1:"})
+    EXPECT_EQ(count_of(ranks.output, std::string(": ") + config), 1u)
+        << config << " measured other than once\n"
+        << ranks.output;
+  EXPECT_EQ(count_of(ranks.output, "  rank 0: "), 2u) << ranks.output;
+  EXPECT_EQ(count_of(ranks.output, "  rank 1: "), 2u) << ranks.output;
+  EXPECT_NE(ranks.output.find("4 trials reused from"), std::string::npos) << ranks.output;
+  EXPECT_EQ(count_of(ranks.output, "\nwinner: "), 1u) << ranks.output;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "tuned.json"));
+  // The DB read back: the 4 sweep trials and the leaders' rounds, all of this problem.
+  const CliResult report = run_cli("report " + db);
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_EQ(count_of(report.output, "| ok |"), 4u) << report.output;
 }
+
+// Rank 1 killed (SIGKILL) once it has sent some trials: mpirun ends the job, and every
+// trial rank 0 reported gathered is in its DB, so a single-process tune resumed from it
+// reuses them all.
+TEST(MpiCli, AKilledRankLosesNoneOfTheTrialsThatFinished) {
+  ScratchDir dir;
+  const std::string db = (dir.path() / "tune.db").string();
+  const std::string out = (dir.path() / "out.txt").string();
+  const std::string space =
+      "--model lenet5 --data fake --fake-count 256 --batch 16 --layouts nchw,nhwc --algorithms "
+      "direct,direct-small,gemm,winograd,fft-own --threads-list 1 --strategy exhaustive --steps 20 "
+      "--max-steps 20 "
+      "--racing off --db " +
+      db + " --out " + (dir.path() / "tuned.json").string();
+  // The ranks are mpirun's children; rank 1 is the one whose environment says so.
+  std::ofstream(dir.path() / "kill.sh")
+      << std::string(TUNESCOPE_MPIEXEC) << " --allow-run-as-root --oversubscribe -np 2 "
+      << TUNESCOPE_CLI_PATH << " tune " << space << " > " << out << " 2>&1 &\n"
+      << "launcher=$!\n"
+      << "for i in $(seq 600); do grep -q '  rank 1: ' " << out << " && break; sleep 0.1; done\n"
+      << "for d in /proc/[0-9]*; do p=${d#/proc/}\n"  // mpirun's children (no procps needed)
+      << "  [ \"$(cut -d' ' -f4 $d/stat 2>/dev/null)\" = \"$launcher\" ] || continue\n"
+      << "  if tr '\\0' '\\n' < $d/environ | grep -qx OMPI_COMM_WORLD_RANK=1; then\n"
+      << "    kill -9 $p; echo killed rank 1; fi\n"
+      << "done\n"
+      << "wait $launcher; echo launcher exit $?\n";
+  const CliResult killed = run_command("timeout 600 bash " + (dir.path() / "kill.sh").string());
+  const std::string output = file_bytes(out);
+  ASSERT_NE(killed.output.find("killed rank 1"), std::string::npos) << killed.output << output;
+  EXPECT_EQ(killed.output.find("launcher exit 0"), std::string::npos) << killed.output;
+  EXPECT_EQ(output.find("winner:"), std::string::npos) << "the tune ended anyway:\n" << output;
+  const size_t reported = count_of(output, "  rank 0: ") + count_of(output, "  rank 1: ");
+  ASSERT_GE(count_of(output, "  rank 1: "), 1u) << output;
+  // Resumed in one process: every reported trial comes back from the DB.
+  const CliResult resumed = run_cli("tune " + space);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  // At least those reported (rank 0 may have committed one more as the kill came).
+  const size_t at = resumed.output.find(" trials reused from");
+  ASSERT_NE(at, std::string::npos) << resumed.output;
+  const size_t line = resumed.output.rfind('\n', at);
+  const size_t reused = std::stoul(resumed.output.substr(line + 1, at - line - 1));
+  EXPECT_GE(reused, reported) << output << resumed.output;
+}
+
+TEST(MpiCli, TuneOverRanksNeedsADbAndTheExhaustiveList) {
+  ScratchDir dir;
+  const std::string tune = "tune --model lenet5 --data fake --fake-count 64 --batch 16 --out " +
+                           (dir.path() / "tuned.json").string();
+  const CliResult no_db = run_ranks(2, tune);
+  EXPECT_EQ(no_db.exit_code, 2) << no_db.output;
+  EXPECT_NE(no_db.output.find("give --db"), std::string::npos) << no_db.output;
+  const CliResult per_layer =
+      run_ranks(2, tune + " --strategy per-layer --db " + (dir.path() / "t.db").string());
+  EXPECT_EQ(per_layer.exit_code, 2) << per_layer.output;
+  EXPECT_NE(per_layer.output.find("exhaustive"), std::string::npos) << per_layer.output;
+}
+
 TEST(MpiCli, AnErrorOnTheRanksEndsThemAllWithItsExitCode) {
   const CliResult ranks = run_ranks(2, "train --model lenet5 --threads 1 --data /no/such/folder");
   EXPECT_EQ(ranks.exit_code, 2) << ranks.output;

@@ -14,15 +14,19 @@ struct CliResult {
   std::string output;  // stdout and stderr
 };
 
-inline CliResult run_cli(const std::string& args) {
-  const std::string command = std::string(TUNESCOPE_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
+// A shell command line, its exit code and output (stdout and stderr).
+inline CliResult run_command(const std::string& command) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (!pipe) return {-1, "popen failed for: " + command};
   std::string output;
   std::array<char, 4096> buffer;
   while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+inline CliResult run_cli(const std::string& args) {
+  return run_command(std::string(TUNESCOPE_CLI_PATH) + " " + args);
 }
 
 }  // namespace tunescope::testing

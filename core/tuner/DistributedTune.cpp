@@ -1,0 +1,174 @@
+// A tune's candidates spread over ranks, the trials gathered into rank 0's results DB.
+#include "core/tuner/DistributedTune.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/Error.h"
+#include "core/tuner/TrialRecordFields.h"
+
+namespace tunescope::tuner {
+
+namespace {
+
+// Text between ranks: its length, then its bytes (0 bytes: the end of a stream).
+void send_text(Communicator& ranks, const std::string& text, int to) {
+  const uint64_t length = text.size();
+  ranks.send(std::as_bytes(std::span(&length, 1)), to);
+  if (length > 0) ranks.send(std::as_bytes(std::span(text.data(), text.size())), to);
+}
+
+std::string receive_text(Communicator& ranks, int from) {
+  uint64_t length = 0;
+  ranks.receive(std::as_writable_bytes(std::span(&length, 1)), from);
+  std::string text(length, '\0');
+  if (length > 0) ranks.receive(std::as_writable_bytes(std::span(text.data(), text.size())), from);
+  return text;
+}
+
+// Rank 0's text on every rank.
+std::string broadcast_text(Communicator& ranks, std::string text) {
+  uint64_t length = text.size();
+  ranks.broadcast(std::as_writable_bytes(std::span(&length, 1)), 0);
+  text.resize(length);
+  if (length > 0) ranks.broadcast(std::as_writable_bytes(std::span(text.data(), text.size())), 0);
+  return text;
+}
+
+std::string trial_message(const TrialResult& trial) {
+  nlohmann::json message = record_to_json(record_of(trial));
+  message["numerics_checked"] = trial.numerics_checked;
+  return message.dump();
+}
+
+TrialResult trial_of(const std::string& message, const std::string& backend, int rank) {
+  const nlohmann::json parsed = nlohmann::json::parse(message);
+  TrialResult trial = result_of(record_from_json(parsed, cat("rank ", rank, "'s trial")), backend);
+  trial.reused = false;
+  trial.numerics_checked = parsed.at("numerics_checked").get<bool>();
+  return trial;
+}
+
+}  // namespace
+
+void check_same_machines(Communicator& ranks, const std::string& backend) {
+  const std::string mine = MachineSignature::local(backend).str();
+  std::string verdict;
+  if (ranks.rank() == 0) {
+    for (int r = 1; r < ranks.size(); ++r) {
+      const std::string theirs = receive_text(ranks, r);
+      if (theirs != mine)
+        verdict += cat(verdict.empty() ? "" : "; ", "rank ", r, " runs on '", theirs, "'");
+    }
+    if (!verdict.empty())
+      verdict = cat("the ranks' machines differ from rank 0's ('", mine, "'): ", verdict,
+                    ". A distributed tune ranks the timings of identical machines only: run it "
+                    "on machines of one kind (or tune each kind apart)");
+  } else {
+    send_text(ranks, mine, 0);
+  }
+  verdict = broadcast_text(ranks, verdict);
+  if (!verdict.empty()) fail(ErrorKind::usage, verdict);
+}
+
+std::vector<Candidate> share_of(std::vector<Candidate> candidates, int rank, int size) {
+  std::vector<Candidate> share;
+  for (size_t i = static_cast<size_t>(rank); i < candidates.size(); i += static_cast<size_t>(size))
+    share.push_back(std::move(candidates[i]));
+  return share;
+}
+
+size_t sweep_shares(const TuneOptions& options, Communicator& ranks, ResultsDb* db,
+                    const SharedTrialListener& finished) {
+  if (options.strategy != Strategy::exhaustive)
+    fail(ErrorKind::usage, "a tune over ranks spreads exhaustive's candidates; got --strategy ",
+         to_string(options.strategy));
+  const int rank = ranks.rank(), size = ranks.size();
+  if (rank == 0 && !db)
+    fail(ErrorKind::usage, "a tune over ", size,
+         " ranks gathers its trials into rank 0's results DB: give --db");
+  // One stream per sending rank, each on its own communicator (one thread each on rank
+  // 0); duplicate() is collective, so every rank makes all of them, in order.
+  std::vector<std::unique_ptr<Communicator>> streams;
+  for (int r = 1; r < size; ++r) streams.push_back(ranks.duplicate());
+
+  TuneOptions share = options;
+  share.sweep_only = true;
+  share.filter = [rank, size](std::vector<Candidate> candidates, TuneContext&) {
+    return share_of(std::move(candidates), rank, size);
+  };
+  if (rank != 0) {
+    share.resume = false;  // only rank 0 has the DB
+    Communicator& to_rank0 = *streams[static_cast<size_t>(rank - 1)];
+    Tuner(share, nullptr).run([&](const TuneProgress& p) {
+      if (p.last) send_text(to_rank0, trial_message(*p.last), 0);
+    });
+    send_text(to_rank0, "", 0);
+    return 0;
+  }
+
+  // Rank 0: its own share here, the others' trials taken in by one thread per rank, each
+  // with a connection of its own to the DB (which takes several writers), recorded as
+  // they come. The problem's row needs the reference's input shape: known once rank 0's
+  // reference ran.
+  std::promise<ProblemKey> problem_known;
+  std::shared_future<ProblemKey> problem = problem_known.get_future().share();
+  bool problem_set = false;
+  std::mutex report_mutex;
+  size_t gathered = 0;
+  auto report = [&](int from, const TrialResult& trial) {
+    const std::lock_guard lock(report_mutex);
+    ++gathered;
+    if (finished) finished(from, trial);
+  };
+  std::vector<std::string> errors(static_cast<size_t>(size));
+  std::vector<std::thread> intake;
+  for (int r = 1; r < size; ++r)
+    intake.emplace_back([&, r] {
+      Communicator& from = *streams[static_cast<size_t>(r - 1)];
+      std::optional<ResultsDb> mine;
+      int64_t problem_id = 0, machine_id = 0;
+      for (;;) {
+        const std::string message = receive_text(from, r);
+        if (message.empty()) return;
+        try {
+          const TrialResult trial = trial_of(message, options.base.backend, r);
+          if (!mine) {
+            mine.emplace(db->path());
+            problem_id = mine->problem_id(problem.get());
+            machine_id = mine->machine_id(MachineSignature::local(options.base.backend));
+          }
+          mine->add_trial(problem_id, machine_id, trial);
+          report(r, trial);
+        } catch (const std::exception& e) {  // keep taking the stream in: the rank waits on it
+          if (errors[static_cast<size_t>(r)].empty())
+            errors[static_cast<size_t>(r)] = cat("rank ", r, "'s trial not recorded: ", e.what());
+        }
+      }
+    });
+  try {
+    Tuner(share, db).run([&](const TuneProgress& p) {
+      if (!problem_set && p.problem) {
+        problem_known.set_value(*p.problem);
+        problem_set = true;
+      }
+      if (p.last) report(0, *p.last);
+    });
+  } catch (const Error& e) {
+    // The others' streams would be waited for forever: end every rank now.
+    std::fprintf(stderr, "tunescope: rank 0: error: %s\n", e.what());
+    ranks.abort(e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input ? 2 : 1);
+  }
+  if (!problem_set) problem_known.set_value(ProblemKey{});  // no trial of its own ran
+  for (std::thread& t : intake) t.join();
+  for (const std::string& e : errors)
+    if (!e.empty()) fail(ErrorKind::runtime, e);
+  return gathered;
+}
+
+}  // namespace tunescope::tuner

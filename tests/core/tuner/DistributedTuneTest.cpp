@@ -1,0 +1,86 @@
+// A tune's candidates spread over ranks (core/tuner/DistributedTune.h) without MPI: two
+// ranks as threads (tests/core/LoopbackRanks.h) measure disjoint shares that together are
+// the whole list, every trial lands in rank 0's DB once, and a resumed tune on rank 0
+// then reuses them all and settles the leaders. The real `mpirun -np 2 tunescope tune`
+// is in tests/cli/MpiCliTest.cpp.
+#include "core/tuner/DistributedTune.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+
+#include "TempResultsDb.h"
+#include "TestAlgorithms.h"
+#include "core/engine/RunKnobs.h"
+#include "tests/core/LoopbackRanks.h"
+
+namespace tunescope::tuner {
+namespace {
+
+TuneOptions four_candidates() {
+  TuneOptions o;
+  o.base = testing::tiny_session();
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW, Layout::NHWC});
+  o.knobs.set(knobs::threads, std::vector<int>{1});
+  o.algorithms = {"direct", "gemm"};
+  o.strategy = Strategy::exhaustive;
+  o.measure.warmup = 0;
+  o.measure.steps = 2;
+  o.racing = false;
+  return o;
+}
+
+TEST(DistributedTune, ShareOfTakesEveryNthFromTheRank) {
+  std::vector<Candidate> all(7);
+  for (size_t i = 0; i < all.size(); ++i) all[i].skip_reason = std::to_string(i);
+  const auto names = [](const std::vector<Candidate>& share) {
+    std::string s;
+    for (const Candidate& c : share) s += c.skip_reason;
+    return s;
+  };
+  EXPECT_EQ(names(share_of(all, 0, 3)), "036");
+  EXPECT_EQ(names(share_of(all, 1, 3)), "14");
+  EXPECT_EQ(names(share_of(all, 2, 3)), "25");
+  EXPECT_EQ(names(share_of(all, 0, 1)), "0123456");
+}
+
+TEST(DistributedTune, TwoRanksMeasureDisjointSharesGatheredIntoRankZerosDb) {
+  const testing::TempResultsDb file("distributed-tune.sqlite");
+  ResultsDb db(file.path);
+  const TuneOptions options = four_candidates();
+  std::mutex mutex;
+  std::map<std::string, std::vector<int>> measured_by;  // label -> ranks
+  size_t gathered = 0;
+  tunescope::testing::run_ranks(2, [&](Communicator& ranks) {
+    check_same_machines(ranks, options.base.backend);  // one machine: passes
+    const size_t n = sweep_shares(options, ranks, ranks.rank() == 0 ? &db : nullptr,
+                                  [&](int rank, const TrialResult& trial) {
+                                    const std::lock_guard lock(mutex);
+                                    measured_by[trial.config.label()].push_back(rank);
+                                  });
+    if (ranks.rank() == 0) gathered = n;
+  });
+  ASSERT_EQ(measured_by.size(), 4u);
+  std::map<int, int> per_rank;
+  for (const auto& [label, ranks] : measured_by) {
+    ASSERT_EQ(ranks.size(), 1u) << label << " measured more than once";
+    ++per_rank[ranks.front()];
+  }
+  EXPECT_EQ(per_rank[0], 2);
+  EXPECT_EQ(per_rank[1], 2);
+  EXPECT_EQ(gathered, 4u);
+  const std::vector<TrialRecord> stored = db.trials();
+  ASSERT_EQ(stored.size(), 4u);
+  EXPECT_EQ(db.tuned_pairs().size(), 1u);  // one problem, one machine: rank 1's rows too
+
+  // Rank 0 then settles: every candidate reused, the leaders raced in rounds.
+  TuneOptions settle = options;
+  settle.resume = true;
+  const TuneReport report = Tuner(settle, &db).run();
+  EXPECT_EQ(report.reused, 4u);
+  EXPECT_TRUE(report.best_trial());
+}
+
+}  // namespace
+}  // namespace tunescope::tuner
