@@ -179,10 +179,10 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
       c.ratio_high = std::exp(c.test.median.high);
     }
     c.significant = c.test.p_value < alpha;
-    c.below_delta = std::abs(c.ratio - 1) < delta;
-    const bool known_small =
-        c.ratio_high > 0 && c.ratio_high - 1 < delta && 1 - c.ratio_low < delta;
-    c.settled = c.significant || known_small;
+    const bool bounded = c.ratio_high > 0;
+    c.below_delta = bounded ? c.ratio_high - 1 < delta && 1 - c.ratio_low < delta
+                            : std::abs(c.ratio - 1) < delta;
+    c.settled = c.significant || (bounded && 1 - c.ratio_low < delta);
     verdict.settled = verdict.settled && c.settled;
     if (c.tie() && simpler(configs[j], configs[verdict.winner])) verdict.winner = j;
     findings += cat("; ", configs[j].label(), " is ", percent(std::abs(c.ratio - 1)),

@@ -119,6 +119,34 @@ TEST(RoundsVerdict, SettlesOnceTheDifferenceIsKnownToBeWithinDelta) {
   EXPECT_EQ(v.winner, 0u);
 }
 
+TEST(RoundsVerdict, SettlesOnceNoMemberCanBeDeltaFasterAndTiesOnlyWithinDelta) {
+  // The simpler config 3.5% slower and 0.5% faster by turns: p = 1, median ratio about
+  // 1.015, its 95% interval [0.995, 1.035]. It cannot be more than 2% faster than the
+  // fastest (the interval's low end is above 0.98), so picking the fastest costs at most
+  // delta: settled. But it may be 3.5% slower, so it is no tie: the fastest wins.
+  std::vector<double> ratios;
+  for (int r = 0; r < 12; ++r) ratios.push_back(r % 2 ? 1 / 1.035 : 1 / 0.995);
+  const RoundsVerdict v =
+      rounds_verdict({simple_config(), complex_config()}, rounds_of(ratios), 0.02);
+  EXPECT_EQ(v.fastest, 1u);
+  ASSERT_EQ(v.comparisons.size(), 1u);
+  const PairedComparison& c = v.comparisons[0];
+  EXPECT_FALSE(c.significant);
+  EXPECT_NEAR(c.ratio_low, 0.995, 1e-9);
+  EXPECT_NEAR(c.ratio_high, 1.035, 1e-9);
+  EXPECT_LT(std::abs(c.ratio - 1), 0.02);  // the point estimate alone would have tied
+  EXPECT_FALSE(c.below_delta);
+  EXPECT_FALSE(c.tie());
+  EXPECT_TRUE(c.settled);
+  EXPECT_TRUE(v.settled);
+  EXPECT_EQ(v.winner, 1u) << v.decision;
+  // 9% slower and 3% faster by turns: the interval [0.97, 1.09] reaches below
+  // 1 - delta, so it might be more than delta faster: undecided.
+  std::vector<double> wide;
+  for (int r = 0; r < 12; ++r) wide.push_back(r % 2 ? 1 / 1.09 : 1 / 0.97);
+  EXPECT_FALSE(rounds_verdict({simple_config(), complex_config()}, rounds_of(wide), 0.02).settled);
+}
+
 TEST(RoundsVerdict, AmongFourTheSimplestTiedWithTheFastestWins) {
   const RunConfig fastest = config(Layout::NHWC, "gemm", 2);
   const RunConfig tied_simple = config(Layout::NCHW, "gemm", 1);
@@ -127,9 +155,10 @@ TEST(RoundsVerdict, AmongFourTheSimplestTiedWithTheFastestWins) {
   std::vector<std::vector<double>> rounds(4);
   for (int r = 0; r < 16; ++r) {
     rounds[0].push_back(0.010);
-    // 2% slower and 1% faster by turns: p = 1, median ratio ~1.005: ties.
-    rounds[1].push_back(r % 2 ? 0.0102 : 0.0099);
-    rounds[2].push_back(r % 2 ? 0.0102 : 0.0099);
+    // 1.5% slower and 1% faster by turns: p = 1, the ratio's interval [0.99, 1.015]
+    // within +-2%: ties.
+    rounds[1].push_back(r % 2 ? 0.01015 : 0.0099);
+    rounds[2].push_back(r % 2 ? 0.01015 : 0.0099);
     rounds[3].push_back(0.012);  // 20% slower in every round
   }
   const RoundsVerdict v = rounds_verdict({fastest, tied_simple, tied_nhwc, slow}, rounds, 0.02);
