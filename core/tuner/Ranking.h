@@ -63,8 +63,9 @@ struct PairedComparison {
   bool below_delta = false;
   bool tie() const { return !significant && below_delta; }
   // Decided: significant, or the interval shows that `other` is not more than delta
-  // faster than the fastest (ratio_low >= 1 - delta): picking the fastest then costs at
-  // most delta against it, whatever more rounds would say (an indifference zone).
+  // faster than the fastest: picking the fastest then costs at most delta against it,
+  // whatever more rounds would say (an indifference zone). That interval is at
+  // 1 - alpha / (members - 1), so that the claim holds against every member at once.
   bool settled = false;
 };
 

@@ -147,6 +147,34 @@ TEST(RoundsVerdict, SettlesOnceNoMemberCanBeDeltaFasterAndTiesOnlyWithinDelta) {
   EXPECT_FALSE(rounds_verdict({simple_config(), complex_config()}, rounds_of(wide), 0.02).settled);
 }
 
+TEST(RoundsVerdict, TheIndifferenceZoneHoldsAgainstEveryMemberAtOnce) {
+  // Ratios to the fastest, 3 of 12 below 1: p = 2 P(B <= 3) = 0.146, insignificant. The
+  // 95% interval's low end is the 3rd smallest, 0.99: alone against the fastest, the
+  // other cannot be 2% faster. Against three members at once each interval is at
+  // 1 - 0.05 / 3, whose low end is the 2nd smallest, 0.975: undecided.
+  const std::vector<double> ratios = {0.96, 0.975, 0.99, 1.005, 1.01, 1.02,
+                                      1.03, 1.04,  1.05, 1.06,  1.07, 1.08};
+  std::vector<std::vector<double>> two(2), four(4);
+  for (double r : ratios) {
+    for (auto* rounds : {&two, &four}) {
+      (*rounds)[0].push_back(0.010);
+      for (size_t i = 1; i < rounds->size(); ++i) (*rounds)[i].push_back(0.010 * r);
+    }
+  }
+  const RoundsVerdict pair = rounds_verdict({simple_config(), complex_config()}, two, 0.02);
+  EXPECT_EQ(pair.fastest, 0u);
+  EXPECT_FALSE(pair.comparisons[0].significant);
+  EXPECT_NEAR(pair.comparisons[0].ratio_low, 0.99, 1e-9);
+  EXPECT_TRUE(pair.settled);
+  const RoundsVerdict group =
+      rounds_verdict({simple_config(), complex_config(), config(Layout::NCHW, "direct", 2),
+                      config(Layout::NHWC, "direct", 2)},
+                     four, 0.02);
+  EXPECT_EQ(group.fastest, 0u);
+  EXPECT_FALSE(group.settled);
+  EXPECT_EQ(group.winner, 0u);
+}
+
 TEST(RoundsVerdict, AmongFourTheSimplestTiedWithTheFastestWins) {
   const RunConfig fastest = config(Layout::NHWC, "gemm", 2);
   const RunConfig tied_simple = config(Layout::NCHW, "gemm", 1);
