@@ -9,7 +9,8 @@
 # 400 rounds or MAX_SECONDS s of steps per config).
 # Prints, per problem, load and strategy: the share of picks within 3% of the true best
 # (the best of all the configs the truth measured), the mean tune wall time and CPU time
-# relative to exhaustive's (the cost), and the picks.
+# relative to exhaustive's over uniform configs and, when run, to exhaustive-mixes'
+# (the full space, every per-layer mix: nan when not run), and the picks.
 # Results: docs/BENCHMARKS.md, "Tuner accuracy".
 #
 #   bench/tuning-truth.sh [-n N] [-p PROBLEMS] [-l LOADS] [-s STRATEGIES]
@@ -21,7 +22,9 @@
 #     -l LOADS       "quiet loaded" (default), or one of them
 #     -s STRATEGIES  default "exhaustive auto" (exhaustive is the cost's peer: keep it);
 #                    "auto:5" runs that strategy 5 times instead of N (e.g. "exhaustive:2
-#                    auto:5" on a net whose exhaustive tunes are long)
+#                    auto:5" on a net whose exhaustive tunes are long); "exhaustive-mixes"
+#                    is exhaustive over the full space per-layer searches, every per-layer
+#                    mix included (--per-layer-product): the second cost peer
 #   The older form `bench/tuning-truth.sh N PROBLEMS` still works.
 #   BUILD=build: where tunescope and bench/bench_tuning_truth are.
 set -euo pipefail
@@ -55,7 +58,7 @@ for load in $LOADS; do
 done
 most=$N
 for entry in $STRATEGIES; do
-  [[ $entry =~ ^(exhaustive|halving|per-layer|pruned|auto)(:[0-9]+)?$ ]] || { echo "tuning-truth.sh: -s: unknown strategy or count '$entry'" >&2; exit 2; }
+  [[ $entry =~ ^(exhaustive|exhaustive-mixes|halving|per-layer|pruned|auto)(:[0-9]+)?$ ]] || { echo "tuning-truth.sh: -s: unknown strategy or count '$entry'" >&2; exit 2; }
   [[ $entry == *:* ]] && (( ${entry#*:} > most )) && most=${entry#*:}
 done
 (( most <= 50 )) || { echo "tuning-truth.sh: -s: at most 50 tunes per strategy" >&2; exit 2; }
@@ -92,11 +95,14 @@ for problem in $PROBLEMS; do
         [[ $entry == *:* ]] && count=${entry#*:}
         (( i <= count )) || continue
         rm -f "$work/db.sqlite"*
+        run_strategy=$strategy
+        extra=()
+        if [[ $strategy == exhaustive-mixes ]]; then run_strategy=exhaustive; extra=(--per-layer-product); fi
         out="$work/pick-$tag-$strategy-$i.json"
         # %U+%S: the tune's CPU time (its threads and any isolated children).
         /usr/bin/time -f "%U %S" -o "$work/cpu" \
           "$BUILD/tunescope" tune --model "$model" --data fake --batch "$batch" --layouts "$LAYOUTS" \
-          --algorithms "$ALGORITHMS" --threads-list "$THREADS" --strategy "$strategy" \
+          --algorithms "$ALGORITHMS" --threads-list "$THREADS" --strategy "$run_strategy" "${extra[@]}" \
           --db "$work/db.sqlite" -o "$out" --progress jsonl 2>"$work/stderr" > "$work/events" \
           || { echo "tune failed ($strategy):"; tail -5 "$work/stderr"; continue; }
         ran=$(grep -m1 '"event":"start"' "$work/events" | sed -n 's/.*"strategy":"\([a-z-]*\)".*/\1/p')
@@ -128,11 +134,14 @@ for line in open(sys.argv[2]):
     done = json.loads(event)
     picks.setdefault(strategy, []).append((done["winner"]["candidate"], done["seconds"], float(cpu), ran))
 def mean(xs): return sum(xs) / len(xs)
-base = picks.get("exhaustive")
-base_wall = mean([s for _, s, _, _ in base]) if base else float("nan")
-base_cpu = mean([c for _, _, c, _ in base]) if base else float("nan")
-print("| strategy (ran) | picks within 3% of the true best | mean tune s (min-max) | wall vs exhaustive | CPU vs exhaustive | picks (share of the true best) |")
-print("|---|---:|---:|---:|---:|---|")
+def peer(name):
+    runs = picks.get(name)
+    if not runs: return float("nan"), float("nan")
+    return mean([s for _, s, _, _ in runs]), mean([c for _, _, c, _ in runs])
+base_wall, base_cpu = peer("exhaustive")
+full_wall, full_cpu = peer("exhaustive-mixes")
+print("| strategy (ran) | picks within 3% of the true best | mean tune s (min-max) | wall vs exhaustive | CPU vs exhaustive | wall vs exhaustive-mixes | CPU vs exhaustive-mixes | picks (share of the true best) |")
+print("|---|---:|---:|---:|---:|---:|---:|---|")
 for strategy, runs in picks.items():
     # A pick the truth did not measure counts as a miss, named with "?".
     good = sum(w in truth and truth[w][0] >= 0.97 * best for w, _, _, _ in runs)
@@ -141,7 +150,8 @@ for strategy, runs in picks.items():
     ran = ",".join(sorted(set(r for _, _, _, r in runs)))
     names = ", ".join(f"{w} ({truth[w][0] / best:.3f})" if w in truth else f"{w} (?)" for w, _, _, _ in runs)
     print(f"| {strategy} ({ran}) | {good}/{len(runs)} | {mean(wall):.1f} ({min(wall):.1f}-{max(wall):.1f}) | "
-          f"{mean(wall) / base_wall:.2f}x | {mean(cpu) / base_cpu:.2f}x | {names} |")
+          f"{mean(wall) / base_wall:.2f}x | {mean(cpu) / base_cpu:.2f}x | "
+          f"{mean(wall) / full_wall:.2f}x | {mean(cpu) / full_cpu:.2f}x | {names} |")
 PY
   done
 done

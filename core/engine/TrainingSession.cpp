@@ -13,6 +13,7 @@
 #include "core/engine/Models.h"
 #include "core/engine/RunConfig.h"
 #include "core/engine/RunKnobs.h"
+#include "core/engine/data/DatasetCache.h"
 #include "core/engine/layers/Conv2dLayer.h"
 #include "profiler/Clock.h"
 #include "profiler/RankMerge.h"
@@ -21,13 +22,14 @@ namespace tunescope {
 
 namespace {
 
-std::shared_ptr<const data::Dataset> first_items(data::Dataset set, int64_t limit) {
-  if (limit > 0 && limit < set.count) {
-    set.count = limit;
-    set.images.resize(static_cast<size_t>(limit * set.image_bytes()));
-    set.labels.resize(static_cast<size_t>(limit));
-  }
-  return std::make_shared<const data::Dataset>(std::move(set));
+std::shared_ptr<const data::Dataset> first_items(std::shared_ptr<const data::Dataset> set,
+                                                 int64_t limit) {
+  if (limit <= 0 || limit >= set->count) return set;
+  data::Dataset first = *set;
+  first.count = limit;
+  first.images.resize(static_cast<size_t>(limit * first.image_bytes()));
+  first.labels.resize(static_cast<size_t>(limit));
+  return std::make_shared<const data::Dataset>(std::move(first));
 }
 
 }  // namespace
@@ -140,9 +142,9 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
              model.height, "x", model.width, " (model ", options_.model, ") would take more than ",
              kMaxFakeBytes, " bytes");
   }
-  auto train = first_items(data::load_dataset(options_.data, data::Split::train, source),
+  auto train = first_items(data::load_dataset_shared(options_.data, data::Split::train, source),
                            options_.train_limit);
-  auto test = first_items(data::load_dataset(options_.data, data::Split::test, source),
+  auto test = first_items(data::load_dataset_shared(options_.data, data::Split::test, source),
                           options_.test_limit);
   if (train->height > model.height || train->width > model.width)
     fail(ErrorKind::input, "data '", options_.data, "': images are ", train->height, "x",

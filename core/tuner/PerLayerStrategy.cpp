@@ -1,11 +1,13 @@
 // `per-layer`: a find per (layout, threads) times each conv layer's algorithms alone
 // (PerLayerFind.h). The candidates, per (layout, threads): the config of each layer's
 // fastest algorithm, the same with one layer switched to a close alternative (the find
-// alone cannot tell them apart: LayerFind::close), and the uniform configs of the
-// algorithms picked (as fast, and simpler), each crossed with the concurrency knobs.
-// After the baseline's sweep they are raced in interleaved whole-config rounds
-// (TuneContext::settle_in_rounds): a whole config's step is what is chosen, and paired
-// rounds tell configs apart on a loaded machine where a sweep of each one alone cannot.
+// alone cannot tell them apart: LayerFind::close), the picks of every other thread
+// count's find at this one, and the uniform configs of the algorithms that are the pick
+// or close on every layer (as fast as far as the find sees, and simpler), each crossed
+// with the concurrency knobs. With the baseline they are raced in interleaved
+// whole-config rounds (TuneContext::settle_in_rounds): a whole config's step is what is
+// chosen, and paired rounds tell configs apart on a loaded machine where a sweep of each
+// one alone cannot.
 #include <algorithm>
 #include <optional>
 
@@ -27,59 +29,94 @@ class PerLayerStrategy final : public TuningStrategy {
     const TuneOptions& options = context.options();
     const SearchSpace& space = context.space();
     std::vector<Candidate> list{{reference_config(options.base), {}}};
-    for (Layout layout : options.knobs.get(knobs::layout))
-      for (int threads : options.knobs.get(knobs::threads)) {
-        std::vector<LayerFind> finds =
-            find_per_layer(space, layout, threads, options.find, options.measure);
-        std::vector<std::string> picks;
-        for (const LayerFind& f : finds) picks.push_back(f.best);
-        // The concurrency knobs are independent of the algorithm picks: each config is tried with
-        // each.
+    const std::vector<int> thread_counts = options.knobs.get(knobs::threads);
+    for (Layout layout : options.knobs.get(knobs::layout)) {
+      // Every thread count's find first: each one's picks are raced at every thread count
+      // (a find at one count may rank a close pair the other way, and a whole config's
+      // step decides, not the find).
+      std::vector<std::vector<LayerFind>> finds;
+      for (int threads : thread_counts)
+        finds.push_back(find_per_layer(space, layout, threads, options.find, options.measure));
+      for (size_t t = 0; t < thread_counts.size(); ++t) {
+        const int threads = thread_counts[t];
+        // The concurrency knobs are independent of the algorithm picks: each config is
+        // tried with each.
         auto add = [&](const Candidate& c) {
           for (Candidate& variant : space.with_knobs(c)) add_unique(list, std::move(variant));
         };
+        const std::vector<std::string> picks = picks_of(finds[t]);
         add(space.per_layer(layout, threads, picks));
-        for (const auto& [layer, algorithm] : closest_switches(finds)) {
+        for (size_t other = 0; other < finds.size(); ++other)
+          if (other != t) add(space.per_layer(layout, threads, picks_of(finds[other])));
+        for (const auto& [layer, algorithm] : closest_switches(finds[t])) {
           std::vector<std::string> switched = picks;
-          for (size_t j = 0; j < finds.size(); ++j)  // with the layers timed as it (same problem)
-            if (j == layer || finds[j].timed_as == finds[layer].layer) switched[j] = algorithm;
+          for (size_t j = 0; j < finds[t].size();
+               ++j)  // with the layers timed as it (same problem)
+            if (j == layer || finds[t][j].timed_as == finds[t][layer].layer)
+              switched[j] = algorithm;
           add(space.per_layer(layout, threads, switched));
         }
-        std::sort(picks.begin(), picks.end());
-        picks.erase(std::unique(picks.begin(), picks.end()), picks.end());
-        for (const std::string& algorithm : picks) add(space.global(layout, threads, algorithm));
-        for (LayerFind& f : finds) context.report().finds.push_back(std::move(f));
+        for (const std::string& algorithm : close_everywhere(finds[t]))
+          add(space.global(layout, threads, algorithm));
       }
+      for (std::vector<LayerFind>& per_threads : finds)
+        for (LayerFind& f : per_threads) context.report().finds.push_back(std::move(f));
+    }
     return list;
   }
-  // The baseline swept (the speed-up's reference, the predictor's trace), then raced in
-  // rounds with every other runnable candidate (so that the pick is never a config the
-  // baseline beats); those that cannot run are recorded skipped.
+  // The baseline and every other runnable candidate raced in interleaved rounds (so that
+  // the pick is never a config the baseline beats): the baseline is not swept alone
+  // first, the rounds give it its figures. Those that cannot run are recorded skipped.
   void measure(TuneContext& context, const std::vector<Candidate>& candidates) override {
-    std::vector<RunConfig> raced;
-    std::vector<std::optional<size_t>> swept;
+    if (candidates.empty()) return;
+    std::vector<RunConfig> raced{candidates.front().config};
     for (size_t i = 1; i < candidates.size(); ++i)
       if (candidates[i].runnable()) raced.push_back(candidates[i].config);
-    context.set_total(1 + raced.size());
-    if (candidates.empty() || !context.sweep(candidates.front(), context.options().measure)) return;
+    context.set_total(raced.size());
     for (size_t i = 1; i < candidates.size(); ++i)
       if (!candidates[i].runnable() && !context.sweep(candidates[i], context.options().measure))
         return;
-    swept.resize(raced.size());
-    const TrialResult* baseline = context.report().baseline_trial();
-    if (baseline && baseline->status == TrialStatus::ok) {
-      raced.insert(raced.begin(), baseline->config);
-      swept.insert(swept.begin(), context.report().baseline);
+    if (raced.size() > 1 && !context.stopped())
+      context.settle_in_rounds(raced, std::vector<std::optional<size_t>>(raced.size()));
+    // Nothing ok from the rounds (the baseline alone, or the rounds failed as a whole):
+    // the baseline measured alone, so that the tune still has its yardstick.
+    const bool any_ok =
+        std::any_of(context.report().trials.begin(), context.report().trials.end(),
+                    [](const TrialResult& t) { return t.status == TrialStatus::ok; });
+    if (!any_ok && !context.stopped()) {
+      context.report().settled_in_rounds = false;
+      if (context.sweep(candidates.front(), context.options().measure))
+        context.report().baseline = context.report().trials.size() - 1;
     }
-    if (context.stopped() || raced.empty() || (raced.size() == 1 && swept.front()))
-      return;  // nothing besides the baseline to race
-    context.settle_in_rounds(raced, swept);
   }
 
  protected:
   Strategy kind() const override { return Strategy::per_layer; }
 
  private:
+  static std::vector<std::string> picks_of(const std::vector<LayerFind>& finds) {
+    std::vector<std::string> picks;
+    for (const LayerFind& f : finds) picks.push_back(f.best);
+    return picks;
+  }
+  // The algorithms the find cannot tell from the pick on any layer (each layer's best or
+  // one of its close alternatives): their uniform configs are as fast as far as the find
+  // can see, and simpler. An algorithm far behind on some layer is left to the mixes.
+  static std::vector<std::string> close_everywhere(const std::vector<LayerFind>& finds) {
+    std::vector<std::string> out;
+    for (const LayerFind& first : finds) {
+      for (const AlgorithmTiming& t : first.timings) {
+        const std::string& a = t.algorithm;
+        if (std::find(out.begin(), out.end(), a) != out.end()) continue;
+        const bool close = std::all_of(finds.begin(), finds.end(), [&](const LayerFind& f) {
+          return f.best == a || std::find(f.close.begin(), f.close.end(), a) != f.close.end();
+        });
+        if (close) out.push_back(a);
+      }
+      break;  // every layer's timings name the same algorithms
+    }
+    return out;
+  }
   // (layer index, algorithm): each layer's closest alternative, the kMaxSwitchedLayers
   // closest to their layers' best first; layers timed as another (same problem) are
   // switched with it by the caller.

@@ -164,6 +164,7 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
   verdict.winner = verdict.fastest;
   verdict.settled = true;
   const std::string& fastest = configs[verdict.fastest].label();
+  const double comparisons = static_cast<double>(std::max<size_t>(1, configs.size() - 1));
   std::string findings;
   for (size_t j = 0; j < configs.size(); ++j) {
     if (j == verdict.fastest) continue;
@@ -179,10 +180,14 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
       c.ratio_high = std::exp(c.test.median.high);
     }
     c.significant = c.test.p_value < alpha;
-    c.below_delta = std::abs(c.ratio - 1) < delta;
-    const bool known_small =
-        c.ratio_high > 0 && c.ratio_high - 1 < delta && 1 - c.ratio_low < delta;
-    c.settled = c.significant || known_small;
+    const bool bounded = c.ratio_high > 0;
+    c.below_delta = bounded ? c.ratio_high - 1 < delta && 1 - c.ratio_low < delta
+                            : std::abs(c.ratio - 1) < delta;
+    // "Picking the fastest costs at most delta" must hold against every member at once:
+    // each comparison's interval at 1 - alpha / (members - 1) (Bonferroni).
+    const SignTest simultaneous = sign_test(log_ratios, 1 - alpha / comparisons);
+    c.settled = c.significant ||
+                (simultaneous.median.bounded() && 1 - std::exp(simultaneous.median.low) < delta);
     verdict.settled = verdict.settled && c.settled;
     if (c.tie() && simpler(configs[j], configs[verdict.winner])) verdict.winner = j;
     findings += cat("; ", configs[j].label(), " is ", percent(std::abs(c.ratio - 1)),

@@ -57,11 +57,15 @@ struct PairedComparison {
   double ratio = 1;                      // exp(median log ratio): > 1 when `other` is slower
   double ratio_low = 0, ratio_high = 0;  // its 95% interval (0: too few rounds)
   bool significant = false;              // test.p_value < alpha
-  // Below delta: |ratio - 1| < delta. A tie: not significant and below delta.
+  // Below delta: the interval within +-delta (the point estimate, |ratio - 1| < delta,
+  // while there are too few rounds for an interval). A tie: not significant and below
+  // delta, so a simpler member that wins a tie is known to be within delta.
   bool below_delta = false;
   bool tie() const { return !significant && below_delta; }
-  // Decided: significant, or the interval shows the difference is within +-delta, so
-  // further rounds could only turn a tie into a significant sub-delta difference.
+  // Decided: significant, or the interval shows that `other` is not more than delta
+  // faster than the fastest: picking the fastest then costs at most delta against it,
+  // whatever more rounds would say (an indifference zone). That interval is at
+  // 1 - alpha / (members - 1), so that the claim holds against every member at once.
   bool settled = false;
 };
 
@@ -75,7 +79,8 @@ struct RoundsVerdict {
 // The verdict of interleaved rounds: round_seconds[i][r] is member i's step time in
 // round r (equal lengths). The fastest by median round time wins, unless a simpler
 // member's difference from it is both insignificant (exact two-sided sign test on the
-// paired log ratios, p >= alpha) and below delta; the simplest such wins then.
+// paired log ratios, p >= alpha) and below delta (its interval within +-delta); the
+// simplest such wins then.
 RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                              const std::vector<std::vector<double>>& round_seconds, double delta,
                              double alpha = kAlpha);

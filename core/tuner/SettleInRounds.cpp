@@ -92,6 +92,10 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
       ++index_;
       report_.trials.push_back(std::move(fresh));
       placed[k] = report_.trials.size() - 1;
+      // A baseline measured only here (per-layer races it without a sweep) is still the
+      // yardstick of the speed-up.
+      if (!report_.baseline && configs[k] == reference_config(options_.base))
+        report_.baseline = placed[k];
       record(report_.trials.back(), to_progress);
     }
   }

@@ -61,6 +61,7 @@ CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int
   in.conv_layers = space.layers().size();
   in.distinct_problems = distinct_layers(space).size();
   in.per_layer_allowed = !o.per_layer_product;
+  in.per_layer_mixes = in.algorithms > 1 && in.distinct_problems > 1;
   in.warmup = warmup;
   in.steps = steps;
   in.build_seconds = build_seconds;
@@ -242,14 +243,15 @@ double sweep_seconds(const CostInputs& in, const std::vector<double>& step_secon
 }
 
 double race_seconds(const CostInputs& in, std::vector<double> step_seconds) {
-  // Every member built, checked and warmed up, then timed for the sign test's minimum of
-  // rounds (6); the clearly slower drop out, the leading two go on as long as a full
-  // measurement would (the rounds stop once the sign test settles them).
+  // Every member built and checked (no warm-up steps: the rounds are paired), then
+  // timed for the sign test's minimum of rounds (6); the clearly slower drop out, the
+  // leading two go on as long as a full measurement would (the rounds stop once the
+  // sign test settles them).
   const int64_t minimum = std::max<int64_t>(in.steps, 6);
   std::sort(step_seconds.begin(), step_seconds.end());
   double seconds = 0;
   for (double step : step_seconds)
-    seconds += in.build_seconds + static_cast<double>(1 + in.warmup + minimum) * step;
+    seconds += in.build_seconds + static_cast<double>(1 + minimum) * step;
   for (size_t i = 0; i < 2 && i < step_seconds.size(); ++i)
     seconds +=
         static_cast<double>(std::max<int64_t>(0, timed_steps(in, step_seconds[i]) - minimum)) *
@@ -293,8 +295,8 @@ std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
       {Strategy::exhaustive, sweep_seconds(in, in_order, true) + remeasure, steps.size()});
 
   if (in.per_layer_allowed) {
-    // The find and the baseline's sweep, then the baseline and per-layer's configs raced
-    // in interleaved rounds (PerLayerStrategy.cpp).
+    // The find, then the baseline and per-layer's configs raced in interleaved rounds
+    // (PerLayerStrategy.cpp; the baseline is not swept alone first).
     const size_t per_pair = in.layout_thread_pairs * in.concurrency_variants;
     std::vector<double> raced{in.step_seconds};  // the baseline
     if (!in.per_layer_step_seconds.empty()) {
@@ -305,9 +307,7 @@ std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
       const size_t picked = std::min(in.algorithms, std::max<size_t>(1, in.distinct_problems));
       raced.insert(raced.end(), per_pair * (picked + (picked > 1 ? 1 : 0)), in.step_seconds);
     }
-    out.push_back({Strategy::per_layer,
-                   in.find_seconds + measurement(in.steps) + race_seconds(in, raced),
-                   raced.size()});
+    out.push_back({Strategy::per_layer, in.find_seconds + race_seconds(in, raced), raced.size()});
   }
 
   // Halving as Tuner::run races it: every candidate at round 0's steps, then the
@@ -374,6 +374,13 @@ StrategyChoice choose_strategy(Strategy requested, const CostInputs& inputs) {
           inputs.distinct_problems, " distinct), a ", seconds_text(inputs.build_seconds),
           " build and a ", std::round(inputs.step_seconds * 1e4) / 10, " ms step",
           inputs.per_layer_allowed ? cat(", a find of ", seconds_text(inputs.find_seconds)) : "");
+  if (inputs.per_layer_allowed && inputs.per_layer_mixes) {
+    choice.run = Strategy::per_layer;
+    choice.reason = cat("auto: per-layer, the only strategy that searches per-layer mixes (",
+                        inputs.algorithms, " algorithms over ", inputs.distinct_problems,
+                        " distinct conv problems; the others sweep uniform configs); ", estimated);
+    return choice;
+  }
   const auto cheapest =
       *std::min_element(choice.estimates.begin(), choice.estimates.end(),
                         [](const auto& a, const auto& b) { return a.seconds < b.seconds; });

@@ -9,7 +9,9 @@
 // of the per-layer find on two of the distinct conv problems (the least and the most
 // FLOPs). Scaled to all of them that timing is the find's cost; its per-algorithm
 // timings price each candidate's step and predict per-layer's picks (price_steps). It
-// runs the cheapest (ties within the estimates' error: kStrategyTieFactor). The
+// runs the cheapest (ties within the estimates' error: kStrategyTieFactor), except where
+// the space holds per-layer mixes, which only per-layer searches: then per-layer
+// (CostInputs::per_layer_mixes). The
 // estimates and the reason are printed, kept in the tuned config and the results DB.
 #pragma once
 
@@ -44,6 +46,12 @@ struct CostInputs {
   size_t distinct_problems = 0;   // conv layers with the same problem are timed once by the find
   double find_seconds = 0;        // the per-layer find, all layouts and thread counts (probe_find)
   bool per_layer_allowed = true;  // false with --per-layer-product (an exhaustive-only sweep)
+  // The space holds per-layer mixes (two or more algorithms over two or more distinct
+  // conv problems) that only per-layer searches: exhaustive, halving and pruned sweep
+  // uniform configs, and the true best was a mix on both nets measured
+  // (docs/BENCHMARKS.md, "Tuner accuracy"). Then auto runs per-layer whatever the
+  // estimates say (choose_strategy); cost_inputs sets it from the space.
+  bool per_layer_mixes = false;
   int64_t warmup = 0;
   int64_t steps = 1;  // the minimum of timed steps (MeasureOptions::steps)
   // Adaptive timing (MeasureOptions): a full measurement times steps until the 95%
@@ -138,8 +146,8 @@ int64_t raced_out_steps(const CostInputs& inputs);
 double sweep_seconds(const CostInputs& inputs, const std::vector<double>& step_seconds,
                      bool checked);
 // A race in interleaved rounds (TuneContext::settle_in_rounds) of configs stepping at
-// `step_seconds`: each built, checked, warmed up and timed for the sign test's minimum
-// of rounds, the fastest two on to timed_steps.
+// `step_seconds`: each built and checked (no warm-up) and timed for the sign test's
+// minimum of rounds, the fastest two on to timed_steps.
 double race_seconds(const CostInputs& inputs, std::vector<double> step_seconds);
 
 // Estimates of exhaustive, per-layer (when allowed), halving and, when the steps are
@@ -147,8 +155,8 @@ double race_seconds(const CostInputs& inputs, std::vector<double> step_seconds);
 // find plus the baseline plus the candidates priced within prune_margin of the fastest.
 // A measurement costs build + (numerics step + warmup + timed_steps) x step; halving's rounds
 // follow its schedule (SuccessiveHalving.h), its later rounds without the numerics
-// step; per-layer is its find (find_seconds), the baseline's measurement and the race
-// of the baseline and its picks (race_seconds). Each measurement's steps at the candidate's priced
+// step; per-layer is its find (find_seconds) and the race of the baseline and its picks
+// (race_seconds). Each measurement's steps at the candidate's priced
 // step (price_steps); unpriced, every step is the reference's and per-layer is assumed to pick
 // min(algorithms, distinct problems) algorithms per pair (an upper bound; plus the mixed
 // config when it picks two or more).

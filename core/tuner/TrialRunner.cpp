@@ -321,7 +321,8 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
       else
         runs[i].reset();  // a wrong member's session is not kept alive
     }
-    for (size_t i : racing) runs[i]->warm_up(options.warmup);
+    // No warm-up steps: the check's step warmed each session up, and the rounds are
+    // paired, so what is left of a cold start hits a round of every member alike.
     for (size_t i : racing) runs[i]->start_tracing();
     // Round-robin single steps: each includes draining its own pipeline, alike for all.
     const int64_t minimum = std::max(options.steps, kMinimumRounds);

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "core/base/Error.h"
+#include "core/engine/data/DatasetCache.h"
 #include "core/engine/data/Random.h"
 
 namespace tunescope::data {
@@ -87,7 +88,7 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
       if (!(s > 0))
         fail(ErrorKind::usage, "normalisation standard deviation must be positive, not ", s);
   } else {
-    stats_ = compute_channel_stats(set);
+    stats_ = channel_stats_shared(dataset_);  // once per cached set (DatasetCache.h)
     for (float& s : stats_.stddev)
       if (s == 0) s = 1;  // a constant channel: centre it, nothing to scale
   }

@@ -119,6 +119,62 @@ TEST(RoundsVerdict, SettlesOnceTheDifferenceIsKnownToBeWithinDelta) {
   EXPECT_EQ(v.winner, 0u);
 }
 
+TEST(RoundsVerdict, SettlesOnceNoMemberCanBeDeltaFasterAndTiesOnlyWithinDelta) {
+  // The simpler config 3.5% slower and 0.5% faster by turns: p = 1, median ratio about
+  // 1.015, its 95% interval [0.995, 1.035]. It cannot be more than 2% faster than the
+  // fastest (the interval's low end is above 0.98), so picking the fastest costs at most
+  // delta: settled. But it may be 3.5% slower, so it is no tie: the fastest wins.
+  std::vector<double> ratios;
+  for (int r = 0; r < 12; ++r) ratios.push_back(r % 2 ? 1 / 1.035 : 1 / 0.995);
+  const RoundsVerdict v =
+      rounds_verdict({simple_config(), complex_config()}, rounds_of(ratios), 0.02);
+  EXPECT_EQ(v.fastest, 1u);
+  ASSERT_EQ(v.comparisons.size(), 1u);
+  const PairedComparison& c = v.comparisons[0];
+  EXPECT_FALSE(c.significant);
+  EXPECT_NEAR(c.ratio_low, 0.995, 1e-9);
+  EXPECT_NEAR(c.ratio_high, 1.035, 1e-9);
+  EXPECT_LT(std::abs(c.ratio - 1), 0.02);  // the point estimate alone would have tied
+  EXPECT_FALSE(c.below_delta);
+  EXPECT_FALSE(c.tie());
+  EXPECT_TRUE(c.settled);
+  EXPECT_TRUE(v.settled);
+  EXPECT_EQ(v.winner, 1u) << v.decision;
+  // 9% slower and 3% faster by turns: the interval [0.97, 1.09] reaches below
+  // 1 - delta, so it might be more than delta faster: undecided.
+  std::vector<double> wide;
+  for (int r = 0; r < 12; ++r) wide.push_back(r % 2 ? 1 / 1.09 : 1 / 0.97);
+  EXPECT_FALSE(rounds_verdict({simple_config(), complex_config()}, rounds_of(wide), 0.02).settled);
+}
+
+TEST(RoundsVerdict, TheIndifferenceZoneHoldsAgainstEveryMemberAtOnce) {
+  // Ratios to the fastest, 3 of 12 below 1: p = 2 P(B <= 3) = 0.146, insignificant. The
+  // 95% interval's low end is the 3rd smallest, 0.99: alone against the fastest, the
+  // other cannot be 2% faster. Against three members at once each interval is at
+  // 1 - 0.05 / 3, whose low end is the 2nd smallest, 0.975: undecided.
+  const std::vector<double> ratios = {0.96, 0.975, 0.99, 1.005, 1.01, 1.02,
+                                      1.03, 1.04,  1.05, 1.06,  1.07, 1.08};
+  std::vector<std::vector<double>> two(2), four(4);
+  for (double r : ratios) {
+    for (auto* rounds : {&two, &four}) {
+      (*rounds)[0].push_back(0.010);
+      for (size_t i = 1; i < rounds->size(); ++i) (*rounds)[i].push_back(0.010 * r);
+    }
+  }
+  const RoundsVerdict pair = rounds_verdict({simple_config(), complex_config()}, two, 0.02);
+  EXPECT_EQ(pair.fastest, 0u);
+  EXPECT_FALSE(pair.comparisons[0].significant);
+  EXPECT_NEAR(pair.comparisons[0].ratio_low, 0.99, 1e-9);
+  EXPECT_TRUE(pair.settled);
+  const RoundsVerdict group =
+      rounds_verdict({simple_config(), complex_config(), config(Layout::NCHW, "direct", 2),
+                      config(Layout::NHWC, "direct", 2)},
+                     four, 0.02);
+  EXPECT_EQ(group.fastest, 0u);
+  EXPECT_FALSE(group.settled);
+  EXPECT_EQ(group.winner, 0u);
+}
+
 TEST(RoundsVerdict, AmongFourTheSimplestTiedWithTheFastestWins) {
   const RunConfig fastest = config(Layout::NHWC, "gemm", 2);
   const RunConfig tied_simple = config(Layout::NCHW, "gemm", 1);
@@ -127,9 +183,10 @@ TEST(RoundsVerdict, AmongFourTheSimplestTiedWithTheFastestWins) {
   std::vector<std::vector<double>> rounds(4);
   for (int r = 0; r < 16; ++r) {
     rounds[0].push_back(0.010);
-    // 2% slower and 1% faster by turns: p = 1, median ratio ~1.005: ties.
-    rounds[1].push_back(r % 2 ? 0.0102 : 0.0099);
-    rounds[2].push_back(r % 2 ? 0.0102 : 0.0099);
+    // 1.5% slower and 1% faster by turns: p = 1, the ratio's interval [0.99, 1.015]
+    // within +-2%: ties.
+    rounds[1].push_back(r % 2 ? 0.01015 : 0.0099);
+    rounds[2].push_back(r % 2 ? 0.01015 : 0.0099);
     rounds[3].push_back(0.012);  // 20% slower in every round
   }
   const RoundsVerdict v = rounds_verdict({fastest, tied_simple, tied_nhwc, slow}, rounds, 0.02);

@@ -1,0 +1,99 @@
+// What the per-layer strategy races: each thread count's picks at every thread count,
+// uniform configs only of the algorithms the find cannot tell from the pick on any layer,
+// and the baseline in the same interleaved rounds (never swept alone).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "TestAlgorithms.h"
+#include "core/engine/RunKnobs.h"
+#include "core/tuner/TuneContext.h"
+#include "core/tuner/Tuner.h"
+
+namespace tunescope::tuner {
+namespace {
+
+TuneOptions two_thread_counts() {
+  TuneOptions o;
+  o.base = testing::tiny_session();
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
+  o.knobs.set(knobs::threads, std::vector<int>{1, 2});
+  o.algorithms = {"direct", "gemm", testing::kSlow};
+  o.strategy = Strategy::per_layer;
+  o.measure.warmup = 0;
+  o.measure.steps = 2;
+  o.measure.max_steps = 12;
+  o.find.repetitions = 2;
+  return o;
+}
+
+bool holds(const std::vector<Candidate>& list, const RunConfig& config) {
+  return std::any_of(list.begin(), list.end(),
+                     [&](const Candidate& c) { return c.config == config; });
+}
+
+TEST(PerLayerCandidates, EveryThreadCountsPicksRaceAtEveryThreadCount) {
+  TuneOptions o = two_thread_counts();
+  size_t checked = 0;
+  o.filter = [&](std::vector<Candidate> list, TuneContext& context) {
+    const SearchSpace& space = context.space();
+    std::map<int, std::vector<const LayerFind*>> by_threads;  // in layer order
+    for (const LayerFind& f : context.report().finds) by_threads[f.threads].push_back(&f);
+    EXPECT_EQ(by_threads.size(), 2u);
+    for (const auto& [threads, finds] : by_threads) {
+      EXPECT_EQ(finds.size(), 2u);  // conv1, conv2
+      for (const auto& [picked_at, picking] : by_threads) {
+        std::vector<std::string> picks;
+        for (const LayerFind* f : picking) picks.push_back(f->best);
+        // The picks of the find at `picked_at` threads, raced at `threads`.
+        EXPECT_TRUE(holds(list, space.per_layer(Layout::NCHW, threads, picks).config))
+            << "picks of " << picked_at << " threads not raced at " << threads;
+        ++checked;
+      }
+      // Uniform configs: every algorithm that is the pick or close on every layer; never
+      // the slow one (20 ms per pass is never within the find's close margin).
+      for (const std::string& algorithm : space.algorithms()) {
+        const bool close_everywhere = std::all_of(finds.begin(), finds.end(), [&](const auto* f) {
+          return f->best == algorithm ||
+                 std::find(f->close.begin(), f->close.end(), algorithm) != f->close.end();
+        });
+        const RunConfig uniform = space.global(Layout::NCHW, threads, algorithm).config;
+        if (close_everywhere) {
+          EXPECT_TRUE(holds(list, uniform)) << uniform.label();
+        }
+        if (algorithm == testing::kSlow) {
+          EXPECT_FALSE(holds(list, uniform)) << uniform.label();
+        }
+      }
+    }
+    return list;
+  };
+  const TuneReport report = Tuner(o).run();
+  EXPECT_EQ(checked, 4u);
+  EXPECT_TRUE(report.settled_in_rounds);
+  EXPECT_EQ(report.winner().status, TrialStatus::ok);
+}
+
+TEST(PerLayerCandidates, TheBaselineIsRacedInTheRoundsNotSweptAlone) {
+  TuneOptions o = two_thread_counts();
+  o.knobs.set(knobs::threads, std::vector<int>{1});
+  o.algorithms = {"direct", "gemm"};
+  const TuneReport report = Tuner(o).run();
+  const RunConfig baseline = reference_config(o.base);
+  const auto rows = std::count_if(report.trials.begin(), report.trials.end(),
+                                  [&](const TrialResult& t) { return t.config == baseline; });
+  EXPECT_EQ(rows, 1) << "the baseline measured once, in the rounds";
+  ASSERT_TRUE(report.baseline_trial());
+  const TrialResult& base = *report.baseline_trial();
+  EXPECT_EQ(base.config, baseline);
+  EXPECT_EQ(base.status, TrialStatus::ok) << base.reason;
+  EXPECT_EQ(base.reason.rfind(kRemeasureReason, 0), 0u) << base.reason;
+  EXPECT_TRUE(base.figures.stop == StopRule::interleaved ||
+              base.figures.stop == StopRule::raced_out);
+  EXPECT_GE(base.figures.steps, 6);  // the sign test's minimum of rounds
+  EXPECT_TRUE(report.settled_in_rounds);
+}
+
+}  // namespace
+}  // namespace tunescope::tuner
