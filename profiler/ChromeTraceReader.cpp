@@ -500,16 +500,16 @@ class EventCollector {
 
   // Keeps a record if the limits allow it. A vector that must grow doubles, so then its
   // new capacity counts; while it has room, the records it holds (room reserved and not
-  // yet used is not resident). Names longer than the small-string buffer add their
-  // heap block.
+  // yet used is not resident). Names are interned (Name): the distinct names this read
+  // added count.
   void keep(Activity&& a) {
     reserve_from_estimate();
-    check_limits(a.name, grown(trace_.activities), trace_.ranges.size());
+    check_limits(grown(trace_.activities), trace_.ranges.size());
     trace_.activities.push_back(std::move(a));
   }
   void keep(Range&& r) {
     reserve_from_estimate();
-    check_limits(r.name, trace_.activities.size(), grown(trace_.ranges));
+    check_limits(trace_.activities.size(), grown(trace_.ranges));
     trace_.ranges.push_back(std::move(r));
   }
 
@@ -548,14 +548,13 @@ class EventCollector {
     }
   }
 
-  void check_limits(const std::string& name, size_t activity_slots, size_t range_slots) {
+  void check_limits(size_t activity_slots, size_t range_slots) {
     if (max_records_ != 0 && records() >= max_records_)
       throw FormatError("too many events: more than " + std::to_string(max_records_) +
                         " activities and ranges, the limit (event " + std::to_string(index_) +
                         at_event() + ")");
-    if (name.capacity() > 15) name_bytes_ += name.capacity() + 1;
-    const uint64_t needed =
-        name_bytes_ + activity_slots * sizeof(Activity) + range_slots * sizeof(Range);
+    const uint64_t needed = (Name::interned_bytes() - interned_at_start_) +
+                            activity_slots * sizeof(Activity) + range_slots * sizeof(Range);
     if (needed > max_memory_)
       throw FormatError("too large: its records would need more than " + byte_size(max_memory_) +
                         " of memory, the limit for traces (" + std::to_string(records()) +
@@ -706,7 +705,7 @@ class EventCollector {
   };
   std::map<int64_t, PendingFlow> flows_;  // dependency flows by id, until both ends are read
   size_t pytorch_events_ = 0;
-  uint64_t name_bytes_ = 0;
+  const uint64_t interned_at_start_ = Name::interned_bytes();
   const uint64_t& input_done_;
   uint64_t input_total_;
   bool estimated_ = false;

@@ -191,8 +191,8 @@ std::vector<Interval> IntervalUnion::take() {
 }
 
 std::vector<KernelStats> kernel_table(const Trace& trace, const MetricsScope& scope, size_t top_n) {
-  // Keyed by views into the trace's names: no string copies per activity.
-  std::array<std::unordered_map<std::string_view, KernelStats>, kActivityKindCount> by_kind;
+  // Keyed by the interned names: a pointer hash per activity.
+  std::array<std::unordered_map<Name, KernelStats>, kActivityKindCount> by_kind;
   int64_t grand_total = 0;
   for_each_in_scope(trace, scope, [&](const Activity& a, const Interval& part) {
     auto [it, inserted] = by_kind[static_cast<size_t>(a.kind)].try_emplace(a.name);
@@ -213,7 +213,7 @@ std::vector<KernelStats> kernel_table(const Trace& trace, const MetricsScope& sc
   std::vector<KernelStats> rows;
   for (auto& kind_rows : by_kind) {
     for (auto& [name, row] : kind_rows) {
-      row.name = std::string(name);
+      row.name = name.str();
       row.mean_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.calls);
       row.share_pct = grand_total > 0 ? 100.0 * static_cast<double>(row.total_ns) /
                                             static_cast<double>(grand_total)

@@ -57,7 +57,7 @@ RankBalance rank_balance(const Trace& trace, const MetricsScope& scope) {
   };
   std::map<int, Parts> by_rank;
   // A trace repeats few names many times: classify each distinct name once.
-  std::unordered_map<std::string_view, bool> communication_names;
+  std::unordered_map<Name, bool> communication_names;
   for (const Activity& a : trace.activities) {
     if (!scope.kinds.contains(a.kind)) continue;
     const std::optional<Interval> part = clip_interval(a.start_ns, a.end_ns, scope.window);
