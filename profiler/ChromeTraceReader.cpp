@@ -142,8 +142,15 @@ struct EventFields {
 // Chrome formats.
 class EventCollector {
  public:
-  EventCollector(JsonScanner& in, size_t max_records, uint64_t max_memory)
-      : in_(in), max_records_(max_records), max_memory_(max_memory) {}
+  // `input_done` follows the bytes of the file read so far (compressed bytes for gzip),
+  // of `input_total`: what the record count is estimated from.
+  EventCollector(JsonScanner& in, size_t max_records, uint64_t max_memory,
+                 const uint64_t& input_done, uint64_t input_total)
+      : in_(in),
+        max_records_(max_records),
+        max_memory_(max_memory),
+        input_done_(input_done),
+        input_total_(input_total) {}
 
   void read_document() {
     const int c = in_.peek();
@@ -491,31 +498,63 @@ class EventCollector {
     }
   }
 
-  // Keeps a record if the limits allow it. Vector growth doubles, so capacity is what
-  // counts; names longer than the small-string buffer add their heap block.
+  // Keeps a record if the limits allow it. A vector that must grow doubles, so then its
+  // new capacity counts; while it has room, the records it holds (room reserved and not
+  // yet used is not resident). Names are interned (Name): the distinct names this read
+  // added count.
   void keep(Activity&& a) {
-    check_limits(a.name, grown(trace_.activities), trace_.ranges.capacity());
+    reserve_from_estimate();
+    check_limits(grown(trace_.activities), trace_.ranges.size());
     trace_.activities.push_back(std::move(a));
   }
   void keep(Range&& r) {
-    check_limits(r.name, trace_.activities.capacity(), grown(trace_.ranges));
+    reserve_from_estimate();
+    check_limits(trace_.activities.size(), grown(trace_.ranges));
     trace_.ranges.push_back(std::move(r));
   }
 
   template <typename List>
   static size_t grown(const List& list) {
-    return list.size() < list.capacity() ? list.capacity()
+    return list.size() < list.capacity() ? list.size() + 1
                                          : std::max<size_t>(16, list.capacity() * 2);
   }
 
-  void check_limits(const std::string& name, size_t activity_capacity, size_t range_capacity) {
+  // Doubling a vector of millions of records holds the old and the new buffer at once
+  // (1.7x the records at the peak). Once enough of the file is read to know its density,
+  // the lists are reserved for the whole file (plus a margin), so they never move again
+  // unless the estimate was short. Untouched reserved room costs address space only.
+  void reserve_from_estimate() {
+    constexpr uint64_t kEstimateAfterBytes = uint64_t{32} << 20;
+    if (estimated_ || input_done_ < kEstimateAfterBytes) return;
+    estimated_ = true;
+    if (input_total_ <= input_done_) return;
+    const double scale = 1.1 * static_cast<double>(input_total_) / static_cast<double>(input_done_);
+    const auto estimate = [&](size_t count) {
+      double n = static_cast<double>(count) * scale + 1024;
+      if (max_records_ != 0) n = std::min(n, static_cast<double>(max_records_) + 1);
+      return static_cast<size_t>(n);
+    };
+    const size_t activities = estimate(trace_.activities.size());
+    const size_t ranges = estimate(trace_.ranges.size());
+    if (static_cast<double>(activities) * sizeof(Activity) +
+            static_cast<double>(ranges) * sizeof(Range) >
+        static_cast<double>(max_memory_))
+      return;  // the limit will stop this read: doubling up to it is the old behaviour
+    try {
+      trace_.activities.reserve(activities);
+      trace_.ranges.reserve(ranges);
+    } catch (const std::bad_alloc&) {
+      // Not that much address space (ulimit -v): grow as needed instead.
+    }
+  }
+
+  void check_limits(size_t activity_slots, size_t range_slots) {
     if (max_records_ != 0 && records() >= max_records_)
       throw FormatError("too many events: more than " + std::to_string(max_records_) +
                         " activities and ranges, the limit (event " + std::to_string(index_) +
                         at_event() + ")");
-    if (name.capacity() > 15) name_bytes_ += name.capacity() + 1;
-    const uint64_t needed =
-        name_bytes_ + activity_capacity * sizeof(Activity) + range_capacity * sizeof(Range);
+    const uint64_t needed = (Name::interned_bytes() - interned_at_start_) +
+                            activity_slots * sizeof(Activity) + range_slots * sizeof(Range);
     if (needed > max_memory_)
       throw FormatError("too large: its records would need more than " + byte_size(max_memory_) +
                         " of memory, the limit for traces (" + std::to_string(records()) +
@@ -666,7 +705,10 @@ class EventCollector {
   };
   std::map<int64_t, PendingFlow> flows_;  // dependency flows by id, until both ends are read
   size_t pytorch_events_ = 0;
-  uint64_t name_bytes_ = 0;
+  const uint64_t interned_at_start_ = Name::interned_bytes();
+  const uint64_t& input_done_;
+  uint64_t input_total_;
+  bool estimated_ = false;
   Trace trace_;
   bool saw_events_ = false;
   size_t index_ = 0;
@@ -708,6 +750,7 @@ Trace read_chrome_trace(const fs::path& path, const TraceReadOptions& options) {
     throw error(std::string("cannot open: ") + (errno ? std::strerror(errno) : "unknown error"));
   gzbuffer(file.get(), 1 << 20);
   const uint64_t file_size = fs::file_size(path, ec);
+  uint64_t file_done = 0;
 
   // zlib recognises gzip by its magic bytes and passes any other file through.
   JsonScanner in([&](char* buffer, size_t capacity) -> size_t {
@@ -720,12 +763,13 @@ Trace read_chrome_trace(const fs::path& path, const TraceReadOptions& options) {
       const std::string problem = gzip_problem(file.get(), n);
       if (!problem.empty()) throw FormatError(problem);
     }
-    if (options.progress) options.progress(static_cast<uint64_t>(gzoffset(file.get())), file_size);
+    file_done = static_cast<uint64_t>(std::max<z_off_t>(0, gzoffset(file.get())));
+    if (options.progress) options.progress(file_done, file_size);
     return n > 0 ? static_cast<size_t>(n) : 0;
   });
   const uint64_t memory =
       options.max_memory_bytes ? options.max_memory_bytes : default_memory_limit();
-  EventCollector collector(in, options.max_records, memory);
+  EventCollector collector(in, options.max_records, memory, file_done, ec ? 0 : file_size);
   try {
     collector.read_document();
     if (!collector.saw_events()) throw FormatError("not a Chrome trace: no traceEvents array");

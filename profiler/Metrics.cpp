@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <queue>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -79,19 +80,25 @@ namespace {
 struct LaneData {
   size_t activities = 0;
   Interval span{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+  IntervalUnion union_;
   std::vector<Interval> busy;  // merged: sorted and disjoint
 };
 
 std::map<LaneKey, LaneData> lanes_of(const Trace& trace, const MetricsScope& scope) {
   std::map<LaneKey, LaneData> lanes;
+  // Consecutive activities mostly share a lane: remember the last one's.
+  LaneData* last = nullptr;
+  LaneKey last_key;
   for_each_in_scope(trace, scope, [&](const Activity& a, const Interval& part) {
-    LaneData& lane = lanes[LaneKey{a.device, a.stream, a.rank}];
+    const LaneKey key{a.device, a.stream, a.rank};
+    if (!last || !(key == last_key)) last = &lanes[key], last_key = key;
+    LaneData& lane = *last;
     ++lane.activities;
     lane.span.start_ns = std::min(lane.span.start_ns, part.start_ns);
     lane.span.end_ns = std::max(lane.span.end_ns, part.end_ns);
-    lane.busy.push_back(part);
+    lane.union_.add(part);
   });
-  for (auto& [key, lane] : lanes) lane.busy = merge_intervals(std::move(lane.busy));
+  for (auto& [key, lane] : lanes) lane.busy = lane.union_.take();
   return lanes;
 }
 
@@ -160,9 +167,32 @@ std::vector<Interval> merge_intervals(std::vector<Interval> intervals) {
   return merged;
 }
 
+void IntervalUnion::add(Interval interval) {
+  if (interval.end_ns <= interval.start_ns) return;
+  // Past the last piece's end means past every start so far: still in order.
+  if (merged_.empty() || interval.start_ns > merged_.back().end_ns) {
+    merged_.push_back(interval);
+  } else if (interval.start_ns >= merged_.back().start_ns) {
+    merged_.back().end_ns = std::max(merged_.back().end_ns, interval.end_ns);
+  } else {
+    unordered_.push_back(interval);
+  }
+}
+
+std::vector<Interval> IntervalUnion::take() {
+  std::vector<Interval> out = std::move(merged_);
+  merged_.clear();
+  if (!unordered_.empty()) {
+    out.insert(out.end(), unordered_.begin(), unordered_.end());
+    unordered_.clear();
+    out = merge_intervals(std::move(out));
+  }
+  return out;
+}
+
 std::vector<KernelStats> kernel_table(const Trace& trace, const MetricsScope& scope, size_t top_n) {
-  // Keyed by views into the trace's names: no string copies per activity.
-  std::array<std::unordered_map<std::string_view, KernelStats>, kActivityKindCount> by_kind;
+  // Keyed by the interned names: a pointer hash per activity.
+  std::array<std::unordered_map<Name, KernelStats>, kActivityKindCount> by_kind;
   int64_t grand_total = 0;
   for_each_in_scope(trace, scope, [&](const Activity& a, const Interval& part) {
     auto [it, inserted] = by_kind[static_cast<size_t>(a.kind)].try_emplace(a.name);
@@ -183,7 +213,7 @@ std::vector<KernelStats> kernel_table(const Trace& trace, const MetricsScope& sc
   std::vector<KernelStats> rows;
   for (auto& kind_rows : by_kind) {
     for (auto& [name, row] : kind_rows) {
-      row.name = std::string(name);
+      row.name = name.str();
       row.mean_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.calls);
       row.share_pct = grand_total > 0 ? 100.0 * static_cast<double>(row.total_ns) /
                                             static_cast<double>(grand_total)
@@ -205,35 +235,50 @@ std::vector<LaneStats> lane_stats(const Trace& trace, const MetricsScope& scope)
 }
 
 Concurrency concurrency(const Trace& trace, const MetricsScope& scope) {
-  // The sweep of `sweep` over sorted starts and sorted ends kept apart: 16 bytes per
-  // activity instead of an interval copy plus (time, +-1) events (48), which set the
-  // GUI's peak memory on a 10M-event trace.
-  std::vector<int64_t> starts, ends;
-  size_t n = 0;
-  for_each_in_scope(trace, scope, [&](const Activity&, const Interval& part) {
-    n += part.end_ns > part.start_ns;
-  });
-  starts.reserve(n);
-  ends.reserve(n);
-  for_each_in_scope(trace, scope, [&](const Activity&, const Interval& part) {
-    if (part.end_ns <= part.start_ns) return;
-    starts.push_back(part.start_ns);
-    ends.push_back(part.end_ns);
-  });
-  std::sort(starts.begin(), starts.end());
-  std::sort(ends.begin(), ends.end());
+  // A sweep in start order that keeps the ends of the intervals in flight in a min-heap:
+  // memory follows the most in flight, not the activity count (a 10M-event trace in the
+  // GUI). Starts and ends at the same instant apply together, as in `sweep`. A trace not
+  // sorted by start is visited through a sorted index.
+  std::vector<uint32_t> order;
+  const bool sorted =
+      std::is_sorted(trace.activities.begin(), trace.activities.end(),
+                     [](const Activity& a, const Activity& b) { return a.start_ns < b.start_ns; });
+  if (!sorted) {
+    order.resize(trace.activities.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return trace.activities[a].start_ns < trace.activities[b].start_ns;
+    });
+  }
+  const size_t n = trace.activities.size();
+  // The next interval in scope (clipped, non-empty) from position k on.
+  size_t k = 0;
+  const auto next_part = [&]() -> std::optional<Interval> {
+    for (; k < n; ++k) {
+      const Activity& a = trace.activities[sorted ? k : order[k]];
+      if (!scope.kinds.contains(a.kind)) continue;
+      const auto part = clip(a.start_ns, a.end_ns, scope.window);
+      if (part && part->end_ns > part->start_ns) {
+        ++k;
+        return part;
+      }
+    }
+    return std::nullopt;
+  };
+  std::priority_queue<int64_t, std::vector<int64_t>, std::greater<>> ends;
 
   Concurrency result;
   double weighted_ns = 0;  // integral of in-flight count over time
-  int in_flight = 0;
-  size_t s = 0, e = 0;
-  while (e < ends.size()) {
-    // Starts and ends at the same instant apply together, as in `sweep`.
-    const int64_t now = s < starts.size() ? std::min(starts[s], ends[e]) : ends[e];
-    for (; s < starts.size() && starts[s] == now; ++s) ++in_flight;
-    for (; e < ends.size() && ends[e] == now; ++e) --in_flight;
-    if (in_flight <= 0 || e >= ends.size()) continue;
-    const int64_t next = s < starts.size() ? std::min(starts[s], ends[e]) : ends[e];
+  std::optional<Interval> pending = next_part();
+  while (pending || !ends.empty()) {
+    const int64_t now =
+        pending ? (ends.empty() ? pending->start_ns : std::min(pending->start_ns, ends.top()))
+                : ends.top();
+    for (; pending && pending->start_ns == now; pending = next_part()) ends.push(pending->end_ns);
+    while (!ends.empty() && ends.top() == now) ends.pop();
+    const int in_flight = static_cast<int>(ends.size());
+    if (in_flight == 0) continue;
+    const int64_t next = pending ? std::min(pending->start_ns, ends.top()) : ends.top();
     const int64_t ns = next - now;
     result.busy_ns += ns;
     if (in_flight >= 2) result.concurrent_ns += ns;

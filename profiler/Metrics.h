@@ -81,6 +81,21 @@ Interval measured_span(const Trace& trace, const std::optional<Interval>& window
 // empty ones vanish.
 std::vector<Interval> merge_intervals(std::vector<Interval> intervals);
 
+// merge_intervals built one interval at a time: while they come in start order (a
+// lane's or a rank's activities of a sorted trace) it keeps only the union, so a
+// metric over millions of activities needs no copy of them; out of order ones are kept
+// aside and merged in by take().
+class IntervalUnion {
+ public:
+  void add(Interval interval);
+  // The union so far (sorted, disjoint); leaves this empty.
+  std::vector<Interval> take();
+
+ private:
+  std::vector<Interval> merged_;
+  std::vector<Interval> unordered_;
+};
+
 struct KernelStats {
   std::string name;
   ActivityKind kind = ActivityKind::kernel;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 
 #include "profiler/Metrics.h"
 
@@ -48,19 +50,24 @@ bool is_communication(const std::string& name) {
 }
 
 RankBalance rank_balance(const Trace& trace, const MetricsScope& scope) {
+  // Unions built as the activities come (in start order), so no copy of them is kept.
   struct Parts {
     size_t activities = 0;
-    std::vector<Interval> all, compute, communication;
+    IntervalUnion all, compute, communication;
   };
   std::map<int, Parts> by_rank;
+  // A trace repeats few names many times: classify each distinct name once.
+  std::unordered_map<Name, bool> communication_names;
   for (const Activity& a : trace.activities) {
     if (!scope.kinds.contains(a.kind)) continue;
     const std::optional<Interval> part = clip_interval(a.start_ns, a.end_ns, scope.window);
     if (!part) continue;
     Parts& parts = by_rank[a.rank];
     ++parts.activities;
-    parts.all.push_back(*part);
-    (is_communication(a.name) ? parts.communication : parts.compute).push_back(*part);
+    parts.all.add(*part);
+    auto [known, added] = communication_names.try_emplace(a.name, false);
+    if (added) known->second = is_communication(a.name);
+    (known->second ? parts.communication : parts.compute).add(*part);
   }
 
   RankBalance balance;
@@ -68,9 +75,9 @@ RankBalance rank_balance(const Trace& trace, const MetricsScope& scope) {
     RankStats row;
     row.rank = rank;
     row.activities = parts.activities;
-    row.busy_ns = total_ns(merge_intervals(std::move(parts.all)));
-    const std::vector<Interval> compute = merge_intervals(std::move(parts.compute));
-    const std::vector<Interval> communication = merge_intervals(std::move(parts.communication));
+    row.busy_ns = total_ns(parts.all.take());
+    const std::vector<Interval> compute = parts.compute.take();
+    const std::vector<Interval> communication = parts.communication.take();
     row.compute_ns = total_ns(compute);
     row.communication_ns = total_ns(communication);
     row.hidden_communication_ns = overlap_ns(compute, communication);

@@ -7,10 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "profiler/Name.h"
+
 namespace tunescope::profiler {
 
-enum class ActivityKind { kernel, memcpy, memset, sync, overhead };
-enum class RangeCategory { run, candidate, iteration, layer, phase };
+// One byte each: a trace holds millions of records.
+enum class ActivityKind : uint8_t { kernel, memcpy, memset, sync, overhead };
+enum class RangeCategory : uint8_t { run, candidate, iteration, layer, phase };
 // Why a flow's target waited for its source (see Flow).
 enum class FlowKind {
   event,   // an executor event recorded on one lane and waited on by another (CUDA: event
@@ -27,11 +30,9 @@ RangeCategory parse_range_category(const std::string& text);
 std::string to_string(FlowKind kind);
 FlowKind parse_flow_kind(const std::string& text);
 
+// Records are laid out widest first (72 and 48 bytes): a 10M-event trace holds them all.
 struct Activity {
-  ActivityKind kind = ActivityKind::kernel;
-  std::string name;
-  int device = 0;
-  int stream = 0;  // CPU: the lane; CUDA: the stream id
+  Name name;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   uint64_t correlation = 0;
@@ -40,25 +41,28 @@ struct Activity {
   // Device work: the id of the innermost host Range it was launched in (CUPTI external
   // correlation), 0 when unknown. Host activities leave it 0: they nest by time.
   uint64_t range_id = 0;
+  int device = 0;
+  int stream = 0;  // CPU: the lane; CUDA: the stream id
   // The process (MPI rank) that recorded it: 0 in a single-process trace; a merged trace
   // of several ranks (merge_rank_traces) keeps each record's rank, and (rank, device,
   // stream) names a lane.
   int rank = 0;
+  ActivityKind kind = ActivityKind::kernel;
 
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
 
 struct Range {
-  std::string name;
-  RangeCategory category = RangeCategory::run;
+  Name name;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  int device = 0;
-  int lane = 0;
   // Unique within a trace (0: none, e.g. ranges read from foreign files); what
   // Activity::range_id refers to.
   uint64_t id = 0;
+  int device = 0;
+  int lane = 0;
   int rank = 0;  // as Activity::rank
+  RangeCategory category = RangeCategory::run;
 };
 
 // One end of a flow: a point in time on a lane (device and stream as in Activity).

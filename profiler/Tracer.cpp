@@ -6,6 +6,7 @@
 #include <array>
 #include <set>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 namespace tunescope::profiler {
@@ -216,16 +217,35 @@ Trace Tracer::collect(TraceMetadata metadata) {
     size_t total = 0;
     for (const auto& buffer : buffers_) total += buffer->published.load(std::memory_order_acquire);
     trace.activities.reserve(total);
+    std::unordered_map<const char*, Name> names;
 
     for (const auto& buffer : buffers_) {
       buffer->for_each([&](const Record& r) {
-        const char* name = r.name ? r.name : "";
+        // Records share the tracer's name pointers: intern each pointer's text once.
+        auto [known, added] = names.try_emplace(r.name);
+        if (added) known->second = Name(r.name ? r.name : "");
+        const Name name = known->second;
         if (r.is_range) {
-          trace.ranges.push_back(Range{name, static_cast<RangeCategory>(r.kind), r.start_ns,
-                                       r.end_ns, r.device, r.lane, r.range_id});
+          Range range;
+          range.name = name;
+          range.category = static_cast<RangeCategory>(r.kind);
+          range.start_ns = r.start_ns;
+          range.end_ns = r.end_ns;
+          range.device = r.device;
+          range.lane = r.lane;
+          range.id = r.range_id;
+          trace.ranges.push_back(range);
         } else {
-          trace.activities.push_back(Activity{static_cast<ActivityKind>(r.kind), name, r.device,
-                                              r.lane, r.start_ns, r.end_ns, 0, r.flops, r.bytes});
+          Activity a;
+          a.kind = static_cast<ActivityKind>(r.kind);
+          a.name = name;
+          a.device = r.device;
+          a.stream = r.lane;
+          a.start_ns = r.start_ns;
+          a.end_ns = r.end_ns;
+          a.flops = r.flops;
+          a.bytes = r.bytes;
+          trace.activities.push_back(a);
         }
       });
       buffer->clear();

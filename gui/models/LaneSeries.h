@@ -15,6 +15,7 @@ struct LaneSeries {
   int64_t maxDurationNs = 0;      // bounds the backward search for straddling records
 
   size_t size() const { return starts.size(); }
+  void reserve(size_t count);
   void add(int64_t startNs, int64_t endNs, uint32_t index);
 };
 

@@ -18,6 +18,12 @@ namespace tunescope::gui {
 using profiler::Activity;
 using profiler::Range;
 
+void LaneSeries::reserve(size_t count) {
+  starts.reserve(count);
+  ends.reserve(count);
+  indices.reserve(count);
+}
+
 void LaneSeries::add(int64_t startNs, int64_t endNs, uint32_t index) {
   starts.push_back(startNs);
   ends.push_back(endNs);
@@ -63,19 +69,33 @@ std::shared_ptr<const TraceDocument> TraceDocument::load(
 
 void TraceDocument::buildLanes() {
   const bool gpu = trace_.metadata.backend == "cuda";
+  // Two passes, so each lane's arrays are sized once: grown by doubling, a lane of
+  // millions of activities would hold its old and new arrays at once. Consecutive
+  // activities mostly share a lane, so the last lookup is remembered.
   std::map<profiler::LaneKey, size_t> slot;
+  std::vector<size_t> counts;
+  auto slotOf = [&, lastKey = profiler::LaneKey{}, last = size_t{0},
+                 any = false](const Activity& a) mutable {
+    const profiler::LaneKey key{a.device, a.stream, a.rank};
+    if (!any || !(key == lastKey)) {
+      auto [it, inserted] = slot.try_emplace(key, lanes_.size());
+      if (inserted) {
+        ActivityLane lane;
+        lane.key = key;
+        lane.label = gpu ? QStringLiteral("GPU %1 · stream %2").arg(a.device).arg(a.stream)
+                         : QStringLiteral("CPU %1 · lane %2").arg(a.device).arg(a.stream);
+        lanes_.push_back(std::move(lane));
+        counts.push_back(0);
+      }
+      lastKey = key, last = it->second, any = true;
+    }
+    return last;
+  };
+  for (const Activity& a : trace_.activities) ++counts[slotOf(a)];
+  for (size_t i = 0; i < lanes_.size(); ++i) lanes_[i].series.reserve(counts[i]);
   for (uint32_t i = 0; i < trace_.activities.size(); ++i) {
     const Activity& a = trace_.activities[i];
-    const profiler::LaneKey key{a.device, a.stream, a.rank};
-    auto [it, inserted] = slot.try_emplace(key, lanes_.size());
-    if (inserted) {
-      ActivityLane lane;
-      lane.key = key;
-      lane.label = gpu ? QStringLiteral("GPU %1 · stream %2").arg(a.device).arg(a.stream)
-                       : QStringLiteral("CPU %1 · lane %2").arg(a.device).arg(a.stream);
-      lanes_.push_back(std::move(lane));
-    }
-    lanes_[it->second].series.add(a.start_ns, a.end_ns, i);
+    lanes_[slotOf(a)].series.add(a.start_ns, a.end_ns, i);
   }
   std::sort(lanes_.begin(), lanes_.end(),
             [](const ActivityLane& a, const ActivityLane& b) { return a.key < b.key; });

@@ -22,10 +22,10 @@ class TraceLoader : public QObject {
 
   // The viewer's bound on a trace's activities and ranges: a bigger trace is refused,
   // with a message naming the file and the limit, as soon as the reader passes it, so
-  // it never fills (or swaps) the machine. Opening peaks at about 180-200 bytes of
-  // resident memory per record (docs/BENCHMARKS.md, "Timeline at 10M events"), so the
-  // default is about 3 GB; the reader's own memory limit (half the physical memory)
-  // applies too.
+  // it never fills (or swaps) the machine. Opening peaks at about 130 bytes of
+  // resident memory per record (docs/BENCHMARKS.md, "Timeline at 10M events: a smaller
+  // record"), so the default is about 2.1 GB; the reader's own memory limit (half the
+  // physical memory) applies too.
   static constexpr size_t kDefaultMaxRecords = 16'000'000;
   void setMaxRecords(size_t records) { maxRecords_ = records; }
   size_t maxRecords() const { return maxRecords_; }

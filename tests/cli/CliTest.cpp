@@ -98,7 +98,8 @@ TEST(Cli, ProfileWritesTraceThatReadsBack) {
   const auto trace = tunescope::profiler::read_chrome_trace(path);
   std::set<std::string> passes;
   for (const auto& a : trace.activities)
-    if (a.name.rfind("gemm.", 0) == 0) passes.insert(a.name.substr(0, a.name.find('.', 5)));
+    if (a.name.str().rfind("gemm.", 0) == 0)
+      passes.insert(a.name.str().substr(0, a.name.str().find('.', 5)));
   EXPECT_EQ(passes, (std::set<std::string>{"gemm.fwd", "gemm.bwd_data", "gemm.bwd_filter"}));
   size_t steps = 0, conv1 = 0;
   for (const auto& range : trace.ranges) {

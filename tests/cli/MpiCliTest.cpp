@@ -112,7 +112,7 @@ TEST(MpiCli, ProfileWritesATracePerRankWithItsClockOffsetAndRankZeroMergesThem) 
   for (int r = 0; r < 2; ++r)
     EXPECT_TRUE(std::any_of(merged.activities.begin(), merged.activities.end(),
                             [&](const profiler::Activity& a) {
-                              return a.rank == r && a.name.starts_with("allreduce.bucket");
+                              return a.rank == r && a.name.str().starts_with("allreduce.bucket");
                             }))
         << "rank " << r;
   EXPECT_EQ(profiler::rank_clocks(merged.metadata).size(), 2u);

@@ -52,8 +52,8 @@ std::vector<std::string> trace_paths(const std::vector<Range>& ranges) {
       return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
     });
     std::string path;
-    for (const Range* o : outer) path += o->name + "/";
-    paths.push_back(to_string(range.category) + "\t" + path + range.name);
+    for (const Range* o : outer) path += o->name.str() + "/";
+    paths.push_back(to_string(range.category) + "\t" + path + range.name.str());
   }
   std::sort(paths.begin(), paths.end());
   return paths;

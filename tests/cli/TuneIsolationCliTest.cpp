@@ -59,7 +59,7 @@ TEST(TuneIsolationCli, IsolatedTuneWritesConfigTrialsAndTraces) {
     const auto trace = profiler::read_trace_file(folder.path() / "traces" / name);
     size_t conv = 0;
     for (const auto& a : trace.activities)
-      conv += a.name.rfind("direct.", 0) == 0 || a.name.rfind("gemm.", 0) == 0;
+      conv += a.name.str().rfind("direct.", 0) == 0 || a.name.str().rfind("gemm.", 0) == 0;
     EXPECT_GT(conv, 0u) << name << " holds no conv kernel";
   }
 }

@@ -21,14 +21,23 @@ profiler::Activity kernel(const char* name, int64_t start, int64_t end) {
 
 // conv1 (gemm, 1000 flops per pass): fwd = im2col 10 ns + sgemm 40 ns -> 20 GFLOP/s;
 // conv2 (direct, 4000 flops): fwd 40 ns -> 100 GFLOP/s; a bias kernel in conv2's range.
+profiler::Range layer(const char* name, int64_t start, int64_t end) {
+  profiler::Range r;
+  r.name = name;
+  r.category = profiler::RangeCategory::layer;
+  r.start_ns = start;
+  r.end_ns = end;
+  return r;
+}
+
 profiler::Trace trace() {
   profiler::Trace t;
   t.metadata.extra[profiler::kConvLayersKey] = profiler::conv_layers_to_json(
       {{"conv1", "gemm", "p1", 1000, 100}, {"conv2", "direct", "p2", 4000, 1000}});
-  t.ranges.push_back({"conv1", profiler::RangeCategory::layer, 0, 100, 0, 0, 0});
+  t.ranges.push_back(layer("conv1", 0, 100));
   t.activities.push_back(kernel("gemm.fwd.im2col", 0, 10));
   t.activities.push_back(kernel("gemm.fwd.sgemm", 10, 50));
-  t.ranges.push_back({"conv2", profiler::RangeCategory::layer, 200, 300, 0, 0, 0});
+  t.ranges.push_back(layer("conv2", 200, 300));
   t.activities.push_back(kernel("direct.fwd", 200, 240));
   t.activities.push_back(kernel("bias.fwd", 250, 260));
   return t;

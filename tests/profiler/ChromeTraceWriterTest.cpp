@@ -82,7 +82,7 @@ TEST(ChromeTraceWriterTest, JsonHasTheFieldsViewersNeed) {
   const auto first = std::find_if(complete.begin(), complete.end(),
                                   [](const json& e) { return e.at("cat") == "kernel"; });
   ASSERT_NE(first, complete.end());
-  EXPECT_EQ((*first).at("name"), a.name);
+  EXPECT_EQ((*first).at("name"), a.name.str());
   // Offset by one: Perfetto treats pid 0 and tid 0 specially.
   EXPECT_EQ((*first).at("pid"), 1);
   EXPECT_EQ((*first).at("tid"), 1);

@@ -69,7 +69,7 @@ TEST(KinetoTraceWriterTest, WritesKinetoTopLevelAndEventFields) {
   const Activity& conv = trace.activities.front();
   const json& k = kernels.front();
   EXPECT_EQ(k.at("ph"), "X");
-  EXPECT_EQ(k.at("name"), conv.name);
+  EXPECT_EQ(k.at("name"), conv.name.str());
   EXPECT_EQ(k.at("pid"), conv.device);
   EXPECT_EQ(k.at("tid"), conv.stream);
   for (const char* arg : {"device", "stream", "correlation", "flops", "bytes"})

@@ -153,13 +153,44 @@ TEST(MetricsTest, ConcurrencyMatchesCountingEveryNanosecond) {
       weighted += covering;
       most = std::max(most, covering);
     }
-    const Concurrency c = concurrency(trace);
-    ASSERT_EQ(c.busy_ns, busy) << "round " << round;
-    ASSERT_EQ(c.concurrent_ns, concurrent) << "round " << round;
-    ASSERT_EQ(c.max_in_flight, most) << "round " << round;
-    if (busy > 0) {
-      ASSERT_NEAR(c.mean_in_flight, static_cast<double>(weighted) / static_cast<double>(busy),
-                  1e-12);
+    // In the order made (the sweep goes through a sorted index) and sorted by start.
+    Trace sorted = trace;
+    sort_by_start(sorted);
+    for (const Trace* t : {&trace, static_cast<const Trace*>(&sorted)}) {
+      const Concurrency c = concurrency(*t);
+      ASSERT_EQ(c.busy_ns, busy) << "round " << round;
+      ASSERT_EQ(c.concurrent_ns, concurrent) << "round " << round;
+      ASSERT_EQ(c.max_in_flight, most) << "round " << round;
+      if (busy > 0) {
+        ASSERT_NEAR(c.mean_in_flight, static_cast<double>(weighted) / static_cast<double>(busy),
+                    1e-12);
+      }
+    }
+  }
+}
+
+TEST(MetricsTest, IntervalUnionMatchesMergeIntervalsInAnyOrder) {
+  // Random intervals (empty, touching, nested, equal) added in start order, in random
+  // order and in start order with a few out of place: the same union as merge_intervals.
+  std::mt19937 rng(11);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<Interval> intervals;
+    const int n = std::uniform_int_distribution<int>(0, 14)(rng);
+    for (int i = 0; i < n; ++i) {
+      const int64_t start = std::uniform_int_distribution<int64_t>(0, 50)(rng);
+      intervals.push_back({start, start + std::uniform_int_distribution<int64_t>(0, 12)(rng)});
+    }
+    const std::vector<Interval> expected = merge_intervals(intervals);
+    std::vector<Interval> in_order = intervals;
+    std::sort(in_order.begin(), in_order.end(),
+              [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+    std::vector<Interval> nearly = in_order;
+    if (nearly.size() > 2) std::swap(nearly[0], nearly[nearly.size() / 2]);
+    for (const std::vector<Interval>* order : {&intervals, &in_order, &nearly}) {
+      IntervalUnion u;
+      for (const Interval& i : *order) u.add(i);
+      ASSERT_EQ(u.take(), expected) << "round " << round;
+      ASSERT_TRUE(u.take().empty());
     }
   }
 }

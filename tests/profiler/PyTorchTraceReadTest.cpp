@@ -166,7 +166,7 @@ TEST(PyTorchTraceReadTest, ReadsKinetoObjectFormWithKernels) {
   EXPECT_EQ(trace.activities[1].stream, launch.stream);  // one thread, one lane
   const Activity& conv = trace.activities[2];
   EXPECT_EQ(conv.kind, ActivityKind::kernel);
-  EXPECT_EQ(conv.name.rfind("void implicit_convolve_sgemm<float", 0), 0u);
+  EXPECT_EQ(conv.name.str().rfind("void implicit_convolve_sgemm<float", 0), 0u);
   EXPECT_EQ(conv.device, 0);
   EXPECT_EQ(conv.stream, 7);
   EXPECT_EQ(conv.correlation, 901u);

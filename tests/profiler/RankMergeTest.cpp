@@ -76,7 +76,7 @@ TEST(RankMergeTest, ShiftsEachRankOntoRankZerosClockAndTagsItsRecords) {
   EXPECT_EQ(ranks_of(merged), (std::vector<int>{0, 1}));
   // Same instants after the shift: each rank's conv at 1000..2000 on rank 0's clock.
   for (const Activity& a : merged.activities) {
-    SCOPED_TRACE(a.name + " of rank " + std::to_string(a.rank));
+    SCOPED_TRACE(a.name.str() + " of rank " + std::to_string(a.rank));
     if (a.name == "conv.fwd") {
       EXPECT_EQ(a.start_ns, 1000);
       EXPECT_EQ(a.end_ns, 2000);

@@ -22,7 +22,13 @@ Activity kernel(const char* name, int lane, int64_t start, int64_t end) {
 }
 
 Range layer(const char* name, int lane, int64_t start, int64_t end) {
-  return {name, RangeCategory::layer, start, end, 0, lane, 0};
+  Range r;
+  r.name = name;
+  r.category = RangeCategory::layer;
+  r.start_ns = start;
+  r.end_ns = end;
+  r.lane = lane;
+  return r;
 }
 
 // conv1 (gemm, 1000 flops per pass, 100 bytes) and conv2 (direct, 4000 flops, 1000 bytes).
@@ -50,7 +56,9 @@ Trace hand_made_trace() {
   // conv2 forward; a range of another category does not count.
   t.ranges.push_back(layer("conv2", 0, 500, 600));
   t.activities.push_back(kernel("direct.fwd", 0, 500, 540));
-  t.ranges.push_back({"conv2", RangeCategory::phase, 700, 800, 0, 0, 0});
+  Range phase = layer("conv2", 0, 700, 800);
+  phase.category = RangeCategory::phase;
+  t.ranges.push_back(phase);
   t.activities.push_back(kernel("direct.fwd", 0, 700, 790));
   sort_by_start(t);
   return t;

@@ -188,8 +188,8 @@ TEST(Concurrency, TraceShowsWhatRunsOnWhichLane) {
   const profiler::Trace trace = session.tracer().collect({});
   std::set<std::pair<std::string, int>> where;  // kernel family ("gemm.fwd", "sgd"...), lane
   for (const auto& a : trace.activities) {
-    const size_t second_dot = a.name.find('.', a.name.find('.') + 1);
-    where.insert({a.name.substr(0, second_dot), a.stream});
+    const size_t second_dot = a.name.str().find('.', a.name.str().find('.') + 1);
+    where.insert({a.name.str().substr(0, second_dot), a.stream});
   }
   for (int lane : {0, 2})
     EXPECT_TRUE(where.count({"gemm.fwd", lane})) << "forward on compute lane " << lane;

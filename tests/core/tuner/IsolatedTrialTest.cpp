@@ -53,7 +53,7 @@ TEST_F(IsolatedTrialTest, OkTrialComesBackWithFiguresKernelsAndTrace) {
   EXPECT_LE(share, 100.0 + 1e-9);
   ASSERT_TRUE(r.trace);
   size_t gemm = 0, steps = 0;
-  for (const auto& a : r.trace->activities) gemm += a.name.rfind("gemm.", 0) == 0;
+  for (const auto& a : r.trace->activities) gemm += a.name.str().rfind("gemm.", 0) == 0;
   for (const auto& range : r.trace->ranges) steps += range.name == "train_step";
   EXPECT_GT(gemm, 0u) << "the trace shows no gemm kernel";
   EXPECT_EQ(steps, 2u) << "the trace covers the timed steps only";

@@ -46,7 +46,7 @@ TEST_F(MeasurementTest, CorrectCandidateIsOkWithFiguresKernelsAndTrace) {
       ASSERT_TRUE(r.trace);
       bool conv_kernel = false;
       for (const auto& a : r.trace->activities)
-        conv_kernel |= a.name.rfind(std::string(algorithm) + ".", 0) == 0;
+        conv_kernel |= a.name.str().rfind(std::string(algorithm) + ".", 0) == 0;
       EXPECT_TRUE(conv_kernel) << algorithm
                                << ": the trace shows no kernel of the candidate's algorithm";
     }

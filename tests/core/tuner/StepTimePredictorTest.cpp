@@ -27,7 +27,12 @@ profiler::Trace reference_trace() {
   for (int step = 0; step < 2; ++step) {
     const int64_t t0 = step * 100 * kMs;
     auto range = [&](const char* name, RangeCategory category, int64_t start, int64_t end) {
-      trace.ranges.push_back({name, category, t0 + start * kMs, t0 + end * kMs});
+      Range r;
+      r.name = name;
+      r.category = category;
+      r.start_ns = t0 + start * kMs;
+      r.end_ns = t0 + end * kMs;
+      trace.ranges.push_back(r);
     };
     auto kernel = [&](const char* name, int64_t start, int64_t end) {
       Activity a;

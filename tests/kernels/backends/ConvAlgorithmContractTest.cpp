@@ -181,7 +181,7 @@ TEST_P(AlgorithmContract, TracesEveryKernelUnderItsPass) {
       const std::string prefix = name() + "." + tag;
       double flops = 0;
       for (const profiler::Activity& a : trace.activities) {
-        EXPECT_TRUE(a.name == prefix || a.name.rfind(prefix + ".", 0) == 0) << a.name;
+        EXPECT_TRUE(a.name == prefix || a.name.str().rfind(prefix + ".", 0) == 0) << a.name;
         EXPECT_EQ(a.device, 3);
         EXPECT_EQ(a.stream, 2);
         EXPECT_LE(a.start_ns, a.end_ns);

@@ -115,9 +115,10 @@ TEST(Onednn, TraceNamesTheImplementationAndEveryReorder) {
       tracer.stop();
       std::map<std::string, int> computes;
       for (const profiler::Activity& a : tracer.collect({}).activities) {
-        const size_t pass_end = a.name.find('.', std::string(algorithm).size() + 1);
+        const size_t pass_end = a.name.str().find('.', std::string(algorithm).size() + 1);
         ASSERT_NE(pass_end, std::string::npos) << a.name;
-        const std::string pass = a.name.substr(0, pass_end), step = a.name.substr(pass_end + 1);
+        const std::string pass = a.name.str().substr(0, pass_end),
+                          step = a.name.str().substr(pass_end + 1);
         if (steps.count(step)) continue;
         ++computes[pass];
         EXPECT_FALSE(step.empty()) << a.name;

@@ -54,7 +54,7 @@ TEST(CuptiCorrelationRealApi, KernelsCarryTheIdsOfTheRangesTheyWereLaunchedIn) {
   ASSERT_EQ(trace.ranges.size(), 2u);
   std::vector<const Activity*> kernels;
   for (const Activity& a : trace.activities)
-    if (a.kind == ActivityKind::kernel && a.name.find("add_one") != std::string::npos)
+    if (a.kind == ActivityKind::kernel && a.name.str().find("add_one") != std::string::npos)
       kernels.push_back(&a);
   ASSERT_EQ(kernels.size(), 2u) << trace.activities.size() << " activities";
   std::sort(kernels.begin(), kernels.end(),

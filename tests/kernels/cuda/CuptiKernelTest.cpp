@@ -61,7 +61,7 @@ TEST(CuptiRealApi, RecordsALaunchedKernelOnTheHostClock) {
   EXPECT_TRUE(tracer.errors().empty()) << tracer.errors().front();
   const auto kernel =
       std::find_if(trace.activities.begin(), trace.activities.end(), [](const Activity& a) {
-        return a.kind == ActivityKind::kernel && a.name.find("add_one") != std::string::npos;
+        return a.kind == ActivityKind::kernel && a.name.str().find("add_one") != std::string::npos;
       });
   ASSERT_NE(kernel, trace.activities.end())
       << trace.activities.size() << " activities, none add_one";
@@ -78,7 +78,7 @@ TEST(CuptiRealApi, RecordsALaunchedKernelOnTheHostClock) {
       });
   ASSERT_NE(launch, trace.activities.end()) << "no API record with the kernel's correlation id";
   EXPECT_EQ(launch->device, -1);
-  EXPECT_NE(launch->name.find("LaunchKernel"), std::string::npos) << launch->name;
+  EXPECT_NE(launch->name.str().find("LaunchKernel"), std::string::npos) << launch->name;
   EXPECT_LE(launch->start_ns, kernel->start_ns);
 
   const bool memset_seen =
