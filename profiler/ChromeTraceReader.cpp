@@ -27,6 +27,7 @@
 #include "profiler/ChromeEventOutput.h"
 #include "profiler/ChromeTraceWriter.h"
 #include "profiler/JsonScanner.h"
+#include "profiler/ReadAhead.h"
 
 namespace tunescope::profiler {
 
@@ -429,7 +430,7 @@ class EventCollector {
       a.flops = number_or_zero(e_.flops, "flops");
       a.bytes = number_or_zero(e_.bytes, "bytes");
       a.rank = rank_arg();
-      keep(std::move(a));
+      keep(a);
     } else if (known.range) {
       Range r;
       r.name = string_of(e_.name, "name");
@@ -457,7 +458,7 @@ class EventCollector {
       r.rank = rank_arg();
       r.start_ns = nanoseconds(e_.ts, "ts");
       r.end_ns = r.start_ns + nanoseconds(e_.dur, "dur");
-      keep(std::move(r));
+      keep(r);
     }
   }
 
@@ -486,7 +487,7 @@ class EventCollector {
       r.lane = dense_lane();
       r.start_ns = nanoseconds(e_.ts, "ts");
       r.end_ns = r.start_ns + nanoseconds(e_.dur, "dur");
-      keep(std::move(r));
+      keep(r);
     } else if (e_.pid.text == "CUDA functions") {
       ++pytorch_events_;
       Activity a;
@@ -494,7 +495,7 @@ class EventCollector {
       a.device = static_cast<int>(integer_of(required(e_.tid, "tid"), "tid"));
       a.start_ns = nanoseconds(e_.ts, "ts");
       a.end_ns = a.start_ns + nanoseconds(e_.dur, "dur");
-      keep(std::move(a));
+      keep(a);
     }
   }
 
@@ -502,15 +503,15 @@ class EventCollector {
   // new capacity counts; while it has room, the records it holds (room reserved and not
   // yet used is not resident). Names are interned (Name): the distinct names this read
   // added count.
-  void keep(Activity&& a) {
+  void keep(const Activity& a) {
     reserve_from_estimate();
     check_limits(grown(trace_.activities), trace_.ranges.size());
-    trace_.activities.push_back(std::move(a));
+    trace_.activities.push_back(a);
   }
-  void keep(Range&& r) {
+  void keep(const Range& r) {
     reserve_from_estimate();
     check_limits(trace_.activities.size(), grown(trace_.ranges));
-    trace_.ranges.push_back(std::move(r));
+    trace_.ranges.push_back(r);
   }
 
   template <typename List>
@@ -629,7 +630,7 @@ class EventCollector {
       a.stream = r.lane;
       a.start_ns = r.start_ns;
       a.end_ns = r.end_ns;
-      keep(std::move(a));
+      keep(a);
     }
     if (!trace_.activities.empty())
       trace_.metadata.extra["activities"] =
@@ -753,19 +754,39 @@ Trace read_chrome_trace(const fs::path& path, const TraceReadOptions& options) {
   uint64_t file_done = 0;
 
   // zlib recognises gzip by its magic bytes and passes any other file through.
-  JsonScanner in([&](char* buffer, size_t capacity) -> size_t {
-    if (options.cancel && options.cancel->load(std::memory_order_relaxed))
-      throw TraceReadCancelled(path.string() + ": loading cancelled");
+  const auto read_some = [&file](char* buffer, size_t capacity, uint64_t& position) -> size_t {
     errno = 0;
     const int n =
         gzread(file.get(), buffer, static_cast<unsigned>(std::min<size_t>(capacity, INT_MAX)));
+    position = static_cast<uint64_t>(std::max<z_off_t>(0, gzoffset(file.get())));
     if (n <= 0) {
       const std::string problem = gzip_problem(file.get(), n);
       if (!problem.empty()) throw FormatError(problem);
     }
-    file_done = static_cast<uint64_t>(std::max<z_off_t>(0, gzoffset(file.get())));
-    if (options.progress) options.progress(file_done, file_size);
     return n > 0 ? static_cast<size_t>(n) : 0;
+  };
+  // A gzip file inflates on a thread of its own, a few chunks ahead of the parser; a plain
+  // one is read in place (a thread would only add a copy).
+  std::optional<ReadAhead> ahead;
+  if (gzdirect(file.get()) == 0)
+    ahead.emplace(
+        [&read_some](ReadAhead::Chunk& chunk) {
+          chunk.bytes.resize(read_some(chunk.bytes.data(), chunk.bytes.size(), chunk.position));
+          return !chunk.bytes.empty();
+        },
+        4 << 20, 4);
+  JsonScanner in([&](char* buffer, size_t capacity) -> size_t {
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+      throw TraceReadCancelled(path.string() + ": loading cancelled");
+    size_t n = 0;
+    if (ahead) {
+      n = ahead->read(buffer, capacity);
+      file_done = ahead->position();
+    } else {
+      n = read_some(buffer, capacity, file_done);
+    }
+    if (options.progress) options.progress(file_done, file_size);
+    return n;
   });
   const uint64_t memory =
       options.max_memory_bytes ? options.max_memory_bytes : default_memory_limit();

@@ -158,15 +158,17 @@ TEST(MpiCli, TuneSpreadsTheCandidatesOverTheRanksAndGathersThemIntoRankZerosDb) 
 
 // Rank 1 killed (SIGKILL) once it has sent some trials: mpirun ends the job, and every
 // trial rank 0 reported gathered is in its DB, so a single-process tune resumed from it
-// reuses them all.
+// reuses them all. 400 steps a trial, so that on a quiet machine the sweep outlasts the
+// 0.1 s poll that finds rank 1's first trial.
 TEST(MpiCli, AKilledRankLosesNoneOfTheTrialsThatFinished) {
   ScratchDir dir;
   const std::string db = (dir.path() / "tune.db").string();
   const std::string out = (dir.path() / "out.txt").string();
   const std::string space =
       "--model lenet5 --data fake --fake-count 256 --batch 16 --layouts nchw,nhwc --algorithms "
-      "direct,direct-small,gemm,winograd,fft-own --threads-list 1 --strategy exhaustive --steps 20 "
-      "--max-steps 20 "
+      "direct,direct-small,gemm,winograd,fft-own --threads-list 1 --strategy exhaustive --steps "
+      "400 "
+      "--max-steps 400 "
       "--racing off --db " +
       db + " --out " + (dir.path() / "tuned.json").string();
   // The ranks are mpirun's children; rank 1 is the one whose environment says so.
