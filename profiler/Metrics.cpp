@@ -156,7 +156,7 @@ Interval measured_span(const Trace& trace, const std::optional<Interval>& window
   return span;
 }
 
-std::vector<Interval> merge_intervals(std::vector<Interval> intervals) {
+std::vector<Interval> merge_intervals(const std::vector<Interval>& intervals) {
   std::vector<Interval> merged;
   sweep(intervals, [&](const Interval& piece, int) {
     if (!merged.empty() && merged.back().end_ns == piece.start_ns)
@@ -185,7 +185,7 @@ std::vector<Interval> IntervalUnion::take() {
   if (!unordered_.empty()) {
     out.insert(out.end(), unordered_.begin(), unordered_.end());
     unordered_.clear();
-    out = merge_intervals(std::move(out));
+    out = merge_intervals(out);
   }
   return out;
 }

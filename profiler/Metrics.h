@@ -79,7 +79,7 @@ Interval measured_span(const Trace& trace, const std::optional<Interval>& window
 
 // The union of `intervals` as sorted, disjoint intervals; touching intervals merge and
 // empty ones vanish.
-std::vector<Interval> merge_intervals(std::vector<Interval> intervals);
+std::vector<Interval> merge_intervals(const std::vector<Interval>& intervals);
 
 // merge_intervals built one interval at a time: while they come in start order (a
 // lane's or a rank's activities of a sorted trace) it keeps only the union, so a

@@ -156,7 +156,7 @@ Trace merge_rank_traces(std::vector<RankInput> inputs) {
       a.rank = rank;
       a.start_ns += shift;
       a.end_ns += shift;
-      merged.activities.push_back(std::move(a));
+      merged.activities.push_back(a);
     }
     for (Range& r : trace.ranges) {
       top_range = std::max(top_range, r.id);
@@ -164,7 +164,7 @@ Trace merge_rank_traces(std::vector<RankInput> inputs) {
       r.rank = rank;
       r.start_ns += shift;
       r.end_ns += shift;
-      merged.ranges.push_back(std::move(r));
+      merged.ranges.push_back(r);
     }
     for (Flow& f : trace.flows) {
       for (FlowEnd* end : {&f.from, &f.to}) {

@@ -587,7 +587,7 @@ std::vector<TrialResult> measure_interleaved(const SessionOptions& base,
 TrialRunner::TrialRunner(SessionOptions base, MeasureOptions options, NumericsSample reference,
                          bool has_batch_norm)
     : base_(std::move(base)),
-      options_(options),
+      options_(std::move(options)),
       reference_(std::move(reference)),
       has_batch_norm_(has_batch_norm) {}
 

@@ -96,7 +96,7 @@ TEST_P(NvtxCli, RangesRecordedByAnNvtxToolAreTheTraceRanges) {
     std::getline(fields, category, '\t');
     std::getline(fields, path);
     EXPECT_EQ(domain, "tunescope") << line;
-    nvtx_paths.push_back(category + "\t" + path);
+    nvtx_paths.push_back(category.append("\t").append(path));
   }
   std::sort(nvtx_paths.begin(), nvtx_paths.end());
 

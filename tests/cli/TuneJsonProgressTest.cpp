@@ -116,8 +116,8 @@ TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
   double best_eps = 0;
   std::string best;
   for (int i = 1; i <= 4; ++i) {
-    const json& begin = events[static_cast<size_t>(2 * i - 1)];
-    const json& trial = events[static_cast<size_t>(2 * i)];
+    const json& begin = events[(2 * static_cast<size_t>(i)) - 1];
+    const json& trial = events[2 * static_cast<size_t>(i)];
     EXPECT_EQ(begin["event"], "trial_start");
     EXPECT_EQ(begin["index"], i);
     EXPECT_EQ(begin["total"], 4);
