@@ -66,6 +66,30 @@ TEST(RoundsVerdict, SignificantDifferenceGoesToTheFasterEvenBelowDelta) {
   EXPECT_NE(v.decision.find("the fastest wins"), std::string::npos) << v.decision;
 }
 
+TEST(RoundsVerdict, ThePairedRoundsOverruleTheLowerMedian) {
+  // The machine's state shifts between rounds: the simple config takes 1 ms in 10 rounds
+  // and 10 ms in 10 (median 5.5 ms); the complex one is 10 % faster in those 10 slow
+  // rounds and in 5 of the fast ones, and 9x slower in the other 5 fast ones, so its
+  // median is 9 ms. Paired, it is faster in 15 of 20 rounds: p = 2 x 6196 / 2^20
+  // = 0.0414 < 0.05. Before, the lower median won and the verdict read "10 % faster,
+  // p < 0.05: the fastest wins" for the loser.
+  std::vector<std::vector<double>> rounds(2);
+  for (int r = 0; r < 20; ++r) {
+    const bool slow_round = r >= 10;
+    rounds[0].push_back(slow_round ? 0.010 : 0.001);
+    rounds[1].push_back(slow_round ? 0.009 : (r < 5 ? 0.0009 : 0.009));
+  }
+  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()}, rounds, 0.02);
+  EXPECT_EQ(v.fastest, 1u);
+  EXPECT_EQ(v.winner, 1u);
+  ASSERT_EQ(v.comparisons.size(), 1u);
+  EXPECT_EQ(v.comparisons[0].other, 0u);
+  EXPECT_TRUE(v.comparisons[0].significant);
+  EXPECT_GT(v.comparisons[0].ratio, 1);  // the simple config is the slower one
+  EXPECT_NE(v.decision.find("the fastest wins"), std::string::npos) << v.decision;
+  EXPECT_EQ(v.decision.find(" faster"), std::string::npos) << v.decision;
+}
+
 TEST(RoundsVerdict, InsignificantAndBelowDeltaGoesToTheSimplerConfig) {
   // The complex config 1% faster in 11 rounds, 0.8% slower in 9: its median is lower,
   // but p = 2 P(B <= 9), B ~ Bin(20, 1/2) = 0.8238 and the effect is 1% < delta 2%.
