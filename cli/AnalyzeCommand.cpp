@@ -238,6 +238,8 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
       what_if["times_from"] = flags.what_if_times;
       what_if["work_kinds_replaced"] = s.keys_replaced;
       what_if["work_kinds_not_in_other"] = s.keys_missing;
+      what_if["work_kinds_kept"] = s.keys_same;
+      what_if["environment_calibration"] = s.calibration;
       what_if["activities_replaced"] = s.nodes_replaced;
     }
     size_t matched = 0;
@@ -267,10 +269,14 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
       for (const std::string& text : flags.what_if) std::printf(" %s", text.c_str());
       if (!scales.empty()) std::printf(" (%zu activities scaled)", matched);
       if (!flags.what_if_times.empty())
-        std::printf("%s times of %s (%zu kinds of work replaced, %zu not in it)",
-                    scales.empty() ? "" : ";", flags.what_if_times.c_str(),
-                    what_if["work_kinds_replaced"].get<size_t>(),
-                    what_if["work_kinds_not_in_other"].get<size_t>());
+        std::printf(
+            "%s times of %s (%zu kinds of work replaced, %zu not in it, %zu the same and kept; "
+            "its times x%.3f for this run's environment)",
+            scales.empty() ? "" : ";", flags.what_if_times.c_str(),
+            what_if["work_kinds_replaced"].get<size_t>(),
+            what_if["work_kinds_not_in_other"].get<size_t>(),
+            what_if["work_kinds_kept"].get<size_t>(),
+            what_if["environment_calibration"].get<double>());
       std::printf(
           "\n  replay of the recorded times (%s latencies, %s durations): median step %.3f ms "
           "(recorded %.3f ms)\n",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <set>
 #include <stdexcept>
 
 #include "profiler/analysis/Replay.h"
@@ -137,6 +138,17 @@ std::map<WorkKey, double> median_per_step(const DependencyGraph& graph,
   return out;
 }
 
+// Per work key, the names of the activities doing it: where both traces name the same
+// activities, the work is the same and only its environment differs.
+std::map<WorkKey, std::set<std::string>> names_per_key(const Trace& trace,
+                                                       const DependencyGraph& graph,
+                                                       const std::vector<WorkKey>& keys) {
+  std::map<WorkKey, std::set<std::string>> out;
+  for (size_t n = 0; n < graph.size(); ++n)
+    out[keys[n]].insert(trace.activities[graph.activity[n]].name);
+  return out;
+}
+
 }  // namespace
 
 Substitution substituted_durations(const Trace& trace, const DependencyGraph& graph,
@@ -146,10 +158,26 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
   if (steps.empty() || other_steps.empty())
     throw std::invalid_argument("substitution: a trace without steps");
   const auto keys = work_keys(trace, graph);
+  const auto other_keys = work_keys(other, other_graph);
   const std::map<WorkKey, double> mine = median_per_step(graph, steps, keys);
-  const std::map<WorkKey, double> theirs =
-      median_per_step(other_graph, other_steps, work_keys(other, other_graph));
+  const std::map<WorkKey, double> theirs = median_per_step(other_graph, other_steps, other_keys);
+  const auto my_names = names_per_key(trace, graph, keys);
+  const auto their_names = names_per_key(other, other_graph, other_keys);
   Substitution out;
+  // Work both traces do with the same activities keeps this trace's times, and tells how
+  // the other trace's environment compares with this one: a run with one lane has the
+  // cores to itself, one with two lanes shares them, and every kernel of it runs slower.
+  // The other's times of changed work are scaled by that ratio (time-weighted).
+  double same_mine = 0, same_theirs = 0;
+  for (const auto& [key, per_step] : mine) {
+    const auto found = theirs.find(key);
+    if (found == theirs.end() || per_step <= 0 || found->second <= 0) continue;
+    if (my_names.at(key) != their_names.at(key)) continue;
+    same_mine += per_step;
+    same_theirs += found->second;
+    ++out.keys_same;
+  }
+  out.calibration = same_theirs > 0 ? same_mine / same_theirs : 1.0;
   out.durations = recorded_durations(graph);
   // A key the other trace lacks, in a layer it has, is work it does not do (a padding
   // kernel another algorithm needs no more); work only it does (its own helper
@@ -160,12 +188,14 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
     their_layers[key.layer] = true;
     if (!mine.count(key)) their_only_per_step[key.layer] += per_step;
   }
+  for (auto& [layer, per_step] : their_only_per_step) per_step *= out.calibration;
   std::map<WorkKey, double> factor;
   for (const auto& [key, per_step] : mine) {
     const auto found = theirs.find(key);
     if (found != theirs.end() && per_step > 0) {
+      if (my_names.at(key) == their_names.at(key)) continue;  // the same work: kept
       ++out.keys_replaced;
-      factor[key] = found->second / per_step;
+      factor[key] = found->second * out.calibration / per_step;
     } else if (their_layers.count(key.layer)) {
       ++out.keys_replaced;
       factor[key] = 0;

@@ -45,12 +45,18 @@ std::vector<WorkKey> work_keys(const Trace& trace, const DependencyGraph& graph)
 struct Substitution {
   std::vector<int64_t> durations;
   size_t keys_replaced = 0, keys_missing = 0;  // keys of the trace found, not found, in the other
+  size_t keys_same = 0;    // keys both do with the same activities: kept, and calibrating
+  double calibration = 1;  // this trace's time of the same work / the other's
   size_t nodes_replaced = 0;
 };
-// Durations of the nodes whose work key the other trace has: each key's time per step
-// in `trace` (the median over `steps`) becomes the other trace's (the median over
-// `other_steps`), by scaling its nodes alike. A key the other lacks in a layer it has is
-// work it does not do (0); work only the other does is spread over the layer's nodes.
+// Durations of the nodes whose work key the other trace does differently (other activity
+// names): each such key's time per step in `trace` (the median over `steps`) becomes the
+// other trace's (the median over `other_steps`) times `calibration`, by scaling its nodes
+// alike. `calibration` is this trace's time over the other's for the work both do with
+// the same activities (ReLU, pooling, fc...), which keeps this trace's times: it carries
+// the difference of environment (one lane alone on the cores against two sharing them).
+// A key the other lacks in a layer it has is work it does not do (0); work only the
+// other does is spread over the layer's nodes.
 Substitution substituted_durations(const Trace& trace, const DependencyGraph& graph,
                                    const std::vector<Step>& steps, const Trace& other,
                                    const DependencyGraph& other_graph,

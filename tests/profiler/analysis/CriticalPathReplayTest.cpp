@@ -292,6 +292,35 @@ TEST(WhatIfTest, SubstitutionTakesTheMedianStepSoOnePreemptedStepDoesNotMoveIt) 
   EXPECT_EQ(s.durations, (std::vector<int64_t>{4, 4, 4}));
 }
 
+TEST(WhatIfTest, SubstitutionKeepsTheSameWorkAndScalesTheOthersTimesToThisEnvironment) {
+  // Both run relu.fwd in layer relu1: 10 here, 5 there (the other run had the cores to
+  // itself), so the other's times are x2 here. conv1 changes from direct.fwd (8) to
+  // gemm.fwd (3 there): 3 * 2 = 6 here; relu.fwd keeps its own 10.
+  const auto two_layers = [](const char* conv, int64_t conv_ns, int64_t relu_ns) {
+    Trace t;
+    t.activities = {activity(conv, 0, 0, conv_ns), activity("relu.fwd", 0, 20, 20 + relu_ns)};
+    Range step, conv1, relu1;
+    step.name = "train_step", step.category = RangeCategory::iteration, step.start_ns = 0,
+    step.end_ns = 40;
+    conv1.name = "conv1", conv1.category = RangeCategory::layer, conv1.start_ns = 0,
+    conv1.end_ns = 19;
+    relu1.name = "relu1", relu1.category = RangeCategory::layer, relu1.start_ns = 20,
+    relu1.end_ns = 39;
+    t.ranges = {step, conv1, relu1};
+    sort_by_start(t);
+    return t;
+  };
+  const Trace mine = two_layers("direct.fwd", 8, 10);
+  const Trace theirs = two_layers("gemm.fwd", 3, 5);
+  const DependencyGraph g = build_dependency_graph(mine), og = build_dependency_graph(theirs);
+  const Substitution s =
+      substituted_durations(mine, g, find_steps(mine, g), theirs, og, find_steps(theirs, og));
+  EXPECT_EQ(s.keys_replaced, 1u);
+  EXPECT_EQ(s.keys_same, 1u);
+  EXPECT_DOUBLE_EQ(s.calibration, 2.0);
+  EXPECT_EQ(s.durations, (std::vector<int64_t>{6, 10}));
+}
+
 TEST(ReplayTest, TypicalDurationsReplayEachStepWithTheMedianOfItsWork) {
   EXPECT_EQ(typical_durations({8, 8, 20, 5}, {0, 0, 0, 1}), (std::vector<int64_t>{8, 8, 8, 5}));
   // Steps [0,10], [10,20], [20,40]: k runs 8 in the first two, 18 in the third (preempted),
