@@ -27,6 +27,7 @@ profile() {  # out model batch steps knobs...
 }
 
 # name | model batch steps | base knobs | source knobs (times from) | target knobs
+#   [| layers: --what-if-layers, space-separated globs]
 cases=(
   "lenet5 s2+async: direct -> gemm|lenet5 64 12|--streams 2 --async-update --conv direct|--conv gemm|--streams 2 --async-update --conv gemm"
   "lenet5 s2+async: gemm -> direct|lenet5 64 12|--streams 2 --async-update --conv gemm|--conv direct|--streams 2 --async-update --conv direct"
@@ -34,6 +35,9 @@ cases=(
   "resnet18-small s2+async: direct -> gemm|resnet18-small 16 4|--streams 2 --async-update --conv direct|--conv gemm|--streams 2 --async-update --conv gemm"
   "resnet18-small s2+async: gemm -> direct|resnet18-small 16 4|--streams 2 --async-update --conv gemm|--conv direct|--streams 2 --async-update --conv direct"
   "resnet18-small s1: direct -> gemm|resnet18-small 16 4|--conv direct|--streams 2 --async-update --conv gemm|--conv gemm"
+  # Per-layer mixes of two runs with the same lanes (--what-if-layers): the tuner's question.
+  "lenet5 s2+async: direct, conv2 from gemm|lenet5 64 12|--streams 2 --async-update --conv direct|--streams 2 --async-update --conv gemm|--streams 2 --async-update --conv direct,conv2=gemm|conv2"
+  "resnet18-small s2+async: gemm, stem from direct|resnet18-small 16 4|--streams 2 --async-update --conv gemm|--streams 2 --async-update --conv direct|--streams 2 --async-update --conv gemm,conv1=direct|conv1"
 )
 
 median_ms() { "$bin" analyze "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["median_step_ms"])'; }
@@ -43,7 +47,9 @@ echo "| case | round | base ms | measured ms (two runs) | noise | predicted, rec
 echo "|------|------:|--------:|-----------------------:|------:|------:|------:|------:|------:|------:|------:|"
 for round in $(seq 1 "$rounds"); do
   for c in "${cases[@]}"; do
-    IFS='|' read -r name sizes base source target <<< "$c"
+    IFS='|' read -r name sizes base source target layers <<< "$c"
+    layer_flags=()
+    for l in $layers; do layer_flags+=(--what-if-layers "$l"); done
     # shellcheck disable=SC2086
     set -- $sizes
     # shellcheck disable=SC2086
@@ -55,7 +61,8 @@ for round in $(seq 1 "$rounds"); do
     # shellcheck disable=SC2086
     profile "$work/target-b.json" "$@" $target
     predict() {
-      "$bin" analyze "$work/base.json" --what-if-times "$work/source.json" --latency "$1" --durations "$2" --json |
+      "$bin" analyze "$work/base.json" --what-if-times "$work/source.json" ${layer_flags[@]+"${layer_flags[@]}"} \
+        --latency "$1" --durations "$2" --json |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["what_if"]["predicted_median_step_ms"])'
     }
     rec=$(predict recorded recorded)

@@ -1,6 +1,7 @@
 // `tunescope analyze TRACE`: the critical path of each step and what bounds it, the
 // lanes' idle time, and what-if predictions by replaying the trace's dependency graph
 // (profiler/analysis). See docs/ANALYZE.md.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -32,12 +33,30 @@ struct AnalyzeFlags {
   std::string input;
   std::vector<std::string> what_if;
   std::string what_if_times;
+  std::vector<std::string> what_if_layers;
   std::string latency = "recorded";
   std::string durations = "recorded";
   size_t top = 10;
   bool json = false;
   std::string db_path;
 };
+
+// Every --what-if-layers glob must match a layer of the trace: a typo would otherwise
+// predict the unchanged step.
+void check_layer_globs(const profiler::Trace& trace, const std::vector<std::string>& globs,
+                       const std::string& path) {
+  const std::vector<std::string> layers = an::layer_names(trace);
+  for (const std::string& glob : globs) {
+    if (std::any_of(layers.begin(), layers.end(),
+                    [&glob](const std::string& l) { return an::glob_match(glob, l); }))
+      continue;
+    std::string known;
+    for (size_t i = 0; i < layers.size() && i < 12; ++i) known += (i ? ", " : "") + layers[i];
+    if (layers.size() > 12) known += ", ...";
+    fail(ErrorKind::usage, "--what-if-layers: '", glob, "' matches no layer of ", path,
+         " (its layers: ", known.empty() ? std::string("none") : known, ")");
+  }
+}
 
 double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
@@ -232,10 +251,12 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
       const profiler::Trace& other = *other_trace;
       const an::TraceAnalysis other_analysis =
           analyze_argument(other, flags.what_if_times + rank_suffix(rank));
-      const an::Substitution s = an::substituted_durations(
-          trace, graph, analysis.steps, other, other_analysis.graph, other_analysis.steps);
+      const an::Substitution s =
+          an::substituted_durations(trace, graph, analysis.steps, other, other_analysis.graph,
+                                    other_analysis.steps, flags.what_if_layers);
       durations = s.durations;
       what_if["times_from"] = flags.what_if_times;
+      if (!flags.what_if_layers.empty()) what_if["layers"] = flags.what_if_layers;
       what_if["work_kinds_replaced"] = s.keys_replaced;
       what_if["work_kinds_not_in_other"] = s.keys_missing;
       what_if["work_kinds_kept"] = s.keys_same;
@@ -373,6 +394,10 @@ Action add_analyze_command(CLI::App& command) {
       "--what-if-times", flags->what_if_times,
       "Take each layer and pass's kernel time per step from this other trace (e.g. another "
       "algorithm's run)");
+  command.add_option("--what-if-layers", flags->what_if_layers,
+                     "With --what-if-times: only the layers whose name matches one of these "
+                     "globs take the other trace's times (e.g. conv1: a per-layer mix; "
+                     "repeatable)");
   command
       .add_option(
           "--latency", flags->latency,
@@ -398,9 +423,14 @@ Action add_analyze_command(CLI::App& command) {
   return [flags] {
     // Options first: a malformed --what-if is refused before any file is read.
     const std::vector<an::DurationScale> scales = parse_scales(flags->what_if);
+    if (!flags->what_if_layers.empty() && flags->what_if_times.empty())
+      fail(ErrorKind::usage,
+           "--what-if-layers: needs --what-if-times (the trace whose times "
+           "those layers take)");
     const profiler::Trace trace = read_trace_argument(flags->input);
     std::optional<profiler::Trace> other;
     if (!flags->what_if_times.empty()) other = read_trace_argument(flags->what_if_times);
+    check_layer_globs(trace, flags->what_if_layers, flags->input);
     if (!profiler::has_ranks(trace)) {
       const json out = analyze_process(trace, -1, *flags, scales, other ? &*other : nullptr);
       if (flags->json) std::printf("%s\n", out.dump(2).c_str());

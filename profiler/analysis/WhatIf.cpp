@@ -154,7 +154,13 @@ std::map<WorkKey, std::set<std::string>> names_per_key(const Trace& trace,
 Substitution substituted_durations(const Trace& trace, const DependencyGraph& graph,
                                    const std::vector<Step>& steps, const Trace& other,
                                    const DependencyGraph& other_graph,
-                                   const std::vector<Step>& other_steps) {
+                                   const std::vector<Step>& other_steps,
+                                   const std::vector<std::string>& layers) {
+  const auto substituted_layer = [&layers](const std::string& layer) {
+    if (layers.empty()) return true;
+    return std::any_of(layers.begin(), layers.end(),
+                       [&layer](const std::string& glob) { return glob_match(glob, layer); });
+  };
   if (steps.empty() || other_steps.empty())
     throw std::invalid_argument("substitution: a trace without steps");
   const auto keys = work_keys(trace, graph);
@@ -186,11 +192,13 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
   std::map<std::string, bool> their_layers;
   for (const auto& [key, per_step] : theirs) {
     their_layers[key.layer] = true;
-    if (!mine.count(key)) their_only_per_step[key.layer] += per_step;
+    if (!mine.count(key) && substituted_layer(key.layer))
+      their_only_per_step[key.layer] += per_step;
   }
   for (auto& [layer, per_step] : their_only_per_step) per_step *= out.calibration;
   std::map<WorkKey, double> factor;
   for (const auto& [key, per_step] : mine) {
+    if (!substituted_layer(key.layer)) continue;
     const auto found = theirs.find(key);
     if (found != theirs.end() && per_step > 0) {
       if (my_names.at(key) == their_names.at(key)) continue;  // the same work: kept
@@ -219,6 +227,13 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
     out.durations[n] += std::llround(static_cast<double>(out.durations[n]) * extra->second / total);
   }
   return out;
+}
+
+std::vector<std::string> layer_names(const Trace& trace) {
+  std::set<std::string> names;
+  for (const Range& r : trace.ranges)
+    if (r.category == RangeCategory::layer) names.insert(r.name);
+  return {names.begin(), names.end()};
 }
 
 }  // namespace tunescope::profiler::analysis

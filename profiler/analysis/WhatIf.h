@@ -56,10 +56,15 @@ struct Substitution {
 // the same activities (ReLU, pooling, fc...), which keeps this trace's times: it carries
 // the difference of environment (one lane alone on the cores against two sharing them).
 // A key the other lacks in a layer it has is work it does not do (0); work only the
-// other does is spread over the layer's nodes.
+// other does is spread over the layer's nodes. With `layers` (globs), only the layers
+// whose name matches one of them take the other's times (a per-layer mix of two runs);
+// the calibration still reads every layer.
 Substitution substituted_durations(const Trace& trace, const DependencyGraph& graph,
                                    const std::vector<Step>& steps, const Trace& other,
                                    const DependencyGraph& other_graph,
-                                   const std::vector<Step>& other_steps);
+                                   const std::vector<Step>& other_steps,
+                                   const std::vector<std::string>& layers = {});
+// The layer ranges of `trace` (names), for messages about --what-if-layers.
+std::vector<std::string> layer_names(const Trace& trace);
 
 }  // namespace tunescope::profiler::analysis

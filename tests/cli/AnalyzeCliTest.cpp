@@ -150,6 +150,35 @@ TEST(AnalyzeCli, BadInputExitsTwoSayingWhatIsWrong) {
 
   r = run_cli("analyze " + (dir / "missing.json").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
+
+  // --what-if-layers: only with --what-if-times, and every glob names a layer of the trace.
+  r = run_cli("analyze " + trace.string() + " --what-if-layers conv1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("needs --what-if-times"), std::string::npos) << r.output;
+  r = run_cli("analyze " + trace.string() + " --what-if-times " + trace.string() +
+              " --what-if-layers conv9");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("'conv9' matches no layer of " + trace.string()), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("conv1"), std::string::npos) << r.output;
+}
+
+TEST(AnalyzeCli, WhatIfTimesOfOneLayerPredictsTheMixOfTwoRuns) {
+  // A run's own times for conv1 predict the run itself; the JSON names the layers taken.
+  testing::ScratchDir dir;
+  const auto trace = dir / "run.json";
+  ASSERT_EQ(run_cli(kRun + trace.string()).exit_code, 0);
+  const auto r = run_cli("analyze " + trace.string() + " --what-if-times " + trace.string() +
+                         " --what-if-layers 'conv1' --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto out = nlohmann::json::parse(r.output);
+  EXPECT_EQ(out["what_if"]["layers"], nlohmann::json::array({"conv1"}));
+  // The same activities in both: nothing replaced, every kind kept, calibration 1.
+  EXPECT_EQ(out["what_if"]["work_kinds_replaced"], 0);
+  EXPECT_GT(out["what_if"]["work_kinds_kept"].get<int>(), 0);
+  EXPECT_DOUBLE_EQ(out["what_if"]["environment_calibration"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(out["what_if"]["predicted_median_step_ms"].get<double>(),
+                   out["median_step_ms"].get<double>());
 }
 
 }  // namespace

@@ -321,6 +321,39 @@ TEST(WhatIfTest, SubstitutionKeepsTheSameWorkAndScalesTheOthersTimesToThisEnviro
   EXPECT_EQ(s.durations, (std::vector<int64_t>{6, 10}));
 }
 
+TEST(WhatIfTest, SubstitutionOfSomeLayersMixesTwoRuns) {
+  // Two conv layers, both direct here and gemm there: with layers {"conv2"} only conv2
+  // takes the other's time (3 for 8); conv1 keeps its 7. relu1, the same in both (4
+  // here, 4 there), calibrates x1.
+  const auto three_layers = [](const char* conv, int64_t conv1_ns, int64_t conv2_ns) {
+    Trace t;
+    t.activities = {activity(conv, 0, 0, conv1_ns), activity(conv, 0, 10, 10 + conv2_ns),
+                    activity("relu.fwd", 0, 20, 24)};
+    Range step;
+    step.name = "train_step", step.category = RangeCategory::iteration, step.start_ns = 0,
+    step.end_ns = 30;
+    t.ranges = {step};
+    const char* names[] = {"conv1", "conv2", "relu1"};
+    for (int l = 0; l < 3; ++l) {
+      Range layer;
+      layer.name = names[l], layer.category = RangeCategory::layer, layer.start_ns = 10 * l,
+      layer.end_ns = 10 * l + 9;
+      t.ranges.push_back(layer);
+    }
+    sort_by_start(t);
+    return t;
+  };
+  const Trace mine = three_layers("direct.fwd", 7, 8);
+  const Trace theirs = three_layers("gemm.fwd", 2, 3);
+  const DependencyGraph g = build_dependency_graph(mine), og = build_dependency_graph(theirs);
+  const Substitution s = substituted_durations(mine, g, find_steps(mine, g), theirs, og,
+                                               find_steps(theirs, og), {"conv2"});
+  EXPECT_EQ(s.keys_replaced, 1u);
+  EXPECT_DOUBLE_EQ(s.calibration, 1.0);
+  EXPECT_EQ(s.durations, (std::vector<int64_t>{7, 3, 4}));
+  EXPECT_EQ(layer_names(mine), (std::vector<std::string>{"conv1", "conv2", "relu1"}));
+}
+
 TEST(ReplayTest, TypicalDurationsReplayEachStepWithTheMedianOfItsWork) {
   EXPECT_EQ(typical_durations({8, 8, 20, 5}, {0, 0, 0, 1}), (std::vector<int64_t>{8, 8, 8, 5}));
   // Steps [0,10], [10,20], [20,40]: k runs 8 in the first two, 18 in the third (preempted),
