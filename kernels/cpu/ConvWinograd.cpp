@@ -273,9 +273,12 @@ int64_t gemm_splits(const ThreadPool& pool, int alpha2, int64_t extent, int64_t 
 }
 
 // m[a] = u[a] v[a] for every point a of one wave: (out_c x in_c) (in_c x count) in
-// NCHW, (count x in_c) (in_c x out_c) in NHWC (see WinogradKernelTable.h).
+// NCHW, (count x in_c) (in_c x out_c) in NHWC (see WinogradKernelTable.h). NHWC runs the
+// products on the vector kernels' own GEMM (u inputs major, as the fused schedule's): on
+// 128 x 128 x 128 products per point it beat OpenBLAS's sgemm (docs/BENCHMARKS.md).
 void multiply_wave(const ExecContext& ex, const char* kernel, const WinogradPlan& plan,
-                   int64_t count, const float* u, const float* v, float* mt) {
+                   const WinogradKernelTable& table, int64_t count, const float* u, const float* v,
+                   float* mt) {
   const WinogradGeometry& g = plan.g;
   const int K = static_cast<int>(g.out_c), C = static_cast<int>(g.in_c);
   profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * plan.alpha2 * K * C * count,
@@ -291,19 +294,26 @@ void multiply_wave(const ExecContext& ex, const char* kernel, const WinogradPlan
       const float* ua = u + a * K * C;
       const float* va = v + a * C * count;
       float* ma = mt + a * K * count;
-      if (!g.nhwc)
+      if (!g.nhwc) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, n, C, 1.0f, ua, C, va + t0, ld,
                     0.0f, ma + t0, ld);
-      else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, K, C, 1.0f, va + t0 * C, C, ua, C,
-                    0.0f, ma + t0 * K, K);
+        continue;
+      }
+      WinogradGemmArgs product;
+      product.rows = n, product.cols = K, product.depth = C;
+      product.a = va + t0 * C, product.a_row = C, product.a_depth = 1;
+      product.b = ua, product.ldb = K;
+      product.out = ma + t0 * K, product.ldc = K;
+      table.gemm(product);
     }
   });
 }
 
-// du[a] = beta du[a] + dm[a] v[a]^T for every point a of one wave; du[a] is out_c x in_c.
+// du[a] = (accumulate ? du[a] : 0) + dm[a] v[a]^T for every point a of one wave; du[a]
+// is out_c x in_c. NHWC on the vector kernels' GEMM, as multiply_wave.
 void accumulate_filter_wave(const ExecContext& ex, const char* kernel, const WinogradPlan& plan,
-                            int64_t count, const float* dm, const float* v, float* du, float beta) {
+                            const WinogradKernelTable& table, int64_t count, const float* dm,
+                            const float* v, float* du, bool accumulate) {
   const WinogradGeometry& g = plan.g;
   const int K = static_cast<int>(g.out_c), C = static_cast<int>(g.in_c),
             n = static_cast<int>(count);
@@ -319,12 +329,18 @@ void accumulate_filter_wave(const ExecContext& ex, const char* kernel, const Win
       const float* dma = dm + a * K * count;
       const float* va = v + a * C * count;
       float* dua = du + a * K * C + k0 * C;
-      if (!g.nhwc)
+      if (!g.nhwc) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, C, n, 1.0f, dma + k0 * count, n,
-                    va, n, beta, dua, C);
-      else
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rows, C, n, 1.0f, dma + k0, K, va, C,
-                    beta, dua, C);
+                    va, n, accumulate ? 1.0f : 0.0f, dua, C);
+        continue;
+      }
+      WinogradGemmArgs product;
+      product.rows = rows, product.cols = C, product.depth = count;
+      product.a = dma + k0, product.a_row = 1, product.a_depth = K;
+      product.b = va, product.ldb = C;
+      product.out = dua, product.ldc = C;
+      product.accumulate = accumulate;
+      table.gemm(product);
     }
   });
 }
@@ -526,7 +542,7 @@ void run_forward_like(const ConvCall& call, const WinogradPlan& plan,
   float* v = WorkspaceLayout::at(call.workspace, plan.v_offset);
   float* mt = WorkspaceLayout::at(call.workspace, plan.m_offset);
   const FilterView filter{w.data(), call.problem.out_channels, call.problem.input.c, g.nhwc};
-  transform_filters(ex, names.filter, g, plan.m, filter, flip_transpose, false, u);
+  transform_filters(ex, names.filter, g, plan.m, filter, flip_transpose, g.nhwc, u);
   for (int64_t first = 0; first < plan.tiles; first += plan.wave) {
     const WinogradWave wave{first, std::min(plan.wave, plan.tiles - first)};
     {
@@ -536,7 +552,7 @@ void run_forward_like(const ConvCall& call, const WinogradPlan& plan,
         kernels.input(g, in.data(), wave, b, e, v);
       });
     }
-    multiply_wave(ex, names.gemm, plan, wave.count, u, v, mt);
+    multiply_wave(ex, names.gemm, plan, table, wave.count, u, v, mt);
     profiler::KernelScope k(ex.tracer, names.output, ex.device, ex.lane, 0,
                             transform_bytes(plan, wave.count, g.out_c, plan.m));
     for_each_tile_group(ex.pool, wave.count, table.lanes, [&](int64_t b, int64_t e) {
@@ -675,7 +691,7 @@ void ConvWinograd::backward_filter(const ConvCall& call, const Tensor& x, const 
         kernels.output_adjoint(g, dy.data(), wave, b, e, dm);
       });
     }
-    accumulate_filter_wave(ex, names.gemm, plan, wave.count, dm, v, du, first == 0 ? 0.0f : 1.0f);
+    accumulate_filter_wave(ex, names.gemm, plan, table, wave.count, dm, v, du, first != 0);
   }
   const float* parts[] = {du};
   inverse_transform_filters(ex, names.filter, g, plan.m, parts, 1, dw.data());
