@@ -356,6 +356,9 @@ const WinogradTileKernels& tile_kernels(const WinogradKernelTable& table, int m)
 
 // The fused schedule's transformed tiles of one block (V and M, or V and dM) stay below
 // this, so they stay in L2 beside the transformed filters and the input rows being read.
+// Backward filter loads and stores a task's whole dU (alpha^2 x in_c x out_c) per block,
+// so its blocks hold at least as many bytes of transformed tiles as dU has: 64 -> 64
+// channels get 24 tiles rather than 12.
 constexpr int64_t kFusedBlockBytes = 256 << 10;
 // Blocks of this many tiles and more are rounded down to a multiple of it: every register
 // block height of WinogradKernels.h's small GEMM divides it.
@@ -365,7 +368,8 @@ constexpr int64_t kFusedRowMultiple = 24;
 constexpr int kFusedMaxTasks = 8;
 // The automatic schedule fuses up to 64 -> 64 channels. Beyond, a block's tiles are few
 // (its transforms of many channels fill the budget), so backward filter reads and writes
-// the whole dU per handful of tiles, and OpenBLAS's sgemms are no longer thin: waves win.
+// the whole dU per handful of tiles, and the waves' products per point are no longer
+// thin: waves win.
 constexpr int64_t kFusedMaxChannelProduct = 64 * 64;
 
 struct FusedPlan {
@@ -386,7 +390,12 @@ FusedPlan make_fused_plan(const ConvProblem& p, ConvPass pass, int m) {
   const WinogradGeometry& g = plan.g;
   plan.tiles = g.n * g.tiles_h * g.tiles_w;
   const int64_t tile_bytes = plan.alpha2 * (g.in_c + g.out_c) * static_cast<int64_t>(sizeof(float));
-  int64_t block = std::max<int64_t>(1, kFusedBlockBytes / tile_bytes);
+  const int64_t filter_sum_bytes =
+      plan.alpha2 * g.in_c * g.out_c * static_cast<int64_t>(sizeof(float));
+  const int64_t budget = pass == ConvPass::backward_filter
+                             ? std::max(kFusedBlockBytes, filter_sum_bytes)
+                             : kFusedBlockBytes;
+  int64_t block = std::max<int64_t>(1, budget / tile_bytes);
   if (block >= kFusedRowMultiple) block -= block % kFusedRowMultiple;
   plan.block = std::min(block, plan.tiles);
   plan.blocks = ceil_div(plan.tiles, plan.block);
