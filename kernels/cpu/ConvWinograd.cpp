@@ -56,8 +56,9 @@ template <int M>
 constexpr FilterTransform<M> kFilterTransform{};
 
 // Filter pairs the filter transforms handle per block of their stack buffers: a whole
-// number of vectors, every loop over a block full length (the tail computes on zeros and
-// is not stored) so that the compiler vectorises it without a remainder loop.
+// number of vectors, every loop over a block full length (a short block's tail computes
+// on zeros or the previous block's values and is not stored) so that the compiler
+// vectorises it without a remainder loop.
 constexpr int64_t kFilterBlock = 64;
 
 struct PassNames {
