@@ -42,25 +42,23 @@ constexpr double kG4[6][3] = {{1.0 / 4, 0, 0},
                               {1.0 / 24, -1.0 / 12, 1.0 / 6},
                               {0, 0, 1}};
 
-// T[a * alpha + b][r * 3 + s] = G[a][r] G[b][s]: U = G g G^T as one (alpha^2 x 9) matrix,
-// so both filter transforms are plain loops over channels that the compiler vectorises.
+// G as float, for the separable filter transforms below.
 template <int M>
 struct FilterTransform {
   static constexpr int alpha = M + 2;
-  float t[alpha * alpha][9] = {};
+  float g[alpha][3] = {};
   constexpr FilterTransform() {
     for (int a = 0; a < alpha; ++a)
-      for (int b = 0; b < alpha; ++b)
-        for (int r = 0; r < 3; ++r)
-          for (int s = 0; s < 3; ++s)
-            t[a * alpha + b][r * 3 + s] =
-                static_cast<float>(M == 2 ? kG2[a][r] * kG2[b][s] : kG4[a][r] * kG4[b][s]);
+      for (int r = 0; r < 3; ++r) g[a][r] = static_cast<float>(M == 2 ? kG2[a][r] : kG4[a][r]);
   }
 };
 template <int M>
 constexpr FilterTransform<M> kFilterTransform{};
 
-// Channels the filter transforms handle per block of their stack buffers.
+// Filter pairs the filter transforms handle per block of their stack buffers: a whole
+// number of vectors, every loop over a block full length (a short block's tail computes
+// on zeros or the previous block's values and is not stored) so that the compiler
+// vectorises it without a remainder loop.
 constexpr int64_t kFilterBlock = 64;
 
 struct PassNames {
@@ -152,77 +150,113 @@ struct FilterView {
 
 // u[a][o][i] = (G g G^T)[a] with g the 3x3 filter (k, c) = (o, i) (forward) or, for
 // backward data, rot180 of (k, c) = (i, o): the transposed, flipped filter. in_major
-// stores u[a][i][o] instead (the fused schedule's B operand, outputs contiguous).
+// stores u[a][i][o] instead (the fused schedule's B operand, outputs contiguous). Each
+// task takes rows of u (o, or i when in_major) and writes a block of a row's columns
+// per point, computed as (G g) G^T: 3 alpha (3 + alpha) products per pair, not 9 alpha^2.
 template <int M>
 void transform_filters_m(const ExecContext& ex, const WinogradGeometry& geo, const FilterView& w,
                          bool flip_transpose, bool in_major, float* u) {
-  constexpr int A2 = (M + 2) * (M + 2);
-  const int64_t outs = geo.out_c, ins = geo.in_c;
-  ex.pool.parallel_for(outs, [&](int64_t begin, int64_t end) {
-    alignas(64) float g[9][kFilterBlock];
-    for (int64_t o = begin; o < end; ++o)
-      for (int64_t i0 = 0; i0 < ins; i0 += kFilterBlock) {
-        const int64_t n = std::min(kFilterBlock, ins - i0);
-        for (int64_t j = 0; j < n; ++j)
+  constexpr int A = M + 2;
+  constexpr const FilterTransform<M>& G = kFilterTransform<M>;
+  const int64_t rows = in_major ? geo.in_c : geo.out_c, cols = in_major ? geo.out_c : geo.in_c;
+  ex.pool.parallel_for(rows, [&](int64_t begin, int64_t end) {
+    alignas(64) float g[9][kFilterBlock] = {};
+    alignas(64) float h[A][3][kFilterBlock];  // G g
+    alignas(64) float v[kFilterBlock];
+    for (int64_t row = begin; row < end; ++row)
+      for (int64_t c0 = 0; c0 < cols; c0 += kFilterBlock) {
+        const int64_t n = std::min(kFilterBlock, cols - c0);
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t o = in_major ? c0 + j : row, i = in_major ? row : c0 + j;
           for (int rs = 0; rs < 9; ++rs)
-            g[rs][j] = flip_transpose ? w.data[w.offset(i0 + j, o, 2 - rs / 3, 2 - rs % 3)]
-                                      : w.data[w.offset(o, i0 + j, rs / 3, rs % 3)];
-        for (int ab = 0; ab < A2; ++ab) {
-          alignas(64) float v[kFilterBlock] = {};
-          for (int rs = 0; rs < 9; ++rs)
-            for (int64_t j = 0; j < n; ++j) v[j] += kFilterTransform<M>.t[ab][rs] * g[rs][j];
-          if (in_major)
-            for (int64_t j = 0; j < n; ++j) u[(ab * ins + i0 + j) * outs + o] = v[j];
-          else
-            std::copy_n(v, n, u + (ab * outs + o) * ins + i0);
+            g[rs][j] = flip_transpose ? w.data[w.offset(i, o, 2 - rs / 3, 2 - rs % 3)]
+                                      : w.data[w.offset(o, i, rs / 3, rs % 3)];
         }
+        for (int64_t j = n; j < kFilterBlock; ++j)
+          for (int rs = 0; rs < 9; ++rs) g[rs][j] = 0.0f;
+        for (int a = 0; a < A; ++a)
+          for (int s = 0; s < 3; ++s)
+            for (int64_t j = 0; j < kFilterBlock; ++j)
+              h[a][s][j] = G.g[a][0] * g[s][j] + G.g[a][1] * g[3 + s][j] + G.g[a][2] * g[6 + s][j];
+        for (int a = 0; a < A; ++a)
+          for (int b = 0; b < A; ++b) {
+            for (int64_t j = 0; j < kFilterBlock; ++j)
+              v[j] = h[a][0][j] * G.g[b][0] + h[a][1][j] * G.g[b][1] + h[a][2][j] * G.g[b][2];
+            std::copy_n(v, n, u + ((a * A + b) * rows + row) * cols + c0);
+          }
       }
   });
 }
 
 void transform_filters(const ExecContext& ex, const char* kernel, const WinogradGeometry& geo,
                        int m, const FilterView& w, bool flip_transpose, bool in_major, float* u) {
-  const int64_t outs = geo.out_c, ins = geo.in_c, alpha2 = (m + 2) * (m + 2);
-  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * outs * ins * alpha2 * 9,
-                          (outs * ins * (9 + alpha2)) * 4.0);
+  const int64_t outs = geo.out_c, ins = geo.in_c, alpha = m + 2;
+  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane,
+                          2.0 * outs * ins * 3 * alpha * (3 + alpha),
+                          (outs * ins * (9 + alpha * alpha)) * 4.0);
   if (m == 2)
     transform_filters_m<2>(ex, geo, w, flip_transpose, in_major, u);
   else
     transform_filters_m<4>(ex, geo, w, flip_transpose, in_major, u);
 }
 
-// dw(k, c) = G^T du[.][k][c] G, the adjoint of transform_filters.
+// dw(k, c) = G^T du[.][k][c] G, the adjoint of transform_filters, of du = the sum of
+// `parts` dU's (the fused backward filter's tasks' sums, added here as they are read):
+// (G^T du) G per pair, 3 alpha (3 + alpha) products.
 template <int M>
 void inverse_transform_filters_m(const ExecContext& ex, const WinogradGeometry& geo,
-                                 const float* du, const FilterView& dw, float* out) {
-  constexpr int A2 = (M + 2) * (M + 2);
+                                 const float* const* parts, int64_t part_count,
+                                 const FilterView& dw, float* out) {
+  constexpr int A = M + 2;
+  constexpr const FilterTransform<M>& G = kFilterTransform<M>;
   const int64_t K = geo.out_c, C = geo.in_c;
   ex.pool.parallel_for(K, [&](int64_t begin, int64_t end) {
-    alignas(64) float d[A2][kFilterBlock];
+    alignas(64) float d[A * A][kFilterBlock] = {};
+    alignas(64) float h[3][A][kFilterBlock];  // G^T du
+    alignas(64) float v[kFilterBlock];
     for (int64_t kk = begin; kk < end; ++kk)
       for (int64_t c0 = 0; c0 < C; c0 += kFilterBlock) {
         const int64_t n = std::min(kFilterBlock, C - c0);
-        for (int ab = 0; ab < A2; ++ab) std::copy_n(du + (ab * K + kk) * C + c0, n, d[ab]);
-        for (int rs = 0; rs < 9; ++rs) {
-          alignas(64) float v[kFilterBlock] = {};
-          for (int ab = 0; ab < A2; ++ab)
-            for (int64_t j = 0; j < n; ++j) v[j] += kFilterTransform<M>.t[ab][rs] * d[ab][j];
-          for (int64_t j = 0; j < n; ++j) out[dw.offset(kk, c0 + j, rs / 3, rs % 3)] = v[j];
+        for (int ab = 0; ab < A * A; ++ab) {
+          std::copy_n(parts[0] + (ab * K + kk) * C + c0, n, d[ab]);
+          for (int64_t t = 1; t < part_count; ++t) {
+            const float* part = parts[t] + (ab * K + kk) * C + c0;
+            for (int64_t j = 0; j < n; ++j) d[ab][j] += part[j];
+          }
         }
+        for (int r = 0; r < 3; ++r)
+          for (int b = 0; b < A; ++b)
+            for (int64_t j = 0; j < kFilterBlock; ++j) {
+              float sum = 0.0f;
+              for (int a = 0; a < A; ++a) sum += G.g[a][r] * d[a * A + b][j];
+              h[r][b][j] = sum;
+            }
+        for (int r = 0; r < 3; ++r)
+          for (int s = 0; s < 3; ++s) {
+            for (int64_t j = 0; j < kFilterBlock; ++j) {
+              float sum = 0.0f;
+              for (int b = 0; b < A; ++b) sum += h[r][b][j] * G.g[b][s];
+              v[j] = sum;
+            }
+            for (int64_t j = 0; j < n; ++j) out[dw.offset(kk, c0 + j, r, s)] = v[j];
+          }
       }
   });
 }
 
 void inverse_transform_filters(const ExecContext& ex, const char* kernel,
-                               const WinogradGeometry& geo, int m, const float* du, float* dw) {
-  const int64_t K = geo.out_c, C = geo.in_c, alpha2 = (m + 2) * (m + 2);
+                               const WinogradGeometry& geo, int m, const float* const* parts,
+                               int64_t part_count, float* dw) {
+  const int64_t K = geo.out_c, C = geo.in_c, alpha = m + 2;
   const FilterView view{dw, K, C, geo.nhwc};
-  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * K * C * alpha2 * 9,
-                          (K * C * (9 + alpha2)) * 4.0);
+  profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane,
+                          static_cast<double>(K) * C *
+                              (2.0 * 3 * alpha * (3 + alpha) + alpha * alpha * (part_count - 1)),
+                          (K * C * (9 + alpha * alpha * part_count)) * 4.0);
   if (m == 2)
-    inverse_transform_filters_m<2>(ex, geo, du, view, dw);
+    inverse_transform_filters_m<2>(ex, geo, parts, part_count, view, dw);
   else
-    inverse_transform_filters_m<4>(ex, geo, du, view, dw);
+    inverse_transform_filters_m<4>(ex, geo, parts, part_count, view, dw);
 }
 
 // Runs body(begin, end) over the wave's tiles in groups of `lanes` (one vector of tiles
@@ -240,9 +274,12 @@ int64_t gemm_splits(const ThreadPool& pool, int alpha2, int64_t extent, int64_t 
 }
 
 // m[a] = u[a] v[a] for every point a of one wave: (out_c x in_c) (in_c x count) in
-// NCHW, (count x in_c) (in_c x out_c) in NHWC (see WinogradKernelTable.h).
+// NCHW, (count x in_c) (in_c x out_c) in NHWC (see WinogradKernelTable.h). NHWC runs the
+// products on the vector kernels' own GEMM (u inputs major, as the fused schedule's): on
+// 128 x 128 x 128 products per point it beat OpenBLAS's sgemm (docs/BENCHMARKS.md).
 void multiply_wave(const ExecContext& ex, const char* kernel, const WinogradPlan& plan,
-                   int64_t count, const float* u, const float* v, float* mt) {
+                   const WinogradKernelTable& table, int64_t count, const float* u, const float* v,
+                   float* mt) {
   const WinogradGeometry& g = plan.g;
   const int K = static_cast<int>(g.out_c), C = static_cast<int>(g.in_c);
   profiler::KernelScope k(ex.tracer, kernel, ex.device, ex.lane, 2.0 * plan.alpha2 * K * C * count,
@@ -258,19 +295,26 @@ void multiply_wave(const ExecContext& ex, const char* kernel, const WinogradPlan
       const float* ua = u + a * K * C;
       const float* va = v + a * C * count;
       float* ma = mt + a * K * count;
-      if (!g.nhwc)
+      if (!g.nhwc) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, n, C, 1.0f, ua, C, va + t0, ld,
                     0.0f, ma + t0, ld);
-      else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, K, C, 1.0f, va + t0 * C, C, ua, C,
-                    0.0f, ma + t0 * K, K);
+        continue;
+      }
+      WinogradGemmArgs product;
+      product.rows = n, product.cols = K, product.depth = C;
+      product.a = va + t0 * C, product.a_row = C, product.a_depth = 1;
+      product.b = ua, product.ldb = K;
+      product.out = ma + t0 * K, product.ldc = K;
+      table.gemm(product);
     }
   });
 }
 
-// du[a] = beta du[a] + dm[a] v[a]^T for every point a of one wave; du[a] is out_c x in_c.
+// du[a] = (accumulate ? du[a] : 0) + dm[a] v[a]^T for every point a of one wave; du[a]
+// is out_c x in_c. NHWC on the vector kernels' GEMM, as multiply_wave.
 void accumulate_filter_wave(const ExecContext& ex, const char* kernel, const WinogradPlan& plan,
-                            int64_t count, const float* dm, const float* v, float* du, float beta) {
+                            const WinogradKernelTable& table, int64_t count, const float* dm,
+                            const float* v, float* du, bool accumulate) {
   const WinogradGeometry& g = plan.g;
   const int K = static_cast<int>(g.out_c), C = static_cast<int>(g.in_c),
             n = static_cast<int>(count);
@@ -286,12 +330,18 @@ void accumulate_filter_wave(const ExecContext& ex, const char* kernel, const Win
       const float* dma = dm + a * K * count;
       const float* va = v + a * C * count;
       float* dua = du + a * K * C + k0 * C;
-      if (!g.nhwc)
+      if (!g.nhwc) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, C, n, 1.0f, dma + k0 * count, n,
-                    va, n, beta, dua, C);
-      else
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rows, C, n, 1.0f, dma + k0, K, va, C,
-                    beta, dua, C);
+                    va, n, accumulate ? 1.0f : 0.0f, dua, C);
+        continue;
+      }
+      WinogradGemmArgs product;
+      product.rows = rows, product.cols = C, product.depth = count;
+      product.a = dma + k0, product.a_row = 1, product.a_depth = K;
+      product.b = va, product.ldb = C;
+      product.out = dua, product.ldc = C;
+      product.accumulate = accumulate;
+      table.gemm(product);
     }
   });
 }
@@ -307,6 +357,9 @@ const WinogradTileKernels& tile_kernels(const WinogradKernelTable& table, int m)
 
 // The fused schedule's transformed tiles of one block (V and M, or V and dM) stay below
 // this, so they stay in L2 beside the transformed filters and the input rows being read.
+// Backward filter loads and stores a task's whole dU (alpha^2 x in_c x out_c) per block,
+// so its blocks hold at least as many bytes of transformed tiles as dU has: 64 -> 64
+// channels get 24 tiles rather than 12.
 constexpr int64_t kFusedBlockBytes = 256 << 10;
 // Blocks of this many tiles and more are rounded down to a multiple of it: every register
 // block height of WinogradKernels.h's small GEMM divides it.
@@ -316,7 +369,8 @@ constexpr int64_t kFusedRowMultiple = 24;
 constexpr int kFusedMaxTasks = 8;
 // The automatic schedule fuses up to 64 -> 64 channels. Beyond, a block's tiles are few
 // (its transforms of many channels fill the budget), so backward filter reads and writes
-// the whole dU per handful of tiles, and OpenBLAS's sgemms are no longer thin: waves win.
+// the whole dU per handful of tiles, and the waves' products per point are no longer
+// thin: waves win.
 constexpr int64_t kFusedMaxChannelProduct = 64 * 64;
 
 struct FusedPlan {
@@ -337,7 +391,12 @@ FusedPlan make_fused_plan(const ConvProblem& p, ConvPass pass, int m) {
   const WinogradGeometry& g = plan.g;
   plan.tiles = g.n * g.tiles_h * g.tiles_w;
   const int64_t tile_bytes = plan.alpha2 * (g.in_c + g.out_c) * static_cast<int64_t>(sizeof(float));
-  int64_t block = std::max<int64_t>(1, kFusedBlockBytes / tile_bytes);
+  const int64_t filter_sum_bytes =
+      plan.alpha2 * g.in_c * g.out_c * static_cast<int64_t>(sizeof(float));
+  const int64_t budget = pass == ConvPass::backward_filter
+                             ? std::max(kFusedBlockBytes, filter_sum_bytes)
+                             : kFusedBlockBytes;
+  int64_t block = std::max<int64_t>(1, budget / tile_bytes);
   if (block >= kFusedRowMultiple) block -= block % kFusedRowMultiple;
   plan.block = std::min(block, plan.tiles);
   plan.blocks = ceil_div(plan.tiles, plan.block);
@@ -493,7 +552,7 @@ void run_forward_like(const ConvCall& call, const WinogradPlan& plan,
   float* v = WorkspaceLayout::at(call.workspace, plan.v_offset);
   float* mt = WorkspaceLayout::at(call.workspace, plan.m_offset);
   const FilterView filter{w.data(), call.problem.out_channels, call.problem.input.c, g.nhwc};
-  transform_filters(ex, names.filter, g, plan.m, filter, flip_transpose, false, u);
+  transform_filters(ex, names.filter, g, plan.m, filter, flip_transpose, g.nhwc, u);
   for (int64_t first = 0; first < plan.tiles; first += plan.wave) {
     const WinogradWave wave{first, std::min(plan.wave, plan.tiles - first)};
     {
@@ -503,7 +562,7 @@ void run_forward_like(const ConvCall& call, const WinogradPlan& plan,
         kernels.input(g, in.data(), wave, b, e, v);
       });
     }
-    multiply_wave(ex, names.gemm, plan, wave.count, u, v, mt);
+    multiply_wave(ex, names.gemm, plan, table, wave.count, u, v, mt);
     profiler::KernelScope k(ex.tracer, names.output, ex.device, ex.lane, 0,
                             transform_bytes(plan, wave.count, g.out_c, plan.m));
     for_each_tile_group(ex.pool, wave.count, table.lanes, [&](int64_t b, int64_t e) {
@@ -549,8 +608,8 @@ void run_fused_forward_like(const ConvCall& call, const FusedPlan& plan,
 }
 
 // The fused backward filter: per block V of x and dM = A dy A^T, then dU[a] += dM[a]^T
-// V[a] (out_c x block times block x in_c) into the task's own dU; the tasks' sums are
-// added, then dw = G^T dU G.
+// V[a] (out_c x block times block x in_c) into the task's own dU; then dw = G^T dU G of
+// the tasks' sums, added as the inverse transform reads them.
 void run_fused_backward_filter(const ConvCall& call, const FusedPlan& plan,
                                const WinogradKernelTable& table, const Tensor& x, const Tensor& dy,
                                Tensor& dw) {
@@ -582,20 +641,10 @@ void run_fused_backward_filter(const ConvCall& call, const FusedPlan& plan,
       }
     });
   }
-  float* du = WorkspaceLayout::at(call.workspace, plan.du_offset[0]);
-  if (tasks > 1) {
-    const int64_t count = plan.alpha2 * K * C;
-    profiler::KernelScope k(ex.tracer, "winograd.bwd_filter.task_sum", ex.device, ex.lane,
-                            static_cast<double>(count) * (tasks - 1),
-                            static_cast<double>(count) * (tasks + 1) * 4.0);
-    ex.pool.parallel_for(ceil_div(count, 1024), [&](int64_t begin, int64_t end) {
-      for (int64_t t = 1; t < tasks; ++t) {
-        const float* part = WorkspaceLayout::at(call.workspace, plan.du_offset[t]);
-        for (int64_t i = begin * 1024; i < std::min(count, end * 1024); ++i) du[i] += part[i];
-      }
-    });
-  }
-  inverse_transform_filters(ex, kBackwardFilterNames.filter, g, plan.m, du, dw.data());
+  const float* parts[kFusedMaxTasks];
+  for (int64_t t = 0; t < tasks; ++t)
+    parts[t] = WorkspaceLayout::at(call.workspace, plan.du_offset[t]);
+  inverse_transform_filters(ex, kBackwardFilterNames.filter, g, plan.m, parts, tasks, dw.data());
 }
 
 }  // namespace
@@ -652,9 +701,10 @@ void ConvWinograd::backward_filter(const ConvCall& call, const Tensor& x, const 
         kernels.output_adjoint(g, dy.data(), wave, b, e, dm);
       });
     }
-    accumulate_filter_wave(ex, names.gemm, plan, wave.count, dm, v, du, first == 0 ? 0.0f : 1.0f);
+    accumulate_filter_wave(ex, names.gemm, plan, table, wave.count, dm, v, du, first != 0);
   }
-  inverse_transform_filters(ex, names.filter, g, plan.m, du, dw.data());
+  const float* parts[] = {du};
+  inverse_transform_filters(ex, names.filter, g, plan.m, parts, 1, dw.data());
 }
 
 bool ConvWinograd::knob_applies(std::string_view key, const ConvProblem& problem) const {

@@ -11,12 +11,13 @@
 //  - backward filter: the adjoint of forward in g: per wave V of x as in forward and
 //    dM = A dy A^T of dy's tiles, alpha^2 sgemms dU[a] += dM[a] V[a]^T, then
 //    dw = G^T dU G once.
-// Transforms run on the vector kernels of one instruction set (WinogradKernels.h),
-// sgemm on a single-threaded OpenBLAS; all three are parallel over the lane's pool.
+// Transforms and the NHWC products run on the vector kernels of one instruction set
+// (WinogradKernels.h), NCHW's products on a single-threaded OpenBLAS sgemm; all are
+// parallel over the lane's pool.
 //
 // Two schedules of the same steps (WinogradSchedule):
 //  - waves: each step over a wave of tiles at a time, the alpha^2 products per wave
-//    OpenBLAS sgemms: one traced kernel per step;
+//    one GEMM per point (and slice of tiles or rows): one traced kernel per step;
 //  - fused (NHWC only): each task takes blocks of a few dozen tiles and runs input
 //    transform, the alpha^2 products (the vector kernels' own small GEMM) and output
 //    transform on one block before the next, so the transformed tiles never leave L1/L2
