@@ -118,14 +118,29 @@ struct Plan {
 };
 
 // Images [n0, n0 + count) of t, shape (., c, h, w), into block[c][h + pad_h][w + pad_w][lane]
-// of a plane padded_h x padded_w; padding and lanes past count are zero.
-void to_lanes(const Tensor& t, int64_t n0, int64_t count, int64_t pad_h, int64_t pad_w,
-              int64_t padded_h, int64_t padded_w, float* block) {
+// of a plane padded_h x padded_w; padding and lanes past count are zero. NCHW runs whole
+// planes (unpadded) or rows through the kernels' vector transposes.
+void to_lanes(const LaneConvKernelTable& kernels, const Tensor& t, int64_t n0, int64_t count,
+              int64_t pad_h, int64_t pad_w, int64_t padded_h, int64_t padded_w, float* block) {
   const Shape4 s = t.shape();
   const Strides st(s, t.layout());
+  const float* images = t.data() + n0 * st.n;
+  const bool padded = padded_h != s.h || padded_w != s.w;
+  if (t.layout() == Layout::NCHW && !padded) {
+    for (int64_t c = 0; c < s.c; ++c)
+      kernels.to_lanes(images + c * st.c, st.n, count, s.h * s.w, block + c * s.h * s.w * L);
+    return;
+  }
   std::fill_n(block, s.c * padded_h * padded_w * L, 0.0f);
+  if (t.layout() == Layout::NCHW) {
+    for (int64_t c = 0; c < s.c; ++c)
+      for (int64_t h = 0; h < s.h; ++h)
+        kernels.to_lanes(images + c * st.c + h * st.h, st.n, count, s.w,
+                         block + ((c * padded_h + h + pad_h) * padded_w + pad_w) * L);
+    return;
+  }
   for (int64_t lane = 0; lane < count; ++lane) {
-    const float* image = t.data() + (n0 + lane) * st.n;
+    const float* image = images + lane * st.n;
     for (int64_t c = 0; c < s.c; ++c)
       for (int64_t h = 0; h < s.h; ++h) {
         float* row = block + ((c * padded_h + h + pad_h) * padded_w + pad_w) * L + lane;
@@ -136,11 +151,18 @@ void to_lanes(const Tensor& t, int64_t n0, int64_t count, int64_t pad_h, int64_t
 }
 
 // block[c][h][w][lane] (unpadded) back into images [n0, n0 + count) of t.
-void from_lanes(const float* block, int64_t n0, int64_t count, Tensor& t) {
+void from_lanes(const LaneConvKernelTable& kernels, const float* block, int64_t n0, int64_t count,
+                Tensor& t) {
   const Shape4 s = t.shape();
   const Strides st(s, t.layout());
+  float* images = t.data() + n0 * st.n;
+  if (t.layout() == Layout::NCHW) {
+    for (int64_t c = 0; c < s.c; ++c)
+      kernels.from_lanes(block + c * s.h * s.w * L, s.h * s.w, count, images + c * st.c, st.n);
+    return;
+  }
   for (int64_t lane = 0; lane < count; ++lane) {
-    float* image = t.data() + (n0 + lane) * st.n;
+    float* image = images + lane * st.n;
     for (int64_t c = 0; c < s.c; ++c)
       for (int64_t h = 0; h < s.h; ++h) {
         const float* row = block + (c * s.h + h) * s.w * L + lane;
@@ -167,6 +189,7 @@ class ConvDirectLanes final : public ConvAlgorithm {
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
     const Plan plan = checked_plan(call, ConvPass::forward, x, w, y);
+    const LaneConvKernelTable& k = kernels();
     float* wt = WorkspaceLayout::at(call.workspace, plan.weights);
     const LaneConvImage& g = plan.forward;
     // w(k, c, r, s) (either layout) as wt[c][r][s][k]
@@ -178,14 +201,15 @@ class ConvDirectLanes final : public ConvAlgorithm {
     run_blocks(call, "direct-lanes.fwd", plan, [&](int64_t group, int64_t n0, int64_t count) {
       float* in = plan.a(call.workspace, group);
       float* out = plan.b(call.workspace, group);
-      to_lanes(x, n0, count, plan.pad_h, plan.pad_w, g.in_h, g.in_w, in);
-      kernels().correlate(g, in, wt, out);
-      from_lanes(out, n0, count, y);
+      to_lanes(k, x, n0, count, plan.pad_h, plan.pad_w, g.in_h, g.in_w, in);
+      k.correlate(g, in, wt, out);
+      from_lanes(k, out, n0, count, y);
     });
   }
 
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override {
     const Plan plan = checked_plan(call, ConvPass::backward_data, dy, w, dx);
+    const LaneConvKernelTable& k = kernels();
     float* wt = WorkspaceLayout::at(call.workspace, plan.weights);
     const LaneConvImage& g = plan.backward_data;  // c: the layer's K, k: its C
     // w(k, c, r, s) (either layout) flipped as wt[k][R - 1 - r][S - 1 - s][c]
@@ -197,9 +221,9 @@ class ConvDirectLanes final : public ConvAlgorithm {
     run_blocks(call, "direct-lanes.bwd_data", plan, [&](int64_t group, int64_t n0, int64_t count) {
       float* in = plan.a(call.workspace, group);
       float* out = plan.b(call.workspace, group);
-      to_lanes(dy, n0, count, plan.flip_pad_h, plan.flip_pad_w, g.in_h, g.in_w, in);
-      kernels().correlate(g, in, wt, out);
-      from_lanes(out, n0, count, dx);
+      to_lanes(k, dy, n0, count, plan.flip_pad_h, plan.flip_pad_w, g.in_h, g.in_w, in);
+      k.correlate(g, in, wt, out);
+      from_lanes(k, out, n0, count, dx);
     });
   }
 
@@ -208,6 +232,7 @@ class ConvDirectLanes final : public ConvAlgorithm {
   void backward_filter(const ConvCall& call, const Tensor& x, const Tensor& dy,
                        Tensor& dw) override {
     const Plan plan = checked_plan(call, ConvPass::backward_filter, x, dy, dw);
+    const LaneConvKernelTable& k = kernels();
     const LaneConvImage& g = plan.forward;
     run_blocks(call, "direct-lanes.bwd_filter", plan,
                [&](int64_t group, int64_t n0, int64_t count) {
@@ -216,9 +241,9 @@ class ConvDirectLanes final : public ConvAlgorithm {
                  float* partial = plan.partial(call.workspace, group);
                  if (n0 == plan.first_block(group) * L)
                    std::fill_n(partial, plan.filter_floats, 0.0f);
-                 to_lanes(x, n0, count, plan.pad_h, plan.pad_w, g.in_h, g.in_w, xb);
-                 to_lanes(dy, n0, count, 0, 0, g.out_h, g.out_w, dyb);
-                 kernels().filter_gradient(g, xb, dyb, partial);
+                 to_lanes(k, x, n0, count, plan.pad_h, plan.pad_w, g.in_h, g.in_w, xb);
+                 to_lanes(k, dy, n0, count, 0, 0, g.out_h, g.out_w, dyb);
+                 k.filter_gradient(g, xb, dyb, partial);
                });
     float* sum = plan.partial(call.workspace, 0);
     for (int64_t group = 1; group < plan.groups; ++group) {

@@ -30,6 +30,13 @@ struct LaneConvKernelTable {
   void (*correlate)(const LaneConvImage& g, const float* in, const float* wt, float* out);
   // dw[k][c][r][s] += sum over lanes, oh, ow of dy[k][oh][ow][l] * x[c][oh + r][ow + s][l].
   void (*filter_gradient)(const LaneConvImage& g, const float* x, const float* dy, float* dw);
+  // Transposes between images and a block's lanes, for runs of len contiguous floats of each
+  // image (an NCHW plane or row): block[p][l] = image_l[p] for l < images (lanes past that
+  // are zeroed), p < len, where image_l = src + l * image_stride; and back.
+  void (*to_lanes)(const float* src, int64_t image_stride, int64_t images, int64_t len,
+                   float* block);
+  void (*from_lanes)(const float* block, int64_t len, int64_t images, float* dst,
+                     int64_t image_stride);
 };
 
 extern const LaneConvKernelTable kLaneConvScalarKernels;

@@ -155,11 +155,82 @@ void lc_filter_gradient(const LaneConvImage& g, const float* x, const float* dy,
     });
 }
 
+// 8 x 8 floats transposed in registers (three rounds of pairwise shuffles): r[i][j] -> r[j][i].
+inline void lc_transpose8(typename Ew<8>::V* r) {
+  using V = typename Ew<8>::V;
+  V t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int i = 0; i < 8; i += 4)
+    for (int j = 0; j < 2; ++j) {
+      u[i + 2 * j] = __builtin_shufflevector(t[i + j], t[i + j + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 2 * j + 1] =
+          __builtin_shufflevector(t[i + j], t[i + j + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (int j = 0; j < 4; ++j) {
+    r[j] = __builtin_shufflevector(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    r[j + 4] = __builtin_shufflevector(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+  }
+}
+
+// Runs of 8 floats of 8 images at a time, the last run moved back to end at len (it
+// rewrites the same values); runs shorter than 8, and the scalar path, one float at a time.
+template <int W>
+void lc_to_lanes(const float* src, int64_t image_stride, int64_t images, int64_t len,
+                 float* block) {
+  using E = Ew<8>;
+  constexpr int64_t L = kLaneBlock;
+  if (W == 1 || len < 8) {
+    for (int64_t p = 0; p < len; ++p)
+      for (int64_t l = 0; l < L; ++l)
+        block[p * L + l] = l < images ? src[l * image_stride + p] : 0.0f;
+    return;
+  }
+  if constexpr (W > 1)
+    for (int64_t p0 = 0; p0 < len; p0 += 8) {
+      const int64_t p = std::min(p0, len - 8);
+      for (int64_t half = 0; half < L; half += 8) {
+        E::V r[8];
+        for (int64_t i = 0; i < 8; ++i)
+          r[i] = half + i < images ? E::load(src + (half + i) * image_stride + p) : E::splat(0.0f);
+        lc_transpose8(r);
+        for (int64_t i = 0; i < 8; ++i) ew_store(block + (p + i) * L + half, r[i]);
+      }
+    }
+}
+
+template <int W>
+void lc_from_lanes(const float* block, int64_t len, int64_t images, float* dst,
+                   int64_t image_stride) {
+  using E = Ew<8>;
+  constexpr int64_t L = kLaneBlock;
+  if (W == 1 || len < 8) {
+    for (int64_t l = 0; l < images; ++l)
+      for (int64_t p = 0; p < len; ++p) dst[l * image_stride + p] = block[p * L + l];
+    return;
+  }
+  if constexpr (W > 1)
+    for (int64_t p0 = 0; p0 < len; p0 += 8) {
+      const int64_t p = std::min(p0, len - 8);
+      for (int64_t half = 0; half < images; half += 8) {
+        E::V r[8];
+        for (int64_t i = 0; i < 8; ++i) r[i] = E::load(block + (p + i) * L + half);
+        lc_transpose8(r);
+        for (int64_t i = 0; i < 8 && half + i < images; ++i)
+          ew_store(dst + (half + i) * image_stride + p, r[i]);
+      }
+    }
+}
+
 template <int W>
 LaneConvKernelTable lane_conv_kernel_table() {
   LaneConvKernelTable table;
   table.correlate = lc_correlate<W>;
   table.filter_gradient = lc_filter_gradient<W>;
+  table.to_lanes = lc_to_lanes<W>;
+  table.from_lanes = lc_from_lanes<W>;
   return table;
 }
 
