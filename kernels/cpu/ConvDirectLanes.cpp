@@ -5,8 +5,9 @@
 // result is transposed back. Every lane of every vector is a useful image whatever the
 // channel counts and row widths, which is what vectors along rows (direct-small: rows of
 // 10 in LeNet-5's conv2) or along channels (6 of them in conv1's output) lack, and no
-// column matrix or library reorder is needed. Backward data is the same correlation on dy
-// padded by R - 1 - pad with the filter flipped; backward filter sums each block's lanes.
+// column matrix or library reorder is needed. Backward data scatters each dy value into the
+// dx values it reaches (without padding) or is the forward correlation on dy padded by
+// R - 1 - pad with the filter flipped; backward filter sums each block's lanes.
 //
 // The blocks are cut into groups fixed by the problem (so the workspace and the order of
 // backward filter's sums do not depend on the pool); each group has its own scratch and
@@ -61,6 +62,7 @@ struct Strides {
 struct Plan {
   LaneConvImage forward, backward_data;  // backward filter uses forward's
   int64_t pad_h = 0, pad_w = 0, flip_pad_h = 0, flip_pad_w = 0;
+  bool scatter = false;  // backward data by scatter_data (no padding, filter narrow enough)
   int64_t blocks = 1, groups = 1;
   int64_t a_floats = 0, b_floats = 0, filter_floats = 0;  // per group
   size_t weights = 0, scratch = 0, bytes = 0;
@@ -96,6 +98,7 @@ struct Plan {
                                   .rows_end = flip_pad_h + out.h,
                                   .cols_begin = flip_pad_w,
                                   .cols_end = flip_pad_w + out.w};
+    scatter = p.pad_h == 0 && p.pad_w == 0 && s <= kLaneScatterMaxColumns;
     blocks = ceil_div(p.input.n, L);
     groups = std::min(blocks, kGroupsPerSlot * parallel_slots(p));
     a_floats =
@@ -207,17 +210,39 @@ class ConvDirectLanes final : public ConvAlgorithm {
     });
   }
 
+  // Without padding dy is scattered into dx (every product useful); with padding, the
+  // correlation of dy padded by R - 1 - pad with the flipped filter (its padding's rows
+  // skipped, its columns not).
   void backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w, Tensor& dx) override {
     const Plan plan = checked_plan(call, ConvPass::backward_data, dy, w, dx);
     const LaneConvKernelTable& k = kernels();
     float* wt = WorkspaceLayout::at(call.workspace, plan.weights);
+    if (plan.scatter) {
+      const LaneConvImage& g = plan.forward;
+      // w(k, c, r, s) (either layout) as wt[c][r][k][s]
+      for (int64_t kk = 0; kk < g.k; ++kk)
+        for (int64_t c = 0; c < g.c; ++c)
+          for (int64_t r = 0; r < g.r; ++r)
+            for (int64_t s = 0; s < g.s; ++s)
+              wt[((c * g.r + r) * g.k + kk) * g.s + s] = w.at(kk, c, r, s);
+      run_blocks(call, "direct-lanes.bwd_data", plan,
+                 [&](int64_t group, int64_t n0, int64_t count) {
+                   float* in = plan.a(call.workspace, group);
+                   float* out = plan.b(call.workspace, group);
+                   to_lanes(k, dy, n0, count, 0, 0, g.out_h, g.out_w, in);
+                   std::fill_n(out, g.c * g.in_h * g.in_w * L, 0.0f);
+                   k.scatter_data(g, in, wt, out);
+                   from_lanes(k, out, n0, count, dx);
+                 });
+      return;
+    }
     const LaneConvImage& g = plan.backward_data;  // c: the layer's K, k: its C
     // w(k, c, r, s) (either layout) flipped as wt[k][R - 1 - r][S - 1 - s][c]
-    for (int64_t k = 0; k < g.c; ++k)
+    for (int64_t kk = 0; kk < g.c; ++kk)
       for (int64_t c = 0; c < g.k; ++c)
         for (int64_t r = 0; r < g.r; ++r)
           for (int64_t s = 0; s < g.s; ++s)
-            wt[((k * g.r + g.r - 1 - r) * g.s + g.s - 1 - s) * g.k + c] = w.at(k, c, r, s);
+            wt[((kk * g.r + g.r - 1 - r) * g.s + g.s - 1 - s) * g.k + c] = w.at(kk, c, r, s);
     run_blocks(call, "direct-lanes.bwd_data", plan, [&](int64_t group, int64_t n0, int64_t count) {
       float* in = plan.a(call.workspace, group);
       float* out = plan.b(call.workspace, group);

@@ -12,6 +12,8 @@ namespace tunescope::cpu {
 // Images per block: the lane dimension of every transposed buffer, whatever the kernel
 // path (AVX2 runs a block as two halves, scalar as sixteen lanes).
 inline constexpr int64_t kLaneBlock = 16;
+// The widest filter scatter_data takes (its register tile is sized by the filter width).
+inline constexpr int64_t kLaneScatterMaxColumns = 7;
 
 // One correlation at stride 1: out[k][oh][ow][l] = sum over c, r, s of
 // in[c][oh + r][ow + s][l] * w[c][r][s][k]; in_h, in_w include any padding. Input rows
@@ -30,6 +32,12 @@ struct LaneConvKernelTable {
   void (*correlate)(const LaneConvImage& g, const float* in, const float* wt, float* out);
   // dw[k][c][r][s] += sum over lanes, oh, ow of dy[k][oh][ow][l] * x[c][oh + r][ow + s][l].
   void (*filter_gradient)(const LaneConvImage& g, const float* x, const float* dy, float* dw);
+  // Backward data without padding, by scattering each dy value into the dx values it
+  // reaches (all of its products are useful, where the correlation on padded dy wastes the
+  // padding's): dx[c][oh + r][ow + s][l] += sum over k of dy[k][oh][ow][l] * w[k][c][r][s],
+  // with w as wt[c][r][k][s]; g is the forward geometry (in: dx, out: dy), dx zeroed by the
+  // caller, g.s at most kLaneScatterMaxColumns.
+  void (*scatter_data)(const LaneConvImage& g, const float* dy, const float* wt, float* dx);
   // Transposes between images and a block's lanes, for runs of len contiguous floats of each
   // image (an NCHW plane or row): block[p][l] = image_l[p] for l < images (lanes past that
   // are zeroed), p < len, where image_l = src + l * image_stride; and back.

@@ -155,6 +155,59 @@ void lc_filter_gradient(const LaneConvImage& g, const float* x, const float* dy,
     });
 }
 
+// dx row oh + r, columns [ow0, ow0 + T + S - 1), of channel c from dy row oh, columns
+// [ow0, ow0 + T), over every k.
+template <int W, int S, int T>
+void lc_scatter_tile(const LaneConvImage& g, const float* dy, const float* wt, float* dx,
+                     int64_t lane, int64_t c, int64_t r, int64_t oh, int64_t ow0) {
+  using E = Ew<W>;
+  using Vec = typename E::V;
+  constexpr int64_t L = kLaneBlock;
+  const int64_t plane = g.out_h * g.out_w * L;
+  const float* wr = wt + (c * g.r + r) * g.k * S;
+  const float* dr = dy + (oh * g.out_w + ow0) * L + lane;
+  Vec acc[T + S - 1];
+  for (int j = 0; j < T + S - 1; ++j) acc[j] = E::splat(0.0f);
+  for (int64_t k = 0; k < g.k; ++k) {
+    Vec d[T];
+    for (int t = 0; t < T; ++t) d[t] = E::load(dr + k * plane + t * L);
+    for (int s = 0; s < S; ++s) {
+      const Vec wv = E::splat(wr[k * S + s]);
+      for (int t = 0; t < T; ++t) acc[t + s] += wv * d[t];
+    }
+  }
+  float* xr = dx + ((c * g.in_h + oh + r) * g.in_w + ow0) * L + lane;
+  for (int j = 0; j < T + S - 1; ++j) ew_store(xr + j * L, E::load(xr + j * L) + acc[j]);
+}
+
+template <int W, int S>
+void lc_scatter_columns(const LaneConvImage& g, const float* dy, const float* wt, float* dx) {
+  constexpr int T = LaneTiles<W>::outputs;
+  for (int64_t lane = 0; lane < kLaneBlock; lane += W)
+    for (int64_t c = 0; c < g.c; ++c)
+      for (int64_t r = 0; r < g.r; ++r)
+        for (int64_t oh = 0; oh < g.out_h; ++oh) {
+          int64_t ow = 0;
+          for (; ow + T <= g.out_w; ow += T)
+            lc_scatter_tile<W, S, T>(g, dy, wt, dx, lane, c, r, oh, ow);
+          for (; ow < g.out_w; ++ow) lc_scatter_tile<W, S, 1>(g, dy, wt, dx, lane, c, r, oh, ow);
+        }
+}
+
+template <int W>
+void lc_scatter_data(const LaneConvImage& g, const float* dy, const float* wt, float* dx) {
+  switch (g.s) {
+    case 1: lc_scatter_columns<W, 1>(g, dy, wt, dx); break;
+    case 2: lc_scatter_columns<W, 2>(g, dy, wt, dx); break;
+    case 3: lc_scatter_columns<W, 3>(g, dy, wt, dx); break;
+    case 4: lc_scatter_columns<W, 4>(g, dy, wt, dx); break;
+    case 5: lc_scatter_columns<W, 5>(g, dy, wt, dx); break;
+    case 6: lc_scatter_columns<W, 6>(g, dy, wt, dx); break;
+    case 7: lc_scatter_columns<W, 7>(g, dy, wt, dx); break;
+    default: break;  // the caller takes the correlation past kLaneScatterMaxColumns
+  }
+}
+
 // 8 x 8 floats transposed in registers (three rounds of pairwise shuffles): r[i][j] -> r[j][i].
 inline void lc_transpose8(typename Ew<8>::V* r) {
   using V = typename Ew<8>::V;
@@ -229,6 +282,7 @@ LaneConvKernelTable lane_conv_kernel_table() {
   LaneConvKernelTable table;
   table.correlate = lc_correlate<W>;
   table.filter_gradient = lc_filter_gradient<W>;
+  table.scatter_data = lc_scatter_data<W>;
   table.to_lanes = lc_to_lanes<W>;
   table.from_lanes = lc_from_lanes<W>;
   return table;

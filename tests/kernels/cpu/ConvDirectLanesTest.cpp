@@ -4,8 +4,9 @@
 // The shapes cover LeNet-5's two layers, a ResNet stem (3 -> 16, 3x3, padding 1), batches
 // that leave a partial block of sixteen (3, 17, 35), channel counts that take every channel
 // block (4, 3 and single channels: 6, 16, 7, 1), rows shorter than a register tile (width
-// 3) and filters wider than one tile of columns (7). What it refuses is refused with a
-// reason.
+// 3), filters wider than one tile of columns (7), and backward data both ways: scattered
+// (no padding: LeNet-5's conv2, the 1x1 and 2x7 layers) and correlated (the padded ones).
+// What it refuses is refused with a reason.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -46,6 +47,7 @@ TEST(ConvDirectLanes, AllPassesMatchTheReferenceOnEveryPathInBothLayouts) {
       make_problem(2, 3, 17, 19, 16, 3, 3, 1, 1, 1, 1),  // a ResNet stem
       make_problem(35, 2, 5, 3, 7, 3, 2, 1, 1, 1, 0),    // rows shorter than a tile, 7 out
       make_problem(4, 4, 9, 13, 1, 3, 7, 1, 1, 2, 3),    // one output channel, 7 columns
+      make_problem(3, 2, 9, 12, 5, 2, 7, 1, 1, 0, 0),    // unpadded, 7 columns, rows of 6
       make_problem(2, 5, 6, 23, 12, 1, 1, 1, 1, 0, 0)};
   ThreadPool pool(3);
   const double tolerance = tolerance_for("direct-lanes");
