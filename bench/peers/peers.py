@@ -205,7 +205,7 @@ def tunescope_parameters(trace_path):
 # of docs/ARCHITECTURE.md), and the find at batch 512 takes minutes per layout.
 TUNE_SPACE = {
     "lenet5": ["--strategy", "per-layer", "--algorithms",
-               "direct,direct-small,fft-own,onednn:auto,onednn:direct"],
+               "direct,direct-small,direct-lanes,fft-own,onednn:auto,onednn:direct"],
     "resnet18-small": ["--strategy", "per-layer", "--layout-list", "nhwc", "--algorithms",
                        "winograd,onednn:auto,onednn:direct,onednn:winograd"],
 }

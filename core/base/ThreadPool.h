@@ -5,6 +5,7 @@
 // helpers that are themselves parallel without deadlock.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -45,9 +46,11 @@ class ThreadPool {
   int64_t chunk_ = 1;
   int64_t next_chunk_ = 0;  // guarded by mutex_
   int64_t chunks_total_ = 0;
-  int workers_busy_ = 0;
-  uint64_t generation_ = 0;
-  bool stopping_ = false;
+  // Written under mutex_; atomic so that a worker between regions and a caller waiting
+  // for its workers can spin on them briefly before they sleep on the condition variables.
+  std::atomic<int> workers_busy_ = 0;
+  std::atomic<uint64_t> generation_ = 0;
+  std::atomic<bool> stopping_ = false;
   std::exception_ptr error_;
 };
 

@@ -59,8 +59,8 @@ double relative_error(const Tensor& a, const Tensor& reference);
 // The stated bound on relative_error(algorithm's result, direct's) for an algorithm of
 // `backend` (cpu: a registered name or "<fft algorithm>@<tile>").
 // cpu:
-//   gemm, onednn:direct, direct-small (and direct against itself): 1e-4 — float sums in
-//   another order;
+//   gemm, onednn:direct, direct-small, direct-lanes (and direct against itself): 1e-4 —
+//   float sums in another order;
 //   fft-*: 1e-3 — float transforms add error relative to the largest value;
 //   onednn:winograd, and onednn:auto which may resolve to Winograd: 1e-3 — the same for
 //   Winograd's transforms;
