@@ -122,6 +122,17 @@ std::string sweep_race_reason(const TimingFigures& figures, const TrialResult& l
              " as measured then (", rate, "): slower with confidence");
 }
 
+std::vector<size_t> same_layout_and_threads(const std::vector<RunConfig>& members,
+                                            const std::vector<RunConfig>& candidates) {
+  std::vector<size_t> out;
+  for (size_t k = 0; k < candidates.size(); ++k)
+    if (std::any_of(members.begin(), members.end(), [&](const RunConfig& m) {
+          return m.layout() == candidates[k].layout() && m.threads() == candidates[k].threads();
+        }))
+      out.push_back(k);
+  return out;
+}
+
 std::vector<size_t> racing_members(const std::vector<std::vector<double>>& round_seconds) {
   size_t most = 0;
   for (const auto& series : round_seconds) most = std::max(most, series.size());

@@ -109,4 +109,10 @@ InterleavedVerdict legacy_interleaved_verdict(const TrialResult& first, const Tr
 // the same moment; the leader's row may show the later rounds' figures instead.
 std::string sweep_race_reason(const TimingFigures& figures, const TrialResult& leader);
 
+// The indices of `candidates` that share layout and thread count with one of `members`
+// (per-layer's second stage of rounds: the candidates of each (layout, threads) still
+// racing), in order.
+std::vector<size_t> same_layout_and_threads(const std::vector<RunConfig>& members,
+                                            const std::vector<RunConfig>& candidates);
+
 }  // namespace tunescope::tuner

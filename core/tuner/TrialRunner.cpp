@@ -335,9 +335,11 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
     for (int64_t round = 0; round < maximum && !racing.empty(); ++round) {
       double this_round = 0;
       for (size_t i : racing) {
+        // The cap counts the settle steps too: it bounds what the rounds cost.
+        const auto turn_start = Clock::now();
         runs[i]->time_steps(1, std::max<int64_t>(options.settle_steps, 0));
         rounds[i].push_back(runs[i]->step_seconds().back());
-        this_round += rounds[i].back();
+        this_round += seconds_since(turn_start);
       }
       timed += this_round;
       if (round + 1 < minimum) continue;
