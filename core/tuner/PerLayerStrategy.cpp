@@ -98,7 +98,6 @@ class PerLayerStrategy final : public TuningStrategy {
  private:
   std::vector<RunConfig> picks_;  // each (layout, threads)'s own picks (with the knobs' variants)
 
- private:
   // The rounds in two stages. First the baseline and each (layout, threads)'s own picks:
   // the find cannot compare layouts and thread counts (the rest of the step differs), so
   // the whole-config rounds decide between them. Then the members still racing with the
