@@ -19,7 +19,7 @@
 #   bench/tuning-truth.sh [-n N] [-p PROBLEMS] [-l LOADS] [-s STRATEGIES]
 #     -n N           tunes per strategy (default 3)
 #     -p PROBLEMS    space-separated "model:batch:layers:max_seconds" (default
-#                    "lenet5:128:conv1,conv2:20 resnet18-small:32::20", the two
+#                    "lenet5:128:conv1,conv2:20 resnet18-small:32::40", the two
 #                    nets): the truth crosses every per-layer
 #                    combination of `layers` (empty: none; resnet18-small has too many)
 #                    and times each config for at most max_seconds (default 20)
@@ -34,7 +34,7 @@
 set -euo pipefail
 
 N=3
-PROBLEMS="lenet5:128:conv1,conv2:20 resnet18-small:32::20"
+PROBLEMS="lenet5:128:conv1,conv2:20 resnet18-small:32::40"
 LOADS="quiet loaded"
 STRATEGIES="exhaustive auto"
 while getopts "n:p:l:s:" opt; do
