@@ -11,6 +11,10 @@
 //   bench_tuning_truth --model lenet5 --batch 128 --layouts nchw,nhwc
 //                      --algorithms direct,gemm --threads 1,2 [--layers conv1,conv2] [--delta 0.02]
 //                      [--max-rounds 400] [--max-seconds 60] [--config-files a.json,b.json]
+//                      [--settle-steps 1]
+// --settle-steps: untimed steps that start each config's turn (MeasureOptions::
+// settle_steps; 0 times the first step after another config's turn, to measure what
+// settling changes).
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -38,6 +42,7 @@ int main(int argc, char** argv) {
   o.threads = "1";
   std::string layers, config_files;
   int64_t max_rounds = 400;
+  int64_t settle_steps = tuner::MeasureOptions{}.settle_steps;
   try {
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string key = argv[i], value = argv[i + 1];
@@ -48,11 +53,15 @@ int main(int argc, char** argv) {
         max_rounds = std::stoll(value);
       else if (key == "--config-files")
         config_files = value;
+      else if (key == "--settle-steps")
+        settle_steps = std::stoll(value);
       else
         fail(ErrorKind::usage, "unknown option ", key);
     }
     o.check();
     if (max_rounds < 6 || max_rounds > 100000) fail(ErrorKind::usage, "--max-rounds 6..100000");
+    if (settle_steps < 0 || settle_steps > 100)
+      fail(ErrorKind::usage, "--settle-steps 0..100, got ", settle_steps);
     const SessionOptions& base = o.base;
     const std::string &layouts = o.layouts, &algorithms = o.algorithms, &threads = o.threads;
     const double delta = o.delta, max_seconds = o.max_seconds;
@@ -103,6 +112,7 @@ int main(int argc, char** argv) {
     measure.max_steps = max_rounds;
     measure.max_timing_seconds = max_seconds;
     measure.delta = delta;
+    measure.settle_steps = settle_steps;
     const tuner::NumericsSample reference = tuner::reference_numerics(base, measure);
     const std::vector<const tuner::NumericsSample*> references(configs.size(), &reference);
     const auto results = tuner::measure_interleaved(

@@ -8,15 +8,19 @@
 # named layers, and every config a tune picked, in interleaved rounds to +-1%, at most
 # 400 rounds or MAX_SECONDS s of steps per config).
 # Prints, per problem, load and strategy: the share of picks within 3% of the true best
-# (the best of all the configs the truth measured), the mean tune wall time and CPU time
-# relative to exhaustive's over uniform configs and, when run, to exhaustive-mixes'
-# (the full space, every per-layer mix: nan when not run), and the picks.
+# (the best of all the configs the truth measured), the measurement cost (the tune's own
+# count of the seconds spent measuring candidates, wall and CPU: core/tuner/TuneCost.h,
+# the `done` event's measurement_seconds / measurement_cpu_seconds) relative to
+# exhaustive's, the mean tune wall time and whole-process CPU time relative to
+# exhaustive's over uniform configs and, when run, to exhaustive-mixes' (the full space,
+# every per-layer mix: nan when not run), and the picks.
 # Results: docs/BENCHMARKS.md, "Tuner accuracy".
 #
 #   bench/tuning-truth.sh [-n N] [-p PROBLEMS] [-l LOADS] [-s STRATEGIES]
 #     -n N           tunes per strategy (default 3)
 #     -p PROBLEMS    space-separated "model:batch:layers:max_seconds" (default
-#                    "lenet5:128:conv1,conv2:20"): the truth crosses every per-layer
+#                    "lenet5:128:conv1,conv2:20 resnet18-small:32::40", the issue's two
+#                    nets): the truth crosses every per-layer
 #                    combination of `layers` (empty: none; resnet18-small has too many)
 #                    and times each config for at most max_seconds (default 20)
 #     -l LOADS       "quiet loaded" (default), or one of them
@@ -30,7 +34,7 @@
 set -euo pipefail
 
 N=3
-PROBLEMS="lenet5:128:conv1,conv2:20"
+PROBLEMS="lenet5:128:conv1,conv2:20 resnet18-small:32::40"
 LOADS="quiet loaded"
 STRATEGIES="exhaustive auto"
 while getopts "n:p:l:s:" opt; do
@@ -132,26 +136,35 @@ picks = {}
 for line in open(sys.argv[2]):
     strategy, ran, cpu, event = line.split("\t", 3)
     done = json.loads(event)
-    picks.setdefault(strategy, []).append((done["winner"]["candidate"], done["seconds"], float(cpu), ran))
+    # The measurement cost (core/tuner/TuneCost.h): the seconds spent measuring candidates
+    # (auto's probe, the finds, the sweep, the rounds), wall and CPU; nan from older builds.
+    picks.setdefault(strategy, []).append({
+        "winner": done["winner"]["candidate"], "wall": done["seconds"], "cpu": float(cpu), "ran": ran,
+        "measure": done.get("measurement_seconds", float("nan")),
+        "measure_cpu": done.get("measurement_cpu_seconds", float("nan"))})
 def mean(xs): return sum(xs) / len(xs)
 def peer(name):
     runs = picks.get(name)
-    if not runs: return float("nan"), float("nan")
-    return mean([s for _, s, _, _ in runs]), mean([c for _, _, c, _ in runs])
-base_wall, base_cpu = peer("exhaustive")
-full_wall, full_cpu = peer("exhaustive-mixes")
-print("| strategy (ran) | picks within 3% of the true best | mean tune s (min-max) | wall vs exhaustive | CPU vs exhaustive | wall vs exhaustive-mixes | CPU vs exhaustive-mixes | picks (share of the true best) |")
-print("|---|---:|---:|---:|---:|---:|---:|---|")
+    if not runs: return {k: float("nan") for k in ("wall", "cpu", "measure", "measure_cpu")}
+    return {k: mean([r[k] for r in runs]) for k in ("wall", "cpu", "measure", "measure_cpu")}
+base = peer("exhaustive")
+full = peer("exhaustive-mixes")
+def ratio(a, b): return a / b if b == b and b > 0 else float("nan")
+print("| strategy (ran) | picks within 3% of the true best | measurement cost vs exhaustive (wall / CPU) | mean measurement s | mean tune s (min-max) | wall vs exhaustive | CPU vs exhaustive | wall vs exhaustive-mixes | CPU vs exhaustive-mixes | picks (share of the true best) |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 for strategy, runs in picks.items():
     # A pick the truth did not measure counts as a miss, named with "?".
-    good = sum(w in truth and truth[w][0] >= 0.97 * best for w, _, _, _ in runs)
-    wall = [s for _, s, _, _ in runs]
-    cpu = [c for _, _, c, _ in runs]
-    ran = ",".join(sorted(set(r for _, _, _, r in runs)))
-    names = ", ".join(f"{w} ({truth[w][0] / best:.3f})" if w in truth else f"{w} (?)" for w, _, _, _ in runs)
-    print(f"| {strategy} ({ran}) | {good}/{len(runs)} | {mean(wall):.1f} ({min(wall):.1f}-{max(wall):.1f}) | "
-          f"{mean(wall) / base_wall:.2f}x | {mean(cpu) / base_cpu:.2f}x | "
-          f"{mean(wall) / full_wall:.2f}x | {mean(cpu) / full_cpu:.2f}x | {names} |")
+    good = sum(r["winner"] in truth and truth[r["winner"]][0] >= 0.97 * best for r in runs)
+    m = peer(strategy)
+    wall = [r["wall"] for r in runs]
+    ran = ",".join(sorted(set(r["ran"] for r in runs)))
+    names = ", ".join(f"{r['winner']} ({truth[r['winner']][0] / best:.3f})" if r["winner"] in truth
+                      else f"{r['winner']} (?)" for r in runs)
+    print(f"| {strategy} ({ran}) | {good}/{len(runs)} | {ratio(m['measure'], base['measure']):.2f}x / "
+          f"{ratio(m['measure_cpu'], base['measure_cpu']):.2f}x | {m['measure']:.1f} | "
+          f"{mean(wall):.1f} ({min(wall):.1f}-{max(wall):.1f}) | "
+          f"{ratio(m['wall'], base['wall']):.2f}x | {ratio(m['cpu'], base['cpu']):.2f}x | "
+          f"{ratio(m['wall'], full['wall']):.2f}x | {ratio(m['cpu'], full['cpu']):.2f}x | {names} |")
 PY
   done
 done

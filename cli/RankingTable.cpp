@@ -25,9 +25,14 @@ std::string stop_text(tuner::StopRule stop) {
 
 // Why a row ranks above a row that measured faster (the one rule: rank_ok_trials).
 std::string above_faster_reason(bool winner_by_tie, tuner::RankTier tier) {
-  if (winner_by_tie) return "the winner by the tie rule (see the decision)";
+  // The paired rounds decide, not the medians: the tie rule, or a member the sign test
+  // finds faster than the one with the lowest median (rounds_verdict).
+  if (winner_by_tie)
+    return "the winner of the paired rounds by the tie rule or the sign test (see the decision)";
   switch (tier) {
-    case tuner::RankTier::remeasured: return "settled in the final interleaved rounds";
+    case tuner::RankTier::remeasured:
+      return "settled in the final interleaved rounds, which the faster rows below did not reach "
+             "(each lost to the leader measured beside it then: see its note)";
     case tuner::RankTier::full: return "fully measured, the faster rows below were cut short";
     case tuner::RankTier::cut_short: return "timed for more steps";
   }
@@ -40,6 +45,8 @@ std::string trial_note(const tuner::TrialResult& trial, const std::string& above
   std::string note = from_db;
   if (trial.figures.stop == tuner::StopRule::interleaved)
     note += cat("re-measured in ", trial.figures.steps, " interleaved rounds; ");
+  else if (trial.figures.stop == tuner::StopRule::raced_out && !trial.reason.empty())
+    note += cat(trial.figures.steps, " steps, ", trial.reason, "; ");  // what it was compared on
   else
     note += cat(trial.remeasured ? "re-measured interleaved; " : "", trial.figures.steps, " steps",
                 stop_text(trial.figures.stop), "; ");

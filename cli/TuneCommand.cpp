@@ -492,6 +492,7 @@ Action add_tune_command(CLI::App& command) {
     if (report.budget_exhausted)
       std::printf("budget of %.1f s exhausted: some candidates were not started\n", flags->budget);
     std::printf("tune took %.1f s on %s\n", report.seconds, report.machine.str().c_str());
+    std::printf("where it went: %s\n", report.cost.summary().c_str());
     if (distributed)
       std::printf(
           "in all, the ranks' sweep and rank 0's rounds: %.1f s\n",

@@ -27,6 +27,17 @@ Json best_of(const tuner::TrialResult* best) {
   return Json{{"candidate", best->config.label()}, {"median_eps", best->figures.median_eps}};
 }
 
+// Each phase's wall and CPU seconds (TuneCost.h).
+Json phases_of(const tuner::TuneCost& cost) {
+  Json phases = Json::object();
+  for (const auto& [name, phase] :
+       {std::pair{"reference", cost.reference}, std::pair{"choice", cost.choice},
+        std::pair{"finds", cost.finds}, std::pair{"sweep", cost.sweep},
+        std::pair{"rounds", cost.rounds}})
+    phases[name] = {{"seconds", phase.wall_seconds}, {"cpu_seconds", phase.cpu_seconds}};
+  return phases;
+}
+
 }  // namespace
 
 TuneJsonProgress::TuneJsonProgress(Run run) : run_(std::move(run)) {
@@ -122,7 +133,10 @@ void TuneJsonProgress::done(const tuner::TuneReport& report, const std::string& 
             {"out", path_or_null(out_path)},
             {"traces", Json(traces)},
             {"db", path_or_null(run_.db_path)},
-            {"seconds", report.seconds}}
+            {"seconds", report.seconds},
+            {"measurement_seconds", report.cost.measurement().wall_seconds},
+            {"measurement_cpu_seconds", report.cost.measurement().cpu_seconds},
+            {"phases", phases_of(report.cost)}}
            .dump());
 }
 

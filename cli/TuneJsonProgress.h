@@ -26,9 +26,12 @@
 //    "median_eps":5843.0,"spread":0.27,"eps_low":...|null,"eps_high":...|null}|null,
 //    "decision":"...","out":"tuned.json"|null,
 //    "traces":{"best":"dir/best.json","baseline":"dir/baseline.json"},"db":"..."|null,
-//    "seconds":13.1}
-//     The tune ended. Interrupted (SIGINT/SIGTERM, exit 130/143): winner is the best so
-//     far (or null), out null and traces {} (a partial tune writes no result files).
+//    "seconds":13.1,"measurement_seconds":11.9,"measurement_cpu_seconds":12.2,
+//    "phases":{"reference":{"seconds":0.4,"cpu_seconds":0.4},"choice":{...},"finds":{...},
+//              "sweep":{...},"rounds":{...}}}
+//     The tune ended. measurement_*: the measurement cost (TuneCost.h), phases: each
+//     phase's wall and CPU seconds. Interrupted (SIGINT/SIGTERM, exit 130/143): winner is the best
+//     so far (or null), out null and traces {} (a partial tune writes no result files).
 // Skipped candidates (unsupported, or not started within --budget) send no event; they
 // are in the results DB and the ranking. A tune that fails sends no done event.
 #pragma once

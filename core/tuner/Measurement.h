@@ -44,6 +44,11 @@ struct MeasureOptions {
   double delta = 0.02;
   int64_t max_steps = 200;
   double max_timing_seconds = 10;
+  // Interleaved rounds: untimed steps that start each member's turn, in the same
+  // train_steps call as its timed step. The first step after another member's turn
+  // pays for caches and a thread pool left cold by it (docs/TUNER-MEASUREMENT.md,
+  // "Settle steps"); training never runs such a step twice in a row.
+  int64_t settle_steps = 1;
   // Racing: step time interval of the leader so far (null: no racing). Timing stops
   // early once this candidate is slower than it with confidence (StepStatistics.h).
   std::optional<QuantileEstimate> race_against;
@@ -207,5 +212,7 @@ struct TrialResult {
 // Every trial of the interleaved re-measurement carries a reason starting with this, so
 // the results DB tells those rows from the sweep's (a resumed tune reuses only the latter).
 inline constexpr const char* kRemeasureReason = "interleaved re-measurement";
+// The reason of a candidate raced out of the sweep starts so (sweep_race_reason).
+inline constexpr const char* kSweepRaceReason = "raced out of the sweep at ";
 
 }  // namespace tunescope::tuner

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "core/engine/RunKnobs.h"
+#include "core/tuner/Ranking.h"
 #include "core/tuner/TuneContext.h"
 #include "core/tuner/TuningStrategy.h"
 
@@ -45,6 +46,8 @@ class PerLayerStrategy final : public TuningStrategy {
           for (Candidate& variant : space.with_knobs(c)) add_unique(list, std::move(variant));
         };
         const std::vector<std::string> picks = picks_of(finds[t]);
+        for (Candidate& variant : space.with_knobs(space.per_layer(layout, threads, picks)))
+          picks_.push_back(variant.config);
         add(space.per_layer(layout, threads, picks));
         for (size_t other = 0; other < finds.size(); ++other)
           if (other != t) add(space.per_layer(layout, threads, picks_of(finds[other])));
@@ -76,8 +79,7 @@ class PerLayerStrategy final : public TuningStrategy {
     for (size_t i = 1; i < candidates.size(); ++i)
       if (!candidates[i].runnable() && !context.sweep(candidates[i], context.options().measure))
         return;
-    if (raced.size() > 1 && !context.stopped())
-      context.settle_in_rounds(raced, std::vector<std::optional<size_t>>(raced.size()));
+    if (raced.size() > 1 && !context.stopped()) race_in_two_stages(context, raced);
     // Nothing ok from the rounds (the baseline alone, or the rounds failed as a whole):
     // the baseline measured alone, so that the tune still has its yardstick.
     const bool any_ok =
@@ -94,6 +96,44 @@ class PerLayerStrategy final : public TuningStrategy {
   Strategy kind() const override { return Strategy::per_layer; }
 
  private:
+  std::vector<RunConfig> picks_;  // each (layout, threads)'s own picks (with the knobs' variants)
+
+  // The rounds in two stages. First the baseline and each (layout, threads)'s own picks:
+  // the find cannot compare layouts and thread counts (the rest of the step differs), so
+  // the whole-config rounds decide between them. Then the members still racing with the
+  // other candidates (close alternatives, other thread counts' picks, uniform configs) of
+  // their (layout, threads) only: within one, the step differs by the conv layers alone,
+  // which the find did time, and a (layout, threads) whose picks lost with confidence is
+  // not raced again. One stage when there are no such candidates or nothing was dropped.
+  void race_in_two_stages(TuneContext& context, const std::vector<RunConfig>& raced) {
+    std::vector<RunConfig> first{raced.front()}, rest;
+    for (size_t i = 1; i < raced.size(); ++i)
+      (std::find(picks_.begin(), picks_.end(), raced[i]) != picks_.end() ? first : rest)
+          .push_back(raced[i]);
+    if (rest.empty() || first.size() < 2) {
+      context.settle_in_rounds(raced, std::vector<std::optional<size_t>>(raced.size()));
+      return;
+    }
+    TuneReport& report = context.report();
+    const size_t first_at = report.trials.size();
+    context.settle_in_rounds(first, std::vector<std::optional<size_t>>(first.size()));
+    if (context.stopped() || context.over_budget()) return;
+    std::vector<RunConfig> second;
+    std::vector<std::optional<size_t>> swept;
+    for (size_t i = first_at; i < report.trials.size(); ++i)
+      if (report.trials[i].remeasured) {  // still racing when the first stage ended
+        second.push_back(report.trials[i].config);
+        swept.emplace_back(i);
+      }
+    const size_t survivors = second.size();
+    for (size_t k : same_layout_and_threads(second, rest)) {
+      second.push_back(rest[k]);
+      swept.emplace_back();
+    }
+    context.set_total(first.size() + second.size() - survivors);
+    if (second.size() > survivors) context.settle_in_rounds(second, swept);
+  }
+
   static std::vector<std::string> picks_of(const std::vector<LayerFind>& finds) {
     std::vector<std::string> picks;
     for (const LayerFind& f : finds) picks.push_back(f.best);

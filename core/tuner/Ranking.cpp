@@ -112,6 +112,27 @@ std::vector<size_t> settle_candidates(const std::vector<TrialResult>& trials, si
   return group;
 }
 
+std::string sweep_race_reason(const TimingFigures& figures, const TrialResult& leader) {
+  const TimingFigures& l = leader.figures;
+  char ratio[32], rate[96];
+  std::snprintf(ratio, sizeof ratio, "%.2fx",
+                l.median_eps > 0 ? figures.median_eps / l.median_eps : 0.0);
+  std::snprintf(rate, sizeof rate, "%.1f [%.1f, %.1f] ex/s", l.median_eps, l.eps_low, l.eps_high);
+  return cat(kSweepRaceReason, ratio, " the speed of ", leader.config.label(),
+             " as measured then (", rate, "): slower with confidence");
+}
+
+std::vector<size_t> same_layout_and_threads(const std::vector<RunConfig>& members,
+                                            const std::vector<RunConfig>& candidates) {
+  std::vector<size_t> out;
+  for (size_t k = 0; k < candidates.size(); ++k)
+    if (std::any_of(members.begin(), members.end(), [&](const RunConfig& m) {
+          return m.layout() == candidates[k].layout() && m.threads() == candidates[k].threads();
+        }))
+      out.push_back(k);
+  return out;
+}
+
 std::vector<size_t> racing_members(const std::vector<std::vector<double>>& round_seconds) {
   size_t most = 0;
   for (const auto& series : round_seconds) most = std::max(most, series.size());

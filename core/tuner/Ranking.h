@@ -103,4 +103,16 @@ struct InterleavedVerdict {
 };
 InterleavedVerdict legacy_interleaved_verdict(const TrialResult& first, const TrialResult& second);
 
+// The reason of a candidate raced out of the sweep (`figures`) against `leader` as it was
+// measured then: "raced out of the sweep at 0.92x the speed of X as measured then (13500.2
+// [13300.1, 13700.5] ex/s): slower with confidence". Its figures and the leader's are of
+// the same moment; the leader's row may show the later rounds' figures instead.
+std::string sweep_race_reason(const TimingFigures& figures, const TrialResult& leader);
+
+// The indices of `candidates` that share layout and thread count with one of `members`
+// (per-layer's second stage of rounds: the candidates of each (layout, threads) still
+// racing), in order.
+std::vector<size_t> same_layout_and_threads(const std::vector<RunConfig>& members,
+                                            const std::vector<RunConfig>& candidates);
+
 }  // namespace tunescope::tuner

@@ -33,6 +33,7 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
                                    const std::vector<std::optional<size_t>>& swept) {
   const double delta = options_.measure.delta;
   report_.settled_in_rounds = true;
+  PhaseTimer rounds_timer(report_.cost.rounds);
   for (size_t k = 0; k < configs.size(); ++k)
     if (!swept[k]) announce(configs[k].label());
   std::vector<TrialResult> rounds = runner_.measure_interleaved(
@@ -43,6 +44,7 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
         return r.members.size() < 2 || rounds_verdict(r.configs, r.seconds, delta).settled;
       },
       [&](const std::vector<std::vector<double>>& seconds) { return race_drops(seconds, delta); });
+  rounds_timer.stop();
   if (stopped()) report_.interrupted = true;
   if (over_budget()) report_.budget_exhausted = true;
 

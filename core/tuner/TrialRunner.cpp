@@ -137,15 +137,16 @@ class CandidateRun {
   // timing steps one call each would drain the pipeline after every step.
   // The steps run inside a `candidate` range named by the config's label (an NVTX range
   // too), so a trace or an `nsys profile` of a tune shows which candidate ran when.
-  void time_steps(int64_t count) {
+  // `settle` untimed steps first, in the same call (the interleaved rounds' turns).
+  void time_steps(int64_t count, int64_t settle = 0) {
     profiler::Tracer& tracer = session_->tracer();
     const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()),
                                          profiler::RangeCategory::candidate);
     auto last = Clock::now();
     const size_t before = step_seconds_.size();
-    session_->train_steps(count, [&](int64_t, int64_t, const StepStats&) {
+    session_->train_steps(settle + count, [&](int64_t step, int64_t, const StepStats&) {
       const auto now = Clock::now();
-      step_seconds_.push_back(std::chrono::duration<double>(now - last).count());
+      if (step > settle) step_seconds_.push_back(std::chrono::duration<double>(now - last).count());
       last = now;
       limit_.step_done();
     });
@@ -321,8 +322,9 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
       else
         runs[i].reset();  // a wrong member's session is not kept alive
     }
-    // No warm-up steps: the check's step warmed each session up, and the rounds are
-    // paired, so what is left of a cold start hits a round of every member alike.
+    // No warm-up steps: the check's step warmed each session up. Each turn starts with
+    // options.settle_steps untimed steps: the first step after another member's turn
+    // pays for what that member left cold, by an amount that differs by config.
     for (size_t i : racing) runs[i]->start_tracing();
     // Round-robin single steps: each includes draining its own pipeline, alike for all.
     const int64_t minimum = std::max(options.steps, kMinimumRounds);
@@ -333,9 +335,11 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
     for (int64_t round = 0; round < maximum && !racing.empty(); ++round) {
       double this_round = 0;
       for (size_t i : racing) {
-        runs[i]->time_steps(1);
+        // The cap counts the settle steps too: it bounds what the rounds cost.
+        const auto turn_start = Clock::now();
+        runs[i]->time_steps(1, std::max<int64_t>(options.settle_steps, 0));
         rounds[i].push_back(runs[i]->step_seconds().back());
-        this_round += rounds[i].back();
+        this_round += seconds_since(turn_start);
       }
       timed += this_round;
       if (round + 1 < minimum) continue;

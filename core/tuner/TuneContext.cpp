@@ -95,14 +95,17 @@ void TuneContext::record(const TrialResult& trial, int sinks, size_t round) {
   }
 }
 
-MeasureOptions TuneContext::racing_against_leader(MeasureOptions m) const {
-  if (!options_.racing || m.max_steps < options_.measure.max_steps) return m;
+std::optional<size_t> TuneContext::racing_leader() const {
   const std::vector<RankTier> tiers = rank_tiers(report_.trials);
   for (size_t i : rank_ok_trials(report_.trials))
-    if (tiers[i] == RankTier::full && report_.trials[i].figures.has_interval()) {
-      m.race_against = report_.trials[i].figures.step_interval(report_.trials[i].config.batch);
-      break;
-    }
+    if (tiers[i] == RankTier::full && report_.trials[i].figures.has_interval()) return i;
+  return std::nullopt;
+}
+
+MeasureOptions TuneContext::racing_against_leader(MeasureOptions m) const {
+  if (!options_.racing || m.max_steps < options_.measure.max_steps) return m;
+  if (const std::optional<size_t> i = racing_leader())
+    m.race_against = report_.trials[*i].figures.step_interval(report_.trials[*i].config.batch);
   return m;
 }
 
@@ -160,8 +163,14 @@ bool TuneContext::sweep(const Candidate& candidate, const MeasureOptions& measur
   } else {
     ++index_;
     announce(candidate.config.label());
-    trial = runner_.measure(candidate.config, racing_against_leader(measure));
+    const MeasureOptions raced = racing_against_leader(measure);
+    trial = runner_.measure(candidate.config, raced);
     mark_brief(trial, measure);
+    // The leader's figures may be replaced by the rounds' later: say what decided.
+    if (trial.status == TrialStatus::ok && trial.figures.stop == StopRule::raced_out &&
+        raced.race_against)
+      if (const std::optional<size_t> leader = racing_leader())
+        trial.reason = sweep_race_reason(trial.figures, report_.trials[*leader]);
   }
   const bool defer = fresh && defer_ok && trial.status == TrialStatus::ok;
   if (defer) deferred_.push_back(report_.trials.size());

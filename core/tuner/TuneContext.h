@@ -110,6 +110,8 @@ class TuneContext {
   // `measure` racing against the leader so far (the fastest fully measured trial with
   // an interval), when racing is on and `measure` is full length.
   MeasureOptions racing_against_leader(MeasureOptions measure) const;
+  // That leader: the fastest fully measured trial with an interval.
+  std::optional<size_t> racing_leader() const;
   std::optional<size_t> best_index() const;
 
  private:

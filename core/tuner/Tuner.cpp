@@ -173,7 +173,9 @@ Tuner::Tuner(TuneOptions options, ResultsDb* db) : options_(std::move(options)),
 TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   const auto start = Clock::now();
   TuneReport report;
+  PhaseTimer reference_timer(report.cost.reference);
   Reference reference = run_reference(options_);
+  reference_timer.stop();
   report.problem = reference.problem;
   report.machine = MachineSignature::local(options_.base.backend);
   const SearchSpace space({options_.base.model, options_.base.batch, options_.base.backend,
@@ -184,17 +186,29 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   TuneContext context(options_, space, runner, report, reference.facts, db_, progress, start);
 
   const std::unique_ptr<TuningStrategy> strategy = make_strategy(options_.strategy);
+  PhaseTimer choice_timer(report.cost.choice);
   report.strategy_choice = strategy->choose(context);
+  choice_timer.stop();
   if (chosen) chosen(*report.strategy_choice);
   if (db_)
     db_->add_strategy_choice(context.problem_id(), context.machine_id(), *report.strategy_choice);
+  PhaseTimer finds_timer(report.cost.finds);
   std::vector<Candidate> candidates = strategy->candidates(context);
   if (options_.filter) candidates = options_.filter(std::move(candidates), context);
+  finds_timer.stop();
   PruneOptions prune = options_.prune;
   prune.enabled = prune.enabled || report.strategy_choice->run == Strategy::pruned;
   CandidatePruner pruner(prune, space, options_.find, candidates);
   context.set_pruner(&pruner);
-  strategy->measure(context, candidates);
+  {
+    // The sweep is what measure() spends outside the rounds (settle_in_rounds times those).
+    const PhaseCost rounds_before = report.cost.rounds;
+    PhaseCost measure_cost;
+    PhaseTimer measure_timer(measure_cost);
+    strategy->measure(context, candidates);
+    measure_timer.stop();
+    report.cost.sweep += measure_cost - (report.cost.rounds - rounds_before);
+  }
 
   if (options_.sweep_only) {
     report.ranking = rank_ok_trials(report.trials);

@@ -17,6 +17,7 @@
 #include "core/tuner/ResultsDb.h"
 #include "core/tuner/SearchSpace.h"
 #include "core/tuner/StrategyChoice.h"
+#include "core/tuner/TuneCost.h"
 
 namespace tunescope::tuner {
 
@@ -104,6 +105,7 @@ struct TuneReport {
   // races its own candidates there (per-layer) leaves nothing for the tune to settle.
   bool settled_in_rounds = false;
   double seconds = 0;
+  TuneCost cost;  // where the seconds went, and the measurement cost (TuneCost.h)
   MachineSignature machine;
   ProblemKey problem;
 

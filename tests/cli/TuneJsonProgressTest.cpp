@@ -176,12 +176,28 @@ TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
   EXPECT_EQ(done["traces"]["baseline"], (fs::path(d.at("traces")) / "baseline.json").string());
   EXPECT_TRUE(fs::exists(done["traces"]["best"].get<std::string>()));
   EXPECT_TRUE(fs::exists(done["traces"]["baseline"].get<std::string>()));
+  // The measurement cost is the sum of the measuring phases, and fits in the tune's seconds.
+  ASSERT_TRUE(done["phases"].is_object()) << done.dump();
+  double measuring = 0, measuring_cpu = 0;
+  for (const char* phase : {"reference", "choice", "finds", "sweep", "rounds"}) {
+    ASSERT_TRUE(done["phases"][phase]["seconds"].is_number()) << phase << done.dump();
+    ASSERT_TRUE(done["phases"][phase]["cpu_seconds"].is_number()) << phase << done.dump();
+    if (std::string(phase) != "reference") {
+      measuring += done["phases"][phase]["seconds"].get<double>();
+      measuring_cpu += done["phases"][phase]["cpu_seconds"].get<double>();
+    }
+  }
+  EXPECT_NEAR(done["measurement_seconds"].get<double>(), measuring, 1e-9) << done.dump();
+  EXPECT_NEAR(done["measurement_cpu_seconds"].get<double>(), measuring_cpu, 1e-9) << done.dump();
+  EXPECT_GT(done["phases"]["sweep"]["seconds"].get<double>(), 0) << "exhaustive sweeps";
+  EXPECT_LE(done["measurement_seconds"].get<double>(), done["seconds"].get<double>());
 
   // The human report moved to stderr, where a user of the GUI's log still reads it.
   EXPECT_NE(log.find("winner: " + done["winner"]["candidate"].get<std::string>()),
             std::string::npos)
       << log;
   EXPECT_NE(log.find("| 1 |"), std::string::npos) << log;
+  EXPECT_NE(log.find("where it went: reference "), std::string::npos) << log;
 }
 
 TEST(TuneJsonProgress, SigintAfterTheFirstTrialEndsWithAnInterruptedDoneEvent) {

@@ -110,6 +110,33 @@ TEST_F(MeasurementTest, InterleavedStepsEachRunInTheirCandidatesRange) {
   for (const TrialResult& r : capped) EXPECT_EQ(r.figures.steps, 9) << r.reason;
 }
 
+// Each turn of the rounds starts with settle_steps untimed steps in the same call as its
+// timed step (the first step after another member's turn pays for what that member left
+// cold): a member's trace has (1 + settle_steps) training iterations per round, one
+// timed step per round in its figures, and no settle step without settle_steps.
+TEST_F(MeasurementTest, InterleavedTurnsStartWithUntimedSettleSteps) {
+  const std::vector<RunConfig> configs{config_with(base, Layout::NCHW, "direct"),
+                                       config_with(base, Layout::NCHW, "gemm")};
+  for (int64_t settle : {0, 2}) {
+    MeasureOptions o = quick();
+    o.max_steps = 7;
+    o.settle_steps = settle;
+    const auto results =
+        measure_interleaved(base, configs, {&reference, &reference}, o,
+                            [](const std::vector<std::vector<double>>&) { return false; });
+    for (const TrialResult& r : results) {
+      ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
+      EXPECT_EQ(r.figures.steps, 7);
+      EXPECT_EQ(r.step_seconds.size(), 7u);
+      ASSERT_TRUE(r.trace);
+      size_t iterations = 0;
+      for (const auto& range : r.trace->ranges)
+        if (range.category == profiler::RangeCategory::iteration) ++iterations;
+      EXPECT_EQ(iterations, static_cast<size_t>(7 * (1 + settle))) << "settle " << settle;
+    }
+  }
+}
+
 // A race in rounds: a member whose numerics differ is invalid and never timed while the
 // others race on; a member the drop callback names is timed no more and ends raced out
 // with the rounds it ran, the rest go on to the cap.

@@ -51,6 +51,29 @@ TEST(PerLayerSettle, TheFindsPickThatIsSlowInTheNetworkLosesTheRounds) {
   EXPECT_EQ(rank_ok_trials(report.trials).front(), *report.best);
 }
 
+// Per-layer's second stage races the other candidates of each (layout, threads) still
+// racing after the first, and no others: a candidate joins when a member has its layout
+// and its thread count, not one of the two alone.
+TEST(PerLayerSettle, TheSecondStageTakesTheCandidatesOfTheLayoutsAndThreadsStillRacing) {
+  auto config = [](Layout layout, int threads, const std::string& algorithm) {
+    SessionOptions s = testing::tiny_session();
+    knobs::layout.set(s.knobs, layout);
+    knobs::threads.set(s.knobs, threads);
+    s.conv.default_algorithm = algorithm;
+    return run_config_of(s);
+  };
+  const std::vector<RunConfig> members{config(Layout::NHWC, 1, "gemm"),
+                                       config(Layout::NCHW, 2, "direct")};
+  const std::vector<RunConfig> candidates{
+      config(Layout::NHWC, 1, "direct"),  // joins: nhwc, 1 thread
+      config(Layout::NHWC, 2, "direct"),  // nhwc, but 2 threads: no member
+      config(Layout::NCHW, 1, "gemm"),    // 1 thread, but nchw: no member
+      config(Layout::NCHW, 2, "gemm"),    // joins: nchw, 2 threads
+  };
+  EXPECT_EQ(same_layout_and_threads(members, candidates), (std::vector<size_t>{0, 3}));
+  EXPECT_TRUE(same_layout_and_threads({}, candidates).empty());
+}
+
 TEST(RaceDrops, DropsOnlyTheSignificantlySlowerAtTheCorrectedLevel) {
   // Member 0 the fastest, 1 consistently 10% slower, 2 alternately 1% either side.
   std::vector<std::vector<double>> rounds(3);

@@ -13,6 +13,7 @@
 #include "TestAlgorithms.h"
 #include "core/base/Error.h"
 #include "core/engine/RunKnobs.h"
+#include "core/tuner/Ranking.h"
 #include "core/tuner/StoredTune.h"
 #include "core/tuner/TuneContext.h"
 
@@ -222,6 +223,13 @@ TEST(Tuner, ARacedOutCandidateIsRecordedOkAndNeverWins) {
   EXPECT_EQ(slow->figures.stop, StopRule::raced_out);
   EXPECT_GE(slow->figures.steps, 6) << "no interval, no racing";
   EXPECT_GT(slow->figures.median_eps, 0);
+  // Its reason names what it was compared on: the leader (direct) as measured then.
+  const TrialResult& leader = report.winner();
+  EXPECT_EQ(slow->reason.rfind(kSweepRaceReason, 0), 0u) << slow->reason;
+  EXPECT_NE(slow->reason.find(cat("the speed of ", leader.config.label(), " as measured then")),
+            std::string::npos)
+      << slow->reason;
+  EXPECT_EQ(slow->reason, sweep_race_reason(slow->figures, leader));
   EXPECT_EQ(report.winner().config.conv.default_algorithm, "direct");
   EXPECT_EQ(report.decision, kOnlyFullyMeasuredDecision);
   ASSERT_EQ(report.ranking.size(), 2u);
@@ -233,6 +241,7 @@ TEST(Tuner, ARacedOutCandidateIsRecordedOkAndNeverWins) {
       EXPECT_EQ(row.status, TrialStatus::ok);
       EXPECT_EQ(row.figures.stop, StopRule::raced_out);
       EXPECT_EQ(row.figures.eps_low, slow->figures.eps_low);
+      EXPECT_EQ(row.reason, slow->reason);
     }
   EXPECT_TRUE(stored);
   // `report` reads the same ranking and decision back.
@@ -273,6 +282,42 @@ TEST(Tuner, LeadersAreSettledInInterleavedRoundsByTheSignTest) {
   EXPECT_TRUE(report.winner().remeasured);
   EXPECT_NE(report.decision.find("exact sign test"), std::string::npos) << report.decision;
   EXPECT_NE(report.decision.find("p = "), std::string::npos) << report.decision;
+}
+
+// The cost accounting (TuneCost.h): every phase is timed once, the measurement cost is
+// choice + finds + sweep + rounds and lies within the tune's seconds with the reference;
+// exhaustive spends its measurement in the sweep and the rounds, per-layer in its finds
+// and the rounds, never in a sweep (it sweeps nothing: the rounds time its candidates).
+TEST(Tuner, CostIsAccountedPerPhaseAndTheMeasurementCostIsTheirSum) {
+  for (Strategy strategy : {Strategy::exhaustive, Strategy::per_layer}) {
+    TuneOptions o = tiny_tune({"direct", "gemm"});
+    o.strategy = strategy;
+    const TuneReport report = Tuner(o).run();
+    const TuneCost& c = report.cost;
+    const PhaseCost total = c.measurement();
+    EXPECT_DOUBLE_EQ(total.wall_seconds, c.choice.wall_seconds + c.finds.wall_seconds +
+                                             c.sweep.wall_seconds + c.rounds.wall_seconds);
+    EXPECT_DOUBLE_EQ(total.cpu_seconds, c.choice.cpu_seconds + c.finds.cpu_seconds +
+                                            c.sweep.cpu_seconds + c.rounds.cpu_seconds);
+    for (const PhaseCost* p : {&c.reference, &c.choice, &c.finds, &c.sweep, &c.rounds}) {
+      EXPECT_GE(p->wall_seconds, 0);
+      EXPECT_GE(p->cpu_seconds, 0);
+    }
+    EXPECT_GT(c.reference.wall_seconds, 0);
+    EXPECT_GT(c.rounds.wall_seconds, 0) << "the leaders were settled in rounds";
+    // Phases do not overlap: with the reference they fit in the tune's own seconds.
+    EXPECT_LE(c.reference.wall_seconds + total.wall_seconds, report.seconds + 1e-6);
+    if (strategy == Strategy::exhaustive) {
+      EXPECT_GT(c.sweep.wall_seconds, 0);
+    } else {
+      EXPECT_GT(c.finds.wall_seconds, 0);
+      EXPECT_LT(c.sweep.wall_seconds, c.rounds.wall_seconds);
+    }
+    const std::string summary = c.summary();
+    for (const char* phase :
+         {"reference ", "choice ", "finds ", "sweep ", "rounds ", "measurement cost "})
+      EXPECT_NE(summary.find(phase), std::string::npos) << summary;
+  }
 }
 
 TEST(Tuner, CandidateFilterSeesTheListAndThePriorTrialsAndDecidesWhatIsMeasured) {
