@@ -43,19 +43,5 @@ for model in lenet5 resnet18-small; do
   done
 done
 echo "load after: $(uptime)"
-python3 - "$out/all.txt" "$ranks" <<'PY'
-import statistics, sys
-rows = [line.split() for line in open(sys.argv[1])]
-ranks = sys.argv[2]
-names = {"threads": f"1 worker x {ranks} threads", "ranks": f"{ranks} workers x 1 thread",
-         "ranks-no-overlap": f"{ranks} workers x 1 thread, overlap off"}
-print("| model | configuration | median ms/step | min..max | ratio to 1 worker |")
-print("|---|---|---|---|---|")
-for model in dict.fromkeys(r[0] for r in rows):
-    times = {v: [float(r[2]) for r in rows if r[0] == model and r[1] == v] for v in names}
-    base = statistics.median(times["threads"])
-    for v, label in names.items():
-        t = times[v]
-        m = statistics.median(t)
-        print(f"| {model} | {label} | {m:.2f} | {min(t):.2f}..{max(t):.2f} | {m / base:.2f} |")
-PY
+python3 "$(dirname "$0")/rounds-table.py" "$out/all.txt" "threads=1 worker x $ranks threads" \
+  "ranks=$ranks workers x 1 thread" "ranks-no-overlap=$ranks workers x 1 thread, overlap off"

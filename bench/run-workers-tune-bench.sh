@@ -64,18 +64,5 @@ for model in lenet5 resnet18-small; do
 done
 echo "load after: $(uptime)"
 cat "$out/picks.txt"
-python3 - "$out/all.txt" <<'PY'
-import statistics, sys
-rows = [line.split() for line in open(sys.argv[1])]
-names = {"threads": "1 worker x 2 threads", "workers": "2 workers x 1 thread",
-         "tuned": "the tuner's pick (profiled after each tune)"}
-print("| model | configuration | median ms/step | min..max | ratio to 1 worker x 2 threads |")
-print("|---|---|---|---|---|")
-for model in dict.fromkeys(r[0] for r in rows):
-    times = {v: [float(r[2]) for r in rows if r[0] == model and r[1] == v] for v in names}
-    base = statistics.median(times["threads"])
-    for v, label in names.items():
-        t = times[v]
-        m = statistics.median(t)
-        print(f"| {model} | {label} | {m:.2f} | {min(t):.2f}..{max(t):.2f} | {m / base:.2f} |")
-PY
+python3 "$(dirname "$0")/rounds-table.py" "$out/all.txt" "threads=1 worker x 2 threads" \
+  "workers=2 workers x 1 thread" "tuned=the tuner's pick (profiled after each tune)"

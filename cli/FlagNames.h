@@ -8,7 +8,8 @@
 namespace tunescope::cli {
 
 // `message` with the flag after a config key it starts with (a knob's key, or one of
-// kSessionOptionKeys); unchanged when it starts with none.
+// kSessionOptionKeys or tuner::kTuneOptionKeys), followed by a space or a colon;
+// unchanged when it starts with none.
 std::string with_flag_names(const std::string& message);
 
 }  // namespace tunescope::cli

@@ -21,7 +21,7 @@ sanitize="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit
 quiet="-Wno-maybe-uninitialized"
 # -O1 keeps the instrumented tests fast enough; -g1 (line tables only) is all a report's
 # stack trace needs; full -g's variable tracking took the AVX-512 FFT codelets' compile
-# from 55 s to 99 s. CMakeLists.txt also drops stack redzones in those codelets under ASan.
+# from 55 s to 99 s. kernels/cpu/CMakeLists.txt also drops stack redzones in those codelets under ASan.
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
   -DCMAKE_CXX_FLAGS="$sanitize $quiet" -DCMAKE_EXE_LINKER_FLAGS="$sanitize" \

@@ -14,7 +14,7 @@ CandidatePruner::CandidatePruner(PruneOptions options, const SearchSpace& space,
                                  const std::vector<Candidate>& candidates)
     : options_(options), space_(space), find_(find) {
   if (!(options_.margin >= 0) || !std::isfinite(options_.margin))
-    fail(ErrorKind::usage, "--prune-margin must be a finite number >= 0, got ", options_.margin);
+    fail(ErrorKind::usage, "prune_margin must be a finite number >= 0, got ", options_.margin);
   for (size_t i = 1; i < candidates.size(); ++i)
     if (candidates[i].runnable()) configs_.push_back(candidates[i].config);
 }

@@ -86,12 +86,12 @@ std::vector<Candidate> share_of(std::vector<Candidate> candidates, int rank, int
 size_t sweep_shares(const TuneOptions& options, Communicator& ranks, ResultsDb* db,
                     const SharedTrialListener& finished) {
   if (options.strategy != Strategy::exhaustive)
-    fail(ErrorKind::usage, "a tune over ranks spreads exhaustive's candidates; got --strategy ",
+    fail(ErrorKind::usage, "strategy: a tune over ranks spreads exhaustive's candidates; got ",
          to_string(options.strategy));
   const int rank = ranks.rank(), size = ranks.size();
   if (rank == 0 && !db)
-    fail(ErrorKind::usage, "a tune over ", size,
-         " ranks gathers its trials into rank 0's results DB: give --db");
+    fail(ErrorKind::usage, "db: a tune over ", size,
+         " ranks gathers its trials into rank 0's results DB: give one");
   // One stream per sending rank, each on its own communicator (one thread each on rank
   // 0); duplicate() is collective, so every rank makes all of them, in order.
   std::vector<std::unique_ptr<Communicator>> streams;

@@ -110,10 +110,10 @@ void refuse_huge_product(const std::vector<std::vector<std::string>>& options) {
   if (combinations <= kMaxPerLayerProduct) return;
   const std::string count =
       combinations < 1e15 ? std::to_string(std::llround(combinations)) : "over 10^15";
-  fail(ErrorKind::usage, "--per-layer-product: ", options.size(), " conv layers give ", count,
+  fail(ErrorKind::usage, "per_layer_product: ", options.size(), " conv layers give ", count,
        " algorithm combinations per layout and thread count, more than the ", kMaxPerLayerProduct,
-       " a tune can measure; use --strategy per-layer (which times each layer alone) or fewer "
-       "--algorithms");
+       " a tune can measure; use strategy per-layer (which times each layer alone) or fewer "
+       "algorithms");
 }
 
 // Calls visit(index) for every combination of one index per list of `sizes` (each > 0),

@@ -30,7 +30,7 @@ Strategy parse_strategy(const std::string& text) {
   for (Strategy s : {Strategy::exhaustive, Strategy::per_layer, Strategy::halving,
                      Strategy::automatic, Strategy::pruned})
     if (to_string(s) == text) return s;
-  fail(ErrorKind::usage, "--strategy: unknown strategy '", text,
+  fail(ErrorKind::usage, "strategy: unknown strategy '", text,
        "' (known: auto, exhaustive, per-layer, halving, pruned)");
 }
 
@@ -364,7 +364,7 @@ StrategyChoice choose_strategy(Strategy requested, const CostInputs& inputs) {
   choice.requested = requested;
   if (requested != Strategy::automatic) {
     choice.run = requested;
-    choice.reason = cat("requested with --strategy ", to_string(requested));
+    choice.reason = cat("requested (strategy ", to_string(requested), ")");
     return choice;
   }
   choice.estimates = estimate_costs(inputs);

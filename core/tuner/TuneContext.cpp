@@ -153,7 +153,7 @@ bool TuneContext::sweep(const Candidate& candidate, const MeasureOptions& measur
     ++index_;
     trial.config = candidate.config;
     trial.status = TrialStatus::skipped;
-    trial.reason = cat("not started: --budget ", options_.budget_seconds, " s exhausted after ",
+    trial.reason = cat("not started: budget ", options_.budget_seconds, " s exhausted after ",
                        seconds(), " s");
   } else if (std::optional<TrialResult> pruned =
                  pruner_ ? pruner_->prune(candidate, report_.baseline_trial(), report_.finds)

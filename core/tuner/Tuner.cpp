@@ -149,25 +149,24 @@ RunConfig TuneReport::tuned_config() const {
 
 Tuner::Tuner(TuneOptions options, ResultsDb* db) : options_(std::move(options)), db_(db) {
   const MeasureOptions& m = options_.measure;
-  if (m.steps < 1) fail(ErrorKind::usage, "--steps must be >= 1, got ", m.steps);
+  if (m.steps < 1) fail(ErrorKind::usage, "steps must be >= 1, got ", m.steps);
   if (m.max_steps < m.steps || m.max_steps > kMaxTimedSteps)
-    fail(ErrorKind::usage, "--max-steps must be between --steps (", m.steps, ") and ",
-         kMaxTimedSteps, ", got ", m.max_steps);
+    fail(ErrorKind::usage, "max_steps must be between steps (", m.steps, ") and ", kMaxTimedSteps,
+         ", got ", m.max_steps);
   if (!(m.delta > 0 && m.delta <= 1))
-    fail(ErrorKind::usage, "--delta must be in (0, 1], got ", m.delta);
+    fail(ErrorKind::usage, "delta must be in (0, 1], got ", m.delta);
   if (!(m.max_timing_seconds > 0 && m.max_timing_seconds <= kMaxTimingSeconds))
-    fail(ErrorKind::usage, "--max-timing-seconds must be in (0, ", kMaxTimingSeconds, "], got ",
+    fail(ErrorKind::usage, "max_timing_seconds must be in (0, ", kMaxTimingSeconds, "], got ",
          m.max_timing_seconds);
   if (options_.measure.warmup < 0)
-    fail(ErrorKind::usage, "--warmup must be >= 0, got ", options_.measure.warmup);
+    fail(ErrorKind::usage, "warmup must be >= 0, got ", options_.measure.warmup);
   if (options_.budget_seconds < 0)
-    fail(ErrorKind::usage, "--budget must be >= 0, got ", options_.budget_seconds);
+    fail(ErrorKind::usage, "budget must be >= 0, got ", options_.budget_seconds);
   if (options_.measure.time_limit_seconds < 0)
-    fail(ErrorKind::usage, "--trial-timeout must be >= 0, got ",
-         options_.measure.time_limit_seconds);
+    fail(ErrorKind::usage, "trial_timeout must be >= 0, got ", options_.measure.time_limit_seconds);
   options_.knobs.check();
   knobs::threads.set(options_.base.knobs, options_.knobs.get(knobs::threads).front());
-  if (options_.resume && !db_) fail(ErrorKind::usage, "--resume needs a results DB (--db)");
+  if (options_.resume && !db_) fail(ErrorKind::usage, "resume needs a results DB: set db");
 }
 
 TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {

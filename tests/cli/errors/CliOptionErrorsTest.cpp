@@ -29,7 +29,9 @@ TEST(CliOptionErrors, NumbersOutOfRange) {
   const ErrorCase cases[] = {
       {kTune + " --trial-timeout -1" + out, {"--trial-timeout", "-1"}},
       {kTune + " --memory-limit-mb -5" + out, {"--memory-limit-mb", "-5"}},
-      {kTune + " --budget -1" + out, {"--budget", ">= 0"}},
+      // The tuner names the config key, the CLI adds the flag (cli/FlagNames.h).
+      {kTune + " --budget -1" + out, {"budget (--budget) must be >= 0, got -1"}},
+      {kTune + " --strategy fastest" + out, {"strategy (--strategy): unknown strategy 'fastest'"}},
       {kTune + " --warmup -1" + out, {"--warmup", "-1"}},
       // Past int64: it must not read as the largest step count and run for ever.
       {kTune + " --steps 99999999999999999999999" + out, {"--steps", "99999999999999999999999"}},

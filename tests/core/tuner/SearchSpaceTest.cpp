@@ -126,7 +126,7 @@ TEST(SearchSpace, NetWithoutConvLayersGetsTheBackendsDefaultConvAlgorithm) {
       "direct");
 }
 
-TEST(SearchSpace, PerLayerProductOfADeepNetIsRefusedNamingTheFlag) {
+TEST(SearchSpace, PerLayerProductOfADeepNetIsRefusedNamingTheKey) {
   ModelSpec spec;
   spec.name = "resnet18-small";
   spec.input = {8, 3, 32, 32};
@@ -137,8 +137,8 @@ TEST(SearchSpace, PerLayerProductOfADeepNetIsRefusedNamingTheFlag) {
       [&] {
         SearchSpace(options({"direct", "gemm"}, true), layers).enumerate();
       },
-      {"--per-layer-product", "1048576 algorithm combinations", "more than the 4096",
-       "--strategy per-layer"});
+      {"per_layer_product: ", "1048576 algorithm combinations", "more than the 4096",
+       "strategy per-layer"});
 }
 
 TEST(SearchSpace, RejectsBadOptions) {

@@ -257,7 +257,7 @@ TEST(StrategyChoice, ARequestedStrategyRunsWithoutEstimates) {
   const StrategyChoice choice = choose_strategy(Strategy::halving, small_net());
   EXPECT_EQ(choice.run, Strategy::halving);
   EXPECT_TRUE(choice.estimates.empty());
-  EXPECT_EQ(choice.reason, "requested with --strategy halving");
+  EXPECT_EQ(choice.reason, "requested (strategy halving)");
 }
 
 TEST(StrategyChoice, ParsesAutoAndNamesTheKnownOnes) {

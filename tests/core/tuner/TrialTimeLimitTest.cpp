@@ -102,7 +102,8 @@ TEST(TrialTimeLimit, NegativeLimitIsAUsageError) {
     FAIL() << "a negative time limit was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
-    EXPECT_NE(std::string(e.what()).find("--trial-timeout"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("trial_timeout must be >= 0"), std::string::npos)
+        << e.what();
   }
 }
 

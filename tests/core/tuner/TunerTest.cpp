@@ -70,7 +70,7 @@ TEST(Tuner, SweepGoesOnPastWrongThrowingAndUnsupportedCandidatesAndRecordsThem) 
   const RunConfig tuned = report.tuned_config();
   ASSERT_TRUE(tuned.measured);
   EXPECT_EQ(tuned.measured->strategy, "exhaustive");
-  EXPECT_EQ(tuned.measured->strategy_reason, "requested with --strategy exhaustive");
+  EXPECT_EQ(tuned.measured->strategy_reason, "requested (strategy exhaustive)");
   EXPECT_GT(tuned.measured->speedup_vs_baseline, 0);
 }
 
@@ -141,7 +141,7 @@ TEST(Tuner, BudgetStopsNewCandidatesButTheBaselineRuns) {
   size_t ok = 0, budget_skipped = 0;
   for (const auto& t : report.trials) {
     ok += t.status == TrialStatus::ok;
-    budget_skipped += t.reason.find("--budget") != std::string::npos;
+    budget_skipped += t.reason.find("not started: budget ") != std::string::npos;
   }
   EXPECT_EQ(ok, 1u);
   EXPECT_EQ(budget_skipped, report.trials.size() - 1);
@@ -194,13 +194,13 @@ TEST(Tuner, RejectsBadOptions) {
       EXPECT_NE(std::string(e.what()).find(option), std::string::npos) << e.what();
     }
   };
-  refused([](MeasureOptions& m) { m.max_steps = 1; }, "--max-steps");  // below --steps 2
-  refused([](MeasureOptions& m) { m.max_steps = kMaxTimedSteps + 1; }, "--max-steps");
-  refused([](MeasureOptions& m) { m.delta = 0; }, "--delta");
-  refused([](MeasureOptions& m) { m.delta = 2; }, "--delta");
-  refused([](MeasureOptions& m) { m.max_timing_seconds = 0; }, "--max-timing-seconds");
+  refused([](MeasureOptions& m) { m.max_steps = 1; }, "max_steps must");  // below steps 2
+  refused([](MeasureOptions& m) { m.max_steps = kMaxTimedSteps + 1; }, "max_steps must");
+  refused([](MeasureOptions& m) { m.delta = 0; }, "delta must");
+  refused([](MeasureOptions& m) { m.delta = 2; }, "delta must");
+  refused([](MeasureOptions& m) { m.max_timing_seconds = 0; }, "max_timing_seconds must");
   refused([](MeasureOptions& m) { m.max_timing_seconds = kMaxTimingSeconds * 2; },
-          "--max-timing-seconds");
+          "max_timing_seconds must");
   o = tiny_tune({"strassen"});
   EXPECT_THROW(Tuner(o).run(), Error);
 }

@@ -14,7 +14,6 @@
 //   0.025 from ReLU's kink, so no step changes a window's arg-max or crosses the kink.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
@@ -30,18 +29,7 @@ namespace {
 
 constexpr double kBiasTolerance = 1e-6;
 
-Tensor levels_tensor(const Shape4& s, Layout layout, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> level(-4, 3);
-  Tensor t(s, layout);
-  for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t c = 0; c < s.c; ++c)
-      for (int64_t h = 0; h < s.h; ++h)
-        for (int64_t w = 0; w < s.w; ++w) t.at(n, c, h, w) = 0.25f * static_cast<float>(level(rng));
-  return t;
-}
-
-// Per-channel biases k / 8 for small k: x + bias is exact on the levels above.
+// Per-channel biases k / 8 for small k: x + bias is exact on levels_tensor's levels.
 Tensor bias_tensor(int64_t channels, Layout layout, float offset) {
   Tensor b({1, channels, 1, 1}, layout);
   for (int64_t c = 0; c < channels; ++c)

@@ -58,6 +58,18 @@ Tensor distinct_tensor(const Shape4& shape, Layout layout, uint32_t seed, float 
   return t;
 }
 
+Tensor levels_tensor(const Shape4& shape, Layout layout, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> level(-4, 3);
+  Tensor t(shape, layout);
+  for (int64_t n = 0; n < shape.n; ++n)
+    for (int64_t c = 0; c < shape.c; ++c)
+      for (int64_t h = 0; h < shape.h; ++h)
+        for (int64_t w = 0; w < shape.w; ++w)
+          t.at(n, c, h, w) = 0.25f * static_cast<float>(level(rng));
+  return t;
+}
+
 Tensor tensor_of(const Shape4& shape, Layout layout, std::initializer_list<float> values) {
   Tensor t(shape, layout);
   if (static_cast<int64_t>(values.size()) != shape.count())

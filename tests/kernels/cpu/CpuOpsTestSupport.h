@@ -26,6 +26,10 @@ Tensor away_from_zero_tensor(const Shape4& shape, Layout layout, uint32_t seed,
 // A shuffled ramp of distinct values `spacing` apart: a pooling arg-max cannot change
 // under a finite-difference step smaller than spacing / 2.
 Tensor distinct_tensor(const Shape4& shape, Layout layout, uint32_t seed, float spacing);
+// Values on eight levels, k / 4 for k in -4..3, drawn in logical order from `seed`: most
+// pooling windows hold ties, so a pooling kernel must pick the first maximum, and sums
+// with biases k / 8 are exact.
+Tensor levels_tensor(const Shape4& shape, Layout layout, uint32_t seed);
 // A tensor from values listed in logical (n, c, h, w) order.
 Tensor tensor_of(const Shape4& shape, Layout layout, std::initializer_list<float> values);
 

@@ -8,7 +8,6 @@
 // and kernels of 2x2, 3x3 and 2x3.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
@@ -25,17 +24,6 @@ struct TiledCase {
   Shape4 in;
   int64_t kh, kw;
 };
-
-Tensor tied_tensor(const Shape4& s, Layout layout, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> level(-4, 3);
-  Tensor t(s, layout);
-  for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t c = 0; c < s.c; ++c)
-      for (int64_t h = 0; h < s.h; ++h)
-        for (int64_t w = 0; w < s.w; ++w) t.at(n, c, h, w) = 0.25f * static_cast<float>(level(rng));
-  return t;
-}
 
 // The reference: each window's first maximum (strict >, rows then columns).
 struct Reference {
@@ -78,7 +66,7 @@ TEST_P(MaxPoolTiled, MatchesTheReferenceExactlyOnEveryPath) {
   uint32_t seed = 11;
   for (const TiledCase& tc : cases) {
     const PoolParams p{.kernel_h = tc.kh, .kernel_w = tc.kw, .stride_h = tc.kh, .stride_w = tc.kw};
-    const Tensor x = tied_tensor(tc.in, layout, seed++);
+    const Tensor x = levels_tensor(tc.in, layout, seed++);
     const Shape4 out = p.output(tc.in);
     const Tensor dy = random_tensor(out, layout, seed++);
     const Reference want = reference(tc, x, dy);
