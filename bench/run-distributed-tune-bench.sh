@@ -7,16 +7,25 @@
 # share the cores. Interleaved rounds (the order alternates), a fresh DB per tune; prints
 # each tune's wall time, winner and its ex/s, then the medians and their ratio.
 #
-# Usage: bench/run-distributed-tune-bench.sh [BUILD_DIR] [ROUNDS]
+# Usage: bench/run-distributed-tune-bench.sh [BUILD_DIR] [ROUNDS] [lenet5|resnet18-small]
+# (lenet5: 10 candidates of a few ms a step, a tune of seconds, where starting the ranks
+# weighs; resnet18-small: 6 candidates of about 0.1 s a step)
 set -euo pipefail
 build=${1:-build}
 rounds=${2:-3}
+model=${3:-lenet5}
 cli="$build/tunescope"
 [ -x "$cli" ] || { echo "no $cli: build the tunescope target first" >&2; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-space="--model lenet5 --data fake --fake-count 4096 --batch 64 --layouts nchw,nhwc
+case $model in
+  lenet5) space="--model lenet5 --data fake --fake-count 4096 --batch 64 --layouts nchw,nhwc
   --algorithms direct,direct-small,gemm,winograd,fft-own --threads-list 1 --strategy exhaustive
-  --steps 5 --max-timing-seconds 3"
+  --steps 5 --max-timing-seconds 3" ;;
+  resnet18-small) space="--model resnet18-small --data fake --fake-count 512 --batch 16 --layouts nchw,nhwc
+  --algorithms direct,gemm,winograd --threads-list 1 --strategy exhaustive
+  --steps 5 --max-timing-seconds 3" ;;
+  *) echo "model: lenet5 or resnet18-small, got '$model'" >&2; exit 2 ;;
+esac
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "load before: $(uptime)"
