@@ -116,25 +116,41 @@ std::vector<WorkKey> work_keys(const Trace& trace, const DependencyGraph& graph)
 
 namespace {
 
-// Per work key, the median over the steps of its total time in a step (a step without it
-// counts 0). The median, not the mean: one preempted step of a loaded machine, or work
-// outside the steps (warm-up, evaluation), would otherwise move every key's time.
-std::map<WorkKey, double> median_per_step(const DependencyGraph& graph,
-                                          const std::vector<Step>& steps,
-                                          const std::vector<WorkKey>& keys) {
-  std::map<WorkKey, std::vector<double>> per_step;
-  for (size_t s = 0; s < steps.size(); ++s)
+// Per work key, the median over the steps of its busy time in a step (a step without it
+// counts 0), and of the gaps inside it: between consecutive activities of the key on one
+// lane, the hand-offs an algorithm of several kernels (im2col, sgemm, col2im) pays that
+// one of a single kernel does not. The median, not the mean: one preempted step of a
+// loaded machine, or work outside the steps (warm-up, evaluation), would otherwise move
+// every key's time.
+struct KeyTime {
+  double busy = 0, gaps = 0;
+};
+std::map<WorkKey, KeyTime> median_per_step(const DependencyGraph& graph,
+                                           const std::vector<Step>& steps,
+                                           const std::vector<WorkKey>& keys) {
+  std::map<WorkKey, std::vector<double>> busy, gaps;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    std::map<size_t, size_t> last_on_lane;
     for (size_t n : steps[s].nodes) {
-      auto& totals = per_step[keys[n]];
-      totals.resize(steps.size(), 0.0);
-      totals[s] += static_cast<double>(graph.duration_ns(n));
+      auto& b = busy[keys[n]];
+      auto& g = gaps[keys[n]];
+      b.resize(steps.size(), 0.0);
+      g.resize(steps.size(), 0.0);
+      b[s] += static_cast<double>(graph.duration_ns(n));
+      const auto last = last_on_lane.find(graph.lane[n]);
+      if (last != last_on_lane.end() && keys[last->second] == keys[n])
+        g[s] += static_cast<double>(
+            std::max<int64_t>(0, graph.start_ns[n] - graph.end_ns[last->second]));
+      last_on_lane[graph.lane[n]] = n;
     }
-  std::map<WorkKey, double> out;
-  for (auto& [key, totals] : per_step) {
-    std::sort(totals.begin(), totals.end());
-    const size_t m = totals.size() / 2;
-    out[key] = totals.size() % 2 ? totals[m] : (totals[m - 1] + totals[m]) / 2;
   }
+  const auto median = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+  };
+  std::map<WorkKey, KeyTime> out;
+  for (auto& [key, per_step] : busy) out[key] = {median(per_step), median(gaps[key])};
   return out;
 }
 
@@ -165,8 +181,8 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
     throw std::invalid_argument("substitution: a trace without steps");
   const auto keys = work_keys(trace, graph);
   const auto other_keys = work_keys(other, other_graph);
-  const std::map<WorkKey, double> mine = median_per_step(graph, steps, keys);
-  const std::map<WorkKey, double> theirs = median_per_step(other_graph, other_steps, other_keys);
+  const std::map<WorkKey, KeyTime> mine = median_per_step(graph, steps, keys);
+  const std::map<WorkKey, KeyTime> theirs = median_per_step(other_graph, other_steps, other_keys);
   const auto my_names = names_per_key(trace, graph, keys);
   const auto their_names = names_per_key(other, other_graph, other_keys);
   Substitution out;
@@ -177,10 +193,10 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
   double same_mine = 0, same_theirs = 0;
   for (const auto& [key, per_step] : mine) {
     const auto found = theirs.find(key);
-    if (found == theirs.end() || per_step <= 0 || found->second <= 0) continue;
+    if (found == theirs.end() || per_step.busy <= 0 || found->second.busy <= 0) continue;
     if (my_names.at(key) != their_names.at(key)) continue;
-    same_mine += per_step;
-    same_theirs += found->second;
+    same_mine += per_step.busy;
+    same_theirs += found->second.busy;
     ++out.keys_same;
   }
   out.calibration = same_theirs > 0 ? same_mine / same_theirs : 1.0;
@@ -193,17 +209,20 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
   for (const auto& [key, per_step] : theirs) {
     their_layers[key.layer] = true;
     if (!mine.count(key) && substituted_layer(key.layer))
-      their_only_per_step[key.layer] += per_step;
+      their_only_per_step[key.layer] += per_step.busy + per_step.gaps;
   }
   for (auto& [layer, per_step] : their_only_per_step) per_step *= out.calibration;
   std::map<WorkKey, double> factor;
   for (const auto& [key, per_step] : mine) {
     if (!substituted_layer(key.layer)) continue;
     const auto found = theirs.find(key);
-    if (found != theirs.end() && per_step > 0) {
+    if (found != theirs.end() && per_step.busy > 0) {
       if (my_names.at(key) == their_names.at(key)) continue;  // the same work: kept
       ++out.keys_replaced;
-      factor[key] = found->second * out.calibration / per_step;
+      // The other's busy time and its gaps, less the gaps this trace keeps between its
+      // own activities of the key: the replayed key then takes the other's time.
+      const double theirs_total = (found->second.busy + found->second.gaps) * out.calibration;
+      factor[key] = std::max(0.0, theirs_total - per_step.gaps) / per_step.busy;
     } else if (their_layers.count(key.layer)) {
       ++out.keys_replaced;
       factor[key] = 0;

@@ -51,8 +51,9 @@ struct Substitution {
 };
 // Durations of the nodes whose work key the other trace does differently (other activity
 // names): each such key's time per step in `trace` (the median over `steps`) becomes the
-// other trace's (the median over `other_steps`) times `calibration`, by scaling its nodes
-// alike. `calibration` is this trace's time over the other's for the work both do with
+// other trace's (the median over `other_steps`: its busy time and the hand-offs between
+// its consecutive activities of the key on one lane) times `calibration`, by scaling its
+// nodes alike. `calibration` is this trace's time over the other's for the work both do with
 // the same activities (ReLU, pooling, fc...), which keeps this trace's times: it carries
 // the difference of environment (one lane alone on the cores against two sharing them).
 // A key the other lacks in a layer it has is work it does not do (0); work only the

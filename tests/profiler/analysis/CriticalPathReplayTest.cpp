@@ -263,6 +263,35 @@ TEST(WhatIfTest, SubstitutionTakesEachLayerAndPassTimeFromTheOtherTrace) {
   EXPECT_EQ(s.durations, (std::vector<int64_t>{0, 6}));
 }
 
+TEST(WhatIfTest, SubstitutionCountsTheHandOffsBetweenTheOthersKernelsOfOneLayerAndPass) {
+  // Theirs runs conv1's forward as im2col [0, 2] and gemm [5, 9] on one lane: 6 busy and
+  // a hand-off of 3 between them. Mine runs one direct.fwd of 10, which becomes 9.
+  const auto one_layer = [](std::vector<Activity> activities) {
+    Trace t;
+    t.activities = std::move(activities);
+    Range step, layer;
+    step.name = "train_step", step.category = RangeCategory::iteration, step.start_ns = 0,
+    step.end_ns = 20;
+    layer.name = "conv1", layer.category = RangeCategory::layer, layer.start_ns = 0,
+    layer.end_ns = 19;
+    t.ranges = {step, layer};
+    sort_by_start(t);
+    return t;
+  };
+  const Trace mine = one_layer({activity("direct.fwd", 0, 0, 10)});
+  const Trace theirs =
+      one_layer({activity("gemm.fwd.im2col", 0, 0, 2), activity("gemm.fwd.gemm", 0, 5, 9)});
+  const DependencyGraph g = build_dependency_graph(mine), og = build_dependency_graph(theirs);
+  const Substitution s =
+      substituted_durations(mine, g, find_steps(mine, g), theirs, og, find_steps(theirs, og));
+  EXPECT_EQ(s.durations, (std::vector<int64_t>{9}));
+  // And back: mine keeps its own hand-off of 3, so its two kernels take 10 - 3 = 7 in
+  // all, in proportion (2 : 4 -> 2.33 : 4.67, rounded).
+  const Substitution back =
+      substituted_durations(theirs, og, find_steps(theirs, og), mine, g, find_steps(mine, g));
+  EXPECT_EQ(back.durations, (std::vector<int64_t>{2, 5}));
+}
+
 TEST(WhatIfTest, SubstitutionTakesTheMedianStepSoOnePreemptedStepDoesNotMoveIt) {
   // Three steps of 10 each; mine runs direct.fwd for 8 in each, theirs gemm.fwd for 4, 4
   // and, in a preempted step, 9. The median per step is 4 (the mean would be 5.67): each
