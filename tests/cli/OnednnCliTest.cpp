@@ -14,6 +14,7 @@
 
 #include "profiler/ChromeTraceReader.h"
 #include "tests/cli/RunCli.h"
+#include "tests/core/ScopedEnv.h"
 
 namespace {
 
@@ -48,13 +49,6 @@ void expect_same_losses(const Losses& got, const Losses& reference, const std::s
   EXPECT_NEAR(got.test, reference.test, 1e-3 * reference.test) << what;
 }
 
-// Sets an environment variable for the commands the test runs, then unsets it.
-struct ScopedEnv {
-  ScopedEnv(const char* name, const char* value) : name(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name); }
-  const char* name;
-};
-
 TEST(OnednnCli, TrainsLikeDirect) {
   if (!kOnednnBuilt)
     GTEST_SKIP() << "built without oneDNN (TUNESCOPE_ONEDNN=OFF or libdnnl-dev missing)";
@@ -68,7 +62,7 @@ TEST(OnednnCli, Avx2KernelsWhenTheIsaIsCapped) {
     GTEST_SKIP() << "built without oneDNN (TUNESCOPE_ONEDNN=OFF or libdnnl-dev missing)";
   if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "this CPU has no AVX2";
   const Losses direct = train_losses("direct");
-  const ScopedEnv cap("DNNL_MAX_CPU_ISA", "AVX2");
+  const tunescope::testing::ScopedEnv cap("DNNL_MAX_CPU_ISA", "AVX2");
   expect_same_losses(train_losses("onednn:auto"), direct,
                      "onednn:auto under DNNL_MAX_CPU_ISA=AVX2");
 

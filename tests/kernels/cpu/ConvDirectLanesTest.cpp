@@ -9,7 +9,6 @@
 // What it refuses is refused with a reason.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -17,28 +16,12 @@
 #include "core/base/Registry.h"
 #include "core/base/ThreadPool.h"
 #include "kernels/cpu/CpuIsa.h"
+#include "tests/core/ScopedEnv.h"
 
 namespace tunescope::conv_test {
 namespace {
 
 constexpr const char* kIsaVariable = "TUNESCOPE_LANE_CONV_ISA";
-
-class ForcedLaneConvIsa {
- public:
-  explicit ForcedLaneConvIsa(cpu::CpuIsa isa) {
-    if (const char* old = std::getenv(kIsaVariable)) saved_ = old;
-    setenv(kIsaVariable, cpu::to_string(isa), 1);
-  }
-  ~ForcedLaneConvIsa() {
-    if (saved_.empty())
-      unsetenv(kIsaVariable);
-    else
-      setenv(kIsaVariable, saved_.c_str(), 1);
-  }
-
- private:
-  std::string saved_;
-};
 
 TEST(ConvDirectLanes, AllPassesMatchTheReferenceOnEveryPathInBothLayouts) {
   const std::vector<ConvProblem> problems = {
@@ -60,7 +43,7 @@ TEST(ConvDirectLanes, AllPassesMatchTheReferenceOnEveryPathInBothLayouts) {
       const Tensor want_dx = reference_backward_data(p, o.dy, o.w);
       const Tensor want_dw = reference_backward_filter(p, o.x, o.dy);
       for (cpu::CpuIsa isa : cpu::supported_cpu_isas()) {
-        ForcedLaneConvIsa forced(isa);
+        const tunescope::testing::ScopedEnv forced(kIsaVariable, cpu::to_string(isa));
         SCOPED_TRACE(p.key() + " on " + cpu::to_string(isa));
         auto algo = Registry::instance().make_conv_algorithm("cpu", "direct-lanes");
         ASSERT_TRUE(algo->supports(p)) << algo->unsupported_reason(p);

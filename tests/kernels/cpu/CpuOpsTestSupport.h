@@ -6,13 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <functional>
 #include <string>
 
 #include "core/base/Tensor.h"
 #include "kernels/cpu/CpuIsa.h"
 #include "kernels/cpu/ElementwiseIsa.h"
+#include "tests/core/ScopedEnv.h"
 
 namespace tunescope::cpu::testing {
 
@@ -59,21 +59,10 @@ struct GradientTolerance {
 // path) for the scope and restores what was there.
 class ForcedIsa {
  public:
-  explicit ForcedIsa(CpuIsa isa) {
-    if (const char* old = std::getenv(kElementwiseIsaVariable)) saved_ = old;
-    setenv(kElementwiseIsaVariable, to_string(isa), 1);
-  }
-  ~ForcedIsa() {
-    if (saved_.empty())
-      unsetenv(kElementwiseIsaVariable);
-    else
-      setenv(kElementwiseIsaVariable, saved_.c_str(), 1);
-  }
-  ForcedIsa(const ForcedIsa&) = delete;
-  ForcedIsa& operator=(const ForcedIsa&) = delete;
+  explicit ForcedIsa(CpuIsa isa) : env_(kElementwiseIsaVariable, to_string(isa)) {}
 
  private:
-  std::string saved_;
+  tunescope::testing::ScopedEnv env_;
 };
 
 }  // namespace tunescope::cpu::testing

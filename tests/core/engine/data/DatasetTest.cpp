@@ -2,13 +2,12 @@
 #include "core/engine/data/Dataset.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cmath>
-#include <optional>
 
 #include "core/engine/data/DataLoader.h"
 #include "core/engine/data/IdxFile.h"
+#include "tests/core/ScopedEnv.h"
 #include "tests/core/engine/data/DataTestSupport.h"
 
 namespace tunescope::data {
@@ -33,25 +32,6 @@ void write_split(const fs::path& dir, const std::string& prefix, int64_t images,
   write_idx(dir / (prefix + "-images-idx3-ubyte" + suffix), image_array);
   write_idx(dir / (prefix + "-labels-idx1-ubyte" + suffix), label_array);
 }
-
-// Sets an environment variable for one scope and restores the old value after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 std::vector<int64_t> class_counts(const Dataset& set) {
   std::vector<int64_t> counts(static_cast<size_t>(set.num_classes), 0);
@@ -114,14 +94,14 @@ TEST(Dataset, FashionMnistFolderFollowsOptionsThenEnvironment) {
   ScratchDir env_dir, option_dir;
   write_split(env_dir.path(), "train", 4, 4);
   write_split(option_dir.path(), "train", 7, 7);
-  ScopedEnv env("TUNESCOPE_DATA_DIR", env_dir.path().string());
+  const tunescope::testing::ScopedEnv env("TUNESCOPE_DATA_DIR", env_dir.path().string());
   EXPECT_EQ(fashion_mnist_dir(), env_dir.path());
   EXPECT_EQ(load_dataset("fashion-mnist", Split::train).count, 4);
   DataSourceOptions options;
   options.data_dir = option_dir.path();
   EXPECT_EQ(load_dataset("fashion-mnist", Split::train, options).count, 7);
 
-  ScopedEnv missing("TUNESCOPE_DATA_DIR", (env_dir / "gone").string());
+  const tunescope::testing::ScopedEnv missing("TUNESCOPE_DATA_DIR", (env_dir / "gone").string());
   expect_error(ErrorKind::input, [] { load_dataset("fashion-mnist", Split::train); },
                {(env_dir / "gone").string(), "dataset-fashion-mnist", "TUNESCOPE_DATA_DIR"});
 }
