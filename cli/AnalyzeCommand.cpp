@@ -41,6 +41,14 @@ struct AnalyzeFlags {
   std::string db_path;
 };
 
+// The first `most` names, comma-separated, with ", ..." when there are more.
+std::string first_of(const std::vector<std::string>& names, size_t most) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < most; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > most) out += ", ...";
+  return out;
+}
+
 // Every --what-if-layers glob must match a layer of the trace: a typo would otherwise
 // predict the unchanged step.
 void check_layer_globs(const profiler::Trace& trace, const std::vector<std::string>& globs,
@@ -50,11 +58,8 @@ void check_layer_globs(const profiler::Trace& trace, const std::vector<std::stri
     if (std::any_of(layers.begin(), layers.end(),
                     [&glob](const std::string& l) { return an::glob_match(glob, l); }))
       continue;
-    std::string known;
-    for (size_t i = 0; i < layers.size() && i < 12; ++i) known += (i ? ", " : "") + layers[i];
-    if (layers.size() > 12) known += ", ...";
     fail(ErrorKind::usage, "--what-if-layers: '", glob, "' matches no layer of ", path,
-         " (its layers: ", known.empty() ? std::string("none") : known, ")");
+         " (its layers: ", layers.empty() ? std::string("none") : first_of(layers, 12), ")");
   }
 }
 
@@ -234,11 +239,7 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
       std::printf("  %zu. [%s] %s\n     %s\n", i + 1, f.rule.c_str(), f.summary.c_str(),
                   finding_gain_text(f, analysis.recorded.median_step_ns).c_str());
       if (!f.evidence.empty()) {
-        std::string names;
-        for (size_t k = 0; k < f.evidence.size() && k < 6; ++k)
-          names += (k ? ", " : "") + f.evidence[k];
-        if (f.evidence.size() > 6) names += ", ...";
-        std::printf("     evidence: %s\n", names.c_str());
+        std::printf("     evidence: %s\n", first_of(f.evidence, 6).c_str());
       }
       std::printf("     try: %s\n", f.suggestion.c_str());
     }
