@@ -26,6 +26,16 @@ bool overlaps(const TimingFigures& a, const TimingFigures& b) {
   return a.eps_low <= b.eps_high && b.eps_low <= a.eps_high;
 }
 
+// Round by round, log(member j's step time / member base's): the paired samples every
+// comparison of the rounds tests (the series are of one length where they are compared).
+std::vector<double> paired_log_ratios(const std::vector<std::vector<double>>& round_seconds,
+                                      size_t j, size_t base) {
+  std::vector<double> out;
+  for (size_t r = 0; r < round_seconds[j].size(); ++r)
+    out.push_back(std::log(round_seconds[j][r] / round_seconds[base][r]));
+  return out;
+}
+
 }  // namespace
 
 bool simpler(const RunConfig& a, const RunConfig& b) {
@@ -157,10 +167,7 @@ std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_sec
   std::vector<size_t> drops;
   for (size_t j : racing) {
     if (j == fastest) continue;
-    std::vector<double> log_ratios;
-    for (size_t r = 0; r < round_seconds[j].size(); ++r)
-      log_ratios.push_back(std::log(round_seconds[j][r] / round_seconds[fastest][r]));
-    const SignTest test = sign_test(log_ratios);
+    const SignTest test = sign_test(paired_log_ratios(round_seconds, j, fastest));
     if (test.p_value < level && std::exp(test.median.estimate) > 1 + delta / 2) drops.push_back(j);
   }
   return drops;
@@ -191,10 +198,7 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
     double best_ratio = 1;
     for (size_t j = 0; j < configs.size(); ++j) {
       if (j == verdict.fastest) continue;
-      std::vector<double> log_ratios;
-      for (size_t r = 0; r < rounds; ++r)
-        log_ratios.push_back(std::log(round_seconds[j][r] / round_seconds[verdict.fastest][r]));
-      const SignTest test = sign_test(log_ratios);
+      const SignTest test = sign_test(paired_log_ratios(round_seconds, j, verdict.fastest));
       if (const double ratio = std::exp(test.median.estimate);
           test.p_value < alpha && ratio < best_ratio) {
         best_ratio = ratio;
@@ -213,9 +217,7 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
     if (j == verdict.fastest) continue;
     PairedComparison c;
     c.other = j;
-    std::vector<double> log_ratios;
-    for (size_t r = 0; r < rounds; ++r)
-      log_ratios.push_back(std::log(round_seconds[j][r] / round_seconds[verdict.fastest][r]));
+    const std::vector<double> log_ratios = paired_log_ratios(round_seconds, j, verdict.fastest);
     c.test = sign_test(log_ratios);
     c.ratio = std::exp(c.test.median.estimate);
     if (c.test.median.bounded()) {
