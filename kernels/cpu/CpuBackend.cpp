@@ -30,8 +30,11 @@ class CpuBackend final : public Backend {
 
   std::string device_description() const override {
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    return cat(host_cpu_model(), ", ", cores, " logical cores, ", trim(openblas_get_config()), ", ",
-               fftwf_version);
+    // openblas_get_config() rebuilds its answer in one static buffer (strcpy, then strcat
+    // of " MAX_THREADS=..."), so two threads asking at once (in-process ranks) could read
+    // "MAX_THREADS=64 MAX_THREADS=64" and take one machine for two. Asked once.
+    static const std::string blas = trim(openblas_get_config());
+    return cat(host_cpu_model(), ", ", cores, " logical cores, ", blas, ", ", fftwf_version);
   }
 
   OpKernels& ops() override { return ops_; }
