@@ -283,28 +283,48 @@ int64_t planar_vectors(int64_t ow, int64_t out_w, const Block& block) {
   }
 }
 
+// Planar kernels run `rows` window rows of one plane per call: the 2 x 2 windows' rows
+// with kh a constant the compiler unrolls.
+template <class Row>
+void planar_rows(int64_t kh, int64_t rows, const Row& row) {
+  if (kh == 2)
+    for (int64_t i = 0; i < rows; ++i) row(i, int64_t{2});
+  else
+    for (int64_t i = 0; i < rows; ++i) row(i, kh);
+}
+
 template <int W, bool kBias>
 void pool_max_tiled_forward_planar(const float* x, float bias, int64_t in_w, int64_t kh, int64_t kw,
-                                   float* y, int64_t out_w) {
-  int64_t ow = 0;
-  if (kw == 2)
-    ow = planar_vectors<W>(0, out_w, [&](auto vec, int64_t at) {
-      decltype(vec)::template forward_planar2<kBias>(x, in_w, kh, bias, y, at);
-    });
-  for (; ow < out_w; ++ow) pool_forward_planar_one<kBias>(x, in_w, kh, kw, bias, y, ow);
+                                   float* y, int64_t out_w, int64_t rows) {
+  planar_rows(kh, rows, [&](int64_t i, int64_t kh_) {
+    const float* xr = x + i * kh_ * in_w;
+    float* yr = y + i * out_w;
+    int64_t ow = 0;
+    if (kw == 2)
+      ow = planar_vectors<W>(0, out_w, [&](auto vec, int64_t at) {
+        decltype(vec)::template forward_planar2<kBias>(xr, in_w, kh_, bias, yr, at);
+      });
+    for (; ow < out_w; ++ow) pool_forward_planar_one<kBias>(xr, in_w, kh_, kw, bias, yr, ow);
+  });
 }
 
 template <int W, bool kBias>
 void pool_max_tiled_backward_planar(const float* x, float bias, const float* dy, float* dx,
-                                    int64_t in_w, int64_t kh, int64_t kw, int64_t out_w) {
-  int64_t ow = 0;
-  if (kw == 2)
-    ow = planar_vectors<W>(0, out_w, [&](auto vec, int64_t at) {
-      decltype(vec)::template backward_planar2<kBias>(x, bias, dy, dx, in_w, kh, at);
-    });
-  for (; ow < out_w; ++ow) pool_backward_planar_one<kBias>(x, bias, dy, dx, in_w, kh, kw, ow);
-  for (int64_t r = 0; r < kh; ++r)
-    for (int64_t i = out_w * kw; i < in_w; ++i) dx[r * in_w + i] = 0.0f;
+                                    int64_t in_w, int64_t kh, int64_t kw, int64_t out_w,
+                                    int64_t rows) {
+  planar_rows(kh, rows, [&](int64_t i, int64_t kh_) {
+    const float* xr = x + i * kh_ * in_w;
+    const float* dyr = dy + i * out_w;
+    float* dxr = dx + i * kh_ * in_w;
+    int64_t ow = 0;
+    if (kw == 2)
+      ow = planar_vectors<W>(0, out_w, [&](auto vec, int64_t at) {
+        decltype(vec)::template backward_planar2<kBias>(xr, bias, dyr, dxr, in_w, kh_, at);
+      });
+    for (; ow < out_w; ++ow) pool_backward_planar_one<kBias>(xr, bias, dyr, dxr, in_w, kh_, kw, ow);
+    for (int64_t r = 0; r < kh_; ++r)
+      for (int64_t c = out_w * kw; c < in_w; ++c) dxr[r * in_w + c] = 0.0f;
+  });
 }
 
 // Channel chunks of one window: whole vectors inside the pixel, the last partial one moved
@@ -370,13 +390,13 @@ void pool_max_tiled_backward_pixels(const float* x, const float* bias, const flo
 // The unfused max pool's entries: the fused code with no bias.
 template <int W>
 void pool_max_forward_planar(const float* x, int64_t in_w, int64_t kh, int64_t kw, float* y,
-                             int64_t out_w) {
-  pool_max_tiled_forward_planar<W, false>(x, 0.0f, in_w, kh, kw, y, out_w);
+                             int64_t out_w, int64_t rows) {
+  pool_max_tiled_forward_planar<W, false>(x, 0.0f, in_w, kh, kw, y, out_w, rows);
 }
 template <int W>
 void pool_max_backward_planar(const float* x, const float* dy, float* dx, int64_t in_w, int64_t kh,
-                              int64_t kw, int64_t out_w) {
-  pool_max_tiled_backward_planar<W, false>(x, 0.0f, dy, dx, in_w, kh, kw, out_w);
+                              int64_t kw, int64_t out_w, int64_t rows) {
+  pool_max_tiled_backward_planar<W, false>(x, 0.0f, dy, dx, in_w, kh, kw, out_w, rows);
 }
 template <int W>
 void pool_max_forward_pixels(const float* x, int64_t in_w, int64_t c, int64_t kh, int64_t kw,
