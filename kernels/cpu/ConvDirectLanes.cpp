@@ -12,9 +12,15 @@
 // The blocks are cut into groups fixed by the problem (so the workspace and the order of
 // backward filter's sums do not depend on the pool); each group has its own scratch and
 // partial filter gradient, reduced in group order at the end.
+//
+// With a ConvCall::saved buffer, forward transposes x into it (every block's, padding
+// included) instead of into the group's scratch, and backward filter reads x's blocks from
+// there while x is the tensor forward saw, so x is transposed once per step, not twice.
 // TUNESCOPE_LANE_CONV_ISA=scalar|avx2|avx512 forces a kernel path (read on every pass).
 #include <algorithm>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/base/ConvAlgorithm.h"
@@ -65,7 +71,8 @@ struct Plan {
   bool scatter = false;  // backward data by scatter_data (no padding, filter narrow enough)
   int64_t blocks = 1, groups = 1;
   int64_t a_floats = 0, b_floats = 0, filter_floats = 0;  // per group
-  size_t weights = 0, scratch = 0, bytes = 0;
+  int64_t x_block_floats = 0;  // one block of x as forward transposes it (padded)
+  size_t weights = 0, scratch = 0, bytes = 0, saved_bytes = 0;
 
   explicit Plan(const ConvProblem& p) {
     const Shape4 out = p.output();
@@ -105,10 +112,14 @@ struct Plan {
         std::max(c * forward.in_h * forward.in_w, k * backward_data.in_h * backward_data.in_w) * L;
     b_floats = std::max(k * out.h * out.w, c * p.input.h * p.input.w) * L;
     filter_floats = k * c * r * s;
+    x_block_floats = round_up(c * forward.in_h * forward.in_w * L, 16);
     WorkspaceLayout layout;
     weights = layout.add_floats(filter_floats);
     scratch = layout.add_floats(groups * group_floats());
     bytes = layout.total_bytes();
+    WorkspaceLayout saved;
+    saved.add_floats(blocks * x_block_floats);
+    saved_bytes = saved.total_bytes();
   }
   int64_t floats_per_image() const { return (a_floats + b_floats) / L; }
   int64_t group_floats() const { return round_up(a_floats + b_floats + filter_floats, 16); }
@@ -118,6 +129,10 @@ struct Plan {
   float* b(void* workspace, int64_t group) const { return a(workspace, group) + a_floats; }
   float* partial(void* workspace, int64_t group) const { return b(workspace, group) + b_floats; }
   int64_t first_block(int64_t group) const { return group * blocks / groups; }
+  // Block b of x in the saved buffer (image n0 = b * L).
+  float* saved_x(void* saved, int64_t n0) const {
+    return WorkspaceLayout::at(saved, 0) + n0 / L * x_block_floats;
+  }
 };
 
 // Images [n0, n0 + count) of t, shape (., c, h, w), into block[c][h + pad_h][w + pad_w][lane]
@@ -189,12 +204,16 @@ class ConvDirectLanes final : public ConvAlgorithm {
     return {};
   }
   size_t workspace_bytes(const ConvProblem& p) const override { return Plan(p).bytes; }
+  size_t saved_bytes(const ConvProblem& p) const override {
+    return unsupported_reason(p).empty() ? Plan(p).saved_bytes : 0;
+  }
 
   void forward(const ConvCall& call, const Tensor& x, const Tensor& w, Tensor& y) override {
     const Plan plan = checked_plan(call, ConvPass::forward, x, w, y);
     const LaneConvKernelTable& k = kernels();
     float* wt = WorkspaceLayout::at(call.workspace, plan.weights);
     const LaneConvImage& g = plan.forward;
+    forget_saved_x();  // until this pass has filled it
     // w(k, c, r, s) (either layout) as wt[c][r][s][k]
     for (int64_t k = 0; k < g.k; ++k)
       for (int64_t c = 0; c < g.c; ++c)
@@ -202,12 +221,16 @@ class ConvDirectLanes final : public ConvAlgorithm {
           for (int64_t s = 0; s < g.s; ++s)
             wt[((c * g.r + r) * g.s + s) * g.k + k] = w.at(k, c, r, s);
     run_blocks(call, "direct-lanes.fwd", plan, [&](int64_t group, int64_t n0, int64_t count) {
-      float* in = plan.a(call.workspace, group);
+      float* in = call.saved ? plan.saved_x(call.saved, n0) : plan.a(call.workspace, group);
       float* out = plan.b(call.workspace, group);
       to_lanes(k, x, n0, count, plan.pad_h, plan.pad_w, g.in_h, g.in_w, in);
       k.correlate(g, in, wt, out);
       from_lanes(k, out, n0, count, y);
     });
+    if (call.saved) {
+      std::lock_guard lock(mutex_);
+      saved_by_forward_ = call.saved, saved_x_ = x.data();
+    }
   }
 
   // Without padding dy is scattered into dx (every product useful); with padding, the
@@ -259,14 +282,16 @@ class ConvDirectLanes final : public ConvAlgorithm {
     const Plan plan = checked_plan(call, ConvPass::backward_filter, x, dy, dw);
     const LaneConvKernelTable& k = kernels();
     const LaneConvImage& g = plan.forward;
+    const bool reuse_x = holds_saved_x(call, x);
     run_blocks(call, "direct-lanes.bwd_filter", plan,
                [&](int64_t group, int64_t n0, int64_t count) {
-                 float* xb = plan.a(call.workspace, group);
+                 float* xb = reuse_x ? plan.saved_x(call.saved, n0) : plan.a(call.workspace, group);
                  float* dyb = plan.b(call.workspace, group);
                  float* partial = plan.partial(call.workspace, group);
                  if (n0 == plan.first_block(group) * L)
                    std::fill_n(partial, plan.filter_floats, 0.0f);
-                 to_lanes(k, x, n0, count, plan.pad_h, plan.pad_w, g.in_h, g.in_w, xb);
+                 if (!reuse_x)
+                   to_lanes(k, x, n0, count, plan.pad_h, plan.pad_w, g.in_h, g.in_w, xb);
                  to_lanes(k, dy, n0, count, 0, 0, g.out_h, g.out_w, dyb);
                  k.filter_gradient(g, xb, dyb, partial);
                });
@@ -290,7 +315,24 @@ class ConvDirectLanes final : public ConvAlgorithm {
       fail(ErrorKind::runtime, name(), ": ", p.key(), ": ", why);
     Plan plan(p);
     check_workspace(name(), call, plan.bytes);
+    if (call.saved) {
+      if (call.saved_bytes < plan.saved_bytes)
+        fail(ErrorKind::runtime, name(), ": ", p.key(), ": saved buffer of ", call.saved_bytes,
+             " bytes, needs ", plan.saved_bytes);
+      if (reinterpret_cast<std::uintptr_t>(call.saved) % WorkspaceLayout::kAlign != 0)
+        fail(ErrorKind::runtime, name(), ": ", p.key(), ": saved buffer is not 64-byte aligned");
+    }
     return plan;
+  }
+
+  // Whether call.saved holds x's blocks as this layer's last forward pass wrote them.
+  bool holds_saved_x(const ConvCall& call, const Tensor& x) {
+    std::lock_guard lock(mutex_);
+    return call.saved && saved_by_forward_ == call.saved && saved_x_ == x.data();
+  }
+  void forget_saved_x() {
+    std::lock_guard lock(mutex_);
+    saved_by_forward_ = nullptr;
   }
 
   // block(group, first image, images) for every block of sixteen images, the groups on
@@ -310,6 +352,11 @@ class ConvDirectLanes final : public ConvAlgorithm {
         }
     });
   }
+
+  // The backward passes may run on another lane than forward did.
+  std::mutex mutex_;
+  const void* saved_by_forward_ = nullptr;
+  const float* saved_x_ = nullptr;
 };
 
 const ConvAlgorithmRegistration registration("cpu", kName, [](const KnobValues&) {

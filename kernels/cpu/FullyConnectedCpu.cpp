@@ -1,8 +1,11 @@
 // The fully connected layer on the CPU: three sgemm calls on flattened items. x and the
 // weight share a layout, so a row of either is one contiguous run in the same physical
 // order and no layout needs a transpose. The products are split into panels over the
-// pool by parallel_sgemm because OpenBLAS itself runs single-threaded.
+// pool by parallel_sgemm because OpenBLAS itself runs single-threaded. Forward transposes
+// the weight first: OpenBLAS ran x * weight^T on LeNet-5's small panels much slower than
+// the plain product (docs/BENCHMARKS.md).
 #include <algorithm>
+#include <vector>
 
 #include "core/base/Error.h"
 #include "kernels/cpu/CpuOps.h"
@@ -14,6 +17,13 @@ namespace tunescope::cpu {
 using namespace ops;
 
 namespace {
+
+// dst[cols x rows] = src[rows x cols]^T, written in order (the faster loop order on fc1's
+// 120 x 400 weight, and faster than 16 x 16 tiles).
+void transpose_matrix(const float* src, int64_t rows, int64_t cols, float* dst) {
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = 0; r < rows; ++r) dst[c * rows + r] = src[r * cols + c];
+}
 
 double gemm_flops(int64_t batch, int64_t outputs, int64_t features) {
   return 2.0 * static_cast<double>(batch) * static_cast<double>(outputs) *
@@ -34,15 +44,19 @@ void CpuOps::fc_forward(const ExecContext& ctx, const Tensor& x, const Tensor& w
   // Seeding y with the bias lets sgemm add it for free (beta = 1).
   float* yd = y.data();
   for (int64_t n = 0; n < batch; ++n) std::copy_n(bias.data(), outputs, yd + n * outputs);
+  // y = x * weight_t with weight_t = weight^T made here: every panel a plain product.
+  thread_local std::vector<float> weight_t;  // the calling lane's; reused across steps
+  weight_t.resize(static_cast<size_t>(features * outputs));
+  transpose_matrix(weight.data(), outputs, features, weight_t.data());
   parallel_sgemm(ctx.pool, Gemm{.trans_a = false,
-                                .trans_b = true,
+                                .trans_b = false,
                                 .m = batch,
                                 .n = outputs,
                                 .k = features,
                                 .a = x.data(),
                                 .lda = features,
-                                .b = weight.data(),
-                                .ldb = features,
+                                .b = weight_t.data(),
+                                .ldb = outputs,
                                 .beta = 1.0f,
                                 .c = yd,
                                 .ldc = outputs});

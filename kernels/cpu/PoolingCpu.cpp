@@ -261,31 +261,41 @@ bool tiled_windows(const PoolGeometry& g) {
          g.out.h > 0 && g.out.w > 0;
 }
 
-// Items of a tiled max pool: one per output row of a plane (NCHW) or of an image (NHWC);
-// the last row of each also owns the input rows below the last window (backward zeroes
-// them). f(plane_or_image, oh, channel): the plane's channel (NCHW; 0 in NHWC). The
-// indices are counted on from the chunk's first item: a division per item cost as much as
-// a small row's work.
+// Items of a tiled max pool: one per plane (NCHW; the planar kernels run its window rows
+// in one call) or per output row of an image (NHWC). The item that ends a plane or image
+// also owns the input rows below the last window (backward zeroes them).
+// f(plane_or_image, oh, rows, channel): window rows [oh, oh + rows) and the plane's
+// channel (NCHW; 0 in NHWC). NHWC's indices are counted on from the chunk's first item: a
+// division per item cost as much as a small row's work.
 template <typename F>
-void for_each_tiled_row(ThreadPool& pool, const PoolGeometry& g, Layout layout, const F& f) {
-  const bool planar = layout == Layout::NCHW;
-  const int64_t items = (planar ? g.in.n * g.in.c : g.in.n) * g.out.h;
-  const int64_t per_row = g.out.w * (planar ? 1 : g.in.c) * g.window_size();
-  const int64_t channels = planar ? g.in.c : 1;
+void for_each_tiled_item(ThreadPool& pool, const PoolGeometry& g, Layout layout, const F& f) {
+  const int64_t window = g.window_size();
+  if (layout == Layout::NCHW) {
+    const int64_t C = g.in.c;
+    pool.parallel_for(
+        g.in.n * C,
+        [&](int64_t first, int64_t last) {
+          for (int64_t plane = first, channel = first % C; plane < last; ++plane) {
+            f(plane, int64_t{0}, g.out.h, channel);
+            if (++channel == C) channel = 0;
+          }
+        },
+        grain_for(g.out.h * g.out.w * window));
+    return;
+  }
   pool.parallel_for(
-      items,
+      g.in.n * g.out.h,
       [&](int64_t first, int64_t last) {
-        int64_t outer = first / g.out.h, oh = first % g.out.h, channel = outer % channels;
+        int64_t image = first / g.out.h, oh = first % g.out.h;
         for (int64_t item = first; item < last; ++item) {
-          f(outer, oh, channel);
+          f(image, oh, int64_t{1}, int64_t{0});
           if (++oh == g.out.h) {
             oh = 0;
-            ++outer;
-            if (++channel == channels) channel = 0;
+            ++image;
           }
         }
       },
-      grain_for(per_row));
+      grain_for(g.out.w * g.in.c * window));
 }
 
 void maxpool_forward_tiled(ThreadPool& pool, const PoolGeometry& g, Layout layout, const float* x,
@@ -294,14 +304,23 @@ void maxpool_forward_tiled(ThreadPool& pool, const PoolGeometry& g, Layout layou
   const int64_t kh = g.p.kernel_h, kw = g.p.kernel_w;
   const int64_t channels = layout == Layout::NCHW ? 1 : g.in.c;
   const int64_t in_row = g.in.w * channels, out_row = g.out.w * channels;
-  for_each_tiled_row(pool, g, layout, [&](int64_t outer, int64_t oh, int64_t) {
+  for_each_tiled_item(pool, g, layout, [&](int64_t outer, int64_t oh, int64_t rows, int64_t) {
     const float* xr = x + (outer * g.in.h + oh * kh) * in_row;
     float* yr = y + (outer * g.out.h + oh) * out_row;
     if (layout == Layout::NCHW)
-      k.max_tiled_forward_planar(xr, g.in.w, kh, kw, yr, g.out.w);
+      k.max_tiled_forward_planar(xr, g.in.w, kh, kw, yr, g.out.w, rows);
     else
       k.max_tiled_forward_pixels(xr, g.in.w, g.in.c, kh, kw, yr, g.out.w);
   });
+}
+
+// Zeroes dx's input rows below the last window of a plane (NCHW) or image (NHWC), on the
+// item that ends it.
+void zero_rows_below(const PoolGeometry& g, int64_t in_row, int64_t outer, int64_t oh, int64_t rows,
+                     float* dx) {
+  if (oh + rows != g.out.h) return;
+  const int64_t below = (outer * g.in.h + g.out.h * g.p.kernel_h) * in_row;
+  std::fill(dx + below, dx + (outer + 1) * g.in.h * in_row, 0.0f);
 }
 
 void maxpool_backward_tiled(ThreadPool& pool, const PoolGeometry& g, Layout layout, const float* x,
@@ -310,17 +329,14 @@ void maxpool_backward_tiled(ThreadPool& pool, const PoolGeometry& g, Layout layo
   const int64_t kh = g.p.kernel_h, kw = g.p.kernel_w;
   const int64_t channels = layout == Layout::NCHW ? 1 : g.in.c;
   const int64_t in_row = g.in.w * channels, out_row = g.out.w * channels;
-  for_each_tiled_row(pool, g, layout, [&](int64_t outer, int64_t oh, int64_t) {
+  for_each_tiled_item(pool, g, layout, [&](int64_t outer, int64_t oh, int64_t rows, int64_t) {
     const int64_t at = (outer * g.in.h + oh * kh) * in_row;
     const float* dyr = dy + (outer * g.out.h + oh) * out_row;
     if (layout == Layout::NCHW)
-      k.max_tiled_backward_planar(x + at, dyr, dx + at, g.in.w, kh, kw, g.out.w);
+      k.max_tiled_backward_planar(x + at, dyr, dx + at, g.in.w, kh, kw, g.out.w, rows);
     else
       k.max_tiled_backward_pixels(x + at, dyr, dx + at, g.in.w, g.in.c, kh, kw, g.out.w);
-    if (oh + 1 == g.out.h) {
-      const int64_t below = (outer * g.in.h + g.out.h * kh) * in_row;
-      std::fill(dx + below, dx + (outer + 1) * g.in.h * in_row, 0.0f);
-    }
+    zero_rows_below(g, in_row, outer, oh, rows, dx);
   });
 }
 
@@ -342,14 +358,15 @@ void bias_relu_maxpool_forward_tiled(ThreadPool& pool, const PoolGeometry& g, La
   const int64_t in_row = g.in.w * channels, out_row = g.out.w * channels;
   const std::vector<float> biases = kernel_biases(bias, g.in.c, layout);
   const float* b = biases.data();
-  for_each_tiled_row(pool, g, layout, [&](int64_t outer, int64_t oh, int64_t channel) {
-    const float* xr = x + (outer * g.in.h + oh * kh) * in_row;
-    float* yr = y + (outer * g.out.h + oh) * out_row;
-    if (layout == Layout::NCHW)
-      k.bias_relu_max_forward_planar(xr, b[channel], g.in.w, kh, kw, yr, g.out.w);
-    else
-      k.bias_relu_max_forward_pixels(xr, b, g.in.w, g.in.c, kh, kw, yr, g.out.w);
-  });
+  for_each_tiled_item(
+      pool, g, layout, [&](int64_t outer, int64_t oh, int64_t rows, int64_t channel) {
+        const float* xr = x + (outer * g.in.h + oh * kh) * in_row;
+        float* yr = y + (outer * g.out.h + oh) * out_row;
+        if (layout == Layout::NCHW)
+          k.bias_relu_max_forward_planar(xr, b[channel], g.in.w, kh, kw, yr, g.out.w, rows);
+        else
+          k.bias_relu_max_forward_pixels(xr, b, g.in.w, g.in.c, kh, kw, yr, g.out.w);
+      });
 }
 
 // Backward also sums each item's passed dy per channel into its own slot of `partials`
@@ -363,34 +380,33 @@ void bias_relu_maxpool_backward_tiled(ThreadPool& pool, const PoolGeometry& g, L
   const bool planar = layout == Layout::NCHW;
   const int64_t channels = planar ? 1 : C;
   const int64_t in_row = g.in.w * channels, out_row = g.out.w * channels;
-  const int64_t items = (planar ? g.in.n * C : g.in.n) * g.out.h;
+  const int64_t items = planar ? g.in.n * C : g.in.n * g.out.h;
   thread_local std::vector<double> partials;  // the calling lane's; reused across steps
   partials.assign(static_cast<size_t>(items * channels), 0.0);
   double* sums = partials.data();
   const std::vector<float> biases = kernel_biases(bias, C, layout);
   const float* b = biases.data();
-  for_each_tiled_row(pool, g, layout, [&](int64_t outer, int64_t oh, int64_t channel) {
-    const int64_t at = (outer * g.in.h + oh * kh) * in_row;
-    const int64_t row = (outer * g.out.h + oh) * out_row;
-    if (planar)
-      k.bias_relu_max_backward_planar(x + at, b[channel], dy + row, dx + at, g.in.w, kh, kw,
-                                      g.out.w);
-    else
-      k.bias_relu_max_backward_pixels(x + at, b, dy + row, dx + at, g.in.w, C, kh, kw, g.out.w);
-    k.passed_sums(y + row, dy + row, g.out.w, channels, sums + (outer * g.out.h + oh) * channels);
-    if (oh + 1 == g.out.h) {
-      const int64_t below = (outer * g.in.h + g.out.h * kh) * in_row;
-      std::fill(dx + below, dx + (outer + 1) * g.in.h * in_row, 0.0f);
-    }
-  });
-  // Items are (n, c, oh) in NCHW, (n, oh) with C sums each in NHWC: either way the sums
-  // run n, then channel, then row.
+  for_each_tiled_item(
+      pool, g, layout, [&](int64_t outer, int64_t oh, int64_t rows, int64_t channel) {
+        const int64_t at = (outer * g.in.h + oh * kh) * in_row;
+        const int64_t row = (outer * g.out.h + oh) * out_row;
+        if (planar)
+          k.bias_relu_max_backward_planar(x + at, b[channel], dy + row, dx + at, g.in.w, kh, kw,
+                                          g.out.w, rows);
+        else
+          k.bias_relu_max_backward_pixels(x + at, b, dy + row, dx + at, g.in.w, C, kh, kw, g.out.w);
+        // A plane's pooled rows are contiguous: one sum per plane (NCHW), per row (NHWC).
+        k.passed_sums(y + row, dy + row, rows * g.out.w, channels,
+                      sums + (planar ? outer : outer * g.out.h + oh) * channels);
+        zero_rows_below(g, in_row, outer, oh, rows, dx);
+      });
+  // Items are (n, c) planes in NCHW, (n, oh) rows with C sums each in NHWC: either way the
+  // sums run n, then channel, then row.
   std::vector<double> total(static_cast<size_t>(C), 0.0);
   const double* next = sums;
   for (int64_t n = 0; n < g.in.n; ++n)
     if (planar) {
-      for (int64_t c = 0; c < C; ++c)
-        for (int64_t oh = 0; oh < g.out.h; ++oh) total[static_cast<size_t>(c)] += *next++;
+      for (int64_t c = 0; c < C; ++c) total[static_cast<size_t>(c)] += *next++;
     } else {
       for (int64_t oh = 0; oh < g.out.h; ++oh)
         for (int64_t c = 0; c < C; ++c) total[static_cast<size_t>(c)] += *next++;

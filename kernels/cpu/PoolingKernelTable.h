@@ -5,10 +5,12 @@
 // The kernels cover "tiled" windows, the common case of a stride equal to the kernel and
 // no padding: every input belongs to at most one window, so backward writes each element
 // of dx once (dy where the input is its window's first maximum, else 0) and needs neither
-// a zero fill nor an arg-max buffer. Rows and columns past the last window get 0. One call
-// is one row of output windows: rows of `in_w` floats in NCHW (one channel plane), rows of
-// `in_w` pixels of `c` channels in NHWC. The window's inputs are visited rows then
-// columns with a strict >, so the first maximum wins ties, as in the general loops.
+// a zero fill nor an arg-max buffer. Rows and columns past the last window get 0. A planar
+// call (NCHW) runs `rows` rows of output windows of one channel plane, its rows `in_w`
+// floats apart (a call per row cost as much as LeNet-5's rows of 14 and 5 outputs); a
+// pixel call (NHWC) one row of windows over rows of `in_w` pixels of `c` channels. The
+// window's inputs are visited rows then columns with a strict >, so the first maximum wins
+// ties, as in the general loops.
 //
 // The bias_relu_max entries are the fused y = maxpool(relu(x + bias)) over the same tiled
 // windows (LeNet-5's conv bias, ReLU and pool in one pass): each input is compared as
@@ -25,12 +27,13 @@ namespace tunescope::cpu {
 inline constexpr int64_t kPoolBiasRun = 16;  // the widest vector's lanes
 
 struct PoolingKernelTable {
-  // y[ow] = max over the window of output ow; x: the plane's first row of this window row.
+  // y[i * out_w + ow] = max over the window of output ow of window row i < rows; x: the
+  // plane's first row of window row 0.
   void (*max_tiled_forward_planar)(const float* x, int64_t in_w, int64_t kh, int64_t kw, float* y,
-                                   int64_t out_w);
-  // The kh rows of dx under this window row (and their columns past out_w * kw).
+                                   int64_t out_w, int64_t rows);
+  // The kh rows of dx under each of the `rows` window rows (and their columns past out_w * kw).
   void (*max_tiled_backward_planar)(const float* x, const float* dy, float* dx, int64_t in_w,
-                                    int64_t kh, int64_t kw, int64_t out_w);
+                                    int64_t kh, int64_t kw, int64_t out_w, int64_t rows);
   // NHWC: x the image's first pixel row of this window row, y the out_w output pixels.
   void (*max_tiled_forward_pixels)(const float* x, int64_t in_w, int64_t c, int64_t kh, int64_t kw,
                                    float* y, int64_t out_w);
@@ -41,9 +44,10 @@ struct PoolingKernelTable {
   // bias[i] = bias[i % c] for i < c + kPoolBiasRun (a vector of up to kPoolBiasRun lanes
   // that runs on into the next pixels reads their channels' biases).
   void (*bias_relu_max_forward_planar)(const float* x, float bias, int64_t in_w, int64_t kh,
-                                       int64_t kw, float* y, int64_t out_w);
+                                       int64_t kw, float* y, int64_t out_w, int64_t rows);
   void (*bias_relu_max_backward_planar)(const float* x, float bias, const float* dy, float* dx,
-                                        int64_t in_w, int64_t kh, int64_t kw, int64_t out_w);
+                                        int64_t in_w, int64_t kh, int64_t kw, int64_t out_w,
+                                        int64_t rows);
   void (*bias_relu_max_forward_pixels)(const float* x, const float* bias, int64_t in_w, int64_t c,
                                        int64_t kh, int64_t kw, float* y, int64_t out_w);
   void (*bias_relu_max_backward_pixels)(const float* x, const float* bias, const float* dy,

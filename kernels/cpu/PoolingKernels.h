@@ -283,28 +283,70 @@ int64_t planar_vectors(int64_t ow, int64_t out_w, const Block& block) {
   }
 }
 
+// A window row of kw == 2 that is not its plane's last may run one vector past its last
+// output: for out_w in (W / 2, W) one vector of W instead of two of W / 2 (LeNet-5's rows
+// of 14 with 16 lanes, of 5 with 8). Its reads stay inside the plane (the next window row
+// follows), and what it writes past the row (y's next row; dx's next rows) is written
+// again later in the same call: rows run in order, a window's kernel rows in order, and
+// the columns past the last window are zeroed after the vectors.
+template <int W, class Block>
+int64_t planar_vectors_spilling(int64_t out_w, const Block& block) {
+  if constexpr (W >= 4) {
+    if (out_w < W && 2 * out_w > W) {
+      block(PoolVec<W>{}, int64_t{0});
+      return out_w;
+    }
+    if (out_w < W) return planar_vectors_spilling<W / 2>(out_w, block);
+  }
+  return planar_vectors<W>(0, out_w, block);
+}
+
+// Planar kernels run `rows` window rows of one plane per call: the 2 x 2 windows' rows
+// with kh a constant the compiler unrolls.
+template <class Row>
+void planar_rows(int64_t kh, int64_t rows, const Row& row) {
+  if (kh == 2)
+    for (int64_t i = 0; i < rows; ++i) row(i, int64_t{2});
+  else
+    for (int64_t i = 0; i < rows; ++i) row(i, kh);
+}
+
 template <int W, bool kBias>
 void pool_max_tiled_forward_planar(const float* x, float bias, int64_t in_w, int64_t kh, int64_t kw,
-                                   float* y, int64_t out_w) {
-  int64_t ow = 0;
-  if (kw == 2)
-    ow = planar_vectors<W>(0, out_w, [&](auto vec, int64_t at) {
-      decltype(vec)::template forward_planar2<kBias>(x, in_w, kh, bias, y, at);
-    });
-  for (; ow < out_w; ++ow) pool_forward_planar_one<kBias>(x, in_w, kh, kw, bias, y, ow);
+                                   float* y, int64_t out_w, int64_t rows) {
+  planar_rows(kh, rows, [&](int64_t i, int64_t kh_) {
+    const float* xr = x + i * kh_ * in_w;
+    float* yr = y + i * out_w;
+    const auto vector = [&](auto vec, int64_t at) {
+      decltype(vec)::template forward_planar2<kBias>(xr, in_w, kh_, bias, yr, at);
+    };
+    int64_t ow = 0;
+    if (kw == 2)
+      ow = i + 1 < rows ? planar_vectors_spilling<W>(out_w, vector)
+                        : planar_vectors<W>(0, out_w, vector);
+    for (; ow < out_w; ++ow) pool_forward_planar_one<kBias>(xr, in_w, kh_, kw, bias, yr, ow);
+  });
 }
 
 template <int W, bool kBias>
 void pool_max_tiled_backward_planar(const float* x, float bias, const float* dy, float* dx,
-                                    int64_t in_w, int64_t kh, int64_t kw, int64_t out_w) {
-  int64_t ow = 0;
-  if (kw == 2)
-    ow = planar_vectors<W>(0, out_w, [&](auto vec, int64_t at) {
-      decltype(vec)::template backward_planar2<kBias>(x, bias, dy, dx, in_w, kh, at);
-    });
-  for (; ow < out_w; ++ow) pool_backward_planar_one<kBias>(x, bias, dy, dx, in_w, kh, kw, ow);
-  for (int64_t r = 0; r < kh; ++r)
-    for (int64_t i = out_w * kw; i < in_w; ++i) dx[r * in_w + i] = 0.0f;
+                                    int64_t in_w, int64_t kh, int64_t kw, int64_t out_w,
+                                    int64_t rows) {
+  planar_rows(kh, rows, [&](int64_t i, int64_t kh_) {
+    const float* xr = x + i * kh_ * in_w;
+    const float* dyr = dy + i * out_w;
+    float* dxr = dx + i * kh_ * in_w;
+    const auto vector = [&](auto vec, int64_t at) {
+      decltype(vec)::template backward_planar2<kBias>(xr, bias, dyr, dxr, in_w, kh_, at);
+    };
+    int64_t ow = 0;
+    if (kw == 2)
+      ow = i + 1 < rows ? planar_vectors_spilling<W>(out_w, vector)
+                        : planar_vectors<W>(0, out_w, vector);
+    for (; ow < out_w; ++ow) pool_backward_planar_one<kBias>(xr, bias, dyr, dxr, in_w, kh_, kw, ow);
+    for (int64_t r = 0; r < kh_; ++r)
+      for (int64_t c = out_w * kw; c < in_w; ++c) dxr[r * in_w + c] = 0.0f;
+  });
 }
 
 // Channel chunks of one window: whole vectors inside the pixel, the last partial one moved
@@ -370,13 +412,13 @@ void pool_max_tiled_backward_pixels(const float* x, const float* bias, const flo
 // The unfused max pool's entries: the fused code with no bias.
 template <int W>
 void pool_max_forward_planar(const float* x, int64_t in_w, int64_t kh, int64_t kw, float* y,
-                             int64_t out_w) {
-  pool_max_tiled_forward_planar<W, false>(x, 0.0f, in_w, kh, kw, y, out_w);
+                             int64_t out_w, int64_t rows) {
+  pool_max_tiled_forward_planar<W, false>(x, 0.0f, in_w, kh, kw, y, out_w, rows);
 }
 template <int W>
 void pool_max_backward_planar(const float* x, const float* dy, float* dx, int64_t in_w, int64_t kh,
-                              int64_t kw, int64_t out_w) {
-  pool_max_tiled_backward_planar<W, false>(x, 0.0f, dy, dx, in_w, kh, kw, out_w);
+                              int64_t kw, int64_t out_w, int64_t rows) {
+  pool_max_tiled_backward_planar<W, false>(x, 0.0f, dy, dx, in_w, kh, kw, out_w, rows);
 }
 template <int W>
 void pool_max_forward_pixels(const float* x, int64_t in_w, int64_t c, int64_t kh, int64_t kw,

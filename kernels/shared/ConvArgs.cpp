@@ -68,7 +68,9 @@ void check_workspace(const std::string& algorithm, const ConvCall& call, size_t 
 }
 
 int64_t parallel_slots(const ConvProblem& problem) {
-  const int64_t threads = std::max(1u, std::thread::hardware_concurrency());
+  // Asked once: glibc reads it from /sys on every call (12 us on the loaded 2-core VM), and
+  // the passes plan on every call (docs/BENCHMARKS.md, the gaps between LeNet-5's kernels).
+  static const int64_t threads = std::max(1u, std::thread::hardware_concurrency());
   return std::clamp<int64_t>(problem.input.n, 1, threads);
 }
 
