@@ -42,11 +42,12 @@ bool has_predecessor(const DependencyGraph& graph, size_t node, size_t from) {
   return false;
 }
 
+using Wait = std::pair<size_t, size_t>;  // (holder, waiter) nodes
+
 // The waits a step whose device kept a core per lane shows one by one; `kernels` by start,
 // `release` per node as recorded.
-void add_single_waits(DependencyGraph& graph, const std::vector<size_t>& kernels,
-                      const std::vector<int64_t>& release, std::vector<Edge>& found,
-                      std::vector<size_t>& to) {
+void find_single_waits(const DependencyGraph& graph, const std::vector<size_t>& kernels,
+                       const std::vector<int64_t>& release, std::vector<Wait>& found) {
   std::vector<size_t> by_end = kernels;
   std::sort(by_end.begin(), by_end.end(), [&](size_t a, size_t b) {
     return std::pair{graph.end_ns[a], a} < std::pair{graph.end_ns[b], b};
@@ -62,10 +63,7 @@ void add_single_waits(DependencyGraph& graph, const std::vector<size_t>& kernels
       --it;
       if (graph.end_ns[*it] <= release[n]) break;
       if (graph.lane[*it] == graph.lane[n] || *it >= n) continue;
-      if (2 * (start - graph.end_ns[*it]) < wait) {
-        found.push_back({*it, EdgeKind::core});
-        to.push_back(n);
-      }
+      if (2 * (start - graph.end_ns[*it]) < wait) found.emplace_back(*it, n);
       break;
     }
   }
@@ -78,8 +76,7 @@ size_t add_core_edges(DependencyGraph& graph, const Trace& trace, const std::vec
   std::vector<int64_t> release(graph.size(), INT64_MIN);
   for (size_t n = 0; n < graph.size(); ++n)
     if (!graph.predecessors[n].empty()) release[n] = release_of(graph, n);
-  std::vector<Edge> found;
-  std::vector<size_t> to;
+  std::vector<Wait> found;
   for (const Step& step : steps) {
     std::map<int, std::vector<size_t>> kernels;  // per device, by start
     for (size_t n : step.nodes)
@@ -87,22 +84,20 @@ size_t add_core_edges(DependencyGraph& graph, const Trace& trace, const std::vec
         kernels[trace.activities[graph.activity[n]].device].push_back(n);
     for (const auto& [device, nodes] : kernels) {
       if (!shared_one_core(graph, nodes)) {
-        add_single_waits(graph, nodes, release, found, to);
+        find_single_waits(graph, nodes, release, found);
         continue;
       }
       for (size_t i = 1; i < nodes.size(); ++i) {
         const size_t before = nodes[i - 1], n = nodes[i];
-        if (graph.lane[before] != graph.lane[n] && graph.end_ns[before] <= graph.start_ns[n]) {
-          found.push_back({before, EdgeKind::core});
-          to.push_back(n);
-        }
+        if (graph.lane[before] != graph.lane[n] && graph.end_ns[before] <= graph.start_ns[n])
+          found.emplace_back(before, n);
       }
     }
   }
   size_t added = 0;
-  for (size_t i = 0; i < found.size(); ++i) {
-    if (has_predecessor(graph, to[i], found[i].from)) continue;
-    graph.predecessors[to[i]].push_back(found[i]);
+  for (const auto& [holder, waiter] : found) {
+    if (has_predecessor(graph, waiter, holder)) continue;
+    graph.predecessors[waiter].push_back({holder, EdgeKind::core});
     ++added;
   }
   return added;
