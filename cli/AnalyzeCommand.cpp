@@ -177,6 +177,7 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
                   {"flows_bound", graph.flows_bound},   {"flows_unbound", graph.flows_unbound},
                   {"launch_edges", graph.launch_edges}, {"core_edges", graph.core_edges}};
   out["steps"] = analysis.steps.size();
+  out["one_core_steps"] = analysis.one_core_steps;
   out["median_step_ms"] = ms(analysis.recorded.median_step_ns);
   out["critical_path"] = bounds_json(analysis.recorded.bound_ns);
   const auto median_entries = path_entries(trace, graph, analysis.recorded.median_path, recorded);
@@ -219,8 +220,11 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
         "correlations, %zu waits for a core another lane held\n",
         graph.size(), graph.lanes, graph.flows_bound, graph.flows_unbound, graph.launch_edges,
         graph.core_edges);
-    std::printf("steps: %zu, median %.3f ms\n\n", analysis.steps.size(),
+    std::printf("steps: %zu, median %.3f ms", analysis.steps.size(),
                 ms(analysis.recorded.median_step_ns));
+    if (analysis.one_core_steps > 0)
+      std::printf("; lanes shared one core in %zu of them", analysis.one_core_steps);
+    std::printf("\n\n");
     std::printf("critical path, summed over the steps:\n");
     print_bounds(analysis.recorded.bound_ns);
     std::printf(
@@ -310,6 +314,13 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
           ms(analysis.recorded.median_step_ns));
       std::printf("  predicted median step: %.3f ms (%+.1f %%)\n", ms(p.predicted.median_step_ns),
                   what_if["change_percent"].get<double>());
+      // A run whose lanes get a core each runs the same kernels much faster than one whose
+      // lanes share one: the prediction is for the state this trace ran in.
+      if (analysis.one_core_steps > 0)
+        std::printf(
+            "  note: this trace's lanes shared one core in %zu of %zu steps; the prediction "
+            "is for a run in that state\n",
+            analysis.one_core_steps, analysis.steps.size());
       std::printf("\npredicted critical path, summed over the steps:\n");
       print_bounds(p.predicted.bound_ns);
       std::printf("\npredicted critical path of the median step:\n");

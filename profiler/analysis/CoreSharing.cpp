@@ -71,13 +71,16 @@ void find_single_waits(const DependencyGraph& graph, const std::vector<size_t>& 
 
 }  // namespace
 
-size_t add_core_edges(DependencyGraph& graph, const Trace& trace, const std::vector<Step>& steps) {
+CoreWaitsFound add_core_edges(DependencyGraph& graph, const Trace& trace,
+                              const std::vector<Step>& steps) {
+  CoreWaitsFound out;
   // Read every release before adding an edge, so that one inferred wait never makes another.
   std::vector<int64_t> release(graph.size(), INT64_MIN);
   for (size_t n = 0; n < graph.size(); ++n)
     if (!graph.predecessors[n].empty()) release[n] = release_of(graph, n);
   std::vector<Wait> found;
   for (const Step& step : steps) {
+    bool one_core = false;
     std::map<int, std::vector<size_t>> kernels;  // per device, by start
     for (size_t n : step.nodes)
       if (is_kernel(graph, trace, n))
@@ -87,20 +90,22 @@ size_t add_core_edges(DependencyGraph& graph, const Trace& trace, const std::vec
         find_single_waits(graph, nodes, release, found);
         continue;
       }
+      one_core = true;
       for (size_t i = 1; i < nodes.size(); ++i) {
         const size_t before = nodes[i - 1], n = nodes[i];
         if (graph.lane[before] != graph.lane[n] && graph.end_ns[before] <= graph.start_ns[n])
           found.emplace_back(before, n);
       }
     }
+    if (one_core) ++out.one_core_steps;
   }
-  size_t added = 0;
   for (const auto& [holder, waiter] : found) {
     if (has_predecessor(graph, waiter, holder)) continue;
     graph.predecessors[waiter].push_back({holder, EdgeKind::core});
-    ++added;
+    ++out.edges;
   }
-  return added;
+  graph.core_edges = out.edges;
+  return out;
 }
 
 }  // namespace tunescope::profiler::analysis

@@ -29,14 +29,19 @@ namespace tunescope::profiler::analysis {
 // time of all its lanes less the busiest lane's).
 bool shared_one_core(const DependencyGraph& graph, const std::vector<size_t>& device_kernels);
 
+struct CoreWaitsFound {
+  size_t edges = 0;           // core edges added
+  size_t one_core_steps = 0;  // steps where some device's lanes shared one core
+};
 // Adds `core` edges to `graph` (after every recorded edge: the releases read them) and
-// returns how many. In a step whose device shared one core: from each kernel to the next
-// kernel of the device, where the next is on another lane and started after it ended. In
-// the other steps, to each kernel N that waited for a core: among the kernels of other
-// lanes of N's device ending after N's release (the last of its predecessors) and at or
-// before N's start, X is the last to end, and N started within the second half of its
-// wait (start - X's end < (start - release) / 2): the wait ended with X, not with a
-// wake-up of N's own. A root (no predecessor) keeps its start.
-size_t add_core_edges(DependencyGraph& graph, const Trace& trace, const std::vector<Step>& steps);
+// counts them in graph.core_edges. In a step whose device shared one core: from each kernel to the
+// next kernel of the device, where the next is on another lane and started after it ended. In the
+// other steps, to each kernel N that waited for a core: among the kernels of other lanes of N's
+// device ending after N's release (the last of its predecessors) and at or before N's start, X is
+// the last to end, and N started within the second half of its wait (start - X's end < (start -
+// release) / 2): the wait ended with X, not with a wake-up of N's own. A root (no predecessor)
+// keeps its start.
+CoreWaitsFound add_core_edges(DependencyGraph& graph, const Trace& trace,
+                              const std::vector<Step>& steps);
 
 }  // namespace tunescope::profiler::analysis

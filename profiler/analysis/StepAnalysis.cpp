@@ -42,7 +42,7 @@ TraceAnalysis analyze(const Trace& trace, CoreWaits core_waits) {
   out.graph = build_dependency_graph(trace);
   out.steps = find_steps(trace, out.graph);
   if (core_waits == CoreWaits::inferred)
-    out.graph.core_edges = add_core_edges(out.graph, trace, out.steps);
+    out.one_core_steps = add_core_edges(out.graph, trace, out.steps).one_core_steps;
   std::vector<Window> windows;
   for (const Step& s : out.steps) windows.push_back({s.start_ns, s.end_ns});
   out.recorded =

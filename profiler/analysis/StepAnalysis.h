@@ -28,6 +28,7 @@ struct TraceAnalysis {
   std::vector<Step> steps;
   PathSummary recorded;
   std::vector<LaneIdle> idle;  // per lane, summed over the steps
+  size_t one_core_steps = 0;   // steps whose lanes shared one core (CoreSharing.h)
 };
 
 // Whether the graph gets the waits for a core another lane held (CoreSharing.h), which

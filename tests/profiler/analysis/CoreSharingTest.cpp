@@ -76,9 +76,12 @@ TEST(CoreSharingTest, LanesThatNeverOverlapSharedOneCore) {
   EXPECT_EQ(a.graph.core_edges, 1u);  // A->B is already an event
   EXPECT_TRUE(has_core_edge(a.graph, b, c));
   EXPECT_TRUE(shared_one_core(a.graph, a.steps[0].nodes));
+  EXPECT_EQ(a.one_core_steps, 1u);
   const Trace both = two_cores();
   const TraceAnalysis two = analyze(both);
   EXPECT_FALSE(shared_one_core(two.graph, two.steps[0].nodes));  // 90 of 200 at once
+  EXPECT_EQ(two.one_core_steps, 0u);
+  EXPECT_EQ(analyze(t, CoreWaits::none).graph.core_edges, 0u);
 }
 
 TEST(CoreSharingTest, OneCoreReplayDelaysTheOtherLaneByTheGrowth) {
