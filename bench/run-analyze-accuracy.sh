@@ -9,10 +9,14 @@
 # and worst |error| and |noise| per round, then per case the median prediction over the
 # rounds against the median of all the target's runs (interleaved rounds, medians: how
 # every figure in docs/BENCHMARKS.md is compared). Not a test: the numbers depend on the machine and its
-# load. Three replay models predict from the same traces: recorded latencies and
-# durations (analyze's default), typical latencies (--latency typical), and typical
-# latencies and durations (--latency typical --durations typical: one median step).
-# Usage: bench/run-analyze-accuracy.sh [BUILD_DIR] [ROUNDS]
+# load. Four replay models predict from the same traces: recorded latencies and
+# durations (analyze's default), the same without the inferred waits for a core another
+# lane held (--core-waits none: the model before them), typical latencies (--latency
+# typical), and typical latencies and durations (--latency typical --durations typical:
+# one median step).
+# Usage: [PIN_CPUS=LIST] bench/run-analyze-accuracy.sh [BUILD_DIR] [ROUNDS]
+# PIN_CPUS (e.g. 0) runs every profile under `taskset -c LIST`: with one CPU the lanes
+# share a core in every run, whatever else the machine runs.
 set -eu
 bin="${1:-build}/tunescope"
 rounds="${2:-3}"
@@ -22,7 +26,7 @@ trap 'rm -rf "$work"' EXIT
 profile() {  # out model batch steps knobs...
   out=$1 model=$2 batch=$3 steps=$4
   shift 4
-  "$bin" profile --model "$model" --data fake --batch "$batch" --fake-count $((batch * 16)) \
+  ${PIN_CPUS:+taskset -c "$PIN_CPUS"} "$bin" profile --model "$model" --data fake --batch "$batch" --fake-count $((batch * 16)) \
     --warmup 2 --steps "$steps" --threads 2 --threads-per-lane 1 --trace "$out" "$@" > /dev/null 2>&1
 }
 
@@ -43,8 +47,8 @@ cases=(
 median_ms() { "$bin" analyze "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["median_step_ms"])'; }
 
 errors="$work/errors"
-echo "| case | round | base ms | measured ms (two runs) | noise | predicted, recorded | error | predicted, typical latencies | error | predicted, typical latencies and durations | error |"
-echo "|------|------:|--------:|-----------------------:|------:|------:|------:|------:|------:|------:|------:|"
+echo "| case | round | base ms | measured ms (two runs) | noise | predicted, recorded | error | predicted, no core waits | error | predicted, typical latencies | error | predicted, typical latencies and durations | error |"
+echo "|------|------:|--------:|-----------------------:|------:|------:|------:|------:|------:|------:|------:|------:|------:|"
 for round in $(seq 1 "$rounds"); do
   for c in "${cases[@]}"; do
     IFS='|' read -r name sizes base source target layers <<< "$c"
@@ -62,26 +66,27 @@ for round in $(seq 1 "$rounds"); do
     profile "$work/target-b.json" "$@" $target
     predict() {
       "$bin" analyze "$work/base.json" --what-if-times "$work/source.json" ${layer_flags[@]+"${layer_flags[@]}"} \
-        --latency "$1" --durations "$2" --json |
+        --latency "$1" --durations "$2" --core-waits "${3:-inferred}" --json |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["what_if"]["predicted_median_step_ms"])'
     }
     rec=$(predict recorded recorded)
+    nocore=$(predict recorded recorded none)
     typ=$(predict typical recorded)
     med=$(predict typical typical)
     base_ms=$(median_ms "$work/base.json")
     a=$(median_ms "$work/target-a.json")
     b=$(median_ms "$work/target-b.json")
-    read -r measured noise error_rec error_typ error_med < <(python3 -c "m = ($a + $b) / 2
-print(f'{m:.2f} {$a / $b - 1:+.1%} {$rec / m - 1:+.1%} {$typ / m - 1:+.1%} {$med / m - 1:+.1%}')")
-    echo "$name|$a|$b|$rec|$typ|$med" >> "$errors"
-    printf '| %s | %s | %.2f | %s (%.2f, %.2f) | %s | %.2f | %s | %.2f | %s | %.2f | %s |\n' "$name" "$round" "$base_ms" \
-      "$measured" "$a" "$b" "$noise" "$rec" "$error_rec" "$typ" "$error_typ" "$med" "$error_med"
+    read -r measured noise error_rec error_nocore error_typ error_med < <(python3 -c "m = ($a + $b) / 2
+print(f'{m:.2f} {$a / $b - 1:+.1%} {$rec / m - 1:+.1%} {$nocore / m - 1:+.1%} {$typ / m - 1:+.1%} {$med / m - 1:+.1%}')")
+    echo "$name|$a|$b|$rec|$nocore|$typ|$med" >> "$errors"
+    printf '| %s | %s | %.2f | %s (%.2f, %.2f) | %s | %.2f | %s | %.2f | %s | %.2f | %s | %.2f | %s |\n' "$name" "$round" "$base_ms" \
+      "$measured" "$a" "$b" "$noise" "$rec" "$error_rec" "$nocore" "$error_nocore" "$typ" "$error_typ" "$med" "$error_med"
   done
 done
 python3 - "$errors" <<'PY'
 import statistics, sys
 rows = [line.rstrip("\n").split("|") for line in open(sys.argv[1])]
-models = ["recorded", "typical latencies", "typical latencies and durations"]
+models = ["recorded", "recorded, no core waits", "typical latencies", "typical latencies and durations"]
 def summary(what, values):
     v = [abs(x) for x in values]
     print(f"\n|{what}|: median {100 * statistics.median(v):.1f} %, worst {100 * max(v):.1f} % over {len(v)}")

@@ -36,6 +36,7 @@ struct AnalyzeFlags {
   std::vector<std::string> what_if_layers;
   std::string latency = "recorded";
   std::string durations = "recorded";
+  std::string core_waits = "inferred";
   size_t top = 10;
   bool json = false;
   std::string db_path;
@@ -69,10 +70,12 @@ std::string rank_suffix(int rank) {
   return rank < 0 ? std::string() : " (rank " + std::to_string(rank) + ")";
 }
 
-an::TraceAnalysis analyze_argument(const profiler::Trace& trace, const std::string& path) {
+an::TraceAnalysis analyze_argument(const profiler::Trace& trace, const std::string& path,
+                                   const AnalyzeFlags& flags) {
   an::TraceAnalysis analysis;
   try {
-    analysis = an::analyze(trace);
+    analysis = an::analyze(
+        trace, flags.core_waits == "none" ? an::CoreWaits::none : an::CoreWaits::inferred);
   } catch (const std::invalid_argument& e) {
     fail(ErrorKind::input, path, ": ", e.what());
   }
@@ -162,19 +165,19 @@ std::vector<an::DurationScale> parse_scales(const std::vector<std::string>& text
 json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags& flags,
                      const std::vector<an::DurationScale>& scales,
                      const profiler::Trace* other_trace) {
-  const an::TraceAnalysis analysis = analyze_argument(trace, flags.input + rank_suffix(rank));
+  const an::TraceAnalysis analysis =
+      analyze_argument(trace, flags.input + rank_suffix(rank), flags);
   const an::DependencyGraph& graph = analysis.graph;
   const auto recorded = an::recorded_durations(graph);
 
   json out;
   out["trace"] = flags.input;
   if (rank >= 0) out["rank"] = rank;
-  out["graph"] = {{"activities", graph.size()},
-                  {"lanes", graph.lanes},
-                  {"flows_bound", graph.flows_bound},
-                  {"flows_unbound", graph.flows_unbound},
-                  {"launch_edges", graph.launch_edges}};
+  out["graph"] = {{"activities", graph.size()},         {"lanes", graph.lanes},
+                  {"flows_bound", graph.flows_bound},   {"flows_unbound", graph.flows_unbound},
+                  {"launch_edges", graph.launch_edges}, {"core_edges", graph.core_edges}};
   out["steps"] = analysis.steps.size();
+  out["one_core_steps"] = analysis.one_core_steps;
   out["median_step_ms"] = ms(analysis.recorded.median_step_ns);
   out["critical_path"] = bounds_json(analysis.recorded.bound_ns);
   const auto median_entries = path_entries(trace, graph, analysis.recorded.median_path, recorded);
@@ -214,10 +217,14 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
     if (rank < 0) std::printf("trace: %s\n", flags.input.c_str());
     std::printf(
         "graph: %zu activities on %zu lanes; %zu flows bound (%zu unbound), %zu launch "
-        "correlations\n",
-        graph.size(), graph.lanes, graph.flows_bound, graph.flows_unbound, graph.launch_edges);
-    std::printf("steps: %zu, median %.3f ms\n\n", analysis.steps.size(),
+        "correlations, %zu waits for a core another lane held\n",
+        graph.size(), graph.lanes, graph.flows_bound, graph.flows_unbound, graph.launch_edges,
+        graph.core_edges);
+    std::printf("steps: %zu, median %.3f ms", analysis.steps.size(),
                 ms(analysis.recorded.median_step_ns));
+    if (analysis.one_core_steps > 0)
+      std::printf("; lanes shared one core in %zu of them", analysis.one_core_steps);
+    std::printf("\n\n");
     std::printf("critical path, summed over the steps:\n");
     print_bounds(analysis.recorded.bound_ns);
     std::printf(
@@ -251,7 +258,7 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
     if (!flags.what_if_times.empty()) {
       const profiler::Trace& other = *other_trace;
       const an::TraceAnalysis other_analysis =
-          analyze_argument(other, flags.what_if_times + rank_suffix(rank));
+          analyze_argument(other, flags.what_if_times + rank_suffix(rank), flags);
       const an::Substitution s =
           an::substituted_durations(trace, graph, analysis.steps, other, other_analysis.graph,
                                     other_analysis.steps, flags.what_if_layers);
@@ -273,6 +280,7 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
         trace, analysis, durations, latency,
         flags.durations == "typical" ? an::Durations::typical : an::Durations::as_given);
     what_if["latency"] = flags.latency;
+    what_if["core_waits"] = flags.core_waits;
     what_if["durations"] = flags.durations;
     what_if["replay_check_median_step_ms"] = ms(p.replay_check.median_step_ns);
     what_if["predicted_median_step_ms"] = ms(p.predicted.median_step_ns);
@@ -306,6 +314,13 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
           ms(analysis.recorded.median_step_ns));
       std::printf("  predicted median step: %.3f ms (%+.1f %%)\n", ms(p.predicted.median_step_ns),
                   what_if["change_percent"].get<double>());
+      // A run whose lanes get a core each runs the same kernels much faster than one whose
+      // lanes share one: the prediction is for the state this trace ran in.
+      if (analysis.one_core_steps > 0)
+        std::printf(
+            "  note: this trace's lanes shared one core in %zu of %zu steps; the prediction "
+            "is for a run in that state\n",
+            analysis.one_core_steps, analysis.steps.size());
       std::printf("\npredicted critical path, summed over the steps:\n");
       print_bounds(p.predicted.bound_ns);
       std::printf("\npredicted critical path of the median step:\n");
@@ -412,6 +427,12 @@ Action add_analyze_command(CLI::App& command) {
                   "Replay durations of the activities not changed by a what-if: recorded (each "
                   "step as it ran) | typical (the median over the same activity in every step)")
       ->check(CLI::IsMember({"recorded", "typical"}))
+      ->capture_default_str();
+  command
+      .add_option("--core-waits", flags->core_waits,
+                  "Waits for a core another lane held, which the trace shows but does not "
+                  "record: inferred (edges in the graph, so the replay keeps them) | none")
+      ->check(CLI::IsMember({"inferred", "none"}))
       ->capture_default_str();
   command.add_option("--top", flags->top, "Activities of the critical path to list (0: all)")
       ->check(CLI::Range(size_t{0}, size_t{100000}))

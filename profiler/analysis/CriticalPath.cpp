@@ -41,6 +41,7 @@ Bound gap_bound(EdgeKind kind) {
     case EdgeKind::event: return Bound::synchronisation;
     case EdgeKind::host: return Bound::data_wait;
     case EdgeKind::launch: return Bound::launch_overhead;
+    case EdgeKind::core: return Bound::idle;  // the hand-off of the core; its holder is on the path
   }
   return Bound::idle;
 }
@@ -144,7 +145,7 @@ std::vector<LaneIdle> idle_breakdown(const DependencyGraph& graph, const Trace& 
     const Edge* edge = binding(graph, t, node);
     if (!edge || edge->kind == EdgeKind::host || edge->kind == EdgeKind::launch)
       lane.host_wait_ns += gap;
-    else if (edge->kind == EdgeKind::event)
+    else if (edge->kind == EdgeKind::event || edge->kind == EdgeKind::core)
       lane.kernel_wait_ns += gap;
     else
       lane.other_ns += gap;

@@ -13,6 +13,7 @@ const char* to_string(EdgeKind kind) {
     case EdgeKind::event: return "event";
     case EdgeKind::host: return "host";
     case EdgeKind::launch: return "launch";
+    case EdgeKind::core: return "core";
   }
   return "lane";
 }

@@ -1,12 +1,13 @@
 // The dependency graph of a trace, for the critical path and what-if replay: nodes are
 // activities, edges say which finished before which could start.
 //
-// Edges come from three places: the order of a lane (each activity after the previous
+// Edges come from four places: the order of a lane (each activity after the previous
 // one on its device and stream), the trace's flows (the executor's event and host
-// waits, bound to the activities around their ends, see profiler::Flow), and launch
+// waits, bound to the activities around their ends, see profiler::Flow), launch
 // correlations (a host overhead activity and the device work sharing its nonzero
-// correlation id: CUPTI, nsys and PyTorch Kineto traces). An activity nested in another
-// of its lane runs inside it and is not a node.
+// correlation id: CUPTI, nsys and PyTorch Kineto traces), and the waits for a core
+// another lane held, which no flow records (CoreSharing.h). An activity nested in
+// another of its lane runs inside it and is not a node.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +18,8 @@
 
 namespace tunescope::profiler::analysis {
 
-enum class EdgeKind { lane, event, host, launch };
+// core: inferred, not recorded (CoreSharing.h).
+enum class EdgeKind { lane, event, host, launch, core };
 const char* to_string(EdgeKind kind);
 
 struct Edge {
@@ -34,7 +36,8 @@ struct DependencyGraph {
   size_t flows_bound = 0;    // trace flows that became edges
   size_t flows_unbound = 0;  // flows with no activity at an end, or backwards in time
   size_t launch_edges = 0;
-  size_t lanes = 0;  // distinct (device, stream) among the nodes
+  size_t core_edges = 0;  // inferred waits for a core another lane held (analyze() adds them)
+  size_t lanes = 0;       // distinct (device, stream) among the nodes
 
   size_t size() const { return activity.size(); }
   int64_t duration_ns(size_t node) const { return end_ns[node] - start_ns[node]; }
@@ -43,8 +46,8 @@ struct DependencyGraph {
   int64_t release_ns(const Edge& edge) const {
     return edge.kind == EdgeKind::launch ? start_ns[edge.from] : end_ns[edge.from];
   }
-  // The edges besides lane order (flows and launches): none on a multi-lane trace means
-  // the trace cannot tell what waited for what.
+  // The recorded edges besides lane order (flows and launches): none on a multi-lane
+  // trace means the trace cannot tell what waited for what.
   size_t cross_lane_edges() const { return flows_bound + launch_edges; }
 };
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "profiler/analysis/CoreSharing.h"
 #include "profiler/analysis/WhatIf.h"
 
 namespace tunescope::profiler::analysis {
@@ -35,11 +36,13 @@ PathSummary summarise(const Trace& trace, const DependencyGraph& graph,
 
 }  // namespace
 
-TraceAnalysis analyze(const Trace& trace) {
+TraceAnalysis analyze(const Trace& trace, CoreWaits core_waits) {
   if (trace.activities.empty()) throw std::invalid_argument("the trace has no activities");
   TraceAnalysis out;
   out.graph = build_dependency_graph(trace);
   out.steps = find_steps(trace, out.graph);
+  if (core_waits == CoreWaits::inferred)
+    out.one_core_steps = add_core_edges(out.graph, trace, out.steps).one_core_steps;
   std::vector<Window> windows;
   for (const Step& s : out.steps) windows.push_back({s.start_ns, s.end_ns});
   out.recorded =

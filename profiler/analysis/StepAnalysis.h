@@ -28,10 +28,14 @@ struct TraceAnalysis {
   std::vector<Step> steps;
   PathSummary recorded;
   std::vector<LaneIdle> idle;  // per lane, summed over the steps
+  size_t one_core_steps = 0;   // steps whose lanes shared one core (CoreSharing.h)
 };
 
+// Whether the graph gets the waits for a core another lane held (CoreSharing.h), which
+// the trace shows but does not record; `none` keeps the recorded edges alone.
+enum class CoreWaits { inferred, none };
 // Throws std::invalid_argument when the trace has no activities.
-TraceAnalysis analyze(const Trace& trace);
+TraceAnalysis analyze(const Trace& trace, CoreWaits core_waits = CoreWaits::inferred);
 
 // The steps and critical paths under other node durations (Replay.h). `replay_check`
 // replays the recorded durations: how far the model alone is from the recording.
