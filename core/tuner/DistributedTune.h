@@ -6,7 +6,9 @@
 // interleaved rounds must see one machine's timings, not several.
 #pragma once
 
+#include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "core/base/Ranks.h"
@@ -19,14 +21,29 @@ namespace tunescope::tuner {
 // from rank 0's: their timings would not be comparable in one ranking.
 void check_same_machines(Communicator& ranks, const std::string& backend);
 
-// The share of rank r of N: the candidates at positions r, r + N, r + 2N, ... of the
-// strategy's list (the baseline, first, on rank 0).
-std::vector<Candidate> share_of(std::vector<Candidate> candidates, int rank, int size);
+// The candidates' positions handed out to the ranks: rank r's first is r (every rank
+// starts at once, without asking), then each rank that finishes a candidate takes the
+// next position no rank has taken. A rank with quicker candidates takes more of them,
+// and the ranks finish within about one candidate of each other. Rank 0 holds it (its
+// own sweep and the threads that answer the other ranks take from it at once).
+class SharedPositions {
+ public:
+  explicit SharedPositions(int ranks) : next_(static_cast<size_t>(ranks)) {}
+  // The next position not taken; none once they reach `count`.
+  std::optional<size_t> take(size_t count) {
+    const size_t position = next_.fetch_add(1);
+    return position < count ? std::optional(position) : std::nullopt;
+  }
+
+ private:
+  std::atomic<size_t> next_;
+};
 
 // Every rank measures its share of `options`' candidates (exhaustive's list: the
-// options' strategy must be exhaustive); the other ranks send each finished trial to
-// rank 0 (its record, not its trace), where it goes into `db` at once (rank 0 must have
-// one; the others pass null). `finished` is called on rank 0 for each trial, its own
+// options' strategy must be exhaustive), taken from SharedPositions as it goes (the
+// other ranks ask rank 0 for each); the other ranks send each finished trial to rank 0
+// (its record, not its trace), where it goes into `db` at once (rank 0 must have one;
+// the others pass null). `finished` is called on rank 0 for each trial, its own
 // and the others', from several threads one at a time. Returns on every rank once every
 // share is done, with the number of trials rank 0 gathered (0 elsewhere).
 using SharedTrialListener = std::function<void(int rank, const TrialResult& trial)>;

@@ -65,6 +65,11 @@ struct TuneOptions {
   // reference's facts, the results DB's earlier trials: TuneContext::prior), returns
   // those to measure; it must keep the baseline first. Unset: all of them.
   CandidateFilter filter;
+  // Candidates handed out as they are asked for (a distributed tune's ranks,
+  // DistributedTune.h): given the length of the list (after `filter`), the position of
+  // the next candidate this tune measures, or none when the list is used up; exhaustive's
+  // sweep asks before each candidate. Unset: every candidate, in order.
+  std::function<std::optional<size_t>(size_t count)> next_candidate;
   // Measure the candidates (after `filter`) and return: no interleaved re-measurement,
   // no winner, and no error when none succeeded (a rank's share of a distributed tune,
   // DistributedTune.h).
