@@ -386,7 +386,7 @@ Action add_tune_command(CLI::App& command) {
           options.base.model.c_str(), static_cast<long long>(options.base.batch),
           options.base.data.c_str(), world->size(), flags->db_path.c_str());
       std::fflush(stdout);
-      const size_t gathered = tuner::sweep_shares(
+      const tuner::SweepOutcome sweep = tuner::sweep_shares(
           options, *world, db ? &*db : nullptr, [](int rank, const tuner::TrialResult& t) {
             std::printf("  rank %d: %s: %s%s\n", rank, t.config.label().c_str(),
                         tuner::to_string(t.status).c_str(),
@@ -397,8 +397,10 @@ Action add_tune_command(CLI::App& command) {
           });
       if (world->rank() != 0) return;
       std::printf(
-          "the ranks' sweep: %zu trials in %.1f s; rank 0 settles the leaders\n", gathered,
+          "the ranks' sweep: %zu trials in %.1f s; rank 0 settles the leaders\n", sweep.gathered,
           std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count());
+      for (const tuner::ShareCost& share : sweep.shares)
+        std::printf("  %s\n", tuner::to_string(share).c_str());
       options.resume = true;  // every gathered trial is reused, none measured again
     }
     // Warm start: the finds reuse the DB's timings of the same conv problems on this machine.

@@ -26,6 +26,8 @@ constexpr auto kPollInterval = std::chrono::milliseconds(1);
 // its list. Rank 0 answers with the position (kNoPosition: none left).
 constexpr std::string_view kTakeNext = "next ";
 constexpr uint64_t kNoPosition = UINT64_MAX;
+// A rank's last message to rank 0: this text, then what its share cost (cost_message).
+constexpr std::string_view kDone = "done ";
 
 // Waits for a message from `from` asleep. MPI's blocking receive busy-polls: rank 0's
 // intake threads, which wait through the whole sweep, took a third of the core that
@@ -73,7 +75,46 @@ TrialResult trial_of(const std::string& message, const std::string& backend, int
   return trial;
 }
 
+std::string cost_message(const ShareCost& cost) {
+  return nlohmann::json{{"trials", cost.trials},
+                        {"reference", {cost.reference.wall_seconds, cost.reference.cpu_seconds}},
+                        {"sweep", {cost.sweep.wall_seconds, cost.sweep.cpu_seconds}}}
+      .dump();
+}
+
+ShareCost cost_of(const std::string& message, int rank) {
+  const nlohmann::json parsed = nlohmann::json::parse(message);
+  ShareCost cost;
+  cost.rank = rank;
+  cost.trials = parsed.at("trials").get<size_t>();
+  cost.reference = {parsed.at("reference").at(0).get<double>(),
+                    parsed.at("reference").at(1).get<double>()};
+  cost.sweep = {parsed.at("sweep").at(0).get<double>(), parsed.at("sweep").at(1).get<double>()};
+  return cost;
+}
+
+ShareCost cost_of(const TuneReport& report, int rank, size_t trials) {
+  ShareCost cost;
+  cost.rank = rank;
+  cost.trials = trials;
+  cost.reference = report.cost.reference;
+  cost.sweep = report.cost.sweep;
+  return cost;
+}
+
 }  // namespace
+
+std::string to_string(const ShareCost& cost) {
+  char line[160];
+  std::snprintf(line, sizeof line, "rank %d: reference %.2f s, %zu trials in %.2f s", cost.rank,
+                cost.reference.wall_seconds, cost.trials, cost.sweep.wall_seconds);
+  std::string text = line;
+  if (cost.rank == 0) {
+    std::snprintf(line, sizeof line, ", then waited %.2f s", cost.waited_seconds);
+    text += line;
+  }
+  return text;
+}
 
 void check_same_machines(Communicator& ranks, const std::string& backend) {
   const std::string mine = MachineSignature::local(backend).str();
@@ -95,8 +136,8 @@ void check_same_machines(Communicator& ranks, const std::string& backend) {
   if (!verdict.empty()) fail(ErrorKind::usage, verdict);
 }
 
-size_t sweep_shares(const TuneOptions& options, Communicator& ranks, ResultsDb* db,
-                    const SharedTrialListener& finished) {
+SweepOutcome sweep_shares(const TuneOptions& options, Communicator& ranks, ResultsDb* db,
+                          const SharedTrialListener& finished) {
   if (options.strategy != Strategy::exhaustive)
     fail(ErrorKind::usage, "strategy: a tune over ranks spreads exhaustive's candidates; got ",
          to_string(options.strategy));
@@ -124,11 +165,14 @@ size_t sweep_shares(const TuneOptions& options, Communicator& ranks, ResultsDb* 
       to_rank0.receive(std::as_writable_bytes(std::span(&position, 1)), 0);
       return position < count ? std::optional<size_t>(position) : std::nullopt;
     };
-    Tuner(share, nullptr).run([&](const TuneProgress& p) {
-      if (p.last) send_text(to_rank0, trial_message(*p.last), 0);
+    size_t sent = 0;
+    const TuneReport mine = Tuner(share, nullptr).run([&](const TuneProgress& p) {
+      if (!p.last) return;
+      send_text(to_rank0, trial_message(*p.last), 0);
+      ++sent;
     });
-    send_text(to_rank0, "", 0);
-    return 0;
+    send_text(to_rank0, cat(kDone, cost_message(cost_of(mine, rank, sent))), 0);
+    return {};
   }
 
   // Rank 0: its own share here, the others' trials taken in by one thread per rank, each
@@ -151,6 +195,8 @@ size_t sweep_shares(const TuneOptions& options, Communicator& ranks, ResultsDb* 
     return std::exchange(first, false) ? std::optional<size_t>(0) : positions.take(count);
   };
   std::vector<std::string> errors(static_cast<size_t>(size));
+  SweepOutcome outcome;
+  outcome.shares.resize(static_cast<size_t>(size));
   std::vector<std::thread> intake;
   for (int r = 1; r < size; ++r)
     intake.emplace_back([&, r] {
@@ -159,7 +205,14 @@ size_t sweep_shares(const TuneOptions& options, Communicator& ranks, ResultsDb* 
       int64_t problem_id = 0, machine_id = 0;
       for (;;) {
         const std::string message = receive_text(from, r);
-        if (message.empty()) return;
+        if (message.starts_with(kDone)) {
+          try {
+            outcome.shares[static_cast<size_t>(r)] = cost_of(message.substr(kDone.size()), r);
+          } catch (const std::exception& e) {
+            errors[static_cast<size_t>(r)] = cat("rank ", r, "'s share cost not read: ", e.what());
+          }
+          return;
+        }
         if (message.starts_with(kTakeNext)) {
           const std::optional<size_t> taken =
               positions.take(std::stoull(message.substr(kTakeNext.size())));
@@ -182,24 +235,32 @@ size_t sweep_shares(const TuneOptions& options, Communicator& ranks, ResultsDb* 
         }
       }
     });
+  size_t own = 0;
   try {
-    Tuner(share, db).run([&](const TuneProgress& p) {
+    const TuneReport mine = Tuner(share, db).run([&](const TuneProgress& p) {
       if (!problem_set && p.problem) {
         problem_known.set_value(*p.problem);
         problem_set = true;
       }
-      if (p.last) report(0, *p.last);
+      if (!p.last) return;
+      report(0, *p.last);
+      ++own;
     });
+    outcome.shares[0] = cost_of(mine, 0, own);
   } catch (const Error& e) {
     // The others' streams would be waited for forever: end every rank now.
     std::fprintf(stderr, "tunescope: rank 0: error: %s\n", e.what());
     ranks.abort(e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input ? 2 : 1);
   }
   if (!problem_set) problem_known.set_value(ProblemKey{});  // no trial of its own ran
+  const auto own_share_done = std::chrono::steady_clock::now();
   for (std::thread& t : intake) t.join();
+  outcome.shares[0].waited_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - own_share_done).count();
   for (const std::string& e : errors)
     if (!e.empty()) fail(ErrorKind::runtime, e);
-  return gathered;
+  outcome.gathered = gathered;
+  return outcome;
 }
 
 }  // namespace tunescope::tuner

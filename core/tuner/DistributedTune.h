@@ -39,15 +39,31 @@ class SharedPositions {
   std::atomic<size_t> next_;
 };
 
+// Where a rank's share of the sweep went: its own reference and its trials (TuneCost's
+// phases), and on rank 0 how long it then waited for the others' last trials.
+struct ShareCost {
+  int rank = 0;
+  size_t trials = 0;
+  PhaseCost reference, sweep;
+  double waited_seconds = 0;
+};
+// "rank 1: reference 0.31 s, 3 trials in 4.20 s" (rank 0: ", then waited 0.12 s").
+std::string to_string(const ShareCost& cost);
+
+struct SweepOutcome {
+  size_t gathered = 0;            // rank 0: the trials of every rank; 0 elsewhere
+  std::vector<ShareCost> shares;  // rank 0: every rank's, in rank order; empty elsewhere
+};
+
 // Every rank measures its share of `options`' candidates (exhaustive's list: the
 // options' strategy must be exhaustive), taken from SharedPositions as it goes (the
 // other ranks ask rank 0 for each); the other ranks send each finished trial to rank 0
 // (its record, not its trace), where it goes into `db` at once (rank 0 must have one;
-// the others pass null). `finished` is called on rank 0 for each trial, its own
-// and the others', from several threads one at a time. Returns on every rank once every
-// share is done, with the number of trials rank 0 gathered (0 elsewhere).
+// the others pass null), and at the end what their share cost. `finished` is called on
+// rank 0 for each trial, its own and the others', from several threads one at a time.
+// Returns on every rank once every share is done.
 using SharedTrialListener = std::function<void(int rank, const TrialResult& trial)>;
-size_t sweep_shares(const TuneOptions& options, Communicator& ranks, ResultsDb* db,
-                    const SharedTrialListener& finished);
+SweepOutcome sweep_shares(const TuneOptions& options, Communicator& ranks, ResultsDb* db,
+                          const SharedTrialListener& finished);
 
 }  // namespace tunescope::tuner

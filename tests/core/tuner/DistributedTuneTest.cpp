@@ -66,14 +66,18 @@ TEST(DistributedTune, TwoRanksMeasureDisjointSharesGatheredIntoRankZerosDb) {
   std::mutex mutex;
   std::map<std::string, std::vector<int>> measured_by;  // label -> ranks
   size_t gathered = 0;
+  std::vector<ShareCost> shares;
   tunescope::testing::run_ranks(2, [&](Communicator& ranks) {
     check_same_machines(ranks, options.base.backend);  // one machine: passes
-    const size_t n = sweep_shares(options, ranks, ranks.rank() == 0 ? &db : nullptr,
-                                  [&](int rank, const TrialResult& trial) {
-                                    const std::lock_guard lock(mutex);
-                                    measured_by[trial.config.label()].push_back(rank);
-                                  });
-    if (ranks.rank() == 0) gathered = n;
+    const SweepOutcome outcome = sweep_shares(options, ranks, ranks.rank() == 0 ? &db : nullptr,
+                                              [&](int rank, const TrialResult& trial) {
+                                                const std::lock_guard lock(mutex);
+                                                measured_by[trial.config.label()].push_back(rank);
+                                              });
+    if (ranks.rank() == 0) {
+      gathered = outcome.gathered;
+      shares = outcome.shares;
+    }
   });
   ASSERT_EQ(measured_by.size(), 4u);
   std::map<int, int> per_rank;
@@ -86,6 +90,15 @@ TEST(DistributedTune, TwoRanksMeasureDisjointSharesGatheredIntoRankZerosDb) {
   EXPECT_GE(per_rank[1], 1);
   EXPECT_EQ(per_rank[0] + per_rank[1], 4);
   EXPECT_EQ(gathered, 4u);
+  // Every rank's cost reached rank 0, its trials counted as each rank reported them.
+  ASSERT_EQ(shares.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(shares[static_cast<size_t>(r)].rank, r);
+    EXPECT_EQ(shares[static_cast<size_t>(r)].trials, static_cast<size_t>(per_rank[r]));
+    EXPECT_GT(shares[static_cast<size_t>(r)].reference.wall_seconds, 0);
+    EXPECT_GT(shares[static_cast<size_t>(r)].sweep.wall_seconds, 0);
+  }
+  EXPECT_NE(to_string(shares[1]).find("rank 1: reference "), std::string::npos);
   const std::vector<TrialRecord> stored = db.trials();
   ASSERT_EQ(stored.size(), 4u);
   EXPECT_EQ(db.tuned_pairs().size(), 1u);  // one problem, one machine: rank 1's rows too
