@@ -1,10 +1,12 @@
 // A tune's candidates spread over ranks, the trials gathered into rank 0's results DB.
 #include "core/tuner/DistributedTune.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -13,7 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/Error.h"
+#include "core/engine/RunConfig.h"
 #include "core/tuner/TrialRecordFields.h"
+#include "core/tuner/TrialRunner.h"
 
 namespace tunescope::tuner {
 
@@ -102,12 +106,96 @@ ShareCost cost_of(const TuneReport& report, int rank, size_t trials) {
   return cost;
 }
 
+class RankPartners final : public RoundsPartners {
+ public:
+  explicit RankPartners(Communicator& ranks) : ranks_(ranks) {}
+  ~RankPartners() override {
+    if (started_) return;
+    try {
+      for (int r = 1; r < ranks_.size(); ++r) send_text(ranks_, "", r);  // no rounds
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tunescope: rank 0: the other ranks not told to stop: %s\n", e.what());
+    }
+  }
+  void start(const std::vector<RunConfig>& leaders) override {
+    started_ = true;
+    nlohmann::json list = nlohmann::json::array();
+    for (const RunConfig& config : leaders) list.push_back(to_json_text(config));
+    for (int r = 1; r < ranks_.size(); ++r) send_text(ranks_, list.dump(), r);
+  }
+  std::optional<std::vector<std::vector<std::vector<double>>>> rounds_if_sent() override {
+    for (int r = 1; r < ranks_.size(); ++r)
+      if (!ranks_.has_message(r)) return std::nullopt;
+    std::vector<std::vector<std::vector<double>>> all;
+    for (int r = 1; r < ranks_.size(); ++r) {
+      const std::string message = receive_text(ranks_, r);
+      try {
+        all.push_back(nlohmann::json::parse(message).get<std::vector<std::vector<double>>>());
+      } catch (const std::exception& e) {
+        fail(ErrorKind::runtime, "rank ", r, "'s rounds of the leaders not read: ", e.what());
+      }
+    }
+    return all;
+  }
+
+ private:
+  Communicator& ranks_;
+  bool started_ = false;
+};
+
 }  // namespace
+
+std::unique_ptr<RoundsPartners> rank_partners(Communicator& ranks) {
+  return std::make_unique<RankPartners>(ranks);
+}
+
+void race_beside_rank0(const TuneOptions& options, Communicator& ranks) {
+  // The reference now, while rank 0 takes in the last trials and makes its own.
+  std::unique_ptr<TrialRunner> runner;
+  std::string failure;
+  try {
+    runner = reference_runner(options);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  const std::string message = receive_text(ranks, 0);
+  if (message.empty()) return;
+  std::vector<RunConfig> leaders;
+  for (const auto& text : nlohmann::json::parse(message))
+    leaders.push_back(run_config_from_json_text(text.get<std::string>(), "rank 0's leaders",
+                                                options.base.backend));
+  // Each member's rounds (none when this rank could not time them all).
+  std::vector<std::vector<double>> mine(leaders.size());
+  if (runner) {
+    try {
+      // Its share of the minimum, then no more: the first look ends them.
+      const std::vector<TrialResult> results = runner->measure_interleaved(
+          leaders, [](const std::vector<std::vector<double>>&) { return true; });
+      // Every leader's rounds or none: a leader missing here would misalign the pooled
+      // pairs (pooled_rounds); rank 0 then races alone.
+      const bool all_timed = results.size() == leaders.size() &&
+                             std::all_of(results.begin(), results.end(), [&](const TrialResult& t) {
+                               return t.status == TrialStatus::ok &&
+                                      t.step_seconds.size() == results.front().step_seconds.size();
+                             });
+      if (all_timed)
+        for (size_t k = 0; k < results.size(); ++k) mine[k] = results[k].step_seconds;
+      else
+        failure = "a leader could not be timed here";
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }
+  if (!failure.empty())
+    std::fprintf(stderr, "tunescope: rank %d: the leaders' rounds not raced here: %s\n",
+                 ranks.rank(), failure.c_str());
+  send_text(ranks, nlohmann::json(mine).dump(), 0);
+}
 
 std::string to_string(const ShareCost& cost) {
   char line[160];
-  std::snprintf(line, sizeof line, "rank %d: reference %.2f s, %zu trials in %.2f s", cost.rank,
-                cost.reference.wall_seconds, cost.trials, cost.sweep.wall_seconds);
+  std::snprintf(line, sizeof line, "rank %d's share: reference %.2f s, %zu trials in %.2f s",
+                cost.rank, cost.reference.wall_seconds, cost.trials, cost.sweep.wall_seconds);
   std::string text = line;
   if (cost.rank == 0) {
     std::snprintf(line, sizeof line, ", then waited %.2f s", cost.waited_seconds);

@@ -47,7 +47,7 @@ struct ShareCost {
   PhaseCost reference, sweep;
   double waited_seconds = 0;
 };
-// "rank 1: reference 0.31 s, 3 trials in 4.20 s" (rank 0: ", then waited 0.12 s").
+// "rank 1's share: reference 0.31 s, 3 trials in 4.20 s" (rank 0: ", then waited 0.12 s").
 std::string to_string(const ShareCost& cost);
 
 struct SweepOutcome {
@@ -65,5 +65,19 @@ struct SweepOutcome {
 using SharedTrialListener = std::function<void(int rank, const TrialResult& trial)>;
 SweepOutcome sweep_shares(const TuneOptions& options, Communicator& ranks, ResultsDb* db,
                           const SharedTrialListener& finished);
+
+// The final rounds over the ranks. Rank 0 settles the leaders as a tune does; the other
+// ranks race the same leaders at the same time, each on its own machine, for their
+// share of the minimum rounds (MeasureOptions::rounds_ranks), and rank 0's looks pool
+// everyone's paired rounds (pooled_rounds) once they have come (rank 0 races on alone
+// until then, and a rank that never sends leaves rank 0 its full minimum alone). Each round is one
+// machine's step of every leader, so every paired ratio compares the leaders on one machine; the
+// leaders' figures stay rank 0's own. Rank 0: the partners for TuneOptions::rounds_partners.
+// Destroyed without having started rounds, it tells the others that there are none.
+std::unique_ptr<RoundsPartners> rank_partners(Communicator& ranks);
+// Every other rank, after its share: makes its reference at once, waits for rank 0's
+// leaders, races them for its share of the rounds and sends them to rank 0. Returns
+// when it has, or when rank 0 has no rounds to race.
+void race_beside_rank0(const TuneOptions& options, Communicator& ranks);
 
 }  // namespace tunescope::tuner

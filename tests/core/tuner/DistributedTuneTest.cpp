@@ -98,7 +98,7 @@ TEST(DistributedTune, TwoRanksMeasureDisjointSharesGatheredIntoRankZerosDb) {
     EXPECT_GT(shares[static_cast<size_t>(r)].reference.wall_seconds, 0);
     EXPECT_GT(shares[static_cast<size_t>(r)].sweep.wall_seconds, 0);
   }
-  EXPECT_NE(to_string(shares[1]).find("rank 1: reference "), std::string::npos);
+  EXPECT_NE(to_string(shares[1]).find("rank 1's share: reference "), std::string::npos);
   const std::vector<TrialRecord> stored = db.trials();
   ASSERT_EQ(stored.size(), 4u);
   EXPECT_EQ(db.tuned_pairs().size(), 1u);  // one problem, one machine: rank 1's rows too
@@ -109,6 +109,60 @@ TEST(DistributedTune, TwoRanksMeasureDisjointSharesGatheredIntoRankZerosDb) {
   const TuneReport report = Tuner(settle, &db).run();
   EXPECT_EQ(report.reused, 4u);
   EXPECT_TRUE(report.best_trial());
+}
+
+// A stand-in for the other ranks of the final rounds: told the leaders, it sends
+// `rounds` per leader after `late` looks (never when late < 0).
+class FakePartners final : public RoundsPartners {
+ public:
+  FakePartners(int late, std::vector<double> rounds) : late_(late), rounds_(std::move(rounds)) {}
+  void start(const std::vector<RunConfig>& leaders) override { leaders_ = leaders; }
+  std::optional<std::vector<std::vector<std::vector<double>>>> rounds_if_sent() override {
+    ++looks_;
+    if (late_ < 0 || looks_ <= late_) return std::nullopt;
+    return std::vector<std::vector<std::vector<double>>>{
+        std::vector<std::vector<double>>(leaders_.size(), rounds_)};
+  }
+  std::vector<RunConfig> leaders_;
+  int looks_ = 0;
+
+ private:
+  int late_;
+  std::vector<double> rounds_;
+};
+
+// The count in the verdict: "... over N interleaved rounds, ...".
+int64_t verdict_rounds(const std::string& decision) {
+  const std::string over = "paired log step-time ratios over ";
+  const size_t at = decision.find(over);
+  return at == std::string::npos ? -1 : std::stoll(decision.substr(at + over.size()));
+}
+
+TEST(DistributedTune, FinalRoundsPoolThePartnersRoundsOnceSentAndRaceOnAloneBefore) {
+  TuneOptions options = four_candidates();
+  options.measure.rounds_ranks = 2;  // this rank's share: 3 of the 6 rounds at least
+  // The partner's rounds say nothing (every leader alike: log ratio 0), so the verdict
+  // still needs this rank's own rounds; they only add to its count.
+  for (const int late : {0, 2, -1}) {
+    SCOPED_TRACE(late);
+    FakePartners partners(late, {0.01, 0.01, 0.01});
+    options.rounds_partners = &partners;
+    const TuneReport report = Tuner(options).run();
+    ASSERT_GE(partners.leaders_.size(), 2u);  // the leaders raced here were sent
+    EXPECT_GE(partners.looks_, 1);
+    const TrialResult& winner = report.winner();
+    ASSERT_TRUE(winner.remeasured) << report.decision;
+    EXPECT_GE(winner.figures.steps, 3);
+    const int64_t own = winner.figures.steps;
+    // Pooled from the first look that found them: 3 more rounds; never found: its own.
+    EXPECT_EQ(verdict_rounds(report.decision), late < 0 ? own : own + 3) << report.decision;
+    if (late < 0) {
+      EXPECT_GE(own, 6) << "alone, the sign test needs 6 rounds of its own";
+    }
+    if (late == 0) {
+      EXPECT_EQ(partners.looks_, 1) << "asked until it has them, then never again";
+    }
+  }
 }
 
 }  // namespace
