@@ -27,7 +27,9 @@ namespace {
 constexpr auto kPollInterval = std::chrono::milliseconds(1);
 
 // The message a rank sends rank 0 for its next candidate: this text, then the length of
-// its list. Rank 0 answers with the position (kNoPosition: none left).
+// its list. Rank 0 answers with the position (kNoPosition: none left), then the racing
+// leader of every rank's trials so far (trial_message; empty: none yet), which the
+// rank races its next candidates against when it is faster than its own.
 constexpr std::string_view kTakeNext = "next ";
 constexpr uint64_t kNoPosition = UINT64_MAX;
 // A rank's last message to rank 0: this text, then what its share cost (cost_message).
@@ -244,6 +246,7 @@ SweepOutcome sweep_shares(const TuneOptions& options, Communicator& ranks, Resul
     share.resume = false;  // only rank 0 has the DB
     Communicator& to_rank0 = *streams[static_cast<size_t>(rank - 1)];
     bool first = true;
+    std::optional<TrialResult> leader;  // of every rank's trials, as rank 0 last said
     share.next_candidate = [&](size_t count) -> std::optional<size_t> {
       if (std::exchange(first, false))
         return static_cast<size_t>(rank) < count ? std::optional<size_t>(rank) : std::nullopt;
@@ -251,8 +254,11 @@ SweepOutcome sweep_shares(const TuneOptions& options, Communicator& ranks, Resul
       uint64_t position = kNoPosition;
       wait_for_message(to_rank0, 0);
       to_rank0.receive(std::as_writable_bytes(std::span(&position, 1)), 0);
+      if (const std::string message = receive_text(to_rank0, 0); !message.empty())
+        leader = trial_of(message, options.base.backend, 0);
       return position < count ? std::optional<size_t>(position) : std::nullopt;
     };
+    share.shared_leader = [&] { return leader; };
     size_t sent = 0;
     const TuneReport mine = Tuner(share, nullptr).run([&](const TuneProgress& p) {
       if (!p.last) return;
@@ -272,11 +278,20 @@ SweepOutcome sweep_shares(const TuneOptions& options, Communicator& ranks, Resul
   bool problem_set = false;
   std::mutex report_mutex;
   size_t gathered = 0;
+  std::vector<TrialResult> seen;  // every rank's trials so far, without their traces
   auto report = [&](int from, const TrialResult& trial) {
     const std::lock_guard lock(report_mutex);
     ++gathered;
+    seen.push_back(trial);
+    seen.back().trace.reset();
     if (finished) finished(from, trial);
   };
+  const auto leader_now = [&]() -> std::optional<TrialResult> {
+    const std::lock_guard lock(report_mutex);
+    const std::optional<size_t> i = racing_leader_of(seen);
+    return i ? std::optional<TrialResult>(seen[*i]) : std::nullopt;
+  };
+  share.shared_leader = leader_now;
   SharedPositions positions(size);
   bool first = true;
   share.next_candidate = [&](size_t count) {
@@ -306,6 +321,8 @@ SweepOutcome sweep_shares(const TuneOptions& options, Communicator& ranks, Resul
               positions.take(std::stoull(message.substr(kTakeNext.size())));
           const uint64_t position = taken ? *taken : kNoPosition;
           from.send(std::as_bytes(std::span(&position, 1)), r);
+          const std::optional<TrialResult> leader = leader_now();
+          send_text(from, leader ? trial_message(*leader) : std::string(), r);
           continue;
         }
         try {

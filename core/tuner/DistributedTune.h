@@ -57,10 +57,11 @@ struct SweepOutcome {
 
 // Every rank measures its share of `options`' candidates (exhaustive's list: the
 // options' strategy must be exhaustive), taken from SharedPositions as it goes (the
-// other ranks ask rank 0 for each); the other ranks send each finished trial to rank 0
-// (its record, not its trace), where it goes into `db` at once (rank 0 must have one;
-// the others pass null), and at the end what their share cost. `finished` is called on
-// rank 0 for each trial, its own and the others', from several threads one at a time.
+// other ranks ask rank 0 for each), racing them against the fastest of every rank's
+// trials so far (TuneOptions::shared_leader; rank 0 sends it with each position); the other ranks
+// send each finished trial to rank 0 (its record, not its trace), where it goes into `db` at once
+// (rank 0 must have one; the others pass null), and at the end what their share cost. `finished` is
+// called on rank 0 for each trial, its own and the others', from several threads one at a time.
 // Returns on every rank once every share is done.
 using SharedTrialListener = std::function<void(int rank, const TrialResult& trial)>;
 SweepOutcome sweep_shares(const TuneOptions& options, Communicator& ranks, ResultsDb* db,

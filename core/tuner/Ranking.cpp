@@ -152,6 +152,13 @@ std::vector<size_t> racing_members(const std::vector<std::vector<double>>& round
   return racing;
 }
 
+std::optional<size_t> racing_leader_of(const std::vector<TrialResult>& trials) {
+  const std::vector<RankTier> tiers = rank_tiers(trials);
+  for (size_t i : rank_ok_trials(trials))
+    if (tiers[i] == RankTier::full && trials[i].figures.has_interval()) return i;
+  return std::nullopt;
+}
+
 std::vector<std::vector<double>> pooled_rounds(
     const std::vector<std::vector<double>>& mine,
     const std::vector<std::vector<std::vector<double>>>& theirs) {

@@ -30,6 +30,9 @@ std::vector<size_t> rank_ok_trials(const std::vector<TrialResult>& trials);
 // slightly slower, simpler config).
 std::vector<size_t> ranking_led_by(const std::vector<TrialResult>& trials, size_t winner);
 
+// The leader to race a candidate against: the fastest fully measured trial with an
+// interval.
+std::optional<size_t> racing_leader_of(const std::vector<TrialResult>& trials);
 // The leaders to settle in interleaved rounds: the top `top` fully measured trials (in
 // ranking order; the top of the ranking must be fully measured), then every other fully
 // measured or raced-out trial whose interval overlaps the leader's (or that has none: a

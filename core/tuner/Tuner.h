@@ -89,6 +89,9 @@ struct TuneOptions {
   // no winner, and no error when none succeeded (a rank's share of a distributed tune,
   // DistributedTune.h).
   bool sweep_only = false;
+  // The other ranks' racing leader so far (a distributed tune, DistributedTune.h): a
+  // candidate races against it instead of this tune's own leader when it is faster.
+  std::function<std::optional<TrialResult>()> shared_leader;
   // The final rounds raced on other ranks too, their rounds pooled with this one's
   // (pooled_rounds); null: this process alone.
   RoundsPartners* rounds_partners = nullptr;
