@@ -375,8 +375,10 @@ Action add_tune_command(CLI::App& command) {
         fail(ErrorKind::usage, "a tune over ", world->size(),
              " ranks gathers its trials into rank 0's results DB: give --db");
       tuner::check_same_machines(*world, options.base.backend);
+      options.measure.rounds_ranks = world->size();  // every rank races the final rounds
     }
     const auto sweep_start = std::chrono::steady_clock::now();
+    std::unique_ptr<tuner::RoundsPartners> partners;  // the other ranks in the final rounds
     std::optional<tuner::ResultsDb> db;
     if (!flags->db_path.empty() && (!distributed || world->rank() == 0)) db.emplace(flags->db_path);
     if (distributed) {
@@ -386,7 +388,7 @@ Action add_tune_command(CLI::App& command) {
           options.base.model.c_str(), static_cast<long long>(options.base.batch),
           options.base.data.c_str(), world->size(), flags->db_path.c_str());
       std::fflush(stdout);
-      const size_t gathered = tuner::sweep_shares(
+      const tuner::SweepOutcome sweep = tuner::sweep_shares(
           options, *world, db ? &*db : nullptr, [](int rank, const tuner::TrialResult& t) {
             std::printf("  rank %d: %s: %s%s\n", rank, t.config.label().c_str(),
                         tuner::to_string(t.status).c_str(),
@@ -395,11 +397,15 @@ Action add_tune_command(CLI::App& command) {
                             : "");
             std::fflush(stdout);
           });
-      if (world->rank() != 0) return;
+      if (world->rank() != 0) return tuner::race_beside_rank0(options, *world);
       std::printf(
-          "the ranks' sweep: %zu trials in %.1f s; rank 0 settles the leaders\n", gathered,
+          "the ranks' sweep: %zu trials in %.1f s; rank 0 settles the leaders\n", sweep.gathered,
           std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count());
+      for (const tuner::ShareCost& share : sweep.shares)
+        std::printf("  %s\n", tuner::to_string(share).c_str());
       options.resume = true;  // every gathered trial is reused, none measured again
+      partners = tuner::rank_partners(*world);
+      options.rounds_partners = partners.get();
     }
     // Warm start: the finds reuse the DB's timings of the same conv problems on this machine.
     std::optional<tuner::LayerTimingStore> layer_timings;

@@ -73,6 +73,11 @@ class MpiCommunicator final : public Communicator {
                    MPI_STATUS_IGNORE),
           "MPI_Recv");
   }
+  bool has_message(int from) override {
+    int waiting = 0;
+    check(MPI_Iprobe(from, 0, comm_, &waiting, MPI_STATUS_IGNORE), "MPI_Iprobe");
+    return waiting != 0;
+  }
   std::unique_ptr<Communicator> duplicate() override {
     MPI_Comm copy;
     check(MPI_Comm_dup(comm_, &copy), "MPI_Comm_dup");

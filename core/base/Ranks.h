@@ -35,6 +35,10 @@ class Communicator {
   // Point to point, for the clock ping-pong (core/base/ClockOffset.h).
   virtual void send(std::span<const std::byte> bytes, int to) = 0;
   virtual void receive(std::span<std::byte> bytes, int from) = 0;
+  // Whether a message from `from` waits to be received, without waiting: a thread that
+  // waits long for a rarely sent message polls this between sleeps, where a blocking
+  // receive would spin (MPI's receives busy-poll) on a core the rank measures on.
+  virtual bool has_message(int from) = 0;
   // The same ranks with collectives of their own: for use on another thread.
   virtual std::unique_ptr<Communicator> duplicate() = 0;
   // Ends every rank with `code` (after an error on one rank, the others would wait for it).

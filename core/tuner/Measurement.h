@@ -49,6 +49,10 @@ struct MeasureOptions {
   // pays for caches and a thread pool left cold by it (docs/TUNER-MEASUREMENT.md,
   // "Settle steps"); training never runs such a step twice in a row.
   int64_t settle_steps = 1;
+  // Ranks racing the same leaders in interleaved rounds at once (a distributed tune's
+  // final rounds, DistributedTune.h): each runs its share, 1/rounds_ranks, of the
+  // minimum number of rounds, and the verdict pools their paired rounds.
+  int rounds_ranks = 1;
   // Racing: step time interval of the leader so far (null: no racing). Timing stops
   // early once this candidate is slower than it with confidence (StepStatistics.h).
   std::optional<QuantileEstimate> race_against;

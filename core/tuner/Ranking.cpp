@@ -152,6 +152,32 @@ std::vector<size_t> racing_members(const std::vector<std::vector<double>>& round
   return racing;
 }
 
+std::optional<size_t> racing_leader_of(const std::vector<TrialResult>& trials) {
+  const std::vector<RankTier> tiers = rank_tiers(trials);
+  for (size_t i : rank_ok_trials(trials))
+    if (tiers[i] == RankTier::full && trials[i].figures.has_interval()) return i;
+  return std::nullopt;
+}
+
+std::vector<std::vector<double>> pooled_rounds(
+    const std::vector<std::vector<double>>& mine,
+    const std::vector<std::vector<std::vector<double>>>& theirs) {
+  std::vector<std::vector<double>> pooled(mine.size());
+  for (size_t member = 0; member < mine.size(); ++member) {
+    const auto has = [&](const std::vector<std::vector<double>>& rank, size_t round) {
+      return member < rank.size() && round < rank[member].size();
+    };
+    for (size_t round = 0;; ++round) {
+      bool any = false;
+      if (has(mine, round)) pooled[member].push_back(mine[member][round]), any = true;
+      for (const auto& rank : theirs)
+        if (has(rank, round)) pooled[member].push_back(rank[member][round]), any = true;
+      if (!any) break;
+    }
+  }
+  return pooled;
+}
+
 std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
                                double alpha) {
   const std::vector<size_t> racing = racing_members(round_seconds);

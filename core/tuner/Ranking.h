@@ -30,6 +30,9 @@ std::vector<size_t> rank_ok_trials(const std::vector<TrialResult>& trials);
 // slightly slower, simpler config).
 std::vector<size_t> ranking_led_by(const std::vector<TrialResult>& trials, size_t winner);
 
+// The leader to race a candidate against: the fastest fully measured trial with an
+// interval.
+std::optional<size_t> racing_leader_of(const std::vector<TrialResult>& trials);
 // The leaders to settle in interleaved rounds: the top `top` fully measured trials (in
 // ranking order; the top of the ranking must be fully measured), then every other fully
 // measured or raced-out trial whose interval overlaps the leader's (or that has none: a
@@ -43,6 +46,16 @@ std::vector<size_t> settle_candidates(const std::vector<TrialResult>& trials,
 // A race in interleaved rounds (measure_interleaved with a RoundsDrop): the members
 // still racing are those with the most rounds (a dropped or invalid member has fewer).
 std::vector<size_t> racing_members(const std::vector<std::vector<double>>& round_seconds);
+// The rounds of several ranks that raced the same members at once, pooled for the
+// paired tests: round i of rank 0, then round i of each other rank, for i = 0, 1, ...
+// Each round is one rank's (one machine's) step of every member, so each paired ratio
+// compares the members on one machine. Members' series stay aligned round by round when
+// each other rank gives every member the same number of rounds (or none), at most the
+// fewest of this rank's members: so the partners run their share without drops.
+// `theirs`: per other rank, per member, its round seconds.
+std::vector<std::vector<double>> pooled_rounds(
+    const std::vector<std::vector<double>>& mine,
+    const std::vector<std::vector<std::vector<double>>>& theirs);
 // The members to drop: against the fastest still racing (lowest median round time),
 // each whose paired log step-time ratios are significantly positive by the exact sign
 // test at alpha / (members - 1) (every member is compared at every look) and whose

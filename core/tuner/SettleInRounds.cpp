@@ -36,14 +36,31 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   PhaseTimer rounds_timer(report_.cost.rounds);
   for (size_t k = 0; k < configs.size(); ++k)
     if (!swept[k]) announce(configs[k].label());
+  // With partners, the looks see their rounds too, pooled round by round, from the
+  // first look after they arrive (they run their share of the minimum, where the first
+  // look comes). Until then this rank races on alone rather than wait for a slower one;
+  // the verdict uses what the last look saw.
+  RoundsPartners* partners = options_.rounds_partners;
+  if (partners) partners->start(configs);
+  std::optional<std::vector<std::vector<std::vector<double>>>> theirs;
+  const auto pooled = [&](const std::vector<std::vector<double>>& mine) {
+    if (!partners) return mine;
+    if (!theirs) theirs = partners->rounds_if_sent();
+    return theirs ? pooled_rounds(mine, *theirs) : mine;
+  };
+  const auto as_last_seen = [&](const std::vector<std::vector<double>>& mine) {
+    return theirs ? pooled_rounds(mine, *theirs) : mine;
+  };
   std::vector<TrialResult> rounds = runner_.measure_interleaved(
       configs,
       [&](const std::vector<std::vector<double>>& seconds) {
         if (stopped() || over_budget()) return true;
-        const Racing r = racing_of(configs, seconds);
+        const Racing r = racing_of(configs, pooled(seconds));
         return r.members.size() < 2 || rounds_verdict(r.configs, r.seconds, delta).settled;
       },
-      [&](const std::vector<std::vector<double>>& seconds) { return race_drops(seconds, delta); });
+      [&](const std::vector<std::vector<double>>& seconds) {
+        return race_drops(pooled(seconds), delta);
+      });
   rounds_timer.stop();
   if (stopped()) report_.interrupted = true;
   if (over_budget()) report_.budget_exhausted = true;
@@ -51,12 +68,16 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   const std::string failure = rounds.empty() ? std::string() : rounds.front().reason;
   // The members still racing at the end (a member dropped in the last look has as many
   // rounds as they have, so its stop rule tells).
+  // The verdict on the pooled rounds; each leader's figures stay this rank's own.
+  std::vector<std::vector<double>> own(rounds.size());
+  for (size_t k = 0; k < rounds.size(); ++k) own[k] = rounds[k].step_seconds;
+  const std::vector<std::vector<double>> all = as_last_seen(own);
   Racing survivors;
   for (size_t k = 0; k < rounds.size(); ++k)
     if (rounds[k].status == TrialStatus::ok && rounds[k].figures.stop == StopRule::interleaved) {
       survivors.members.push_back(k);
       survivors.configs.push_back(configs[k]);
-      survivors.seconds.push_back(rounds[k].step_seconds);
+      survivors.seconds.push_back(all[k]);
     }
   std::optional<RoundsVerdict> verdict;
   if (!survivors.members.empty())

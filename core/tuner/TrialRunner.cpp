@@ -297,6 +297,13 @@ struct LayerOutputs {
 // 0.05 only from 6 rounds on.
 constexpr int64_t kMinimumRounds = 6;
 
+// The rounds each rank runs at least: its share of what the verdict needs, when
+// options.rounds_ranks ranks race the same leaders and their rounds are pooled.
+int64_t minimum_rounds(const MeasureOptions& options) {
+  const int64_t ranks = std::max(options.rounds_ranks, 1);
+  return (std::max(options.steps, kMinimumRounds) + ranks - 1) / ranks;
+}
+
 std::vector<TrialResult> interleave_here(const SessionOptions& base,
                                          const std::vector<RunConfig>& configs,
                                          const std::vector<const NumericsSample*>& references,
@@ -327,7 +334,7 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
     // pays for what that member left cold, by an amount that differs by config.
     for (size_t i : racing) runs[i]->start_tracing();
     // Round-robin single steps: each includes draining its own pipeline, alike for all.
-    const int64_t minimum = std::max(options.steps, kMinimumRounds);
+    const int64_t minimum = minimum_rounds(options);
     const int64_t maximum = std::max(options.max_steps, minimum);
     const double time_cap = options.max_timing_seconds * static_cast<double>(runs.size());
     double timed = 0;
@@ -423,7 +430,7 @@ std::vector<TrialResult> interleave_trials(const SessionOptions& base,
   MeasureOptions round_options = options;
   round_options.race_against.reset();
   round_options.max_steps = round_options.steps;  // a fixed count: one round's sample
-  const int64_t minimum = std::max(options.steps, kMinimumRounds);
+  const int64_t minimum = minimum_rounds(options);
   const int64_t maximum = std::min(std::max(options.max_steps, minimum), 2 * minimum);
   const double time_cap = options.max_timing_seconds * static_cast<double>(count);
   double timed = 0;

@@ -95,17 +95,20 @@ void TuneContext::record(const TrialResult& trial, int sinks, size_t round) {
   }
 }
 
-std::optional<size_t> TuneContext::racing_leader() const {
-  const std::vector<RankTier> tiers = rank_tiers(report_.trials);
-  for (size_t i : rank_ok_trials(report_.trials))
-    if (tiers[i] == RankTier::full && report_.trials[i].figures.has_interval()) return i;
-  return std::nullopt;
+std::optional<TrialResult> TuneContext::racing_leader() const {
+  std::optional<TrialResult> leader;
+  if (const std::optional<size_t> i = racing_leader_of(report_.trials)) leader = report_.trials[*i];
+  if (options_.shared_leader)
+    if (std::optional<TrialResult> shared = options_.shared_leader();
+        shared && (!leader || shared->figures.median_eps > leader->figures.median_eps))
+      leader = std::move(shared);
+  return leader;
 }
 
-MeasureOptions TuneContext::racing_against_leader(MeasureOptions m) const {
-  if (!options_.racing || m.max_steps < options_.measure.max_steps) return m;
-  if (const std::optional<size_t> i = racing_leader())
-    m.race_against = report_.trials[*i].figures.step_interval(report_.trials[*i].config.batch);
+MeasureOptions TuneContext::racing_against(const std::optional<TrialResult>& leader,
+                                           MeasureOptions m) const {
+  if (!options_.racing || m.max_steps < options_.measure.max_steps || !leader) return m;
+  m.race_against = leader->figures.step_interval(leader->config.batch);
   return m;
 }
 
@@ -163,14 +166,14 @@ bool TuneContext::sweep(const Candidate& candidate, const MeasureOptions& measur
   } else {
     ++index_;
     announce(candidate.config.label());
-    const MeasureOptions raced = racing_against_leader(measure);
+    const std::optional<TrialResult> leader = racing_leader();
+    const MeasureOptions raced = racing_against(leader, measure);
     trial = runner_.measure(candidate.config, raced);
     mark_brief(trial, measure);
     // The leader's figures may be replaced by the rounds' later: say what decided.
     if (trial.status == TrialStatus::ok && trial.figures.stop == StopRule::raced_out &&
-        raced.race_against)
-      if (const std::optional<size_t> leader = racing_leader())
-        trial.reason = sweep_race_reason(trial.figures, report_.trials[*leader]);
+        raced.race_against && leader)
+      trial.reason = sweep_race_reason(trial.figures, *leader);
   }
   const bool defer = fresh && defer_ok && trial.status == TrialStatus::ok;
   if (defer) deferred_.push_back(report_.trials.size());
@@ -193,7 +196,8 @@ bool TuneContext::remeasure(size_t i, const MeasureOptions& measure, size_t roun
   }
   ++index_;
   announce(report_.trials[i].config.label(), round);
-  TrialResult trial = runner_.measure(report_.trials[i].config, racing_against_leader(measure));
+  TrialResult trial =
+      runner_.measure(report_.trials[i].config, racing_against(racing_leader(), measure));
   mark_brief(trial, measure);
   trial.seconds += report_.trials[i].seconds;  // the candidate's cost over all its rounds
   report_.trials[i] = std::move(trial);

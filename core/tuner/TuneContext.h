@@ -107,11 +107,13 @@ class TuneContext {
   void settle_in_rounds(const std::vector<RunConfig>& configs,
                         const std::vector<std::optional<size_t>>& swept);
 
-  // `measure` racing against the leader so far (the fastest fully measured trial with
-  // an interval), when racing is on and `measure` is full length.
-  MeasureOptions racing_against_leader(MeasureOptions measure) const;
-  // That leader: the fastest fully measured trial with an interval.
-  std::optional<size_t> racing_leader() const;
+  // `measure` racing against `leader`, when there is one, racing is on and `measure` is
+  // full length.
+  MeasureOptions racing_against(const std::optional<TrialResult>& leader,
+                                MeasureOptions measure) const;
+  // The leader so far: the fastest fully measured trial with an interval
+  // (racing_leader_of), or the other ranks' (TuneOptions::shared_leader) when faster.
+  std::optional<TrialResult> racing_leader() const;
   std::optional<size_t> best_index() const;
 
  private:

@@ -125,6 +125,12 @@ void settle_leaders(TuneContext& context) {
 
 }  // namespace
 
+std::unique_ptr<TrialRunner> reference_runner(const TuneOptions& options) {
+  Reference reference = run_reference(options);
+  return std::make_unique<TrialRunner>(options.base, options.measure, std::move(reference.numerics),
+                                       reference.has_batch_norm);
+}
+
 const TrialResult& TuneReport::winner() const {
   if (!best) fail(ErrorKind::runtime, "the tune has no winner");
   return trials[*best];

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,7 +27,21 @@ inline constexpr int64_t kMaxTimedSteps = 1'000'000;
 inline constexpr double kMaxTimingSeconds = 3600;
 
 class TuneContext;
+class TrialRunner;
 struct Candidate;
+
+// Other ranks that race the final rounds' leaders beside this one (a distributed tune,
+// DistributedTune.h), each on its own machine, for MeasureOptions::rounds_ranks' share.
+class RoundsPartners {
+ public:
+  virtual ~RoundsPartners() = default;
+  // The rounds start: the partners race `leaders` too.
+  virtual void start(const std::vector<RunConfig>& leaders) = 0;
+  // Their rounds once every partner has sent them, without waiting: per partner, per
+  // leader, its round seconds (all empty from a partner that could not time them all); none
+  // before. Asked at each look after start() until it gives them.
+  virtual std::optional<std::vector<std::vector<std::vector<double>>>> rounds_if_sent() = 0;
+};
 using CandidateFilter =
     std::function<std::vector<Candidate>(std::vector<Candidate> candidates, TuneContext& context)>;
 
@@ -65,11 +80,27 @@ struct TuneOptions {
   // reference's facts, the results DB's earlier trials: TuneContext::prior), returns
   // those to measure; it must keep the baseline first. Unset: all of them.
   CandidateFilter filter;
+  // Candidates handed out as they are asked for (a distributed tune's ranks,
+  // DistributedTune.h): given the length of the list (after `filter`), the position of
+  // the next candidate this tune measures, or none when the list is used up; exhaustive's
+  // sweep asks before each candidate. Unset: every candidate, in order.
+  std::function<std::optional<size_t>(size_t count)> next_candidate;
   // Measure the candidates (after `filter`) and return: no interleaved re-measurement,
   // no winner, and no error when none succeeded (a rank's share of a distributed tune,
   // DistributedTune.h).
   bool sweep_only = false;
+  // The other ranks' racing leader so far (a distributed tune, DistributedTune.h): a
+  // candidate races against it instead of this tune's own leader when it is faster.
+  std::function<std::optional<TrialResult>()> shared_leader;
+  // The final rounds raced on other ranks too, their rounds pooled with this one's
+  // (pooled_rounds); null: this process alone.
+  RoundsPartners* rounds_partners = nullptr;
 };
+
+// The reference of `options` (what every candidate must reproduce) and a runner that
+// checks and times candidates against it, as a tune makes them: for a rank that races
+// another rank's leaders.
+std::unique_ptr<TrialRunner> reference_runner(const TuneOptions& options);
 
 struct TuneProgress {
   size_t index = 0;  // 1-based among the measurements planned (halving: over all its rounds)

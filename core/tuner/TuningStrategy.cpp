@@ -37,6 +37,13 @@ std::vector<Candidate> baseline_and_space(const TuneContext& context) {
 void sweep_all(TuneContext& context, const std::vector<Candidate>& candidates) {
   context.set_total(static_cast<size_t>(std::count_if(
       candidates.begin(), candidates.end(), [](const Candidate& c) { return c.runnable(); })));
+  if (const auto& next = context.options().next_candidate) {
+    while (const std::optional<size_t> position = next(candidates.size()))
+      if (*position >= candidates.size() ||
+          !context.sweep(candidates[*position], context.options().measure))
+        break;
+    return;
+  }
   for (const Candidate& candidate : candidates)
     if (!context.sweep(candidate, context.options().measure)) break;
 }

@@ -145,8 +145,11 @@ TEST(MpiCli, TuneSpreadsTheCandidatesOverTheRanksAndGathersThemIntoRankZerosDb) 
     EXPECT_EQ(count_of(ranks.output, std::string(": ") + config), 1u)
         << config << " measured other than once\n"
         << ranks.output;
-  EXPECT_EQ(count_of(ranks.output, "  rank 0: "), 2u) << ranks.output;
-  EXPECT_EQ(count_of(ranks.output, "  rank 1: "), 2u) << ranks.output;
+  // Each rank starts at a position of its own, then takes the next one free.
+  EXPECT_GE(count_of(ranks.output, "  rank 0: "), 1u) << ranks.output;
+  EXPECT_GE(count_of(ranks.output, "  rank 1: "), 1u) << ranks.output;
+  EXPECT_EQ(count_of(ranks.output, "  rank 0: ") + count_of(ranks.output, "  rank 1: "), 4u)
+      << ranks.output;
   EXPECT_NE(ranks.output.find("4 trials reused from"), std::string::npos) << ranks.output;
   EXPECT_EQ(count_of(ranks.output, "\nwinner: "), 1u) << ranks.output;
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "tuned.json"));

@@ -55,6 +55,10 @@ class LoopbackHub {
     box.pop_front();
     return message;
   }
+  bool has_message(int from, int to) {
+    std::lock_guard lock(mutex_);
+    return !mail_[{from, to}].empty();
+  }
   // The `index`-th duplicate's hub (ranks duplicate in the same order).
   std::shared_ptr<LoopbackHub> child(int index) {
     std::lock_guard lock(mutex_);
@@ -93,6 +97,7 @@ class LoopbackCommunicator final : public Communicator {
     const auto message = hub_->receive(from, rank_);
     std::memcpy(bytes.data(), message.data(), std::min(bytes.size(), message.size()));
   }
+  bool has_message(int from) override { return hub_->has_message(from, rank_); }
   std::unique_ptr<Communicator> duplicate() override {
     return std::make_unique<LoopbackCommunicator>(hub_->child(duplicates_++), rank_);
   }

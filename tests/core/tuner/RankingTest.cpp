@@ -283,5 +283,18 @@ TEST(SettleCandidates, TheTopFullyMeasuredThenThoseOverlappingTheLeaderUpToTheCa
   EXPECT_TRUE(settle_candidates(alone).empty());
 }
 
+TEST(PooledRounds, RoundByRoundEachRankInTurnKeepingTheMembersAligned) {
+  // Rank 0: member 0 ran 4 rounds, member 1 was dropped after 3; rank 1 ran 2 rounds of
+  // both (its share); rank 2 timed none (its rounds could not run).
+  const std::vector<std::vector<double>> mine{{1, 2, 3, 4}, {10, 20, 30}};
+  const std::vector<std::vector<std::vector<double>>> theirs{{{5, 6}, {50, 60}}, {{}, {}}};
+  const auto pooled = pooled_rounds(mine, theirs);
+  ASSERT_EQ(pooled.size(), 2u);
+  EXPECT_EQ(pooled[0], (std::vector<double>{1, 5, 2, 6, 3, 4}));
+  EXPECT_EQ(pooled[1], (std::vector<double>{10, 50, 20, 60, 30}));
+  // Pair i of the two members is one rank's round: (1, 10), (5, 50), (2, 20), (6, 60), (3, 30).
+  EXPECT_EQ(pooled_rounds(mine, {}), mine);  // alone: its own rounds
+}
+
 }  // namespace
 }  // namespace tunescope::tuner
