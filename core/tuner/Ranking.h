@@ -44,11 +44,19 @@ std::vector<size_t> settle_candidates(const std::vector<TrialResult>& trials,
 // still racing are those with the most rounds (a dropped or invalid member has fewer).
 std::vector<size_t> racing_members(const std::vector<std::vector<double>>& round_seconds);
 // The members to drop: against the fastest still racing (lowest median round time),
-// each whose paired log step-time ratios are significantly positive by the exact sign
-// test at alpha / (members - 1) (every member is compared at every look) and whose
-// ratio exceeds 1 + delta/2.
+// each whose paired log step-time ratios are significantly positive by the exact
+// one-sided sign test at alpha / (members - 1) (every member is compared at every look)
+// and whose ratio exceeds 1 + delta/2.
 std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
                                double alpha = kAlpha);
+// The members that can no longer change the pick (the indifference zone): against the
+// fastest still racing, each that is not simpler than it (so it cannot win the tie
+// rule), measured no faster (median paired ratio >= 1), and whose ratio's interval at
+// 1 - alpha / (members - 1) shows it is not more than delta faster. Racing them on
+// cannot make the pick more than delta slower than they are.
+std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
+                                      const std::vector<std::vector<double>>& round_seconds,
+                                      double delta, double alpha = kAlpha);
 
 // The fastest of a group against one other, over their paired interleaved rounds.
 struct PairedComparison {

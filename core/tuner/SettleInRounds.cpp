@@ -30,7 +30,8 @@ Racing racing_of(const std::vector<RunConfig>& configs,
 }  // namespace
 
 void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
-                                   const std::vector<std::optional<size_t>>& swept) {
+                                   const std::vector<std::optional<size_t>>& swept,
+                                   bool drop_at_last_look) {
   const double delta = options_.measure.delta;
   report_.settled_in_rounds = true;
   PhaseTimer rounds_timer(report_.cost.rounds);
@@ -43,7 +44,12 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
         const Racing r = racing_of(configs, seconds);
         return r.members.size() < 2 || rounds_verdict(r.configs, r.seconds, delta).settled;
       },
-      [&](const std::vector<std::vector<double>>& seconds) { return race_drops(seconds, delta); });
+      [&](const std::vector<std::vector<double>>& seconds) {
+        std::vector<size_t> drops = race_drops(seconds, delta);
+        for (size_t i : indifferent_drops(configs, seconds, delta))
+          if (std::find(drops.begin(), drops.end(), i) == drops.end()) drops.push_back(i);
+        return drops;
+      });
   rounds_timer.stop();
   if (stopped()) report_.interrupted = true;
   if (over_budget()) report_.budget_exhausted = true;
@@ -63,12 +69,24 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
     verdict = rounds_verdict(survivors.configs, survivors.seconds, delta);
   constexpr size_t kNone = static_cast<size_t>(-1);
   const size_t winner = verdict ? survivors.members[verdict->winner] : kNone;
+  // The last look's drops: the rounds stop once every comparison is decided, before that
+  // look's race_drops, so a member slower with confidence ends as a leader still racing
+  // unless dropped here (per-layer's second stage races only those still racing).
+  std::vector<size_t> dropped_at_end;
+  if (verdict && drop_at_last_look)
+    for (size_t d : race_drops(survivors.seconds, delta))
+      if (d != verdict->winner && d != verdict->fastest)
+        dropped_at_end.push_back(survivors.members[d]);
+  auto dropped_last = [&](size_t k) {
+    return std::find(dropped_at_end.begin(), dropped_at_end.end(), k) != dropped_at_end.end();
+  };
   const std::string fastest = verdict ? survivors.configs[verdict->fastest].label() : std::string();
   std::vector<std::optional<size_t>> placed(configs.size());  // where each result went
   for (size_t k = 0; k < configs.size(); ++k) {
     TrialResult fresh = std::move(rounds[k]);
-    const bool survived =
-        std::find(survivors.members.begin(), survivors.members.end(), k) != survivors.members.end();
+    const bool survived = std::find(survivors.members.begin(), survivors.members.end(), k) !=
+                              survivors.members.end() &&
+                          !dropped_last(k);
     if (fresh.status == TrialStatus::ok && survived) {
       fresh.remeasured = true;
       fresh.reason =
