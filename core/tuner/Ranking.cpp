@@ -290,6 +290,27 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
   return verdict;
 }
 
+RoundDrops round_drops(const std::vector<RunConfig>& configs,
+                       const std::vector<std::vector<double>>& round_seconds, double delta,
+                       double alpha) {
+  RoundDrops drops;
+  drops.slower = race_drops(round_seconds, delta, alpha);
+  for (size_t i : indifferent_drops(configs, round_seconds, delta, alpha))
+    if (std::find(drops.slower.begin(), drops.slower.end(), i) == drops.slower.end())
+      drops.indifferent.push_back(i);
+  if (racing_members(round_seconds).size() < drops.slower.size() + drops.indifferent.size() + 2)
+    return {};
+  return drops;
+}
+
+std::vector<size_t> last_look_drops(const std::vector<std::vector<double>>& round_seconds,
+                                    const RoundsVerdict& verdict, double delta, double alpha) {
+  std::vector<size_t> drops;
+  for (size_t d : race_drops(round_seconds, delta, alpha))
+    if (d != verdict.winner && d != verdict.fastest) drops.push_back(d);
+  return drops;
+}
+
 InterleavedVerdict legacy_interleaved_verdict(const TrialResult& first, const TrialResult& second) {
   const double a = first.figures.median_eps, b = second.figures.median_eps;
   const double gap = std::abs(a - b) / std::max(a, b);

@@ -93,6 +93,22 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                              const std::vector<std::vector<double>>& round_seconds, double delta,
                              double alpha = kAlpha);
 
+// One look's drops of the rounds: race_drops, then indifferent_drops of the others;
+// none when fewer than two members would be left racing (the verdict's test decides
+// between the last two, and its decision says so).
+struct RoundDrops {
+  std::vector<size_t> slower, indifferent;
+};
+RoundDrops round_drops(const std::vector<RunConfig>& configs,
+                       const std::vector<std::vector<double>>& round_seconds, double delta,
+                       double alpha = kAlpha);
+
+// race_drops at the last look of rounds that stopped because `verdict` was settled (the
+// rounds stop before that look's drops), never the verdict's winner or fastest.
+std::vector<size_t> last_look_drops(const std::vector<std::vector<double>>& round_seconds,
+                                    const RoundsVerdict& verdict, double delta,
+                                    double alpha = kAlpha);
+
 // The decision when every ok candidate but the top one was cut short.
 inline constexpr const char* kOnlyFullyMeasuredDecision =
     "the only fully measured candidate: every other was slower with confidence (raced out) or "

@@ -35,6 +35,7 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   const double delta = options_.measure.delta;
   report_.settled_in_rounds = true;
   PhaseTimer rounds_timer(report_.cost.rounds);
+  std::vector<size_t> indifferent;  // dropped in the indifference zone, not as slower
   for (size_t k = 0; k < configs.size(); ++k)
     if (!swept[k]) announce(configs[k].label());
   std::vector<TrialResult> rounds = runner_.measure_interleaved(
@@ -45,10 +46,11 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
         return r.members.size() < 2 || rounds_verdict(r.configs, r.seconds, delta).settled;
       },
       [&](const std::vector<std::vector<double>>& seconds) {
-        std::vector<size_t> drops = race_drops(seconds, delta);
-        for (size_t i : indifferent_drops(configs, seconds, delta))
-          if (std::find(drops.begin(), drops.end(), i) == drops.end()) drops.push_back(i);
-        return drops;
+        const RoundDrops drops = round_drops(configs, seconds, delta);
+        indifferent.insert(indifferent.end(), drops.indifferent.begin(), drops.indifferent.end());
+        std::vector<size_t> all = drops.slower;
+        all.insert(all.end(), drops.indifferent.begin(), drops.indifferent.end());
+        return all;
       });
   rounds_timer.stop();
   if (stopped()) report_.interrupted = true;
@@ -74,9 +76,8 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   // unless dropped here (per-layer's second stage races only those still racing).
   std::vector<size_t> dropped_at_end;
   if (verdict && drop_at_last_look)
-    for (size_t d : race_drops(survivors.seconds, delta))
-      if (d != verdict->winner && d != verdict->fastest)
-        dropped_at_end.push_back(survivors.members[d]);
+    for (size_t d : last_look_drops(survivors.seconds, *verdict, delta))
+      dropped_at_end.push_back(survivors.members[d]);
   auto dropped_last = [&](size_t k) {
     return std::find(dropped_at_end.begin(), dropped_at_end.end(), k) != dropped_at_end.end();
   };
@@ -96,9 +97,16 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
     } else if (fresh.status == TrialStatus::ok) {
       // Dropped: ranked cut short, here and when read back (is_remeasurement).
       fresh.figures.stop = StopRule::raced_out;
-      fresh.reason = cat(kRemeasureReason, " of ", configs.size(), " configs: raced out after ",
-                         fresh.figures.steps, " rounds, slower than ", fastest,
-                         " with confidence (sign test)");
+      const bool zone = std::find(indifferent.begin(), indifferent.end(), k) != indifferent.end();
+      fresh.reason =
+          zone ? cat(kRemeasureReason, " of ", configs.size(), " configs: left the race after ",
+                     fresh.figures.steps,
+                     " rounds: with confidence no more than delta faster than the fastest then, "
+                     "and not simpler (indifference zone); the fastest at the end: ",
+                     fastest)
+               : cat(kRemeasureReason, " of ", configs.size(), " configs: raced out after ",
+                     fresh.figures.steps, " rounds, slower than ", fastest,
+                     " with confidence (sign test)");
     }
     const bool failed_here = fresh.status != TrialStatus::ok;
     record(fresh, to_db);

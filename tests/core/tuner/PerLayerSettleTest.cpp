@@ -106,6 +106,74 @@ TEST(RaceDrops, DropsOnlyTheSignificantlySlowerAtTheCorrectedLevel) {
   EXPECT_EQ(race_drops(close, 0.01), (std::vector<size_t>{1}));
 }
 
+// Per-layer's first stage: rounds that stop settled still drop, at that last look, a
+// member slower with confidence (resnet18-small's one-thread pick, 1.9x slower, went on
+// to the second stage with its (layout, threads) before), never the verdict's winner.
+TEST(LastLookDrops, TheSlowerWithConfidenceLeaveTheWinnerStays) {
+  auto config = [](Layout layout, int threads) {
+    SessionOptions s = testing::tiny_session();
+    knobs::layout.set(s.knobs, layout);
+    knobs::threads.set(s.knobs, threads);
+    s.conv.default_algorithm = "gemm";
+    return run_config_of(s);
+  };
+  const std::vector<RunConfig> configs{config(Layout::NCHW, 1), config(Layout::NHWC, 1),
+                                       config(Layout::NHWC, 2)};
+  // 2 the fastest; 1 1.9x slower every round; 0 (simpler) 0.5 % slower: a tie it wins.
+  std::vector<std::vector<double>> rounds(3);
+  for (int r = 0; r < 8; ++r) {
+    const double base = 0.2 * (1 + 0.05 * (r % 3));
+    rounds[2].push_back(base);
+    rounds[1].push_back(base * 1.9);
+    rounds[0].push_back(base * (r % 2 ? 1.01 : 1.0));
+  }
+  const RoundsVerdict verdict = rounds_verdict(configs, rounds, 0.02);
+  ASSERT_EQ(verdict.fastest, 2u);
+  EXPECT_EQ(last_look_drops(rounds, verdict, 0.02), (std::vector<size_t>{1}));
+  // A winner that race_drops would name is kept: here the verdict says 1 won.
+  RoundsVerdict other = verdict;
+  other.winner = 1;
+  EXPECT_TRUE(last_look_drops(rounds, other, 0.02).empty());
+}
+
+// One look's drops never leave fewer than two members racing: the verdict's test decides
+// between the last two, and its decision names the comparison.
+TEST(RoundDrops, NeverLeaveFewerThanTwoRacing) {
+  auto config = [](Layout layout, int threads) {
+    SessionOptions s = testing::tiny_session();
+    knobs::layout.set(s.knobs, layout);
+    knobs::threads.set(s.knobs, threads);
+    s.conv.default_algorithm = "gemm";
+    return run_config_of(s);
+  };
+  // 0 the fastest (nhwc, 2 threads); 1 and 3 10 % slower every round; 2 as complex as 0
+  // and 0.5 % slower: indifferent.
+  const std::vector<RunConfig> configs{config(Layout::NHWC, 2), config(Layout::NHWC, 2),
+                                       config(Layout::NHWC, 2), config(Layout::NHWC, 2)};
+  std::vector<std::vector<double>> rounds(4);
+  for (int r = 0; r < 12; ++r) {
+    const double base = 0.01 * (1 + 0.1 * (r % 4));
+    rounds[0].push_back(base);
+    rounds[1].push_back(base * 1.10);
+    rounds[2].push_back(base * 1.005);
+    rounds[3].push_back(base * 1.10);
+  }
+  // Four racing, three to drop: one would be left, so none leaves at this look.
+  EXPECT_TRUE(round_drops(configs, rounds, 0.02).slower.empty());
+  EXPECT_TRUE(round_drops(configs, rounds, 0.02).indifferent.empty());
+  // Member 3 already out (fewer rounds): of three racing, two to drop would leave one.
+  rounds[3].resize(6);
+  EXPECT_TRUE(round_drops(configs, rounds, 0.02).slower.empty());
+  // Five racing (a simpler one as fast as 0, which stays): three drops leave two.
+  std::vector<RunConfig> five = configs;
+  five.push_back(config(Layout::NCHW, 1));
+  rounds[3] = rounds[1];
+  rounds.push_back(rounds[0]);
+  const RoundDrops drops = round_drops(five, rounds, 0.02);
+  EXPECT_EQ(drops.slower, (std::vector<size_t>{1, 3}));
+  EXPECT_EQ(drops.indifferent, (std::vector<size_t>{2}));
+}
+
 // The indifference zone: a member that is not simpler than the fastest and is shown, at
 // the Bonferroni level, to be no more than delta faster cannot change the pick by more
 // than delta; it leaves the race. A simpler one stays (it may win the tie rule), and so
