@@ -6,6 +6,7 @@
 
 #include "core/base/Knob.h"
 #include "core/engine/TrainingSession.h"
+#include "core/tuner/KnobLists.h"
 #include "core/tuner/TuneOptionKeys.h"
 
 namespace tunescope::cli {
@@ -15,8 +16,10 @@ std::string with_flag_names(const std::string& message) {
   for (const std::string_view key : kSessionOptionKeys) keys.emplace_back(key, option_flag(key));
   for (const std::string_view key : tuner::kTuneOptionKeys)
     keys.emplace_back(key, option_flag(key));
-  for (const KnobSpec& spec : KnobCatalog::instance().specs())
+  for (const KnobSpec& spec : KnobCatalog::instance().specs()) {
     keys.emplace_back(spec.key, spec.flag());
+    keys.emplace_back(tuner::list_key(spec), spec.list_flag());
+  }
   for (const auto& [key, flag] : keys)
     if (message.size() > key.size() && message.compare(0, key.size(), key) == 0 &&
         (message[key.size()] == ' ' || message[key.size()] == ':')) {

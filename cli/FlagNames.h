@@ -7,8 +7,9 @@
 
 namespace tunescope::cli {
 
-// `message` with the flag after a config key it starts with (a knob's key, or one of
-// kSessionOptionKeys or tuner::kTuneOptionKeys), followed by a space or a colon;
+// `message` with the flag after a config key it starts with (a knob's key, its tune
+// list's tuner::list_key, or one of kSessionOptionKeys or tuner::kTuneOptionKeys),
+// followed by a space or a colon;
 // unchanged when it starts with none.
 std::string with_flag_names(const std::string& message);
 

@@ -7,8 +7,10 @@
 
 namespace tunescope::tuner {
 
+std::string list_key(const KnobSpec& spec) { return spec.key + "_list"; }
+
 void KnobLists::set_text(const KnobSpec& spec, std::vector<std::string> canonical_values) {
-  if (canonical_values.empty()) fail(ErrorKind::usage, spec.list_flag(), ": the list is empty");
+  if (canonical_values.empty()) fail(ErrorKind::usage, list_key(spec), ": the list is empty");
   lists_[spec.key] = std::move(canonical_values);
 }
 
@@ -19,11 +21,11 @@ std::vector<std::string> KnobLists::values(const KnobSpec& spec) const {
 
 void KnobLists::check() const {
   for (const KnobSpec& spec : KnobCatalog::instance().specs())
-    for (const std::string& value : values(spec)) spec.checked(value, spec.list_flag());
+    for (const std::string& value : values(spec)) spec.checked(value, list_key(spec));
   for (int t : get(knobs::threads))
     if (t < 1)
-      fail(ErrorKind::usage, knobs::threads.spec().list_flag(),
-           ": thread counts must be >= 1, got ", t);
+      fail(ErrorKind::usage, list_key(knobs::threads.spec()), ": thread counts must be >= 1, got ",
+           t);
 }
 
 bool KnobLists::contains(const KnobSpec& spec, const std::string& canonical_value) const {

@@ -11,9 +11,13 @@
 
 namespace tunescope::tuner {
 
+// "micro_batches_list": how core messages name a knob's tune list, as they name a knob
+// by its key (a front end adds its own flag: cli/FlagNames.h).
+std::string list_key(const KnobSpec& spec);
+
 class KnobLists {
  public:
-  // Throws Error(usage) naming the knob's list flag for an empty list.
+  // Throws Error(usage) naming the knob's list (list_key) for an empty list.
   void set_text(const KnobSpec& spec, std::vector<std::string> canonical_values);
   template <typename T>
   void set(const Knob<T>& knob, const std::vector<T>& values) {
@@ -30,7 +34,7 @@ class KnobLists {
     return out;
   }
   bool contains(const KnobSpec& spec, const std::string& canonical_value) const;
-  // Throws Error(usage) naming the list flag for a value outside its knob's values, or
+  // Throws Error(usage) naming the list (list_key) for a value outside its knob's values, or
   // a thread count below 1 (a tune measures real thread counts).
   void check() const;
 

@@ -116,7 +116,8 @@ class PerLayerStrategy final : public TuningStrategy {
     }
     TuneReport& report = context.report();
     const size_t first_at = report.trials.size();
-    context.settle_in_rounds(first, std::vector<std::optional<size_t>>(first.size()));
+    context.settle_in_rounds(first, std::vector<std::optional<size_t>>(first.size()),
+                             /*drop_at_last_look=*/true);
     if (context.stopped() || context.over_budget()) return;
     std::vector<RunConfig> second;
     std::vector<std::optional<size_t>> swept;

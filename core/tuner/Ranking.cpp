@@ -178,10 +178,11 @@ std::vector<std::vector<double>> pooled_rounds(
   return pooled;
 }
 
-std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
-                               double alpha) {
-  const std::vector<size_t> racing = racing_members(round_seconds);
-  if (racing.size() < 2) return {};
+namespace {
+
+// The member still racing with the lowest median round time.
+size_t lowest_median(const std::vector<std::vector<double>>& round_seconds,
+                     const std::vector<size_t>& racing) {
   size_t fastest = racing.front();
   double fastest_median = INFINITY;
   for (size_t i : racing)
@@ -189,12 +190,47 @@ std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_sec
       fastest_median = m;
       fastest = i;
     }
+  return fastest;
+}
+
+}  // namespace
+
+std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
+                               double alpha) {
+  const std::vector<size_t> racing = racing_members(round_seconds);
+  if (racing.size() < 2) return {};
+  const size_t fastest = lowest_median(round_seconds, racing);
   const double level = alpha / static_cast<double>(racing.size() - 1);
   std::vector<size_t> drops;
   for (size_t j : racing) {
     if (j == fastest) continue;
+    // One-sided: the question is only whether j is slower (2^-n for n slower rounds, so
+    // a clear loser of five members leaves after 7 rounds, not 8).
     const SignTest test = sign_test(paired_log_ratios(round_seconds, j, fastest));
-    if (test.p_value < level && std::exp(test.median.estimate) > 1 + delta / 2) drops.push_back(j);
+    if (test.p_greater < level && std::exp(test.median.estimate) > 1 + delta / 2)
+      drops.push_back(j);
+  }
+  return drops;
+}
+
+std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
+                                      const std::vector<std::vector<double>>& round_seconds,
+                                      double delta, double alpha) {
+  if (configs.size() != round_seconds.size())
+    fail(ErrorKind::runtime, "indifferent_drops: ", configs.size(), " configs but ",
+         round_seconds.size(), " round series");
+  const std::vector<size_t> racing = racing_members(round_seconds);
+  if (racing.size() < 2) return {};
+  const size_t fastest = lowest_median(round_seconds, racing);
+  const double confidence = 1 - alpha / static_cast<double>(racing.size() - 1);
+  std::vector<size_t> drops;
+  for (size_t j : racing) {
+    if (j == fastest || simpler(configs[j], configs[fastest])) continue;
+    const SignTest simultaneous =
+        sign_test(paired_log_ratios(round_seconds, j, fastest), confidence);
+    if (simultaneous.median.estimate >= 0 && simultaneous.median.bounded() &&
+        1 - std::exp(simultaneous.median.low) < delta)
+      drops.push_back(j);
   }
   return drops;
 }
@@ -278,6 +314,27 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
     verdict.decision = cat(test, ": tie rule (not significant and below delta): the simpler ",
                            configs[verdict.winner].label(), " wins");
   return verdict;
+}
+
+RoundDrops round_drops(const std::vector<RunConfig>& configs,
+                       const std::vector<std::vector<double>>& round_seconds, double delta,
+                       double alpha) {
+  RoundDrops drops;
+  drops.slower = race_drops(round_seconds, delta, alpha);
+  for (size_t i : indifferent_drops(configs, round_seconds, delta, alpha))
+    if (std::find(drops.slower.begin(), drops.slower.end(), i) == drops.slower.end())
+      drops.indifferent.push_back(i);
+  if (racing_members(round_seconds).size() < drops.slower.size() + drops.indifferent.size() + 2)
+    return {};
+  return drops;
+}
+
+std::vector<size_t> last_look_drops(const std::vector<std::vector<double>>& round_seconds,
+                                    const RoundsVerdict& verdict, double delta, double alpha) {
+  std::vector<size_t> drops;
+  for (size_t d : race_drops(round_seconds, delta, alpha))
+    if (d != verdict.winner && d != verdict.fastest) drops.push_back(d);
+  return drops;
 }
 
 InterleavedVerdict legacy_interleaved_verdict(const TrialResult& first, const TrialResult& second) {

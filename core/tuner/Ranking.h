@@ -57,11 +57,19 @@ std::vector<std::vector<double>> pooled_rounds(
     const std::vector<std::vector<double>>& mine,
     const std::vector<std::vector<std::vector<double>>>& theirs);
 // The members to drop: against the fastest still racing (lowest median round time),
-// each whose paired log step-time ratios are significantly positive by the exact sign
-// test at alpha / (members - 1) (every member is compared at every look) and whose
-// ratio exceeds 1 + delta/2.
+// each whose paired log step-time ratios are significantly positive by the exact
+// one-sided sign test at alpha / (members - 1) (every member is compared at every look)
+// and whose ratio exceeds 1 + delta/2.
 std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
                                double alpha = kAlpha);
+// The members that can no longer change the pick (the indifference zone): against the
+// fastest still racing, each that is not simpler than it (so it cannot win the tie
+// rule), measured no faster (median paired ratio >= 1), and whose ratio's interval at
+// 1 - alpha / (members - 1) shows it is not more than delta faster. Racing them on
+// cannot make the pick more than delta slower than they are.
+std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
+                                      const std::vector<std::vector<double>>& round_seconds,
+                                      double delta, double alpha = kAlpha);
 
 // The fastest of a group against one other, over their paired interleaved rounds.
 struct PairedComparison {
@@ -97,6 +105,22 @@ struct RoundsVerdict {
 RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                              const std::vector<std::vector<double>>& round_seconds, double delta,
                              double alpha = kAlpha);
+
+// One look's drops of the rounds: race_drops, then indifferent_drops of the others;
+// none when fewer than two members would be left racing (the verdict's test decides
+// between the last two, and its decision says so).
+struct RoundDrops {
+  std::vector<size_t> slower, indifferent;
+};
+RoundDrops round_drops(const std::vector<RunConfig>& configs,
+                       const std::vector<std::vector<double>>& round_seconds, double delta,
+                       double alpha = kAlpha);
+
+// race_drops at the last look of rounds that stopped because `verdict` was settled (the
+// rounds stop before that look's drops), never the verdict's winner or fastest.
+std::vector<size_t> last_look_drops(const std::vector<std::vector<double>>& round_seconds,
+                                    const RoundsVerdict& verdict, double delta,
+                                    double alpha = kAlpha);
 
 // The decision when every ok candidate but the top one was cut short.
 inline constexpr const char* kOnlyFullyMeasuredDecision =

@@ -30,10 +30,12 @@ Racing racing_of(const std::vector<RunConfig>& configs,
 }  // namespace
 
 void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
-                                   const std::vector<std::optional<size_t>>& swept) {
+                                   const std::vector<std::optional<size_t>>& swept,
+                                   bool drop_at_last_look) {
   const double delta = options_.measure.delta;
   report_.settled_in_rounds = true;
   PhaseTimer rounds_timer(report_.cost.rounds);
+  std::vector<size_t> indifferent;  // dropped in the indifference zone, not as slower
   for (size_t k = 0; k < configs.size(); ++k)
     if (!swept[k]) announce(configs[k].label());
   // With partners, the looks see their rounds too, pooled round by round, from the
@@ -59,7 +61,11 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
         return r.members.size() < 2 || rounds_verdict(r.configs, r.seconds, delta).settled;
       },
       [&](const std::vector<std::vector<double>>& seconds) {
-        return race_drops(pooled(seconds), delta);
+        const RoundDrops drops = round_drops(configs, pooled(seconds), delta);
+        indifferent.insert(indifferent.end(), drops.indifferent.begin(), drops.indifferent.end());
+        std::vector<size_t> all = drops.slower;
+        all.insert(all.end(), drops.indifferent.begin(), drops.indifferent.end());
+        return all;
       });
   rounds_timer.stop();
   if (stopped()) report_.interrupted = true;
@@ -84,12 +90,23 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
     verdict = rounds_verdict(survivors.configs, survivors.seconds, delta);
   constexpr size_t kNone = static_cast<size_t>(-1);
   const size_t winner = verdict ? survivors.members[verdict->winner] : kNone;
+  // The last look's drops: the rounds stop once every comparison is decided, before that
+  // look's race_drops, so a member slower with confidence ends as a leader still racing
+  // unless dropped here (per-layer's second stage races only those still racing).
+  std::vector<size_t> dropped_at_end;
+  if (verdict && drop_at_last_look)
+    for (size_t d : last_look_drops(survivors.seconds, *verdict, delta))
+      dropped_at_end.push_back(survivors.members[d]);
+  auto dropped_last = [&](size_t k) {
+    return std::find(dropped_at_end.begin(), dropped_at_end.end(), k) != dropped_at_end.end();
+  };
   const std::string fastest = verdict ? survivors.configs[verdict->fastest].label() : std::string();
   std::vector<std::optional<size_t>> placed(configs.size());  // where each result went
   for (size_t k = 0; k < configs.size(); ++k) {
     TrialResult fresh = std::move(rounds[k]);
-    const bool survived =
-        std::find(survivors.members.begin(), survivors.members.end(), k) != survivors.members.end();
+    const bool survived = std::find(survivors.members.begin(), survivors.members.end(), k) !=
+                              survivors.members.end() &&
+                          !dropped_last(k);
     if (fresh.status == TrialStatus::ok && survived) {
       fresh.remeasured = true;
       fresh.reason =
@@ -99,9 +116,16 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
     } else if (fresh.status == TrialStatus::ok) {
       // Dropped: ranked cut short, here and when read back (is_remeasurement).
       fresh.figures.stop = StopRule::raced_out;
-      fresh.reason = cat(kRemeasureReason, " of ", configs.size(), " configs: raced out after ",
-                         fresh.figures.steps, " rounds, slower than ", fastest,
-                         " with confidence (sign test)");
+      const bool zone = std::find(indifferent.begin(), indifferent.end(), k) != indifferent.end();
+      fresh.reason =
+          zone ? cat(kRemeasureReason, " of ", configs.size(), " configs: left the race after ",
+                     fresh.figures.steps,
+                     " rounds: with confidence no more than delta faster than the fastest then, "
+                     "and not simpler (indifference zone); the fastest at the end: ",
+                     fastest)
+               : cat(kRemeasureReason, " of ", configs.size(), " configs: raced out after ",
+                     fresh.figures.steps, " rounds, slower than ", fastest,
+                     " with confidence (sign test)");
     }
     const bool failed_here = fresh.status != TrialStatus::ok;
     record(fresh, to_db);

@@ -136,6 +136,10 @@ SignTest sign_test(const std::vector<double>& differences, double confidence) {
   test.p_value = test.n == 0 ? 1.0
                              : std::min(1.0, 2 * binomial_cdf(static_cast<long>(fewer),
                                                               static_cast<long>(test.n), 0.5));
+  // P(B >= k) = P(B <= n - k) for p = 1/2: no cancellation in 1 - P(B < k).
+  test.p_greater = test.n == 0 ? 1.0
+                               : binomial_cdf(static_cast<long>(test.n - test.positive),
+                                              static_cast<long>(test.n), 0.5);
   test.median = estimate_quantile(differences, 0.5, confidence);
   return test;
 }

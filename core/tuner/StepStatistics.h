@@ -91,6 +91,7 @@ struct SignTest {
   size_t n = 0;             // nonzero differences
   size_t positive = 0;      // of them, > 0
   double p_value = 1;       // min(1, 2 P(B <= min(positive, n - positive))), B ~ Bin(n, 1/2)
+  double p_greater = 1;     // one-sided, against a median <= 0: P(B >= positive)
   QuantileEstimate median;  // of all differences, zeros included
 };
 SignTest sign_test(const std::vector<double>& differences, double confidence = kConfidence);

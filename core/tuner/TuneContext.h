@@ -104,8 +104,12 @@ class TuneContext {
   // trial in report().trials that config k replaces (its sweep's), or none for a
   // candidate measured only here (it is appended, and goes to progress too). Sets
   // report().best, decision and settled_in_rounds; every result goes to the DB.
+  // drop_at_last_look: race_drops once more after the last round, so that a member
+  // slower with confidence leaves as raced out instead of as a leader still racing
+  // (per-layer's first stage, whose leaders race on in its second).
   void settle_in_rounds(const std::vector<RunConfig>& configs,
-                        const std::vector<std::optional<size_t>>& swept);
+                        const std::vector<std::optional<size_t>>& swept,
+                        bool drop_at_last_look = false);
 
   // `measure` racing against `leader`, when there is one, racing is on and `measure` is
   // full length.

@@ -54,7 +54,7 @@ Reference run_reference(const TuneOptions& options) {
     r.facts.build_seconds = seconds_since(build_start);
     if (session.backend().memory().host_accessible() &&
         options.knobs.contains(knobs::update_on.spec(), knobs::update_on.encode(UpdateOn::host)))
-      fail(ErrorKind::usage, knobs::update_on.spec().list_flag(), " host: backend ",
+      fail(ErrorKind::usage, list_key(knobs::update_on.spec()), " host: backend ",
            session.backend().name(),
            " keeps its tensors in host memory, where its update already runs; only a backend with "
            "device memory "

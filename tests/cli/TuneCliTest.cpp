@@ -293,7 +293,7 @@ TEST(TuneCli, BadOptionsAndFilesExitTwoNamingThem) {
       {"tune " + kTinyData + " --async-update-list maybe" + out, "maybe"},
       {"tune " + kTinyData + " --update-on-list device,gpu" + out, "gpu"},
       {"tune " + kTinyData + " --update-on-list device,host" + out,
-       "--update-on-list host: backend cpu keeps"},
+       "update_on_list (--update-on-list) host: backend cpu keeps"},
       {"tune " + kTinyData, "--out"},
       {"tune " + kTinyData + " --db " + d.at("not-a-db.sqlite") + out, "not-a-db.sqlite"},
   };

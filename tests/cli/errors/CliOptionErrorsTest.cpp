@@ -46,6 +46,9 @@ TEST(CliOptionErrors, NumbersOutOfRange) {
       {kTune + " --threads-list 1,100000000" + out,
        {"--threads-list", "must be in 0..1024, got 100000000"}},
       {kTune + " --streams-list 100000" + out, {"--streams-list", "must be in 1..64, got 100000"}},
+      // The tuner's check names the list's key, the CLI adds its flag.
+      {kTune + " --threads-list 0" + out,
+       {"threads_list (--threads-list): thread counts must be >= 1, got 0"}},
       {"train --data fake --fake-count 32 --batch 8 --epochs 1 --threads 100000000",
        {"--threads", "must be in 0..1024, got 100000000"}},
       {"train --data fake --fake-count 2000000000 --epochs 1",

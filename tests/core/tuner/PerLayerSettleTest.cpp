@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "TestAlgorithms.h"
+#include "core/base/Error.h"
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/Ranking.h"
 #include "core/tuner/Tuner.h"
@@ -84,10 +85,13 @@ TEST(RaceDrops, DropsOnlyTheSignificantlySlowerAtTheCorrectedLevel) {
     rounds[2].push_back(base * (r % 2 ? 1.01 : 0.99));
   }
   EXPECT_EQ(race_drops(rounds, 0.02), (std::vector<size_t>{1}));
-  // Six rounds: p = 2^-5 = 0.031, not below 0.05 / 2 for two comparisons.
+  // One-sided: five slower rounds give p = 2^-5 = 0.031, not below 0.05 / 2 for two
+  // comparisons; six give 2^-6 = 0.016, below it.
   std::vector<std::vector<double>> early(3);
-  for (size_t i = 0; i < 3; ++i) early[i].assign(rounds[i].begin(), rounds[i].begin() + 6);
+  for (size_t i = 0; i < 3; ++i) early[i].assign(rounds[i].begin(), rounds[i].begin() + 5);
   EXPECT_TRUE(race_drops(early, 0.02).empty());
+  for (size_t i = 0; i < 3; ++i) early[i].push_back(rounds[i][5]);
+  EXPECT_EQ(race_drops(early, 0.02), (std::vector<size_t>{1}));
   // A dropped member (fewer rounds) is no longer racing and never dropped again.
   rounds[1].resize(8);
   EXPECT_EQ(racing_members(rounds), (std::vector<size_t>{0, 2}));
@@ -100,6 +104,111 @@ TEST(RaceDrops, DropsOnlyTheSignificantlySlowerAtTheCorrectedLevel) {
   }
   EXPECT_TRUE(race_drops(close, 0.02).empty());
   EXPECT_EQ(race_drops(close, 0.01), (std::vector<size_t>{1}));
+}
+
+// Per-layer's first stage: rounds that stop settled still drop, at that last look, a
+// member slower with confidence (resnet18-small's one-thread pick, 1.9x slower, went on
+// to the second stage with its (layout, threads) before), never the verdict's winner.
+TEST(LastLookDrops, TheSlowerWithConfidenceLeaveTheWinnerStays) {
+  auto config = [](Layout layout, int threads) {
+    SessionOptions s = testing::tiny_session();
+    knobs::layout.set(s.knobs, layout);
+    knobs::threads.set(s.knobs, threads);
+    s.conv.default_algorithm = "gemm";
+    return run_config_of(s);
+  };
+  const std::vector<RunConfig> configs{config(Layout::NCHW, 1), config(Layout::NHWC, 1),
+                                       config(Layout::NHWC, 2)};
+  // 2 the fastest; 1 1.9x slower every round; 0 (simpler) 0.5 % slower: a tie it wins.
+  std::vector<std::vector<double>> rounds(3);
+  for (int r = 0; r < 8; ++r) {
+    const double base = 0.2 * (1 + 0.05 * (r % 3));
+    rounds[2].push_back(base);
+    rounds[1].push_back(base * 1.9);
+    rounds[0].push_back(base * (r % 2 ? 1.01 : 1.0));
+  }
+  const RoundsVerdict verdict = rounds_verdict(configs, rounds, 0.02);
+  ASSERT_EQ(verdict.fastest, 2u);
+  EXPECT_EQ(last_look_drops(rounds, verdict, 0.02), (std::vector<size_t>{1}));
+  // A winner that race_drops would name is kept: here the verdict says 1 won.
+  RoundsVerdict other = verdict;
+  other.winner = 1;
+  EXPECT_TRUE(last_look_drops(rounds, other, 0.02).empty());
+}
+
+// One look's drops never leave fewer than two members racing: the verdict's test decides
+// between the last two, and its decision names the comparison.
+TEST(RoundDrops, NeverLeaveFewerThanTwoRacing) {
+  auto config = [](Layout layout, int threads) {
+    SessionOptions s = testing::tiny_session();
+    knobs::layout.set(s.knobs, layout);
+    knobs::threads.set(s.knobs, threads);
+    s.conv.default_algorithm = "gemm";
+    return run_config_of(s);
+  };
+  // 0 the fastest (nhwc, 2 threads); 1 and 3 10 % slower every round; 2 as complex as 0
+  // and 0.5 % slower: indifferent.
+  const std::vector<RunConfig> configs{config(Layout::NHWC, 2), config(Layout::NHWC, 2),
+                                       config(Layout::NHWC, 2), config(Layout::NHWC, 2)};
+  std::vector<std::vector<double>> rounds(4);
+  for (int r = 0; r < 12; ++r) {
+    const double base = 0.01 * (1 + 0.1 * (r % 4));
+    rounds[0].push_back(base);
+    rounds[1].push_back(base * 1.10);
+    rounds[2].push_back(base * 1.005);
+    rounds[3].push_back(base * 1.10);
+  }
+  // Four racing, three to drop: one would be left, so none leaves at this look.
+  EXPECT_TRUE(round_drops(configs, rounds, 0.02).slower.empty());
+  EXPECT_TRUE(round_drops(configs, rounds, 0.02).indifferent.empty());
+  // Member 3 already out (fewer rounds): of three racing, two to drop would leave one.
+  rounds[3].resize(6);
+  EXPECT_TRUE(round_drops(configs, rounds, 0.02).slower.empty());
+  // Five racing (a simpler one as fast as 0, which stays): three drops leave two.
+  std::vector<RunConfig> five = configs;
+  five.push_back(config(Layout::NCHW, 1));
+  rounds[3] = rounds[1];
+  rounds.push_back(rounds[0]);
+  const RoundDrops drops = round_drops(five, rounds, 0.02);
+  EXPECT_EQ(drops.slower, (std::vector<size_t>{1, 3}));
+  EXPECT_EQ(drops.indifferent, (std::vector<size_t>{2}));
+}
+
+// The indifference zone: a member that is not simpler than the fastest and is shown, at
+// the Bonferroni level, to be no more than delta faster cannot change the pick by more
+// than delta; it leaves the race. A simpler one stays (it may win the tie rule), and so
+// does one whose interval still allows it to be more than delta faster.
+TEST(IndifferentDrops, DropsOnlyMembersWithinDeltaThatCannotWinTheTieRule) {
+  auto config = [](Layout layout, int threads) {
+    SessionOptions s = testing::tiny_session();
+    knobs::layout.set(s.knobs, layout);
+    knobs::threads.set(s.knobs, threads);
+    s.conv.default_algorithm = "gemm";
+    return run_config_of(s);
+  };
+  // 0 the fastest; 1 as complex as 0 (not simpler); 2 simpler (nchw, one thread).
+  const std::vector<RunConfig> configs{config(Layout::NHWC, 2), config(Layout::NHWC, 2),
+                                       config(Layout::NCHW, 1)};
+  ASSERT_FALSE(simpler(configs[1], configs[0]));
+  ASSERT_TRUE(simpler(configs[2], configs[0]));
+  // Members 1 and 2 are 0.5 % slower than 0 in every round, under a drift all share.
+  std::vector<std::vector<double>> rounds(3);
+  for (int r = 0; r < 12; ++r) {
+    const double base = 0.01 * (1 + 0.1 * (r % 4));
+    rounds[0].push_back(base);
+    rounds[1].push_back(base * 1.005);
+    rounds[2].push_back(base * 1.005);
+  }
+  EXPECT_EQ(indifferent_drops(configs, rounds, 0.02), (std::vector<size_t>{1}));
+  // Six rounds: the interval at 1 - 0.05 / 2 is not bounded yet (needs 2 x 2^-n <= 0.025).
+  std::vector<std::vector<double>> early(3);
+  for (size_t i = 0; i < 3; ++i) early[i].assign(rounds[i].begin(), rounds[i].begin() + 6);
+  EXPECT_TRUE(indifferent_drops(configs, early, 0.02).empty());
+  // Member 1 alternately 4 % faster and 3 % slower: its interval reaches below 1 - delta.
+  for (int r = 0; r < 12; ++r) rounds[1][r] = rounds[0][r] * (r % 2 ? 0.96 : 1.03);
+  EXPECT_TRUE(indifferent_drops(configs, rounds, 0.02).empty());
+  // Configs and round series must pair up.
+  EXPECT_THROW(indifferent_drops({configs[0]}, rounds, 0.02), Error);
 }
 
 }  // namespace

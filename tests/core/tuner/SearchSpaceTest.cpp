@@ -146,17 +146,17 @@ TEST(SearchSpace, RejectsBadOptions) {
   SpaceOptions no_threads = options({"direct"});
   tunescope::testing::expect_error(
       ErrorKind::usage, [&] { no_threads.knobs.set(knobs::threads, std::vector<int>{}); },
-      {"--threads-list: the list is empty"});
+      {"threads_list: the list is empty"});
   SpaceOptions zero_threads = options({"direct"});
   zero_threads.knobs.set(knobs::threads, std::vector<int>{0});
   tunescope::testing::expect_error(ErrorKind::usage,
                                    [&] { SearchSpace(zero_threads, lenet5_layers()); },
-                                   {"--threads-list: thread counts must be >= 1, got 0"});
+                                   {"threads_list: thread counts must be >= 1, got 0"});
   SpaceOptions huge_streams = options({"direct"});
   huge_streams.knobs.set(knobs::streams, std::vector<int>{1, 100000});
   tunescope::testing::expect_error(ErrorKind::usage,
                                    [&] { SearchSpace(huge_streams, lenet5_layers()); },
-                                   {"--streams-list: must be in 1..64, got 100000"});
+                                   {"streams_list: must be in 1..64, got 100000"});
 }
 
 TEST(SearchSpace, DefaultAlgorithmsAreEveryRegisteredOne) {
