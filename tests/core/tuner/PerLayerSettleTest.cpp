@@ -3,6 +3,8 @@
 // the find's pick on every layer, and still never the winner.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "TestAlgorithms.h"
 #include "core/base/Error.h"
 #include "core/engine/RunKnobs.h"
@@ -11,6 +13,15 @@
 
 namespace tunescope::tuner {
 namespace {
+
+// The tiny session's config with this layout, thread count and conv algorithm.
+RunConfig config_of(Layout layout, int threads, const std::string& algorithm = "gemm") {
+  SessionOptions s = testing::tiny_session();
+  knobs::layout.set(s.knobs, layout);
+  knobs::threads.set(s.knobs, threads);
+  s.conv.default_algorithm = algorithm;
+  return run_config_of(s);
+}
 
 TEST(PerLayerSettle, TheFindsPickThatIsSlowInTheNetworkLosesTheRounds) {
   TuneOptions o;
@@ -56,20 +67,13 @@ TEST(PerLayerSettle, TheFindsPickThatIsSlowInTheNetworkLosesTheRounds) {
 // racing after the first, and no others: a candidate joins when a member has its layout
 // and its thread count, not one of the two alone.
 TEST(PerLayerSettle, TheSecondStageTakesTheCandidatesOfTheLayoutsAndThreadsStillRacing) {
-  auto config = [](Layout layout, int threads, const std::string& algorithm) {
-    SessionOptions s = testing::tiny_session();
-    knobs::layout.set(s.knobs, layout);
-    knobs::threads.set(s.knobs, threads);
-    s.conv.default_algorithm = algorithm;
-    return run_config_of(s);
-  };
-  const std::vector<RunConfig> members{config(Layout::NHWC, 1, "gemm"),
-                                       config(Layout::NCHW, 2, "direct")};
+  const std::vector<RunConfig> members{config_of(Layout::NHWC, 1, "gemm"),
+                                       config_of(Layout::NCHW, 2, "direct")};
   const std::vector<RunConfig> candidates{
-      config(Layout::NHWC, 1, "direct"),  // joins: nhwc, 1 thread
-      config(Layout::NHWC, 2, "direct"),  // nhwc, but 2 threads: no member
-      config(Layout::NCHW, 1, "gemm"),    // 1 thread, but nchw: no member
-      config(Layout::NCHW, 2, "gemm"),    // joins: nchw, 2 threads
+      config_of(Layout::NHWC, 1, "direct"),  // joins: nhwc, 1 thread
+      config_of(Layout::NHWC, 2, "direct"),  // nhwc, but 2 threads: no member
+      config_of(Layout::NCHW, 1, "gemm"),    // 1 thread, but nchw: no member
+      config_of(Layout::NCHW, 2, "gemm"),    // joins: nchw, 2 threads
   };
   EXPECT_EQ(same_layout_and_threads(members, candidates), (std::vector<size_t>{0, 3}));
   EXPECT_TRUE(same_layout_and_threads({}, candidates).empty());
@@ -110,15 +114,8 @@ TEST(RaceDrops, DropsOnlyTheSignificantlySlowerAtTheCorrectedLevel) {
 // member slower with confidence (resnet18-small's one-thread pick, 1.9x slower, went on
 // to the second stage with its (layout, threads) before), never the verdict's winner.
 TEST(LastLookDrops, TheSlowerWithConfidenceLeaveTheWinnerStays) {
-  auto config = [](Layout layout, int threads) {
-    SessionOptions s = testing::tiny_session();
-    knobs::layout.set(s.knobs, layout);
-    knobs::threads.set(s.knobs, threads);
-    s.conv.default_algorithm = "gemm";
-    return run_config_of(s);
-  };
-  const std::vector<RunConfig> configs{config(Layout::NCHW, 1), config(Layout::NHWC, 1),
-                                       config(Layout::NHWC, 2)};
+  const std::vector<RunConfig> configs{config_of(Layout::NCHW, 1), config_of(Layout::NHWC, 1),
+                                       config_of(Layout::NHWC, 2)};
   // 2 the fastest; 1 1.9x slower every round; 0 (simpler) 0.5 % slower: a tie it wins.
   std::vector<std::vector<double>> rounds(3);
   for (int r = 0; r < 8; ++r) {
@@ -139,17 +136,10 @@ TEST(LastLookDrops, TheSlowerWithConfidenceLeaveTheWinnerStays) {
 // One look's drops never leave fewer than two members racing: the verdict's test decides
 // between the last two, and its decision names the comparison.
 TEST(RoundDrops, NeverLeaveFewerThanTwoRacing) {
-  auto config = [](Layout layout, int threads) {
-    SessionOptions s = testing::tiny_session();
-    knobs::layout.set(s.knobs, layout);
-    knobs::threads.set(s.knobs, threads);
-    s.conv.default_algorithm = "gemm";
-    return run_config_of(s);
-  };
   // 0 the fastest (nhwc, 2 threads); 1 and 3 10 % slower every round; 2 as complex as 0
   // and 0.5 % slower: indifferent.
-  const std::vector<RunConfig> configs{config(Layout::NHWC, 2), config(Layout::NHWC, 2),
-                                       config(Layout::NHWC, 2), config(Layout::NHWC, 2)};
+  const std::vector<RunConfig> configs{config_of(Layout::NHWC, 2), config_of(Layout::NHWC, 2),
+                                       config_of(Layout::NHWC, 2), config_of(Layout::NHWC, 2)};
   std::vector<std::vector<double>> rounds(4);
   for (int r = 0; r < 12; ++r) {
     const double base = 0.01 * (1 + 0.1 * (r % 4));
@@ -166,7 +156,7 @@ TEST(RoundDrops, NeverLeaveFewerThanTwoRacing) {
   EXPECT_TRUE(round_drops(configs, rounds, 0.02).slower.empty());
   // Five racing (a simpler one as fast as 0, which stays): three drops leave two.
   std::vector<RunConfig> five = configs;
-  five.push_back(config(Layout::NCHW, 1));
+  five.push_back(config_of(Layout::NCHW, 1));
   rounds[3] = rounds[1];
   rounds.push_back(rounds[0]);
   const RoundDrops drops = round_drops(five, rounds, 0.02);
@@ -179,16 +169,9 @@ TEST(RoundDrops, NeverLeaveFewerThanTwoRacing) {
 // than delta; it leaves the race. A simpler one stays (it may win the tie rule), and so
 // does one whose interval still allows it to be more than delta faster.
 TEST(IndifferentDrops, DropsOnlyMembersWithinDeltaThatCannotWinTheTieRule) {
-  auto config = [](Layout layout, int threads) {
-    SessionOptions s = testing::tiny_session();
-    knobs::layout.set(s.knobs, layout);
-    knobs::threads.set(s.knobs, threads);
-    s.conv.default_algorithm = "gemm";
-    return run_config_of(s);
-  };
   // 0 the fastest; 1 as complex as 0 (not simpler); 2 simpler (nchw, one thread).
-  const std::vector<RunConfig> configs{config(Layout::NHWC, 2), config(Layout::NHWC, 2),
-                                       config(Layout::NCHW, 1)};
+  const std::vector<RunConfig> configs{config_of(Layout::NHWC, 2), config_of(Layout::NHWC, 2),
+                                       config_of(Layout::NCHW, 1)};
   ASSERT_FALSE(simpler(configs[1], configs[0]));
   ASSERT_TRUE(simpler(configs[2], configs[0]));
   // Members 1 and 2 are 0.5 % slower than 0 in every round, under a drift all share.
