@@ -73,12 +73,7 @@ Tensor forward_then_filter(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool
                            AlignedBuffer* saved, bool scribble = false) {
   AlignedBuffer workspace(algo.workspace_bytes(p));
   const ExecContext exec{pool, nullptr, 0, 0};
-  const ConvCall call{p,
-                      exec,
-                      workspace.data(),
-                      workspace.bytes(),
-                      saved ? saved->data() : nullptr,
-                      saved ? saved->bytes() : 0};
+  const ConvCall call = call_over(p, exec, workspace, saved);
   Tensor y(p.output(), p.layout), dw(p.filter(), p.layout);
   algo.forward(call, x, o.w, y);
   if (scribble) fill_uniform(x, 99);

@@ -160,6 +160,16 @@ Backend* test_backend(const std::string& name, std::string* reason) {
   return it->second.backend.get();
 }
 
+ConvCall call_over(const ConvProblem& p, const ExecContext& exec, AlignedBuffer& workspace,
+                   AlignedBuffer* saved) {
+  return ConvCall{p,
+                  exec,
+                  workspace.data(),
+                  workspace.bytes(),
+                  saved ? saved->data() : nullptr,
+                  saved ? saved->bytes() : 0};
+}
+
 Tensor run_forward(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool, const Tensor& x,
                    const Tensor& w, Backend* backend) {
   Tensor x_copy, w_copy;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/AlignedBuffer.h"
 #include "core/base/Backend.h"
 #include "core/base/ConvAlgorithm.h"
 #include "core/base/ConvProblem.h"
@@ -45,6 +46,11 @@ Backend* test_backend(const std::string& name, std::string* reason);
 // outputs are pre-filled with NaN so a pass that skips an element fails. With a
 // `backend`, operands, output and workspace live in its memory and the pass runs on its
 // lane 0 stream of device 0 (as the engine runs it); the result comes back to the host.
+// A call over `workspace`, with forward's saved state in `saved` when one is given (p and
+// exec must outlive it: the call holds references).
+ConvCall call_over(const ConvProblem& p, const ExecContext& exec, AlignedBuffer& workspace,
+                   AlignedBuffer* saved);
+
 Tensor run_forward(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool, const Tensor& x,
                    const Tensor& w, Backend* backend = nullptr);
 Tensor run_backward_data(ConvAlgorithm& algo, const ConvProblem& p, ThreadPool& pool,

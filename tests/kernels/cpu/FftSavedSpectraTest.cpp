@@ -47,12 +47,7 @@ Passes run_step(cpu::FftConvolution& fft, const ConvProblem& p, const ConvOperan
   profiler::Tracer tracer;
   const ExecContext exec{pool, &tracer, 0, 0};
   AlignedBuffer workspace(fft.workspace_bytes(p));
-  const ConvCall call{p,
-                      exec,
-                      workspace.data(),
-                      workspace.bytes(),
-                      saved ? saved->data() : nullptr,
-                      saved ? saved->bytes() : 0};
+  const ConvCall call = call_over(p, exec, workspace, saved);
   Passes out{
       Tensor(p.output(), p.layout), Tensor(p.input, p.layout), Tensor(p.filter(), p.layout), {}};
   tracer.start();
