@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "core/base/ConvAlgorithm.h"
@@ -30,6 +29,7 @@
 #include "kernels/cpu/CpuIsa.h"
 #include "kernels/cpu/LaneConvKernelTable.h"
 #include "kernels/shared/ConvArgs.h"
+#include "kernels/shared/SavedByForward.h"
 #include "kernels/shared/WorkspaceLayout.h"
 #include "profiler/Tracer.h"
 
@@ -213,7 +213,7 @@ class ConvDirectLanes final : public ConvAlgorithm {
     const LaneConvKernelTable& k = kernels();
     float* wt = WorkspaceLayout::at(call.workspace, plan.weights);
     const LaneConvImage& g = plan.forward;
-    forget_saved_x();  // until this pass has filled it
+    saved_by_forward_.forget();
     // w(k, c, r, s) (either layout) as wt[c][r][s][k]
     for (int64_t k = 0; k < g.k; ++k)
       for (int64_t c = 0; c < g.c; ++c)
@@ -227,10 +227,7 @@ class ConvDirectLanes final : public ConvAlgorithm {
       k.correlate(g, in, wt, out);
       from_lanes(k, out, n0, count, y);
     });
-    if (call.saved) {
-      std::lock_guard lock(mutex_);
-      saved_by_forward_ = call.saved, saved_x_ = x.data();
-    }
+    if (call.saved) saved_by_forward_.remember(call.saved, x.data(), nullptr);
   }
 
   // Without padding dy is scattered into dx (every product useful); with padding, the
@@ -282,7 +279,7 @@ class ConvDirectLanes final : public ConvAlgorithm {
     const Plan plan = checked_plan(call, ConvPass::backward_filter, x, dy, dw);
     const LaneConvKernelTable& k = kernels();
     const LaneConvImage& g = plan.forward;
-    const bool reuse_x = holds_saved_x(call, x);
+    const bool reuse_x = saved_by_forward_.holds(call.saved, x.data(), nullptr);
     run_blocks(call, "direct-lanes.bwd_filter", plan,
                [&](int64_t group, int64_t n0, int64_t count) {
                  float* xb = reuse_x ? plan.saved_x(call.saved, n0) : plan.a(call.workspace, group);
@@ -315,24 +312,8 @@ class ConvDirectLanes final : public ConvAlgorithm {
       fail(ErrorKind::runtime, name(), ": ", p.key(), ": ", why);
     Plan plan(p);
     check_workspace(name(), call, plan.bytes);
-    if (call.saved) {
-      if (call.saved_bytes < plan.saved_bytes)
-        fail(ErrorKind::runtime, name(), ": ", p.key(), ": saved buffer of ", call.saved_bytes,
-             " bytes, needs ", plan.saved_bytes);
-      if (reinterpret_cast<std::uintptr_t>(call.saved) % WorkspaceLayout::kAlign != 0)
-        fail(ErrorKind::runtime, name(), ": ", p.key(), ": saved buffer is not 64-byte aligned");
-    }
+    check_saved(name(), call, plan.saved_bytes);
     return plan;
-  }
-
-  // Whether call.saved holds x's blocks as this layer's last forward pass wrote them.
-  bool holds_saved_x(const ConvCall& call, const Tensor& x) {
-    std::lock_guard lock(mutex_);
-    return call.saved && saved_by_forward_ == call.saved && saved_x_ == x.data();
-  }
-  void forget_saved_x() {
-    std::lock_guard lock(mutex_);
-    saved_by_forward_ = nullptr;
   }
 
   // block(group, first image, images) for every block of sixteen images, the groups on
@@ -353,10 +334,7 @@ class ConvDirectLanes final : public ConvAlgorithm {
     });
   }
 
-  // The backward passes may run on another lane than forward did.
-  std::mutex mutex_;
-  const void* saved_by_forward_ = nullptr;
-  const float* saved_x_ = nullptr;
+  SavedByForward saved_by_forward_;  // x's blocks in call.saved
 };
 
 const ConvAlgorithmRegistration registration("cpu", kName, [](const KnobValues&) {

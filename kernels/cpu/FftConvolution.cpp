@@ -348,22 +348,11 @@ FftConvolution::SavedSpectra FftConvolution::saved_spectra(const ConvCall& call,
                                                            const Plan& plan) const {
   if (!call.saved) return {};
   const SavedLayout layout(call.problem, plan.geometry, plan.shape);
-  if (call.saved_bytes < layout.bytes)
-    fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(),
-         ": saved-spectra buffer of ", call.saved_bytes, " bytes, needs ", layout.bytes);
-  if (reinterpret_cast<std::uintptr_t>(call.saved) % WorkspaceLayout::kAlign != 0)
-    fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(),
-         ": saved-spectra buffer is not 64-byte aligned");
+  check_saved(name_, call, layout.bytes, "saved-spectra buffer");
   auto at = [&](size_t offset) {
     return reinterpret_cast<cfloat*>(WorkspaceLayout::at(call.saved, offset));
   };
   return {at(layout.x), at(layout.w)};
-}
-
-bool FftConvolution::holds_forward_spectra(const ConvCall& call, const float* x, const float* w) {
-  std::lock_guard lock(mutex_);
-  return call.saved && saved_by_forward_ == call.saved && (!x || saved_x_ == x) &&
-         (!w || saved_w_ == w);
 }
 
 FftTransform& FftConvolution::transform_for(const FftShape& shape) {
@@ -456,10 +445,7 @@ void FftConvolution::forward(const ConvCall& call, const Tensor& x, const Tensor
   const FftKernelNames::Pass& names = kernel_names_.fwd;
   const int64_t C = p.input.c, K = p.out_channels, cs = s.complex_stride, tiles = g.out_tiles();
   const SavedSpectra saved = saved_spectra(call, plan);
-  {
-    std::lock_guard lock(mutex_);
-    saved_by_forward_ = nullptr;  // until this pass has filled it
-  }
+  saved_by_forward_.forget();
   cfloat* spec_y = setup.spec_b;
   cfloat* spec_w = saved.w ? saved.w : setup.spec_filter;
   float* real = setup.real;
@@ -482,10 +468,7 @@ void FftConvolution::forward(const ConvCall& call, const Tensor& x, const Tensor
     inverse_planes(ex, names.c2r, transform, s, spec_y, images * tiles * K, real, y, y_map(p, g),
                    n0);
   }
-  if (call.saved) {
-    std::lock_guard lock(mutex_);
-    saved_by_forward_ = call.saved, saved_x_ = x.data(), saved_w_ = w.data();
-  }
+  if (call.saved) saved_by_forward_.remember(call.saved, x.data(), w.data());
 }
 
 void FftConvolution::backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w,
@@ -503,7 +486,7 @@ void FftConvolution::backward_data(const ConvCall& call, const Tensor& dy, const
   cfloat* spec_dx = setup.spec_b;
   float* real = setup.real;
   const SavedSpectra saved = saved_spectra(call, plan);
-  const bool reuse_w = saved.w && holds_forward_spectra(call, nullptr, w.data());
+  const bool reuse_w = saved.w && saved_by_forward_.holds(call.saved, nullptr, w.data());
   cfloat* spec_w = reuse_w ? saved.w : setup.spec_filter;
   if (!reuse_w)
     transform_planes(ex, names.r2c_second, transform, s, w, filter_map(), 0, K * C, real, spec_w);
@@ -541,7 +524,7 @@ void FftConvolution::backward_filter(const ConvCall& call, const Tensor& x, cons
   cfloat* spec_dw = setup.spec_filter;
   float* real = setup.real;
   const SavedSpectra saved = saved_spectra(call, plan);
-  const bool reuse_x = saved.x && holds_forward_spectra(call, x.data(), nullptr);
+  const bool reuse_x = saved.x && saved_by_forward_.holds(call.saved, x.data(), nullptr);
 
   for (int64_t n0 = 0; n0 < p.input.n; n0 += plan.chunk) {
     const int64_t images = std::min(plan.chunk, p.input.n - n0);

@@ -30,6 +30,7 @@
 #include "kernels/cpu/FftTiling.h"
 #include "kernels/cpu/FftTransform.h"
 #include "kernels/shared/ConvArgs.h"
+#include "kernels/shared/SavedByForward.h"
 
 namespace tunescope::cpu {
 
@@ -95,8 +96,6 @@ class FftConvolution : public ConvAlgorithm {
   FftTransform& transform_for(const FftShape& shape);
   // Where in call.saved the spectra of x and w go; null pointers when call.saved is null.
   SavedSpectra saved_spectra(const ConvCall& call, const Plan& plan) const;
-  // Whether call.saved holds what the last forward kept from x and w (null: any).
-  bool holds_forward_spectra(const ConvCall& call, const float* x, const float* w);
 
   const std::string name_;
   const FftKernelNames kernel_names_;
@@ -105,14 +104,10 @@ class FftConvolution : public ConvAlgorithm {
   const FftTileChoice tiling_;
   const double tiled_flop_weight_;  // see choose_fft_tiles
   const bool keep_spectra_;
-  std::mutex mutex_;  // guards the cached transform and the saved tensors below
+  std::mutex mutex_;  // guards the cached transform
   FftShape cached_shape_;
   std::unique_ptr<FftTransform> cached_transform_;
-  // Which buffer the last forward filled, and from which x and w: a backward pass reuses
-  // a spectrum only when it is handed the same buffer and the same tensor.
-  const void* saved_by_forward_ = nullptr;
-  const float* saved_x_ = nullptr;
-  const float* saved_w_ = nullptr;
+  SavedByForward saved_by_forward_;
 };
 
 }  // namespace tunescope::cpu

@@ -210,19 +210,12 @@ FftConvSaved FftConvolutionCuda::saved_spectra(const ConvCall& call, const Tenso
                                                const Tensor* w) const {
   if (!call.saved) return {};
   const SavedLayout layout(call.problem, transform_shape(call.problem));
-  if (call.saved_bytes < layout.bytes)
-    fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(),
-         ": saved-spectra buffer of ", call.saved_bytes, " bytes, needs ", layout.bytes);
-  if (reinterpret_cast<std::uintptr_t>(call.saved) % WorkspaceLayout::kAlign != 0)
-    fail(ErrorKind::runtime, "conv ", name_, " on ", call.problem.key(),
-         ": saved-spectra buffer is not 64-byte aligned");
+  check_saved(name_, call, layout.bytes, "saved-spectra buffer");
   FftConvSaved saved;
   saved.x = reinterpret_cast<fft::Cf*>(WorkspaceLayout::at(call.saved, layout.x));
   saved.w = reinterpret_cast<fft::Cf*>(WorkspaceLayout::at(call.saved, layout.w));
-  std::lock_guard lock(mutex_);
-  const bool filled = saved_by_forward_ == call.saved;
-  saved.reuse_x = filled && x && saved_x_ == x->data();
-  saved.reuse_w = filled && w && saved_w_ == w->data();
+  saved.reuse_x = x && saved_by_forward_.holds(call.saved, x->data(), nullptr);
+  saved.reuse_w = w && saved_by_forward_.holds(call.saved, nullptr, w->data());
   return saved;
 }
 
@@ -260,15 +253,9 @@ void FftConvolutionCuda::forward(const ConvCall& call, const Tensor& x, const Te
   profiler::RangeScope range(call.exec.tracer, traced(call, range_names_[0]),
                              profiler::RangeCategory::phase, call.exec.device, call.exec.lane);
   const FftConvSaved saved = saved_spectra(call, nullptr, nullptr);
-  {
-    std::lock_guard lock(mutex_);
-    saved_by_forward_ = nullptr;  // until this pass has filled it
-  }
+  saved_by_forward_.forget();
   fft_conv_forward(call.problem, s.frame, s.steps, x, w, y, saved);
-  if (call.saved) {
-    std::lock_guard lock(mutex_);
-    saved_by_forward_ = call.saved, saved_x_ = x.data(), saved_w_ = w.data();
-  }
+  if (call.saved) saved_by_forward_.remember(call.saved, x.data(), w.data());
 }
 
 void FftConvolutionCuda::backward_data(const ConvCall& call, const Tensor& dy, const Tensor& w,

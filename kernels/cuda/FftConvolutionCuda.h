@@ -29,6 +29,7 @@
 #include "kernels/cuda/CudaFftTransform.h"
 #include "kernels/cuda/FftConvPasses.h"
 #include "kernels/shared/ConvArgs.h"
+#include "kernels/shared/SavedByForward.h"
 
 namespace tunescope::cuda {
 
@@ -90,13 +91,10 @@ class FftConvolutionCuda : public ConvAlgorithm {
   const int64_t chunk_budget_bytes_;
   const bool keep_spectra_;
   std::string range_names_[3];  // "<name>.fwd", ".bwd_data", ".bwd_filter"
-  mutable std::mutex mutex_;    // guards the cached transform and the saved tensors below
+  mutable std::mutex mutex_;    // guards the cached transform
   mutable CudaFftShape cached_shape_;
   mutable std::unique_ptr<CudaFftTransform> cached_transform_;
-  // Which buffer the last forward filled, and from which x and w.
-  const void* saved_by_forward_ = nullptr;
-  const float* saved_x_ = nullptr;
-  const float* saved_w_ = nullptr;
+  SavedByForward saved_by_forward_;
 };
 
 }  // namespace tunescope::cuda

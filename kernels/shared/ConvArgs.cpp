@@ -67,6 +67,17 @@ void check_workspace(const std::string& algorithm, const ConvCall& call, size_t 
          ": workspace is not 64-byte aligned");
 }
 
+void check_saved(const std::string& algorithm, const ConvCall& call, size_t needed,
+                 const std::string& what) {
+  if (!call.saved) return;
+  if (call.saved_bytes < needed)
+    fail(ErrorKind::runtime, "conv ", algorithm, " on ", call.problem.key(), ": ", what, " of ",
+         call.saved_bytes, " bytes, needs ", needed);
+  if (reinterpret_cast<std::uintptr_t>(call.saved) % WorkspaceLayout::kAlign != 0)
+    fail(ErrorKind::runtime, "conv ", algorithm, " on ", call.problem.key(), ": ", what,
+         " is not 64-byte aligned");
+}
+
 int64_t parallel_slots(const ConvProblem& problem) {
   // Asked once: glibc reads it from /sys on every call (12 us on the loaded 2-core VM), and
   // the passes plan on every call (docs/BENCHMARKS.md, the gaps between LeNet-5's kernels).

@@ -33,6 +33,9 @@ void check_conv_args(const std::string& algorithm, ConvPass pass, const ConvProb
 
 // Throws Error(runtime) when call's workspace is smaller than `needed` or misaligned.
 void check_workspace(const std::string& algorithm, const ConvCall& call, size_t needed);
+// The same for call.saved when one is given (`what` names it in the message).
+void check_saved(const std::string& algorithm, const ConvCall& call, size_t needed,
+                 const std::string& what = "saved buffer");
 
 // How many images the algorithms process at once, each with its own scratch in the
 // workspace: one per hardware thread, never more than the batch. It depends on the
