@@ -6,7 +6,8 @@ once (`tunescope tune`, per-layer find over the net's candidate algorithms, wall
 reported; the tuned contender runs the config file that tune writes), then runs rounds that alternate four
 contenders -- tunescope default config, tunescope tuned config, PyTorch contiguous
 (NCHW) and PyTorch channels_last -- rotating their order every round, and prints the
-median examples/s of each and the ratios tunescope / PyTorch as a Markdown table.
+median examples/s of each and the ratios tunescope / PyTorch as a Markdown table, then the
+paired ratio: per round, tuned / the better PyTorch layout, its median and range.
 
 Like for like: the PyTorch nets below mirror core/engine/Models.cpp layer by layer; the
 parameter counts of both sides are printed (tunescope's from the `sgd` kernels of its
@@ -327,7 +328,10 @@ def main():
         print("\nfusion: " + "; ".join(
             f"{m} {b}: tuned {med['tunescope tuned']:.0f} ex/s vs fuse=off {med['tunescope tuned fuse=off']:.0f} ex/s "
             f"= {med['tunescope tuned'] / med['tunescope tuned fuse=off']:.2f}x" for m, b, med, *_ in rows))
-    print("\ntuned configs: " + "; ".join(f"{m} {b}: {w}" for m, b, _, _, _, w, _, _ in rows))
+    print("\npaired (per round: tuned / the better PyTorch layout in the same round; median, min-max): " + "; ".join(
+        f"{m} {b}: {statistics.median(p):.2f}x ({min(p):.2f}-{max(p):.2f})"
+        for m, b, p in ((m, b, paired_ratios(rates)) for m, b, _, rates, *_ in rows)))
+    print("tuned configs: " + "; ".join(f"{m} {b}: {w}" for m, b, _, _, _, w, _, _ in rows))
     print("spread (min-max ex/s over rounds): " + "; ".join(
         f"{m} {b} {name}: {min(v):.0f}-{max(v):.0f}" for m, b, _, rates, *_ in rows for name, v in rates.items()))
     print(f"load after: {open('/proc/loadavg').read().split()[:3]}")
@@ -340,6 +344,13 @@ def main():
     if not params_ok:
         print("peers: parameter counts differ: the nets do not match", file=sys.stderr)
     return 1 if failed or not params_ok else 0
+
+
+def paired_ratios(rates):
+    """tuned / max(PyTorch NCHW, channels_last) round by round: the load that comes and goes
+    hits the contenders of one round alike, so the paired ratio moves less than the medians'."""
+    return [t / max(n, c) for t, n, c in zip(rates["tunescope tuned"], rates["PyTorch NCHW"],
+                                              rates["PyTorch channels_last"])]
 
 
 def cpu_model():
