@@ -9,6 +9,7 @@
 //   declares (bytes_per_second), so they read directly against the triads. Each loops on
 //   the same tensors (3 to 5 of 8 MiB), so with a large last-level cache part of them
 //   stays there: compare with both triads.
+// - LeNet-5's fused conv bias + ReLU + max pool at batch 256 (both pools, both passes).
 // Threads: --threads=N or TUNESCOPE_BENCH_THREADS=N (default: hardware concurrency).
 // Names are <kernel>/<layout>/<isa>; filter with --benchmark_filter.
 #include <benchmark/benchmark.h>
@@ -17,6 +18,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/BenchMain.h"
@@ -149,6 +151,42 @@ void run_kernel(benchmark::State& state, const KernelCase& k, Layout layout, cpu
   unsetenv(cpu::kElementwiseIsaVariable);
 }
 
+// LeNet-5's fused conv bias + ReLU + 2 x 2 max pool at batch 256: pool1 on conv1's
+// {256, 6, 28, 28}, pool2 on conv2's {256, 16, 10, 10}. Bytes as their trace records
+// declare them: forward x + y, backward 2 x + 2 dy.
+struct PoolSite {
+  PoolSite(const Shape4& in, Layout layout)
+      : x(filled(in, layout, 4)),
+        bias(filled({1, in.c, 1, 1}, layout, 5)),
+        y(params.output(in), layout),
+        dy(filled(params.output(in), layout, 6)),
+        dx(in, layout),
+        dbias(bias) {
+    ops.bias_relu_maxpool_forward(ctx, params, x, bias, y);
+  }
+  PoolParams params{};
+  Tensor x, bias, y, dy, dx, dbias;
+  cpu::CpuOps ops;
+  ExecContext ctx{pool()};
+};
+
+void run_pool(benchmark::State& state, const Shape4& in, bool backward, Layout layout,
+              cpu::CpuIsa isa) {
+  setenv(cpu::kElementwiseIsaVariable, cpu::to_string(isa), 1);
+  PoolSite s(in, layout);
+  const auto run = [&] {
+    if (backward)
+      s.ops.bias_relu_maxpool_backward(s.ctx, s.params, s.x, s.bias, s.y, s.dy, s.dx, s.dbias);
+    else
+      s.ops.bias_relu_maxpool_forward(s.ctx, s.params, s.x, s.bias, s.y);
+  };
+  run();  // warm
+  for (auto _ : state) run();
+  const int64_t bytes = backward ? 2 * (s.x.bytes() + s.y.bytes()) : s.x.bytes() + s.y.bytes();
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * bytes);
+  unsetenv(cpu::kElementwiseIsaVariable);
+}
+
 void register_all() {
   // 3 x 64 MiB: memory; 3 x 4 MiB: a last-level cache of 16 MiB or more, where a step's
   // activation (8 MiB at batch 128) often still is when the next kernel reads it.
@@ -165,6 +203,21 @@ void register_all() {
             [&k, layout, isa](benchmark::State& state) { run_kernel(state, k, layout, isa); })
             ->Unit(benchmark::kMicrosecond)
             ->UseRealTime();
+  const std::pair<const char*, Shape4> pools[] = {{"lenet.pool1", {256, 6, 28, 28}},
+                                                  {"lenet.pool2", {256, 16, 10, 10}}};
+  for (const auto& entry : pools)
+    for (const bool backward : {false, true})
+      for (Layout layout : {Layout::NCHW, Layout::NHWC})
+        for (cpu::CpuIsa isa : cpu::supported_cpu_isas())
+          benchmark::RegisterBenchmark(
+              (std::string(backward ? "bias_relu_maxpool.bwd/" : "bias_relu_maxpool.fwd/") +
+               entry.first + "/" + to_string(layout) + "/" + cpu::to_string(isa))
+                  .c_str(),
+              [in = entry.second, backward, layout, isa](benchmark::State& state) {
+                run_pool(state, in, backward, layout, isa);
+              })
+              ->Unit(benchmark::kMicrosecond)
+              ->UseRealTime();
 }
 
 }  // namespace

@@ -349,10 +349,31 @@ std::vector<float> kernel_biases(const float* bias, int64_t channels, Layout lay
   return row;
 }
 
+// Whether the fused op's pass runs whole NCHW planes as one run of window rows
+// (PoolingKernelTable.h): 2 x 2 windows covering the plane, rows of at most max_out_w.
+bool flat_planes(int64_t max_out_w, const PoolGeometry& g, Layout layout) {
+  return layout == Layout::NCHW && g.p.kernel_h == 2 && g.p.kernel_w == 2 &&
+         g.in.h == 2 * g.out.h && g.in.w == 2 * g.out.w && g.out.w <= max_out_w;
+}
+
+// Planes [first, last) of the flat path's items: a run of planes per pool chunk.
+template <typename F>
+void for_each_plane_run(ThreadPool& pool, const PoolGeometry& g, const F& f) {
+  pool.parallel_for(g.in.n * g.in.c, f, grain_for(g.out.h * g.out.w * g.window_size()));
+}
+
 // The fused bias + ReLU + max pool over tiled windows: the same items as max pooling.
 void bias_relu_maxpool_forward_tiled(ThreadPool& pool, const PoolGeometry& g, Layout layout,
                                      const float* x, const float* bias, float* y) {
   const PoolingKernelTable& k = pooling_kernels();
+  if (flat_planes(k.flat_forward_max_out_w, g, layout)) {
+    const int64_t in_plane = g.in.h * g.in.w, out_plane = g.out.h * g.out.w, C = g.in.c;
+    for_each_plane_run(pool, g, [&](int64_t first, int64_t last) {
+      k.bias_relu_max2_forward_planes(x + first * in_plane, bias, C, first % C, last - first,
+                                      g.out.h, g.out.w, y + first * out_plane);
+    });
+    return;
+  }
   const int64_t kh = g.p.kernel_h, kw = g.p.kernel_w;
   const int64_t channels = layout == Layout::NCHW ? 1 : g.in.c;
   const int64_t in_row = g.in.w * channels, out_row = g.out.w * channels;
@@ -384,22 +405,35 @@ void bias_relu_maxpool_backward_tiled(ThreadPool& pool, const PoolGeometry& g, L
   thread_local std::vector<double> partials;  // the calling lane's; reused across steps
   partials.assign(static_cast<size_t>(items * channels), 0.0);
   double* sums = partials.data();
-  const std::vector<float> biases = kernel_biases(bias, C, layout);
-  const float* b = biases.data();
-  for_each_tiled_item(
-      pool, g, layout, [&](int64_t outer, int64_t oh, int64_t rows, int64_t channel) {
-        const int64_t at = (outer * g.in.h + oh * kh) * in_row;
-        const int64_t row = (outer * g.out.h + oh) * out_row;
-        if (planar)
-          k.bias_relu_max_backward_planar(x + at, b[channel], dy + row, dx + at, g.in.w, kh, kw,
-                                          g.out.w, rows);
-        else
-          k.bias_relu_max_backward_pixels(x + at, b, dy + row, dx + at, g.in.w, C, kh, kw, g.out.w);
-        // A plane's pooled rows are contiguous: one sum per plane (NCHW), per row (NHWC).
-        k.passed_sums(y + row, dy + row, rows * g.out.w, channels,
-                      sums + (planar ? outer : outer * g.out.h + oh) * channels);
-        zero_rows_below(g, in_row, outer, oh, rows, dx);
-      });
+  if (flat_planes(k.flat_backward_max_out_w, g, layout)) {
+    const int64_t in_plane = g.in.h * g.in.w, out_plane = g.out.h * g.out.w;
+    for_each_plane_run(pool, g, [&](int64_t first, int64_t last) {
+      k.bias_relu_max2_backward_planes(x + first * in_plane, bias, C, first % C, last - first,
+                                       g.out.h, g.out.w, dy + first * out_plane,
+                                       dx + first * in_plane);
+      for (int64_t plane = first; plane < last; ++plane)
+        k.passed_sums(y + plane * out_plane, dy + plane * out_plane, out_plane, 1, sums + plane);
+    });
+  } else {
+    const std::vector<float> biases = kernel_biases(bias, C, layout);
+    const float* b = biases.data();
+    for_each_tiled_item(pool, g, layout,
+                        [&](int64_t outer, int64_t oh, int64_t rows, int64_t channel) {
+                          const int64_t at = (outer * g.in.h + oh * kh) * in_row;
+                          const int64_t row = (outer * g.out.h + oh) * out_row;
+                          if (planar)
+                            k.bias_relu_max_backward_planar(x + at, b[channel], dy + row, dx + at,
+                                                            g.in.w, kh, kw, g.out.w, rows);
+                          else
+                            k.bias_relu_max_backward_pixels(x + at, b, dy + row, dx + at, g.in.w, C,
+                                                            kh, kw, g.out.w);
+                          // A plane's pooled rows are contiguous: one sum per plane (NCHW), per row
+                          // (NHWC).
+                          k.passed_sums(y + row, dy + row, rows * g.out.w, channels,
+                                        sums + (planar ? outer : outer * g.out.h + oh) * channels);
+                          zero_rows_below(g, in_row, outer, oh, rows, dx);
+                        });
+  }
   // Items are (n, c) planes in NCHW, (n, oh) rows with C sums each in NHWC: either way the
   // sums run n, then channel, then row.
   std::vector<double> total(static_cast<size_t>(C), 0.0);

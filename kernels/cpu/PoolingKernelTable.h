@@ -56,6 +56,19 @@ struct PoolingKernelTable {
   // The fused op's bias gradient share of `pixels` outputs of c channels (planar: c = 1):
   // sums[ch] += the sum of dy where y > 0, in double.
   void (*passed_sums)(const float* y, const float* dy, int64_t pixels, int64_t c, double* sums);
+
+  // Fused, NCHW 2 x 2 windows over whole planes (in_h == 2 out_h, in_w == 2 out_w) whose
+  // rows are too short for the planar vectors: `planes` consecutive planes, plane i of
+  // channel (first_channel + i) % channels, as one run of vectors across rows and planes.
+  // Only where out_w <= flat_forward_max_out_w / flat_backward_max_out_w (0: none on this
+  // instruction set): where they beat the planar vectors (docs/BENCHMARKS.md).
+  void (*bias_relu_max2_forward_planes)(const float* x, const float* bias, int64_t channels,
+                                        int64_t first_channel, int64_t planes, int64_t out_h,
+                                        int64_t out_w, float* y) = nullptr;
+  void (*bias_relu_max2_backward_planes)(const float* x, const float* bias, int64_t channels,
+                                         int64_t first_channel, int64_t planes, int64_t out_h,
+                                         int64_t out_w, const float* dy, float* dx) = nullptr;
+  int64_t flat_forward_max_out_w = 0, flat_backward_max_out_w = 0;
 };
 
 extern const PoolingKernelTable kPoolingScalarKernels;

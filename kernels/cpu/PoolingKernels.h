@@ -16,6 +16,7 @@
 // those pixels' biases.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -431,6 +432,154 @@ void pool_max_backward_pixels(const float* x, const float* dy, float* dx, int64_
   pool_max_tiled_backward_pixels<W, false>(x, nullptr, dy, dx, in_w, c, kh, kw, out_w);
 }
 
+// ---- whole planes of 2 x 2 windows as one run of window rows ----
+//
+// When a plane's rows are shorter than a vector (LeNet-5's pool2: rows of 10 into 5), the
+// planar vectors above leave most lanes idle and each plane costs a call. Here a run of
+// planes with in_h == 2 out_h and in_w == 2 out_w (no rows or columns past the windows) is
+// one sequence of window rows: kFlatWindowRows of them at a time are copied (x + bias)
+// into a top-row and a bottom-row buffer, where a window's four inputs are the even and
+// odd floats of both at 2 * output, so whole vectors of outputs run across rows and
+// planes. Backward writes dx's rows into two such buffers and copies them back.
+inline constexpr int64_t kFlatWindowRows = 16;
+inline constexpr int64_t kFlatMaxOutW = 16;  // rows of at most 32 inputs
+
+// dst[i] = src[i] (+ bias) for i < n: vectors of W, the last one moved back to end at n
+// (writing the same values twice), narrower vectors or scalars below W.
+template <int W, bool kBias>
+void pool_copy_row(const float* src, int64_t n, float bias, float* dst) {
+  if constexpr (W >= 4) {
+    if (n >= W) {
+      using P = PoolVec<W>;
+      const typename P::V bv = P::E::splat(bias);
+      int64_t i = 0;
+      for (; i + W <= n; i += W)
+        ew_store(dst + i, P::template input<kBias>(P::E::load(src + i), bv));
+      if (i < n) ew_store(dst + n - W, P::template input<kBias>(P::E::load(src + n - W), bv));
+      return;
+    }
+    if constexpr (W > 4) {
+      pool_copy_row<W / 2, kBias>(src, n, bias, dst);
+      return;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) dst[i] = pool_input<kBias>(src[i], bias);
+}
+
+// Copies window rows [first, first + rows) of the run (x + bias) into top and bottom;
+// `channel` and `row` (the window row within its plane) are advanced past them.
+template <int W, bool kBias>
+void pool_flat_gather(const float* x, const float* bias, int64_t channels, int64_t out_h,
+                      int64_t in_w, int64_t first, int64_t rows, int64_t& channel, int64_t& row,
+                      float* top, float* bottom) {
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* xr = x + (first + i) * 2 * in_w;
+    const float b = kBias ? bias[channel] : 0.0f;
+    pool_copy_row<W, kBias>(xr, in_w, b, top + i * in_w);
+    pool_copy_row<W, kBias>(xr + in_w, in_w, b, bottom + i * in_w);
+    if (++row == out_h) {
+      row = 0;
+      if (++channel == channels) channel = 0;
+    }
+  }
+}
+
+template <int W>
+struct PoolFlatBuffers {
+  // Zeroed: a batch's last vector reads past its rows (what it computes there is dropped).
+  alignas(64) float top[kFlatWindowRows * 2 * kFlatMaxOutW + 2 * W] = {};
+  alignas(64) float bottom[kFlatWindowRows * 2 * kFlatMaxOutW + 2 * W] = {};
+};
+
+// Planes [0, planes) of x (plane i's channel: (first_channel + i) % channels) into y.
+template <int W, bool kBias>
+void pool_max2_forward_planes(const float* x, const float* bias, int64_t channels,
+                              int64_t first_channel, int64_t planes, int64_t out_h, int64_t out_w,
+                              float* y) {
+  using P = PoolVec<W>;
+  using V = typename P::V;
+  const int64_t in_w = 2 * out_w, window_rows = planes * out_h;
+  PoolFlatBuffers<W> buf;
+  int64_t channel = first_channel, row = 0;
+  for (int64_t first = 0; first < window_rows; first += kFlatWindowRows) {
+    const int64_t rows = std::min(kFlatWindowRows, window_rows - first);
+    pool_flat_gather<W, kBias>(x, bias, channels, out_h, in_w, first, rows, channel, row, buf.top,
+                               buf.bottom);
+    const int64_t n = rows * out_w;
+    float* yb = y + first * out_w;
+    for (int64_t o = 0; o < n; o += W) {
+      const V ta = P::E::load(buf.top + 2 * o), tb = P::E::load(buf.top + 2 * o + W);
+      const V ba = P::E::load(buf.bottom + 2 * o), bb = P::E::load(buf.bottom + 2 * o + W);
+      V m = P::E::splat(kPoolLowest);
+      m = P::max_step(m, P::evens(ta, tb, P::kLanes));
+      m = P::max_step(m, P::odds(ta, tb, P::kLanes));
+      m = P::max_step(m, P::evens(ba, bb, P::kLanes));
+      m = P::max_step(m, P::odds(ba, bb, P::kLanes));
+      const V out = P::template output<kBias>(m);
+      if (o + W <= n) {
+        ew_store(yb + o, out);
+      } else {
+        float tail[W];
+        ew_store(tail, out);
+        std::copy_n(tail, n - o, yb + o);
+      }
+    }
+  }
+}
+
+// dx of planes [0, planes): dy to each window's first maximum (rows, then columns) where it
+// passes (the fused op: y > 0), 0 elsewhere.
+template <int W, bool kBias>
+void pool_max2_backward_planes(const float* x, const float* bias, int64_t channels,
+                               int64_t first_channel, int64_t planes, int64_t out_h, int64_t out_w,
+                               const float* dy, float* dx) {
+  using P = PoolVec<W>;
+  using V = typename P::V;
+  const int64_t in_w = 2 * out_w, window_rows = planes * out_h;
+  PoolFlatBuffers<W> in, grad;
+  int64_t channel = first_channel, row = 0;
+  for (int64_t first = 0; first < window_rows; first += kFlatWindowRows) {
+    const int64_t rows = std::min(kFlatWindowRows, window_rows - first);
+    pool_flat_gather<W, kBias>(x, bias, channels, out_h, in_w, first, rows, channel, row, in.top,
+                               in.bottom);
+    const int64_t n = rows * out_w;
+    const float* dyb = dy + first * out_w;
+    for (int64_t o = 0; o < n; o += W) {
+      const V ta = P::E::load(in.top + 2 * o), tb = P::E::load(in.top + 2 * o + W);
+      const V ba = P::E::load(in.bottom + 2 * o), bb = P::E::load(in.bottom + 2 * o + W);
+      const V candidates[4] = {P::evens(ta, tb, P::kLanes), P::odds(ta, tb, P::kLanes),
+                               P::evens(ba, bb, P::kLanes), P::odds(ba, bb, P::kLanes)};
+      V best = candidates[0];
+      V idx = P::E::splat(0.0f);
+      for (int k = 1; k < 4; ++k) {
+        const auto greater = candidates[k] > best;
+        best = greater ? candidates[k] : best;
+        idx = greater ? P::E::splat(static_cast<float>(k)) : idx;
+      }
+      V g;
+      if (o + W <= n) {
+        g = P::E::load(dyb + o);
+      } else {
+        float tail[W] = {};
+        std::copy_n(dyb + o, n - o, tail);
+        g = P::E::load(tail);
+      }
+      g = P::template passed<kBias>(best, g);
+      const V tl = P::keep(idx, 0.0f, g), tr = P::keep(idx, 1.0f, g);
+      const V bl = P::keep(idx, 2.0f, g), br = P::keep(idx, 3.0f, g);
+      ew_store(grad.top + 2 * o, P::interleave_low(tl, tr, P::kLanes));
+      ew_store(grad.top + 2 * o + W, P::interleave_high(tl, tr, P::kLanes));
+      ew_store(grad.bottom + 2 * o, P::interleave_low(bl, br, P::kLanes));
+      ew_store(grad.bottom + 2 * o + W, P::interleave_high(bl, br, P::kLanes));
+    }
+    for (int64_t i = 0; i < rows; ++i) {
+      float* dxr = dx + (first + i) * 2 * in_w;
+      pool_copy_row<W, false>(grad.top + i * in_w, in_w, 0.0f, dxr);
+      pool_copy_row<W, false>(grad.bottom + i * in_w, in_w, 0.0f, dxr + in_w);
+    }
+  }
+}
+
 // The bias gradient's share of `pixels` outputs of c channels: sums of dy where y > 0, in
 // double. Rows are short (LeNet-5's: 14 and 5 outputs) and a chain of scalar double adds
 // took longer than the pool itself, so the row is summed four lanes at a time in double
@@ -501,6 +650,17 @@ PoolingKernelTable pooling_kernel_table() {
   table.bias_relu_max_forward_pixels = pool_max_tiled_forward_pixels<W, true>;
   table.bias_relu_max_backward_pixels = pool_max_tiled_backward_pixels<W, true>;
   table.passed_sums = pool_passed_sums<W>;
+  // Forward on rows of up to one vector of outputs; backward only with sixteen lanes and
+  // rows of up to half a vector (on AVX2, and on LeNet-5's pool1, the planar vectors are
+  // as fast).
+  if constexpr (W >= 8) {
+    table.bias_relu_max2_forward_planes = pool_max2_forward_planes<W, true>;
+    table.flat_forward_max_out_w = std::min<int64_t>(W, kFlatMaxOutW);
+  }
+  if constexpr (W >= 16) {
+    table.bias_relu_max2_backward_planes = pool_max2_backward_planes<W, true>;
+    table.flat_backward_max_out_w = W / 2;
+  }
   return table;
 }
 

@@ -8,7 +8,9 @@
 //   sums per output row in double, bias.bwd per channel run);
 // - on shapes with channel counts below, at and above the vector widths, odd planes with
 //   rows and columns past the last window, and a 3x3 stride-2 padded window, which is not
-//   tiled and runs the default (the unfused ops);
+//   tiled and runs the default (the unfused ops); NCHW planes of 2 x 2 windows with rows of
+//   at most 16 outputs run as one run of window rows across planes (several batches of
+//   window rows, runs starting at any channel, rows of 16 outputs and of 17, which do not);
 // - the backward against central differences of the forward (gradient_matches: relative
 //   error <= 1e-2 at a step of 1e-2), with inputs 0.05 apart and every x + bias at least
 //   0.025 from ReLU's kink, so no step changes a window's arg-max or crosses the kink.
@@ -84,10 +86,11 @@ const PoolParams kOverlapping{
     .kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1};
 
 TEST_P(BiasReluMaxPool, MatchesTheUnfusedOpsOnEveryPath) {
-  const std::vector<PoolCase> cases = {{{3, 6, 28, 28}, kTiled2}, {{2, 16, 10, 10}, kTiled2},
-                                       {{2, 1, 9, 7}, kTiled2},   {{1, 17, 11, 13}, kTiled2},
-                                       {{2, 40, 6, 6}, kTiled2},  {{2, 6, 9, 10}, kTiled3},
-                                       {{2, 16, 7, 66}, kTiled2}, {{2, 5, 9, 9}, kOverlapping}};
+  const std::vector<PoolCase> cases = {
+      {{3, 6, 28, 28}, kTiled2},  {{2, 16, 10, 10}, kTiled2},   {{2, 1, 9, 7}, kTiled2},
+      {{1, 17, 11, 13}, kTiled2}, {{2, 40, 6, 6}, kTiled2},     {{2, 6, 9, 10}, kTiled3},
+      {{2, 16, 7, 66}, kTiled2},  {{2, 5, 9, 9}, kOverlapping}, {{5, 7, 12, 8}, kTiled2},
+      {{3, 3, 4, 32}, kTiled2},   {{2, 3, 4, 34}, kTiled2}};
   uint32_t seed = 21;
   for (const PoolCase& pc : cases)
     for (const float offset : {0.0f, -0.5f, 0.625f}) {
