@@ -405,6 +405,21 @@ void bias_relu_maxpool_backward_tiled(ThreadPool& pool, const PoolGeometry& g, L
   thread_local std::vector<double> partials;  // the calling lane's; reused across steps
   partials.assign(static_cast<size_t>(items * channels), 0.0);
   double* sums = partials.data();
+  const std::vector<float> biases = kernel_biases(bias, C, layout);
+  const float* b = biases.data();
+  const auto tiled_item = [&](int64_t outer, int64_t oh, int64_t rows, int64_t channel) {
+    const int64_t at = (outer * g.in.h + oh * kh) * in_row;
+    const int64_t row = (outer * g.out.h + oh) * out_row;
+    if (planar)
+      k.bias_relu_max_backward_planar(x + at, b[channel], dy + row, dx + at, g.in.w, kh, kw,
+                                      g.out.w, rows);
+    else
+      k.bias_relu_max_backward_pixels(x + at, b, dy + row, dx + at, g.in.w, C, kh, kw, g.out.w);
+    // A plane's pooled rows are contiguous: one sum per plane (NCHW), per row (NHWC).
+    k.passed_sums(y + row, dy + row, rows * g.out.w, channels,
+                  sums + (planar ? outer : outer * g.out.h + oh) * channels);
+    zero_rows_below(g, in_row, outer, oh, rows, dx);
+  };
   if (flat_planes(k.flat_backward_max_out_w, g, layout)) {
     const int64_t in_plane = g.in.h * g.in.w, out_plane = g.out.h * g.out.w;
     for_each_plane_run(pool, g, [&](int64_t first, int64_t last) {
@@ -415,24 +430,7 @@ void bias_relu_maxpool_backward_tiled(ThreadPool& pool, const PoolGeometry& g, L
         k.passed_sums(y + plane * out_plane, dy + plane * out_plane, out_plane, 1, sums + plane);
     });
   } else {
-    const std::vector<float> biases = kernel_biases(bias, C, layout);
-    const float* b = biases.data();
-    for_each_tiled_item(pool, g, layout,
-                        [&](int64_t outer, int64_t oh, int64_t rows, int64_t channel) {
-                          const int64_t at = (outer * g.in.h + oh * kh) * in_row;
-                          const int64_t row = (outer * g.out.h + oh) * out_row;
-                          if (planar)
-                            k.bias_relu_max_backward_planar(x + at, b[channel], dy + row, dx + at,
-                                                            g.in.w, kh, kw, g.out.w, rows);
-                          else
-                            k.bias_relu_max_backward_pixels(x + at, b, dy + row, dx + at, g.in.w, C,
-                                                            kh, kw, g.out.w);
-                          // A plane's pooled rows are contiguous: one sum per plane (NCHW), per row
-                          // (NHWC).
-                          k.passed_sums(y + row, dy + row, rows * g.out.w, channels,
-                                        sums + (planar ? outer : outer * g.out.h + oh) * channels);
-                          zero_rows_below(g, in_row, outer, oh, rows, dx);
-                        });
+    for_each_tiled_item(pool, g, layout, tiled_item);
   }
   // Items are (n, c) planes in NCHW, (n, oh) rows with C sums each in NHWC: either way the
   // sums run n, then channel, then row.
