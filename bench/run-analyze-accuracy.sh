@@ -15,9 +15,10 @@
 # typical), and typical latencies and durations (--latency typical --durations typical:
 # one median step).
 # Usage: [CPU_BINDING=off|cores] [PIN_CPUS=LIST] bench/run-analyze-accuracy.sh [BUILD_DIR] [ROUNDS]
-# CPU_BINDING (default cores) is every profile's --cpu-binding, base, source and target
-# alike: with cores each lane thread has a CPU of its own, so no run's lanes take turns
-# on one core while the other idles (docs/BENCHMARKS.md, "Lanes bound to CPUs").
+# CPU_BINDING (off or cores; default off) is every profile's --cpu-binding, base, source
+# and target alike: with cores each lane thread has a CPU of its own, so no run's lanes
+# take turns on one core while the other idles; on a loaded machine a bound lane cannot
+# leave a busy CPU either (docs/BENCHMARKS.md, "What-if replay: lanes bound to CPUs").
 # PIN_CPUS (e.g. 0) runs every profile under `taskset -c LIST`: with one CPU the lanes
 # share a core in every run, whatever else the machine runs (then CPU_BINDING=off).
 set -eu
@@ -30,7 +31,7 @@ profile() {  # out model batch steps knobs...
   out=$1 model=$2 batch=$3 steps=$4
   shift 4
   ${PIN_CPUS:+taskset -c "$PIN_CPUS"} "$bin" profile --model "$model" --data fake --batch "$batch" --fake-count $((batch * 16)) \
-    --warmup 2 --steps "$steps" --threads 2 --threads-per-lane 1 --cpu-binding "${CPU_BINDING:-cores}" \
+    --warmup 2 --steps "$steps" --threads 2 --threads-per-lane 1 --cpu-binding "${CPU_BINDING:-off}" \
     --trace "$out" "$@" > /dev/null 2>&1
 }
 
@@ -51,7 +52,7 @@ cases=(
 median_ms() { "$bin" analyze "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["median_step_ms"])'; }
 
 errors="$work/errors"
-echo "cpu_binding ${CPU_BINDING:-cores}${PIN_CPUS:+, taskset -c $PIN_CPUS}; start $(date -u +%H:%M:%S) UTC, load $(uptime | sed 's/.*load average: //')"
+echo "cpu_binding ${CPU_BINDING:-off}${PIN_CPUS:+, taskset -c $PIN_CPUS}; start $(date -u +%H:%M:%S) UTC, load $(uptime | sed 's/.*load average: //')"
 echo "| case | round | base ms | measured ms (two runs) | noise | predicted, recorded | error | predicted, no core waits | error | predicted, typical latencies | error | predicted, typical latencies and durations | error |"
 echo "|------|------:|--------:|-----------------------:|------:|------:|------:|------:|------:|------:|------:|------:|------:|"
 for round in $(seq 1 "$rounds"); do

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Training throughput and run-to-run spread with and without `--cpu-binding cores`, quiet
-# and under a one-core busy loop this script starts (where binding can lose: a lane bound
+# Training throughput and run-to-run spread with and without `--cpu-binding cores`, as the
+# machine is and under a one-core busy loop this script starts (where binding can lose: a lane bound
 # to the busy CPU cannot move away). Rounds are interleaved: each round runs every config
 # with binding off, then on, so both meet the same machine. Per run: the mean ms/step of
 # `tunescope profile`'s traced steps. Prints per config and load the median over the
 # rounds, the min-max, and the spread (max/min - 1), off against cores as a ratio.
 # Not a test: the figures depend on the machine and its load.
-# Usage: bench/run-binding-bench.sh [BUILD_DIR] [ROUNDS] [LOADS]   (LOADS: "quiet loaded")
+# Usage: bench/run-binding-bench.sh [BUILD_DIR] [ROUNDS] [LOADS]   (LOADS: "as-is busy-loop":
+# the machine as it is, then with the busy loop)
 set -eu
 bin="${1:-build}/tunescope"
 rounds="${2:-5}"
-loads="${3:-quiet loaded}"
+loads="${3:-as-is busy-loop}"
 work=$(mktemp -d)
 busy=""
 stop_busy() { if [[ -n "$busy" ]]; then kill "$busy" 2>/dev/null || true; wait "$busy" 2>/dev/null || true; busy=""; fi; }
@@ -26,7 +27,7 @@ configs=(
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) CPUs allowed: $(taskset -pc $$ | sed 's/.*: //')"
 for load in $loads; do
-  [[ $load == loaded ]] && { ( while :; do :; done ) & busy=$!; }
+  [[ $load == busy-loop ]] && { ( while :; do :; done ) & busy=$!; }
   echo "$load: start at load $(uptime | sed 's/.*load average: //') ($(date -u +%H:%M:%S) UTC)"
   for round in $(seq 1 "$rounds"); do
     for c in "${configs[@]}"; do
