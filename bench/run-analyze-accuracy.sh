@@ -14,9 +14,13 @@
 # lane held (--core-waits none: the model before them), typical latencies (--latency
 # typical), and typical latencies and durations (--latency typical --durations typical:
 # one median step).
-# Usage: [PIN_CPUS=LIST] bench/run-analyze-accuracy.sh [BUILD_DIR] [ROUNDS]
+# Usage: [CPU_BINDING=off|cores] [PIN_CPUS=LIST] bench/run-analyze-accuracy.sh [BUILD_DIR] [ROUNDS]
+# CPU_BINDING (off or cores; default off) is every profile's --cpu-binding, base, source
+# and target alike: with cores each lane thread has a CPU of its own, so no run's lanes
+# take turns on one core while the other idles; on a loaded machine a bound lane cannot
+# leave a busy CPU either (docs/BENCHMARKS.md, "What-if replay: lanes bound to CPUs").
 # PIN_CPUS (e.g. 0) runs every profile under `taskset -c LIST`: with one CPU the lanes
-# share a core in every run, whatever else the machine runs.
+# share a core in every run, whatever else the machine runs (then CPU_BINDING=off).
 set -eu
 bin="${1:-build}/tunescope"
 rounds="${2:-3}"
@@ -27,7 +31,8 @@ profile() {  # out model batch steps knobs...
   out=$1 model=$2 batch=$3 steps=$4
   shift 4
   ${PIN_CPUS:+taskset -c "$PIN_CPUS"} "$bin" profile --model "$model" --data fake --batch "$batch" --fake-count $((batch * 16)) \
-    --warmup 2 --steps "$steps" --threads 2 --threads-per-lane 1 --trace "$out" "$@" > /dev/null 2>&1
+    --warmup 2 --steps "$steps" --threads 2 --threads-per-lane 1 --cpu-binding "${CPU_BINDING:-off}" \
+    --trace "$out" "$@" > /dev/null 2>&1
 }
 
 # name | model batch steps | base knobs | source knobs (times from) | target knobs
@@ -47,6 +52,7 @@ cases=(
 median_ms() { "$bin" analyze "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["median_step_ms"])'; }
 
 errors="$work/errors"
+echo "cpu_binding ${CPU_BINDING:-off}${PIN_CPUS:+, taskset -c $PIN_CPUS}; start $(date -u +%H:%M:%S) UTC, load $(uptime | sed 's/.*load average: //')"
 echo "| case | round | base ms | measured ms (two runs) | noise | predicted, recorded | error | predicted, no core waits | error | predicted, typical latencies | error | predicted, typical latencies and durations | error |"
 echo "|------|------:|--------:|-----------------------:|------:|------:|------:|------:|------:|------:|------:|------:|------:|"
 for round in $(seq 1 "$rounds"); do
@@ -83,6 +89,7 @@ print(f'{m:.2f} {$a / $b - 1:+.1%} {$rec / m - 1:+.1%} {$nocore / m - 1:+.1%} {$
       "$measured" "$a" "$b" "$noise" "$rec" "$error_rec" "$nocore" "$error_nocore" "$typ" "$error_typ" "$med" "$error_med"
   done
 done
+echo "end $(date -u +%H:%M:%S) UTC, load $(uptime | sed 's/.*load average: //')"
 python3 - "$errors" <<'PY'
 import statistics, sys
 rows = [line.rstrip("\n").split("|") for line in open(sys.argv[1])]

@@ -178,6 +178,7 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
                   {"launch_edges", graph.launch_edges}, {"core_edges", graph.core_edges}};
   out["steps"] = analysis.steps.size();
   out["one_core_steps"] = analysis.one_core_steps;
+  out["bound_apart_steps"] = analysis.bound_apart_steps;
   out["median_step_ms"] = ms(analysis.recorded.median_step_ns);
   out["critical_path"] = bounds_json(analysis.recorded.bound_ns);
   const auto median_entries = path_entries(trace, graph, analysis.recorded.median_path, recorded);
@@ -224,6 +225,8 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
                 ms(analysis.recorded.median_step_ns));
     if (analysis.one_core_steps > 0)
       std::printf("; lanes shared one core in %zu of them", analysis.one_core_steps);
+    if (analysis.bound_apart_steps > 0)
+      std::printf("; lanes bound to CPUs of their own (cpu_binding), no core waits");
     std::printf("\n\n");
     std::printf("critical path, summed over the steps:\n");
     print_bounds(analysis.recorded.bound_ns);
@@ -269,6 +272,7 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
       what_if["work_kinds_not_in_other"] = s.keys_missing;
       what_if["work_kinds_kept"] = s.keys_same;
       what_if["environment_calibration"] = s.calibration;
+      what_if["overlap_slowdown"] = s.overlap_slowdown;
       what_if["activities_replaced"] = s.nodes_replaced;
     }
     size_t matched = 0;

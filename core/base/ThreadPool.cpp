@@ -42,6 +42,13 @@ ThreadPool::ThreadPool(int threads) {
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
+std::vector<std::thread::native_handle_type> ThreadPool::worker_handles() {
+  std::vector<std::thread::native_handle_type> handles;
+  handles.reserve(workers_.size());
+  for (std::thread& worker : workers_) handles.push_back(worker.native_handle());
+  return handles;
+}
+
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard lock(mutex_);

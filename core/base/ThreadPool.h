@@ -25,6 +25,8 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
+  // The OS handles of the size() - 1 workers, for their owner to bind them to CPUs.
+  std::vector<std::thread::native_handle_type> worker_handles();
 
   // Calls body(begin, end) on disjoint chunks covering [0, count), each chunk at
   // least `grain` long (but the last). Blocks until all chunks ran. The first

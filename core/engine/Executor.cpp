@@ -11,7 +11,7 @@
 namespace tunescope {
 
 Executor::Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, Backend* backend,
-                   std::vector<int> lane_devices, int host_lanes)
+                   std::vector<int> lane_devices, int host_lanes, CpuBinding binding)
     : tracer_(tracer),
       backend_(backend),
       threads_per_lane_(threads_per_lane),
@@ -29,17 +29,54 @@ Executor::Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, Ba
     if (!lane_devices.empty()) lanes_[i].device = lane_devices[i];
     lanes_[i].host = static_cast<int>(i) >= lanes - host_lanes;
   }
+  std::vector<int> cpus;
+  if (binding == CpuBinding::cores) {
+    // Checked before any thread starts: a half-bound executor would be a different run.
+    cpus = allowed_cpus();
+    const int64_t threads = int64_t{lanes} * threads_per_lane;
+    if (threads > static_cast<int64_t>(cpus.size()))
+      fail(ErrorKind::usage, "cpu_binding: cores gives each of ", threads, " threads (", lanes,
+           " lanes x ", threads_per_lane,
+           " threads) a CPU of its own, but this process may run on "
+           "only ",
+           cpus.size(), " CPUs (", cpu_list_text(cpus), "): use off or fewer threads");
+  }
   for (int i = 0; i < lanes; ++i)
     lanes_[static_cast<size_t>(i)].thread = std::thread([this, i] { lane_loop(i); });
+  if (cpus.empty()) return;
+  try {
+    bind_lanes(cpus);
+  } catch (...) {
+    stop_lanes();  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 
-Executor::~Executor() {
+void Executor::bind_lanes(const std::vector<int>& cpus) {
+  size_t next = 0;
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    Lane& lane = lanes_[i];
+    std::vector<int>& mine = lane_cpus_.emplace_back();
+    mine.push_back(cpus[next++]);
+    bind_thread_to_cpu(lane.thread.native_handle(), mine.back(), cat("lane ", i));
+    const std::vector<std::thread::native_handle_type> workers = lane.pool->worker_handles();
+    for (size_t w = 0; w < workers.size(); ++w) {
+      mine.push_back(cpus[next++]);
+      bind_thread_to_cpu(workers[w], mine.back(), cat("lane ", i, " worker ", w + 1));
+    }
+  }
+}
+
+Executor::~Executor() { stop_lanes(); }
+
+void Executor::stop_lanes() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   changed_.notify_all();
-  for (Lane& lane : lanes_) lane.thread.join();
+  for (Lane& lane : lanes_)
+    if (lane.thread.joinable()) lane.thread.join();
 }
 
 bool Executor::tracing() const { return tracer_ && tracer_->recording(); }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/base/Backend.h"
+#include "core/base/CpuAffinity.h"
 #include "core/base/ExecContext.h"
 #include "core/base/ThreadPool.h"
 #include "profiler/Trace.h"
@@ -71,8 +72,12 @@ class Executor {
   // `host_lanes` lanes run host work beside the device (the update on the host): their
   // threads are not bound and get no stream (a null ExecContext::stream), and they keep
   // lane_devices' entry only to be traced beside that device's lanes.
+  // With CpuBinding::cores every thread of the executor gets a CPU of its own from the
+  // process's allowed set, lane by lane (the lane thread, then its pool's workers); more
+  // threads than allowed CPUs is an Error(usage) naming cpu_binding.
   Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, Backend* backend = nullptr,
-           std::vector<int> lane_devices = {}, int host_lanes = 0);
+           std::vector<int> lane_devices = {}, int host_lanes = 0,
+           CpuBinding binding = CpuBinding::off);
   // Lets running tasks finish, drops the ones not started, joins the lanes.
   ~Executor();
   Executor(const Executor&) = delete;
@@ -80,6 +85,8 @@ class Executor {
 
   int lane_count() const { return static_cast<int>(lanes_.size()); }
   int threads_per_lane() const { return threads_per_lane_; }
+  // Per lane, the CPUs its threads were bound to (lane thread first); empty when unbound.
+  const std::vector<std::vector<int>>& lane_cpus() const { return lane_cpus_; }
 
   void submit(int lane, Task task);
   // Like submit, but the task also runs when the executor is poisoned or destroyed
@@ -122,6 +129,8 @@ class Executor {
   };
 
   void lane_loop(int lane);
+  void bind_lanes(const std::vector<int>& cpus);  // in the constructor, lanes started
+  void stop_lanes();                              // lets running tasks finish, joins
   // On destruction: runs the submit_finally tasks still queued on the lane; under mutex_.
   void run_remaining_finally(Lane& lane, const ExecContext& exec,
                              std::unique_lock<std::mutex>& lock);
@@ -140,6 +149,7 @@ class Executor {
   profiler::Tracer* tracer_;
   Backend* backend_;
   int threads_per_lane_;
+  std::vector<std::vector<int>> lane_cpus_;
   std::vector<Lane> lanes_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;  // any queue, event or failure change

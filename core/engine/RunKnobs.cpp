@@ -114,6 +114,16 @@ const Knob<bool> fuse{[] {
                       }(),
                       boolean_codec(), true};
 
+// Declared after the first config schema: written into a config only when set.
+const Knob<CpuBinding> cpu_binding{
+    choice("cpu_binding", "bind", {"off", "cores"},
+           "Executor threads and CPUs: off (the OS places them) | cores (each lane's threads on "
+           "CPUs of their own from the process's allowed set, so two lanes never take turns "
+           "on one core while another idles; more threads than allowed CPUs is refused)"),
+    {[](std::string_view text) { return parse_cpu_binding(text).value_or(CpuBinding::off); },
+     [](const CpuBinding& value) { return std::string(to_string(value)); }},
+    true};
+
 // Ranks (mpirun -np N): read only when the run has several ranks. Declared after the
 // first config schema: written into a config only when set.
 const Knob<int> allreduce_bucket_kb{[] {

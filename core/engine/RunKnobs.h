@@ -3,6 +3,7 @@
 // algorithms read (fft_tile, fft_workspace) are declared by those algorithms, not here.
 #pragma once
 
+#include "core/base/CpuAffinity.h"
 #include "core/base/Knob.h"
 #include "core/base/Layout.h"
 #include "core/engine/Concurrency.h"
@@ -18,6 +19,8 @@ extern const Knob<bool> async_update;
 extern const Knob<int> threads_per_lane;
 extern const Knob<UpdateOn> update_on;
 extern const Knob<bool> fuse;  // batch norm + (residual add +) ReLU as one layer
+// Each executor thread on a CPU of its own (core/base/CpuAffinity.h).
+extern const Knob<CpuBinding> cpu_binding;
 // The gradient all-reduce across ranks (core/engine/Trainer.h).
 extern const Knob<int> allreduce_bucket_kb;
 extern const Knob<bool> allreduce_overlap;

@@ -59,7 +59,8 @@ struct Trainer::Bucket {
 };
 
 Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tracer* tracer,
-                 SgdParams sgd, Concurrency concurrency, int threads, RankOptions ranks)
+                 SgdParams sgd, Concurrency concurrency, int threads, RankOptions ranks,
+                 CpuBinding binding)
     : ops_(backend.ops()), tracer_(tracer), sgd_(sgd), concurrency_(concurrency) {
   if (static_cast<int>(replicas.size()) != concurrency_.replicas || replicas.empty())
     fail(ErrorKind::runtime, "trainer: ", replicas.size(), " networks for ", concurrency_.replicas,
@@ -168,7 +169,7 @@ Trainer::Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tra
   open_phase_.assign(lane_devices.size(), {});
   executor_ = std::make_unique<Executor>(static_cast<int>(lane_devices.size()),
                                          concurrency_.lane_threads(threads), tracer_, &backend,
-                                         std::move(lane_devices), host_lanes);
+                                         std::move(lane_devices), host_lanes, binding);
 }
 
 Trainer::~Trainer() = default;

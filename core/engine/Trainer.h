@@ -88,7 +88,8 @@ class Trainer {
   // `ranks`: several ranks all-reduce their gradients (collective: every rank constructs
   // its trainer, with the same model and options).
   Trainer(std::vector<Network*> replicas, Backend& backend, profiler::Tracer* tracer, SgdParams sgd,
-          Concurrency concurrency, int threads, RankOptions ranks = {});
+          Concurrency concurrency, int threads, RankOptions ranks = {},
+          CpuBinding binding = CpuBinding::off);
   ~Trainer();
 
   // One SGD step on a full batch (replicas x micro-batches x shard examples; with ranks,
@@ -107,6 +108,8 @@ class Trainer {
   Network& network();
   const Concurrency& concurrency() const { return concurrency_; }
   int lane_count() const { return executor_->lane_count(); }
+  // Per lane, the CPUs its threads were bound to (cpu_binding); empty when unbound.
+  const std::vector<std::vector<int>>& lane_cpus() const { return executor_->lane_cpus(); }
   // The conv workspaces of all lanes together (each sized by the network's largest layer).
   size_t workspace_bytes() const;
 

@@ -16,6 +16,7 @@
 #include "core/engine/data/DatasetCache.h"
 #include "core/engine/layers/Conv2dLayer.h"
 #include "profiler/Clock.h"
+#include "profiler/LaneCpus.h"
 #include "profiler/RankMerge.h"
 
 namespace tunescope {
@@ -209,8 +210,9 @@ TrainingSession::TrainingSession(const SessionOptions& options) : options_(optio
   ranks.global_batch = options_.batch;
   ranks.bucket_bytes = static_cast<size_t>(knobs::allreduce_bucket_kb.get(options_.knobs)) << 10;
   ranks.overlap = knobs::allreduce_overlap.get(options_.knobs);
-  trainer_ = std::make_unique<Trainer>(std::move(replicas), *backend_, &tracer_, options_.sgd,
-                                       concurrency, options_.threads(), ranks);
+  trainer_ =
+      std::make_unique<Trainer>(std::move(replicas), *backend_, &tracer_, options_.sgd, concurrency,
+                                options_.threads(), ranks, knobs::cpu_binding.get(options_.knobs));
 }
 
 TrainingSession::~TrainingSession() = default;
@@ -365,6 +367,8 @@ std::map<std::string, std::string> TrainingSession::trace_metadata_extra() const
   extra[profiler::kHostCpuKey] = host_cpu_model();
   extra[profiler::kKernelThreadsKey] =
       std::to_string(options_.concurrency().lane_threads(options_.threads()));
+  if (!trainer_->lane_cpus().empty())
+    extra[profiler::kLaneCpusKey] = profiler::lane_cpus_to_text(trainer_->lane_cpus());
   return extra;
 }
 

@@ -5,6 +5,8 @@
 #include <map>
 #include <utility>
 
+#include "profiler/LaneCpus.h"
+
 namespace tunescope::profiler::analysis {
 
 bool shared_one_core(const DependencyGraph& graph, const std::vector<size_t>& device_kernels) {
@@ -44,6 +46,26 @@ bool has_predecessor(const DependencyGraph& graph, size_t node, size_t from) {
 
 using Wait = std::pair<size_t, size_t>;  // (holder, waiter) nodes
 
+// Whether every lane among `nodes` ran on CPUs of its own (lane_cpus: stream -> CPUs, from
+// the trace's metadata): then none of them waited for another's core.
+bool bound_apart(const DependencyGraph& graph, const Trace& trace,
+                 const std::map<int, std::vector<int>>& lane_cpus,
+                 const std::vector<size_t>& nodes) {
+  if (lane_cpus.empty()) return false;
+  std::map<int, int> owner;  // CPU -> stream
+  std::map<int, bool> seen;  // streams checked
+  for (size_t n : nodes) {
+    const int stream = trace.activities[graph.activity[n]].stream;
+    if (seen[stream]) continue;
+    seen[stream] = true;
+    const auto cpus = lane_cpus.find(stream);
+    if (cpus == lane_cpus.end()) return false;
+    for (int cpu : cpus->second)
+      if (!owner.emplace(cpu, stream).second) return false;
+  }
+  return true;
+}
+
 // The waits a step whose device kept a core per lane shows one by one; `kernels` by start,
 // `release` per node as recorded.
 void find_single_waits(const DependencyGraph& graph, const std::vector<size_t>& kernels,
@@ -79,6 +101,10 @@ CoreWaitsFound add_core_edges(DependencyGraph& graph, const Trace& trace,
   for (size_t n = 0; n < graph.size(); ++n)
     if (!graph.predecessors[n].empty()) release[n] = release_of(graph, n);
   std::vector<Wait> found;
+  const auto metadata = trace.metadata.extra.find(kLaneCpusKey);
+  const std::map<int, std::vector<int>> lane_cpus = metadata == trace.metadata.extra.end()
+                                                        ? std::map<int, std::vector<int>>{}
+                                                        : lane_cpus_from_text(metadata->second);
   for (const Step& step : steps) {
     bool one_core = false;
     std::map<int, std::vector<size_t>> kernels;  // per device, by start
@@ -86,6 +112,10 @@ CoreWaitsFound add_core_edges(DependencyGraph& graph, const Trace& trace,
       if (is_kernel(graph, trace, n))
         kernels[trace.activities[graph.activity[n]].device].push_back(n);
     for (const auto& [device, nodes] : kernels) {
+      if (bound_apart(graph, trace, lane_cpus, nodes)) {
+        ++out.bound_apart_steps;
+        continue;
+      }
       if (!shared_one_core(graph, nodes)) {
         find_single_waits(graph, nodes, release, found);
         continue;

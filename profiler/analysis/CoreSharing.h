@@ -32,6 +32,9 @@ bool shared_one_core(const DependencyGraph& graph, const std::vector<size_t>& de
 struct CoreWaitsFound {
   size_t edges = 0;           // core edges added
   size_t one_core_steps = 0;  // steps where some device's lanes shared one core
+  // Step devices left alone: the trace says their lanes ran on CPUs of their own
+  // (profiler/LaneCpus.h, the engine's cpu_binding), so none waited for another's core.
+  size_t bound_apart_steps = 0;
 };
 // Adds `core` edges to `graph` (after every recorded edge: the releases read them) and
 // counts them in graph.core_edges. In a step whose device shared one core: from each kernel to the
@@ -40,7 +43,8 @@ struct CoreWaitsFound {
 // device ending after N's release (the last of its predecessors) and at or before N's start, X is
 // the last to end, and N started within the second half of its wait (start - X's end < (start -
 // release) / 2): the wait ended with X, not with a wake-up of N's own. A root (no predecessor)
-// keeps its start.
+// keeps its start. A step's device whose lanes the trace's metadata shows bound to
+// distinct CPUs gets no core edge.
 CoreWaitsFound add_core_edges(DependencyGraph& graph, const Trace& trace,
                               const std::vector<Step>& steps);
 

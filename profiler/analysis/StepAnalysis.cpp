@@ -41,8 +41,11 @@ TraceAnalysis analyze(const Trace& trace, CoreWaits core_waits) {
   TraceAnalysis out;
   out.graph = build_dependency_graph(trace);
   out.steps = find_steps(trace, out.graph);
-  if (core_waits == CoreWaits::inferred)
-    out.one_core_steps = add_core_edges(out.graph, trace, out.steps).one_core_steps;
+  if (core_waits == CoreWaits::inferred) {
+    const CoreWaitsFound waits = add_core_edges(out.graph, trace, out.steps);
+    out.one_core_steps = waits.one_core_steps;
+    out.bound_apart_steps = waits.bound_apart_steps;
+  }
   std::vector<Window> windows;
   for (const Step& s : out.steps) windows.push_back({s.start_ns, s.end_ns});
   out.recorded =

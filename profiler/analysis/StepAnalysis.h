@@ -27,8 +27,9 @@ struct TraceAnalysis {
   DependencyGraph graph;
   std::vector<Step> steps;
   PathSummary recorded;
-  std::vector<LaneIdle> idle;  // per lane, summed over the steps
-  size_t one_core_steps = 0;   // steps whose lanes shared one core (CoreSharing.h)
+  std::vector<LaneIdle> idle;    // per lane, summed over the steps
+  size_t one_core_steps = 0;     // steps whose lanes shared one core (CoreSharing.h)
+  size_t bound_apart_steps = 0;  // steps whose lanes had CPUs of their own (CoreSharing.h)
 };
 
 // Whether the graph gets the waits for a core another lane held (CoreSharing.h), which

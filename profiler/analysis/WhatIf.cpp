@@ -154,6 +154,83 @@ std::map<WorkKey, KeyTime> median_per_step(const DependencyGraph& graph,
   return out;
 }
 
+// Per node, how long other lanes of its device ran kernels while it ran (at most its
+// duration): on a CPU the lanes share caches, memory bandwidth and, on a VM, maybe one
+// physical core, so a kernel beside another lane's runs slower than alone.
+std::vector<int64_t> overlapped_ns(const Trace& trace, const DependencyGraph& graph) {
+  std::map<std::pair<int, size_t>, std::vector<size_t>> lanes;  // (device, lane) -> nodes by start
+  for (size_t n = 0; n < graph.size(); ++n) {
+    const Activity& a = trace.activities[graph.activity[n]];
+    if (a.kind == ActivityKind::kernel) lanes[{a.device, graph.lane[n]}].push_back(n);
+  }
+  std::vector<int64_t> out(graph.size(), 0);
+  for (const auto& [lane, nodes] : lanes)
+    for (const auto& [other, others] : lanes) {
+      if (other.first != lane.first || other.second == lane.second) continue;
+      for (size_t n : nodes) {  // a lane's nodes do not nest: their ends grow with their starts
+        auto it = std::lower_bound(others.begin(), others.end(), graph.start_ns[n],
+                                   [&](size_t x, int64_t ns) { return graph.end_ns[x] <= ns; });
+        for (; it != others.end() && graph.start_ns[*it] < graph.end_ns[n]; ++it)
+          out[n] += std::min(graph.end_ns[n], graph.end_ns[*it]) -
+                    std::max(graph.start_ns[n], graph.start_ns[*it]);
+      }
+    }
+  for (size_t n = 0; n < graph.size(); ++n) out[n] = std::min(out[n], graph.duration_ns(n));
+  return out;
+}
+
+// Per work key, the share of its time in the steps that other lanes' kernels overlapped.
+std::map<WorkKey, double> overlap_share(const Trace& trace, const DependencyGraph& graph,
+                                        const std::vector<Step>& steps,
+                                        const std::vector<WorkKey>& keys) {
+  const std::vector<int64_t> overlapped = overlapped_ns(trace, graph);
+  std::map<WorkKey, std::pair<double, double>> sums;  // overlapped, busy
+  for (const Step& step : steps)
+    for (size_t n : step.nodes) {
+      sums[keys[n]].first += static_cast<double>(overlapped[n]);
+      sums[keys[n]].second += static_cast<double>(graph.duration_ns(n));
+    }
+  std::map<WorkKey, double> out;
+  for (const auto& [key, sum] : sums) out[key] = sum.second > 0 ? sum.first / sum.second : 0.0;
+  return out;
+}
+
+// Work both traces do with the same activities: this trace's time (m), the other's (t), and
+// the share of each that other lanes overlapped (g here, f there).
+struct SameWork {
+  double m, t, g, f;
+};
+
+// The environment model fitted on the same work: this trace's time of a key is
+// calibration x the other's x (1 + slowdown g) / (1 + slowdown f). slowdown: by grid
+// search over [0, 2] for the least squared error in time (so the long kernels decide);
+// 0 where the overlaps differ too little to tell it (the plain ratio of the times).
+struct EnvironmentFit {
+  double calibration = 1, slowdown = 0;
+};
+EnvironmentFit fit_environment(const std::vector<SameWork>& same) {
+  EnvironmentFit best;
+  double m = 0, t = 0, spread = 0;
+  for (const SameWork& w : same) m += w.m, t += w.t, spread = std::max(spread, std::abs(w.f - w.g));
+  if (t <= 0) return best;
+  best.calibration = m / t;
+  if (spread < 0.1) return best;
+  double best_error = -1;
+  for (int step = 0; step <= 200; ++step) {
+    const double a = step / 100.0;
+    double scaled = 0;
+    for (const SameWork& w : same) scaled += w.t * (1 + a * w.g) / (1 + a * w.f);
+    const double c = m / scaled;
+    double error = 0;
+    for (const SameWork& w : same) {
+      const double e = w.m - c * w.t * (1 + a * w.g) / (1 + a * w.f);
+      error += e * e;
+    }
+    if (best_error < 0 || error < best_error) best_error = error, best = {c, a};
+  }
+  return best;
+}
+
 // Per work key, the names of the activities doing it: where both traces name the same
 // activities, the work is the same and only its environment differs.
 std::map<WorkKey, std::set<std::string>> names_per_key(const Trace& trace,
@@ -190,16 +267,46 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
   // the other trace's environment compares with this one: a run with one lane has the
   // cores to itself, one with two lanes shares them, and every kernel of it runs slower.
   // The other's times of changed work are scaled by that ratio (time-weighted).
-  double same_mine = 0, same_theirs = 0;
+  // Where the two traces' lanes overlapped that work differently (one lane here, two
+  // there), the overlap's slowdown is fitted too, and each key taken from the other is
+  // scaled from the overlap it had there to the one it has here.
+  const std::map<WorkKey, double> my_overlap = overlap_share(trace, graph, steps, keys);
+  const std::map<WorkKey, double> their_overlap =
+      overlap_share(other, other_graph, other_steps, other_keys);
+  const auto share = [](const std::map<WorkKey, double>& shares, const WorkKey& key) {
+    const auto found = shares.find(key);
+    return found == shares.end() ? 0.0 : found->second;
+  };
+  std::vector<SameWork> same;
   for (const auto& [key, per_step] : mine) {
     const auto found = theirs.find(key);
     if (found == theirs.end() || per_step.busy <= 0 || found->second.busy <= 0) continue;
     if (my_names.at(key) != their_names.at(key)) continue;
-    same_mine += per_step.busy;
-    same_theirs += found->second.busy;
+    same.push_back(
+        {per_step.busy, found->second.busy, share(my_overlap, key), share(their_overlap, key)});
     ++out.keys_same;
   }
-  out.calibration = same_theirs > 0 ? same_mine / same_theirs : 1.0;
+  const EnvironmentFit fit = fit_environment(same);
+  out.calibration = fit.calibration;
+  out.overlap_slowdown = fit.slowdown;
+  // The factor from the other's time of `key` to this trace's, with `here` the overlap
+  // share it has here.
+  const auto environment = [&](const WorkKey& key, double here) {
+    return fit.calibration * (1 + fit.slowdown * here) /
+           (1 + fit.slowdown * share(their_overlap, key));
+  };
+  // A layer's overlap share here, for the other's work this trace does not name.
+  std::map<std::string, std::pair<double, double>> layer_overlap;  // overlapped, busy
+  for (const auto& [key, per_step] : mine) {
+    layer_overlap[key.layer].first += share(my_overlap, key) * per_step.busy;
+    layer_overlap[key.layer].second += per_step.busy;
+  }
+  const auto layer_share = [&](const std::string& layer) {
+    const auto found = layer_overlap.find(layer);
+    return found == layer_overlap.end() || found->second.second <= 0
+               ? 0.0
+               : found->second.first / found->second.second;
+  };
   out.durations = recorded_durations(graph);
   // A key the other trace lacks, in a layer it has, is work it does not do (a padding
   // kernel another algorithm needs no more); work only it does (its own helper
@@ -209,9 +316,9 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
   for (const auto& [key, per_step] : theirs) {
     their_layers[key.layer] = true;
     if (!mine.count(key) && substituted_layer(key.layer))
-      their_only_per_step[key.layer] += per_step.busy + per_step.gaps;
+      their_only_per_step[key.layer] +=
+          (per_step.busy + per_step.gaps) * environment(key, layer_share(key.layer));
   }
-  for (auto& [layer, per_step] : their_only_per_step) per_step *= out.calibration;
   std::map<WorkKey, double> factor;
   for (const auto& [key, per_step] : mine) {
     if (!substituted_layer(key.layer)) continue;
@@ -221,7 +328,8 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
       ++out.keys_replaced;
       // The other's busy time and its gaps, less the gaps this trace keeps between its
       // own activities of the key: the replayed key then takes the other's time.
-      const double theirs_total = (found->second.busy + found->second.gaps) * out.calibration;
+      const double theirs_total =
+          (found->second.busy + found->second.gaps) * environment(key, share(my_overlap, key));
       factor[key] = std::max(0.0, theirs_total - per_step.gaps) / per_step.busy;
     } else if (their_layers.count(key.layer)) {
       ++out.keys_replaced;

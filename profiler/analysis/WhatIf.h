@@ -47,6 +47,9 @@ struct Substitution {
   size_t keys_replaced = 0, keys_missing = 0;  // keys of the trace found, not found, in the other
   size_t keys_same = 0;    // keys both do with the same activities: kept, and calibrating
   double calibration = 1;  // this trace's time of the same work / the other's
+  // The slowdown of work that other lanes' kernels overlapped, per unit of overlap share
+  // (0: not told apart, where both traces overlapped the same work alike).
+  double overlap_slowdown = 0;
   size_t nodes_replaced = 0;
 };
 // Durations of the nodes whose work key the other trace does differently (other activity
@@ -56,6 +59,11 @@ struct Substitution {
 // nodes alike. `calibration` is this trace's time over the other's for the work both do with
 // the same activities (ReLU, pooling, fc...), which keeps this trace's times: it carries
 // the difference of environment (one lane alone on the cores against two sharing them).
+// Where the traces overlap that same work differently (a one-lane run and a two-lane run
+// whose lanes ran side by side), calibration is fitted with the slowdown of overlapped
+// work: this trace's time of a key = calibration x the other's x (1 + slowdown x its
+// overlapped share here) / (1 + slowdown x its share there), the shares being the part of
+// the key's time that kernels of other lanes of its device ran beside it.
 // A key the other lacks in a layer it has is work it does not do (0); work only the
 // other does is spread over the layer's nodes. With `layers` (globs), only the layers
 // whose name matches one of them take the other's times (a per-layer mix of two runs);

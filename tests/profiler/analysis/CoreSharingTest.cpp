@@ -3,6 +3,7 @@
 // the critical path make of them.
 #include <gtest/gtest.h>
 
+#include "profiler/LaneCpus.h"
 #include "profiler/analysis/CoreSharing.h"
 #include "profiler/analysis/Replay.h"
 #include "profiler/analysis/StepAnalysis.h"
@@ -82,6 +83,40 @@ TEST(CoreSharingTest, LanesThatNeverOverlapSharedOneCore) {
   EXPECT_FALSE(shared_one_core(two.graph, two.steps[0].nodes));  // 90 of 200 at once
   EXPECT_EQ(two.one_core_steps, 0u);
   EXPECT_EQ(analyze(t, CoreWaits::none).graph.core_edges, 0u);
+}
+
+// The one-core trace's pattern from a run that recorded its lanes' CPUs (cpu_binding).
+Trace one_core_bound(const std::string& lane_cpus) {
+  Trace t = one_core();
+  t.metadata.extra.emplace(kLaneCpusKey, lane_cpus);
+  return t;
+}
+
+TEST(CoreSharingTest, LanesBoundToCpusOfTheirOwnGetNoCoreEdge) {
+  // A CPU each: C's late start was not B's core, so the replay keeps C at its own latency
+  // after A.
+  const Trace t = one_core_bound("0;1");
+  const TraceAnalysis a = analyze(t);
+  EXPECT_EQ(a.graph.core_edges, 0u);
+  EXPECT_EQ(a.one_core_steps, 0u);
+  EXPECT_EQ(a.bound_apart_steps, 1u);
+  std::vector<int64_t> durations = recorded_durations(a.graph);
+  durations[node_named(t, a.graph, "B")] = 140;  // B grows by 100, off the path
+  EXPECT_EQ(predict(t, a, durations).predicted.median_step_ns, 310);
+  // Lanes bound to one shared CPU, or one lane unknown, may still have waited for it.
+  EXPECT_EQ(analyze(one_core_bound("0;0")).graph.core_edges, 1u);
+  EXPECT_EQ(analyze(one_core_bound("0")).graph.core_edges, 1u);
+}
+
+TEST(CoreSharingTest, LaneCpusTextRoundTrips) {
+  const std::vector<std::vector<int>> lanes = {{0, 2}, {1}, {3, 5, 7}};
+  const std::string text = lane_cpus_to_text(lanes);
+  EXPECT_EQ(text, "0,2;1;3,5,7");
+  const std::map<int, std::vector<int>> back = lane_cpus_from_text(text);
+  ASSERT_EQ(back.size(), 3u);
+  for (int lane = 0; lane < 3; ++lane) EXPECT_EQ(back.at(lane), lanes[static_cast<size_t>(lane)]);
+  for (const char* bad : {"", "0;", "0,,1", "a", "0;-1", "1 2"})
+    EXPECT_TRUE(lane_cpus_from_text(bad).empty()) << bad;
 }
 
 TEST(CoreSharingTest, OneCoreReplayDelaysTheOtherLaneByTheGrowth) {

@@ -350,6 +350,45 @@ TEST(WhatIfTest, SubstitutionKeepsTheSameWorkAndScalesTheOthersTimesToThisEnviro
   EXPECT_EQ(s.durations, (std::vector<int64_t>{6, 10}));
 }
 
+TEST(WhatIfTest, SubstitutionScalesTheOthersTimesByTheOverlapEachKeyHadThereAndHasHere) {
+  // Mine runs one lane: conv1 direct.fwd 8, relu1 relu.fwd 10, pool1 pool.fwd 10. Theirs
+  // runs a second lane whose kernels overlap its gemm.fwd (6) and pool.fwd (15) fully but
+  // not its relu.fwd (10). The same work says: alone, the same time (relu 10 : 10);
+  // overlapped all along, x1.5 (pool 15 : 10). So calibration 1, slowdown 0.5, and
+  // gemm.fwd, overlapped there and alone here, takes 6 / 1.5 = 4. One flat ratio of the
+  // same work (20 : 25) would give 6 x 0.8 = 4.8.
+  const auto layer = [](const char* name, int lane, int64_t start, int64_t end) {
+    Range r;
+    r.name = name, r.category = RangeCategory::layer, r.lane = lane, r.start_ns = start,
+    r.end_ns = end;
+    return r;
+  };
+  Range step;
+  step.name = "train_step", step.category = RangeCategory::iteration, step.start_ns = 0,
+  step.end_ns = 40;
+  Trace mine;
+  mine.activities = {activity("direct.fwd", 0, 0, 8), activity("relu.fwd", 0, 10, 20),
+                     activity("pool.fwd", 0, 20, 30)};
+  mine.ranges = {step, layer("conv1", 0, 0, 9), layer("relu1", 0, 10, 20),
+                 layer("pool1", 0, 20, 30)};
+  sort_by_start(mine);
+  Trace theirs;
+  theirs.activities = {activity("gemm.fwd", 0, 0, 6), activity("side.k", 1, 0, 6),
+                       activity("relu.fwd", 0, 10, 20), activity("pool.fwd", 0, 20, 35),
+                       activity("side.k", 1, 20, 35)};
+  theirs.ranges = {step, layer("conv1", 0, 0, 9), layer("relu1", 0, 10, 20),
+                   layer("pool1", 0, 20, 35), layer("side", 1, 0, 36)};
+  theirs.flows = {Flow{FlowKind::event, {0, 0, 6}, {0, 1, 20}}};
+  sort_by_start(theirs);
+  const DependencyGraph g = build_dependency_graph(mine), og = build_dependency_graph(theirs);
+  const Substitution s =
+      substituted_durations(mine, g, find_steps(mine, g), theirs, og, find_steps(theirs, og));
+  EXPECT_EQ(s.keys_same, 2u);
+  EXPECT_NEAR(s.calibration, 1.0, 1e-12);
+  EXPECT_NEAR(s.overlap_slowdown, 0.5, 1e-12);
+  EXPECT_EQ(s.durations, (std::vector<int64_t>{4, 10, 10}));
+}
+
 TEST(WhatIfTest, SubstitutionOfSomeLayersMixesTwoRuns) {
   // Two conv layers, both direct here and gemm there: with layers {"conv2"} only conv2
   // takes the other's time (3 for 8); conv1 keeps its 7. relu1, the same in both (4
