@@ -6,16 +6,22 @@
 // of the median step time is within +-delta/2 (default delta 0.02: +-1%) or a cap.
 // With --config-files, the configs in those files (tunescope.config/1, e.g. the tunes'
 // picks) join the space, once each. Prints one tab-separated line per config: label,
-// median ex/s, the interval's ends, rounds.
+// median ex/s, the interval's ends, rounds, then batch / the mean step time (what a
+// training run pays: an epoch is the sum of its steps; over the same rounds for every
+// config, so the ratio of two is paired) and batch / the geometric mean step time (what
+// the tune's rounds rank by: exp(mean log step time)).
 //
 //   bench_tuning_truth --model lenet5 --batch 128 --layouts nchw,nhwc
 //                      --algorithms direct,gemm --threads 1,2 [--layers conv1,conv2] [--delta 0.02]
 //                      [--max-rounds 400] [--max-seconds 60] [--config-files a.json,b.json]
-//                      [--settle-steps 1]
+//                      [--settle-steps 1] [--dump-rounds rounds.tsv]
 // --settle-steps: untimed steps that start each config's turn (MeasureOptions::
 // settle_steps; 0 times the first step after another config's turn, to measure what
 // settling changes).
+// --dump-rounds: every round's step time per config (seconds; a header of the labels,
+// then one line per round), to study how the rounds drift and which statistic ranks them.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -34,13 +40,32 @@ using namespace tunescope;
 
 using bench::split;
 
+// Round r's step time of every config on line r + 2, the configs' labels on line 1.
+void write_rounds(const std::string& path, const std::vector<tuner::TrialResult>& results) {
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  if (!out) fail(ErrorKind::input, "--dump-rounds: cannot write ", path);
+  size_t rounds = 0;
+  for (size_t k = 0; k < results.size(); ++k) {
+    std::fprintf(out, "%s%s", k ? "\t" : "", results[k].config.label().c_str());
+    rounds = std::max(rounds, results[k].step_seconds.size());
+  }
+  std::fprintf(out, "\n");
+  for (size_t r = 0; r < rounds; ++r)
+    for (size_t k = 0; k < results.size(); ++k) {
+      const std::vector<double>& s = results[k].step_seconds;
+      std::fprintf(out, "%s%.6f%s", k ? "\t" : "", r < s.size() ? s[r] : 0.0,
+                   k + 1 == results.size() ? "\n" : "");
+    }
+  if (std::fclose(out) != 0) fail(ErrorKind::input, "--dump-rounds: cannot write ", path);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bench::SpaceBenchOptions o;
   o.algorithms = "direct,gemm";
   o.threads = "1";
-  std::string layers, config_files;
+  std::string layers, config_files, dump_rounds;
   int64_t max_rounds = 400;
   int64_t settle_steps = tuner::MeasureOptions{}.settle_steps;
   try {
@@ -55,6 +80,8 @@ int main(int argc, char** argv) {
         config_files = value;
       else if (key == "--settle-steps")
         settle_steps = std::stoll(value);
+      else if (key == "--dump-rounds")
+        dump_rounds = value;
       else
         fail(ErrorKind::usage, "unknown option ", key);
     }
@@ -121,11 +148,22 @@ int main(int argc, char** argv) {
             if (tuner::estimate_quantile(series).relative_half_width() > delta / 2) return false;
           return true;
         });
-    for (const tuner::TrialResult& r : results) {
+    for (const tuner::TrialResult& r : results)
       if (r.status != tuner::TrialStatus::ok)
         fail(ErrorKind::runtime, r.config.label(), ": ", r.reason);
-      std::printf("%s\t%.2f\t%.2f\t%.2f\t%lld\n", r.config.label().c_str(), r.figures.median_eps,
-                  r.figures.eps_low, r.figures.eps_high, static_cast<long long>(r.figures.steps));
+    if (!dump_rounds.empty()) write_rounds(dump_rounds, results);
+    for (const tuner::TrialResult& r : results) {
+      double sum = 0, logs = 0;
+      for (double t : r.step_seconds) {
+        sum += t;
+        logs += std::log(t);
+      }
+      const auto n = static_cast<double>(r.step_seconds.size());
+      const auto batch = static_cast<double>(base.batch);
+      std::printf("%s\t%.2f\t%.2f\t%.2f\t%lld\t%.2f\t%.2f\n", r.config.label().c_str(),
+                  r.figures.median_eps, r.figures.eps_low, r.figures.eps_high,
+                  static_cast<long long>(r.figures.steps), batch * n / sum,
+                  batch / std::exp(logs / n));
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_tuning_truth: %s\n", e.what());

@@ -180,16 +180,20 @@ std::vector<std::vector<double>> pooled_rounds(
 
 namespace {
 
-// The member still racing with the lowest median round time.
-size_t lowest_median(const std::vector<std::vector<double>>& round_seconds,
-                     const std::vector<size_t>& racing) {
+// The member still racing with the lowest mean log round time: over the same rounds,
+// every other member's mean paired log ratio against it is then >= 0.
+size_t lowest_mean(const std::vector<std::vector<double>>& round_seconds,
+                   const std::vector<size_t>& racing) {
   size_t fastest = racing.front();
-  double fastest_median = INFINITY;
-  for (size_t i : racing)
-    if (const double m = estimate_quantile(round_seconds[i], 0.5).estimate; m < fastest_median) {
-      fastest_median = m;
+  double fastest_mean = INFINITY;
+  for (size_t i : racing) {
+    double sum = 0;
+    for (double t : round_seconds[i]) sum += std::log(t);
+    if (const double m = sum / static_cast<double>(round_seconds[i].size()); m < fastest_mean) {
+      fastest_mean = m;
       fastest = i;
     }
+  }
   return fastest;
 }
 
@@ -199,16 +203,15 @@ std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_sec
                                double alpha) {
   const std::vector<size_t> racing = racing_members(round_seconds);
   if (racing.size() < 2) return {};
-  const size_t fastest = lowest_median(round_seconds, racing);
+  const size_t fastest = lowest_mean(round_seconds, racing);
   const double level = alpha / static_cast<double>(racing.size() - 1);
   std::vector<size_t> drops;
   for (size_t j : racing) {
     if (j == fastest) continue;
-    // One-sided: the question is only whether j is slower (2^-n for n slower rounds, so
-    // a clear loser of five members leaves after 7 rounds, not 8).
-    const SignTest test = sign_test(paired_log_ratios(round_seconds, j, fastest));
-    if (test.p_greater < level && std::exp(test.median.estimate) > 1 + delta / 2)
-      drops.push_back(j);
+    // One-sided: the question is only whether j is slower (2^-n for n clearly slower
+    // rounds, so a clear loser of five members leaves after 7 rounds, not 8).
+    const SignFlipTest test = sign_flip_test(paired_log_ratios(round_seconds, j, fastest));
+    if (test.p_greater < level && std::exp(test.mean) > 1 + delta / 2) drops.push_back(j);
   }
   return drops;
 }
@@ -221,15 +224,14 @@ std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
          round_seconds.size(), " round series");
   const std::vector<size_t> racing = racing_members(round_seconds);
   if (racing.size() < 2) return {};
-  const size_t fastest = lowest_median(round_seconds, racing);
+  const size_t fastest = lowest_mean(round_seconds, racing);
   const double confidence = 1 - alpha / static_cast<double>(racing.size() - 1);
   std::vector<size_t> drops;
   for (size_t j : racing) {
     if (j == fastest || simpler(configs[j], configs[fastest])) continue;
-    const SignTest simultaneous =
-        sign_test(paired_log_ratios(round_seconds, j, fastest), confidence);
-    if (simultaneous.median.estimate >= 0 && simultaneous.median.bounded() &&
-        1 - std::exp(simultaneous.median.low) < delta)
+    const SignFlipTest simultaneous =
+        sign_flip_test(paired_log_ratios(round_seconds, j, fastest), confidence);
+    if (simultaneous.mean >= 0 && simultaneous.bounded() && 1 - std::exp(simultaneous.low) < delta)
       drops.push_back(j);
   }
   return drops;
@@ -246,30 +248,12 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
     if (series.size() != rounds)
       fail(ErrorKind::runtime, "rounds_verdict: round series of different lengths");
   RoundsVerdict verdict;
-  std::vector<double> median;
-  for (const auto& series : round_seconds)
-    median.push_back(estimate_quantile(series, 0.5).estimate);
-  verdict.fastest =
-      static_cast<size_t>(std::min_element(median.begin(), median.end()) - median.begin());
-  // The medians of the series can disagree with the paired rounds when the machine's
-  // state shifts between rounds: a member that the paired test finds faster than the
-  // lowest median, with significance, takes its place (so the verdict never reads "X is
-  // faster, p < alpha: the fastest wins" with X losing).
-  for (size_t pass = 0; pass < configs.size(); ++pass) {
-    size_t better = verdict.fastest;
-    double best_ratio = 1;
-    for (size_t j = 0; j < configs.size(); ++j) {
-      if (j == verdict.fastest) continue;
-      const SignTest test = sign_test(paired_log_ratios(round_seconds, j, verdict.fastest));
-      if (const double ratio = std::exp(test.median.estimate);
-          test.p_value < alpha && ratio < best_ratio) {
-        best_ratio = ratio;
-        better = j;
-      }
-    }
-    if (better == verdict.fastest) break;
-    verdict.fastest = better;
-  }
+  std::vector<size_t> all(configs.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  // The lowest mean log round time: no member's mean paired ratio against it is below 1,
+  // so the verdict never reads "X is faster, p < alpha: the fastest wins" with X losing
+  // (the median of each series could disagree with the pairing so).
+  verdict.fastest = lowest_mean(round_seconds, all);
   verdict.winner = verdict.fastest;
   verdict.settled = true;
   const std::string& fastest = configs[verdict.fastest].label();
@@ -280,11 +264,11 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
     PairedComparison c;
     c.other = j;
     const std::vector<double> log_ratios = paired_log_ratios(round_seconds, j, verdict.fastest);
-    c.test = sign_test(log_ratios);
-    c.ratio = std::exp(c.test.median.estimate);
-    if (c.test.median.bounded()) {
-      c.ratio_low = std::exp(c.test.median.low);
-      c.ratio_high = std::exp(c.test.median.high);
+    c.test = sign_flip_test(log_ratios);
+    c.ratio = std::exp(c.test.mean);
+    if (c.test.bounded()) {
+      c.ratio_low = std::exp(c.test.low);
+      c.ratio_high = std::exp(c.test.high);
     }
     c.significant = c.test.p_value < alpha;
     const bool bounded = c.ratio_high > 0;
@@ -292,9 +276,8 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                             : std::abs(c.ratio - 1) < delta;
     // "Picking the fastest costs at most delta" must hold against every member at once:
     // each comparison's interval at 1 - alpha / (members - 1) (Bonferroni).
-    const SignTest simultaneous = sign_test(log_ratios, 1 - alpha / comparisons);
-    c.settled = c.significant ||
-                (simultaneous.median.bounded() && 1 - std::exp(simultaneous.median.low) < delta);
+    const SignFlipTest simultaneous = sign_flip_test(log_ratios, 1 - alpha / comparisons);
+    c.settled = c.significant || (simultaneous.bounded() && 1 - std::exp(simultaneous.low) < delta);
     verdict.settled = verdict.settled && c.settled;
     if (c.tie() && simpler(configs[j], configs[verdict.winner])) verdict.winner = j;
     findings += cat("; ", configs[j].label(), " is ", percent(std::abs(c.ratio - 1)),
@@ -306,8 +289,9 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                     c.tie() ? cat(", below delta ", percent(delta), ": a tie") : std::string());
     verdict.comparisons.push_back(c);
   }
-  const std::string test = cat("exact sign test on paired log step-time ratios over ", rounds,
-                               " interleaved rounds, against the fastest, ", fastest, findings);
+  const std::string test =
+      cat("sign-flip test of the mean paired log step-time ratio over ", rounds,
+          " interleaved rounds, against the fastest, ", fastest, findings);
   if (verdict.winner == verdict.fastest)
     verdict.decision = cat(test, ": the fastest wins");
   else

@@ -1,4 +1,4 @@
-// Order-statistic intervals, the stopping rule, racing and the sign test.
+// Order-statistic intervals, the stopping rule, racing and the sign-flip test.
 #include "core/tuner/StepStatistics.h"
 
 #include <algorithm>
@@ -125,22 +125,72 @@ bool slower_with_confidence(const QuantileEstimate& candidate, const QuantileEst
   return candidate.low > leader.high * (1 + delta / 2);
 }
 
-SignTest sign_test(const std::vector<double>& differences, double confidence) {
-  SignTest test;
+namespace {
+
+// P(Z >= z) for a standard normal Z.
+double normal_upper_tail(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
+
+// The z with P(Z >= z) = tail, 0 < tail < 1 (bisection: called a few times per look).
+double normal_upper_quantile(double tail) {
+  double low = -40, high = 40;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (low + high) / 2;
+    (normal_upper_tail(mid) > tail ? low : high) = mid;
+  }
+  return (low + high) / 2;
+}
+
+}  // namespace
+
+SignFlipTest sign_flip_test(const std::vector<double>& differences, double confidence) {
+  SignFlipTest test;
+  test.n = differences.size();
+  if (test.n == 0) return test;
+  double sum = 0, squares = 0, magnitude = 0;
   for (double d : differences) {
-    if (d == 0) continue;
-    ++test.n;
+    sum += d;
+    squares += d * d;
+    magnitude += std::abs(d);
     if (d > 0) ++test.positive;
   }
-  const size_t fewer = std::min(test.positive, test.n - test.positive);
-  test.p_value = test.n == 0 ? 1.0
-                             : std::min(1.0, 2 * binomial_cdf(static_cast<long>(fewer),
-                                                              static_cast<long>(test.n), 0.5));
-  // P(B >= k) = P(B <= n - k) for p = 1/2: no cancellation in 1 - P(B < k).
-  test.p_greater = test.n == 0 ? 1.0
-                               : binomial_cdf(static_cast<long>(test.n - test.positive),
-                                              static_cast<long>(test.n), 0.5);
-  test.median = estimate_quantile(differences, 0.5, confidence);
+  const auto n = static_cast<double>(test.n);
+  test.mean = sum / n;
+  if (test.n <= kExactSignFlipRounds) {
+    // Every sign flip; ties within rounding of the observed sum count as extreme.
+    const double slack = 1e-12 * magnitude;
+    const size_t flips = size_t{1} << test.n;
+    size_t greater = 0, extreme = 0;
+    for (size_t mask = 0; mask < flips; ++mask) {
+      double flipped = 0;
+      for (size_t i = 0; i < test.n; ++i)
+        flipped += (mask >> i & 1) ? -differences[i] : differences[i];
+      if (flipped >= sum - slack) ++greater;
+      if (std::abs(flipped) >= std::abs(sum) - slack) ++extreme;
+    }
+    test.p_greater = static_cast<double>(greater) / static_cast<double>(flips);
+    test.p_value = static_cast<double>(extreme) / static_cast<double>(flips);
+  } else if (squares > 0) {
+    const double z = sum / std::sqrt(squares);
+    test.p_greater = normal_upper_tail(z);
+    test.p_value = std::min(1.0, 2 * normal_upper_tail(std::abs(z)));
+  } else {
+    test.p_greater = test.p_value = 1;  // all zero
+  }
+  if (confidence > 0 && confidence < 1) {
+    // Bounded only where the exact test could reject a mean at all (2^-n <= the tail: from
+    // 6 rounds at 95%), so that n rounds that all agree are no interval of their point.
+    const double tail = (1 - confidence) / 2;
+    const double z = normal_upper_quantile(tail);
+    if (n > z * z &&
+        std::ldexp(1.0, -static_cast<int>(std::min<size_t>(test.n, 1000))) <= tail + kTailSlack) {
+      double deviations = 0;
+      for (double d : differences) deviations += (d - test.mean) * (d - test.mean);
+      const double half = z * std::sqrt(deviations / (n * (n - z * z)));
+      test.low = test.mean - half;
+      test.high = test.mean + half;
+      test.has_interval = true;
+    }
+  }
   return test;
 }
 

@@ -1,7 +1,7 @@
 // The statistics of the tuner's timing (docs/TUNER-MEASUREMENT.md): a quantile of the
 // step times with its distribution-free confidence interval (order statistics), the
-// rule that stops timing a candidate once that interval is narrow enough, and the exact
-// sign test on paired rounds that settles the final choice. Pure functions of numbers,
+// rule that stops timing a candidate once that interval is narrow enough, and the
+// sign-flip test on paired rounds that settles the final choice. Pure functions of numbers,
 // so the rules are tested on synthetic sequences.
 #pragma once
 
@@ -85,16 +85,30 @@ std::optional<StopRule> should_stop(const std::vector<double>& step_seconds,
 bool slower_with_confidence(const QuantileEstimate& candidate, const QuantileEstimate& leader,
                             double delta);
 
-// The exact two-sided sign test of paired differences against a zero median (zeros
-// dropped), with the median difference and its order-statistic interval.
-struct SignTest {
-  size_t n = 0;             // nonzero differences
-  size_t positive = 0;      // of them, > 0
-  double p_value = 1;       // min(1, 2 P(B <= min(positive, n - positive))), B ~ Bin(n, 1/2)
-  double p_greater = 1;     // one-sided, against a median <= 0: P(B >= positive)
-  QuantileEstimate median;  // of all differences, zeros included
+// The sign-flip (Fisher-Pitman) permutation test of paired differences against a zero
+// mean, with the mean difference and its interval. Under the null hypothesis the two
+// members of a pair are exchangeable, so each difference is as likely with either sign:
+// p is the share of the 2^n sign flips whose sum is at least as extreme as the observed
+// one, enumerated exactly up to kExactSignFlipRounds differences and by the normal
+// approximation of that distribution (mean 0, variance the sum of squares) beyond. The
+// interval inverts the approximated test: mean +- z sqrt(SS / (n (n - z^2))), SS the
+// squared deviations from the mean; bounded once n > z^2 and 2^-n <= (1 - confidence)
+// / 2 (the exact test can reject: 6 rounds at 95%). It tests the MEAN, which is
+// what training pays (an epoch is the sum of its steps), where a test of the median
+// counts only how often one member is faster, not by how much.
+inline constexpr size_t kExactSignFlipRounds = 16;
+struct SignFlipTest {
+  size_t n = 0;         // differences
+  size_t positive = 0;  // of them, > 0
+  double mean = 0;      // of the differences
+  double low = 0, high = 0;
+  bool has_interval = false;
+  bool bounded() const { return has_interval; }
+  double p_value = 1;    // two-sided: P(|S*| >= |S|), S the sum, S* a sign-flipped sum
+  double p_greater = 1;  // one-sided, against a mean <= 0: P(S* >= S)
 };
-SignTest sign_test(const std::vector<double>& differences, double confidence = kConfidence);
+SignFlipTest sign_flip_test(const std::vector<double>& differences,
+                            double confidence = kConfidence);
 
 // Mean of the sample without the lowest and highest `trim` share (0.2: the middle 60%).
 double trimmed_mean(std::vector<double> sample, double trim);

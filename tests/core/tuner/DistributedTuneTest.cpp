@@ -133,7 +133,7 @@ class FakePartners final : public RoundsPartners {
 
 // The count in the verdict: "... over N interleaved rounds, ...".
 int64_t verdict_rounds(const std::string& decision) {
-  const std::string over = "paired log step-time ratios over ";
+  const std::string over = "paired log step-time ratio over ";
   const size_t at = decision.find(over);
   return at == std::string::npos ? -1 : std::stoll(decision.substr(at + over.size()));
 }
@@ -157,7 +157,7 @@ TEST(DistributedTune, FinalRoundsPoolThePartnersRoundsOnceSentAndRaceOnAloneBefo
     // Pooled from the first look that found them: 3 more rounds; never found: its own.
     EXPECT_EQ(verdict_rounds(report.decision), late < 0 ? own : own + 3) << report.decision;
     if (late < 0) {
-      EXPECT_GE(own, 6) << "alone, the sign test needs 6 rounds of its own";
+      EXPECT_GE(own, 6) << "alone, the paired test needs 6 rounds of its own";
     }
     if (late == 0) {
       EXPECT_EQ(partners.looks_, 1) << "asked until it has them, then never again";

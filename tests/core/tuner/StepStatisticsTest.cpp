@@ -1,5 +1,5 @@
 // The statistics of adaptive timing on synthetic step times: binomial tails, the
-// order-statistic interval, the stopping rule, racing and the exact sign test. The
+// order-statistic interval, the stopping rule, racing and the sign-flip test. The
 // expected values were computed by hand with exact binomial sums (Python's math.comb;
 // scipy is not installed here); the n = 20 and n = 100 median intervals match the
 // published tables of distribution-free confidence intervals for the median.
@@ -122,24 +122,66 @@ TEST(StepStatistics, RacingNeedsTheWholeIntervalAboveTheLeadersByHalfDelta) {
   EXPECT_FALSE(slower_with_confidence({10, 1.1, 1.04, 1.2, true}, QuantileEstimate{}, 0.02));
 }
 
-TEST(StepStatistics, SignTestPValuesMatchExactBinomialSums) {
+TEST(StepStatistics, SignFlipTestOfEqualMagnitudesIsTheExactSignTest) {
+  // Differences of one size: the sign flips' sums are the sign test's counts, so p is the
+  // exact binomial sum.
   std::vector<double> nine_of_ten{1, 1, 1, 1, 1, 1, 1, 1, 1, -1};
-  SignTest t = sign_test(nine_of_ten);
+  SignFlipTest t = sign_flip_test(nine_of_ten);
   EXPECT_EQ(t.n, 10u);
   EXPECT_EQ(t.positive, 9u);
+  EXPECT_NEAR(t.mean, 0.8, 1e-15);
   EXPECT_NEAR(t.p_value, 2.0 * 11 / 1024, 1e-15);  // 0.021484375
-  t = sign_test({1, 1, 1, 1, 1, 1, 1, 1, -1, -1});
+  EXPECT_NEAR(t.p_greater, 11.0 / 1024, 1e-15);
+  t = sign_flip_test({1, 1, 1, 1, 1, 1, 1, 1, -1, -1});
   EXPECT_NEAR(t.p_value, 2.0 * 56 / 1024, 1e-15);  // 0.109375
-  t = sign_test({-1, -1, -1, -1, -1});
+  t = sign_flip_test({-1, -1, -1, -1, -1});
   EXPECT_NEAR(t.p_value, 0.0625, 1e-15);  // five rounds can never reach 0.05
-  std::vector<double> eleven_nine(11, 0.01);
-  eleven_nine.insert(eleven_nine.end(), 9, -0.01);
-  EXPECT_NEAR(sign_test(eleven_nine).p_value, 0.8238029479980469, 1e-12);
-  // Zero differences carry no sign: dropped from the test.
-  t = sign_test({0, 0, 1, 1, 1, 1, 1, 1});
-  EXPECT_EQ(t.n, 6u);
+  EXPECT_NEAR(t.p_greater, 1, 1e-15);
+  // Zero differences flip to themselves: they change no sum.
+  t = sign_flip_test({0, 0, 1, 1, 1, 1, 1, 1});
+  EXPECT_EQ(t.n, 8u);
   EXPECT_NEAR(t.p_value, 2.0 / 64, 1e-15);
-  EXPECT_EQ(sign_test({0, 0}).p_value, 1);
+  EXPECT_EQ(sign_flip_test({0, 0}).p_value, 1);
+}
+
+TEST(StepStatistics, SignFlipTestWeighsHowMuchNotOnlyHowOften) {
+  // Faster by 1 in 7 rounds, slower by 10 in 3: the sign test sees a member faster in
+  // most rounds; the mean is +2.3. Of the 1024 sign flips, 128 sum to >= 23 and 256 to
+  // |sum| >= 23 (enumerated by hand in Python).
+  std::vector<double> rounds(7, -1.0);
+  rounds.insert(rounds.end(), 3, 10.0);
+  const SignFlipTest t = sign_flip_test(rounds);
+  EXPECT_NEAR(t.mean, 2.3, 1e-12);
+  EXPECT_EQ(t.positive, 3u);
+  EXPECT_NEAR(t.p_greater, 128.0 / 1024, 1e-15);
+  EXPECT_NEAR(t.p_value, 256.0 / 1024, 1e-15);
+}
+
+TEST(StepStatistics, SignFlipTestBeyondTheExactRoundsUsesTheNormalApproximation) {
+  // 20 equal differences: z = 20 / sqrt(20), P(Z >= 4.472) = 3.8721e-06 (Python's
+  // math.erfc).
+  const SignFlipTest t = sign_flip_test(std::vector<double>(20, 0.5));
+  EXPECT_GT(t.n, kExactSignFlipRounds);
+  EXPECT_NEAR(t.p_greater, 3.872108215522048e-06, 1e-12);
+  EXPECT_NEAR(t.p_value, 2 * 3.872108215522048e-06, 1e-12);
+}
+
+TEST(StepStatistics, SignFlipIntervalInvertsTheApproximatedTest) {
+  // 1..10: mean 5.5, squared deviations 82.5, z = 1.959964: 5.5 +- z sqrt(82.5 / (10 (10 -
+  // z^2))) = [3.2315, 7.7685] (by hand in Python).
+  std::vector<double> d;
+  for (int i = 1; i <= 10; ++i) d.push_back(i);
+  const SignFlipTest t = sign_flip_test(d);
+  ASSERT_TRUE(t.bounded());
+  EXPECT_NEAR(t.low, 3.231513806249559, 1e-6);
+  EXPECT_NEAR(t.high, 7.768486193750441, 1e-6);
+  // Rounds that all agree: the interval is the point.
+  const SignFlipTest same = sign_flip_test(std::vector<double>(8, 0.1));
+  ASSERT_TRUE(same.bounded());
+  EXPECT_NEAR(same.low, 0.1, 1e-15);
+  EXPECT_NEAR(same.high, 0.1, 1e-15);
+  // No interval while n <= z^2 (3.84 at 95%).
+  EXPECT_FALSE(sign_flip_test({1, 2, 3}).bounded());
 }
 
 TEST(StepStatistics, StopRuleNamesRoundTrip) {

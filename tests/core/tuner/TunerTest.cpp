@@ -256,7 +256,7 @@ TEST(Tuner, ARacedOutCandidateIsRecordedOkAndNeverWins) {
 
 // The winner comes from interleaved rounds among the leaders and the decision names the
 // test, the effect and p; the leaders' figures are the rounds', in the ranking first.
-TEST(Tuner, LeadersAreSettledInInterleavedRoundsByTheSignTest) {
+TEST(Tuner, LeadersAreSettledInInterleavedRoundsByTheSignFlipTest) {
   TuneOptions o = tiny_tune({"direct", "gemm"});
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW, Layout::NHWC});
   const TuneReport report = Tuner(o).run();
@@ -280,7 +280,8 @@ TEST(Tuner, LeadersAreSettledInInterleavedRoundsByTheSignTest) {
   for (size_t r = 0; r < settled; ++r)
     EXPECT_TRUE(report.trials[report.ranking[r]].remeasured) << r;
   EXPECT_TRUE(report.winner().remeasured);
-  EXPECT_NE(report.decision.find("exact sign test"), std::string::npos) << report.decision;
+  EXPECT_NE(report.decision.find("sign-flip test of the mean"), std::string::npos)
+      << report.decision;
   EXPECT_NE(report.decision.find("p = "), std::string::npos) << report.decision;
 }
 
