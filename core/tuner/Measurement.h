@@ -50,8 +50,8 @@ struct MeasureOptions {
   // "Settle steps"); training never runs such a step twice in a row.
   int64_t settle_steps = 1;
   // A member stops settling once the rounds show its first step of a turn costs no more
-  // than delta/2 over the next (cold_start_negligible, TurnSettling.h): on long steps
-  // the cold start is lost in the step, and settling doubles the rounds' steps. False:
+  // than delta/2 over the next (cold_start_negligible, TurnSettling.h): settling doubles
+  // the rounds' steps, and where the cold start is lost in the step it buys nothing. False:
   // every turn settles (the ground truth of bench_tuning_truth, and to measure it).
   bool settle_until_negligible = true;
   // Ranks racing the same leaders in interleaved rounds at once (a distributed tune's
