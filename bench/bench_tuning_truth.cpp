@@ -14,12 +14,16 @@
 //   bench_tuning_truth --model lenet5 --batch 128 --layouts nchw,nhwc
 //                      --algorithms direct,gemm --threads 1,2 [--layers conv1,conv2] [--delta 0.02]
 //                      [--max-rounds 400] [--max-seconds 60] [--config-files a.json,b.json]
-//                      [--settle-steps 1] [--dump-rounds rounds.tsv]
+//                      [--settle-steps 1] [--dump-rounds rounds.tsv] [--cold-start]
 // --settle-steps: untimed steps that start each config's turn (MeasureOptions::
 // settle_steps; 0 times the first step after another config's turn, to measure what
-// settling changes).
+// settling changes). Every turn settles here: the truth never stops settling
+// (MeasureOptions::settle_until_negligible off).
 // --dump-rounds: every round's step time per config (seconds; a header of the labels,
 // then one line per round), to study how the rounds drift and which statistic ranks them.
+// --cold-start: two more columns after the mean and geometric mean, the median ratio of
+// each turn's first (settle) step to its timed step and that median's 95% interval
+// ("low,high"; TurnSettling.h), what the tuner's rounds weigh to stop settling.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -33,6 +37,7 @@
 #include "core/tuner/Measurement.h"
 #include "core/tuner/StepStatistics.h"
 #include "core/tuner/TrialRunner.h"
+#include "core/tuner/TurnSettling.h"
 
 namespace {
 
@@ -68,9 +73,17 @@ int main(int argc, char** argv) {
   std::string layers, config_files, dump_rounds;
   int64_t max_rounds = 400;
   int64_t settle_steps = tuner::MeasureOptions{}.settle_steps;
+  bool cold_start = false;
   try {
-    for (int i = 1; i + 1 < argc; i += 2) {
-      const std::string key = argv[i], value = argv[i + 1];
+    for (int i = 1; i < argc; i += 2) {
+      const std::string key = argv[i];
+      if (key == "--cold-start") {
+        cold_start = true;
+        --i;  // a flag: no value
+        continue;
+      }
+      if (i + 1 >= argc) fail(ErrorKind::usage, key, " needs a value");
+      const std::string value = argv[i + 1];
       if (o.take(key, value)) continue;
       if (key == "--layers")
         layers = value;
@@ -140,6 +153,7 @@ int main(int argc, char** argv) {
     measure.max_timing_seconds = max_seconds;
     measure.delta = delta;
     measure.settle_steps = settle_steps;
+    measure.settle_until_negligible = false;
     const tuner::NumericsSample reference = tuner::reference_numerics(base, measure);
     const std::vector<const tuner::NumericsSample*> references(configs.size(), &reference);
     const auto results = tuner::measure_interleaved(
@@ -160,10 +174,16 @@ int main(int argc, char** argv) {
       }
       const auto n = static_cast<double>(r.step_seconds.size());
       const auto batch = static_cast<double>(base.batch);
-      std::printf("%s\t%.2f\t%.2f\t%.2f\t%lld\t%.2f\t%.2f\n", r.config.label().c_str(),
+      std::printf("%s\t%.2f\t%.2f\t%.2f\t%lld\t%.2f\t%.2f", r.config.label().c_str(),
                   r.figures.median_eps, r.figures.eps_low, r.figures.eps_high,
                   static_cast<long long>(r.figures.steps), batch * n / sum,
                   batch / std::exp(logs / n));
+      if (cold_start) {
+        const tuner::QuantileEstimate ratio =
+            tuner::cold_start_ratio(r.turn_first_seconds, r.step_seconds);
+        std::printf("\t%.4f\t%.4f,%.4f", ratio.estimate, ratio.low, ratio.high);
+      }
+      std::printf("\n");
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_tuning_truth: %s\n", e.what());

@@ -16,7 +16,12 @@
 # the `done` event's measurement_seconds / measurement_cpu_seconds) relative to
 # exhaustive's, the mean tune wall time and whole-process CPU time relative to
 # exhaustive's over uniform configs and, when run, to exhaustive-mixes' (the full space,
-# every per-layer mix: nan when not run), and the picks.
+# every per-layer mix: nan when not run), and the picks. Beside the measured ratio to
+# exhaustive over uniform configs, an ESTIMATE of the ratio to exhaustive over the space
+# auto searches, which is too large to run on resnet18-small: that space's configs
+# (algorithms ^ distinct conv problems x layouts x threads, from auto's start event) x
+# exhaustive's mean measurement seconds per candidate (its measurement_seconds / trials,
+# over its tunes at the same delta).
 # Results: docs/BENCHMARKS.md, "Tuner accuracy".
 #
 #   bench/tuning-truth.sh [-n N] [-p PROBLEMS] [-l LOADS] [-s STRATEGIES]
@@ -32,8 +37,12 @@
 #                    auto:5" on a net whose exhaustive tunes are long); "exhaustive-mixes"
 #                    is exhaustive over the full space per-layer searches, every per-layer
 #                    mix included (--per-layer-product): the second cost peer
+#                    A strategy suffixed "~peer" ("auto~peer:2") runs with
+#                    $PEER_BUILD/tunescope (an older build: before and after a change
+#                    in one run, taking turns, against one truth); its cost ratios are
+#                    to "exhaustive~peer" when that ran
 #   The older form `bench/tuning-truth.sh N PROBLEMS` still works.
-#   BUILD=build: where tunescope and bench/bench_tuning_truth are.
+#   BUILD=build: where tunescope and bench/bench_tuning_truth are. PEER_BUILD: see -s.
 set -euo pipefail
 
 N=3
@@ -65,11 +74,13 @@ for load in $LOADS; do
 done
 most=$N
 for entry in $STRATEGIES; do
-  [[ $entry =~ ^(exhaustive|exhaustive-mixes|halving|per-layer|pruned|auto)(:[0-9]+)?$ ]] || { echo "tuning-truth.sh: -s: unknown strategy or count '$entry'" >&2; exit 2; }
+  [[ $entry =~ ^(exhaustive|exhaustive-mixes|halving|per-layer|pruned|auto)(~peer)?(:[0-9]+)?$ ]] || { echo "tuning-truth.sh: -s: unknown strategy or count '$entry'" >&2; exit 2; }
   [[ $entry == *:* ]] && (( ${entry#*:} > most )) && most=${entry#*:}
 done
 (( most <= 50 )) || { echo "tuning-truth.sh: -s: at most 50 tunes per strategy" >&2; exit 2; }
-for tool in "$BUILD/tunescope" "$BUILD/bench/bench_tuning_truth"; do
+tools=("$BUILD/tunescope" "$BUILD/bench/bench_tuning_truth")
+[[ $STRATEGIES == *~peer* ]] && tools+=("${PEER_BUILD:?tuning-truth.sh: a ~peer strategy needs PEER_BUILD}/tunescope")
+for tool in "${tools[@]}"; do
   [[ -x "$tool" ]] || { echo "tuning-truth.sh: $tool not built" >&2; exit 2; }
 done
 
@@ -102,19 +113,24 @@ for problem in $PROBLEMS; do
         [[ $entry == *:* ]] && count=${entry#*:}
         (( i <= count )) || continue
         rm -f "$work/db.sqlite"*
-        run_strategy=$strategy
+        tunescope="$BUILD/tunescope"
+        [[ $strategy == *~peer ]] && tunescope="$PEER_BUILD/tunescope"
+        run_strategy=${strategy%~peer}
         extra=()
-        if [[ $strategy == exhaustive-mixes ]]; then run_strategy=exhaustive; extra=(--per-layer-product); fi
+        if [[ $run_strategy == exhaustive-mixes ]]; then run_strategy=exhaustive; extra=(--per-layer-product); fi
         out="$work/pick-$tag-$strategy-$i.json"
         # %U+%S: the tune's CPU time (its threads and any isolated children).
         /usr/bin/time -f "%U %S" -o "$work/cpu" \
-          "$BUILD/tunescope" tune --model "$model" --data fake --batch "$batch" --layouts "$LAYOUTS" \
+          "$tunescope" tune --model "$model" --data fake --batch "$batch" --layouts "$LAYOUTS" \
           --algorithms "$ALGORITHMS" --threads-list "$THREADS" --strategy "$run_strategy" "${extra[@]}" \
           --db "$work/db.sqlite" -o "$out" --progress jsonl 2>"$work/stderr" > "$work/events" \
           || { echo "tune failed ($strategy):"; tail -5 "$work/stderr"; continue; }
         ran=$(grep -m1 '"event":"start"' "$work/events" | sed -n 's/.*"strategy":"\([a-z-]*\)".*/\1/p')
         cpu=$(awk '{print $1 + $2}' "$work/cpu")
-        grep '"event":"done"' "$work/events" | sed "s/^/$strategy\t${ran:-?}\t$cpu\t/" >> "$picks"
+        # The space per-layer searches: one algorithm per distinct conv problem, per
+        # (layout, threads); auto's start event names both counts.
+        mixes=$(grep -m1 '"event":"start"' "$work/events" | sed -n 's/.*(\([0-9]*\) algorithms over \([0-9]*\) distinct conv problems.*/\1 \2/p')
+        grep '"event":"done"' "$work/events" | sed "s/^/$strategy\t${ran:-?}\t$cpu\t${mixes:-}\t/" >> "$picks"
         files+=("$out")
       done
     done
@@ -125,7 +141,8 @@ for problem in $PROBLEMS; do
       --config-files "$(IFS=,; echo "${files[*]}")" > "$work/truth-$tag.tsv"
     echo "   truth ends at load $(load_now) ($(date -u +%H:%M) UTC)"
     stop_busy
-    python3 - "$work/truth-$tag.tsv" "$picks" <<'PY'
+    pairs=$(( $(tr ',' '\n' <<< "$LAYOUTS" | wc -l) * $(tr ',' '\n' <<< "$THREADS" | wc -l) ))
+    python3 - "$work/truth-$tag.tsv" "$picks" "$pairs" <<'PY'
 import json, statistics, sys
 truth = {}
 for line in open(sys.argv[1]):
@@ -140,36 +157,55 @@ for label, (m, eps, low, high, rounds, geo) in sorted(truth.items(), key=lambda 
     print(f"  {label:40s} {m:9.1f} {m / best:6.3f} | {eps:9.1f} [{low:.1f}, {high:.1f}] {eps / best_median:6.3f} | {geo:9.1f} | {rounds:4d}")
 picks = {}
 for line in open(sys.argv[2]):
-    strategy, ran, cpu, event = line.split("\t", 3)
+    strategy, ran, cpu, mixes, event = line.split("\t", 4)
     done = json.loads(event)
+    # The configs of the space per-layer searches (algorithms ^ distinct problems x
+    # layouts x threads), when the tune's start event named its counts.
+    space = (int(mixes.split()[0]) ** int(mixes.split()[1]) * int(sys.argv[3])
+             if mixes.strip() else float("nan"))
     # The measurement cost (core/tuner/TuneCost.h): the seconds spent measuring candidates
     # (auto's probe, the finds, the sweep, the rounds), wall and CPU; nan from older builds.
     picks.setdefault(strategy, []).append({
         "winner": done["winner"]["candidate"], "wall": done["seconds"], "cpu": float(cpu), "ran": ran,
         "measure": done.get("measurement_seconds", float("nan")),
-        "measure_cpu": done.get("measurement_cpu_seconds", float("nan"))})
+        "measure_cpu": done.get("measurement_cpu_seconds", float("nan")),
+        "per_candidate": done.get("measurement_seconds", float("nan")) / max(done["trials"], 1),
+        "space": space})
 def mean(xs): return sum(xs) / len(xs)
 def peer(name):
     runs = picks.get(name)
     if not runs: return {k: float("nan") for k in ("wall", "cpu", "measure", "measure_cpu")}
     return {k: mean([r[k] for r in runs]) for k in ("wall", "cpu", "measure", "measure_cpu")}
-base = peer("exhaustive")
-full = peer("exhaustive-mixes")
+peers = {"": (peer("exhaustive"), peer("exhaustive-mixes")),
+         "~peer": (peer("exhaustive~peer"), peer("exhaustive-mixes~peer"))}
 def ratio(a, b): return a / b if b == b and b > 0 else float("nan")
-print("| strategy (ran) | picks within 3% of the true best (by the mean; the median; the geometric mean) | measurement cost vs exhaustive (wall / CPU) | mean measurement s | mean tune s (min-max) | wall vs exhaustive | CPU vs exhaustive | wall vs exhaustive-mixes | CPU vs exhaustive-mixes | picks (share of the true best) |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+# Exhaustive's mean measurement seconds per candidate, which prices a space too large to run.
+def per_candidate_of(name):
+    return mean([r["per_candidate"] for r in picks[name]]) if picks.get(name) else float("nan")
+for name in ("exhaustive", "exhaustive~peer"):
+    if picks.get(name):
+        print(f"{name}'s mean measurement per candidate: {per_candidate_of(name):.3f} s")
+print("| strategy (ran) | picks within 3% of the true best (by the mean; the median; the geometric mean) | measurement cost vs exhaustive (wall / CPU) | vs exhaustive over the space it searches, ESTIMATE (configs x exhaustive's s per candidate) | mean measurement s | mean tune s (min-max) | wall vs exhaustive | CPU vs exhaustive | wall vs exhaustive-mixes | CPU vs exhaustive-mixes | picks (share of the true best) |")
+print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|")
 for strategy, runs in picks.items():
     # A pick the truth did not measure counts as a miss, named with "?".
     good = sum(r["winner"] in truth and truth[r["winner"]][0] >= 0.97 * best for r in runs)
     good_median = sum(r["winner"] in truth and truth[r["winner"]][1] >= 0.97 * best_median for r in runs)
     good_geo = sum(r["winner"] in truth and truth[r["winner"]][5] >= 0.97 * best_geo for r in runs)
     m = peer(strategy)
+    suffix = "~peer" if strategy.endswith("~peer") else ""
+    base, full = peers[suffix]
+    per_candidate = per_candidate_of("exhaustive" + suffix)
     wall = [r["wall"] for r in runs]
     ran = ",".join(sorted(set(r["ran"] for r in runs)))
     names = ", ".join(f"{r['winner']} ({truth[r['winner']][0] / best:.3f})" if r["winner"] in truth
                       else f"{r['winner']} (?)" for r in runs)
+    space = max(r["space"] for r in runs)
+    priced = space * per_candidate
+    estimate = (f"{ratio(m['measure'], priced):.4f}x of {space:.0f} x {per_candidate:.3f} s = {priced:.1f} s"
+                if priced == priced else "n/a (no space count or no exhaustive tunes)")
     print(f"| {strategy} ({ran}) | {good}/{len(runs)}; {good_median}/{len(runs)}; {good_geo}/{len(runs)} | {ratio(m['measure'], base['measure']):.2f}x / "
-          f"{ratio(m['measure_cpu'], base['measure_cpu']):.2f}x | {m['measure']:.1f} | "
+          f"{ratio(m['measure_cpu'], base['measure_cpu']):.2f}x | {estimate} | {m['measure']:.1f} | "
           f"{mean(wall):.1f} ({min(wall):.1f}-{max(wall):.1f}) | "
           f"{ratio(m['wall'], base['wall']):.2f}x | {ratio(m['cpu'], base['cpu']):.2f}x | "
           f"{ratio(m['wall'], full['wall']):.2f}x | {ratio(m['cpu'], full['cpu']):.2f}x | {names} |")

@@ -49,6 +49,11 @@ struct MeasureOptions {
   // pays for caches and a thread pool left cold by it (docs/TUNER-MEASUREMENT.md,
   // "Settle steps"); training never runs such a step twice in a row.
   int64_t settle_steps = 1;
+  // A member stops settling once the rounds show its first step of a turn costs no more
+  // than delta/2 over the next (cold_start_negligible, TurnSettling.h): settling doubles
+  // the rounds' steps, and where the cold start is lost in the step it buys nothing. False:
+  // every turn settles (the ground truth of bench_tuning_truth, and to measure it).
+  bool settle_until_negligible = true;
   // Ranks racing the same leaders in interleaved rounds at once (a distributed tune's
   // final rounds, DistributedTune.h): each runs its share, 1/rounds_ranks, of the
   // minimum number of rounds, and the verdict pools their paired rounds.
@@ -207,6 +212,9 @@ struct TrialResult {
   // The timed steps in the order run (seconds each; the interleaved rounds pair them by
   // index). Not stored in the results DB.
   std::vector<double> step_seconds;
+  // Interleaved rounds: the first step of each turn that settled (an untimed settle
+  // step, timed for TurnSettling.h), paired with step_seconds by index. Not stored.
+  std::vector<double> turn_first_seconds;
   // Single-layer trials (measure_layer): each pass's fastest run in ms, forward,
   // backward data, backward filter (zeros otherwise). A field of the record
   // (TrialRecordFields.h), so an isolated child's trial carries it back.

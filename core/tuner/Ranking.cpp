@@ -315,9 +315,15 @@ RoundDrops round_drops(const std::vector<RunConfig>& configs,
 
 std::vector<size_t> last_look_drops(const std::vector<std::vector<double>>& round_seconds,
                                     const RoundsVerdict& verdict, double delta, double alpha) {
-  std::vector<size_t> drops;
-  for (size_t d : race_drops(round_seconds, delta, alpha))
-    if (d != verdict.winner && d != verdict.fastest) drops.push_back(d);
+  std::vector<size_t> drops = race_drops(round_seconds, delta, alpha);
+  // The verdict's own losers too: rounds that stop settled at 6 rounds stopped on its
+  // two-sided test at alpha (6 of 6 rounds slower: p = 0.031), where race_drops needs
+  // alpha / (m - 1) one-sided (1/64 > 0.0125 for 5 members), so they dropped no one.
+  for (const PairedComparison& c : verdict.comparisons)
+    if (c.significant && c.ratio > 1 + delta / 2) drops.push_back(c.other);
+  std::sort(drops.begin(), drops.end());
+  drops.erase(std::unique(drops.begin(), drops.end()), drops.end());
+  std::erase_if(drops, [&](size_t d) { return d == verdict.winner || d == verdict.fastest; });
   return drops;
 }
 

@@ -118,7 +118,10 @@ RoundDrops round_drops(const std::vector<RunConfig>& configs,
                        double alpha = kAlpha);
 
 // race_drops at the last look of rounds that stopped because `verdict` was settled (the
-// rounds stop before that look's drops), never the verdict's winner or fastest.
+// rounds stop before that look's drops), and the members the verdict itself found
+// significantly slower by more than delta/2 (what settled it), never the verdict's
+// winner or fastest: per-layer's first stage, whose losers' (layout, threads) are not
+// raced again.
 std::vector<size_t> last_look_drops(const std::vector<std::vector<double>>& round_seconds,
                                     const RoundsVerdict& verdict, double delta,
                                     double alpha = kAlpha);

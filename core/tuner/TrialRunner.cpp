@@ -18,6 +18,7 @@
 #include "core/base/ThreadPool.h"
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/IsolatedTrial.h"
+#include "core/tuner/TurnSettling.h"
 #include "core/tuner/WorkerTrial.h"
 #include "profiler/Metrics.h"
 
@@ -132,6 +133,8 @@ class CandidateRun {
   }
   void start_tracing() { session_->tracer().start(); }
   const std::vector<double>& step_seconds() const { return step_seconds_; }
+  // The first step of each call that settled: what the cold start costs (TurnSettling.h).
+  const std::vector<double>& turn_first_seconds() const { return turn_first_seconds_; }
   // One call of `count` steps timed step by step from the progress callback: an
   // asynchronous update overlaps the next step only within one train_steps call, so
   // timing steps one call each would drain the pipeline after every step.
@@ -146,7 +149,9 @@ class CandidateRun {
     const size_t before = step_seconds_.size();
     session_->train_steps(settle + count, [&](int64_t step, int64_t, const StepStats&) {
       const auto now = Clock::now();
-      if (step > settle) step_seconds_.push_back(std::chrono::duration<double>(now - last).count());
+      const double seconds = std::chrono::duration<double>(now - last).count();
+      if (step > settle) step_seconds_.push_back(seconds);
+      if (step == 1 && settle > 0) turn_first_seconds_.push_back(seconds);
       last = now;
       limit_.step_done();
     });
@@ -171,6 +176,7 @@ class CandidateRun {
     result.status = TrialStatus::ok;
     result.figures = figures_of(step_seconds_, config_.batch, stop);
     result.step_seconds = step_seconds_;
+    result.turn_first_seconds = turn_first_seconds_;
     const profiler::Concurrency overlap = profiler::concurrency(*trace);
     result.concurrency = ConcurrencyFigures{overlap.concurrent_share, overlap.mean_in_flight};
     for (const auto& row : profiler::kernel_table(*trace, {}, options.top_kernels))
@@ -186,6 +192,7 @@ class CandidateRun {
   SessionOptions options_;
   std::unique_ptr<TrainingSession> session_;
   std::vector<double> step_seconds_;
+  std::vector<double> turn_first_seconds_;
 };
 
 // Runs `body`, turning every exception into a failed result naming the candidate: one
@@ -339,14 +346,20 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
     const double time_cap = options.max_timing_seconds * static_cast<double>(runs.size());
     double timed = 0;
     std::vector<std::vector<double>> rounds(runs.size());
+    std::vector<int64_t> settle(runs.size(), std::max<int64_t>(options.settle_steps, 0));
     for (int64_t round = 0; round < maximum && !racing.empty(); ++round) {
       double this_round = 0;
       for (size_t i : racing) {
         // The cap counts the settle steps too: it bounds what the rounds cost.
         const auto turn_start = Clock::now();
-        runs[i]->time_steps(1, std::max<int64_t>(options.settle_steps, 0));
+        runs[i]->time_steps(1, settle[i]);
         rounds[i].push_back(runs[i]->step_seconds().back());
         this_round += seconds_since(turn_start);
+        // Settling stops for good once it is shown to buy less than delta/2, so the
+        // first steps pair with the rounds' first timed steps.
+        if (settle[i] > 0 && options.settle_until_negligible &&
+            cold_start_negligible(runs[i]->turn_first_seconds(), rounds[i], options.delta))
+          settle[i] = 0;
       }
       timed += this_round;
       if (round + 1 < minimum) continue;

@@ -121,6 +121,7 @@ TEST_F(MeasurementTest, InterleavedTurnsStartWithUntimedSettleSteps) {
     MeasureOptions o = quick();
     o.max_steps = 7;
     o.settle_steps = settle;
+    o.settle_until_negligible = false;  // every turn settles, however small its cold start
     const auto results =
         measure_interleaved(base, configs, {&reference, &reference}, o,
                             [](const std::vector<std::vector<double>>&) { return false; });

@@ -133,6 +133,33 @@ TEST(LastLookDrops, TheSlowerWithConfidenceLeaveTheWinnerStays) {
   EXPECT_TRUE(last_look_drops(rounds, other, 0.02).empty());
 }
 
+// The first stage's rounds stop once the verdict is settled, which at 6 rounds can rest
+// on its two-sided test at alpha alone (6 of 6 rounds slower: p = 0.031) while race_drops
+// needs alpha / 4 one-sided for 5 members (1/64): the verdict's significant losers by
+// more than delta/2 leave too (a loaded resnet18-small tune took all 5 members, and 16
+// configs, to the second stage). A member 0.5 % slower stays.
+TEST(LastLookDrops, TheVerdictsSignificantLosersLeaveAfterSixRounds) {
+  const std::vector<RunConfig> configs{config_of(Layout::NCHW, 1), config_of(Layout::NCHW, 2),
+                                       config_of(Layout::NHWC, 1), config_of(Layout::NHWC, 2),
+                                       config_of(Layout::NHWC, 2, "direct")};
+  std::vector<std::vector<double>> rounds(5);
+  for (int r = 0; r < 6; ++r) {
+    const double base = 0.1 * (1 + 0.04 * (r % 3));
+    rounds[3].push_back(base);
+    rounds[0].push_back(base * 1.5);
+    rounds[1].push_back(base * 1.2);
+    rounds[2].push_back(base * 1.1);
+    rounds[4].push_back(base * (r % 2 ? 1.01 : 1.0));
+  }
+  EXPECT_TRUE(race_drops(rounds, 0.02).empty()) << "1/64 > 0.05 / 4";
+  const RoundsVerdict verdict = rounds_verdict(configs, rounds, 0.02);
+  ASSERT_EQ(verdict.fastest, 3u);
+  EXPECT_EQ(last_look_drops(rounds, verdict, 0.02), (std::vector<size_t>{0, 1, 2}));
+  RoundsVerdict other = verdict;  // never the winner
+  other.winner = 1;
+  EXPECT_EQ(last_look_drops(rounds, other, 0.02), (std::vector<size_t>{0, 2}));
+}
+
 // One look's drops never leave fewer than two members racing: the verdict's test decides
 // between the last two, and its decision names the comparison.
 TEST(RoundDrops, NeverLeaveFewerThanTwoRacing) {
