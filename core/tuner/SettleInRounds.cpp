@@ -1,5 +1,6 @@
 // The final choice of a tune (TuneContext::settle_in_rounds): a race in interleaved
-// rounds among the leaders, then the sign test (docs/TUNER-MEASUREMENT.md).
+// rounds among the leaders, then the sign-flip test of the mean paired log ratio
+// (docs/TUNER-MEASUREMENT.md).
 #include <algorithm>
 
 #include "core/base/Error.h"
@@ -125,7 +126,7 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
                      fastest)
                : cat(kRemeasureReason, " of ", configs.size(), " configs: raced out after ",
                      fresh.figures.steps, " rounds, slower than ", fastest,
-                     " with confidence (sign test)");
+                     " with confidence (sign-flip test)");
     }
     const bool failed_here = fresh.status != TrialStatus::ok;
     record(fresh, to_db);

@@ -244,9 +244,9 @@ double sweep_seconds(const CostInputs& in, const std::vector<double>& step_secon
 
 double race_seconds(const CostInputs& in, std::vector<double> step_seconds) {
   // Every member built and checked (no warm-up steps: the rounds are paired), then
-  // timed for the sign test's minimum of rounds (6); the clearly slower drop out, the
+  // timed for the sign-flip test's minimum of rounds (6); the clearly slower drop out, the
   // leading two go on as long as a full measurement would (the rounds stop once the
-  // sign test settles them).
+  // sign-flip test settles them).
   const int64_t minimum = std::max<int64_t>(in.steps, 6);
   std::sort(step_seconds.begin(), step_seconds.end());
   double seconds = 0;
@@ -268,7 +268,7 @@ std::vector<StrategyEstimate> estimate_costs(const CostInputs& in) {
     const int64_t timed = steps < in.steps ? steps : timed_steps(in, step);
     return in.build_seconds + static_cast<double>((checked ? 1 : 0) + in.warmup + timed) * step;
   };
-  // The interleaved winner vs runner-up, every strategy: rounds until the sign test
+  // The interleaved winner vs runner-up, every strategy: rounds until the sign-flip test
   // settles, priced as a full measurement each.
   const double remeasure = 2 * measurement(in.steps);
   // Each candidate's step in the order measured; unpriced: the reference's.

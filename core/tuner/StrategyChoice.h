@@ -146,7 +146,7 @@ int64_t raced_out_steps(const CostInputs& inputs);
 double sweep_seconds(const CostInputs& inputs, const std::vector<double>& step_seconds,
                      bool checked);
 // A race in interleaved rounds (TuneContext::settle_in_rounds) of configs stepping at
-// `step_seconds`: each built and checked (no warm-up) and timed for the sign test's
+// `step_seconds`: each built and checked (no warm-up) and timed for the sign-flip test's
 // minimum of rounds, the fastest two on to timed_steps.
 double race_seconds(const CostInputs& inputs, std::vector<double> step_seconds);
 

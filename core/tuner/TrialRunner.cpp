@@ -300,7 +300,7 @@ struct LayerOutputs {
   }
 };
 
-// Rounds at least: the sign test's smallest two-sided p with n rounds is 2^(1-n), below
+// Rounds at least: the sign-flip test's smallest two-sided p with n rounds is 2^(1-n), below
 // 0.05 only from 6 rounds on.
 constexpr int64_t kMinimumRounds = 6;
 

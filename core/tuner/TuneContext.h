@@ -100,7 +100,7 @@ class TuneContext {
 
   // THE final choice (SettleInRounds.cpp): `configs` raced in interleaved rounds
   // (measure_interleaved), the clearly slower dropped as the rounds go (race_drops), the
-  // rest settled by the sign test (rounds_verdict), within the budget. swept[k]: the
+  // rest settled by the sign-flip test (rounds_verdict), within the budget. swept[k]: the
   // trial in report().trials that config k replaces (its sweep's), or none for a
   // candidate measured only here (it is appended, and goes to progress too). Sets
   // report().best, decision and settled_in_rounds; every result goes to the DB.

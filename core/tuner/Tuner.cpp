@@ -99,7 +99,7 @@ Reference run_reference(const TuneOptions& options) {
 }
 
 // The leaders of the sweep (settle_candidates) raced in interleaved rounds until the
-// sign test decides every comparison with the fastest, or a cap
+// sign-flip test decides every comparison with the fastest, or a cap
 // (docs/TUNER-MEASUREMENT.md); their figures replace the sweep's.
 void settle_leaders(TuneContext& context) {
   TuneReport& report = context.report();

@@ -112,7 +112,7 @@ TEST_F(IsolatedTrialTest, InterleavedCrashFailsBothWithTheReMeasurementPrefix) {
   ASSERT_EQ(fine.size(), 2u);
   for (const TrialResult& r : fine) {
     EXPECT_EQ(r.status, TrialStatus::ok) << r.reason;
-    EXPECT_EQ(r.figures.steps, 6) << "the sign test's minimum of rounds";
+    EXPECT_EQ(r.figures.steps, 6) << "the sign-flip test's minimum of rounds";
     EXPECT_TRUE(r.trace);
     // The round times come back from the child: the verdict is computed from them.
     EXPECT_EQ(r.step_seconds.size(), 6u);

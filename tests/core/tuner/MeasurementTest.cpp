@@ -87,7 +87,7 @@ TEST_F(MeasurementTest, InterleavedStepsEachRunInTheirCandidatesRange) {
                             return rounds[0].size() == 7;  // settled after the 7th round
                           });
   ASSERT_EQ(results.size(), 3u);
-  EXPECT_EQ(asked, 2u) << "asked after each round from the 6th (the sign test's minimum) on";
+  EXPECT_EQ(asked, 2u) << "asked after each round from the 6th (the sign-flip test's minimum) on";
   for (const TrialResult& r : results) {
     ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
     EXPECT_EQ(r.figures.steps, 7);

@@ -48,7 +48,7 @@ TEST(PerLayerSettle, TheFindsPickThatIsSlowInTheNetworkLosesTheRounds) {
   for (const TrialResult& t : report.trials)
     if (t.config.conv.default_algorithm == testing::kSlowInNetwork) {
       raced_pick = true;
-      // Measured in the rounds: dropped from the race, or still in it when the sign test
+      // Measured in the rounds: dropped from the race, or still in it when the sign-flip test
       // settled the comparison.
       EXPECT_EQ(t.status, TrialStatus::ok) << t.reason;
       EXPECT_TRUE(t.figures.stop == StopRule::raced_out || t.figures.stop == StopRule::interleaved)

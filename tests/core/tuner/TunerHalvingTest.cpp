@@ -127,7 +127,7 @@ TEST(TunerHalving, PicksTheWinnerExhaustivePicksAndRecordsEveryCandidateOnceWith
   EXPECT_EQ(trial_of(halving, testing::kThrows).status, TrialStatus::failed);
   // Round 0 timed ceil(4 / 3) = 2 steps (brief); the three survivors were timed 4 in
   // round 1, the last; having no interval at 4 steps, none of them can be told apart from
-  // the leader, so all three were settled in interleaved rounds (6, the sign test's minimum).
+  // the leader, so all three were settled in interleaved rounds (6, the sign-flip test's minimum).
   size_t first_round = 0, settled = 0;
   for (const auto& t : halving.trials) {
     if (t.status != TrialStatus::ok) continue;
