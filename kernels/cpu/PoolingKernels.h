@@ -17,6 +17,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -491,6 +492,18 @@ struct PoolFlatBuffers {
   alignas(64) float bottom[kFlatWindowRows * 2 * kFlatMaxOutW + 2 * W] = {};
 };
 
+// The four inputs of the windows of outputs [o, o + W) of a gathered block: top-left,
+// top-right, bottom-left, bottom-right (the order a window's first maximum is taken in).
+template <int W>
+std::array<typename PoolVec<W>::V, 4> pool_flat_windows(const PoolFlatBuffers<W>& buf, int64_t o) {
+  using P = PoolVec<W>;
+  using V = typename P::V;
+  const V ta = P::E::load(buf.top + 2 * o), tb = P::E::load(buf.top + 2 * o + W);
+  const V ba = P::E::load(buf.bottom + 2 * o), bb = P::E::load(buf.bottom + 2 * o + W);
+  return {P::evens(ta, tb, P::kLanes), P::odds(ta, tb, P::kLanes), P::evens(ba, bb, P::kLanes),
+          P::odds(ba, bb, P::kLanes)};
+}
+
 // Planes [0, planes) of x (plane i's channel: (first_channel + i) % channels) into y.
 template <int W, bool kBias>
 void pool_max2_forward_planes(const float* x, const float* bias, int64_t channels,
@@ -508,13 +521,8 @@ void pool_max2_forward_planes(const float* x, const float* bias, int64_t channel
     const int64_t n = rows * out_w;
     float* yb = y + first * out_w;
     for (int64_t o = 0; o < n; o += W) {
-      const V ta = P::E::load(buf.top + 2 * o), tb = P::E::load(buf.top + 2 * o + W);
-      const V ba = P::E::load(buf.bottom + 2 * o), bb = P::E::load(buf.bottom + 2 * o + W);
       V m = P::E::splat(kPoolLowest);
-      m = P::max_step(m, P::evens(ta, tb, P::kLanes));
-      m = P::max_step(m, P::odds(ta, tb, P::kLanes));
-      m = P::max_step(m, P::evens(ba, bb, P::kLanes));
-      m = P::max_step(m, P::odds(ba, bb, P::kLanes));
+      for (const V& window_input : pool_flat_windows<W>(buf, o)) m = P::max_step(m, window_input);
       const V out = P::template output<kBias>(m);
       if (o + W <= n) {
         ew_store(yb + o, out);
@@ -545,10 +553,7 @@ void pool_max2_backward_planes(const float* x, const float* bias, int64_t channe
     const int64_t n = rows * out_w;
     const float* dyb = dy + first * out_w;
     for (int64_t o = 0; o < n; o += W) {
-      const V ta = P::E::load(in.top + 2 * o), tb = P::E::load(in.top + 2 * o + W);
-      const V ba = P::E::load(in.bottom + 2 * o), bb = P::E::load(in.bottom + 2 * o + W);
-      const V candidates[4] = {P::evens(ta, tb, P::kLanes), P::odds(ta, tb, P::kLanes),
-                               P::evens(ba, bb, P::kLanes), P::odds(ba, bb, P::kLanes)};
+      const std::array<V, 4> candidates = pool_flat_windows<W>(in, o);
       V best = candidates[0];
       V idx = P::E::splat(0.0f);
       for (int k = 1; k < 4; ++k) {
