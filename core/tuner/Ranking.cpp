@@ -229,8 +229,8 @@ std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
   std::vector<size_t> drops;
   for (size_t j : racing) {
     if (j == fastest || simpler(configs[j], configs[fastest])) continue;
-    const SignFlipTest simultaneous =
-        sign_flip_test(paired_log_ratios(round_seconds, j, fastest), confidence);
+    const MeanInterval simultaneous =
+        mean_interval(paired_log_ratios(round_seconds, j, fastest), confidence);
     if (simultaneous.mean >= 0 && simultaneous.bounded() && 1 - std::exp(simultaneous.low) < delta)
       drops.push_back(j);
   }
@@ -276,7 +276,7 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                             : std::abs(c.ratio - 1) < delta;
     // "Picking the fastest costs at most delta" must hold against every member at once:
     // each comparison's interval at 1 - alpha / (members - 1) (Bonferroni).
-    const SignFlipTest simultaneous = sign_flip_test(log_ratios, 1 - alpha / comparisons);
+    const MeanInterval simultaneous = mean_interval(log_ratios, 1 - alpha / comparisons);
     c.settled = c.significant || (simultaneous.bounded() && 1 - std::exp(simultaneous.low) < delta);
     verdict.settled = verdict.settled && c.settled;
     if (c.tie() && simpler(configs[j], configs[verdict.winner])) verdict.winner = j;

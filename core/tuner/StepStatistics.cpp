@@ -142,10 +142,36 @@ double normal_upper_quantile(double tail) {
 
 }  // namespace
 
+MeanInterval mean_interval(const std::vector<double>& differences, double confidence) {
+  MeanInterval interval;
+  if (differences.empty()) return interval;
+  const auto n = static_cast<double>(differences.size());
+  double sum = 0;
+  for (double d : differences) sum += d;
+  interval.mean = sum / n;
+  if (confidence > 0 && confidence < 1) {
+    // Bounded only where the exact test could reject a mean at all (2^-n <= the tail: from
+    // 6 rounds at 95%), so that n rounds that all agree are no interval of their point.
+    const double tail = (1 - confidence) / 2;
+    const double z = normal_upper_quantile(tail);
+    if (n > z * z && std::ldexp(1.0, -static_cast<int>(std::min<size_t>(
+                                         differences.size(), 1000))) <= tail + kTailSlack) {
+      double deviations = 0;
+      for (double d : differences) deviations += (d - interval.mean) * (d - interval.mean);
+      const double half = z * std::sqrt(deviations / (n * (n - z * z)));
+      interval.low = interval.mean - half;
+      interval.high = interval.mean + half;
+      interval.has_interval = true;
+    }
+  }
+  return interval;
+}
+
 SignFlipTest sign_flip_test(const std::vector<double>& differences, double confidence) {
   SignFlipTest test;
   test.n = differences.size();
   if (test.n == 0) return test;
+  static_cast<MeanInterval&>(test) = mean_interval(differences, confidence);
   double sum = 0, squares = 0, magnitude = 0;
   for (double d : differences) {
     sum += d;
@@ -153,8 +179,6 @@ SignFlipTest sign_flip_test(const std::vector<double>& differences, double confi
     magnitude += std::abs(d);
     if (d > 0) ++test.positive;
   }
-  const auto n = static_cast<double>(test.n);
-  test.mean = sum / n;
   if (test.n <= kExactSignFlipRounds) {
     // Every sign flip; ties within rounding of the observed sum count as extreme.
     const double slack = 1e-12 * magnitude;
@@ -175,21 +199,6 @@ SignFlipTest sign_flip_test(const std::vector<double>& differences, double confi
     test.p_value = std::min(1.0, 2 * normal_upper_tail(std::abs(z)));
   } else {
     test.p_greater = test.p_value = 1;  // all zero
-  }
-  if (confidence > 0 && confidence < 1) {
-    // Bounded only where the exact test could reject a mean at all (2^-n <= the tail: from
-    // 6 rounds at 95%), so that n rounds that all agree are no interval of their point.
-    const double tail = (1 - confidence) / 2;
-    const double z = normal_upper_quantile(tail);
-    if (n > z * z &&
-        std::ldexp(1.0, -static_cast<int>(std::min<size_t>(test.n, 1000))) <= tail + kTailSlack) {
-      double deviations = 0;
-      for (double d : differences) deviations += (d - test.mean) * (d - test.mean);
-      const double half = z * std::sqrt(deviations / (n * (n - z * z)));
-      test.low = test.mean - half;
-      test.high = test.mean + half;
-      test.has_interval = true;
-    }
   }
   return test;
 }

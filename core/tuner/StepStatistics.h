@@ -97,13 +97,18 @@ bool slower_with_confidence(const QuantileEstimate& candidate, const QuantileEst
 // what training pays (an epoch is the sum of its steps), where a test of the median
 // counts only how often one member is faster, not by how much.
 inline constexpr size_t kExactSignFlipRounds = 16;
-struct SignFlipTest {
-  size_t n = 0;         // differences
-  size_t positive = 0;  // of them, > 0
-  double mean = 0;      // of the differences
+// The mean of the differences and its interval (as above), without the test's p-values:
+// what a look's simultaneous intervals need, at no cost of enumerating sign flips.
+struct MeanInterval {
+  double mean = 0;  // of the differences
   double low = 0, high = 0;
   bool has_interval = false;
   bool bounded() const { return has_interval; }
+};
+MeanInterval mean_interval(const std::vector<double>& differences, double confidence = kConfidence);
+struct SignFlipTest : MeanInterval {
+  size_t n = 0;          // differences
+  size_t positive = 0;   // of them, > 0
   double p_value = 1;    // two-sided: P(|S*| >= |S|), S the sum, S* a sign-flipped sum
   double p_greater = 1;  // one-sided, against a mean <= 0: P(S* >= S)
 };
