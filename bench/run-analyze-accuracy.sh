@@ -14,13 +14,16 @@
 # lane held (--core-waits none: the model before them), typical latencies (--latency
 # typical), and typical latencies and durations (--latency typical --durations typical:
 # one median step).
-# Usage: [CPU_BINDING=off|cores] [PIN_CPUS=LIST] bench/run-analyze-accuracy.sh [BUILD_DIR] [ROUNDS]
+# Usage: [CPU_BINDING=off|cores] [PIN_CPUS=LIST] [PEER_BIN=TUNESCOPE] bench/run-analyze-accuracy.sh [BUILD_DIR] [ROUNDS]
 # CPU_BINDING (off or cores; default off) is every profile's --cpu-binding, base, source
 # and target alike: with cores each lane thread has a CPU of its own, so no run's lanes
 # take turns on one core while the other idles; on a loaded machine a bound lane cannot
 # leave a busy CPU either (docs/BENCHMARKS.md, "What-if replay: lanes bound to CPUs").
 # PIN_CPUS (e.g. 0) runs every profile under `taskset -c LIST`: with one CPU the lanes
 # share a core in every run, whatever else the machine runs (then CPU_BINDING=off).
+# PEER_BIN (another tunescope binary, e.g. the previous commit's) predicts the default
+# model from the same traces too, as a last model column: two replay models compared on
+# the same runs, without the noise of separate target runs.
 set -eu
 bin="${1:-build}/tunescope"
 rounds="${2:-3}"
@@ -53,8 +56,8 @@ median_ms() { "$bin" analyze "$1" --json | python3 -c 'import json,sys; print(js
 
 errors="$work/errors"
 echo "cpu_binding ${CPU_BINDING:-off}${PIN_CPUS:+, taskset -c $PIN_CPUS}; start $(date -u +%H:%M:%S) UTC, load $(uptime | sed 's/.*load average: //')"
-echo "| case | round | base ms | measured ms (two runs) | noise | predicted, recorded | error | predicted, no core waits | error | predicted, typical latencies | error | predicted, typical latencies and durations | error |"
-echo "|------|------:|--------:|-----------------------:|------:|------:|------:|------:|------:|------:|------:|------:|------:|"
+echo "| case | round | base ms | measured ms (two runs) | noise | predicted, recorded | error | predicted, no core waits | error | predicted, typical latencies | error | predicted, typical latencies and durations | error |${PEER_BIN:+ predicted by PEER_BIN, recorded | error |}"
+echo "|------|------:|--------:|-----------------------:|------:|------:|------:|------:|------:|------:|------:|------:|------:|${PEER_BIN:+------:|------:|}"
 for round in $(seq 1 "$rounds"); do
   for c in "${cases[@]}"; do
     IFS='|' read -r name sizes base source target layers <<< "$c"
@@ -71,7 +74,7 @@ for round in $(seq 1 "$rounds"); do
     # shellcheck disable=SC2086
     profile "$work/target-b.json" "$@" $target
     predict() {
-      "$bin" analyze "$work/base.json" --what-if-times "$work/source.json" ${layer_flags[@]+"${layer_flags[@]}"} \
+      "${predictor:-$bin}" analyze "$work/base.json" --what-if-times "$work/source.json" ${layer_flags[@]+"${layer_flags[@]}"} \
         --latency "$1" --durations "$2" --core-waits "${3:-inferred}" --json |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["what_if"]["predicted_median_step_ms"])'
     }
@@ -79,14 +82,20 @@ for round in $(seq 1 "$rounds"); do
     nocore=$(predict recorded recorded none)
     typ=$(predict typical recorded)
     med=$(predict typical typical)
+    peer=""
+    if [ -n "${PEER_BIN:-}" ]; then peer=$(predictor="$PEER_BIN" predict recorded recorded); fi
     base_ms=$(median_ms "$work/base.json")
     a=$(median_ms "$work/target-a.json")
     b=$(median_ms "$work/target-b.json")
     read -r measured noise error_rec error_nocore error_typ error_med < <(python3 -c "m = ($a + $b) / 2
 print(f'{m:.2f} {$a / $b - 1:+.1%} {$rec / m - 1:+.1%} {$nocore / m - 1:+.1%} {$typ / m - 1:+.1%} {$med / m - 1:+.1%}')")
-    echo "$name|$a|$b|$rec|$nocore|$typ|$med" >> "$errors"
-    printf '| %s | %s | %.2f | %s (%.2f, %.2f) | %s | %.2f | %s | %.2f | %s | %.2f | %s | %.2f | %s |\n' "$name" "$round" "$base_ms" \
+    echo "$name|$a|$b|$rec|$nocore|$typ|$med${peer:+|$peer}" >> "$errors"
+    printf '| %s | %s | %.2f | %s (%.2f, %.2f) | %s | %.2f | %s | %.2f | %s | %.2f | %s | %.2f | %s |' "$name" "$round" "$base_ms" \
       "$measured" "$a" "$b" "$noise" "$rec" "$error_rec" "$nocore" "$error_nocore" "$typ" "$error_typ" "$med" "$error_med"
+    if [ -n "$peer" ]; then
+      python3 -c "print(f' {$peer:.2f} | {$peer / (($a + $b) / 2) - 1:+.1%} |', end='')"
+    fi
+    echo
   done
 done
 echo "end $(date -u +%H:%M:%S) UTC, load $(uptime | sed 's/.*load average: //')"
@@ -94,6 +103,8 @@ python3 - "$errors" <<'PY'
 import statistics, sys
 rows = [line.rstrip("\n").split("|") for line in open(sys.argv[1])]
 models = ["recorded", "recorded, no core waits", "typical latencies", "typical latencies and durations"]
+if len(rows[0]) > 7:
+    models.append("recorded, by PEER_BIN")
 def summary(what, values):
     v = [abs(x) for x in values]
     print(f"\n|{what}|: median {100 * statistics.median(v):.1f} %, worst {100 * max(v):.1f} % over {len(v)}")
