@@ -13,11 +13,13 @@
 #include "core/base/AlignedBuffer.h"
 #include "core/base/AllocationCap.h"
 #include "core/base/Backend.h"
+#include "core/base/CpuLoad.h"
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/base/ThreadPool.h"
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/IsolatedTrial.h"
+#include "core/tuner/SharedMachine.h"
 #include "core/tuner/TurnSettling.h"
 #include "core/tuner/WorkerTrial.h"
 #include "profiler/Metrics.h"
@@ -133,6 +135,7 @@ class CandidateRun {
   }
   void start_tracing() { session_->tracer().start(); }
   const std::vector<double>& step_seconds() const { return step_seconds_; }
+  const std::vector<double>& step_cpu_seconds() const { return step_cpu_seconds_; }
   // The first step of each call that settled: what the cold start costs (TurnSettling.h).
   const std::vector<double>& turn_first_seconds() const { return turn_first_seconds_; }
   // One call of `count` steps timed step by step from the progress callback: an
@@ -146,13 +149,19 @@ class CandidateRun {
     const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()),
                                          profiler::RangeCategory::candidate);
     auto last = Clock::now();
+    double last_cpu = process_cpu_seconds();
     const size_t before = step_seconds_.size();
     session_->train_steps(settle + count, [&](int64_t step, int64_t, const StepStats&) {
       const auto now = Clock::now();
+      const double cpu = process_cpu_seconds();
       const double seconds = std::chrono::duration<double>(now - last).count();
-      if (step > settle) step_seconds_.push_back(seconds);
+      if (step > settle) {
+        step_seconds_.push_back(seconds);
+        step_cpu_seconds_.push_back(cpu - last_cpu);
+      }
       if (step == 1 && settle > 0) turn_first_seconds_.push_back(seconds);
       last = now;
+      last_cpu = cpu;
       limit_.step_done();
     });
     // Ranks time with rank 0's step times, so that they stop timing together.
@@ -177,6 +186,7 @@ class CandidateRun {
     result.figures = figures_of(step_seconds_, config_.batch, stop);
     result.step_seconds = step_seconds_;
     result.turn_first_seconds = turn_first_seconds_;
+    result.step_cpu_seconds = step_cpu_seconds_;
     const profiler::Concurrency overlap = profiler::concurrency(*trace);
     result.concurrency = ConcurrencyFigures{overlap.concurrent_share, overlap.mean_in_flight};
     for (const auto& row : profiler::kernel_table(*trace, {}, options.top_kernels))
@@ -193,6 +203,7 @@ class CandidateRun {
   std::unique_ptr<TrainingSession> session_;
   std::vector<double> step_seconds_;
   std::vector<double> turn_first_seconds_;
+  std::vector<double> step_cpu_seconds_;  // this process's CPU over each timed step
 };
 
 // Runs `body`, turning every exception into a failed result naming the candidate: one
@@ -353,7 +364,9 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
         // The cap counts the settle steps too: it bounds what the rounds cost.
         const auto turn_start = Clock::now();
         runs[i]->time_steps(1, settle[i]);
-        rounds[i].push_back(runs[i]->step_seconds().back());
+        rounds[i].push_back(charged_step_seconds(runs[i]->step_seconds().back(),
+                                                 runs[i]->step_cpu_seconds().back(),
+                                                 options.free_cores));
         this_round += seconds_since(turn_start);
         // Settling stops for good once it is shown to buy less than delta/2, so the
         // first steps pair with the rounds' first timed steps.
@@ -388,6 +401,11 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
           disposition(config, TrialStatus::failed, cat(kRemeasureReason, ": ", *failure)));
   } else {
     for (TrialResult& result : results) {
+      // On a shared machine the figures are of the charged steps the verdict ranks by,
+      // so the table's order and the verdict agree; step_seconds stay wall times.
+      if (result.status == TrialStatus::ok && options.free_cores > 0)
+        result.figures = figures_of(charged_step_seconds(result, options.free_cores),
+                                    result.config.batch, result.figures.stop);
       if (result.status == TrialStatus::ok)
         result.reason = cat(kRemeasureReason, " of ", configs.size(), " configs, ",
                             result.figures.steps, " rounds");
