@@ -42,8 +42,7 @@ CpuTimes parse_proc_stat(std::string_view text, const std::vector<int>& cpus,
     double ticks[kFields];
     for (double& t : ticks)
       if (!(fields >> t) || t < 0)
-        fail(ErrorKind::runtime, "/proc/stat: the line of cpu", cpu, " is malformed: '", line,
-             "'");
+        fail(ErrorKind::runtime, "/proc/stat: the line of cpu", cpu, " is malformed: '", line, "'");
     double total = 0;
     for (double t : ticks) total += t;
     times.total_seconds += total / ticks_per_second;

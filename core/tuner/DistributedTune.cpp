@@ -16,7 +16,6 @@
 
 #include "core/base/Error.h"
 #include "core/engine/RunConfig.h"
-#include "core/tuner/SharedMachine.h"
 #include "core/tuner/TrialRecordFields.h"
 #include "core/tuner/TrialRunner.h"
 
@@ -182,8 +181,7 @@ void race_beside_rank0(const TuneOptions& options, Communicator& ranks) {
                                       t.step_seconds.size() == results.front().step_seconds.size();
                              });
       if (all_timed)
-        for (size_t k = 0; k < results.size(); ++k)
-          mine[k] = charged_step_seconds(results[k], runner->options().free_cores);
+        for (size_t k = 0; k < results.size(); ++k) mine[k] = results[k].step_seconds;
       else
         failure = "a leader could not be timed here";
     } catch (const std::exception& e) {

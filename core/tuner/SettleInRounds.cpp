@@ -5,7 +5,6 @@
 
 #include "core/base/Error.h"
 #include "core/tuner/Ranking.h"
-#include "core/tuner/SharedMachine.h"
 #include "core/tuner/TuneContext.h"
 
 namespace tunescope::tuner {
@@ -78,8 +77,7 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   // rounds as they have, so its stop rule tells).
   // The verdict on the pooled rounds; each leader's figures stay this rank's own.
   std::vector<std::vector<double>> own(rounds.size());
-  for (size_t k = 0; k < rounds.size(); ++k)
-    own[k] = charged_step_seconds(rounds[k], options_.measure.free_cores);
+  for (size_t k = 0; k < rounds.size(); ++k) own[k] = rounds[k].step_seconds;
   const std::vector<std::vector<double>> all = as_last_seen(own);
   Racing survivors;
   for (size_t k = 0; k < rounds.size(); ++k)

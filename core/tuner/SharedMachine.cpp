@@ -9,7 +9,6 @@
 #include "core/base/CpuAffinity.h"
 #include "core/base/CpuLoad.h"
 #include "core/base/Error.h"
-#include "core/tuner/Measurement.h"
 
 namespace tunescope::tuner {
 
@@ -30,7 +29,7 @@ std::string ForeignLoad::describe() const {
       cat("other processes used ", two_places(other_cores), " of ", cores,
           " cores while the tuner idled (", std::lround(watch_seconds * 1000), " ms)");
   if (!shared()) return cat(taken, ": a quiet machine, steps are not charged");
-  return cat(taken, ": the rounds charge each step for the CPU it used beyond the ",
+  return cat(taken, ": each timed step is charged for the CPU it used beyond the ",
              two_places(free_cores()), " cores left free");
 }
 
@@ -42,13 +41,15 @@ ForeignLoad watch_foreign_load(double seconds) {
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   const CpuTimes after = cpu_times(cpus);
   const double own = process_cpu_seconds() - own_before;
-  const double watched = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double watched =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ForeignLoad load;
   load.cores = static_cast<int>(cpus.size());
   load.watch_seconds = watched;
   // The ticks' own span (not the sleep's) is the denominator: /proc/stat counts whole
   // ticks, and their total over the allowed CPUs is cores x the span they cover.
-  const double span = (after.total_seconds - before.total_seconds) / std::max<size_t>(cpus.size(), 1);
+  const double span =
+      (after.total_seconds - before.total_seconds) / std::max<size_t>(cpus.size(), 1);
   const double busy = after.busy_seconds - before.busy_seconds - own;
   if (span > 0) load.other_cores = std::clamp(busy / span, 0.0, static_cast<double>(cpus.size()));
   return load;
@@ -58,14 +59,6 @@ double charged_step_seconds(double wall_seconds, double cpu_seconds, double free
   if (free_cores <= 0 || cpu_seconds < 0 || wall_seconds <= 0) return wall_seconds;
   const double cores_used = cpu_seconds / wall_seconds;
   return wall_seconds * std::max(1.0, cores_used / free_cores);
-}
-
-std::vector<double> charged_step_seconds(const TrialResult& trial, double free_cores) {
-  std::vector<double> out = trial.step_seconds;
-  if (trial.step_cpu_seconds.size() != out.size()) return out;
-  for (size_t i = 0; i < out.size(); ++i)
-    out[i] = charged_step_seconds(out[i], trial.step_cpu_seconds[i], free_cores);
-  return out;
 }
 
 }  // namespace tunescope::tuner

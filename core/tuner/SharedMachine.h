@@ -5,9 +5,9 @@
 // in half-second windows as the loop's share went from 0.5 to 1 core. Interleaved rounds
 // pair candidates within a round but not across those seconds, so a short tune that lands
 // in a generous stretch crowns an oversubscribed config a long run does not confirm. So
-// the tuner first watches what the others take while it idles, and the rounds charge each
-// step for the CPU it used beyond the cores left free: a config is judged on what it does
-// with the share it can count on.
+// the tuner first watches what the others take while it idles, and charges every timed
+// step (sweep, per-layer finds, rounds) for the CPU it used beyond the cores left free: a
+// config is judged on what it does with the share it can count on.
 #pragma once
 
 #include <string>
@@ -15,12 +15,10 @@
 
 namespace tunescope::tuner {
 
-struct TrialResult;
-
 // What the rest of the machine took of this process's CPUs while the tuner idled.
 struct ForeignLoad {
-  int cores = 0;             // CPUs this process may run on
-  double other_cores = 0;    // their busy time over the watch, in cores (this process's own excluded)
+  int cores = 0;           // CPUs this process may run on
+  double other_cores = 0;  // their busy time over the watch, in cores (this process's own excluded)
   double watch_seconds = 0;  // how long it watched
   // The cores a candidate can count on: all of them when the others took less than
   // kNegligibleOtherCores (nothing is charged then), else cores - other_cores, at least 1.
@@ -42,7 +40,5 @@ ForeignLoad watch_foreign_load(double seconds = kForeignLoadWatchSeconds);
 // the CPU beyond `free_cores`: wall * max(1, (cpu / wall) / free_cores). Unchanged when
 // free_cores <= 0 (not charged) or the CPU time is unknown (negative).
 double charged_step_seconds(double wall_seconds, double cpu_seconds, double free_cores);
-// Each timed step of `trial` charged so (its step_seconds when it has no CPU times).
-std::vector<double> charged_step_seconds(const TrialResult& trial, double free_cores);
 
 }  // namespace tunescope::tuner

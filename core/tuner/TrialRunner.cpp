@@ -135,7 +135,6 @@ class CandidateRun {
   }
   void start_tracing() { session_->tracer().start(); }
   const std::vector<double>& step_seconds() const { return step_seconds_; }
-  const std::vector<double>& step_cpu_seconds() const { return step_cpu_seconds_; }
   // The first step of each call that settled: what the cold start costs (TurnSettling.h).
   const std::vector<double>& turn_first_seconds() const { return turn_first_seconds_; }
   // One call of `count` steps timed step by step from the progress callback: an
@@ -144,7 +143,9 @@ class CandidateRun {
   // The steps run inside a `candidate` range named by the config's label (an NVTX range
   // too), so a trace or an `nsys profile` of a tune shows which candidate ran when.
   // `settle` untimed steps first, in the same call (the interleaved rounds' turns).
-  void time_steps(int64_t count, int64_t settle = 0) {
+  // Each step's time is charged for the CPU it used beyond `free_cores` (SharedMachine.h;
+  // 0: wall time), so that every ranking, race and test of the tune sees the same time.
+  void time_steps(int64_t count, int64_t settle, double free_cores) {
     profiler::Tracer& tracer = session_->tracer();
     const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()),
                                          profiler::RangeCategory::candidate);
@@ -154,7 +155,8 @@ class CandidateRun {
     session_->train_steps(settle + count, [&](int64_t step, int64_t, const StepStats&) {
       const auto now = Clock::now();
       const double cpu = process_cpu_seconds();
-      const double seconds = std::chrono::duration<double>(now - last).count();
+      const double seconds = charged_step_seconds(std::chrono::duration<double>(now - last).count(),
+                                                  cpu - last_cpu, free_cores);
       if (step > settle) {
         step_seconds_.push_back(seconds);
         step_cpu_seconds_.push_back(cpu - last_cpu);
@@ -170,7 +172,7 @@ class CandidateRun {
   }
   StopRule time_adaptively(const MeasureOptions& options) {
     return tuner::time_adaptively(options, step_seconds_, limit_,
-                                  [&](int64_t count) { time_steps(count); });
+                                  [&](int64_t count) { time_steps(count, 0, options.free_cores); });
   }
   TrialResult finish(const MeasureOptions& options, StopRule stop) {
     profiler::Tracer& tracer = session_->tracer();
@@ -363,10 +365,8 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
       for (size_t i : racing) {
         // The cap counts the settle steps too: it bounds what the rounds cost.
         const auto turn_start = Clock::now();
-        runs[i]->time_steps(1, settle[i]);
-        rounds[i].push_back(charged_step_seconds(runs[i]->step_seconds().back(),
-                                                 runs[i]->step_cpu_seconds().back(),
-                                                 options.free_cores));
+        runs[i]->time_steps(1, settle[i], options.free_cores);
+        rounds[i].push_back(runs[i]->step_seconds().back());
         this_round += seconds_since(turn_start);
         // Settling stops for good once it is shown to buy less than delta/2, so the
         // first steps pair with the rounds' first timed steps.
@@ -401,11 +401,6 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
           disposition(config, TrialStatus::failed, cat(kRemeasureReason, ": ", *failure)));
   } else {
     for (TrialResult& result : results) {
-      // On a shared machine the figures are of the charged steps the verdict ranks by,
-      // so the table's order and the verdict agree; step_seconds stay wall times.
-      if (result.status == TrialStatus::ok && options.free_cores > 0)
-        result.figures = figures_of(charged_step_seconds(result, options.free_cores),
-                                    result.config.batch, result.figures.stop);
       if (result.status == TrialStatus::ok)
         result.reason = cat(kRemeasureReason, " of ", configs.size(), " configs, ",
                             result.figures.steps, " rounds");
@@ -584,8 +579,10 @@ TrialResult measure_layer(const LayerTrial& trial, const NumericsSample& referen
         const StopRule stop = time_adaptively(options, seconds, limit, [&](int64_t count) {
           for (int64_t i = 0; i < count; ++i) {
             const auto start = Clock::now();
+            const double cpu = process_cpu_seconds();
             run_all();
-            seconds.push_back(seconds_since(start));
+            seconds.push_back(charged_step_seconds(
+                seconds_since(start), process_cpu_seconds() - cpu, options.free_cores));
           }
         });
         TrialResult result = disposition(trial.config, TrialStatus::ok, "");

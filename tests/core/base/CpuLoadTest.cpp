@@ -8,8 +8,8 @@
 #include <chrono>
 #include <thread>
 
-#include "tests/core/ExpectError.h"
 #include "core/base/CpuAffinity.h"
+#include "tests/core/ExpectError.h"
 
 namespace tunescope {
 namespace {
@@ -33,7 +33,10 @@ TEST(CpuLoad, ReadsOnlyTheChosenCpusLinesAndCountsStealAsBusy) {
 }
 
 TEST(CpuLoad, RefusesAMissingOrMalformedCpuLineNamingProcStat) {
-  testing::expect_error(ErrorKind::runtime, [] { parse_proc_stat(kProcStat, {0, 2}, 100); },
+  testing::expect_error(ErrorKind::runtime,
+                        [] {
+                          parse_proc_stat(kProcStat, {0, 2}, 100);
+                        },
                         {"/proc/stat", "cpu2"});
   testing::expect_error(ErrorKind::runtime,
                         [] { parse_proc_stat("cpu0 1 2 x 4 5 6 7 8\n", {0}, 100); },
@@ -47,7 +50,8 @@ TEST(CpuLoad, TheMachinesTicksCoverItsCpusForTheTimeThatPassed) {
   const CpuTimes before = cpu_times(cpus);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const CpuTimes after = cpu_times(cpus);
-  const double span = (after.total_seconds - before.total_seconds) / static_cast<double>(cpus.size());
+  const double span =
+      (after.total_seconds - before.total_seconds) / static_cast<double>(cpus.size());
   // Ticks of 10 ms (USER_HZ 100): 0.3 s within a few ticks, whatever else runs.
   EXPECT_NEAR(span, 0.3, 0.06);
   EXPECT_GE(after.busy_seconds, before.busy_seconds);

@@ -1,7 +1,7 @@
 // Tuning on a shared machine (SharedMachine.h): what the watch sees of another process's
 // busy loop, which cores a candidate can count on, the charge for CPU beyond them, that
-// the interleaved rounds' tests see charged steps while the results keep wall times, and
-// a verdict the charge turns: an oversubscribed member fast only by taking another
+// timed steps are charged where they are timed (one trial and the interleaved rounds),
+// and a verdict the charge turns: an oversubscribed member fast only by taking another
 // process's CPU loses to one that fits.
 #include "core/tuner/SharedMachine.h"
 
@@ -74,67 +74,61 @@ TEST(SharedMachine, TheChargeTurnsAVerdictWonByTakingAnotherProcesssCpu) {
   fits.batch = oversubscribed.batch = 8;
   knobs::threads.set(fits.knobs, 1);
   knobs::threads.set(oversubscribed.knobs, 2);
-  TrialResult one, two;
-  for (int r = 0; r < 12; ++r) {
-    const double jitter = 1 + 0.002 * (r % 3);
-    one.step_seconds.push_back(0.010 * jitter);
-    one.step_cpu_seconds.push_back(0.010 * jitter);
-    two.step_seconds.push_back(0.008 * jitter);
-    two.step_cpu_seconds.push_back(0.008 * 1.4 * jitter);
-  }
-  const RoundsVerdict wall =
-      rounds_verdict({fits, oversubscribed}, {one.step_seconds, two.step_seconds}, 0.02);
-  EXPECT_EQ(wall.winner, 1u);
-  const RoundsVerdict charged = rounds_verdict(
-      {fits, oversubscribed}, {charged_step_seconds(one, 1.0), charged_step_seconds(two, 1.0)},
-      0.02);
+  const auto rounds = [](double free_cores) {
+    std::vector<std::vector<double>> seconds(2);
+    for (int r = 0; r < 12; ++r) {
+      const double jitter = 1 + 0.002 * (r % 3);
+      seconds[0].push_back(charged_step_seconds(0.010 * jitter, 0.010 * jitter, free_cores));
+      seconds[1].push_back(charged_step_seconds(0.008 * jitter, 0.008 * 1.4 * jitter, free_cores));
+    }
+    return seconds;
+  };
+  // On a quiet machine (nothing charged) the wall times decide.
+  EXPECT_EQ(rounds_verdict({fits, oversubscribed}, rounds(0.0), 0.02).winner, 1u);
+  const RoundsVerdict charged = rounds_verdict({fits, oversubscribed}, rounds(1.0), 0.02);
   EXPECT_EQ(charged.winner, 0u) << charged.decision;
   EXPECT_TRUE(charged.comparisons.at(0).significant) << charged.decision;
-  // On a quiet machine (nothing charged) the wall times decide.
-  EXPECT_EQ(rounds_verdict({fits, oversubscribed},
-                           {charged_step_seconds(one, 0.0), charged_step_seconds(two, 0.0)}, 0.02)
-                .winner,
-            1u);
 }
 
-// The rounds' tests see each step charged by this process's CPU over it; the results keep
-// the wall times, with the CPU times beside them, and their figures are the charged ones.
-TEST(SharedMachine, InterleavedRoundsTestChargedStepsAndReportWallTimes) {
+// Every timed step of a tune is charged where it is timed: the rounds' tests, the
+// results' step times and their figures all see the charged times, with the CPU times
+// beside them; with nothing free to speak of, a step counts as its CPU time / free cores.
+TEST(SharedMachine, TimedStepsAreChargedWhereTheyAreTimed) {
   const SessionOptions base = testing::tiny_session();
   MeasureOptions o;
   o.warmup = 1;
   o.steps = 6;
   o.max_steps = 6;
   const NumericsSample reference = reference_numerics(base, o);
-  // A tiny free share: every step is charged, by its own CPU over wall / 0.01.
-  o.free_cores = 0.01;
+  const RunConfig direct = testing::config_with(base, Layout::NCHW, "direct");
+  const TrialResult wall = measure(base, direct, reference, o);
+  o.free_cores = 0.01;  // a step using more than 1% of a core is charged
+  const auto expect_charged = [](const TrialResult& r) {
+    ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
+    ASSERT_EQ(r.step_cpu_seconds.size(), r.step_seconds.size());
+    for (size_t s = 0; s < r.step_seconds.size(); ++s) {
+      ASSERT_GT(r.step_cpu_seconds[s], 0.0);
+      EXPECT_NEAR(r.step_seconds[s], r.step_cpu_seconds[s] / 0.01, 1e-9 * r.step_seconds[s]);
+    }
+    EXPECT_DOUBLE_EQ(r.figures.median_step_ms,
+                     figures_of(r.step_seconds, r.config.batch).median_step_ms);
+  };
+  const TrialResult charged = measure(base, direct, reference, o);
+  expect_charged(charged);
+  // The charge is large here: far above the wall steps of the same config.
+  EXPECT_GT(charged.figures.median_step_ms, 5 * wall.figures.median_step_ms);
   std::vector<std::vector<double>> seen;
   const std::vector<TrialResult> results = measure_interleaved(
-      base,
-      {testing::config_with(base, Layout::NCHW, "direct"),
-       testing::config_with(base, Layout::NHWC, "gemm")},
-      {&reference, &reference}, o, [&](const std::vector<std::vector<double>>& rounds) {
+      base, {direct, testing::config_with(base, Layout::NHWC, "gemm")}, {&reference, &reference}, o,
+      [&](const std::vector<std::vector<double>>& rounds) {
         seen = rounds;
         return true;
       });
   ASSERT_EQ(results.size(), 2u);
   ASSERT_EQ(seen.size(), 2u);
   for (size_t k = 0; k < 2; ++k) {
-    const TrialResult& r = results[k];
-    ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
-    ASSERT_EQ(r.step_cpu_seconds.size(), r.step_seconds.size());
-    ASSERT_EQ(seen[k].size(), r.step_seconds.size());
-    for (size_t s = 0; s < r.step_seconds.size(); ++s) {
-      EXPECT_GT(r.step_cpu_seconds[s], 0.0);
-      EXPECT_DOUBLE_EQ(seen[k][s],
-                       charged_step_seconds(r.step_seconds[s], r.step_cpu_seconds[s], 0.01));
-      EXPECT_GT(seen[k][s], r.step_seconds[s]) << "a step using 1% of a core is charged";
-    }
-    EXPECT_EQ(charged_step_seconds(r, 0.01), seen[k]);
-    // The figures are of the charged steps, so a table ranks as the verdict does.
-    EXPECT_DOUBLE_EQ(r.figures.median_step_ms,
-                     figures_of(seen[k], r.config.batch).median_step_ms);
-    EXPECT_GT(r.figures.median_step_ms, figures_of(r.step_seconds, r.config.batch).median_step_ms);
+    expect_charged(results[k]);
+    EXPECT_EQ(seen[k], results[k].step_seconds) << "the rounds' tests see the charged steps";
   }
 }
 
