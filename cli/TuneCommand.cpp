@@ -54,6 +54,7 @@ struct TuneFlags {
   double delta = 0.02;
   double max_timing_seconds = 10;
   std::string racing = "on";
+  std::string foreign_load = "charge";
   int64_t warmup = 2;
   double budget = 0;
   double memory_limit_mb = 0;
@@ -241,6 +242,15 @@ Action add_tune_command(CLI::App& command) {
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   command
+      .add_option(
+          "--foreign-load", flags->foreign_load,
+          "charge: watch the machine idle for a quarter second first; when other processes use "
+          "a quarter core or more, the final rounds charge each step for the CPU it used beyond "
+          "the cores they leave free (docs/TUNER-MEASUREMENT.md, \"A shared machine\"); "
+          "ignore: wall time alone")
+      ->check(CLI::IsMember({"charge", "ignore"}))
+      ->capture_default_str();
+  command
       .add_option("--warmup", flags->warmup, "Untimed steps per candidate after the numerics check")
       ->check(CLI::Range(int64_t{0}, kMaxSteps))
       ->capture_default_str();
@@ -337,6 +347,7 @@ Action add_tune_command(CLI::App& command) {
     options.measure.delta = flags->delta;
     options.measure.max_timing_seconds = flags->max_timing_seconds;
     options.racing = flags->racing == "on";
+    options.charge_foreign_load = flags->foreign_load == "charge";
     if (flags->max_steps < flags->steps)
       fail(ErrorKind::usage, "--max-steps ", flags->max_steps, " is below --steps ", flags->steps);
     options.measure.warmup = flags->warmup;
@@ -498,6 +509,7 @@ Action add_tune_command(CLI::App& command) {
     if (report.budget_exhausted)
       std::printf("budget of %.1f s exhausted: some candidates were not started\n", flags->budget);
     std::printf("tune took %.1f s on %s\n", report.seconds, report.machine.str().c_str());
+    if (report.foreign_load) std::printf("machine: %s\n", report.foreign_load->describe().c_str());
     std::printf("where it went: %s\n", report.cost.summary().c_str());
     if (distributed)
       std::printf(

@@ -125,6 +125,12 @@ void TuneJsonProgress::done(const tuner::TuneReport& report, const std::string& 
               {"spread", best->figures.spread},
               {"eps_low", interval_end(*best, best->figures.eps_low)},
               {"eps_high", interval_end(*best, best->figures.eps_high)}};
+  Json foreign_load = nullptr;
+  if (const auto& load = report.foreign_load)
+    foreign_load = {{"cores", load->cores},
+                    {"other_cores", load->other_cores},
+                    {"free_cores", load->free_cores()},
+                    {"charged", load->shared()}};
   emit(Json{{"event", "done"},
             {"interrupted", report.interrupted},
             {"trials", report.trials.size()},
@@ -136,7 +142,8 @@ void TuneJsonProgress::done(const tuner::TuneReport& report, const std::string& 
             {"seconds", report.seconds},
             {"measurement_seconds", report.cost.measurement().wall_seconds},
             {"measurement_cpu_seconds", report.cost.measurement().cpu_seconds},
-            {"phases", phases_of(report.cost)}}
+            {"phases", phases_of(report.cost)},
+            {"foreign_load", foreign_load}}
            .dump());
 }
 

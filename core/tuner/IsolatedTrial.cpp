@@ -156,6 +156,7 @@ std::string encode_trial_results(const std::vector<TrialResult>& results) {
     nlohmann::json trial = record_to_json(r);
     trial["step_seconds"] = results[i].step_seconds;
     trial["turn_first_seconds"] = results[i].turn_first_seconds;
+    trial["step_cpu_seconds"] = results[i].step_cpu_seconds;
     trial["numerics_checked"] = results[i].numerics_checked;
     trial["trace"] = trace;
     message["trials"].push_back(std::move(trial));
@@ -183,6 +184,7 @@ std::vector<TrialResult> decode_trial_results(const std::string& message,
     result.numerics_checked = t.at("numerics_checked").get<bool>();
     result.step_seconds = t.at("step_seconds").get<std::vector<double>>();
     result.turn_first_seconds = t.at("turn_first_seconds").get<std::vector<double>>();
+    result.step_cpu_seconds = t.at("step_cpu_seconds").get<std::vector<double>>();
     if (!t.at("trace").is_null())
       result.trace = std::make_shared<const profiler::Trace>(
           profiler::read_trace_file(t.at("trace").get<std::string>()));

@@ -58,6 +58,11 @@ struct MeasureOptions {
   // final rounds, DistributedTune.h): each runs its share, 1/rounds_ranks, of the
   // minimum number of rounds, and the verdict pools their paired rounds.
   int rounds_ranks = 1;
+  // The cores the machine's other processes leave free (0: a quiet machine, or not
+  // watched). Every timed step, of a whole config or of one layer, is charged for the CPU
+  // it used beyond them (charged_step_seconds, SharedMachine.h): step_seconds and the
+  // figures are of the charged times.
+  double free_cores = 0;
   // Racing: step time interval of the leader so far (null: no racing). Timing stops
   // early once this candidate is slower than it with confidence (StepStatistics.h).
   std::optional<QuantileEstimate> race_against;
@@ -215,6 +220,10 @@ struct TrialResult {
   // Interleaved rounds: the first step of each turn that settled (an untimed settle
   // step, timed for TurnSettling.h), paired with step_seconds by index. Not stored.
   std::vector<double> turn_first_seconds;
+  // This process's CPU seconds over each timed step of a whole config, paired with
+  // step_seconds (empty where not measured): what a shared machine's charge is of
+  // (SharedMachine.h). Not stored.
+  std::vector<double> step_cpu_seconds;
   // Single-layer trials (measure_layer): each pass's fastest run in ms, forward,
   // backward data, backward filter (zeros otherwise). A field of the record
   // (TrialRecordFields.h), so an isolated child's trial carries it back.

@@ -13,11 +13,13 @@
 #include "core/base/AlignedBuffer.h"
 #include "core/base/AllocationCap.h"
 #include "core/base/Backend.h"
+#include "core/base/CpuLoad.h"
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/base/ThreadPool.h"
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/IsolatedTrial.h"
+#include "core/tuner/SharedMachine.h"
 #include "core/tuner/TurnSettling.h"
 #include "core/tuner/WorkerTrial.h"
 #include "profiler/Metrics.h"
@@ -141,18 +143,27 @@ class CandidateRun {
   // The steps run inside a `candidate` range named by the config's label (an NVTX range
   // too), so a trace or an `nsys profile` of a tune shows which candidate ran when.
   // `settle` untimed steps first, in the same call (the interleaved rounds' turns).
-  void time_steps(int64_t count, int64_t settle = 0) {
+  // Each step's time is charged for the CPU it used beyond `free_cores` (SharedMachine.h;
+  // 0: wall time), so that every ranking, race and test of the tune sees the same time.
+  void time_steps(int64_t count, int64_t settle, double free_cores) {
     profiler::Tracer& tracer = session_->tracer();
     const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()),
                                          profiler::RangeCategory::candidate);
     auto last = Clock::now();
+    double last_cpu = process_cpu_seconds();
     const size_t before = step_seconds_.size();
     session_->train_steps(settle + count, [&](int64_t step, int64_t, const StepStats&) {
       const auto now = Clock::now();
-      const double seconds = std::chrono::duration<double>(now - last).count();
-      if (step > settle) step_seconds_.push_back(seconds);
+      const double cpu = process_cpu_seconds();
+      const double seconds = charged_step_seconds(std::chrono::duration<double>(now - last).count(),
+                                                  cpu - last_cpu, free_cores);
+      if (step > settle) {
+        step_seconds_.push_back(seconds);
+        step_cpu_seconds_.push_back(cpu - last_cpu);
+      }
       if (step == 1 && settle > 0) turn_first_seconds_.push_back(seconds);
       last = now;
+      last_cpu = cpu;
       limit_.step_done();
     });
     // Ranks time with rank 0's step times, so that they stop timing together.
@@ -161,7 +172,7 @@ class CandidateRun {
   }
   StopRule time_adaptively(const MeasureOptions& options) {
     return tuner::time_adaptively(options, step_seconds_, limit_,
-                                  [&](int64_t count) { time_steps(count); });
+                                  [&](int64_t count) { time_steps(count, 0, options.free_cores); });
   }
   TrialResult finish(const MeasureOptions& options, StopRule stop) {
     profiler::Tracer& tracer = session_->tracer();
@@ -177,6 +188,7 @@ class CandidateRun {
     result.figures = figures_of(step_seconds_, config_.batch, stop);
     result.step_seconds = step_seconds_;
     result.turn_first_seconds = turn_first_seconds_;
+    result.step_cpu_seconds = step_cpu_seconds_;
     const profiler::Concurrency overlap = profiler::concurrency(*trace);
     result.concurrency = ConcurrencyFigures{overlap.concurrent_share, overlap.mean_in_flight};
     for (const auto& row : profiler::kernel_table(*trace, {}, options.top_kernels))
@@ -193,6 +205,7 @@ class CandidateRun {
   std::unique_ptr<TrainingSession> session_;
   std::vector<double> step_seconds_;
   std::vector<double> turn_first_seconds_;
+  std::vector<double> step_cpu_seconds_;  // this process's CPU over each timed step
 };
 
 // Runs `body`, turning every exception into a failed result naming the candidate: one
@@ -352,7 +365,7 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
       for (size_t i : racing) {
         // The cap counts the settle steps too: it bounds what the rounds cost.
         const auto turn_start = Clock::now();
-        runs[i]->time_steps(1, settle[i]);
+        runs[i]->time_steps(1, settle[i], options.free_cores);
         rounds[i].push_back(runs[i]->step_seconds().back());
         this_round += seconds_since(turn_start);
         // Settling stops for good once it is shown to buy less than delta/2, so the
@@ -566,8 +579,10 @@ TrialResult measure_layer(const LayerTrial& trial, const NumericsSample& referen
         const StopRule stop = time_adaptively(options, seconds, limit, [&](int64_t count) {
           for (int64_t i = 0; i < count; ++i) {
             const auto start = Clock::now();
+            const double cpu = process_cpu_seconds();
             run_all();
-            seconds.push_back(seconds_since(start));
+            seconds.push_back(charged_step_seconds(
+                seconds_since(start), process_cpu_seconds() - cpu, options.free_cores));
           }
         });
         TrialResult result = disposition(trial.config, TrialStatus::ok, "");

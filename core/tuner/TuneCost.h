@@ -17,7 +17,7 @@ struct PhaseCost {
 };
 
 struct TuneCost {
-  PhaseCost reference;  // building the reference, its checked steps (and auto's timed ones)
+  PhaseCost reference;  // the reference, its checked steps (auto: timed ones), the load watch
   PhaseCost choice;     // choosing the strategy (auto: the per-layer find's probe)
   PhaseCost finds;      // listing the candidates (per-layer: its finds)
   PhaseCost sweep;      // the candidates measured one by one (the pruner's finds included)

@@ -125,10 +125,26 @@ void settle_leaders(TuneContext& context) {
 
 }  // namespace
 
+namespace {
+
+// The tune's measure options with the cores its rounds can count on, from a watch of the
+// machine (after the reference ran: nothing of the tune's own is running then).
+MeasureOptions watched_measure_options(const TuneOptions& options,
+                                       std::optional<ForeignLoad>& watched) {
+  MeasureOptions measure = options.measure;
+  if (!options.charge_foreign_load) return measure;
+  watched = watch_foreign_load();
+  measure.free_cores = watched->shared() ? watched->free_cores() : 0;
+  return measure;
+}
+
+}  // namespace
+
 std::unique_ptr<TrialRunner> reference_runner(const TuneOptions& options) {
   Reference reference = run_reference(options);
-  return std::make_unique<TrialRunner>(options.base, options.measure, std::move(reference.numerics),
-                                       reference.has_batch_norm);
+  std::optional<ForeignLoad> watched;
+  return std::make_unique<TrialRunner>(options.base, watched_measure_options(options, watched),
+                                       std::move(reference.numerics), reference.has_batch_norm);
 }
 
 const TrialResult& TuneReport::winner() const {
@@ -186,6 +202,9 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   const SearchSpace space({options_.base.model, options_.base.batch, options_.base.backend,
                            options_.algorithms, options_.per_layer_product, options_.knobs},
                           reference.layers);
+  PhaseTimer watch_timer(report.cost.reference);
+  options_.measure = watched_measure_options(options_, report.foreign_load);
+  watch_timer.stop();
   TrialRunner runner(options_.base, options_.measure, std::move(reference.numerics),
                      reference.has_batch_norm);
   TuneContext context(options_, space, runner, report, reference.facts, db_, progress, start);

@@ -17,6 +17,7 @@
 #include "core/tuner/Ranking.h"
 #include "core/tuner/ResultsDb.h"
 #include "core/tuner/SearchSpace.h"
+#include "core/tuner/SharedMachine.h"
 #include "core/tuner/StrategyChoice.h"
 #include "core/tuner/TuneCost.h"
 
@@ -57,6 +58,10 @@ struct TuneOptions {
   Strategy strategy = Strategy::exhaustive;
   bool per_layer_product = false;  // exhaustive: also every per-layer combination
   MeasureOptions measure;
+  // On a machine other processes use, charge the interleaved rounds' steps for the CPU
+  // they take beyond the cores the others leave free (SharedMachine.h): the tune first
+  // watches the machine idle for kForeignLoadWatchSeconds. False: wall time alone.
+  bool charge_foreign_load = true;
   // Racing: stop timing a candidate once it is slower than the leader so far with
   // confidence (MeasureOptions::race_against); it is recorded ok, stop raced_out.
   bool racing = true;
@@ -139,6 +144,9 @@ struct TuneReport {
   TuneCost cost;  // where the seconds went, and the measurement cost (TuneCost.h)
   MachineSignature machine;
   ProblemKey problem;
+  // What the machine's other processes took when the tune started (none: not watched,
+  // charge_foreign_load off).
+  std::optional<ForeignLoad> foreign_load;
 
   const TrialResult* best_trial() const { return best ? &trials[*best] : nullptr; }
   const TrialResult* baseline_trial() const { return baseline ? &trials[*baseline] : nullptr; }

@@ -36,6 +36,8 @@ TrialResult every_field_set() {
   t.kernels = {{"gemm.fwd", 3, 1.5, 42.0}};
   t.layer_pass_ms = {0.25, 0.5, 0.75};
   t.step_seconds = {0.01, 0.02};
+  t.turn_first_seconds = {0.03, 0.04};
+  t.step_cpu_seconds = {0.015, 0.025};
   t.numerics_checked = true;
   return t;
 }
@@ -55,6 +57,8 @@ TEST(IsolatedRecord, EveryStoredFieldSurvivesTheChild) {
   EXPECT_EQ(got.config, sent.config);
   EXPECT_EQ(got.concurrency, sent.concurrency);
   EXPECT_EQ(got.step_seconds, sent.step_seconds);
+  EXPECT_EQ(got.turn_first_seconds, sent.turn_first_seconds);
+  EXPECT_EQ(got.step_cpu_seconds, sent.step_cpu_seconds);
   EXPECT_EQ(got.layer_pass_ms, sent.layer_pass_ms);
   EXPECT_TRUE(got.numerics_checked);
   EXPECT_FALSE(got.reused);
