@@ -170,14 +170,18 @@ for line in open(sys.argv[2]):
         "measure": done.get("measurement_seconds", float("nan")),
         "measure_cpu": done.get("measurement_cpu_seconds", float("nan")),
         "per_candidate": done.get("measurement_seconds", float("nan")) / max(done["trials"], 1),
+        "phases": {k: v["seconds"] for k, v in done.get("phases", {}).items()},
         "space": space})
 def mean(xs): return sum(xs) / len(xs)
 def peer(name):
     runs = picks.get(name)
     if not runs: return {k: float("nan") for k in ("wall", "cpu", "measure", "measure_cpu")}
     return {k: mean([r[k] for r in runs]) for k in ("wall", "cpu", "measure", "measure_cpu")}
-peers = {"": (peer("exhaustive"), peer("exhaustive-mixes")),
-         "~peer": (peer("exhaustive~peer"), peer("exhaustive-mixes~peer"))}
+# A peer build's strategies are compared with the peer's exhaustive when it ran, else
+# with this build's.
+peers = {"": (peer("exhaustive"), peer("exhaustive-mixes"))}
+peers["~peer"] = tuple(peer(n + "~peer") if picks.get(n + "~peer") else mine
+                       for n, mine in zip(("exhaustive", "exhaustive-mixes"), peers[""]))
 def ratio(a, b): return a / b if b == b and b > 0 else float("nan")
 # Exhaustive's mean measurement seconds per candidate, which prices a space too large to run.
 def per_candidate_of(name):
@@ -195,7 +199,8 @@ for strategy, runs in picks.items():
     m = peer(strategy)
     suffix = "~peer" if strategy.endswith("~peer") else ""
     base, full = peers[suffix]
-    per_candidate = per_candidate_of("exhaustive" + suffix)
+    per_candidate = per_candidate_of("exhaustive" + suffix if picks.get("exhaustive" + suffix)
+                                     else "exhaustive")
     wall = [r["wall"] for r in runs]
     ran = ",".join(sorted(set(r["ran"] for r in runs)))
     names = ", ".join(f"{r['winner']} ({truth[r['winner']][0] / best:.3f})" if r["winner"] in truth
@@ -209,6 +214,20 @@ for strategy, runs in picks.items():
           f"{mean(wall):.1f} ({min(wall):.1f}-{max(wall):.1f}) | "
           f"{ratio(m['wall'], base['wall']):.2f}x | {ratio(m['cpu'], base['cpu']):.2f}x | "
           f"{ratio(m['wall'], full['wall']):.2f}x | {ratio(m['cpu'], full['cpu']):.2f}x | {names} |")
+# Where each strategy's measurement went (TuneCost.h's phases of the done event): the
+# median over its tunes of each phase's wall seconds, with the smallest and largest.
+def median(xs):
+    xs = sorted(xs)
+    return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2 if xs else float("nan")
+print("| strategy | measurement s, median (min-max) | choice | finds | sweep | rounds |")
+print("|---|---:|---:|---:|---:|---:|")
+for strategy, runs in picks.items():
+    def cell(values):
+        return f"{median(values):.2f} ({min(values):.2f}-{max(values):.2f})" if values else "n/a"
+    row = [cell([r["measure"] for r in runs])]
+    for phase in ("choice", "finds", "sweep", "rounds"):
+        row.append(cell([r["phases"][phase] for r in runs if phase in r["phases"]]))
+    print(f"| {strategy} | " + " | ".join(row) + " |")
 PY
   done
 done
