@@ -1,6 +1,7 @@
-// The lane threads: one mutex and one condition variable for queues, events and
-// failure. Tasks are coarse (a layer's kernel), so the shared lock is never contended
-// for long, and waiting for an event needs no extra thread or callback machinery.
+// The lane threads: one mutex for queues, events and failure, one condition variable the
+// lanes wait on and one the host waits on. Tasks are coarse (a layer's kernel), so the shared lock
+// is never contended for long, and waiting for an event needs no extra thread or callback
+// machinery.
 #include "core/engine/Executor.h"
 
 #include <algorithm>
@@ -204,6 +205,7 @@ void Executor::lane_loop(int index) {
   if (bind_error && !failure_) {
     failure_ = bind_error;
     changed_.notify_all();
+    wake_host_if_done();
   }
   for (;;) {
     changed_.wait(lock,
@@ -217,8 +219,8 @@ void Executor::lane_loop(int index) {
     const bool record = item.kind == Item::Kind::record;
     if (item.kind == Item::Kind::wait) note_wait(index, item);
     if (item.kind == Item::Kind::wait ||
-        (!record && failure_ && !item.always)) {      // a poisoned executor skips work
-      if (lane.queue.empty()) changed_.notify_all();  // synchronize() may be waiting for this
+        (!record && failure_ && !item.always)) {    // a poisoned executor skips work
+      if (lane.queue.empty()) wake_host_if_done();  // synchronize() may be waiting for this
       continue;
     }
     std::exception_ptr error;
@@ -246,10 +248,12 @@ void Executor::lane_loop(int index) {
       item.event->reached_[item.target % Event::kReachedKept] = {item.target, lane.last_end};
     }
     if (error && !failure_) failure_ = error;
-    // Waiters wait for an event (a record), a failure or a lane's queue to run dry; after
-    // a plain task with more queued behind it none of that changed, and waking the host
-    // thread after every kernel took a context switch per layer from two cores.
-    if (record || error || lane.queue.empty()) changed_.notify_all();
+    // Lanes wait for an event (a record) or a failure, the host for one event, a failure or
+    // the lanes to run dry; after a plain task with more queued behind it none of that
+    // changed, and waking the host thread after every kernel, or every record, took a
+    // context switch each from two cores.
+    if (record || error) changed_.notify_all();  // another lane may wait for the event
+    if (record || error || lane.queue.empty()) wake_host_if_done();
   }
 }
 
@@ -265,14 +269,37 @@ void Executor::run_remaining_finally(Lane& lane, const ExecContext& exec,
   }
 }
 
+bool Executor::lanes_idle() const {
+  for (const Lane& lane : lanes_)
+    if (lane.busy || !lane.queue.empty()) return false;
+  return true;
+}
+
+bool Executor::host_wait_over() const {
+  switch (host_waits_for_) {
+    case HostWait::nothing: return false;
+    case HostWait::event: return failure_ || host_event_->completed_ >= host_target_;
+    case HostWait::idle_lanes: return lanes_idle();
+  }
+  return true;
+}
+
+void Executor::wake_host_if_done() {
+  if (host_wait_over()) host_changed_.notify_all();
+}
+
+template <class Done>
+void Executor::host_wait_until(std::unique_lock<std::mutex>& lock, HostWait what,
+                               const Done& done) {
+  host_waits_for_ = what;
+  host_changed_.wait(lock, done);
+  host_waits_for_ = HostWait::nothing;
+}
+
 void Executor::rethrow_failure(std::unique_lock<std::mutex>& lock) {
   if (!failure_) return;
   // Drain before clearing the failure, so no task submitted before it runs afterwards.
-  changed_.wait(lock, [&] {
-    for (const Lane& lane : lanes_)
-      if (lane.busy || !lane.queue.empty()) return false;
-    return true;
-  });
+  host_wait_until(lock, HostWait::idle_lanes, [&] { return lanes_idle(); });
   std::exception_ptr error = failure_;
   failure_ = nullptr;
   lock.unlock();
@@ -282,7 +309,10 @@ void Executor::rethrow_failure(std::unique_lock<std::mutex>& lock) {
 void Executor::host_wait(const Event& event) {
   std::unique_lock lock(mutex_);
   const uint64_t target = event.recorded_;
-  changed_.wait(lock, [&] { return event.completed_ >= target || failure_; });
+  host_event_ = &event;
+  host_target_ = target;
+  host_wait_until(lock, HostWait::event,
+                  [&] { return event.completed_ >= target || failure_ != nullptr; });
   if (target > 0) {
     const Event::Reached& reached = event.reached_[target % Event::kReachedKept];
     if (reached.target == target) note_host_wait(reached.where);
@@ -292,11 +322,7 @@ void Executor::host_wait(const Event& event) {
 
 void Executor::synchronize() {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] {
-    for (const Lane& lane : lanes_)
-      if (lane.busy || !lane.queue.empty()) return false;
-    return true;
-  });
+  host_wait_until(lock, HostWait::idle_lanes, [&] { return lanes_idle(); });
   for (const Lane& lane : lanes_) note_host_wait(lane.last_end);
   rethrow_failure(lock);
 }

@@ -145,6 +145,16 @@ class Executor {
   void note_wait(int lane, const Item& item);
   void emit_flows(Lane& lane, const Item& item, int64_t start_ns);  // outside mutex_
   void rethrow_failure(std::unique_lock<std::mutex>& lock);
+  // The host (the one thread that submits and waits) sleeps on a condition variable of its
+  // own, and a lane wakes it only when what it waits for may have happened: once per step
+  // instead of once per record (a context switch each, on the CPU the lane's pool worker
+  // was using). All under mutex_.
+  enum class HostWait { nothing, event, idle_lanes };
+  bool lanes_idle() const;
+  bool host_wait_over() const;
+  void wake_host_if_done();
+  template <class Done>
+  void host_wait_until(std::unique_lock<std::mutex>& lock, HostWait what, const Done& done);
 
   profiler::Tracer* tracer_;
   Backend* backend_;
@@ -152,7 +162,11 @@ class Executor {
   std::vector<std::vector<int>> lane_cpus_;
   std::vector<Lane> lanes_;
   mutable std::mutex mutex_;
-  std::condition_variable changed_;  // any queue, event or failure change
+  std::condition_variable changed_;  // any queue, event or failure change: the lanes wait on it
+  std::condition_variable host_changed_;  // what the host waits for may have happened
+  HostWait host_waits_for_ = HostWait::nothing;
+  const Event* host_event_ = nullptr;  // HostWait::event: this event reaching host_target_
+  uint64_t host_target_ = 0;
   std::exception_ptr failure_;
   bool stopping_ = false;
   // Traced: the lane ends the host waited for since its last fence change, and a
