@@ -273,7 +273,6 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
       what_if["work_kinds_kept"] = s.keys_same;
       what_if["environment_calibration"] = s.calibration;
       what_if["overlap_slowdown"] = s.overlap_slowdown;
-      what_if["calibration_least_slowed"] = s.least_slowed;
       what_if["activities_replaced"] = s.nodes_replaced;
     }
     size_t matched = 0;

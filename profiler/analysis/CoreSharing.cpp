@@ -91,40 +91,7 @@ void find_single_waits(const DependencyGraph& graph, const std::vector<size_t>& 
   }
 }
 
-std::map<int, std::vector<int>> lane_cpus_of(const Trace& trace) {
-  const auto metadata = trace.metadata.extra.find(kLaneCpusKey);
-  return metadata == trace.metadata.extra.end() ? std::map<int, std::vector<int>>{}
-                                                : lane_cpus_from_text(metadata->second);
-}
-
-// Per device, the step's kernels by start.
-std::map<int, std::vector<size_t>> device_kernels(const DependencyGraph& graph, const Trace& trace,
-                                                  const Step& step) {
-  std::map<int, std::vector<size_t>> kernels;
-  for (size_t n : step.nodes)
-    if (is_kernel(graph, trace, n))
-      kernels[trace.activities[graph.activity[n]].device].push_back(n);
-  return kernels;
-}
-
 }  // namespace
-
-size_t steps_with_lanes_apart(const DependencyGraph& graph, const Trace& trace,
-                              const std::vector<Step>& steps) {
-  const std::map<int, std::vector<int>> lane_cpus = lane_cpus_of(trace);
-  size_t out = 0;
-  for (const Step& step : steps)
-    for (const auto& [device, nodes] : device_kernels(graph, trace, step)) {
-      std::map<size_t, bool> lanes;
-      for (size_t n : nodes) lanes[graph.lane[n]] = true;
-      if (lanes.size() < 2) continue;
-      if (bound_apart(graph, trace, lane_cpus, nodes) || !shared_one_core(graph, nodes)) {
-        ++out;
-        break;
-      }
-    }
-  return out;
-}
 
 CoreWaitsFound add_core_edges(DependencyGraph& graph, const Trace& trace,
                               const std::vector<Step>& steps) {
@@ -134,10 +101,17 @@ CoreWaitsFound add_core_edges(DependencyGraph& graph, const Trace& trace,
   for (size_t n = 0; n < graph.size(); ++n)
     if (!graph.predecessors[n].empty()) release[n] = release_of(graph, n);
   std::vector<Wait> found;
-  const std::map<int, std::vector<int>> lane_cpus = lane_cpus_of(trace);
+  const auto metadata = trace.metadata.extra.find(kLaneCpusKey);
+  const std::map<int, std::vector<int>> lane_cpus = metadata == trace.metadata.extra.end()
+                                                        ? std::map<int, std::vector<int>>{}
+                                                        : lane_cpus_from_text(metadata->second);
   for (const Step& step : steps) {
     bool one_core = false;
-    for (const auto& [device, nodes] : device_kernels(graph, trace, step)) {
+    std::map<int, std::vector<size_t>> kernels;  // per device, by start
+    for (size_t n : step.nodes)
+      if (is_kernel(graph, trace, n))
+        kernels[trace.activities[graph.activity[n]].device].push_back(n);
+    for (const auto& [device, nodes] : kernels) {
       if (bound_apart(graph, trace, lane_cpus, nodes)) {
         ++out.bound_apart_steps;
         continue;

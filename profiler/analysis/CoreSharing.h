@@ -45,13 +45,6 @@ struct CoreWaitsFound {
 // release) / 2): the wait ended with X, not with a wake-up of N's own. A root (no predecessor)
 // keeps its start. A step's device whose lanes the trace's metadata shows bound to
 // distinct CPUs gets no core edge.
-// The steps in which some device ran kernels on two or more lanes at once on cores of their
-// own: bound to distinct CPUs (the trace's lane_cpus), or overlapping as lanes with a core
-// each do (not shared_one_core). Their work may pay for the data the lanes pass between
-// cores, which a one-lane run does not (WhatIf.h).
-size_t steps_with_lanes_apart(const DependencyGraph& graph, const Trace& trace,
-                              const std::vector<Step>& steps);
-
 CoreWaitsFound add_core_edges(DependencyGraph& graph, const Trace& trace,
                               const std::vector<Step>& steps);
 

@@ -6,7 +6,6 @@
 #include <set>
 #include <stdexcept>
 
-#include "profiler/analysis/CoreSharing.h"
 #include "profiler/analysis/Replay.h"
 
 namespace tunescope::profiler::analysis {
@@ -203,16 +202,13 @@ struct SameWork {
 };
 
 // The environment model fitted on the same work: this trace's time of a key is
-// calibration x the other's x (1 + slowdown g) / (1 + slowdown f).
+// calibration x the other's x (1 + slowdown g) / (1 + slowdown f). slowdown: by grid
+// search over [0, 2] for the least squared error in time (so the long kernels decide);
+// 0 where the overlaps differ too little to tell it (the plain ratio of the times).
 struct EnvironmentFit {
   double calibration = 1, slowdown = 0;
-  bool least_slowed = false;
 };
-
-// Both traces ran their lanes alike (one lane each, or lanes apart in both): slowdown by grid
-// search over [0, 2] for the least squared error in time (so the long kernels decide); 0
-// where the overlaps differ too little to tell it (the plain ratio of the times).
-EnvironmentFit fit_alike(const std::vector<SameWork>& same) {
+EnvironmentFit fit_environment(const std::vector<SameWork>& same) {
   EnvironmentFit best;
   double m = 0, t = 0, spread = 0;
   for (const SameWork& w : same) m += w.m, t += w.t, spread = std::max(spread, std::abs(w.f - w.g));
@@ -231,59 +227,6 @@ EnvironmentFit fit_alike(const std::vector<SameWork>& same) {
       error += e * e;
     }
     if (best_error < 0 || error < best_error) best_error = error, best = {c, a};
-  }
-  return best;
-}
-
-// The least-slowed tenth of the work sets the machine's factor (below).
-constexpr double kLeastSlowedShare = 0.1;
-
-// The value at `share` of the total weight of (value, weight) pairs, by value.
-double weighted_quantile(std::vector<std::pair<double, double>> pairs, double share) {
-  std::sort(pairs.begin(), pairs.end());
-  double total = 0;
-  for (const auto& p : pairs) total += p.second;
-  double seen = 0;
-  for (const auto& [value, weight] : pairs)
-    if ((seen += weight) >= share * total) return value;
-  return pairs.back().first;
-}
-
-// One trace ran its lanes apart (on cores of their own), the other did not. Work of the
-// lanes-apart run pays for the data its lanes pass between cores (a kernel writing what the
-// other lane's core read), and which work pays depends on the data flow, not on the
-// overlap: a pooling kernel no other lane overlapped took 3-4x its one-lane time where the
-// convolution kernels beside it took 1.0x (docs/BENCHMARKS.md). That cost only adds time, so
-// the machine's factor is the lower envelope of the slowdowns, not their mean: per key
-// log(slowdown) = log(factor) + log((1 + a x share apart) / (1 + a x share alone)) + cost >= 0,
-// fitted by quantile regression at kLeastSlowedShare (a by grid search over [0, 2], the
-// factor the weighted quantile for each a). Weights: the shorter of the two times, so that
-// a key one step's preemption lengthened in either run weighs what it takes, not more.
-EnvironmentFit fit_lanes_apart(const std::vector<SameWork>& same, bool apart_here) {
-  EnvironmentFit best;
-  best.least_slowed = true;
-  if (same.empty()) return best;
-  double best_loss = -1;
-  for (int step = 0; step <= 200; ++step) {
-    const double a = step / 100.0;
-    std::vector<std::pair<double, double>> residuals;  // log slowdown less the overlap term
-    for (const SameWork& w : same) {
-      const double apart = apart_here ? w.m : w.t, alone = apart_here ? w.t : w.m;
-      const double share_apart = apart_here ? w.g : w.f, share_alone = apart_here ? w.f : w.g;
-      residuals.emplace_back(
-          std::log(apart / alone) - std::log((1 + a * share_apart) / (1 + a * share_alone)),
-          std::min(apart, alone));
-    }
-    const double factor = weighted_quantile(residuals, kLeastSlowedShare);
-    double loss = 0;
-    for (const auto& [r, weight] : residuals)
-      loss += weight * (r >= factor ? kLeastSlowedShare * (r - factor)
-                                    : (1 - kLeastSlowedShare) * (factor - r));
-    if (best_loss < 0 || loss < best_loss - 1e-12) {
-      best_loss = loss;
-      best.slowdown = a;
-      best.calibration = apart_here ? std::exp(factor) : std::exp(-factor);
-    }
   }
   return best;
 }
@@ -343,17 +286,9 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
         {per_step.busy, found->second.busy, share(my_overlap, key), share(their_overlap, key)});
     ++out.keys_same;
   }
-  // Lanes apart in one trace only: its work paid for data passed between cores that the
-  // other's did not (fit_lanes_apart); in both or neither, the environments differ alike
-  // over the work.
-  const bool apart_here = 2 * steps_with_lanes_apart(graph, trace, steps) > steps.size();
-  const bool apart_there =
-      2 * steps_with_lanes_apart(other_graph, other, other_steps) > other_steps.size();
-  const EnvironmentFit fit =
-      apart_here != apart_there ? fit_lanes_apart(same, apart_here) : fit_alike(same);
+  const EnvironmentFit fit = fit_environment(same);
   out.calibration = fit.calibration;
   out.overlap_slowdown = fit.slowdown;
-  out.least_slowed = fit.least_slowed;
   // The factor from the other's time of `key` to this trace's, with `here` the overlap
   // share it has here.
   const auto environment = [&](const WorkKey& key, double here) {

@@ -50,9 +50,6 @@ struct Substitution {
   // The slowdown of work that other lanes' kernels overlapped, per unit of overlap share
   // (0: not told apart, where both traces overlapped the same work alike).
   double overlap_slowdown = 0;
-  // Fitted to the least-slowed work: one trace ran its lanes on cores of their own, the
-  // other did not (substituted_durations).
-  bool least_slowed = false;
   size_t nodes_replaced = 0;
 };
 // Durations of the nodes whose work key the other trace does differently (other activity
@@ -66,11 +63,7 @@ struct Substitution {
 // whose lanes ran side by side), calibration is fitted with the slowdown of overlapped
 // work: this trace's time of a key = calibration x the other's x (1 + slowdown x its
 // overlapped share here) / (1 + slowdown x its share there), the shares being the part of
-// the key's time that kernels of other lanes of its device ran beside it. Where one trace
-// ran its lanes apart (on cores of their own, CoreSharing.h) and the other did not, its
-// work also paid for the data the lanes passed between cores, unevenly: calibration and
-// slowdown are then fitted to the least-slowed tenth of the same work's time (a one-sided
-// fit: that cost only adds time) instead of to all of it.
+// the key's time that kernels of other lanes of its device ran beside it.
 // A key the other lacks in a layer it has is work it does not do (0); work only the
 // other does is spread over the layer's nodes. With `layers` (globs), only the layers
 // whose name matches one of them take the other's times (a per-layer mix of two runs);

@@ -108,20 +108,6 @@ TEST(CoreSharingTest, LanesBoundToCpusOfTheirOwnGetNoCoreEdge) {
   EXPECT_EQ(analyze(one_core_bound("0")).graph.core_edges, 1u);
 }
 
-TEST(CoreSharingTest, LanesApartAreLanesBoundToCpusOfTheirOwnOrOverlapping) {
-  // Overlapping lanes (a core each) and bound lanes ran apart; lanes taking turns on one
-  // core, or on CPUs not known to be their own, did not; one lane never does.
-  const auto apart = [](const Trace& t) {
-    const TraceAnalysis a = analyze(t);
-    return steps_with_lanes_apart(a.graph, t, a.steps);
-  };
-  EXPECT_EQ(apart(two_cores()), 1u);
-  EXPECT_EQ(apart(one_core()), 0u);
-  EXPECT_EQ(apart(one_core_bound("0;1")), 1u);
-  EXPECT_EQ(apart(one_core_bound("0;0")), 0u);
-  EXPECT_EQ(apart(one_step({kernel("A", 0, 0, 100), kernel("C", 0, 200, 300)}, {}, 310)), 0u);
-}
-
 TEST(CoreSharingTest, LaneCpusTextRoundTrips) {
   const std::vector<std::vector<int>> lanes = {{0, 2}, {1}, {3, 5, 7}};
   const std::string text = lane_cpus_to_text(lanes);

@@ -386,75 +386,7 @@ TEST(WhatIfTest, SubstitutionScalesTheOthersTimesByTheOverlapEachKeyHadThereAndH
   EXPECT_EQ(s.keys_same, 2u);
   EXPECT_NEAR(s.calibration, 1.0, 1e-12);
   EXPECT_NEAR(s.overlap_slowdown, 0.5, 1e-12);
-  EXPECT_TRUE(s.least_slowed);  // lanes apart there (overlapping), one lane here
   EXPECT_EQ(s.durations, (std::vector<int64_t>{4, 10, 10}));
-}
-
-TEST(WhatIfTest, LanesApartInOneTraceOnlyCalibrateByTheLeastSlowedWork) {
-  // One lane: conv1 direct.fwd 8, relu1 relu.fwd 10, pool1 pool.fwd 10, fc1 fc.fwd 10.
-  // Two lanes bound to CPUs of their own, never overlapping: gemm.fwd 6, relu 10, fc 10,
-  // but pool 30 (it paid for data the other lane's core held). The pool's x3 is no
-  // machine factor: relu and fc say x1, the least-slowed tenth of the time, so gemm.fwd
-  // keeps its 6 here; one flat ratio of the same work (30 : 50) would give 3.6.
-  const auto layer = [](const char* name, int lane, int64_t start, int64_t end) {
-    Range r;
-    r.name = name, r.category = RangeCategory::layer, r.lane = lane, r.start_ns = start,
-    r.end_ns = end;
-    return r;
-  };
-  const auto one_lane = [&](int64_t scale) {
-    Range step;
-    step.name = "train_step", step.category = RangeCategory::iteration, step.start_ns = 0,
-    step.end_ns = 100 * scale;
-    Trace t;
-    t.activities = {activity("direct.fwd", 0, 0, 8 * scale),
-                    activity("relu.fwd", 0, 10 * scale, 20 * scale),
-                    activity("pool.fwd", 0, 20 * scale, 30 * scale),
-                    activity("fc.fwd", 0, 30 * scale, 40 * scale)};
-    t.ranges = {step, layer("conv1", 0, 0, 9 * scale), layer("relu1", 0, 10 * scale, 20 * scale),
-                layer("pool1", 0, 20 * scale, 30 * scale), layer("fc1", 0, 30 * scale, 40 * scale)};
-    sort_by_start(t);
-    return t;
-  };
-  const Trace mine = one_lane(1);
-  Range step;
-  step.name = "train_step", step.category = RangeCategory::iteration, step.start_ns = 0,
-  step.end_ns = 100;
-  Trace theirs;
-  theirs.activities = {activity("gemm.fwd", 0, 0, 6), activity("relu.fwd", 0, 10, 20),
-                       activity("pool.fwd", 0, 20, 50), activity("fc.fwd", 0, 50, 60),
-                       activity("side.k", 1, 60, 65)};
-  theirs.ranges = {step,
-                   layer("conv1", 0, 0, 9),
-                   layer("relu1", 0, 10, 20),
-                   layer("pool1", 0, 20, 50),
-                   layer("fc1", 0, 50, 60),
-                   layer("side", 1, 60, 66)};
-  theirs.flows = {Flow{FlowKind::event, {0, 0, 60}, {0, 1, 60}}};
-  theirs.metadata.extra.emplace("lane_cpus", "0;1");
-  sort_by_start(theirs);
-  const DependencyGraph g = build_dependency_graph(mine), og = build_dependency_graph(theirs);
-  const Substitution s =
-      substituted_durations(mine, g, find_steps(mine, g), theirs, og, find_steps(theirs, og));
-  EXPECT_TRUE(s.least_slowed);
-  EXPECT_EQ(s.keys_same, 3u);
-  EXPECT_NEAR(s.calibration, 1.0, 1e-12);
-  EXPECT_EQ(s.durations, (std::vector<int64_t>{6, 10, 10, 10}));
-  // The other way, from a one-lane run on a machine twice as slow (every time x2): the
-  // least-slowed work there is relu and fc (10 here, 20 there), so the factor is 0.5, and
-  // gemm.fwd (6) takes direct.fwd's 16 x 0.5 = 8 (a flat ratio, 50 : 60, would give 13).
-  const Trace slow = one_lane(2);
-  const DependencyGraph sg = build_dependency_graph(slow);
-  const Substitution back =
-      substituted_durations(theirs, og, find_steps(theirs, og), slow, sg, find_steps(slow, sg));
-  EXPECT_TRUE(back.least_slowed);
-  EXPECT_NEAR(back.calibration, 0.5, 1e-12);
-  EXPECT_EQ(back.durations[0], 8);
-  // Both traces with one lane: the flat ratio, as before.
-  const Substitution alike =
-      substituted_durations(mine, g, find_steps(mine, g), slow, sg, find_steps(slow, sg));
-  EXPECT_FALSE(alike.least_slowed);
-  EXPECT_DOUBLE_EQ(alike.calibration, 0.5);
 }
 
 TEST(WhatIfTest, SubstitutionOfSomeLayersMixesTwoRuns) {
