@@ -171,7 +171,8 @@ for line in open(sys.argv[2]):
         "measure_cpu": done.get("measurement_cpu_seconds", float("nan")),
         "per_candidate": done.get("measurement_seconds", float("nan")) / max(done["trials"], 1),
         "phases": {k: v["seconds"] for k, v in done.get("phases", {}).items()},
-        "space": space})
+        "space": space, "decision": done.get("decision", ""),
+        "foreign": done.get("foreign_load") or {}})
 def mean(xs): return sum(xs) / len(xs)
 def peer(name):
     runs = picks.get(name)
@@ -214,6 +215,15 @@ for strategy, runs in picks.items():
           f"{mean(wall):.1f} ({min(wall):.1f}-{max(wall):.1f}) | "
           f"{ratio(m['wall'], base['wall']):.2f}x | {ratio(m['cpu'], base['cpu']):.2f}x | "
           f"{ratio(m['wall'], full['wall']):.2f}x | {ratio(m['cpu'], full['cpu']):.2f}x | {names} |")
+# What each tune's watch saw of other processes (SharedMachine.h: other cores; "*" when
+# it charged the steps), and the decision of each pick outside 3 % by the mean.
+for strategy, runs in picks.items():
+    seen = ", ".join(f"{r['foreign'].get('other_cores', float('nan')):.2f}" + ("*" if r["foreign"].get("charged") else "")
+                     for r in runs)
+    print(f"{strategy}: other processes' cores at each tune's start (* charged): {seen}")
+    for r in runs:
+        if not (r["winner"] in truth and truth[r["winner"]][0] >= 0.97 * best):
+            print(f"  miss {r['winner']}: {r['decision'][:600]}")
 # Where each strategy's measurement went (TuneCost.h's phases of the done event): the
 # median over its tunes of each phase's wall seconds, with the smallest and largest.
 def median(xs):
