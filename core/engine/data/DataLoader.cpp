@@ -15,13 +15,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How long the prefetch thread lets a step start before it assembles the next batch, while
-// one is still queued. Woken by next(), it took a CPU just as the host submitted the step,
-// and the lane thread, woken next, waited behind it: 0.3-1.2 ms from the step's start to
-// its first kernel, against 12 us without the prefetch thread (docs/BENCHMARKS.md). A step
-// lasts milliseconds, so the queued batch covers the delay.
-constexpr std::chrono::microseconds kStepHeadStart{300};
-
 std::chrono::nanoseconds since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start);
 }
@@ -150,7 +143,6 @@ std::optional<Batch> DataLoader::next() {
     }
   } else {
     std::unique_lock lock(mutex_);
-    if (ready_.empty()) space_.notify_one();  // the producer's head start is over
     filled_.wait(lock, [&] { return !ready_.empty() || done_; });
     if (!ready_.empty()) {
       batch = std::move(ready_.front());
@@ -221,10 +213,6 @@ void DataLoader::produce() {
       {
         std::unique_lock lock(mutex_);
         space_.wait(lock, [&] { return ready_.size() < depth || stop_; });
-        // next() wakes this thread just before the host submits a step: while a batch is
-        // still queued, the step's threads get the CPUs first (kStepHeadStart).
-        if (!ready_.empty())
-          space_.wait_for(lock, kStepHeadStart, [&] { return ready_.empty() || stop_; });
         if (stop_) return;
       }
       Batch batch = assemble(b);
