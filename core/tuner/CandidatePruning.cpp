@@ -27,13 +27,12 @@ void CandidatePruner::build(const TrialResult& baseline, const std::vector<Layer
   std::set<std::pair<Layout, int>> covered;
   for (const LayerFind& f : known) covered.emplace(f.layout, f.threads);
   try {
-    for (Layout layout : space_.options().layouts()) {
-      std::vector<int> missing;
+    for (Layout layout : space_.options().layouts())
       for (int threads : space_.options().threads())
-        if (!covered.count({layout, threads})) missing.push_back(threads);
-      for (const std::vector<LayerFind>& found : find_per_layer(space_, layout, missing, find_))
-        finds.insert(finds.end(), found.begin(), found.end());
-    }
+        if (!covered.count({layout, threads})) {
+          std::vector<LayerFind> found = find_per_layer(space_, layout, threads, find_);
+          finds.insert(finds.end(), found.begin(), found.end());
+        }
     predictor_ = std::make_unique<StepTimePredictor>(
         profile_reference(*baseline.trace, layers,
                           baseline.config.conv.default_algorithm.empty()

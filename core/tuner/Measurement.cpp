@@ -20,13 +20,6 @@ std::vector<float> sample_logical(const Tensor& tensor, size_t count) {
   count = std::min(count, total);
   std::vector<float> values;
   values.reserve(count);
-  if (count == total) {  // every entry, in logical order: no index arithmetic per entry
-    for (int64_t n = 0; n < s.n; ++n)
-      for (int64_t c = 0; c < s.c; ++c)
-        for (int64_t h = 0; h < s.h; ++h)
-          for (int64_t w = 0; w < s.w; ++w) values.push_back(tensor.at(n, c, h, w));
-    return values;
-  }
   for (size_t j = 0; j < count; ++j) {
     auto index = static_cast<int64_t>(j * total / count);
     const int64_t w = index % s.w;

@@ -18,35 +18,8 @@ double AlgorithmTiming::score_ms() const {
   return passes_ms > 0 ? passes_ms : median_ms;
 }
 
-namespace {
-
-// The pick and the close alternatives of a layer's timed algorithms.
-void pick_best(LayerFind& find, const std::string& problem_key) {
-  double best_ms = INFINITY;
-  for (const AlgorithmTiming& t : find.timings)
-    if (t.skip_reason.empty() && t.score_ms() < best_ms) {
-      best_ms = t.score_ms();
-      find.best = t.algorithm;
-    }
-  if (find.best.empty())
-    fail(ErrorKind::runtime, "per-layer find: no algorithm passed for layer ", find.layer, " (",
-         problem_key, ", threads=", find.threads, ")");
-  std::vector<const AlgorithmTiming*> close;
-  for (const AlgorithmTiming& t : find.timings)
-    if (t.skip_reason.empty() && t.algorithm != find.best &&
-        t.score_ms() <= best_ms * (1 + kFindCloseMargin))
-      close.push_back(&t);
-  std::stable_sort(close.begin(), close.end(),
-                   [](const auto* a, const auto* b) { return a->score_ms() < b->score_ms(); });
-  for (const AlgorithmTiming* t : close) find.close.push_back(t->algorithm);
-}
-
-}  // namespace
-
-std::vector<std::vector<LayerFind>> find_per_layer(const SearchSpace& space, Layout layout,
-                                                   const std::vector<int>& thread_counts,
-                                                   const FindOptions& options,
-                                                   const MeasureOptions& limits) {
+std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, int threads,
+                                      const FindOptions& options, const MeasureOptions& limits) {
   const std::string& backend = space.options().backend;
   // The find's own schedule: a fixed count of timed runs, no warm-up beyond the checked
   // first run, no racing.
@@ -55,72 +28,73 @@ std::vector<std::vector<LayerFind>> find_per_layer(const SearchSpace& space, Lay
   measure.warmup = 0;
   measure.race_against.reset();
   measure.check_numerics = true;
-  const int repetitions = std::max(1, options.repetitions);
-  std::vector<std::vector<LayerFind>> out(thread_counts.size());
-  if (out.empty()) return out;
-  std::map<std::string, size_t> timed;  // problem key -> the index of the first layer with it
+  std::vector<LayerFind> out;
+  std::map<std::string, size_t> timed;  // problem key -> the find of the first layer with it
   for (const ConvLayerInfo& layer : space.layers()) {
     ConvProblem problem = layer.problem;
     problem.layout = layout;
     if (auto same = timed.find(problem.key()); same != timed.end()) {
-      for (std::vector<LayerFind>& per_threads : out) {
-        LayerFind find = per_threads[same->second];
-        find.layer = layer.name;
-        find.timed_as = per_threads[same->second].layer;
-        per_threads.push_back(std::move(find));
-      }
+      LayerFind find = out[same->second];
+      find.layer = layer.name;
+      find.timed_as = out[same->second].layer;
+      out.push_back(std::move(find));
       continue;
     }
-    timed.emplace(problem.key(), out.front().size());
-    // direct's outputs on the find's fixed inputs depend on the problem alone, not on
-    // the thread count: made once per layer for every thread count, on first need (a
-    // layer served from options.cache needs none).
-    std::optional<NumericsSample> reference;
-    for (size_t t = 0; t < thread_counts.size(); ++t) {
-      const int threads = thread_counts[t];
-      LayerFind find{layer.name, layout, threads, {}, {}, {}, {}};
-      for (const std::string& name : space.algorithms()) {
-        AlgorithmTiming timing{name, 0, space.unsupported_reason(layer, layout, name), {}, false};
-        std::optional<AlgorithmTiming> cached;
-        if (timing.skip_reason.empty() && options.cache)
-          cached = options.cache->lookup(problem, threads, name, repetitions);
-        if (cached) {
-          timing = std::move(*cached);
-          timing.reused = true;
-        } else if (timing.skip_reason.empty()) {
-          if (!reference) reference = layer_reference(problem);
-          LayerTrial trial{backend, problem, name, threads,
-                           space.global(layout, threads, name).config};
-          // The trial's config: the layer's algorithm over the reference's on the others.
-          trial.config.conv.default_algorithm = reference_conv_algorithm(backend);
-          trial.config.conv.per_layer = {{layer.name, name}};
-          const TrialResult result = measure_layer(trial, *reference, measure);
-          if (result.status == TrialStatus::ok) {
-            timing.median_ms = result.figures.median_step_ms;
-            timing.passes = {result.layer_pass_ms[0], result.layer_pass_ms[1],
-                             result.layer_pass_ms[2]};
-            if (options.cache && timing.passes.fwd_ms > 0)
-              options.cache->store(problem, threads, repetitions, timing);
-          } else if (result.status == TrialStatus::invalid) {
-            timing.skip_reason = result.reason;
-          } else {
-            timing.skip_reason = cat("failed: ", result.reason);
-          }
+    timed.emplace(problem.key(), out.size());
+    LayerFind find{layer.name, layout, threads, {}, {}, {}, {}};
+    std::optional<NumericsSample>
+        reference;  // made on first need: a layer served from options.cache needs none
+    double best_ms = INFINITY;
+    for (const std::string& name : space.algorithms()) {
+      AlgorithmTiming timing{name, 0, space.unsupported_reason(layer, layout, name), {}, false};
+      const int repetitions = std::max(1, options.repetitions);
+      std::optional<AlgorithmTiming> cached;
+      if (timing.skip_reason.empty() && options.cache)
+        cached = options.cache->lookup(problem, threads, name, repetitions);
+      if (cached) {
+        timing = std::move(*cached);
+        timing.reused = true;
+      } else if (timing.skip_reason.empty()) {
+        if (!reference) reference = layer_reference(problem);
+        LayerTrial trial{backend, problem, name, threads,
+                         space.global(layout, threads, name).config};
+        // The trial's config: the layer's algorithm over the reference's on the others.
+        trial.config.conv.default_algorithm = reference_conv_algorithm(backend);
+        trial.config.conv.per_layer = {{layer.name, name}};
+        const TrialResult result = measure_layer(trial, *reference, measure);
+        if (result.status == TrialStatus::ok) {
+          timing.median_ms = result.figures.median_step_ms;
+          timing.passes = {result.layer_pass_ms[0], result.layer_pass_ms[1],
+                           result.layer_pass_ms[2]};
+          if (options.cache && timing.passes.fwd_ms > 0)
+            options.cache->store(problem, threads, repetitions, timing);
+        } else if (result.status == TrialStatus::invalid) {
+          timing.skip_reason = result.reason;
+        } else {
+          timing.skip_reason = cat("failed: ", result.reason);
         }
-        find.timings.push_back(std::move(timing));
       }
-      pick_best(find, problem.key());
-      out[t].push_back(std::move(find));
+      if (timing.skip_reason.empty() && timing.score_ms() < best_ms) {
+        best_ms = timing.score_ms();
+        find.best = name;
+      }
+      find.timings.push_back(std::move(timing));
     }
+    if (find.best.empty())
+      fail(ErrorKind::runtime, "per-layer find: no algorithm passed for layer ", layer.name, " (",
+           problem.key(), ")");
+    std::vector<const AlgorithmTiming*> close;
+    for (const AlgorithmTiming& t : find.timings)
+      if (t.skip_reason.empty() && t.algorithm != find.best &&
+          t.score_ms() <= best_ms * (1 + kFindCloseMargin))
+        close.push_back(&t);
+    std::stable_sort(close.begin(), close.end(),
+                     [](const auto* a, const auto* b) { return a->score_ms() < b->score_ms(); });
+    for (const AlgorithmTiming* t : close) find.close.push_back(t->algorithm);
+    out.push_back(std::move(find));
   }
   if (options.cache) options.cache->flush();
   return out;
-}
-
-std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, int threads,
-                                      const FindOptions& options, const MeasureOptions& limits) {
-  return std::move(
-      find_per_layer(space, layout, std::vector<int>{threads}, options, limits).front());
 }
 
 }  // namespace tunescope::tuner

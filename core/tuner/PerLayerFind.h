@@ -83,12 +83,5 @@ struct FindOptions {
 std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, int threads,
                                       const FindOptions& options = {},
                                       const MeasureOptions& limits = {});
-// The same for each of `thread_counts` (one vector of LayerFind per count, in its order),
-// layer by layer: each layer's reference (direct's outputs on the find's inputs, which do
-// not depend on the thread count) is made once for all counts instead of once per count.
-std::vector<std::vector<LayerFind>> find_per_layer(const SearchSpace& space, Layout layout,
-                                                   const std::vector<int>& thread_counts,
-                                                   const FindOptions& options = {},
-                                                   const MeasureOptions& limits = {});
 
 }  // namespace tunescope::tuner

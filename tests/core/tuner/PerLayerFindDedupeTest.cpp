@@ -124,47 +124,5 @@ TEST(PerLayerFind, TimesEachDistinctProblemOnceAndRepeatsShareItsPick) {
   }
 }
 
-// Several thread counts in one find: each count's finds are what a find at that count
-// alone gives (every layer, that count, the repeats timed as the first), and each
-// distinct problem runs once per count (the layer's reference, direct's outputs, is
-// made once for all counts: threads do not change them).
-TEST(PerLayerFind, SeveralThreadCountsEachFindEveryLayerOnce) {
-  ModelSpec spec;
-  spec.name = "resnet18-small";
-  spec.input = {2, 3, 32, 32};
-  SpaceOptions o;
-  o.model = spec.name;
-  o.batch = 2;
-  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
-  o.algorithms = {"direct", kCounting};
-  const SearchSpace space(o, conv_layers(*build_model(spec)));
-  std::set<std::string> distinct;
-  for (const ConvLayerInfo& layer : space.layers()) distinct.insert(layer.problem.key());
-
-  forward_calls().clear();
-  FindOptions options;
-  options.repetitions = 1;
-  const std::vector<int> counts{1, 2};
-  const std::vector<std::vector<LayerFind>> finds =
-      find_per_layer(space, Layout::NCHW, counts, options);
-  const std::vector<LayerFind> alone = find_per_layer(space, Layout::NCHW, 2, options);
-
-  ASSERT_EQ(finds.size(), counts.size());
-  for (size_t t = 0; t < counts.size(); ++t) {
-    ASSERT_EQ(finds[t].size(), space.layers().size());
-    for (size_t l = 0; l < finds[t].size(); ++l) {
-      EXPECT_EQ(finds[t][l].layer, space.layers()[l].name);
-      EXPECT_EQ(finds[t][l].threads, counts[t]);
-      EXPECT_EQ(finds[t][l].timed_as, alone[l].timed_as) << finds[t][l].layer;
-      EXPECT_FALSE(finds[t][l].best.empty());
-      EXPECT_EQ(finds[t][l].timings.size(), 2u);
-    }
-  }
-  // Per distinct problem: (checked run + repetition) per count, then once more alone.
-  EXPECT_EQ(forward_calls().size(), distinct.size());
-  for (const auto& [key, calls] : forward_calls())
-    EXPECT_EQ(calls, (1 + options.repetitions) * 3) << key;
-}
-
 }  // namespace
 }  // namespace tunescope::tuner

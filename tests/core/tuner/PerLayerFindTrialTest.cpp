@@ -45,24 +45,6 @@ TEST(PerLayerFindTrial, WrongAlgorithmIsRefusedWithTheWholeConfigErrorNorm) {
   }
 }
 
-// With several thread counts the layer's one reference checks every count's trials.
-TEST(PerLayerFindTrial, WrongAlgorithmIsRefusedAtEveryThreadCount) {
-  FindOptions find;
-  find.repetitions = 1;
-  const std::vector<std::vector<LayerFind>> finds = find_per_layer(
-      tiny_space({testing::kWrong, "direct"}), Layout::NCHW, std::vector<int>{1, 2}, find);
-  ASSERT_EQ(finds.size(), 2u);
-  for (const std::vector<LayerFind>& per_threads : finds) {
-    ASSERT_FALSE(per_threads.empty());
-    for (const LayerFind& f : per_threads) {
-      EXPECT_EQ(f.best, "direct") << f.layer << " threads=" << f.threads;
-      EXPECT_TRUE(timing_of(f, "direct").skip_reason.empty()) << timing_of(f, "direct").skip_reason;
-      const std::string& why = timing_of(f, testing::kWrong).skip_reason;
-      EXPECT_NE(why.find("forward output y: relative L2 error 0.5"), std::string::npos) << why;
-    }
-  }
-}
-
 TEST(PerLayerFindTrial, IsolationAndTimeLimitCoverTheFind) {
   MeasureOptions limits;
   limits.isolate = true;
