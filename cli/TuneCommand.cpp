@@ -245,8 +245,8 @@ Action add_tune_command(CLI::App& command) {
       .add_option(
           "--foreign-load", flags->foreign_load,
           "charge: watch the machine idle for a quarter second first; when other processes use "
-          "a quarter core or more, the final rounds charge each step for the CPU it used beyond "
-          "the cores they leave free (docs/TUNER-MEASUREMENT.md, \"A shared machine\"); "
+          "a quarter core or more, every timed step is charged for the CPU it used beyond the "
+          "cores they leave free (docs/TUNER-MEASUREMENT.md, \"A shared machine\"); "
           "ignore: wall time alone")
       ->check(CLI::IsMember({"charge", "ignore"}))
       ->capture_default_str();

@@ -28,7 +28,8 @@ struct ForeignLoad {
 };
 // Below this the machine counts as quiet: a daemon's wake-ups, the reader's own reads.
 inline constexpr double kNegligibleOtherCores = 0.25;
-// The watch: 50 scheduler ticks of 10 ms per core, so a quarter core is 12 ticks.
+// The watch: 25 scheduler ticks of 10 ms per core, so a quarter core of other work is
+// about 6 ticks, well above the tick or two a read of /proc/stat can be off by.
 inline constexpr double kForeignLoadWatchSeconds = 0.25;
 
 // Sleeps `seconds` and reports what the machine's other processes used meanwhile

@@ -123,11 +123,7 @@ void settle_leaders(TuneContext& context) {
   context.settle_in_rounds(configs, swept);
 }
 
-}  // namespace
-
-namespace {
-
-// The tune's measure options with the cores its rounds can count on, from a watch of the
+// The tune's measure options with the cores its timed steps can count on, from a watch of the
 // machine (after the reference ran: nothing of the tune's own is running then).
 MeasureOptions watched_measure_options(const TuneOptions& options,
                                        std::optional<ForeignLoad>& watched) {

@@ -58,9 +58,9 @@ struct TuneOptions {
   Strategy strategy = Strategy::exhaustive;
   bool per_layer_product = false;  // exhaustive: also every per-layer combination
   MeasureOptions measure;
-  // On a machine other processes use, charge the interleaved rounds' steps for the CPU
-  // they take beyond the cores the others leave free (SharedMachine.h): the tune first
-  // watches the machine idle for kForeignLoadWatchSeconds. False: wall time alone.
+  // On a machine other processes use, charge every timed step for the CPU it takes beyond
+  // the cores the others leave free (SharedMachine.h): the tune first watches the machine
+  // idle for kForeignLoadWatchSeconds. False: wall time alone.
   bool charge_foreign_load = true;
   // Racing: stop timing a candidate once it is slower than the leader so far with
   // confidence (MeasureOptions::race_against); it is recorded ok, stop raced_out.
