@@ -1,5 +1,5 @@
 // The ground truth of a tuning space, for bench/tuning-truth.sh: every config of
-// layouts x algorithms x threads (what `tune --strategy exhaustive` sweeps with the
+// layouts x algorithms x threads x cpu bindings (what `tune --strategy exhaustive` sweeps with the
 // default knob lists; with --layers, every per-layer combination, which per-layer may
 // pick), checked against the reference and then timed together in
 // interleaved rounds (core/tuner's measure_interleaved) until every config's 95% interval
@@ -15,6 +15,10 @@
 //                      --algorithms direct,gemm --threads 1,2 [--layers conv1,conv2] [--delta 0.02]
 //                      [--max-rounds 400] [--max-seconds 60] [--config-files a.json,b.json]
 //                      [--settle-steps 1] [--dump-rounds rounds.tsv] [--cold-start]
+//                      [--cpu-bindings off,cores]
+// --cpu-bindings: the cpu_binding values crossed with every config (default: what a tune
+// tries, KnobSpec::tune_default); a bound config with more threads than this process's
+// CPUs is left out, as the tune's space skips it.
 // --settle-steps: untimed steps that start each config's turn (MeasureOptions::
 // settle_steps; 0 times the first step after another config's turn, to measure what
 // settling changes). Every turn settles here: the truth never stops settling
@@ -35,6 +39,7 @@
 #include "core/engine/RunConfig.h"
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/Measurement.h"
+#include "core/tuner/SearchSpace.h"
 #include "core/tuner/StepStatistics.h"
 #include "core/tuner/TrialRunner.h"
 #include "core/tuner/TurnSettling.h"
@@ -71,6 +76,9 @@ int main(int argc, char** argv) {
   o.algorithms = "direct,gemm";
   o.threads = "1";
   std::string layers, config_files, dump_rounds;
+  std::string bindings;  // what a tune tries by default
+  for (const std::string& value : knobs::cpu_binding.spec().tune_default())
+    bindings += (bindings.empty() ? "" : ",") + value;
   int64_t max_rounds = 400;
   int64_t settle_steps = tuner::MeasureOptions{}.settle_steps;
   bool cold_start = false;
@@ -89,6 +97,8 @@ int main(int argc, char** argv) {
         layers = value;
       else if (key == "--max-rounds")
         max_rounds = std::stoll(value);
+      else if (key == "--cpu-bindings")
+        bindings = value;
       else if (key == "--config-files")
         config_files = value;
       else if (key == "--settle-steps")
@@ -99,6 +109,8 @@ int main(int argc, char** argv) {
         fail(ErrorKind::usage, "unknown option ", key);
     }
     o.check();
+    for (const std::string& binding : split(bindings))
+      knobs::cpu_binding.spec().checked(binding, "--cpu-bindings");
     if (max_rounds < 6 || max_rounds > 100000) fail(ErrorKind::usage, "--max-rounds 6..100000");
     if (settle_steps < 0 || settle_steps > 100)
       fail(ErrorKind::usage, "--settle-steps 0..100, got ", settle_steps);
@@ -134,7 +146,11 @@ int main(int argc, char** argv) {
           for (size_t i = 0; i < conv_layers.size(); ++i)
             if (choice[i] != common) options.conv.per_layer[conv_layers[i]] = choice[i];
           knobs::threads.set(options.knobs, std::stoi(t));
-          configs.push_back(run_config_of(options));
+          for (const std::string& binding : split(bindings)) {
+            knobs::cpu_binding.set(options.knobs, knobs::cpu_binding.decode(binding));
+            RunConfig config = run_config_of(options);
+            if (tuner::binding_refusal(config).empty()) configs.push_back(std::move(config));
+          }
         }
     for (const std::string& file : split(config_files)) {
       RunConfig config = load_run_config(file);

@@ -24,7 +24,7 @@
 # over its tunes at the same delta).
 # Results: docs/BENCHMARKS.md, "Tuner accuracy".
 #
-#   bench/tuning-truth.sh [-n N] [-p PROBLEMS] [-l LOADS] [-s STRATEGIES]
+#   bench/tuning-truth.sh [-n N] [-p PROBLEMS] [-l LOADS] [-s STRATEGIES] [-a ALGORITHMS]
 #     -n N           tunes per strategy (default 3)
 #     -p PROBLEMS    space-separated "model:batch:layers:max_seconds" (default
 #                    "lenet5:128:conv1,conv2:20 resnet18-small:32::40", the issue's two
@@ -41,6 +41,10 @@
 #                    $PEER_BUILD/tunescope (an older build: before and after a change
 #                    in one run, taking turns, against one truth); its cost ratios are
 #                    to "exhaustive~peer" when that ran
+#     -a ALGORITHMS  the conv algorithms of the space (default direct,gemm; "all": every
+#                    one registered, the README main job's space). With many, leave the
+#                    problem's layers empty: the truth then times the uniform configs
+#                    and every pick, not every per-layer mix
 #   The older form `bench/tuning-truth.sh N PROBLEMS` still works.
 #   BUILD=build: where tunescope and bench/bench_tuning_truth are. PEER_BUILD: see -s.
 set -euo pipefail
@@ -49,13 +53,14 @@ N=3
 PROBLEMS="lenet5:128:conv1,conv2:20 resnet18-small:32::40"
 LOADS="quiet loaded"
 STRATEGIES="exhaustive auto"
-while getopts "n:p:l:s:" opt; do
+while getopts "n:p:l:s:a:" opt; do
   case $opt in
     n) N=$OPTARG ;;
     p) PROBLEMS=$OPTARG ;;
     l) LOADS=$OPTARG ;;
     s) STRATEGIES=$OPTARG ;;
-    *) echo "usage: $0 [-n N] [-p PROBLEMS] [-l LOADS] [-s STRATEGIES]" >&2; exit 2 ;;
+    a) ALGORITHMS=$OPTARG ;;
+    *) echo "usage: $0 [-n N] [-p PROBLEMS] [-l LOADS] [-s STRATEGIES] [-a ALGORITHMS]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -63,7 +68,7 @@ N=${1:-$N}
 PROBLEMS=${2:-$PROBLEMS}
 BUILD=${BUILD:-build}
 LAYOUTS=nchw,nhwc
-ALGORITHMS=direct,gemm
+ALGORITHMS=${ALGORITHMS:-direct,gemm}
 THREADS=1,2
 if ! [[ "$N" =~ ^[0-9]+$ ]] || (( N < 1 || N > 50 )); then
   echo "tuning-truth.sh: -n must be 1..50, got '$N'" >&2
@@ -84,6 +89,10 @@ for tool in "${tools[@]}"; do
   [[ -x "$tool" ]] || { echo "tuning-truth.sh: $tool not built" >&2; exit 2; }
 done
 
+if [[ $ALGORITHMS == all ]]; then  # every conv algorithm registered for the cpu backend
+  ALGORITHMS=$("$BUILD/tunescope" list-algorithms |
+    awk '/^backend /{cpu = ($2 == "cpu:")} cpu && $1 == "conv" {print $2}' | paste -sd,)
+fi
 work=$(mktemp -d /tmp/tuning-truth.XXXXXX)
 busy=""
 stop_busy() { if [[ -n "$busy" ]]; then kill "$busy" 2>/dev/null || true; wait "$busy" 2>/dev/null || true; busy=""; fi; }
@@ -141,8 +150,7 @@ for problem in $PROBLEMS; do
       --config-files "$(IFS=,; echo "${files[*]}")" > "$work/truth-$tag.tsv"
     echo "   truth ends at load $(load_now) ($(date -u +%H:%M) UTC)"
     stop_busy
-    pairs=$(( $(tr ',' '\n' <<< "$LAYOUTS" | wc -l) * $(tr ',' '\n' <<< "$THREADS" | wc -l) ))
-    python3 - "$work/truth-$tag.tsv" "$picks" "$pairs" <<'PY'
+    python3 - "$work/truth-$tag.tsv" "$picks" <<'PY'
 import json, statistics, sys
 truth = {}
 for line in open(sys.argv[1]):
@@ -155,13 +163,16 @@ best_geo = max(v[5] for v in truth.values())
 print("truth (mean ex/s, share of the best by it; median ex/s [95% CI], share by it; geometric-mean ex/s; rounds):")
 for label, (m, eps, low, high, rounds, geo) in sorted(truth.items(), key=lambda kv: -kv[1][0]):
     print(f"  {label:40s} {m:9.1f} {m / best:6.3f} | {eps:9.1f} [{low:.1f}, {high:.1f}] {eps / best_median:6.3f} | {geo:9.1f} | {rounds:4d}")
+# The (layout, threads, other knobs) groups the space has, each config's label without its
+# conv part: 2 layouts x (one thread, two threads unbound and bound) on the default lists.
+groups = len({" ".join(w for w in label.split() if not w.startswith("conv=")) for label in truth})
 picks = {}
 for line in open(sys.argv[2]):
     strategy, ran, cpu, mixes, event = line.split("\t", 4)
     done = json.loads(event)
     # The configs of the space per-layer searches (algorithms ^ distinct problems x
-    # layouts x threads), when the tune's start event named its counts.
-    space = (int(mixes.split()[0]) ** int(mixes.split()[1]) * int(sys.argv[3])
+    # groups), when the tune's start event named its counts.
+    space = (int(mixes.split()[0]) ** int(mixes.split()[1]) * groups
              if mixes.strip() else float("nan"))
     # The measurement cost (core/tuner/TuneCost.h): the seconds spent measuring candidates
     # (auto's probe, the finds, the sweep, the rounds), wall and CPU; nan from older builds.

@@ -57,6 +57,7 @@ nlohmann::json knob_json(const KnobSpec& spec) {
                         {"values", spec.describe_values()},
                         {"scope", spec.scope == KnobScope::run ? "run" : "conv_algorithm"},
                         {"help", spec.help}};
+  if (spec.applies_to) out["read_by"] = spec.applies_to_text;
   if (spec.type == KnobType::integer) out.update({{"min", spec.min}, {"max", spec.max}});
   if (!spec.choices.empty()) out["choices"] = spec.choices;
   if (spec.scope == KnobScope::conv_algorithm) out["read_by"] = read_by(spec.key);
@@ -79,7 +80,7 @@ Action add_knobs_command(CLI::App& command) {
     std::printf("%-18s %-22s %-10s %-24s %s\n", "config key", "flag (tune: FLAG-list)", "default",
                 "values", "read by");
     for (const KnobSpec& spec : specs) {
-      std::string readers = "every run";
+      std::string readers = spec.applies_to ? spec.applies_to_text : "every run";
       if (spec.scope == KnobScope::conv_algorithm) {
         readers.clear();
         for (const std::string& r : read_by(spec.key)) readers += (readers.empty() ? "" : ", ") + r;

@@ -37,6 +37,14 @@ std::vector<int> allowed_cpus() {
   return cpus_of(set);
 }
 
+std::string cpu_binding_refusal(int64_t threads, const std::string& threads_text,
+                                const std::vector<int>& cpus) {
+  if (threads <= static_cast<int64_t>(cpus.size())) return "";
+  return cat("cpu_binding: cores gives each of ", threads, " threads (", threads_text,
+             ") a CPU of its own, but this process may run on only ", cpus.size(), " CPUs (",
+             cpu_list_text(cpus), "): use off or fewer threads");
+}
+
 std::string cpu_list_text(const std::vector<int>& cpus) {
   std::string text;
   for (size_t i = 0; i < cpus.size();) {

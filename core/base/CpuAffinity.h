@@ -4,6 +4,7 @@
 // (sched_getaffinity), which taskset, cgroups and mpirun's own binding narrow.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,12 @@ std::optional<CpuBinding> parse_cpu_binding(std::string_view text);
 // The CPUs this process may run on, ascending. Throws Error(runtime) when the kernel
 // does not say.
 std::vector<int> allowed_cpus();
+
+// Why `threads` executor threads (lanes x threads per lane, spelled out in `threads_text`)
+// cannot each have a CPU of their own among `cpus`; empty when they can. The one check
+// the executor throws on and the tuner's space skips a candidate by.
+std::string cpu_binding_refusal(int64_t threads, const std::string& threads_text,
+                                const std::vector<int>& cpus);
 
 // "0-3,6": a CPU list as taskset and /proc write it.
 std::string cpu_list_text(const std::vector<int>& cpus);

@@ -31,6 +31,8 @@ enum class KnobScope { run, conv_algorithm };
 // '-' ("micro_batches" -> "--micro-batches"). Core messages name keys; front ends add this.
 std::string option_flag(std::string_view key);
 
+class KnobValues;
+
 struct KnobSpec {
   std::string key;   // config JSON key and the name in core messages: "micro_batches"
   std::string help;  // one line, for --help, `tunescope knobs` and the GUI
@@ -57,6 +59,10 @@ struct KnobSpec {
   // the key, so a front end that links no kernels labels them alike.
   std::string label;
   KnobScope scope = KnobScope::run;
+  // Run scope: whether a run with these knob values reads this one (empty: every run).
+  // The tuner crosses a knob's list only with the configs it applies to.
+  std::function<bool(const KnobValues&)> applies_to;
+  std::string applies_to_text;  // which runs applies_to keeps, in words, for `tunescope knobs`
   // Written into config JSON even at its default. Knobs added after the first config
   // schema are written only when set otherwise, so a stored config keeps its text
   // (the results DB finds earlier trials by it).

@@ -34,13 +34,10 @@ Executor::Executor(int lanes, int threads_per_lane, profiler::Tracer* tracer, Ba
   if (binding == CpuBinding::cores) {
     // Checked before any thread starts: a half-bound executor would be a different run.
     cpus = allowed_cpus();
-    const int64_t threads = int64_t{lanes} * threads_per_lane;
-    if (threads > static_cast<int64_t>(cpus.size()))
-      fail(ErrorKind::usage, "cpu_binding: cores gives each of ", threads, " threads (", lanes,
-           " lanes x ", threads_per_lane,
-           " threads) a CPU of its own, but this process may run on "
-           "only ",
-           cpus.size(), " CPUs (", cpu_list_text(cpus), "): use off or fewer threads");
+    const std::string refusal =
+        cpu_binding_refusal(int64_t{lanes} * threads_per_lane,
+                            cat(lanes, " lanes x ", threads_per_lane, " threads"), cpus);
+    if (!refusal.empty()) fail(ErrorKind::usage, refusal);
   }
   for (int i = 0; i < lanes; ++i)
     lanes_[static_cast<size_t>(i)].thread = std::thread([this, i] { lane_loop(i); });

@@ -116,10 +116,24 @@ const Knob<bool> fuse{[] {
 
 // Declared after the first config schema: written into a config only when set.
 const Knob<CpuBinding> cpu_binding{
-    choice("cpu_binding", "bind", {"off", "cores"},
-           "Executor threads and CPUs: off (the OS places them) | cores (each lane's threads on "
-           "CPUs of their own from the process's allowed set, so two lanes never take turns "
-           "on one core while another idles; more threads than allowed CPUs is refused)"),
+    [] {
+      KnobSpec spec = choice(
+          "cpu_binding", "bind", {"off", "cores"},
+          "Executor threads and CPUs: off (the OS places them) | cores (each lane's threads on "
+          "CPUs of their own from the process's allowed set, so two lanes never take turns "
+          "on one core while another idles; more threads than allowed CPUs is refused)");
+      // A tune tries both: which wins depends on the machine's other load, and unbound
+      // threads of one run can share a core for whole seconds (docs/TUNER-MEASUREMENT.md).
+      spec.list_default = "off,cores";
+      // One executor thread never takes turns with another: binding it only takes its
+      // freedom to leave a CPU another program holds.
+      spec.applies_to = [](const KnobValues& values) {
+        const Concurrency c = concurrency_of(values);
+        return int64_t{c.lanes()} * c.lane_threads(threads.get(values)) >= 2;
+      };
+      spec.applies_to_text = "runs of 2 or more executor threads";
+      return spec;
+    }(),
     {[](std::string_view text) { return parse_cpu_binding(text).value_or(CpuBinding::off); },
      [](const CpuBinding& value) { return std::string(to_string(value)); }},
     true};

@@ -46,8 +46,15 @@ class PerLayerStrategy final : public TuningStrategy {
           for (Candidate& variant : space.with_knobs(c)) add_unique(list, std::move(variant));
         };
         const std::vector<std::string> picks = picks_of(finds[t]);
-        for (Candidate& variant : space.with_knobs(space.per_layer(layout, threads, picks)))
-          picks_.push_back(variant.config);
+        // Every thread count's picks at this one race in the first stage: where the finds
+        // disagree, the other count's pick may be this (layout, threads)'s best, and a
+        // second stage only follows a (layout, threads) whose first-stage members survived.
+        for (size_t from = 0; from < finds.size(); ++from) {
+          const Candidate pick = space.per_layer(layout, threads, picks_of(finds[from]));
+          for (Candidate& variant : space.with_knobs(pick))
+            if (std::find(picks_.begin(), picks_.end(), variant.config) == picks_.end())
+              picks_.push_back(variant.config);
+        }
         add(space.per_layer(layout, threads, picks));
         for (size_t other = 0; other < finds.size(); ++other)
           if (other != t) add(space.per_layer(layout, threads, picks_of(finds[other])));
@@ -98,13 +105,14 @@ class PerLayerStrategy final : public TuningStrategy {
  private:
   std::vector<RunConfig> picks_;  // each (layout, threads)'s own picks (with the knobs' variants)
 
-  // The rounds in two stages. First the baseline and each (layout, threads)'s own picks:
-  // the find cannot compare layouts and thread counts (the rest of the step differs), so
+  // The rounds in two stages. First the baseline and each (layout, threads)'s picks (every count's
+  // find's): the find cannot compare layouts and thread counts (the rest of the step differs), so
   // the whole-config rounds decide between them. Then the members still racing with the
   // other candidates (close alternatives, other thread counts' picks, uniform configs) of
-  // their (layout, threads) only: within one, the step differs by the conv layers alone,
-  // which the find did time, and a (layout, threads) whose picks lost with confidence is
-  // not raced again. One stage when there are no such candidates or nothing was dropped.
+  // their (layout, threads) only, with the run knobs (binding, concurrency) of its fastest
+  // survivor: within one, the step differs by the conv layers alone, which the find did
+  // time, and a (layout, threads) whose picks lost with confidence is not raced again.
+  // One stage when there are no such candidates or nothing was dropped.
   void race_in_two_stages(TuneContext& context, const std::vector<RunConfig>& raced) {
     std::vector<RunConfig> first{raced.front()}, rest;
     for (size_t i = 1; i < raced.size(); ++i)
@@ -120,14 +128,16 @@ class PerLayerStrategy final : public TuningStrategy {
                              /*drop_at_last_look=*/true);
     if (context.stopped() || context.over_budget()) return;
     std::vector<RunConfig> second;
+    std::vector<double> second_eps;
     std::vector<std::optional<size_t>> swept;
     for (size_t i = first_at; i < report.trials.size(); ++i)
       if (report.trials[i].remeasured) {  // still racing when the first stage ended
         second.push_back(report.trials[i].config);
+        second_eps.push_back(report.trials[i].figures.median_eps);
         swept.emplace_back(i);
       }
     const size_t survivors = second.size();
-    for (size_t k : same_layout_and_threads(second, rest)) {
+    for (size_t k : second_stage_candidates(second, second_eps, rest)) {
       second.push_back(rest[k]);
       swept.emplace_back();
     }

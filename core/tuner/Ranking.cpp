@@ -132,14 +132,28 @@ std::string sweep_race_reason(const TimingFigures& figures, const TrialResult& l
              " as measured then (", rate, "): slower with confidence");
 }
 
-std::vector<size_t> same_layout_and_threads(const std::vector<RunConfig>& members,
+std::vector<size_t> second_stage_candidates(const std::vector<RunConfig>& members,
+                                            const std::vector<double>& members_eps,
                                             const std::vector<RunConfig>& candidates) {
+  auto same_run_knobs = [](const RunConfig& a, const RunConfig& b) {
+    for (const KnobSpec& spec : KnobCatalog::instance().specs())
+      if (spec.scope == KnobScope::run && a.knobs.text(spec.key) != b.knobs.text(spec.key))
+        return false;
+    return true;
+  };
   std::vector<size_t> out;
-  for (size_t k = 0; k < candidates.size(); ++k)
-    if (std::any_of(members.begin(), members.end(), [&](const RunConfig& m) {
-          return m.layout() == candidates[k].layout() && m.threads() == candidates[k].threads();
-        }))
-      out.push_back(k);
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    const RunConfig* fastest = nullptr;
+    double fastest_eps = 0;
+    for (size_t m = 0; m < members.size(); ++m)
+      if (members[m].layout() == candidates[k].layout() &&
+          members[m].threads() == candidates[k].threads() &&
+          (!fastest || members_eps.at(m) > fastest_eps)) {
+        fastest = &members[m];
+        fastest_eps = members_eps.at(m);
+      }
+    if (fastest && same_run_knobs(*fastest, candidates[k])) out.push_back(k);
+  }
   return out;
 }
 

@@ -150,10 +150,13 @@ InterleavedVerdict legacy_interleaved_verdict(const TrialResult& first, const Tr
 // the same moment; the leader's row may show the later rounds' figures instead.
 std::string sweep_race_reason(const TimingFigures& figures, const TrialResult& leader);
 
-// The indices of `candidates` that share layout and thread count with one of `members`
-// (per-layer's second stage of rounds: the candidates of each (layout, threads) still
-// racing), in order.
-std::vector<size_t> same_layout_and_threads(const std::vector<RunConfig>& members,
+// Per-layer's second stage of rounds: the indices of `candidates` (in order) raced with
+// `members`, the first stage's survivors (`members_eps`: their ex/s there). A candidate
+// joins when it has the run knobs (layout, threads, concurrency, cpu_binding: every knob
+// but the conv algorithms' own) of the fastest survivor of its layout and thread count:
+// the first stage decides each (layout, threads)'s run knobs, the second its algorithms.
+std::vector<size_t> second_stage_candidates(const std::vector<RunConfig>& members,
+                                            const std::vector<double>& members_eps,
                                             const std::vector<RunConfig>& candidates);
 
 }  // namespace tunescope::tuner

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/base/CpuAffinity.h"
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/engine/RunKnobs.h"
@@ -131,6 +132,14 @@ void for_each_combination(const std::vector<size_t>& sizes, Visit visit) {
 
 }  // namespace
 
+std::string binding_refusal(const RunConfig& config) {
+  if (knobs::cpu_binding.get(config.knobs) != CpuBinding::cores) return "";
+  const Concurrency concurrency = config.concurrency();
+  const int lanes = concurrency.lanes(), lane_threads = concurrency.lane_threads(config.threads());
+  return cpu_binding_refusal(int64_t{lanes} * lane_threads,
+                             cat(lanes, " lanes x ", lane_threads, " threads"), allowed_cpus());
+}
+
 bool SearchSpace::knob_applies(const RunConfig& config, const std::string& key) const {
   const KnobSpec& spec = KnobCatalog::instance().at(key);
   if (spec.scope == KnobScope::run) return true;
@@ -177,6 +186,19 @@ std::vector<Candidate> SearchSpace::with_knobs(const Candidate& candidate) const
     Candidate variant = candidate;
     for (size_t k = 0; k < lists.size(); ++k)
       variant.config.knobs.set_text(lists[k].first->key, lists[k].second[index[k]]);
+    // A knob this variant does not read (KnobSpec::applies_to, asked with the variant's
+    // other knobs set) takes its default: every value of it is the same run, tried once.
+    bool normalised = false;
+    for (const auto& [spec, values] : lists)
+      if (spec->applies_to && !spec->applies_to(variant.config.knobs) &&
+          variant.config.knobs.text(spec->key) != spec->default_value) {
+        variant.config.knobs.set_text(spec->key, spec->default_value);
+        normalised = true;
+      }
+    if (normalised && std::any_of(out.begin(), out.end(), [&](const Candidate& c) {
+          return c.config.knobs == variant.config.knobs;
+        }))
+      return;
     if (variant.skip_reason.empty()) variant.skip_reason = refusal(variant.config);
     if (variant.skip_reason.empty()) {
       try {
@@ -185,6 +207,7 @@ std::vector<Candidate> SearchSpace::with_knobs(const Candidate& candidate) const
         variant.skip_reason = e.what();
       }
     }
+    if (variant.skip_reason.empty()) variant.skip_reason = binding_refusal(variant.config);
     out.push_back(std::move(variant));
   });
   return out;

@@ -50,6 +50,11 @@ struct Candidate {
   bool runnable() const { return skip_reason.empty(); }
 };
 
+// Why `config`'s cpu_binding cannot run here: bound, its lanes' threads outnumber the
+// CPUs this process may use (cpu_binding_refusal); empty otherwise. The lanes a run adds
+// itself (ranks' communication, a host update) are left to the executor's refusal.
+std::string binding_refusal(const RunConfig& config);
+
 class SearchSpace {
  public:
   // Throws Error(usage) naming the list flag for a value outside its knob's values, or

@@ -65,18 +65,32 @@ TEST(PerLayerSettle, TheFindsPickThatIsSlowInTheNetworkLosesTheRounds) {
 
 // Per-layer's second stage races the other candidates of each (layout, threads) still
 // racing after the first, and no others: a candidate joins when a member has its layout
-// and its thread count, not one of the two alone.
+// and its thread count, not one of the two alone, and then only with the run knobs of the
+// fastest such member (here its cpu_binding), whatever its algorithms' own knobs.
 TEST(PerLayerSettle, TheSecondStageTakesTheCandidatesOfTheLayoutsAndThreadsStillRacing) {
+  RunConfig bound = config_of(Layout::NCHW, 2, "direct");
+  knobs::cpu_binding.set(bound.knobs, CpuBinding::cores);
   const std::vector<RunConfig> members{config_of(Layout::NHWC, 1, "gemm"),
-                                       config_of(Layout::NCHW, 2, "direct")};
+                                       config_of(Layout::NCHW, 2, "direct"), bound};
+  RunConfig bound_gemm = config_of(Layout::NCHW, 2, "gemm");
+  knobs::cpu_binding.set(bound_gemm.knobs, CpuBinding::cores);
+  RunConfig tiled = config_of(Layout::NHWC, 1, "fft-own");
+  tiled.knobs.set_text("fft_tile", "16");  // an algorithm's knob: not a run knob
   const std::vector<RunConfig> candidates{
       config_of(Layout::NHWC, 1, "direct"),  // joins: nhwc, 1 thread
       config_of(Layout::NHWC, 2, "direct"),  // nhwc, but 2 threads: no member
       config_of(Layout::NCHW, 1, "gemm"),    // 1 thread, but nchw: no member
-      config_of(Layout::NCHW, 2, "gemm"),    // joins: nchw, 2 threads
+      config_of(Layout::NCHW, 2, "gemm"),    // nchw, 2 threads, unbound as the fastest: joins
+      bound_gemm,                            // bound, as the slower member only
+      tiled,                                 // joins: nhwc, 1 thread
   };
-  EXPECT_EQ(same_layout_and_threads(members, candidates), (std::vector<size_t>{0, 3}));
-  EXPECT_TRUE(same_layout_and_threads({}, candidates).empty());
+  // The unbound member of nchw, 2 threads the faster: unbound candidates go on; the bound
+  // one the faster: bound ones.
+  EXPECT_EQ(second_stage_candidates(members, {100, 90, 80}, candidates),
+            (std::vector<size_t>{0, 3, 5}));
+  EXPECT_EQ(second_stage_candidates(members, {100, 90, 95}, candidates),
+            (std::vector<size_t>{0, 4, 5}));
+  EXPECT_TRUE(second_stage_candidates({}, {}, candidates).empty());
 }
 
 TEST(RaceDrops, DropsOnlyTheSignificantlySlowerAtTheCorrectedLevel) {

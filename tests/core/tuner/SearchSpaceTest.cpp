@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "TestAlgorithms.h"
+#include "core/base/CpuAffinity.h"
 #include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/engine/Models.h"
@@ -27,6 +29,7 @@ SpaceOptions options(std::vector<std::string> algorithms, bool product = false) 
   o.batch = 8;
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW, Layout::NHWC});
   o.knobs.set(knobs::threads, std::vector<int>{1, 2});
+  o.knobs.set(knobs::cpu_binding, std::vector<CpuBinding>{CpuBinding::off});  // its own test
   o.algorithms = std::move(algorithms);
   o.per_layer_product = product;
   return o;
@@ -189,6 +192,47 @@ TEST(SearchSpace, ConcurrencyKnobsMultiplyTheCandidatesAndBadSplitsAreSkipped) {
   EXPECT_THROW(bad.knobs.set(knobs::streams, std::vector<int>{}), Error);
   bad.knobs.set(knobs::micro_batches, std::vector<int>{0});
   EXPECT_THROW(SearchSpace(bad, lenet5_layers()), Error);
+}
+
+// cpu_binding's tune default is off and cores, crossed only with the runs of two or more
+// executor threads (KnobSpec::applies_to): a lone thread never shares a core with another.
+// A bound run with more threads than the CPUs this process may use is skipped, saying why.
+TEST(SearchSpace, BindingIsTriedWhereTwoExecutorThreadsCouldShareACore) {
+  SpaceOptions o = options({"direct"});
+  o.knobs = KnobLists{};
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
+  const int cpus = static_cast<int>(allowed_cpus().size());
+  o.knobs.set(knobs::threads, std::vector<int>{1, 2, cpus + 1});
+  o.knobs.set(knobs::streams, std::vector<int>{1, 2});
+  const auto list = SearchSpace(o, lenet5_layers()).enumerate();
+  std::map<std::string, std::string> reasons;  // label -> skip reason
+  for (const Candidate& c : list) reasons[c.config.label()] = c.skip_reason;
+  EXPECT_EQ(reasons.size(), list.size()) << "a config listed twice";
+  // One thread, one lane: off only. One thread per lane on two lanes, or two threads on
+  // one: both.
+  EXPECT_EQ(reasons.count("nchw conv=direct threads=1"), 1u);
+  EXPECT_EQ(reasons.count("nchw conv=direct threads=1 bind=cores"), 0u);
+  for (const char* label :
+       {"nchw conv=direct threads=1 streams=2", "nchw conv=direct threads=1 streams=2 bind=cores",
+        "nchw conv=direct threads=2", "nchw conv=direct threads=2 bind=cores"})
+    EXPECT_EQ(reasons.count(label), 1u) << label;
+  if (cpus >= 2) {
+    EXPECT_EQ(reasons["nchw conv=direct threads=2 bind=cores"], "");
+  }
+  const std::string too_many = "nchw conv=direct threads=" + std::to_string(cpus + 1);
+  EXPECT_EQ(reasons[too_many], "");
+  const std::string refused = reasons[too_many + " bind=cores"];
+  for (const std::string& part :
+       {std::string("cpu_binding: cores"), std::to_string(cpus + 1) + " threads",
+        "only " + std::to_string(cpus) + " CPUs"})
+    EXPECT_NE(refused.find(part), std::string::npos) << refused;
+  // Asked for cores alone, a lone thread still runs once, unbound.
+  o.knobs.set(knobs::cpu_binding, std::vector<CpuBinding>{CpuBinding::cores});
+  o.knobs.set(knobs::threads, std::vector<int>{1});
+  o.knobs.set(knobs::streams, std::vector<int>{1});
+  const auto lone = SearchSpace(o, lenet5_layers()).enumerate();
+  ASSERT_EQ(lone.size(), 1u);
+  EXPECT_EQ(lone.front().config.label(), "nchw conv=direct threads=1");
 }
 
 TEST(SearchSpace, UpdateOnListCrossesEveryConfig) {

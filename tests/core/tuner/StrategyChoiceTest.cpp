@@ -301,6 +301,7 @@ SpaceOptions space_options(const std::string& model, std::vector<std::string> al
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW, Layout::NHWC});
   o.algorithms = std::move(algorithms);
   o.knobs.set(knobs::streams, std::vector<int>{1, 2});
+  o.knobs.set(knobs::cpu_binding, std::vector<CpuBinding>{CpuBinding::off});  // streams alone
   return o;
 }
 

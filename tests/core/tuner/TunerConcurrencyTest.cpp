@@ -25,6 +25,7 @@ TEST(TunerConcurrency, OkTrialsCarryTheirTracesConcurrencyIntoTheResultsDb) {
   o.algorithms = {"direct"};
   o.knobs.set(knobs::threads, std::vector<int>{2});
   o.knobs.set(knobs::streams, std::vector<int>{1, 2});
+  o.knobs.set(knobs::cpu_binding, std::vector<CpuBinding>{CpuBinding::off});  // streams alone
   o.measure.warmup = 1;
   o.measure.steps = 3;
   o.racing = false;  // both go on to the interleaved rounds

@@ -25,6 +25,8 @@ TuneOptions tiny_tune(std::vector<std::string> algorithms) {
   o.base = testing::tiny_session();
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.knobs.set(knobs::threads, std::vector<int>{1});
+  // Unbound only: a test that adds streams gets no bound twins (SearchSpaceTest covers them).
+  o.knobs.set(knobs::cpu_binding, std::vector<CpuBinding>{CpuBinding::off});
   o.algorithms = std::move(algorithms);
   o.measure.warmup = 0;
   o.measure.steps = 2;
@@ -113,7 +115,9 @@ TEST(Tuner, PerLayerCrossesItsPicksWithTheConcurrencyKnobs) {
   o.knobs.set(knobs::streams, std::vector<int>{1, 2});
   o.knobs.set(knobs::async_update, std::vector<bool>{false, true});
   const TuneReport report = Tuner(o).run();
-  // Every algorithm choice the find led to is measured with each of the 4 knob settings.
+  // The find's picks race in the first stage with each of the 4 knob settings; the other
+  // candidates of the second stage only with the settings of the first stage's fastest
+  // survivor (second_stage_candidates).
   std::map<std::string, std::set<std::pair<int, bool>>> knobs_of;
   for (const auto& t : report.trials) {
     RunConfig choice = t.config;
@@ -126,8 +130,8 @@ TEST(Tuner, PerLayerCrossesItsPicksWithTheConcurrencyKnobs) {
   size_t crossed = 0;
   for (const auto& [choice, knobs] : knobs_of) {
     if (choice == baseline && knobs.size() == 1) continue;
-    ++crossed;
-    EXPECT_EQ(knobs.size(), 4u) << choice;
+    crossed += knobs.size() == 4;
+    EXPECT_TRUE(knobs.size() == 4 || knobs.size() == 1) << choice << ": " << knobs.size();
   }
   EXPECT_GE(crossed, 1u);
 }
