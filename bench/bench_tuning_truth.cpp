@@ -17,8 +17,8 @@
 //                      [--settle-steps 1] [--dump-rounds rounds.tsv] [--cold-start]
 //                      [--cpu-bindings off,cores]
 // --cpu-bindings: the cpu_binding values crossed with every config (default: what a tune
-// tries, KnobSpec::tune_default); a bound config with more threads than this process's
-// CPUs is left out, as the tune's space skips it.
+// tries, KnobSpec::tune_default); as in the tune's space, a one-thread config runs unbound
+// only, and a bound config with more threads than this process's CPUs is left out.
 // --settle-steps: untimed steps that start each config's turn (MeasureOptions::
 // settle_steps; 0 times the first step after another config's turn, to measure what
 // settling changes). Every turn settles here: the truth never stops settling
@@ -146,10 +146,15 @@ int main(int argc, char** argv) {
           for (size_t i = 0; i < conv_layers.size(); ++i)
             if (choice[i] != common) options.conv.per_layer[conv_layers[i]] = choice[i];
           knobs::threads.set(options.knobs, std::stoi(t));
+          const KnobSpec& binding_spec = knobs::cpu_binding.spec();
           for (const std::string& binding : split(bindings)) {
             knobs::cpu_binding.set(options.knobs, knobs::cpu_binding.decode(binding));
             RunConfig config = run_config_of(options);
-            if (tuner::binding_refusal(config).empty()) configs.push_back(std::move(config));
+            // As the tune's space: a lone thread unbound only, a bound run that fits.
+            const bool read = binding_spec.applies_to(config.knobs);
+            if ((read || binding == binding_spec.default_value) &&
+                tuner::binding_refusal(config).empty())
+              configs.push_back(std::move(config));
           }
         }
     for (const std::string& file : split(config_files)) {

@@ -46,15 +46,8 @@ class PerLayerStrategy final : public TuningStrategy {
           for (Candidate& variant : space.with_knobs(c)) add_unique(list, std::move(variant));
         };
         const std::vector<std::string> picks = picks_of(finds[t]);
-        // Every thread count's picks at this one race in the first stage: where the finds
-        // disagree, the other count's pick may be this (layout, threads)'s best, and a
-        // second stage only follows a (layout, threads) whose first-stage members survived.
-        for (size_t from = 0; from < finds.size(); ++from) {
-          const Candidate pick = space.per_layer(layout, threads, picks_of(finds[from]));
-          for (Candidate& variant : space.with_knobs(pick))
-            if (std::find(picks_.begin(), picks_.end(), variant.config) == picks_.end())
-              picks_.push_back(variant.config);
-        }
+        for (Candidate& variant : space.with_knobs(space.per_layer(layout, threads, picks)))
+          picks_.push_back(variant.config);
         add(space.per_layer(layout, threads, picks));
         for (size_t other = 0; other < finds.size(); ++other)
           if (other != t) add(space.per_layer(layout, threads, picks_of(finds[other])));

@@ -125,11 +125,11 @@ TEST(Tuner, PerLayerCrossesItsPicksWithTheConcurrencyKnobs) {
     knobs_of[choice.label()].insert(
         {t.config.concurrency().streams, t.config.concurrency().async_update});
   }
-  // The baseline (nchw direct, one lane) is measured alone when the find did not pick direct.
+  // The baseline (nchw direct, one lane) races besides its algorithm choice's variants.
   const std::string baseline = report.baseline_trial()->config.label();
   size_t crossed = 0;
   for (const auto& [choice, knobs] : knobs_of) {
-    if (choice == baseline && knobs.size() == 1) continue;
+    if (choice == baseline) continue;
     crossed += knobs.size() == 4;
     EXPECT_TRUE(knobs.size() == 4 || knobs.size() == 1) << choice << ": " << knobs.size();
   }
