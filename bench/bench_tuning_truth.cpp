@@ -4,6 +4,7 @@
 // pick), checked against the reference and then timed together in
 // interleaved rounds (core/tuner's measure_interleaved) until every config's 95% interval
 // of the median step time is within +-delta/2 (default delta 0.02: +-1%) or a cap.
+// A config with an algorithm some layer does not support is left out, as the tune skips it.
 // With --config-files, the configs in those files (tunescope.config/1, e.g. the tunes'
 // picks) join the space, once each. Prints one tab-separated line per config: label,
 // median ex/s, the interval's ends, rounds, then batch / the mean step time (what a
@@ -131,6 +132,21 @@ int main(int argc, char** argv) {
         }
       choices = std::move(longer);
     }
+    // Which algorithms each conv layer supports, as the tune's space says: a config with
+    // one on a layer that does not (onednn:winograd on a 5x5 layer) is left out.
+    tuner::SpaceOptions space_options;
+    space_options.model = base.model;
+    space_options.batch = base.batch;
+    space_options.backend = base.backend;
+    space_options.algorithms = split(algorithms);
+    const tuner::SearchSpace space(space_options,
+                                   tuner::conv_layers(TrainingSession(base).network()));
+    auto supported = [&](const RunConfig& config) {
+      return std::all_of(space.layers().begin(), space.layers().end(), [&](const auto& layer) {
+        return space.unsupported_reason(layer, config.layout(), config.conv.for_layer(layer.name))
+            .empty();
+      });
+    };
     std::vector<RunConfig> configs;
     for (const std::string& layout : split(layouts))
       for (const auto& choice : choices)
@@ -153,7 +169,7 @@ int main(int argc, char** argv) {
             // As the tune's space: a lone thread unbound only, a bound run that fits.
             const bool read = binding_spec.applies_to(config.knobs);
             if ((read || binding == binding_spec.default_value) &&
-                tuner::binding_refusal(config).empty())
+                tuner::binding_refusal(config).empty() && supported(config))
               configs.push_back(std::move(config));
           }
         }

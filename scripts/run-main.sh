@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on a fresh Debian machine: installs what is missing, builds, tunes
-# LeNet-5 training on Fashion-MNIST on this CPU (layout x conv algorithm x threads, every
+# LeNet-5 training on Fashion-MNIST on this CPU (layout x conv algorithm x threads x CPU binding, every
 # candidate checked for numerics before it is timed), then trains one epoch with the
 # tuned config and prints throughput and test accuracy.
 # Outputs go to out/: tuned.json, results.sqlite, traces/{best,baseline}.json.
