@@ -57,7 +57,7 @@ nlohmann::json knob_json(const KnobSpec& spec) {
                         {"values", spec.describe_values()},
                         {"scope", spec.scope == KnobScope::run ? "run" : "conv_algorithm"},
                         {"help", spec.help}};
-  if (spec.applies_to) out["read_by"] = spec.applies_to_text;
+  if (spec.applies_to) out["applies_to"] = spec.applies_to_text;
   if (spec.type == KnobType::integer) out.update({{"min", spec.min}, {"max", spec.max}});
   if (!spec.choices.empty()) out["choices"] = spec.choices;
   if (spec.scope == KnobScope::conv_algorithm) out["read_by"] = read_by(spec.key);
