@@ -163,13 +163,19 @@ int main(int argc, char** argv) {
             if (choice[i] != common) options.conv.per_layer[conv_layers[i]] = choice[i];
           knobs::threads.set(options.knobs, std::stoi(t));
           const KnobSpec& binding_spec = knobs::cpu_binding.spec();
+          std::vector<std::string> tried;  // the bindings this config ran with
           for (const std::string& binding : split(bindings)) {
             knobs::cpu_binding.set(options.knobs, knobs::cpu_binding.decode(binding));
-            RunConfig config = run_config_of(options);
             // As the tune's space: a lone thread unbound only, a bound run that fits.
-            const bool read = binding_spec.applies_to(config.knobs);
-            if ((read || binding == binding_spec.default_value) &&
-                tuner::binding_refusal(config).empty() && supported(config))
+            if (!binding_spec.applies_to(options.knobs))
+              knobs::cpu_binding.set(options.knobs,
+                                     knobs::cpu_binding.decode(binding_spec.default_value));
+            RunConfig config = run_config_of(options);
+            const std::string effective =
+                knobs::cpu_binding.encode(knobs::cpu_binding.get(config.knobs));
+            if (std::find(tried.begin(), tried.end(), effective) != tried.end()) continue;
+            tried.push_back(effective);
+            if (tuner::binding_refusal(config).empty() && supported(config))
               configs.push_back(std::move(config));
           }
         }
