@@ -38,7 +38,7 @@ std::vector<std::string> read_by(const std::string& key) {
     for (const std::string& algorithm : registry.conv_algorithms(backend)) {
       try {
         if (registry.make_conv_algorithm(backend, algorithm)->knob_applies(key, sample))
-          out.push_back(backend + ":" + algorithm);
+          out.push_back(std::string(backend).append(":").append(algorithm));
       } catch (const std::exception&) {
         // An algorithm that cannot even be made here (a missing device) reads nothing here.
       }
