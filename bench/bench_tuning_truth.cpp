@@ -132,21 +132,17 @@ int main(int argc, char** argv) {
         }
       choices = std::move(longer);
     }
-    // Which algorithms each conv layer supports, as the tune's space says: a config with
-    // one on a layer that does not (onednn:winograd on a 5x5 layer) is left out.
+    // The tune's space crosses each config with the bindings (a lone thread unbound only)
+    // and says which cannot run here: an algorithm a layer does not support (onednn:winograd
+    // on a 5x5 layer), a bound run with more threads than CPUs. Those are left out.
     tuner::SpaceOptions space_options;
     space_options.model = base.model;
     space_options.batch = base.batch;
     space_options.backend = base.backend;
     space_options.algorithms = split(algorithms);
+    space_options.knobs.set_text(knobs::cpu_binding.spec(), split(bindings));
     const tuner::SearchSpace space(space_options,
                                    tuner::conv_layers(TrainingSession(base).network()));
-    auto supported = [&](const RunConfig& config) {
-      return std::all_of(space.layers().begin(), space.layers().end(), [&](const auto& layer) {
-        return space.unsupported_reason(layer, config.layout(), config.conv.for_layer(layer.name))
-            .empty();
-      });
-    };
     std::vector<RunConfig> configs;
     for (const std::string& layout : split(layouts))
       for (const auto& choice : choices)
@@ -162,22 +158,8 @@ int main(int argc, char** argv) {
           for (size_t i = 0; i < conv_layers.size(); ++i)
             if (choice[i] != common) options.conv.per_layer[conv_layers[i]] = choice[i];
           knobs::threads.set(options.knobs, std::stoi(t));
-          const KnobSpec& binding_spec = knobs::cpu_binding.spec();
-          std::vector<std::string> tried;  // the bindings this config ran with
-          for (const std::string& binding : split(bindings)) {
-            knobs::cpu_binding.set(options.knobs, knobs::cpu_binding.decode(binding));
-            // As the tune's space: a lone thread unbound only, a bound run that fits.
-            if (!binding_spec.applies_to(options.knobs))
-              knobs::cpu_binding.set(options.knobs,
-                                     knobs::cpu_binding.decode(binding_spec.default_value));
-            RunConfig config = run_config_of(options);
-            const std::string effective =
-                knobs::cpu_binding.encode(knobs::cpu_binding.get(config.knobs));
-            if (std::find(tried.begin(), tried.end(), effective) != tried.end()) continue;
-            tried.push_back(effective);
-            if (tuner::binding_refusal(config).empty() && supported(config))
-              configs.push_back(std::move(config));
-          }
+          for (const tuner::Candidate& variant : space.with_knobs({run_config_of(options), ""}))
+            if (variant.runnable()) configs.push_back(variant.config);
         }
     for (const std::string& file : split(config_files)) {
       RunConfig config = load_run_config(file);
