@@ -34,6 +34,9 @@ struct Concurrency {
   }
   // The pool size of each lane for a run of `threads` threads in all.
   int lane_threads(int threads) const;
+  // The executor threads of such a run: every lane's pool (the lanes a run adds itself, for
+  // ranks or a host update, not counted).
+  int64_t executor_threads(int threads) const { return int64_t{lanes()} * lane_threads(threads); }
   // Throws Error(usage) naming the flag: values < 1 (threads_per_lane < 0), or a split
   // that does not divide `batch` evenly.
   void validate(int64_t batch) const;

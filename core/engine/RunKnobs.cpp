@@ -128,8 +128,7 @@ const Knob<CpuBinding> cpu_binding{
       // One executor thread never takes turns with another: binding it only takes its
       // freedom to leave a CPU another program holds.
       spec.applies_to = [](const KnobValues& values) {
-        const Concurrency c = concurrency_of(values);
-        return int64_t{c.lanes()} * c.lane_threads(threads.get(values)) >= 2;
+        return concurrency_of(values).executor_threads(threads.get(values)) >= 2;
       };
       spec.applies_to_text = "runs of 2 or more executor threads";
       return spec;

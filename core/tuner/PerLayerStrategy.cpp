@@ -98,8 +98,8 @@ class PerLayerStrategy final : public TuningStrategy {
  private:
   std::vector<RunConfig> picks_;  // each (layout, threads)'s own picks (with the knobs' variants)
 
-  // The rounds in two stages. First the baseline and each (layout, threads)'s picks (every count's
-  // find's): the find cannot compare layouts and thread counts (the rest of the step differs), so
+  // The rounds in two stages. First the baseline and each (layout, threads)'s own picks:
+  // the find cannot compare layouts and thread counts (the rest of the step differs), so
   // the whole-config rounds decide between them. Then the members still racing with the
   // other candidates (close alternatives, other thread counts' picks, uniform configs) of
   // their (layout, threads) only, with the run knobs (binding, concurrency) of its fastest

@@ -135,9 +135,10 @@ void for_each_combination(const std::vector<size_t>& sizes, Visit visit) {
 std::string binding_refusal(const RunConfig& config) {
   if (knobs::cpu_binding.get(config.knobs) != CpuBinding::cores) return "";
   const Concurrency concurrency = config.concurrency();
-  const int lanes = concurrency.lanes(), lane_threads = concurrency.lane_threads(config.threads());
-  return cpu_binding_refusal(int64_t{lanes} * lane_threads,
-                             cat(lanes, " lanes x ", lane_threads, " threads"), allowed_cpus());
+  return cpu_binding_refusal(
+      concurrency.executor_threads(config.threads()),
+      cat(concurrency.lanes(), " lanes x ", concurrency.lane_threads(config.threads()), " threads"),
+      allowed_cpus());
 }
 
 bool SearchSpace::knob_applies(const RunConfig& config, const std::string& key) const {
