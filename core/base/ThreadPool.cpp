@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/base/Error.h"
+#include "core/base/SpinBudget.h"
 
 namespace tunescope {
 
@@ -12,10 +13,10 @@ thread_local bool in_parallel_region = false;
 
 // A step's parallel regions come back to back (LeNet-5's runs a dozen, microseconds apart),
 // and a thread asleep on a condition variable wakes through a futex and, on a VM, an
-// interrupt to a halted vCPU. So a worker spins up to kSpinPauses pause instructions for
-// the next region before it sleeps, and a caller as long for its workers' last chunks
-// (512 pauses took 23 us on the Zen 4 VMs). Bounded, so an idle pool still sleeps.
-constexpr int kSpinPauses = 512;
+// interrupt to a halted vCPU. So a worker spins some pause instructions for the next region
+// before it sleeps, and a caller as long for its workers' last chunks: how many is
+// SpinBudget's call (512 pauses took 23 us on the Zen 4 VMs). Bounded, so an idle pool
+// still sleeps.
 
 inline void cpu_pause() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -25,10 +26,11 @@ inline void cpu_pause() {
 #endif
 }
 
-// Spins until done() or kSpinPauses pauses; true when done() held.
+// Spins until done() or SpinBudget's pauses; true when done() held.
 template <class Done>
 bool spin_until(const Done& done) {
-  for (int i = 0; i < kSpinPauses; ++i) {
+  const int pauses = spin_pauses_now();
+  for (int i = 0; i < pauses; ++i) {
     if (done()) return true;
     cpu_pause();
   }
