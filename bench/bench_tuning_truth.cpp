@@ -118,9 +118,8 @@ int main(int argc, char** argv) {
     const SessionOptions& base = o.base;
     const std::string &layouts = o.layouts, &algorithms = o.algorithms, &threads = o.threads;
     const double delta = o.delta, max_seconds = o.max_seconds;
-    // Each layer's algorithm (every combination when --layers names the conv layers),
-    // written as the tuner writes a per-layer pick: the most used algorithm as the
-    // default (ties: the first layer's), overrides for the others.
+    // Each layer's algorithm: every combination over the conv layers --layers names (the
+    // others run the combination's first algorithm), one algorithm for all without it.
     std::vector<std::vector<std::string>> choices{{}};
     const std::vector<std::string> conv_layers = split(layers);
     for (size_t layer = 0; layer < std::max<size_t>(1, conv_layers.size()); ++layer) {
@@ -143,21 +142,32 @@ int main(int argc, char** argv) {
     space_options.knobs.set_text(knobs::cpu_binding.spec(), split(bindings));
     const tuner::SearchSpace space(space_options,
                                    tuner::conv_layers(TrainingSession(base).network()));
+    for (const std::string& name : conv_layers)
+      if (std::none_of(space.layers().begin(), space.layers().end(),
+                       [&](const tuner::ConvLayerInfo& layer) { return layer.name == name; }))
+        fail(ErrorKind::usage, "--layers: ", base.model, " has no conv layer '", name, "'");
+    const auto every_layers_algorithm = [&](const std::vector<std::string>& choice) {
+      std::vector<std::string> all;
+      for (const tuner::ConvLayerInfo& layer : space.layers()) {
+        const auto named = std::find(conv_layers.begin(), conv_layers.end(), layer.name);
+        all.push_back(named == conv_layers.end()
+                          ? choice.front()
+                          : choice[static_cast<size_t>(named - conv_layers.begin())]);
+      }
+      return all;
+    };
     std::vector<RunConfig> configs;
     for (const std::string& layout : split(layouts))
       for (const auto& choice : choices)
         for (const std::string& t : split(threads)) {
           SessionOptions options = base;
           knobs::layout.set(options.knobs, parse_layout(layout));
-          std::string common = choice.front();
-          for (const std::string& name : choice)
-            if (std::count(choice.begin(), choice.end(), name) >
-                std::count(choice.begin(), choice.end(), common))
-              common = name;
-          options.conv.default_algorithm = common;
-          for (size_t i = 0; i < conv_layers.size(); ++i)
-            if (choice[i] != common) options.conv.per_layer[conv_layers[i]] = choice[i];
           knobs::threads.set(options.knobs, std::stoi(t));
+          // Written as the tuner writes a per-layer pick, so that labels match the tunes'.
+          const tuner::Candidate mix =
+              space.per_layer(parse_layout(layout), std::stoi(t), every_layers_algorithm(choice));
+          if (!mix.runnable()) continue;
+          options.conv = mix.config.conv;
           for (const tuner::Candidate& variant : space.with_knobs({run_config_of(options), ""}))
             if (variant.runnable()) configs.push_back(variant.config);
         }
