@@ -38,10 +38,11 @@ bool spin_until(const Done& done) {
 }
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) {
+ThreadPool::ThreadPool(int threads) : cursors_(threads < 1 ? 0 : threads) {
   if (threads < 1) fail(ErrorKind::usage, "thread count must be >= 1, got ", threads);
   workers_.reserve(threads - 1);
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  for (int slot = 1; slot < threads; ++slot)
+    workers_.emplace_back([this, slot] { worker_loop(slot); });
 }
 
 std::vector<std::thread::native_handle_type> ThreadPool::worker_handles() {
@@ -60,29 +61,28 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::run_chunks() {
+void ThreadPool::run_chunks(int slot) {
   const bool was_nested = in_parallel_region;
   in_parallel_region = true;
-  for (;;) {
-    int64_t chunk;
-    {
-      std::lock_guard lock(mutex_);
-      if (next_chunk_ >= chunks_total_) break;
-      chunk = next_chunk_++;
-    }
-    const int64_t begin = chunk * chunk_;
-    const int64_t end = std::min(count_, begin + chunk_);
-    try {
-      (*body_)(begin, end);
-    } catch (...) {
-      std::lock_guard lock(mutex_);
-      if (!error_) error_ = std::current_exception();
+  const int blocks = size();
+  for (int k = 0; k < blocks; ++k) {
+    BlockCursor& cursor = cursors_[static_cast<size_t>((slot + k) % blocks)];
+    for (int64_t chunk = cursor.next.fetch_add(1, std::memory_order_relaxed); chunk < cursor.end;
+         chunk = cursor.next.fetch_add(1, std::memory_order_relaxed)) {
+      const int64_t begin = chunk * chunk_;
+      const int64_t end = std::min(count_, begin + chunk_);
+      try {
+        (*body_)(begin, end);
+      } catch (...) {
+        std::lock_guard lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+      }
     }
   }
   in_parallel_region = was_nested;
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::worker_loop(int slot) {
   uint64_t seen = 0;
   for (;;) {
     spin_until([&] {
@@ -96,7 +96,7 @@ void ThreadPool::worker_loop() {
       seen = generation_;
       ++workers_busy_;
     }
-    run_chunks();
+    run_chunks(slot);
     {
       std::lock_guard lock(mutex_);
       --workers_busy_;
@@ -118,23 +118,29 @@ void ThreadPool::parallel_for(int64_t count, const std::function<void(int64_t, i
   const int64_t target_chunks = static_cast<int64_t>(size()) * 4;
   const int64_t chunk = std::max(grain, (count + target_chunks - 1) / target_chunks);
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    // A worker that woke after the last region ended may still be walking its cursors.
+    done_.wait(lock, [&] { return workers_busy_ == 0; });
     body_ = &body;
     count_ = count;
     chunk_ = chunk;
-    next_chunk_ = 0;
-    chunks_total_ = (count + chunk - 1) / chunk;
+    const int64_t chunks = (count + chunk - 1) / chunk;
+    const auto blocks = static_cast<int64_t>(cursors_.size());
+    for (int64_t s = 0; s < blocks; ++s) {
+      cursors_[static_cast<size_t>(s)].next.store(chunks * s / blocks, std::memory_order_relaxed);
+      cursors_[static_cast<size_t>(s)].end = chunks * (s + 1) / blocks;
+    }
     error_ = nullptr;
     ++generation_;
   }
   wake_.notify_all();
-  run_chunks();
+  run_chunks(0);
   // Every chunk is claimed once run_chunks returns; what is left is the workers' last ones.
   spin_until([&] { return workers_busy_.load(std::memory_order_acquire) == 0; });
   std::exception_ptr error;
   {
     std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return workers_busy_ == 0 && next_chunk_ >= chunks_total_; });
+    done_.wait(lock, [&] { return workers_busy_ == 0; });
     body_ = nullptr;
     error = error_;
   }

@@ -35,8 +35,18 @@ class ThreadPool {
                     int64_t grain = 1);
 
  private:
-  void worker_loop();
-  void run_chunks();
+  void worker_loop(int slot);
+  void run_chunks(int slot);
+
+  // The chunks of a region are dealt out in size() contiguous blocks, block s first to
+  // thread s (the caller is 0, worker i is i + 1), so that a thread takes the same part of
+  // the same loop region after region and finds that part's data in its own caches; a
+  // thread whose block is done takes chunks from the others' blocks. Each cursor on a
+  // cache line of its own, so that claiming a chunk does not move another thread's line.
+  struct alignas(64) BlockCursor {
+    std::atomic<int64_t> next = 0;
+    int64_t end = 0;
+  };
 
   std::vector<std::thread> workers_;
   std::mutex region_mutex_;  // one parallel region at a time
@@ -46,8 +56,8 @@ class ThreadPool {
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;
   int64_t count_ = 0;
   int64_t chunk_ = 1;
-  int64_t next_chunk_ = 0;  // guarded by mutex_
-  int64_t chunks_total_ = 0;
+  // Reset under mutex_ only while no worker is in a region (workers_busy_ == 0).
+  std::vector<BlockCursor> cursors_;
   // Written under mutex_; atomic so that a worker between regions and a caller waiting
   // for its workers can spin on them briefly before they sleep on the condition variables.
   std::atomic<int> workers_busy_ = 0;

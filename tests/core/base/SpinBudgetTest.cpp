@@ -36,7 +36,8 @@ TEST(SpinBudget, CrowdingAveragesTheThreadsBeyondTheCpus) {
 TEST(SpinBudget, AStrayThreadKeepsTheLongSpinAndSteadyCrowdingShortensIt) {
   // One sample in twenty catching a short-lived extra thread stays below the threshold.
   double crowding = 0;
-  for (int sample = 0; sample < 200; ++sample) crowding = next_crowding(crowding, sample % 20 == 0 ? 3 : 2, 2);
+  for (int sample = 0; sample < 200; ++sample)
+    crowding = next_crowding(crowding, sample % 20 == 0 ? 3 : 2, 2);
   EXPECT_EQ(spin_pauses_for(crowding), kLongSpinPauses);
   // A busy process beside two of our threads on two CPUs, in most samples: short within a
   // handful of samples (tens of milliseconds).
