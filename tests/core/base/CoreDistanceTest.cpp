@@ -1,0 +1,39 @@
+// The core-distance probe (CoreDistance.h): a finite round trip between two allowed CPUs
+// (or one CPU with itself), and refusals of a bad count or a CPU the process may not use.
+#include "core/base/CoreDistance.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/base/CpuAffinity.h"
+#include "tests/core/ExpectError.h"
+
+namespace tunescope {
+namespace {
+
+TEST(CoreDistance, MeasuresARoundTripBetweenTwoAllowedCpus) {
+  const std::vector<int> cpus = allowed_cpus();
+  ASSERT_FALSE(cpus.empty());
+  const int other = cpus.size() > 1 ? cpus[1] : cpus[0];
+  // On one CPU the two threads take turns through the scheduler: slow but finite, so few
+  // round trips.
+  const double ns = cache_line_round_trip_ns(cpus[0], other, cpus.size() > 1 ? 2000 : 3);
+  EXPECT_TRUE(std::isfinite(ns));
+  EXPECT_GT(ns, 0);
+}
+
+TEST(CoreDistance, RefusesABadCountAndACpuOutsideTheAllowedSet) {
+  const std::vector<int> cpus = allowed_cpus();
+  testing::expect_error(ErrorKind::usage, [&] { cache_line_round_trip_ns(cpus[0], cpus[0], 0); },
+               {"round trips", "got 0"});
+  // Either side's refusal comes back, and the other side does not wait for ever.
+  testing::expect_error(ErrorKind::runtime, [&] { cache_line_round_trip_ns(cpus[0], 100000, 10); },
+               {"core-distance probe", "100000"});
+  testing::expect_error(ErrorKind::runtime, [&] { cache_line_round_trip_ns(100000, cpus[0], 10); },
+               {"core-distance probe", "100000"});
+}
+
+}  // namespace
+}  // namespace tunescope
