@@ -131,6 +131,12 @@ void TuneJsonProgress::done(const tuner::TuneReport& report, const std::string& 
                     {"other_cores", load->other_cores},
                     {"free_cores", load->free_cores()},
                     {"charged", load->shared()}};
+  Json core_distance = nullptr;
+  if (const auto& watch = report.core_distance)
+    core_distance = {{"cpus", {watch->cpu_a, watch->cpu_b}},
+                     {"start_ns", watch->start_ns},
+                     {"end_ns", watch->end_ns},
+                     {"moved", watch->moved()}};
   emit(Json{{"event", "done"},
             {"interrupted", report.interrupted},
             {"trials", report.trials.size()},
@@ -143,7 +149,8 @@ void TuneJsonProgress::done(const tuner::TuneReport& report, const std::string& 
             {"measurement_seconds", report.cost.measurement().wall_seconds},
             {"measurement_cpu_seconds", report.cost.measurement().cpu_seconds},
             {"phases", phases_of(report.cost)},
-            {"foreign_load", foreign_load}}
+            {"foreign_load", foreign_load},
+            {"core_distance", core_distance}}
            .dump());
 }
 

@@ -144,11 +144,13 @@ class CandidateRun {
   // too), so a trace or an `nsys profile` of a tune shows which candidate ran when.
   // `settle` untimed steps first, in the same call (the interleaved rounds' turns).
   // Each step's time is charged for the CPU it used beyond `free_cores` (SharedMachine.h;
-  // 0: wall time), so that every ranking, race and test of the tune sees the same time.
+  // 0: wall time; a bound run: wall time, free_cores_charged), so that every ranking, race
+  // and test of the tune sees the same time.
   void time_steps(int64_t count, int64_t settle, double free_cores) {
     profiler::Tracer& tracer = session_->tracer();
     const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()),
                                          profiler::RangeCategory::candidate);
+    const double charged_against = free_cores_charged(config_, free_cores);
     auto last = Clock::now();
     double last_cpu = process_cpu_seconds();
     const size_t before = step_seconds_.size();
@@ -156,7 +158,7 @@ class CandidateRun {
       const auto now = Clock::now();
       const double cpu = process_cpu_seconds();
       const double seconds = charged_step_seconds(std::chrono::duration<double>(now - last).count(),
-                                                  cpu - last_cpu, free_cores);
+                                                  cpu - last_cpu, charged_against);
       if (step > settle) {
         step_seconds_.push_back(seconds);
         step_cpu_seconds_.push_back(cpu - last_cpu);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <thread>
 
 #include "core/base/Error.h"
 #include "core/engine/RunKnobs.h"
@@ -200,6 +201,11 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
                           reference.layers);
   PhaseTimer watch_timer(report.cost.reference);
   options_.measure = watched_measure_options(options_, report.foreign_load);
+  int max_threads = 1;
+  for (int threads : space.options().threads())  // 0: one per hardware thread
+    max_threads = std::max(
+        max_threads, threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
+  report.core_distance = start_core_distance_watch(max_threads);
   watch_timer.stop();
   TrialRunner runner(options_.base, options_.measure, std::move(reference.numerics),
                      reference.has_batch_norm);
@@ -246,6 +252,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
     report.ranking = ranked;
     report.decision = cat("interrupted after ", report.trials.size(), " of ", candidates.size(),
                           " candidates: the sweep's best so far, not re-measured");
+    end_core_distance_watch(report.core_distance);
     report.seconds = context.seconds();
     return report;
   }
@@ -259,6 +266,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   if (!report.settled_in_rounds) settle_leaders(context);
   if (!report.best) report.best = ranked.front();
   report.ranking = ranking_led_by(report.trials, *report.best);
+  end_core_distance_watch(report.core_distance);
   report.seconds = context.seconds();
   return report;
 }

@@ -147,6 +147,9 @@ struct TuneReport {
   // What the machine's other processes took when the tune started (none: not watched,
   // charge_foreign_load off).
   std::optional<ForeignLoad> foreign_load;
+  // How far apart the first two CPUs were at the start and the end (none: the candidates
+  // run one thread, or one CPU is allowed).
+  std::optional<CoreDistanceWatch> core_distance;
 
   const TrialResult* best_trial() const { return best ? &trials[*best] : nullptr; }
   const TrialResult* baseline_trial() const { return baseline ? &trials[*baseline] : nullptr; }

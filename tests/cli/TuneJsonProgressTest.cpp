@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/CpuAffinity.h"
 #include "tests/cli/RunCli.h"
 #include "tests/cli/TestFolder.h"
 #include "tests/cli/TinyTuneArgs.h"
@@ -176,6 +177,8 @@ TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
   EXPECT_EQ(done["traces"]["baseline"], (fs::path(d.at("traces")) / "baseline.json").string());
   EXPECT_TRUE(fs::exists(done["traces"]["best"].get<std::string>()));
   EXPECT_TRUE(fs::exists(done["traces"]["baseline"].get<std::string>()));
+  // One thread in every candidate: no core-distance watch (TwoThreadCandidatesCarry...).
+  EXPECT_TRUE(done["core_distance"].is_null()) << done.dump();
   // The measurement cost is the sum of the measuring phases, and fits in the tune's seconds.
   ASSERT_TRUE(done["phases"].is_object()) << done.dump();
   double measuring = 0, measuring_cpu = 0;
@@ -198,6 +201,29 @@ TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
       << log;
   EXPECT_NE(log.find("| 1 |"), std::string::npos) << log;
   EXPECT_NE(log.find("where it went: reference "), std::string::npos) << log;
+}
+
+TEST(TuneJsonProgress, TwoThreadCandidatesCarryTheCoreDistanceWatch) {
+  // Where two CPUs are allowed, a tune of two-thread candidates probes how far apart the
+  // host has them when it starts and when it ends.
+  const ScratchDir d;
+  std::vector<std::string> args = tune_args(d, "direct", 2);
+  args.insert(args.end(), {"--threads-list", "2", "--layouts", "nchw"});
+  const Child child = run_tune(args, d.at("stderr.txt"), [](Child&, const std::string&) {});
+  const std::string log = tunescope::testing::file_bytes(d.at("stderr.txt"));
+  ASSERT_EQ(child.exit_code, 0) << log;
+  const json done = parse_lines(child.lines).back();
+  ASSERT_EQ(done["event"], "done") << done.dump();
+  if (tunescope::allowed_cpus().size() < 2) {
+    EXPECT_TRUE(done["core_distance"].is_null()) << done.dump();
+    return;
+  }
+  ASSERT_TRUE(done["core_distance"].is_object()) << done.dump();
+  EXPECT_EQ(done["core_distance"]["cpus"].size(), 2u) << done.dump();
+  EXPECT_GT(done["core_distance"]["start_ns"].get<double>(), 0) << done.dump();
+  EXPECT_GT(done["core_distance"]["end_ns"].get<double>(), 0) << done.dump();
+  EXPECT_TRUE(done["core_distance"]["moved"].is_boolean()) << done.dump();
+  EXPECT_NE(log.find("cores: a cache line went from CPU "), std::string::npos) << log;
 }
 
 TEST(TuneJsonProgress, SigintAfterTheFirstTrialEndsWithAnInterruptedDoneEvent) {
