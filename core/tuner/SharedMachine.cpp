@@ -63,7 +63,7 @@ bool CoreDistanceWatch::moved() const {
 }
 
 std::string CoreDistanceWatch::describe() const {
-  const std::string probes =
+  std::string probes =
       cat("a cache line went from CPU ", cpu_a, " to CPU ", cpu_b, " and back in ",
           std::lround(start_ns), " ns when the tune started",
           end_ns > 0 ? cat(" and ", std::lround(end_ns), " ns when it ended") : std::string());
