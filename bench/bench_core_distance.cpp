@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
     }
     if (probes < 1 || probes > 1000) fail(ErrorKind::usage, "--probes 1..1000, got ", probes);
     const std::vector<int> cpus = allowed_cpus();
-    if (cpus.size() < 2) fail(ErrorKind::usage, "one CPU allowed (", cpu_list_text(cpus), "): nothing to measure");
+    if (cpus.size() < 2)
+      fail(ErrorKind::usage, "one CPU allowed (", cpu_list_text(cpus), "): nothing to measure");
     for (int p = 0; p < probes; ++p)
       std::printf("cpus %d,%d round_trip_ns %.0f\n", cpus[0], cpus[1],
                   cache_line_round_trip_ns(cpus[0], cpus[1], round_trips));

@@ -14,7 +14,7 @@ namespace tunescope {
 
 namespace {
 // The ball's values besides the rallies' (odd: A served round i, even: B returned it).
-constexpr int64_t kNotReady = -1;  // B is not bound yet
+constexpr int64_t kNotReady = -1;   // B is not bound yet
 constexpr int64_t kAbandoned = -2;  // a side could not be bound: the other stops
 }  // namespace
 
