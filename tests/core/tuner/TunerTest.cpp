@@ -125,13 +125,17 @@ TEST(Tuner, PerLayerCrossesItsPicksWithTheConcurrencyKnobs) {
     knobs_of[choice.label()].insert(
         {t.config.concurrency().streams, t.config.concurrency().async_update});
   }
-  // The baseline (nchw direct, one lane) races besides its algorithm choice's variants.
+  // The baseline (nchw direct, one lane) races besides, so its algorithm choice has its own
+  // setting too: 1 or 2 settings as a second-stage candidate, 4 when the find picked it
+  // (timing decides which).
   const std::string baseline = report.baseline_trial()->config.label();
   size_t crossed = 0;
   for (const auto& [choice, knobs] : knobs_of) {
-    if (choice == baseline) continue;
     crossed += knobs.size() == 4;
-    EXPECT_TRUE(knobs.size() == 4 || knobs.size() == 1) << choice << ": " << knobs.size();
+    if (choice == baseline)
+      EXPECT_TRUE(knobs.size() == 4 || knobs.size() <= 2) << choice << ": " << knobs.size();
+    else
+      EXPECT_TRUE(knobs.size() == 4 || knobs.size() == 1) << choice << ": " << knobs.size();
   }
   EXPECT_GE(crossed, 1u);
 }
