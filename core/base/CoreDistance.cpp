@@ -24,14 +24,19 @@ double cache_line_round_trip_ns(int cpu_a, int cpu_b, int round_trips) {
   alignas(64) std::atomic<int64_t> ball{kNotReady};
   double seconds = 0;
   std::exception_ptr error_a, error_b;
-  std::thread b([&] {
+  // Binds the calling thread to `cpu`; on a refusal keeps the error and abandons the rally.
+  const auto bound_to = [&](int cpu, std::exception_ptr& error) {
     try {
-      bind_thread_to_cpu(pthread_self(), cpu_b, "the core-distance probe");
+      bind_thread_to_cpu(pthread_self(), cpu, "the core-distance probe");
+      return true;
     } catch (...) {
-      error_b = std::current_exception();
+      error = std::current_exception();
       ball.store(kAbandoned, std::memory_order_release);
-      return;
+      return false;
     }
+  };
+  std::thread b([&] {
+    if (!bound_to(cpu_b, error_b)) return;
     int64_t expected = kNotReady;
     if (!ball.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) return;
     for (int64_t i = 0; i < round_trips; ++i) {
@@ -42,13 +47,7 @@ double cache_line_round_trip_ns(int cpu_a, int cpu_b, int round_trips) {
     }
   });
   std::thread a([&] {
-    try {
-      bind_thread_to_cpu(pthread_self(), cpu_a, "the core-distance probe");
-    } catch (...) {
-      error_a = std::current_exception();
-      ball.store(kAbandoned, std::memory_order_release);
-      return;
-    }
+    if (!bound_to(cpu_a, error_a)) return;
     for (int64_t seen = ball.load(std::memory_order_acquire); seen != 0;
          seen = ball.load(std::memory_order_acquire))
       if (seen == kAbandoned) return;
