@@ -5,7 +5,8 @@
 
 #include <atomic>
 #include <charconv>
-#include <chrono>
+
+#include "profiler/Clock.h"
 
 namespace tunescope {
 
@@ -28,12 +29,6 @@ std::optional<int> read_running_threads() {
   close(fd);
   if (got <= 0) return std::nullopt;
   return parse_running_threads(std::string_view(text, static_cast<size_t>(got)));
-}
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -70,7 +65,7 @@ int spin_pauses_now() {
   static std::atomic<int64_t> next_sample_ns{0};
   static std::atomic<double> crowding{0};
   static std::atomic<bool> readable{true};
-  const int64_t now = now_ns();
+  const int64_t now = profiler::now_ns();
   int64_t due = next_sample_ns.load(std::memory_order_relaxed);
   if (now >= due && next_sample_ns.compare_exchange_strong(due, now + kSampleEveryNs,
                                                            std::memory_order_relaxed)) {
