@@ -325,10 +325,13 @@ RunConfig run_config_of(const SessionOptions& options) {
   config.batch = options.batch;
   config.conv = options.conv;
   config.knobs = options.knobs;
-  if (config.threads() == 0)
-    knobs::threads.set(config.knobs,
-                       static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  knobs::threads.set(config.knobs, threads_or_hardware(config.threads()));
   return config;
+}
+
+int threads_or_hardware(int threads) {
+  return threads > 0 ? threads
+                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace tunescope

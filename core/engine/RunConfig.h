@@ -95,5 +95,7 @@ void save_run_config(const RunConfig& config, const std::filesystem::path& path)
 void apply_run_config(const RunConfig& config, SessionOptions& options);
 // The config a session with these options runs.
 RunConfig run_config_of(const SessionOptions& options);
+// A threads knob value as one process runs it: 0 is one per hardware thread (at least 1).
+int threads_or_hardware(int threads);
 
 }  // namespace tunescope

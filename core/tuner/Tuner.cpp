@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
-#include <thread>
 
 #include "core/base/Error.h"
+#include "core/engine/RunConfig.h"
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/TuneContext.h"
 #include "core/tuner/TuningStrategy.h"
@@ -202,9 +202,8 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   PhaseTimer watch_timer(report.cost.reference);
   options_.measure = watched_measure_options(options_, report.foreign_load);
   int max_threads = 1;
-  for (int threads : space.options().threads())  // 0: one per hardware thread
-    max_threads = std::max(
-        max_threads, threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
+  for (int threads : space.options().threads())
+    max_threads = std::max(max_threads, threads_or_hardware(threads));
   report.core_distance = start_core_distance_watch(max_threads);
   watch_timer.stop();
   TrialRunner runner(options_.base, options_.measure, std::move(reference.numerics),
