@@ -127,12 +127,19 @@ TEST(TunerHalving, PicksTheWinnerExhaustivePicksAndRecordsEveryCandidateOnceWith
   EXPECT_EQ(trial_of(halving, testing::kThrows).status, TrialStatus::failed);
   // Round 0 timed ceil(4 / 3) = 2 steps (brief); the three survivors were timed 4 in
   // round 1, the last; having no interval at 4 steps, none of them can be told apart from
-  // the leader, so all three were settled in interleaved rounds (6, the sign-flip test's minimum).
+  // the leader, so all three went to the interleaved rounds. There the sign-flip test
+  // needs 6 rounds (its minimum) to decide. A member may leave at that look, slower with
+  // confidence, while one noisy round keeps the verdict open until the drop eases the
+  // multiple-comparison bound; a noisy round can also keep all of them longer. So each
+  // ends settled or raced out after at least 6 rounds.
+  auto in_rounds = [](const TrialResult& t) {
+    return t.figures.steps >= 6 && (t.remeasured || t.figures.stop == StopRule::raced_out);
+  };
   size_t first_round = 0, settled = 0;
   for (const auto& t : halving.trials) {
     if (t.status != TrialStatus::ok) continue;
     first_round += t.figures.steps == 2 && t.figures.stop == StopRule::brief;
-    settled += t.figures.steps == 6 && t.remeasured;
+    settled += in_rounds(t);
   }
   EXPECT_EQ(first_round, 4u);
   EXPECT_EQ(settled, 3u);
@@ -141,7 +148,7 @@ TEST(TunerHalving, PicksTheWinnerExhaustivePicksAndRecordsEveryCandidateOnceWith
   // The ranking puts the round-1 finishers above everyone eliminated in round 0.
   ASSERT_EQ(halving.ranking.size(), 7u);
   EXPECT_EQ(halving.ranking.front(), *halving.best);
-  for (size_t r = 0; r < 3; ++r) EXPECT_TRUE(halving.trials[halving.ranking[r]].remeasured) << r;
+  for (size_t r = 0; r < 3; ++r) EXPECT_TRUE(in_rounds(halving.trials[halving.ranking[r]])) << r;
   for (size_t r = 3; r < 7; ++r)
     EXPECT_EQ(halving.trials[halving.ranking[r]].figures.stop, StopRule::brief) << r;
 
