@@ -33,8 +33,8 @@ std::string above_faster_reason(bool winner_by_tie, tuner::RankTier tier) {
            "decision)";
   switch (tier) {
     case tuner::RankTier::remeasured:
-      return "settled in the final interleaved rounds, which the faster rows below did not reach "
-             "(each lost to the leader measured beside it then: see its note)";
+      return "measured in the final interleaved rounds, which the faster rows below did not "
+             "reach (each lost to the leader measured beside it then: see its note)";
     case tuner::RankTier::full: return "fully measured, the faster rows below were cut short";
     case tuner::RankTier::cut_short: return "timed for more steps";
   }

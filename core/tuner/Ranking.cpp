@@ -54,6 +54,11 @@ bool simpler(const RunConfig& a, const RunConfig& b) {
   return key(a) < key(b);
 }
 
+bool in_final_rounds(const TrialResult& trial) {
+  return trial.remeasured || (trial.figures.stop == StopRule::raced_out &&
+                              trial.reason.rfind(kRemeasureReason, 0) == 0);
+}
+
 std::vector<RankTier> rank_tiers(const std::vector<TrialResult>& trials) {
   int64_t legacy_steps = 0;  // the most steps of an older build's ok row
   for (const TrialResult& t : trials)
@@ -64,7 +69,7 @@ std::vector<RankTier> rank_tiers(const std::vector<TrialResult>& trials) {
     const StopRule stop = t.figures.stop;
     if (t.status != TrialStatus::ok)
       tiers.push_back(RankTier::cut_short);
-    else if (t.remeasured)
+    else if (in_final_rounds(t))
       tiers.push_back(RankTier::remeasured);
     else if (stop == StopRule::none)
       tiers.push_back(t.figures.steps < legacy_steps ? RankTier::cut_short : RankTier::full);

@@ -15,7 +15,10 @@ namespace tunescope::tuner {
 bool simpler(const RunConfig& a, const RunConfig& b);
 
 // The one ranking rule, in tiers, each by median ex/s (fastest first):
-//   0: the leaders re-measured in the final interleaved rounds (remeasured),
+//   0: measured in the final interleaved rounds (in_final_rounds): the leaders still
+//      racing at their end (remeasured) and those raced out of them, whose rounds' figures
+//      are as comparable as the survivors' (a survivor the verdict found slower may be
+//      slower than a member dropped earlier),
 //   1: fully measured candidates (timing converged or reached a cap),
 //   2: candidates cut short: raced out, or eliminated in a brief halving round.
 // Rows of an older build (stop none) have no stop rule: among them, fewer timed steps
@@ -24,6 +27,9 @@ bool simpler(const RunConfig& a, const RunConfig& b);
 enum class RankTier { remeasured = 0, full = 1, cut_short = 2 };
 // The tier of each ok trial (same order as `trials`; non-ok trials get cut_short).
 std::vector<RankTier> rank_tiers(const std::vector<TrialResult>& trials);
+// Whether a trial's figures are of the final interleaved rounds: re-measured there, or raced
+// out of them (stop raced_out with the rounds' reason, kRemeasureReason).
+bool in_final_rounds(const TrialResult& trial);
 // Indices of the ok trials, best first, by that rule.
 std::vector<size_t> rank_ok_trials(const std::vector<TrialResult>& trials);
 // rank_ok_trials with the declared winner moved to the front (the tie rule may crown a

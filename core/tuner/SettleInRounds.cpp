@@ -115,7 +115,8 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
                       : cat(kRemeasureReason, " of ", configs.size(), " configs over ",
                             fresh.figures.steps, " rounds; the winner: ", configs[winner].label());
     } else if (fresh.status == TrialStatus::ok) {
-      // Dropped: ranked cut short, here and when read back (is_remeasurement).
+      // Dropped: raced out of the rounds, ranked by its rounds' figures among their members
+      // (in_final_rounds), here and when read back.
       fresh.figures.stop = StopRule::raced_out;
       const bool zone = std::find(indifferent.begin(), indifferent.end(), k) != indifferent.end();
       fresh.reason =

@@ -26,7 +26,7 @@ namespace tunescope::tuner {
 // kRemeasureReason): not a sweep's verdict, so a resumed tune does not reuse it.
 bool from_final_rounds(const TrialRecord& row);
 // Whether a stored row is of a config still racing when the final rounds ended (from
-// them, and not dropped from the race: stop raced_out): ranked as settled.
+// them, and not dropped from the race: stop raced_out).
 bool is_remeasurement(const TrialRecord& row);
 // Whether a later stored row of a config replaces the one shown for it so far: yes,
 // unless it is a skipped or pruned row (a budget skip, a resumed tune's copy, a

@@ -104,6 +104,7 @@ bool CandidatesModel::load(const QString& dbPath, QString* error) {
     row.spread = r.figures.spread;
     row.medianStepMs = r.figures.median_step_ms;
     row.steps = r.figures.steps;
+    row.stop = r.figures.stop;
     row.remeasured = tuner::is_remeasurement(r);
     if (!problems.count(r.problem_id))
       problems[r.problem_id] = {
@@ -173,7 +174,7 @@ void CandidatesModel::rebuildRows() {
   for (const CandidateRow& r : all_)
     if (r.problemId == problem_) shown.push_back(r);
   // The ok trials ranked as the tuner and `report` rank them (tuner::rank_ok_trials: the
-  // re-measured pair, then longer-timed halving rounds, then speed); the declared winner
+  // final rounds' members, then the fully measured, then those cut short); the declared winner
   // (a mapped best.json) leads, else the top of that ranking.
   std::vector<tuner::TrialResult> trials(shown.size());
   for (size_t i = 0; i < shown.size(); ++i) {
@@ -181,6 +182,8 @@ void CandidatesModel::rebuildRows() {
     if (shown[i].config) trials[i].config = *shown[i].config;
     trials[i].status = shown[i].ok() ? tuner::TrialStatus::ok : tuner::TrialStatus::failed;
     trials[i].figures.steps = shown[i].steps;
+    trials[i].figures.stop = shown[i].stop;
+    trials[i].reason = shown[i].reason.toStdString();
     trials[i].figures.median_eps = shown[i].medianEps;
     trials[i].remeasured = shown[i].remeasured;
   }

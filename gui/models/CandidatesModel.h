@@ -26,7 +26,8 @@ struct CandidateRow {
   double spread = 0;     // (p90 - p10) / median of the step times
   double medianStepMs = 0;
   int64_t steps = 0;        // timed steps behind the figures (halving's early rounds time fewer)
-  bool remeasured = false;  // the figures are from the interleaved re-measurement of the top two
+  bool remeasured = false;  // the figures are from the final interleaved rounds, still racing
+  tuner::StopRule stop = tuner::StopRule::none;  // why its timing stopped (the ranking's tiers)
   int measurements = 1;  // DB rows of this config (2+: re-measured interleaved, or several tunes)
   std::optional<RunConfig> config;  // the parsed config (none: a row whose text does not parse)
   bool baseline =

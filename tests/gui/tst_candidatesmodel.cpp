@@ -323,6 +323,44 @@ class CandidatesModelTest : public QObject {
     QCOMPARE(model.rows()[2].label, QStringLiteral("nhwc conv=gemm threads=1"));
   }
 
+  void finalRoundsRaceOutsRankAsTheTunerRanks() {
+    // A tune's final rounds: the winner and a member still racing at their end (slower),
+    // and a member raced out at an earlier look that measured faster than that one; then a
+    // sweep candidate that never reached the rounds. The view reads stop rules and reasons
+    // from the DB and ranks as `report` does (tuner::rank_ok_trials).
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("rounds.sqlite"));
+    {
+      tuner::ResultsDb db(path.toStdString());
+      const int64_t m = db.machine_id({"test CPU", 2, "cpu", "test backend"});
+      const int64_t p = db.problem_id({"lenet5", "1x28x28", 32});
+      auto member = [](RunConfig c, double eps, tuner::StopRule stop) {
+        tuner::TrialResult t = testing::trial(std::move(c), tuner::TrialStatus::ok, eps, 0,
+                                              std::string(tuner::kRemeasureReason) + " of 3");
+        t.figures.stop = stop;
+        return t;
+      };
+      tuner::TrialResult swept =
+          testing::trial(testing::config(Layout::NCHW, "direct", 1), tuner::TrialStatus::ok, 1400);
+      swept.figures.stop = tuner::StopRule::converged;
+      db.add_trial(p, m, swept);
+      db.add_trial(
+          p, m,
+          member(testing::config(Layout::NHWC, "gemm", 1), 1700, tuner::StopRule::interleaved));
+      db.add_trial(
+          p, m,
+          member(testing::config(Layout::NHWC, "direct", 1), 1350, tuner::StopRule::interleaved));
+      db.add_trial(
+          p, m, member(testing::config(Layout::NCHW, "gemm", 1), 1500, tuner::StopRule::raced_out));
+    }
+    CandidatesModel model;
+    QVERIFY(model.load(path, nullptr));
+    QCOMPARE(model.rows()[0].label, QStringLiteral("nhwc conv=gemm threads=1"));
+    QCOMPARE(model.rows()[1].label, QStringLiteral("nchw conv=gemm threads=1"));
+    QCOMPARE(model.rows()[2].label, QStringLiteral("nhwc conv=direct threads=1"));
+    QCOMPARE(model.rows()[3].label, QStringLiteral("nchw conv=direct threads=1"));
+  }
+
   void labelsAreUniqueAndComplete() {
     // Same knobs written by two tunescope versions (before the concurrency keys existed,
     // and now): one config, one row. A knob this GUI does not know keeps its configs

@@ -268,6 +268,30 @@ TEST(Ranking, TiersThenSpeedAndRacedOutNeverAboveAFullyMeasuredOne) {
   EXPECT_EQ(rank_tiers(trials)[1], RankTier::cut_short);
 }
 
+// The members of the final rounds rank together by their rounds' figures: a member
+// still racing when the verdict settled (its comparison decided, slower) sits below a
+// faster one raced out at an earlier look, so no row ranks above a faster row of the
+// same rounds. A sweep's raced-out candidate stays cut short.
+TEST(Ranking, TheFinalRoundsRaceOutsRankWithTheirSurvivorsBySpeed) {
+  std::vector<TrialResult> trials{
+      ok(config(Layout::NHWC, "gemm"), 17000, StopRule::interleaved),
+      ok(config(Layout::NHWC, "direct"), 13500, StopRule::interleaved),
+      ok(config(Layout::NCHW, "gemm"), 15100, StopRule::raced_out),
+      ok(config(Layout::NCHW, "direct"), 14000, StopRule::converged),
+      ok(config(Layout::NCHW, "fft-own"), 30000, StopRule::raced_out),
+  };
+  trials[0].remeasured = trials[1].remeasured = true;
+  trials[2].reason = std::string(kRemeasureReason) + " of 3 configs: raced out after 6 rounds";
+  trials[4].reason = std::string(kSweepRaceReason) + "0.5x the speed of ...";
+  EXPECT_TRUE(in_final_rounds(trials[0]));
+  EXPECT_TRUE(in_final_rounds(trials[2]));
+  EXPECT_FALSE(in_final_rounds(trials[3]));
+  EXPECT_FALSE(in_final_rounds(trials[4]));
+  EXPECT_EQ(rank_tiers(trials)[2], RankTier::remeasured);
+  EXPECT_EQ(rank_tiers(trials)[4], RankTier::cut_short);
+  EXPECT_EQ(rank_ok_trials(trials), (std::vector<size_t>{0, 2, 1, 3, 4}));
+}
+
 TEST(Ranking, OlderRowsRankLongerTimedFirst) {
   // Rows of a build without stop rules: a halving tune's finalists (6 steps) above a
   // candidate eliminated after 2 steps whatever its figure.
