@@ -2,6 +2,7 @@
 #include "cli/RankingTable.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "core/base/Error.h"
@@ -55,7 +56,7 @@ std::string trial_note(const tuner::TrialResult& trial, const std::string& above
   if (!above_faster.empty()) note += cat("ranked above faster rows: ", above_faster, "; ");
   if (!trial.kernels.empty())
     note += cat("top kernel ", trial.kernels.front().name, " ",
-                static_cast<int>(trial.kernels.front().share_pct + 0.5), "%");
+                std::lround(trial.kernels.front().share_pct), "%");
   return note;
 }
 
@@ -72,8 +73,8 @@ std::string rate_cell(const tuner::TimingFigures& f) {
 // "37% / 1.42": the share of busy time with >= 2 kernels in flight / the mean in flight.
 std::string concurrency_cell(const tuner::TrialResult& trial) {
   if (trial.status != tuner::TrialStatus::ok || !trial.concurrency) return "-";
-  return cat(static_cast<int>(trial.concurrency->concurrent_share * 100 + 0.5), "% / ",
-             static_cast<int>(trial.concurrency->mean_in_flight * 100 + 0.5) / 100.0);
+  return cat(std::lround(trial.concurrency->concurrent_share * 100), "% / ",
+             std::lround(trial.concurrency->mean_in_flight * 100) / 100.0);
 }
 
 }  // namespace
@@ -114,10 +115,9 @@ void print_ranking(const tuner::TuneReport& report) {
     std::printf(
         "| %d | %s%s | %s | %s | %s | %s | %s | %s |\n", ++rank, t->config.label().c_str(),
         mark.c_str(), to_string(t->status).c_str(), ok ? rate_cell(t->figures).c_str() : "-",
-        ok ? cat(static_cast<int>(t->figures.spread * 1000 + 0.5) / 10.0, "%").c_str() : "-",
-        ok && base > 0
-            ? cat(static_cast<int>(t->figures.median_eps / base * 100 + 0.5) / 100.0, "x").c_str()
-            : "-",
+        ok ? cat(std::lround(t->figures.spread * 1000) / 10.0, "%").c_str() : "-",
+        ok && base > 0 ? cat(std::lround(t->figures.median_eps / base * 100) / 100.0, "x").c_str()
+                       : "-",
         concurrency_cell(*t).c_str(), trial_note(*t, above_faster[r]).c_str());
   }
 }
