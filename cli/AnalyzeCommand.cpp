@@ -2,6 +2,7 @@
 // lanes' idle time, and what-if predictions by replaying the trace's dependency graph
 // (profiler/analysis). See docs/ANALYZE.md.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "cli/TopFinding.h"
 #include "cli/TraceFileCommands.h"
 #include "core/base/Error.h"
+#include "profiler/CoreDistanceProbes.h"
 #include "profiler/Metrics.h"
 #include "profiler/RankMerge.h"
 #include "profiler/analysis/Findings.h"
@@ -87,6 +89,12 @@ an::TraceAnalysis analyze_argument(const profiler::Trace& trace, const std::stri
          "traces with "
          "their CUDA runtime calls");
   return analysis;
+}
+
+// "183-190 ns": a watch's two probes.
+std::string probes_text(const profiler::CoreDistanceWatch& watch) {
+  const auto [low, high] = std::minmax(watch.start_ns, watch.end_ns);
+  return cat(std::lround(low), "-", std::lround(high), " ns");
 }
 
 json bounds_json(const std::array<int64_t, an::kBoundCount>& bound_ns) {
@@ -213,6 +221,8 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
                              {"gain_is_upper_bound", f.gain_is_bound},
                              {"suggestion", f.suggestion}});
   out["findings"] = findings_json;
+  const std::optional<profiler::CoreDistanceWatch> cores = profiler::core_distance_of(trace);
+  out["core_distance"] = cores ? profiler::core_distance_to_json(*cores) : json(nullptr);
 
   if (!flags.json) {
     if (rank < 0) std::printf("trace: %s\n", flags.input.c_str());
@@ -227,7 +237,9 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
       std::printf("; lanes shared one core in %zu of them", analysis.one_core_steps);
     if (analysis.bound_apart_steps > 0)
       std::printf("; lanes bound to CPUs of their own (cpu_binding), no core waits");
-    std::printf("\n\n");
+    std::printf("\n");
+    if (cores) std::printf("cores: %s\n", cores->describe("run").c_str());
+    std::printf("\n");
     std::printf("critical path, summed over the steps:\n");
     print_bounds(analysis.recorded.bound_ns);
     std::printf(
@@ -274,6 +286,15 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
       what_if["environment_calibration"] = s.calibration;
       what_if["overlap_slowdown"] = s.overlap_slowdown;
       what_if["activities_replaced"] = s.nodes_replaced;
+      // Traces taken with the host's CPUs near and far apart are of two machine states: the
+      // other's kernel times carry its state into the prediction.
+      const std::optional<profiler::CoreDistanceWatch> other_cores =
+          profiler::core_distance_of(other);
+      what_if["other_core_distance"] =
+          other_cores ? profiler::core_distance_to_json(*other_cores) : json(nullptr);
+      what_if["core_states_differ"] =
+          cores && other_cores ? json(profiler::different_core_states(*cores, *other_cores))
+                               : json(nullptr);
     }
     size_t matched = 0;
     durations = an::scaled_durations(trace, graph, durations, scales, &matched);
@@ -325,6 +346,13 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
             "  note: this trace's lanes shared one core in %zu of %zu steps; the prediction "
             "is for a run in that state\n",
             analysis.one_core_steps, analysis.steps.size());
+      if (what_if.value("core_states_differ", json(nullptr)) == json(true))
+        std::printf(
+            "  note: the host had CPUs %d and %d %s apart in this trace and %s in %s's: two "
+            "machine states; the prediction carries that difference (profile both again)\n",
+            cores->cpu_a, cores->cpu_b, probes_text(*cores).c_str(),
+            probes_text(*profiler::core_distance_of(*other_trace)).c_str(),
+            flags.what_if_times.c_str());
       std::printf("\npredicted critical path, summed over the steps:\n");
       print_bounds(p.predicted.bound_ns);
       std::printf("\npredicted critical path of the median step:\n");

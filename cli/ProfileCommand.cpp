@@ -3,15 +3,19 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "cli/Commands.h"
 #include "cli/MachinePeaks.h"
 #include "cli/SessionFlags.h"
 #include "cli/TraceFileCommands.h"
 #include "cli/TrainingProgress.h"
+#include "core/base/CoreDistance.h"
 #include "core/base/Error.h"
 #include "core/base/HostCpu.h"
 #include "core/base/Ranks.h"
+#include "core/engine/RunConfig.h"
+#include "profiler/CoreDistanceProbes.h"
 #include "profiler/MetricsReport.h"
 #include "profiler/RankMerge.h"
 
@@ -87,6 +91,10 @@ Action add_profile_command(CLI::App& command) {
 
     profiler::Tracer& tracer = session.tracer();
     EpochResult timed;
+    // Where the host had the CPUs when the traced steps started and ended: a trace taken
+    // with them far apart is of another machine state (profiler/CoreDistanceProbes.h).
+    std::optional<profiler::CoreDistanceWatch> cores =
+        start_core_distance_watch(threads_or_hardware(session.options().threads()));
     tracer.start();
     {
       profiler::RangeScope run(&tracer, "profile", profiler::RangeCategory::run);
@@ -95,7 +103,9 @@ Action add_profile_command(CLI::App& command) {
       bar.finish("");
     }
     tracer.stop();
+    end_core_distance_watch(cores);
     std::map<std::string, std::string> extra = session.trace_metadata_extra();
+    if (cores) extra[profiler::kCoreDistanceKey] = profiler::core_distance_to_text(*cores);
     extra.merge(session.rank_trace_metadata());  // collective: every rank measures its clock here
     profiler::TraceMetadata metadata{session.backend().device_description(),
                                      session.backend().name(), session.config_json(),
@@ -108,6 +118,7 @@ Action add_profile_command(CLI::App& command) {
                 static_cast<long long>(flags->steps), timed.seconds, timed.examples_per_second,
                 1000 * timed.seconds / static_cast<double>(flags->steps),
                 std::chrono::duration<double>(timed.data_wait).count());
+    if (cores) std::printf("cores: %s\n", cores->describe("run").c_str());
     std::printf("%s\n\n", session.conv_memory_line().c_str());
     std::printf("%s",
                 profiler::format_summary(profiler::summarize(trace, summary_options)).c_str());

@@ -510,7 +510,8 @@ Action add_tune_command(CLI::App& command) {
       std::printf("budget of %.1f s exhausted: some candidates were not started\n", flags->budget);
     std::printf("tune took %.1f s on %s\n", report.seconds, report.machine.str().c_str());
     if (report.foreign_load) std::printf("machine: %s\n", report.foreign_load->describe().c_str());
-    if (report.core_distance) std::printf("cores: %s\n", report.core_distance->describe().c_str());
+    if (report.core_distance)
+      std::printf("cores: %s\n", report.core_distance->describe("tune").c_str());
     std::printf("where it went: %s\n", report.cost.summary().c_str());
     if (distributed)
       std::printf(

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/Error.h"
+#include "profiler/CoreDistanceProbes.h"
 
 namespace tunescope::cli {
 
@@ -133,10 +134,7 @@ void TuneJsonProgress::done(const tuner::TuneReport& report, const std::string& 
                     {"charged", load->shared()}};
   Json core_distance = nullptr;
   if (const auto& watch = report.core_distance)
-    core_distance = {{"cpus", {watch->cpu_a, watch->cpu_b}},
-                     {"start_ns", watch->start_ns},
-                     {"end_ns", watch->end_ns},
-                     {"moved", watch->moved()}};
+    core_distance = profiler::core_distance_to_json(*watch);
   emit(Json{{"event", "done"},
             {"interrupted", report.interrupted},
             {"trials", report.trials.size()},

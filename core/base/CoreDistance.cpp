@@ -6,6 +6,7 @@
 #include <chrono>
 #include <exception>
 #include <thread>
+#include <vector>
 
 #include "core/base/CpuAffinity.h"
 #include "core/base/Error.h"
@@ -64,6 +65,22 @@ double cache_line_round_trip_ns(int cpu_a, int cpu_b, int round_trips) {
   if (error_a) std::rethrow_exception(error_a);
   if (error_b) std::rethrow_exception(error_b);
   return seconds * 1e9 / round_trips;
+}
+
+std::optional<profiler::CoreDistanceWatch> start_core_distance_watch(int threads) {
+  if (threads < 2) return std::nullopt;
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) return std::nullopt;
+  profiler::CoreDistanceWatch watch;
+  watch.cpu_a = cpus[0];
+  watch.cpu_b = cpus[1];
+  watch.start_ns = cache_line_round_trip_ns(cpus[0], cpus[1], kCoreDistanceRoundTrips);
+  return watch;
+}
+
+void end_core_distance_watch(std::optional<profiler::CoreDistanceWatch>& watch) {
+  if (watch)
+    watch->end_ns = cache_line_round_trip_ns(watch->cpu_a, watch->cpu_b, kCoreDistanceRoundTrips);
 }
 
 }  // namespace tunescope

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <thread>
 
-#include "core/base/CoreDistance.h"
 #include "core/base/CpuAffinity.h"
 #include "core/base/CpuLoad.h"
 #include "core/base/Error.h"
@@ -55,40 +54,6 @@ ForeignLoad watch_foreign_load(double seconds) {
   const double busy = after.busy_seconds - before.busy_seconds - own;
   if (span > 0) load.other_cores = std::clamp(busy / span, 0.0, static_cast<double>(cpus.size()));
   return load;
-}
-
-bool CoreDistanceWatch::moved() const {
-  if (start_ns <= 0 || end_ns <= 0) return false;
-  return std::max(start_ns, end_ns) >= kCoresMovedRatio * std::min(start_ns, end_ns);
-}
-
-std::string CoreDistanceWatch::describe() const {
-  std::string probes =
-      cat("a cache line went from CPU ", cpu_a, " to CPU ", cpu_b, " and back in ",
-          std::lround(start_ns), " ns when the tune started",
-          end_ns > 0 ? cat(" and ", std::lround(end_ns), " ns when it ended") : std::string());
-  if (!moved()) return probes;
-  return cat(probes, ": the host moved these CPUs ",
-             end_ns > start_ns ? "farther apart" : "closer together",
-             " during the tune, and two-thread steps are slower while they are far apart, so "
-             "two-thread candidates may have been measured in either state: run the tune again "
-             "to confirm the pick");
-}
-
-std::optional<CoreDistanceWatch> start_core_distance_watch(int max_threads) {
-  if (max_threads < 2) return std::nullopt;
-  const std::vector<int> cpus = allowed_cpus();
-  if (cpus.size() < 2) return std::nullopt;
-  CoreDistanceWatch watch;
-  watch.cpu_a = cpus[0];
-  watch.cpu_b = cpus[1];
-  watch.start_ns = cache_line_round_trip_ns(cpus[0], cpus[1], kCoreDistanceRoundTrips);
-  return watch;
-}
-
-void end_core_distance_watch(std::optional<CoreDistanceWatch>& watch) {
-  if (watch)
-    watch->end_ns = cache_line_round_trip_ns(watch->cpu_a, watch->cpu_b, kCoreDistanceRoundTrips);
 }
 
 double free_cores_charged(const RunConfig& config, double free_cores) {

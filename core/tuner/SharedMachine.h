@@ -40,31 +40,6 @@ inline constexpr double kForeignLoadWatchSeconds = 0.25;
 // Error(runtime) when /proc/stat cannot be read.
 ForeignLoad watch_foreign_load(double seconds = kForeignLoadWatchSeconds);
 
-// How far apart the host had the first two CPUs this process may use when the tune
-// started and when it ended (the cache-line round trip, core/base/CoreDistance.h). On a VM
-// the host sometimes runs the two vCPUs on cores far apart for seconds, and a two-thread
-// step is then up to a third slower (docs/BENCHMARKS.md, "Two threads on vCPUs the host
-// placed far apart"): a tune whose two probes differ that much measured two-thread
-// candidates in both states, and says so.
-struct CoreDistanceWatch {
-  int cpu_a = 0;
-  int cpu_b = 0;
-  double start_ns = 0;
-  double end_ns = 0;  // 0: not probed yet
-  // One probe took kCoresMovedRatio times the other or more.
-  bool moved() const;
-  std::string describe() const;
-};
-inline constexpr double kCoresMovedRatio = 1.8;
-// 2000 round trips: 0.3-1.2 ms on the 2-vCPU VMs.
-inline constexpr int kCoreDistanceRoundTrips = 2000;
-
-// The start of the watch, for a tune whose candidates run `max_threads` threads: nullopt
-// when they run one, or this process may use one CPU (nothing shares a cache line then).
-std::optional<CoreDistanceWatch> start_core_distance_watch(int max_threads);
-// Its end: probes again into watch->end_ns (nothing when there is no watch).
-void end_core_distance_watch(std::optional<CoreDistanceWatch>& watch);
-
 // The free cores a candidate's timed steps are charged against (charged_step_seconds):
 // `free_cores` for a run the OS places, 0 (not charged) for one bound to CPUs
 // (cpu_binding cores). Bound, each thread stays on its CPU and gets its fair share of it

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 
+#include "core/base/CoreDistance.h"
 #include "core/base/Error.h"
 #include "core/engine/RunConfig.h"
 #include "core/engine/RunKnobs.h"

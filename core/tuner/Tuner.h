@@ -20,6 +20,7 @@
 #include "core/tuner/SharedMachine.h"
 #include "core/tuner/StrategyChoice.h"
 #include "core/tuner/TuneCost.h"
+#include "profiler/CoreDistanceProbes.h"
 
 namespace tunescope::tuner {
 
@@ -149,7 +150,7 @@ struct TuneReport {
   std::optional<ForeignLoad> foreign_load;
   // How far apart the first two CPUs were at the start and the end (none: the candidates
   // run one thread, or one CPU is allowed).
-  std::optional<CoreDistanceWatch> core_distance;
+  std::optional<profiler::CoreDistanceWatch> core_distance;
 
   const TrialResult* best_trial() const { return best ? &trials[*best] : nullptr; }
   const TrialResult* baseline_trial() const { return baseline ? &trials[*baseline] : nullptr; }

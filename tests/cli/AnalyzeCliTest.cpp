@@ -3,9 +3,12 @@
 // longer step), and bad input refused with exit status 2 and a message naming it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "profiler/CoreDistanceProbes.h"
 #include "profiler/Metrics.h"
 #include "profiler/RankMerge.h"
 #include "profiler/Roofline.h"
@@ -179,6 +182,52 @@ TEST(AnalyzeCli, WhatIfTimesOfOneLayerPredictsTheMixOfTwoRuns) {
   EXPECT_DOUBLE_EQ(out["what_if"]["environment_calibration"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(out["what_if"]["predicted_median_step_ms"].get<double>(),
                    out["median_step_ms"].get<double>());
+}
+
+// A two-thread profile keeps where the host had the CPUs (the core-distance watch) in its
+// trace; analyze shows it, and a what-if from a trace taken with the CPUs in another state
+// (here the same trace, its probes rewritten as far apart) says the prediction crosses it.
+TEST(AnalyzeCli, WhatIfTimesFromAnotherCoreStateIsFlagged) {
+  testing::ScratchDir dir;
+  const auto trace = dir / "run.json";
+  const auto made = run_cli(kRun + trace.string());
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  profiler::Trace run = profiler::read_trace_file(trace);
+  const auto cores = profiler::core_distance_of(run);
+  if (!cores) GTEST_SKIP() << "one CPU allowed: a two-thread run shares no cache line";
+  EXPECT_NE(made.output.find("cores: a cache line went from CPU"), std::string::npos)
+      << made.output;
+
+  const auto same =
+      run_cli("analyze " + trace.string() + " --what-if-times " + trace.string() + " --json");
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  const auto same_out = nlohmann::json::parse(same.output);
+  EXPECT_EQ(same_out["core_distance"]["cpus"], nlohmann::json::array({cores->cpu_a, cores->cpu_b}));
+  EXPECT_EQ(same_out["what_if"]["core_states_differ"], false);
+
+  profiler::CoreDistanceWatch far = *cores;
+  far.start_ns = far.end_ns = 10 * std::max(cores->start_ns, cores->end_ns);
+  run.metadata.extra[profiler::kCoreDistanceKey] = profiler::core_distance_to_text(far);
+  const auto far_trace = dir / "far.json";
+  profiler::make_trace_writer(profiler::TraceFormat::chrome)->write(run, far_trace);
+  const auto crossed =
+      run_cli("analyze " + trace.string() + " --what-if-times " + far_trace.string() + " --json");
+  ASSERT_EQ(crossed.exit_code, 0) << crossed.output;
+  const auto crossed_out = nlohmann::json::parse(crossed.output);
+  EXPECT_EQ(crossed_out["what_if"]["core_states_differ"], true);
+  EXPECT_DOUBLE_EQ(crossed_out["what_if"]["other_core_distance"]["start_ns"].get<double>(),
+                   std::round(far.start_ns));
+  const auto text = run_cli("analyze " + trace.string() + " --what-if-times " + far_trace.string());
+  EXPECT_NE(text.output.find("two machine states"), std::string::npos) << text.output;
+
+  // A trace without the watch (one thread, or an older build's): no claim either way.
+  run.metadata.extra.erase(profiler::kCoreDistanceKey);
+  const auto bare_trace = dir / "bare.json";
+  profiler::make_trace_writer(profiler::TraceFormat::chrome)->write(run, bare_trace);
+  const auto bare =
+      run_cli("analyze " + trace.string() + " --what-if-times " + bare_trace.string() + " --json");
+  ASSERT_EQ(bare.exit_code, 0) << bare.output;
+  EXPECT_TRUE(nlohmann::json::parse(bare.output)["what_if"]["core_states_differ"].is_null());
 }
 
 }  // namespace

@@ -35,5 +35,21 @@ TEST(CoreDistance, RefusesABadCountAndACpuOutsideTheAllowedSet) {
                         {"core-distance probe", "100000"});
 }
 
+TEST(CoreDistance, TheWatchRunsOnlyWhereTwoThreadsShareCpus) {
+  EXPECT_FALSE(start_core_distance_watch(1).has_value());
+  std::optional<profiler::CoreDistanceWatch> watch = start_core_distance_watch(2);
+  if (allowed_cpus().size() < 2) {
+    EXPECT_FALSE(watch.has_value());
+    return;
+  }
+  ASSERT_TRUE(watch.has_value());
+  EXPECT_EQ(watch->cpu_a, allowed_cpus()[0]);
+  EXPECT_EQ(watch->cpu_b, allowed_cpus()[1]);
+  EXPECT_GT(watch->start_ns, 0);
+  EXPECT_EQ(watch->end_ns, 0);
+  end_core_distance_watch(watch);
+  EXPECT_GT(watch->end_ns, 0);
+}
+
 }  // namespace
 }  // namespace tunescope

@@ -78,41 +78,6 @@ TEST(SharedMachine, TheWatchSeesAnotherProcesssBusyLoopAndNotItsOwnSleep) {
 
 // A member 20% faster by wall time while using 1.4 cores, against one using 1 core, with
 // one core free: charged, it is 1.4 x 0.8 = 1.12x the other's, so the other wins.
-TEST(SharedMachine, TheCoreDistanceWatchSaysWhenTheHostMovedTheCpus) {
-  CoreDistanceWatch watch;
-  watch.cpu_a = 0;
-  watch.cpu_b = 1;
-  watch.start_ns = 190;
-  EXPECT_FALSE(watch.moved()) << "not probed at the end yet";
-  watch.end_ns = 330;  // 1.74x: within the same state
-  EXPECT_FALSE(watch.moved());
-  EXPECT_NE(watch.describe().find("190 ns when the tune started and 330 ns when it ended"),
-            std::string::npos)
-      << watch.describe();
-  watch.end_ns = 585;  // 3.1x: far apart at the end
-  EXPECT_TRUE(watch.moved());
-  EXPECT_NE(watch.describe().find("farther apart"), std::string::npos) << watch.describe();
-  std::swap(watch.start_ns, watch.end_ns);
-  EXPECT_TRUE(watch.moved());
-  EXPECT_NE(watch.describe().find("closer together"), std::string::npos) << watch.describe();
-}
-
-TEST(SharedMachine, TheCoreDistanceWatchRunsOnlyWhereTwoThreadsShareCpus) {
-  EXPECT_FALSE(start_core_distance_watch(1).has_value());
-  std::optional<CoreDistanceWatch> watch = start_core_distance_watch(2);
-  if (allowed_cpus().size() < 2) {
-    EXPECT_FALSE(watch.has_value());
-    return;
-  }
-  ASSERT_TRUE(watch.has_value());
-  EXPECT_EQ(watch->cpu_a, allowed_cpus()[0]);
-  EXPECT_EQ(watch->cpu_b, allowed_cpus()[1]);
-  EXPECT_GT(watch->start_ns, 0);
-  EXPECT_EQ(watch->end_ns, 0);
-  end_core_distance_watch(watch);
-  EXPECT_GT(watch->end_ns, 0);
-}
-
 TEST(SharedMachine, TheChargeTurnsAVerdictWonByTakingAnotherProcesssCpu) {
   RunConfig fits, oversubscribed;
   fits.batch = oversubscribed.batch = 8;
