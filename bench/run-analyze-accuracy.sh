@@ -65,6 +65,19 @@ states_differ() {
     python3 -c 'import json,sys; print(1 if json.load(sys.stdin)["what_if"]["core_states_differ"] else 0)'
 }
 
+# "61-89 ns": the lowest and highest core-distance probe of the traces given ("-" if none).
+probe_range() {
+  python3 - "$@" <<'PY'
+import json, sys
+probes = []
+for path in sys.argv[1:]:
+    text = json.load(open(path)).get("otherData", {}).get("extra", {}).get("core_distance_ns")
+    if text:
+        probes += [float(x) for x in text.split()[2:]]
+print(f"{min(probes):.0f}-{max(probes):.0f} ns" if probes else "-")
+PY
+}
+
 median_ms() { "$bin" analyze "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["median_step_ms"])'; }
 
 errors="$work/errors"
@@ -79,6 +92,7 @@ for round in $(seq 1 "$rounds"); do
     # shellcheck disable=SC2086
     set -- $sizes
     retakes=0
+    retaken=""
     while :; do
       # shellcheck disable=SC2086
       profile "$work/target-a.json" "$@" $target
@@ -92,11 +106,13 @@ for round in $(seq 1 "$rounds"); do
       for other in source target-a target-b; do
         if [ "$(states_differ "$work/base.json" "$work/$other.json")" = 1 ]; then states=two; fi
       done
+      probes=$(probe_range "$work/base.json" "$work/source.json" "$work/target-a.json" "$work/target-b.json")
       if [ "$states" = one ] || [ "$retakes" -ge "${RETAKES:-2}" ]; then break; fi
       retakes=$((retakes + 1))
+      retaken="$retaken${retaken:+, }$probes"
     done
-    state_cell="$states"
-    if [ "$retakes" -gt 0 ]; then state_cell="$states ($retakes retaken)"; fi
+    state_cell="$states, $probes"
+    if [ "$retakes" -gt 0 ]; then state_cell="$state_cell ($retakes retaken: $retaken)"; fi
     predict() {
       "${predictor:-$bin}" analyze "$work/base.json" --what-if-times "$work/source.json" ${layer_flags[@]+"${layer_flags[@]}"} \
         --latency "$1" --durations "$2" --core-waits "${3:-inferred}" --json |

@@ -91,6 +91,27 @@ an::TraceAnalysis analyze_argument(const profiler::Trace& trace, const std::stri
   return analysis;
 }
 
+// The kinds of work the replay took from the other trace, the largest changes first (at
+// most `top`; 0: all): per step, this trace's time -> the replayed one, and the other's.
+void print_work_replaced(const json& changes, size_t top) {
+  std::vector<const json*> rows;
+  for (const json& c : changes) rows.push_back(&c);
+  const auto change = [](const json* c) {
+    return std::abs(c->at("replayed_ms").get<double>() - c->at("here_ms").get<double>());
+  };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const json* a, const json* b) { return change(a) > change(b); });
+  if (top > 0 && rows.size() > top) rows.resize(top);
+  std::printf(
+      "\n  work replaced, per step (this trace's ms -> replayed ms; the other's ms x its "
+      "environment factor):\n");
+  for (const json* c : rows)
+    std::printf("    %-14s %-10s %8.3f -> %8.3f  (%.3f x%.3f)\n",
+                c->at("layer").get<std::string>().c_str(), c->at("pass").get<std::string>().c_str(),
+                c->at("here_ms").get<double>(), c->at("replayed_ms").get<double>(),
+                c->at("other_ms").get<double>(), c->at("environment").get<double>());
+}
+
 // "183-190 ns": a watch's two probes.
 std::string probes_text(const profiler::CoreDistanceWatch& watch) {
   const auto [low, high] = std::minmax(watch.start_ns, watch.end_ns);
@@ -286,6 +307,15 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
       what_if["environment_calibration"] = s.calibration;
       what_if["overlap_slowdown"] = s.overlap_slowdown;
       what_if["activities_replaced"] = s.nodes_replaced;
+      json changes = json::array();
+      for (const an::KeyChange& c : s.changes)
+        changes.push_back({{"layer", c.key.layer},
+                           {"pass", c.key.pass},
+                           {"here_ms", c.here_ns / 1e6},
+                           {"other_ms", c.other_ns / 1e6},
+                           {"environment", c.environment},
+                           {"replayed_ms", c.replaced_ns / 1e6}});
+      what_if["work_replaced"] = changes;
       // Traces taken with the host's CPUs near and far apart are of two machine states: the
       // other's kernel times carry its state into the prediction.
       const std::optional<profiler::CoreDistanceWatch> other_cores =
@@ -332,6 +362,7 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
             what_if["work_kinds_not_in_other"].get<size_t>(),
             what_if["work_kinds_kept"].get<size_t>(),
             what_if["environment_calibration"].get<double>());
+      if (!flags.what_if_times.empty()) print_work_replaced(what_if["work_replaced"], flags.top);
       std::printf(
           "\n  replay of the recorded times (%s latencies, %s durations): median step %.3f ms "
           "(recorded %.3f ms)\n",

@@ -328,12 +328,14 @@ Substitution substituted_durations(const Trace& trace, const DependencyGraph& gr
       ++out.keys_replaced;
       // The other's busy time and its gaps, less the gaps this trace keeps between its
       // own activities of the key: the replayed key then takes the other's time.
-      const double theirs_total =
-          (found->second.busy + found->second.gaps) * environment(key, share(my_overlap, key));
-      factor[key] = std::max(0.0, theirs_total - per_step.gaps) / per_step.busy;
+      const double recorded_there = found->second.busy + found->second.gaps;
+      const double env = environment(key, share(my_overlap, key));
+      factor[key] = std::max(0.0, recorded_there * env - per_step.gaps) / per_step.busy;
+      out.changes.push_back({key, per_step.busy, recorded_there, env, factor[key] * per_step.busy});
     } else if (their_layers.count(key.layer)) {
       ++out.keys_replaced;
       factor[key] = 0;
+      out.changes.push_back({key, per_step.busy, 0, 1, 0});
     } else {
       ++out.keys_missing;
     }

@@ -42,8 +42,18 @@ struct WorkKey {
 // Per node of `graph`.
 std::vector<WorkKey> work_keys(const Trace& trace, const DependencyGraph& graph);
 
+// One kind of work whose time the replay took from the other trace, per step (medians).
+struct KeyChange {
+  WorkKey key;
+  double here_ns = 0;      // this trace's busy time of the key
+  double other_ns = 0;     // the other's busy time and hand-offs, as recorded there
+  double environment = 1;  // the factor from the other's environment to this one's
+  double replaced_ns = 0;  // what the replay gives it (0: work the other does not do)
+};
+
 struct Substitution {
   std::vector<int64_t> durations;
+  std::vector<KeyChange> changes;              // each replaced key, in key order
   size_t keys_replaced = 0, keys_missing = 0;  // keys of the trace found, not found, in the other
   size_t keys_same = 0;    // keys both do with the same activities: kept, and calibrating
   double calibration = 1;  // this trace's time of the same work / the other's

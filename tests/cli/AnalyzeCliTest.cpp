@@ -178,6 +178,7 @@ TEST(AnalyzeCli, WhatIfTimesOfOneLayerPredictsTheMixOfTwoRuns) {
   EXPECT_EQ(out["what_if"]["layers"], nlohmann::json::array({"conv1"}));
   // The same activities in both: nothing replaced, every kind kept, calibration 1.
   EXPECT_EQ(out["what_if"]["work_kinds_replaced"], 0);
+  EXPECT_TRUE(out["what_if"]["work_replaced"].empty());
   EXPECT_GT(out["what_if"]["work_kinds_kept"].get<int>(), 0);
   EXPECT_DOUBLE_EQ(out["what_if"]["environment_calibration"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(out["what_if"]["predicted_median_step_ms"].get<double>(),

@@ -46,8 +46,8 @@ TEST(CoreDistanceProbes, MetadataTextRoundTripsAndRefusesOtherText) {
   EXPECT_EQ(back->cpu_b, 5);
   EXPECT_DOUBLE_EQ(back->start_ns, 183);
   EXPECT_DOUBLE_EQ(back->end_ns, 591);
-  for (const char* bad : {"", "0 1 183", "0 1 183 x", "0 1 183 190 7", "-1 1 183 190",
-                          "0 1 0 190", "0 1 183 -4"})
+  for (const char* bad :
+       {"", "0 1 183", "0 1 183 x", "0 1 183 190 7", "-1 1 183 190", "0 1 0 190", "0 1 183 -4"})
     EXPECT_FALSE(core_distance_from_text(bad).has_value()) << '"' << bad << '"';
 }
 

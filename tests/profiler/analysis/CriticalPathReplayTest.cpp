@@ -261,6 +261,16 @@ TEST(WhatIfTest, SubstitutionTakesEachLayerAndPassTimeFromTheOtherTrace) {
       substituted_durations(mine, g, find_steps(mine, g), theirs, og, find_steps(theirs, og));
   EXPECT_EQ(s.keys_replaced, 2u);
   EXPECT_EQ(s.durations, (std::vector<int64_t>{0, 6}));
+  // What was replaced, per step: the forward 10 -> their 6; the pad 4 -> nothing.
+  ASSERT_EQ(s.changes.size(), 2u);
+  EXPECT_EQ(s.changes[0].key, (WorkKey{"conv1", "fwd"}));
+  EXPECT_DOUBLE_EQ(s.changes[0].here_ns, 10);
+  EXPECT_DOUBLE_EQ(s.changes[0].other_ns, 6);
+  EXPECT_DOUBLE_EQ(s.changes[0].environment, 1);
+  EXPECT_DOUBLE_EQ(s.changes[0].replaced_ns, 6);
+  EXPECT_EQ(s.changes[1].key, (WorkKey{"conv1", "pad"}));
+  EXPECT_DOUBLE_EQ(s.changes[1].here_ns, 4);
+  EXPECT_DOUBLE_EQ(s.changes[1].replaced_ns, 0);
 }
 
 TEST(WhatIfTest, SubstitutionCountsTheHandOffsBetweenTheOthersKernelsOfOneLayerAndPass) {
@@ -285,6 +295,9 @@ TEST(WhatIfTest, SubstitutionCountsTheHandOffsBetweenTheOthersKernelsOfOneLayerA
   const Substitution s =
       substituted_durations(mine, g, find_steps(mine, g), theirs, og, find_steps(theirs, og));
   EXPECT_EQ(s.durations, (std::vector<int64_t>{9}));
+  ASSERT_EQ(s.changes.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.changes[0].other_ns, 9);  // 6 busy and the hand-off of 3
+  EXPECT_DOUBLE_EQ(s.changes[0].replaced_ns, 9);
   // And back: mine keeps its own hand-off of 3, so its two kernels take 10 - 3 = 7 in
   // all, in proportion (2 : 4 -> 2.33 : 4.67, rounded).
   const Substitution back =
