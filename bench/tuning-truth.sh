@@ -47,6 +47,8 @@
 #                    and every pick, not every per-layer mix
 #   The older form `bench/tuning-truth.sh N PROBLEMS` still works.
 #   BUILD=build: where tunescope and bench/bench_tuning_truth are. PEER_BUILD: see -s.
+#   KEEP=DIR: keeps each tune's jsonl events (every trial, its figures and reason) in
+#   DIR/TAG-STRATEGY-I.events, to see afterwards why a tune missed.
 set -euo pipefail
 
 N=3
@@ -141,6 +143,7 @@ for problem in $PROBLEMS; do
         mixes=$(grep -m1 '"event":"start"' "$work/events" | sed -n 's/.*(\([0-9]*\) algorithms over \([0-9]*\) distinct conv problems.*/\1 \2/p')
         grep '"event":"done"' "$work/events" | sed "s/^/$strategy\t${ran:-?}\t$cpu\t${mixes:-}\t/" >> "$picks"
         files+=("$out")
+        if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && cp "$work/events" "$KEEP/$tag-$strategy-$i.events"; fi
       done
     done
     echo "   tunes end at load $(load_now); truth starts ($(date -u +%H:%M) UTC)"

@@ -201,32 +201,54 @@ struct SameWork {
   double m, t, g, f;
 };
 
+// The ratio that most of the time shows: the weighted median of `ratios` (value,
+// weight), the first value at which the weights reach half their sum.
+double weighted_median(std::vector<std::pair<double, double>> ratios) {
+  std::sort(ratios.begin(), ratios.end());
+  double total = 0;
+  for (const auto& r : ratios) total += r.second;
+  double seen = 0;
+  for (const auto& [value, weight] : ratios)
+    if ((seen += weight) >= total / 2) return value;
+  return ratios.empty() ? 1.0 : ratios.back().first;
+}
+
 // The environment model fitted on the same work: this trace's time of a key is
-// calibration x the other's x (1 + slowdown g) / (1 + slowdown f). slowdown: by grid
-// search over [0, 2] for the least squared error in time (so the long kernels decide);
-// 0 where the overlaps differ too little to tell it (the plain ratio of the times).
+// calibration x the other's x (1 + slowdown g) / (1 + slowdown f). calibration: the
+// weighted median (by the other's time) of the keys' ratios, not the ratio of their sums:
+// a kernel that one state of the machine slows far more than the rest (7x for a fused
+// pooling backward whose output lines the other lane's core had read, with the host's
+// CPUs far apart, while the conv kernels ran as fast as alone) must not scale every time
+// taken from the other. slowdown: by grid search over [0, 2] for the least weighted
+// absolute log error (the same robustness); 0 where the overlaps differ too little to
+// tell it.
 struct EnvironmentFit {
   double calibration = 1, slowdown = 0;
 };
 EnvironmentFit fit_environment(const std::vector<SameWork>& same) {
   EnvironmentFit best;
-  double m = 0, t = 0, spread = 0;
-  for (const SameWork& w : same) m += w.m, t += w.t, spread = std::max(spread, std::abs(w.f - w.g));
+  double t = 0, spread = 0;
+  for (const SameWork& w : same) t += w.t, spread = std::max(spread, std::abs(w.f - w.g));
   if (t <= 0) return best;
-  best.calibration = m / t;
+  const auto fit_at = [&](double a, double* error) {
+    std::vector<std::pair<double, double>> ratios;
+    for (const SameWork& w : same)
+      if (w.t > 0 && w.m > 0) ratios.emplace_back(w.m / (w.t * (1 + a * w.g) / (1 + a * w.f)), w.t);
+    const double c = weighted_median(ratios);
+    if (error) {
+      *error = 0;
+      for (const auto& [ratio, weight] : ratios) *error += weight * std::abs(std::log(ratio / c));
+    }
+    return c;
+  };
+  best.calibration = fit_at(0, nullptr);
   if (spread < 0.1) return best;
   double best_error = -1;
   for (int step = 0; step <= 200; ++step) {
     const double a = step / 100.0;
-    double scaled = 0;
-    for (const SameWork& w : same) scaled += w.t * (1 + a * w.g) / (1 + a * w.f);
-    const double c = m / scaled;
     double error = 0;
-    for (const SameWork& w : same) {
-      const double e = w.m - c * w.t * (1 + a * w.g) / (1 + a * w.f);
-      error += e * e;
-    }
-    if (best_error < 0 || error < best_error) best_error = error, best = {c, a};
+    const double c = fit_at(a, &error);
+    if (best_error < 0 || error < best_error - 1e-12) best_error = error, best = {c, a};
   }
   return best;
 }

@@ -363,6 +363,39 @@ TEST(WhatIfTest, SubstitutionKeepsTheSameWorkAndScalesTheOthersTimesToThisEnviro
   EXPECT_EQ(s.durations, (std::vector<int64_t>{6, 10}));
 }
 
+TEST(WhatIfTest, OneKindOfWorkSlowedFarMoreThanTheRestDoesNotScaleTheOthersTimes) {
+  // The same work in three layers: relu1 and fc1 take 1.1x their time there, pool1 7x (a
+  // kernel slowed by one state of the machine the conv kernels did not feel). The
+  // environment is what most of the time says, 1.1 (the weighted median), not the ratio
+  // of the sums (103 : 40 = 2.58); conv1's gemm.fwd (10 there) takes 11 here.
+  const auto layer = [](const char* name, int64_t start, int64_t end) {
+    Range r;
+    r.name = name, r.category = RangeCategory::layer, r.start_ns = start, r.end_ns = end;
+    return r;
+  };
+  const auto run = [&](const char* conv, int64_t relu_ns, int64_t pool_ns, int64_t fc_ns) {
+    Trace t;
+    t.activities = {activity(conv, 0, 0, 10), activity("relu.fwd", 0, 20, 20 + relu_ns),
+                    activity("pool.fwd", 0, 40, 40 + pool_ns),
+                    activity("fc.fwd", 0, 120, 120 + fc_ns)};
+    Range step;
+    step.name = "train_step", step.category = RangeCategory::iteration, step.start_ns = 0,
+    step.end_ns = 200;
+    t.ranges = {step, layer("conv1", 0, 19), layer("relu1", 20, 39), layer("pool1", 40, 119),
+                layer("fc1", 120, 199)};
+    sort_by_start(t);
+    return t;
+  };
+  const Trace mine = run("direct.fwd", 11, 70, 22);
+  const Trace theirs = run("gemm.fwd", 10, 10, 20);
+  const DependencyGraph g = build_dependency_graph(mine), og = build_dependency_graph(theirs);
+  const Substitution s =
+      substituted_durations(mine, g, find_steps(mine, g), theirs, og, find_steps(theirs, og));
+  EXPECT_EQ(s.keys_same, 3u);
+  EXPECT_NEAR(s.calibration, 1.1, 1e-12);
+  EXPECT_EQ(s.durations, (std::vector<int64_t>{11, 11, 70, 22}));
+}
+
 TEST(WhatIfTest, SubstitutionScalesTheOthersTimesByTheOverlapEachKeyHadThereAndHasHere) {
   // Mine runs one lane: conv1 direct.fwd 8, relu1 relu.fwd 10, pool1 pool.fwd 10. Theirs
   // runs a second lane whose kernels overlap its gemm.fwd (6) and pool.fwd (15) fully but
