@@ -45,12 +45,19 @@ class PerLayerStrategy final : public TuningStrategy {
         auto add = [&](const Candidate& c) {
           for (Candidate& variant : space.with_knobs(c)) add_unique(list, std::move(variant));
         };
+        // Every thread count's picks at this one go to the first stage: a find under load
+        // can pick a layer's algorithm wrongly at one thread count (lenet5 at two threads
+        // under a busy loop chose direct for conv2, the bound mix with gemm there being
+        // the truth's best), and a (layout, threads) whose only member is that pick would
+        // be dropped there for good.
         const std::vector<std::string> picks = picks_of(finds[t]);
-        for (Candidate& variant : space.with_knobs(space.per_layer(layout, threads, picks)))
-          picks_.push_back(variant.config);
-        add(space.per_layer(layout, threads, picks));
-        for (size_t other = 0; other < finds.size(); ++other)
-          if (other != t) add(space.per_layer(layout, threads, picks_of(finds[other])));
+        for (size_t from = 0; from < finds.size(); ++from) {
+          const Candidate pick = space.per_layer(layout, threads, picks_of(finds[from]));
+          for (Candidate& variant : space.with_knobs(pick))
+            if (std::find(picks_.begin(), picks_.end(), variant.config) == picks_.end())
+              picks_.push_back(variant.config);
+          add(pick);
+        }
         for (const auto& [layer, algorithm] : closest_switches(finds[t])) {
           std::vector<std::string> switched = picks;
           for (size_t j = 0; j < finds[t].size();
@@ -96,12 +103,15 @@ class PerLayerStrategy final : public TuningStrategy {
   Strategy kind() const override { return Strategy::per_layer; }
 
  private:
-  std::vector<RunConfig> picks_;  // each (layout, threads)'s own picks (with the knobs' variants)
+  // The first stage's members: each (layout, threads)'s picks, its own find's and the other
+  // thread counts' finds' (with the knobs' variants).
+  std::vector<RunConfig> picks_;
 
-  // The rounds in two stages. First the baseline and each (layout, threads)'s own picks:
-  // the find cannot compare layouts and thread counts (the rest of the step differs), so
-  // the whole-config rounds decide between them. Then the members still racing with the
-  // other candidates (close alternatives, other thread counts' picks, uniform configs) of
+  // The rounds in two stages. First the baseline and each (layout, threads)'s picks (its
+  // own find's and every other thread count's find's): the find cannot compare layouts
+  // and thread counts (the rest of the step differs), so the whole-config rounds decide
+  // between them. Then the members still racing with the other candidates (close
+  // alternatives, uniform configs) of
   // their (layout, threads) only, with the run knobs (binding, concurrency) of its fastest
   // survivor: within one, the step differs by the conv layers alone, which the find did
   // time, and a (layout, threads) whose picks lost with confidence is not raced again.
