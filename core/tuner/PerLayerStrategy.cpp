@@ -45,17 +45,22 @@ class PerLayerStrategy final : public TuningStrategy {
         auto add = [&](const Candidate& c) {
           for (Candidate& variant : space.with_knobs(c)) add_unique(list, std::move(variant));
         };
-        // Every thread count's picks at this one go to the first stage: a find under load
-        // can pick a layer's algorithm wrongly at one thread count (lenet5 at two threads
-        // under a busy loop chose direct for conv2, the bound mix with gemm there being
-        // the truth's best), and a (layout, threads) whose only member is that pick would
-        // be dropped there for good.
+        // Another thread count's picks at this one go to the first stage when they differ
+        // from this find's on at most kMaxSwitchedLayers layers: a find under load can pick
+        // a layer's algorithm wrongly at one thread count (lenet5 at two threads under a
+        // busy loop chose direct for conv2, the bound mix with gemm there being the
+        // truth's best), and a (layout, threads) whose only member is that pick would be
+        // dropped there for good. Picks that differ on more layers show the thread count
+        // changing them; they wait for the second stage (on resnet18-small under the loop
+        // racing them first took the first stage from 7 configs to 10-13).
         const std::vector<std::string> picks = picks_of(finds[t]);
         for (size_t from = 0; from < finds.size(); ++from) {
-          const Candidate pick = space.per_layer(layout, threads, picks_of(finds[from]));
-          for (Candidate& variant : space.with_knobs(pick))
-            if (std::find(picks_.begin(), picks_.end(), variant.config) == picks_.end())
-              picks_.push_back(variant.config);
+          const std::vector<std::string> theirs = picks_of(finds[from]);
+          const Candidate pick = space.per_layer(layout, threads, theirs);
+          if (layers_apart(picks, theirs) <= kMaxSwitchedLayers)
+            for (Candidate& variant : space.with_knobs(pick))
+              if (std::find(picks_.begin(), picks_.end(), variant.config) == picks_.end())
+                picks_.push_back(variant.config);
           add(pick);
         }
         for (const auto& [layer, algorithm] : closest_switches(finds[t])) {
@@ -104,11 +109,12 @@ class PerLayerStrategy final : public TuningStrategy {
 
  private:
   // The first stage's members: each (layout, threads)'s picks, its own find's and the other
-  // thread counts' finds' (with the knobs' variants).
+  // thread counts' finds' within kMaxSwitchedLayers layers of it (with the knobs' variants).
   std::vector<RunConfig> picks_;
 
   // The rounds in two stages. First the baseline and each (layout, threads)'s picks (its
-  // own find's and every other thread count's find's): the find cannot compare layouts
+  // own find's and the other thread counts' finds' within kMaxSwitchedLayers layers of
+  // it): the find cannot compare layouts
   // and thread counts (the rest of the step differs), so the whole-config rounds decide
   // between them. Then the members still racing with the other candidates (close
   // alternatives, uniform configs) of
@@ -148,6 +154,11 @@ class PerLayerStrategy final : public TuningStrategy {
     if (second.size() > survivors) context.settle_in_rounds(second, swept);
   }
 
+  static size_t layers_apart(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    size_t apart = 0;
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) apart += a[i] != b[i];
+    return apart;
+  }
   static std::vector<std::string> picks_of(const std::vector<LayerFind>& finds) {
     std::vector<std::string> picks;
     for (const LayerFind& f : finds) picks.push_back(f.best);
