@@ -5,6 +5,7 @@
 #include <QString>
 #include <QTemporaryDir>
 #include <string>
+#include <vector>
 
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/Measurement.h"
@@ -37,6 +38,18 @@ inline tuner::TrialResult trial(RunConfig c, tuner::TrialStatus status, double e
     t.figures.min_step_ms = t.figures.median_step_ms * 0.95;
   }
   return t;
+}
+
+// A results DB `name` in `dir` holding `trials` in this order, all of one tune (lenet5
+// batch 32 on a 4-core test CPU); returns its path.
+inline QString writeTrials(const QTemporaryDir& dir, const QString& name,
+                           const std::vector<tuner::TrialResult>& trials) {
+  const QString path = dir.filePath(name);
+  tuner::ResultsDb db(path.toStdString());
+  const int64_t machine = db.machine_id({"test CPU", 4, "cpu", "test backend"});
+  const int64_t problem = db.problem_id({"lenet5", "1x28x28", 32});
+  for (const tuner::TrialResult& t : trials) db.add_trial(problem, machine, t);
+  return path;
 }
 
 // Trials in measurement order, as a tune records them: the baseline first, the top two

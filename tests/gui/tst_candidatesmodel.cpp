@@ -232,18 +232,10 @@ class CandidatesModelTest : public QObject {
   void onlyTheFirstBaselineShapedConfigIsTheBaseline() {
     // A tune over threads 1,2 measures nchw + direct twice; the yardstick is the first.
     QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("threads.sqlite"));
-    {
-      tuner::ResultsDb db(path.toStdString());
-      const int64_t m = db.machine_id({"test CPU", 4, "cpu", "test backend"});
-      const int64_t p = db.problem_id({"lenet5", "1x28x28", 32});
-      db.add_trial(
-          p, m,
-          testing::trial(testing::config(Layout::NCHW, "direct", 1), tuner::TrialStatus::ok, 1000));
-      db.add_trial(
-          p, m,
-          testing::trial(testing::config(Layout::NCHW, "direct", 2), tuner::TrialStatus::ok, 1200));
-    }
+    const QString path = testing::writeTrials(
+        dir, QStringLiteral("threads.sqlite"),
+        {testing::trial(testing::config(Layout::NCHW, "direct", 1), tuner::TrialStatus::ok, 1000),
+         testing::trial(testing::config(Layout::NCHW, "direct", 2), tuner::TrialStatus::ok, 1200)});
     CandidatesModel model;
     QVERIFY(model.load(path, nullptr));
     QCOMPARE(model.rowCount(), 2);
@@ -301,20 +293,16 @@ class CandidatesModelTest : public QObject {
     // a faster median than the finalists timed 6 steps; the tuner ranks the finalists
     // first (tuner::rank_ok_trials), and so does the view.
     QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("halving.sqlite"));
-    {
-      tuner::ResultsDb db(path.toStdString());
-      const int64_t m = db.machine_id({"test CPU", 4, "cpu", "test backend"});
-      const int64_t p = db.problem_id({"lenet5", "1x28x28", 32});
-      auto timed = [](RunConfig c, double eps, int64_t steps) {
-        tuner::TrialResult t = testing::trial(std::move(c), tuner::TrialStatus::ok, eps);
-        t.figures.steps = steps;
-        return t;
-      };
-      db.add_trial(p, m, timed(testing::config(Layout::NCHW, "direct", 1), 1000, 6));
-      db.add_trial(p, m, timed(testing::config(Layout::NHWC, "gemm", 1), 1900, 2));
-      db.add_trial(p, m, timed(testing::config(Layout::NHWC, "direct", 1), 1200, 6));
-    }
+    auto timed = [](RunConfig c, double eps, int64_t steps) {
+      tuner::TrialResult t = testing::trial(std::move(c), tuner::TrialStatus::ok, eps);
+      t.figures.steps = steps;
+      return t;
+    };
+    const QString path =
+        testing::writeTrials(dir, QStringLiteral("halving.sqlite"),
+                             {timed(testing::config(Layout::NCHW, "direct", 1), 1000, 6),
+                              timed(testing::config(Layout::NHWC, "gemm", 1), 1900, 2),
+                              timed(testing::config(Layout::NHWC, "direct", 1), 1200, 6)});
     CandidatesModel model;
     QVERIFY(model.load(path, nullptr));
     QCOMPARE(model.rows()[0].label, QStringLiteral("nhwc conv=direct threads=1"));
@@ -329,30 +317,21 @@ class CandidatesModelTest : public QObject {
     // sweep candidate that never reached the rounds. The view reads stop rules and reasons
     // from the DB and ranks as `report` does (tuner::rank_ok_trials).
     QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("rounds.sqlite"));
-    {
-      tuner::ResultsDb db(path.toStdString());
-      const int64_t m = db.machine_id({"test CPU", 2, "cpu", "test backend"});
-      const int64_t p = db.problem_id({"lenet5", "1x28x28", 32});
-      auto member = [](RunConfig c, double eps, tuner::StopRule stop) {
-        tuner::TrialResult t = testing::trial(std::move(c), tuner::TrialStatus::ok, eps, 0,
-                                              std::string(tuner::kRemeasureReason) + " of 3");
-        t.figures.stop = stop;
-        return t;
-      };
-      tuner::TrialResult swept =
-          testing::trial(testing::config(Layout::NCHW, "direct", 1), tuner::TrialStatus::ok, 1400);
-      swept.figures.stop = tuner::StopRule::converged;
-      db.add_trial(p, m, swept);
-      db.add_trial(
-          p, m,
-          member(testing::config(Layout::NHWC, "gemm", 1), 1700, tuner::StopRule::interleaved));
-      db.add_trial(
-          p, m,
-          member(testing::config(Layout::NHWC, "direct", 1), 1350, tuner::StopRule::interleaved));
-      db.add_trial(
-          p, m, member(testing::config(Layout::NCHW, "gemm", 1), 1500, tuner::StopRule::raced_out));
-    }
+    auto member = [](RunConfig c, double eps, tuner::StopRule stop) {
+      tuner::TrialResult t = testing::trial(std::move(c), tuner::TrialStatus::ok, eps, 0,
+                                            std::string(tuner::kRemeasureReason) + " of 3");
+      t.figures.stop = stop;
+      return t;
+    };
+    tuner::TrialResult swept =
+        testing::trial(testing::config(Layout::NCHW, "direct", 1), tuner::TrialStatus::ok, 1400);
+    swept.figures.stop = tuner::StopRule::converged;
+    const QString path = testing::writeTrials(
+        dir, QStringLiteral("rounds.sqlite"),
+        {swept,
+         member(testing::config(Layout::NHWC, "gemm", 1), 1700, tuner::StopRule::interleaved),
+         member(testing::config(Layout::NHWC, "direct", 1), 1350, tuner::StopRule::interleaved),
+         member(testing::config(Layout::NCHW, "gemm", 1), 1500, tuner::StopRule::raced_out)});
     CandidatesModel model;
     QVERIFY(model.load(path, nullptr));
     QCOMPARE(model.rows()[0].label, QStringLiteral("nhwc conv=gemm threads=1"));
@@ -366,15 +345,11 @@ class CandidatesModelTest : public QObject {
     // and now): one config, one row. A knob this GUI does not know keeps its configs
     // apart and is named in the label. Every label of a problem is then unique.
     QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("versions.sqlite"));
     const RunConfig nhwc2 = testing::config(Layout::NHWC, "direct", 2);
-    {
-      tuner::ResultsDb db(path.toStdString());
-      const int64_t m = db.machine_id({"test CPU", 4, "cpu", "test backend"});
-      const int64_t p = db.problem_id({"lenet5", "1x28x28", 32});
-      for (double eps : {900.0, 1000.0, 1100.0, 1200.0})
-        db.add_trial(p, m, testing::trial(nhwc2, tuner::TrialStatus::ok, eps));
-    }
+    std::vector<tuner::TrialResult> trials;
+    for (double eps : {900.0, 1000.0, 1100.0, 1200.0})
+      trials.push_back(testing::trial(nhwc2, tuner::TrialStatus::ok, eps));
+    const QString path = testing::writeTrials(dir, QStringLiteral("versions.sqlite"), trials);
     auto setConfig = [&](int id, const char* text) {
       sqlite3* db = nullptr;
       QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
