@@ -112,12 +112,6 @@ void print_work_replaced(const json& changes, size_t top) {
                 c->at("other_ms").get<double>(), c->at("environment").get<double>());
 }
 
-// "183-190 ns": a watch's two probes.
-std::string probes_text(const profiler::CoreDistanceWatch& watch) {
-  const auto [low, high] = std::minmax(watch.start_ns, watch.end_ns);
-  return cat(std::lround(low), "-", std::lround(high), " ns");
-}
-
 json bounds_json(const std::array<int64_t, an::kBoundCount>& bound_ns) {
   json out = json::object();
   for (size_t b = 0; b < an::kBoundCount; ++b)
@@ -291,6 +285,7 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
   if (!scales.empty() || !flags.what_if_times.empty()) {
     std::vector<int64_t> durations = recorded;
     json what_if;
+    std::optional<profiler::CoreDistanceWatch> other_cores;
     if (!flags.what_if_times.empty()) {
       const profiler::Trace& other = *other_trace;
       const an::TraceAnalysis other_analysis =
@@ -318,8 +313,7 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
       what_if["work_replaced"] = changes;
       // Traces taken with the host's CPUs near and far apart are of two machine states: the
       // other's kernel times carry its state into the prediction.
-      const std::optional<profiler::CoreDistanceWatch> other_cores =
-          profiler::core_distance_of(other);
+      other_cores = profiler::core_distance_of(other);
       what_if["other_core_distance"] =
           other_cores ? profiler::core_distance_to_json(*other_cores) : json(nullptr);
       what_if["core_states_differ"] =
@@ -377,13 +371,12 @@ json analyze_process(const profiler::Trace& trace, int rank, const AnalyzeFlags&
             "  note: this trace's lanes shared one core in %zu of %zu steps; the prediction "
             "is for a run in that state\n",
             analysis.one_core_steps, analysis.steps.size());
-      if (what_if.value("core_states_differ", json(nullptr)) == json(true))
+      if (cores && other_cores && profiler::different_core_states(*cores, *other_cores))
         std::printf(
             "  note: the host had CPUs %d and %d %s apart in this trace and %s in %s's: two "
             "machine states; the prediction carries that difference (profile both again)\n",
-            cores->cpu_a, cores->cpu_b, probes_text(*cores).c_str(),
-            probes_text(*profiler::core_distance_of(*other_trace)).c_str(),
-            flags.what_if_times.c_str());
+            cores->cpu_a, cores->cpu_b, cores->range_text().c_str(),
+            other_cores->range_text().c_str(), flags.what_if_times.c_str());
       std::printf("\npredicted critical path, summed over the steps:\n");
       print_bounds(p.predicted.bound_ns);
       std::printf("\npredicted critical path of the median step:\n");

@@ -16,11 +16,19 @@ std::pair<double, double> probe_range(const CoreDistanceWatch& watch) {
   return std::minmax(watch.start_ns, watch.end_ns);
 }
 
+// Probes from `low` to `high` ns are of two states.
+bool two_states(double low, double high) { return low > 0 && high >= kCoresMovedRatio * low; }
+
 }  // namespace
 
 bool CoreDistanceWatch::moved() const {
-  if (start_ns <= 0 || end_ns <= 0) return false;
-  return std::max(start_ns, end_ns) >= kCoresMovedRatio * std::min(start_ns, end_ns);
+  const auto [low, high] = probe_range(*this);
+  return end_ns > 0 && two_states(low, high);
+}
+
+std::string CoreDistanceWatch::range_text() const {
+  const auto [low, high] = probe_range(*this);
+  return std::to_string(std::lround(low)) + "-" + std::to_string(std::lround(high)) + " ns";
 }
 
 std::string CoreDistanceWatch::describe(const std::string& what) const {
@@ -70,8 +78,7 @@ std::optional<CoreDistanceWatch> core_distance_of(const Trace& trace) {
 bool different_core_states(const CoreDistanceWatch& a, const CoreDistanceWatch& b) {
   const auto [a_low, a_high] = probe_range(a);
   const auto [b_low, b_high] = probe_range(b);
-  const double low = std::min(a_low, b_low), high = std::max(a_high, b_high);
-  return low > 0 && high >= kCoresMovedRatio * low;
+  return two_states(std::min(a_low, b_low), std::max(a_high, b_high));
 }
 
 }  // namespace tunescope::profiler

@@ -24,6 +24,8 @@ struct CoreDistanceWatch {
   // "a cache line went from CPU 0 to CPU 1 and back in 190 ns when the tune started and
   // 330 ns when it ended", and what a move means for the `what` ("tune", "run").
   std::string describe(const std::string& what) const;
+  // "61-80 ns": its probes, lowest to highest.
+  std::string range_text() const;
 };
 // Probes this far apart are of two states (near: 110-270 ns, far: 440-605 ns on the
 // 2-vCPU VMs).
