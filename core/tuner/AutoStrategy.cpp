@@ -28,7 +28,9 @@ class AutoStrategy final : public TuningStrategy {
     inputs.step_spread = context.reference().step_spread;
     inputs.racing = options.racing;
     try {
-      const FindProbe probe = probe_find(space, options.find, options.measure);
+      // Where per-layer runs whatever the estimates say, the probe's timings serve its find.
+      const FindProbe probe = probe_find(space, options.find, options.measure,
+                                         inputs.per_layer_allowed && inputs.per_layer_mixes);
       inputs.find_seconds = probe.find_seconds;
       price_steps(inputs, space, runnable, baseline.conv.default_algorithm, probe);
     } catch (const Error&) {

@@ -83,5 +83,13 @@ struct FindOptions {
 std::vector<LayerFind> find_per_layer(const SearchSpace& space, Layout layout, int threads,
                                       const FindOptions& options = {},
                                       const MeasureOptions& limits = {});
+// The same at each of `thread_counts` (one vector of finds per count, in that order,
+// each count's finds run as above before the next's), each problem's numerics reference
+// made once for all of them: it depends on the problem, not on the pool. Throws as
+// above, and Error(usage) for an empty list.
+std::vector<std::vector<LayerFind>> find_per_layer(const SearchSpace& space, Layout layout,
+                                                   const std::vector<int>& thread_counts,
+                                                   const FindOptions& options = {},
+                                                   const MeasureOptions& limits = {});
 
 }  // namespace tunescope::tuner

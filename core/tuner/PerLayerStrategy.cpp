@@ -35,9 +35,8 @@ class PerLayerStrategy final : public TuningStrategy {
       // Every thread count's find first: each one's picks are raced at every thread count
       // (a find at one count may rank a close pair the other way, and a whole config's
       // step decides, not the find).
-      std::vector<std::vector<LayerFind>> finds;
-      for (int threads : thread_counts)
-        finds.push_back(find_per_layer(space, layout, threads, options.find, options.measure));
+      std::vector<std::vector<LayerFind>> finds =
+          find_per_layer(space, layout, thread_counts, options.find, options.measure);
       for (size_t t = 0; t < thread_counts.size(); ++t) {
         const int threads = thread_counts[t];
         // The concurrency knobs are independent of the algorithm picks: each config is

@@ -218,20 +218,47 @@ size_t lowest_mean(const std::vector<std::vector<double>>& round_seconds,
 
 }  // namespace
 
-std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
-                               double alpha) {
+namespace {
+
+// Which test, if any, finds member j slower than the fastest by more than delta/2 at
+// `level` (race_drops).
+enum class SlowerBy { none, sign_flips, separation };
+SlowerBy slower_by(const std::vector<std::vector<double>>& round_seconds, size_t j, size_t fastest,
+                   double delta, double level) {
+  // One-sided: the question is only whether j is slower (2^-n for n clearly slower
+  // rounds, so a clear loser of five members leaves after 7 rounds, not 8).
+  const SignFlipTest test = sign_flip_test(paired_log_ratios(round_seconds, j, fastest));
+  if (test.p_greater < level && std::exp(test.mean) > 1 + delta / 2) return SlowerBy::sign_flips;
+  // Or every round of j above every round of the fastest by delta/2: a clear loser
+  // leaves after 5 rounds, before the sign flips' first look (6 to 8 rounds).
+  const SeparationTest apart =
+      separation_test(round_seconds[j], round_seconds[fastest], 1 + delta / 2);
+  if (apart.separated && apart.p_value < level) return SlowerBy::separation;
+  return SlowerBy::none;
+}
+
+// race_drops with the test that found each.
+std::vector<std::pair<size_t, SlowerBy>> slower_members(
+    const std::vector<std::vector<double>>& round_seconds, double delta, double alpha) {
   const std::vector<size_t> racing = racing_members(round_seconds);
   if (racing.size() < 2) return {};
   const size_t fastest = lowest_mean(round_seconds, racing);
   const double level = alpha / static_cast<double>(racing.size() - 1);
+  std::vector<std::pair<size_t, SlowerBy>> out;
+  for (size_t j : racing)
+    if (j != fastest)
+      if (const SlowerBy by = slower_by(round_seconds, j, fastest, delta, level);
+          by != SlowerBy::none)
+        out.emplace_back(j, by);
+  return out;
+}
+
+}  // namespace
+
+std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
+                               double alpha) {
   std::vector<size_t> drops;
-  for (size_t j : racing) {
-    if (j == fastest) continue;
-    // One-sided: the question is only whether j is slower (2^-n for n clearly slower
-    // rounds, so a clear loser of five members leaves after 7 rounds, not 8).
-    const SignFlipTest test = sign_flip_test(paired_log_ratios(round_seconds, j, fastest));
-    if (test.p_greater < level && std::exp(test.mean) > 1 + delta / 2) drops.push_back(j);
-  }
+  for (const auto& [j, by] : slower_members(round_seconds, delta, alpha)) drops.push_back(j);
   return drops;
 }
 
@@ -323,7 +350,10 @@ RoundDrops round_drops(const std::vector<RunConfig>& configs,
                        const std::vector<std::vector<double>>& round_seconds, double delta,
                        double alpha) {
   RoundDrops drops;
-  drops.slower = race_drops(round_seconds, delta, alpha);
+  for (const auto& [j, by] : slower_members(round_seconds, delta, alpha)) {
+    drops.slower.push_back(j);
+    if (by == SlowerBy::separation) drops.by_separation.push_back(j);
+  }
   for (size_t i : indifferent_drops(configs, round_seconds, delta, alpha))
     if (std::find(drops.slower.begin(), drops.slower.end(), i) == drops.slower.end())
       drops.indifferent.push_back(i);

@@ -65,7 +65,9 @@ std::vector<std::vector<double>> pooled_rounds(
 // The members to drop: against the fastest still racing (lowest mean log round time),
 // each whose mean paired log step-time ratio is significantly positive by the one-sided
 // sign-flip test at alpha / (members - 1) (every member is compared at every look) and
-// whose ratio exceeds 1 + delta/2.
+// whose ratio exceeds 1 + delta/2, or whose every round lies above every round of the
+// fastest by that much, with the separation test's p below the same level
+// (separation_test: from 5 rounds, where the sign flips need 6 to 8).
 std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
                                double alpha = kAlpha);
 // The members that can no longer change the pick (the indifference zone): against the
@@ -118,6 +120,7 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
 // between the last two, and its decision says so).
 struct RoundDrops {
   std::vector<size_t> slower, indifferent;
+  std::vector<size_t> by_separation;  // of `slower`, those the separation test found
 };
 RoundDrops round_drops(const std::vector<RunConfig>& configs,
                        const std::vector<std::vector<double>>& round_seconds, double delta,

@@ -37,6 +37,7 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   report_.settled_in_rounds = true;
   PhaseTimer rounds_timer(report_.cost.rounds);
   std::vector<size_t> indifferent;  // dropped in the indifference zone, not as slower
+  std::vector<size_t> separated;    // dropped as slower by the separation test
   for (size_t k = 0; k < configs.size(); ++k)
     if (!swept[k]) announce(configs[k].label());
   // With partners, the looks see their rounds too, pooled round by round, from the
@@ -64,6 +65,7 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
       [&](const std::vector<std::vector<double>>& seconds) {
         const RoundDrops drops = round_drops(configs, pooled(seconds), delta);
         indifferent.insert(indifferent.end(), drops.indifferent.begin(), drops.indifferent.end());
+        separated.insert(separated.end(), drops.by_separation.begin(), drops.by_separation.end());
         std::vector<size_t> all = drops.slower;
         all.insert(all.end(), drops.indifferent.begin(), drops.indifferent.end());
         return all;
@@ -119,6 +121,7 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
       // (in_final_rounds), here and when read back.
       fresh.figures.stop = StopRule::raced_out;
       const bool zone = std::find(indifferent.begin(), indifferent.end(), k) != indifferent.end();
+      const bool apart = std::find(separated.begin(), separated.end(), k) != separated.end();
       fresh.reason =
           zone ? cat(kRemeasureReason, " of ", configs.size(), " configs: left the race after ",
                      fresh.figures.steps,
@@ -127,7 +130,9 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
                      fastest)
                : cat(kRemeasureReason, " of ", configs.size(), " configs: raced out after ",
                      fresh.figures.steps, " rounds, slower than ", fastest,
-                     " with confidence (sign-flip test)");
+                     apart ? " with confidence (separation test: every round slower than "
+                             "every round of the fastest then)"
+                           : " with confidence (sign-flip test)");
     }
     const bool failed_here = fresh.status != TrialStatus::ok;
     record(fresh, to_db);

@@ -213,4 +213,20 @@ double trimmed_mean(std::vector<double> sample, double trim) {
   return count ? sum / static_cast<double>(count) : quantile_of_sorted(sample, 0.5);
 }
 
+SeparationTest separation_test(const std::vector<double>& slower, const std::vector<double>& faster,
+                               double factor) {
+  SeparationTest test;
+  test.n = std::min(slower.size(), faster.size());
+  if (test.n < kEarliestSeparationLook) return test;
+  const double lowest = *std::min_element(slower.begin(), slower.begin() + test.n);
+  const double highest = *std::max_element(faster.begin(), faster.begin() + test.n);
+  test.separated = lowest > highest * factor;
+  // C(2n, n) in doubles: exact far past any round count a race reaches.
+  double splits = 1;
+  for (size_t k = 1; k <= test.n; ++k)
+    splits = splits * static_cast<double>(test.n + k) / static_cast<double>(k);
+  test.p_value = std::min(1.0, static_cast<double>(test.n - kEarliestSeparationLook + 1) / splits);
+  return test;
+}
+
 }  // namespace tunescope::tuner

@@ -115,6 +115,25 @@ struct SignFlipTest : MeanInterval {
 SignFlipTest sign_flip_test(const std::vector<double>& differences,
                             double confidence = kConfidence);
 
+// Whether one race member's rounds all lie above another's, by more than `factor`: the
+// extreme case of the exact rank-sum (Mann-Whitney) test. When the 2n log times of two
+// members with the same step-time distribution are exchangeable, each of the C(2n, n)
+// ways to split them is as likely, so n rounds of one all above n of the other come with
+// chance 1 / C(2n, n): 1/252 for 5 rounds, where paired sign flips cannot go below 2^-n
+// (1/32). Time effects shared by a round (the machine's drift) only make such a split
+// rarer (docs/TUNER-MEASUREMENT.md, "Early drops"). Needs no pairing, so a member far
+// behind can leave the race before the sign-flip test's first look.
+struct SeparationTest {
+  size_t n = 0;            // rounds of each member
+  bool separated = false;  // every round of `slower` > factor x every round of `faster`
+  // 1 / C(2n, n) x the looks that could have found it (from kEarliestSeparationLook to
+  // n): the chance under the null hypothesis, Bonferroni over those looks.
+  double p_value = 1;
+};
+inline constexpr size_t kEarliestSeparationLook = 5;
+SeparationTest separation_test(const std::vector<double>& slower, const std::vector<double>& faster,
+                               double factor);
+
 // Mean of the sample without the lowest and highest `trim` share (0.2: the middle 60%).
 double trimmed_mean(std::vector<double> sample, double trim);
 

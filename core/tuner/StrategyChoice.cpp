@@ -94,7 +94,7 @@ CostInputs cost_inputs(const SearchSpace& space, size_t runnable_candidates, int
 }
 
 FindProbe probe_find(const SearchSpace& space, const FindOptions& options,
-                     const MeasureOptions& limits) {
+                     const MeasureOptions& limits, bool at_find_repetitions) {
   const SpaceOptions& o = space.options();
   std::vector<ConvLayerInfo> distinct = distinct_layers(space);
   FindProbe probe;
@@ -107,12 +107,13 @@ FindProbe probe_find(const SearchSpace& space, const FindOptions& options,
   const ConvLayerInfo least = *std::min_element(distinct.begin(), distinct.end(), by_flops);
   const ConvLayerInfo most = *std::max_element(distinct.begin(), distinct.end(), by_flops);
   FindOptions probe_options = options;
-  probe_options.repetitions = 1;
+  if (!at_find_repetitions) probe_options.repetitions = 1;
   // A layer's find is a fixed part (its tensors, the direct reference, each algorithm's
   // first, checked run) plus `repetitions` timed runs of each algorithm. The probe runs
   // the fixed part and one repetition, and its timings say what one repetition costs, so
-  // the full find of that layer is the probe plus repetitions - 1 more of those.
-  const int repetitions = std::max(1, options.repetitions);
+  // the full find of that layer is the probe plus repetitions - 1 more of those (none
+  // more when the probe ran them all).
+  const int repetitions = at_find_repetitions ? 1 : std::max(1, options.repetitions);
   auto time_find = [&](const ConvLayerInfo& layer) {
     const SearchSpace one(o, {layer});
     const auto start = Clock::now();
@@ -243,15 +244,17 @@ double sweep_seconds(const CostInputs& in, const std::vector<double>& step_secon
 }
 
 double race_seconds(const CostInputs& in, std::vector<double> step_seconds) {
-  // Every member built and checked (no warm-up steps: the rounds are paired), then
-  // timed for the sign-flip test's minimum of rounds (6); the clearly slower drop out, the
-  // leading two go on as long as a full measurement would (the rounds stop once the
-  // sign-flip test settles them).
+  // Every member built and checked (no warm-up steps: the rounds are paired); the
+  // clearly slower leave at the separation test's first look (race_drops), the leading
+  // two are timed for the sign-flip test's minimum of rounds (6) and go on as long as a
+  // full measurement would (the rounds stop once the sign-flip test settles them).
   const int64_t minimum = std::max<int64_t>(in.steps, 6);
+  const auto first_look = static_cast<int64_t>(kEarliestSeparationLook);
   std::sort(step_seconds.begin(), step_seconds.end());
   double seconds = 0;
-  for (double step : step_seconds)
-    seconds += in.build_seconds + static_cast<double>(1 + minimum) * step;
+  for (size_t i = 0; i < step_seconds.size(); ++i)
+    seconds += in.build_seconds +
+               static_cast<double>(1 + (i < 2 ? minimum : first_look)) * step_seconds[i];
   for (size_t i = 0; i < 2 && i < step_seconds.size(); ++i)
     seconds +=
         static_cast<double>(std::max<int64_t>(0, timed_steps(in, step_seconds[i]) - minimum)) *

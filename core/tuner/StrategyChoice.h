@@ -97,9 +97,11 @@ struct FindProbe {
 };
 // Costs about 2 / (distinct problems x layouts x threads) of a find with one
 // repetition. `limits`: the find's (find_per_layer). Throws what the find throws (no
-// algorithm passes for a layer).
+// algorithm passes for a layer). `at_find_repetitions`: time at options.repetitions
+// instead, where the per-layer find will run anyway: through options.cache
+// (TuneLayerTimings) it then takes the probe's timings rather than timing them again.
 FindProbe probe_find(const SearchSpace& space, const FindOptions& options,
-                     const MeasureOptions& limits = {});
+                     const MeasureOptions& limits = {}, bool at_find_repetitions = false);
 // `algorithm`'s fwd + bwd ms on a problem of `flops` by the probe's line (>= 0); -1
 // when the probe did not time it on both problems.
 double algorithm_ms(const FindProbe& probe, const std::string& algorithm, double flops);

@@ -326,6 +326,16 @@ int64_t minimum_rounds(const MeasureOptions& options) {
   return (std::max(options.steps, kMinimumRounds) + ranks - 1) / ranks;
 }
 
+// The first round after which the rounds look for drops: the separation test's first
+// look, before the minimum (race_drops), on one rank; with partners, the minimum (their
+// rounds join the looks from there: RoundsPartners).
+int64_t first_drop_look(const MeasureOptions& options) {
+  const int64_t minimum = minimum_rounds(options);
+  return options.rounds_ranks > 1
+             ? minimum
+             : std::min(minimum, static_cast<int64_t>(kEarliestSeparationLook));
+}
+
 std::vector<TrialResult> interleave_here(const SessionOptions& base,
                                          const std::vector<RunConfig>& configs,
                                          const std::vector<const NumericsSample*>& references,
@@ -357,6 +367,7 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
     for (size_t i : racing) runs[i]->start_tracing();
     // Round-robin single steps: each includes draining its own pipeline, alike for all.
     const int64_t minimum = minimum_rounds(options);
+    const int64_t first_look = first_drop_look(options);
     const int64_t maximum = std::max(options.max_steps, minimum);
     const double time_cap = options.max_timing_seconds * static_cast<double>(runs.size());
     double timed = 0;
@@ -377,10 +388,13 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
           settle[i] = 0;
       }
       timed += this_round;
-      if (round + 1 < minimum) continue;
-      // Also well before --trial-timeout: rounds that time fine must not fail for being many.
-      const bool out_of_time = timed >= time_cap || limit.seconds_left() < 4 * this_round;
-      if (out_of_time || (settled && settled(rounds))) break;
+      if (round + 1 < first_look) continue;
+      if (round + 1 >= minimum) {
+        // Also well before --trial-timeout: rounds that time fine must not fail for being
+        // many.
+        const bool out_of_time = timed >= time_cap || limit.seconds_left() < 4 * this_round;
+        if (out_of_time || (settled && settled(rounds))) break;
+      }
       if (drop)  // after `settled`: a member dropped now has fewer rounds at the next look
         for (size_t i : drop(rounds))
           if (i < dropped.size() && !dropped[i] && mismatch[i].empty()) {
@@ -459,6 +473,7 @@ std::vector<TrialResult> interleave_trials(const SessionOptions& base,
   round_options.race_against.reset();
   round_options.max_steps = round_options.steps;  // a fixed count: one round's sample
   const int64_t minimum = minimum_rounds(options);
+  const int64_t first_look = first_drop_look(options);
   const int64_t maximum = std::min(std::max(options.max_steps, minimum), 2 * minimum);
   const double time_cap = options.max_timing_seconds * static_cast<double>(count);
   double timed = 0;
@@ -476,8 +491,8 @@ std::vector<TrialResult> interleave_trials(const SessionOptions& base,
       for (double s : trial.step_seconds) timed += s;
       last[i] = std::move(trial);
     }
-    if (round + 1 < minimum) continue;
-    if (timed >= time_cap || (settled && settled(rounds))) break;
+    if (round + 1 < first_look) continue;
+    if (round + 1 >= minimum && (timed >= time_cap || (settled && settled(rounds)))) break;
     if (drop)
       for (size_t i : drop(rounds))
         if (i < count && !dropped[i] && refused[i].empty()) {

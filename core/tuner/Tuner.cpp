@@ -12,6 +12,7 @@
 #include "core/engine/RunConfig.h"
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/TuneContext.h"
+#include "core/tuner/TuneLayerTimings.h"
 #include "core/tuner/TuningStrategy.h"
 
 namespace tunescope::tuner {
@@ -136,6 +137,24 @@ MeasureOptions watched_measure_options(const TuneOptions& options,
   return measure;
 }
 
+// Points the tune's find options at one tune's timings (TuneLayerTimings.h, over the
+// DB's store) while it runs, and back at the store after it.
+class TuneTimingsScope {
+ public:
+  explicit TuneTimingsScope(FindOptions& find)
+      : find_(find), store_(find.cache), timings_(find.cache) {
+    find_.cache = &timings_;
+  }
+  ~TuneTimingsScope() { find_.cache = store_; }
+  TuneTimingsScope(const TuneTimingsScope&) = delete;
+  TuneTimingsScope& operator=(const TuneTimingsScope&) = delete;
+
+ private:
+  FindOptions& find_;
+  LayerTimingCache* store_;
+  TuneLayerTimings timings_;
+};
+
 }  // namespace
 
 std::unique_ptr<TrialRunner> reference_runner(const TuneOptions& options) {
@@ -209,6 +228,7 @@ TuneReport Tuner::run(const Progress& progress, const ChoiceListener& chosen) {
   watch_timer.stop();
   TrialRunner runner(options_.base, options_.measure, std::move(reference.numerics),
                      reference.has_batch_norm);
+  const TuneTimingsScope layer_timings(options_.find);
   TuneContext context(options_, space, runner, report, reference.facts, db_, progress, start);
 
   const std::unique_ptr<TuningStrategy> strategy = make_strategy(options_.strategy);

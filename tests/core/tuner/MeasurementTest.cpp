@@ -148,10 +148,13 @@ TEST_F(MeasurementTest, InterleavedRaceDropsMembersAndKeepsAWrongOneOut) {
   MeasureOptions o = quick();
   o.max_steps = 9;
   std::vector<size_t> lengths_at_second_look;
-  size_t looks = 0;
+  size_t looks = 0, first_settled_look = 0;
   const auto results = measure_interleaved(
       base, configs, {&reference, &reference, &reference, &reference}, o,
-      [](const std::vector<std::vector<double>>&) { return false; },
+      [&](const std::vector<std::vector<double>>& rounds) {
+        if (!first_settled_look) first_settled_look = rounds.front().size();
+        return false;
+      },
       [&](const std::vector<std::vector<double>>& rounds) -> std::vector<size_t> {
         if (++looks == 2)
           for (const auto& series : rounds) lengths_at_second_look.push_back(series.size());
@@ -169,11 +172,14 @@ TEST_F(MeasurementTest, InterleavedRaceDropsMembersAndKeepsAWrongOneOut) {
   }
   ASSERT_EQ(results[3].status, TrialStatus::ok) << results[3].reason;
   EXPECT_EQ(results[3].figures.stop, StopRule::raced_out);
-  EXPECT_EQ(results[3].figures.steps, 6) << "dropped at the first look, after the 6th round";
-  EXPECT_EQ(results[3].step_seconds.size(), 6u);
+  // The first look for drops comes after the 5th round (the separation test's first,
+  // kEarliestSeparationLook), before the 6 the settled test waits for.
+  EXPECT_EQ(results[3].figures.steps, 5) << "dropped at the first look, after the 5th round";
+  EXPECT_EQ(results[3].step_seconds.size(), 5u);
   // At the next look the racing members have one round more than the dropped one, and
   // the wrong one none.
-  EXPECT_EQ(lengths_at_second_look, (std::vector<size_t>{7, 0, 7, 6}));
+  EXPECT_EQ(lengths_at_second_look, (std::vector<size_t>{6, 0, 6, 5}));
+  EXPECT_EQ(first_settled_look, 6u) << "the settled test waits for the sign flips' minimum";
   EXPECT_EQ(racing_members({std::vector<double>(7, 1.0),
                             {},
                             std::vector<double>(7, 1.0),

@@ -1,7 +1,8 @@
 // The per-layer find on ResNet-18-small, whose blocks repeat conv problems: each
 // distinct (problem, algorithm) runs once (counted by a test algorithm that delegates to
 // direct), and every layer's pick follows the find's rule (the fastest timed algorithm
-// of its timings), the repeats sharing the first layer's timings and pick.
+// of its timings), the repeats sharing the first layer's timings and pick. Also the find
+// at several thread counts, and auto's probe serving the find.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,10 +11,13 @@
 #include <memory>
 #include <set>
 
+#include "core/base/Error.h"
 #include "core/base/Registry.h"
 #include "core/engine/Models.h"
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/PerLayerFind.h"
+#include "core/tuner/StrategyChoice.h"
+#include "core/tuner/TuneLayerTimings.h"
 
 namespace tunescope::tuner {
 namespace {
@@ -120,6 +124,76 @@ TEST(PerLayerFind, TimesEachDistinctProblemOnceAndRepeatsShareItsPick) {
       ASSERT_EQ(f.timings.size(), at->second->timings.size());
       for (size_t t = 0; t < f.timings.size(); ++t)
         EXPECT_EQ(f.timings[t].median_ms, at->second->timings[t].median_ms);
+    }
+  }
+}
+
+// The find at several thread counts (per-layer's, per layout): each count times every
+// distinct problem as a find at that count alone would, its finds named by the count;
+// only the numerics reference is shared. No count at all is a usage error.
+TEST(PerLayerFind, AtSeveralThreadCountsEachCountTimesEveryDistinctProblem) {
+  ModelSpec spec;
+  spec.name = "lenet5";
+  spec.input = {2, 1, 28, 28};
+  SpaceOptions o;
+  o.model = spec.name;
+  o.batch = 2;
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NHWC});
+  o.algorithms = {"direct", kCounting};
+  const SearchSpace space(o, conv_layers(*build_model(spec)));
+  forward_calls().clear();
+  FindOptions options;
+  options.repetitions = 2;
+  const std::vector<std::vector<LayerFind>> finds =
+      find_per_layer(space, Layout::NHWC, std::vector<int>{1, 2}, options);
+  ASSERT_EQ(finds.size(), 2u);
+  for (size_t t = 0; t < 2; ++t) {
+    ASSERT_EQ(finds[t].size(), space.layers().size());
+    for (const LayerFind& f : finds[t]) {
+      EXPECT_EQ(f.threads, static_cast<int>(t + 1)) << f.layer;
+      EXPECT_EQ(f.layout, Layout::NHWC);
+      EXPECT_FALSE(f.best.empty()) << f.layer;
+    }
+  }
+  EXPECT_EQ(forward_calls().size(), space.layers().size());
+  for (const auto& [key, calls] : forward_calls())
+    EXPECT_EQ(calls, 2 * (1 + options.repetitions)) << key;
+  EXPECT_THROW(find_per_layer(space, Layout::NHWC, std::vector<int>{}, options), Error);
+}
+
+// auto's probe where per-layer will run anyway (probe_find at the find's repetitions):
+// through one tune's timings (TuneLayerTimings) the find at the probed (layout, threads)
+// times nothing the probe timed, with no results DB behind them. A probe at one
+// repetition (the estimates alone) leaves the find to time them all.
+TEST(PerLayerFind, AProbeAtTheFindsRepetitionsServesTheFind) {
+  ModelSpec spec;
+  spec.name = "lenet5";  // two distinct conv problems: the probe's least and most FLOPs
+  spec.input = {2, 1, 28, 28};
+  SpaceOptions o;
+  o.model = spec.name;
+  o.batch = 2;
+  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
+  o.algorithms = {"direct", kCounting};
+  const SearchSpace space(o, conv_layers(*build_model(spec)));
+  for (const bool at_find_repetitions : {true, false}) {
+    TuneLayerTimings timings(nullptr);
+    FindOptions options;
+    options.repetitions = 3;
+    options.cache = &timings;
+    forward_calls().clear();
+    const FindProbe probe = probe_find(space, options, {}, at_find_repetitions);
+    EXPECT_GT(probe.find_seconds, 0);
+    EXPECT_EQ(probe.ms.count(kCounting), 1u);
+    std::map<std::string, int> probed = forward_calls();
+    forward_calls().clear();
+    const std::vector<LayerFind> finds = find_per_layer(space, Layout::NCHW, 1, options);
+    ASSERT_EQ(finds.size(), 2u);
+    if (at_find_repetitions) {
+      for (const auto& [key, calls] : probed) EXPECT_EQ(calls, 1 + options.repetitions) << key;
+      EXPECT_TRUE(forward_calls().empty()) << "the find timed again what the probe timed";
+    } else {
+      for (const auto& [key, calls] : probed) EXPECT_EQ(calls, 1 + 1) << key;
+      EXPECT_EQ(forward_calls().size(), 2u);
     }
   }
 }

@@ -94,10 +94,12 @@ TEST(PerLayerSettle, TheSecondStageTakesTheCandidatesOfTheLayoutsAndThreadsStill
 }
 
 TEST(RaceDrops, DropsOnlyTheSignificantlySlowerAtTheCorrectedLevel) {
-  // Member 0 the fastest, 1 consistently 10% slower, 2 alternately 1% either side.
+  // Member 0 the fastest, 1 consistently 10% slower, 2 alternately 1% either side. The
+  // drift shared by all is wider than the gap, so no member's rounds all lie above the
+  // fastest's (the separation test): the sign flips decide.
   std::vector<std::vector<double>> rounds(3);
   for (int r = 0; r < 12; ++r) {
-    const double base = 0.01 * (1 + 0.05 * (r % 3));  // drift shared by all
+    const double base = 0.01 * (1 + 0.15 * (r % 3));
     rounds[0].push_back(base);
     rounds[1].push_back(base * 1.10);
     rounds[2].push_back(base * (r % 2 ? 1.01 : 0.99));
@@ -122,6 +124,33 @@ TEST(RaceDrops, DropsOnlyTheSignificantlySlowerAtTheCorrectedLevel) {
   }
   EXPECT_TRUE(race_drops(close, 0.02).empty());
   EXPECT_EQ(race_drops(close, 0.01), (std::vector<size_t>{1}));
+}
+
+// A member far behind the fastest in every round leaves after 5 rounds by the separation
+// test (1/252 below 0.05 / 6 for seven members), where the sign flips would need 7
+// (2^-5 = 1/32 is not below it). One round of it that overlaps the fastest's keeps it,
+// and with fourteen members (0.05 / 13 < 1/252) it waits for the 6th round (2 / 924).
+TEST(RaceDrops, AFarSlowerMemberLeavesAfterFiveRoundsBySeparation) {
+  auto race = [](size_t members, size_t rounds, double overlap_round_factor) {
+    std::vector<std::vector<double>> series(members);
+    for (size_t r = 0; r < rounds; ++r) {
+      const double base = 0.01 * (1 + 0.05 * static_cast<double>(r % 3));
+      for (size_t m = 0; m + 1 < members; ++m)
+        series[m].push_back(base * (1 + 0.004 * static_cast<double>(m)));
+      series[members - 1].push_back(base * (r == 2 ? overlap_round_factor : 1.5));
+    }
+    return series;
+  };
+  EXPECT_TRUE(race_drops(race(7, 4, 1.5), 0.02).empty()) << "4 rounds: no look yet";
+  EXPECT_EQ(race_drops(race(7, 5, 1.5), 0.02), (std::vector<size_t>{6}));
+  EXPECT_TRUE(race_drops(race(7, 5, 1.0), 0.02).empty()) << "one round level with the rest";
+  EXPECT_TRUE(race_drops(race(14, 5, 1.5), 0.02).empty()) << "1/252 > 0.05 / 13";
+  EXPECT_EQ(race_drops(race(14, 6, 1.5), 0.02), (std::vector<size_t>{13}));
+  // The look's drops say which test found it, for the member's reason.
+  const RoundDrops drops =
+      round_drops(std::vector<RunConfig>(7, config_of(Layout::NHWC, 2)), race(7, 5, 1.5), 0.02);
+  EXPECT_EQ(drops.slower, (std::vector<size_t>{6}));
+  EXPECT_EQ(drops.by_separation, (std::vector<size_t>{6}));
 }
 
 // Per-layer's first stage: rounds that stop settled still drop, at that last look, a
@@ -158,7 +187,7 @@ TEST(LastLookDrops, TheVerdictsSignificantLosersLeaveAfterSixRounds) {
                                        config_of(Layout::NHWC, 2, "direct")};
   std::vector<std::vector<double>> rounds(5);
   for (int r = 0; r < 6; ++r) {
-    const double base = 0.1 * (1 + 0.04 * (r % 3));
+    const double base = 0.1 * (1 + 0.25 * (r % 3));  // wider than the gaps: no separation
     rounds[3].push_back(base);
     rounds[0].push_back(base * 1.5);
     rounds[1].push_back(base * 1.2);

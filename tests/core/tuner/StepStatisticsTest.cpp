@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 #include "core/base/Error.h"
 
@@ -192,6 +193,63 @@ TEST(StepStatistics, StopRuleNamesRoundTrip) {
   EXPECT_FALSE(fully_measured(StopRule::raced_out));
   EXPECT_FALSE(fully_measured(StopRule::brief));
   EXPECT_TRUE(fully_measured(StopRule::time_cap));
+}
+
+// The separation test's chance: 1 / C(2n, n) at the first look (5 rounds: 1/252),
+// times the looks that could have found it since (6 rounds: 2 / 924); under 5 rounds it
+// never finds a separation. The factor is a margin the split must clear.
+TEST(SeparationTest, ChanceAndFactor) {
+  const std::vector<double> fast{1.0, 1.1, 0.9, 1.05, 1.0}, slow{1.3, 1.4, 1.25, 1.5, 1.3};
+  SeparationTest t = separation_test(slow, fast, 1.01);
+  EXPECT_TRUE(t.separated);
+  EXPECT_EQ(t.n, 5u);
+  EXPECT_NEAR(t.p_value, 1.0 / 252, 1e-12);
+  EXPECT_FALSE(separation_test(slow, fast, 1.2).separated) << "1.25 is not above 1.1 x 1.2";
+  EXPECT_FALSE(separation_test(fast, slow, 1.0).separated);
+  std::vector<double> fast6 = fast, slow6 = slow;
+  fast6.push_back(1.0);
+  slow6.push_back(1.35);
+  t = separation_test(slow6, fast6, 1.01);
+  EXPECT_TRUE(t.separated);
+  EXPECT_NEAR(t.p_value, 2.0 / 924, 1e-12);
+  const std::vector<double> four(fast.begin(), fast.begin() + 4),
+      four_slow(slow.begin(), slow.begin() + 4);
+  t = separation_test(four_slow, four, 1.0);
+  EXPECT_FALSE(t.separated) << "4 rounds: before the first look";
+  EXPECT_EQ(t.p_value, 1);
+}
+
+// Under the null hypothesis (two members with the same step-time distribution), 5
+// rounds come out separated about 1 time in 252 when the rounds are exchangeable, and
+// no more often when each round shares a drift both members see (the machine's load
+// moving between rounds): the chance the test states holds. 200,000 simulated races
+// each: the share's standard error is 1.4e-4 at 1/252.
+TEST(SeparationTest, NullChanceHoldsWithAndWithoutSharedDrift) {
+  std::mt19937_64 rng(20261206);
+  std::lognormal_distribution<double> noise(0.0, 0.05);
+  std::normal_distribution<double> step(0.0, 0.05);
+  const int races = 200000;
+  int separated_flat = 0, separated_drift = 0;
+  std::vector<double> a(5), b(5);
+  for (int race = 0; race < races; ++race) {
+    double drift = 0;
+    for (size_t r = 0; r < 5; ++r) {
+      a[r] = noise(rng);
+      b[r] = noise(rng);
+    }
+    separated_flat += separation_test(a, b, 1.0).separated;
+    for (size_t r = 0; r < 5; ++r) {
+      drift += step(rng);
+      const double shared = std::exp(drift);
+      a[r] = shared * noise(rng);
+      b[r] = shared * noise(rng);
+    }
+    separated_drift += separation_test(a, b, 1.0).separated;
+  }
+  const double flat = static_cast<double>(separated_flat) / races;
+  const double with_drift = static_cast<double>(separated_drift) / races;
+  EXPECT_NEAR(flat, 1.0 / 252, 6e-4);
+  EXPECT_LT(with_drift, 1.0 / 252 + 6e-4);
 }
 
 TEST(StepStatistics, TrimmedMeanDropsBothTails) {

@@ -63,11 +63,13 @@ TEST(StrategyChoice, EstimatesFollowTheMeasurementCounts) {
   EXPECT_EQ(e[0].measurements, 17u);
   EXPECT_NEAR(e[0].seconds, (17 + 2) * measurement, 1e-9);  // + the interleaved pair
   // per-layer: the find, then the race of the baseline and 2 pairs x 2 concurrency
-  // variants x (2 picks + their mix), each member built and checked (no warm-up) and
-  // timed for max(steps, 6) = 10 rounds, which is a full measurement's count here.
+  // variants x (2 picks + their mix), each member built and checked (no warm-up); the
+  // leading two timed for max(steps, 6) = 10 rounds, which is a full measurement's count
+  // here, the other 11 for the separation test's first look (5 rounds).
   EXPECT_EQ(e[1].strategy, Strategy::per_layer);
   EXPECT_EQ(e[1].measurements, 1u + 2 * 2 * 3);
-  EXPECT_NEAR(e[1].seconds, 2.5 + 13 * (0.3 + (1 + 10) * 0.025), 1e-9);
+  EXPECT_NEAR(e[1].seconds, 2.5 + 2 * (0.3 + (1 + 10) * 0.025) + 11 * (0.3 + (1 + 5) * 0.025),
+              1e-9);
   // halving with eta 3: 17 at ceil(10/9) = 2 steps, 6 at ceil(10/3) = 4, 2 at 10; the
   // later rounds without the numerics step (checked once, in round 0).
   EXPECT_EQ(e[2].strategy, Strategy::halving);
@@ -399,10 +401,12 @@ TEST(StrategyChoice, PricedStepsWeighEachMeasurement) {
   EXPECT_NEAR(e[0].seconds, 9 * at(10, 1, 0.025) + 8 * at(10, 1, 0.1) + remeasure, 1e-9);
   EXPECT_EQ(e[0].measurements, 17u);
   EXPECT_EQ(e[1].measurements, 1u + 2 * 2 * 2);
-  // The find and the race of the baseline and the 8 configs, each built, checked and
-  // timed for 10 rounds (no warm-up).
-  auto raced = [](double step) { return 0.3 + (1 + 10) * step; };
-  EXPECT_NEAR(e[1].seconds, 2.5 + raced(0.025) + 4 * (raced(0.02) + raced(0.025)), 1e-9);
+  // The find and the race of the baseline and the 8 configs, each built and checked (no
+  // warm-up): the fastest two timed for 10 rounds, the others for 5 (the separation
+  // test's first look).
+  auto raced = [](double step, int rounds) { return 0.3 + (1 + rounds) * step; };
+  EXPECT_NEAR(e[1].seconds, 2.5 + 2 * raced(0.02, 10) + 2 * raced(0.02, 5) + 5 * raced(0.025, 5),
+              1e-9);
   // Round 0 measures all 17 at 2 steps; the 6 and 2 kept are fast ones.
   EXPECT_NEAR(e[2].seconds,
               9 * at(2, 1, 0.025) + 8 * at(2, 1, 0.1) + 6 * at(4, 0, 0.025) + 2 * at(10, 0, 0.025) +

@@ -128,12 +128,15 @@ TEST(TunerHalving, PicksTheWinnerExhaustivePicksAndRecordsEveryCandidateOnceWith
   // Round 0 timed ceil(4 / 3) = 2 steps (brief); the three survivors were timed 4 in
   // round 1, the last; having no interval at 4 steps, none of them can be told apart from
   // the leader, so all three went to the interleaved rounds. There the sign-flip test
-  // needs 6 rounds (its minimum) to decide. A member may leave at that look, slower with
-  // confidence, while one noisy round keeps the verdict open until the drop eases the
+  // needs 6 rounds (its minimum) to decide. A member may leave earlier, at the
+  // separation test's first look (5 rounds), or at that look, slower with confidence,
+  // while one noisy round keeps the verdict open until the drop eases the
   // multiple-comparison bound; a noisy round can also keep all of them longer. So each
-  // ends settled or raced out after at least 6 rounds.
+  // ends settled after at least 6 rounds or raced out after at least 5.
   auto in_rounds = [](const TrialResult& t) {
-    return t.figures.steps >= 6 && (t.remeasured || t.figures.stop == StopRule::raced_out);
+    return (t.remeasured && t.figures.steps >= 6) ||
+           (t.figures.stop == StopRule::raced_out &&
+            t.figures.steps >= static_cast<int64_t>(kEarliestSeparationLook));
   };
   size_t first_round = 0, settled = 0;
   for (const auto& t : halving.trials) {
