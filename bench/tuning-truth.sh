@@ -11,7 +11,9 @@
 # (the best of all the configs the truth measured, by the mean step time over the
 # truth's rounds: what a training run pays; beside it the share by the median step time,
 # the criterion until session 15, and by the geometric mean, what the tune's rounds rank
-# by), the measurement cost (the tune's own
+# by; and the share by the mean with the best cross-fitted, chosen on half of the
+# truth's rounds and valued on the other half, against the winner's curse of a flat
+# top), the measurement cost (the tune's own
 # count of the seconds spent measuring candidates, wall and CPU: core/tuner/TuneCost.h,
 # the `done` event's measurement_seconds / measurement_cpu_seconds) relative to
 # exhaustive's, the mean tune wall time and whole-process CPU time relative to
@@ -150,10 +152,11 @@ for problem in $PROBLEMS; do
     "$BUILD/bench/bench_tuning_truth" --model "$model" --batch "$batch" --layouts "$LAYOUTS" \
       --algorithms "$ALGORITHMS" --threads "$THREADS" ${layers:+--layers "$layers"} --delta 0.02 \
       --max-rounds 400 --max-seconds "$max_seconds" \
-      --config-files "$(IFS=,; echo "${files[*]}")" > "$work/truth-$tag.tsv"
+      --config-files "$(IFS=,; echo "${files[*]}")" --dump-rounds "$work/rounds-$tag.tsv" \
+      > "$work/truth-$tag.tsv"
     echo "   truth ends at load $(load_now) ($(date -u +%H:%M) UTC)"
     stop_busy
-    python3 - "$work/truth-$tag.tsv" "$picks" <<'PY'
+    python3 - "$work/truth-$tag.tsv" "$picks" "$work/rounds-$tag.tsv" <<'PY'
 import json, statistics, sys
 truth = {}
 for line in open(sys.argv[1]):
@@ -229,6 +232,29 @@ for strategy, runs in picks.items():
           f"{mean(wall):.1f} ({min(wall):.1f}-{max(wall):.1f}) | "
           f"{ratio(m['wall'], base['wall']):.2f}x | {ratio(m['cpu'], base['cpu']):.2f}x | "
           f"{ratio(m['wall'], full['wall']):.2f}x | {ratio(m['cpu'], full['cpu']):.2f}x | {names} |")
+# The best by the mean is the largest of many noisy means, biased up where the top is
+# flat (the winner's curse). Cross-fitted: the best chosen on the truth's odd rounds is
+# valued on its even rounds and the reverse, each pick on the same half; a pick's share
+# is the mean of the two. That value is unbiased for the config chosen, which may fall
+# short of the true best, so the cross-fitted count is the lenient bound and the count
+# above the strict one.
+rounds_lines = [l.rstrip("\n").split("\t") for l in open(sys.argv[3])]
+labels, series = rounds_lines[0], {}
+for k, label in enumerate(labels):
+    series[label] = [float(row[k]) for row in rounds_lines[1:] if float(row[k]) > 0]
+def half_mean(label, parity):
+    xs = series[label][parity::2]
+    return sum(xs) / len(xs)
+def cross_share(label):
+    shares = []
+    for chosen_on in (0, 1):
+        best_label = min(series, key=lambda l: half_mean(l, chosen_on))
+        shares.append(half_mean(best_label, 1 - chosen_on) / half_mean(label, 1 - chosen_on))
+    return sum(shares) / 2
+print("cross-fitted (the best chosen on half of the truth's rounds, valued on the other half): "
+      + "; ".join(f"{strategy} {sum(r['winner'] in series and cross_share(r['winner']) >= 0.97 for r in runs)}/{len(runs)} "
+                  f"(" + ", ".join(f"{cross_share(r['winner']):.3f}" if r["winner"] in series else "?" for r in runs) + ")"
+                  for strategy, runs in picks.items()))
 # What each tune's watch saw of other processes (SharedMachine.h: other cores; "*" when
 # it charged the steps), and the decision of each pick outside 3 % by the mean.
 for strategy, runs in picks.items():
