@@ -50,7 +50,9 @@
 #   The older form `bench/tuning-truth.sh N PROBLEMS` still works.
 #   BUILD=build: where tunescope and bench/bench_tuning_truth are. PEER_BUILD: see -s.
 #   KEEP=DIR: keeps each tune's jsonl events (every trial, its figures and reason) in
-#   DIR/TAG-STRATEGY-I.events, to see afterwards why a tune missed.
+#   DIR/TAG-STRATEGY-I.events, to see afterwards why a tune missed, and the truth's
+#   rounds (bench_tuning_truth --dump-rounds) in DIR/truth-rounds-TAG.tsv, to replay
+#   other statistics on them (bench/rounds-statistics.py).
 set -euo pipefail
 
 N=3
@@ -155,6 +157,7 @@ for problem in $PROBLEMS; do
       --config-files "$(IFS=,; echo "${files[*]}")" --dump-rounds "$work/rounds-$tag.tsv" \
       > "$work/truth-$tag.tsv"
     echo "   truth ends at load $(load_now) ($(date -u +%H:%M) UTC)"
+    if [[ -n ${KEEP:-} ]]; then cp "$work/rounds-$tag.tsv" "$KEEP/truth-rounds-$tag.tsv"; fi
     stop_busy
     python3 - "$work/truth-$tag.tsv" "$picks" "$work/rounds-$tag.tsv" <<'PY'
 import json, statistics, sys

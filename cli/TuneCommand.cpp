@@ -466,9 +466,21 @@ Action add_tune_command(CLI::App& command) {
       const auto timed =
           std::count_if(report.finds.begin(), report.finds.end(),
                         [](const tuner::LayerFind& f) { return f.timed_as.empty(); });
+      // Timings the finds took instead of timing them (auto's probe, the results DB).
+      size_t taken = 0;
+      for (const tuner::LayerFind& f : report.finds)
+        if (f.timed_as.empty())
+          taken += static_cast<size_t>(
+              std::count_if(f.timings.begin(), f.timings.end(),
+                            [](const tuner::AlgorithmTiming& t) { return t.reused; }));
+      const std::string taken_note =
+          taken > 0
+              ? cat("; ", taken, " algorithm timings taken from auto's probe or the results DB")
+              : std::string();
       std::printf(
-          "\nper-layer find: %zu layer finds, %td timed (layers with the same problem share one)\n",
-          report.finds.size(), timed);
+          "\nper-layer find: %zu layer finds, %td timed (layers with the same problem share "
+          "one)%s\n",
+          report.finds.size(), timed, taken_note.c_str());
     }
     if (const auto pruned = std::count_if(
             report.trials.begin(), report.trials.end(),
