@@ -157,7 +157,18 @@ std::vector<size_t> second_stage_candidates(const std::vector<RunConfig>& member
         fastest = &members[m];
         fastest_eps = members_eps.at(m);
       }
-    if (fastest && same_run_knobs(*fastest, candidates[k])) out.push_back(k);
+    if (fastest) {
+      if (same_run_knobs(*fastest, candidates[k])) out.push_back(k);
+      continue;
+    }
+    // A (layout, threads) with no survivor: a survivor's own algorithms there (another
+    // thread count's find's picks, with every run knob): a find beside another process
+    // can pick wrongly at one thread count, and its (layout, threads) then lost the
+    // first stage with picks the other count's find would not have made.
+    if (std::any_of(members.begin(), members.end(), [&](const RunConfig& m) {
+          return m.layout() == candidates[k].layout() && m.conv == candidates[k].conv;
+        }))
+      out.push_back(k);
   }
   return out;
 }

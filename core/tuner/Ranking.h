@@ -164,6 +164,11 @@ std::string sweep_race_reason(const TimingFigures& figures, const TrialResult& l
 // joins when it has the run knobs (layout, threads, concurrency, cpu_binding: every knob
 // but the conv algorithms' own) of the fastest survivor of its layout and thread count:
 // the first stage decides each (layout, threads)'s run knobs, the second its algorithms.
+// Where no survivor has its layout and thread count, it joins when it has a survivor's
+// layout and conv algorithms (that survivor's picks at another thread count, every run
+// knob): beside a busy loop resnet18-small's two-thread find chose direct on layers the
+// one-thread find did not, its (layout, 2 threads) lost the first stage with those picks,
+// and the one-thread picks at two threads bound, the truth's best, never raced.
 std::vector<size_t> second_stage_candidates(const std::vector<RunConfig>& members,
                                             const std::vector<double>& members_eps,
                                             const std::vector<RunConfig>& candidates);

@@ -64,9 +64,10 @@ TEST(PerLayerSettle, TheFindsPickThatIsSlowInTheNetworkLosesTheRounds) {
 }
 
 // Per-layer's second stage races the other candidates of each (layout, threads) still
-// racing after the first, and no others: a candidate joins when a member has its layout
-// and its thread count, not one of the two alone, and then only with the run knobs of the
-// fastest such member (here its cpu_binding), whatever its algorithms' own knobs.
+// racing after the first: a candidate joins when a member has its layout and its thread
+// count, not one of the two alone, and then only with the run knobs of the fastest such
+// member (here its cpu_binding), whatever its algorithms' own knobs; where no member has
+// its layout and thread count, when it has a member's layout and algorithms.
 TEST(PerLayerSettle, TheSecondStageTakesTheCandidatesOfTheLayoutsAndThreadsStillRacing) {
   RunConfig bound = config_of(Layout::NCHW, 2, "direct");
   knobs::cpu_binding.set(bound.knobs, CpuBinding::cores);
@@ -91,6 +92,20 @@ TEST(PerLayerSettle, TheSecondStageTakesTheCandidatesOfTheLayoutsAndThreadsStill
   EXPECT_EQ(second_stage_candidates(members, {100, 90, 95}, candidates),
             (std::vector<size_t>{0, 4, 5}));
   EXPECT_TRUE(second_stage_candidates({}, {}, candidates).empty());
+
+  // A (layout, threads) no survivor has: a survivor's own algorithms there join, with
+  // every run knob (that survivor's picks at another thread count); others do not.
+  RunConfig nhwc_gemm_bound = config_of(Layout::NHWC, 2, "gemm");
+  knobs::cpu_binding.set(nhwc_gemm_bound.knobs, CpuBinding::cores);
+  const std::vector<RunConfig> elsewhere{
+      config_of(Layout::NHWC, 2, "gemm"),    // the nhwc survivor's gemm at 2 threads: joins
+      nhwc_gemm_bound,                       // and bound: joins
+      config_of(Layout::NHWC, 2, "direct"),  // not a survivor's algorithms
+      config_of(Layout::NCHW, 1, "direct"),  // nchw's survivors' direct at 1 thread: joins
+      config_of(Layout::NCHW, 4, "gemm"),    // not nchw's survivors' algorithms
+  };
+  EXPECT_EQ(second_stage_candidates(members, {100, 90, 80}, elsewhere),
+            (std::vector<size_t>{0, 1, 3}));
 }
 
 TEST(RaceDrops, DropsOnlyTheSignificantlySlowerAtTheCorrectedLevel) {
