@@ -29,8 +29,8 @@ class AutoStrategy final : public TuningStrategy {
     inputs.racing = options.racing;
     try {
       // Where per-layer runs whatever the estimates say, the probe's timings serve its find.
-      const FindProbe probe = probe_find(space, options.find, options.measure,
-                                         inputs.per_layer_allowed && inputs.per_layer_mixes);
+      const FindProbe probe =
+          probe_find(space, options.find, options.measure, inputs.per_layer_forced());
       inputs.find_seconds = probe.find_seconds;
       price_steps(inputs, space, runnable, baseline.conv.default_algorithm, probe);
     } catch (const Error&) {

@@ -377,7 +377,7 @@ StrategyChoice choose_strategy(Strategy requested, const CostInputs& inputs) {
           inputs.distinct_problems, " distinct), a ", seconds_text(inputs.build_seconds),
           " build and a ", std::round(inputs.step_seconds * 1e4) / 10, " ms step",
           inputs.per_layer_allowed ? cat(", a find of ", seconds_text(inputs.find_seconds)) : "");
-  if (inputs.per_layer_allowed && inputs.per_layer_mixes) {
+  if (inputs.per_layer_forced()) {
     choice.run = Strategy::per_layer;
     choice.reason = cat("auto: per-layer, the only strategy that searches per-layer mixes (",
                         inputs.algorithms, " algorithms over ", inputs.distinct_problems,

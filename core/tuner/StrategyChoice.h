@@ -52,6 +52,9 @@ struct CostInputs {
   // (docs/BENCHMARKS.md, "Tuner accuracy"). Then auto runs per-layer whatever the
   // estimates say (choose_strategy); cost_inputs sets it from the space.
   bool per_layer_mixes = false;
+  // auto runs per-layer whatever the estimates say (choose_strategy), so its probe may
+  // time at the find's repetitions for the find to take (AutoStrategy).
+  bool per_layer_forced() const { return per_layer_allowed && per_layer_mixes; }
   int64_t warmup = 0;
   int64_t steps = 1;  // the minimum of timed steps (MeasureOptions::steps)
   // Adaptive timing (MeasureOptions): a full measurement times steps until the 95%

@@ -58,16 +58,23 @@ const ConvAlgorithmRegistration registration("cpu", kCounting, [](const KnobValu
   return std::make_unique<CountingConv>();
 });
 
-TEST(PerLayerFind, TimesEachDistinctProblemOnceAndRepeatsShareItsPick) {
+// A space of `model` (batch: the input's n) in one layout over `algorithms`.
+SearchSpace one_layout_space(const std::string& model, Shape4 input, Layout layout,
+                             std::vector<std::string> algorithms) {
   ModelSpec spec;
-  spec.name = "resnet18-small";
-  spec.input = {2, 3, 32, 32};
+  spec.name = model;
+  spec.input = input;
   SpaceOptions o;
   o.model = spec.name;
-  o.batch = 2;
-  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
-  o.algorithms = {"direct", "gemm", kCounting};
-  const SearchSpace space(o, conv_layers(*build_model(spec)));
+  o.batch = input.n;
+  o.knobs.set(knobs::layout, std::vector<Layout>{layout});
+  o.algorithms = std::move(algorithms);
+  return SearchSpace(o, conv_layers(*build_model(spec)));
+}
+
+TEST(PerLayerFind, TimesEachDistinctProblemOnceAndRepeatsShareItsPick) {
+  const SearchSpace space = one_layout_space("resnet18-small", {2, 3, 32, 32}, Layout::NCHW,
+                                             {"direct", "gemm", kCounting});
   std::set<std::string> distinct;
   for (const ConvLayerInfo& layer : space.layers()) distinct.insert(layer.problem.key());
   ASSERT_LT(distinct.size(), space.layers().size()) << "the net repeats no conv problem";
@@ -132,15 +139,8 @@ TEST(PerLayerFind, TimesEachDistinctProblemOnceAndRepeatsShareItsPick) {
 // distinct problem as a find at that count alone would, its finds named by the count;
 // only the numerics reference is shared. No count at all is a usage error.
 TEST(PerLayerFind, AtSeveralThreadCountsEachCountTimesEveryDistinctProblem) {
-  ModelSpec spec;
-  spec.name = "lenet5";
-  spec.input = {2, 1, 28, 28};
-  SpaceOptions o;
-  o.model = spec.name;
-  o.batch = 2;
-  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NHWC});
-  o.algorithms = {"direct", kCounting};
-  const SearchSpace space(o, conv_layers(*build_model(spec)));
+  const SearchSpace space =
+      one_layout_space("lenet5", {2, 1, 28, 28}, Layout::NHWC, {"direct", kCounting});
   forward_calls().clear();
   FindOptions options;
   options.repetitions = 2;
@@ -166,15 +166,9 @@ TEST(PerLayerFind, AtSeveralThreadCountsEachCountTimesEveryDistinctProblem) {
 // times nothing the probe timed, with no results DB behind them. A probe at one
 // repetition (the estimates alone) leaves the find to time them all.
 TEST(PerLayerFind, AProbeAtTheFindsRepetitionsServesTheFind) {
-  ModelSpec spec;
-  spec.name = "lenet5";  // two distinct conv problems: the probe's least and most FLOPs
-  spec.input = {2, 1, 28, 28};
-  SpaceOptions o;
-  o.model = spec.name;
-  o.batch = 2;
-  o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
-  o.algorithms = {"direct", kCounting};
-  const SearchSpace space(o, conv_layers(*build_model(spec)));
+  // lenet5: two distinct conv problems, the probe's least and most FLOPs.
+  const SearchSpace space =
+      one_layout_space("lenet5", {2, 1, 28, 28}, Layout::NCHW, {"direct", kCounting});
   for (const bool at_find_repetitions : {true, false}) {
     TuneLayerTimings timings(nullptr);
     FindOptions options;
