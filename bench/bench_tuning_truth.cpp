@@ -15,7 +15,8 @@
 //   bench_tuning_truth --model lenet5 --batch 128 --layouts nchw,nhwc
 //                      --algorithms direct,gemm --threads 1,2 [--layers conv1,conv2] [--delta 0.02]
 //                      [--max-rounds 400] [--max-seconds 60] [--config-files a.json,b.json]
-//                      [--settle-steps 1] [--dump-rounds rounds.tsv] [--cold-start]
+//                      [--settle-steps 1] [--turn-steps 1] [--dump-rounds rounds.tsv]
+//                      [--cold-start]
 //                      [--cpu-bindings off,cores]
 // --cpu-bindings: the cpu_binding values crossed with every config (default: what a tune
 // tries, KnobSpec::tune_default); as in the tune's space, a one-thread config runs unbound
@@ -24,6 +25,8 @@
 // settle_steps; 0 times the first step after another config's turn, to measure what
 // settling changes). Every turn settles here: the truth never stops settling
 // (MeasureOptions::settle_until_negligible off).
+// --turn-steps: timed steps per config per turn (MeasureOptions::turn_steps; a round's
+// time is their mean), to measure how much a longer turn narrows the rounds.
 // --dump-rounds: every round's step time per config (seconds; a header of the labels,
 // then one line per round), to study how the rounds drift and which statistic ranks them.
 // --cold-start: two more columns after the mean and geometric mean, the median ratio of
@@ -82,6 +85,7 @@ int main(int argc, char** argv) {
     bindings += (bindings.empty() ? "" : ",") + value;
   int64_t max_rounds = 400;
   int64_t settle_steps = tuner::MeasureOptions{}.settle_steps;
+  int64_t turn_steps = tuner::MeasureOptions{}.turn_steps;
   bool cold_start = false;
   try {
     for (int i = 1; i < argc; i += 2) {
@@ -104,6 +108,8 @@ int main(int argc, char** argv) {
         config_files = value;
       else if (key == "--settle-steps")
         settle_steps = std::stoll(value);
+      else if (key == "--turn-steps")
+        turn_steps = std::stoll(value);
       else if (key == "--dump-rounds")
         dump_rounds = value;
       else
@@ -115,6 +121,8 @@ int main(int argc, char** argv) {
     if (max_rounds < 6 || max_rounds > 100000) fail(ErrorKind::usage, "--max-rounds 6..100000");
     if (settle_steps < 0 || settle_steps > 100)
       fail(ErrorKind::usage, "--settle-steps 0..100, got ", settle_steps);
+    if (turn_steps < 1 || turn_steps > 100)
+      fail(ErrorKind::usage, "--turn-steps 1..100, got ", turn_steps);
     const SessionOptions& base = o.base;
     const std::string &layouts = o.layouts, &algorithms = o.algorithms, &threads = o.threads;
     const double delta = o.delta, max_seconds = o.max_seconds;
@@ -188,6 +196,7 @@ int main(int argc, char** argv) {
     measure.max_timing_seconds = max_seconds;
     measure.delta = delta;
     measure.settle_steps = settle_steps;
+    measure.turn_steps = turn_steps;
     measure.settle_until_negligible = false;
     const tuner::NumericsSample reference = tuner::reference_numerics(base, measure);
     const std::vector<const tuner::NumericsSample*> references(configs.size(), &reference);

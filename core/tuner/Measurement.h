@@ -54,6 +54,11 @@ struct MeasureOptions {
   // the rounds' steps, and where the cold start is lost in the step it buys nothing. False:
   // every turn settles (the ground truth of bench_tuning_truth, and to measure it).
   bool settle_until_negligible = true;
+  // Interleaved rounds: timed steps per member per turn after the settle steps; a
+  // member's round time is their mean. A tune keeps 1: the rounds' noise comes with the
+  // turn, so more steps a turn narrow the rounds less than they cost
+  // (docs/TUNER-MEASUREMENT.md, "One timed step a turn"); bench_tuning_truth varies it.
+  int64_t turn_steps = 1;
   // Ranks racing the same leaders in interleaved rounds at once (a distributed tune's
   // final rounds, DistributedTune.h): each runs its share, 1/rounds_ranks, of the
   // minimum number of rounds, and the verdict pools their paired rounds.

@@ -83,10 +83,11 @@ std::vector<std::vector<LayerFind>> find_per_layer(const SearchSpace& space, Lay
                                                    const FindOptions& options,
                                                    const MeasureOptions& limits) {
   if (thread_counts.empty()) fail(ErrorKind::usage, "per-layer find: no thread count");
-  // The find's own schedule: a fixed count of timed runs, no warm-up beyond the checked
-  // first run, no racing.
+  // The find's own schedule: timed runs until one confirms the fastest, at most
+  // options.repetitions, no warm-up beyond the checked first run, no racing.
   MeasureOptions measure = limits;
-  measure.steps = measure.max_steps = std::max(1, options.repetitions);
+  measure.max_steps = std::max(1, options.repetitions);
+  measure.steps = std::min<int64_t>(kFindMinimumRuns, measure.max_steps);
   measure.warmup = 0;
   measure.race_against.reset();
   measure.check_numerics = true;

@@ -37,6 +37,10 @@ struct AlgorithmTiming {
   double score_ms() const;
 };
 
+// The fewest timed runs of an algorithm on a layer: the first to time, the second to
+// confirm it.
+inline constexpr int kFindMinimumRuns = 2;
+
 // An algorithm whose score is within this share of a layer's best is one of the layer's
 // close alternatives (LayerFind::close): the find alone cannot tell it from the best, so
 // the per-layer strategy races the configs with it in whole-config rounds.
@@ -47,7 +51,8 @@ inline constexpr double kFindCloseMargin = 0.25;
 class LayerTimingCache {
  public:
   virtual ~LayerTimingCache() = default;
-  // A timing of `algorithm` from at least `repetitions` timed runs, if one is kept.
+  // A timing of `algorithm` by a find allowed at least `repetitions` timed runs, if one
+  // is kept.
   virtual std::optional<AlgorithmTiming> lookup(const ConvProblem& problem, int threads,
                                                 const std::string& algorithm, int repetitions) = 0;
   virtual void store(const ConvProblem& problem, int threads, int repetitions,
@@ -69,8 +74,10 @@ struct LayerFind {
 };
 
 struct FindOptions {
-  int repetitions =
-      5;  // timed runs per algorithm and layer (a fixed count: the find's cost stays known)
+  // Timed runs per algorithm and layer, at most: the runs stop once one confirms the
+  // fastest within +-delta/2 (fastest_confirmed), from kFindMinimumRuns on, so the find's
+  // cost is bounded by this count and a quiet machine pays about two runs.
+  int repetitions = 5;
   // Timings of the same problem, threads and algorithm found before (another model, an
   // earlier tune) are taken from here instead of timed; new ones are stored. Null: none.
   LayerTimingCache* cache = nullptr;

@@ -122,12 +122,12 @@ class ResultsDb {
   struct LayerTimingRow {
     std::string conv_problem;  // ConvProblem::key: shape and layout
     int threads = 1;
-    int repetitions = 1;  // timed runs
+    int repetitions = 1;  // the find's cap on timed runs (FindOptions::repetitions)
     AlgorithmTiming timing;
   };
   void add_layer_timings(int64_t machine_id, const std::vector<LayerTimingRow>& rows,
                          const std::string& model);
-  // The latest such timing from at least `min_repetitions` runs, of any model.
+  // The latest such timing by a find allowed at least `min_repetitions` runs, of any model.
   std::optional<AlgorithmTiming> layer_timing(int64_t machine_id, const std::string& conv_problem,
                                               int threads, const std::string& algorithm,
                                               int min_repetitions) const;

@@ -119,6 +119,12 @@ std::optional<StopRule> should_stop(const std::vector<double>& step_seconds,
   return std::nullopt;
 }
 
+bool fastest_confirmed(const std::vector<double>& run_seconds, double delta) {
+  if (run_seconds.size() < 2) return false;
+  const double fastest_before = *std::min_element(run_seconds.begin(), run_seconds.end() - 1);
+  return std::abs(run_seconds.back() - fastest_before) <= delta / 2 * fastest_before;
+}
+
 bool slower_with_confidence(const QuantileEstimate& candidate, const QuantileEstimate& leader,
                             double delta) {
   if (!candidate.bounded() || !leader.bounded()) return false;

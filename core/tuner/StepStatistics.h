@@ -85,6 +85,11 @@ std::optional<StopRule> should_stop(const std::vector<double>& step_seconds,
 bool slower_with_confidence(const QuantileEstimate& candidate, const QuantileEstimate& leader,
                             double delta);
 
+// The per-layer find's stopping rule (it ranks by each algorithm's fastest run): the
+// last of `run_seconds` lies within +-delta/2 of the fastest run before it, so a second
+// run has confirmed the fastest instead of moving it. False for fewer than two runs.
+bool fastest_confirmed(const std::vector<double>& run_seconds, double delta);
+
 // The sign-flip (Fisher-Pitman) permutation test of paired differences against a zero
 // mean, with the mean difference and its interval. Under the null hypothesis the two
 // members of a pair are exchangeable, so each difference is as likely with either sign:

@@ -109,10 +109,11 @@ FindProbe probe_find(const SearchSpace& space, const FindOptions& options,
   FindOptions probe_options = options;
   if (!at_find_repetitions) probe_options.repetitions = 1;
   // A layer's find is a fixed part (its tensors, the direct reference, each algorithm's
-  // first, checked run) plus `repetitions` timed runs of each algorithm. The probe runs
-  // the fixed part and one repetition, and its timings say what one repetition costs, so
-  // the full find of that layer is the probe plus repetitions - 1 more of those (none
-  // more when the probe ran them all).
+  // first, checked run) plus up to `repetitions` timed runs of each algorithm (fewer once
+  // a run confirms the fastest). The probe runs the fixed part and one repetition, and
+  // its timings say what one repetition costs, so the full find of that layer costs at
+  // most the probe plus repetitions - 1 more of those (none more when the probe ran the
+  // find's own schedule).
   const int repetitions = at_find_repetitions ? 1 : std::max(1, options.repetitions);
   auto time_find = [&](const ConvLayerInfo& layer) {
     const SearchSpace one(o, {layer});

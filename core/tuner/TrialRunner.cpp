@@ -171,12 +171,21 @@ class CandidateRun {
     // Ranks time with rank 0's step times, so that they stop timing together.
     if (Communicator* ranks = options_.ranks; ranks && ranks->size() > 1)
       ranks->broadcast(std::as_writable_bytes(std::span(step_seconds_).subspan(before)), 0);
+    if (step_seconds_.size() > before) {
+      double sum = 0;
+      for (size_t i = before; i < step_seconds_.size(); ++i) sum += step_seconds_[i];
+      turn_seconds_.push_back(sum / static_cast<double>(step_seconds_.size() - before));
+    }
   }
+  // Each call's mean timed step: a member's round times in interleaved rounds.
+  const std::vector<double>& turn_seconds() const { return turn_seconds_; }
   StopRule time_adaptively(const MeasureOptions& options) {
     return tuner::time_adaptively(options, step_seconds_, limit_,
                                   [&](int64_t count) { time_steps(count, 0, options.free_cores); });
   }
-  TrialResult finish(const MeasureOptions& options, StopRule stop) {
+  // `per_turn`: the figures and step_seconds are of each call's mean step (interleaved
+  // rounds: one per round), else of every timed step.
+  TrialResult finish(const MeasureOptions& options, StopRule stop, bool per_turn = false) {
     profiler::Tracer& tracer = session_->tracer();
     tracer.stop();
     profiler::TraceMetadata metadata{session_->backend().device_description(),
@@ -187,8 +196,9 @@ class CandidateRun {
     TrialResult result;
     result.config = config_;
     result.status = TrialStatus::ok;
-    result.figures = figures_of(step_seconds_, config_.batch, stop);
-    result.step_seconds = step_seconds_;
+    const std::vector<double>& seconds = per_turn ? turn_seconds_ : step_seconds_;
+    result.figures = figures_of(seconds, config_.batch, stop);
+    result.step_seconds = seconds;
     result.turn_first_seconds = turn_first_seconds_;
     result.step_cpu_seconds = step_cpu_seconds_;
     const profiler::Concurrency overlap = profiler::concurrency(*trace);
@@ -207,6 +217,7 @@ class CandidateRun {
   std::unique_ptr<TrainingSession> session_;
   std::vector<double> step_seconds_;
   std::vector<double> turn_first_seconds_;
+  std::vector<double> turn_seconds_;
   std::vector<double> step_cpu_seconds_;  // this process's CPU over each timed step
 };
 
@@ -365,7 +376,9 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
     // options.settle_steps untimed steps: the first step after another member's turn
     // pays for what that member left cold, by an amount that differs by config.
     for (size_t i : racing) runs[i]->start_tracing();
-    // Round-robin single steps: each includes draining its own pipeline, alike for all.
+    // Round-robin turns, each draining its own pipeline, alike for all: one timed step a
+    // turn unless options.turn_steps says more (a bench's knob: more steps a turn narrow
+    // the rounds less than they cost, docs/TUNER-MEASUREMENT.md).
     const int64_t minimum = minimum_rounds(options);
     const int64_t first_look = first_drop_look(options);
     const int64_t maximum = std::max(options.max_steps, minimum);
@@ -378,8 +391,9 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
       for (size_t i : racing) {
         // The cap counts the settle steps too: it bounds what the rounds cost.
         const auto turn_start = Clock::now();
-        runs[i]->time_steps(1, settle[i], options.free_cores);
-        rounds[i].push_back(runs[i]->step_seconds().back());
+        runs[i]->time_steps(std::max<int64_t>(options.turn_steps, 1), settle[i],
+                            options.free_cores);
+        rounds[i].push_back(runs[i]->turn_seconds().back());
         this_round += seconds_since(turn_start);
         // Settling stops for good once it is shown to buy less than delta/2, so the
         // first steps pair with the rounds' first timed steps.
@@ -406,7 +420,8 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
     for (size_t i = 0; i < runs.size(); ++i)
       results.push_back(
           mismatch[i].empty()
-              ? runs[i]->finish(options, dropped[i] ? StopRule::raced_out : StopRule::interleaved)
+              ? runs[i]->finish(options, dropped[i] ? StopRule::raced_out : StopRule::interleaved,
+                                /*per_turn=*/true)
               : disposition(configs[i], TrialStatus::invalid,
                             cat(kRemeasureReason, ": ", mismatch[i])));
   });
@@ -592,16 +607,31 @@ TrialResult measure_layer(const LayerTrial& trial, const NumericsSample& referen
           state.checked = true;
           if (!state.mismatch.empty()) return TrialResult{};
         }
+        // Run by run until one confirms the fastest (fastest_confirmed), from options.steps
+        // to options.max_steps runs: the find ranks by the fastest run, and on a quiet
+        // machine two runs agree where five only cost more.
         std::vector<double> seconds;
-        const StopRule stop = time_adaptively(options, seconds, limit, [&](int64_t count) {
-          for (int64_t i = 0; i < count; ++i) {
-            const auto start = Clock::now();
-            const double cpu = process_cpu_seconds();
-            run_all();
-            seconds.push_back(charged_step_seconds(
-                seconds_since(start), process_cpu_seconds() - cpu, options.free_cores));
+        double timed = 0;
+        StopRule stop = StopRule::max_steps;
+        const auto minimum = static_cast<size_t>(std::max<int64_t>(1, options.steps));
+        const auto maximum =
+            static_cast<size_t>(std::max<int64_t>(options.steps, options.max_steps));
+        while (seconds.size() < maximum) {
+          const auto start = Clock::now();
+          const double cpu = process_cpu_seconds();
+          run_all();
+          seconds.push_back(charged_step_seconds(seconds_since(start), process_cpu_seconds() - cpu,
+                                                 options.free_cores));
+          timed += seconds.back();
+          if (seconds.size() >= minimum && fastest_confirmed(seconds, options.delta)) {
+            stop = StopRule::converged;
+            break;
           }
-        });
+          if (timed >= options.max_timing_seconds || limit.seconds_left() < 2 * seconds.back()) {
+            stop = StopRule::time_cap;
+            break;
+          }
+        }
         TrialResult result = disposition(trial.config, TrialStatus::ok, "");
         result.figures = figures_of(seconds, problem.input.n, stop);
         result.step_seconds = std::move(seconds);

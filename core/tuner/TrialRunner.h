@@ -67,9 +67,10 @@ struct LayerTrial {
 NumericsSample layer_reference(const ConvProblem& problem);
 // Runs forward + backward data + backward filter of the layer once (checked against
 // `reference`: an invalid trial's reason starts "wrong results"), then times them
-// together, one step each, adaptively with `options` (steps, max_steps, delta,
-// max_timing_seconds), under the same limits and isolation as a whole config. An ok
-// result's figures are of those steps (median_step_ms: the three passes together).
+// together, run by run, until a run confirms the fastest (fastest_confirmed, at
+// options.delta) after at least options.steps runs, or at options.max_steps runs or
+// max_timing_seconds, under the same limits and isolation as a whole config. An ok
+// result's figures are of those runs (median_step_ms: the three passes together).
 TrialResult measure_layer(const LayerTrial& trial, const NumericsSample& reference,
                           const MeasureOptions& options);
 

@@ -76,7 +76,40 @@ TEST(PerLayerFindTrial, LayerTrialRecordsTheStepsItTimedAndItsStopRule) {
   EXPECT_TRUE(r.numerics_checked);
   EXPECT_EQ(r.figures.steps, 3);
   EXPECT_EQ(r.step_seconds.size(), 3u);
-  EXPECT_EQ(r.figures.stop, StopRule::max_steps);
+  EXPECT_TRUE(r.figures.stop == StopRule::max_steps || r.figures.stop == StopRule::converged);
+}
+
+// The runs stop at the first one that confirms the fastest (fastest_confirmed) from the
+// minimum on, else at the maximum: the recorded runs and stop rule say which, and agree.
+TEST(PerLayerFindTrial, LayerTrialStopsAtTheFirstRunThatConfirmsTheFastest) {
+  const SearchSpace space = tiny_space({"direct"});
+  ConvProblem problem = space.layers().front().problem;
+  problem.layout = Layout::NCHW;
+  LayerTrial trial{"cpu", problem, "direct", 1, space.global(Layout::NCHW, 1, "direct").config};
+  for (const double delta : {0.5, 1e-9}) {
+    MeasureOptions o;
+    o.steps = 2;
+    o.max_steps = 6;
+    o.delta = delta;
+    const TrialResult r = measure_layer(trial, layer_reference(problem), o);
+    ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
+    const std::vector<double>& runs = r.step_seconds;
+    ASSERT_GE(runs.size(), 2u);
+    ASSERT_LE(runs.size(), 6u);
+    for (size_t n = 2; n < runs.size(); ++n)
+      EXPECT_FALSE(fastest_confirmed({runs.begin(), runs.begin() + static_cast<long>(n)}, delta))
+          << "went on after run " << n << " had confirmed the fastest";
+    if (r.figures.stop == StopRule::converged) {
+      EXPECT_TRUE(fastest_confirmed(runs, delta));
+    } else {
+      EXPECT_EQ(r.figures.stop, StopRule::max_steps);
+      EXPECT_EQ(runs.size(), 6u);
+    }
+    // +-25 %: runs of a tiny layer agree that well; +-5e-10 %: only by chance.
+    if (delta == 0.5) {
+      EXPECT_EQ(r.figures.stop, StopRule::converged);
+    }
+  }
 }
 
 }  // namespace

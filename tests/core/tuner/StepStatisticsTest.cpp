@@ -257,5 +257,19 @@ TEST(StepStatistics, TrimmedMeanDropsBothTails) {
   EXPECT_DOUBLE_EQ(trimmed_mean({5}, 0.2), 5);
 }
 
+// The find's rule: the last run within +-delta/2 of the fastest before it.
+TEST(FastestConfirmed, TheLastRunMustLandWithinHalfDeltaOfTheFastestBefore) {
+  EXPECT_FALSE(fastest_confirmed({}, 0.02));
+  EXPECT_FALSE(fastest_confirmed({1.0}, 0.02));
+  EXPECT_TRUE(fastest_confirmed({1.0, 1.009}, 0.02));   // 0.9 % above
+  EXPECT_TRUE(fastest_confirmed({1.0, 0.991}, 0.02));   // 0.9 % below
+  EXPECT_FALSE(fastest_confirmed({1.0, 1.011}, 0.02));  // 1.1 % above
+  EXPECT_FALSE(fastest_confirmed({1.0, 0.98}, 0.02));   // moved the fastest by 2 %
+  // Against the fastest before it, not the previous run.
+  EXPECT_TRUE(fastest_confirmed({1.2, 1.0, 1.5, 1.005}, 0.02));
+  EXPECT_FALSE(fastest_confirmed({1.0, 1.005, 1.2}, 0.02));
+  EXPECT_TRUE(fastest_confirmed({2.0, 2.3}, 0.5));
+}
+
 }  // namespace
 }  // namespace tunescope::tuner
