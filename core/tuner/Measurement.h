@@ -47,7 +47,7 @@ struct MeasureOptions {
   // Interleaved rounds: untimed steps that start each member's turn, in the same
   // train_steps call as its timed step. The first step after another member's turn
   // pays for caches and a thread pool left cold by it (docs/TUNER-MEASUREMENT.md,
-  // "Settle steps"); training never runs such a step twice in a row.
+  // "Settle steps, and one timed step a turn"); training never takes such a step.
   int64_t settle_steps = 1;
   // A member stops settling once the rounds show its first step of a turn costs no more
   // than delta/2 over the next (cold_start_negligible, TurnSettling.h): settling doubles
@@ -56,8 +56,8 @@ struct MeasureOptions {
   bool settle_until_negligible = true;
   // Interleaved rounds: timed steps per member per turn after the settle steps; a
   // member's round time is their mean. A tune keeps 1: the rounds' noise comes with the
-  // turn, so more steps a turn narrow the rounds less than they cost
-  // (docs/TUNER-MEASUREMENT.md, "One timed step a turn"); bench_tuning_truth varies it.
+  // turn, so more steps a turn narrow the rounds less than they cost (docs/
+  // TUNER-MEASUREMENT.md, "Settle steps, and one timed step a turn"); a bench varies it.
   int64_t turn_steps = 1;
   // Ranks racing the same leaders in interleaved rounds at once (a distributed tune's
   // final rounds, DistributedTune.h): each runs its share, 1/rounds_ranks, of the

@@ -84,10 +84,13 @@ std::vector<std::vector<LayerFind>> find_per_layer(const SearchSpace& space, Lay
                                                    const MeasureOptions& limits) {
   if (thread_counts.empty()) fail(ErrorKind::usage, "per-layer find: no thread count");
   // The find's own schedule: timed runs until one confirms the fastest, at most
-  // options.repetitions, no warm-up beyond the checked first run, no racing.
+  // options.repetitions, no warm-up beyond the checked first run, no racing. On a
+  // machine shared with other processes (free cores charged) all of them: two runs that
+  // agree there may share one stretch of the scheduler's drift.
   MeasureOptions measure = limits;
   measure.max_steps = std::max(1, options.repetitions);
-  measure.steps = std::min<int64_t>(kFindMinimumRuns, measure.max_steps);
+  measure.steps = limits.free_cores > 0 ? measure.max_steps
+                                        : std::min<int64_t>(kFindMinimumRuns, measure.max_steps);
   measure.warmup = 0;
   measure.race_against.reset();
   measure.check_numerics = true;

@@ -74,9 +74,9 @@ struct LayerFind {
 };
 
 struct FindOptions {
-  // Timed runs per algorithm and layer, at most: the runs stop once one confirms the
-  // fastest within +-delta/2 (fastest_confirmed), from kFindMinimumRuns on, so the find's
-  // cost is bounded by this count and a quiet machine pays about two runs.
+  // Timed runs per algorithm and layer, at most: on a quiet machine the runs stop once one
+  // confirms the fastest within +-delta/2 (fastest_confirmed), from kFindMinimumRuns on;
+  // on a shared one (MeasureOptions::free_cores > 0) all of them are timed.
   int repetitions = 5;
   // Timings of the same problem, threads and algorithm found before (another model, an
   // earlier tune) are taken from here instead of timed; new ones are stored. Null: none.

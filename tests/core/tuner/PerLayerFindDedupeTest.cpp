@@ -195,5 +195,29 @@ TEST(PerLayerFind, AProbeAtTheFindsRepetitionsServesTheFind) {
   }
 }
 
+// On a quiet machine a find stops once a run confirms the fastest (between the minimum
+// and the cap); on a shared one (free cores charged) it times every repetition.
+TEST(PerLayerFind, OnASharedMachineTheFindTimesEveryRepetition) {
+  const SearchSpace space =
+      one_layout_space("lenet5", {2, 1, 28, 28}, Layout::NCHW, {"direct", kCounting});
+  FindOptions options;
+  options.repetitions = 4;
+  for (const double free_cores : {0.0, 1.0}) {
+    MeasureOptions limits;
+    limits.free_cores = free_cores;
+    forward_calls().clear();
+    find_per_layer(space, Layout::NCHW, 1, options, limits);
+    ASSERT_EQ(forward_calls().size(), 2u);
+    for (const auto& [key, calls] : forward_calls()) {  // the checked run, then the timed ones
+      if (free_cores > 0) {
+        EXPECT_EQ(calls, 1 + options.repetitions) << key;
+      } else {
+        EXPECT_GE(calls, 1 + kFindMinimumRuns) << key;
+        EXPECT_LE(calls, 1 + options.repetitions) << key;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tunescope::tuner
