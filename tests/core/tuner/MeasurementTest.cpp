@@ -110,6 +110,38 @@ TEST_F(MeasurementTest, InterleavedStepsEachRunInTheirCandidatesRange) {
   for (const TrialResult& r : capped) EXPECT_EQ(r.figures.steps, 9) << r.reason;
 }
 
+// With turn_steps timed steps a turn, a member's round time is their mean: one value per
+// round in its figures and step_seconds (not one per step), its CPU time kept per step,
+// and (settle + turn_steps) iterations per round in its trace.
+TEST_F(MeasurementTest, InterleavedTurnsOfSeveralStepsGiveOneValuePerRound) {
+  const std::vector<RunConfig> configs{config_with(base, Layout::NCHW, "direct"),
+                                       config_with(base, Layout::NHWC, "gemm")};
+  MeasureOptions o = quick();
+  o.max_steps = 6;
+  o.settle_steps = 1;
+  o.settle_until_negligible = false;
+  o.turn_steps = 3;
+  size_t looks = 0;
+  const auto results = measure_interleaved(base, configs, {&reference, &reference}, o,
+                                           [&](const std::vector<std::vector<double>>& rounds) {
+                                             ++looks;
+                                             EXPECT_EQ(rounds[0].size(), 5 + looks);
+                                             return false;
+                                           });
+  EXPECT_EQ(looks, 1u) << "asked after the 6th round, the cap";
+  for (const TrialResult& r : results) {
+    ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
+    EXPECT_EQ(r.figures.steps, 6);
+    EXPECT_EQ(r.step_seconds.size(), 6u);
+    EXPECT_EQ(r.step_cpu_seconds.size(), 6u * 3);
+    ASSERT_TRUE(r.trace);
+    size_t iterations = 0;
+    for (const auto& range : r.trace->ranges)
+      if (range.category == profiler::RangeCategory::iteration) ++iterations;
+    EXPECT_EQ(iterations, 6u * (1 + 3));
+  }
+}
+
 // Each turn of the rounds starts with settle_steps untimed steps in the same call as its
 // timed step (the first step after another member's turn pays for what that member left
 // cold): a member's trace has (1 + settle_steps) training iterations per round, one
