@@ -53,6 +53,11 @@
 #   DIR/TAG-STRATEGY-I.events, to see afterwards why a tune missed, and the truth's
 #   rounds (bench_tuning_truth --dump-rounds) in DIR/truth-rounds-TAG.tsv, to replay
 #   other statistics on them (bench/rounds-statistics.py).
+#   TRUTH_SETTLE=N: untimed settle steps at the start of each config's turn in the truth
+#   (default 1; bench_tuning_truth --settle-steps). After a one-thread config's turn an
+#   unbound two-thread config's threads share one CPU for more than one step, which a
+#   training run pays once: 3 removes most of that slow mode in a three-config rotation,
+#   not in lenet5's 24 (docs/BENCHMARKS.md, session 21).
 set -euo pipefail
 
 N=3
@@ -153,7 +158,7 @@ for problem in $PROBLEMS; do
     echo "   tunes end at load $(load_now); truth starts ($(date -u +%H:%M) UTC)"
     "$BUILD/bench/bench_tuning_truth" --model "$model" --batch "$batch" --layouts "$LAYOUTS" \
       --algorithms "$ALGORITHMS" --threads "$THREADS" ${layers:+--layers "$layers"} --delta 0.02 \
-      --max-rounds 400 --max-seconds "$max_seconds" \
+      --max-rounds 400 --max-seconds "$max_seconds" --settle-steps "${TRUTH_SETTLE:-1}" \
       --config-files "$(IFS=,; echo "${files[*]}")" --dump-rounds "$work/rounds-$tag.tsv" \
       > "$work/truth-$tag.tsv"
     echo "   truth ends at load $(load_now) ($(date -u +%H:%M) UTC)"
