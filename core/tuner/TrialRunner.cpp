@@ -134,7 +134,6 @@ class CandidateRun {
       session_->train_steps(steps, [&](int64_t, int64_t, const StepStats&) { limit_.step_done(); });
   }
   void start_tracing() { session_->tracer().start(); }
-  const std::vector<double>& step_seconds() const { return step_seconds_; }
   // The first step of each call that settled: what the cold start costs (TurnSettling.h).
   const std::vector<double>& turn_first_seconds() const { return turn_first_seconds_; }
   // One call of `count` steps timed step by step from the progress callback: an
@@ -145,8 +144,9 @@ class CandidateRun {
   // `settle` untimed steps first, in the same call (the interleaved rounds' turns).
   // Each step's time is charged for the CPU it used beyond `free_cores` (SharedMachine.h;
   // 0: wall time; a bound run: wall time, free_cores_charged), so that every ranking, race
-  // and test of the tune sees the same time.
-  void time_steps(int64_t count, int64_t settle, double free_cores) {
+  // and test of the tune sees the same time. Returns the call's mean timed step (a
+  // member's round time in interleaved rounds; 0 when it timed none).
+  double time_steps(int64_t count, int64_t settle, double free_cores) {
     profiler::Tracer& tracer = session_->tracer();
     const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()),
                                          profiler::RangeCategory::candidate);
@@ -171,21 +171,22 @@ class CandidateRun {
     // Ranks time with rank 0's step times, so that they stop timing together.
     if (Communicator* ranks = options_.ranks; ranks && ranks->size() > 1)
       ranks->broadcast(std::as_writable_bytes(std::span(step_seconds_).subspan(before)), 0);
-    if (step_seconds_.size() > before) {
-      double sum = 0;
-      for (size_t i = before; i < step_seconds_.size(); ++i) sum += step_seconds_[i];
-      turn_seconds_.push_back(sum / static_cast<double>(step_seconds_.size() - before));
-    }
+    if (step_seconds_.size() == before) return 0;
+    double sum = 0;
+    for (size_t i = before; i < step_seconds_.size(); ++i) sum += step_seconds_[i];
+    return sum / static_cast<double>(step_seconds_.size() - before);
   }
-  // Each call's mean timed step: a member's round times in interleaved rounds.
-  const std::vector<double>& turn_seconds() const { return turn_seconds_; }
   StopRule time_adaptively(const MeasureOptions& options) {
     return tuner::time_adaptively(options, step_seconds_, limit_,
                                   [&](int64_t count) { time_steps(count, 0, options.free_cores); });
   }
-  // `per_turn`: the figures and step_seconds are of each call's mean step (interleaved
-  // rounds: one per round), else of every timed step.
-  TrialResult finish(const MeasureOptions& options, StopRule stop, bool per_turn = false) {
+  // The figures and step_seconds are of every timed step.
+  TrialResult finish(const MeasureOptions& options, StopRule stop) {
+    return finish(options, stop, step_seconds_);
+  }
+  // The same of `seconds` instead (interleaved rounds: the member's round times).
+  TrialResult finish(const MeasureOptions& options, StopRule stop,
+                     const std::vector<double>& seconds) {
     profiler::Tracer& tracer = session_->tracer();
     tracer.stop();
     profiler::TraceMetadata metadata{session_->backend().device_description(),
@@ -196,7 +197,6 @@ class CandidateRun {
     TrialResult result;
     result.config = config_;
     result.status = TrialStatus::ok;
-    const std::vector<double>& seconds = per_turn ? turn_seconds_ : step_seconds_;
     result.figures = figures_of(seconds, config_.batch, stop);
     result.step_seconds = seconds;
     result.turn_first_seconds = turn_first_seconds_;
@@ -217,7 +217,6 @@ class CandidateRun {
   std::unique_ptr<TrainingSession> session_;
   std::vector<double> step_seconds_;
   std::vector<double> turn_first_seconds_;
-  std::vector<double> turn_seconds_;
   std::vector<double> step_cpu_seconds_;  // this process's CPU over each timed step
 };
 
@@ -391,9 +390,8 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
       for (size_t i : racing) {
         // The cap counts the settle steps too: it bounds what the rounds cost.
         const auto turn_start = Clock::now();
-        runs[i]->time_steps(std::max<int64_t>(options.turn_steps, 1), settle[i],
-                            options.free_cores);
-        rounds[i].push_back(runs[i]->turn_seconds().back());
+        rounds[i].push_back(runs[i]->time_steps(std::max<int64_t>(options.turn_steps, 1), settle[i],
+                                                options.free_cores));
         this_round += seconds_since(turn_start);
         // Settling stops for good once it is shown to buy less than delta/2, so the
         // first steps pair with the rounds' first timed steps.
@@ -421,7 +419,7 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
       results.push_back(
           mismatch[i].empty()
               ? runs[i]->finish(options, dropped[i] ? StopRule::raced_out : StopRule::interleaved,
-                                /*per_turn=*/true)
+                                rounds[i])
               : disposition(configs[i], TrialStatus::invalid,
                             cat(kRemeasureReason, ": ", mismatch[i])));
   });
