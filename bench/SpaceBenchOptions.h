@@ -46,6 +46,8 @@ struct SpaceBenchOptions {
       delta = std::stod(value);
     else if (key == "--max-seconds")
       max_seconds = std::stod(value);
+    else if (key == "--prefetch")
+      base.prefetch = std::stoi(value);
     else
       return false;
     return true;
@@ -54,8 +56,9 @@ struct SpaceBenchOptions {
   // Throws Error(usage) naming the bounds when delta, the time cap or the batch is out.
   void check() const {
     if (!(delta > 0 && delta <= 1) || !(max_seconds > 0 && max_seconds <= 3600) || base.batch < 1 ||
-        base.batch > 65536)
-      fail(ErrorKind::usage, "--delta in (0, 1], --max-seconds in (0, 3600], --batch 1..65536");
+        base.batch > 65536 || base.prefetch < 0 || base.prefetch > 64)
+      fail(ErrorKind::usage,
+           "--delta in (0, 1], --max-seconds in (0, 3600], --batch 1..65536, --prefetch 0..64");
   }
 };
 

@@ -16,7 +16,8 @@
 //                      --algorithms direct,gemm --threads 1,2 [--layers conv1,conv2] [--delta 0.02]
 //                      [--max-rounds 400] [--max-seconds 60] [--config-files a.json,b.json]
 //                      [--settle-steps 1] [--turn-steps 1] [--dump-rounds rounds.tsv]
-//                      [--cold-start]
+//                      [--cold-start] [--turn-order threads] [--wait-input on]
+//                      [--prefetch 2]
 //                      [--cpu-bindings off,cores]
 // --cpu-bindings: the cpu_binding values crossed with every config (default: what a tune
 // tries, KnobSpec::tune_default); as in the tune's space, a one-thread config runs unbound
@@ -29,6 +30,12 @@
 // time is their mean), to measure how much a longer turn narrows the rounds.
 // --dump-rounds: every round's step time per config (seconds; a header of the labels,
 // then one line per round), to study how the rounds drift and which statistic ranks them.
+// --turn-order: threads (MeasureOptions::order_turns, TurnOrder.h: by thread count, the
+// bound before the unbound; what a tune does) or given (the space's order: layout, then
+// algorithms, then threads and binding), to measure what the order changes.
+// --wait-input: on (MeasureOptions::wait_for_input: after each turn, wait for the
+// config's input thread to prepare its next batches) or off (it builds them in the next
+// config's turn). --prefetch: batches the input thread prepares ahead (SessionOptions).
 // --cold-start: two more columns after the mean and geometric mean, the median ratio of
 // each turn's first (settle) step to its timed step and that median's 95% interval
 // ("low,high"; TurnSettling.h), what the tuner's rounds weigh to stop settling.
@@ -87,6 +94,8 @@ int main(int argc, char** argv) {
   int64_t settle_steps = tuner::MeasureOptions{}.settle_steps;
   int64_t turn_steps = tuner::MeasureOptions{}.turn_steps;
   bool cold_start = false;
+  std::string turn_order = "threads";
+  std::string wait_input = "on";
   try {
     for (int i = 1; i < argc; i += 2) {
       const std::string key = argv[i];
@@ -112,6 +121,10 @@ int main(int argc, char** argv) {
         turn_steps = std::stoll(value);
       else if (key == "--dump-rounds")
         dump_rounds = value;
+      else if (key == "--turn-order")
+        turn_order = value;
+      else if (key == "--wait-input")
+        wait_input = value;
       else
         fail(ErrorKind::usage, "unknown option ", key);
     }
@@ -123,6 +136,10 @@ int main(int argc, char** argv) {
       fail(ErrorKind::usage, "--settle-steps 0..100, got ", settle_steps);
     if (turn_steps < 1 || turn_steps > 100)
       fail(ErrorKind::usage, "--turn-steps 1..100, got ", turn_steps);
+    if (turn_order != "threads" && turn_order != "given")
+      fail(ErrorKind::usage, "--turn-order threads|given, got ", turn_order);
+    if (wait_input != "on" && wait_input != "off")
+      fail(ErrorKind::usage, "--wait-input on|off, got ", wait_input);
     const SessionOptions& base = o.base;
     const std::string &layouts = o.layouts, &algorithms = o.algorithms, &threads = o.threads;
     const double delta = o.delta, max_seconds = o.max_seconds;
@@ -197,6 +214,8 @@ int main(int argc, char** argv) {
     measure.delta = delta;
     measure.settle_steps = settle_steps;
     measure.turn_steps = turn_steps;
+    measure.order_turns = turn_order == "threads";
+    measure.wait_for_input = wait_input == "on";
     measure.settle_until_negligible = false;
     const tuner::NumericsSample reference = tuner::reference_numerics(base, measure);
     const std::vector<const tuner::NumericsSample*> references(configs.size(), &reference);

@@ -59,6 +59,15 @@ struct MeasureOptions {
   // turn, so more steps a turn narrow the rounds less than they cost (docs/
   // TUNER-MEASUREMENT.md, "Settle steps, and one timed step a turn"); a bench varies it.
   int64_t turn_steps = 1;
+  // Interleaved rounds: members take their turns in turn_order (TurnOrder.h: by thread
+  // count, the bound before the unbound), so that an unbound pool never follows a turn
+  // that left CPUs idle. False: in the order given (a bench measures what the order does).
+  bool order_turns = true;
+  // Interleaved rounds: after each turn, wait (untimed) until the member's input thread
+  // has prepared the batches its turn took, so that its building runs in no other
+  // member's turn (docs/TUNER-MEASUREMENT.md, "Input between the turns"). False: it runs
+  // on into the next turn (a bench measures what that costs).
+  bool wait_for_input = true;
   // Ranks racing the same leaders in interleaved rounds at once (a distributed tune's
   // final rounds, DistributedTune.h): each runs its share, 1/rounds_ranks, of the
   // minimum number of rounds, and the verdict pools their paired rounds.

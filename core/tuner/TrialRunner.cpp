@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <new>
+#include <numeric>
 #include <optional>
 #include <span>
 
@@ -20,6 +21,7 @@
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/IsolatedTrial.h"
 #include "core/tuner/SharedMachine.h"
+#include "core/tuner/TurnOrder.h"
 #include "core/tuner/TurnSettling.h"
 #include "core/tuner/WorkerTrial.h"
 #include "profiler/Metrics.h"
@@ -145,8 +147,10 @@ class CandidateRun {
   // Each step's time is charged for the CPU it used beyond `free_cores` (SharedMachine.h;
   // 0: wall time; a bound run: wall time, free_cores_charged), so that every ranking, race
   // and test of the tune sees the same time. Returns the call's mean timed step (a
-  // member's round time in interleaved rounds; 0 when it timed none).
-  double time_steps(int64_t count, int64_t settle, double free_cores) {
+  // member's round time in interleaved rounds; 0 when it timed none). `wait_input`: then
+  // waits, untimed, for the input thread to prepare the batches this call took
+  // (MeasureOptions::wait_for_input).
+  double time_steps(int64_t count, int64_t settle, double free_cores, bool wait_input = false) {
     profiler::Tracer& tracer = session_->tracer();
     const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()),
                                          profiler::RangeCategory::candidate);
@@ -168,6 +172,7 @@ class CandidateRun {
       last_cpu = cpu;
       limit_.step_done();
     });
+    if (wait_input) session_->train_loader().wait_prefetched();
     // Ranks time with rank 0's step times, so that they stop timing together.
     if (Communicator* ranks = options_.ranks; ranks && ranks->size() > 1)
       ranks->broadcast(std::as_writable_bytes(std::span(step_seconds_).subspan(before)), 0);
@@ -363,8 +368,11 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
     std::vector<std::unique_ptr<CandidateRun>> runs;
     for (const RunConfig& config : configs)
       runs.push_back(std::make_unique<CandidateRun>(base, config, limit));
-    std::vector<size_t> racing;  // the members still timed
-    for (size_t i = 0; i < runs.size(); ++i) {
+    std::vector<size_t> racing;  // the members still timed, in turn order
+    std::vector<size_t> order(runs.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    if (options.order_turns) order = turn_order(configs);
+    for (size_t i : order) {
       mismatch[i] = runs[i]->check(*references[i], options);
       if (mismatch[i].empty())
         racing.push_back(i);
@@ -391,7 +399,7 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
         // The cap counts the settle steps too: it bounds what the rounds cost.
         const auto turn_start = Clock::now();
         rounds[i].push_back(runs[i]->time_steps(std::max<int64_t>(options.turn_steps, 1), settle[i],
-                                                options.free_cores));
+                                                options.free_cores, options.wait_for_input));
         this_round += seconds_since(turn_start);
         // Settling stops for good once it is shown to buy less than delta/2, so the
         // first steps pair with the rounds' first timed steps.

@@ -159,6 +159,13 @@ std::optional<Batch> DataLoader::next() {
   return batch;
 }
 
+void DataLoader::wait_prefetched() {
+  if (options_.prefetch == 0 || !producer_.joinable()) return;
+  const auto depth = static_cast<size_t>(options_.prefetch);
+  std::unique_lock lock(mutex_);
+  filled_.wait(lock, [&] { return ready_.size() >= depth || done_ || stop_; });
+}
+
 Batch DataLoader::assemble(int64_t batch_index) const {
   const Clock::time_point start = Clock::now();
   const Dataset& set = *dataset_;

@@ -88,6 +88,11 @@ class DataLoader {
   // building a batch (on every call until the next start_epoch). Throws Error(runtime)
   // before the first start_epoch.
   std::optional<Batch> next();
+  // Blocks until the input thread has its `prefetch` batches ready, or the epoch's last
+  // batch is built, or building failed (next() rethrows it); at once without an input
+  // thread. A caller that times other work next (the tuner's interleaved rounds) keeps this
+  // loader's building out of it.
+  void wait_prefetched();
 
   int64_t batches_per_epoch() const;
   int64_t epoch() const { return epoch_; }  // epochs started so far

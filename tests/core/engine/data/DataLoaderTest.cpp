@@ -353,6 +353,53 @@ TEST(DataLoader, CountsTheConsumersWaitingTime) {
   EXPECT_GE(prefetching.stats().assemble, 80ms);
 }
 
+// wait_prefetched returns once the input thread holds its `prefetch` batches (each built
+// after the wait began is counted by the transform), once the epoch's last batch is
+// built, or once building failed, which next() then rethrows; at once without a thread.
+TEST(DataLoader, WaitPrefetchedReturnsWithTheQueueFull) {
+  auto set = indexed_dataset(48, 1, 2, 2);  // 6 batches of 8
+  std::atomic<int> built = 0;
+  std::atomic<int> fail_at = -1;
+  DataLoaderOptions options = plain_options(1, 8);
+  options.transform = [&](Batch& batch) {
+    std::this_thread::sleep_for(10ms);  // slow enough that a wait that returns early shows
+    if (batch.index == fail_at) throw std::runtime_error("batch failed");
+    ++built;
+  };
+  options.prefetch = 3;
+  DataLoader loader(set, options);
+  loader.start_epoch();
+  ASSERT_TRUE(loader.next());
+  ASSERT_TRUE(loader.next());
+  loader.wait_prefetched();
+  EXPECT_EQ(built, 2 + 3) << "the two taken and three ready";
+  const auto waited = loader.wait_time();
+  ASSERT_TRUE(loader.next());
+  EXPECT_LT(loader.wait_time() - waited, 5ms) << "the next batch was ready";
+  ASSERT_TRUE(loader.next());
+  ASSERT_TRUE(loader.next());
+  loader.wait_prefetched();  // one batch left to build: the epoch's last
+  EXPECT_EQ(built, 6);
+  ASSERT_TRUE(loader.next());
+  EXPECT_FALSE(loader.next());
+  loader.wait_prefetched();  // the epoch is over: returns at once
+
+  built = 0;
+  fail_at = 1;
+  loader.start_epoch();
+  loader.wait_prefetched();  // building failed: the wait ends, next() reports it
+  ASSERT_TRUE(loader.next());
+  EXPECT_THROW(loader.next(), std::runtime_error);
+
+  options.prefetch = 0;
+  options.transform = [&](Batch&) { ++built; };
+  built = 0;
+  DataLoader synchronous(set, options);
+  synchronous.start_epoch();
+  synchronous.wait_prefetched();
+  EXPECT_EQ(built, 0) << "no input thread: nothing built ahead";
+}
+
 TEST(DataLoader, RejectsMisuse) {
   auto set = indexed_dataset(10, 2, 4, 4);
   DataLoaderOptions options = plain_options(2, 4);

@@ -1,0 +1,27 @@
+// The turn order of interleaved rounds (TurnOrder.h).
+#include "core/tuner/TurnOrder.h"
+
+#include <algorithm>
+#include <numeric>
+#include <thread>
+#include <tuple>
+
+#include "core/engine/RunKnobs.h"
+
+namespace tunescope::tuner {
+
+std::vector<size_t> turn_order(const std::vector<RunConfig>& configs) {
+  const auto key = [&](size_t i) {
+    int threads = configs[i].threads();
+    if (threads <= 0) threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    const bool unbound = knobs::cpu_binding.get(configs[i].knobs) != CpuBinding::cores;
+    return std::make_tuple(threads, unbound);
+  };
+  std::vector<size_t> order(configs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return key(a) < key(b); });
+  return order;
+}
+
+}  // namespace tunescope::tuner
