@@ -54,10 +54,11 @@
 #   rounds (bench_tuning_truth --dump-rounds) in DIR/truth-rounds-TAG.tsv, to replay
 #   other statistics on them (bench/rounds-statistics.py).
 #   TRUTH_SETTLE=N: untimed settle steps at the start of each config's turn in the truth
-#   (default 1; bench_tuning_truth --settle-steps). After a one-thread config's turn an
-#   unbound two-thread config's threads share one CPU for more than one step, which a
-#   training run pays once: 3 removes most of that slow mode in a three-config rotation,
-#   not in lenet5's 24 (docs/BENCHMARKS.md, session 21).
+#   (default 1; bench_tuning_truth --settle-steps). In the truth's long rotation an
+#   unbound two-thread config's pool sleeps through many turns, and some of its turns
+#   still start with both threads on one CPU: on lenet5 (24 configs) one settle step put
+#   the unbound best mix at 0.953 of its bound twin by the mean, three at 0.978, and the
+#   two train alike alone (docs/BENCHMARKS.md, session 22). lenet5's figures use 3.
 set -euo pipefail
 
 N=3
