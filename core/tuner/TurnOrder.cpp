@@ -19,8 +19,7 @@ std::vector<size_t> turn_order(const std::vector<RunConfig>& configs) {
   };
   std::vector<size_t> order(configs.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return key(a) < key(b); });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
   return order;
 }
 

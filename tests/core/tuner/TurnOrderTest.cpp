@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "TestAlgorithms.h"
+#include "core/base/CpuAffinity.h"
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/TrialRunner.h"
 
@@ -78,14 +79,14 @@ TEST(TurnOrder, TheRoundsTakeTheirTurnsInIt) {
   const NumericsSample reference = reference_numerics(base, o);
   const RunConfig direct = config_with(base, Layout::NCHW, "direct");
   // Bound members need two CPUs of this process's own; unbound ones run anywhere.
-  const CpuBinding second = std::thread::hardware_concurrency() >= 2 ? CpuBinding::cores
-                                                                      : CpuBinding::off;
+  const CpuBinding second = allowed_cpus().size() >= 2 ? CpuBinding::cores : CpuBinding::off;
   const std::vector<RunConfig> configs{with_threads(direct, 2, CpuBinding::off),
                                        with_threads(direct, 1, CpuBinding::off),
                                        with_threads(direct, 2, second)};
   const std::vector<const NumericsSample*> references(configs.size(), &reference);
   o.max_steps = 3;
-  EXPECT_EQ(first_turns(measure_interleaved(base, configs, references, o, {})), turn_order(configs));
+  EXPECT_EQ(first_turns(measure_interleaved(base, configs, references, o, {})),
+            turn_order(configs));
   EXPECT_EQ(turn_order(configs).front(), 1u) << "the one-thread member first";
   o.order_turns = false;
   EXPECT_EQ(first_turns(measure_interleaved(base, configs, references, o, {})),
