@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <thread>
 #include <tuple>
 
 #include "core/engine/RunKnobs.h"
@@ -12,8 +11,7 @@ namespace tunescope::tuner {
 
 std::vector<size_t> turn_order(const std::vector<RunConfig>& configs) {
   const auto key = [&](size_t i) {
-    int threads = configs[i].threads();
-    if (threads <= 0) threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    const int threads = threads_or_hardware(configs[i].threads());
     const bool unbound = knobs::cpu_binding.get(configs[i].knobs) != CpuBinding::cores;
     return std::make_tuple(threads, unbound);
   };
