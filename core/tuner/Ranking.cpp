@@ -210,19 +210,41 @@ std::vector<std::vector<double>> pooled_rounds(
 
 namespace {
 
-// The member still racing with the lowest mean log round time: over the same rounds,
-// every other member's mean paired log ratio against it is then >= 0.
-size_t lowest_mean(const std::vector<std::vector<double>>& round_seconds,
-                   const std::vector<size_t>& racing) {
+// The member still racing that the rounds' statistic puts first: the lowest trimmed mean
+// of its log round times less each round's mean over the members (a slow round of the
+// machine then weighs on no one), moved on to any member whose trimmed mean paired log
+// ratio against it is below 0, so that no comparison with the fastest reads "faster". With
+// no trim this is the lowest mean log round time, which no pair contradicts.
+size_t fastest_racing(const std::vector<std::vector<double>>& round_seconds,
+                      const std::vector<size_t>& racing, double trim = kRoundsTrim) {
+  const size_t rounds = round_seconds[racing.front()].size();
+  std::vector<double> level(rounds, 0);
+  for (size_t r = 0; r < rounds; ++r) {
+    for (size_t i : racing) level[r] += std::log(round_seconds[i][r]);
+    level[r] /= static_cast<double>(racing.size());
+  }
   size_t fastest = racing.front();
-  double fastest_mean = INFINITY;
+  double fastest_score = INFINITY;
   for (size_t i : racing) {
-    double sum = 0;
-    for (double t : round_seconds[i]) sum += std::log(t);
-    if (const double m = sum / static_cast<double>(round_seconds[i].size()); m < fastest_mean) {
-      fastest_mean = m;
+    std::vector<double> relative(rounds);
+    for (size_t r = 0; r < rounds; ++r) relative[r] = std::log(round_seconds[i][r]) - level[r];
+    if (const double score = trimmed_mean(relative, trim); score < fastest_score) {
+      fastest_score = score;
       fastest = i;
     }
+  }
+  for (size_t moves = 0; moves < racing.size(); ++moves) {
+    size_t faster = fastest;
+    double most = 0;
+    for (size_t j : racing)
+      if (j != fastest)
+        if (const double m = trimmed_mean(paired_log_ratios(round_seconds, j, fastest), trim);
+            m < most) {
+          most = m;
+          faster = j;
+        }
+    if (faster == fastest) break;
+    fastest = faster;
   }
   return fastest;
 }
@@ -238,7 +260,8 @@ SlowerBy slower_by(const std::vector<std::vector<double>>& round_seconds, size_t
                    double delta, double level) {
   // One-sided: the question is only whether j is slower (2^-n for n clearly slower
   // rounds, so a clear loser of five members leaves after 7 rounds, not 8).
-  const SignFlipTest test = sign_flip_test(paired_log_ratios(round_seconds, j, fastest));
+  const SignFlipTest test =
+      sign_flip_test(paired_log_ratios(round_seconds, j, fastest), kConfidence, kRoundsTrim);
   if (test.p_greater < level && std::exp(test.mean) > 1 + delta / 2) return SlowerBy::sign_flips;
   // Or every round of j above every round of the fastest by delta/2: a clear loser
   // leaves after 5 rounds, before the sign flips' first look (6 to 8 rounds).
@@ -253,7 +276,7 @@ std::vector<std::pair<size_t, SlowerBy>> slower_members(
     const std::vector<std::vector<double>>& round_seconds, double delta, double alpha) {
   const std::vector<size_t> racing = racing_members(round_seconds);
   if (racing.size() < 2) return {};
-  const size_t fastest = lowest_mean(round_seconds, racing);
+  const size_t fastest = fastest_racing(round_seconds, racing);
   const double level = alpha / static_cast<double>(racing.size() - 1);
   std::vector<std::pair<size_t, SlowerBy>> out;
   for (size_t j : racing)
@@ -281,13 +304,13 @@ std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
          round_seconds.size(), " round series");
   const std::vector<size_t> racing = racing_members(round_seconds);
   if (racing.size() < 2) return {};
-  const size_t fastest = lowest_mean(round_seconds, racing);
+  const size_t fastest = fastest_racing(round_seconds, racing);
   const double confidence = 1 - alpha / static_cast<double>(racing.size() - 1);
   std::vector<size_t> drops;
   for (size_t j : racing) {
     if (j == fastest || simpler(configs[j], configs[fastest])) continue;
     const MeanInterval simultaneous =
-        mean_interval(paired_log_ratios(round_seconds, j, fastest), confidence);
+        mean_interval(paired_log_ratios(round_seconds, j, fastest), confidence, kRoundsTrim);
     if (simultaneous.mean >= 0 && simultaneous.bounded() && 1 - std::exp(simultaneous.low) < delta)
       drops.push_back(j);
   }
@@ -296,7 +319,7 @@ std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
 
 RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                              const std::vector<std::vector<double>>& round_seconds, double delta,
-                             double alpha) {
+                             double alpha, double trim) {
   if (configs.size() != round_seconds.size() || configs.empty())
     fail(ErrorKind::runtime, "rounds_verdict: ", configs.size(), " configs but ",
          round_seconds.size(), " round series");
@@ -307,10 +330,10 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
   RoundsVerdict verdict;
   std::vector<size_t> all(configs.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-  // The lowest mean log round time: no member's mean paired ratio against it is below 1,
-  // so the verdict never reads "X is faster, p < alpha: the fastest wins" with X losing
-  // (the median of each series could disagree with the pairing so).
-  verdict.fastest = lowest_mean(round_seconds, all);
+  // No member's trimmed mean paired ratio against the fastest is below 1, so the verdict
+  // never reads "X is faster, p < alpha: the fastest wins" with X losing (the median of
+  // each series could disagree with the pairing so).
+  verdict.fastest = fastest_racing(round_seconds, all, trim);
   verdict.winner = verdict.fastest;
   verdict.settled = true;
   const std::string& fastest = configs[verdict.fastest].label();
@@ -321,7 +344,7 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
     PairedComparison c;
     c.other = j;
     const std::vector<double> log_ratios = paired_log_ratios(round_seconds, j, verdict.fastest);
-    c.test = sign_flip_test(log_ratios);
+    c.test = sign_flip_test(log_ratios, kConfidence, trim);
     c.ratio = std::exp(c.test.mean);
     if (c.test.bounded()) {
       c.ratio_low = std::exp(c.test.low);
@@ -333,7 +356,7 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                             : std::abs(c.ratio - 1) < delta;
     // "Picking the fastest costs at most delta" must hold against every member at once:
     // each comparison's interval at 1 - alpha / (members - 1) (Bonferroni).
-    const MeanInterval simultaneous = mean_interval(log_ratios, 1 - alpha / comparisons);
+    const MeanInterval simultaneous = mean_interval(log_ratios, 1 - alpha / comparisons, trim);
     c.settled = c.significant || (simultaneous.bounded() && 1 - std::exp(simultaneous.low) < delta);
     verdict.settled = verdict.settled && c.settled;
     if (c.tie() && simpler(configs[j], configs[verdict.winner])) verdict.winner = j;
@@ -346,9 +369,11 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                     c.tie() ? cat(", below delta ", percent(delta), ": a tie") : std::string());
     verdict.comparisons.push_back(c);
   }
-  const std::string test =
-      cat("sign-flip test of the mean paired log step-time ratio over ", rounds,
-          " interleaved rounds, against the fastest, ", fastest, findings);
+  const std::string test = cat(std::floor(trim * static_cast<double>(rounds)) >= 1
+                                   ? cat("test of the ", std::lround(trim * 100), "%-trimmed mean")
+                                   : std::string("sign-flip test of the mean"),
+                               " paired log step-time ratio over ", rounds,
+                               " interleaved rounds, against the fastest, ", fastest, findings);
   if (verdict.winner == verdict.fastest)
     verdict.decision = cat(test, ": the fastest wins");
   else

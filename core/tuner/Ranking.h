@@ -62,17 +62,17 @@ std::vector<size_t> racing_members(const std::vector<std::vector<double>>& round
 std::vector<std::vector<double>> pooled_rounds(
     const std::vector<std::vector<double>>& mine,
     const std::vector<std::vector<std::vector<double>>>& theirs);
-// The members to drop: against the fastest still racing (lowest mean log round time),
-// each whose mean paired log step-time ratio is significantly positive by the one-sided
-// sign-flip test at alpha / (members - 1) (every member is compared at every look) and
-// whose ratio exceeds 1 + delta/2, or whose every round lies above every round of the
-// fastest by that much, with the separation test's p below the same level
-// (separation_test: from 5 rounds, where the sign flips need 6 to 8).
+// The members to drop: against the fastest still racing (fastest_racing: by the trimmed
+// mean log ratios, kRoundsTrim), each whose trimmed mean paired log step-time ratio is
+// significantly positive by the one-sided test at alpha / (members - 1) (every member is compared
+// at every look) and whose ratio exceeds 1 + delta/2, or whose every round lies above every round
+// of the fastest by that much, with the separation test's p below the same level (separation_test:
+// from 5 rounds, where the sign flips need 6 to 8).
 std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
                                double alpha = kAlpha);
 // The members that can no longer change the pick (the indifference zone): against the
 // fastest still racing, each that is not simpler than it (so it cannot win the tie
-// rule), measured no faster (mean paired ratio >= 1), and whose ratio's interval at
+// rule), measured no faster (trimmed mean paired ratio >= 1), and whose ratio's interval at
 // 1 - alpha / (members - 1) shows it is not more than delta faster. Racing them on
 // cannot make the pick more than delta slower than they are.
 std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
@@ -83,7 +83,7 @@ std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
 struct PairedComparison {
   size_t other = 0;                      // index in the group
   SignFlipTest test;                     // of log(other's step time / fastest's) per round
-  double ratio = 1;                      // exp(mean log ratio): > 1 when `other` is slower
+  double ratio = 1;                      // exp(trimmed mean log ratio): > 1 when `other` is slower
   double ratio_low = 0, ratio_high = 0;  // its 95% interval (0: too few rounds)
   bool significant = false;              // test.p_value < alpha
   // Below delta: the interval within +-delta (the point estimate, |ratio - 1| < delta,
@@ -99,21 +99,24 @@ struct PairedComparison {
 };
 
 struct RoundsVerdict {
-  size_t fastest = 0;                         // group index with the lowest mean log round time
+  size_t fastest = 0;                         // group index first by the trimmed mean log ratios
   size_t winner = 0;                          // the fastest, or the simplest config tied with it
   std::vector<PairedComparison> comparisons;  // the fastest against each other member
   bool settled = false;                       // every comparison is decided
   std::string decision;  // the test, each effect size and p, and the rule applied
 };
 // The verdict of interleaved rounds: round_seconds[i][r] is member i's step time in
-// round r (equal lengths). The fastest by mean log round time wins, unless a simpler
-// member's difference from it is both insignificant (two-sided sign-flip test of the
-// mean paired log ratio, p >= alpha) and below delta (its interval within +-delta); the
-// simplest such wins then. The mean, not the median: a member fast in most rounds but
-// much slower in the others costs a training run what its mean says.
+// round r (equal lengths). The fastest by the trimmed mean paired log ratio wins, unless
+// a simpler member's difference from it is both insignificant (two-sided test of that
+// trimmed mean, p >= alpha: the exact sign-flip test of the mean while the trim cuts
+// none) and below delta (its interval within +-delta); the simplest such wins then. A
+// mean, not the median: a member fast in most rounds but much slower in the others costs
+// a training run what its mean says; trimmed by `trim` (kRoundsTrim, as every look of the
+// rounds; 0: the plain mean), because a turn of the rounds is slow far more often than a
+// step of training is (docs/TUNER-MEASUREMENT.md).
 RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                              const std::vector<std::vector<double>>& round_seconds, double delta,
-                             double alpha = kAlpha);
+                             double alpha = kAlpha, double trim = kRoundsTrim);
 
 // One look's drops of the rounds: race_drops, then indifferent_drops of the others;
 // none when fewer than two members would be left racing (the verdict's test decides

@@ -1,5 +1,5 @@
 // The final choice of a tune (TuneContext::settle_in_rounds): a race in interleaved
-// rounds among the leaders, then the sign-flip test of the mean paired log ratio
+// rounds among the leaders, then the test of the trimmed mean paired log ratio
 // (docs/TUNER-MEASUREMENT.md).
 #include <algorithm>
 
@@ -132,7 +132,7 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
                      fresh.figures.steps, " rounds, slower than ", fastest,
                      apart ? " with confidence (separation test: every round slower than "
                              "every round of the fastest then)"
-                           : " with confidence (sign-flip test)");
+                           : " with confidence (paired test of the trimmed mean log ratio)");
     }
     const bool failed_here = fresh.status != TrialStatus::ok;
     record(fresh, to_db);

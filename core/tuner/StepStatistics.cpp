@@ -146,15 +146,37 @@ double normal_upper_quantile(double tail) {
   return (low + high) / 2;
 }
 
+// The differences cut and winsorized for a trimmed mean: g values from each end.
+struct Trimmed {
+  size_t cut = 0;                  // g
+  double mean = 0;                 // of the middle n - 2g
+  std::vector<double> winsorized;  // each beyond the g-th from either end set to it
+};
+Trimmed trimmed(const std::vector<double>& differences, double trim) {
+  Trimmed t;
+  const size_t n = differences.size();
+  t.cut = trim > 0 ? static_cast<size_t>(std::floor(trim * static_cast<double>(n))) : 0;
+  if (2 * t.cut >= n) t.cut = 0;
+  if (t.cut == 0) {
+    t.winsorized = differences;
+  } else {
+    std::vector<double> sorted = differences;
+    std::sort(sorted.begin(), sorted.end());
+    const double low = sorted[t.cut], high = sorted[n - t.cut - 1];
+    for (double d : differences) t.winsorized.push_back(std::clamp(d, low, high));
+  }
+  t.mean = trimmed_mean(differences, t.cut == 0 ? 0 : trim);
+  return t;
+}
+
 }  // namespace
 
-MeanInterval mean_interval(const std::vector<double>& differences, double confidence) {
+MeanInterval mean_interval(const std::vector<double>& differences, double confidence, double trim) {
   MeanInterval interval;
   if (differences.empty()) return interval;
   const auto n = static_cast<double>(differences.size());
-  double sum = 0;
-  for (double d : differences) sum += d;
-  interval.mean = sum / n;
+  const Trimmed t = trimmed(differences, trim);
+  interval.mean = t.mean;
   if (confidence > 0 && confidence < 1) {
     // Bounded only where the exact test could reject a mean at all (2^-n <= the tail: from
     // 6 rounds at 95%), so that n rounds that all agree are no interval of their point.
@@ -162,9 +184,13 @@ MeanInterval mean_interval(const std::vector<double>& differences, double confid
     const double z = normal_upper_quantile(tail);
     if (n > z * z && std::ldexp(1.0, -static_cast<int>(std::min<size_t>(
                                          differences.size(), 1000))) <= tail + kTailSlack) {
+      double sum = 0;
+      for (double w : t.winsorized) sum += w;
+      const double centre = sum / n;
       double deviations = 0;
-      for (double d : differences) deviations += (d - interval.mean) * (d - interval.mean);
-      const double half = z * std::sqrt(deviations / (n * (n - z * z)));
+      for (double w : t.winsorized) deviations += (w - centre) * (w - centre);
+      const double kept = 1 - 2 * static_cast<double>(t.cut) / n;
+      const double half = z * std::sqrt(deviations / (n * (n - z * z))) / kept;
       interval.low = interval.mean - half;
       interval.high = interval.mean + half;
       interval.has_interval = true;
@@ -173,19 +199,22 @@ MeanInterval mean_interval(const std::vector<double>& differences, double confid
   return interval;
 }
 
-SignFlipTest sign_flip_test(const std::vector<double>& differences, double confidence) {
+SignFlipTest sign_flip_test(const std::vector<double>& differences, double confidence,
+                            double trim) {
   SignFlipTest test;
   test.n = differences.size();
   if (test.n == 0) return test;
-  static_cast<MeanInterval&>(test) = mean_interval(differences, confidence);
+  static_cast<MeanInterval&>(test) = mean_interval(differences, confidence, trim);
+  const Trimmed t = trimmed(differences, trim);
   double sum = 0, squares = 0, magnitude = 0;
-  for (double d : differences) {
+  for (double d : t.winsorized) {
     sum += d;
     squares += d * d;
     magnitude += std::abs(d);
-    if (d > 0) ++test.positive;
   }
-  if (test.n <= kExactSignFlipRounds) {
+  for (double d : differences)
+    if (d > 0) ++test.positive;
+  if (t.cut == 0 && test.n <= kExactSignFlipRounds) {
     // Every sign flip; ties within rounding of the observed sum count as extreme.
     const double slack = 1e-12 * magnitude;
     const size_t flips = size_t{1} << test.n;
@@ -200,7 +229,10 @@ SignFlipTest sign_flip_test(const std::vector<double>& differences, double confi
     test.p_greater = static_cast<double>(greater) / static_cast<double>(flips);
     test.p_value = static_cast<double>(extreme) / static_cast<double>(flips);
   } else if (squares > 0) {
-    const double z = sum / std::sqrt(squares);
+    // The sum's sign-flip spread is sqrt(squares); the trimmed mean stands for the sum of
+    // the n - 2g values it keeps, scaled to n.
+    const double n = static_cast<double>(test.n);
+    const double z = test.mean * (n - 2 * static_cast<double>(t.cut)) / std::sqrt(squares);
     test.p_greater = normal_upper_tail(z);
     test.p_value = std::min(1.0, 2 * normal_upper_tail(std::abs(z)));
   } else {

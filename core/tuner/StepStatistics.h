@@ -101,24 +101,35 @@ bool fastest_confirmed(const std::vector<double>& run_seconds, double delta);
 // / 2 (the exact test can reject: 6 rounds at 95%). It tests the MEAN, which is
 // what training pays (an epoch is the sum of its steps), where a test of the median
 // counts only how often one member is faster, not by how much.
+//
+// With `trim` > 0 the statistic is the trimmed mean instead (g = floor(trim n) differences
+// cut from each end) and its interval the same formula over the winsorized differences
+// (each beyond the g-th from either end set to it), divided by 1 - 2g/n (Tukey and
+// McLaughlin's trimmed-mean interval, with the test's z); the test then uses the normal
+// approximation only. g = 0 is the plain mean and the exact test above.
 inline constexpr size_t kExactSignFlipRounds = 16;
+// The share of a pair's per-round log ratios the rounds cut from each end before their
+// mean: a turn of the rounds is slow far more often than a step of a training run is
+// (docs/TUNER-MEASUREMENT.md, "The trimmed mean of the rounds").
+inline constexpr double kRoundsTrim = 0.1;
 // The mean of the differences and its interval (as above), without the test's p-values:
 // what a look's simultaneous intervals need, at no cost of enumerating sign flips.
 struct MeanInterval {
-  double mean = 0;  // of the differences
+  double mean = 0;  // of the differences (trimmed when asked)
   double low = 0, high = 0;
   bool has_interval = false;
   bool bounded() const { return has_interval; }
 };
-MeanInterval mean_interval(const std::vector<double>& differences, double confidence = kConfidence);
+MeanInterval mean_interval(const std::vector<double>& differences, double confidence = kConfidence,
+                           double trim = 0);
 struct SignFlipTest : MeanInterval {
   size_t n = 0;          // differences
   size_t positive = 0;   // of them, > 0
   double p_value = 1;    // two-sided: P(|S*| >= |S|), S the sum, S* a sign-flipped sum
   double p_greater = 1;  // one-sided, against a mean <= 0: P(S* >= S)
 };
-SignFlipTest sign_flip_test(const std::vector<double>& differences,
-                            double confidence = kConfidence);
+SignFlipTest sign_flip_test(const std::vector<double>& differences, double confidence = kConfidence,
+                            double trim = 0);
 
 // Whether one race member's rounds all lie above another's, by more than `factor`: the
 // extreme case of the exact rank-sum (Mann-Whitney) test. When the 2n log times of two

@@ -393,20 +393,27 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
     double timed = 0;
     std::vector<std::vector<double>> rounds(runs.size());
     std::vector<int64_t> settle(runs.size(), std::max<int64_t>(options.settle_steps, 0));
+    // The round times of the turns that settled first, paired with their first steps.
+    std::vector<std::vector<double>> settled_rounds(runs.size());
+    std::vector<bool> behind(runs.size(), false);  // far_behind after the last round
     for (int64_t round = 0; round < maximum && !racing.empty(); ++round) {
       double this_round = 0;
       for (size_t i : racing) {
+        const int64_t settle_now =
+            behind[i] && options.settle_until_negligible ? int64_t{0} : settle[i];
         // The cap counts the settle steps too: it bounds what the rounds cost.
         const auto turn_start = Clock::now();
-        rounds[i].push_back(runs[i]->time_steps(std::max<int64_t>(options.turn_steps, 1), settle[i],
-                                                options.free_cores, options.wait_for_input));
+        rounds[i].push_back(runs[i]->time_steps(std::max<int64_t>(options.turn_steps, 1),
+                                                settle_now, options.free_cores,
+                                                options.wait_for_input));
         this_round += seconds_since(turn_start);
-        // Settling stops for good once it is shown to buy less than delta/2, so the
-        // first steps pair with the rounds' first timed steps.
+        if (settle_now > 0) settled_rounds[i].push_back(rounds[i].back());
+        // Settling stops for good once it is shown to buy less than delta/2.
         if (settle[i] > 0 && options.settle_until_negligible &&
-            cold_start_negligible(runs[i]->turn_first_seconds(), rounds[i], options.delta))
+            cold_start_negligible(runs[i]->turn_first_seconds(), settled_rounds[i], options.delta))
           settle[i] = 0;
       }
+      behind = far_behind(rounds, racing);
       timed += this_round;
       if (round + 1 < first_look) continue;
       if (round + 1 >= minimum) {

@@ -25,4 +25,18 @@ QuantileEstimate cold_start_ratio(const std::vector<double>& first,
 bool cold_start_negligible(const std::vector<double>& first, const std::vector<double>& next,
                            double delta);
 
+// How far behind the fastest a member must be for its settle step to buy nothing: every
+// round of it slower than every round of the fastest by this factor. The cold first step
+// costs a turn a few percent (lenet5 2-8 %, resnet18-small under 2 %: docs/BENCHMARKS.md),
+// so a member this far behind cannot come within delta/2 of the fastest by settling.
+inline constexpr double kFarBehindFactor = 1.25;
+
+// The members still racing (`racing`, indices into `rounds`, each member's round times)
+// that are far behind the fastest (the lowest median): every round of theirs above
+// kFarBehindFactor x the fastest's slowest. Such a member skips its settle step until a
+// round of it no longer is: a settle step costs it as much as its timed step, and the
+// rounds drop it after a few more (race_drops). Empty before the first round.
+std::vector<bool> far_behind(const std::vector<std::vector<double>>& rounds,
+                             const std::vector<size_t>& racing);
+
 }  // namespace tunescope::tuner

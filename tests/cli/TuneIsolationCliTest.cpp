@@ -38,7 +38,7 @@ TEST(TuneIsolationCli, IsolatedTuneWritesConfigTrialsAndTraces) {
       sqlite3_prepare_v2(
           db,
           "SELECT count(*), sum(status = 'ok'), sum(reason LIKE 'interleaved re-measurement%'), "
-          "sum(reason LIKE 'interleaved re-measurement winner: sign-flip test%'), "
+          "sum(reason LIKE 'interleaved re-measurement winner: %test of the %mean paired%'), "
           "sum(stop_rule IS NULL OR stop_rule = 'none'), sum(steps >= 6 AND eps_low IS NULL), "
           "sum(eps_low > median_eps OR eps_high < median_eps) FROM trials",
           -1, &stmt, nullptr),

@@ -252,6 +252,35 @@ TEST(SeparationTest, NullChanceHoldsWithAndWithoutSharedDrift) {
   EXPECT_LT(with_drift, 1.0 / 252 + 6e-4);
 }
 
+TEST(StepStatistics, TrimmedTestCutsBothTailsAndWidensByTheShareKept) {
+  // 10 differences at trim 0.1: g = 1 cut from each end (-0.30 and 0.50). The trimmed mean
+  // is 0.12 / 8 = 0.015; the winsorized values (-0.30 -> 0, 0.50 -> 0.03) have squared
+  // deviations 1.05e-3 about their mean, so the interval is 0.015 +- z sqrt(1.05e-3 /
+  // (10 (10 - z^2))) / 0.8; the test's z = 0.015 x 8 / sqrt(33e-4), by the normal
+  // approximation (computed in Python).
+  const std::vector<double> d = {-0.30, 0.00, 0.01, 0.01, 0.01, 0.02, 0.02, 0.02, 0.03, 0.50};
+  const SignFlipTest trimmed = sign_flip_test(d, kConfidence, 0.1);
+  EXPECT_NEAR(trimmed.mean, 0.015, 1e-15);
+  EXPECT_NEAR(trimmed.low, 0.004883883347225516, 1e-12);
+  EXPECT_NEAR(trimmed.high, 0.025116116652774488, 1e-12);
+  EXPECT_NEAR(trimmed.p_value, 0.03671385636270413, 1e-12);
+  EXPECT_NEAR(trimmed.p_greater, 0.018356928181352063, 1e-12);
+  EXPECT_EQ(trimmed.positive, 8u);
+  // The plain mean of the same rounds is pulled to 0.032 by the two wild ones, and its
+  // interval reaches below zero: not significant.
+  const SignFlipTest plain = sign_flip_test(d);
+  EXPECT_NEAR(plain.mean, 0.032, 1e-15);
+  EXPECT_LT(plain.low, 0);
+  EXPECT_GT(plain.p_value, 0.05);
+  // Too few to cut one (floor(0.1 x 9) = 0): the plain mean and its exact test.
+  const std::vector<double> nine(d.begin(), d.begin() + 9);
+  const SignFlipTest short_series = sign_flip_test(nine, kConfidence, 0.1);
+  const SignFlipTest short_plain = sign_flip_test(nine);
+  EXPECT_DOUBLE_EQ(short_series.mean, short_plain.mean);
+  EXPECT_DOUBLE_EQ(short_series.p_value, short_plain.p_value);
+  EXPECT_DOUBLE_EQ(short_series.low, short_plain.low);
+}
+
 TEST(StepStatistics, TrimmedMeanDropsBothTails) {
   EXPECT_DOUBLE_EQ(trimmed_mean({1, 2, 3, 4, 100}, 0.2), 3);
   EXPECT_DOUBLE_EQ(trimmed_mean({5}, 0.2), 5);

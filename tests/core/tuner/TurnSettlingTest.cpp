@@ -69,5 +69,24 @@ TEST(TurnSettling, ExtraRoundsAreNotPaired) {
   EXPECT_EQ(cold_start_ratio(kNext, next).n, 6u);
 }
 
+TEST(TurnSettling, FarBehindMeansEveryRoundAboveTheFastestsSlowestByTheFactor) {
+  // Member 0 the fastest (median 10 ms, slowest round 11 ms); member 1 always above
+  // 1.25 x 11 = 13.75 ms; member 2 above in two rounds of three; member 3 not racing.
+  const std::vector<std::vector<double>> rounds = {
+      {0.010, 0.011, 0.009}, {0.014, 0.020, 0.016}, {0.014, 0.012, 0.030}, {0.050, 0.050, 0.050}};
+  const std::vector<bool> behind = far_behind(rounds, {0, 1, 2});
+  ASSERT_EQ(behind.size(), 4u);
+  EXPECT_FALSE(behind[0]);  // the fastest
+  EXPECT_TRUE(behind[1]);
+  EXPECT_FALSE(behind[2]);  // one round within the factor: it settles again
+  EXPECT_FALSE(behind[3]);  // not racing
+  // Just above 1.25 x the fastest's slowest is far behind; at it, not.
+  EXPECT_TRUE(far_behind({{0.010}, {0.010 * kFarBehindFactor * 1.001}}, {0, 1})[1]);
+  EXPECT_FALSE(far_behind({{0.010}, {0.010 * kFarBehindFactor}}, {0, 1})[1]);
+  // Alone, or before the first round, no one is.
+  EXPECT_FALSE(far_behind({{0.010}, {0.050}}, {1})[1]);
+  EXPECT_FALSE(far_behind({{}, {}}, {0, 1})[1]);
+}
+
 }  // namespace
 }  // namespace tunescope::tuner
