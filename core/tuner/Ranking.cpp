@@ -216,7 +216,7 @@ namespace {
 // ratio against it is below 0, so that no comparison with the fastest reads "faster". With
 // no trim this is the lowest mean log round time, which no pair contradicts.
 size_t fastest_racing(const std::vector<std::vector<double>>& round_seconds,
-                      const std::vector<size_t>& racing, double trim = kRoundsTrim) {
+                      const std::vector<size_t>& racing, double trim) {
   const size_t rounds = round_seconds[racing.front()].size();
   std::vector<double> level(rounds, 0);
   for (size_t r = 0; r < rounds; ++r) {
@@ -257,11 +257,11 @@ namespace {
 // `level` (race_drops).
 enum class SlowerBy { none, sign_flips, separation };
 SlowerBy slower_by(const std::vector<std::vector<double>>& round_seconds, size_t j, size_t fastest,
-                   double delta, double level) {
+                   double delta, double level, double trim) {
   // One-sided: the question is only whether j is slower (2^-n for n clearly slower
   // rounds, so a clear loser of five members leaves after 7 rounds, not 8).
   const SignFlipTest test =
-      sign_flip_test(paired_log_ratios(round_seconds, j, fastest), kConfidence, kRoundsTrim);
+      sign_flip_test(paired_log_ratios(round_seconds, j, fastest), kConfidence, trim);
   if (test.p_greater < level && std::exp(test.mean) > 1 + delta / 2) return SlowerBy::sign_flips;
   // Or every round of j above every round of the fastest by delta/2: a clear loser
   // leaves after 5 rounds, before the sign flips' first look (6 to 8 rounds).
@@ -273,15 +273,16 @@ SlowerBy slower_by(const std::vector<std::vector<double>>& round_seconds, size_t
 
 // race_drops with the test that found each.
 std::vector<std::pair<size_t, SlowerBy>> slower_members(
-    const std::vector<std::vector<double>>& round_seconds, double delta, double alpha) {
+    const std::vector<std::vector<double>>& round_seconds, double delta, double alpha,
+    double trim) {
   const std::vector<size_t> racing = racing_members(round_seconds);
   if (racing.size() < 2) return {};
-  const size_t fastest = fastest_racing(round_seconds, racing);
+  const size_t fastest = fastest_racing(round_seconds, racing, trim);
   const double level = alpha / static_cast<double>(racing.size() - 1);
   std::vector<std::pair<size_t, SlowerBy>> out;
   for (size_t j : racing)
     if (j != fastest)
-      if (const SlowerBy by = slower_by(round_seconds, j, fastest, delta, level);
+      if (const SlowerBy by = slower_by(round_seconds, j, fastest, delta, level, trim);
           by != SlowerBy::none)
         out.emplace_back(j, by);
   return out;
@@ -290,27 +291,27 @@ std::vector<std::pair<size_t, SlowerBy>> slower_members(
 }  // namespace
 
 std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
-                               double alpha) {
+                               double alpha, double trim) {
   std::vector<size_t> drops;
-  for (const auto& [j, by] : slower_members(round_seconds, delta, alpha)) drops.push_back(j);
+  for (const auto& [j, by] : slower_members(round_seconds, delta, alpha, trim)) drops.push_back(j);
   return drops;
 }
 
 std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
                                       const std::vector<std::vector<double>>& round_seconds,
-                                      double delta, double alpha) {
+                                      double delta, double alpha, double trim) {
   if (configs.size() != round_seconds.size())
     fail(ErrorKind::runtime, "indifferent_drops: ", configs.size(), " configs but ",
          round_seconds.size(), " round series");
   const std::vector<size_t> racing = racing_members(round_seconds);
   if (racing.size() < 2) return {};
-  const size_t fastest = fastest_racing(round_seconds, racing);
+  const size_t fastest = fastest_racing(round_seconds, racing, trim);
   const double confidence = 1 - alpha / static_cast<double>(racing.size() - 1);
   std::vector<size_t> drops;
   for (size_t j : racing) {
     if (j == fastest || simpler(configs[j], configs[fastest])) continue;
     const MeanInterval simultaneous =
-        mean_interval(paired_log_ratios(round_seconds, j, fastest), confidence, kRoundsTrim);
+        mean_interval(paired_log_ratios(round_seconds, j, fastest), confidence, trim);
     if (simultaneous.mean >= 0 && simultaneous.bounded() && 1 - std::exp(simultaneous.low) < delta)
       drops.push_back(j);
   }
@@ -384,13 +385,13 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
 
 RoundDrops round_drops(const std::vector<RunConfig>& configs,
                        const std::vector<std::vector<double>>& round_seconds, double delta,
-                       double alpha) {
+                       double alpha, double trim) {
   RoundDrops drops;
-  for (const auto& [j, by] : slower_members(round_seconds, delta, alpha)) {
+  for (const auto& [j, by] : slower_members(round_seconds, delta, alpha, trim)) {
     drops.slower.push_back(j);
     if (by == SlowerBy::separation) drops.by_separation.push_back(j);
   }
-  for (size_t i : indifferent_drops(configs, round_seconds, delta, alpha))
+  for (size_t i : indifferent_drops(configs, round_seconds, delta, alpha, trim))
     if (std::find(drops.slower.begin(), drops.slower.end(), i) == drops.slower.end())
       drops.indifferent.push_back(i);
   if (racing_members(round_seconds).size() < drops.slower.size() + drops.indifferent.size() + 2)
@@ -399,8 +400,9 @@ RoundDrops round_drops(const std::vector<RunConfig>& configs,
 }
 
 std::vector<size_t> last_look_drops(const std::vector<std::vector<double>>& round_seconds,
-                                    const RoundsVerdict& verdict, double delta, double alpha) {
-  std::vector<size_t> drops = race_drops(round_seconds, delta, alpha);
+                                    const RoundsVerdict& verdict, double delta, double alpha,
+                                    double trim) {
+  std::vector<size_t> drops = race_drops(round_seconds, delta, alpha, trim);
   // The verdict's own losers too: rounds that stop settled at 6 rounds stopped on its
   // two-sided test at alpha (6 of 6 rounds slower: p = 0.031), where race_drops needs
   // alpha / (m - 1) one-sided (1/64 > 0.0125 for 5 members), so they dropped no one.

@@ -69,7 +69,7 @@ std::vector<std::vector<double>> pooled_rounds(
 // of the fastest by that much, with the separation test's p below the same level (separation_test:
 // from 5 rounds, where the sign flips need 6 to 8).
 std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
-                               double alpha = kAlpha);
+                               double alpha = kAlpha, double trim = kRoundsTrim);
 // The members that can no longer change the pick (the indifference zone): against the
 // fastest still racing, each that is not simpler than it (so it cannot win the tie
 // rule), measured no faster (trimmed mean paired ratio >= 1), and whose ratio's interval at
@@ -77,7 +77,8 @@ std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_sec
 // cannot make the pick more than delta slower than they are.
 std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
                                       const std::vector<std::vector<double>>& round_seconds,
-                                      double delta, double alpha = kAlpha);
+                                      double delta, double alpha = kAlpha,
+                                      double trim = kRoundsTrim);
 
 // The fastest of a group against one other, over their paired interleaved rounds.
 struct PairedComparison {
@@ -105,6 +106,12 @@ struct RoundsVerdict {
   bool settled = false;                       // every comparison is decided
   std::string decision;  // the test, each effect size and p, and the rule applied
 };
+// The trim every look of a tune's rounds uses (`trim` below): kRoundsTrim on a quiet
+// machine, where a slow turn is mostly the interleaving's; none where other processes
+// load it (`free_cores` > 0, MeasureOptions), whose slow turns are the load's and cost
+// training as much (docs/TUNER-MEASUREMENT.md, "The trimmed mean of the rounds").
+inline double rounds_trim(double free_cores) { return free_cores > 0 ? 0 : kRoundsTrim; }
+
 // The verdict of interleaved rounds: round_seconds[i][r] is member i's step time in
 // round r (equal lengths). The fastest by the trimmed mean paired log ratio wins, unless
 // a simpler member's difference from it is both insignificant (two-sided test of that
@@ -127,7 +134,7 @@ struct RoundDrops {
 };
 RoundDrops round_drops(const std::vector<RunConfig>& configs,
                        const std::vector<std::vector<double>>& round_seconds, double delta,
-                       double alpha = kAlpha);
+                       double alpha = kAlpha, double trim = kRoundsTrim);
 
 // race_drops at the last look of rounds that stopped because `verdict` was settled (the
 // rounds stop before that look's drops), and the members the verdict itself found
@@ -136,7 +143,7 @@ RoundDrops round_drops(const std::vector<RunConfig>& configs,
 // raced again.
 std::vector<size_t> last_look_drops(const std::vector<std::vector<double>>& round_seconds,
                                     const RoundsVerdict& verdict, double delta,
-                                    double alpha = kAlpha);
+                                    double alpha = kAlpha, double trim = kRoundsTrim);
 
 // The decision when every ok candidate but the top one was cut short.
 inline constexpr const char* kOnlyFullyMeasuredDecision =

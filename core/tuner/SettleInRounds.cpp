@@ -34,6 +34,7 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
                                    const std::vector<std::optional<size_t>>& swept,
                                    bool drop_at_last_look) {
   const double delta = options_.measure.delta;
+  const double trim = rounds_trim(options_.measure.free_cores);
   report_.settled_in_rounds = true;
   PhaseTimer rounds_timer(report_.cost.rounds);
   std::vector<size_t> indifferent;  // dropped in the indifference zone, not as slower
@@ -60,10 +61,11 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
       [&](const std::vector<std::vector<double>>& seconds) {
         if (stopped() || over_budget()) return true;
         const Racing r = racing_of(configs, pooled(seconds));
-        return r.members.size() < 2 || rounds_verdict(r.configs, r.seconds, delta).settled;
+        return r.members.size() < 2 ||
+               rounds_verdict(r.configs, r.seconds, delta, kAlpha, trim).settled;
       },
       [&](const std::vector<std::vector<double>>& seconds) {
-        const RoundDrops drops = round_drops(configs, pooled(seconds), delta);
+        const RoundDrops drops = round_drops(configs, pooled(seconds), delta, kAlpha, trim);
         indifferent.insert(indifferent.end(), drops.indifferent.begin(), drops.indifferent.end());
         separated.insert(separated.end(), drops.by_separation.begin(), drops.by_separation.end());
         std::vector<size_t> all = drops.slower;
@@ -90,7 +92,7 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
     }
   std::optional<RoundsVerdict> verdict;
   if (!survivors.members.empty())
-    verdict = rounds_verdict(survivors.configs, survivors.seconds, delta);
+    verdict = rounds_verdict(survivors.configs, survivors.seconds, delta, kAlpha, trim);
   constexpr size_t kNone = static_cast<size_t>(-1);
   const size_t winner = verdict ? survivors.members[verdict->winner] : kNone;
   // The last look's drops: the rounds stop once every comparison is decided, before that
@@ -98,7 +100,7 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   // unless dropped here (per-layer's second stage races only those still racing).
   std::vector<size_t> dropped_at_end;
   if (verdict && drop_at_last_look)
-    for (size_t d : last_look_drops(survivors.seconds, *verdict, delta))
+    for (size_t d : last_look_drops(survivors.seconds, *verdict, delta, kAlpha, trim))
       dropped_at_end.push_back(survivors.members[d]);
   auto dropped_last = [&](size_t k) {
     return std::find(dropped_at_end.begin(), dropped_at_end.end(), k) != dropped_at_end.end();
