@@ -370,7 +370,7 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                     c.tie() ? cat(", below delta ", percent(delta), ": a tie") : std::string());
     verdict.comparisons.push_back(c);
   }
-  const std::string test = cat(std::floor(trim * static_cast<double>(rounds)) >= 1
+  const std::string test = cat(trimmed_count(rounds, trim) > 0
                                    ? cat("test of the ", std::lround(trim * 100), "%-trimmed mean")
                                    : std::string("sign-flip test of the mean"),
                                " paired log step-time ratio over ", rounds,

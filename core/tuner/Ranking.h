@@ -62,8 +62,8 @@ std::vector<size_t> racing_members(const std::vector<std::vector<double>>& round
 std::vector<std::vector<double>> pooled_rounds(
     const std::vector<std::vector<double>>& mine,
     const std::vector<std::vector<std::vector<double>>>& theirs);
-// The members to drop: against the fastest still racing (fastest_racing: by the trimmed
-// mean log ratios, kRoundsTrim), each whose trimmed mean paired log step-time ratio is
+// The members to drop: against the fastest still racing (fastest_racing: by the mean log
+// ratios trimmed by `trim`), each whose trimmed mean paired log step-time ratio is
 // significantly positive by the one-sided test at alpha / (members - 1) (every member is compared
 // at every look) and whose ratio exceeds 1 + delta/2, or whose every round lies above every round
 // of the fastest by that much, with the separation test's p below the same level (separation_test:

@@ -155,35 +155,37 @@ struct Trimmed {
 Trimmed trimmed(const std::vector<double>& differences, double trim) {
   Trimmed t;
   const size_t n = differences.size();
-  t.cut = trim > 0 ? static_cast<size_t>(std::floor(trim * static_cast<double>(n))) : 0;
-  if (2 * t.cut >= n) t.cut = 0;
+  t.cut = trimmed_count(n, trim);
+  double sum = 0;
   if (t.cut == 0) {
     t.winsorized = differences;
-  } else {
-    std::vector<double> sorted = differences;
-    std::sort(sorted.begin(), sorted.end());
-    const double low = sorted[t.cut], high = sorted[n - t.cut - 1];
-    for (double d : differences) t.winsorized.push_back(std::clamp(d, low, high));
+    for (double d : differences) sum += d;
+    t.mean = n ? sum / static_cast<double>(n) : 0;
+    return t;
   }
-  t.mean = trimmed_mean(differences, t.cut == 0 ? 0 : trim);
+  std::vector<double> sorted = differences;
+  std::sort(sorted.begin(), sorted.end());
+  const double low = sorted[t.cut], high = sorted[n - t.cut - 1];
+  for (double d : differences) t.winsorized.push_back(std::clamp(d, low, high));
+  for (size_t i = t.cut; i + t.cut < n; ++i) sum += sorted[i];
+  t.mean = sum / static_cast<double>(n - 2 * t.cut);
   return t;
 }
 
-}  // namespace
-
-MeanInterval mean_interval(const std::vector<double>& differences, double confidence, double trim) {
+// The (trimmed) mean and its interval (mean_interval).
+MeanInterval interval_of(const Trimmed& t, double confidence) {
   MeanInterval interval;
-  if (differences.empty()) return interval;
-  const auto n = static_cast<double>(differences.size());
-  const Trimmed t = trimmed(differences, trim);
+  const size_t count = t.winsorized.size();
+  if (count == 0) return interval;
+  const auto n = static_cast<double>(count);
   interval.mean = t.mean;
   if (confidence > 0 && confidence < 1) {
     // Bounded only where the exact test could reject a mean at all (2^-n <= the tail: from
     // 6 rounds at 95%), so that n rounds that all agree are no interval of their point.
     const double tail = (1 - confidence) / 2;
     const double z = normal_upper_quantile(tail);
-    if (n > z * z && std::ldexp(1.0, -static_cast<int>(std::min<size_t>(
-                                         differences.size(), 1000))) <= tail + kTailSlack) {
+    if (n > z * z &&
+        std::ldexp(1.0, -static_cast<int>(std::min<size_t>(count, 1000))) <= tail + kTailSlack) {
       double sum = 0;
       for (double w : t.winsorized) sum += w;
       const double centre = sum / n;
@@ -199,13 +201,24 @@ MeanInterval mean_interval(const std::vector<double>& differences, double confid
   return interval;
 }
 
+}  // namespace
+
+size_t trimmed_count(size_t n, double trim) {
+  const size_t cut = trim > 0 ? static_cast<size_t>(std::floor(trim * static_cast<double>(n))) : 0;
+  return 2 * cut < n ? cut : 0;
+}
+
+MeanInterval mean_interval(const std::vector<double>& differences, double confidence, double trim) {
+  return interval_of(trimmed(differences, trim), confidence);
+}
+
 SignFlipTest sign_flip_test(const std::vector<double>& differences, double confidence,
                             double trim) {
   SignFlipTest test;
   test.n = differences.size();
   if (test.n == 0) return test;
-  static_cast<MeanInterval&>(test) = mean_interval(differences, confidence, trim);
   const Trimmed t = trimmed(differences, trim);
+  static_cast<MeanInterval&>(test) = interval_of(t, confidence);
   double sum = 0, squares = 0, magnitude = 0;
   for (double d : t.winsorized) {
     sum += d;

@@ -112,6 +112,9 @@ inline constexpr size_t kExactSignFlipRounds = 16;
 // mean: a turn of the rounds is slow far more often than a step of a training run is
 // (docs/TUNER-MEASUREMENT.md, "The trimmed mean of the rounds").
 inline constexpr double kRoundsTrim = 0.1;
+// g: how many of n differences a trimmed mean at `trim` cuts from each end,
+// floor(trim n), or none where that would leave none.
+size_t trimmed_count(size_t n, double trim);
 // The mean of the differences and its interval (as above), without the test's p-values:
 // what a look's simultaneous intervals need, at no cost of enumerating sign flips.
 struct MeanInterval {
