@@ -113,14 +113,14 @@ class PerLayerStrategy final : public TuningStrategy {
 
   // The rounds in two stages. First the baseline and each (layout, threads)'s picks (its
   // own find's and the other thread counts' finds' within kMaxSwitchedLayers layers of
-  // it): the find cannot compare layouts
-  // and thread counts (the rest of the step differs), so the whole-config rounds decide
-  // between them. Then the members still racing with the other candidates (close
-  // alternatives, uniform configs) of
-  // their (layout, threads) only, with the run knobs (binding, concurrency) of its fastest
-  // survivor: within one, the step differs by the conv layers alone, which the find did
-  // time, and a (layout, threads) whose picks lost with confidence is not raced again.
-  // One stage when there are no such candidates or nothing was dropped.
+  // it): the find cannot compare layouts and thread counts (the rest of the step differs),
+  // so the whole-config rounds decide between them; they stop once only comparisons with
+  // members of the fastest's (layout, threads) are open, for the second stage races it
+  // again. Then the members still racing with the other candidates (close alternatives,
+  // uniform configs) of their (layout, threads) only, with the run knobs (binding,
+  // concurrency) of its fastest survivor: within one, the step differs by the conv layers
+  // alone, which the find did time, and a (layout, threads) whose picks lost with
+  // confidence is not raced again. One stage when there are no such candidates.
   void race_in_two_stages(TuneContext& context, const std::vector<RunConfig>& raced) {
     std::vector<RunConfig> first{raced.front()}, rest;
     for (size_t i = 1; i < raced.size(); ++i)
@@ -132,17 +132,19 @@ class PerLayerStrategy final : public TuningStrategy {
     }
     TuneReport& report = context.report();
     const size_t first_at = report.trials.size();
-    context.settle_in_rounds(first, std::vector<std::optional<size_t>>(first.size()),
-                             /*drop_at_last_look=*/true);
+    const bool first_settled = context.settle_in_rounds(
+        first, std::vector<std::optional<size_t>>(first.size()), {true, rest, {}});
     if (context.stopped() || context.over_budget()) return;
     std::vector<RunConfig> second;
     std::vector<double> second_eps;
     std::vector<std::optional<size_t>> swept;
+    RoundsStage carried;  // the survivors' first-stage rounds go on in the second
     for (size_t i = first_at; i < report.trials.size(); ++i)
       if (report.trials[i].remeasured) {  // still racing when the first stage ended
         second.push_back(report.trials[i].config);
         second_eps.push_back(report.trials[i].figures.median_eps);
         swept.emplace_back(i);
+        carried.earlier_rounds.push_back(report.trials[i].step_seconds);
       }
     const size_t survivors = second.size();
     for (size_t k : second_stage_candidates(second, second_eps, rest)) {
@@ -150,7 +152,10 @@ class PerLayerStrategy final : public TuningStrategy {
       swept.emplace_back();
     }
     context.set_total(first.size() + second.size() - survivors);
-    if (second.size() > survivors) context.settle_in_rounds(second, swept);
+    // A first stage that stopped with comparisons open (its fastest's twins, say) is
+    // settled here even when no candidate joins.
+    if (second.size() > survivors || (!first_settled && survivors > 1))
+      context.settle_in_rounds(second, swept, carried);
   }
 
   static size_t layers_apart(const std::vector<std::string>& a, const std::vector<std::string>& b) {

@@ -26,13 +26,30 @@ bool overlaps(const TimingFigures& a, const TimingFigures& b) {
   return a.eps_low <= b.eps_high && b.eps_low <= a.eps_high;
 }
 
+// A round a member did not run: NaN (kNotInRound), the rounds of an earlier stage that
+// only some members ran.
+bool ran(double seconds) { return !std::isnan(seconds); }
+
 // Round by round, log(member j's step time / member base's): the paired samples every
-// comparison of the rounds tests (the series are of one length where they are compared).
+// comparison of the rounds tests, over the rounds both ran.
 std::vector<double> paired_log_ratios(const std::vector<std::vector<double>>& round_seconds,
                                       size_t j, size_t base) {
   std::vector<double> out;
-  for (size_t r = 0; r < round_seconds[j].size(); ++r)
-    out.push_back(std::log(round_seconds[j][r] / round_seconds[base][r]));
+  for (size_t r = 0; r < round_seconds[j].size() && r < round_seconds[base].size(); ++r)
+    if (ran(round_seconds[j][r]) && ran(round_seconds[base][r]))
+      out.push_back(std::log(round_seconds[j][r] / round_seconds[base][r]));
+  return out;
+}
+
+// The two members' round times over the rounds both ran.
+std::pair<std::vector<double>, std::vector<double>> both_ran(const std::vector<double>& a,
+                                                             const std::vector<double>& b) {
+  std::pair<std::vector<double>, std::vector<double>> out;
+  for (size_t r = 0; r < a.size() && r < b.size(); ++r)
+    if (ran(a[r]) && ran(b[r])) {
+      out.first.push_back(a[r]);
+      out.second.push_back(b[r]);
+    }
   return out;
 }
 
@@ -220,14 +237,17 @@ size_t fastest_racing(const std::vector<std::vector<double>>& round_seconds,
   const size_t rounds = round_seconds[racing.front()].size();
   std::vector<double> level(rounds, 0);
   for (size_t r = 0; r < rounds; ++r) {
-    for (size_t i : racing) level[r] += std::log(round_seconds[i][r]);
-    level[r] /= static_cast<double>(racing.size());
+    size_t members = 0;
+    for (size_t i : racing)
+      if (ran(round_seconds[i][r])) level[r] += std::log(round_seconds[i][r]), ++members;
+    if (members > 0) level[r] /= static_cast<double>(members);
   }
   size_t fastest = racing.front();
   double fastest_score = INFINITY;
   for (size_t i : racing) {
-    std::vector<double> relative(rounds);
-    for (size_t r = 0; r < rounds; ++r) relative[r] = std::log(round_seconds[i][r]) - level[r];
+    std::vector<double> relative;
+    for (size_t r = 0; r < rounds; ++r)
+      if (ran(round_seconds[i][r])) relative.push_back(std::log(round_seconds[i][r]) - level[r]);
     if (const double score = trimmed_mean(relative, trim); score < fastest_score) {
       fastest_score = score;
       fastest = i;
@@ -265,8 +285,8 @@ SlowerBy slower_by(const std::vector<std::vector<double>>& round_seconds, size_t
   if (test.p_greater < level && std::exp(test.mean) > 1 + delta / 2) return SlowerBy::sign_flips;
   // Or every round of j above every round of the fastest by delta/2: a clear loser
   // leaves after 5 rounds, before the sign flips' first look (6 to 8 rounds).
-  const SeparationTest apart =
-      separation_test(round_seconds[j], round_seconds[fastest], 1 + delta / 2);
+  const auto [slower, faster] = both_ran(round_seconds[j], round_seconds[fastest]);
+  const SeparationTest apart = separation_test(slower, faster, 1 + delta / 2);
   if (apart.separated && apart.p_value < level) return SlowerBy::separation;
   return SlowerBy::none;
 }
@@ -381,6 +401,19 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
     verdict.decision = cat(test, ": tie rule (not significant and below delta): the simpler ",
                            configs[verdict.winner].label(), " wins");
   return verdict;
+}
+
+bool open_only_where_raced_again(const std::vector<RunConfig>& configs,
+                                 const RoundsVerdict& verdict,
+                                 const std::vector<RunConfig>& next_stage) {
+  const RunConfig& fastest = configs.at(verdict.fastest);
+  const auto same_group = [&](const RunConfig& c) {
+    return c.layout() == fastest.layout() && c.threads() == fastest.threads();
+  };
+  if (std::none_of(next_stage.begin(), next_stage.end(), same_group)) return false;
+  return std::all_of(
+      verdict.comparisons.begin(), verdict.comparisons.end(),
+      [&](const PairedComparison& c) { return c.settled || same_group(configs.at(c.other)); });
 }
 
 RoundDrops round_drops(const std::vector<RunConfig>& configs,

@@ -3,6 +3,7 @@
 // print the same ranking (docs/TUNER-MEASUREMENT.md).
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,11 @@ inline constexpr size_t kSettledTop = 4;
 inline constexpr size_t kMaxSettled = 6;
 std::vector<size_t> settle_candidates(const std::vector<TrialResult>& trials,
                                       size_t top = kSettledTop, size_t cap = kMaxSettled);
+
+// A round a member did not run, in a series of round times: per-layer's second stage
+// carries the first stage's rounds of the members that race on, and the members new to
+// it have none there. Every comparison below pairs the rounds both members ran.
+inline constexpr double kNotInRound = std::numeric_limits<double>::quiet_NaN();
 
 // A race in interleaved rounds (measure_interleaved with a RoundsDrop): the members
 // still racing are those with the most rounds (a dropped or invalid member has fewer).
@@ -124,6 +130,16 @@ inline double rounds_trim(double free_cores) { return free_cores > 0 ? 0 : kRoun
 RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                              const std::vector<std::vector<double>>& round_seconds, double delta,
                              double alpha = kAlpha, double trim = kRoundsTrim);
+
+// Per-layer's first stage may stop before its verdict is settled: when every comparison
+// still open is with a member of the fastest's layout and thread count, and the next
+// stage (`next_stage`, its candidates) races that (layout, threads) again. Those members
+// go on to it still racing, and it settles them beside its own candidates: settling
+// twins that differ only in a run knob to the zone's bound took resnet18-small's first
+// stage to 28-86 rounds, and the second stage raced them again from its first round.
+bool open_only_where_raced_again(const std::vector<RunConfig>& configs,
+                                 const RoundsVerdict& verdict,
+                                 const std::vector<RunConfig>& next_stage);
 
 // One look's drops of the rounds: race_drops, then indifferent_drops of the others;
 // none when fewer than two members would be left racing (the verdict's test decides

@@ -30,9 +30,9 @@ Racing racing_of(const std::vector<RunConfig>& configs,
 
 }  // namespace
 
-void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
+bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
                                    const std::vector<std::optional<size_t>>& swept,
-                                   bool drop_at_last_look) {
+                                   const RoundsStage& stage) {
   const double delta = options_.measure.delta;
   const double trim = rounds_trim(options_.measure.free_cores);
   report_.settled_in_rounds = true;
@@ -56,16 +56,34 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   const auto as_last_seen = [&](const std::vector<std::vector<double>>& mine) {
     return theirs ? pooled_rounds(mine, *theirs) : mine;
   };
+  // The stage before's rounds first, kNotInRound where a member did not run them.
+  size_t earlier = 0;
+  for (const auto& series : stage.earlier_rounds) earlier = std::max(earlier, series.size());
+  const auto with_earlier = [&](const std::vector<std::vector<double>>& seconds) {
+    if (earlier == 0) return seconds;
+    std::vector<std::vector<double>> out(seconds.size());
+    for (size_t k = 0; k < seconds.size(); ++k) {
+      const std::vector<double> none;
+      const std::vector<double>& before =
+          k < stage.earlier_rounds.size() ? stage.earlier_rounds[k] : none;
+      out[k].assign(earlier - before.size(), kNotInRound);
+      out[k].insert(out[k].end(), before.begin(), before.end());
+      out[k].insert(out[k].end(), seconds[k].begin(), seconds[k].end());
+    }
+    return out;
+  };
   std::vector<TrialResult> rounds = runner_.measure_interleaved(
       configs,
       [&](const std::vector<std::vector<double>>& seconds) {
         if (stopped() || over_budget()) return true;
-        const Racing r = racing_of(configs, pooled(seconds));
-        return r.members.size() < 2 ||
-               rounds_verdict(r.configs, r.seconds, delta, kAlpha, trim).settled;
+        const Racing r = racing_of(configs, with_earlier(pooled(seconds)));
+        if (r.members.size() < 2) return true;
+        const RoundsVerdict v = rounds_verdict(r.configs, r.seconds, delta, kAlpha, trim);
+        return v.settled || open_only_where_raced_again(r.configs, v, stage.next_stage);
       },
       [&](const std::vector<std::vector<double>>& seconds) {
-        const RoundDrops drops = round_drops(configs, pooled(seconds), delta, kAlpha, trim);
+        const RoundDrops drops =
+            round_drops(configs, with_earlier(pooled(seconds)), delta, kAlpha, trim);
         indifferent.insert(indifferent.end(), drops.indifferent.begin(), drops.indifferent.end());
         separated.insert(separated.end(), drops.by_separation.begin(), drops.by_separation.end());
         std::vector<size_t> all = drops.slower;
@@ -82,7 +100,7 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   // The verdict on the pooled rounds; each leader's figures stay this rank's own.
   std::vector<std::vector<double>> own(rounds.size());
   for (size_t k = 0; k < rounds.size(); ++k) own[k] = rounds[k].step_seconds;
-  const std::vector<std::vector<double>> all = as_last_seen(own);
+  const std::vector<std::vector<double>> all = with_earlier(as_last_seen(own));
   Racing survivors;
   for (size_t k = 0; k < rounds.size(); ++k)
     if (rounds[k].status == TrialStatus::ok && rounds[k].figures.stop == StopRule::interleaved) {
@@ -99,7 +117,7 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   // look's race_drops, so a member slower with confidence ends as a leader still racing
   // unless dropped here (per-layer's second stage races only those still racing).
   std::vector<size_t> dropped_at_end;
-  if (verdict && drop_at_last_look)
+  if (verdict && stage.drop_at_last_look)
     for (size_t d : last_look_drops(survivors.seconds, *verdict, delta, kAlpha, trim))
       dropped_at_end.push_back(survivors.members[d]);
   auto dropped_last = [&](size_t k) {
@@ -158,12 +176,14 @@ void TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   if (winner != kNone) {
     report_.best = placed[winner];
     report_.decision = verdict->decision;
+    return verdict->settled && !report_.interrupted && !report_.budget_exhausted;
   } else {
     const std::vector<size_t> ranked = rank_ok_trials(report_.trials);
     if (!ranked.empty()) report_.best = ranked.front();
     report_.decision =
         cat("interleaved re-measurement failed (", failure, "); the sweep's fastest wins");
   }
+  return false;
 }
 
 }  // namespace tunescope::tuner

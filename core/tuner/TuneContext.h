@@ -45,6 +45,22 @@ class PriorTrials {
   std::map<std::string, std::vector<size_t>> by_identity_;  // config identity -> rows_ indices
 };
 
+// Per-layer's first stage of rounds (TuneContext::settle_in_rounds).
+struct RoundsStage {
+  // race_drops once more after the last round, so that a member slower with confidence
+  // leaves as raced out instead of as a leader still racing (the first stage's leaders
+  // race on in the second).
+  bool drop_at_last_look = false;
+  // The next stage's candidates: the rounds also stop once every comparison left open
+  // is with a member of the fastest's layout and thread count, which the next stage
+  // races again (open_only_where_raced_again, Ranking.h).
+  std::vector<RunConfig> next_stage;
+  // Per config, the rounds it ran in the stage before (the survivors that race on; empty
+  // for the others): its comparisons with the other survivors go on over those rounds
+  // too, instead of from this stage's first round.
+  std::vector<std::vector<double>> earlier_rounds;
+};
+
 class TuneContext {
  public:
   using Clock = std::chrono::steady_clock;
@@ -104,12 +120,11 @@ class TuneContext {
   // trial in report().trials that config k replaces (its sweep's), or none for a
   // candidate measured only here (it is appended, and goes to progress too). Sets
   // report().best, decision and settled_in_rounds; every result goes to the DB.
-  // drop_at_last_look: race_drops once more after the last round, so that a member
-  // slower with confidence leaves as raced out instead of as a leader still racing
-  // (per-layer's first stage, whose leaders race on in its second).
-  void settle_in_rounds(const std::vector<RunConfig>& configs,
+  // `stage`: per-layer's first stage (RoundsStage). Returns whether the verdict was
+  // settled (false also when the rounds failed or were cut short).
+  bool settle_in_rounds(const std::vector<RunConfig>& configs,
                         const std::vector<std::optional<size_t>>& swept,
-                        bool drop_at_last_look = false);
+                        const RoundsStage& stage = {});
 
   // `measure` racing against `leader`, when there is one, racing is on and `measure` is
   // full length.

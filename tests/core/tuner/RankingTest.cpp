@@ -314,6 +314,66 @@ TEST(RoundsVerdict, AmongFourTheSimplestTiedWithTheFastestWins) {
   EXPECT_NEAR(v.comparisons[2].test.p_value, 2.0 / 65536, 1e-15);
 }
 
+TEST(OpenOnlyWhereRacedAgain, TheFirstStageStopsWhenOnlyTheFastestsGroupIsOpen) {
+  // 0 nhwc two threads, the fastest; 1 its bound twin, 8 % slower and 5 % faster by turns
+  // (open: its interval reaches below 1 - delta); 2 nchw two threads, 20 % slower in
+  // every round (settled: significant); 3 nchw one thread, open like the twin.
+  RunConfig bound = config(Layout::NHWC, "gemm", 2);
+  knobs::cpu_binding.set(bound.knobs, CpuBinding::cores);
+  const std::vector<RunConfig> configs{config(Layout::NHWC, "gemm", 2), bound,
+                                       config(Layout::NCHW, "gemm", 2),
+                                       config(Layout::NCHW, "gemm", 1)};
+  std::vector<std::vector<double>> rounds(4);
+  for (int r = 0; r < 12; ++r) {
+    const double base = 0.01 * (1 + 0.05 * (r % 3));
+    rounds[0].push_back(base);
+    rounds[1].push_back(base * (r % 2 ? 1.08 : 0.95));
+    rounds[2].push_back(base * 1.2);
+    rounds[3].push_back(base * (r % 2 ? 1.08 : 0.95));
+  }
+  const std::vector<RunConfig> nhwc_next{config(Layout::NHWC, "direct", 2)};
+  const std::vector<RunConfig> nchw_next{config(Layout::NCHW, "direct", 2)};
+  // Without member 3: only the twin is open, and the next stage races nhwc two threads.
+  const std::vector<RunConfig> three(configs.begin(), configs.begin() + 3);
+  const std::vector<std::vector<double>> three_rounds(rounds.begin(), rounds.begin() + 3);
+  const RoundsVerdict v = rounds_verdict(three, three_rounds, 0.02, kAlpha, kPlainMean);
+  ASSERT_EQ(v.fastest, 0u) << v.decision;
+  ASSERT_FALSE(v.settled) << v.decision;
+  EXPECT_TRUE(open_only_where_raced_again(three, v, nhwc_next));
+  // The next stage does not race that (layout, threads) again, or has nothing: go on.
+  EXPECT_FALSE(open_only_where_raced_again(three, v, nchw_next));
+  EXPECT_FALSE(open_only_where_raced_again(three, v, {}));
+  // A member of another (layout, threads) open too: its group is not decided yet.
+  const RoundsVerdict all = rounds_verdict(configs, rounds, 0.02, kAlpha, kPlainMean);
+  ASSERT_EQ(all.fastest, 0u);
+  EXPECT_FALSE(open_only_where_raced_again(configs, all, nhwc_next));
+}
+
+TEST(CarriedRounds, EachComparisonPairsTheRoundsBothMembersRan) {
+  // Members 0 and 1 carry 10 rounds of an earlier stage; member 2 joins for the last 5
+  // (kNotInRound before), 10 % slower than member 0 in each of them.
+  const std::vector<RunConfig> configs{config(Layout::NHWC, "gemm", 2),
+                                       config(Layout::NHWC, "direct", 2),
+                                       config(Layout::NHWC, "winograd", 2)};
+  std::vector<std::vector<double>> rounds(3);
+  for (int r = 0; r < 15; ++r) {
+    const double base = r < 10 ? 0.01 * (1 + 0.1 * (r % 4)) : 0.01;  // a drift, then none
+    rounds[0].push_back(base);
+    rounds[1].push_back(base * (r % 2 ? 1.08 : 0.95));
+    rounds[2].push_back(r < 10 ? kNotInRound : base * 1.1);
+  }
+  const RoundsVerdict v = rounds_verdict(configs, rounds, 0.02, kAlpha, kPlainMean);
+  ASSERT_EQ(v.fastest, 0u) << v.decision;
+  ASSERT_EQ(v.comparisons.size(), 2u);
+  EXPECT_EQ(v.comparisons[0].test.n, 15u);
+  EXPECT_EQ(v.comparisons[1].test.n, 5u);
+  EXPECT_NEAR(v.comparisons[1].ratio, 1.1, 1e-9);
+  // Every one of its 5 rounds above every round of member 0 that it ran beside: the
+  // separation test drops it (1/252 < 0.05 / 2), though member 0's earlier rounds (to
+  // 13 ms) were slower than its own (11 ms).
+  EXPECT_EQ(race_drops(rounds, 0.02, kAlpha, kPlainMean), (std::vector<size_t>{2}));
+}
+
 TEST(Ranking, TiersThenSpeedAndRacedOutNeverAboveAFullyMeasuredOne) {
   std::vector<TrialResult> trials{
       ok(config(Layout::NCHW, "direct"), 1000, StopRule::converged),
