@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How many rounds the tuner's stopping rule needs for two close configs, and what it picks.
 
-Usage: replay-rounds-stopping.py ROUNDS.tsv [WITHIN] [OFFSET_STEP]
+Usage: replay-rounds-stopping.py ROUNDS.tsv [WITHIN] [OFFSET_STEP] [TRIM]
 
 ROUNDS.tsv is what `bench_tuning_truth --dump-rounds` writes (the configs' labels, then one
 line of step seconds per round). For every pair of configs whose geometric mean step times
@@ -17,8 +17,11 @@ is replayed twice: with the tuner's bound (the low end of the two-sided interval
 Prints, per rule, the rounds to decide (median, mean, total against the tuner's) and how
 often the pick is more than 2 % / 3 % slower than the pair's better by the whole dump's
 geometric mean (what the rounds rank by) and by its mean step time (what the truth judges).
+TRIM (default 0) replays the rounds' statistic trimmed as a quiet tune's rounds read it
+(kRoundsTrim, 0.1): g = floor(TRIM n) log ratios cut from each end, the interval over the
+winsorized ones divided by 1 - 2g/n, the test by the normal approximation once g > 0.
 The figures: docs/BENCHMARKS.md, "Tuner cost: the finds' references and the zone's bound,
-session 16".
+session 16", and session 24's one-sided bound on a quiet machine.
 """
 import math
 import statistics
@@ -28,18 +31,40 @@ ALPHA, DELTA, MINIMUM_ROUNDS = 0.05, 0.02, 6
 RULES = (("tuner's two-sided bound", ALPHA / 2), ("one-sided bound", ALPHA))  # (name, tail)
 
 
+TRIM = 0.0
+
+
+def trimmed(d):
+    """(trimmed mean, winsorized values, g) as core/tuner/StepStatistics.cpp's `trimmed`."""
+    n = len(d)
+    g = int(math.floor(TRIM * n + 1e-9))
+    if 2 * g >= n:
+        g = 0
+    s = sorted(d)
+    if g == 0:
+        return sum(d) / n, list(d), 0
+    low, high = s[g], s[n - 1 - g]
+    return sum(s[g:n - g]) / (n - 2 * g), [min(max(x, low), high) for x in d], g
+
+
 def zone_low(d, tail):
     """The low end of the mean's interval with `tail` below it, or None while unbounded."""
     n = len(d)
     z = statistics.NormalDist().inv_cdf(1 - tail)
     if not (n > z * z and 2.0**-n <= tail + 1e-12):
         return None
-    m = sum(d) / n
-    ss = sum((x - m) ** 2 for x in d)
-    return m - z * math.sqrt(ss / (n * (n - z * z)))
+    m, w, g = trimmed(d)
+    c = sum(w) / n
+    ss = sum((x - c) ** 2 for x in w)
+    return m - z * math.sqrt(ss / (n * (n - z * z))) / (1 - 2 * g / n)
 
 
 def p_two_sided(d):
+    m, w, g = trimmed(d)
+    if g > 0:
+        var = sum(x * x for x in w)
+        zz = abs(m) * (len(d) - 2 * g) / math.sqrt(var) if var > 0 else 0
+        return 2 * (1 - statistics.NormalDist().cdf(zz)) if var > 0 else 1.0
     s = abs(sum(d))
     if len(d) <= 16:
         sums = [0.0]
@@ -52,18 +77,15 @@ def p_two_sided(d):
 
 def replay(a, b, tail):
     """(rounds to decide, True if a is picked) over paired log step times a, b."""
-    sa = sb = 0.0
     for n in range(1, len(a) + 1):
-        sa += a[n - 1]
-        sb += b[n - 1]
         if n < MINIMUM_ROUNDS:
             continue
-        a_fastest = sa <= sb
+        a_fastest = trimmed([y - x for x, y in zip(a[:n], b[:n])])[0] >= 0
         d = [(y - x) if a_fastest else (x - y) for x, y in zip(a[:n], b[:n])]
         low = zone_low(d, tail)
         if (low is not None and 1 - math.exp(low) < DELTA) or p_two_sided(d) < ALPHA:
             return n, a_fastest
-    return len(a), sa <= sb
+    return len(a), trimmed([y - x for x, y in zip(a, b)])[0] >= 0
 
 
 def main() -> int:
@@ -72,6 +94,8 @@ def main() -> int:
         return 2
     within = float(sys.argv[2]) if len(sys.argv) > 2 else 0.05
     step = int(sys.argv[3]) if len(sys.argv) > 3 else 10
+    global TRIM
+    TRIM = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
     lines = [line.rstrip("\n").split("\t") for line in open(sys.argv[1]) if line.strip()]
     labels, rows = lines[0], [[float(x) for x in line] for line in lines[1:]]
     columns = [list(c) for c in zip(*rows)]

@@ -59,6 +59,11 @@
 #   still start with both threads on one CPU: on lenet5 (24 configs) one settle step put
 #   the unbound best mix at 0.953 of its bound twin by the mean, three at 0.978, and the
 #   two train alike alone (docs/BENCHMARKS.md, session 22). lenet5's figures use 3.
+#   TRUTH_BEFORE=1: also measures the truth once before the tunes (the space's configs,
+#   without the picks, which are not known yet) and prints whether the machine's state held:
+#   each truth's best valued in the other, and the picks scored against both. Under the busy
+#   loop the bound and unbound twins traded places within 35 minutes (docs/BENCHMARKS.md,
+#   session 23), and a truth taken in another state than the tunes' scores them wrongly.
 set -euo pipefail
 
 N=3
@@ -125,6 +130,13 @@ for problem in $PROBLEMS; do
     tag="$model-$batch-$load"
     picks="$work/picks-$tag.tsv"
     : > "$picks"
+    truth_args=(--model "$model" --batch "$batch" --layouts "$LAYOUTS" --algorithms "$ALGORITHMS"
+      --threads "$THREADS" ${layers:+--layers "$layers"} --delta 0.02 --max-rounds 400
+      --max-seconds "$max_seconds" --settle-steps "${TRUTH_SETTLE:-1}")
+    if [[ -n ${TRUTH_BEFORE:-} ]]; then
+      echo "== $model batch $batch, $load: truth before the tunes starts at load $(load_now) ($(date -u +%H:%M) UTC)"
+      "$BUILD/bench/bench_tuning_truth" "${truth_args[@]}" > "$work/truth-before-$tag.tsv"
+    fi
     echo "== $model batch $batch, $load: tunes start at load $(load_now) ($(date -u +%H:%M) UTC)"
     files=()
     for i in $(seq "$most"); do
@@ -157,9 +169,7 @@ for problem in $PROBLEMS; do
       done
     done
     echo "   tunes end at load $(load_now); truth starts ($(date -u +%H:%M) UTC)"
-    "$BUILD/bench/bench_tuning_truth" --model "$model" --batch "$batch" --layouts "$LAYOUTS" \
-      --algorithms "$ALGORITHMS" --threads "$THREADS" ${layers:+--layers "$layers"} --delta 0.02 \
-      --max-rounds 400 --max-seconds "$max_seconds" --settle-steps "${TRUTH_SETTLE:-1}" \
+    "$BUILD/bench/bench_tuning_truth" "${truth_args[@]}" \
       --config-files "$(IFS=,; echo "${files[*]}")" --dump-rounds "$work/rounds-$tag.tsv" \
       > "$work/truth-$tag.tsv"
     echo "   truth ends at load $(load_now) ($(date -u +%H:%M) UTC)"
@@ -288,5 +298,33 @@ for strategy, runs in picks.items():
         row.append(cell([r["phases"][phase] for r in runs if phase in r["phases"]]))
     print(f"| {strategy} | " + " | ".join(row) + " |")
 PY
+    if [[ -n ${TRUTH_BEFORE:-} ]]; then
+      python3 - "$work/truth-before-$tag.tsv" "$work/truth-$tag.tsv" "$picks" <<'PY'
+import json, sys
+def means(path):  # label -> mean ex/s (bench_tuning_truth's sixth column)
+    return {l.split("\t")[0]: float(l.rstrip("\n").split("\t")[5]) for l in open(path)}
+before, after = means(sys.argv[1]), means(sys.argv[2])
+both = [label for label in before if label in after]
+def share(truth, label): return truth[label] / max(truth[l] for l in both)
+best_before = max(both, key=lambda l: before[l])
+best_after = max(both, key=lambda l: after[l])
+held = share(after, best_before) >= 0.97 and share(before, best_after) >= 0.97
+print(f"state check over the {len(both)} configs both truths measured: the best before the tunes, "
+      f"{best_before}, at {share(after, best_before):.3f} after; the best after, {best_after}, at "
+      f"{share(before, best_after):.3f} before: "
+      + ("the state held" if held else "THE STATE CHANGED: the picks were scored against a truth of another state"))
+moved = sorted(both, key=lambda l: -abs(share(after, l) - share(before, l)))[:3]
+print("  moved most (share of the best before -> after): "
+      + "; ".join(f"{l} {share(before, l):.3f} -> {share(after, l):.3f}" for l in moved))
+scored = {}
+for line in open(sys.argv[3]):
+    strategy, _, _, _, event = line.split("\t", 4)
+    winner = json.loads(event)["winner"]["candidate"]
+    if winner in before:
+        scored.setdefault(strategy, []).append(share(before, winner) >= 0.97)
+print("  picks within 3 % of the best before the tunes (by the mean; the picks that truth "
+      "measured): " + "; ".join(f"{s} {sum(v)}/{len(v)}" for s, v in scored.items()))
+PY
+    fi
   done
 done
