@@ -132,8 +132,9 @@ class PerLayerStrategy final : public TuningStrategy {
     }
     TuneReport& report = context.report();
     const size_t first_at = report.trials.size();
-    const bool first_settled = context.settle_in_rounds(
-        first, std::vector<std::optional<size_t>>(first.size()), {true, rest, {}});
+    const bool left_open = context.settle_in_rounds(
+        first, std::vector<std::optional<size_t>>(first.size()),
+        {.drop_at_last_look = true, .next_stage = rest, .earlier_rounds = {}});
     if (context.stopped() || context.over_budget()) return;
     std::vector<RunConfig> second;
     std::vector<double> second_eps;
@@ -154,7 +155,7 @@ class PerLayerStrategy final : public TuningStrategy {
     context.set_total(first.size() + second.size() - survivors);
     // A first stage that stopped with comparisons open (its fastest's twins, say) is
     // settled here even when no candidate joins.
-    if (second.size() > survivors || (!first_settled && survivors > 1))
+    if (second.size() > survivors || (left_open && survivors > 1))
       context.settle_in_rounds(second, swept, carried);
   }
 

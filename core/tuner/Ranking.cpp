@@ -30,17 +30,6 @@ bool overlaps(const TimingFigures& a, const TimingFigures& b) {
 // only some members ran.
 bool ran(double seconds) { return !std::isnan(seconds); }
 
-// Round by round, log(member j's step time / member base's): the paired samples every
-// comparison of the rounds tests, over the rounds both ran.
-std::vector<double> paired_log_ratios(const std::vector<std::vector<double>>& round_seconds,
-                                      size_t j, size_t base) {
-  std::vector<double> out;
-  for (size_t r = 0; r < round_seconds[j].size() && r < round_seconds[base].size(); ++r)
-    if (ran(round_seconds[j][r]) && ran(round_seconds[base][r]))
-      out.push_back(std::log(round_seconds[j][r] / round_seconds[base][r]));
-  return out;
-}
-
 // The two members' round times over the rounds both ran.
 std::pair<std::vector<double>, std::vector<double>> both_ran(const std::vector<double>& a,
                                                              const std::vector<double>& b) {
@@ -50,6 +39,16 @@ std::pair<std::vector<double>, std::vector<double>> both_ran(const std::vector<d
       out.first.push_back(a[r]);
       out.second.push_back(b[r]);
     }
+  return out;
+}
+
+// Round by round, log(member j's step time / member base's): the paired samples every
+// comparison of the rounds tests, over the rounds both ran.
+std::vector<double> paired_log_ratios(const std::vector<std::vector<double>>& round_seconds,
+                                      size_t j, size_t base) {
+  const auto [times, base_times] = both_ran(round_seconds[j], round_seconds[base]);
+  std::vector<double> out;
+  for (size_t r = 0; r < times.size(); ++r) out.push_back(std::log(times[r] / base_times[r]));
   return out;
 }
 
@@ -239,7 +238,10 @@ size_t fastest_racing(const std::vector<std::vector<double>>& round_seconds,
   for (size_t r = 0; r < rounds; ++r) {
     size_t members = 0;
     for (size_t i : racing)
-      if (ran(round_seconds[i][r])) level[r] += std::log(round_seconds[i][r]), ++members;
+      if (ran(round_seconds[i][r])) {
+        level[r] += std::log(round_seconds[i][r]);
+        ++members;
+      }
     if (members > 0) level[r] /= static_cast<double>(members);
   }
   size_t fastest = racing.front();

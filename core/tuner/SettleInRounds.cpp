@@ -63,11 +63,11 @@ bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
     if (earlier == 0) return seconds;
     std::vector<std::vector<double>> out(seconds.size());
     for (size_t k = 0; k < seconds.size(); ++k) {
-      const std::vector<double> none;
-      const std::vector<double>& before =
-          k < stage.earlier_rounds.size() ? stage.earlier_rounds[k] : none;
-      out[k].assign(earlier - before.size(), kNotInRound);
-      out[k].insert(out[k].end(), before.begin(), before.end());
+      const size_t ran_before =
+          k < stage.earlier_rounds.size() ? stage.earlier_rounds[k].size() : 0;
+      out[k].assign(earlier - ran_before, kNotInRound);
+      if (ran_before > 0)
+        out[k].insert(out[k].end(), stage.earlier_rounds[k].begin(), stage.earlier_rounds[k].end());
       out[k].insert(out[k].end(), seconds[k].begin(), seconds[k].end());
     }
     return out;
@@ -176,7 +176,8 @@ bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   if (winner != kNone) {
     report_.best = placed[winner];
     report_.decision = verdict->decision;
-    return verdict->settled && !report_.interrupted && !report_.budget_exhausted;
+    return !verdict->settled &&
+           open_only_where_raced_again(survivors.configs, *verdict, stage.next_stage);
   } else {
     const std::vector<size_t> ranked = rank_ok_trials(report_.trials);
     if (!ranked.empty()) report_.best = ranked.front();

@@ -45,7 +45,7 @@ class PriorTrials {
   std::map<std::string, std::vector<size_t>> by_identity_;  // config identity -> rows_ indices
 };
 
-// Per-layer's first stage of rounds (TuneContext::settle_in_rounds).
+// How one stage of per-layer's rounds relates to the others (TuneContext::settle_in_rounds).
 struct RoundsStage {
   // race_drops once more after the last round, so that a member slower with confidence
   // leaves as raced out instead of as a leader still racing (the first stage's leaders
@@ -120,8 +120,9 @@ class TuneContext {
   // trial in report().trials that config k replaces (its sweep's), or none for a
   // candidate measured only here (it is appended, and goes to progress too). Sets
   // report().best, decision and settled_in_rounds; every result goes to the DB.
-  // `stage`: per-layer's first stage (RoundsStage). Returns whether the verdict was
-  // settled (false also when the rounds failed or were cut short).
+  // `stage`: per-layer's stages (RoundsStage). Returns whether the rounds stopped with
+  // comparisons open for the next stage to settle (open_only_where_raced_again): never
+  // without stage.next_stage.
   bool settle_in_rounds(const std::vector<RunConfig>& configs,
                         const std::vector<std::optional<size_t>>& swept,
                         const RoundsStage& stage = {});
