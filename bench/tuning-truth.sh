@@ -175,13 +175,18 @@ for problem in $PROBLEMS; do
     echo "   truth ends at load $(load_now) ($(date -u +%H:%M) UTC)"
     if [[ -n ${KEEP:-} ]]; then cp "$work/rounds-$tag.tsv" "$KEEP/truth-rounds-$tag.tsv"; fi
     stop_busy
-    python3 - "$work/truth-$tag.tsv" "$picks" "$work/rounds-$tag.tsv" <<'PY'
+    before=()
+    [[ -n ${TRUTH_BEFORE:-} ]] && before=("$work/truth-before-$tag.tsv")
+    python3 - "$work/truth-$tag.tsv" "$picks" "$work/rounds-$tag.tsv" "${before[@]}" <<'PY'
 import json, statistics, sys
-truth = {}
-for line in open(sys.argv[1]):
-    label, eps, low, high, rounds, mean_eps, geo_eps = line.rstrip("\n").split("\t")
-    # (mean ex/s, median ex/s, its 95% CI, rounds, geometric-mean ex/s)
-    truth[label] = (float(mean_eps), float(eps), float(low), float(high), int(rounds), float(geo_eps))
+def read_truth(path):
+    truth = {}
+    for line in open(path):
+        label, eps, low, high, rounds, mean_eps, geo_eps = line.rstrip("\n").split("\t")
+        # (mean ex/s, median ex/s, its 95% CI, rounds, geometric-mean ex/s)
+        truth[label] = (float(mean_eps), float(eps), float(low), float(high), int(rounds), float(geo_eps))
+    return truth
+truth = read_truth(sys.argv[1])
 best = max(v[0] for v in truth.values())
 best_median = max(v[1] for v in truth.values())
 best_geo = max(v[5] for v in truth.values())
@@ -297,34 +302,26 @@ for strategy, runs in picks.items():
     for phase in ("choice", "finds", "sweep", "rounds"):
         row.append(cell([r["phases"][phase] for r in runs if phase in r["phases"]]))
     print(f"| {strategy} | " + " | ".join(row) + " |")
+# TRUTH_BEFORE: did the machine's state hold from the truth before the tunes to the one after?
+if len(sys.argv) > 4:
+    before = {label: v[0] for label, v in read_truth(sys.argv[4]).items()}
+    after = {label: v[0] for label, v in truth.items()}
+    both = [label for label in before if label in after]
+    def share(means, label): return means[label] / max(means[l] for l in both)
+    best_before = max(both, key=lambda l: before[l])
+    best_after = max(both, key=lambda l: after[l])
+    held = share(after, best_before) >= 0.97 and share(before, best_after) >= 0.97
+    print(f"state check over the {len(both)} configs both truths measured: the best before the tunes, "
+          f"{best_before}, at {share(after, best_before):.3f} after; the best after, {best_after}, at "
+          f"{share(before, best_after):.3f} before: "
+          + ("the state held" if held else "THE STATE CHANGED: the picks were scored against a truth of another state"))
+    moved = sorted(both, key=lambda l: -abs(share(after, l) - share(before, l)))[:3]
+    print("  moved most (share of the best before -> after): "
+          + "; ".join(f"{l} {share(before, l):.3f} -> {share(after, l):.3f}" for l in moved))
+    print("  picks within 3 % of the best before the tunes (by the mean; the picks that truth "
+          "measured): " + "; ".join(
+              f"{strategy} {sum(share(before, r['winner']) >= 0.97 for r in runs if r['winner'] in before)}/"
+              f"{sum(r['winner'] in before for r in runs)}" for strategy, runs in picks.items()))
 PY
-    if [[ -n ${TRUTH_BEFORE:-} ]]; then
-      python3 - "$work/truth-before-$tag.tsv" "$work/truth-$tag.tsv" "$picks" <<'PY'
-import json, sys
-def means(path):  # label -> mean ex/s (bench_tuning_truth's sixth column)
-    return {l.split("\t")[0]: float(l.rstrip("\n").split("\t")[5]) for l in open(path)}
-before, after = means(sys.argv[1]), means(sys.argv[2])
-both = [label for label in before if label in after]
-def share(truth, label): return truth[label] / max(truth[l] for l in both)
-best_before = max(both, key=lambda l: before[l])
-best_after = max(both, key=lambda l: after[l])
-held = share(after, best_before) >= 0.97 and share(before, best_after) >= 0.97
-print(f"state check over the {len(both)} configs both truths measured: the best before the tunes, "
-      f"{best_before}, at {share(after, best_before):.3f} after; the best after, {best_after}, at "
-      f"{share(before, best_after):.3f} before: "
-      + ("the state held" if held else "THE STATE CHANGED: the picks were scored against a truth of another state"))
-moved = sorted(both, key=lambda l: -abs(share(after, l) - share(before, l)))[:3]
-print("  moved most (share of the best before -> after): "
-      + "; ".join(f"{l} {share(before, l):.3f} -> {share(after, l):.3f}" for l in moved))
-scored = {}
-for line in open(sys.argv[3]):
-    strategy, _, _, _, event = line.split("\t", 4)
-    winner = json.loads(event)["winner"]["candidate"]
-    if winner in before:
-        scored.setdefault(strategy, []).append(share(before, winner) >= 0.97)
-print("  picks within 3 % of the best before the tunes (by the mean; the picks that truth "
-      "measured): " + "; ".join(f"{s} {sum(v)}/{len(v)}" for s, v in scored.items()))
-PY
-    fi
   done
 done
