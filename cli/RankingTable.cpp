@@ -27,8 +27,8 @@ std::string stop_text(tuner::StopRule stop) {
 // Why a row ranks above a row that measured faster (the one rule: rank_ok_trials).
 std::string above_faster_reason(bool winner_by_tie, tuner::RankTier tier) {
   // The paired rounds decide, not the medians: the tie rule, or a member the paired test
-  // finds faster than the one with the lowest median (rounds_verdict: by the rounds'
-  // statistic, RoundsStatistic).
+  // finds faster than the one with the lowest median (rounds_verdict: by the trimmed mean
+  // paired log ratios).
   if (winner_by_tie)
     return "the winner of the paired rounds by the tie rule or the paired test (see the "
            "decision)";

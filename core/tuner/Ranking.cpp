@@ -52,34 +52,6 @@ std::vector<double> paired_log_ratios(const std::vector<std::vector<double>>& ro
   return out;
 }
 
-// Member j against `base` over the rounds both ran, as `statistic` reads them: the test,
-// and in its `mean`, `low` and `high` the log of j's step time over base's.
-SignFlipTest pair_test(const std::vector<std::vector<double>>& round_seconds, size_t j, size_t base,
-                       double confidence, const RoundsStatistic& statistic) {
-  if (statistic.ratio_of_means) {
-    const auto [times, base_times] = both_ran(round_seconds[j], round_seconds[base]);
-    return ratio_of_means_test(times, base_times, confidence);
-  }
-  return sign_flip_test(paired_log_ratios(round_seconds, j, base), confidence, statistic.trim);
-}
-
-// The same without the test's p-values: what a look's simultaneous intervals need.
-MeanInterval pair_interval(const std::vector<std::vector<double>>& round_seconds, size_t j,
-                           size_t base, double confidence, const RoundsStatistic& statistic) {
-  if (statistic.ratio_of_means) {
-    const auto [times, base_times] = both_ran(round_seconds[j], round_seconds[base]);
-    return ratio_of_means_interval(times, base_times, confidence);
-  }
-  return mean_interval(paired_log_ratios(round_seconds, j, base), confidence, statistic.trim);
-}
-
-// The log of j's step time over base's alone.
-double pair_effect(const std::vector<std::vector<double>>& round_seconds, size_t j, size_t base,
-                   const RoundsStatistic& statistic) {
-  if (statistic.ratio_of_means) return pair_interval(round_seconds, j, base, 0, statistic).mean;
-  return trimmed_mean(paired_log_ratios(round_seconds, j, base), statistic.trim);
-}
-
 }  // namespace
 
 bool simpler(const RunConfig& a, const RunConfig& b) {
@@ -254,13 +226,13 @@ std::vector<std::vector<double>> pooled_rounds(
 
 namespace {
 
-// The member still racing that the rounds' statistic puts first: the lowest (trimmed)
-// mean of its log round times less each round's mean over the members (with the ratio of
-// means: the lowest mean of its round times over each round's geometric mean), so that a
-// slow round of the machine weighs on no one, moved on to any member whose paired ratio
-// against it is below 1, so that no comparison with the fastest reads "faster".
+// The member still racing that the rounds' statistic puts first: the lowest trimmed mean
+// of its log round times less each round's mean over the members (a slow round of the
+// machine then weighs on no one), moved on to any member whose trimmed mean paired log
+// ratio against it is below 0, so that no comparison with the fastest reads "faster". With
+// no trim this is the lowest mean log round time, which no pair contradicts.
 size_t fastest_racing(const std::vector<std::vector<double>>& round_seconds,
-                      const std::vector<size_t>& racing, const RoundsStatistic& statistic) {
+                      const std::vector<size_t>& racing, double trim) {
   const size_t rounds = round_seconds[racing.front()].size();
   std::vector<double> level(rounds, 0);
   for (size_t r = 0; r < rounds; ++r) {
@@ -278,14 +250,7 @@ size_t fastest_racing(const std::vector<std::vector<double>>& round_seconds,
     std::vector<double> relative;
     for (size_t r = 0; r < rounds; ++r)
       if (ran(round_seconds[i][r])) relative.push_back(std::log(round_seconds[i][r]) - level[r]);
-    double score = 0;
-    if (statistic.ratio_of_means) {
-      for (double x : relative) score += std::exp(x);
-      score = relative.empty() ? INFINITY : std::log(score / static_cast<double>(relative.size()));
-    } else {
-      score = trimmed_mean(relative, statistic.trim);
-    }
-    if (score < fastest_score) {
+    if (const double score = trimmed_mean(relative, trim); score < fastest_score) {
       fastest_score = score;
       fastest = i;
     }
@@ -295,7 +260,8 @@ size_t fastest_racing(const std::vector<std::vector<double>>& round_seconds,
     double most = 0;
     for (size_t j : racing)
       if (j != fastest)
-        if (const double m = pair_effect(round_seconds, j, fastest, statistic); m < most) {
+        if (const double m = trimmed_mean(paired_log_ratios(round_seconds, j, fastest), trim);
+            m < most) {
           most = m;
           faster = j;
         }
@@ -313,10 +279,11 @@ namespace {
 // `level` (race_drops).
 enum class SlowerBy { none, sign_flips, separation };
 SlowerBy slower_by(const std::vector<std::vector<double>>& round_seconds, size_t j, size_t fastest,
-                   double delta, double level, const RoundsStatistic& statistic) {
+                   double delta, double level, double trim) {
   // One-sided: the question is only whether j is slower (2^-n for n clearly slower
   // rounds, so a clear loser of five members leaves after 7 rounds, not 8).
-  const SignFlipTest test = pair_test(round_seconds, j, fastest, kConfidence, statistic);
+  const SignFlipTest test =
+      sign_flip_test(paired_log_ratios(round_seconds, j, fastest), kConfidence, trim);
   if (test.p_greater < level && std::exp(test.mean) > 1 + delta / 2) return SlowerBy::sign_flips;
   // Or every round of j above every round of the fastest by delta/2: a clear loser
   // leaves after 5 rounds, before the sign flips' first look (6 to 8 rounds).
@@ -329,15 +296,15 @@ SlowerBy slower_by(const std::vector<std::vector<double>>& round_seconds, size_t
 // race_drops with the test that found each.
 std::vector<std::pair<size_t, SlowerBy>> slower_members(
     const std::vector<std::vector<double>>& round_seconds, double delta, double alpha,
-    const RoundsStatistic& statistic) {
+    double trim) {
   const std::vector<size_t> racing = racing_members(round_seconds);
   if (racing.size() < 2) return {};
-  const size_t fastest = fastest_racing(round_seconds, racing, statistic);
+  const size_t fastest = fastest_racing(round_seconds, racing, trim);
   const double level = alpha / static_cast<double>(racing.size() - 1);
   std::vector<std::pair<size_t, SlowerBy>> out;
   for (size_t j : racing)
     if (j != fastest)
-      if (const SlowerBy by = slower_by(round_seconds, j, fastest, delta, level, statistic);
+      if (const SlowerBy by = slower_by(round_seconds, j, fastest, delta, level, trim);
           by != SlowerBy::none)
         out.emplace_back(j, by);
   return out;
@@ -346,29 +313,27 @@ std::vector<std::pair<size_t, SlowerBy>> slower_members(
 }  // namespace
 
 std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
-                               double alpha, const RoundsStatistic& statistic) {
+                               double alpha, double trim) {
   std::vector<size_t> drops;
-  for (const auto& [j, by] : slower_members(round_seconds, delta, alpha, statistic))
-    drops.push_back(j);
+  for (const auto& [j, by] : slower_members(round_seconds, delta, alpha, trim)) drops.push_back(j);
   return drops;
 }
 
 std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
                                       const std::vector<std::vector<double>>& round_seconds,
-                                      double delta, double alpha,
-                                      const RoundsStatistic& statistic) {
+                                      double delta, double alpha, double trim) {
   if (configs.size() != round_seconds.size())
     fail(ErrorKind::runtime, "indifferent_drops: ", configs.size(), " configs but ",
          round_seconds.size(), " round series");
   const std::vector<size_t> racing = racing_members(round_seconds);
   if (racing.size() < 2) return {};
-  const size_t fastest = fastest_racing(round_seconds, racing, statistic);
+  const size_t fastest = fastest_racing(round_seconds, racing, trim);
   const double confidence = 1 - alpha / static_cast<double>(racing.size() - 1);
   std::vector<size_t> drops;
   for (size_t j : racing) {
     if (j == fastest || simpler(configs[j], configs[fastest])) continue;
     const MeanInterval simultaneous =
-        pair_interval(round_seconds, j, fastest, confidence, statistic);
+        mean_interval(paired_log_ratios(round_seconds, j, fastest), confidence, trim);
     if (simultaneous.mean >= 0 && simultaneous.bounded() && 1 - std::exp(simultaneous.low) < delta)
       drops.push_back(j);
   }
@@ -377,7 +342,7 @@ std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
 
 RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                              const std::vector<std::vector<double>>& round_seconds, double delta,
-                             double alpha, const RoundsStatistic& statistic) {
+                             double alpha, double trim) {
   if (configs.size() != round_seconds.size() || configs.empty())
     fail(ErrorKind::runtime, "rounds_verdict: ", configs.size(), " configs but ",
          round_seconds.size(), " round series");
@@ -388,10 +353,10 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
   RoundsVerdict verdict;
   std::vector<size_t> all(configs.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-  // No member's paired ratio against the fastest is below 1, so the verdict never reads
-  // "X is faster, p < alpha: the fastest wins" with X losing (the median of each series
-  // could disagree with the pairing so).
-  verdict.fastest = fastest_racing(round_seconds, all, statistic);
+  // No member's trimmed mean paired ratio against the fastest is below 1, so the verdict
+  // never reads "X is faster, p < alpha: the fastest wins" with X losing (the median of
+  // each series could disagree with the pairing so).
+  verdict.fastest = fastest_racing(round_seconds, all, trim);
   verdict.winner = verdict.fastest;
   verdict.settled = true;
   const std::string& fastest = configs[verdict.fastest].label();
@@ -401,7 +366,8 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
     if (j == verdict.fastest) continue;
     PairedComparison c;
     c.other = j;
-    c.test = pair_test(round_seconds, j, verdict.fastest, kConfidence, statistic);
+    const std::vector<double> log_ratios = paired_log_ratios(round_seconds, j, verdict.fastest);
+    c.test = sign_flip_test(log_ratios, kConfidence, trim);
     c.ratio = std::exp(c.test.mean);
     if (c.test.bounded()) {
       c.ratio_low = std::exp(c.test.low);
@@ -413,8 +379,7 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                             : std::abs(c.ratio - 1) < delta;
     // "Picking the fastest costs at most delta" must hold against every member at once:
     // each comparison's interval at 1 - alpha / (members - 1) (Bonferroni).
-    const MeanInterval simultaneous =
-        pair_interval(round_seconds, j, verdict.fastest, 1 - alpha / comparisons, statistic);
+    const MeanInterval simultaneous = mean_interval(log_ratios, 1 - alpha / comparisons, trim);
     c.settled = c.significant || (simultaneous.bounded() && 1 - std::exp(simultaneous.low) < delta);
     verdict.settled = verdict.settled && c.settled;
     if (c.tie() && simpler(configs[j], configs[verdict.winner])) verdict.winner = j;
@@ -427,16 +392,10 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                     c.tie() ? cat(", below delta ", percent(delta), ": a tie") : std::string());
     verdict.comparisons.push_back(c);
   }
-  const std::string statistic_name =
-      statistic.ratio_of_means
-          ? std::string(
-                "sign-flip test of the paired step-time differences (the ratio of the mean "
-                "step times, Fieller's interval)")
-      : trimmed_count(rounds, statistic.trim) > 0
-          ? cat("test of the ", std::lround(statistic.trim * 100),
-                "%-trimmed mean paired log step-time ratio")
-          : std::string("sign-flip test of the mean paired log step-time ratio");
-  const std::string test = cat(statistic_name, " over ", rounds,
+  const std::string test = cat(trimmed_count(rounds, trim) > 0
+                                   ? cat("test of the ", std::lround(trim * 100), "%-trimmed mean")
+                                   : std::string("sign-flip test of the mean"),
+                               " paired log step-time ratio over ", rounds,
                                " interleaved rounds, against the fastest, ", fastest, findings);
   if (verdict.winner == verdict.fastest)
     verdict.decision = cat(test, ": the fastest wins");
@@ -461,13 +420,13 @@ bool open_only_where_raced_again(const std::vector<RunConfig>& configs,
 
 RoundDrops round_drops(const std::vector<RunConfig>& configs,
                        const std::vector<std::vector<double>>& round_seconds, double delta,
-                       double alpha, const RoundsStatistic& statistic) {
+                       double alpha, double trim) {
   RoundDrops drops;
-  for (const auto& [j, by] : slower_members(round_seconds, delta, alpha, statistic)) {
+  for (const auto& [j, by] : slower_members(round_seconds, delta, alpha, trim)) {
     drops.slower.push_back(j);
     if (by == SlowerBy::separation) drops.by_separation.push_back(j);
   }
-  for (size_t i : indifferent_drops(configs, round_seconds, delta, alpha, statistic))
+  for (size_t i : indifferent_drops(configs, round_seconds, delta, alpha, trim))
     if (std::find(drops.slower.begin(), drops.slower.end(), i) == drops.slower.end())
       drops.indifferent.push_back(i);
   if (racing_members(round_seconds).size() < drops.slower.size() + drops.indifferent.size() + 2)
@@ -477,8 +436,8 @@ RoundDrops round_drops(const std::vector<RunConfig>& configs,
 
 std::vector<size_t> last_look_drops(const std::vector<std::vector<double>>& round_seconds,
                                     const RoundsVerdict& verdict, double delta, double alpha,
-                                    const RoundsStatistic& statistic) {
-  std::vector<size_t> drops = race_drops(round_seconds, delta, alpha, statistic);
+                                    double trim) {
+  std::vector<size_t> drops = race_drops(round_seconds, delta, alpha, trim);
   // The verdict's own losers too: rounds that stop settled at 6 rounds stopped on its
   // two-sided test at alpha (6 of 6 rounds slower: p = 0.031), where race_drops needs
   // alpha / (m - 1) one-sided (1/64 > 0.0125 for 5 members), so they dropped no one.

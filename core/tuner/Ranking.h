@@ -68,44 +68,29 @@ std::vector<size_t> racing_members(const std::vector<std::vector<double>>& round
 std::vector<std::vector<double>> pooled_rounds(
     const std::vector<std::vector<double>>& mine,
     const std::vector<std::vector<std::vector<double>>>& theirs);
-// How every look of a tune's rounds (the drops, the indifference zone, the verdict)
-// reads a pair of members' round times (docs/TUNER-MEASUREMENT.md). On a quiet machine,
-// where a slow turn is mostly the interleaving's, the mean of the paired log step-time
-// ratios with `trim` cut from each end ("The trimmed mean of the rounds"). Where other
-// processes load it (`free_cores` > 0, MeasureOptions), whose slow turns are the load's and
-// cost training as much, the ratio of the two members' mean step times
-// (ratio_of_means_test: "The ratio of the mean step times under load").
-struct RoundsStatistic {
-  double trim = kRoundsTrim;
-  bool ratio_of_means = false;
-};
-inline RoundsStatistic rounds_statistic(double free_cores) {
-  return free_cores > 0 ? RoundsStatistic{.trim = 0, .ratio_of_means = true} : RoundsStatistic{};
-}
-
-// The members to drop: against the fastest still racing (fastest_racing, by `statistic`),
-// each whose paired step-time ratio (as `statistic` reads it) is
-// significantly above 1 by the one-sided test at alpha / (members - 1) (every member is compared
+// The members to drop: against the fastest still racing (fastest_racing: by the mean log
+// ratios trimmed by `trim`), each whose trimmed mean paired log step-time ratio is
+// significantly positive by the one-sided test at alpha / (members - 1) (every member is compared
 // at every look) and whose ratio exceeds 1 + delta/2, or whose every round lies above every round
 // of the fastest by that much, with the separation test's p below the same level (separation_test:
 // from 5 rounds, where the sign flips need 6 to 8).
 std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_seconds, double delta,
-                               double alpha = kAlpha, const RoundsStatistic& statistic = {});
+                               double alpha = kAlpha, double trim = kRoundsTrim);
 // The members that can no longer change the pick (the indifference zone): against the
 // fastest still racing, each that is not simpler than it (so it cannot win the tie
-// rule), measured no faster (its paired ratio >= 1), and whose ratio's interval at
+// rule), measured no faster (trimmed mean paired ratio >= 1), and whose ratio's interval at
 // 1 - alpha / (members - 1) shows it is not more than delta faster. Racing them on
 // cannot make the pick more than delta slower than they are.
 std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
                                       const std::vector<std::vector<double>>& round_seconds,
                                       double delta, double alpha = kAlpha,
-                                      const RoundsStatistic& statistic = {});
+                                      double trim = kRoundsTrim);
 
 // The fastest of a group against one other, over their paired interleaved rounds.
 struct PairedComparison {
-  size_t other = 0;   // index in the group
-  SignFlipTest test;  // `mean`, `low`, `high`: the log of other's step time over the fastest's
-  double ratio = 1;   // exp(test.mean): > 1 when `other` is slower
+  size_t other = 0;                      // index in the group
+  SignFlipTest test;                     // of log(other's step time / fastest's) per round
+  double ratio = 1;                      // exp(trimmed mean log ratio): > 1 when `other` is slower
   double ratio_low = 0, ratio_high = 0;  // its 95% interval (0: too few rounds)
   bool significant = false;              // test.p_value < alpha
   // Below delta: the interval within +-delta (the point estimate, |ratio - 1| < delta,
@@ -121,23 +106,30 @@ struct PairedComparison {
 };
 
 struct RoundsVerdict {
-  size_t fastest = 0;                         // group index first by the rounds' statistic
+  size_t fastest = 0;                         // group index first by the trimmed mean log ratios
   size_t winner = 0;                          // the fastest, or the simplest config tied with it
   std::vector<PairedComparison> comparisons;  // the fastest against each other member
   bool settled = false;                       // every comparison is decided
   std::string decision;  // the test, each effect size and p, and the rule applied
 };
+// The trim every look of a tune's rounds uses (`trim` below): kRoundsTrim on a quiet
+// machine, where a slow turn is mostly the interleaving's; none where other processes
+// load it (`free_cores` > 0, MeasureOptions), whose slow turns are the load's and cost
+// training as much (docs/TUNER-MEASUREMENT.md, "The trimmed mean of the rounds").
+inline double rounds_trim(double free_cores) { return free_cores > 0 ? 0 : kRoundsTrim; }
 
 // The verdict of interleaved rounds: round_seconds[i][r] is member i's step time in
-// round r (equal lengths). The fastest by `statistic` (RoundsStatistic) wins, unless a
-// simpler member's difference from it is both insignificant (two-sided test, p >= alpha:
-// the exact sign-flip test while nothing is trimmed) and below delta (its interval within
-// +-delta); the simplest such wins then. A mean, not the median: a member fast in most
-// rounds but much slower in the others costs a training run what its mean says
-// (docs/TUNER-MEASUREMENT.md).
+// round r (equal lengths). The fastest by the trimmed mean paired log ratio wins, unless
+// a simpler member's difference from it is both insignificant (two-sided test of that
+// trimmed mean, p >= alpha: the exact sign-flip test of the mean while the trim cuts
+// none) and below delta (its interval within +-delta); the simplest such wins then. A
+// mean, not the median: a member fast in most rounds but much slower in the others costs
+// a training run what its mean says; trimmed by `trim` (kRoundsTrim, as every look of the
+// rounds; 0: the plain mean), because a turn of the rounds is slow far more often than a
+// step of training is (docs/TUNER-MEASUREMENT.md).
 RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                              const std::vector<std::vector<double>>& round_seconds, double delta,
-                             double alpha = kAlpha, const RoundsStatistic& statistic = {});
+                             double alpha = kAlpha, double trim = kRoundsTrim);
 
 // Per-layer's first stage may stop before its verdict is settled: when every comparison
 // still open is with a member of the fastest's layout and thread count, and the next
@@ -158,7 +150,7 @@ struct RoundDrops {
 };
 RoundDrops round_drops(const std::vector<RunConfig>& configs,
                        const std::vector<std::vector<double>>& round_seconds, double delta,
-                       double alpha = kAlpha, const RoundsStatistic& statistic = {});
+                       double alpha = kAlpha, double trim = kRoundsTrim);
 
 // race_drops at the last look of rounds that stopped because `verdict` was settled (the
 // rounds stop before that look's drops), and the members the verdict itself found
@@ -167,7 +159,7 @@ RoundDrops round_drops(const std::vector<RunConfig>& configs,
 // raced again.
 std::vector<size_t> last_look_drops(const std::vector<std::vector<double>>& round_seconds,
                                     const RoundsVerdict& verdict, double delta,
-                                    double alpha = kAlpha, const RoundsStatistic& statistic = {});
+                                    double alpha = kAlpha, double trim = kRoundsTrim);
 
 // The decision when every ok candidate but the top one was cut short.
 inline constexpr const char* kOnlyFullyMeasuredDecision =

@@ -1,6 +1,6 @@
 // The final choice of a tune (TuneContext::settle_in_rounds): a race in interleaved
-// rounds among the leaders, then the paired test of the rounds' statistic (RoundsStatistic,
-// docs/TUNER-MEASUREMENT.md).
+// rounds among the leaders, then the test of the trimmed mean paired log ratio
+// (docs/TUNER-MEASUREMENT.md).
 #include <algorithm>
 
 #include "core/base/Error.h"
@@ -34,7 +34,7 @@ bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
                                    const std::vector<std::optional<size_t>>& swept,
                                    const RoundsStage& stage) {
   const double delta = options_.measure.delta;
-  const RoundsStatistic statistic = rounds_statistic(options_.measure.free_cores);
+  const double trim = rounds_trim(options_.measure.free_cores);
   report_.settled_in_rounds = true;
   PhaseTimer rounds_timer(report_.cost.rounds);
   std::vector<size_t> indifferent;  // dropped in the indifference zone, not as slower
@@ -78,12 +78,12 @@ bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
         if (stopped() || over_budget()) return true;
         const Racing r = racing_of(configs, with_earlier(pooled(seconds)));
         if (r.members.size() < 2) return true;
-        const RoundsVerdict v = rounds_verdict(r.configs, r.seconds, delta, kAlpha, statistic);
+        const RoundsVerdict v = rounds_verdict(r.configs, r.seconds, delta, kAlpha, trim);
         return v.settled || open_only_where_raced_again(r.configs, v, stage.next_stage);
       },
       [&](const std::vector<std::vector<double>>& seconds) {
         const RoundDrops drops =
-            round_drops(configs, with_earlier(pooled(seconds)), delta, kAlpha, statistic);
+            round_drops(configs, with_earlier(pooled(seconds)), delta, kAlpha, trim);
         indifferent.insert(indifferent.end(), drops.indifferent.begin(), drops.indifferent.end());
         separated.insert(separated.end(), drops.by_separation.begin(), drops.by_separation.end());
         std::vector<size_t> all = drops.slower;
@@ -110,7 +110,7 @@ bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
     }
   std::optional<RoundsVerdict> verdict;
   if (!survivors.members.empty())
-    verdict = rounds_verdict(survivors.configs, survivors.seconds, delta, kAlpha, statistic);
+    verdict = rounds_verdict(survivors.configs, survivors.seconds, delta, kAlpha, trim);
   constexpr size_t kNone = static_cast<size_t>(-1);
   const size_t winner = verdict ? survivors.members[verdict->winner] : kNone;
   // The last look's drops: the rounds stop once every comparison is decided, before that
@@ -118,7 +118,7 @@ bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   // unless dropped here (per-layer's second stage races only those still racing).
   std::vector<size_t> dropped_at_end;
   if (verdict && stage.drop_at_last_look)
-    for (size_t d : last_look_drops(survivors.seconds, *verdict, delta, kAlpha, statistic))
+    for (size_t d : last_look_drops(survivors.seconds, *verdict, delta, kAlpha, trim))
       dropped_at_end.push_back(survivors.members[d]);
   auto dropped_last = [&](size_t k) {
     return std::find(dropped_at_end.begin(), dropped_at_end.end(), k) != dropped_at_end.end();
@@ -152,9 +152,7 @@ bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
                      fresh.figures.steps, " rounds, slower than ", fastest,
                      apart ? " with confidence (separation test: every round slower than "
                              "every round of the fastest then)"
-                     : statistic.ratio_of_means
-                         ? " with confidence (paired test of the ratio of the mean step times)"
-                         : " with confidence (paired test of the trimmed mean log ratio)");
+                           : " with confidence (paired test of the trimmed mean log ratio)");
     }
     const bool failed_here = fresh.status != TrialStatus::ok;
     record(fresh, to_db);

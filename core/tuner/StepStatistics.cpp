@@ -254,49 +254,6 @@ SignFlipTest sign_flip_test(const std::vector<double>& differences, double confi
   return test;
 }
 
-MeanInterval ratio_of_means_interval(const std::vector<double>& times,
-                                     const std::vector<double>& base, double confidence) {
-  MeanInterval interval;
-  const size_t count = std::min(times.size(), base.size());
-  double sum = 0, base_sum = 0, squares = 0, products = 0, base_squares = 0;
-  for (size_t r = 0; r < count; ++r) {
-    sum += times[r];
-    base_sum += base[r];
-    squares += times[r] * times[r];
-    products += times[r] * base[r];
-    base_squares += base[r] * base[r];
-  }
-  if (count == 0 || sum <= 0 || base_sum <= 0) return interval;
-  interval.mean = std::log(sum / base_sum);
-  if (count < kRatioIntervalRounds || confidence <= 0 || confidence >= 1) return interval;
-  const double tail = (1 - confidence) / 2;
-  if (std::ldexp(1.0, -static_cast<int>(std::min<size_t>(count, 1000))) > tail + kTailSlack)
-    return interval;
-  // a R^2 - 2 b R + c <= 0: the R whose differences the test would not reject.
-  const double z2 = normal_upper_quantile(tail) * normal_upper_quantile(tail);
-  const double a = base_sum * base_sum - z2 * base_squares;
-  const double b = sum * base_sum - z2 * products;
-  const double c = sum * sum - z2 * squares;
-  if (a <= 0) return interval;  // the test cannot tell the base's mean from 0: no bound
-  const double root = std::sqrt(std::max(0.0, b * b - a * c));
-  const double low = (b - root) / a, high = (b + root) / a;
-  if (low <= 0) return interval;
-  interval.low = std::log(low);
-  interval.high = std::log(high);
-  interval.has_interval = true;
-  return interval;
-}
-
-SignFlipTest ratio_of_means_test(const std::vector<double>& times, const std::vector<double>& base,
-                                 double confidence) {
-  const size_t count = std::min(times.size(), base.size());
-  std::vector<double> differences(count);
-  for (size_t r = 0; r < count; ++r) differences[r] = times[r] - base[r];
-  SignFlipTest test = sign_flip_test(differences, confidence);
-  static_cast<MeanInterval&>(test) = ratio_of_means_interval(times, base, confidence);
-  return test;
-}
-
 double trimmed_mean(std::vector<double> sample, double trim) {
   if (sample.empty()) return 0;
   std::sort(sample.begin(), sample.end());

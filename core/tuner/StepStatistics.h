@@ -134,27 +134,6 @@ struct SignFlipTest : MeanInterval {
 SignFlipTest sign_flip_test(const std::vector<double>& differences, double confidence = kConfidence,
                             double trim = 0);
 
-// The ratio of two members' mean step times over paired rounds, sum(times) / sum(base):
-// what a training run pays, where the mean of the log ratios (the geometric mean of the
-// per-round ratios) leans toward a member fast in most rounds and much slower in a few,
-// the shape a two-thread config takes beside another process (docs/TUNER-MEASUREMENT.md,
-// "The ratio of the mean step times under load"). `mean` is the ratio's log, so that it
-// reads like sign_flip_test's. The test: the sign flips of the paired differences
-// times - base (sign_flip_test's p-values, untrimmed). The interval: Fieller's, by
-// inverting the same test at `confidence`: the ratios R for which the differences
-// times - R base would not be rejected ((sum e)^2 <= z^2 sum e^2, e = times - R base),
-// bounded only from kRatioIntervalRounds rounds on (beside a busy loop a few rounds of one
-// stretch of the scheduler narrow it far more than they should: replayed on session 24's
-// loaded rounds, intervals from 6 rounds picked the member more than 3 % slower by the mean
-// in 64 of 1166 lenet5 pair replays, from 10 in 48) and where that set of R is one interval
-// above 0. Times and base are of the same rounds; empty when either is.
-inline constexpr size_t kRatioIntervalRounds = 10;
-MeanInterval ratio_of_means_interval(const std::vector<double>& times,
-                                     const std::vector<double>& base,
-                                     double confidence = kConfidence);
-SignFlipTest ratio_of_means_test(const std::vector<double>& times, const std::vector<double>& base,
-                                 double confidence = kConfidence);
-
 // Whether one race member's rounds all lie above another's, by more than `factor`: the
 // extreme case of the exact rank-sum (Mann-Whitney) test. When the 2n log times of two
 // members with the same step-time distribution are exchangeable, each of the C(2n, n)

@@ -131,14 +131,11 @@ class FakePartners final : public RoundsPartners {
   std::vector<double> rounds_;
 };
 
-// The count in the verdict: "... over N interleaved rounds, ..." (whichever statistic the
-// rounds read: the machine may be loaded by the other tests).
+// The count in the verdict: "... over N interleaved rounds, ...".
 int64_t verdict_rounds(const std::string& decision) {
-  const size_t end = decision.find(" interleaved rounds");
-  const size_t at = decision.rfind(" over ", end);
-  return end == std::string::npos || at == std::string::npos
-             ? -1
-             : std::stoll(decision.substr(at + 6, end - at - 6));
+  const std::string over = "paired log step-time ratio over ";
+  const size_t at = decision.find(over);
+  return at == std::string::npos ? -1 : std::stoll(decision.substr(at + over.size()));
 }
 
 TEST(DistributedTune, FinalRoundsPoolThePartnersRoundsOnceSentAndRaceOnAloneBefore) {

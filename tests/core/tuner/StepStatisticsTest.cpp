@@ -185,47 +185,6 @@ TEST(StepStatistics, SignFlipIntervalInvertsTheApproximatedTest) {
   EXPECT_FALSE(sign_flip_test({1, 2, 3}).bounded());
 }
 
-TEST(StepStatistics, RatioOfMeansIntervalInvertsTheTestOfThePairedDifferences) {
-  // Ten rounds, the member 5% slower than its base in nine and 2x in one (a busy loop took
-  // a CPU from it): the ratio of the mean step times is 1.1431 (what training pays), and
-  // Fieller's interval, the ratios R whose differences times - R base the sign-flip test
-  // would not reject, is [0.92295, 1.36646] (by hand in Python: the roots of
-  // (A - R B)^2 = z^2 (Soo - 2 R Sof + R^2 Sff)).
-  const std::vector<double> base = {10, 11, 9, 10, 12, 10, 11, 9, 10, 10};
-  std::vector<double> times;
-  for (double b : base) times.push_back(b * 1.05);
-  times[3] = base[3] * 2;
-  const SignFlipTest t = ratio_of_means_test(times, base);
-  EXPECT_NEAR(std::exp(t.mean), 1.1431372549019607, 1e-12);
-  ASSERT_TRUE(t.bounded());
-  EXPECT_NEAR(std::exp(t.low), 0.9229516136481145, 1e-9);
-  EXPECT_NEAR(std::exp(t.high), 1.3664642208995164, 1e-9);
-  // At either end the test is exactly at its bound: (sum e)^2 = z^2 sum e^2.
-  const double z = 1.959963984540054;
-  for (double end : {t.low, t.high}) {
-    double sum = 0, squares = 0;
-    for (size_t r = 0; r < base.size(); ++r) {
-      const double e = times[r] - std::exp(end) * base[r];
-      sum += e;
-      squares += e * e;
-    }
-    EXPECT_NEAR(sum * sum, z * z * squares, 1e-9 * squares);
-  }
-  // The p-values are those of the paired differences themselves: every one positive.
-  std::vector<double> differences;
-  for (size_t r = 0; r < base.size(); ++r) differences.push_back(times[r] - base[r]);
-  const SignFlipTest raw = sign_flip_test(differences);
-  EXPECT_DOUBLE_EQ(t.p_value, raw.p_value);
-  EXPECT_DOUBLE_EQ(t.p_greater, raw.p_greater);
-  EXPECT_DOUBLE_EQ(t.p_greater, 1.0 / 1024);
-  // No interval before kRatioIntervalRounds rounds, however alike they are.
-  const std::vector<double> nine_base(kRatioIntervalRounds - 1, 10);
-  const std::vector<double> nine(kRatioIntervalRounds - 1, 10.5);
-  EXPECT_FALSE(ratio_of_means_interval(nine, nine_base).bounded());
-  EXPECT_NEAR(std::exp(ratio_of_means_interval(nine, nine_base).mean), 1.05, 1e-12);
-  EXPECT_FALSE(ratio_of_means_interval({}, {}).bounded());
-}
-
 TEST(StepStatistics, StopRuleNamesRoundTrip) {
   for (StopRule r : {StopRule::none, StopRule::converged, StopRule::max_steps, StopRule::time_cap,
                      StopRule::raced_out, StopRule::brief, StopRule::interleaved})
