@@ -19,7 +19,7 @@
 namespace tunescope {
 namespace {
 
-using testing::run_cli;
+using test_support::run_cli;
 
 const char* kRun =
     "profile --warmup 1 --steps 3 --streams 2 --async-update --data fake --fake-count 64 --batch "
@@ -27,7 +27,7 @@ const char* kRun =
     "--threads 2 --test-limit 16 --trace ";
 
 TEST(AnalyzeCli, ReplaysATwoLaneRunAndPredictsAWhatIf) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const auto trace = dir / "run.json";
   const auto made = run_cli(kRun + trace.string());
   ASSERT_EQ(made.exit_code, 0) << made.output;
@@ -59,7 +59,7 @@ TEST(AnalyzeCli, ReplaysATwoLaneRunAndPredictsAWhatIf) {
 TEST(AnalyzeCli, AMergedTraceIsAnalysedRankByRankWithTheStraggler) {
   // Two real profiles merged as ranks 0 and 1 (as rank 0 of an MPI run does): each rank
   // keeps its own 3 steps and 2 lanes instead of one analysis of both ranks' lanes mixed.
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   std::vector<profiler::RankInput> inputs;
   for (int rank : {0, 1}) {
     const auto path = dir / ("rank" + std::to_string(rank) + ".json");
@@ -97,7 +97,7 @@ TEST(AnalyzeCli, AMergedTraceIsAnalysedRankByRankWithTheStraggler) {
 }
 
 TEST(AnalyzeCli, TheRooflineRuleReadsTheMachinePeakFromTheResultsDb) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const auto trace = dir / "run.json";
   ASSERT_EQ(run_cli(kRun + trace.string()).exit_code, 0);
   auto r = run_cli("analyze " + trace.string() + " --json");
@@ -130,7 +130,7 @@ TEST(AnalyzeCli, TheRooflineRuleReadsTheMachinePeakFromTheResultsDb) {
 }
 
 TEST(AnalyzeCli, BadInputExitsTwoSayingWhatIsWrong) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const auto trace = dir / "run.json";
   ASSERT_EQ(run_cli(kRun + trace.string()).exit_code, 0);
 
@@ -168,7 +168,7 @@ TEST(AnalyzeCli, BadInputExitsTwoSayingWhatIsWrong) {
 
 TEST(AnalyzeCli, WhatIfTimesOfOneLayerPredictsTheMixOfTwoRuns) {
   // A run's own times for conv1 predict the run itself; the JSON names the layers taken.
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const auto trace = dir / "run.json";
   ASSERT_EQ(run_cli(kRun + trace.string()).exit_code, 0);
   const auto r = run_cli("analyze " + trace.string() + " --what-if-times " + trace.string() +
@@ -189,7 +189,7 @@ TEST(AnalyzeCli, WhatIfTimesOfOneLayerPredictsTheMixOfTwoRuns) {
 // trace; analyze shows it, and a what-if from a trace taken with the CPUs in another state
 // (here the same trace, its probes rewritten as far apart) says the prediction crosses it.
 TEST(AnalyzeCli, WhatIfTimesFromAnotherCoreStateIsFlagged) {
-  testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const auto trace = dir / "run.json";
   const auto made = run_cli(kRun + trace.string());
   ASSERT_EQ(made.exit_code, 0) << made.output;

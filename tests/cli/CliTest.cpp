@@ -12,10 +12,10 @@
 
 namespace {
 
-using tunescope::testing::run_cli;
-using Result = tunescope::testing::CliResult;
+using tunescope::test_support::run_cli;
+using Result = tunescope::test_support::CliResult;
 
-const char* kFakeSmall = "--data fake --fake-count 64 --batch 16 --threads 1 --test-limit 16";
+const char* kFakeTrain64 = "--data fake --fake-count 64 --batch 16 --threads 1 --test-limit 16";
 
 TEST(Cli, ListAlgorithmsNamesEveryCpuAlgorithm) {
   const Result r = run_cli("list-algorithms");
@@ -33,23 +33,23 @@ TEST(Cli, UsageErrorsExitTwoAndNameTheValue) {
       {"train --bogus", "--bogus"},
       {"train --layout nwhc", "nwhc"},
       {"train --model alexnet", "alexnet"},
-      {"train --conv strassen " + std::string(kFakeSmall), "strassen"},
-      {"train --conv gemm,conv7=direct " + std::string(kFakeSmall), "conv7"},
-      {"train --epochs 0 " + std::string(kFakeSmall), "--epochs"},
+      {"train --conv strassen " + std::string(kFakeTrain64), "strassen"},
+      {"train --conv gemm,conv7=direct " + std::string(kFakeTrain64), "conv7"},
+      {"train --epochs 0 " + std::string(kFakeTrain64), "--epochs"},
       {"train --batch -4", "--batch"},
       {"train --data /no/such/folder", "/no/such/folder"},
-      {"profile --steps 0 " + std::string(kFakeSmall), "--steps"},
-      {"train --replicas 3 " + std::string(kFakeSmall),
+      {"profile --steps 0 " + std::string(kFakeTrain64), "--steps"},
+      {"train --replicas 3 " + std::string(kFakeTrain64),
        "batch (--batch) 16 does not split into 3 replicas"},
-      {"train --streams 0 " + std::string(kFakeSmall), "--streams"},
-      {"train --update-on gpu " + std::string(kFakeSmall),
+      {"train --streams 0 " + std::string(kFakeTrain64), "--streams"},
+      {"train --update-on gpu " + std::string(kFakeTrain64),
        "--update-on: 'gpu' is not a value (device, host)"},
-      {"profile --update-on host " + std::string(kFakeSmall),
+      {"profile --update-on host " + std::string(kFakeTrain64),
        "backend cpu keeps its tensors in host memory"},
       // Core names the key, the CLI adds the flag that sets it.
-      {"train --conv gemm,conv1 " + std::string(kFakeSmall),
+      {"train --conv gemm,conv1 " + std::string(kFakeTrain64),
        "conv (--conv) 'gemm,conv1': expected LAYER=ALGORITHM"},
-      {"train --lr 0 " + std::string(kFakeSmall), "lr (--lr) must be > 0, got 0"},
+      {"train --lr 0 " + std::string(kFakeTrain64), "lr (--lr) must be > 0, got 0"},
       {"", "subcommand"},
   };
   for (const Case& c : cases) {
@@ -60,7 +60,7 @@ TEST(Cli, UsageErrorsExitTwoAndNameTheValue) {
 }
 
 TEST(Cli, TrainPrintsThroughputAndAccuracy) {
-  const Result r = run_cli("train --epochs 1 " + std::string(kFakeSmall));
+  const Result r = run_cli("train --epochs 1 " + std::string(kFakeTrain64));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("ex/s"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("test loss"), std::string::npos) << r.output;
@@ -78,7 +78,7 @@ TEST(Cli, TrainAcceptsWinogradWhereItApplies) {
       strided);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("ex/s"), std::string::npos) << r.output;
-  const Result lenet = run_cli("train --conv winograd " + std::string(kFakeSmall));
+  const Result lenet = run_cli("train --conv winograd " + std::string(kFakeTrain64));
   EXPECT_NE(lenet.exit_code, 0) << lenet.output;
   EXPECT_NE(lenet.output.find("layer conv1: algorithm 'winograd' does not support"),
             std::string::npos)
@@ -91,7 +91,7 @@ TEST(Cli, ProfileWritesTraceThatReadsBack) {
   const auto path = std::filesystem::temp_directory_path() / "tunescope-cli-test-trace.json.gz";
   std::filesystem::remove(path);
   const Result r = run_cli("profile --warmup 1 --steps 2 --conv gemm --layout nhwc --trace " +
-                           path.string() + " " + kFakeSmall);
+                           path.string() + " " + kFakeTrain64);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("gemm.fwd"), std::string::npos) << "kernel table lacks conv kernels:\n"
                                                           << r.output;
@@ -115,7 +115,7 @@ TEST(Cli, ProfileWritesTraceThatReadsBack) {
 TEST(Cli, ProfileWithStreamsAndAsyncUpdateTracesSeveralLanes) {
   const auto path = std::filesystem::temp_directory_path() / "tunescope-cli-test-lanes.json.gz";
   const Result r = run_cli("profile --warmup 1 --steps 2 --streams 2 --async-update --trace " +
-                           path.string() + " " + kFakeSmall);
+                           path.string() + " " + kFakeTrain64);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("concurrency:"), std::string::npos) << r.output;
   std::set<int> lanes;
@@ -127,7 +127,7 @@ TEST(Cli, ProfileWithStreamsAndAsyncUpdateTracesSeveralLanes) {
 
 TEST(Cli, UnwritableTraceIsAnInputError) {
   const Result r = run_cli("profile --warmup 0 --steps 1 --trace /proc/no/such/dir/t.json " +
-                           std::string(kFakeSmall));
+                           std::string(kFakeTrain64));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("/proc/no/such/dir/t.json"), std::string::npos) << r.output;
 }
@@ -138,7 +138,7 @@ namespace {
 
 // "auto" must be resolved before the tuner looks algorithms up by backend name.
 TEST(Cli, AutoBackendWorksForTrainAndTune) {
-  EXPECT_EQ(run_cli("train --backend auto --epochs 1 " + std::string(kFakeSmall)).exit_code, 0);
+  EXPECT_EQ(run_cli("train --backend auto --epochs 1 " + std::string(kFakeTrain64)).exit_code, 0);
   const auto config = std::filesystem::temp_directory_path() / "tunescope-cli-auto-backend.json";
   const Result tune =
       run_cli("tune --backend auto --algorithms direct --layouts nchw --steps 1 --warmup 0 -o " +

@@ -13,15 +13,12 @@
 
 namespace {
 
-using tunescope::testing::run_cli;
-using Result = tunescope::testing::CliResult;
+using tunescope::test_support::run_cli;
+using Result = tunescope::test_support::CliResult;
+using tunescope::test_support::has;
 
 constexpr const char* kShortRun =
     "--data fake --fake-count 64 --batch 16 --threads 1 --test-limit 16 --epochs 1";
-
-bool has(const Result& r, const std::string& text) {
-  return r.output.find(text) != std::string::npos;
-}
 
 std::string cuda_unavailable() {
 #ifdef TUNESCOPE_HAVE_CUDA

@@ -16,25 +16,25 @@
 
 namespace {
 
-using tunescope::testing::run_cli;
+using tunescope::test_support::kSmallFakeTrain;
+using tunescope::test_support::kSmallFakeTune;
 
-const char* kFakeSmall = "--data fake --fake-count 32 --batch 16 --threads 1 --test-limit 16";
-const char* kTuneSmall = "--data fake --fake-count 32 --batch 16 --threads-list 1";
+using tunescope::test_support::run_cli;
 
 std::filesystem::path fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / name;
+  auto dir = std::filesystem::temp_directory_path() / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
 }
 
 TEST(FftTileCli, BadTileIsAUsageErrorNamingTheOption) {
-  const auto r = run_cli(std::string("train --conv fft-own --fft-tile 18 ") + kFakeSmall);
+  const auto r = run_cli(std::string("train --conv fft-own --fft-tile 18 ") + kSmallFakeTrain);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--fft-tile: '18' is not a value (auto, off, or a power of two"),
             std::string::npos)
       << r.output;
-  const auto list = run_cli(std::string("tune --fft-tile-list off,tiny ") + kTuneSmall +
+  const auto list = run_cli(std::string("tune --fft-tile-list off,tiny ") + kSmallFakeTune +
                             " -o /nonexistent/x.json");
   EXPECT_EQ(list.exit_code, 2) << list.output;
   EXPECT_NE(list.output.find("--fft-tile-list: 'tiny' is not a value"), std::string::npos)
@@ -42,7 +42,8 @@ TEST(FftTileCli, BadTileIsAUsageErrorNamingTheOption) {
 }
 
 TEST(FftTileCli, TileNotLargerThanTheKernelNamesTheLayer) {
-  const auto r = run_cli(std::string("train --conv fft-own --fft-tile 4 --epochs 1 ") + kFakeSmall);
+  const auto r =
+      run_cli(std::string("train --conv fft-own --fft-tile 4 --epochs 1 ") + kSmallFakeTrain);
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("layer conv1"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("fft_tile 4 does not exceed the 5x5 kernel"), std::string::npos)
@@ -71,9 +72,8 @@ TEST(FftTileCli, ConfigKeyIsCheckedAndAppliedAndTheFlagWins) {
   std::ofstream(path) << config.dump();
   const auto profile = [&](const std::string& extra) {
     const auto trace = dir / "trace.json";
-    const auto r = run_cli("profile --config " + path.string() + " --warmup 0 --steps 1 --trace " +
-                           trace.string() + " --data fake --fake-count 32 " + extra);
-    return r;
+    return run_cli("profile --config " + path.string() + " --warmup 0 --steps 1 --trace " +
+                   trace.string() + " --data fake --fake-count 32 " + extra);
   };
   // The file's 4 does not exceed the 5x5 kernels; --fft-tile 16 given explicitly beats it.
   const auto refused = profile("");
@@ -93,7 +93,7 @@ TEST(FftTileCli, TuneMeasuresAndRecordsEveryTilingOfFftConfigsOnly) {
   const auto r =
       run_cli(std::string("tune --strategy exhaustive --layouts nchw --algorithms direct,fft-own "
                           "--fft-tile-list off,8,4 --steps 1 --warmup 0 ") +
-              kTuneSmall + " --db " + db + " -o " + (dir / "tuned.json").string());
+              kSmallFakeTune + " --db " + db + " -o " + (dir / "tuned.json").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // fft-own untiled and in 8x8 tiles, direct once (the tile changes nothing there); 4 is
   // skipped: LeNet-5's 5x5 kernels do not fit a 4x4 transform.

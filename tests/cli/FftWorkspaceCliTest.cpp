@@ -12,13 +12,14 @@
 
 namespace {
 
-using tunescope::testing::run_cli;
+using tunescope::test_support::kSmallFakeTrain;
+using tunescope::test_support::kSmallFakeTune;
 
-const char* kFakeSmall = "--data fake --fake-count 32 --batch 16 --threads 1 --test-limit 16";
-const char* kTuneSmall = "--data fake --fake-count 32 --batch 16 --threads-list 1";
+using tunescope::test_support::run_cli;
 
 TEST(FftWorkspaceCli, UnknownPolicyIsAUsageErrorNamingIt) {
-  const auto r = run_cli(std::string("train --conv fft-own --fft-workspace keep ") + kFakeSmall);
+  const auto r =
+      run_cli(std::string("train --conv fft-own --fft-workspace keep ") + kSmallFakeTrain);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--fft-workspace: 'keep' is not a value (reuse, cache)"),
             std::string::npos)
@@ -33,7 +34,7 @@ TEST(FftWorkspaceCli, ProfileReportsThePolicyMemoryInOutputAndTrace) {
                       (std::string("tunescope-fft-workspace-") + policy + ".json");
     const auto r =
         run_cli(std::string("profile --warmup 0 --steps 1 --conv fft-own --fft-workspace ") +
-                policy + " --trace " + path.string() + " " + kFakeSmall);
+                policy + " --trace " + path.string() + " " + kSmallFakeTrain);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find(std::string("fft_workspace ") + policy + ")"), std::string::npos)
         << r.output;
@@ -57,7 +58,7 @@ TEST(FftWorkspaceCli, TuneTriesBothPoliciesOnFftConfigsOnly) {
   const auto r =
       run_cli(std::string("tune --strategy exhaustive --layouts nchw --algorithms direct,fft-own "
                           "--fft-workspace-list reuse,cache --steps 1 --warmup 0 ") +
-              kTuneSmall + " -o " + (dir / "tuned.json").string());
+              kSmallFakeTune + " -o " + (dir / "tuned.json").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // fft-own with and without the cache; direct once (the policy changes nothing there).
   EXPECT_NE(r.output.find("3 trials"), std::string::npos) << r.output;
@@ -65,7 +66,7 @@ TEST(FftWorkspaceCli, TuneTriesBothPoliciesOnFftConfigsOnly) {
       << r.output;
   EXPECT_EQ(r.output.find("conv=direct threads=1 fft_workspace=cache"), std::string::npos)
       << r.output;
-  const auto bad = run_cli(std::string("tune --fft-workspace-list reuse,keep ") + kTuneSmall +
+  const auto bad = run_cli(std::string("tune --fft-workspace-list reuse,keep ") + kSmallFakeTune +
                            " -o " + (dir / "x.json").string());
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("--fft-workspace-list"), std::string::npos) << bad.output;

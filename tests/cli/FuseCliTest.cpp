@@ -13,7 +13,7 @@
 
 namespace {
 
-using tunescope::testing::run_cli;
+using tunescope::test_support::run_cli;
 
 std::map<std::string, int> kernel_calls(const std::string& fuse_flag) {
   const auto path =

@@ -13,7 +13,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using tunescope::testing::run_cli;
+using tunescope::test_support::run_cli;
 
 // The report after its header (the header names the file, which differs).
 std::string report_body(const std::string& output) {
@@ -22,7 +22,7 @@ std::string report_body(const std::string& output) {
 }
 
 TEST(InteropCli, ExportsAProfileToEveryFormatAndReportsTheSameFigures) {
-  tunescope::testing::ScratchDir d;
+  tunescope::test_support::ScratchDir d;
   const auto profiled = run_cli(
       "profile --warmup 0 --steps 1 --conv gemm --data fake --fake-count 32 "
       "--batch 16 --threads 1 --test-limit 16 --trace " +
@@ -69,7 +69,7 @@ TEST(InteropCli, ReportsPyTorchTraces) {
 }
 
 TEST(InteropCli, BadInputsExitTwoNamingTheCulprit) {
-  tunescope::testing::ScratchDir d;
+  tunescope::test_support::ScratchDir d;
   {
     std::FILE* file = std::fopen(d.at("notes.txt").c_str(), "w");
     std::fputs("not a trace\n", file);

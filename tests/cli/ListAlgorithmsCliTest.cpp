@@ -13,12 +13,9 @@
 
 namespace {
 
-using tunescope::testing::run_cli;
-using Result = tunescope::testing::CliResult;
-
-bool has(const Result& r, const std::string& text) {
-  return r.output.find(text) != std::string::npos;
-}
+using tunescope::test_support::run_cli;
+using Result = tunescope::test_support::CliResult;
+using tunescope::test_support::has;
 
 TEST(ListAlgorithmsCli, BackendOptionListsThatBackendOnly) {
   const Result r = run_cli("list-algorithms --backend cpu");

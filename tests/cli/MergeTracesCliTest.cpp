@@ -14,8 +14,8 @@
 namespace tunescope {
 namespace {
 
-using testing::run_cli;
-using testing::ScratchDir;
+using test_support::run_cli;
+using test_support::ScratchDir;
 
 // Rank `rank` of a world of `world`: an all-reduce at local time 1000 + offset; rank 1
 // also computes for 500 ns before it.

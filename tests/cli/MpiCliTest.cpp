@@ -20,7 +20,7 @@
 #include "tests/cli/RunCli.h"
 #include "tests/cli/TestFolder.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 namespace {
 
 // The global batch's loss at each step. Two ranks sum each batch's halves apart, so only
@@ -239,4 +239,4 @@ TEST(MpiCli, TwoRankRuns) {
 #endif
 
 }  // namespace
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

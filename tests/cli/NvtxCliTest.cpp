@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using tunescope::profiler::Range;
 using tunescope::profiler::RangeCategory;
-using tunescope::testing::run_cli;
+using tunescope::test_support::run_cli;
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path);
@@ -71,7 +71,7 @@ TEST_P(NvtxCli, RangesRecordedByAnNvtxToolAreTheTraceRanges) {
   if (*kRecorderPath == '\0')
     GTEST_SKIP()
         << "NVTX 3 headers were not found at configure time: tunescope emits no NVTX ranges";
-  tunescope::testing::ScratchDir d;
+  tunescope::test_support::ScratchDir d;
   // The CLI inherits the tool from this process's environment.
   ASSERT_EQ(setenv("NVTX_INJECTION64_PATH", kRecorderPath, 1), 0);
   ASSERT_EQ(setenv("TUNESCOPE_NVTX_RECORD", d.at("nvtx.tsv").c_str(), 1), 0);

@@ -18,7 +18,7 @@
 
 namespace {
 
-using tunescope::testing::run_cli;
+using tunescope::test_support::run_cli;
 
 #ifdef TUNESCOPE_HAVE_ONEDNN
 constexpr bool kOnednnBuilt = true;
@@ -26,7 +26,7 @@ constexpr bool kOnednnBuilt = true;
 constexpr bool kOnednnBuilt = false;
 #endif
 
-const char* kFakeSmall =
+const char* kTwoThreadLenet =
     "--model lenet5 --data fake --fake-count 32 --batch 16 --threads 2 --test-limit 16";
 
 struct Losses {
@@ -34,7 +34,7 @@ struct Losses {
 };
 
 Losses train_losses(const std::string& conv) {
-  const auto r = run_cli("train --epochs 1 --conv " + conv + " " + kFakeSmall);
+  const auto r = run_cli("train --epochs 1 --conv " + conv + " " + kTwoThreadLenet);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   std::smatch m;
   if (!std::regex_search(r.output, m, std::regex(R"(train loss ([0-9.]+).*test loss ([0-9.]+))"))) {
@@ -62,7 +62,7 @@ TEST(OnednnCli, Avx2KernelsWhenTheIsaIsCapped) {
     GTEST_SKIP() << "built without oneDNN (TUNESCOPE_ONEDNN=OFF or libdnnl-dev missing)";
   if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "this CPU has no AVX2";
   const Losses direct = train_losses("direct");
-  const tunescope::testing::ScopedEnv cap("DNNL_MAX_CPU_ISA", "AVX2");
+  const tunescope::test_support::ScopedEnv cap("DNNL_MAX_CPU_ISA", "AVX2");
   expect_same_losses(train_losses("onednn:auto"), direct,
                      "onednn:auto under DNNL_MAX_CPU_ISA=AVX2");
 
@@ -70,7 +70,7 @@ TEST(OnednnCli, Avx2KernelsWhenTheIsaIsCapped) {
   std::filesystem::create_directories(dir);
   const auto trace_path = dir / "trace.json";
   const auto r = run_cli("profile --warmup 0 --steps 1 --conv onednn:auto --trace " +
-                         trace_path.string() + " " + kFakeSmall);
+                         trace_path.string() + " " + kTwoThreadLenet);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   int computes = 0;
   for (const auto& a : tunescope::profiler::read_chrome_trace(trace_path).activities) {

@@ -13,10 +13,10 @@
 
 namespace {
 
-using tunescope::testing::run_cli;
-using tunescope::testing::ScratchDir;
+using tunescope::test_support::run_cli;
+using tunescope::test_support::ScratchDir;
 
-const char* kFakeSmall =
+const char* kLenetFakeRun =
     "--model lenet5 --data fake --fake-count 32 --batch 16 --threads 1 --test-limit 16";
 
 bool has(const std::string& text, const std::string& part) {
@@ -48,7 +48,7 @@ TEST(RooflineCli, ReportWithAndWithoutACachedProbe) {
   const std::string trace = (dir.path() / "t.json").string();
   const std::string db = (dir.path() / "r.db").string();
   const auto profiled = run_cli(std::string("profile --warmup 0 --steps 1 --conv gemm --trace ") +
-                                trace + " " + kFakeSmall);
+                                trace + " " + kLenetFakeRun);
   ASSERT_EQ(profiled.exit_code, 0) << profiled.output;
   EXPECT_TRUE(has(profiled.output, "machine peak: not measured (no --db")) << profiled.output;
   EXPECT_TRUE(has(profiled.output, "conv passes")) << profiled.output;
@@ -90,11 +90,11 @@ TEST(RooflineCli, ReportWithAndWithoutACachedProbe) {
 TEST(RooflineCli, ProfileMeasuresOnceIntoItsDb) {
   ScratchDir dir;
   const std::string db = (dir.path() / "r.db").string();
-  const auto first = run_cli("profile --warmup 0 --steps 1 --db " + db + " " + kFakeSmall);
+  const auto first = run_cli("profile --warmup 0 --steps 1 --db " + db + " " + kLenetFakeRun);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_TRUE(has(first.output, "measuring the machine's peaks")) << first.output;
   EXPECT_TRUE(has(first.output, "% peak")) << first.output;
-  const auto second = run_cli("profile --warmup 0 --steps 1 --db " + db + " " + kFakeSmall);
+  const auto second = run_cli("profile --warmup 0 --steps 1 --db " + db + " " + kLenetFakeRun);
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_FALSE(has(second.output, "measuring")) << second.output;
   EXPECT_TRUE(has(second.output, "% peak")) << second.output;

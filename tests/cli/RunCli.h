@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 struct CliResult {
   int exit_code;
@@ -29,4 +29,16 @@ inline CliResult run_cli(const std::string& args) {
   return run_command(std::string(TUNESCOPE_CLI_PATH) + " " + args);
 }
 
-}  // namespace tunescope::testing
+// Whether the command's output holds `text`.
+inline bool has(const CliResult& r, const std::string& text) {
+  return r.output.find(text) != std::string::npos;
+}
+
+// A `train` and a `tune` of lenet5 on 32 fake examples at one thread: the shortest runs
+// that still take a few steps.
+inline constexpr const char* kSmallFakeTrain =
+    "--data fake --fake-count 32 --batch 16 --threads 1 --test-limit 16";
+inline constexpr const char* kSmallFakeTune =
+    "--data fake --fake-count 32 --batch 16 --threads-list 1";
+
+}  // namespace tunescope::test_support

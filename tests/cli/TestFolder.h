@@ -9,7 +9,7 @@
 
 #include "tests/core/ScratchDir.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 inline std::string file_bytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -18,4 +18,4 @@ inline std::string file_bytes(const std::filesystem::path& path) {
   return bytes.str();
 }
 
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

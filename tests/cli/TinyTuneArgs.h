@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 inline std::vector<std::string> tiny_lenet5_tune_args() {
   return {"tune",         "--model", "lenet5",  "--data", "fake",      "--fake-count", "64",
           "--test-limit", "16",      "--batch", "8",      "--layouts", "nchw,nhwc"};
 }
 
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

@@ -3,36 +3,23 @@
 // The binary's own needs vary by build (the CUDA build maps cuFFT, cuDNN... at start-up),
 // so they are measured first.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
+
+#include "tests/cli/RunCli.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code;
-  std::string output;
-};
-
-Result run_shell(const std::string& command) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string output;
-  std::array<char, 4096> buffer;
-  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using Result = tunescope::test_support::CliResult;
+using tunescope::test_support::run_command;
 
 Result report_under_limit(uint64_t address_space_kib, const fs::path& trace) {
-  return run_shell("ulimit -v " + std::to_string(address_space_kib) +
-                   " && OPENBLAS_NUM_THREADS=1 " + TUNESCOPE_CLI_PATH + " report " +
-                   trace.string());
+  return run_command("ulimit -v " + std::to_string(address_space_kib) +
+                     " && OPENBLAS_NUM_THREADS=1 " + TUNESCOPE_CLI_PATH + " report " +
+                     trace.string());
 }
 
 // The smallest address space (KiB, within 8 MiB) in which `report` reads a tiny trace.

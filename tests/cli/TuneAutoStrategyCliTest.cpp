@@ -16,7 +16,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using tunescope::testing::run_cli;
+using tunescope::test_support::run_cli;
 
 TEST(TuneAutoStrategyCli, TheChoiceAndItsReasonReachConfigDbAndReport) {
   const fs::path dir = fs::temp_directory_path() / "tunescope-tune-auto-cli";

@@ -16,8 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using tunescope::testing::run_cli;
-using Result = tunescope::testing::CliResult;
+using tunescope::test_support::run_cli;
+using Result = tunescope::test_support::CliResult;
 
 std::string read(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -30,13 +30,13 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-using tunescope::testing::ScratchDir;
+using tunescope::test_support::ScratchDir;
 
 // 2 layouts x 4 algorithms x 2 thread counts (some skipped) with enough timed steps
 // that the sweep lasts well beyond the moment the test signals it. Exhaustive: its
 // candidates do not depend on timings, so the resumed and the fresh tune share them.
 std::vector<std::string> tune_args(const std::string& db, const std::string& out) {
-  std::vector<std::string> args = tunescope::testing::tiny_lenet5_tune_args();
+  std::vector<std::string> args = tunescope::test_support::tiny_lenet5_tune_args();
   args.insert(args.end(),
               {"--algorithms", "direct,gemm,fft-fftw,fft-own", "--threads-list", "1,2", "--steps",
                "12", "--warmup", "1", "--strategy", "exhaustive", "--db", db, "-o", out});
@@ -131,8 +131,8 @@ size_t table_rows(const std::string& output) {
 void expect_resume_completes(const ScratchDir& d, const std::string& db,
                              const std::string& fresh_db) {
   const auto before = committed_trials(db);
-  const tunescope::testing::CliResult resumed =
-      tunescope::testing::run_cli(joined(tune_args(db, d.at("resumed.json"))) + " --resume");
+  const tunescope::test_support::CliResult resumed =
+      tunescope::test_support::run_cli(joined(tune_args(db, d.at("resumed.json"))) + " --resume");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find(std::to_string(sweep_configs(before).size()) + " trials reused"),
             std::string::npos)
@@ -151,8 +151,8 @@ void expect_resume_completes(const ScratchDir& d, const std::string& db,
 
 TEST(TuneInterrupt, SigintPrintsBestSoFarExits130AndResumeCompletes) {
   const ScratchDir d;
-  const tunescope::testing::CliResult fresh =
-      tunescope::testing::run_cli(joined(tune_args(d.at("fresh.sqlite"), d.at("fresh.json"))));
+  const tunescope::test_support::CliResult fresh =
+      tunescope::test_support::run_cli(joined(tune_args(d.at("fresh.sqlite"), d.at("fresh.json"))));
   ASSERT_EQ(fresh.exit_code, 0) << fresh.output;
   const size_t candidates = sweep_configs(committed_trials(d.at("fresh.sqlite"))).size();
   ASSERT_GE(candidates, 10u);
@@ -160,10 +160,10 @@ TEST(TuneInterrupt, SigintPrintsBestSoFarExits130AndResumeCompletes) {
   const std::string db = d.at("results.sqlite");
   const pid_t pid = spawn(tune_args(db, d.at("tuned.json")), d.at("tune.log"));
   ASSERT_GT(pid, 0);
-  ASSERT_TRUE(wait_for_trials(pid, db, 1)) << tunescope::testing::file_bytes(d.at("tune.log"));
+  ASSERT_TRUE(wait_for_trials(pid, db, 1)) << tunescope::test_support::file_bytes(d.at("tune.log"));
   kill(pid, SIGINT);
   const int code = exit_status(pid);
-  const std::string output = tunescope::testing::file_bytes(d.at("tune.log"));
+  const std::string output = tunescope::test_support::file_bytes(d.at("tune.log"));
   ASSERT_EQ(code, 130) << output;
 
   EXPECT_NE(output.find("interrupted: best so far: "), std::string::npos) << output;
@@ -186,14 +186,14 @@ TEST(TuneInterrupt, SigintPrintsBestSoFarExits130AndResumeCompletes) {
 
 TEST(TuneInterrupt, SigkillLosesNoCommittedTrialAndResumeCompletes) {
   const ScratchDir d;
-  const tunescope::testing::CliResult fresh =
-      tunescope::testing::run_cli(joined(tune_args(d.at("fresh.sqlite"), d.at("fresh.json"))));
+  const tunescope::test_support::CliResult fresh =
+      tunescope::test_support::run_cli(joined(tune_args(d.at("fresh.sqlite"), d.at("fresh.json"))));
   ASSERT_EQ(fresh.exit_code, 0) << fresh.output;
 
   const std::string db = d.at("results.sqlite");
   const pid_t pid = spawn(tune_args(db, d.at("tuned.json")), d.at("tune.log"));
   ASSERT_GT(pid, 0);
-  ASSERT_TRUE(wait_for_trials(pid, db, 2)) << tunescope::testing::file_bytes(d.at("tune.log"));
+  ASSERT_TRUE(wait_for_trials(pid, db, 2)) << tunescope::test_support::file_bytes(d.at("tune.log"));
   const auto seen = committed_trials(db);
   kill(pid, SIGKILL);
   EXPECT_EQ(exit_status(pid), -SIGKILL);
@@ -209,7 +209,7 @@ TEST(TuneInterrupt, SigkillLosesNoCommittedTrialAndResumeCompletes) {
 
 TEST(TuneInterrupt, ResumeWithoutDbExitsTwo) {
   const ScratchDir d;
-  const tunescope::testing::CliResult r = tunescope::testing::run_cli(
+  const tunescope::test_support::CliResult r = tunescope::test_support::run_cli(
       "tune --model lenet5 --data fake --fake-count 64 --batch 8 --resume -o " + d.at("t.json"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--resume needs --db"), std::string::npos) << r.output;

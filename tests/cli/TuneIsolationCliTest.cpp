@@ -11,7 +11,7 @@
 #include "profiler/TraceFiles.h"
 #include "tests/cli/errors/ErrorCase.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 namespace {
 
 TEST(TuneIsolationCli, IsolatedTuneWritesConfigTrialsAndTraces) {
@@ -65,4 +65,4 @@ TEST(TuneIsolationCli, IsolatedTuneWritesConfigTrialsAndTraces) {
 }
 
 }  // namespace
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

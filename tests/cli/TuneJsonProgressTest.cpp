@@ -27,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-using tunescope::testing::ScratchDir;
+using tunescope::test_support::ScratchDir;
 
 // The CLI as a child: stdout read line by line through a pipe, stderr to a file.
 // `on_line` sees each stdout line as it arrives (and may signal the child).
@@ -75,7 +75,7 @@ Child run_tune(const std::vector<std::string>& args, const std::string& stderr_p
 }
 
 std::vector<std::string> tune_args(const ScratchDir& d, const std::string& algorithms, int steps) {
-  std::vector<std::string> args = tunescope::testing::tiny_lenet5_tune_args();
+  std::vector<std::string> args = tunescope::test_support::tiny_lenet5_tune_args();
   args.insert(args.end(), {"--algorithms", algorithms, "--steps", std::to_string(steps), "--warmup",
                            "1", "--db", d.at("results.sqlite"), "-o", d.at("tuned.json"),
                            "--trace-dir", d.at("traces"), "--progress", "jsonl", "--strategy",
@@ -98,11 +98,11 @@ TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
   const ScratchDir d;
   const Child child = run_tune(tune_args(d, "direct,gemm", 2), d.at("stderr.txt"),
                                [](Child&, const std::string&) {});
-  const std::string log = tunescope::testing::file_bytes(d.at("stderr.txt"));
+  const std::string log = tunescope::test_support::file_bytes(d.at("stderr.txt"));
   ASSERT_EQ(child.exit_code, 0) << log;
   const std::vector<json> events = parse_lines(child.lines);
   // 2 layouts x 2 algorithms: start, 4 x (trial_start, trial), done.
-  ASSERT_EQ(events.size(), 10u) << tunescope::testing::file_bytes(d.at("stderr.txt"));
+  ASSERT_EQ(events.size(), 10u) << tunescope::test_support::file_bytes(d.at("stderr.txt"));
 
   const json& start = events.front();
   EXPECT_EQ(start["event"], "start");
@@ -210,7 +210,7 @@ TEST(TuneJsonProgress, TwoThreadCandidatesCarryTheCoreDistanceWatch) {
   std::vector<std::string> args = tune_args(d, "direct", 2);
   args.insert(args.end(), {"--threads-list", "2", "--layouts", "nchw"});
   const Child child = run_tune(args, d.at("stderr.txt"), [](Child&, const std::string&) {});
-  const std::string log = tunescope::testing::file_bytes(d.at("stderr.txt"));
+  const std::string log = tunescope::test_support::file_bytes(d.at("stderr.txt"));
   ASSERT_EQ(child.exit_code, 0) << log;
   const json done = parse_lines(child.lines).back();
   ASSERT_EQ(done["event"], "done") << done.dump();
@@ -237,8 +237,8 @@ TEST(TuneJsonProgress, SigintAfterTheFirstTrialEndsWithAnInterruptedDoneEvent) {
                    kill(c.pid, SIGINT);
                  }
                });
-  ASSERT_TRUE(signalled) << tunescope::testing::file_bytes(d.at("stderr.txt"));
-  EXPECT_EQ(child.exit_code, 130) << tunescope::testing::file_bytes(d.at("stderr.txt"));
+  ASSERT_TRUE(signalled) << tunescope::test_support::file_bytes(d.at("stderr.txt"));
+  EXPECT_EQ(child.exit_code, 130) << tunescope::test_support::file_bytes(d.at("stderr.txt"));
   const std::vector<json> events = parse_lines(child.lines);
   ASSERT_GE(events.size(), 4u);
   const json& done = events.back();
@@ -256,7 +256,7 @@ TEST(TuneJsonProgress, SigintAfterTheFirstTrialEndsWithAnInterruptedDoneEvent) {
 
 TEST(TuneJsonProgress, BarStaysTheDefaultAndABadModeExitsTwo) {
   const ScratchDir d;
-  const auto plain = tunescope::testing::run_cli(
+  const auto plain = tunescope::test_support::run_cli(
       "tune --model lenet5 --data fake --fake-count 64 --test-limit 16 "
       "--batch 8 --layouts nchw --algorithms direct --steps 1 --warmup 0 "
       "-o " +
@@ -265,8 +265,8 @@ TEST(TuneJsonProgress, BarStaysTheDefaultAndABadModeExitsTwo) {
   EXPECT_EQ(plain.output.find("{\"event\""), std::string::npos) << plain.output;
   EXPECT_NE(plain.output.find("winner:"), std::string::npos) << plain.output;
 
-  const auto bad =
-      tunescope::testing::run_cli("tune --model lenet5 -o " + d.at("t.json") + " --progress xml");
+  const auto bad = tunescope::test_support::run_cli("tune --model lenet5 -o " + d.at("t.json") +
+                                                    " --progress xml");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("--progress"), std::string::npos) << bad.output;
 }

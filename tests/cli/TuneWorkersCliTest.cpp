@@ -12,7 +12,7 @@
 #include "tests/cli/RunCli.h"
 #include "tests/cli/TestFolder.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 namespace {
 
 constexpr const char* kTiny =
@@ -76,4 +76,4 @@ TEST(TuneWorkersCli, WorkersAboveOneWithoutMpiAreRefusedSayingWhy) {
 #endif
 
 }  // namespace
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

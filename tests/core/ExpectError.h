@@ -10,7 +10,7 @@
 
 #include "core/base/Error.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 // Runs `call`, expecting an Error of `kind` whose message contains every one of `parts`.
 template <typename Call>
@@ -27,4 +27,4 @@ void expect_error(ErrorKind kind, Call&& call, std::initializer_list<std::string
   }
 }
 
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

@@ -20,7 +20,7 @@
 
 #include "core/base/Ranks.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 class LoopbackHub {
  public:
@@ -139,4 +139,4 @@ inline void run_ranks(int size, const std::function<void(Communicator&)>& body) 
     if (error) std::rethrow_exception(error);
 }
 
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 class ScopedEnv {
  public:
@@ -28,4 +28,4 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

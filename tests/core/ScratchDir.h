@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <string>
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 class ScratchDir {
  public:
@@ -41,4 +41,4 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

@@ -9,7 +9,7 @@
 
 #include "core/base/MemorySpace.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 class SeparateMemory final : public MemorySpace {
  public:
@@ -37,4 +37,4 @@ class SeparateMemory final : public MemorySpace {
   std::atomic<int> allocations{0}, copies_within{0}, copies_in{0}, copies_out{0};
 };
 
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

@@ -11,7 +11,7 @@
 #include "core/tuner/Measurement.h"
 #include "core/tuner/ResultsDb.h"
 
-namespace tunescope::gui::testing {
+namespace tunescope::gui::test_support {
 
 inline RunConfig config(Layout layout, const std::string& algorithm, int threads, int streams = 1) {
   RunConfig c;
@@ -85,4 +85,4 @@ inline QString writeResultsDb(const QTemporaryDir& dir,
   return path;
 }
 
-}  // namespace tunescope::gui::testing
+}  // namespace tunescope::gui::test_support

@@ -9,7 +9,7 @@
 #include "profiler/ChromeTraceWriter.h"
 #include "profiler/Trace.h"
 
-namespace tunescope::gui::testing {
+namespace tunescope::gui::test_support {
 
 inline profiler::Activity kernel(std::string name, int device, int stream, int64_t start,
                                  int64_t end, double flops = 0, double bytes = 0) {
@@ -93,4 +93,4 @@ inline QString writeTrace(const QTemporaryDir& dir, const profiler::Trace& trace
   return path;
 }
 
-}  // namespace tunescope::gui::testing
+}  // namespace tunescope::gui::test_support

@@ -25,7 +25,7 @@ namespace {
 // A trace whose metadata names `c` as its config, as Measurement.cpp writes them.
 QString writeTuneTrace(const QString& dir, const QString& name, const RunConfig& c) {
   QDir().mkpath(dir);
-  profiler::Trace t = testing::smallTrace();
+  profiler::Trace t = test_support::smallTrace();
   t.metadata.config = to_json_text(c);
   t.metadata.extra["candidate"] = c.label();
   const QString path = QDir(dir).filePath(name);
@@ -45,7 +45,7 @@ class CandidatesModelTest : public QObject {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("tunescope-test"));
     QCoreApplication::setApplicationName(QStringLiteral("tst_candidatesmodel"));
-    db_ = testing::writeResultsDb(dir_);
+    db_ = test_support::writeResultsDb(dir_);
   }
 
   void countsAndProblems() {
@@ -166,14 +166,14 @@ class CandidatesModelTest : public QObject {
 
   void mapsTuneTraces() {
     QTemporaryDir dir;
-    const QString db = testing::writeResultsDb(dir);
+    const QString db = test_support::writeResultsDb(dir);
     // `tune --trace-dir traces` next to the DB: found on load.
     const QString best =
         writeTuneTrace(dir.filePath(QStringLiteral("traces")), QStringLiteral("best.json"),
-                       testing::config(Layout::NHWC, "gemm", 2));
+                       test_support::config(Layout::NHWC, "gemm", 2));
     const QString base =
         writeTuneTrace(dir.filePath(QStringLiteral("traces")), QStringLiteral("baseline.json"),
-                       testing::config(Layout::NCHW, "direct", 1));
+                       test_support::config(Layout::NCHW, "direct", 1));
     CandidatesModel model;
     QVERIFY(model.load(db, nullptr));
     QVERIFY(model.bestRow() && model.baselineRow());
@@ -185,7 +185,7 @@ class CandidatesModelTest : public QObject {
     // Any other folder, any file name: matched by the config each trace carries.
     QTemporaryDir other;
     const QString slow = writeTuneTrace(other.path(), QStringLiteral("slow.json"),
-                                        testing::config(Layout::NHWC, "direct", 2, 2));
+                                        test_support::config(Layout::NHWC, "direct", 2, 2));
     QFile junk(other.filePath(QStringLiteral("notes.json")));
     QVERIFY(junk.open(QIODevice::WriteOnly));
     junk.write("{\"not\": \"a trace\"}");
@@ -193,16 +193,16 @@ class CandidatesModelTest : public QObject {
     QCOMPARE(model.mapTraceDirectory(other.path()), 1);
     QCOMPARE(model.rows()[2].tracePath, slow);
     QCOMPARE(model.rowOfConfig(QString::fromStdString(
-                 to_json_text(testing::config(Layout::NHWC, "direct", 2, 2)))),
+                 to_json_text(test_support::config(Layout::NHWC, "direct", 2, 2)))),
              2);
   }
 
   void declaredWinnerLeads() {
     // A tie within noise may crown a slower, simpler config; best.json says which.
     QTemporaryDir dir;
-    const QString db = testing::writeResultsDb(dir);
+    const QString db = test_support::writeResultsDb(dir);
     writeTuneTrace(dir.path(), QStringLiteral("best.json"),
-                   testing::config(Layout::NCHW, "direct", 1));
+                   test_support::config(Layout::NCHW, "direct", 1));
     CandidatesModel model;
     QVERIFY(model.load(db, nullptr));
     QCOMPARE(model.rows()[0].label, QStringLiteral("nchw conv=direct threads=1"));
@@ -217,12 +217,12 @@ class CandidatesModelTest : public QObject {
   void baselineThatWinsNamesTheBestTrace() {
     // The baseline won: the tune writes its config to both files; its row names best.json.
     QTemporaryDir dir;
-    const QString db = testing::writeResultsDb(dir);
+    const QString db = test_support::writeResultsDb(dir);
     const QString traces = dir.filePath(QStringLiteral("traces"));
     const QString best = writeTuneTrace(traces, QStringLiteral("best.json"),
-                                        testing::config(Layout::NCHW, "direct", 1));
+                                        test_support::config(Layout::NCHW, "direct", 1));
     writeTuneTrace(traces, QStringLiteral("baseline.json"),
-                   testing::config(Layout::NCHW, "direct", 1));
+                   test_support::config(Layout::NCHW, "direct", 1));
     CandidatesModel model;
     QVERIFY(model.load(db, nullptr));
     QVERIFY(model.rows()[0].best && model.rows()[0].baseline);
@@ -232,10 +232,12 @@ class CandidatesModelTest : public QObject {
   void onlyTheFirstBaselineShapedConfigIsTheBaseline() {
     // A tune over threads 1,2 measures nchw + direct twice; the yardstick is the first.
     QTemporaryDir dir;
-    const QString path = testing::writeTrials(
+    const QString path = test_support::writeTrials(
         dir, QStringLiteral("threads.sqlite"),
-        {testing::trial(testing::config(Layout::NCHW, "direct", 1), tuner::TrialStatus::ok, 1000),
-         testing::trial(testing::config(Layout::NCHW, "direct", 2), tuner::TrialStatus::ok, 1200)});
+        {test_support::trial(test_support::config(Layout::NCHW, "direct", 1),
+                             tuner::TrialStatus::ok, 1000),
+         test_support::trial(test_support::config(Layout::NCHW, "direct", 2),
+                             tuner::TrialStatus::ok, 1200)});
     CandidatesModel model;
     QVERIFY(model.load(path, nullptr));
     QCOMPARE(model.rowCount(), 2);
@@ -269,9 +271,10 @@ class CandidatesModelTest : public QObject {
       const int64_t p = db.problem_id({"resnet18-small", "3x32x32", 32});
       double eps = 1000;
       for (const QString& algorithm : algorithms) {
-        db.add_trial(p, m,
-                     testing::trial(testing::config(Layout::NCHW, algorithm.toStdString(), 1),
-                                    tuner::TrialStatus::ok, eps));
+        db.add_trial(
+            p, m,
+            test_support::trial(test_support::config(Layout::NCHW, algorithm.toStdString(), 1),
+                                tuner::TrialStatus::ok, eps));
         eps += 250;
       }
     }
@@ -294,15 +297,15 @@ class CandidatesModelTest : public QObject {
     // first (tuner::rank_ok_trials), and so does the view.
     QTemporaryDir dir;
     auto timed = [](RunConfig c, double eps, int64_t steps) {
-      tuner::TrialResult t = testing::trial(std::move(c), tuner::TrialStatus::ok, eps);
+      tuner::TrialResult t = test_support::trial(std::move(c), tuner::TrialStatus::ok, eps);
       t.figures.steps = steps;
       return t;
     };
-    const QString path =
-        testing::writeTrials(dir, QStringLiteral("halving.sqlite"),
-                             {timed(testing::config(Layout::NCHW, "direct", 1), 1000, 6),
-                              timed(testing::config(Layout::NHWC, "gemm", 1), 1900, 2),
-                              timed(testing::config(Layout::NHWC, "direct", 1), 1200, 6)});
+    const QString path = test_support::writeTrials(
+        dir, QStringLiteral("halving.sqlite"),
+        {timed(test_support::config(Layout::NCHW, "direct", 1), 1000, 6),
+         timed(test_support::config(Layout::NHWC, "gemm", 1), 1900, 2),
+         timed(test_support::config(Layout::NHWC, "direct", 1), 1200, 6)});
     CandidatesModel model;
     QVERIFY(model.load(path, nullptr));
     QCOMPARE(model.rows()[0].label, QStringLiteral("nhwc conv=direct threads=1"));
@@ -318,20 +321,21 @@ class CandidatesModelTest : public QObject {
     // from the DB and ranks as `report` does (tuner::rank_ok_trials).
     QTemporaryDir dir;
     auto member = [](RunConfig c, double eps, tuner::StopRule stop) {
-      tuner::TrialResult t = testing::trial(std::move(c), tuner::TrialStatus::ok, eps, 0,
-                                            std::string(tuner::kRemeasureReason) + " of 3");
+      tuner::TrialResult t = test_support::trial(std::move(c), tuner::TrialStatus::ok, eps, 0,
+                                                 std::string(tuner::kRemeasureReason) + " of 3");
       t.figures.stop = stop;
       return t;
     };
-    tuner::TrialResult swept =
-        testing::trial(testing::config(Layout::NCHW, "direct", 1), tuner::TrialStatus::ok, 1400);
+    tuner::TrialResult swept = test_support::trial(test_support::config(Layout::NCHW, "direct", 1),
+                                                   tuner::TrialStatus::ok, 1400);
     swept.figures.stop = tuner::StopRule::converged;
-    const QString path = testing::writeTrials(
+    const QString path = test_support::writeTrials(
         dir, QStringLiteral("rounds.sqlite"),
         {swept,
-         member(testing::config(Layout::NHWC, "gemm", 1), 1700, tuner::StopRule::interleaved),
-         member(testing::config(Layout::NHWC, "direct", 1), 1350, tuner::StopRule::interleaved),
-         member(testing::config(Layout::NCHW, "gemm", 1), 1500, tuner::StopRule::raced_out)});
+         member(test_support::config(Layout::NHWC, "gemm", 1), 1700, tuner::StopRule::interleaved),
+         member(test_support::config(Layout::NHWC, "direct", 1), 1350,
+                tuner::StopRule::interleaved),
+         member(test_support::config(Layout::NCHW, "gemm", 1), 1500, tuner::StopRule::raced_out)});
     CandidatesModel model;
     QVERIFY(model.load(path, nullptr));
     QCOMPARE(model.rows()[0].label, QStringLiteral("nhwc conv=gemm threads=1"));
@@ -345,11 +349,11 @@ class CandidatesModelTest : public QObject {
     // and now): one config, one row. A knob this GUI does not know keeps its configs
     // apart and is named in the label. Every label of a problem is then unique.
     QTemporaryDir dir;
-    const RunConfig nhwc2 = testing::config(Layout::NHWC, "direct", 2);
+    const RunConfig nhwc2 = test_support::config(Layout::NHWC, "direct", 2);
     std::vector<tuner::TrialResult> trials;
     for (double eps : {900.0, 1000.0, 1100.0, 1200.0})
-      trials.push_back(testing::trial(nhwc2, tuner::TrialStatus::ok, eps));
-    const QString path = testing::writeTrials(dir, QStringLiteral("versions.sqlite"), trials);
+      trials.push_back(test_support::trial(nhwc2, tuner::TrialStatus::ok, eps));
+    const QString path = test_support::writeTrials(dir, QStringLiteral("versions.sqlite"), trials);
     auto setConfig = [&](int id, const char* text) {
       sqlite3* db = nullptr;
       QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
@@ -395,8 +399,8 @@ class CandidatesModelTest : public QObject {
   }
   void configLabelMatchesRunConfig() {
     QFETCH(int, variant);
-    RunConfig c = testing::config(variant % 2 ? Layout::NHWC : Layout::NCHW,
-                                  variant < 2 ? "gemm" : "fft", variant + 1);
+    RunConfig c = test_support::config(variant % 2 ? Layout::NHWC : Layout::NCHW,
+                                       variant < 2 ? "gemm" : "fft", variant + 1);
     if (variant == 1) c.conv.per_layer = {{"conv1", "direct"}, {"conv2", "fft"}};
     if (variant == 2) {
       knobs::streams.set(c.knobs, 2);
@@ -425,9 +429,9 @@ class CandidatesModelTest : public QObject {
 
   void windowOpensDbAndTrace() {
     QTemporaryDir dir;
-    const QString db = testing::writeResultsDb(dir);
+    const QString db = test_support::writeResultsDb(dir);
     writeTuneTrace(dir.filePath(QStringLiteral("traces")), QStringLiteral("best.json"),
-                   testing::config(Layout::NHWC, "gemm", 2));
+                   test_support::config(Layout::NHWC, "gemm", 2));
     MainWindow w;
     w.resize(1200, 800);
     w.show();

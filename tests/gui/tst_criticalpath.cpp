@@ -31,7 +31,7 @@ profiler::Flow eventFlow(int fromStream, int64_t fromNs, int toStream, int64_t t
 // D: compute 10 + 20 + 5 = 35 us; synchronisation 1 (pad after A) + 4 (D after pad) + 2
 // (the host's wait after D) = 7 us.
 profiler::Trace paddedStep() {
-  using testing::kernel;
+  using test_support::kernel;
   profiler::Trace t;
   t.metadata.backend = "cpu";
   const int64_t o = kOrigin;
@@ -39,7 +39,7 @@ profiler::Trace paddedStep() {
                   kernel("B", 0, 0, o + 12'000, o + 20'000),
                   kernel("D", 0, 0, o + 35'000, o + 40'000)};
   t.flows = {eventFlow(0, 10'000, 1, 11'000), eventFlow(1, 31'000, 0, 33'000)};
-  t.ranges = {testing::range("train_step", profiler::RangeCategory::iteration, o, o + 42'000)};
+  t.ranges = {test_support::range("train_step", profiler::RangeCategory::iteration, o, o + 42'000)};
   profiler::sort_by_start(t);
   return t;
 }
@@ -58,7 +58,8 @@ class CriticalPathTest : public QObject {
  private:
   QTemporaryDir dir_;
   TraceDocumentPtr load() {
-    return TraceDocument::load(testing::writeTrace(dir_, paddedStep(), QStringLiteral("p.json")));
+    return TraceDocument::load(
+        test_support::writeTrace(dir_, paddedStep(), QStringLiteral("p.json")));
   }
 
  private slots:

@@ -60,7 +60,7 @@ class ForeignTracesTest : public QObject {
 
   void opensAnNsightSystemsExportAsATrace() {
     const QString path = dir_.filePath(QStringLiteral("run.sqlite"));
-    profiler::NsysSqliteWriter().write(testing::smallTrace(), path.toStdString());
+    profiler::NsysSqliteWriter().write(test_support::smallTrace(), path.toStdString());
     QVERIFY(profiler::sniff_file(path.toStdString()) == profiler::FileKind::nsys_sqlite);
     MainWindow w;
     w.show();
@@ -73,7 +73,7 @@ class ForeignTracesTest : public QObject {
   }
 
   void comparesAPyTorchTraceWithATunescopeTrace() {
-    const QString ours = testing::writeTrace(dir_, testing::smallTrace());
+    const QString ours = test_support::writeTrace(dir_, test_support::smallTrace());
     MainWindow w;
     w.show();
     QSignalSpy ready(&w, &MainWindow::compareReady);
@@ -84,7 +84,8 @@ class ForeignTracesTest : public QObject {
     // The difference table lists the kernels of both traces.
     std::set<std::string> names;
     for (const auto& k : profiler::summarize(pytorch).kernels) names.insert(k.name);
-    for (const auto& k : profiler::summarize(testing::smallTrace()).kernels) names.insert(k.name);
+    for (const auto& k : profiler::summarize(test_support::smallTrace()).kernels)
+      names.insert(k.name);
     QCOMPARE(w.compareView()->diffModel()->rowCount(), static_cast<int>(names.size()));
   }
 };

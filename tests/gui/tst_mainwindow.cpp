@@ -50,7 +50,7 @@ class MainWindowTest : public QObject {
     QStandardPaths::setTestModeEnabled(true);  // QSettings go to a test location
     QCoreApplication::setOrganizationName(QStringLiteral("tunescope-test"));
     QCoreApplication::setApplicationName(QStringLiteral("tst_mainwindow"));
-    tracePath_ = testing::writeTrace(dir_, testing::smallTrace());
+    tracePath_ = test_support::writeTrace(dir_, test_support::smallTrace());
   }
 
   void opensATrace() {
@@ -172,8 +172,8 @@ class MainWindowTest : public QObject {
   void cancellingALoadKeepsTheOpenTrace() {
     auto w = openWindow();
     const TraceDocumentPtr before = w->document();
-    const QString big = testing::writeTrace(dir_, testing::manyEventsTrace(300'000, 4),
-                                            QStringLiteral("big-to-cancel.json"));
+    const QString big = test_support::writeTrace(dir_, test_support::manyEventsTrace(300'000, 4),
+                                                 QStringLiteral("big-to-cancel.json"));
     QSignalSpy loaded(w.get(), &MainWindow::documentLoaded);
     QSignalSpy progress(w->traceLoader(), &TraceLoader::progress);
     w->openFile(big);
@@ -216,7 +216,7 @@ class MainWindowTest : public QObject {
     const QString traceAsDb = dir_.filePath(QStringLiteral("trace-named.db"));
     QVERIFY(QFile::copy(tracePath_, traceAsDb));
     QTemporaryDir dbDir;
-    const QString dbAsTrace = testing::writeResultsDb(dbDir, QStringLiteral("results.json"));
+    const QString dbAsTrace = test_support::writeResultsDb(dbDir, QStringLiteral("results.json"));
     MainWindow w;
     w.show();
     QSignalSpy loaded(&w, &MainWindow::documentLoaded);

@@ -33,7 +33,7 @@ class SelectionStatsTest : public QObject {
   void equalsSummarize() {
     QFETCH(qint64, from);
     QFETCH(qint64, to);
-    const profiler::Trace trace = testing::smallTrace();
+    const profiler::Trace trace = test_support::smallTrace();
     const SelectionStats stats = computeSelectionStats(trace, {from, to});
     const profiler::Interval window{std::min(from, to), std::max(from, to)};
     QCOMPARE(stats.window, window);
@@ -62,7 +62,8 @@ class SelectionStatsTest : public QObject {
     // [400, 1200): stream 0 runs direct.fwd [0,1000) and bn.fwd [1100,1109); stream 1
     // runs direct.fwd [500,1500): clipped busy 600+9 and 700; overlap 500+9.
     const qint64 o = 1'000'000;
-    const SelectionStats stats = computeSelectionStats(testing::smallTrace(), {o + 400, o + 1200});
+    const SelectionStats stats =
+        computeSelectionStats(test_support::smallTrace(), {o + 400, o + 1200});
     QCOMPARE(stats.summary.lanes.size(), size_t(2));
     QCOMPARE(stats.summary.lanes[0].busy_ns, int64_t(609));
     QCOMPARE(stats.summary.lanes[1].busy_ns, int64_t(700));
@@ -73,7 +74,8 @@ class SelectionStatsTest : public QObject {
 
   void htmlShowsTheNumbers() {
     const qint64 o = 1'000'000;
-    const SelectionStats stats = computeSelectionStats(testing::smallTrace(), {o + 400, o + 1200});
+    const SelectionStats stats =
+        computeSelectionStats(test_support::smallTrace(), {o + 400, o + 1200});
     const QString html = selectionStatsHtml(stats, o, QStringLiteral("Selection"));
     QVERIFY(html.contains(QStringLiteral("Selection")));
     QVERIFY(html.contains(QStringLiteral("800 ns")));  // duration

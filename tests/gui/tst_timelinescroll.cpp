@@ -20,7 +20,7 @@ class TimelineScrollTest : public QObject {
   static constexpr int kLanes = 40;
 
   static TraceDocumentPtr manyLanes() {
-    return std::make_shared<const TraceDocument>(testing::manyEventsTrace(4000, kLanes),
+    return std::make_shared<const TraceDocument>(test_support::manyEventsTrace(4000, kLanes),
                                                  QStringLiteral("lanes"));
   }
 
@@ -42,7 +42,7 @@ class TimelineScrollTest : public QObject {
     TimelineView view;
     view.resize(1000, 600);
     view.setDocument(
-        std::make_shared<const TraceDocument>(testing::smallTrace(), QStringLiteral("small")));
+        std::make_shared<const TraceDocument>(test_support::smallTrace(), QStringLiteral("small")));
     QVERIFY(view.verticalScrollBar()->isHidden());
     QCOMPARE(view.timeline().width, 1000 - TimelineView::kHeaderWidth);
     wheel(view, {0, -120}, Qt::NoModifier);  // nothing to scroll, and the wheel does not zoom

@@ -177,9 +177,9 @@ class TimelineTracksTest : public QObject {
     QVERIFY(again->timelineView()->trackRect(0).isEmpty());
     // ...a trace of another kind does not.
     QTemporaryDir other;
-    profiler::Trace cuda = testing::smallTrace();
+    profiler::Trace cuda = test_support::smallTrace();
     cuda.metadata.backend = "cuda";
-    auto foreign = openWindow(testing::writeTrace(other, cuda));
+    auto foreign = openWindow(test_support::writeTrace(other, cuda));
     QVERIFY(!foreign->timelineView()->isGroupCollapsed(0));
 
     // Expanding brings the tracks back where they were, and is remembered too.
@@ -192,14 +192,14 @@ class TimelineTracksTest : public QObject {
 
   void eightLanesWithDeepRangesFitTheFirstScreen() {
     constexpr int kLanes = 8;
-    profiler::Trace trace = testing::manyEventsTrace(8000, kLanes);
+    profiler::Trace trace = test_support::manyEventsTrace(8000, kLanes);
     // Three more levels per lane: steps > phases > layers, as a training step nests.
     const int64_t end = trace.ranges.front().end_ns;
     for (int lane = 0; lane < kLanes; ++lane)
       for (int64_t step = 0; step < 4; ++step) {
         const int64_t s0 = step * end / 4, s1 = (step + 1) * end / 4;
         auto add = [&](const char* name, profiler::RangeCategory c, int64_t a, int64_t b) {
-          profiler::Range r = testing::range(name, c, a, b);
+          profiler::Range r = test_support::range(name, c, a, b);
           r.lane = lane;
           trace.ranges.push_back(r);
         };
@@ -209,7 +209,7 @@ class TimelineTracksTest : public QObject {
       }
     profiler::sort_by_start(trace);
     QTemporaryDir dir;
-    auto w = openWindow(testing::writeTrace(dir, trace, QStringLiteral("eight.json")));
+    auto w = openWindow(test_support::writeTrace(dir, trace, QStringLiteral("eight.json")));
     const TimelineView& view = *w->timelineView();
     QCOMPARE(int(w->document()->tracks().size()), kLanes);
     const QRect screen = firstScreen(view);
@@ -227,20 +227,21 @@ class TimelineTracksTest : public QObject {
     // on stream 7 share correlation 42; the kernel ran inside range 5 of the host lane.
     profiler::Trace t;
     t.metadata.backend = "cuda";
-    profiler::Range step = testing::range("step", profiler::RangeCategory::iteration, 0, 10'000);
+    profiler::Range step =
+        test_support::range("step", profiler::RangeCategory::iteration, 0, 10'000);
     step.id = 5;
     t.ranges = {step};
-    profiler::Activity launch = testing::kernel("cudaLaunchKernel", 0, 0, 1'000, 1'500);
+    profiler::Activity launch = test_support::kernel("cudaLaunchKernel", 0, 0, 1'000, 1'500);
     launch.kind = profiler::ActivityKind::overhead;
     launch.correlation = 42;
-    profiler::Activity k = testing::kernel("conv.fwd", 0, 7, 3'000, 6'000);
+    profiler::Activity k = test_support::kernel("conv.fwd", 0, 7, 3'000, 6'000);
     k.correlation = 42;
     k.range_id = 5;
-    profiler::Activity other = testing::kernel("bn.fwd", 0, 7, 7'000, 8'000);
+    profiler::Activity other = test_support::kernel("bn.fwd", 0, 7, 7'000, 8'000);
     t.activities = {launch, k, other};
     profiler::sort_by_start(t);
     QTemporaryDir dir;
-    auto w = openWindow(testing::writeTrace(dir, t, QStringLiteral("flows.json")));
+    auto w = openWindow(test_support::writeTrace(dir, t, QStringLiteral("flows.json")));
     TimelineView& view = *w->timelineView();
     const TraceDocument& doc = *w->document();
     QCOMPARE(doc.launchFlows().size(), size_t(1));

@@ -29,7 +29,7 @@ profiler::Trace shifted(profiler::Trace t, int64_t by) {
 // The "tuned" variant of smallTrace: direct.fwd replaced by a faster gemm.fwd, bn.fwd
 // slower, an extra memcpy of the same name as a kernel, sgd unchanged.
 profiler::Trace tunedTrace() {
-  profiler::Trace t = testing::smallTrace();
+  profiler::Trace t = test_support::smallTrace();
   for (auto& a : t.activities) {
     if (a.name == "direct.fwd") {
       a.name = "gemm.fwd";
@@ -38,7 +38,7 @@ profiler::Trace tunedTrace() {
       a.end_ns = a.start_ns + 30;
     }
   }
-  auto copy = testing::kernel("sgd", 0, 0, 1'000'000 + 1700, 1'000'000 + 1750);
+  auto copy = test_support::kernel("sgd", 0, 0, 1'000'000 + 1700, 1'000'000 + 1750);
   copy.kind = profiler::ActivityKind::memcpy;
   t.activities.push_back(copy);
   profiler::sort_by_start(t);
@@ -59,11 +59,12 @@ class TraceCompareTest : public QObject {
   void diffIsTheDifferenceOfKernelTables_data() {
     QTest::addColumn<profiler::Trace>("a");
     QTest::addColumn<profiler::Trace>("b");
-    QTest::newRow("identical") << testing::smallTrace() << testing::smallTrace();
-    QTest::newRow("default vs tuned") << testing::smallTrace() << tunedTrace();
-    QTest::newRow("tuned vs default") << tunedTrace() << testing::smallTrace();
-    QTest::newRow("shifted clock") << testing::smallTrace() << shifted(tunedTrace(), 5'000'000'000);
-    QTest::newRow("empty A") << profiler::Trace{} << testing::smallTrace();
+    QTest::newRow("identical") << test_support::smallTrace() << test_support::smallTrace();
+    QTest::newRow("default vs tuned") << test_support::smallTrace() << tunedTrace();
+    QTest::newRow("tuned vs default") << tunedTrace() << test_support::smallTrace();
+    QTest::newRow("shifted clock")
+        << test_support::smallTrace() << shifted(tunedTrace(), 5'000'000'000);
+    QTest::newRow("empty A") << profiler::Trace{} << test_support::smallTrace();
   }
   void diffIsTheDifferenceOfKernelTables() {
     QFETCH(profiler::Trace, a);
@@ -96,7 +97,7 @@ class TraceCompareTest : public QObject {
   }
 
   void knownNumbers() {
-    const auto diff = kernelDiff(profiler::kernel_table(testing::smallTrace()),
+    const auto diff = kernelDiff(profiler::kernel_table(test_support::smallTrace()),
                                  profiler::kernel_table(tunedTrace()));
     KernelDiffModel model;
     model.setNames(QStringLiteral("default"), QStringLiteral("tuned"));
@@ -131,21 +132,23 @@ class TraceCompareTest : public QObject {
     QTest::addColumn<qint64>("startA");
     QTest::addColumn<qint64>("startB");
     const qint64 o = 1'000'000;
-    QTest::newRow("same trace") << testing::smallTrace() << testing::smallTrace() << o << o;
-    QTest::newRow("B later clock")
-        << testing::smallTrace() << shifted(testing::smallTrace(), 7'500) << o << o + 7'500;
+    QTest::newRow("same trace") << test_support::smallTrace() << test_support::smallTrace() << o
+                                << o;
+    QTest::newRow("B later clock") << test_support::smallTrace()
+                                   << shifted(test_support::smallTrace(), 7'500) << o << o + 7'500;
     QTest::newRow("B earlier clock")
-        << testing::smallTrace() << shifted(testing::smallTrace(), -400'000) << o << o - 400'000;
-    profiler::Trace warm = testing::smallTrace();
+        << test_support::smallTrace() << shifted(test_support::smallTrace(), -400'000) << o
+        << o - 400'000;
+    profiler::Trace warm = test_support::smallTrace();
     // A warm-up phase before the first iteration: alignment skips it.
-    warm.activities.push_back(testing::kernel("warmup", 0, 0, o - 900, o - 100));
+    warm.activities.push_back(test_support::kernel("warmup", 0, 0, o - 900, o - 100));
     warm.ranges.push_back(
-        testing::range("warmup", profiler::RangeCategory::phase, o - 900, o - 100));
+        test_support::range("warmup", profiler::RangeCategory::phase, o - 900, o - 100));
     profiler::sort_by_start(warm);
     QTest::newRow("A has a warm-up before its first iteration")
-        << warm << shifted(testing::smallTrace(), 123) << o << o + 123;
+        << warm << shifted(test_support::smallTrace(), 123) << o << o + 123;
     QTest::newRow("no iteration ranges: first start")
-        << withoutIterations(shifted(warm, 50)) << testing::smallTrace() << o - 850 << o;
+        << withoutIterations(shifted(warm, 50)) << test_support::smallTrace() << o - 850 << o;
   }
   void alignmentOffset() {
     QFETCH(profiler::Trace, a);
@@ -159,7 +162,7 @@ class TraceCompareTest : public QObject {
 
   void viewSharesZoomAndPan() {
     const qint64 shift = 2'000'000'000;
-    auto a = std::make_shared<const TraceDocument>(testing::smallTrace(),
+    auto a = std::make_shared<const TraceDocument>(test_support::smallTrace(),
                                                    QStringLiteral("baseline.json"));
     auto b = std::make_shared<const TraceDocument>(shifted(tunedTrace(), shift),
                                                    QStringLiteral("best.json"));

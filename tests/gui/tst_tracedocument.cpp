@@ -17,7 +17,7 @@ class TraceDocumentTest : public QObject {
  private slots:
   void lanesAndRangeRows() {
     QTemporaryDir dir;
-    const auto doc = TraceDocument::load(testing::writeTrace(dir, testing::smallTrace()));
+    const auto doc = TraceDocument::load(test_support::writeTrace(dir, test_support::smallTrace()));
     QCOMPARE(doc->trace().activities.size(), size_t(8));
     QCOMPARE(doc->lanes().size(), size_t(3));
     const auto& lanes = doc->lanes();
@@ -70,9 +70,9 @@ class TraceDocumentTest : public QObject {
     t.metadata.backend = "cpu";
     for (int lane = 0; lane < 2; ++lane) {
       profiler::Range outer =
-          testing::range("step", RangeCategory::iteration, lane * 100, 1000 + lane * 100);
+          test_support::range("step", RangeCategory::iteration, lane * 100, 1000 + lane * 100);
       profiler::Range inner =
-          testing::range("conv1", RangeCategory::layer, lane * 100 + 10, 500 + lane * 100);
+          test_support::range("conv1", RangeCategory::layer, lane * 100 + 10, 500 + lane * 100);
       outer.lane = inner.lane = lane;
       t.ranges.push_back(outer);
       t.ranges.push_back(inner);
@@ -96,7 +96,7 @@ class TraceDocumentTest : public QObject {
 
   void kernelModelCounts() {
     QTemporaryDir dir;
-    const auto doc = TraceDocument::load(testing::writeTrace(dir, testing::smallTrace()));
+    const auto doc = TraceDocument::load(test_support::writeTrace(dir, test_support::smallTrace()));
     // The document's table is profiler::kernel_table's, row for row.
     const auto expected = profiler::kernel_table(doc->trace());
     QCOMPARE(doc->kernelTable().size(), expected.size());
@@ -153,7 +153,7 @@ class TraceDocumentTest : public QObject {
 
   void filtersByName() {
     QTemporaryDir dir;
-    const auto doc = TraceDocument::load(testing::writeTrace(dir, testing::smallTrace()));
+    const auto doc = TraceDocument::load(test_support::writeTrace(dir, test_support::smallTrace()));
     KernelTableModel model;
     model.setRows(doc->kernelTable());
     KernelTableProxyModel proxy;
@@ -203,8 +203,8 @@ class TraceDocumentTest : public QObject {
   // The small trace as two ranks with the same devices, lanes and correlations: every
   // lane, range row and track stays apart per rank; groups go rank, then its devices.
   void ranksKeepTheirLanesApartAndGroupFirst() {
-    profiler::Trace t = testing::smallTrace();
-    t.activities.push_back(testing::kernel("cudaLaunchKernel", -1, 0, 1'000'000, 1'000'010));
+    profiler::Trace t = test_support::smallTrace();
+    t.activities.push_back(test_support::kernel("cudaLaunchKernel", -1, 0, 1'000'000, 1'000'010));
     t.activities.back().kind = profiler::ActivityKind::overhead;
     t.activities.back().correlation = 7;
     t.activities.front().correlation = 7;  // direct.fwd on device 0 lane 0

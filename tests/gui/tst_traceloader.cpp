@@ -27,7 +27,7 @@ class TraceLoaderTest : public QObject {
  private slots:
   void loadsOnAWorkerThread() {
     QTemporaryDir dir;
-    const QString path = testing::writeTrace(dir, testing::smallTrace());
+    const QString path = test_support::writeTrace(dir, test_support::smallTrace());
     TraceLoader loader;
     QSignalSpy loaded(&loader, &TraceLoader::loaded);
     QSignalSpy failed(&loader, &TraceLoader::failed);
@@ -72,7 +72,8 @@ class TraceLoaderTest : public QObject {
 
   void traceBeyondTheLimitIsRefusedWithAMessage() {
     QTemporaryDir dir;
-    const QString path = testing::writeTrace(dir, testing::smallTrace());  // 8 activities, 4 ranges
+    const QString path =
+        test_support::writeTrace(dir, test_support::smallTrace());  // 8 activities, 4 ranges
     TraceLoader loader;
     QCOMPARE(loader.maxRecords(), TraceLoader::kDefaultMaxRecords);
     loader.setMaxRecords(10);
@@ -102,7 +103,7 @@ class TraceLoaderTest : public QObject {
 
   void latestRequestWins() {
     QTemporaryDir dir;
-    const QString good = testing::writeTrace(dir, testing::smallTrace());
+    const QString good = test_support::writeTrace(dir, test_support::smallTrace());
     TraceLoader loader;
     QSignalSpy loaded(&loader, &TraceLoader::loaded);
     QSignalSpy failed(&loader, &TraceLoader::failed);
@@ -116,8 +117,8 @@ class TraceLoaderTest : public QObject {
 
   void reportsProgressUpToTheWholeFile() {
     QTemporaryDir dir;
-    const QString path =
-        testing::writeTrace(dir, testing::manyEventsTrace(40'000, 4), QStringLiteral("big.json"));
+    const QString path = test_support::writeTrace(dir, test_support::manyEventsTrace(40'000, 4),
+                                                  QStringLiteral("big.json"));
     TraceLoader loader;
     QSignalSpy progress(&loader, &TraceLoader::progress);
     QSignalSpy loaded(&loader, &TraceLoader::loaded);
@@ -135,8 +136,8 @@ class TraceLoaderTest : public QObject {
 
   void cancelStopsTheReadAndReportsNothingElse() {
     QTemporaryDir dir;
-    const QString path =
-        testing::writeTrace(dir, testing::manyEventsTrace(300'000, 4), QStringLiteral("big.json"));
+    const QString path = test_support::writeTrace(dir, test_support::manyEventsTrace(300'000, 4),
+                                                  QStringLiteral("big.json"));
     TraceLoader loader;
     QSignalSpy loaded(&loader, &TraceLoader::loaded);
     QSignalSpy failed(&loader, &TraceLoader::failed);
@@ -158,7 +159,7 @@ class TraceLoaderTest : public QObject {
 
   void destroyingWhileLoadingIsSafe() {
     QTemporaryDir dir;
-    const QString good = testing::writeTrace(dir, testing::smallTrace());
+    const QString good = test_support::writeTrace(dir, test_support::smallTrace());
     auto* loader = new TraceLoader;
     loader->load(good);
     delete loader;  // waits for the worker; its queued result is dropped

@@ -15,6 +15,7 @@ namespace tunescope::profiler {
 namespace {
 
 using test_files::ScratchDir;
+using test_files::write_gzip;
 
 // Reads `path` expecting a failure whose message names the file and contains `problem`.
 void expect_rejected(const std::filesystem::path& path, const std::string& problem) {
@@ -26,14 +27,6 @@ void expect_rejected(const std::filesystem::path& path, const std::string& probl
     EXPECT_EQ(message.rfind(path.string() + ": ", 0), 0u) << message;
     EXPECT_NE(message.find(problem), std::string::npos) << message;
   }
-}
-
-void write_gzip(const std::filesystem::path& path, const std::string& bytes) {
-  gzFile file = gzopen(path.c_str(), "wb");
-  ASSERT_NE(file, nullptr);
-  ASSERT_EQ(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())),
-            static_cast<int>(bytes.size()));
-  ASSERT_EQ(gzclose(file), Z_OK);
 }
 
 TEST(ChromeTraceReaderTest, RejectsMissingFile) {

@@ -24,20 +24,13 @@ namespace tunescope::profiler {
 namespace {
 
 using test_files::ScratchDir;
+using test_files::write_gzip;
 
 }  // namespace
 
 void PrintTo(FileKind kind, std::ostream* out) { *out << describe(kind); }
 
 namespace {
-
-void write_gzip(const std::filesystem::path& path, const std::string& bytes) {
-  gzFile file = gzopen(path.c_str(), "wb");
-  ASSERT_NE(file, nullptr);
-  ASSERT_EQ(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())),
-            static_cast<int>(bytes.size()));
-  ASSERT_EQ(gzclose(file), Z_OK);
-}
 
 TEST(FileKindTest, TracesOfEveryWriterAndThePyTorchSamples) {
   const ScratchDir dir;

@@ -254,7 +254,7 @@ Trace ranked_sample() {
     t.metadata.extra[kWorldSizeKey] = "2";
     t.metadata.extra[kClockOffsetKey] = rank == 0 ? "0" : "-1234567";
     t.metadata.extra[kClockUncertaintyKey] = "321";
-    inputs.push_back({"r" + std::to_string(rank), std::move(t)});
+    inputs.push_back({std::string("r").append(std::to_string(rank)), std::move(t)});
   }
   return merge_rank_traces(std::move(inputs));
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,19 +11,22 @@
 #include <string>
 
 #include "profiler/Trace.h"
+#include "tests/core/FileBytes.h"
 #include "tests/core/ScratchDir.h"
 
 namespace tunescope::profiler::test_files {
 
-using tunescope::testing::ScratchDir;
+using tunescope::test_support::read_bytes;
+using tunescope::test_support::ScratchDir;
+using tunescope::test_support::write_bytes;
 
-inline std::string read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-inline void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
+// `bytes` gzip-compressed into `path`, as a gzipped trace reaches a reader.
+inline void write_gzip(const std::filesystem::path& path, const std::string& bytes) {
+  gzFile file = gzopen(path.c_str(), "wb");
+  ASSERT_NE(file, nullptr);
+  ASSERT_EQ(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())),
+            static_cast<int>(bytes.size()));
+  ASSERT_EQ(gzclose(file), Z_OK);
 }
 
 // Every kind and category, two devices, several lanes, nested ranges, names that need

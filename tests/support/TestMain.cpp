@@ -22,10 +22,10 @@ int all_skipped_exit_code(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  testing::InitGoogleTest(&argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
   const int skipped_code = all_skipped_exit_code(argc, argv);
   const int rc = RUN_ALL_TESTS();
-  const testing::UnitTest& unit = *testing::UnitTest::GetInstance();
+  const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
   if (rc == 0 && skipped_code != 0 && unit.successful_test_count() == 0 &&
       unit.skipped_test_count() > 0) {
     return skipped_code;

@@ -8,7 +8,7 @@
 
 #include "tests/cli/errors/ErrorCase.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 namespace {
 
 const std::string kHead =
@@ -106,4 +106,4 @@ TEST_F(ConfigErrors, MissingFileForTrain) {
 }
 
 }  // namespace
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

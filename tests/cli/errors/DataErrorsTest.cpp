@@ -11,7 +11,7 @@
 #include "core/engine/data/IdxFile.h"
 #include "tests/cli/errors/ErrorCase.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 namespace {
 
 constexpr uint32_t kCount = 16;
@@ -127,4 +127,4 @@ TEST_F(DataErrors, EmptyFolder) {
 }
 
 }  // namespace
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

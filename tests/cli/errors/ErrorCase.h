@@ -17,7 +17,7 @@
 #include "tests/cli/RunCli.h"
 #include "tests/cli/TestFolder.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 namespace fs = std::filesystem;
 
@@ -92,4 +92,4 @@ inline void expect_error(const fs::path& folder, const ErrorCase& c) {
   EXPECT_EQ(before.differences(), "") << r.output;
 }
 
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

@@ -17,10 +17,10 @@
 
 #include "tests/cli/errors/ErrorCase.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 namespace {
 
-const std::string kTune =
+const std::string kBothLayoutsTune =
     "tune --data fake --fake-count 32 --batch 8 --test-limit 16 --layouts nchw,nhwc "
     "--algorithms direct,gemm --steps 1 --warmup 0";
 
@@ -44,31 +44,33 @@ TEST(ResultsDbErrors, SqliteOfAnotherProgram) {
   run_sql(folder.at("places.sqlite"),
           "CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT);"
           "INSERT INTO moz_places(url) VALUES ('https://example.org');");
-  expect_error(folder.path(),
-               {kTune + " --db " + folder.at("places.sqlite") + " -o " + folder.at("tuned.json"),
-                {folder.at("places.sqlite"), "another application", "not a tunescope results DB"}});
+  expect_error(
+      folder.path(),
+      {kBothLayoutsTune + " --db " + folder.at("places.sqlite") + " -o " + folder.at("tuned.json"),
+       {folder.at("places.sqlite"), "another application", "not a tunescope results DB"}});
 }
 
 TEST(ResultsDbErrors, NewerSchemaVersion) {
   const ScratchDir folder;
   const std::string db = folder.at("results.sqlite");
-  const CliResult first = run_cli(kTune + " --db " + db + " -o " + folder.at("first.json"));
+  const CliResult first =
+      run_cli(kBothLayoutsTune + " --db " + db + " -o " + folder.at("first.json"));
   ASSERT_EQ(first.exit_code, 0) << first.output;
   run_sql(
       db,
       "UPDATE meta SET value = '2' WHERE key = 'schema_version'; PRAGMA wal_checkpoint(TRUNCATE);");
   fs::remove(db + "-wal");
   fs::remove(db + "-shm");
-  expect_error(folder.path(), {kTune + " --db " + db + " -o " + folder.at("tuned.json"),
+  expect_error(folder.path(), {kBothLayoutsTune + " --db " + db + " -o " + folder.at("tuned.json"),
                                {db, "schema version '2'", "this build reads 1"}});
 }
 
 TEST(ResultsDbErrors, LocationThatCannotBeWritten) {
   // /proc refuses new files even to root, for whom file modes are no obstacle.
   const ScratchDir folder;
-  expect_error(folder.path(),
-               {kTune + " --db /proc/tunescope-results.sqlite -o " + folder.at("tuned.json"),
-                {"/proc/tunescope-results.sqlite", "cannot open"}});
+  expect_error(folder.path(), {kBothLayoutsTune + " --db /proc/tunescope-results.sqlite -o " +
+                                   folder.at("tuned.json"),
+                               {"/proc/tunescope-results.sqlite", "cannot open"}});
 }
 
 // The CLI with files limited to `max_file_bytes`, output to `log`; returns the exit code
@@ -98,8 +100,8 @@ TEST(ResultsDbErrors, DiskFullMidTuneKeepsEarlierTrials) {
   // log; the log outgrows 64 KiB after a few of the 10 trials (each commits its pages anew).
   const fs::path log = fs::temp_directory_path() / (folder.path().filename().string() + ".log");
   const int code = run_with_file_size_limit(
-      kTune + " --threads-list 1,2 --db " + db + " -o " + folder.at("tuned.json"), 64 * 1024,
-      log.string());
+      kBothLayoutsTune + " --threads-list 1,2 --db " + db + " -o " + folder.at("tuned.json"),
+      64 * 1024, log.string());
   const std::string output = file_bytes(log);
   fs::remove(log);
   EXPECT_NE(code, 0) << output;
@@ -116,4 +118,4 @@ TEST(ResultsDbErrors, DiskFullMidTuneKeepsEarlierTrials) {
 }
 
 }  // namespace
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

@@ -10,7 +10,7 @@
 
 #include "tests/cli/errors/ErrorCase.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 namespace {
 
 class TraceErrors : public ::testing::Test {
@@ -81,4 +81,4 @@ TEST_F(TraceErrors, SqliteThatIsNotAnNsysExport) {
 }
 
 }  // namespace
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

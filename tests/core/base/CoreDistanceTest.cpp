@@ -26,13 +26,16 @@ TEST(CoreDistance, MeasuresARoundTripBetweenTwoAllowedCpus) {
 
 TEST(CoreDistance, RefusesABadCountAndACpuOutsideTheAllowedSet) {
   const std::vector<int> cpus = allowed_cpus();
-  testing::expect_error(ErrorKind::usage, [&] { cache_line_round_trip_ns(cpus[0], cpus[0], 0); },
-                        {"round trips", "got 0"});
+  test_support::expect_error(ErrorKind::usage,
+                             [&] { cache_line_round_trip_ns(cpus[0], cpus[0], 0); },
+                             {"round trips", "got 0"});
   // Either side's refusal comes back, and the other side does not wait for ever.
-  testing::expect_error(ErrorKind::runtime, [&] { cache_line_round_trip_ns(cpus[0], 100000, 10); },
-                        {"core-distance probe", "100000"});
-  testing::expect_error(ErrorKind::runtime, [&] { cache_line_round_trip_ns(100000, cpus[0], 10); },
-                        {"core-distance probe", "100000"});
+  test_support::expect_error(ErrorKind::runtime,
+                             [&] { cache_line_round_trip_ns(cpus[0], 100000, 10); },
+                             {"core-distance probe", "100000"});
+  test_support::expect_error(ErrorKind::runtime,
+                             [&] { cache_line_round_trip_ns(100000, cpus[0], 10); },
+                             {"core-distance probe", "100000"});
 }
 
 TEST(CoreDistance, TheWatchRunsOnlyWhereTwoThreadsShareCpus) {

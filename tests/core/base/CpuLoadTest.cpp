@@ -33,16 +33,16 @@ TEST(CpuLoad, ReadsOnlyTheChosenCpusLinesAndCountsStealAsBusy) {
 }
 
 TEST(CpuLoad, RefusesAMissingOrMalformedCpuLineNamingProcStat) {
-  testing::expect_error(ErrorKind::runtime,
-                        [] {
-                          parse_proc_stat(kProcStat, {0, 2}, 100);
-                        },
-                        {"/proc/stat", "cpu2"});
-  testing::expect_error(ErrorKind::runtime,
-                        [] { parse_proc_stat("cpu0 1 2 x 4 5 6 7 8\n", {0}, 100); },
-                        {"/proc/stat", "cpu0", "malformed"});
-  testing::expect_error(ErrorKind::runtime, [] { parse_proc_stat("cpu0 1 2 3\n", {0}, 100); },
-                        {"/proc/stat", "cpu0"});
+  test_support::expect_error(ErrorKind::runtime,
+                             [] {
+                               parse_proc_stat(kProcStat, {0, 2}, 100);
+                             },
+                             {"/proc/stat", "cpu2"});
+  test_support::expect_error(ErrorKind::runtime,
+                             [] { parse_proc_stat("cpu0 1 2 x 4 5 6 7 8\n", {0}, 100); },
+                             {"/proc/stat", "cpu0", "malformed"});
+  test_support::expect_error(ErrorKind::runtime, [] { parse_proc_stat("cpu0 1 2 3\n", {0}, 100); },
+                             {"/proc/stat", "cpu0"});
 }
 
 TEST(CpuLoad, TheMachinesTicksCoverItsCpusForTheTimeThatPassed) {

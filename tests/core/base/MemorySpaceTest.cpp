@@ -11,7 +11,7 @@ namespace tunescope {
 namespace {
 
 TEST(MemorySpace, TensorCopiesStayInTheirSpace) {
-  testing::SeparateMemory device;
+  test_support::SeparateMemory device;
   Tensor host({2, 3, 2, 2}, Layout::NHWC);
   for (int64_t i = 0; i < host.size(); ++i) host.data()[i] = static_cast<float>(i);
   const Tensor on_device = to_memory(host, device);
@@ -30,7 +30,7 @@ TEST(MemorySpace, TensorCopiesStayInTheirSpace) {
 }
 
 TEST(MemorySpace, FillAndZeroWorkOnDeviceTensors) {
-  testing::SeparateMemory device;
+  test_support::SeparateMemory device;
   Tensor t({1, 2, 3, 3}, Layout::NCHW, device);
   t.fill(2.5f);  // staged through a host tensor
   Tensor h = to_host(t);
@@ -41,7 +41,7 @@ TEST(MemorySpace, FillAndZeroWorkOnDeviceTensors) {
 }
 
 TEST(MemorySpace, CopyTensorChecksShapeAndLayout) {
-  testing::SeparateMemory device;
+  test_support::SeparateMemory device;
   const Tensor a({1, 2, 2, 2}, Layout::NCHW);
   Tensor other_layout({1, 2, 2, 2}, Layout::NHWC, device);
   Tensor other_shape({1, 2, 2, 3}, Layout::NCHW, device);
@@ -53,7 +53,7 @@ TEST(MemorySpace, CopyTensorChecksShapeAndLayout) {
 }
 
 TEST(MemorySpace, BufferFreesInItsSpaceAndMoves) {
-  testing::SeparateMemory device;
+  test_support::SeparateMemory device;
   AlignedBuffer a(1000, device);
   EXPECT_EQ(&a.memory(), &device);
   EXPECT_EQ(device.allocations, 1);

@@ -60,7 +60,7 @@ TEST(ClockOffset, FindsAKnownOffsetWithinItsUncertainty) {
   // Rank 1's clock runs 5 ms behind rank 0's: rank 0's time = rank 1's + 5 ms.
   constexpr int64_t kShift = 5'000'000;
   std::vector<ClockOffset> found(3);
-  testing::run_ranks(3, [&](Communicator& c) {
+  test_support::run_ranks(3, [&](Communicator& c) {
     const int64_t shift = c.rank() == 1 ? kShift : c.rank() == 2 ? -kShift / 2 : 0;
     found[static_cast<size_t>(c.rank())] =
         measure_clock_offset(c, 20, [shift] { return profiler::now_ns() - shift; });
@@ -74,7 +74,7 @@ TEST(ClockOffset, FindsAKnownOffsetWithinItsUncertainty) {
 
 TEST(HostRankReducer, SumsEveryRanksTensorsInPlace) {
   std::vector<std::vector<float>> results(2);
-  testing::run_ranks(2, [&](Communicator& c) {
+  test_support::run_ranks(2, [&](Communicator& c) {
     Tensor a({1, 3, 1, 1}, Layout::NCHW), b({2, 1, 1, 1}, Layout::NCHW);
     for (int i = 0; i < 3; ++i) a.data()[i] = static_cast<float>(c.rank() * 10 + i);
     for (int i = 0; i < 2; ++i) b.data()[i] = static_cast<float>(100 * (c.rank() + 1) + i);

@@ -34,8 +34,8 @@ TEST(CpuBindingKnob, ParsesPrintsAndRefusesOtherValues) {
     EXPECT_EQ(spec.checked(text, spec.flag()), text);
     EXPECT_EQ(knobs::cpu_binding.decode(text), b);
   }
-  testing::expect_error(ErrorKind::usage, [&] { spec.checked("pinned", spec.flag()); },
-                        {"--cpu-binding", "pinned", "off, cores"});
+  test_support::expect_error(ErrorKind::usage, [&] { spec.checked("pinned", spec.flag()); },
+                             {"--cpu-binding", "pinned", "off, cores"});
 }
 
 TEST(CpuBindingKnob, ConfigFilesWriteItOnlyWhenSetAndRoundTripIt) {
@@ -50,9 +50,9 @@ TEST(CpuBindingKnob, ConfigFilesWriteItOnlyWhenSetAndRoundTripIt) {
   EXPECT_NE(c.label().find(" bind=cores"), std::string::npos) << c.label();
   nlohmann::json json = nlohmann::json::parse(to_json_text(c));
   json["cpu_binding"] = "all";
-  testing::expect_error(ErrorKind::input,
-                        [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
-                        {"tuned.json", "cpu_binding", "all"});
+  test_support::expect_error(ErrorKind::input,
+                             [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
+                             {"tuned.json", "cpu_binding", "all"});
 }
 
 // What a task sees of its own thread: the CPUs the OS lets it run on.
@@ -102,12 +102,12 @@ TEST(CpuBindingExecutor, UnboundThreadsKeepTheWholeSet) {
 
 TEST(CpuBindingExecutor, MoreThreadsThanAllowedCpusIsRefusedBeforeBinding) {
   const int cpus = static_cast<int>(allowed_cpus().size());
-  testing::expect_error(
+  test_support::expect_error(
       ErrorKind::usage,
       [&] { Executor executor(cpus + 1, 1, nullptr, nullptr, {}, 0, CpuBinding::cores); },
       {"cpu_binding: cores", std::to_string(cpus + 1) + " threads",
        "only " + std::to_string(cpus) + " CPUs", "use off"});
-  testing::expect_error(
+  test_support::expect_error(
       ErrorKind::usage,
       [&] { Executor executor(1, cpus + 1, nullptr, nullptr, {}, 0, CpuBinding::cores); },
       {"(1 lanes x " + std::to_string(cpus + 1) + " threads)"});
@@ -116,7 +116,7 @@ TEST(CpuBindingExecutor, MoreThreadsThanAllowedCpusIsRefusedBeforeBinding) {
 TEST(CpuBindingSession, ATwoLaneRunRecordsItsLanesCpusInTheTraceMetadata) {
   const std::vector<int> cpus = allowed_cpus();
   if (cpus.size() < 2) GTEST_SKIP() << "needs 2 allowed CPUs, has " << cpus.size();
-  SessionOptions options = testing::lenet_fake_options("direct");
+  SessionOptions options = test_support::lenet_fake_options("direct");
   knobs::streams.set(options.knobs, 2);
   knobs::threads_per_lane.set(options.knobs, 1);
   knobs::cpu_binding.set(options.knobs, CpuBinding::cores);

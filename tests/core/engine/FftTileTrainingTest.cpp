@@ -21,13 +21,13 @@
 namespace tunescope {
 namespace {
 
-using testing::expect_gradients_near;
-using testing::OneStep;
-using testing::train_one_step;
+using test_support::expect_gradients_near;
+using test_support::OneStep;
+using test_support::train_one_step;
 
 SessionOptions tiled_options(const std::string& conv, FftTileChoice tile,
                              FftWorkspace policy = FftWorkspace::reuse) {
-  SessionOptions options = testing::lenet_fake_options(conv);
+  SessionOptions options = test_support::lenet_fake_options(conv);
   fft_tile_knob.set(options.knobs, tile);
   fft_workspace_knob.set(options.knobs, policy);
   return options;

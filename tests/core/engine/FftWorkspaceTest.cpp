@@ -19,18 +19,18 @@
 namespace tunescope {
 namespace {
 
-using testing::expect_gradients_near;
-using testing::OneStep;
-using testing::train_one_step;
+using test_support::expect_gradients_near;
+using test_support::OneStep;
+using test_support::train_one_step;
 
 SessionOptions lenet_options(const std::string& conv, FftWorkspace policy) {
-  SessionOptions options = testing::lenet_fake_options(conv);
+  SessionOptions options = test_support::lenet_fake_options(conv);
   fft_workspace_knob.set(options.knobs, policy);
   return options;
 }
 
 int count(const OneStep& step, const std::string& name) {
-  return testing::kernel_count(step, name);
+  return test_support::kernel_count(step, name);
 }
 
 TEST(FftWorkspace, BothPoliciesMatchDirectAndCacheSkipsBackwardTransforms) {

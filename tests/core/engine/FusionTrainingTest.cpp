@@ -19,13 +19,13 @@
 namespace tunescope {
 namespace {
 
-using testing::expect_gradients_near;
-using testing::kernel_count;
-using testing::OneStep;
-using testing::train_one_step;
+using test_support::expect_gradients_near;
+using test_support::kernel_count;
+using test_support::OneStep;
+using test_support::train_one_step;
 
 SessionOptions resnet_options(Layout layout, bool fuse) {
-  SessionOptions o = testing::lenet_fake_options("gemm");
+  SessionOptions o = test_support::lenet_fake_options("gemm");
   o.model = "resnet18-small";
   o.batch = 8;
   knobs::layout.set(o.knobs, layout);
@@ -65,7 +65,7 @@ TEST(FusionTraining, LenetStepMatchesUnfused) {
     const std::string what = cat("lenet5 ", to_string(layout));
     const auto options = [&](bool fuse) {
       SessionOptions o =
-          testing::lenet_fake_options(layout == Layout::NCHW ? "direct-small" : "direct");
+          test_support::lenet_fake_options(layout == Layout::NCHW ? "direct-small" : "direct");
       knobs::layout.set(o.knobs, layout);
       knobs::fuse.set(o.knobs, fuse);
       return o;

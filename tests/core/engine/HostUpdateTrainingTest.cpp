@@ -31,8 +31,8 @@
 namespace tunescope {
 namespace {
 
-testing::SeparateMemory& separate_memory() {
-  static testing::SeparateMemory memory;
+test_support::SeparateMemory& separate_memory() {
+  static test_support::SeparateMemory memory;
   return memory;
 }
 
@@ -212,15 +212,14 @@ class SeparateBackend final : public Backend {
   std::array<int, 16> streams_{};
 };
 
-const BackendRegistration backend("host-update-separate", "direct",
-                                  [] { return std::make_unique<SeparateBackend>(); });
-const ConvAlgorithmRegistration direct("host-update-separate", "direct",
-                                       [](const KnobValues& options) {
-                                         return Registry::instance().make_conv_algorithm(
-                                             "cpu", "direct", options);
-                                       });
+const BackendRegistration host_update_backend("host-update-separate", "direct",
+                                              [] { return std::make_unique<SeparateBackend>(); });
+const ConvAlgorithmRegistration host_update_direct(
+    "host-update-separate", "direct", [](const KnobValues& options) {
+      return Registry::instance().make_conv_algorithm("cpu", "direct", options);
+    });
 
-SessionOptions options_for(const std::string& backend_name, UpdateOn where, bool async) {
+SessionOptions host_update_options(const std::string& backend_name, UpdateOn where, bool async) {
   SessionOptions options;
   options.backend = backend_name;
   options.data = "fake";
@@ -244,8 +243,8 @@ class HostUpdate : public ::testing::TestWithParam<bool> {};  // async update?
 
 TEST_P(HostUpdate, FollowsTheDeviceUpdateAndRunsSgdOnTheHostLane) {
   const bool async = GetParam();
-  TrainingSession on_device(options_for("host-update-separate", UpdateOn::device, async));
-  TrainingSession on_host(options_for("host-update-separate", UpdateOn::host, async));
+  TrainingSession on_device(host_update_options("host-update-separate", UpdateOn::device, async));
+  TrainingSession on_host(host_update_options("host-update-separate", UpdateOn::host, async));
   const EpochResult want = on_device.train_steps(3);
   on_host.tracer().start();
   const EpochResult got = on_host.train_steps(3);
@@ -289,7 +288,7 @@ INSTANTIATE_TEST_SUITE_P(SyncAndAsync, HostUpdate, ::testing::Bool(),
 constexpr int kReluPerStep = 4 * 2;  // lenet5's relu1..relu4, in each of the 2 replicas
 
 TEST(HostUpdateOverlap, AsyncUpdateRunsTheNextForwardWhileTheHostUpdates) {
-  TrainingSession session(options_for("host-update-separate", UpdateOn::host, true));
+  TrainingSession session(host_update_options("host-update-separate", UpdateOn::host, true));
   const int parameters = static_cast<int>(session.network().parameters().size());
   // Hold the last SGD call of the first step (the last layer's bias) until the device
   // has run a forward kernel of the second step; the timeout only ends a failure.
@@ -325,7 +324,7 @@ TEST(HostUpdateOverlap, AsyncUpdateRunsTheNextForwardWhileTheHostUpdates) {
 }
 
 TEST(HostUpdateOverlap, SyncUpdateFinishesTheHostUpdateBeforeTheNextForward) {
-  TrainingSession session(options_for("host-update-separate", UpdateOn::host, false));
+  TrainingSession session(host_update_options("host-update-separate", UpdateOn::host, false));
   const int parameters = static_cast<int>(session.network().parameters().size());
   // The control: a synchronous step ends with its updates, so the hold must time out.
   gate().arm(parameters, kReluPerStep, std::chrono::milliseconds(300));
@@ -334,7 +333,7 @@ TEST(HostUpdateOverlap, SyncUpdateFinishesTheHostUpdateBeforeTheNextForward) {
 }
 
 TEST(HostUpdateRefusal, ABackendWhoseMemoryIsTheHostsRefusesIt) {
-  SessionOptions options = options_for("cpu", UpdateOn::host, true);
+  SessionOptions options = host_update_options("cpu", UpdateOn::host, true);
   try {
     TrainingSession session(options);
     FAIL() << "cpu accepted the update on the host";

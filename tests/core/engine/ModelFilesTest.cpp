@@ -21,19 +21,19 @@ TEST(ModelFiles, KnowsTheOnnxExtensionInAnyCase) {
 TEST(ModelFiles, WithoutTheReaderSaysWhatTheBuildLacks) {
   ModelSpec spec;
   spec.name = "mynet.onnx";
-  testing::expect_error(
+  test_support::expect_error(
       ErrorKind::unsupported, [&] { build_model(spec); },
       {"model 'mynet.onnx'", "built without ONNX support", "libonnx-dev libprotobuf-dev"});
-  testing::expect_error(ErrorKind::unsupported, [&] { model_input("mynet.onnx"); },
-                        {"built without ONNX support"});
-  testing::expect_error(ErrorKind::usage, [&] { model_input("mynet.pt"); },
-                        {"unknown model 'mynet.pt'", "PATH.onnx"});
+  test_support::expect_error(ErrorKind::unsupported, [&] { model_input("mynet.onnx"); },
+                             {"built without ONNX support"});
+  test_support::expect_error(ErrorKind::usage, [&] { model_input("mynet.pt"); },
+                             {"unknown model 'mynet.pt'", "PATH.onnx"});
 }
 
 TEST(ModelFiles, BuiltInModelsHaveNoFileWeights) {
   ModelSpec spec;
   spec.file_weights = true;
-  testing::expect_error(ErrorKind::usage, [&] { build_model(spec); }, {"init onnx", "lenet5"});
+  test_support::expect_error(ErrorKind::usage, [&] { build_model(spec); }, {"init onnx", "lenet5"});
 }
 
 }  // namespace

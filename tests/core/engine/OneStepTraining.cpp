@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 SessionOptions lenet_fake_options(const std::string& conv) {
   SessionOptions options;
@@ -64,4 +64,4 @@ void expect_gradients_near(const OneStep& got, const OneStep& reference, const s
   }
 }
 
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

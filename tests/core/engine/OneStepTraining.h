@@ -9,7 +9,7 @@
 
 #include "core/engine/TrainingSession.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 struct OneStep {
   double loss = 0;
@@ -30,4 +30,4 @@ int kernel_count(const OneStep& step, const std::string& name);
 void expect_gradients_near(const OneStep& got, const OneStep& reference, const std::string& what,
                            float tolerance = 1e-3f);
 
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

@@ -17,9 +17,9 @@
 namespace tunescope {
 namespace {
 
-using testing::expect_gradients_near;
-using testing::OneStep;
-using testing::train_one_step;
+using test_support::expect_gradients_near;
+using test_support::OneStep;
+using test_support::train_one_step;
 
 #ifdef TUNESCOPE_HAVE_ONEDNN
 constexpr bool kOnednnBuilt = true;
@@ -36,7 +36,7 @@ int kernels_named(const OneStep& step, const std::string& prefix) {
 }
 
 SessionOptions options(const std::string& model, const std::string& conv, Layout layout) {
-  SessionOptions o = testing::lenet_fake_options(conv);
+  SessionOptions o = test_support::lenet_fake_options(conv);
   o.model = model;
   knobs::layout.set(o.knobs, layout);
   if (model == "resnet18-small") o.batch = 8;

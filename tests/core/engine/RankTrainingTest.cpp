@@ -68,7 +68,7 @@ RankRun run_two_ranks(const SessionOptions& options, int64_t steps, bool trace =
   run.weights.resize(2);
   run.kernels.resize(2);
   run.metadata.resize(2);
-  testing::run_ranks(2, [&](Communicator& communicator) {
+  test_support::run_ranks(2, [&](Communicator& communicator) {
     SessionOptions mine = options;
     mine.ranks = &communicator;
     TrainingSession session(mine);

@@ -18,8 +18,8 @@
 namespace tunescope {
 namespace {
 
-std::array<testing::SeparateMemory, 2>& device_memories() {
-  static std::array<testing::SeparateMemory, 2> memories;
+std::array<test_support::SeparateMemory, 2>& device_memories() {
+  static std::array<test_support::SeparateMemory, 2> memories;
   return memories;
 }
 
@@ -85,13 +85,14 @@ class TwoDeviceBackend final : public Backend {
   std::array<int, 16> streams_{};
 };
 
-const BackendRegistration backend("two-devices", "direct",
-                                  [] { return std::make_unique<TwoDeviceBackend>(); });
-const ConvAlgorithmRegistration direct("two-devices", "direct", [](const KnobValues& options) {
-  return Registry::instance().make_conv_algorithm("cpu", "direct", options);
-});
+const BackendRegistration two_devices_backend("two-devices", "direct",
+                                              [] { return std::make_unique<TwoDeviceBackend>(); });
+const ConvAlgorithmRegistration two_devices_direct(
+    "two-devices", "direct", [](const KnobValues& options) {
+      return Registry::instance().make_conv_algorithm("cpu", "direct", options);
+    });
 
-SessionOptions options_for(const std::string& backend_name) {
+SessionOptions two_devices_options(const std::string& backend_name) {
   SessionOptions options;
   options.backend = backend_name;
   options.data = "fake";
@@ -106,9 +107,9 @@ SessionOptions options_for(const std::string& backend_name) {
 }
 
 TEST(ReplicaDevicesTraining, EachReplicaLivesRunsAndIsTracedOnItsDevice) {
-  TrainingSession cpu(options_for("cpu"));
+  TrainingSession cpu(two_devices_options("cpu"));
   const int staged_before = staging().allocations;
-  TrainingSession split(options_for("two-devices"));
+  TrainingSession split(two_devices_options("two-devices"));
   // Replica 0's parameters are in device 0's memory; the trainer's replica 1 is not
   // exposed, but device 1's memory must have received its network and buffers.
   for (const Parameter* p : split.network().parameters())
@@ -156,7 +157,7 @@ TEST(ReplicaDevicesTraining, EachReplicaLivesRunsAndIsTracedOnItsDevice) {
 // weights after 3 steps match the device update only if device 1 got them. Same kernels
 // in the same order: 1e-6 of each tensor's largest |weight|.
 TEST(ReplicaDevicesTraining, UpdateOnTheHostReachesEveryDevice) {
-  SessionOptions options = options_for("two-devices");
+  SessionOptions options = two_devices_options("two-devices");
   knobs::async_update.set(options.knobs, true);
   TrainingSession on_device(options);
   knobs::update_on.set(options.knobs, UpdateOn::host);

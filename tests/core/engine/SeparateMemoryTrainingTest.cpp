@@ -18,8 +18,8 @@
 namespace tunescope {
 namespace {
 
-testing::SeparateMemory& separate_memory() {
-  static testing::SeparateMemory memory;
+test_support::SeparateMemory& separate_memory() {
+  static test_support::SeparateMemory memory;
   return memory;
 }
 std::atomic<int> g_stream_finishes{0};
@@ -45,16 +45,18 @@ class SeparateBackend final : public Backend {
   std::array<int, 16> streams_{};
 };
 
-const BackendRegistration backend("separate", "direct",
-                                  [] { return std::make_unique<SeparateBackend>(); });
-const ConvAlgorithmRegistration direct("separate", "direct", [](const KnobValues& options) {
-  return Registry::instance().make_conv_algorithm("cpu", "direct", options);
-});
-const ConvAlgorithmRegistration fft("separate", "fft-own", [](const KnobValues& options) {
+const BackendRegistration separate_backend("separate", "direct",
+                                           [] { return std::make_unique<SeparateBackend>(); });
+const ConvAlgorithmRegistration separate_direct("separate", "direct",
+                                                [](const KnobValues& options) {
+                                                  return Registry::instance().make_conv_algorithm(
+                                                      "cpu", "direct", options);
+                                                });
+const ConvAlgorithmRegistration separate_fft("separate", "fft-own", [](const KnobValues& options) {
   return Registry::instance().make_conv_algorithm("cpu", "fft-own", options);
 });
 
-SessionOptions options_for(const std::string& backend_name) {
+SessionOptions separate_options(const std::string& backend_name) {
   SessionOptions options;
   options.backend = backend_name;
   options.data = "fake";
@@ -71,9 +73,9 @@ SessionOptions options_for(const std::string& backend_name) {
 }
 
 TEST(SeparateMemoryTraining, AllocatesInTheBackendsSpaceAndMatchesCpu) {
-  TrainingSession cpu(options_for("cpu"));
+  TrainingSession cpu(separate_options("cpu"));
   const int allocations_before = separate_memory().allocations;
-  TrainingSession separate(options_for("separate"));
+  TrainingSession separate(separate_options("separate"));
   EXPECT_GT(separate_memory().allocations, allocations_before);
   for (const Parameter* p : separate.network().parameters()) {
     EXPECT_FALSE(p->value.on_host()) << p->name;

@@ -39,7 +39,7 @@ TEST(AllocationCap, BufferBeyondTheCapThrowsAndTheCapIsScoped) {
 }
 
 TEST(AllocationCap, CandidateOverTheCapIsAFailedTrialWithTheReason) {
-  const SessionOptions base = testing::tiny_session();
+  const SessionOptions base = test_support::tiny_session();
   MeasureOptions options;
   options.warmup = 0;
   options.steps = 1;
@@ -60,7 +60,7 @@ TEST(AllocationCap, TuneUnderACapRecordsTheFailedTrials) {
   const auto path = std::filesystem::temp_directory_path() / "tunescope-allocation-cap.sqlite";
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
   TuneOptions o;
-  o.base = testing::tiny_session();
+  o.base = test_support::tiny_session();
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.algorithms = {"direct", "gemm"};
   o.measure.warmup = 0;

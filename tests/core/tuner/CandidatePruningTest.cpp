@@ -15,9 +15,9 @@ namespace {
 
 TuneOptions pruned_tune(double margin) {
   TuneOptions o;
-  o.base = testing::tiny_session();
+  o.base = test_support::tiny_session();
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
-  o.algorithms = {"direct", testing::kSlow, testing::kWrong};
+  o.algorithms = {"direct", test_support::kSlow, test_support::kWrong};
   o.strategy = Strategy::exhaustive;
   o.measure.warmup = 1;
   o.measure.steps = 3;
@@ -44,19 +44,19 @@ TEST(CandidatePruning, MarginCoversAnErrorOnBothPredictions) {
 }
 
 TEST(CandidatePruning, PrunesThePredictedSlowKeepsTheBestAndRecordsThePruned) {
-  const testing::TempResultsDb file("tuner-pruning.sqlite");
+  const test_support::TempResultsDb file("tuner-pruning.sqlite");
   ResultsDb db(file.path);
   // A margin of 0.5, not the default: under a sanitizer a step of `direct` costs tens of
   // milliseconds, so test-slow is only a few times slower, not 100x.
   const TuneReport report = Tuner(pruned_tune(0.5), &db).run();
 
-  const TrialResult& slow = trial_of(report, testing::kSlow);
+  const TrialResult& slow = trial_of(report, test_support::kSlow);
   EXPECT_EQ(slow.status, TrialStatus::pruned);
   EXPECT_NE(slow.reason.find("predicted"), std::string::npos) << slow.reason;
   EXPECT_NE(slow.reason.find("above the best predicted"), std::string::npos) << slow.reason;
   EXPECT_EQ(slow.figures.steps, 0);  // never measured
   // The wrong one is unpredictable (the find refuses it), so it is measured and found invalid.
-  EXPECT_EQ(trial_of(report, testing::kWrong).status, TrialStatus::invalid);
+  EXPECT_EQ(trial_of(report, test_support::kWrong).status, TrialStatus::invalid);
   EXPECT_EQ(report.winner().config.conv.default_algorithm, "direct");
   // The ranking holds the measured ok trials only.
   for (size_t i : report.ranking) EXPECT_EQ(report.trials[i].status, TrialStatus::ok);
@@ -66,7 +66,7 @@ TEST(CandidatePruning, PrunesThePredictedSlowKeepsTheBestAndRecordsThePruned) {
   for (const TrialRecord& row : db.trials()) {
     if (row.status != TrialStatus::pruned) continue;
     ++pruned_rows;
-    EXPECT_NE(row.config_json.find(testing::kSlow), std::string::npos);
+    EXPECT_NE(row.config_json.find(test_support::kSlow), std::string::npos);
     EXPECT_EQ(row.reason, slow.reason);
   }
   EXPECT_EQ(pruned_rows, 1u);
@@ -74,7 +74,7 @@ TEST(CandidatePruning, PrunesThePredictedSlowKeepsTheBestAndRecordsThePruned) {
 
 TEST(CandidatePruning, AMarginAboveEveryGapPrunesNothing) {
   const TuneReport report = Tuner(pruned_tune(1e6)).run();
-  EXPECT_EQ(trial_of(report, testing::kSlow).status, TrialStatus::ok);
+  EXPECT_EQ(trial_of(report, test_support::kSlow).status, TrialStatus::ok);
   for (const auto& t : report.trials) EXPECT_NE(t.status, TrialStatus::pruned) << t.config.label();
 }
 

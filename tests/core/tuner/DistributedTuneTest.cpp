@@ -25,7 +25,7 @@ namespace {
 
 TuneOptions four_candidates() {
   TuneOptions o;
-  o.base = testing::tiny_session();
+  o.base = test_support::tiny_session();
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW, Layout::NHWC});
   o.knobs.set(knobs::threads, std::vector<int>{1});
   o.algorithms = {"direct", "gemm"};
@@ -60,14 +60,14 @@ TEST(DistributedTune, SharedPositionsStartEachRankAtItsOwnThenHandOutTheRestOnce
 }
 
 TEST(DistributedTune, TwoRanksMeasureDisjointSharesGatheredIntoRankZerosDb) {
-  const testing::TempResultsDb file("distributed-tune.sqlite");
+  const test_support::TempResultsDb file("distributed-tune.sqlite");
   ResultsDb db(file.path);
   const TuneOptions options = four_candidates();
   std::mutex mutex;
   std::map<std::string, std::vector<int>> measured_by;  // label -> ranks
   size_t gathered = 0;
   std::vector<ShareCost> shares;
-  tunescope::testing::run_ranks(2, [&](Communicator& ranks) {
+  tunescope::test_support::run_ranks(2, [&](Communicator& ranks) {
     check_same_machines(ranks, options.base.backend);  // one machine: passes
     const SweepOutcome outcome = sweep_shares(options, ranks, ranks.rank() == 0 ? &db : nullptr,
                                               [&](int rank, const TrialResult& trial) {

@@ -75,9 +75,9 @@ TEST(FftTileConfig, BadValueOrTypeIsRejectedNamingTheFileAndKey) {
            {16, "key 'fft_tile': expected a string, got number"},
        }) {
     json["fft_tile"] = value;
-    testing::expect_error(ErrorKind::input,
-                          [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
-                          {"tuned.json", expected});
+    test_support::expect_error(ErrorKind::input,
+                               [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
+                               {"tuned.json", expected});
   }
 }
 

@@ -69,9 +69,9 @@ TEST(FftWorkspaceConfig, UnknownPolicyOrTypeIsRejectedNamingTheKey) {
         {"Cache", "key 'fft_workspace': 'Cache' is not a value"},
         {1, "key 'fft_workspace': expected a string"}}) {
     json["fft_workspace"] = value;
-    testing::expect_error(ErrorKind::input,
-                          [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
-                          {"tuned.json", expected});
+    test_support::expect_error(ErrorKind::input,
+                               [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
+                               {"tuned.json", expected});
   }
 }
 

@@ -20,7 +20,7 @@ namespace {
 // A trial with every stored field set to a value none has by default.
 TrialResult every_field_set() {
   TrialResult t;
-  t.config = testing::config_with(testing::tiny_session(), Layout::NHWC, "gemm");
+  t.config = test_support::config_with(test_support::tiny_session(), Layout::NHWC, "gemm");
   knobs::streams.set(t.config.knobs, 2);
   t.status = TrialStatus::invalid;
   t.reason = "a reason";
@@ -80,12 +80,12 @@ TEST(IsolatedRecord, JsonRoundTripOfEveryField) {
 }
 
 TEST(IsolatedRecord, IsolatedTwoStreamTrialKeepsConcurrencyIntervalAndStopRuleInTheDb) {
-  const SessionOptions base = testing::tiny_session();
+  const SessionOptions base = test_support::tiny_session();
   MeasureOptions o;
   o.warmup = 1;
   o.steps = o.max_steps = 8;  // enough for an interval (6), a fixed count: stop max_steps
   o.isolate = true;
-  RunConfig config = testing::config_with(base, Layout::NCHW, "gemm");
+  RunConfig config = test_support::config_with(base, Layout::NCHW, "gemm");
   knobs::streams.set(config.knobs, 2);
   const TrialResult r = measure(base, config, reference_numerics(base, o), o);
   ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
@@ -95,7 +95,7 @@ TEST(IsolatedRecord, IsolatedTwoStreamTrialKeepsConcurrencyIntervalAndStopRuleIn
   EXPECT_EQ(r.figures.stop, StopRule::max_steps);
   EXPECT_EQ(r.figures.steps, 8);
 
-  const testing::TempResultsDb file("isolated-record.sqlite");
+  const test_support::TempResultsDb file("isolated-record.sqlite");
   ResultsDb db(file.path);
   db.add_trial(db.problem_id({"lenet5", "1x32x32", base.batch}),
                db.machine_id(MachineSignature::local("cpu")), r);
@@ -107,7 +107,7 @@ TEST(IsolatedRecord, IsolatedTwoStreamTrialKeepsConcurrencyIntervalAndStopRuleIn
 // A single-layer trial (the per-layer find's) measured in a child brings back each
 // pass's time, which the step-time predictor needs, and the results DB stores them.
 TEST(IsolatedRecord, IsolatedLayerTrialKeepsItsPassTimesInTheRecordAndTheDb) {
-  const SessionOptions base = testing::tiny_session();
+  const SessionOptions base = test_support::tiny_session();
   ConvProblem problem;
   problem.input = {8, 1, 32, 32};
   problem.out_channels = 6;
@@ -118,7 +118,7 @@ TEST(IsolatedRecord, IsolatedLayerTrialKeepsItsPassTimesInTheRecordAndTheDb) {
   o.warmup = 0;
   o.isolate = true;
   const LayerTrial trial{"cpu", problem, "gemm", 1,
-                         testing::config_with(base, Layout::NCHW, "gemm")};
+                         test_support::config_with(base, Layout::NCHW, "gemm")};
   const TrialResult r = measure_layer(trial, layer_reference(problem), o);
   ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
   for (double ms : r.layer_pass_ms) EXPECT_GT(ms, 0);
@@ -126,7 +126,7 @@ TEST(IsolatedRecord, IsolatedLayerTrialKeepsItsPassTimesInTheRecordAndTheDb) {
   EXPECT_GE(r.figures.min_step_ms * (1 + 1e-9),
             r.layer_pass_ms[0] + r.layer_pass_ms[1] + r.layer_pass_ms[2]);
 
-  const testing::TempResultsDb file("isolated-layer-record.sqlite");
+  const test_support::TempResultsDb file("isolated-layer-record.sqlite");
   ResultsDb db(file.path);
   db.add_trial(db.problem_id({"lenet5", "1x32x32", base.batch}),
                db.machine_id(MachineSignature::local("cpu")), r);

@@ -18,7 +18,7 @@
 namespace tunescope::tuner {
 namespace {
 
-using testing::config_with;
+using test_support::config_with;
 
 MeasureOptions isolated() {
   MeasureOptions o;
@@ -31,7 +31,7 @@ MeasureOptions isolated() {
 
 class IsolatedTrialTest : public ::testing::Test {
  protected:
-  SessionOptions base = testing::tiny_session();
+  SessionOptions base = test_support::tiny_session();
   NumericsSample reference = reference_numerics(base, isolated());
 };
 
@@ -62,24 +62,24 @@ TEST_F(IsolatedTrialTest, OkTrialComesBackWithFiguresKernelsAndTrace) {
 
 TEST_F(IsolatedTrialTest, InvalidAndThrowingCandidatesKeepTheirDispositions) {
   const TrialResult wrong =
-      measure(base, config_with(base, Layout::NCHW, testing::kWrong), reference, isolated());
+      measure(base, config_with(base, Layout::NCHW, test_support::kWrong), reference, isolated());
   EXPECT_EQ(wrong.status, TrialStatus::invalid);
   EXPECT_NE(wrong.reason.find("first step: loss"), std::string::npos) << wrong.reason;
   const TrialResult thrown =
-      measure(base, config_with(base, Layout::NCHW, testing::kThrows), reference, isolated());
+      measure(base, config_with(base, Layout::NCHW, test_support::kThrows), reference, isolated());
   EXPECT_EQ(thrown.status, TrialStatus::failed);
   EXPECT_NE(thrown.reason.find("deliberate failure in forward"), std::string::npos)
       << thrown.reason;
 }
 
 TEST_F(IsolatedTrialTest, SegfaultAndAbortAreFailedWithTheSignal) {
-  const TrialResult segv =
-      measure(base, config_with(base, Layout::NCHW, testing::kSegfault), reference, isolated());
+  const TrialResult segv = measure(base, config_with(base, Layout::NCHW, test_support::kSegfault),
+                                   reference, isolated());
   EXPECT_EQ(segv.status, TrialStatus::failed);
   EXPECT_EQ(segv.reason,
             "crashed: its child process was killed by SIGSEGV (Segmentation fault) after 0 steps");
   const TrialResult abrt =
-      measure(base, config_with(base, Layout::NHWC, testing::kAbort), reference, isolated());
+      measure(base, config_with(base, Layout::NHWC, test_support::kAbort), reference, isolated());
   EXPECT_EQ(abrt.status, TrialStatus::failed);
   EXPECT_NE(abrt.reason.find("killed by SIGABRT (Aborted)"), std::string::npos) << abrt.reason;
 }
@@ -88,7 +88,7 @@ TEST_F(IsolatedTrialTest, HangIsKilledAtTheTimeLimit) {
   MeasureOptions o = isolated();
   o.time_limit_seconds = 0.5;
   const TrialResult r =
-      measure(base, config_with(base, Layout::NCHW, testing::kHang), reference, o);
+      measure(base, config_with(base, Layout::NCHW, test_support::kHang), reference, o);
   EXPECT_EQ(r.status, TrialStatus::failed);
   EXPECT_EQ(
       r.reason,
@@ -96,10 +96,11 @@ TEST_F(IsolatedTrialTest, HangIsKilledAtTheTimeLimit) {
 }
 
 TEST_F(IsolatedTrialTest, InterleavedCrashFailsBothWithTheReMeasurementPrefix) {
-  const auto crashed = measure_interleaved(base,
-                                           {config_with(base, Layout::NCHW, "direct"),
-                                            config_with(base, Layout::NCHW, testing::kSegfault)},
-                                           {&reference, &reference}, isolated(), {});
+  const auto crashed =
+      measure_interleaved(base,
+                          {config_with(base, Layout::NCHW, "direct"),
+                           config_with(base, Layout::NCHW, test_support::kSegfault)},
+                          {&reference, &reference}, isolated(), {});
   ASSERT_EQ(crashed.size(), 2u);
   for (const TrialResult& r : crashed) {
     EXPECT_EQ(r.status, TrialStatus::failed);
@@ -148,9 +149,9 @@ TEST(IsolatedTune, CrashingCandidatesAreRecordedAndTheTunePicksAWinner) {
   std::filesystem::remove(path);
   ResultsDb db(path);
   TuneOptions o;
-  o.base = testing::tiny_session();
+  o.base = test_support::tiny_session();
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
-  o.algorithms = {testing::kSegfault, "direct", testing::kAbort, "gemm"};
+  o.algorithms = {test_support::kSegfault, "direct", test_support::kAbort, "gemm"};
   o.measure.warmup = 0;
   o.measure.steps = 2;
   o.measure.isolate = true;
@@ -160,10 +161,10 @@ TEST(IsolatedTune, CrashingCandidatesAreRecordedAndTheTunePicksAWinner) {
   std::map<std::string, const TrialResult*> by_algorithm;
   for (const TrialResult& t : report.trials) by_algorithm[t.config.conv.default_algorithm] = &t;
   ASSERT_EQ(by_algorithm.size(), 4u);
-  EXPECT_EQ(by_algorithm[testing::kSegfault]->status, TrialStatus::failed);
-  EXPECT_NE(by_algorithm[testing::kSegfault]->reason.find("SIGSEGV"), std::string::npos);
-  EXPECT_EQ(by_algorithm[testing::kAbort]->status, TrialStatus::failed);
-  EXPECT_NE(by_algorithm[testing::kAbort]->reason.find("SIGABRT"), std::string::npos);
+  EXPECT_EQ(by_algorithm[test_support::kSegfault]->status, TrialStatus::failed);
+  EXPECT_NE(by_algorithm[test_support::kSegfault]->reason.find("SIGSEGV"), std::string::npos);
+  EXPECT_EQ(by_algorithm[test_support::kAbort]->status, TrialStatus::failed);
+  EXPECT_NE(by_algorithm[test_support::kAbort]->reason.find("SIGABRT"), std::string::npos);
   EXPECT_EQ(by_algorithm["gemm"]->status, TrialStatus::ok);  // measured after a crash
   EXPECT_EQ(by_algorithm["direct"]->status, TrialStatus::ok);
   const std::string winner = report.winner().config.conv.default_algorithm;

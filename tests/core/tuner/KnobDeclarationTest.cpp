@@ -99,10 +99,10 @@ TEST(KnobDeclaration, TheCatalogDescribesItWithItsFlags) {
   EXPECT_EQ(spec.list_flag(), "--test-unroll-list");
   EXPECT_EQ(spec.describe_values(), "1..8");
   EXPECT_EQ(spec.checked("4", spec.flag()), "4");
-  testing::expect_error(ErrorKind::usage, [&] { spec.checked("9", spec.flag()); },
-                        {"--test-unroll: must be in 1..8, got 9"});
-  testing::expect_error(ErrorKind::usage, [&] { spec.checked("four", spec.flag()); },
-                        {"--test-unroll: expected an integer, got 'four'"});
+  test_support::expect_error(ErrorKind::usage, [&] { spec.checked("9", spec.flag()); },
+                             {"--test-unroll: must be in 1..8, got 9"});
+  test_support::expect_error(ErrorKind::usage, [&] { spec.checked("four", spec.flag()); },
+                             {"--test-unroll: expected an integer, got 'four'"});
 }
 
 TEST(KnobDeclaration, ConfigFilesWriteItOnlyWhenSetAndCheckIt) {
@@ -113,17 +113,17 @@ TEST(KnobDeclaration, ConfigFilesWriteItOnlyWhenSetAndCheckIt) {
   EXPECT_EQ(four.label(), "nchw conv=test-unroll-reader threads=1 test_unroll=4");
   nlohmann::json json = nlohmann::json::parse(to_json_text(four));
   json["test_unroll"] = 12;
-  testing::expect_error(ErrorKind::input,
-                        [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
-                        {"tuned.json", "key 'test_unroll': must be in 1..8, got 12"});
+  test_support::expect_error(ErrorKind::input,
+                             [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
+                             {"tuned.json", "key 'test_unroll': must be in 1..8, got 12"});
   json["test_unroll"] = "4";
-  testing::expect_error(ErrorKind::input,
-                        [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
-                        {"key 'test_unroll': expected an integer, got string"});
+  test_support::expect_error(ErrorKind::input,
+                             [&] { run_config_from_json_text(json.dump(), "tuned.json"); },
+                             {"key 'test_unroll': expected an integer, got string"});
 }
 
 TEST(KnobDeclaration, TheSessionHandsTheValueToTheAlgorithm) {
-  SessionOptions options = tuner::testing::tiny_session();
+  SessionOptions options = tuner::test_support::tiny_session();
   apply_run_config(reader_config(3), options);
   last_unroll = 0;
   TrainingSession session(options);
@@ -182,11 +182,11 @@ TEST(EngineKnobs, EverySizingKnobIsBounded) {
     EXPECT_FALSE(spec.canonical(std::to_string(spec.max + 1))) << key;
     EXPECT_FALSE(spec.canonical("100000000")) << key;
   }
-  SessionOptions options = tuner::testing::tiny_session();
+  SessionOptions options = tuner::test_support::tiny_session();
   knobs::streams.set(options.knobs, 64);
   knobs::threads_per_lane.set(options.knobs, 1024);
-  testing::expect_error(ErrorKind::usage, [&] { options.validate(); },
-                        {"64 lanes x 1024 threads", "1024 threads"});
+  test_support::expect_error(ErrorKind::usage, [&] { options.validate(); },
+                             {"64 lanes x 1024 threads", "1024 threads"});
 }
 
 }  // namespace

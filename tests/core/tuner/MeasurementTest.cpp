@@ -15,7 +15,7 @@
 namespace tunescope::tuner {
 namespace {
 
-using testing::config_with;
+using test_support::config_with;
 
 // Two timed steps, a fixed count: the minimum is the maximum.
 MeasureOptions quick() {
@@ -28,7 +28,7 @@ MeasureOptions quick() {
 
 class MeasurementTest : public ::testing::Test {
  protected:
-  SessionOptions base = testing::tiny_session();
+  SessionOptions base = test_support::tiny_session();
   NumericsSample reference = reference_numerics(base, quick());
 };
 
@@ -174,9 +174,10 @@ TEST_F(MeasurementTest, InterleavedTurnsStartWithUntimedSettleSteps) {
 // others race on; a member the drop callback names is timed no more and ends raced out
 // with the rounds it ran, the rest go on to the cap.
 TEST_F(MeasurementTest, InterleavedRaceDropsMembersAndKeepsAWrongOneOut) {
-  const std::vector<RunConfig> configs{
-      config_with(base, Layout::NCHW, "direct"), config_with(base, Layout::NCHW, testing::kWrong),
-      config_with(base, Layout::NHWC, "gemm"), config_with(base, Layout::NHWC, "direct")};
+  const std::vector<RunConfig> configs{config_with(base, Layout::NCHW, "direct"),
+                                       config_with(base, Layout::NCHW, test_support::kWrong),
+                                       config_with(base, Layout::NHWC, "gemm"),
+                                       config_with(base, Layout::NHWC, "direct")};
   MeasureOptions o = quick();
   o.max_steps = 9;
   std::vector<size_t> lengths_at_second_look;
@@ -268,7 +269,7 @@ TEST_F(MeasurementTest, AQuietCandidateConvergesWithinTheCap) {
 }
 
 TEST_F(MeasurementTest, NumericsCheckCanBeLeftOutForAConfigCheckedBefore) {
-  const RunConfig config = config_with(base, Layout::NCHW, testing::kWrong);
+  const RunConfig config = config_with(base, Layout::NCHW, test_support::kWrong);
   MeasureOptions unchecked = quick();
   unchecked.check_numerics = false;
   // Without the check a wrong candidate is timed: the flag really leaves the check out,
@@ -284,7 +285,7 @@ TEST_F(MeasurementTest, NumericsCheckCanBeLeftOutForAConfigCheckedBefore) {
 
 TEST_F(MeasurementTest, WrongAlgorithmIsInvalidAndNotTimed) {
   const TrialResult r =
-      measure(base, config_with(base, Layout::NCHW, testing::kWrong), reference, quick());
+      measure(base, config_with(base, Layout::NCHW, test_support::kWrong), reference, quick());
   EXPECT_EQ(r.status, TrialStatus::invalid) << r.reason;
   EXPECT_NE(r.reason.find("loss"), std::string::npos) << r.reason;
   EXPECT_EQ(r.figures.steps, 0);
@@ -293,7 +294,7 @@ TEST_F(MeasurementTest, WrongAlgorithmIsInvalidAndNotTimed) {
 
 TEST_F(MeasurementTest, ThrowingAlgorithmIsFailedWithTheReason) {
   const TrialResult thrown =
-      measure(base, config_with(base, Layout::NCHW, testing::kThrows), reference, quick());
+      measure(base, config_with(base, Layout::NCHW, test_support::kThrows), reference, quick());
   EXPECT_EQ(thrown.status, TrialStatus::failed);
   EXPECT_NE(thrown.reason.find("deliberate failure"), std::string::npos) << thrown.reason;
 }
@@ -301,7 +302,7 @@ TEST_F(MeasurementTest, ThrowingAlgorithmIsFailedWithTheReason) {
 TEST_F(MeasurementTest, NanConvOutputIsNeverOk) {
   // NaN conv outputs reach the loss (ReLU keeps NaN), so the candidate fails or is invalid.
   const TrialResult nan =
-      measure(base, config_with(base, Layout::NHWC, testing::kNan), reference, quick());
+      measure(base, config_with(base, Layout::NHWC, test_support::kNan), reference, quick());
   EXPECT_NE(nan.status, TrialStatus::ok);
   EXPECT_FALSE(nan.reason.empty());
 }

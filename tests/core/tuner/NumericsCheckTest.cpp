@@ -20,7 +20,7 @@
 namespace tunescope::tuner {
 namespace {
 
-using testing::config_with;
+using test_support::config_with;
 
 // The check, then one timed step (a fixed count: the minimum is the maximum).
 MeasureOptions check_only() {
@@ -32,7 +32,7 @@ MeasureOptions check_only() {
 }
 
 SessionOptions small_resnet() {
-  SessionOptions o = testing::tiny_session();
+  SessionOptions o = test_support::tiny_session();
   o.model = "resnet18-small";
   o.batch = 8;
   o.seed = 4;  // a batch with ReLU ties that reordered sums flip (see the file comment)
@@ -55,8 +55,9 @@ void expect_every_cpu_algorithm_passes(const SessionOptions& base) {
   ASSERT_GE(algorithms.size(), 5u) << "direct, gemm, fft-fftw, fft-own, winograd at least";
   for (const std::string& algorithm : algorithms)
     for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
-      const TrialResult r = measure(base, testing::config_where_supported(base, layout, algorithm),
-                                    reference, check_only());
+      const TrialResult r =
+          measure(base, test_support::config_where_supported(base, layout, algorithm), reference,
+                  check_only());
       EXPECT_EQ(r.status, TrialStatus::ok)
           << base.model << " " << algorithm << " " << to_string(layout) << ": " << r.reason;
     }
@@ -73,9 +74,9 @@ RunConfig one_layer(const SessionOptions& base, const std::string& layer,
 
 void expect_wrong_algorithms_rejected(const SessionOptions& base, const std::string& layer) {
   const NumericsSample reference = reference_numerics(base, check_only());
-  for (const RunConfig& config :
-       {config_with(base, Layout::NCHW, testing::kWrong), one_layer(base, layer, testing::kWrong),
-        config_with(base, Layout::NCHW, testing::kFilterOff)}) {
+  for (const RunConfig& config : {config_with(base, Layout::NCHW, test_support::kWrong),
+                                  one_layer(base, layer, test_support::kWrong),
+                                  config_with(base, Layout::NCHW, test_support::kFilterOff)}) {
     const TrialResult r = measure(base, config, reference, check_only());
     EXPECT_EQ(r.status, TrialStatus::invalid)
         << base.model << " " << config.label() << ": " << r.reason;
@@ -83,7 +84,7 @@ void expect_wrong_algorithms_rejected(const SessionOptions& base, const std::str
   // 5% off in one layer's weight gradient: the loss and every other gradient are right,
   // on both batches; the message names the quantity, its error and the tolerance.
   const TrialResult subtle =
-      measure(base, one_layer(base, layer, testing::kFilterOff), reference, check_only());
+      measure(base, one_layer(base, layer, test_support::kFilterOff), reference, check_only());
   EXPECT_EQ(subtle.status, TrialStatus::invalid) << subtle.reason;
   const std::regex said("first step: gradient of " + layer +
                         R"(\.weight: relative L2 error ([0-9.e-]+) .*> tolerance 0\.03; )"
@@ -91,8 +92,8 @@ void expect_wrong_algorithms_rejected(const SessionOptions& base, const std::str
                         layer + R"(\.weight: relative L2 error ([0-9.e-]+) )");
   std::smatch error;
   ASSERT_TRUE(std::regex_search(subtle.reason, error, said)) << subtle.reason;
-  EXPECT_NEAR(std::stod(error[1]), testing::kFilterOffScale - 1, 1e-3);
-  EXPECT_NEAR(std::stod(error[2]), testing::kFilterOffScale - 1, 1e-3);
+  EXPECT_NEAR(std::stod(error[1]), test_support::kFilterOffScale - 1, 1e-3);
+  EXPECT_NEAR(std::stod(error[2]), test_support::kFilterOffScale - 1, 1e-3);
 }
 
 TEST(NumericsCheck, EveryCpuAlgorithmPassesOnResnet18SmallInBothLayouts) {
@@ -100,7 +101,7 @@ TEST(NumericsCheck, EveryCpuAlgorithmPassesOnResnet18SmallInBothLayouts) {
 }
 
 TEST(NumericsCheck, EveryCpuAlgorithmPassesOnLenet5InBothLayouts) {
-  expect_every_cpu_algorithm_passes(testing::tiny_session());
+  expect_every_cpu_algorithm_passes(test_support::tiny_session());
 }
 
 // A candidate whose first step is off in one weight gradient (as a ReLU tie flip makes
@@ -112,7 +113,7 @@ TEST(NumericsCheck, AFirstBatchDeviationIsForgivenWhenTheNextBatchMatches) {
   const SessionOptions base = small_resnet();
   const NumericsSample reference = reference_numerics(base, check_only());
   ASSERT_TRUE(reference.next_batch);
-  const RunConfig first_off = one_layer(base, "s2b1.conv1", testing::kFirstFilterOff);
+  const RunConfig first_off = one_layer(base, "s2b1.conv1", test_support::kFirstFilterOff);
   const TrialResult confirmed = measure(base, first_off, reference, check_only());
   EXPECT_EQ(confirmed.status, TrialStatus::ok) << confirmed.reason;
   EXPECT_EQ(confirmed.figures.steps, 1)
@@ -126,7 +127,7 @@ TEST(NumericsCheck, AFirstBatchDeviationIsForgivenWhenTheNextBatchMatches) {
       R"(^first step: gradient of s2b1\.conv1\.weight: relative L2 error ([0-9.e-]+) )");
   std::smatch error;
   ASSERT_TRUE(std::regex_search(first_only.reason, error, said)) << first_only.reason;
-  EXPECT_NEAR(std::stod(error[1]), testing::kFilterOffScale - 1, 1e-3);
+  EXPECT_NEAR(std::stod(error[1]), test_support::kFilterOffScale - 1, 1e-3);
 }
 
 // winograd runs resnet18-small's 14 3x3 stride-1 conv layers (direct the rest); with either
@@ -135,13 +136,14 @@ TEST(NumericsCheck, WinogradPassesWithEitherTileAndABrokenOneIsRejected) {
   const SessionOptions base = small_resnet();
   const NumericsSample reference = reference_numerics(base, check_only());
   for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
-    const RunConfig f2 = testing::config_where_supported(base, layout, testing::kWinogradF2);
+    const RunConfig f2 =
+        test_support::config_where_supported(base, layout, test_support::kWinogradF2);
     EXPECT_EQ(f2.conv.per_layer.size(), 14u) << f2.label();
     const TrialResult good = measure(base, f2, reference, check_only());
     EXPECT_EQ(good.status, TrialStatus::ok) << to_string(layout) << ": " << good.reason;
-    const TrialResult broken =
-        measure(base, testing::config_where_supported(base, layout, testing::kWinogradNoFlip),
-                reference, check_only());
+    const TrialResult broken = measure(
+        base, test_support::config_where_supported(base, layout, test_support::kWinogradNoFlip),
+        reference, check_only());
     EXPECT_EQ(broken.status, TrialStatus::invalid) << to_string(layout) << ": " << broken.reason;
     EXPECT_NE(broken.reason.find("gradient of"), std::string::npos) << broken.reason;
   }
@@ -152,7 +154,7 @@ TEST(NumericsCheck, WrongAndSubtlyWrongAlgorithmsAreRejectedOnResnet18Small) {
 }
 
 TEST(NumericsCheck, WrongAndSubtlyWrongAlgorithmsAreRejectedOnLenet5) {
-  expect_wrong_algorithms_rejected(testing::tiny_session(), "conv2");
+  expect_wrong_algorithms_rejected(test_support::tiny_session(), "conv2");
 }
 
 }  // namespace

@@ -16,10 +16,10 @@ namespace {
 
 TuneOptions two_thread_counts() {
   TuneOptions o;
-  o.base = testing::tiny_session();
+  o.base = test_support::tiny_session();
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.knobs.set(knobs::threads, std::vector<int>{1, 2});
-  o.algorithms = {"direct", "gemm", testing::kSlow};
+  o.algorithms = {"direct", "gemm", test_support::kSlow};
   o.strategy = Strategy::per_layer;
   o.measure.warmup = 0;
   o.measure.steps = 2;
@@ -62,7 +62,7 @@ TEST(PerLayerCandidates, EveryThreadCountsPicksRaceAtEveryThreadCount) {
         if (close_everywhere) {
           EXPECT_TRUE(holds(list, uniform)) << uniform.label();
         }
-        if (algorithm == testing::kSlow) {
+        if (algorithm == test_support::kSlow) {
           EXPECT_FALSE(holds(list, uniform)) << uniform.label();
         }
       }

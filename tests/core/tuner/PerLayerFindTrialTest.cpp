@@ -13,7 +13,7 @@ namespace tunescope::tuner {
 namespace {
 
 SearchSpace tiny_space(std::vector<std::string> algorithms) {
-  const SessionOptions base = testing::tiny_session();
+  const SessionOptions base = test_support::tiny_session();
   TrainingSession session(base);
   SpaceOptions o;
   o.model = base.model;
@@ -33,11 +33,11 @@ TEST(PerLayerFindTrial, WrongAlgorithmIsRefusedWithTheWholeConfigErrorNorm) {
   FindOptions find;
   find.repetitions = 2;
   const std::vector<LayerFind> finds =
-      find_per_layer(tiny_space({testing::kWrong, "direct"}), Layout::NCHW, 1, find);
+      find_per_layer(tiny_space({test_support::kWrong, "direct"}), Layout::NCHW, 1, find);
   ASSERT_FALSE(finds.empty());
   for (const LayerFind& f : finds) {
     EXPECT_EQ(f.best, "direct") << f.layer;
-    const std::string& why = timing_of(f, testing::kWrong).skip_reason;
+    const std::string& why = timing_of(f, test_support::kWrong).skip_reason;
     // The forward output is scaled by 1.5: a relative L2 error of 0.5 in "forward output y".
     EXPECT_NE(why.find("wrong results"), std::string::npos) << why;
     EXPECT_NE(why.find("forward output y: relative L2 error 0.5"), std::string::npos) << why;
@@ -51,15 +51,16 @@ TEST(PerLayerFindTrial, IsolationAndTimeLimitCoverTheFind) {
   limits.time_limit_seconds = 2;
   FindOptions find;
   find.repetitions = 2;
-  const std::vector<LayerFind> finds = find_per_layer(
-      tiny_space({testing::kSegfault, testing::kHang, "direct"}), Layout::NCHW, 1, find, limits);
+  const std::vector<LayerFind> finds =
+      find_per_layer(tiny_space({test_support::kSegfault, test_support::kHang, "direct"}),
+                     Layout::NCHW, 1, find, limits);
   ASSERT_FALSE(finds.empty());
   for (const LayerFind& f : finds) {
     EXPECT_EQ(f.best, "direct") << f.layer;
     EXPECT_GT(timing_of(f, "direct").median_ms, 0) << f.layer;
-    const std::string& crashed = timing_of(f, testing::kSegfault).skip_reason;
+    const std::string& crashed = timing_of(f, test_support::kSegfault).skip_reason;
     EXPECT_NE(crashed.find("SIGSEGV"), std::string::npos) << crashed;
-    const std::string& hung = timing_of(f, testing::kHang).skip_reason;
+    const std::string& hung = timing_of(f, test_support::kHang).skip_reason;
     EXPECT_NE(hung.find("time limit of 2 s"), std::string::npos) << hung;
   }
 }

@@ -16,7 +16,7 @@ namespace {
 
 // The tiny session's config with this layout, thread count and conv algorithm.
 RunConfig config_of(Layout layout, int threads, const std::string& algorithm = "gemm") {
-  SessionOptions s = testing::tiny_session();
+  SessionOptions s = test_support::tiny_session();
   knobs::layout.set(s.knobs, layout);
   knobs::threads.set(s.knobs, threads);
   s.conv.default_algorithm = algorithm;
@@ -25,8 +25,8 @@ RunConfig config_of(Layout layout, int threads, const std::string& algorithm = "
 
 TEST(PerLayerSettle, TheFindsPickThatIsSlowInTheNetworkLosesTheRounds) {
   TuneOptions o;
-  o.base = testing::tiny_session();
-  o.algorithms = {testing::kSlowInNetwork, testing::kSlow};
+  o.base = test_support::tiny_session();
+  o.algorithms = {test_support::kSlowInNetwork, test_support::kSlow};
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.knobs.set(knobs::threads, std::vector<int>{1});
   o.strategy = Strategy::per_layer;
@@ -37,7 +37,8 @@ TEST(PerLayerSettle, TheFindsPickThatIsSlowInTheNetworkLosesTheRounds) {
   const TuneReport report = Tuner(o).run();
 
   ASSERT_FALSE(report.finds.empty());
-  for (const LayerFind& f : report.finds) EXPECT_EQ(f.best, testing::kSlowInNetwork) << f.layer;
+  for (const LayerFind& f : report.finds)
+    EXPECT_EQ(f.best, test_support::kSlowInNetwork) << f.layer;
   ASSERT_TRUE(report.best);
   const TrialResult& winner = report.winner();
   // The baseline (direct everywhere) is raced too, and beats the find's pick.
@@ -46,7 +47,7 @@ TEST(PerLayerSettle, TheFindsPickThatIsSlowInTheNetworkLosesTheRounds) {
   EXPECT_TRUE(report.settled_in_rounds);
   bool raced_pick = false;
   for (const TrialResult& t : report.trials)
-    if (t.config.conv.default_algorithm == testing::kSlowInNetwork) {
+    if (t.config.conv.default_algorithm == test_support::kSlowInNetwork) {
       raced_pick = true;
       // Measured in the rounds: dropped from the race, or still in it when the sign-flip test
       // settled the comparison.

@@ -10,8 +10,8 @@
 namespace tunescope::tuner {
 namespace {
 
-const MachineSignature kMachine{"Test CPU", 2, "cpu", "OpenBLAS x"};
-const ProblemKey kProblem{"lenet5", "1x32x32", 8};
+using test_support::kMachine;
+using test_support::kProblem;
 
 TrialResult trial(const std::string& algorithm, std::optional<ConcurrencyFigures> concurrency) {
   TrialResult t;
@@ -47,7 +47,7 @@ INSERT INTO trials VALUES (1, 1, 1, '{"schema": "tunescope.config/1", "model": "
 )sql";
 
 TEST(ResultsDbConcurrency, RoundTripsAndStaysEmptyWhenUnknown) {
-  testing::TempResultsDb file("results-concurrency.sqlite");
+  test_support::TempResultsDb file("results-concurrency.sqlite");
   {
     ResultsDb db(file.path);
     const int64_t p = db.problem_id(kProblem), m = db.machine_id(kMachine);
@@ -63,7 +63,7 @@ TEST(ResultsDbConcurrency, RoundTripsAndStaysEmptyWhenUnknown) {
 }
 
 TEST(ResultsDbConcurrency, AFileOfTheFirstSchemaOpensAndGainsTheColumns) {
-  testing::TempResultsDb file("results-first-schema.sqlite");
+  test_support::TempResultsDb file("results-first-schema.sqlite");
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(file.path.c_str(), &raw), SQLITE_OK);
   char* message = nullptr;

@@ -18,11 +18,11 @@ namespace fs = std::filesystem;
 using profiler::FileKind;
 using profiler::sniff_file;
 
-using testing::ok_trial;
+using test_support::ok_trial;
 
 TEST(ResultsDbFileKind, WhatResultsDbWritesIsAResultsDbOpenOrClosed) {
-  const testing::TempResultsDb file("file-kind-" + std::to_string(getpid()) +
-                                    ".tune");  // no telling name
+  const test_support::TempResultsDb file("file-kind-" + std::to_string(getpid()) +
+                                         ".tune");  // no telling name
   {
     ResultsDb db(file.path);
     EXPECT_EQ(sniff_file(file.path), FileKind::results_db);  // a fresh, empty one
@@ -40,7 +40,7 @@ TEST(ResultsDbFileKind, WhatResultsDbWritesIsAResultsDbOpenOrClosed) {
   // too little for SQLite, yet marked as ours; ResultsDb then refuses it naming the file.
   std::ifstream in(file.path, std::ios::binary);
   const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  const testing::TempResultsDb cut("file-kind-cut-" + std::to_string(getpid()) + ".sqlite");
+  const test_support::TempResultsDb cut("file-kind-cut-" + std::to_string(getpid()) + ".sqlite");
   std::ofstream(cut.path, std::ios::binary) << bytes.substr(0, 100);
   const FileKind kind = sniff_file(cut.path);
   EXPECT_EQ(kind, FileKind::results_db) << profiler::describe(kind);

@@ -11,8 +11,8 @@
 namespace tunescope::tuner {
 namespace {
 
-const MachineSignature kMachine{"Test CPU", 2, "cpu", "OpenBLAS x"};
-const ProblemKey kProblem{"lenet5", "1x32x32", 8};
+using test_support::kMachine;
+using test_support::kProblem;
 
 TrialResult timed(const std::string& algorithm, StopRule stop) {
   TrialResult t;
@@ -27,7 +27,7 @@ TrialResult timed(const std::string& algorithm, StopRule stop) {
 }
 
 TEST(ResultsDbInterval, IntervalAndStopRuleRoundTrip) {
-  const testing::TempResultsDb file("interval-roundtrip.sqlite");
+  const test_support::TempResultsDb file("interval-roundtrip.sqlite");
   {
     ResultsDb db(file.path);
     const int64_t p = db.problem_id(kProblem), m = db.machine_id(kMachine);
@@ -54,13 +54,13 @@ TEST(ResultsDbInterval, IntervalAndStopRuleRoundTrip) {
 }
 
 TEST(ResultsDbInterval, AFileWithoutTheColumnsReadsAndGetsThemOnAReadWriteOpen) {
-  const testing::TempResultsDb file("interval-older.sqlite");
+  const test_support::TempResultsDb file("interval-older.sqlite");
   {
     ResultsDb db(file.path);
     db.add_trial(db.problem_id(kProblem), db.machine_id(kMachine),
                  timed("direct", StopRule::converged));
   }
-  testing::run_sql(
+  test_support::run_sql(
       file.path,
       "ALTER TABLE trials DROP COLUMN eps_low; ALTER TABLE trials DROP COLUMN eps_high; "
       "ALTER TABLE trials DROP COLUMN stop_rule");
@@ -86,13 +86,13 @@ TEST(ResultsDbInterval, AFileWithoutTheColumnsReadsAndGetsThemOnAReadWriteOpen) 
 }
 
 TEST(ResultsDbInterval, AnUnknownStopRuleIsAnInputErrorNamingTheRow) {
-  const testing::TempResultsDb file("interval-bad.sqlite");
+  const test_support::TempResultsDb file("interval-bad.sqlite");
   {
     ResultsDb db(file.path);
     db.add_trial(db.problem_id(kProblem), db.machine_id(kMachine),
                  timed("direct", StopRule::converged));
   }
-  testing::run_sql(file.path, "UPDATE trials SET stop_rule = 'whenever'");
+  test_support::run_sql(file.path, "UPDATE trials SET stop_rule = 'whenever'");
   try {
     ResultsDb(file.path, ResultsDb::Access::read_only).trials();
     FAIL() << "read a bad stop rule";

@@ -10,7 +10,7 @@
 namespace tunescope::tuner {
 namespace {
 
-using testing::TempResultsDb;
+using test_support::TempResultsDb;
 
 profiler::MachinePeak peak(const std::string& isa, int threads, double gflops) {
   return {
@@ -52,7 +52,7 @@ TEST(ResultsDbMachinePeak, RoundTripsAndReplaces) {
 TEST(ResultsDbMachinePeak, AnOlderFileReadsEmptyAndGainsTheTable) {
   TempResultsDb file("machine-peak-older.db");
   { ResultsDb db(file.path); }
-  testing::run_sql(file.path, "DROP TABLE machine_peaks");
+  test_support::run_sql(file.path, "DROP TABLE machine_peaks");
   {
     const ResultsDb read_only(file.path, ResultsDb::Access::read_only);
     EXPECT_TRUE(read_only.machine_peaks("Test CPU 9000").empty());

@@ -10,25 +10,18 @@
 #include <filesystem>
 #include <string>
 
+#include "TempResultsDb.h"
 #include "core/base/Error.h"
 #include "core/tuner/ResultsDb.h"
 
 namespace tunescope::tuner {
 namespace {
 
+using test_support::kMachine;
+using test_support::kProblem;
+using test_support::ok_trial;
+
 namespace fs = std::filesystem;
-
-const MachineSignature kMachine{"Test CPU", 2, "cpu", "OpenBLAS x"};
-const ProblemKey kProblem{"lenet5", "1x32x32", 8};
-
-TrialResult ok_trial(const std::string& algorithm) {
-  TrialResult t;
-  t.config.batch = 8;
-  t.config.conv.default_algorithm = algorithm;
-  t.status = TrialStatus::ok;
-  t.figures = {5, 1000, 8, 7, 0.01};
-  return t;
-}
 
 struct Outcome {
   int code = -1;        // 0: Error(input) naming the file; 1: the write succeeded; 2: another error

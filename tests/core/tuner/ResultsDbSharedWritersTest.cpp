@@ -74,7 +74,7 @@ std::string unique_name(const std::string& what, int round) {
 // Starts every writer at once (a barrier, so they race on creating the file).
 TEST(ResultsDbSharedWriters, ThreadsCreatingOneNewDbAllCommitTheirTrials) {
   for (int round = 0; round < 20; ++round) {
-    const testing::TempResultsDb file(unique_name("threads", round));
+    const test_support::TempResultsDb file(unique_name("threads", round));
     std::mutex mutex;
     std::condition_variable go;
     int ready = 0;
@@ -100,7 +100,7 @@ TEST(ResultsDbSharedWriters, ThreadsCreatingOneNewDbAllCommitTheirTrials) {
 // are POSIX advisory locks, not the in-process table the threads above share.
 TEST(ResultsDbSharedWriters, ProcessesCreatingOneNewDbAllCommitTheirTrials) {
   for (int round = 0; round < 20; ++round) {
-    const testing::TempResultsDb file(unique_name("processes", round));
+    const test_support::TempResultsDb file(unique_name("processes", round));
     int start[2];
     ASSERT_EQ(pipe(start), 0);
     std::vector<pid_t> children;
@@ -137,7 +137,7 @@ TEST(ResultsDbSharedWriters, ProcessesCreatingOneNewDbAllCommitTheirTrials) {
 // Another connection holds the write lock for a while, then lets go: the trial waits
 // for it and is committed.
 TEST(ResultsDbSharedWriters, AWriterWaitsForALockHeldElsewhere) {
-  const testing::TempResultsDb file(unique_name("wait", 0));
+  const test_support::TempResultsDb file(unique_name("wait", 0));
   ResultsDb db(file.path);
   const int64_t m = db.machine_id({"Test CPU", 4, "cpu", "OpenBLAS x"});
   const int64_t p = db.problem_id({"lenet5", "1x32x32", 8});
@@ -157,7 +157,7 @@ TEST(ResultsDbSharedWriters, AWriterWaitsForALockHeldElsewhere) {
 // A lock that outlasts the busy timeout: a clear error naming the file, not a hang and
 // not SQLite's bare "database is locked".
 TEST(ResultsDbSharedWriters, ALockHeldPastTheTimeoutFailsNamingTheFile) {
-  const testing::TempResultsDb file(unique_name("timeout", 0));
+  const test_support::TempResultsDb file(unique_name("timeout", 0));
   ResultsDb db(file.path, ResultsDb::Access::read_write, std::chrono::milliseconds(200));
   const int64_t m = db.machine_id({"Test CPU", 4, "cpu", "OpenBLAS x"});
   const int64_t p = db.problem_id({"lenet5", "1x32x32", 8});

@@ -16,10 +16,14 @@ namespace {
 // Every disposition: ok (direct, gemm, test-slow), invalid, failed, skipped.
 TuneOptions space() {
   TuneOptions o;
-  o.base = testing::tiny_session();
+  o.base = test_support::tiny_session();
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
-  o.algorithms = {"direct",        "gemm",           testing::kSlow,
-                  testing::kWrong, testing::kThrows, testing::kConv1Only};
+  o.algorithms = {"direct",
+                  "gemm",
+                  test_support::kSlow,
+                  test_support::kWrong,
+                  test_support::kThrows,
+                  test_support::kConv1Only};
   o.measure.warmup = 0;
   o.measure.steps = 2;
   o.racing = false;  // test-slow is fully measured too, as every candidate was before racing
@@ -53,7 +57,7 @@ void expect_same_ranking(const TuneReport& stored, const TuneReport& tuned) {
 }
 
 TEST(StoredTune, AFinishedTuneReadsBackWithItsRankingAndInterleavedVerdict) {
-  testing::TempResultsDb file("stored-finished.sqlite");
+  test_support::TempResultsDb file("stored-finished.sqlite");
   ResultsDb db(file.path);
   const TuneReport tuned = Tuner(space(), &db).run();
   ASSERT_TRUE(tuned.winner().remeasured);
@@ -71,7 +75,7 @@ TEST(StoredTune, AFinishedTuneReadsBackWithItsRankingAndInterleavedVerdict) {
 }
 
 TEST(StoredTune, AnInterruptedTuneReadsBackAsFarAsItGot) {
-  testing::TempResultsDb file("stored-interrupted.sqlite");
+  test_support::TempResultsDb file("stored-interrupted.sqlite");
   ResultsDb db(file.path);
   TuneOptions o = space();
   std::atomic<bool> stop{false};
@@ -91,7 +95,7 @@ TEST(StoredTune, AnInterruptedTuneReadsBackAsFarAsItGot) {
 }
 
 TEST(StoredTune, ProblemsOfOneDbStayApart) {
-  testing::TempResultsDb file("stored-two-problems.sqlite");
+  test_support::TempResultsDb file("stored-two-problems.sqlite");
   ResultsDb db(file.path);
   TuneOptions small = space();
   small.algorithms = {"direct", "gemm"};

@@ -11,7 +11,8 @@
 namespace tunescope::tuner {
 namespace {
 
-const MachineSignature kMachine{"Test CPU", 2, "cpu", "OpenBLAS x"};
+using test_support::kMachine;
+
 const ProblemKey kLenet{"lenet5", "1x32x32", 8};
 const ProblemKey kResnet{"resnet18-small", "3x32x32", 8};
 
@@ -24,10 +25,10 @@ StrategyChoice choice(Strategy requested, Strategy run, const std::string& reaso
           reason};
 }
 
-using testing::ok_trial;
+using test_support::ok_trial;
 
 TEST(ResultsDbStrategyChoice, TheLatestChoicePerProblemReadsBack) {
-  testing::TempResultsDb file("results-choice.sqlite");
+  test_support::TempResultsDb file("results-choice.sqlite");
   const StrategyChoice first = choice(Strategy::automatic, Strategy::halving, "auto: first");
   const StrategyChoice second = choice(Strategy::automatic, Strategy::per_layer, "auto: second");
   const StrategyChoice other = choice(Strategy::exhaustive, Strategy::exhaustive, "requested");
@@ -50,7 +51,7 @@ TEST(ResultsDbStrategyChoice, TheLatestChoicePerProblemReadsBack) {
 }
 
 TEST(ResultsDbStrategyChoice, AnOlderFileOpensWithoutAChoiceAndGainsTheTable) {
-  testing::TempResultsDb file("results-before-choices.sqlite");
+  test_support::TempResultsDb file("results-before-choices.sqlite");
   {
     ResultsDb db(file.path);
     db.add_trial(db.problem_id(kLenet), db.machine_id(kMachine), ok_trial());

@@ -11,10 +11,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "TempResultsDb.h"
 #include "core/base/Error.h"
 
 namespace tunescope::tuner {
 namespace {
+
+using test_support::kMachine;
+using test_support::kProblem;
 
 namespace fs = std::filesystem;
 
@@ -40,9 +44,6 @@ TrialResult trial(const std::string& algorithm, TrialStatus status, double eps) 
   t.kernels = {{"gemm.fwd", 10, 1.5, 42.0}};
   return t;
 }
-
-const MachineSignature kMachine{"Test CPU", 2, "cpu", "OpenBLAS x"};
-const ProblemKey kProblem{"lenet5", "1x32x32", 8};
 
 void expect_input_error_naming(const fs::path& path, const std::string& what) {
   try {

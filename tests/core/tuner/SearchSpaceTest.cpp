@@ -59,20 +59,21 @@ TEST(SearchSpace, GlobalCandidatesAreLayoutTimesThreadsTimesAlgorithms) {
 }
 
 TEST(SearchSpace, UnsupportedGlobalAlgorithmIsSkippedWithTheLayerAndWhy) {
-  const SearchSpace space(options({"direct", testing::kConv1Only}), lenet5_layers());
+  const SearchSpace space(options({"direct", test_support::kConv1Only}), lenet5_layers());
   const auto list = space.enumerate();
   EXPECT_EQ(list.size(), 8u);
   EXPECT_EQ(runnable(list), 4u);
   for (const auto& c : list) {
     if (c.runnable()) continue;
-    EXPECT_EQ(c.config.conv.default_algorithm, testing::kConv1Only);
+    EXPECT_EQ(c.config.conv.default_algorithm, test_support::kConv1Only);
     EXPECT_NE(c.skip_reason.find("layer conv2"), std::string::npos) << c.skip_reason;
     EXPECT_NE(c.skip_reason.find("only one input channel"), std::string::npos) << c.skip_reason;
   }
 }
 
 TEST(SearchSpace, PerLayerProductUsesOnlySupportingAlgorithms) {
-  const SearchSpace space(options({"direct", "gemm", testing::kConv1Only}, true), lenet5_layers());
+  const SearchSpace space(options({"direct", "gemm", test_support::kConv1Only}, true),
+                          lenet5_layers());
   const auto list = space.enumerate();
   // Per (layout, threads): conv1 has 3 options, conv2 2 -> 6 combinations, plus one
   // skipped entry saying why test-conv1-only is out for conv2.
@@ -85,7 +86,7 @@ TEST(SearchSpace, PerLayerProductUsesOnlySupportingAlgorithms) {
       continue;
     }
     with_override += c.config.override_count() > 0;
-    EXPECT_NE(c.config.conv.for_layer("conv2"), testing::kConv1Only) << c.config.label();
+    EXPECT_NE(c.config.conv.for_layer("conv2"), test_support::kConv1Only) << c.config.label();
   }
   EXPECT_EQ(with_override, 4u * 4u);  // 2 of the 6 combinations are uniform
 }
@@ -135,7 +136,7 @@ TEST(SearchSpace, PerLayerProductOfADeepNetIsRefusedNamingTheKey) {
   spec.input = {8, 3, 32, 32};
   const auto layers = conv_layers(*build_model(spec));
   ASSERT_EQ(layers.size(), 20u);  // 2^20 combinations of two algorithms, far over the cap
-  tunescope::testing::expect_error(
+  tunescope::test_support::expect_error(
       ErrorKind::usage,
       [&] {
         SearchSpace(options({"direct", "gemm"}, true), layers).enumerate();
@@ -147,25 +148,25 @@ TEST(SearchSpace, PerLayerProductOfADeepNetIsRefusedNamingTheKey) {
 TEST(SearchSpace, RejectsBadOptions) {
   EXPECT_THROW(SearchSpace(options({"strassen"}), lenet5_layers()), Error);
   SpaceOptions no_threads = options({"direct"});
-  tunescope::testing::expect_error(
+  tunescope::test_support::expect_error(
       ErrorKind::usage, [&] { no_threads.knobs.set(knobs::threads, std::vector<int>{}); },
       {"threads_list: the list is empty"});
   SpaceOptions zero_threads = options({"direct"});
   zero_threads.knobs.set(knobs::threads, std::vector<int>{0});
-  tunescope::testing::expect_error(ErrorKind::usage,
-                                   [&] { SearchSpace(zero_threads, lenet5_layers()); },
-                                   {"threads_list: thread counts must be >= 1, got 0"});
+  tunescope::test_support::expect_error(ErrorKind::usage,
+                                        [&] { SearchSpace(zero_threads, lenet5_layers()); },
+                                        {"threads_list: thread counts must be >= 1, got 0"});
   SpaceOptions huge_streams = options({"direct"});
   huge_streams.knobs.set(knobs::streams, std::vector<int>{1, 100000});
-  tunescope::testing::expect_error(ErrorKind::usage,
-                                   [&] { SearchSpace(huge_streams, lenet5_layers()); },
-                                   {"streams_list: must be in 1..64, got 100000"});
+  tunescope::test_support::expect_error(ErrorKind::usage,
+                                        [&] { SearchSpace(huge_streams, lenet5_layers()); },
+                                        {"streams_list: must be in 1..64, got 100000"});
 }
 
 TEST(SearchSpace, DefaultAlgorithmsAreEveryRegisteredOne) {
   const SearchSpace space(options({}), lenet5_layers());
   const auto& algorithms = space.algorithms();
-  for (const char* name : {"direct", "gemm", testing::kSlow})
+  for (const char* name : {"direct", "gemm", test_support::kSlow})
     EXPECT_NE(std::find(algorithms.begin(), algorithms.end(), name), algorithms.end()) << name;
 }
 

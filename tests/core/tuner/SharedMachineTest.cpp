@@ -103,13 +103,13 @@ TEST(SharedMachine, TheChargeTurnsAVerdictWonByTakingAnotherProcesssCpu) {
 // results' step times and their figures all see the charged times, with the CPU times
 // beside them; with nothing free to speak of, a step counts as its CPU time / free cores.
 TEST(SharedMachine, TimedStepsAreChargedWhereTheyAreTimed) {
-  const SessionOptions base = testing::tiny_session();
+  const SessionOptions base = test_support::tiny_session();
   MeasureOptions o;
   o.warmup = 1;
   o.steps = 6;
   o.max_steps = 6;
   const NumericsSample reference = reference_numerics(base, o);
-  const RunConfig direct = testing::config_with(base, Layout::NCHW, "direct");
+  const RunConfig direct = test_support::config_with(base, Layout::NCHW, "direct");
   const TrialResult wall = measure(base, direct, reference, o);
   o.free_cores = 0.01;  // a step using more than 1% of a core is charged
   const auto expect_charged = [](const TrialResult& r) {
@@ -128,8 +128,8 @@ TEST(SharedMachine, TimedStepsAreChargedWhereTheyAreTimed) {
   EXPECT_GT(charged.figures.median_step_ms, 5 * wall.figures.median_step_ms);
   std::vector<std::vector<double>> seen;
   const std::vector<TrialResult> results = measure_interleaved(
-      base, {direct, testing::config_with(base, Layout::NHWC, "gemm")}, {&reference, &reference}, o,
-      [&](const std::vector<std::vector<double>>& rounds) {
+      base, {direct, test_support::config_with(base, Layout::NHWC, "gemm")},
+      {&reference, &reference}, o, [&](const std::vector<std::vector<double>>& rounds) {
         seen = rounds;
         return true;
       });

@@ -334,7 +334,7 @@ TEST(StrategyChoice, TheFindEstimateCoversEveryProblemLayoutAndRepetition) {
   // test-slow sleeps 20 ms in each of its 3 passes: a find runs it (1 + repetitions)
   // times per distinct problem and layout, so the find takes at least that long, and
   // the estimate, scaled from two problems' probe, must say so.
-  SpaceOptions o = space_options("lenet5", {"direct", testing::kSlow});
+  SpaceOptions o = space_options("lenet5", {"direct", test_support::kSlow});
   FindOptions find;
   find.repetitions = 2;
   const SearchSpace space(o, layers_of("lenet5"));
@@ -348,18 +348,20 @@ TEST(StrategyChoice, TheFindEstimateCoversEveryProblemLayoutAndRepetition) {
 // is a median of 5 and direct's own run-to-run noise (a few ms under a sanitizer) stays
 // within the 10 % allowed.
 TEST(StrategyChoice, ThePriceOfAnAlgorithmFollowsItsProbeTimings) {
-  SpaceOptions o = space_options("lenet5", {"direct", testing::kSlow});
+  SpaceOptions o = space_options("lenet5", {"direct", test_support::kSlow});
   const SearchSpace space(o, layers_of("lenet5"));
   const FindProbe probe = probe_find(space, FindOptions{}, {}, /*at_find_repetitions=*/true);
   ASSERT_EQ(probe.ms.size(), 2u);
   for (double flops : {probe.least_flops, probe.most_flops})
-    EXPECT_GE(algorithm_ms(probe, testing::kSlow, flops) - algorithm_ms(probe, "direct", flops),
-              0.9 * 60);
+    EXPECT_GE(
+        algorithm_ms(probe, test_support::kSlow, flops) - algorithm_ms(probe, "direct", flops),
+        0.9 * 60);
   EXPECT_EQ(algorithm_ms(probe, "gemm", probe.least_flops), -1) << "not probed";
 
   CostInputs in = cost_inputs(space, 2, 0, 1, 0.1, 0.5);
-  const std::vector<RunConfig> runnable = {space.global(Layout::NCHW, 1, "direct").config,
-                                           space.global(Layout::NCHW, 1, testing::kSlow).config};
+  const std::vector<RunConfig> runnable = {
+      space.global(Layout::NCHW, 1, "direct").config,
+      space.global(Layout::NCHW, 1, test_support::kSlow).config};
   price_steps(in, space, runnable, "direct", probe);
   ASSERT_EQ(in.candidate_step_seconds.size(), 2u);
   EXPECT_NEAR(in.candidate_step_seconds[0], 0.5, 1e-9) << "the reference steps at its timed step";

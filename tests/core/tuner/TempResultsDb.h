@@ -10,8 +10,9 @@
 #include <string>
 
 #include "core/tuner/Measurement.h"
+#include "core/tuner/ResultsDb.h"
 
-namespace tunescope::tuner::testing {
+namespace tunescope::tuner::test_support {
 
 struct TempResultsDb {
   std::filesystem::path path;
@@ -27,11 +28,15 @@ struct TempResultsDb {
   }
 };
 
-// An ok trial of a direct config at batch 8 with plain figures.
-inline TrialResult ok_trial() {
+// The machine and problem the results-DB tests record their trials under.
+inline const MachineSignature kMachine{"Test CPU", 2, "cpu", "OpenBLAS x"};
+inline const ProblemKey kProblem{"lenet5", "1x32x32", 8};
+
+// An ok trial of a config of one algorithm at batch 8 with plain figures.
+inline TrialResult ok_trial(const std::string& algorithm = "direct") {
   TrialResult t;
   t.config.batch = 8;
-  t.config.conv.default_algorithm = "direct";
+  t.config.conv.default_algorithm = algorithm;
   t.status = TrialStatus::ok;
   t.figures = {5, 1000, 8, 7, 0.01};
   return t;
@@ -49,4 +54,4 @@ inline void run_sql(const std::filesystem::path& path, const char* statement) {
   ASSERT_EQ(rc, SQLITE_OK) << statement << ": " << why;
 }
 
-}  // namespace tunescope::tuner::testing
+}  // namespace tunescope::tuner::test_support

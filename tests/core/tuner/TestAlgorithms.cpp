@@ -15,7 +15,7 @@
 #include "core/tuner/SearchSpace.h"
 #include "kernels/cpu/ConvWinograd.h"
 
-namespace tunescope::tuner::testing {
+namespace tunescope::tuner::test_support {
 
 namespace {
 
@@ -185,4 +185,4 @@ RunConfig config_with(const SessionOptions& base, const std::string& algorithm) 
   return c;
 }
 
-}  // namespace tunescope::tuner::testing
+}  // namespace tunescope::tuner::test_support

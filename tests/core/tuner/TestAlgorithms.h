@@ -8,7 +8,7 @@
 #include "core/engine/RunConfig.h"
 #include "core/engine/TrainingSession.h"
 
-namespace tunescope::tuner::testing {
+namespace tunescope::tuner::test_support {
 
 inline constexpr const char* kWrong = "test-wrong";  // forward output scaled by 1.5
 // Subtly wrong: backward_filter's output 5% too large, the rest exact. Used on one layer
@@ -49,4 +49,4 @@ RunConfig config_where_supported(const SessionOptions& base, Layout layout,
 RunConfig config_with(const SessionOptions& base, Layout layout, const std::string& algorithm);
 RunConfig config_with(const SessionOptions& base, const std::string& algorithm);
 
-}  // namespace tunescope::tuner::testing
+}  // namespace tunescope::tuner::test_support

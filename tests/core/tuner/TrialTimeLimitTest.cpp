@@ -18,7 +18,7 @@
 namespace tunescope::tuner {
 namespace {
 
-using testing::config_with;
+using test_support::config_with;
 
 TEST(TrialTimeLimit, CountsStepsAndThrowsOnlyOncePastTheLimit) {
   StepCounter counter{0};
@@ -52,14 +52,14 @@ TEST(TrialTimeLimit, ReasonNamesLimitStepsAndTrials) {
 }
 
 TEST(TrialTimeLimit, SlowCandidateFailsAfterItsFirstStep) {
-  const SessionOptions base = testing::tiny_session();
+  const SessionOptions base = test_support::tiny_session();
   MeasureOptions options;
   options.warmup = 1;
   options.steps = 2;
   options.isolate = false;
   const NumericsSample reference = reference_numerics(base, options);
   options.time_limit_seconds = 0.05;  // below one step of test-slow
-  const TrialResult r = measure(base, config_with(base, testing::kSlow), reference, options);
+  const TrialResult r = measure(base, config_with(base, test_support::kSlow), reference, options);
   EXPECT_EQ(r.status, TrialStatus::failed);
   EXPECT_EQ(r.reason, "exceeded the per-trial time limit of 0.05 s (after 1 step)");
   EXPECT_EQ(r.figures.steps, 0);
@@ -68,9 +68,9 @@ TEST(TrialTimeLimit, SlowCandidateFailsAfterItsFirstStep) {
 
 TEST(TrialTimeLimit, TuneGoesOnPastTheSlowCandidate) {
   TuneOptions o;
-  o.base = testing::tiny_session();
+  o.base = test_support::tiny_session();
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
-  o.algorithms = {testing::kSlow, "direct", "gemm"};
+  o.algorithms = {test_support::kSlow, "direct", "gemm"};
   o.measure.warmup = 0;
   o.measure.steps = 2;
   o.measure.isolate = false;
@@ -79,7 +79,7 @@ TEST(TrialTimeLimit, TuneGoesOnPastTheSlowCandidate) {
   const TuneReport report = Tuner(o).run();
   size_t ok = 0;
   for (const TrialResult& t : report.trials) {
-    if (t.config.conv.default_algorithm == testing::kSlow) {
+    if (t.config.conv.default_algorithm == test_support::kSlow) {
       EXPECT_EQ(t.status, TrialStatus::failed);
       EXPECT_NE(t.reason.find("exceeded the per-trial time limit of 0.25 s (after "),
                 std::string::npos)
@@ -90,12 +90,12 @@ TEST(TrialTimeLimit, TuneGoesOnPastTheSlowCandidate) {
     }
   }
   EXPECT_EQ(ok, 2u);
-  EXPECT_NE(report.winner().config.conv.default_algorithm, testing::kSlow);
+  EXPECT_NE(report.winner().config.conv.default_algorithm, test_support::kSlow);
 }
 
 TEST(TrialTimeLimit, NegativeLimitIsAUsageError) {
   TuneOptions o;
-  o.base = testing::tiny_session();
+  o.base = test_support::tiny_session();
   o.measure.time_limit_seconds = -1;
   try {
     Tuner{o};

@@ -17,10 +17,10 @@ namespace tunescope::tuner {
 namespace {
 
 TEST(TunerConcurrency, OkTrialsCarryTheirTracesConcurrencyIntoTheResultsDb) {
-  const testing::TempResultsDb file("tuner-concurrency.sqlite");
+  const test_support::TempResultsDb file("tuner-concurrency.sqlite");
   ResultsDb db(file.path);
   TuneOptions o;
-  o.base = testing::tiny_session();
+  o.base = test_support::tiny_session();
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.algorithms = {"direct"};
   o.knobs.set(knobs::threads, std::vector<int>{2});

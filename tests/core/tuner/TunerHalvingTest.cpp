@@ -68,9 +68,9 @@ const bool registered = [] {
 // direct, five sleepy ones and test-slow (7 ok), one wrong, one throwing: 9 runnable.
 TuneOptions field(Strategy strategy) {
   TuneOptions o;
-  o.base = testing::tiny_session();
+  o.base = test_support::tiny_session();
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
-  o.algorithms = {"direct", testing::kSlow, testing::kWrong, testing::kThrows};
+  o.algorithms = {"direct", test_support::kSlow, test_support::kWrong, test_support::kThrows};
   for (const auto& entry : kSleepy) o.algorithms.push_back(entry.first);
   o.strategy = strategy;
   o.measure.warmup = 1;
@@ -105,7 +105,7 @@ TEST(TunerHalving, PicksTheWinnerExhaustivePicksAndRecordsEveryCandidateOnceWith
   ASSERT_TRUE(registered);
   const TuneReport exhaustive = Tuner(field(Strategy::exhaustive)).run();
 
-  const testing::TempResultsDb file("tuner-halving.sqlite");
+  const test_support::TempResultsDb file("tuner-halving.sqlite");
   ResultsDb db(file.path);
   size_t progress_calls = 0, last_total = 0, max_round = 0;
   const TuneReport halving = Tuner(field(Strategy::halving), &db).run([&](const TuneProgress& p) {
@@ -123,8 +123,8 @@ TEST(TunerHalving, PicksTheWinnerExhaustivePicksAndRecordsEveryCandidateOnceWith
   EXPECT_GT(progress_calls, 0u);
 
   // Wrong numerics never race on; the throwing one is failed.
-  EXPECT_EQ(trial_of(halving, testing::kWrong).status, TrialStatus::invalid);
-  EXPECT_EQ(trial_of(halving, testing::kThrows).status, TrialStatus::failed);
+  EXPECT_EQ(trial_of(halving, test_support::kWrong).status, TrialStatus::invalid);
+  EXPECT_EQ(trial_of(halving, test_support::kThrows).status, TrialStatus::failed);
   // Round 0 timed ceil(4 / 3) = 2 steps (brief); the three survivors were timed 4 in
   // round 1, the last; having no interval at 4 steps, none of them can be told apart from
   // the leader, so all three went to the interleaved rounds. There the sign-flip test
@@ -166,7 +166,7 @@ TEST(TunerHalving, PicksTheWinnerExhaustivePicksAndRecordsEveryCandidateOnceWith
     }
   EXPECT_EQ(steps_of.size(), halving.trials.size());
   EXPECT_EQ(steps_of.at(to_json_text(trial_of(halving, "test-sleep-20ms").config)), 2);
-  EXPECT_EQ(steps_of.at(to_json_text(trial_of(halving, testing::kWrong).config)), 0);
+  EXPECT_EQ(steps_of.at(to_json_text(trial_of(halving, test_support::kWrong).config)), 0);
 }
 
 TEST(TunerHalving, ChecksEachCandidatesNumericsOnceNotInEveryRound) {
@@ -184,7 +184,7 @@ TEST(TunerHalving, ChecksEachCandidatesNumericsOnceNotInEveryRound) {
   for (const auto& [candidate, count] : measurements) {
     raced_twice += count == 2;
     // The throwing one fails inside its check's step, so its check never completes.
-    const bool throws = candidate.find(testing::kThrows) != std::string::npos;
+    const bool throws = candidate.find(test_support::kThrows) != std::string::npos;
     EXPECT_EQ(checks[candidate], throws ? 0 : 1) << candidate << " measured " << count << " times";
   }
   EXPECT_EQ(raced_twice, 3u);
@@ -192,7 +192,7 @@ TEST(TunerHalving, ChecksEachCandidatesNumericsOnceNotInEveryRound) {
 }
 
 TEST(TunerHalving, AnInterruptedRaceRecordsEveryFinishedTrial) {
-  const testing::TempResultsDb file("tuner-halving-stop.sqlite");
+  const test_support::TempResultsDb file("tuner-halving-stop.sqlite");
   ResultsDb db(file.path);
   TuneOptions o = field(Strategy::halving);
   std::atomic<bool> stop{false};

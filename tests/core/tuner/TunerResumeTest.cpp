@@ -35,10 +35,11 @@ struct TempDb {
 // test-conv1-only (skipped: conv2 has 6 input channels): every disposition once.
 TuneOptions space() {
   TuneOptions o;
-  o.base = testing::tiny_session();
+  o.base = test_support::tiny_session();
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.knobs.set(knobs::threads, std::vector<int>{1});
-  o.algorithms = {"direct", testing::kSlow, testing::kWrong, testing::kThrows, testing::kConv1Only};
+  o.algorithms = {"direct", test_support::kSlow, test_support::kWrong, test_support::kThrows,
+                  test_support::kConv1Only};
   o.measure.warmup = 0;
   o.measure.steps = 2;
   o.racing = false;  // test-slow is fully measured too, as every candidate was before racing
@@ -95,12 +96,12 @@ TEST(TunerResume, StopEndsTheSweepWithTheBestSoFarAndResumeFinishesWithTheSameWi
   std::map<std::string, const TrialResult*> by_algorithm;
   for (const TrialResult& t : resumed.trials) by_algorithm[t.config.conv.default_algorithm] = &t;
   ASSERT_EQ(by_algorithm.size(), candidates);
-  EXPECT_TRUE(by_algorithm[testing::kWrong]->reused);
-  EXPECT_EQ(by_algorithm[testing::kWrong]->status, TrialStatus::invalid);
-  EXPECT_FALSE(by_algorithm[testing::kThrows]->reused);
-  EXPECT_EQ(by_algorithm[testing::kThrows]->status, TrialStatus::failed);
+  EXPECT_TRUE(by_algorithm[test_support::kWrong]->reused);
+  EXPECT_EQ(by_algorithm[test_support::kWrong]->status, TrialStatus::invalid);
+  EXPECT_FALSE(by_algorithm[test_support::kThrows]->reused);
+  EXPECT_EQ(by_algorithm[test_support::kThrows]->status, TrialStatus::failed);
   EXPECT_TRUE(by_algorithm["direct"]->remeasured);
-  EXPECT_TRUE(by_algorithm[testing::kSlow]->remeasured);
+  EXPECT_TRUE(by_algorithm[test_support::kSlow]->remeasured);
 
   // No config was measured twice, and the same configs as the uninterrupted tune were.
   const auto rows = sweep_rows(db);
@@ -144,7 +145,7 @@ TEST(TunerResume, BudgetSkippedTrialsAreMeasuredOnResume) {
   TempDb file("budget.sqlite");
   ResultsDb db(file.path);
   TuneOptions o = space();
-  o.algorithms = {"direct", testing::kSlow};
+  o.algorithms = {"direct", test_support::kSlow};
   o.budget_seconds = 1e-9;  // only the baseline starts
   const TuneReport cut = Tuner(o, &db).run();
   ASSERT_TRUE(cut.budget_exhausted);

@@ -22,7 +22,7 @@ namespace {
 
 TuneOptions tiny_tune(std::vector<std::string> algorithms) {
   TuneOptions o;
-  o.base = testing::tiny_session();
+  o.base = test_support::tiny_session();
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.knobs.set(knobs::threads, std::vector<int>{1});
   // Unbound only: a test that adds streams gets no bound twins (SearchSpaceTest covers them).
@@ -42,16 +42,16 @@ const TrialResult* find_trial(const TuneReport& report, const std::string& algor
 }
 
 TEST(Tuner, SweepGoesOnPastWrongThrowingAndUnsupportedCandidatesAndRecordsThem) {
-  const testing::TempResultsDb file("tuner-sweep.sqlite");
+  const test_support::TempResultsDb file("tuner-sweep.sqlite");
   ResultsDb db(file.path);
-  TuneOptions o =
-      tiny_tune({testing::kWrong, testing::kThrows, testing::kConv1Only, "gemm", "direct"});
+  TuneOptions o = tiny_tune(
+      {test_support::kWrong, test_support::kThrows, test_support::kConv1Only, "gemm", "direct"});
   const TuneReport report = Tuner(o, &db).run();
 
-  ASSERT_NE(find_trial(report, testing::kWrong), nullptr);
-  EXPECT_EQ(find_trial(report, testing::kWrong)->status, TrialStatus::invalid);
-  EXPECT_EQ(find_trial(report, testing::kThrows)->status, TrialStatus::failed);
-  EXPECT_EQ(find_trial(report, testing::kConv1Only)->status, TrialStatus::skipped);
+  ASSERT_NE(find_trial(report, test_support::kWrong), nullptr);
+  EXPECT_EQ(find_trial(report, test_support::kWrong)->status, TrialStatus::invalid);
+  EXPECT_EQ(find_trial(report, test_support::kThrows)->status, TrialStatus::failed);
+  EXPECT_EQ(find_trial(report, test_support::kConv1Only)->status, TrialStatus::skipped);
   EXPECT_EQ(find_trial(report, "gemm")->status, TrialStatus::ok);  // measured after the failures
   ASSERT_TRUE(report.baseline_trial());
   EXPECT_EQ(report.baseline_trial()->config.conv.default_algorithm, "direct");
@@ -78,33 +78,34 @@ TEST(Tuner, SweepGoesOnPastWrongThrowingAndUnsupportedCandidatesAndRecordsThem) 
 
 TEST(Tuner, ExhaustivePicksTheFastestWhenOneIsClearlySlower) {
   // test-slow sleeps 20 ms in each of its 6 conv passes per step; direct's step takes ~1 ms.
-  const TuneReport report = Tuner(tiny_tune({testing::kSlow, "direct"})).run();
+  const TuneReport report = Tuner(tiny_tune({test_support::kSlow, "direct"})).run();
   EXPECT_EQ(report.winner().config.conv.default_algorithm, "direct");
-  const TrialResult* slow = find_trial(report, testing::kSlow);
+  const TrialResult* slow = find_trial(report, test_support::kSlow);
   ASSERT_TRUE(slow && slow->status == TrialStatus::ok);
   EXPECT_LT(slow->figures.median_eps, report.winner().figures.median_eps);
 }
 
 TEST(Tuner, PerLayerFindNeverPicksTheSlowOrTheWrongAlgorithm) {
-  TuneOptions o = tiny_tune({testing::kSlow, testing::kWrong, testing::kConv1Only, "direct"});
+  TuneOptions o =
+      tiny_tune({test_support::kSlow, test_support::kWrong, test_support::kConv1Only, "direct"});
   o.strategy = Strategy::per_layer;
   const TuneReport report = Tuner(o).run();
   ASSERT_EQ(report.finds.size(), 2u);  // conv1, conv2 for the one (layout, threads)
   for (const LayerFind& f : report.finds) {
-    EXPECT_NE(f.best, testing::kSlow) << f.layer;
-    EXPECT_NE(f.best, testing::kWrong) << f.layer;
+    EXPECT_NE(f.best, test_support::kSlow) << f.layer;
+    EXPECT_NE(f.best, test_support::kWrong) << f.layer;
     for (const AlgorithmTiming& t : f.timings) {
-      if (t.algorithm == testing::kWrong) {
+      if (t.algorithm == test_support::kWrong) {
         EXPECT_NE(t.skip_reason.find("wrong results"), std::string::npos) << t.skip_reason;
       }
-      if (t.algorithm == testing::kConv1Only && f.layer == "conv2") {
+      if (t.algorithm == test_support::kConv1Only && f.layer == "conv2") {
         EXPECT_NE(t.skip_reason.find("only one input channel"), std::string::npos) << t.skip_reason;
       }
     }
   }
   for (const auto& t : report.trials) {
-    EXPECT_NE(t.config.conv.for_layer("conv1"), testing::kSlow);
-    EXPECT_NE(t.config.conv.for_layer("conv2"), testing::kSlow);
+    EXPECT_NE(t.config.conv.for_layer("conv1"), test_support::kSlow);
+    EXPECT_NE(t.config.conv.for_layer("conv2"), test_support::kSlow);
   }
   EXPECT_EQ(report.winner().status, TrialStatus::ok);
 }
@@ -217,15 +218,15 @@ TEST(Tuner, RejectsBadOptions) {
 // slower than it with confidence once its interval exists: raced out, recorded ok with
 // its figures and the stop rule, ranked below the fully measured, never the winner.
 TEST(Tuner, ARacedOutCandidateIsRecordedOkAndNeverWins) {
-  const testing::TempResultsDb file("tuner-racing.sqlite");
+  const test_support::TempResultsDb file("tuner-racing.sqlite");
   ResultsDb db(file.path);
-  TuneOptions o = tiny_tune({"direct", testing::kSlow});
+  TuneOptions o = tiny_tune({"direct", test_support::kSlow});
   o.racing = true;
   // A delta no interval reaches: test-slow's sleep-paced steps could otherwise converge
   // at the 6 steps where racing can first act (convergence is checked first).
   o.measure.delta = 1e-4;
   const TuneReport report = Tuner(o, &db).run();
-  const TrialResult* slow = find_trial(report, testing::kSlow);
+  const TrialResult* slow = find_trial(report, test_support::kSlow);
   ASSERT_NE(slow, nullptr);
   EXPECT_EQ(slow->status, TrialStatus::ok) << slow->reason;
   EXPECT_EQ(slow->figures.stop, StopRule::raced_out);
@@ -241,7 +242,8 @@ TEST(Tuner, ARacedOutCandidateIsRecordedOkAndNeverWins) {
   EXPECT_EQ(report.winner().config.conv.default_algorithm, "direct");
   EXPECT_EQ(report.decision, kOnlyFullyMeasuredDecision);
   ASSERT_EQ(report.ranking.size(), 2u);
-  EXPECT_EQ(report.trials[report.ranking.back()].config.conv.default_algorithm, testing::kSlow);
+  EXPECT_EQ(report.trials[report.ranking.back()].config.conv.default_algorithm,
+            test_support::kSlow);
   bool stored = false;
   for (const auto& row : db.trials())
     if (row.config_json == to_json_text(slow->config)) {
@@ -332,9 +334,9 @@ TEST(Tuner, CostIsAccountedPerPhaseAndTheMeasurementCostIsTheirSum) {
 }
 
 TEST(Tuner, CandidateFilterSeesTheListAndThePriorTrialsAndDecidesWhatIsMeasured) {
-  const testing::TempResultsDb file("tuner-filter.sqlite");
+  const test_support::TempResultsDb file("tuner-filter.sqlite");
   ResultsDb db(file.path);
-  TuneOptions o = tiny_tune({"direct", "gemm", testing::kSlow});
+  TuneOptions o = tiny_tune({"direct", "gemm", test_support::kSlow});
   Tuner(o, &db).run();  // the first tune: its trials are the second one's prior
   size_t seen = 0, prior_rows = 0;
   o.resume = false;

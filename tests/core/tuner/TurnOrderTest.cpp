@@ -16,7 +16,7 @@
 namespace tunescope::tuner {
 namespace {
 
-using testing::config_with;
+using test_support::config_with;
 
 RunConfig with_threads(RunConfig config, int threads, CpuBinding binding) {
   knobs::threads.set(config.knobs, threads);
@@ -25,7 +25,7 @@ RunConfig with_threads(RunConfig config, int threads, CpuBinding binding) {
 }
 
 TEST(TurnOrder, ByThreadCountThenTheBoundBeforeTheUnbound) {
-  const SessionOptions base = testing::tiny_session();
+  const SessionOptions base = test_support::tiny_session();
   const RunConfig direct = config_with(base, Layout::NCHW, "direct");
   const RunConfig gemm = config_with(base, Layout::NHWC, "gemm");
   const std::vector<RunConfig> configs{
@@ -43,7 +43,7 @@ TEST(TurnOrder, ByThreadCountThenTheBoundBeforeTheUnbound) {
 
 TEST(TurnOrder, ThreadsZeroCountsAsTheMachinesHardwareThreads) {
   const int hardware = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  const RunConfig direct = config_with(testing::tiny_session(), Layout::NCHW, "direct");
+  const RunConfig direct = config_with(test_support::tiny_session(), Layout::NCHW, "direct");
   const std::vector<RunConfig> configs{with_threads(direct, 0, CpuBinding::off),
                                        with_threads(direct, hardware + 1, CpuBinding::off),
                                        with_threads(direct, hardware, CpuBinding::cores)};
@@ -71,7 +71,7 @@ std::vector<size_t> first_turns(const std::vector<TrialResult>& results) {
 }
 
 TEST(TurnOrder, TheRoundsTakeTheirTurnsInIt) {
-  const SessionOptions base = testing::tiny_session();
+  const SessionOptions base = test_support::tiny_session();
   MeasureOptions o;
   o.warmup = 1;
   o.steps = 2;

@@ -37,7 +37,7 @@ MachineSignature other_cpu() {
 }
 
 TEST(WarmStart, ReusesOnlyTheSameMachineProblemThreadsAlgorithmAndEnoughRepetitions) {
-  const testing::TempResultsDb file("warm-start-store.sqlite");
+  const test_support::TempResultsDb file("warm-start-store.sqlite");
   ResultsDb db(file.path);
   const MachineSignature here = MachineSignature::local("cpu");
   LayerTimingStore elsewhere(db, other_cpu(), "resnet18-small");
@@ -74,7 +74,7 @@ TEST(WarmStart, ReusesOnlyTheSameMachineProblemThreadsAlgorithmAndEnoughRepetiti
 // whose conv1 differs and whose conv2 (6 x 14 x 14 -> 16, 5 x 5) is the same.
 TuneOptions per_layer_tune(int64_t channels) {
   TuneOptions o;
-  o.base = testing::tiny_session();
+  o.base = test_support::tiny_session();
   o.base.fake_channels = channels;
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.algorithms = {"direct", "gemm"};
@@ -89,7 +89,7 @@ TuneOptions per_layer_tune(int64_t channels) {
 }
 
 TEST(WarmStart, ASecondProblemReusesTheSharedConvProblemsTimingsAndTheSameProblemItsTrials) {
-  const testing::TempResultsDb file("warm-start-tune.sqlite");
+  const test_support::TempResultsDb file("warm-start-tune.sqlite");
   ResultsDb db(file.path);
   const MachineSignature here = MachineSignature::local("cpu");
 

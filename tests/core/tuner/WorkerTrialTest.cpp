@@ -22,14 +22,14 @@ namespace tunescope::tuner {
 namespace {
 
 RunConfig with_workers(int workers) {
-  RunConfig config = run_config_of(testing::tiny_session());
+  RunConfig config = run_config_of(test_support::tiny_session());
   knobs::workers.set(config.knobs, workers);
   return config;
 }
 
 TEST(WorkerTrial, RequestRoundTripsEveryField) {
   WorkerTrialRequest request;
-  request.base = testing::tiny_session();
+  request.base = test_support::tiny_session();
   request.base.data = "fake";
   request.base.seed = 77;
   request.base.sgd = {0.05f, 0.5f, 1e-3f};
@@ -92,7 +92,7 @@ TEST(WorkerTrial, MalformedRequestIsRefusedNamingTheFile) {
 }
 
 TEST(WorkerTrial, ASessionRefusesWorkersThatAreNotItsRanks) {
-  SessionOptions options = testing::tiny_session();
+  SessionOptions options = test_support::tiny_session();
   knobs::workers.set(options.knobs, 2);
   try {
     options.validate();
@@ -104,7 +104,7 @@ TEST(WorkerTrial, ASessionRefusesWorkersThatAreNotItsRanks) {
   knobs::workers.set(options.knobs, 1);
   EXPECT_NO_THROW(options.validate());
   // Two ranks of a config that says 2 workers: fine on both.
-  tunescope::testing::run_ranks(2, [&](Communicator& ranks) {
+  tunescope::test_support::run_ranks(2, [&](Communicator& ranks) {
     SessionOptions on_ranks = options;
     on_ranks.ranks = &ranks;
     knobs::workers.set(on_ranks.knobs, 2);
@@ -113,7 +113,7 @@ TEST(WorkerTrial, ASessionRefusesWorkersThatAreNotItsRanks) {
 }
 
 TEST(WorkerTrial, WithoutALauncherTheCandidateFailsSayingWhy) {
-  const SessionOptions base = testing::tiny_session();
+  const SessionOptions base = test_support::tiny_session();
   MeasureOptions options;
   options.steps = 2;
   const TrialResult result =
@@ -133,7 +133,7 @@ WorkerLauncher loopback_launcher(std::atomic<int>& launches) {
     const WorkerTrialRequest received =
         parse_worker_trial_request(worker_trial_request_text(request), "request");
     TrialResult rank0;
-    tunescope::testing::run_ranks(workers_of(received.config), [&](Communicator& ranks) {
+    tunescope::test_support::run_ranks(workers_of(received.config), [&](Communicator& ranks) {
       TrialResult mine = run_worker_trial(received, ranks);
       if (ranks.rank() == 0) rank0 = std::move(mine);
     });
@@ -142,14 +142,14 @@ WorkerLauncher loopback_launcher(std::atomic<int>& launches) {
 }
 
 TEST(WorkerTrial, ATuneMeasuresWorkerCandidatesBesideOneProcessAndRecordsTheWorkers) {
-  const testing::TempResultsDb file("tuner-workers.sqlite");
+  const test_support::TempResultsDb file("tuner-workers.sqlite");
   ResultsDb db(file.path);
   TuneOptions o;
-  o.base = testing::tiny_session();
+  o.base = test_support::tiny_session();
   o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW});
   o.knobs.set(knobs::threads, std::vector<int>{1});
   o.knobs.set(knobs::workers, std::vector<int>{1, 2});
-  o.algorithms = {"direct", testing::kWrong};
+  o.algorithms = {"direct", test_support::kWrong};
   o.strategy = Strategy::exhaustive;
   o.measure.warmup = 0;
   o.measure.steps = 2;

@@ -26,7 +26,7 @@
 #include "kernels/cpu/CpuOps.h"
 #include "profiler/Tracer.h"
 
-namespace tunescope::cpu::testing {
+namespace tunescope::cpu::test_support {
 namespace {
 
 constexpr double kBiasTolerance = 1e-6;
@@ -161,4 +161,4 @@ INSTANTIATE_TEST_SUITE_P(Layouts, BiasReluMaxPool, ::testing::Values(Layout::NCH
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
 }  // namespace
-}  // namespace tunescope::cpu::testing
+}  // namespace tunescope::cpu::test_support

@@ -24,7 +24,7 @@
 namespace tunescope::conv_test {
 namespace {
 
-constexpr const char* kIsaVariable = "TUNESCOPE_LANE_CONV_ISA";
+constexpr const char* kLanesIsaVariable = "TUNESCOPE_LANE_CONV_ISA";
 
 TEST(ConvDirectLanes, AllPassesMatchTheReferenceOnEveryPathInBothLayouts) {
   const std::vector<ConvProblem> problems = {
@@ -46,7 +46,7 @@ TEST(ConvDirectLanes, AllPassesMatchTheReferenceOnEveryPathInBothLayouts) {
       const Tensor want_dx = reference_backward_data(p, o.dy, o.w);
       const Tensor want_dw = reference_backward_filter(p, o.x, o.dy);
       for (cpu::CpuIsa isa : cpu::supported_cpu_isas()) {
-        const tunescope::testing::ScopedEnv forced(kIsaVariable, cpu::to_string(isa));
+        const tunescope::test_support::ScopedEnv forced(kLanesIsaVariable, cpu::to_string(isa));
         SCOPED_TRACE(p.key() + " on " + cpu::to_string(isa));
         auto algo = Registry::instance().make_conv_algorithm("cpu", "direct-lanes");
         ASSERT_TRUE(algo->supports(p)) << algo->unsupported_reason(p);
@@ -88,7 +88,7 @@ TEST(ConvDirectLanes, BackwardFilterReusesForwardsTransposedInput) {
                                   make_problem(35, 6, 14, 14, 16, 5, 5, 1, 1, 0, 0)})
     for (Layout layout : {Layout::NCHW, Layout::NHWC})
       for (cpu::CpuIsa isa : cpu::supported_cpu_isas()) {
-        const tunescope::testing::ScopedEnv forced(kIsaVariable, cpu::to_string(isa));
+        const tunescope::test_support::ScopedEnv forced(kLanesIsaVariable, cpu::to_string(isa));
         const ConvProblem p = with_layout(base, layout);
         SCOPED_TRACE(p.key() + " on " + cpu::to_string(isa));
         const ConvOperands o = random_operands(p, seed++);

@@ -19,7 +19,7 @@
 namespace tunescope::conv_test {
 namespace {
 
-constexpr const char* kIsaVariable = "TUNESCOPE_SMALL_CONV_ISA";
+constexpr const char* kSmallIsaVariable = "TUNESCOPE_SMALL_CONV_ISA";
 
 TEST(ConvDirectSmall, AllPassesMatchTheReferenceOnEveryPath) {
   const std::vector<ConvProblem> problems = {
@@ -38,7 +38,7 @@ TEST(ConvDirectSmall, AllPassesMatchTheReferenceOnEveryPath) {
     const Tensor want_dx = reference_backward_data(p, o.dy, o.w);
     const Tensor want_dw = reference_backward_filter(p, o.x, o.dy);
     for (cpu::CpuIsa isa : cpu::supported_cpu_isas()) {
-      const tunescope::testing::ScopedEnv forced(kIsaVariable, cpu::to_string(isa));
+      const tunescope::test_support::ScopedEnv forced(kSmallIsaVariable, cpu::to_string(isa));
       SCOPED_TRACE(p.key() + " on " + cpu::to_string(isa));
       auto algo = Registry::instance().make_conv_algorithm("cpu", "direct-small");
       ASSERT_TRUE(algo->supports(p)) << algo->unsupported_reason(p);

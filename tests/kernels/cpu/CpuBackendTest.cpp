@@ -8,7 +8,7 @@
 #include "core/base/Registry.h"
 #include "core/base/ThreadPool.h"
 
-namespace tunescope::cpu::testing {
+namespace tunescope::cpu::test_support {
 namespace {
 
 TEST(CpuBackend, IsRegisteredUnderItsName) {
@@ -41,4 +41,4 @@ TEST(CpuBackend, OpsRunThroughTheInterface) {
 }
 
 }  // namespace
-}  // namespace tunescope::cpu::testing
+}  // namespace tunescope::cpu::test_support

@@ -3,7 +3,7 @@
 
 #include "CpuOpsTestSupport.h"
 
-namespace tunescope::cpu::testing {
+namespace tunescope::cpu::test_support {
 
 namespace {
 
@@ -339,4 +339,4 @@ std::vector<OpCase> collective_cases() {
   return cases;
 }
 
-}  // namespace tunescope::cpu::testing
+}  // namespace tunescope::cpu::test_support

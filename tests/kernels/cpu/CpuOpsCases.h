@@ -11,7 +11,7 @@
 
 #include "core/base/OpKernels.h"
 
-namespace tunescope::cpu::testing {
+namespace tunescope::cpu::test_support {
 
 struct OpCase {
   std::string name;
@@ -38,4 +38,4 @@ std::vector<OpCase> op_cases();
 // copy_from_host: that of the update on the host.
 std::vector<OpCase> collective_cases();
 
-}  // namespace tunescope::cpu::testing
+}  // namespace tunescope::cpu::test_support

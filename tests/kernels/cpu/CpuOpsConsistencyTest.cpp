@@ -10,7 +10,7 @@
 #include "kernels/cpu/CpuOps.h"
 #include "tests/core/SeparateMemory.h"
 
-namespace tunescope::cpu::testing {
+namespace tunescope::cpu::test_support {
 namespace {
 
 TEST(CpuOpsConsistency, NchwAndNhwcGiveTheSameLogicalResults) {
@@ -46,7 +46,7 @@ TEST(CpuOpsConsistency, SeparateMemoryGivesTheSameBitsAsHostMemory) {
   ThreadPool pool(2);
   const ExecContext ctx{pool};
   CpuOps ops;
-  tunescope::testing::SeparateMemory separate;
+  tunescope::test_support::SeparateMemory separate;
   std::vector<OpCase> cases = op_cases();
   for (OpCase& c : collective_cases()) cases.push_back(std::move(c));
   for (const OpCase& c : cases) {
@@ -69,4 +69,4 @@ TEST(CpuOpsConsistency, SeparateMemoryGivesTheSameBitsAsHostMemory) {
 }
 
 }  // namespace
-}  // namespace tunescope::cpu::testing
+}  // namespace tunescope::cpu::test_support

@@ -2,8 +2,8 @@
 #include "OpsErrorCases.h"
 #include "kernels/cpu/CpuOps.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Cpu, OpsErrors, cpu::CpuOps);
 
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

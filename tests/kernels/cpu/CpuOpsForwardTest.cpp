@@ -12,7 +12,7 @@
 #include "core/base/ThreadPool.h"
 #include "kernels/cpu/CpuOps.h"
 
-namespace tunescope::cpu::testing {
+namespace tunescope::cpu::test_support {
 namespace {
 
 constexpr double kTol = 1e-6;
@@ -296,4 +296,4 @@ INSTANTIATE_TEST_SUITE_P(Layouts, CpuOpsForward, ::testing::Values(Layout::NCHW,
                          [](const auto& info) { return to_string(info.param); });
 
 }  // namespace
-}  // namespace tunescope::cpu::testing
+}  // namespace tunescope::cpu::test_support

@@ -10,11 +10,11 @@
 #include "core/base/ThreadPool.h"
 #include "kernels/cpu/CpuOps.h"
 
-namespace tunescope::cpu::testing {
+namespace tunescope::cpu::test_support {
 namespace {
 
-const Shape4 kShape{3, 5, 7, 9};
-const Shape4 kChannelParam{1, kShape.c, 1, 1};
+const Shape4 kGradientShape{3, 5, 7, 9};
+const Shape4 kChannelParam{1, kGradientShape.c, 1, 1};
 
 class CpuOpsGradient : public ::testing::TestWithParam<Layout> {
  protected:
@@ -25,13 +25,13 @@ class CpuOpsGradient : public ::testing::TestWithParam<Layout> {
 };
 
 TEST_P(CpuOpsGradient, BatchNorm) {
-  Tensor x = random_tensor(kShape, layout(), 1, -2.0f, 3.0f);
+  Tensor x = random_tensor(kGradientShape, layout(), 1, -2.0f, 3.0f);
   Tensor gamma = random_tensor(kChannelParam, layout(), 2, 0.5f, 1.5f);
   Tensor beta = random_tensor(kChannelParam, layout(), 3);
-  const Tensor dy = random_tensor(kShape, layout(), 4);
+  const Tensor dy = random_tensor(kGradientShape, layout(), 4);
   auto forward = [&](BatchNormSaved& saved) {
     Tensor running_mean(kChannelParam, layout()), running_var(kChannelParam, layout());
-    Tensor y(kShape, layout());
+    Tensor y(kGradientShape, layout());
     ops.batchnorm_forward_train(ctx, {}, x, gamma, beta, running_mean, running_var, saved, y);
     return y;
   };
@@ -41,7 +41,8 @@ TEST_P(CpuOpsGradient, BatchNorm) {
   };
   BatchNormSaved saved;
   forward(saved);
-  Tensor dx(kShape, layout()), dgamma(kChannelParam, layout()), dbeta(kChannelParam, layout());
+  Tensor dx(kGradientShape, layout()), dgamma(kChannelParam, layout()),
+      dbeta(kChannelParam, layout());
   ops.batchnorm_backward(ctx, x, dy, gamma, saved, dx, dgamma, dbeta);
   EXPECT_TRUE(gradient_matches(x, dx, loss));
   EXPECT_TRUE(gradient_matches(gamma, dgamma, loss));
@@ -49,15 +50,15 @@ TEST_P(CpuOpsGradient, BatchNorm) {
 }
 
 TEST_P(CpuOpsGradient, Relu) {
-  Tensor x = away_from_zero_tensor(kShape, layout(), 5, 0.1f);
-  const Tensor dy = random_tensor(kShape, layout(), 6);
-  Tensor y(kShape, layout());
+  Tensor x = away_from_zero_tensor(kGradientShape, layout(), 5, 0.1f);
+  const Tensor dy = random_tensor(kGradientShape, layout(), 6);
+  Tensor y(kGradientShape, layout());
   auto loss = [&] {
     ops.relu_forward(ctx, x, y);
     return dot(y, dy);
   };
   ops.relu_forward(ctx, x, y);
-  Tensor dx(kShape, layout());
+  Tensor dx(kGradientShape, layout());
   ops.relu_backward(ctx, y, dy, dx);
   EXPECT_TRUE(gradient_matches(x, dx, loss));
 }
@@ -83,15 +84,15 @@ std::string describe(const PoolParams& p) {
 TEST_P(CpuOpsGradient, MaxPool) {
   for (const PoolParams& p : pool_cases()) {
     SCOPED_TRACE(describe(p));
-    const Shape4 out = p.output(kShape);
-    Tensor x = distinct_tensor(kShape, layout(), 7, 0.05f);
+    const Shape4 out = p.output(kGradientShape);
+    Tensor x = distinct_tensor(kGradientShape, layout(), 7, 0.05f);
     const Tensor dy = random_tensor(out, layout(), 8);
     Tensor y(out, layout());
     auto loss = [&] {
       ops.maxpool_forward(ctx, p, x, y);
       return dot(y, dy);
     };
-    Tensor dx(kShape, layout());
+    Tensor dx(kGradientShape, layout());
     ops.maxpool_backward(ctx, p, x, dy, dx);
     EXPECT_TRUE(gradient_matches(x, dx, loss));
   }
@@ -100,39 +101,39 @@ TEST_P(CpuOpsGradient, MaxPool) {
 TEST_P(CpuOpsGradient, AvgPool) {
   for (const PoolParams& p : pool_cases()) {
     SCOPED_TRACE(describe(p));
-    const Shape4 out = p.output(kShape);
-    Tensor x = random_tensor(kShape, layout(), 9);
+    const Shape4 out = p.output(kGradientShape);
+    Tensor x = random_tensor(kGradientShape, layout(), 9);
     const Tensor dy = random_tensor(out, layout(), 10);
     Tensor y(out, layout());
     auto loss = [&] {
       ops.avgpool_forward(ctx, p, x, y);
       return dot(y, dy);
     };
-    Tensor dx(kShape, layout());
+    Tensor dx(kGradientShape, layout());
     ops.avgpool_backward(ctx, p, dy, dx);
     EXPECT_TRUE(gradient_matches(x, dx, loss));
   }
 }
 
 TEST_P(CpuOpsGradient, GlobalAvgPool) {
-  const Shape4 out{kShape.n, kShape.c, 1, 1};
-  Tensor x = random_tensor(kShape, layout(), 11);
+  const Shape4 out{kGradientShape.n, kGradientShape.c, 1, 1};
+  Tensor x = random_tensor(kGradientShape, layout(), 11);
   const Tensor dy = random_tensor(out, layout(), 12);
   Tensor y(out, layout());
   auto loss = [&] {
     ops.global_avgpool_forward(ctx, x, y);
     return dot(y, dy);
   };
-  Tensor dx(kShape, layout());
+  Tensor dx(kGradientShape, layout());
   ops.global_avgpool_backward(ctx, dy, dx);
   EXPECT_TRUE(gradient_matches(x, dx, loss));
 }
 
 TEST_P(CpuOpsGradient, FullyConnected) {
   const int64_t outputs = 4;
-  const Shape4 weight_shape{outputs, kShape.c, kShape.h, kShape.w};
-  const Shape4 out{kShape.n, outputs, 1, 1};
-  Tensor x = random_tensor(kShape, layout(), 13);
+  const Shape4 weight_shape{outputs, kGradientShape.c, kGradientShape.h, kGradientShape.w};
+  const Shape4 out{kGradientShape.n, outputs, 1, 1};
+  Tensor x = random_tensor(kGradientShape, layout(), 13);
   Tensor weight = random_tensor(weight_shape, layout(), 14, -0.2f, 0.2f);
   Tensor bias = random_tensor({1, outputs, 1, 1}, layout(), 15);
   const Tensor dy = random_tensor(out, layout(), 16);
@@ -141,7 +142,8 @@ TEST_P(CpuOpsGradient, FullyConnected) {
     ops.fc_forward(ctx, x, weight, bias, y);
     return dot(y, dy);
   };
-  Tensor dx(kShape, layout()), dweight(weight_shape, layout()), dbias({1, outputs, 1, 1}, layout());
+  Tensor dx(kGradientShape, layout()), dweight(weight_shape, layout()),
+      dbias({1, outputs, 1, 1}, layout());
   ops.fc_backward_data(ctx, dy, weight, dx);
   ops.fc_backward_weight(ctx, x, dy, dweight, dbias);
   EXPECT_TRUE(gradient_matches(x, dx, loss));
@@ -150,9 +152,9 @@ TEST_P(CpuOpsGradient, FullyConnected) {
 }
 
 TEST_P(CpuOpsGradient, Bias) {
-  const Tensor y0 = random_tensor(kShape, layout(), 17);
+  const Tensor y0 = random_tensor(kGradientShape, layout(), 17);
   Tensor bias = random_tensor(kChannelParam, layout(), 18);
-  const Tensor dy = random_tensor(kShape, layout(), 19);
+  const Tensor dy = random_tensor(kGradientShape, layout(), 19);
   auto loss = [&] {
     Tensor y = y0;
     ops.bias_forward(ctx, bias, y);
@@ -166,10 +168,10 @@ TEST_P(CpuOpsGradient, Bias) {
 // add has no backward op: the engine hands dy to both inputs unchanged (copy or
 // accumulate). This checks that dy is the gradient with respect to each input.
 TEST_P(CpuOpsGradient, AddPassesGradientToBothInputs) {
-  Tensor a = random_tensor(kShape, layout(), 20);
-  Tensor b = random_tensor(kShape, layout(), 21);
-  const Tensor dy = random_tensor(kShape, layout(), 22);
-  Tensor y(kShape, layout());
+  Tensor a = random_tensor(kGradientShape, layout(), 20);
+  Tensor b = random_tensor(kGradientShape, layout(), 21);
+  const Tensor dy = random_tensor(kGradientShape, layout(), 22);
+  Tensor y(kGradientShape, layout());
   auto loss = [&] {
     ops.add(ctx, a, b, y);
     return dot(y, dy);
@@ -194,4 +196,4 @@ INSTANTIATE_TEST_SUITE_P(Layouts, CpuOpsGradient, ::testing::Values(Layout::NCHW
                          [](const auto& info) { return to_string(info.param); });
 
 }  // namespace
-}  // namespace tunescope::cpu::testing
+}  // namespace tunescope::cpu::test_support

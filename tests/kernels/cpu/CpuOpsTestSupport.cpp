@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace tunescope::cpu::testing {
+namespace tunescope::cpu::test_support {
 
 namespace {
 
@@ -158,4 +158,4 @@ double dot(const Tensor& y, const Tensor& w) {
   return ::testing::AssertionSuccess() << "worst error " << worst;
 }
 
-}  // namespace tunescope::cpu::testing
+}  // namespace tunescope::cpu::test_support

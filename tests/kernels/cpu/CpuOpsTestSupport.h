@@ -14,7 +14,7 @@
 #include "kernels/cpu/ElementwiseIsa.h"
 #include "tests/core/ScopedEnv.h"
 
-namespace tunescope::cpu::testing {
+namespace tunescope::cpu::test_support {
 
 // Uniform values in [lo, hi), assigned in logical (n, c, h, w) order from `seed`.
 Tensor random_tensor(const Shape4& shape, Layout layout, uint32_t seed, float lo = -1.0f,
@@ -62,7 +62,7 @@ class ForcedIsa {
   explicit ForcedIsa(CpuIsa isa) : env_(kElementwiseIsaVariable, to_string(isa)) {}
 
  private:
-  tunescope::testing::ScopedEnv env_;
+  tunescope::test_support::ScopedEnv env_;
 };
 
-}  // namespace tunescope::cpu::testing
+}  // namespace tunescope::cpu::test_support

@@ -12,7 +12,7 @@
 #include "kernels/cpu/CpuOps.h"
 #include "profiler/Tracer.h"
 
-namespace tunescope::cpu::testing {
+namespace tunescope::cpu::test_support {
 namespace {
 
 // The kernel names of the OpKernels contract, written out here on purpose: a renamed
@@ -89,4 +89,4 @@ TEST(CpuOpsTracer, RecordsNothingWhenStoppedOrAbsent) {
 }
 
 }  // namespace
-}  // namespace tunescope::cpu::testing
+}  // namespace tunescope::cpu::test_support

@@ -74,7 +74,7 @@ struct Case {
   FftTileChoice tiling;
 };
 
-class FftSavedSpectra : public testing::TestWithParam<Case> {};
+class FftSavedSpectra : public ::testing::TestWithParam<Case> {};
 
 TEST_P(FftSavedSpectra, BackwardReusesForwardSpectraWithIdenticalResults) {
   const Case c = GetParam();
@@ -130,14 +130,14 @@ std::vector<Case> cases() {
   return out;
 }
 
-std::string case_name(const testing::TestParamInfo<Case>& info) {
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
   std::string name = c.algorithm == "fft-own" ? "own" : "fftw";
   return name + "_" + to_string(c.layout) + "_stride" + std::to_string(c.stride) +
          (c.chunk_budget == 1 ? "_chunked" : "_whole") + "_tile_" + c.tiling.to_string();
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, FftSavedSpectra, testing::ValuesIn(cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Cases, FftSavedSpectra, ::testing::ValuesIn(cases()), case_name);
 
 TEST(FftSavedSpectraSize, IsTheSpectraOfXAndW) {
   // 2 images x 3 channels of x and 4 x 3 planes of w; 8x8 + pad 1 -> 10x10 for fft-own

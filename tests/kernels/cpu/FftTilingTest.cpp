@@ -137,7 +137,7 @@ struct TiledCase {
   Layout layout;
 };
 
-class TiledMatchesDirect : public testing::TestWithParam<TiledCase> {
+class TiledMatchesDirect : public ::testing::TestWithParam<TiledCase> {
  protected:
   void SetUp() override {
     const TiledCase& c = GetParam();
@@ -193,8 +193,8 @@ std::vector<TiledCase> tiled_cases() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, TiledMatchesDirect, testing::ValuesIn(tiled_cases()),
-                         [](const testing::TestParamInfo<TiledCase>& info) {
+INSTANTIATE_TEST_SUITE_P(Cases, TiledMatchesDirect, ::testing::ValuesIn(tiled_cases()),
+                         [](const ::testing::TestParamInfo<TiledCase>& info) {
                            const TiledCase& c = info.param;
                            return std::string(c.algorithm == "fft-own" ? "own" : "fftw") + "_fft" +
                                   std::to_string(c.fft_size) + "_" + c.problem.name + "_" +

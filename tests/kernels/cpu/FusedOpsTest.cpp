@@ -26,7 +26,7 @@
 #include "kernels/cpu/ElementwiseIsa.h"
 #include "profiler/Tracer.h"
 
-namespace tunescope::cpu::testing {
+namespace tunescope::cpu::test_support {
 namespace {
 
 constexpr double kFusedTolerance = 1e-6;
@@ -289,9 +289,9 @@ TEST(ElementwiseKernels, UnknownForcedPathIsAUsageError) {
 }
 
 }  // namespace
-}  // namespace tunescope::cpu::testing
+}  // namespace tunescope::cpu::test_support
 
-namespace tunescope::cpu::testing {
+namespace tunescope::cpu::test_support {
 namespace {
 
 // bias.bwd (the per-channel sums, ChannelRuns.h) on every path and in both layouts, against
@@ -327,4 +327,4 @@ TEST(ElementwiseKernels, BiasGradientMatchesADoubleSumOnEveryPath) {
 }
 
 }  // namespace
-}  // namespace tunescope::cpu::testing
+}  // namespace tunescope::cpu::test_support

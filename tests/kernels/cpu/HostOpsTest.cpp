@@ -16,10 +16,10 @@
 #include "kernels/cpu/CpuOps.h"
 #include "profiler/Tracer.h"
 
-namespace tunescope::cpu::testing {
+namespace tunescope::cpu::test_support {
 namespace {
 
-const Shape4 kShape{3, 5, 7, 9};
+const Shape4 kHostShape{3, 5, 7, 9};
 
 double formula(const ActivationParams& a, double x) {
   switch (a.kind) {
@@ -45,18 +45,18 @@ TEST_P(HostOps, ActivationsMatchTheirFormulasAndFiniteDifferences) {
         ActivationParams{Activation::tanh}}) {
     SCOPED_TRACE(activation_name(params.kind));
     // Away from leaky ReLU's kink, so a step of 1e-2 never crosses it.
-    Tensor x = away_from_zero_tensor(kShape, layout(), 31, 0.05f);
+    Tensor x = away_from_zero_tensor(kHostShape, layout(), 31, 0.05f);
     for (int64_t i = 0; i < x.size(); ++i) x.data()[i] *= 3.0f;  // sigmoid/tanh beyond linear
-    const Tensor dy = random_tensor(kShape, layout(), 32);
-    Tensor y(kShape, layout());
+    const Tensor dy = random_tensor(kHostShape, layout(), 32);
+    Tensor y(kHostShape, layout());
     ops.activation_forward(ctx, params, x, y);
     for (int64_t i = 0; i < x.size(); ++i) {
       const double want = formula(params, x.data()[i]);
       ASSERT_NEAR(y.data()[i], want, 1e-6 * std::max(1.0, std::abs(want))) << "element " << i;
     }
-    Tensor dx(kShape, layout());
+    Tensor dx(kHostShape, layout());
     ops.activation_backward(ctx, params, x, y, dy, dx);
-    Tensor scratch(kShape, layout());
+    Tensor scratch(kHostShape, layout());
     EXPECT_TRUE(gradient_matches(x, dx, [&] {
       ops.activation_forward(ctx, params, x, scratch);
       return dot(scratch, dy);
@@ -65,8 +65,8 @@ TEST_P(HostOps, ActivationsMatchTheirFormulasAndFiniteDifferences) {
 }
 
 TEST_P(HostOps, ActivationForwardMayWorkInPlace) {
-  Tensor x = random_tensor(kShape, layout(), 33, -3.0f, 3.0f);
-  Tensor y(kShape, layout());
+  Tensor x = random_tensor(kHostShape, layout(), 33, -3.0f, 3.0f);
+  Tensor y(kHostShape, layout());
   const ActivationParams params{Activation::tanh};
   ops.activation_forward(ctx, params, x, y);
   ops.activation_forward(ctx, params, x, x);
@@ -74,9 +74,9 @@ TEST_P(HostOps, ActivationForwardMayWorkInPlace) {
 }
 
 TEST_P(HostOps, ScaleIsItsOwnGradient) {
-  Tensor x = random_tensor(kShape, layout(), 34);
-  const Tensor dy = random_tensor(kShape, layout(), 35);
-  Tensor y(kShape, layout()), dx(kShape, layout());
+  Tensor x = random_tensor(kHostShape, layout(), 34);
+  const Tensor dy = random_tensor(kHostShape, layout(), 35);
+  Tensor y(kHostShape, layout()), dx(kHostShape, layout());
   ops.scale(ctx, -0.75f, x, y);
   for (int64_t i = 0; i < x.size(); ++i) ASSERT_EQ(y.data()[i], -0.75f * x.data()[i]);
   ops.scale(ctx, -0.75f, dy, dx);
@@ -127,8 +127,8 @@ TEST_P(HostOps, ConcatRefusesPartsThatDoNotFit) {
 TEST_P(HostOps, EachOpRecordsItsKernelName) {
   profiler::Tracer tracer;
   const ExecContext traced{pool, &tracer, /*device=*/0, /*lane=*/2};
-  const Tensor x = random_tensor(kShape, layout(), 41);
-  Tensor y(kShape, layout()), dx(kShape, layout()), both({3, 10, 7, 9}, layout());
+  const Tensor x = random_tensor(kHostShape, layout(), 41);
+  Tensor y(kHostShape, layout()), dx(kHostShape, layout()), both({3, 10, 7, 9}, layout());
   tracer.start();
   for (const Activation kind : {Activation::leaky_relu, Activation::sigmoid, Activation::tanh}) {
     ops.activation_forward(traced, {kind}, x, y);
@@ -154,4 +154,4 @@ INSTANTIATE_TEST_SUITE_P(BothLayouts, HostOps, ::testing::Values(Layout::NCHW, L
                          [](const auto& info) { return to_string(info.param); });
 
 }  // namespace
-}  // namespace tunescope::cpu::testing
+}  // namespace tunescope::cpu::test_support

@@ -17,7 +17,7 @@
 #include "kernels/cpu/CpuIsa.h"
 #include "kernels/cpu/CpuOps.h"
 
-namespace tunescope::cpu::testing {
+namespace tunescope::cpu::test_support {
 namespace {
 
 struct TiledCase {
@@ -89,4 +89,4 @@ INSTANTIATE_TEST_SUITE_P(Layouts, MaxPoolTiled, ::testing::Values(Layout::NCHW, 
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
 }  // namespace
-}  // namespace tunescope::cpu::testing
+}  // namespace tunescope::cpu::test_support

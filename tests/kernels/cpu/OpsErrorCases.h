@@ -15,7 +15,7 @@
 #include "core/base/ThreadPool.h"
 #include "tests/core/ExpectError.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 template <typename Ops>
 class OpsErrors : public ::testing::Test {
@@ -24,7 +24,7 @@ class OpsErrors : public ::testing::Test {
   // the long op call reads last.
   template <typename F>
   void expect_error(ErrorKind kind, std::initializer_list<std::string> fragments, F f) {
-    testing::expect_error(kind, f, fragments);
+    test_support::expect_error(kind, f, fragments);
   }
 
   ThreadPool pool{1};
@@ -157,4 +157,4 @@ REGISTER_TYPED_TEST_SUITE_P(OpsErrors, CollectivesShapes, BatchNormShapes,
                             FullyConnectedShapesAndLayouts, SoftmaxLabels,
                             TransposeNeedsTheOtherLayout);
 
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

@@ -48,7 +48,7 @@ struct Case {
   int64_t rows, cols, batch;
 };
 
-std::string case_name(const testing::TestParamInfo<Case>& info) {
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return std::to_string(info.param.rows) + "x" + std::to_string(info.param.cols) + "_batch" +
          std::to_string(info.param.batch);
 }
@@ -132,7 +132,7 @@ std::vector<cdouble> naive_forward(const float* x, const Layout& l) {
   return out;
 }
 
-class OwnFftTest : public testing::TestWithParam<Case> {
+class OwnFftTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     const Case c = GetParam();
@@ -290,14 +290,14 @@ TEST_P(OwnFftTest, OneAndThreeThreadsAreIdentical) {
   EXPECT_EQ(own_forward(fft_default.isa()), s1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, OwnFftTest, testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Sizes, OwnFftTest, ::testing::ValuesIn(all_cases()), case_name);
 
 // Strided real planes: element (r, c) of plane i at i * plane + (r * cols + c) * element.
 struct StridedCase {
   int64_t rows, cols, element, plane, count;
 };
 
-std::string strided_name(const testing::TestParamInfo<StridedCase>& info) {
+std::string strided_name(const ::testing::TestParamInfo<StridedCase>& info) {
   const StridedCase& c = info.param;
   return std::to_string(c.rows) + "x" + std::to_string(c.cols) + "_element" +
          std::to_string(c.element) + (c.plane == 1 ? "_interleaved" : "_blocked") + "_count" +
@@ -322,7 +322,7 @@ std::vector<StridedCase> strided_cases() {
   return cases;
 }
 
-class OwnFftStridedTest : public testing::TestWithParam<StridedCase> {
+class OwnFftStridedTest : public ::testing::TestWithParam<StridedCase> {
  protected:
   void SetUp() override {
     const StridedCase& c = GetParam();
@@ -449,7 +449,7 @@ TEST_P(OwnFftStridedTest, InverseMatchesFftwAndForwardInverseIsIdentity) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, OwnFftStridedTest, testing::ValuesIn(strided_cases()),
+INSTANTIATE_TEST_SUITE_P(Sizes, OwnFftStridedTest, ::testing::ValuesIn(strided_cases()),
                          strided_name);
 
 // Uniform noise in [-1, 1) over everything `count` planes of `points` elements in

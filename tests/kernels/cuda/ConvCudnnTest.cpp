@@ -63,10 +63,6 @@ std::unique_ptr<ConvAlgorithm> make(const std::string& name) {
   return Registry::instance().make_conv_algorithm("cuda", name);
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // ---- without a device ----------------------------------------------------------------
 
 TEST(ConvCudnnRegistration, EveryFamilyAndFindAreCudaAlgorithmsUnderTheirNames) {

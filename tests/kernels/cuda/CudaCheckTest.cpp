@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "CudaTestSupport.h"
+
 namespace tunescope::cuda {
 namespace {
 
@@ -16,10 +18,6 @@ Error error_of(Status status, std::string_view context = {}) {
   }
   ADD_FAILURE() << "no Error thrown for status " << static_cast<long>(status);
   return Error(ErrorKind::runtime, "");
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 TEST(CudaCheck, SuccessOfEveryLibraryPasses) {

@@ -155,7 +155,7 @@ std::vector<cdouble> naive_forward(int rows, int cols, int planes, const std::ve
   return out;
 }
 
-class CudaFft2dSchedule : public testing::TestWithParam<Size2d> {};
+class CudaFft2dSchedule : public ::testing::TestWithParam<Size2d> {};
 
 TEST_P(CudaFft2dSchedule, ForwardInverseAndRoundTripMatchFftwAndNaiveDft) {
   const auto [rows, cols] = GetParam();
@@ -193,8 +193,8 @@ TEST_P(CudaFft2dSchedule, ForwardInverseAndRoundTripMatchFftwAndNaiveDft) {
               round_trip_error / log2_points);
 }
 
-INSTANTIATE_TEST_SUITE_P(EverySize, CudaFft2dSchedule, testing::ValuesIn(all_sizes()),
-                         [](const testing::TestParamInfo<Size2d>& info) {
+INSTANTIATE_TEST_SUITE_P(EverySize, CudaFft2dSchedule, ::testing::ValuesIn(all_sizes()),
+                         [](const ::testing::TestParamInfo<Size2d>& info) {
                            return std::to_string(info.param.rows) + "x" +
                                   std::to_string(info.param.cols);
                          });

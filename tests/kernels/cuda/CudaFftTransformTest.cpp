@@ -41,7 +41,7 @@ const Named kTransforms[] = {
      [] { return std::unique_ptr<CudaFftTransformFactory>(new CufftTransformFactory); }},
 };
 
-class CudaFftTransformDevice : public testing::TestWithParam<Size2d> {};
+class CudaFftTransformDevice : public ::testing::TestWithParam<Size2d> {};
 
 TEST_P(CudaFftTransformDevice, ForwardAndInverseMatchFftw) {
   TS_SKIP_WITHOUT_CUDA_DEVICE();
@@ -82,8 +82,8 @@ TEST_P(CudaFftTransformDevice, ForwardAndInverseMatchFftw) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EverySize, CudaFftTransformDevice, testing::ValuesIn(all_sizes()),
-                         [](const testing::TestParamInfo<Size2d>& info) {
+INSTANTIATE_TEST_SUITE_P(EverySize, CudaFftTransformDevice, ::testing::ValuesIn(all_sizes()),
+                         [](const ::testing::TestParamInfo<Size2d>& info) {
                            return std::to_string(info.param.rows) + "x" +
                                   std::to_string(info.param.cols);
                          });

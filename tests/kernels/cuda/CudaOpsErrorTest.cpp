@@ -9,7 +9,7 @@
 #include "kernels/cuda/CudaOps.h"
 #include "tests/kernels/cpu/OpsErrorCases.h"
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Cuda, OpsErrors, cuda::CudaOps);
 
@@ -34,4 +34,4 @@ TEST(CudaOpsErrors, HostTensorsAreRefusedBeforeAnyLaunch) {
 }
 
 }  // namespace
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

@@ -22,7 +22,7 @@
 namespace tunescope::cuda {
 namespace {
 
-using cpu::testing::OpCase;
+using cpu::test_support::OpCase;
 
 void expect_cuda_matches_cpu(const std::vector<OpCase>& cases) {
   ThreadPool pool(2);
@@ -40,19 +40,19 @@ void expect_cuda_matches_cpu(const std::vector<OpCase>& cases) {
       LaneStreams::finish(device_ctx.stream.as<CUstream_st>());
       ASSERT_EQ(want.size(), got.size());
       for (size_t i = 0; i < want.size(); ++i)
-        EXPECT_TRUE(cpu::testing::logically_near(got[i], want[i], c.backend_tolerance))
+        EXPECT_TRUE(cpu::test_support::logically_near(got[i], want[i], c.backend_tolerance))
             << "output " << i;
     }
 }
 
 TEST(CudaOpsMatchCpu, EveryOpInBothLayouts) {
   TS_SKIP_WITHOUT_CUDA_DEVICE();
-  expect_cuda_matches_cpu(cpu::testing::op_cases());
+  expect_cuda_matches_cpu(cpu::test_support::op_cases());
 }
 
 TEST(CudaOpsMatchCpu, CollectivesBetweenDeviceTensors) {
   TS_SKIP_WITHOUT_CUDA_DEVICE();
-  expect_cuda_matches_cpu(cpu::testing::collective_cases());
+  expect_cuda_matches_cpu(cpu::test_support::collective_cases());
 }
 
 // Each op is traced as a phase range named as the contract's kernel, on the context's
@@ -64,7 +64,7 @@ TEST(CudaOpsMatchCpu, EveryOpRecordsItsContractNameAsARange) {
   LaneStreams streams(0);
   const ExecContext ctx{pool, &tracer, 0, 2, NativeStream(streams.stream(2))};
   CudaOps ops;
-  for (const OpCase& c : cpu::testing::op_cases()) {
+  for (const OpCase& c : cpu::test_support::op_cases()) {
     SCOPED_TRACE(c.name);
     tracer.start();
     c.run(ops, ctx, Layout::NHWC, CudaMemory::of_device(0));
@@ -91,11 +91,11 @@ TEST(CudaOpsMatchCpu, OnTheDefaultStream) {
   cpu::CpuOps cpu_ops;
   const ExecContext device_ctx{pool};
   const Shape4 shape{2, 3, 5, 7};
-  const Tensor x = cpu::testing::random_tensor(shape, Layout::NHWC, 7);
+  const Tensor x = cpu::test_support::random_tensor(shape, Layout::NHWC, 7);
   Tensor want(shape, Layout::NHWC), got(shape, Layout::NHWC, CudaMemory::of_device(0));
   cpu_ops.relu_forward(device_ctx, x, want);
   cuda_ops.relu_forward(device_ctx, to_memory(x, CudaMemory::of_device(0)), got);
-  EXPECT_TRUE(cpu::testing::bitwise_equal(to_host(got), want));
+  EXPECT_TRUE(cpu::test_support::bitwise_equal(to_host(got), want));
 }
 
 }  // namespace

@@ -36,11 +36,11 @@ TEST(CuptiCorrelationRealApi, KernelsCarryTheIdsOfTheRangesTheyWereLaunchedIn) {
   tracer.start();
   {
     RangeScope conv1(&tracer, "conv1", RangeCategory::layer, 0, 0);
-    TS_CUDA_CHECK(cuda::testing::launch_add_one(data, n, streams[0]));
+    TS_CUDA_CHECK(cuda::test_support::launch_add_one(data, n, streams[0]));
   }
   {
     RangeScope conv2(&tracer, "conv2", RangeCategory::layer, 0, 1);
-    TS_CUDA_CHECK(cuda::testing::launch_add_one(data + n, n, streams[1]));
+    TS_CUDA_CHECK(cuda::test_support::launch_add_one(data + n, n, streams[1]));
   }
   TS_CUDA_CHECK(cudaDeviceSynchronize());
   tracer.stop();

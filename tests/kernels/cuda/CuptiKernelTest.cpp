@@ -50,7 +50,7 @@ TEST(CuptiRealApi, RecordsALaunchedKernelOnTheHostClock) {
   TS_CUDA_CHECK(cudaMalloc(&data, n * sizeof(float)));
   TS_CUDA_CHECK(cudaMemset(data, 0, n * sizeof(float)));
   const int64_t host_before = now_ns();
-  TS_CUDA_CHECK(cuda::testing::launch_add_one(data, n, nullptr));
+  TS_CUDA_CHECK(cuda::test_support::launch_add_one(data, n, nullptr));
   TS_CUDA_CHECK(cudaDeviceSynchronize());
   const int64_t host_after = now_ns();
   TS_CUDA_CHECK(cudaFree(data));

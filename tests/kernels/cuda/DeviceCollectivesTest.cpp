@@ -24,15 +24,11 @@ namespace {
 
 const Shape4 kShape{2, 3, 17, 19};  // 1938 floats: not a multiple of any chunk size
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // The sources of `devices` devices (one each, seeds 1, 2, ...) on the host, and their sum.
 std::vector<Tensor> host_sources(int devices) {
   std::vector<Tensor> sources;
   for (int d = 0; d < devices; ++d)
-    sources.push_back(cpu::testing::random_tensor(kShape, Layout::NCHW, 1 + d));
+    sources.push_back(cpu::test_support::random_tensor(kShape, Layout::NCHW, 1 + d));
   return sources;
 }
 
@@ -119,8 +115,8 @@ TEST(DeviceCollectives, AllreduceOpAcrossDevicesScalesTheSum) {
   LaneStreams::finish(streams.stream(0));
   expect_scaled_sum(device[0], host, 1.0 / count);
   for (int d = 1; d < count; ++d)  // the other sources are left alone
-    EXPECT_TRUE(cpu::testing::bitwise_equal(to_host(device[static_cast<size_t>(d)]),
-                                            host[static_cast<size_t>(d)]));
+    EXPECT_TRUE(cpu::test_support::bitwise_equal(to_host(device[static_cast<size_t>(d)]),
+                                                 host[static_cast<size_t>(d)]));
 
   // And the weight broadcast from device 0 to the others (a peer copy).
   std::vector<Tensor*> targets;
@@ -128,7 +124,7 @@ TEST(DeviceCollectives, AllreduceOpAcrossDevicesScalesTheSum) {
   ops.broadcast(ctx, device[0], targets);
   LaneStreams::finish(streams.stream(0));
   for (Tensor* t : targets)
-    EXPECT_TRUE(cpu::testing::bitwise_equal(to_host(*t), to_host(device[0])));
+    EXPECT_TRUE(cpu::test_support::bitwise_equal(to_host(*t), to_host(device[0])));
 }
 #endif
 

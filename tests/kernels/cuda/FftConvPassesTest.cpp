@@ -29,7 +29,7 @@ namespace {
 using conv_test::NamedProblem;
 using fft::Cf;
 
-constexpr double kTolerance = 1e-3;
+constexpr double kPassTolerance = 1e-3;
 
 // What cublasCgemmStridedBatched computes, element by element in double.
 void reference_strided_batched_cgemm(const ChannelProduct& p, const Cf* a, const Cf* b, Cf* c) {
@@ -119,7 +119,7 @@ struct HostFrame {
 
 using Param = std::tuple<NamedProblem, Layout, bool>;  // problem, layout, one-image chunks
 
-class FftConvPassesOnHost : public testing::TestWithParam<Param> {};
+class FftConvPassesOnHost : public ::testing::TestWithParam<Param> {};
 
 TEST_P(FftConvPassesOnHost, MatchDirect) {
   const auto& [named, layout, single_image_chunks] = GetParam();
@@ -134,16 +134,16 @@ TEST_P(FftConvPassesOnHost, MatchDirect) {
   fft_conv_forward(p, frame.frame, steps, ref.host.x, ref.host.w, y);
   fft_conv_backward_data(p, frame.frame, steps, ref.host.dy, ref.host.w, dx);
   fft_conv_backward_filter(p, frame.frame, steps, ref.host.x, ref.host.dy, dw);
-  EXPECT_LE(conv_test::relative_error(y, ref.y), kTolerance) << "forward";
-  EXPECT_LE(conv_test::relative_error(dx, ref.dx), kTolerance) << "backward data";
-  EXPECT_LE(conv_test::relative_error(dw, ref.dw), kTolerance) << "backward filter";
+  EXPECT_LE(conv_test::relative_error(y, ref.y), kPassTolerance) << "forward";
+  EXPECT_LE(conv_test::relative_error(dx, ref.dx), kPassTolerance) << "backward data";
+  EXPECT_LE(conv_test::relative_error(dw, ref.dw), kPassTolerance) << "backward filter";
 }
 
 INSTANTIATE_TEST_SUITE_P(ModelLayers, FftConvPassesOnHost,
-                         testing::Combine(testing::ValuesIn(conv_test_cuda::model_layers()),
-                                          testing::Values(Layout::NCHW, Layout::NHWC),
-                                          testing::Bool()),
-                         [](const testing::TestParamInfo<Param>& info) {
+                         ::testing::Combine(::testing::ValuesIn(conv_test_cuda::model_layers()),
+                                            ::testing::Values(Layout::NCHW, Layout::NHWC),
+                                            ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<Param>& info) {
                            std::string name =
                                std::get<0>(info.param).name + "_" +
                                to_string(std::get<1>(info.param)) +
@@ -179,9 +179,9 @@ TEST_P(FftConvPassesOnHost, SavedSpectraSkipTransformsAndMatchDirect) {
   frame.poison();
   fft_conv_backward_filter(p, frame.frame, steps, ref.host.x, ref.host.dy, dw, saved);
   EXPECT_EQ(steps.r2c_calls, 1 + 3 * chunks) << "backward filter transforms only dy";
-  EXPECT_LE(conv_test::relative_error(y, ref.y), kTolerance) << "forward";
-  EXPECT_LE(conv_test::relative_error(dx, ref.dx), kTolerance) << "backward data";
-  EXPECT_LE(conv_test::relative_error(dw, ref.dw), kTolerance) << "backward filter";
+  EXPECT_LE(conv_test::relative_error(y, ref.y), kPassTolerance) << "forward";
+  EXPECT_LE(conv_test::relative_error(dx, ref.dx), kPassTolerance) << "backward data";
+  EXPECT_LE(conv_test::relative_error(dw, ref.dw), kPassTolerance) << "backward filter";
 }
 
 // The reference product against a hand-worked case, so the comparison above rests on it.

@@ -37,15 +37,11 @@ using conv_test_cuda::device_pass;
 using conv_test_cuda::lane_stream;
 using conv_test_cuda::reference_for;
 
-constexpr double kTolerance = 2e-3;
+constexpr double kFftConvTolerance = 2e-3;
 const std::vector<std::string> kNames = {"fft-cufft", "fft-own"};
 
 std::unique_ptr<ConvAlgorithm> make(const std::string& name) {
   return Registry::instance().make_conv_algorithm("cuda", name);
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 ConvProblem resnet_3x3(Layout layout) {
@@ -176,7 +172,7 @@ void expect_matches_direct(ConvAlgorithm& algo, const ConvProblem& problem) {
   for (const auto& [pass, error] : errors) {
     std::printf("%-10s %-44s %-10s error %.2e workspace %zu\n", algo.name().c_str(),
                 problem.key().c_str(), pass, error, algo.workspace_bytes(problem));
-    EXPECT_LE(error, kTolerance) << algo.name() << " " << pass << " on " << problem.key();
+    EXPECT_LE(error, kFftConvTolerance) << algo.name() << " " << pass << " on " << problem.key();
   }
 }
 
@@ -214,10 +210,11 @@ TEST(FftConvolutionCudaDevice, SavedSpectraGiveTheSameResults) {
     algo->backward_data(call, dy, w, dx);
     algo->backward_filter(call, x, dy, dw);
     LaneStreams::finish(lane_stream());
-    EXPECT_LE(conv_test::relative_error(to_host(y), ref.y), kTolerance) << name << " forward";
-    EXPECT_LE(conv_test::relative_error(to_host(dx), ref.dx), kTolerance)
+    EXPECT_LE(conv_test::relative_error(to_host(y), ref.y), kFftConvTolerance)
+        << name << " forward";
+    EXPECT_LE(conv_test::relative_error(to_host(dx), ref.dx), kFftConvTolerance)
         << name << " backward data";
-    EXPECT_LE(conv_test::relative_error(to_host(dw), ref.dw), kTolerance)
+    EXPECT_LE(conv_test::relative_error(to_host(dw), ref.dw), kFftConvTolerance)
         << name << " backward filter";
   }
 }

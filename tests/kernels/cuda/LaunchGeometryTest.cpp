@@ -22,7 +22,7 @@ TEST(LaunchGeometry, GridCoversEveryItemUpToTheBlockCap) {
 TEST(LaunchGeometry, ChannelSplitsAreNonEmptyAndCoverEveryUnit) {
   for (int64_t units : {1, 2, 3, 7, 64, 65, 128, 1000, 512 * 32 * 32})
     for (int64_t unit_elements : {1, 9, 256, 1024, 100000}) {
-      SCOPED_TRACE(testing::Message() << units << " units of " << unit_elements);
+      SCOPED_TRACE(::testing::Message() << units << " units of " << unit_elements);
       const ChannelSplit split = channel_split(units, unit_elements);
       EXPECT_GE(split.splits, 1);
       EXPECT_LE(split.splits, kMaxSplits);

@@ -1,7 +1,7 @@
 // Trivial device kernels the GPU tests launch so CUPTI has something real to record.
 #include "TraceProbeKernels.h"
 
-namespace tunescope::cuda::testing {
+namespace tunescope::cuda::test_support {
 
 __global__ void add_one(float* data, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -14,4 +14,4 @@ cudaError_t launch_add_one(float* data, int n, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-}  // namespace tunescope::cuda::testing
+}  // namespace tunescope::cuda::test_support

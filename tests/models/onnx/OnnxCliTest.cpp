@@ -19,8 +19,8 @@
 namespace tunescope::onnx {
 namespace {
 
-using testing::run_cli;
-using testing::ScratchDir;
+using test_support::run_cli;
+using test_support::ScratchDir;
 
 const std::string kResnet20 = std::string(TUNESCOPE_ZOO_DIR) + "/resnet20.onnx";
 const std::string kOpsnet = std::string(TUNESCOPE_ZOO_DIR) + "/opsnet.onnx";
@@ -96,7 +96,7 @@ TEST(OnnxCli, ConvFlagTakesNodeNamesAndListsThemForAnUnknownOne) {
 
 TEST(OnnxCli, RefusedModelExitsTwoNamingNodeAndWritesNothing) {
   ScratchDir dir;
-  testing::TinyOnnx model;
+  test_support::TinyOnnx model;
   model.node("relu").set_op_type("Softplus");
   const std::string path = model.save(dir / "softplus.onnx");
   for (const std::string& command :
@@ -117,7 +117,7 @@ TEST(OnnxCli, RefusedModelExitsTwoNamingNodeAndWritesNothing) {
   EXPECT_FALSE(std::filesystem::exists(dir / "traces"));
 
   // Fake data for a large input is bounded before it is generated.
-  testing::TinyOnnx large;
+  test_support::TinyOnnx large;
   auto* shape =
       large.graph.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
   shape->mutable_dim(2)->set_dim_value(2048);

@@ -16,15 +16,18 @@
 #include "core/engine/ParameterInit.h"
 #include "models/onnx/OnnxModel.h"
 #include "tests/core/ExpectError.h"
+#include "tests/core/FileBytes.h"
 #include "tests/core/ScratchDir.h"
 #include "tests/models/onnx/OnnxTestModels.h"
 
 namespace tunescope::onnx {
 namespace {
 
-using testing::expect_error;
-using testing::ScratchDir;
-using testing::TinyOnnx;
+using test_support::read_bytes;
+
+using test_support::expect_error;
+using test_support::ScratchDir;
+using test_support::TinyOnnx;
 
 TEST(OnnxReader, TinyModelBecomesLayersNamedByNode) {
   ScratchDir dir;
@@ -331,11 +334,6 @@ TEST(OnnxReader, RefusesEachUnsupportedCaseNamingFileNodeAndOperator) {
 
 void write(const std::filesystem::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
-}
-
-std::string read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 TEST(OnnxReader, RefusesCorruptTruncatedEmptyAndMissingFiles) {

@@ -18,14 +18,18 @@
 #include "core/engine/ParameterInit.h"
 #include "models/onnx/OnnxModel.h"
 #include "tests/core/ExpectError.h"
+#include "tests/core/FileBytes.h"
 #include "tests/core/ScratchDir.h"
 #include "tests/models/onnx/OnnxTestModels.h"
 
 namespace tunescope::onnx {
 namespace {
 
-using testing::ScratchDir;
-using testing::TinyOnnx;
+using test_support::read_bytes;
+using test_support::relative_l2;
+
+using test_support::ScratchDir;
+using test_support::TinyOnnx;
 
 constexpr double kOtherLayoutTolerance = 1e-5;
 
@@ -55,20 +59,6 @@ struct Harness {
     return logical_values(net.forward(ctx, x, training));
   }
 };
-
-double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    diff += (double{a[i]} - b[i]) * (double{a[i]} - b[i]);
-    norm += double{b[i]} * b[i];
-  }
-  return std::sqrt(diff / norm);
-}
-
-std::string read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 void expect_round_trip(const std::string& original, const ScratchDir& dir) {
   SCOPED_TRACE(original);
@@ -130,9 +120,9 @@ TEST(OnnxSave, AnUnwritablePathIsRefusedNamingIt) {
   Harness h;
   auto net = h.build(original, Layout::NCHW);
   const std::string bad = dir.at("missing/saved.onnx");
-  testing::expect_error(ErrorKind::input,
-                        [&] { read_onnx_model(original).save_weights(*net, bad); },
-                        {"--save-onnx " + bad, "cannot write"});
+  test_support::expect_error(ErrorKind::input,
+                             [&] { read_onnx_model(original).save_weights(*net, bad); },
+                             {"--save-onnx " + bad, "cannot write"});
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 

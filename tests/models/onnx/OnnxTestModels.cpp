@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 namespace pb = ::onnx;
 
@@ -144,4 +144,4 @@ ZooReference read_zoo_reference(const std::filesystem::path& path) {
   return ref;
 }
 
-}  // namespace tunescope::testing
+}  // namespace tunescope::test_support

@@ -2,14 +2,17 @@
 // model each refusal test changes in one place, and the zoo's reference files.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
-namespace tunescope::testing {
+namespace tunescope::test_support {
 
 // x [N, 3, 8, 8] -> Conv "conv" (4 filters 3x3, pad 1, bias) -> Relu "relu" ->
 // GlobalAveragePool "gap" -> Flatten "flatten" -> Gemm "fc" (5 classes, transB) ->
@@ -40,4 +43,21 @@ struct ZooReference {
 };
 ZooReference read_zoo_reference(const std::filesystem::path& path);
 
-}  // namespace tunescope::testing
+// ||v||, in double.
+inline double l2(const std::vector<float>& v) {
+  double sum = 0;
+  for (const float x : v) sum += double{x} * x;
+  return std::sqrt(sum);
+}
+
+// ||ours - reference|| / max(||reference||, floor), in double.
+inline double relative_l2(const std::vector<float>& ours, const std::vector<float>& reference,
+                          double floor = 1e-30) {
+  EXPECT_EQ(ours.size(), reference.size());
+  double diff = 0;
+  for (size_t i = 0; i < std::min(ours.size(), reference.size()); ++i)
+    diff += (double{ours[i]} - reference[i]) * (double{ours[i]} - reference[i]);
+  return std::sqrt(diff) / std::max(l2(reference), floor);
+}
+
+}  // namespace tunescope::test_support

@@ -25,28 +25,15 @@
 namespace tunescope::onnx {
 namespace {
 
+using test_support::l2;
+using test_support::relative_l2;
+
 constexpr double kLogitsTolerance = 1e-3;
 constexpr double kLossTolerance = 1e-4;
 constexpr double kGradientTolerance = 1e-3;
 
 std::filesystem::path zoo(const std::string& file) {
   return std::filesystem::path(TUNESCOPE_ZOO_DIR) / file;
-}
-
-double l2(const std::vector<float>& v) {
-  double sum = 0;
-  for (const float x : v) sum += double{x} * x;
-  return std::sqrt(sum);
-}
-
-// ||ours - reference|| / max(||reference||, floor)
-double relative_l2(const std::vector<float>& ours, const std::vector<float>& reference,
-                   double floor = 1e-30) {
-  EXPECT_EQ(ours.size(), reference.size());
-  double diff = 0;
-  for (size_t i = 0; i < std::min(ours.size(), reference.size()); ++i)
-    diff += (double{ours[i]} - reference[i]) * (double{ours[i]} - reference[i]);
-  return std::sqrt(diff) / std::max(l2(reference), floor);
 }
 
 struct ZooCase {
@@ -58,7 +45,8 @@ class OnnxZoo : public ::testing::TestWithParam<ZooCase> {};
 
 TEST_P(OnnxZoo, ForwardLossAndGradientsEqualPyTorch) {
   const ZooCase c = GetParam();
-  const testing::ZooReference ref = testing::read_zoo_reference(zoo(c.model + ".reference.onnx"));
+  const test_support::ZooReference ref =
+      test_support::read_zoo_reference(zoo(c.model + ".reference.onnx"));
   const std::string path = zoo(c.model + ".onnx").string();
   const OnnxModel model = read_onnx_model(path);
   const auto& in_dims = ref.dims.at("input");

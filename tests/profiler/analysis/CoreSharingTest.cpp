@@ -7,9 +7,12 @@
 #include "profiler/analysis/CoreSharing.h"
 #include "profiler/analysis/Replay.h"
 #include "profiler/analysis/StepAnalysis.h"
+#include "tests/profiler/analysis/EventFlows.h"
 
 namespace tunescope::profiler::analysis {
 namespace {
+
+using test_support::event;
 
 Activity kernel(const char* name, int stream, int64_t start, int64_t end) {
   Activity a;
@@ -32,10 +35,6 @@ Trace one_step(std::vector<Activity> activities, std::vector<Flow> flows, int64_
   t.ranges = {step};
   sort_by_start(t);
   return t;
-}
-
-Flow event(int from_stream, int64_t from_ns, int to_stream, int64_t to_ns) {
-  return Flow{FlowKind::event, {0, from_stream, from_ns}, {0, to_stream, to_ns}};
 }
 
 size_t node_named(const Trace& t, const DependencyGraph& g, const std::string& name) {

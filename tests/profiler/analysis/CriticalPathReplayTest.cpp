@@ -7,9 +7,12 @@
 #include "profiler/analysis/Replay.h"
 #include "profiler/analysis/StepAnalysis.h"
 #include "profiler/analysis/WhatIf.h"
+#include "tests/profiler/analysis/EventFlows.h"
 
 namespace tunescope::profiler::analysis {
 namespace {
+
+using test_support::event;
 
 Activity activity(const char* name, int stream, int64_t start, int64_t end,
                   ActivityKind kind = ActivityKind::kernel, int device = 0,
@@ -23,10 +26,6 @@ Activity activity(const char* name, int stream, int64_t start, int64_t end,
   a.end_ns = end;
   a.correlation = correlation;
   return a;
-}
-
-Flow event(int from_stream, int64_t from_ns, int to_stream, int64_t to_ns) {
-  return Flow{FlowKind::event, {0, from_stream, from_ns}, {0, to_stream, to_ns}};
 }
 
 // Lane 0 runs A [0,10], B [12,20], D [35,40]; lane 1 runs C [11,31] after A (an event),

@@ -13,9 +13,9 @@
 namespace tunescope::profiler::cupti {
 namespace {
 
-using testing::kernel_record;
-using testing::memcpy_record;
-using testing::runtime_record;
+using test_support::kernel_record;
+using test_support::memcpy_record;
+using test_support::runtime_record;
 
 // A record copied into raw bytes, as CUPTI hands them over: reading its kind through
 // CUpti_Activity then does not alias an object of another declared type.

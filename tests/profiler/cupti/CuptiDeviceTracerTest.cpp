@@ -20,13 +20,13 @@
 namespace tunescope::profiler::cupti {
 namespace {
 
-using testing::external_correlation_record;
-using testing::FakeCuptiApi;
-using testing::kernel_record;
-using testing::memcpy_record;
-using testing::memset_record;
-using testing::runtime_record;
-using testing::synchronization_record;
+using test_support::external_correlation_record;
+using test_support::FakeCuptiApi;
+using test_support::kernel_record;
+using test_support::memcpy_record;
+using test_support::memset_record;
+using test_support::runtime_record;
+using test_support::synchronization_record;
 
 constexpr CUpti_CallbackId kLaunch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
 
@@ -64,7 +64,7 @@ class CuptiDeviceTracerTest : public ::testing::Test {
     const uint64_t t0 = api_->gpu_now;
 
     // Kernels arrive in a buffer before the API calls that launched them.
-    api_->deliver([&](testing::BufferWriter& b) {
+    api_->deliver([&](test_support::BufferWriter& b) {
       b.add(kernel_record("_Z7kernelAv", t0 + 200, t0 + 1'200, 0, 7, 11));
       b.add(kernel_record("_Z7kernelBv", t0 + 700, t0 + 1'700, 0, 13, 12));
       b.add(memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096, t0 + 10, t0 + 60, 0, 13, 13));
@@ -74,7 +74,7 @@ class CuptiDeviceTracerTest : public ::testing::Test {
       b.add(kernel_record("_Z6foreignv", t0 + 3'000, t0 + 3'010, 0, 7, 16));
       b.add(kernel_record("_Z8untaggedv", t0 + 4'000, t0 + 4'010, 0, 7, 17));
     });
-    api_->deliver([&](testing::BufferWriter& b) {
+    api_->deliver([&](test_support::BufferWriter& b) {
       b.add(external_correlation_record(conv1, 13));
       b.add(runtime_record(kLaunch, t0 + 5, t0 + 9, 77, 13));
       b.add(external_correlation_record(op, 11));

@@ -13,10 +13,10 @@
 namespace tunescope::profiler::cupti {
 namespace {
 
-using testing::FakeCuptiApi;
-using testing::kernel_record;
-using testing::memcpy_record;
-using testing::runtime_record;
+using test_support::FakeCuptiApi;
+using test_support::kernel_record;
+using test_support::memcpy_record;
+using test_support::runtime_record;
 
 TEST(CuptiTracer, StartRegistersBuffersEnablesKindsAndMeasuresTheClock) {
   FakeCuptiApi api;
@@ -49,12 +49,12 @@ TEST(CuptiTracer, CompletedBuffersBecomeSortedActivities) {
   ASSERT_TRUE(tracer.start());
   const uint64_t t0 = api.gpu_now;
   // CUPTI delivers per buffer, not in time order.
-  api.deliver([&](testing::BufferWriter& buffer) {
+  api.deliver([&](test_support::BufferWriter& buffer) {
     buffer.add(kernel_record("_Z7add_onePfi", t0 + 30'000, t0 + 40'000, 0, 13, 2));
     buffer.add(runtime_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, t0 + 20'000,
                               t0 + 25'000, 77, 2));
   });
-  api.deliver([&](testing::BufferWriter& buffer) {
+  api.deliver([&](test_support::BufferWriter& buffer) {
     buffer.add(
         memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 1 << 20, t0 + 1'000, t0 + 9'000, 0, 13, 1));
   });
@@ -89,13 +89,13 @@ TEST(CuptiTracer, AStreamWaitingForAnotherStreamsEventBecomesAnEventFlow) {
   const uint64_t t0 = api.gpu_now;
   // Calls: 1 k1 on stream 13, 2 record event 5 on 13, 3 stream 14 waits for it, 4 k2 on
   // 14. The wait's record comes in a later buffer than the kernels.
-  api.deliver([&](testing::BufferWriter& buffer) {
+  api.deliver([&](test_support::BufferWriter& buffer) {
     buffer.add(kernel_record("k1", t0 + 1'000, t0 + 9'000, 0, 13, 1));
     buffer.add(kernel_record("k2", t0 + 9'500, t0 + 12'000, 0, 14, 4));
-    buffer.add(testing::cuda_event_record(5, 0, 13, 2));
+    buffer.add(test_support::cuda_event_record(5, 0, 13, 2));
   });
-  api.deliver([&](testing::BufferWriter& buffer) {
-    auto wait = testing::synchronization_record(
+  api.deliver([&](test_support::BufferWriter& buffer) {
+    auto wait = test_support::synchronization_record(
         CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, t0 + 500, t0 + 600, 0, 14, 3);
     wait.cudaEventId = 5;
     buffer.add(wait);
@@ -118,8 +118,8 @@ TEST(CuptiTracer, ReportsDroppedRecordsOfEveryBuffer) {
   api.dropped_per_buffer = 5;
   CuptiTracer tracer(api);
   ASSERT_TRUE(tracer.start());
-  api.deliver([](testing::BufferWriter&) {});
-  api.deliver([&](testing::BufferWriter& buffer) {
+  api.deliver([](test_support::BufferWriter&) {});
+  api.deliver([&](test_support::BufferWriter& buffer) {
     buffer.add(kernel_record("k", api.gpu_now + 1, api.gpu_now + 2, 0, 1, 1));
   });
   tracer.stop();
@@ -135,7 +135,7 @@ TEST(CuptiTracer, BuffersCompletedAfterStopAreFreedNotConverted) {
   CuptiTracer tracer(api);
   ASSERT_TRUE(tracer.start());
   tracer.stop();
-  api.deliver([&](testing::BufferWriter& buffer) {
+  api.deliver([&](test_support::BufferWriter& buffer) {
     buffer.add(kernel_record("late", api.gpu_now + 1, api.gpu_now + 2, 0, 1, 1));
   });
   Trace trace;

@@ -16,7 +16,7 @@
 
 #include "profiler/cupti/CuptiApi.h"
 
-namespace tunescope::profiler::cupti::testing {
+namespace tunescope::profiler::cupti::test_support {
 
 // The size of the record struct CUDA 13's CUPTI writes for each kind the tracer enables.
 inline size_t record_size(CUpti_ActivityKind kind) {
@@ -238,6 +238,6 @@ inline CUpti_ActivityExternalCorrelation external_correlation_record(
   return r;
 }
 
-}  // namespace tunescope::profiler::cupti::testing
+}  // namespace tunescope::profiler::cupti::test_support
 
 #endif  // HAS_CUPTI

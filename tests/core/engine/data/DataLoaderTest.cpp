@@ -17,7 +17,7 @@ namespace tunescope::data {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::expect_error;
+using test_support::expect_error;
 
 // Byte p of image i (IDX order) is (i * 7 + p) mod 256, except that bytes 0 and 1 hold
 // the index itself, so a batch element can be traced back to its sample.
@@ -421,7 +421,7 @@ TEST(DataLoader, RejectsMisuse) {
   bad = options;
   bad.prefetch = -1;
   expect_error(ErrorKind::usage, [&] { DataLoader{set, bad}; }, {"prefetch"});
-  tunescope::testing::SeparateMemory
+  tunescope::test_support::SeparateMemory
       device;  // batches must be readable by the host that fills them
   bad = options;
   bad.memory = &device;

@@ -16,9 +16,9 @@
 #include "tests/core/ExpectError.h"
 #include "tests/core/ScratchDir.h"
 
-namespace tunescope::data::testing {
+namespace tunescope::data::test_support {
 
-using tunescope::testing::ScratchDir;
+using tunescope::test_support::ScratchDir;
 
 inline void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -32,6 +32,6 @@ inline std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-using tunescope::testing::expect_error;
+using tunescope::test_support::expect_error;
 
-}  // namespace tunescope::data::testing
+}  // namespace tunescope::data::test_support

@@ -52,7 +52,7 @@ void write_folder(const fs::path& dir, uint8_t fill, int64_t images) {
 }
 
 TEST(DatasetCache, AFolderIsReadAgainWhenItsFilesChange) {
-  const testing::ScratchDir scratch;
+  const test_support::ScratchDir scratch;
   write_folder(scratch.path(), 7, 5);
   const std::string spec = scratch.path().string();
   const auto first = load_dataset_shared(spec, Split::train);

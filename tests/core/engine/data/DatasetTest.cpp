@@ -14,8 +14,8 @@ namespace tunescope::data {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::expect_error;
-using testing::ScratchDir;
+using test_support::expect_error;
+using test_support::ScratchDir;
 
 // Writes a small split in MNIST layout: image i is filled with byte i, label i % 10.
 void write_split(const fs::path& dir, const std::string& prefix, int64_t images, int64_t labels,
@@ -94,14 +94,15 @@ TEST(Dataset, FashionMnistFolderFollowsOptionsThenEnvironment) {
   ScratchDir env_dir, option_dir;
   write_split(env_dir.path(), "train", 4, 4);
   write_split(option_dir.path(), "train", 7, 7);
-  const tunescope::testing::ScopedEnv env("TUNESCOPE_DATA_DIR", env_dir.path().string());
+  const tunescope::test_support::ScopedEnv env("TUNESCOPE_DATA_DIR", env_dir.path().string());
   EXPECT_EQ(fashion_mnist_dir(), env_dir.path());
   EXPECT_EQ(load_dataset("fashion-mnist", Split::train).count, 4);
   DataSourceOptions options;
   options.data_dir = option_dir.path();
   EXPECT_EQ(load_dataset("fashion-mnist", Split::train, options).count, 7);
 
-  const tunescope::testing::ScopedEnv missing("TUNESCOPE_DATA_DIR", (env_dir / "gone").string());
+  const tunescope::test_support::ScopedEnv missing("TUNESCOPE_DATA_DIR",
+                                                   (env_dir / "gone").string());
   expect_error(ErrorKind::input, [] { load_dataset("fashion-mnist", Split::train); },
                {(env_dir / "gone").string(), "dataset-fashion-mnist", "TUNESCOPE_DATA_DIR"});
 }

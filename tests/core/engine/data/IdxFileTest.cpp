@@ -9,10 +9,10 @@
 namespace tunescope::data {
 namespace {
 
-using testing::expect_error;
-using testing::read_bytes;
-using testing::ScratchDir;
-using testing::write_bytes;
+using test_support::expect_error;
+using test_support::read_bytes;
+using test_support::ScratchDir;
+using test_support::write_bytes;
 
 IdxArray sample_array(std::vector<int64_t> dims) {
   IdxArray array;
