@@ -30,6 +30,8 @@
 // time is their mean), to measure how much a longer turn narrows the rounds.
 // --dump-rounds: every round's step time per config (seconds; a header of the labels,
 // then one line per round), to study how the rounds drift and which statistic ranks them.
+// The columns are in the order the configs took their turns in each round, so a
+// column's index is its member's turn (bench/rounds-distance.py reads it so).
 // --turn-order: threads (MeasureOptions::order_turns, TurnOrder.h: by thread count, the
 // bound before the unbound; what a tune does) or given (the space's order: layout, then
 // algorithms, then threads and binding), to measure what the order changes.
@@ -53,6 +55,7 @@
 #include "core/tuner/SearchSpace.h"
 #include "core/tuner/StepStatistics.h"
 #include "core/tuner/TrialRunner.h"
+#include "core/tuner/TurnOrder.h"
 #include "core/tuner/TurnSettling.h"
 
 namespace {
@@ -61,21 +64,24 @@ using namespace tunescope;
 
 using bench::split;
 
-// Round r's step time of every config on line r + 2, the configs' labels on line 1.
-void write_rounds(const std::string& path, const std::vector<tuner::TrialResult>& results) {
+// Round r's step time of every config on line r + 2, the configs' labels on line 1; the
+// columns in `turns` order (indices into `results`, as the rounds ran them).
+void write_rounds(const std::string& path, const std::vector<tuner::TrialResult>& results,
+                  const std::vector<size_t>& turns) {
   std::FILE* out = std::fopen(path.c_str(), "w");
   if (!out) fail(ErrorKind::input, "--dump-rounds: cannot write ", path);
   size_t rounds = 0;
-  for (size_t k = 0; k < results.size(); ++k) {
-    std::fprintf(out, "%s%s", k ? "\t" : "", results[k].config.label().c_str());
-    rounds = std::max(rounds, results[k].step_seconds.size());
+  for (size_t k = 0; k < turns.size(); ++k) {
+    const tuner::TrialResult& result = results.at(turns[k]);
+    std::fprintf(out, "%s%s", k ? "\t" : "", result.config.label().c_str());
+    rounds = std::max(rounds, result.step_seconds.size());
   }
   std::fprintf(out, "\n");
   for (size_t r = 0; r < rounds; ++r)
-    for (size_t k = 0; k < results.size(); ++k) {
-      const std::vector<double>& s = results[k].step_seconds;
+    for (size_t k = 0; k < turns.size(); ++k) {
+      const std::vector<double>& s = results.at(turns[k]).step_seconds;
       std::fprintf(out, "%s%.6f%s", k ? "\t" : "", r < s.size() ? s[r] : 0.0,
-                   k + 1 == results.size() ? "\n" : "");
+                   k + 1 == turns.size() ? "\n" : "");
     }
   if (std::fclose(out) != 0) fail(ErrorKind::input, "--dump-rounds: cannot write ", path);
 }
@@ -228,7 +234,12 @@ int main(int argc, char** argv) {
     for (const tuner::TrialResult& r : results)
       if (r.status != tuner::TrialStatus::ok)
         fail(ErrorKind::runtime, r.config.label(), ": ", r.reason);
-    if (!dump_rounds.empty()) write_rounds(dump_rounds, results);
+    if (!dump_rounds.empty()) {
+      std::vector<size_t> turns(configs.size());
+      for (size_t k = 0; k < turns.size(); ++k) turns[k] = k;
+      if (measure.order_turns) turns = tuner::turn_order(configs);
+      write_rounds(dump_rounds, results, turns);
+    }
     for (const tuner::TrialResult& r : results) {
       double sum = 0, logs = 0;
       for (double t : r.step_seconds) {

@@ -4,10 +4,9 @@
 Usage: rounds-distance.py ROUNDS.tsv [THREADS]
 
 ROUNDS.tsv is what `bench_tuning_truth --dump-rounds` writes (the configs' labels, then
-one line of step seconds per round). The members took their turns in the rounds' turn
-order (core/tuner/TurnOrder.cpp: by thread count, the bound before the unbound, stable),
-so two members' distance is how many turns apart they ran in each round, the shorter
-way round (the last member's turn is followed by the next round's first). For every pair
+one line of step seconds per round), its columns in the order the members took their
+turns, so two members' distance is how many columns apart they are, the shorter way
+round (the last member's turn is followed by the next round's first). For every pair
 of members with THREADS threads (default 2; their turns are alike in length), prints the
 standard deviation of the per-round log step-time ratio and the same by the median
 absolute deviation (x 1.4826), then their medians by distance. A spread that grows with
@@ -24,11 +23,6 @@ def threads_of(label: str) -> int:
     return int(label.split("threads=")[1].split()[0])
 
 
-def turn_order(labels):
-    return sorted(range(len(labels)),
-                  key=lambda i: (threads_of(labels[i]), "bind=cores" not in labels[i]))
-
-
 def main() -> int:
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -38,7 +32,6 @@ def main() -> int:
     labels = lines[0]
     rows = [[float(x) for x in line] for line in lines[1:]]
     rows = [r for r in rows if all(t > 0 for t in r)]  # a member that stopped early: 0
-    position = {member: p for p, member in enumerate(turn_order(labels))}
     members = [i for i in range(len(labels)) if threads_of(labels[i]) == threads]
     by_distance = {}
     for a in members:
@@ -48,7 +41,7 @@ def main() -> int:
             d = [math.log(r[a] / r[b]) for r in rows]
             centre = statistics.median(d)
             mad_sd = 1.4826 * statistics.median(abs(x - centre) for x in d)
-            apart = abs(position[a] - position[b])
+            apart = abs(a - b)
             apart = min(apart, len(labels) - apart)
             by_distance.setdefault(apart, []).append((statistics.pstdev(d), mad_sd))
     print(f"{len(rows)} rounds, {len(labels)} members in turn, {len(members)} with "
