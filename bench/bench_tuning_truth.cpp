@@ -234,12 +234,8 @@ int main(int argc, char** argv) {
     for (const tuner::TrialResult& r : results)
       if (r.status != tuner::TrialStatus::ok)
         fail(ErrorKind::runtime, r.config.label(), ": ", r.reason);
-    if (!dump_rounds.empty()) {
-      std::vector<size_t> turns(configs.size());
-      for (size_t k = 0; k < turns.size(); ++k) turns[k] = k;
-      if (measure.order_turns) turns = tuner::turn_order(configs);
-      write_rounds(dump_rounds, results, turns);
-    }
+    if (!dump_rounds.empty())
+      write_rounds(dump_rounds, results, tuner::rounds_turns(configs, measure.order_turns));
     for (const tuner::TrialResult& r : results) {
       double sum = 0, logs = 0;
       for (double t : r.step_seconds) {

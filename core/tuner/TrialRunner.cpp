@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <new>
-#include <numeric>
 #include <optional>
 #include <span>
 
@@ -369,9 +368,7 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
     for (const RunConfig& config : configs)
       runs.push_back(std::make_unique<CandidateRun>(base, config, limit));
     std::vector<size_t> racing;  // the members still timed, in turn order
-    std::vector<size_t> order(runs.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    if (options.order_turns) order = turn_order(configs);
+    const std::vector<size_t> order = rounds_turns(configs, options.order_turns);
     for (size_t i : order) {
       mismatch[i] = runs[i]->check(*references[i], options);
       if (mismatch[i].empty())

@@ -21,4 +21,11 @@ std::vector<size_t> turn_order(const std::vector<RunConfig>& configs) {
   return order;
 }
 
+std::vector<size_t> rounds_turns(const std::vector<RunConfig>& configs, bool ordered) {
+  if (ordered) return turn_order(configs);
+  std::vector<size_t> given(configs.size());
+  std::iota(given.begin(), given.end(), size_t{0});
+  return given;
+}
+
 }  // namespace tunescope::tuner

@@ -19,4 +19,8 @@ namespace tunescope::tuner {
 // members alike keep the order given.
 std::vector<size_t> turn_order(const std::vector<RunConfig>& configs);
 
+// The order the rounds run their turns in: turn_order's where `ordered`
+// (MeasureOptions::order_turns), else the order `configs` are given in.
+std::vector<size_t> rounds_turns(const std::vector<RunConfig>& configs, bool ordered);
+
 }  // namespace tunescope::tuner

@@ -13,6 +13,7 @@
 
 #include "profiler/ChromeTraceReader.h"
 #include "tests/cli/RunCli.h"
+#include "tests/core/ScratchDir.h"
 
 namespace {
 
@@ -20,13 +21,7 @@ using tunescope::test_support::kSmallFakeTrain;
 using tunescope::test_support::kSmallFakeTune;
 
 using tunescope::test_support::run_cli;
-
-std::filesystem::path fresh_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+using tunescope::test_support::ScratchDir;
 
 TEST(FftTileCli, BadTileIsAUsageErrorNamingTheOption) {
   const auto r = run_cli(std::string("train --conv fft-own --fft-tile 18 ") + kSmallFakeTrain);
@@ -51,7 +46,7 @@ TEST(FftTileCli, TileNotLargerThanTheKernelNamesTheLayer) {
 }
 
 TEST(FftTileCli, ConfigKeyIsCheckedAndAppliedAndTheFlagWins) {
-  const auto dir = fresh_dir("tunescope-fft-tile-config");
+  const ScratchDir dir;
   nlohmann::json config = {{"schema", "tunescope.config/1"},
                            {"model", "lenet5"},
                            {"batch", 16},
@@ -84,11 +79,10 @@ TEST(FftTileCli, ConfigKeyIsCheckedAndAppliedAndTheFlagWins) {
   const auto trace = tunescope::profiler::read_chrome_trace(dir / "trace.json");
   EXPECT_EQ(nlohmann::json::parse(trace.metadata.config).at("fft_tile"), "16")
       << trace.metadata.config;
-  std::filesystem::remove_all(dir);
 }
 
 TEST(FftTileCli, TuneMeasuresAndRecordsEveryTilingOfFftConfigsOnly) {
-  const auto dir = fresh_dir("tunescope-fft-tile-tune");
+  const ScratchDir dir;
   const std::string db = (dir / "results.sqlite").string();
   const auto r =
       run_cli(std::string("tune --strategy exhaustive --layouts nchw --algorithms direct,fft-own "
@@ -118,7 +112,6 @@ TEST(FftTileCli, TuneMeasuresAndRecordsEveryTilingOfFftConfigsOnly) {
     EXPECT_NE(json.at("fft_tile"), "auto") << json.dump();
   else
     EXPECT_FALSE(json.contains("fft_tile")) << json.dump();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -51,6 +51,17 @@ TEST(TurnOrder, ThreadsZeroCountsAsTheMachinesHardwareThreads) {
   EXPECT_EQ(turn_order(configs), (std::vector<size_t>{2, 0, 1}));
 }
 
+TEST(TurnOrder, RoundsTurnsAreTheTurnOrderOnlyWhereOrdered) {
+  const RunConfig direct = config_with(test_support::tiny_session(), Layout::NCHW, "direct");
+  const std::vector<RunConfig> configs{with_threads(direct, 2, CpuBinding::off),
+                                       with_threads(direct, 1, CpuBinding::off),
+                                       with_threads(direct, 2, CpuBinding::cores)};
+  EXPECT_EQ(rounds_turns(configs, true), (std::vector<size_t>{1, 2, 0}));
+  EXPECT_EQ(rounds_turns(configs, true), turn_order(configs));
+  EXPECT_EQ(rounds_turns(configs, false), (std::vector<size_t>{0, 1, 2}));
+  EXPECT_TRUE(rounds_turns({}, false).empty());
+}
+
 // The start of each member's first candidate range (its first turn), on the steady clock
 // every session's tracer shares.
 std::vector<size_t> first_turns(const std::vector<TrialResult>& results) {
