@@ -52,6 +52,18 @@ std::vector<double> paired_log_ratios(const std::vector<std::vector<double>>& ro
   return out;
 }
 
+// The indifference zone's claim about a member: "with confidence 1 - level, it is not
+// more than delta faster than the fastest" (`log_ratios`: its paired log step-time ratios
+// to the fastest). The claim reads only the low end of the mean's interval, so the bound
+// is one-sided at `level`, as race_drops' claim "slower" is one-sided at the same level.
+// The ratio's lower bound; 0 while there are too few rounds for one.
+double zone_bound(const std::vector<double>& log_ratios, double level, double trim) {
+  const MeanInterval one_sided = mean_interval(log_ratios, 1 - 2 * level, trim);
+  return one_sided.bounded() ? std::exp(one_sided.low) : 0;
+}
+
+bool within_zone(double bound, double delta) { return bound > 0 && 1 - bound < delta; }
+
 }  // namespace
 
 bool simpler(const RunConfig& a, const RunConfig& b) {
@@ -328,13 +340,13 @@ std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
   const std::vector<size_t> racing = racing_members(round_seconds);
   if (racing.size() < 2) return {};
   const size_t fastest = fastest_racing(round_seconds, racing, trim);
-  const double confidence = 1 - alpha / static_cast<double>(racing.size() - 1);
+  const double level = alpha / static_cast<double>(racing.size() - 1);
   std::vector<size_t> drops;
   for (size_t j : racing) {
     if (j == fastest || simpler(configs[j], configs[fastest])) continue;
-    const MeanInterval simultaneous =
-        mean_interval(paired_log_ratios(round_seconds, j, fastest), confidence, trim);
-    if (simultaneous.mean >= 0 && simultaneous.bounded() && 1 - std::exp(simultaneous.low) < delta)
+    const std::vector<double> log_ratios = paired_log_ratios(round_seconds, j, fastest);
+    if (trimmed_mean(log_ratios, trim) >= 0 &&
+        within_zone(zone_bound(log_ratios, level, trim), delta))
       drops.push_back(j);
   }
   return drops;
@@ -378,9 +390,10 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
     c.below_delta = bounded ? c.ratio_high - 1 < delta && 1 - c.ratio_low < delta
                             : std::abs(c.ratio - 1) < delta;
     // "Picking the fastest costs at most delta" must hold against every member at once:
-    // each comparison's interval at 1 - alpha / (members - 1) (Bonferroni).
-    const MeanInterval simultaneous = mean_interval(log_ratios, 1 - alpha / comparisons, trim);
-    c.settled = c.significant || (simultaneous.bounded() && 1 - std::exp(simultaneous.low) < delta);
+    // each comparison at alpha / (members - 1) (Bonferroni).
+    c.zone_level = alpha / comparisons;
+    c.zone_low = zone_bound(log_ratios, c.zone_level, trim);
+    c.settled = c.significant || within_zone(c.zone_low, delta);
     verdict.settled = verdict.settled && c.settled;
     if (c.tie() && simpler(configs[j], configs[verdict.winner])) verdict.winner = j;
     findings += cat("; ", configs[j].label(), " is ", percent(std::abs(c.ratio - 1)),
@@ -389,7 +402,11 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                                            figure(c.ratio_low), ", ", figure(c.ratio_high), "])")
                                      : std::string(),
                     ", p = ", figure(c.test.p_value), c.significant ? " < " : " >= ", figure(alpha),
-                    c.tie() ? cat(", below delta ", percent(delta), ": a tie") : std::string());
+                    c.tie() ? cat(", below delta ", percent(delta), ": a tie")
+                    : !c.significant && c.settled
+                        ? cat(", in the indifference zone (one-sided bound ", figure(c.zone_low),
+                              " > 1 - delta at ", figure(c.zone_level), ")")
+                        : std::string());
     verdict.comparisons.push_back(c);
   }
   const std::string test = cat(trimmed_count(rounds, trim) > 0

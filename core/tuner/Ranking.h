@@ -78,9 +78,9 @@ std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_sec
                                double alpha = kAlpha, double trim = kRoundsTrim);
 // The members that can no longer change the pick (the indifference zone): against the
 // fastest still racing, each that is not simpler than it (so it cannot win the tie
-// rule), measured no faster (trimmed mean paired ratio >= 1), and whose ratio's interval at
-// 1 - alpha / (members - 1) shows it is not more than delta faster. Racing them on
-// cannot make the pick more than delta slower than they are.
+// rule), measured no faster (trimmed mean paired ratio >= 1), and whose ratio's one-sided
+// lower bound at alpha / (members - 1) shows it is not more than delta faster. Racing them
+// on cannot make the pick more than delta slower than they are.
 std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
                                       const std::vector<std::vector<double>>& round_seconds,
                                       double delta, double alpha = kAlpha,
@@ -98,11 +98,13 @@ struct PairedComparison {
   // delta, so a simpler member that wins a tie is known to be within delta.
   bool below_delta = false;
   bool tie() const { return !significant && below_delta; }
-  // Decided: significant, or the interval shows that `other` is not more than delta
-  // faster than the fastest: picking the fastest then costs at most delta against it,
-  // whatever more rounds would say (an indifference zone). That interval is at
-  // 1 - alpha / (members - 1), so that the claim holds against every member at once.
+  // Decided: significant, or the one-sided lower bound of the ratio shows that `other` is
+  // not more than delta faster than the fastest: picking the fastest then costs at most
+  // delta against it, whatever more rounds would say (an indifference zone). That bound
+  // is at alpha / (members - 1), so that the claim holds against every member at once.
   bool settled = false;
+  double zone_low = 0;    // that lower bound of the ratio (0: too few rounds)
+  double zone_level = 0;  // its level, alpha / (members - 1)
 };
 
 struct RoundsVerdict {

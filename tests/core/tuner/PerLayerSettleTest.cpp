@@ -250,10 +250,10 @@ TEST(RoundDrops, NeverLeaveFewerThanTwoRacing) {
   EXPECT_EQ(drops.indifferent, (std::vector<size_t>{2}));
 }
 
-// The indifference zone: a member that is not simpler than the fastest and is shown, at
-// the Bonferroni level, to be no more than delta faster cannot change the pick by more
-// than delta; it leaves the race. A simpler one stays (it may win the tie rule), and so
-// does one whose interval still allows it to be more than delta faster.
+// The indifference zone: a member that is not simpler than the fastest and is shown, by
+// a one-sided bound at the Bonferroni level, to be no more than delta faster cannot change
+// the pick by more than delta; it leaves the race. A simpler one stays (it may win the tie
+// rule), and so does one whose bound still allows it to be more than delta faster.
 TEST(IndifferentDrops, DropsOnlyMembersWithinDeltaThatCannotWinTheTieRule) {
   // 0 the fastest; 1 as complex as 0 (not simpler); 2 simpler (nchw, one thread).
   const std::vector<RunConfig> configs{config_of(Layout::NHWC, 2), config_of(Layout::NHWC, 2),
@@ -269,12 +269,17 @@ TEST(IndifferentDrops, DropsOnlyMembersWithinDeltaThatCannotWinTheTieRule) {
     rounds[2].push_back(base * 1.005);
   }
   EXPECT_EQ(indifferent_drops(configs, rounds, 0.02), (std::vector<size_t>{1}));
-  // Six rounds: the interval at 1 - 0.05 / 2 is not bounded yet (needs 2 x 2^-n <= 0.025).
+  // Five rounds: the one-sided bound at 0.05 / 2 is not bounded yet (needs 2^-n <= 0.025).
   std::vector<std::vector<double>> early(3);
-  for (size_t i = 0; i < 3; ++i) early[i].assign(rounds[i].begin(), rounds[i].begin() + 6);
+  for (size_t i = 0; i < 3; ++i) early[i].assign(rounds[i].begin(), rounds[i].begin() + 5);
   EXPECT_TRUE(indifferent_drops(configs, early, 0.02).empty());
-  // Member 1 alternately 4 % faster and 3 % slower: its interval reaches below 1 - delta.
-  for (int r = 0; r < 12; ++r) rounds[1][r] = rounds[0][r] * (r % 2 ? 0.96 : 1.03);
+  // Six rounds are enough (2^-6 <= 0.025): the two-sided interval at 1 - 0.05 / 2 needed 2^-n
+  // <= 0.0125, seven rounds.
+  for (size_t i = 0; i < 3; ++i) early[i].push_back(rounds[i][5]);
+  EXPECT_EQ(indifferent_drops(configs, early, 0.02), (std::vector<size_t>{1}));
+  // Member 1 alternately 6 % faster and 4 % slower: the fastest now, and member 0's bound
+  // against it reaches below 1 - delta.
+  for (int r = 0; r < 12; ++r) rounds[1][r] = rounds[0][r] * (r % 2 ? 0.94 : 1.04);
   EXPECT_TRUE(indifferent_drops(configs, rounds, 0.02).empty());
   // Configs and round series must pair up.
   EXPECT_THROW(indifferent_drops({configs[0]}, rounds, 0.02), Error);

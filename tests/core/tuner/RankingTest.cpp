@@ -208,7 +208,13 @@ TEST(RoundsVerdict, InsignificantButAboveDeltaGoesToTheFaster) {
   EXPECT_FALSE(v.comparisons[0].significant);
   EXPECT_FALSE(v.comparisons[0].below_delta);
   EXPECT_EQ(v.winner, 1u);
-  EXPECT_FALSE(v.settled);  // more rounds could make it significant
+  // Not significant, but settled by the zone: the simpler member is slower in all 5
+  // rounds, so its one-sided bound at alpha (2^-5 <= 0.05) shows it is not delta faster.
+  EXPECT_TRUE(v.settled);
+  // With 4 rounds no bound exists yet (2^-4 > 0.05): more rounds could change the verdict.
+  EXPECT_FALSE(rounds_verdict({simple_config(), complex_config()},
+                              rounds_of(std::vector<double>(4, 0.95)), 0.02)
+                   .settled);
 }
 
 TEST(RoundsVerdict, TheSimplerFastestNeedsNoTieRule) {
@@ -253,35 +259,50 @@ TEST(RoundsVerdict, SettlesOnceNoMemberCanBeDeltaFasterAndTiesOnlyWithinDelta) {
   EXPECT_TRUE(c.settled);
   EXPECT_TRUE(v.settled);
   EXPECT_EQ(v.winner, 1u) << v.decision;
-  // 12% slower and 5% faster by turns: the interval [0.9749, 1.0914] reaches below
-  // 1 - delta, so it might be more than delta faster: undecided.
-  std::vector<double> wide;
-  for (int r = 0; r < 12; ++r) wide.push_back(r % 2 ? 1 / 1.12 : 1 / 0.95);
-  EXPECT_FALSE(
-      rounds_verdict({simple_config(), complex_config()}, rounds_of(wide), 0.02, kAlpha, kPlainMean)
-          .settled);
+  // 12% slower and 5% faster by turns: the 95% interval [0.9749, 1.0914] reaches below
+  // 1 - delta, but the zone's claim reads only the low end, and the one-sided bound at
+  // alpha is 0.9867: settled. 15% slower and 7% faster: that bound is 0.9766, so the
+  // other might be more than delta faster: undecided.
+  const auto alternating = [](double slower, double faster) {
+    std::vector<double> ratios;
+    for (int r = 0; r < 12; ++r) ratios.push_back(r % 2 ? 1 / slower : 1 / faster);
+    return rounds_of(ratios);
+  };
+  EXPECT_TRUE(rounds_verdict({simple_config(), complex_config()}, alternating(1.12, 0.95), 0.02,
+                             kAlpha, kPlainMean)
+                  .settled);
+  EXPECT_FALSE(rounds_verdict({simple_config(), complex_config()}, alternating(1.15, 0.93), 0.02,
+                              kAlpha, kPlainMean)
+                   .settled);
 }
 
 TEST(RoundsVerdict, TheIndifferenceZoneHoldsAgainstEveryMemberAtOnce) {
-  // Ratios to the fastest (the squares of these), 3 of 12 below 1: p = 0.056,
-  // insignificant. The 95% interval's low end is 0.9978: alone against the fastest, the
-  // other cannot be 2% faster. Against three members at once each interval is at
-  // 1 - 0.05 / 3, whose low end is 0.9788: undecided.
-  const std::vector<double> ratios = {0.96, 0.975, 0.99, 1.005, 1.01, 1.02,
-                                      1.03, 1.04,  1.05, 1.06,  1.07, 1.08};
+  // Ratios to the fastest, 5 of 12 below 1: p = 0.309, insignificant. The zone reads the
+  // one-sided lower bound: alone against the fastest (at alpha), its low end is 0.9861, so
+  // the other cannot be 2% faster, although the two-sided 95% interval reaches down to
+  // 0.9771. Against three members at once each bound is at alpha / 3, whose low end is
+  // 0.9714: undecided.
+  const std::vector<double> ratios = {0.91,  0.936, 0.962, 0.988, 0.996, 1.014,
+                                      1.032, 1.05,  1.068, 1.086, 1.104, 1.122};
   std::vector<std::vector<double>> two(2), four(4);
   for (double r : ratios) {
     for (auto* rounds : {&two, &four}) {
       (*rounds)[0].push_back(0.010);
-      for (size_t i = 1; i < rounds->size(); ++i) (*rounds)[i].push_back(0.010 * r * r);
+      for (size_t i = 1; i < rounds->size(); ++i) (*rounds)[i].push_back(0.010 * r);
     }
   }
   const RoundsVerdict pair =
       rounds_verdict({simple_config(), complex_config()}, two, 0.02, kAlpha, kPlainMean);
   EXPECT_EQ(pair.fastest, 0u);
   EXPECT_FALSE(pair.comparisons[0].significant);
-  EXPECT_NEAR(pair.comparisons[0].ratio_low, 0.9977802890086256, 1e-9);
+  EXPECT_NEAR(pair.comparisons[0].test.p_value, 0.30859375, 1e-12);
+  EXPECT_NEAR(pair.comparisons[0].ratio_low, 0.9770550040242019, 1e-9);
+  EXPECT_NEAR(pair.comparisons[0].zone_low, 0.9861426851060474, 1e-9);
   EXPECT_TRUE(pair.settled);
+  EXPECT_NE(
+      pair.decision.find("in the indifference zone (one-sided bound 0.986 > 1 - delta at 0.05)"),
+      std::string::npos)
+      << pair.decision;
   const RoundsVerdict group =
       rounds_verdict({simple_config(), complex_config(), config(Layout::NCHW, "direct", 2),
                       config(Layout::NHWC, "direct", 2)},
