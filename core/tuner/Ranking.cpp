@@ -56,13 +56,16 @@ std::vector<double> paired_log_ratios(const std::vector<std::vector<double>>& ro
 // more than delta faster than the fastest" (`log_ratios`: its paired log step-time ratios
 // to the fastest). The claim reads only the low end of the mean's interval, so the bound
 // is one-sided at `level`, as race_drops' claim "slower" is one-sided at the same level.
-// The ratio's lower bound; 0 while there are too few rounds for one.
-double zone_bound(const std::vector<double>& log_ratios, double level, double trim) {
-  const MeanInterval one_sided = mean_interval(log_ratios, 1 - 2 * level, trim);
-  return one_sided.bounded() ? std::exp(one_sided.low) : 0;
+MeanInterval one_sided(const std::vector<double>& log_ratios, double level, double trim) {
+  return mean_interval(log_ratios, 1 - 2 * level, trim);
 }
 
-bool within_zone(double bound, double delta) { return bound > 0 && 1 - bound < delta; }
+// The ratio's lower bound of that interval; 0 while there are too few rounds for one.
+double zone_low(const MeanInterval& interval) {
+  return interval.bounded() ? std::exp(interval.low) : 0;
+}
+
+bool within_zone(double low, double delta) { return low > 0 && 1 - low < delta; }
 
 }  // namespace
 
@@ -344,10 +347,8 @@ std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
   std::vector<size_t> drops;
   for (size_t j : racing) {
     if (j == fastest || simpler(configs[j], configs[fastest])) continue;
-    const std::vector<double> log_ratios = paired_log_ratios(round_seconds, j, fastest);
-    if (trimmed_mean(log_ratios, trim) >= 0 &&
-        within_zone(zone_bound(log_ratios, level, trim), delta))
-      drops.push_back(j);
+    const MeanInterval bound = one_sided(paired_log_ratios(round_seconds, j, fastest), level, trim);
+    if (bound.mean >= 0 && within_zone(zone_low(bound), delta)) drops.push_back(j);
   }
   return drops;
 }
@@ -392,7 +393,7 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
     // "Picking the fastest costs at most delta" must hold against every member at once:
     // each comparison at alpha / (members - 1) (Bonferroni).
     c.zone_level = alpha / comparisons;
-    c.zone_low = zone_bound(log_ratios, c.zone_level, trim);
+    c.zone_low = zone_low(one_sided(log_ratios, c.zone_level, trim));
     c.settled = c.significant || within_zone(c.zone_low, delta);
     verdict.settled = verdict.settled && c.settled;
     if (c.tie() && simpler(configs[j], configs[verdict.winner])) verdict.winner = j;
