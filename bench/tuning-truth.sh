@@ -279,6 +279,11 @@ print("cross-fitted (the best chosen on half of the truth's rounds, valued on th
       + "; ".join(f"{strategy} {sum(r['winner'] in series and cross_share(r['winner']) >= 0.97 for r in runs)}/{len(runs)} "
                   f"(" + ", ".join(f"{cross_share(r['winner']):.3f}" if r["winner"] in series else "?" for r in runs) + ")"
                   for strategy, runs in picks.items()))
+# Tunes whose rounds stopped with a comparison open (the decision says "undecided": a cap,
+# the budget or a stop ended them before the test or the zone decided every comparison).
+print("undecided (rounds stopped with a comparison open): "
+      + "; ".join(f"{strategy} {sum('undecided' in r['decision'] for r in runs)}/{len(runs)}"
+                  for strategy, runs in picks.items()))
 # What each tune's watch saw of other processes (SharedMachine.h: other cores; "*" when
 # it charged the steps), and the decision of each pick outside 3 % by the mean.
 for strategy, runs in picks.items():

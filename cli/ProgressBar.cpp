@@ -29,12 +29,17 @@ ProgressBar::ProgressBar(std::string label, int64_t total, std::FILE* out)
       tty_(out_ && isatty(fileno(out_))) {}
 
 void ProgressBar::update(int64_t done, const std::string& status) {
+  update_partial(static_cast<double>(done), status);
+}
+
+void ProgressBar::update_partial(double done, const std::string& status) {
   const auto now = std::chrono::steady_clock::now();
+  const auto total = static_cast<double>(total_);
   if (tty_) {
-    if (now - last_draw_ < std::chrono::milliseconds(100) && done < total_) return;
+    if (now - last_draw_ < std::chrono::milliseconds(100) && done < total) return;
   } else {
-    if (done >= total_) return;  // finish() prints the final line
-    const int decile = static_cast<int>(10 * done / total_);
+    if (done >= total) return;  // finish() prints the final line
+    const int decile = static_cast<int>(10 * done / total);
     if (decile == last_decile_) return;
     last_decile_ = decile;
   }
@@ -42,13 +47,14 @@ void ProgressBar::update(int64_t done, const std::string& status) {
   draw(done, status, false);
 }
 
-void ProgressBar::finish(const std::string& status) { draw(total_, status, true); }
+void ProgressBar::finish(const std::string& status) {
+  draw(static_cast<double>(total_), status, true);
+}
 
-void ProgressBar::draw(int64_t done, const std::string& status, bool final) {
+void ProgressBar::draw(double done, const std::string& status, bool final) {
   if (!out_) return;
   constexpr int kWidth = 30;
-  const double fraction =
-      std::clamp(static_cast<double>(done) / static_cast<double>(total_), 0.0, 1.0);
+  const double fraction = std::clamp(done / static_cast<double>(total_), 0.0, 1.0);
   const int filled = static_cast<int>(fraction * kWidth);
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

@@ -14,11 +14,13 @@ class ProgressBar {
   ProgressBar(std::string label, int64_t total, std::FILE* out = stderr);
   // Shows `done` of total with a free-form status such as "loss 0.412  9.8k ex/s".
   void update(int64_t done, const std::string& status);
+  // The same with part of an item done (a tune's interleaved rounds under way).
+  void update_partial(double done, const std::string& status);
   // Ends the line (leaves the final state visible).
   void finish(const std::string& status);
 
  private:
-  void draw(int64_t done, const std::string& status, bool final);
+  void draw(double done, const std::string& status, bool final);
 
   std::string label_;
   int64_t total_;

@@ -161,6 +161,21 @@ std::string write_trace(const std::shared_ptr<const profiler::Trace>& trace,
   return path.string();
 }
 
+// The bar during interleaved rounds: the trials before the stage, and its members new to
+// the tune as far as the rounds have come toward those that would decide them (the cap
+// while the verdict cannot say), with the rounds, the racing and that estimate.
+double rounds_done(const tuner::TuneProgress& p) {
+  const tuner::RoundsProgress& r = *p.rounds;
+  const size_t expected = r.to_decide > 0 ? std::min(r.to_decide, r.most) : r.most;
+  const double share =
+      static_cast<double>(r.round) / static_cast<double>(std::max(expected, r.round + 1));
+  return static_cast<double>(p.index) + static_cast<double>(r.joining) * share;
+}
+std::string rounds_status(const tuner::RoundsProgress& r) {
+  return cat("round ", r.round, ": ", r.racing, " of ", r.members, " racing",
+             r.to_decide > 0 ? cat(", about ", r.to_decide, " to decide") : std::string());
+}
+
 }  // namespace
 
 Action add_tune_command(CLI::App& command) {
@@ -452,6 +467,8 @@ Action add_tune_command(CLI::App& command) {
             if (!bar) bar = std::make_unique<ProgressBar>("tune", static_cast<int64_t>(p.total));
             const std::string best =
                 p.best ? cat("best ", format_rate(p.best->figures.median_eps)) : "best -";
+            if (p.rounds)
+              return bar->update_partial(rounds_done(p), cat(rounds_status(*p.rounds), "  ", best));
             const std::string round = halving ? cat("round ", p.round + 1, ": ") : "";
             bar->update(static_cast<int64_t>(p.last ? p.index : p.index - 1),
                         cat(round, p.candidate, "  ", best));

@@ -82,6 +82,25 @@ void TuneJsonProgress::update(const tuner::TuneProgress& p) {
               {"db", path_or_null(run_.db_path)}}
              .dump());
   }
+  if (p.rounds) {
+    // The first round of each stage, then one line a half second at most: lenet5's
+    // rounds run dozens a second.
+    const tuner::RoundsProgress& r = *p.rounds;
+    const double seconds = elapsed();
+    if (r.round > 1 && seconds - last_round_at_ < kRoundEventSeconds) return;
+    last_round_at_ = seconds;
+    emit(Json{{"event", "round"},
+              {"index", p.index},
+              {"total", p.total},
+              {"round", r.round},
+              {"members", r.members},
+              {"racing", r.racing},
+              {"to_decide", r.to_decide > 0 ? Json(r.to_decide) : Json(nullptr)},
+              {"most", r.most},
+              {"elapsed", seconds}}
+             .dump());
+    return;
+  }
   if (!p.last) {
     emit(Json{{"event", "trial_start"},
               {"index", p.index},

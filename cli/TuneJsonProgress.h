@@ -22,6 +22,13 @@
 //     eps_low/eps_high: the 95% interval of median_eps (null unless ok with >= 6 steps);
 //     steps: timed steps (0 unless ok); stop: why timing stopped (converged, max_steps,
 //     time_cap, raced_out, brief: a halving round before the last; none unless ok).
+//   {"event":"round","index":3,"total":9,"round":12,"members":7,"racing":4,
+//    "to_decide":40|null,"most":200,"elapsed":8.3}
+//     Interleaved rounds under way: the stage's round so far (the first of each stage, then
+//     at most one line a half second), its members and those still racing, the rounds in
+//     all that the last look's verdict says would decide every open comparison (null while
+//     it cannot say, or once decided), and the cap (max_steps). index: the trials recorded
+//     before the stage (its members come as trial lines when it ends).
 //   {"event":"done","interrupted":false,"trials":4,"winner":{"candidate":"...",
 //    "median_eps":5843.0,"spread":0.27,"eps_low":...|null,"eps_high":...|null}|null,
 //    "decision":"...","out":"tuned.json"|null,
@@ -66,7 +73,7 @@ class TuneJsonProgress {
 
   // The tuner's choice listener: the strategy run and why go into the start event.
   void chosen(const tuner::StrategyChoice& choice);
-  // The tuner's progress callback: trial_start or trial (and start before the first).
+  // The tuner's progress callback: trial_start, trial or round (and start before the first).
   void update(const tuner::TuneProgress& progress);
   // `out_path` empty when no config was written; `traces` maps "best"/"baseline" to
   // the files written.
@@ -81,6 +88,8 @@ class TuneJsonProgress {
   std::string strategy_reason_;
   std::FILE* out_;
   bool started_ = false;
+  static constexpr double kRoundEventSeconds = 0.5;  // between round lines of one stage
+  double last_round_at_ = 0;                         // elapsed() at the last round line
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 

@@ -1,8 +1,9 @@
 // tunescope-gui [trace.json[.gz] | results.sqlite] [--compare B.json] [--run-tune DIR]
 // [--screenshot FILE.png]: the timeline, candidates, compare and run viewer.
 // --screenshot renders the main window to a PNG once the file is loaded (the trace, the
-// results DB, both compared traces, or the tune of --run-tune finished) and exits (used
-// by scripts/gui-screenshot.sh under Xvfb).
+// results DB, both compared traces, or the tune of --run-tune finished; with
+// --screenshot-at-round N, that tune's interleaved round N) and exits (used by
+// scripts/gui-screenshot.sh under Xvfb).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTableView>
@@ -12,6 +13,8 @@
 
 #include "models/CandidatesModel.h"
 #include "models/KernelTableModel.h"
+#include "models/TuneEvent.h"
+#include "models/TuneProcess.h"
 #include "widgets/CandidatesChart.h"
 #include "widgets/CandidatesView.h"
 #include "widgets/CriticalPathPanel.h"
@@ -71,8 +74,16 @@ int main(int argc, char** argv) {
       QStringLiteral("Trace: show critical-path finding N (1-based) after loading: its step, with "
                      "its evidence selected."),
       QStringLiteral("N"));
-  parser.addOptions(
-      {screenshot, size, highlight, select, view, compare, row, runTune, runOptions, finding});
+  QCommandLineOption runModel(QStringLiteral("run-model"),
+                              QStringLiteral("The model of --run-tune's form (default lenet5)."),
+                              QStringLiteral("model"));
+  QCommandLineOption atRound(
+      QStringLiteral("screenshot-at-round"),
+      QStringLiteral("With --run-tune: take the screenshot at interleaved round N of the tune "
+                     "(the Run tab while its rounds run) instead of when it has finished."),
+      QStringLiteral("N"));
+  parser.addOptions({screenshot, size, highlight, select, view, compare, row, runTune, runOptions,
+                     finding, runModel, atRound});
   parser.process(app);
 
   tunescope::gui::MainWindow window;
@@ -146,9 +157,26 @@ int main(int argc, char** argv) {
     tunescope::gui::TuneRequest request =
         tunescope::gui::TuneRequest::inFolder(parser.value(runTune));
     request.extraArguments = parser.value(runOptions);
+    if (parser.isSet(runModel)) request.model = parser.value(runModel);
     run->setRequest(request);
     window.tabs()->setCurrentWidget(run);
-    if (!shot.isEmpty()) {
+    if (!shot.isEmpty() && parser.isSet(atRound)) {
+      const int round = parser.value(atRound).toInt();
+      QObject::connect(
+          run->process(), &tunescope::gui::TuneProcess::tuneEvent, &window,
+          [&, round, grabbing = false](const tunescope::gui::TuneEvent& e) mutable {
+            if (grabbing || e.kind != tunescope::gui::TuneEvent::Kind::Round || e.round < round)
+              return;
+            grabbing = true;
+            grabLater();
+          });
+      QObject::connect(run, &tunescope::gui::RunView::runFinished, &window,
+                       [&, round](const tunescope::gui::TuneOutcome& outcome) {
+                         std::fprintf(stderr, "tunescope-gui: the tune ended before round %d: %s\n",
+                                      round, qPrintable(outcome.message));
+                         QApplication::exit(1);
+                       });
+    } else if (!shot.isEmpty()) {
       run->setOpenWhenDone(false);  // the finished Run tab is the picture
       QObject::connect(run, &tunescope::gui::RunView::runFinished, &window,
                        [&](const tunescope::gui::TuneOutcome& outcome) {

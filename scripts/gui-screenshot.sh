@@ -13,7 +13,9 @@
 # to select in the table; none by default), SELECT (the rubber-band window, default the
 # backward pass of the first step), TRACE (where the trace goes), CANDIDATES_OUT and
 # COMPARE_OUT (the other two pictures; empty skips the tune), RUN_OUT (the Run tab; empty
-# skips it), STREAMS_OUT (the streams-2 picture; empty skips it), CRITICAL_PATH_OUT (a
+# skips it), RUN_ROUNDS_OUT (the Run tab during a resnet18-small tune's interleaved rounds,
+# at round RUN_ROUNDS_AT, default 8; empty skips it), STREAMS_OUT (the streams-2 picture;
+# empty skips it), CRITICAL_PATH_OUT (a
 # lenet5 streams-2 async trace with its critical path and first finding shown,
 # docs/gui-critical-path.png; empty skips it), RANKS_OUT (the 2-rank picture; empty
 # skips it).
@@ -25,6 +27,7 @@ TRACE=${TRACE:-/tmp/tunescope-gui-screenshot.json}
 CANDIDATES_OUT=${CANDIDATES_OUT-docs/gui-candidates.png}
 COMPARE_OUT=${COMPARE_OUT-docs/gui-compare.png}
 RUN_OUT=${RUN_OUT-docs/gui-run.png}
+RUN_ROUNDS_OUT=${RUN_ROUNDS_OUT-docs/gui-run-rounds.png}
 STREAMS_OUT=${STREAMS_OUT-docs/gui-timeline-streams.png}
 CRITICAL_PATH_OUT=${CRITICAL_PATH_OUT-docs/gui-critical-path.png}
 RANKS_OUT=${RANKS_OUT-docs/gui-timeline-ranks.png}
@@ -98,6 +101,18 @@ if [ -n "$RUN_OUT" ]; then
     "$GUI_BUILD_DIR/tunescope-gui" --size 1600x1000 --run-tune "$RUN_DIR" --run-options "--fake-count 512" \
     --screenshot "$RUN_OUT"
   echo "gui-screenshot: $RUN_OUT"
+fi
+
+if [ -n "$RUN_ROUNDS_OUT" ]; then
+  # The Run tab while a resnet18-small tune's interleaved rounds run: the status line
+  # gives the round, the members still racing and the rounds that would decide them.
+  RUN_DIR=/tmp/tunescope-run-rounds
+  rm -rf "$RUN_DIR"
+  PATH="$(cd "$BUILD_DIR" && pwd):$PATH" XDG_CONFIG_HOME=$(mktemp -d) xvfb-run -a -s "-screen 0 1920x1200x24" \
+    "$GUI_BUILD_DIR/tunescope-gui" --size 1600x1000 --run-tune "$RUN_DIR" --run-model resnet18-small \
+    --run-options "--fake-count 512 --algorithms direct,gemm" \
+    --screenshot-at-round "${RUN_ROUNDS_AT:-8}" --screenshot "$RUN_ROUNDS_OUT"
+  echo "gui-screenshot: $RUN_ROUNDS_OUT"
 fi
 
 if [ -n "$RANKS_OUT" ]; then

@@ -67,6 +67,25 @@ double zone_low(const MeanInterval& interval) {
 
 bool within_zone(double low, double delta) { return low > 0 && 1 - low < delta; }
 
+// The rounds in all at which an open comparison (`log_ratios` against the fastest) would
+// be decided were its mean and spread to hold: the fewer of what its 95% interval needs to
+// clear 0 (significant) and what its one-sided zone bound at `zone_level` needs to rise
+// above log(1 - delta). 0 while there are too few rounds for an interval.
+size_t rounds_to_decide(const std::vector<double>& log_ratios, double delta, double zone_level,
+                        double trim) {
+  const size_t n = log_ratios.size();
+  const MeanInterval now = mean_interval(log_ratios, kConfidence, trim);
+  if (!now.bounded()) return 0;
+  double rounds = INFINITY;
+  if (now.mean != 0)
+    rounds = differences_for_half_width(now, n, kConfidence, kConfidence, std::abs(now.mean));
+  if (const double room = now.mean - std::log1p(-delta); room > 0)
+    rounds =
+        std::min(rounds, differences_for_half_width(now, n, kConfidence, 1 - 2 * zone_level, room));
+  constexpr double kMostToSay = 1e9;  // beyond it, "about 1e9" says as much
+  return std::max(n + 1, static_cast<size_t>(std::ceil(std::min(rounds, kMostToSay))));
+}
+
 }  // namespace
 
 bool simpler(const RunConfig& a, const RunConfig& b) {
@@ -395,7 +414,9 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
     c.zone_level = alpha / comparisons;
     c.zone_low = zone_low(one_sided(log_ratios, c.zone_level, trim));
     c.settled = c.significant || within_zone(c.zone_low, delta);
+    if (!c.settled) c.rounds_to_decide = rounds_to_decide(log_ratios, delta, c.zone_level, trim);
     verdict.settled = verdict.settled && c.settled;
+    verdict.rounds_to_decide = std::max(verdict.rounds_to_decide, c.rounds_to_decide);
     if (c.tie() && simpler(configs[j], configs[verdict.winner])) verdict.winner = j;
     findings += cat("; ", configs[j].label(), " is ", percent(std::abs(c.ratio - 1)),
                     c.ratio >= 1 ? " slower" : " faster",
@@ -407,7 +428,11 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                     : !c.significant && c.settled
                         ? cat(", in the indifference zone (one-sided bound ", figure(c.zone_low),
                               " > 1 - delta at ", figure(c.zone_level), ")")
-                        : std::string());
+                        : std::string(),
+                    c.settled ? std::string()
+                    : c.rounds_to_decide > 0
+                        ? cat(", open (about ", c.rounds_to_decide, " rounds would decide it)")
+                        : std::string(", open"));
     verdict.comparisons.push_back(c);
   }
   const std::string test = cat(trimmed_count(rounds, trim) > 0
@@ -415,12 +440,36 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                                    : std::string("sign-flip test of the mean"),
                                " paired log step-time ratio over ", rounds,
                                " interleaved rounds, against the fastest, ", fastest, findings);
+  const std::string open = verdict.settled ? std::string() : ": undecided (a comparison is open)";
   if (verdict.winner == verdict.fastest)
-    verdict.decision = cat(test, ": the fastest wins");
+    verdict.decision =
+        cat(test, open, verdict.settled ? ": the fastest wins" : ", the fastest so far wins");
   else
-    verdict.decision = cat(test, ": tie rule (not significant and below delta): the simpler ",
+    verdict.decision = cat(test, open, ": tie rule (not significant and below delta): the simpler ",
                            configs[verdict.winner].label(), " wins");
   return verdict;
+}
+
+std::string undecided_ending(const RoundsVerdict& verdict, size_t rounds,
+                             const std::vector<std::vector<double>>& member_rounds,
+                             int64_t steps_a_turn, const std::string& cause) {
+  std::string ending = cat("; the rounds stopped after ", rounds, " rounds ", cause);
+  const auto mean_of = [&](size_t i) {
+    if (i >= member_rounds.size() || member_rounds[i].empty()) return 0.0;
+    double sum = 0;
+    for (double seconds : member_rounds[i]) sum += seconds;
+    return sum / static_cast<double>(member_rounds[i].size());
+  };
+  double round_seconds = mean_of(verdict.fastest);
+  for (const PairedComparison& c : verdict.comparisons)
+    if (!c.settled) round_seconds += mean_of(c.other);
+  if (verdict.rounds_to_decide > rounds && round_seconds > 0) {
+    const double more = static_cast<double>(verdict.rounds_to_decide - rounds) * round_seconds *
+                        static_cast<double>(std::max<int64_t>(steps_a_turn, 1));
+    ending += cat(": deciding every open comparison would take about ", verdict.rounds_to_decide,
+                  " rounds in all at this spread, some ", figure(more), " s more of steps");
+  }
+  return ending;
 }
 
 bool open_only_where_raced_again(const std::vector<RunConfig>& configs,

@@ -105,6 +105,10 @@ struct PairedComparison {
   bool settled = false;
   double zone_low = 0;    // that lower bound of the ratio (0: too few rounds)
   double zone_level = 0;  // its level, alpha / (members - 1)
+  // Open (not settled): the rounds in all at which it would be decided, were its mean and
+  // spread to hold (its 95% interval clear of 1, or its zone bound above 1 - delta): what
+  // rounds that stop at a cap leave undecided. 0 when settled or too few rounds to say.
+  size_t rounds_to_decide = 0;
 };
 
 struct RoundsVerdict {
@@ -112,7 +116,10 @@ struct RoundsVerdict {
   size_t winner = 0;                          // the fastest, or the simplest config tied with it
   std::vector<PairedComparison> comparisons;  // the fastest against each other member
   bool settled = false;                       // every comparison is decided
-  std::string decision;  // the test, each effect size and p, and the rule applied
+  size_t rounds_to_decide = 0;  // the most of the open comparisons' (0: none, or unknown)
+  // The test, each effect size and p, and the rule applied; "undecided" when a comparison
+  // is open (the fastest so far, or the simplest tied with it, still wins).
+  std::string decision;
 };
 // The trim every look of a tune's rounds uses (`trim` below): kRoundsTrim on a quiet
 // machine, where a slow turn is mostly the interleaving's; none where other processes
@@ -132,6 +139,16 @@ inline double rounds_trim(double free_cores) { return free_cores > 0 ? 0 : kRoun
 RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
                              const std::vector<std::vector<double>>& round_seconds, double delta,
                              double alpha = kAlpha, double trim = kRoundsTrim);
+
+// What a decision adds when its rounds stopped with `verdict` open (`cause`: why they
+// stopped, "at a cap (...)"): "; the rounds stopped after N rounds CAUSE", then, where the
+// verdict can say, the rounds in all deciding every open comparison would take at this
+// spread and the seconds of steps that many more would cost. Those are a round of the
+// fastest and the members open against it (`member_rounds`: the verdict's members' round
+// times, their mean each) times `steps_a_turn` (settle and timed steps).
+std::string undecided_ending(const RoundsVerdict& verdict, size_t rounds,
+                             const std::vector<std::vector<double>>& member_rounds,
+                             int64_t steps_a_turn, const std::string& cause);
 
 // Per-layer's first stage may stop before its verdict is settled: when every comparison
 // still open is with a member of the fastest's layout and thread count, and the next

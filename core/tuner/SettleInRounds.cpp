@@ -28,6 +28,18 @@ Racing racing_of(const std::vector<RunConfig>& configs,
   return r;
 }
 
+// Why rounds whose verdict is still open stopped (undecided_ending's cause).
+std::string why_rounds_stopped(const TuneOptions& options, bool stopped, bool over_budget) {
+  const MeasureOptions& m = options.measure;
+  if (stopped) return "when the tune was stopped";
+  if (over_budget) return cat("when the budget ran out (budget ", options.budget_seconds, " s)");
+  return cat("at a cap (max_steps ", m.max_steps, " rounds, max_timing_seconds ",
+             m.max_timing_seconds, " s of steps per member",
+             m.time_limit_seconds > 0 ? cat(", trial_timeout ", m.time_limit_seconds, " s")
+                                      : std::string(),
+             ")");
+}
+
 }  // namespace
 
 bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
@@ -39,8 +51,9 @@ bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   PhaseTimer rounds_timer(report_.cost.rounds);
   std::vector<size_t> indifferent;  // dropped in the indifference zone, not as slower
   std::vector<size_t> separated;    // dropped as slower by the separation test
-  for (size_t k = 0; k < configs.size(); ++k)
-    if (!swept[k]) announce(configs[k].label());
+  // Each new member under the number its trial gets when the rounds end (in this order).
+  for (size_t k = 0, joined = 0; k < configs.size(); ++k)
+    if (!swept[k]) announce(configs[k].label(), 0, index_ + ++joined);
   // With partners, the looks see their rounds too, pooled round by round, from the
   // first look after they arrive (they run their share of the minimum, where the first
   // look comes). Until then this rank races on alone rather than wait for a slower one;
@@ -72,6 +85,13 @@ bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
     }
     return out;
   };
+  // Progress after every round; what would decide the open comparisons comes from the
+  // last look's verdict (the looks start at the minimum), in this stage's rounds.
+  RoundsProgress progress{
+      .members = configs.size(),
+      .joining = static_cast<size_t>(std::count(swept.begin(), swept.end(), std::nullopt)),
+      .most = static_cast<size_t>(std::max<int64_t>(options_.measure.max_steps, 1))};
+  size_t to_decide = 0;  // the last look's, counting the stage before's rounds
   std::vector<TrialResult> rounds = runner_.measure_interleaved(
       configs,
       [&](const std::vector<std::vector<double>>& seconds) {
@@ -79,6 +99,7 @@ bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
         const Racing r = racing_of(configs, with_earlier(pooled(seconds)));
         if (r.members.size() < 2) return true;
         const RoundsVerdict v = rounds_verdict(r.configs, r.seconds, delta, kAlpha, trim);
+        to_decide = v.settled ? 0 : v.rounds_to_decide;
         return v.settled || open_only_where_raced_again(r.configs, v, stage.next_stage);
       },
       [&](const std::vector<std::vector<double>>& seconds) {
@@ -89,6 +110,13 @@ bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
         std::vector<size_t> all = drops.slower;
         all.insert(all.end(), drops.indifferent.begin(), drops.indifferent.end());
         return all;
+      },
+      [&](const std::vector<std::vector<double>>& seconds) {
+        const std::vector<size_t> racing = racing_members(seconds);
+        progress.round = racing.empty() ? 0 : seconds[racing.front()].size();
+        progress.racing = racing.size();
+        progress.to_decide = to_decide > earlier ? to_decide - earlier : 0;
+        announce_rounds(progress);
       });
   rounds_timer.stop();
   if (stopped()) report_.interrupted = true;
@@ -111,6 +139,19 @@ bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
   std::optional<RoundsVerdict> verdict;
   if (!survivors.members.empty())
     verdict = rounds_verdict(survivors.configs, survivors.seconds, delta, kAlpha, trim);
+  // Open comparisons that no later stage races again: the decision says why the rounds
+  // stopped and what settling them would take.
+  if (verdict && !verdict->settled &&
+      (stopped() || over_budget() ||
+       !open_only_where_raced_again(survivors.configs, *verdict, stage.next_stage))) {
+    std::vector<std::vector<double>> survivor_rounds;
+    for (size_t k : survivors.members) survivor_rounds.push_back(own[k]);
+    const MeasureOptions& m = options_.measure;
+    verdict->decision +=
+        undecided_ending(*verdict, survivors.seconds.front().size(), survivor_rounds,
+                         std::max<int64_t>(m.turn_steps, 1) + std::max<int64_t>(m.settle_steps, 0),
+                         why_rounds_stopped(options_, stopped(), over_budget()));
+  }
   constexpr size_t kNone = static_cast<size_t>(-1);
   const size_t winner = verdict ? survivors.members[verdict->winner] : kNone;
   // The last look's drops: the rounds stop once every comparison is decided, before that

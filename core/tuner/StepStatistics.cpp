@@ -212,6 +212,17 @@ MeanInterval mean_interval(const std::vector<double>& differences, double confid
   return interval_of(trimmed(differences, trim), confidence);
 }
 
+double differences_for_half_width(const MeanInterval& now, size_t n, double now_confidence,
+                                  double confidence, double half_width) {
+  const auto valid = [](double c) { return c > 0 && c < 1; };
+  if (!now.bounded() || !(half_width > 0) || !valid(now_confidence) || !valid(confidence)) return 0;
+  const double z_now = normal_upper_quantile((1 - now_confidence) / 2);
+  const double spread =
+      (now.high - now.low) / 2 * std::sqrt(static_cast<double>(n) - z_now * z_now) / z_now;
+  const double z = normal_upper_quantile((1 - confidence) / 2);
+  return z * z + (z * spread / half_width) * (z * spread / half_width);
+}
+
 SignFlipTest sign_flip_test(const std::vector<double>& differences, double confidence,
                             double trim) {
   SignFlipTest test;

@@ -125,6 +125,14 @@ struct MeanInterval {
 };
 MeanInterval mean_interval(const std::vector<double>& differences, double confidence = kConfidence,
                            double trim = 0);
+// The differences at which an interval at `confidence` would narrow to `half_width` either
+// side, were the spread of those behind `now` (mean_interval over `n` differences at
+// `now_confidence`) to hold: an interval's half-width is z s / sqrt(n - z^2) for a spread s
+// (mean_interval), so n' = z^2 + (z s / half_width)^2. What an open comparison of the rounds
+// would need (Ranking.h, rounds_to_decide). 0 when `now` is unbounded or `half_width` is not
+// positive.
+double differences_for_half_width(const MeanInterval& now, size_t n, double now_confidence,
+                                  double confidence, double half_width);
 struct SignFlipTest : MeanInterval {
   size_t n = 0;          // differences
   size_t positive = 0;   // of them, > 0

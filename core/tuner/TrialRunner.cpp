@@ -355,7 +355,7 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
                                          const std::vector<const NumericsSample*>& references,
                                          const MeasureOptions& options,
                                          const RoundsSettled& settled, const RoundsDrop& drop,
-                                         StepCounter* steps) {
+                                         const RoundRan& ran, StepCounter* steps) {
   const auto start = Clock::now();
   const auto count = static_cast<int>(configs.size());
   std::vector<TrialResult> results;
@@ -412,6 +412,7 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
       }
       behind = far_behind(rounds, racing);
       timed += this_round;
+      if (ran) ran(rounds);
       if (round + 1 < first_look) continue;
       if (round + 1 >= minimum) {
         // Also well before --trial-timeout: rounds that time fine must not fail for being
@@ -484,7 +485,8 @@ std::vector<TrialResult> interleave_trials(const SessionOptions& base,
                                            const std::vector<RunConfig>& configs,
                                            const std::vector<const NumericsSample*>& references,
                                            const MeasureOptions& options,
-                                           const RoundsSettled& settled, const RoundsDrop& drop) {
+                                           const RoundsSettled& settled, const RoundsDrop& drop,
+                                           const RoundRan& ran) {
   const auto start = Clock::now();
   const size_t count = configs.size();
   std::vector<TrialResult> last(count);     // each member's latest ok trial (trace, kernels)
@@ -516,6 +518,7 @@ std::vector<TrialResult> interleave_trials(const SessionOptions& base,
       for (double s : trial.step_seconds) timed += s;
       last[i] = std::move(trial);
     }
+    if (ran) ran(rounds);
     if (round + 1 < first_look) continue;
     if (round + 1 >= minimum && (timed >= time_cap || (settled && settled(rounds)))) break;
     if (drop)
@@ -654,20 +657,21 @@ std::vector<TrialResult> measure_interleaved(const SessionOptions& base,
                                              const std::vector<RunConfig>& configs,
                                              const std::vector<const NumericsSample*>& references,
                                              const MeasureOptions& options,
-                                             const RoundsSettled& settled, const RoundsDrop& drop) {
+                                             const RoundsSettled& settled, const RoundsDrop& drop,
+                                             const RoundRan& ran) {
   if (references.size() != configs.size())
     fail(ErrorKind::runtime, "measure_interleaved: ", configs.size(), " configs but ",
          references.size(), " references");
   if (std::any_of(configs.begin(), configs.end(),
                   [&](const RunConfig& c) { return workers_of(c) > 1 && base.rank_count() == 1; }))
-    return interleave_trials(base, configs, references, options, settled, drop);
+    return interleave_trials(base, configs, references, options, settled, drop, ran);
   if (!options.isolate)
-    return interleave_here(base, configs, references, options, settled, drop, nullptr);
+    return interleave_here(base, configs, references, options, settled, drop, ran, nullptr);
   const auto start = Clock::now();
   const auto count = static_cast<int>(configs.size());
   ChildOutcome child =
       run_in_child(base.backend, {options.time_limit_seconds, count}, [&](StepCounter& steps) {
-        return interleave_here(base, configs, references, options, settled, drop, &steps);
+        return interleave_here(base, configs, references, options, settled, drop, ran, &steps);
       });
   std::vector<TrialResult> results = std::move(child.results);
   if (results.size() != configs.size()) {
@@ -724,7 +728,8 @@ TrialResult TrialRunner::measure(const RunConfig& config, const MeasureOptions& 
 
 std::vector<TrialResult> TrialRunner::measure_interleaved(const std::vector<RunConfig>& configs,
                                                           const RoundsSettled& settled,
-                                                          const RoundsDrop& drop) {
+                                                          const RoundsDrop& drop,
+                                                          const RoundRan& ran) {
   std::vector<const NumericsSample*> references;
   try {
     for (const RunConfig& config : configs) references.push_back(&reference_for(config));
@@ -733,7 +738,7 @@ std::vector<TrialResult> TrialRunner::measure_interleaved(const std::vector<RunC
   }
   MeasureOptions options = options_;
   options.race_against.reset();
-  return tuner::measure_interleaved(base_, configs, references, options, settled, drop);
+  return tuner::measure_interleaved(base_, configs, references, options, settled, drop, ran);
 }
 
 }  // namespace tunescope::tuner

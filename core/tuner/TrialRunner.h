@@ -35,12 +35,16 @@ using RoundsSettled = std::function<bool(const std::vector<std::vector<double>>&
 // their result ok with the rounds they ran and stop StopRule::raced_out.
 using RoundsDrop =
     std::function<std::vector<size_t>(const std::vector<std::vector<double>>& round_seconds)>;
+// Told after every round (`round_seconds` as above), the first included: the rounds'
+// progress, for a tune's progress bar and events.
+using RoundRan = std::function<void(const std::vector<std::vector<double>>& round_seconds)>;
 // Measures `configs` (each checked against its reference) in interleaved rounds: each
 // round times one step of each member still racing, round-robin, so slow drift of the
 // machine hits all alike: the final word among the leaders. At least
 // max(options.steps, 6) rounds, at most options.max_steps, at most
 // options.max_timing_seconds per config, fewer once `settled` says so; `drop` (optional)
-// is asked after each round from the minimum on. A member whose numerics differ is
+// is asked after each round from the minimum on, `ran` (optional) after every round. A
+// member whose numerics differ is
 // invalid and never timed; the others race on. The time and memory limits cover all of
 // them. Each result carries its round times in step_seconds, stop StopRule::interleaved
 // (raced_out when dropped), reason kRemeasureReason.
@@ -49,7 +53,7 @@ std::vector<TrialResult> measure_interleaved(const SessionOptions& base,
                                              const std::vector<const NumericsSample*>& references,
                                              const MeasureOptions& options,
                                              const RoundsSettled& settled,
-                                             const RoundsDrop& drop = {});
+                                             const RoundsDrop& drop = {}, const RoundRan& ran = {});
 
 // One conv layer's problem run alone by one algorithm (the per-layer find's trial).
 struct LayerTrial {
@@ -95,7 +99,8 @@ class TrialRunner {
   // The leaders in interleaved rounds (measure_interleaved) with the tune's options.
   std::vector<TrialResult> measure_interleaved(const std::vector<RunConfig>& configs,
                                                const RoundsSettled& settled,
-                                               const RoundsDrop& drop = {});
+                                               const RoundsDrop& drop = {},
+                                               const RoundRan& ran = {});
 
  private:
   SessionOptions base_;

@@ -79,11 +79,18 @@ std::optional<size_t> TuneContext::best_index() const {
   return ranked.empty() ? std::nullopt : std::optional(ranked.front());
 }
 
-void TuneContext::announce(const std::string& label, size_t round) const {
+void TuneContext::announce(const std::string& label, size_t round, size_t index) const {
   if (!progress_) return;
   const auto best = best_index();
-  progress_({index_, total_, round, label, nullptr, best ? &report_.trials[*best] : nullptr,
-             &report_.problem});
+  progress_({index > 0 ? index : index_, total_, round, label, nullptr,
+             best ? &report_.trials[*best] : nullptr, &report_.problem});
+}
+
+void TuneContext::announce_rounds(const RoundsProgress& rounds) const {
+  if (!progress_) return;
+  const auto best = best_index();
+  progress_({index_, total_, 0, std::string(), nullptr, best ? &report_.trials[*best] : nullptr,
+             &report_.problem, &rounds});
 }
 
 void TuneContext::record(const TrialResult& trial, int sinks, size_t round) {

@@ -111,8 +111,11 @@ class TuneContext {
   // THE one place a trial is recorded: the results DB and/or progress.
   enum Sink { to_db = 1, to_progress = 2 };
   void record(const TrialResult& trial, int sinks, size_t round = 0);
-  // Progress: a measurement of `label` starts.
-  void announce(const std::string& label, size_t round = 0) const;
+  // Progress: a measurement of `label` starts, whose trial will be number `index` (0: the
+  // current, index_; the rounds announce all their new members at once).
+  void announce(const std::string& label, size_t round = 0, size_t index = 0) const;
+  // Progress: a round of interleaved rounds has run.
+  void announce_rounds(const RoundsProgress& rounds) const;
 
   // THE final choice (SettleInRounds.cpp): `configs` raced in interleaved rounds
   // (measure_interleaved), the clearly slower dropped as the rounds go (race_drops), the

@@ -108,6 +108,21 @@ struct TuneOptions {
 // another rank's leaders.
 std::unique_ptr<TrialRunner> reference_runner(const TuneOptions& options);
 
+// Interleaved rounds under way (TuneProgress::rounds), told after each round of a stage:
+// rounds can run for a minute on a busy machine, between the announcements of their
+// members and their results.
+struct RoundsProgress {
+  size_t round = 0;    // rounds this stage has run (1 after the first)
+  size_t members = 0;  // the stage's members
+  size_t joining = 0;  // of them, those new to the tune (recorded as trials at its end)
+  size_t racing = 0;   // of them, still racing
+  // The rounds of this stage that the last look's verdict says would decide every open
+  // comparison (RoundsVerdict::rounds_to_decide, less the stage before's rounds it
+  // counts); 0 while it cannot say yet, or when decided.
+  size_t to_decide = 0;
+  size_t most = 0;  // the stage's cap in rounds (max_steps, at least the minimum)
+};
+
 struct TuneProgress {
   size_t index = 0;  // 1-based among the measurements planned (halving: over all its rounds)
   size_t total = 0;
@@ -116,6 +131,9 @@ struct TuneProgress {
   const TrialResult* last = nullptr;    // the trial just finished (null when starting)
   const TrialResult* best = nullptr;    // best ok trial so far (may be null)
   const ProblemKey* problem = nullptr;  // the tune's (known once the reference ran)
+  // Set for a round of interleaved rounds (candidate empty, last null; index: the trials
+  // recorded before the stage).
+  const RoundsProgress* rounds = nullptr;
 };
 
 struct TuneReport {

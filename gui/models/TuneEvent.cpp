@@ -49,6 +49,13 @@ std::optional<TuneEvent> parseTuneEvent(const QByteArray& line, QString* error) 
     const QJsonObject best = o.value(QLatin1String("best")).toObject();
     e.bestCandidate = best.value(QLatin1String("candidate")).toString();
     e.bestEps = best.value(QLatin1String("median_eps")).toDouble();
+  } else if (name == QLatin1String("round")) {
+    e.kind = TuneEvent::Kind::Round;
+    e.round = o.value(QLatin1String("round")).toInt();
+    e.members = o.value(QLatin1String("members")).toInt();
+    e.racing = o.value(QLatin1String("racing")).toInt();
+    e.toDecide = o.value(QLatin1String("to_decide")).toInt();  // null reads 0
+    e.elapsed = o.value(QLatin1String("elapsed")).toDouble();
   } else if (name == QLatin1String("done")) {
     e.kind = TuneEvent::Kind::Done;
     e.interrupted = o.value(QLatin1String("interrupted")).toBool();

@@ -10,7 +10,7 @@
 namespace tunescope::gui {
 
 struct TuneEvent {
-  enum class Kind { Start, TrialStart, Trial, Done };
+  enum class Kind { Start, TrialStart, Trial, Round, Done };
   Kind kind = Kind::Start;
   // start
   QString model, data, strategy, dbPath;
@@ -30,6 +30,11 @@ struct TuneEvent {
   double eta = 0;         // seconds left
   QString bestCandidate;  // trial: best so far; done: the winner (empty: none)
   double bestEps = 0;
+  // round: interleaved rounds under way (index: the trials recorded before them)
+  int round = 0;
+  int members = 0;
+  int racing = 0;
+  int toDecide = 0;  // 0: unknown yet, or decided
   // done
   bool interrupted = false;
   int trials = 0;

@@ -80,7 +80,7 @@ void TuneProcess::readEvents() {
     QString error;
     if (std::optional<TuneEvent> e = parseTuneEvent(line, &error)) {
       if (e->kind == TuneEvent::Kind::Done) done_ = *e;
-      emit event(*e);
+      emit tuneEvent(*e);
     } else {
       emit logText(tr("[unexpected progress line] %1\n").arg(error));
     }

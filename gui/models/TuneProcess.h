@@ -45,7 +45,7 @@ class TuneProcess : public QObject {
 
  signals:
   void started(const QString& commandLine);
-  void event(const tunescope::gui::TuneEvent& event);
+  void tuneEvent(const tunescope::gui::TuneEvent& event);
   void logText(const QString& text);
   void finished(const tunescope::gui::TuneOutcome& outcome);
 

@@ -38,11 +38,14 @@ double TuneTrialsModel::ratioToBaseline(const TuneEvent& row) const {
 void TuneTrialsModel::apply(const TuneEvent& event) {
   if (event.kind == TuneEvent::Kind::Done) return setBest(event.bestCandidate, event.bestEps);
   if (event.kind != TuneEvent::Kind::TrialStart && event.kind != TuneEvent::Kind::Trial) return;
-  const bool replacesRunning =
-      !rows_.empty() && isRunning(rows_.back()) && rows_.back().index == event.index;
-  if (replacesRunning) {
-    rows_.back() = event;
-    const int row = static_cast<int>(rows_.size()) - 1;
+  // The running row of the same trial, if any: interleaved rounds start all their new
+  // members at once, and their results come when the rounds end.
+  const auto running = std::find_if(rows_.rbegin(), rows_.rend(), [&](const TuneEvent& r) {
+    return isRunning(r) && r.index == event.index;
+  });
+  if (running != rows_.rend()) {
+    *running = event;
+    const int row = static_cast<int>(std::distance(rows_.begin(), running.base()) - 1);
     emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
   } else {
     const int row = static_cast<int>(rows_.size());
@@ -54,12 +57,12 @@ void TuneTrialsModel::apply(const TuneEvent& event) {
 }
 
 void TuneTrialsModel::abandonRunning(const QString& why) {
-  if (rows_.empty() || !isRunning(rows_.back())) return;
-  TuneEvent& row = rows_.back();
-  row.status = tr("not finished");
-  row.reason = why;
-  const int r = static_cast<int>(rows_.size()) - 1;
-  emit dataChanged(index(r, 0), index(r, ColumnCount - 1));
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    if (!isRunning(rows_[r])) continue;
+    rows_[r].status = tr("not finished");
+    rows_[r].reason = why;
+    emit dataChanged(index(static_cast<int>(r), 0), index(static_cast<int>(r), ColumnCount - 1));
+  }
 }
 
 int TuneTrialsModel::finishedCount() const {

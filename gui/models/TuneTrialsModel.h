@@ -1,6 +1,6 @@
 // The Run tab's table: the trials of the running tune as they finish (status in
-// colour, the best so far in bold), plus a "running" row for the candidate being
-// measured. Fed by TuneEvents.
+// colour, the best so far in bold), plus a "running" row for each candidate being
+// measured (one in a sweep; every new member of interleaved rounds). Fed by TuneEvents.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -28,10 +28,11 @@ class TuneTrialsModel : public QAbstractTableModel {
   using QAbstractTableModel::QAbstractTableModel;
 
   void clear();
-  // trial_start adds the running row; trial replaces it (or adds the row of a reused
-  // trial); done marks the declared winner (a tie may crown a slower, simpler config).
+  // trial_start adds a running row; trial replaces the running row of its index (or adds
+  // the row of a reused trial); done marks the declared winner (a tie may crown a
+  // slower, simpler config).
   void apply(const TuneEvent& event);
-  // The tune ended without finishing the running candidate (stopped at once, or failed).
+  // The tune ended without finishing the running candidates (stopped at once, or failed).
   void abandonRunning(const QString& why);
 
   // Trials the CLI finished (running and abandoned rows not counted).
@@ -54,7 +55,7 @@ class TuneTrialsModel : public QAbstractTableModel {
     return row.kind == TuneEvent::Kind::TrialStart && row.status.isEmpty();
   }
 
-  std::vector<TuneEvent> rows_;  // Trial events; TrialStart for the one running (or abandoned)
+  std::vector<TuneEvent> rows_;  // Trial events; TrialStart for those running (or abandoned)
   QString best_;
   double bestFinalEps_ = 0;  // the winner's figure after the interleaved re-measurement (done)
 };

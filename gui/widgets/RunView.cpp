@@ -77,7 +77,7 @@ RunView::RunView(QWidget* parent)
   connect(process_, &TuneProcess::started, this, [this](const QString& commandLine) {
     log_->appendPlainText(QStringLiteral("$ %1").arg(commandLine));
   });
-  connect(process_, &TuneProcess::event, this, &RunView::applyEvent);
+  connect(process_, &TuneProcess::tuneEvent, this, &RunView::applyEvent);
   connect(process_, &TuneProcess::logText, this, [this](const QString& text) {
     // insertPlainText keeps the CLI's own line breaks (appendPlainText would add more).
     log_->moveCursor(QTextCursor::End);
@@ -511,6 +511,18 @@ void RunView::applyEvent(const TuneEvent& e) {
         best_->setText(tr("Best so far: <b>%1</b> — %L2 ex/s")
                            .arg(e.bestCandidate.toHtmlEscaped())
                            .arg(e.bestEps, 0, 'f', 1));
+      break;
+    case TuneEvent::Kind::Round:
+      status_->setText(e.toDecide > 0 ? tr("Interleaved rounds: round %1, %2 of %3 racing; about "
+                                           "%4 rounds would decide them")
+                                            .arg(e.round)
+                                            .arg(e.racing)
+                                            .arg(e.members)
+                                            .arg(e.toDecide)
+                                      : tr("Interleaved rounds: round %1, %2 of %3 racing")
+                                            .arg(e.round)
+                                            .arg(e.racing)
+                                            .arg(e.members));
       break;
     case TuneEvent::Kind::Done:
       if (!e.traces.value(QStringLiteral("best")).isEmpty())

@@ -1,6 +1,7 @@
 // `tunescope tune --progress jsonl` read as a program reads it (the GUI's Run tab):
 // every stdout line parses as JSON, the events come in the documented order
-// (start, then trial_start/trial per candidate, then done) with consistent figures,
+// (start, then trial_start/trial per candidate, round lines while the final interleaved
+// rounds run, then done) with consistent figures,
 // the report goes to stderr, and an interrupted tune still ends with a done event.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -100,7 +101,41 @@ TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
                                [](Child&, const std::string&) {});
   const std::string log = tunescope::test_support::file_bytes(d.at("stderr.txt"));
   ASSERT_EQ(child.exit_code, 0) << log;
-  const std::vector<json> events = parse_lines(child.lines);
+  const std::vector<json> all = parse_lines(child.lines);
+  // The final interleaved rounds of the leaders report as they go: round lines after the
+  // last trial and before done, the first round of the stage among them. (The sweep may
+  // race every candidate but one out: then no rounds run, and the decision says so.)
+  std::vector<json> events, rounds;
+  for (const json& e : all) (e["event"] == "round" ? rounds : events).push_back(e);
+  ASSERT_FALSE(all.empty());
+  const std::string decision = all.back().value("decision", "");
+  ASSERT_EQ(!rounds.empty(), decision.find("interleaved rounds") != std::string::npos) << decision;
+  if (!rounds.empty()) {
+    EXPECT_EQ(rounds.front()["round"], 1) << rounds.front().dump();
+  }
+  size_t last_round = 0;
+  for (const json& r : rounds) {
+    EXPECT_EQ(r["index"], 4) << r.dump();  // the trials before the rounds
+    EXPECT_EQ(r["total"], 4) << r.dump();
+    EXPECT_GE(r["round"].get<size_t>(), std::max<size_t>(last_round, 1)) << r.dump();
+    last_round = r["round"].get<size_t>();
+    EXPECT_GE(r["members"].get<size_t>(), 2u) << r.dump();
+    EXPECT_LE(r["racing"].get<size_t>(), r["members"].get<size_t>()) << r.dump();
+    EXPECT_GE(r["racing"].get<size_t>(), 1u) << r.dump();
+    EXPECT_TRUE(r["to_decide"].is_null() || r["to_decide"].get<size_t>() > 0) << r.dump();
+    EXPECT_EQ(r["most"], 200) << r.dump();  // --max-steps' default
+    EXPECT_GE(r["elapsed"].get<double>(), 0) << r.dump();
+  }
+  const auto position = [&](const char* event, bool last) {
+    std::vector<size_t> at;
+    for (size_t i = 0; i < all.size(); ++i)
+      if (all[i]["event"] == event) at.push_back(i);
+    return at.empty() ? all.size() : (last ? at.back() : at.front());
+  };
+  if (!rounds.empty()) {
+    EXPECT_GT(position("round", false), position("trial", true));
+    EXPECT_LT(position("round", true), position("done", false));
+  }
   // 2 layouts x 2 algorithms: start, 4 x (trial_start, trial), done.
   ASSERT_EQ(events.size(), 10u) << tunescope::test_support::file_bytes(d.at("stderr.txt"));
 

@@ -231,6 +231,11 @@ class RunViewTest : public QObject {
     QSignalSpy resultsLoaded(window_.get(), &MainWindow::resultsLoaded);
     QSignalSpy documentLoaded(window_.get(), &MainWindow::documentLoaded);
     run->setRequest(tinyTune(dir.path(), {QStringLiteral("direct"), QStringLiteral("gemm")}, 2));
+    // While the final interleaved rounds run, the status line says how far they are.
+    QStringList roundStatus;
+    connect(run->process(), &TuneProcess::tuneEvent, run, [&roundStatus, run](const TuneEvent& e) {
+      if (e.kind == TuneEvent::Kind::Round) roundStatus << run->statusLabel()->text();
+    });
 
     QVERIFY(run->start());
     // start() returned at once: the child runs while the event loop does.
@@ -255,6 +260,11 @@ class RunViewTest : public QObject {
     QCOMPARE(labels.size(), size_t(4));
     QCOMPARE(run->progressBar()->maximum(), 4);
     QCOMPARE(run->progressBar()->value(), 4);
+    // (No rounds when the sweep raced every candidate but one out: the decision says so.)
+    QCOMPARE(!roundStatus.isEmpty(),
+             outcome_->done->decision.contains(QStringLiteral("interleaved rounds")));
+    for (const QString& status : roundStatus)
+      QVERIFY2(status.startsWith(QStringLiteral("Interleaved rounds: round ")), qPrintable(status));
     QVERIFY(run->bestLabel()->text().contains(outcome_->done->bestCandidate));
     QVERIFY(run->logView()->toPlainText().contains(QStringLiteral("winner: ")));
     QVERIFY(run->startButton()->isEnabled());
@@ -284,7 +294,7 @@ class RunViewTest : public QObject {
                              {QStringLiteral("direct"), QStringLiteral("gemm"),
                               QStringLiteral("fft-fftw"), QStringLiteral("fft-own")},
                              12));
-    connect(run->process(), &TuneProcess::event, run, [run](const TuneEvent& e) {
+    connect(run->process(), &TuneProcess::tuneEvent, run, [run](const TuneEvent& e) {
       if (e.kind == TuneEvent::Kind::Trial && run->process()->cancelRequests() == 0) run->cancel();
     });
     QVERIFY(run->start());
@@ -322,7 +332,7 @@ class RunViewTest : public QObject {
                              40));
     // After the first trial, the next one starts: cancel, and once the CLI said it got
     // the signal (two pending SIGINTs would merge into one), cancel again.
-    connect(run->process(), &TuneProcess::event, run, [run](const TuneEvent& e) {
+    connect(run->process(), &TuneProcess::tuneEvent, run, [run](const TuneEvent& e) {
       if (e.kind == TuneEvent::Kind::TrialStart && e.index == 2 &&
           run->process()->cancelRequests() == 0) {
         run->cancel();

@@ -48,6 +48,24 @@ class TuneEventTest : public QObject {
     QCOMPARE(trial.bestCandidate, QStringLiteral("nchw conv=direct threads=1"));
     QCOMPARE(trial.bestEps, 5318.5);
 
+    const TuneEvent round = parsed(
+        R"({"event":"round","index":3,"total":9,"round":12,"members":7,"racing":4,"to_decide":40,)"
+        R"("most":200,"elapsed":8.25})");
+    QCOMPARE(int(round.kind), int(TuneEvent::Kind::Round));
+    QCOMPARE(round.index, 3);
+    QCOMPARE(round.total, 9);
+    QCOMPARE(round.round, 12);
+    QCOMPARE(round.members, 7);
+    QCOMPARE(round.racing, 4);
+    QCOMPARE(round.toDecide, 40);
+    QCOMPARE(round.elapsed, 8.25);
+    QVERIFY(round.candidate.isEmpty());
+    // Before the verdict can say, to_decide is null.
+    const TuneEvent early = parsed(
+        R"({"event":"round","index":3,"total":9,"round":1,"members":7,"racing":7,"to_decide":null,)"
+        R"("most":200,"elapsed":1.5})");
+    QCOMPARE(early.toDecide, 0);
+
     const TuneEvent done = parsed(
         R"({"event":"done","interrupted":true,"trials":3,"winner":null,"decision":"interrupted","out":null,)"
         R"("traces":{},"db":"r.sqlite","seconds":4.5})");
@@ -97,6 +115,48 @@ class TuneEventTest : public QObject {
              QStringLiteral("not finished"));
     QCOMPARE(model.index(1, TuneTrialsModel::ReasonColumn).data().toString(),
              QStringLiteral("stopped"));
+  }
+
+  void theRoundsMembersRunTogetherAndEachRowBecomesItsTrial() {
+    // Interleaved rounds announce their new members at once (trials 1 to 3), send round
+    // lines while they run, and the members' trials when they end.
+    TuneTrialsModel model;
+    for (int i = 1; i <= 3; ++i) {
+      TuneEvent start = parsed(kTrialStart);
+      start.index = i;
+      start.candidate = QStringLiteral("member %1").arg(i);
+      model.apply(start);
+    }
+    model.apply(parsed(R"({"event":"round","index":0,"total":3,"round":1,"members":3,)"
+                       R"("racing":3,"to_decide":null,"most":200,"elapsed":0.5})"));
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.finishedCount(), 0);
+    for (int i = 1; i <= 3; ++i) {
+      TuneEvent trial = parsed(kTrial);
+      trial.index = i;
+      trial.candidate = QStringLiteral("member %1").arg(i);
+      model.apply(trial);
+    }
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.finishedCount(), 3);
+    for (int r = 0; r < 3; ++r) {
+      QCOMPARE(model.index(r, TuneTrialsModel::CandidateColumn).data().toString(),
+               QStringLiteral("member %1").arg(r + 1));
+      QCOMPARE(model.index(r, TuneTrialsModel::StatusColumn).data().toString(),
+               QStringLiteral("invalid"));
+    }
+    // Stopped while two run: both are marked.
+    for (int i = 4; i <= 5; ++i) {
+      TuneEvent start = parsed(kTrialStart);
+      start.index = i;
+      model.apply(start);
+    }
+    model.abandonRunning(QStringLiteral("stopped"));
+    QCOMPARE(model.rowCount(), 5);
+    QCOMPARE(model.finishedCount(), 3);
+    for (int r = 3; r < 5; ++r)
+      QCOMPARE(model.index(r, TuneTrialsModel::StatusColumn).data().toString(),
+               QStringLiteral("not finished"));
   }
 
   void ratiosAgainstTheFirstCandidateAndTheDeclaredWinner() {

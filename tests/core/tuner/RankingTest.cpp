@@ -74,6 +74,55 @@ TEST(RoundsVerdict, SignificantDifferenceGoesToTheFasterEvenBelowDelta) {
   EXPECT_NE(v.decision.find("the fastest wins"), std::string::npos) << v.decision;
 }
 
+TEST(RoundsVerdict, AnOpenComparisonSaysWhatWouldDecideIt) {
+  // The complex config 12% slower and 8% faster by turns over 10 rounds: mean log ratio
+  // 0.018184 (1.8% slower), 95% CI [0.945, 1.098]: not significant; the zone's one-sided
+  // bound at 0.05 is 0.961 < 1 - delta: open. At its spread (s = 0.095145) the interval
+  // would clear 1 after z^2 + (z s / 0.018184)^2 = 109.01 rounds, and the zone's bound
+  // would rise above 0.98 after 2.7055 + (1.6449 s / 0.038387)^2 = 19.33: 20 rounds.
+  std::vector<double> ratios;
+  for (int r = 0; r < 10; ++r) ratios.push_back(r % 2 ? 1 / 1.08 : 1.12);
+  const RoundsVerdict v = rounds_verdict({simple_config(), complex_config()}, rounds_of(ratios),
+                                         0.02, kAlpha, kPlainMean);
+  EXPECT_FALSE(v.settled);
+  EXPECT_EQ(v.fastest, 0u);
+  ASSERT_EQ(v.comparisons.size(), 1u);
+  EXPECT_NEAR(v.comparisons[0].zone_low, 0.9610189031385316, 1e-9);
+  EXPECT_EQ(v.comparisons[0].rounds_to_decide, 20u);
+  EXPECT_EQ(v.rounds_to_decide, 20u);
+  EXPECT_NE(v.decision.find("open (about 20 rounds would decide it)"), std::string::npos)
+      << v.decision;
+  EXPECT_NE(v.decision.find(": undecided (a comparison is open), the fastest so far wins"),
+            std::string::npos)
+      << v.decision;
+  EXPECT_EQ(v.decision.find("the fastest wins"), std::string::npos) << v.decision;
+
+  // The ending the tune adds: 10 more rounds of both members (10 ms and a mean of 10.23
+  // ms), a settle and a timed step a turn: 0.405 s.
+  const std::string ending = undecided_ending(v, 10, rounds_of(ratios), 2, "at a cap (test)");
+  EXPECT_EQ(ending,
+            "; the rounds stopped after 10 rounds at a cap (test): deciding every open "
+            "comparison would take about 20 rounds in all at this spread, some 0.405 s more of "
+            "steps");
+  // Where the verdict cannot say (no interval yet), the cause alone.
+  const RoundsVerdict early =
+      rounds_verdict({simple_config(), complex_config()},
+                     rounds_of({1.12, 1 / 1.08, 1.12, 1 / 1.08}), 0.02, kAlpha, kPlainMean);
+  EXPECT_FALSE(early.settled);
+  EXPECT_EQ(early.rounds_to_decide, 0u);
+  // Its point estimate within delta reads as a tie, still open.
+  EXPECT_NE(early.decision.find("below delta 2%: a tie, open: undecided"), std::string::npos)
+      << early.decision;
+  EXPECT_EQ(undecided_ending(early, 4, rounds_of({1.12, 1 / 1.08, 1.12, 1 / 1.08}), 2, "at a cap"),
+            "; the rounds stopped after 4 rounds at a cap");
+  // A settled verdict has nothing open.
+  const RoundsVerdict settled = rounds_verdict({simple_config(), complex_config()},
+                                               rounds_of(std::vector<double>(20, 0.995)), 0.02);
+  EXPECT_TRUE(settled.settled);
+  EXPECT_EQ(settled.rounds_to_decide, 0u);
+  EXPECT_EQ(settled.decision.find("undecided"), std::string::npos) << settled.decision;
+}
+
 TEST(RoundsVerdict, TheTrimmedMeanSettlesTwinsThatAFewWildRoundsKeepOpen) {
   // Two configs alike (1% apart either way by turns) over 30 rounds, but in 3 rounds the
   // complex one's turn was 1.5x slow and in 2 the simple one's was (a turn of the rounds

@@ -185,6 +185,28 @@ TEST(StepStatistics, SignFlipIntervalInvertsTheApproximatedTest) {
   EXPECT_FALSE(sign_flip_test({1, 2, 3}).bounded());
 }
 
+TEST(StepStatistics, DifferencesForAHalfWidthAtTheSameSpread) {
+  // 20 differences of +-0.1: spread s = 0.1, the 95% half-width z s / sqrt(20 - z^2) =
+  // 0.048758. To narrow it to +-0.01 takes z^2 + (z s / 0.01)^2 = 387.99 differences; at
+  // 97.5% (z = 2.2414) 507.41 (by hand in Python).
+  std::vector<double> d;
+  for (int i = 0; i < 20; ++i) d.push_back(i % 2 ? 0.1 : -0.1);
+  const MeanInterval now = mean_interval(d);
+  ASSERT_TRUE(now.bounded());
+  EXPECT_NEAR(now.high, 0.048758127236716936, 1e-12);
+  EXPECT_NEAR(differences_for_half_width(now, 20, kConfidence, kConfidence, 0.01),
+              387.98734089010674, 1e-6);
+  EXPECT_NEAR(differences_for_half_width(now, 20, kConfidence, 0.975, 0.01), 507.41250491880453,
+              1e-6);
+  // Its own half-width: the differences it has.
+  EXPECT_NEAR(differences_for_half_width(now, 20, kConfidence, kConfidence, now.high), 20, 1e-9);
+  // Nothing to say without an interval or a positive width.
+  EXPECT_EQ(differences_for_half_width(mean_interval({0.1, -0.1, 0.2}), 3, kConfidence, kConfidence,
+                                       0.01),
+            0);
+  EXPECT_EQ(differences_for_half_width(now, 20, kConfidence, kConfidence, 0), 0);
+}
+
 TEST(StepStatistics, StopRuleNamesRoundTrip) {
   for (StopRule r : {StopRule::none, StopRule::converged, StopRule::max_steps, StopRule::time_cap,
                      StopRule::raced_out, StopRule::brief, StopRule::interleaved})

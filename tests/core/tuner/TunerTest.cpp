@@ -297,6 +297,62 @@ TEST(Tuner, LeadersAreSettledInInterleavedRoundsByTheSignFlipTest) {
   EXPECT_NE(report.decision.find("p = "), std::string::npos) << report.decision;
 }
 
+// The rounds report as they go: after every round, its number (from 1 in each stage, one
+// more each time), the stage's members, those still racing and those new to the tune
+// (exhaustive's rounds re-measure trials of its sweep, so none joins). Every trial is
+// announced under the number it is recorded with, the rounds' new members too.
+TEST(Tuner, TheRoundsReportEveryRoundAsTheyGo) {
+  for (Strategy strategy : {Strategy::exhaustive, Strategy::per_layer}) {
+    TuneOptions o = tiny_tune({"direct", "gemm"});
+    o.knobs.set(knobs::layout, std::vector<Layout>{Layout::NCHW, Layout::NHWC});
+    o.strategy = strategy;
+    std::vector<RoundsProgress> seen;
+    std::vector<size_t> indices;
+    std::map<size_t, std::string> started, finished;  // trial index -> candidate
+    const TuneReport report = Tuner(o).run([&](const TuneProgress& p) {
+      if (!p.rounds) {
+        (p.last ? finished : started)[p.index] = p.candidate;
+        return;
+      }
+      EXPECT_TRUE(p.candidate.empty());
+      EXPECT_EQ(p.last, nullptr);
+      seen.push_back(*p.rounds);
+      indices.push_back(p.index);
+    });
+    ASSERT_FALSE(seen.empty()) << to_string(strategy);
+    EXPECT_EQ(seen.front().round, 1u);
+    size_t most_rounds = 0;
+    for (size_t i = 0; i < seen.size(); ++i) {
+      const RoundsProgress& r = seen[i];
+      if (i > 0 && r.round != 1) {
+        EXPECT_EQ(r.round, seen[i - 1].round + 1) << i;
+      }
+      EXPECT_GE(r.members, 2u);
+      EXPECT_LE(r.racing, r.members);
+      EXPECT_GE(r.racing, 1u);
+      EXPECT_LE(r.joining, r.members);
+      // Exhaustive re-measures its sweep's trials; per-layer's first stage adds every
+      // member, its second those that did not race in the first.
+      const bool first_stage = std::none_of(seen.begin(), seen.begin() + static_cast<long>(i),
+                                            [](const RoundsProgress& s) { return s.round == 1; });
+      if (strategy == Strategy::exhaustive) {
+        EXPECT_EQ(r.joining, 0u);
+      } else if (first_stage) {
+        EXPECT_EQ(r.joining, r.members);
+      }
+      EXPECT_EQ(r.most, static_cast<size_t>(o.measure.max_steps));
+      EXPECT_LE(indices[i], report.trials.size());
+      most_rounds = std::max(most_rounds, r.round);
+    }
+    // Every trial was announced under its own number, the rounds' new members too.
+    EXPECT_EQ(started, finished) << to_string(strategy);
+    // Exhaustive's one stage: its winner ran every round reported.
+    if (strategy == Strategy::exhaustive) {
+      EXPECT_EQ(most_rounds, static_cast<size_t>(report.winner().figures.steps));
+    }
+  }
+}
+
 // The cost accounting (TuneCost.h): every phase is timed once, the measurement cost is
 // choice + finds + sweep + rounds and lies within the tune's seconds with the reference;
 // exhaustive spends its measurement in the sweep and the rounds, per-layer in its finds
