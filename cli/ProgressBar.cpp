@@ -47,6 +47,8 @@ void ProgressBar::update_partial(double done, const std::string& status) {
   draw(done, status, false);
 }
 
+void ProgressBar::set_total(int64_t total) { total_ = std::max<int64_t>(total, 1); }
+
 void ProgressBar::finish(const std::string& status) {
   draw(static_cast<double>(total_), status, true);
 }

@@ -16,6 +16,8 @@ class ProgressBar {
   void update(int64_t done, const std::string& status);
   // The same with part of an item done (a tune's interleaved rounds under way).
   void update_partial(double done, const std::string& status);
+  // A new total (a tune's strategy may plan anew as it goes); at least 1.
+  void set_total(int64_t total);
   // Ends the line (leaves the final state visible).
   void finish(const std::string& status);
 

@@ -162,11 +162,11 @@ std::string write_trace(const std::shared_ptr<const profiler::Trace>& trace,
 }
 
 // The bar during interleaved rounds: the trials before the stage, and its members new to
-// the tune as far as the rounds have come toward those that would decide them (the cap
-// while the verdict cannot say), with the rounds, the racing and that estimate.
+// the tune as far as the rounds have come toward those that would decide them (the
+// minimum while the verdict cannot say), with the rounds, the racing and that estimate.
 double rounds_done(const tuner::TuneProgress& p) {
   const tuner::RoundsProgress& r = *p.rounds;
-  const size_t expected = r.to_decide > 0 ? std::min(r.to_decide, r.most) : r.most;
+  const size_t expected = r.to_decide > 0 ? std::min(r.to_decide, r.most) : r.least;
   const double share =
       static_cast<double>(r.round) / static_cast<double>(std::max(expected, r.round + 1));
   return static_cast<double>(p.index) + static_cast<double>(r.joining) * share;
@@ -451,6 +451,8 @@ Action add_tune_command(CLI::App& command) {
     std::fflush(stdout);
 
     std::unique_ptr<ProgressBar> bar;
+    int64_t trials_done = 0;
+    double shown = 0;  // what the bar shows done, in trials
     bool halving = options.strategy == tuner::Strategy::halving;
     const auto chosen = [&](const tuner::StrategyChoice& choice) {
       halving = choice.run == tuner::Strategy::halving;
@@ -465,13 +467,21 @@ Action add_tune_command(CLI::App& command) {
           [&](const tuner::TuneProgress& p) {
             if (json) return json->update(p);
             if (!bar) bar = std::make_unique<ProgressBar>("tune", static_cast<int64_t>(p.total));
+            bar->set_total(static_cast<int64_t>(p.total));  // per-layer plans anew
             const std::string best =
                 p.best ? cat("best ", format_rate(p.best->figures.median_eps)) : "best -";
-            if (p.rounds)
-              return bar->update_partial(rounds_done(p), cat(rounds_status(*p.rounds), "  ", best));
+            // Never back: the rounds' members count as partly done while they race, and
+            // their trials come one by one when the stage ends.
+            if (p.rounds) {
+              shown = std::max(shown, rounds_done(p));
+              return bar->update_partial(shown, cat(rounds_status(*p.rounds), "  ", best));
+            }
+            // A start shows the trials finished so far: the rounds start all their new
+            // members at once, under the numbers their trials will get.
+            if (p.last) trials_done = static_cast<int64_t>(p.index);
+            shown = std::max(shown, static_cast<double>(trials_done));
             const std::string round = halving ? cat("round ", p.round + 1, ": ") : "";
-            bar->update(static_cast<int64_t>(p.last ? p.index : p.index - 1),
-                        cat(round, p.candidate, "  ", best));
+            bar->update_partial(shown, cat(round, p.candidate, "  ", best));
           },
           chosen);
     }();

@@ -96,6 +96,7 @@ void TuneJsonProgress::update(const tuner::TuneProgress& p) {
               {"members", r.members},
               {"racing", r.racing},
               {"to_decide", r.to_decide > 0 ? Json(r.to_decide) : Json(nullptr)},
+              {"least", r.least},
               {"most", r.most},
               {"elapsed", seconds}}
              .dump());

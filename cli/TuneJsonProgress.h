@@ -23,12 +23,13 @@
 //     steps: timed steps (0 unless ok); stop: why timing stopped (converged, max_steps,
 //     time_cap, raced_out, brief: a halving round before the last; none unless ok).
 //   {"event":"round","index":3,"total":9,"round":12,"members":7,"racing":4,
-//    "to_decide":40|null,"most":200,"elapsed":8.3}
+//    "to_decide":40|null,"least":6,"most":200,"elapsed":8.3}
 //     Interleaved rounds under way: the stage's round so far (the first of each stage, then
-//     at most one line a half second), its members and those still racing, the rounds in
-//     all that the last look's verdict says would decide every open comparison (null while
-//     it cannot say, or once decided), and the cap (max_steps). index: the trials recorded
-//     before the stage (its members come as trial lines when it ends).
+//     at most one line a half second), its members and those still racing, the rounds of
+//     the stage that the last look's verdict says would decide every open comparison (null
+//     while it cannot say, or once decided), the rounds it runs at least and its cap
+//     (max_steps). index: the trials recorded before the stage (its members come as trial
+//     lines when it ends).
 //   {"event":"done","interrupted":false,"trials":4,"winner":{"candidate":"...",
 //    "median_eps":5843.0,"spread":0.27,"eps_low":...|null,"eps_high":...|null}|null,
 //    "decision":"...","out":"tuned.json"|null,

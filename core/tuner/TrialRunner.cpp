@@ -333,12 +333,14 @@ struct LayerOutputs {
 // 0.05 only from 6 rounds on.
 constexpr int64_t kMinimumRounds = 6;
 
-// The rounds each rank runs at least: its share of what the verdict needs, when
-// options.rounds_ranks ranks race the same leaders and their rounds are pooled.
+}  // namespace
+
 int64_t minimum_rounds(const MeasureOptions& options) {
   const int64_t ranks = std::max(options.rounds_ranks, 1);
   return (std::max(options.steps, kMinimumRounds) + ranks - 1) / ranks;
 }
+
+namespace {
 
 // The first round after which the rounds look for drops: the separation test's first
 // look, before the minimum (race_drops), on one rank; with partners, the minimum (their

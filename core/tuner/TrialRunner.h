@@ -35,6 +35,10 @@ using RoundsSettled = std::function<bool(const std::vector<std::vector<double>>&
 // their result ok with the rounds they ran and stop StopRule::raced_out.
 using RoundsDrop =
     std::function<std::vector<size_t>(const std::vector<std::vector<double>>& round_seconds)>;
+// The rounds each rank runs at least (measure_interleaved): max(options.steps, 6), the
+// sign-flip test's smallest two-sided p with n rounds being 2^(1-n); with
+// options.rounds_ranks ranks racing the same leaders, pooling their rounds, its share.
+int64_t minimum_rounds(const MeasureOptions& options);
 // Told after every round (`round_seconds` as above), the first included: the rounds'
 // progress, for a tune's progress bar and events.
 using RoundRan = std::function<void(const std::vector<std::vector<double>>& round_seconds)>;

@@ -120,7 +120,8 @@ struct RoundsProgress {
   // comparison (RoundsVerdict::rounds_to_decide, less the stage before's rounds it
   // counts); 0 while it cannot say yet, or when decided.
   size_t to_decide = 0;
-  size_t most = 0;  // the stage's cap in rounds (max_steps, at least the minimum)
+  size_t least = 0;  // the rounds it runs at least (minimum_rounds, TrialRunner.h)
+  size_t most = 0;   // its cap in rounds (max_steps)
 };
 
 struct TuneProgress {

@@ -491,6 +491,10 @@ void RunView::tick() {
 
 void RunView::applyEvent(const TuneEvent& e) {
   trials_->apply(e);
+  // A strategy may plan anew as it goes (per-layer's second stage): the latest total.
+  if (e.kind != TuneEvent::Kind::Start && e.kind != TuneEvent::Kind::Done && e.total > 0 &&
+      e.total != progress_->maximum())
+    progress_->setMaximum(e.total);
   switch (e.kind) {
     case TuneEvent::Kind::Start:
       progress_->setRange(0, std::max(e.total, 1));

@@ -123,6 +123,7 @@ TEST(TuneJsonProgress, EveryStdoutLineIsAnEventInTheDocumentedOrder) {
     EXPECT_LE(r["racing"].get<size_t>(), r["members"].get<size_t>()) << r.dump();
     EXPECT_GE(r["racing"].get<size_t>(), 1u) << r.dump();
     EXPECT_TRUE(r["to_decide"].is_null() || r["to_decide"].get<size_t>() > 0) << r.dump();
+    EXPECT_EQ(r["least"], 6) << r.dump();   // the sign-flip test's minimum (--steps 2)
     EXPECT_EQ(r["most"], 200) << r.dump();  // --max-steps' default
     EXPECT_GE(r["elapsed"].get<double>(), 0) << r.dump();
   }

@@ -286,6 +286,31 @@ class RunViewTest : public QObject {
     QCOMPARE(window_->document()->filePath(), bestTrace);
   }
 
+  void perLayerTuneEndsWithEveryRowFinishedAndTheBarAtItsLastTotal() {
+    // Per-layer races its candidates in interleaved rounds: each stage's new members run
+    // together (a running row each, replaced by its trial when the stage ends), and its
+    // second stage plans anew (a smaller total than the first).
+    QTemporaryDir dir;
+    RunView* run = freshRunView();
+    TuneRequest request =
+        tinyTune(dir.path(), {QStringLiteral("direct"), QStringLiteral("gemm")}, 2);
+    request.strategy = QStringLiteral("per-layer");
+    run->setRequest(request);
+    int lastTotal = 0;
+    connect(run->process(), &TuneProcess::tuneEvent, run, [&lastTotal](const TuneEvent& e) {
+      if (e.kind == TuneEvent::Kind::Trial) lastTotal = e.total;
+    });
+    QVERIFY(run->start());
+    QTRY_VERIFY_WITH_TIMEOUT(outcome_.has_value(), 100'000);
+    QCOMPARE(int(outcome_->result), int(TuneOutcome::Result::Completed));
+    TuneTrialsModel* trials = run->trialsModel();
+    QVERIFY(trials->rowCount() >= 2);
+    QCOMPARE(trials->finishedCount(), trials->rowCount());  // no row left "running"
+    QVERIFY(lastTotal > 0);
+    QCOMPARE(run->progressBar()->maximum(), lastTotal);
+    QCOMPARE(run->progressBar()->value(), lastTotal);
+  }
+
   void cancelAfterTheFirstTrialKeepsTheFinishedTrials() {
     QTemporaryDir dir;
     RunView* run = freshRunView();

@@ -50,7 +50,7 @@ class TuneEventTest : public QObject {
 
     const TuneEvent round = parsed(
         R"({"event":"round","index":3,"total":9,"round":12,"members":7,"racing":4,"to_decide":40,)"
-        R"("most":200,"elapsed":8.25})");
+        R"("least":6,"most":200,"elapsed":8.25})");
     QCOMPARE(int(round.kind), int(TuneEvent::Kind::Round));
     QCOMPARE(round.index, 3);
     QCOMPARE(round.total, 9);

@@ -340,6 +340,7 @@ TEST(Tuner, TheRoundsReportEveryRoundAsTheyGo) {
       } else if (first_stage) {
         EXPECT_EQ(r.joining, r.members);
       }
+      EXPECT_EQ(r.least, 6u);  // the sign-flip test's minimum (steps 2)
       EXPECT_EQ(r.most, static_cast<size_t>(o.measure.max_steps));
       EXPECT_LE(indices[i], report.trials.size());
       most_rounds = std::max(most_rounds, r.round);
