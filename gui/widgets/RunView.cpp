@@ -357,7 +357,13 @@ QWidget* RunView::createProgressPane() {
   table_->horizontalHeader()->setSectionResizeMode(TuneTrialsModel::ReasonColumn,
                                                    QHeaderView::Stretch);
   table_->setWordWrap(false);
-  connect(trials_, &QAbstractItemModel::rowsInserted, table_, [this] { table_->scrollToBottom(); });
+  // Rows that are all running (the rounds' members) left the columns at their titles'
+  // widths: size each but the stretched reason to its contents as rows come.
+  connect(trials_, &QAbstractItemModel::rowsInserted, table_, [this] {
+    for (int c = 0; c < TuneTrialsModel::ColumnCount; ++c)
+      if (c != TuneTrialsModel::ReasonColumn) table_->resizeColumnToContents(c);
+    table_->scrollToBottom();
+  });
 
   log_ = new QPlainTextEdit;
   log_->setReadOnly(true);
