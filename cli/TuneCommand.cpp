@@ -451,7 +451,6 @@ Action add_tune_command(CLI::App& command) {
     std::fflush(stdout);
 
     std::unique_ptr<ProgressBar> bar;
-    int64_t trials_done = 0;
     double shown = 0;  // what the bar shows done, in trials
     bool halving = options.strategy == tuner::Strategy::halving;
     const auto chosen = [&](const tuner::StrategyChoice& choice) {
@@ -478,8 +477,7 @@ Action add_tune_command(CLI::App& command) {
             }
             // A start shows the trials finished so far: the rounds start all their new
             // members at once, under the numbers their trials will get.
-            if (p.last) trials_done = static_cast<int64_t>(p.index);
-            shown = std::max(shown, static_cast<double>(trials_done));
+            if (p.last) shown = std::max(shown, static_cast<double>(p.index));
             const std::string round = halving ? cat("round ", p.round + 1, ": ") : "";
             bar->update_partial(shown, cat(round, p.candidate, "  ", best));
           },

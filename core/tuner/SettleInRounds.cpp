@@ -91,7 +91,7 @@ bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
       .members = configs.size(),
       .joining = static_cast<size_t>(std::count(swept.begin(), swept.end(), std::nullopt)),
       .least = static_cast<size_t>(minimum_rounds(options_.measure)),
-      .most = static_cast<size_t>(std::max<int64_t>(options_.measure.max_steps, 1))};
+      .most = static_cast<size_t>(maximum_rounds(options_.measure))};
   size_t to_decide = 0;  // the last look's, counting the stage before's rounds
   std::vector<TrialResult> rounds = runner_.measure_interleaved(
       configs,

@@ -340,6 +340,10 @@ int64_t minimum_rounds(const MeasureOptions& options) {
   return (std::max(options.steps, kMinimumRounds) + ranks - 1) / ranks;
 }
 
+int64_t maximum_rounds(const MeasureOptions& options) {
+  return std::max(options.max_steps, minimum_rounds(options));
+}
+
 namespace {
 
 // The first round after which the rounds look for drops: the separation test's first
@@ -387,7 +391,7 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
     // the rounds less than they cost, docs/TUNER-MEASUREMENT.md).
     const int64_t minimum = minimum_rounds(options);
     const int64_t first_look = first_drop_look(options);
-    const int64_t maximum = std::max(options.max_steps, minimum);
+    const int64_t maximum = maximum_rounds(options);
     const double time_cap = options.max_timing_seconds * static_cast<double>(runs.size());
     double timed = 0;
     std::vector<std::vector<double>> rounds(runs.size());
@@ -503,7 +507,7 @@ std::vector<TrialResult> interleave_trials(const SessionOptions& base,
   round_options.max_steps = round_options.steps;  // a fixed count: one round's sample
   const int64_t minimum = minimum_rounds(options);
   const int64_t first_look = first_drop_look(options);
-  const int64_t maximum = std::min(std::max(options.max_steps, minimum), 2 * minimum);
+  const int64_t maximum = std::min(maximum_rounds(options), 2 * minimum);
   const double time_cap = options.max_timing_seconds * static_cast<double>(count);
   double timed = 0;
   for (int64_t round = 0; round < maximum && !racing.empty(); ++round) {

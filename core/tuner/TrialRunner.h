@@ -39,19 +39,21 @@ using RoundsDrop =
 // sign-flip test's smallest two-sided p with n rounds being 2^(1-n); with
 // options.rounds_ranks ranks racing the same leaders, pooling their rounds, its share.
 int64_t minimum_rounds(const MeasureOptions& options);
+// The rounds that run at most: options.max_steps, at least the minimum (members run as
+// worker processes, a trial a round, stop at twice the minimum).
+int64_t maximum_rounds(const MeasureOptions& options);
 // Told after every round (`round_seconds` as above), the first included: the rounds'
 // progress, for a tune's progress bar and events.
 using RoundRan = std::function<void(const std::vector<std::vector<double>>& round_seconds)>;
 // Measures `configs` (each checked against its reference) in interleaved rounds: each
 // round times one step of each member still racing, round-robin, so slow drift of the
-// machine hits all alike: the final word among the leaders. At least
-// max(options.steps, 6) rounds, at most options.max_steps, at most
-// options.max_timing_seconds per config, fewer once `settled` says so; `drop` (optional)
-// is asked after each round from the minimum on, `ran` (optional) after every round. A
-// member whose numerics differ is
-// invalid and never timed; the others race on. The time and memory limits cover all of
-// them. Each result carries its round times in step_seconds, stop StopRule::interleaved
-// (raced_out when dropped), reason kRemeasureReason.
+// machine hits all alike: the final word among the leaders. At least minimum_rounds, at
+// most maximum_rounds, at most options.max_timing_seconds per config, fewer once `settled`
+// says so; `drop` (optional) is asked after each round from the minimum on, `ran`
+// (optional) after every round. A member whose numerics differ is invalid and never
+// timed; the others race on. The time and memory limits cover all of them. Each result
+// carries its round times in step_seconds, stop StopRule::interleaved (raced_out when
+// dropped), reason kRemeasureReason.
 std::vector<TrialResult> measure_interleaved(const SessionOptions& base,
                                              const std::vector<RunConfig>& configs,
                                              const std::vector<const NumericsSample*>& references,

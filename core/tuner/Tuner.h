@@ -121,7 +121,7 @@ struct RoundsProgress {
   // counts); 0 while it cannot say yet, or when decided.
   size_t to_decide = 0;
   size_t least = 0;  // the rounds it runs at least (minimum_rounds, TrialRunner.h)
-  size_t most = 0;   // its cap in rounds (max_steps)
+  size_t most = 0;   // the rounds it runs at most (maximum_rounds, TrialRunner.h)
 };
 
 struct TuneProgress {
