@@ -2,10 +2,11 @@
 // (PerLayerFind.h). The candidates, per (layout, threads): the config of each layer's
 // fastest algorithm, the same with one layer switched to a close alternative (the find
 // alone cannot tell them apart: LayerFind::close), the picks of every other thread
-// count's find at this one, and the uniform configs of the algorithms that are the pick
-// or close on every layer (as fast as far as the find sees, and simpler), each crossed
-// with the concurrency knobs. With the baseline they are raced in interleaved
-// whole-config rounds (TuneContext::settle_in_rounds): a whole config's step is what is
+// count's find at this one, the uniform configs of the algorithms that are the pick or
+// close on every layer (as fast as far as the find sees, and simpler) and the uniform
+// config each thread count's find prices fastest, each crossed with the concurrency knobs. With the
+// baseline they are raced in interleaved whole-config rounds
+// (TuneContext::settle_in_rounds): a whole config's step is what is
 // chosen, and paired rounds tell configs apart on a loaded machine where a sweep of each
 // one alone cannot.
 #include <algorithm>
@@ -72,6 +73,12 @@ class PerLayerStrategy final : public TuningStrategy {
         }
         for (const std::string& algorithm : close_everywhere(finds[t]))
           add(space.global(layout, threads, algorithm));
+        // Every thread count's, as with the picks: beside another process the two-thread
+        // find can price direct's uniform config fastest where the one-thread find, and
+        // the whole step, put gemm's first.
+        for (const std::vector<LayerFind>& theirs : finds)
+          if (const std::optional<std::string> uniform = fastest_uniform(theirs))
+            add(space.global(layout, threads, *uniform));
       }
       for (std::vector<LayerFind>& per_threads : finds)
         for (LayerFind& f : per_threads) context.report().finds.push_back(std::move(f));
@@ -186,6 +193,37 @@ class PerLayerStrategy final : public TuningStrategy {
       break;  // every layer's timings name the same algorithms
     }
     return out;
+  }
+  // The algorithm whose uniform config the find prices fastest: the least sum over the
+  // layers of its timings (none where one layer has no timing of it). Raced close or not:
+  // a find beside another process misplaces single layers, and a net's step is more than
+  // its layers timed alone. Beside the busy loop, in seven of eight resnet18-small tunes
+  // the two-thread find put gemm outside the close margin on some layer, so its uniform
+  // config never raced; the truth put it first, and the mix with direct on the four s1
+  // layers that five of those tunes picked 5 % behind (docs/BENCHMARKS.md, session 29).
+  static std::optional<std::string> fastest_uniform(const std::vector<LayerFind>& finds) {
+    if (finds.empty()) return std::nullopt;
+    std::optional<std::string> fastest;
+    double least = 0;
+    for (const AlgorithmTiming& candidate : finds.front().timings) {
+      double sum = 0;
+      bool everywhere = true;
+      for (const LayerFind& f : finds) {
+        const auto t = std::find_if(f.timings.begin(), f.timings.end(), [&](const auto& timing) {
+          return timing.algorithm == candidate.algorithm && timing.skip_reason.empty();
+        });
+        if (t == f.timings.end()) {
+          everywhere = false;
+          break;
+        }
+        sum += t->score_ms();
+      }
+      if (everywhere && (!fastest || sum < least)) {
+        fastest = candidate.algorithm;
+        least = sum;
+      }
+    }
+    return fastest;
   }
   // (layer index, algorithm): each layer's closest alternative, the kMaxSwitchedLayers
   // closest to their layers' best first; layers timed as another (same problem) are

@@ -1,6 +1,7 @@
 // What the per-layer strategy races: each thread count's picks at every thread count,
-// uniform configs only of the algorithms the find cannot tell from the pick on any layer,
-// and the baseline in the same interleaved rounds (never swept alone).
+// uniform configs of the algorithms the find cannot tell from the pick on any layer and
+// of the one each thread count's find prices fastest, and the baseline in the same interleaved
+// rounds (never swept alone).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -65,6 +66,31 @@ TEST(PerLayerCandidates, EveryThreadCountsPicksRaceAtEveryThreadCount) {
         if (algorithm == test_support::kSlow) {
           EXPECT_FALSE(holds(list, uniform)) << uniform.label();
         }
+      }
+      // And the uniform config each thread count's find prices fastest (its timings
+      // summed over the layers), close on every layer or not, at this thread count.
+      for (const auto& [priced_at, pricing] : by_threads) {
+        std::string fastest;
+        double least = 0;
+        for (const std::string& algorithm : space.algorithms()) {
+          double sum = 0;
+          bool everywhere = true;
+          for (const LayerFind* f : pricing) {
+            const auto t = std::find_if(f->timings.begin(), f->timings.end(), [&](const auto& x) {
+              return x.algorithm == algorithm && x.skip_reason.empty();
+            });
+            everywhere = everywhere && t != f->timings.end();
+            if (t != f->timings.end()) sum += t->score_ms();
+          }
+          if (everywhere && (fastest.empty() || sum < least)) {
+            fastest = algorithm;
+            least = sum;
+          }
+        }
+        EXPECT_FALSE(fastest.empty());
+        EXPECT_NE(fastest, test_support::kSlow);
+        EXPECT_TRUE(holds(list, space.global(Layout::NCHW, threads, fastest).config))
+            << fastest << ", priced fastest at " << priced_at << " threads";
       }
     }
     return list;
