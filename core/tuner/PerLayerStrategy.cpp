@@ -4,11 +4,10 @@
 // alone cannot tell them apart: LayerFind::close), the picks of every other thread
 // count's find at this one, the uniform configs of the algorithms that are the pick or
 // close on every layer (as fast as far as the find sees, and simpler) and the uniform
-// config each thread count's find prices fastest, each crossed with the concurrency knobs. With the
-// baseline they are raced in interleaved whole-config rounds
-// (TuneContext::settle_in_rounds): a whole config's step is what is
-// chosen, and paired rounds tell configs apart on a loaded machine where a sweep of each
-// one alone cannot.
+// config each thread count's find prices fastest, each crossed with the concurrency
+// knobs. With the baseline they are raced in interleaved whole-config rounds
+// (TuneContext::settle_in_rounds): a whole config's step is what is chosen, and paired
+// rounds tell configs apart on a loaded machine where a sweep of each one alone cannot.
 #include <algorithm>
 #include <optional>
 
