@@ -37,6 +37,10 @@ class PerLayerStrategy final : public TuningStrategy {
       // step decides, not the find).
       std::vector<std::vector<LayerFind>> finds =
           find_per_layer(space, layout, thread_counts, options.find, options.measure);
+      // Each thread count's find's fastest uniform algorithm, raced at every thread count.
+      std::vector<std::optional<std::string>> uniforms;
+      for (const std::vector<LayerFind>& theirs : finds)
+        uniforms.push_back(fastest_uniform(theirs));
       for (size_t t = 0; t < thread_counts.size(); ++t) {
         const int threads = thread_counts[t];
         // The concurrency knobs are independent of the algorithm picks: each config is
@@ -75,9 +79,8 @@ class PerLayerStrategy final : public TuningStrategy {
         // Every thread count's, as with the picks: beside another process the two-thread
         // find can price direct's uniform config fastest where the one-thread find, and
         // the whole step, put gemm's first.
-        for (const std::vector<LayerFind>& theirs : finds)
-          if (const std::optional<std::string> uniform = fastest_uniform(theirs))
-            add(space.global(layout, threads, *uniform));
+        for (const std::optional<std::string>& uniform : uniforms)
+          if (uniform) add(space.global(layout, threads, *uniform));
       }
       for (std::vector<LayerFind>& per_threads : finds)
         for (LayerFind& f : per_threads) context.report().finds.push_back(std::move(f));

@@ -1,7 +1,7 @@
 // What the per-layer strategy races: each thread count's picks at every thread count,
 // uniform configs of the algorithms the find cannot tell from the pick on any layer and
-// of the one each thread count's find prices fastest, and the baseline in the same interleaved
-// rounds (never swept alone).
+// of the one each thread count's find prices fastest, and the baseline in the same
+// interleaved rounds (never swept alone).
 #include <gtest/gtest.h>
 
 #include <algorithm>
