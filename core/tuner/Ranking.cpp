@@ -67,6 +67,39 @@ double zone_low(const MeanInterval& interval) {
 
 bool within_zone(double low, double delta) { return low > 0 && 1 - low < delta; }
 
+// The indifference zone's claims against the fastest, one per other member (`log_ratios`:
+// each one's paired log ratios to the fastest), under Holm's step-down: with k claims not
+// yet shown, each is tested at alpha / k, and every claim shown lowers k for the rest. So
+// the claims hold all at once at alpha, as when each is tested at alpha / (m - 1)
+// (Bonferroni), and never fewer are shown: members already shown far from the pick no
+// longer make a close member's bound stricter.
+struct ZoneClaim {
+  double mean = 0;   // the trimmed mean log ratio
+  double low = 0;    // the ratio's one-sided lower bound at `level` (0: too few rounds)
+  double level = 0;  // where it was shown, or where it is tested next
+  bool shown = false;
+};
+std::vector<ZoneClaim> zone_claims(const std::vector<std::vector<double>>& log_ratios, double delta,
+                                   double alpha, double trim) {
+  std::vector<ZoneClaim> claims(log_ratios.size());
+  size_t open = claims.size();
+  for (bool progress = true; progress && open > 0;) {
+    progress = false;
+    const double level = alpha / static_cast<double>(open);
+    for (size_t j = 0; j < claims.size(); ++j) {
+      if (claims[j].shown) continue;
+      const MeanInterval bound = one_sided(log_ratios[j], level, trim);
+      claims[j] = {.mean = bound.mean, .low = zone_low(bound), .level = level, .shown = false};
+      if (within_zone(claims[j].low, delta)) {
+        claims[j].shown = true;
+        --open;
+        progress = true;
+      }
+    }
+  }
+  return claims;
+}
+
 // The rounds in all at which an open comparison (`log_ratios` against the fastest) would
 // be decided were its mean and spread to hold: the fewer of what its 95% interval needs to
 // clear 0 (significant) and what its one-sided zone bound at `zone_level` needs to rise
@@ -362,13 +395,18 @@ std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
   const std::vector<size_t> racing = racing_members(round_seconds);
   if (racing.size() < 2) return {};
   const size_t fastest = fastest_racing(round_seconds, racing, trim);
-  const double level = alpha / static_cast<double>(racing.size() - 1);
+  std::vector<size_t> others;
+  std::vector<std::vector<double>> log_ratios;
+  for (size_t j : racing)
+    if (j != fastest) {
+      others.push_back(j);
+      log_ratios.push_back(paired_log_ratios(round_seconds, j, fastest));
+    }
+  const std::vector<ZoneClaim> claims = zone_claims(log_ratios, delta, alpha, trim);
   std::vector<size_t> drops;
-  for (size_t j : racing) {
-    if (j == fastest || simpler(configs[j], configs[fastest])) continue;
-    const MeanInterval bound = one_sided(paired_log_ratios(round_seconds, j, fastest), level, trim);
-    if (bound.mean >= 0 && within_zone(zone_low(bound), delta)) drops.push_back(j);
-  }
+  for (size_t k = 0; k < others.size(); ++k)
+    if (claims[k].shown && claims[k].mean >= 0 && !simpler(configs[others[k]], configs[fastest]))
+      drops.push_back(others[k]);
   return drops;
 }
 
@@ -392,13 +430,19 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
   verdict.winner = verdict.fastest;
   verdict.settled = true;
   const std::string& fastest = configs[verdict.fastest].label();
-  const double comparisons = static_cast<double>(std::max<size_t>(1, configs.size() - 1));
+  std::vector<std::vector<double>> all_log_ratios;  // of each other member, in order
+  for (size_t j = 0; j < configs.size(); ++j)
+    if (j != verdict.fastest)
+      all_log_ratios.push_back(paired_log_ratios(round_seconds, j, verdict.fastest));
+  // "Picking the fastest costs at most delta" must hold against every member at once.
+  const std::vector<ZoneClaim> claims = zone_claims(all_log_ratios, delta, alpha, trim);
   std::string findings;
-  for (size_t j = 0; j < configs.size(); ++j) {
+  for (size_t j = 0, k = 0; j < configs.size(); ++j) {
     if (j == verdict.fastest) continue;
     PairedComparison c;
     c.other = j;
-    const std::vector<double> log_ratios = paired_log_ratios(round_seconds, j, verdict.fastest);
+    const ZoneClaim& claim = claims[k];
+    const std::vector<double>& log_ratios = all_log_ratios[k++];
     c.test = sign_flip_test(log_ratios, kConfidence, trim);
     c.ratio = std::exp(c.test.mean);
     if (c.test.bounded()) {
@@ -409,11 +453,9 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
     const bool bounded = c.ratio_high > 0;
     c.below_delta = bounded ? c.ratio_high - 1 < delta && 1 - c.ratio_low < delta
                             : std::abs(c.ratio - 1) < delta;
-    // "Picking the fastest costs at most delta" must hold against every member at once:
-    // each comparison at alpha / (members - 1) (Bonferroni).
-    c.zone_level = alpha / comparisons;
-    c.zone_low = zone_low(one_sided(log_ratios, c.zone_level, trim));
-    c.settled = c.significant || within_zone(c.zone_low, delta);
+    c.zone_level = claim.level;
+    c.zone_low = claim.low;
+    c.settled = c.significant || claim.shown;
     if (!c.settled) c.rounds_to_decide = rounds_to_decide(log_ratios, delta, c.zone_level, trim);
     verdict.settled = verdict.settled && c.settled;
     verdict.rounds_to_decide = std::max(verdict.rounds_to_decide, c.rounds_to_decide);

@@ -79,8 +79,10 @@ std::vector<size_t> race_drops(const std::vector<std::vector<double>>& round_sec
 // The members that can no longer change the pick (the indifference zone): against the
 // fastest still racing, each that is not simpler than it (so it cannot win the tie
 // rule), measured no faster (trimmed mean paired ratio >= 1), and whose ratio's one-sided
-// lower bound at alpha / (members - 1) shows it is not more than delta faster. Racing them
-// on cannot make the pick more than delta slower than they are.
+// lower bound shows it is not more than delta faster: each such claim against the fastest
+// is tested by Holm's step-down over the other members, at alpha / k with k the claims not
+// yet shown (alpha / (members - 1) for the first). Racing them on cannot make the pick more
+// than delta slower than they are.
 std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
                                       const std::vector<std::vector<double>>& round_seconds,
                                       double delta, double alpha = kAlpha,
@@ -100,11 +102,12 @@ struct PairedComparison {
   bool tie() const { return !significant && below_delta; }
   // Decided: significant, or the one-sided lower bound of the ratio shows that `other` is
   // not more than delta faster than the fastest: picking the fastest then costs at most
-  // delta against it, whatever more rounds would say (an indifference zone). That bound
-  // is at alpha / (members - 1), so that the claim holds against every member at once.
+  // delta against it, whatever more rounds would say (an indifference zone). The claims
+  // against the members are tested by Holm's step-down, so that they hold against every
+  // member at once: with k claims not yet shown each is tested at alpha / k.
   bool settled = false;
   double zone_low = 0;    // that lower bound of the ratio (0: too few rounds)
-  double zone_level = 0;  // its level, alpha / (members - 1)
+  double zone_level = 0;  // its level: where the claim was shown, or is tested next
   // Open (not settled): the rounds in all at which it would be decided, were its mean and
   // spread to hold (its 95% interval clear of 1, or its zone bound above 1 - delta): what
   // rounds that stop at a cap leave undecided. 0 when settled or too few rounds to say.

@@ -361,6 +361,53 @@ TEST(RoundsVerdict, TheIndifferenceZoneHoldsAgainstEveryMemberAtOnce) {
   EXPECT_EQ(group.winner, 0u);
 }
 
+// Holm's step-down: claims shown against members far behind lower the level of the rest.
+// The close member of the test above, beside two members 20% slower in every round: their
+// claims are shown at alpha / 3, so the close member's is tested at alpha alone, where its
+// bound is 0.9861, as in the pair: settled. Tested at alpha / 3 (Bonferroni), its bound
+// would be the 0.9714 that left the group of three close members undecided.
+TEST(RoundsVerdict, TheZoneStepsDownOnceTheFarMembersAreShown) {
+  const std::vector<double> ratios = {0.91,  0.936, 0.962, 0.988, 0.996, 1.014,
+                                      1.032, 1.05,  1.068, 1.086, 1.104, 1.122};
+  std::vector<std::vector<double>> rounds(4);
+  for (double r : ratios) {
+    rounds[0].push_back(0.010);
+    rounds[1].push_back(0.010 * r);
+    rounds[2].push_back(0.012);
+    rounds[3].push_back(0.012);
+  }
+  const RoundsVerdict v =
+      rounds_verdict({simple_config(), complex_config(), config(Layout::NCHW, "direct", 2),
+                      config(Layout::NHWC, "direct", 2)},
+                     rounds, 0.02, kAlpha, kPlainMean);
+  EXPECT_EQ(v.fastest, 0u);
+  ASSERT_EQ(v.comparisons.size(), 3u);
+  EXPECT_FALSE(v.comparisons[0].significant);
+  EXPECT_NEAR(v.comparisons[0].zone_level, kAlpha, 1e-15);
+  EXPECT_NEAR(v.comparisons[0].zone_low, 0.9861426851060474, 1e-9);
+  EXPECT_NEAR(v.comparisons[1].zone_level, kAlpha / 3, 1e-15);
+  EXPECT_NEAR(v.comparisons[2].zone_level, kAlpha / 3, 1e-15);
+  EXPECT_TRUE(v.settled) << v.decision;
+  EXPECT_EQ(v.winner, 0u);
+  EXPECT_NE(v.decision.find("in the indifference zone (one-sided bound 0.986 > 1 - delta at 0.05)"),
+            std::string::npos)
+      << v.decision;
+  // With a second close member in place of a far one, the far one's claim is shown at
+  // alpha / 3, and the close ones' are tested at alpha / 2, where their bound still
+  // reaches below 1 - delta: undecided.
+  rounds[3] = rounds[1];
+  const RoundsVerdict open =
+      rounds_verdict({simple_config(), complex_config(), config(Layout::NCHW, "direct", 2),
+                      config(Layout::NHWC, "direct", 2)},
+                     rounds, 0.02, kAlpha, kPlainMean);
+  EXPECT_FALSE(open.settled);
+  EXPECT_NEAR(open.comparisons[0].zone_level, kAlpha / 2, 1e-15);
+  EXPECT_NEAR(open.comparisons[2].zone_level, kAlpha / 2, 1e-15);
+  EXPECT_LT(open.comparisons[0].zone_low, 0.98);
+  EXPECT_FALSE(open.comparisons[0].settled);
+  EXPECT_TRUE(open.comparisons[1].settled);
+}
+
 TEST(RoundsVerdict, AmongFourTheSimplestTiedWithTheFastestWins) {
   const RunConfig fastest = config(Layout::NHWC, "gemm", 2);
   const RunConfig tied_simple = config(Layout::NCHW, "gemm", 1);
