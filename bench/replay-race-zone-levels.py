@@ -19,9 +19,13 @@ it (docs/TUNER-MEASUREMENT.md), with the statistics of replay-rounds-stopping.py
 - from the 6th, the rounds stop once every comparison with the fastest is significant
   (two-sided, alpha) or its zone claim is shown; 200 rounds at most.
 The zone's claims are tested at alpha / (racing - 1) each (Bonferroni, the tuner until
-session 30) or by Holm's step-down (alpha / k, k the claims not yet shown). Prints, per
-file and in all, the turns (members x rounds) each rule's races took and how many picks
-were more than 2 % / 3 % slower than the members' best by the whole file's mean step time.
+session 30), by Holm's step-down (alpha / k, k the claims not yet shown; the tuner since
+session 30), or by Holm's step-down with alpha spent over the looks: the rounds stop and
+the zone drops members only at rounds 6, 9, 13, ... (x1.45 up to 200, ten looks), and
+every test of the stop (the zone's claims, the two-sided significance) is at alpha / 10.
+Prints, per file and in all, the turns (members x rounds) each rule's races took against
+Bonferroni's, the median rounds, and how many picks were more than 2 % / 3 % slower than
+the members' best by the whole file's mean step time.
 The figures: docs/BENCHMARKS.md, "Tuner accuracy and cost, session 30".
 """
 import importlib.util
@@ -56,16 +60,25 @@ def zone_shown(d, level):
     return low is not None and 1 - math.exp(low) < DELTA
 
 
-def shown_claims(ratios, rule):
+# Looks of the rule that spends alpha over them: rounds 6, 9, 13, ... (x1.45), Bonferroni
+# over the looks up to MOST_ROUNDS.
+SPACED_LOOKS = []
+_look = float(MINIMUM_ROUNDS)
+while round(_look) <= MOST_ROUNDS:
+    SPACED_LOOKS.append(round(_look))
+    _look *= 1.45
+
+
+def shown_claims(ratios, rule, alpha=ALPHA):
     """The members whose zone claim is shown, {member: log ratios to the fastest}."""
     if rule == "bonferroni":
-        return {k for k, d in ratios.items() if zone_shown(d, ALPHA / len(ratios))}
+        return {k for k, d in ratios.items() if zone_shown(d, alpha / len(ratios))}
     shown, open_claims = set(), len(ratios)
     progress = True
     while progress and open_claims:
         progress = False
         for k, d in ratios.items():
-            if k not in shown and zone_shown(d, ALPHA / open_claims):
+            if k not in shown and zone_shown(d, alpha / open_claims):
                 shown.add(k)
                 open_claims -= 1
                 progress = True
@@ -83,14 +96,17 @@ def race(logs, labels, order, rule):
         mean = {k: S.trimmed([logs[k][r] for r in rows])[0] for k in racing}
         fastest = min(racing, key=lambda k: mean[k])
         ratios = {k: [logs[k][r] - logs[fastest][r] for r in rows] for k in racing if k != fastest}
-        shown = shown_claims(ratios, rule)
-        significant = {k for k, d in ratios.items() if S.p_two_sided(d) < ALPHA}
-        if n >= MINIMUM_ROUNDS and all(k in shown or k in significant for k in ratios):
+        spaced = rule == "holm, looks spaced"
+        alpha = ALPHA / len(SPACED_LOOKS) if spaced else ALPHA
+        shown = shown_claims(ratios, "bonferroni" if rule == "bonferroni" else "holm", alpha)
+        significant = {k for k, d in ratios.items() if S.p_two_sided(d) < alpha}
+        looks = n >= MINIMUM_ROUNDS and (not spaced or n in SPACED_LOOKS)
+        if looks and all(k in shown or k in significant for k in ratios):
             return n, turns, fastest
         level = ALPHA / len(ratios)
         drops = {k for k, d in ratios.items()
                  if (p_greater(d) < level and math.exp(S.trimmed(d)[0]) > 1 + DELTA / 2)
-                 or (k in shown and S.trimmed(d)[0] >= 0
+                 or ((not spaced or n in SPACED_LOOKS) and k in shown and S.trimmed(d)[0] >= 0
                      and not complexity(labels[k]) < complexity(labels[fastest]))}
         racing = [k for k in racing if k not in drops]
         if len(racing) == 1:
@@ -99,12 +115,19 @@ def race(logs, labels, order, rule):
     return n, turns, min(racing, key=lambda k: S.trimmed([logs[k][r] for r in rows])[0])
 
 
+def summary(rule, races, bonferroni):
+    """One rule's turns (against Bonferroni's), median rounds and picks too slow."""
+    return (f"{rule}: turns {sum(x[1] for x in races) / sum(x[1] for x in bonferroni):.3f}x "
+            f"Bonferroni's, rounds median {statistics.median(x[0] for x in races)}, picks > 2 %: "
+            f"{sum(x[2] > 0.02 for x in races)}, > 3 %: {sum(x[2] > 0.03 for x in races)}")
+
+
 def main() -> int:
     if len(sys.argv) < 4:
         print(__doc__, file=sys.stderr)
         return 2
     within, most_members = float(sys.argv[1]), int(sys.argv[2])
-    rules = ("bonferroni", "holm")
+    rules = ("bonferroni", "holm", "holm, looks spaced")
     total = {rule: [] for rule in rules}
     for path in sys.argv[3:]:
         lines = [line.rstrip("\n").split("\t") for line in open(path) if line.strip()]
@@ -128,19 +151,13 @@ def main() -> int:
                 rounds, turns, pick = race(logs, [labels[i] for i in chosen], order, rule)
                 results[rule].append((rounds, turns, mean[chosen[pick]] / best_mean - 1))
             total[rule] += results[rule]
-        b, h = results["bonferroni"], results["holm"]
-        print(f"{path}: {len(chosen)} members, {len(b)} replays; turns per race "
-              f"{statistics.mean(x[1] for x in b):.1f} -> {statistics.mean(x[1] for x in h):.1f} "
-              f"({sum(x[1] for x in h) / sum(x[1] for x in b):.2f}x); rounds median "
-              f"{statistics.median(x[0] for x in b)} -> {statistics.median(x[0] for x in h)}; "
-              f"picks > 2 %: {sum(x[2] > 0.02 for x in b)} -> {sum(x[2] > 0.02 for x in h)}, "
-              f"> 3 %: {sum(x[2] > 0.03 for x in b)} -> {sum(x[2] > 0.03 for x in h)}")
-    b, h = total["bonferroni"], total["holm"]
-    if b:
-        print(f"all {len(b)} replays: Holm's turns {sum(x[1] for x in h) / sum(x[1] for x in b):.3f}x "
-              f"Bonferroni's; picks > 3 %: {sum(x[2] > 0.03 for x in b)} -> "
-              f"{sum(x[2] > 0.03 for x in h)}, > 2 %: {sum(x[2] > 0.02 for x in b)} -> "
-              f"{sum(x[2] > 0.02 for x in h)}")
+        print(f"{path}: {len(chosen)} members, {len(results[rules[0]])} replays")
+        for rule in rules:
+            print("  " + summary(rule, results[rule], results[rules[0]]))
+    if total[rules[0]]:
+        print(f"all {len(total[rules[0]])} replays:")
+        for rule in rules:
+            print("  " + summary(rule, total[rule], total[rules[0]]))
     return 0
 
 
