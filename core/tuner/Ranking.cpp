@@ -67,6 +67,23 @@ double zone_low(const MeanInterval& interval) {
 
 bool within_zone(double low, double delta) { return low > 0 && 1 - low < delta; }
 
+// The members of `members` other than `fastest`, in order, with their paired log ratios to
+// it: what the zone's claims and the verdict's comparisons read.
+struct AgainstFastest {
+  std::vector<size_t> others;
+  std::vector<std::vector<double>> log_ratios;
+};
+AgainstFastest against_fastest(const std::vector<std::vector<double>>& round_seconds,
+                               const std::vector<size_t>& members, size_t fastest) {
+  AgainstFastest out;
+  for (size_t j : members)
+    if (j != fastest) {
+      out.others.push_back(j);
+      out.log_ratios.push_back(paired_log_ratios(round_seconds, j, fastest));
+    }
+  return out;
+}
+
 // The indifference zone's claims against the fastest, one per other member (`log_ratios`:
 // each one's paired log ratios to the fastest), under Holm's step-down: with k claims not
 // yet shown, each is tested at alpha / k, and every claim shown lowers k for the rest. So
@@ -395,18 +412,14 @@ std::vector<size_t> indifferent_drops(const std::vector<RunConfig>& configs,
   const std::vector<size_t> racing = racing_members(round_seconds);
   if (racing.size() < 2) return {};
   const size_t fastest = fastest_racing(round_seconds, racing, trim);
-  std::vector<size_t> others;
-  std::vector<std::vector<double>> log_ratios;
-  for (size_t j : racing)
-    if (j != fastest) {
-      others.push_back(j);
-      log_ratios.push_back(paired_log_ratios(round_seconds, j, fastest));
-    }
-  const std::vector<ZoneClaim> claims = zone_claims(log_ratios, delta, alpha, trim);
+  const AgainstFastest against = against_fastest(round_seconds, racing, fastest);
+  const std::vector<ZoneClaim> claims = zone_claims(against.log_ratios, delta, alpha, trim);
   std::vector<size_t> drops;
-  for (size_t k = 0; k < others.size(); ++k)
-    if (claims[k].shown && claims[k].mean >= 0 && !simpler(configs[others[k]], configs[fastest]))
-      drops.push_back(others[k]);
+  for (size_t k = 0; k < against.others.size(); ++k) {
+    const size_t j = against.others[k];
+    if (claims[k].shown && claims[k].mean >= 0 && !simpler(configs[j], configs[fastest]))
+      drops.push_back(j);
+  }
   return drops;
 }
 
@@ -430,19 +443,16 @@ RoundsVerdict rounds_verdict(const std::vector<RunConfig>& configs,
   verdict.winner = verdict.fastest;
   verdict.settled = true;
   const std::string& fastest = configs[verdict.fastest].label();
-  std::vector<std::vector<double>> all_log_ratios;  // of each other member, in order
-  for (size_t j = 0; j < configs.size(); ++j)
-    if (j != verdict.fastest)
-      all_log_ratios.push_back(paired_log_ratios(round_seconds, j, verdict.fastest));
+  const AgainstFastest against = against_fastest(round_seconds, all, verdict.fastest);
   // "Picking the fastest costs at most delta" must hold against every member at once.
-  const std::vector<ZoneClaim> claims = zone_claims(all_log_ratios, delta, alpha, trim);
+  const std::vector<ZoneClaim> claims = zone_claims(against.log_ratios, delta, alpha, trim);
   std::string findings;
-  for (size_t j = 0, k = 0; j < configs.size(); ++j) {
-    if (j == verdict.fastest) continue;
+  for (size_t k = 0; k < against.others.size(); ++k) {
+    const size_t j = against.others[k];
     PairedComparison c;
     c.other = j;
     const ZoneClaim& claim = claims[k];
-    const std::vector<double>& log_ratios = all_log_ratios[k++];
+    const std::vector<double>& log_ratios = against.log_ratios[k];
     c.test = sign_flip_test(log_ratios, kConfidence, trim);
     c.ratio = std::exp(c.test.mean);
     if (c.test.bounded()) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "TestAlgorithms.h"
+#include "ZoneTestRounds.h"
 #include "core/base/Error.h"
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/Ranking.h"
@@ -289,16 +290,11 @@ TEST(IndifferentDrops, DropsOnlyMembersWithinDeltaThatCannotWinTheTieRule) {
 // a close one's claim is tested at alpha rather than alpha / 2, and it leaves the race.
 TEST(IndifferentDrops, AClaimShownAgainstAFarMemberLowersTheCloseOnesLevel) {
   const std::vector<RunConfig> configs(3, config_of(Layout::NHWC, 2));
-  // Member 1's ratios to member 0 spread from 0.91 to 1.12: its one-sided bound is 0.986 at
-  // alpha, below 0.98 at alpha / 2 (RankingTest.cpp). Member 2 is 20% slower in every round.
-  const std::vector<double> ratios = {0.91,  0.936, 0.962, 0.988, 0.996, 1.014,
-                                      1.032, 1.05,  1.068, 1.086, 1.104, 1.122};
-  std::vector<std::vector<double>> rounds(3);
-  for (double r : ratios) {
-    rounds[0].push_back(0.010);
-    rounds[1].push_back(0.010 * r);
-    rounds[2].push_back(0.012);
-  }
+  // Member 1 close to member 0 (its one-sided bound 0.986 at alpha, below 0.98 at
+  // alpha / 2); member 2 20% slower in every round.
+  const std::vector<double> close = test_support::close_member_ratios();
+  std::vector<std::vector<double>> rounds =
+      test_support::rounds_against_fastest({close, std::vector<double>(close.size(), 1.2)});
   EXPECT_EQ(indifferent_drops(configs, rounds, 0.02, kAlpha, 0), (std::vector<size_t>{1, 2}));
   // Without the far member the close one is tested at alpha alone, and leaves too.
   const std::vector<std::vector<double>> pair{rounds[0], rounds[1]};

@@ -3,6 +3,7 @@
 // tie rule that hands a difference to the simpler config only when it is both
 // insignificant and below delta. The p-values and intervals were computed by hand in
 // Python (every sign flip enumerated up to 16 rounds; math.erfc beyond).
+#include "ZoneTestRounds.h"
 #include "core/engine/RunKnobs.h"
 #include "core/tuner/Ranking.h"
 
@@ -331,15 +332,10 @@ TEST(RoundsVerdict, TheIndifferenceZoneHoldsAgainstEveryMemberAtOnce) {
   // the other cannot be 2% faster, although the two-sided 95% interval reaches down to
   // 0.9771. Against three members at once each bound is at alpha / 3, whose low end is
   // 0.9714: undecided.
-  const std::vector<double> ratios = {0.91,  0.936, 0.962, 0.988, 0.996, 1.014,
-                                      1.032, 1.05,  1.068, 1.086, 1.104, 1.122};
-  std::vector<std::vector<double>> two(2), four(4);
-  for (double r : ratios) {
-    for (auto* rounds : {&two, &four}) {
-      (*rounds)[0].push_back(0.010);
-      for (size_t i = 1; i < rounds->size(); ++i) (*rounds)[i].push_back(0.010 * r);
-    }
-  }
+  const std::vector<double> close = test_support::close_member_ratios();
+  const std::vector<std::vector<double>> two = test_support::rounds_against_fastest({close});
+  const std::vector<std::vector<double>> four =
+      test_support::rounds_against_fastest({close, close, close});
   const RoundsVerdict pair =
       rounds_verdict({simple_config(), complex_config()}, two, 0.02, kAlpha, kPlainMean);
   EXPECT_EQ(pair.fastest, 0u);
@@ -367,15 +363,9 @@ TEST(RoundsVerdict, TheIndifferenceZoneHoldsAgainstEveryMemberAtOnce) {
 // bound is 0.9861, as in the pair: settled. Tested at alpha / 3 (Bonferroni), its bound
 // would be the 0.9714 that left the group of three close members undecided.
 TEST(RoundsVerdict, TheZoneStepsDownOnceTheFarMembersAreShown) {
-  const std::vector<double> ratios = {0.91,  0.936, 0.962, 0.988, 0.996, 1.014,
-                                      1.032, 1.05,  1.068, 1.086, 1.104, 1.122};
-  std::vector<std::vector<double>> rounds(4);
-  for (double r : ratios) {
-    rounds[0].push_back(0.010);
-    rounds[1].push_back(0.010 * r);
-    rounds[2].push_back(0.012);
-    rounds[3].push_back(0.012);
-  }
+  const std::vector<double> close = test_support::close_member_ratios();
+  const std::vector<double> far(close.size(), 1.2);
+  std::vector<std::vector<double>> rounds = test_support::rounds_against_fastest({close, far, far});
   const RoundsVerdict v =
       rounds_verdict({simple_config(), complex_config(), config(Layout::NCHW, "direct", 2),
                       config(Layout::NHWC, "direct", 2)},
