@@ -212,6 +212,14 @@ size_t Trainer::workspace_bytes() const {
   return total;
 }
 
+void Trainer::fit_workspaces() {
+  const size_t needed = network().workspace_bytes();
+  for (int lane = 0; lane < concurrency_.lanes(); ++lane) {
+    AlignedBuffer& workspace = workspaces_[static_cast<size_t>(lane)];
+    if (workspace.bytes() < needed) workspace = AlignedBuffer(needed, workspace.memory());
+  }
+}
+
 std::vector<int> Trainer::gradient_lanes(int replica) const {
   const int streams = concurrency_.streams;
   const int base = replica * streams;

@@ -112,6 +112,9 @@ class Trainer {
   const std::vector<std::vector<int>>& lane_cpus() const { return executor_->lane_cpus(); }
   // The conv workspaces of all lanes together (each sized by the network's largest layer).
   size_t workspace_bytes() const;
+  // Grows each compute lane's workspace to what the network's layers need now (after a
+  // conv layer changed its algorithm: TrainingSession::use_conv). Never shrinks one.
+  void fit_workspaces();
 
  private:
   struct Replica;

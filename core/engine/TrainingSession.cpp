@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -299,6 +300,37 @@ std::string TrainingSession::config_json() const {
   });
   if (options_.rank_count() > 1) config["ranks"] = options_.rank_count();
   return config.dump();
+}
+
+void TrainingSession::use_conv(const ConvChoice& conv) {
+  const ConvChoice next = with_backend_default(conv, options_.backend);
+  if (next == options_.conv) return;
+  std::vector<Conv2dLayer*> layers;
+  std::set<std::string> names;
+  for (const auto& replica : replicas_)
+    for (int node = 1; node <= replica->layer_count(); ++node)
+      if (auto* layer = dynamic_cast<Conv2dLayer*>(&replica->layer(node))) {
+        layers.push_back(layer);
+        names.insert(layer->name());
+      }
+  ModelSpec spec;
+  spec.name = options_.model;
+  spec.conv = next;
+  spec.conv_source = options_.conv_source;
+  check_per_layer_names(spec, names);
+  std::vector<std::pair<Conv2dLayer*, std::string>> switched;  // to undo on a refusal
+  try {
+    for (Conv2dLayer* layer : layers) {
+      std::string was = layer->algorithm_name();
+      layer->use_algorithm(next.for_layer(layer->name()));
+      switched.emplace_back(layer, std::move(was));
+    }
+  } catch (...) {
+    for (auto& [layer, was] : switched) layer->use_algorithm(was);
+    throw;
+  }
+  trainer_->fit_workspaces();
+  options_.conv = next;
 }
 
 std::vector<std::string> TrainingSession::algorithm_knobs_applied() const {

@@ -112,6 +112,12 @@ class TrainingSession {
   // With async update a step's update overlaps the next step; the last one has landed
   // when this returns, so the weights and the trace are settled.
   EpochResult train_steps(int64_t count, const Progress& progress = {});
+  // Runs `conv` from the next step on, every replica alike, keeping the weights, the
+  // data and the threads: configs that differ only in their conv algorithms then take
+  // turns in one session (MeasureOptions::share_sessions). Throws Error(usage) naming a
+  // layer `conv` names that the model lacks, Error(unsupported) naming a layer whose new
+  // algorithm cannot run it; the session then runs what it ran before.
+  void use_conv(const ConvChoice& conv);
   // Loss and accuracy over the whole test set, in inference mode.
   StepStats evaluate(const Progress& progress = {});
 

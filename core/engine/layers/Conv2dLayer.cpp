@@ -25,21 +25,49 @@ Shape4 Conv2dLayer::configure(const std::vector<Shape4>& inputs, const LayerSetu
   } catch (const Error& e) {
     fail(ErrorKind::usage, "layer ", name(), ": ", e.what());
   }
-  algorithm_ =
-      Registry::instance().make_conv_algorithm(setup.backend, algorithm_name_, setup.knobs);
-  if (const std::string why = algorithm_->unsupported_reason(problem_); !why.empty())
-    fail(ErrorKind::unsupported, "layer ", name(), ": algorithm '", algorithm_name_,
-         "' does not support ", problem_.key(), ": ", why);
-
-  // Only algorithms with something to keep, and told by their knobs to keep it, take memory.
-  if (const size_t bytes = algorithm_->saved_bytes(problem_); bytes > 0)
-    saved_ = AlignedBuffer(bytes, *setup.memory);
+  backend_ = setup.backend;
+  knobs_ = setup.knobs;
+  memory_ = setup.memory;
+  set_aside_.clear();
+  algorithm_ = made_for_problem(algorithm_name_);
+  size_saved();
 
   weight_ = make_parameter(name() + ".weight", problem_.filter(), setup);
   init_he_normal(weight_.value, problem_.filter().item_count(),  // fan-in: one group's inputs
                  parameter_seed(setup.seed, weight_.name));
   if (spec_.bias) bias_ = make_parameter(name() + ".bias", {1, spec_.out_channels, 1, 1}, setup);
   return problem_.output();
+}
+
+std::unique_ptr<ConvAlgorithm> Conv2dLayer::made_for_problem(const std::string& algorithm) const {
+  auto made = Registry::instance().make_conv_algorithm(backend_, algorithm, knobs_);
+  if (const std::string why = made->unsupported_reason(problem_); !why.empty())
+    fail(ErrorKind::unsupported, "layer ", name(), ": algorithm '", algorithm,
+         "' does not support ", problem_.key(), ": ", why);
+  return made;
+}
+
+void Conv2dLayer::size_saved() {
+  // Only algorithms with something to keep, and told by their knobs to keep it, take memory.
+  const size_t bytes = algorithm_->saved_bytes(problem_);
+  if (bytes != saved_.bytes())
+    saved_ = bytes > 0 ? AlignedBuffer(bytes, *memory_) : AlignedBuffer();
+}
+
+void Conv2dLayer::use_algorithm(const std::string& algorithm) {
+  if (!algorithm_) fail(ErrorKind::usage, "layer ", name(), ": use_algorithm before configure");
+  if (algorithm == algorithm_name_) return;
+  std::unique_ptr<ConvAlgorithm> next;
+  if (auto kept = set_aside_.find(algorithm); kept != set_aside_.end()) {
+    next = std::move(kept->second);
+    set_aside_.erase(kept);
+  } else {
+    next = made_for_problem(algorithm);
+  }
+  set_aside_[algorithm_name_] = std::move(algorithm_);
+  algorithm_ = std::move(next);
+  algorithm_name_ = algorithm;
+  size_saved();
 }
 
 ConvCall Conv2dLayer::call(const LayerContext& ctx) {

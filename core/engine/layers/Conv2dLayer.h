@@ -2,7 +2,9 @@
 // run config, found through the Registry.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include "core/base/AlignedBuffer.h"
 #include "core/base/ConvAlgorithm.h"
@@ -40,6 +42,12 @@ class Conv2dLayer : public SeparableLayer {
 
   const ConvProblem& problem() const { return problem_; }
   const std::string& algorithm_name() const { return algorithm_name_; }
+  // Runs `algorithm` from now on (after configure), keeping the weights: what lets one
+  // session time configs that differ only in their conv algorithms (a tune's rounds,
+  // MeasureOptions::share_sessions). An algorithm run before is kept and taken back, so
+  // its state (plans, primitives) is built once. Throws Error(unsupported) naming the
+  // layer when `algorithm` cannot run its problem; the layer then runs what it ran.
+  void use_algorithm(const std::string& algorithm);
   // Whether the knob `key` changes how this layer's algorithm runs its problem.
   bool knob_applies(std::string_view key) const {
     return algorithm_ && algorithm_->knob_applies(key, problem_);
@@ -47,12 +55,18 @@ class Conv2dLayer : public SeparableLayer {
 
  private:
   ConvCall call(const LayerContext& ctx);
+  std::unique_ptr<ConvAlgorithm> made_for_problem(const std::string& algorithm) const;
+  void size_saved();  // saved_ as the current algorithm keeps it
 
   Conv2dSpec spec_;
   std::string algorithm_name_;
   ConvProblem problem_;
   std::unique_ptr<ConvAlgorithm> algorithm_;
-  AlignedBuffer saved_;  // ConvCall::saved under fft_workspace=cache; empty otherwise
+  std::map<std::string, std::unique_ptr<ConvAlgorithm>> set_aside_;  // run before, by name
+  std::string backend_;            // the setup's, for use_algorithm
+  KnobValues knobs_;               // the setup's, for use_algorithm
+  MemorySpace* memory_ = nullptr;  // the setup's: where saved_ lives
+  AlignedBuffer saved_;            // ConvCall::saved under fft_workspace=cache; empty otherwise
   Parameter weight_;
   Parameter bias_;
 };
