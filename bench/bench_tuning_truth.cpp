@@ -17,6 +17,7 @@
 //                      [--max-rounds 400] [--max-seconds 60] [--config-files a.json,b.json]
 //                      [--settle-steps 1] [--turn-steps 1] [--dump-rounds rounds.tsv]
 //                      [--cold-start] [--turn-order threads] [--wait-input on]
+//                      [--share-sessions off]
 //                      [--prefetch 2]
 //                      [--cpu-bindings off,cores]
 // --cpu-bindings: the cpu_binding values crossed with every config (default: what a tune
@@ -38,6 +39,10 @@
 // --wait-input: on (MeasureOptions::wait_for_input: after each turn, wait for the
 // config's input thread to prepare its next batches) or off (it builds them in the next
 // config's turn). --prefetch: batches the input thread prepares ahead (SessionOptions).
+// --share-sessions: off (a session per config: the ground truth) or on (MeasureOptions::
+// share_sessions: configs that differ only in conv algorithms take their turns one after
+// another in one session, and only a turn after another session's settles; the dump's
+// columns stay in the turn order before that grouping), to measure what sharing changes.
 // --cold-start: two more columns after the mean and geometric mean, the median ratio of
 // each turn's first (settle) step to its timed step and that median's 95% interval
 // ("low,high"; TurnSettling.h), what the tuner's rounds weigh to stop settling.
@@ -102,6 +107,7 @@ int main(int argc, char** argv) {
   bool cold_start = false;
   std::string turn_order = "threads";
   std::string wait_input = "on";
+  std::string share_sessions = "off";
   try {
     for (int i = 1; i < argc; i += 2) {
       const std::string key = argv[i];
@@ -131,6 +137,9 @@ int main(int argc, char** argv) {
         turn_order = value;
       else if (key == "--wait-input")
         wait_input = value;
+      else if (key == "--share-sessions")
+        share_sessions = value;
+
       else
         fail(ErrorKind::usage, "unknown option ", key);
     }
@@ -146,6 +155,8 @@ int main(int argc, char** argv) {
       fail(ErrorKind::usage, "--turn-order threads|given, got ", turn_order);
     if (wait_input != "on" && wait_input != "off")
       fail(ErrorKind::usage, "--wait-input on|off, got ", wait_input);
+    if (share_sessions != "on" && share_sessions != "off")
+      fail(ErrorKind::usage, "--share-sessions on|off, got ", share_sessions);
     const SessionOptions& base = o.base;
     const std::string &layouts = o.layouts, &algorithms = o.algorithms, &threads = o.threads;
     const double delta = o.delta, max_seconds = o.max_seconds;
@@ -222,6 +233,7 @@ int main(int argc, char** argv) {
     measure.turn_steps = turn_steps;
     measure.order_turns = turn_order == "threads";
     measure.wait_for_input = wait_input == "on";
+    measure.share_sessions = share_sessions == "on";
     measure.settle_until_negligible = false;
     const tuner::NumericsSample reference = tuner::reference_numerics(base, measure);
     const std::vector<const tuner::NumericsSample*> references(configs.size(), &reference);

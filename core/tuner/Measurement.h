@@ -68,6 +68,13 @@ struct MeasureOptions {
   // member's turn (docs/TUNER-MEASUREMENT.md, "Input between the turns"). False: it runs
   // on into the next turn (a bench measures what that costs).
   bool wait_for_input = true;
+  // Interleaved rounds: members that differ only in their conv algorithms take their
+  // turns one after another in one session (the first such member's, switched with
+  // TrainingSession::use_conv), each checked in a session of its own first. Only a turn
+  // that follows another session's settles, in a call of its own before the wait for
+  // input, so that every timed step is a call's first step after that wait, settled or
+  // not (docs/TUNER-MEASUREMENT.md, "One session for the conv mixes").
+  bool share_sessions = false;
   // Ranks racing the same leaders in interleaved rounds at once (a distributed tune's
   // final rounds, DistributedTune.h): each runs its share, 1/rounds_ranks, of the
   // minimum number of rounds, and the verdict pools their paired rounds.

@@ -149,6 +149,8 @@ class PerLayerStrategy final : public TuningStrategy {
     std::vector<double> second_eps;
     std::vector<std::optional<size_t>> swept;
     RoundsStage carried;  // the survivors' first-stage rounds go on in the second
+    // Its mixes of one (layout, threads, run knobs) differ only in conv algorithms.
+    carried.share_sessions = true;
     for (size_t i = first_at; i < report.trials.size(); ++i)
       if (report.trials[i].remeasured) {  // still racing when the first stage ended
         second.push_back(report.trials[i].config);

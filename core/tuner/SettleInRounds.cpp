@@ -118,7 +118,8 @@ bool TuneContext::settle_in_rounds(const std::vector<RunConfig>& configs,
         progress.racing = racing.size();
         progress.to_decide = to_decide > earlier ? to_decide - earlier : 0;
         announce_rounds(progress);
-      });
+      },
+      stage.share_sessions);
   rounds_timer.stop();
   if (stopped()) report_.interrupted = true;
   if (over_budget()) report_.budget_exhausted = true;

@@ -24,6 +24,7 @@
 #include "core/tuner/TurnSettling.h"
 #include "core/tuner/WorkerTrial.h"
 #include "profiler/Metrics.h"
+#include "profiler/TraceSlice.h"
 
 namespace tunescope::tuner {
 
@@ -92,7 +93,18 @@ class CandidateRun {
   CandidateRun(const SessionOptions& base, const RunConfig& config, TrialTimeLimit& limit)
       : config_(config), limit_(limit), options_(base) {
     apply_run_config(config, options_);
-    session_ = std::make_unique<TrainingSession>(options_);
+    session_ = std::make_shared<TrainingSession>(options_);
+  }
+
+  const RunConfig& config() const { return config_; }
+  const TrainingSession* session() const { return session_.get(); }
+  // From now on this candidate takes its turns in `leader`'s session, which switches to
+  // its conv algorithms at the start of each of its turns (MeasureOptions::
+  // share_sessions); its own session is let go. Both must have passed their checks.
+  void share_session_of(CandidateRun& leader) {
+    session_ = leader.session_;
+    shared_trace_ = leader.shared_trace_;
+    shared_ = leader.shared_ = true;
   }
 
   // The first step against the reference's; when it differs, the next batch at the same
@@ -125,7 +137,7 @@ class CandidateRun {
     }
     // Valid: build the candidate again and rerun its first step, so that its warm-up and
     // timed steps start where they would have.
-    session_ = std::make_unique<TrainingSession>(options_);
+    session_ = std::make_shared<TrainingSession>(options_);
     session_->train_steps(1);
     limit_.step_done();
     return {};
@@ -142,35 +154,29 @@ class CandidateRun {
   // timing steps one call each would drain the pipeline after every step.
   // The steps run inside a `candidate` range named by the config's label (an NVTX range
   // too), so a trace or an `nsys profile` of a tune shows which candidate ran when.
-  // `settle` untimed steps first, in the same call (the interleaved rounds' turns).
+  // `settle` untimed steps first, in the same call (the interleaved rounds' turns), or
+  // with `settle_apart` in a call of their own followed by the wait for input
+  // (MeasureOptions::share_sessions).
   // Each step's time is charged for the CPU it used beyond `free_cores` (SharedMachine.h;
   // 0: wall time; a bound run: wall time, free_cores_charged), so that every ranking, race
   // and test of the tune sees the same time. Returns the call's mean timed step (a
   // member's round time in interleaved rounds; 0 when it timed none). `wait_input`: then
   // waits, untimed, for the input thread to prepare the batches this call took
   // (MeasureOptions::wait_for_input).
-  double time_steps(int64_t count, int64_t settle, double free_cores, bool wait_input = false) {
+  double time_steps(int64_t count, int64_t settle, double free_cores, bool wait_input = false,
+                    bool settle_apart = false) {
+    session_->use_conv(config_.conv);  // a shared session runs another member's between turns
     profiler::Tracer& tracer = session_->tracer();
     const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()),
                                          profiler::RangeCategory::candidate);
     const double charged_against = free_cores_charged(config_, free_cores);
-    auto last = Clock::now();
-    double last_cpu = process_cpu_seconds();
     const size_t before = step_seconds_.size();
-    session_->train_steps(settle + count, [&](int64_t step, int64_t, const StepStats&) {
-      const auto now = Clock::now();
-      const double cpu = process_cpu_seconds();
-      const double seconds = charged_step_seconds(std::chrono::duration<double>(now - last).count(),
-                                                  cpu - last_cpu, charged_against);
-      if (step > settle) {
-        step_seconds_.push_back(seconds);
-        step_cpu_seconds_.push_back(cpu - last_cpu);
-      }
-      if (step == 1 && settle > 0) turn_first_seconds_.push_back(seconds);
-      last = now;
-      last_cpu = cpu;
-      limit_.step_done();
-    });
+    if (settle_apart && settle > 0) {
+      run_call(0, settle, charged_against);
+      if (wait_input) session_->train_loader().wait_prefetched();
+      settle = 0;
+    }
+    run_call(count, settle, charged_against);
     if (wait_input) session_->train_loader().wait_prefetched();
     // Ranks time with rank 0's step times, so that they stop timing together.
     if (Communicator* ranks = options_.ranks; ranks && ranks->size() > 1)
@@ -191,13 +197,26 @@ class CandidateRun {
   // The same of `seconds` instead (interleaved rounds: the member's round times).
   TrialResult finish(const MeasureOptions& options, StopRule stop,
                      const std::vector<double>& seconds) {
-    profiler::Tracer& tracer = session_->tracer();
-    tracer.stop();
-    profiler::TraceMetadata metadata{session_->backend().device_description(),
-                                     session_->backend().name(),
-                                     to_json_text(config_),
-                                     {{"candidate", config_.label()}}};
-    auto trace = std::make_shared<profiler::Trace>(tracer.collect(std::move(metadata)));
+    // A shared session's trace is collected once, by the first of its members to finish.
+    std::shared_ptr<const profiler::Trace>& collected = *shared_trace_;
+    if (!collected) {
+      profiler::Tracer& tracer = session_->tracer();
+      tracer.stop();
+      profiler::TraceMetadata metadata{session_->backend().device_description(),
+                                       session_->backend().name(),
+                                       to_json_text(config_),
+                                       {{"candidate", config_.label()}}};
+      collected = std::make_shared<profiler::Trace>(tracer.collect(std::move(metadata)));
+    }
+    // Of a shared session, this member's turns only.
+    std::shared_ptr<const profiler::Trace> trace = collected;
+    if (shared_) {
+      auto own = std::make_shared<profiler::Trace>(
+          profiler::within_ranges(*collected, config_.label(), profiler::RangeCategory::candidate));
+      own->metadata.config = to_json_text(config_);
+      own->metadata.extra["candidate"] = config_.label();
+      trace = std::move(own);
+    }
     TrialResult result;
     result.config = config_;
     result.status = TrialStatus::ok;
@@ -218,7 +237,32 @@ class CandidateRun {
   RunConfig config_;
   TrialTimeLimit& limit_;
   SessionOptions options_;
-  std::unique_ptr<TrainingSession> session_;
+  // One train_steps call of `settle` untimed steps and then `count` timed ones; the first
+  // settle step's time goes to turn_first_seconds_.
+  void run_call(int64_t count, int64_t settle, double charged_against) {
+    auto last = Clock::now();
+    double last_cpu = process_cpu_seconds();
+    session_->train_steps(settle + count, [&](int64_t step, int64_t, const StepStats&) {
+      const auto now = Clock::now();
+      const double cpu = process_cpu_seconds();
+      const double seconds = charged_step_seconds(std::chrono::duration<double>(now - last).count(),
+                                                  cpu - last_cpu, charged_against);
+      if (step > settle) {
+        step_seconds_.push_back(seconds);
+        step_cpu_seconds_.push_back(cpu - last_cpu);
+      }
+      if (step == 1 && settle > 0) turn_first_seconds_.push_back(seconds);
+      last = now;
+      last_cpu = cpu;
+      limit_.step_done();
+    });
+  }
+
+  std::shared_ptr<TrainingSession> session_;
+  // The trace of session_, once collected (shared with the members sharing session_).
+  bool shared_ = false;  // session_ is also another member's
+  std::shared_ptr<std::shared_ptr<const profiler::Trace>> shared_trace_ =
+      std::make_shared<std::shared_ptr<const profiler::Trace>>();
   std::vector<double> step_seconds_;
   std::vector<double> turn_first_seconds_;
   std::vector<double> step_cpu_seconds_;  // this process's CPU over each timed step
@@ -356,6 +400,34 @@ int64_t first_drop_look(const MeasureOptions& options) {
              : std::min(minimum, static_cast<int64_t>(kEarliestSeparationLook));
 }
 
+// Whether two configs differ in nothing but their conv algorithms.
+bool differ_only_in_conv(const RunConfig& a, const RunConfig& b) {
+  return a.model == b.model && a.batch == b.batch && a.knobs == b.knobs;
+}
+
+// Each racing member takes its turns in the session of the first racing member (in turn
+// order) that differs from it only in conv algorithms (MeasureOptions::share_sessions).
+// Returns the turn order with each session's members one after another, in the order the
+// sessions first take a turn: only the first of them settles.
+std::vector<size_t> share_sessions(const std::vector<std::unique_ptr<CandidateRun>>& runs,
+                                   const std::vector<size_t>& racing) {
+  std::vector<std::vector<size_t>> groups;  // by leader, the leader first
+  for (size_t i : racing) {
+    const auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+      return differ_only_in_conv(runs[g.front()]->config(), runs[i]->config());
+    });
+    if (group == groups.end()) {
+      groups.push_back({i});
+    } else {
+      runs[i]->share_session_of(*runs[group->front()]);
+      group->push_back(i);
+    }
+  }
+  std::vector<size_t> order;
+  for (const auto& group : groups) order.insert(order.end(), group.begin(), group.end());
+  return order;
+}
+
 std::vector<TrialResult> interleave_here(const SessionOptions& base,
                                          const std::vector<RunConfig>& configs,
                                          const std::vector<const NumericsSample*>& references,
@@ -385,6 +457,7 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
     // No warm-up steps: the check's step warmed each session up. Each turn starts with
     // options.settle_steps untimed steps: the first step after another member's turn
     // pays for what that member left cold, by an amount that differs by config.
+    if (options.share_sessions) racing = share_sessions(runs, racing);
     for (size_t i : racing) runs[i]->start_tracing();
     // Round-robin turns, each draining its own pipeline, alike for all: one timed step a
     // turn unless options.turn_steps says more (a bench's knob: more steps a turn narrow
@@ -399,16 +472,19 @@ std::vector<TrialResult> interleave_here(const SessionOptions& base,
     // The round times of the turns that settled first, paired with their first steps.
     std::vector<std::vector<double>> settled_rounds(runs.size());
     std::vector<bool> behind(runs.size(), false);  // far_behind after the last round
+    const TrainingSession* previous = nullptr;     // the session of the turn before
     for (int64_t round = 0; round < maximum && !racing.empty(); ++round) {
       double this_round = 0;
       for (size_t i : racing) {
+        const bool same_session = options.share_sessions && runs[i]->session() == previous;
+        previous = runs[i]->session();
         const int64_t settle_now =
-            behind[i] && options.settle_until_negligible ? int64_t{0} : settle[i];
+            (behind[i] && options.settle_until_negligible) || same_session ? int64_t{0} : settle[i];
         // The cap counts the settle steps too: it bounds what the rounds cost.
         const auto turn_start = Clock::now();
         rounds[i].push_back(runs[i]->time_steps(std::max<int64_t>(options.turn_steps, 1),
                                                 settle_now, options.free_cores,
-                                                options.wait_for_input));
+                                                options.wait_for_input, options.share_sessions));
         this_round += seconds_since(turn_start);
         if (settle_now > 0) settled_rounds[i].push_back(rounds[i].back());
         // Settling stops for good once it is shown to buy less than delta/2.
@@ -735,7 +811,8 @@ TrialResult TrialRunner::measure(const RunConfig& config, const MeasureOptions& 
 std::vector<TrialResult> TrialRunner::measure_interleaved(const std::vector<RunConfig>& configs,
                                                           const RoundsSettled& settled,
                                                           const RoundsDrop& drop,
-                                                          const RoundRan& ran) {
+                                                          const RoundRan& ran,
+                                                          bool share_sessions) {
   std::vector<const NumericsSample*> references;
   try {
     for (const RunConfig& config : configs) references.push_back(&reference_for(config));
@@ -744,6 +821,7 @@ std::vector<TrialResult> TrialRunner::measure_interleaved(const std::vector<RunC
   }
   MeasureOptions options = options_;
   options.race_against.reset();
+  options.share_sessions = share_sessions;
   return tuner::measure_interleaved(base_, configs, references, options, settled, drop, ran);
 }
 

@@ -102,11 +102,13 @@ class TrialRunner {
   // throws: a split reference that fails fails the candidate.
   TrialResult measure(const RunConfig& config, const MeasureOptions& options);
   TrialResult measure(const RunConfig& config) { return measure(config, options_); }
-  // The leaders in interleaved rounds (measure_interleaved) with the tune's options.
+  // The leaders in interleaved rounds (measure_interleaved) with the tune's options;
+  // `share_sessions`: MeasureOptions::share_sessions.
   std::vector<TrialResult> measure_interleaved(const std::vector<RunConfig>& configs,
                                                const RoundsSettled& settled,
                                                const RoundsDrop& drop = {},
-                                               const RoundRan& ran = {});
+                                               const RoundRan& ran = {},
+                                               bool share_sessions = false);
 
  private:
   SessionOptions base_;

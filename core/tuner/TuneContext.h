@@ -59,6 +59,9 @@ struct RoundsStage {
   // for the others): its comparisons with the other survivors go on over those rounds
   // too, instead of from this stage's first round.
   std::vector<std::vector<double>> earlier_rounds;
+  // Members that differ only in conv algorithms take their turns in one session
+  // (MeasureOptions::share_sessions).
+  bool share_sessions = false;
 };
 
 class TuneContext {
