@@ -259,8 +259,8 @@ class CandidateRun {
   }
 
   std::shared_ptr<TrainingSession> session_;
-  // The trace of session_, once collected (shared with the members sharing session_).
   bool shared_ = false;  // session_ is also another member's
+  // The trace of session_, once collected (shared with the members sharing session_).
   std::shared_ptr<std::shared_ptr<const profiler::Trace>> shared_trace_ =
       std::make_shared<std::shared_ptr<const profiler::Trace>>();
   std::vector<double> step_seconds_;

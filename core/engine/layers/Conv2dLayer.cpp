@@ -30,7 +30,7 @@ Shape4 Conv2dLayer::configure(const std::vector<Shape4>& inputs, const LayerSetu
   memory_ = setup.memory;
   set_aside_.clear();
   algorithm_ = made_for_problem(algorithm_name_);
-  size_saved();
+  saved_ = saved_for(*algorithm_);
 
   weight_ = make_parameter(name() + ".weight", problem_.filter(), setup);
   init_he_normal(weight_.value, problem_.filter().item_count(),  // fan-in: one group's inputs
@@ -47,27 +47,28 @@ std::unique_ptr<ConvAlgorithm> Conv2dLayer::made_for_problem(const std::string& 
   return made;
 }
 
-void Conv2dLayer::size_saved() {
+AlignedBuffer Conv2dLayer::saved_for(const ConvAlgorithm& algorithm) {
   // Only algorithms with something to keep, and told by their knobs to keep it, take memory.
-  const size_t bytes = algorithm_->saved_bytes(problem_);
-  if (bytes != saved_.bytes())
-    saved_ = bytes > 0 ? AlignedBuffer(bytes, *memory_) : AlignedBuffer();
+  const size_t bytes = algorithm.saved_bytes(problem_);
+  if (bytes == saved_.bytes()) return std::move(saved_);
+  return bytes > 0 ? AlignedBuffer(bytes, *memory_) : AlignedBuffer();
 }
 
 void Conv2dLayer::use_algorithm(const std::string& algorithm) {
   if (!algorithm_) fail(ErrorKind::usage, "layer ", name(), ": use_algorithm before configure");
   if (algorithm == algorithm_name_) return;
-  std::unique_ptr<ConvAlgorithm> next;
-  if (auto kept = set_aside_.find(algorithm); kept != set_aside_.end()) {
+  const auto kept = set_aside_.find(algorithm);
+  std::unique_ptr<ConvAlgorithm> next =
+      kept != set_aside_.end() ? nullptr : made_for_problem(algorithm);
+  AlignedBuffer saved = saved_for(next ? *next : *kept->second);  // may throw: nothing changed
+  if (!next) {
     next = std::move(kept->second);
     set_aside_.erase(kept);
-  } else {
-    next = made_for_problem(algorithm);
   }
   set_aside_[algorithm_name_] = std::move(algorithm_);
   algorithm_ = std::move(next);
   algorithm_name_ = algorithm;
-  size_saved();
+  saved_ = std::move(saved);
 }
 
 ConvCall Conv2dLayer::call(const LayerContext& ctx) {

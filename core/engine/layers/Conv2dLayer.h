@@ -56,7 +56,8 @@ class Conv2dLayer : public SeparableLayer {
  private:
   ConvCall call(const LayerContext& ctx);
   std::unique_ptr<ConvAlgorithm> made_for_problem(const std::string& algorithm) const;
-  void size_saved();  // saved_ as the current algorithm keeps it
+  // saved_ as `algorithm` keeps it: saved_ itself when the size is the same.
+  AlignedBuffer saved_for(const ConvAlgorithm& algorithm);
 
   Conv2dSpec spec_;
   std::string algorithm_name_;
