@@ -1,6 +1,8 @@
 #include "profiler/TraceSlice.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -15,7 +17,8 @@ class Windows {
   void add(int64_t start, int64_t end) { spans_.emplace_back(start, end); }
   void sort() { std::sort(spans_.begin(), spans_.end()); }
   bool contain(int64_t start, int64_t end) const {
-    auto after = std::upper_bound(spans_.begin(), spans_.end(), std::pair{start, INT64_MAX});
+    auto after = std::upper_bound(spans_.begin(), spans_.end(),
+                                  std::pair{start, std::numeric_limits<int64_t>::max()});
     if (after == spans_.begin()) return false;
     const auto& span = *std::prev(after);
     return span.first <= start && end <= span.second;

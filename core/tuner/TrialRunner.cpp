@@ -165,7 +165,7 @@ class CandidateRun {
   // (MeasureOptions::wait_for_input).
   double time_steps(int64_t count, int64_t settle, double free_cores, bool wait_input = false,
                     bool settle_apart = false) {
-    session_->use_conv(config_.conv);  // a shared session runs another member's between turns
+    if (shared_) session_->use_conv(config_.conv);  // it ran another member's since
     profiler::Tracer& tracer = session_->tracer();
     const profiler::RangeScope candidate(&tracer, tracer.intern(config_.label()),
                                          profiler::RangeCategory::candidate);

@@ -80,26 +80,26 @@ TEST(ConvSwitch, TheWorkspaceGrowsForTheNewAlgorithms) {
   EXPECT_EQ(session.conv_memory().workspace_bytes, after);
 }
 
+// use_conv(conv) throws Error(kind) naming `layer`.
+void expect_refused(TrainingSession& session, const std::string& conv, ErrorKind kind,
+                    const std::string& layer) {
+  try {
+    session.use_conv(parse_conv_choice(conv));
+    ADD_FAILURE() << conv << " was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << conv;
+    EXPECT_NE(std::string(e.what()).find(layer), std::string::npos) << e.what();
+  }
+}
+
 // A layer the model lacks, or an algorithm that cannot run a layer (winograd runs 3x3
 // layers only; LeNet-5's are 5x5): refused with the layer named, and the session runs on
 // with the algorithms it had.
 TEST(ConvSwitch, ARefusedSwitchLeavesTheSessionAsItWas) {
   TrainingSession session(lenet_fake_options("gemm"));
   const std::string before = algorithms_of(session);
-  try {
-    session.use_conv(parse_conv_choice("direct,conv9=gemm"));
-    ADD_FAILURE() << "a layer the model lacks was accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::usage);
-    EXPECT_NE(std::string(e.what()).find("conv9"), std::string::npos) << e.what();
-  }
-  try {
-    session.use_conv(parse_conv_choice("direct,conv2=winograd"));
-    ADD_FAILURE() << "winograd was accepted on a 5x5 layer";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::unsupported);
-    EXPECT_NE(std::string(e.what()).find("conv2"), std::string::npos) << e.what();
-  }
+  expect_refused(session, "direct,conv9=gemm", ErrorKind::usage, "conv9");  // no such layer
+  expect_refused(session, "direct,conv2=winograd", ErrorKind::unsupported, "conv2");
   EXPECT_EQ(algorithms_of(session), before);
   EXPECT_EQ(session.options().conv.str(), "gemm");
   EXPECT_TRUE(std::isfinite(session.train_steps(1).stats.mean_loss()));

@@ -14,6 +14,17 @@ namespace {
 
 using test_support::config_with;
 
+// `rounds` rounds (never settled earlier), one settle step a turn wherever a turn settles.
+MeasureOptions rounds_settling_each_turn(int64_t rounds, bool share_sessions) {
+  MeasureOptions o;
+  o.steps = 2;
+  o.max_steps = rounds;
+  o.settle_steps = 1;
+  o.settle_until_negligible = false;
+  o.share_sessions = share_sessions;
+  return o;
+}
+
 size_t count_ranges(const profiler::Trace& trace, profiler::RangeCategory category) {
   size_t n = 0;
   for (const auto& range : trace.ranges) n += range.category == category;
@@ -33,12 +44,7 @@ bool has_kernel_of(const profiler::Trace& trace, const std::string& algorithm) {
 // partner's.
 TEST(SharedSessions, OnlyATurnAfterAnotherSessionsSettles) {
   const SessionOptions base = test_support::tiny_session();
-  MeasureOptions o;
-  o.steps = 2;
-  o.max_steps = 7;
-  o.settle_steps = 1;
-  o.settle_until_negligible = false;
-  o.share_sessions = true;
+  const MeasureOptions o = rounds_settling_each_turn(7, true);
   const NumericsSample reference = reference_numerics(base, o);
   const std::vector<RunConfig> configs{config_with(base, Layout::NCHW, "direct"),
                                        config_with(base, Layout::NHWC, "gemm"),
@@ -73,11 +79,7 @@ TEST(SharedSessions, OnlyATurnAfterAnotherSessionsSettles) {
 // Without share_sessions every member has its own session and every turn settles.
 TEST(SharedSessions, OffEveryTurnSettles) {
   const SessionOptions base = test_support::tiny_session();
-  MeasureOptions o;
-  o.steps = 2;
-  o.max_steps = 6;
-  o.settle_steps = 1;
-  o.settle_until_negligible = false;
+  const MeasureOptions o = rounds_settling_each_turn(6, false);
   const NumericsSample reference = reference_numerics(base, o);
   const std::vector<RunConfig> configs{config_with(base, Layout::NCHW, "direct"),
                                        config_with(base, Layout::NCHW, "gemm")};
